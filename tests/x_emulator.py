@@ -1,0 +1,447 @@
+"""A local stand-in for the X API v2 (api.twitter.com), for tests. Nothing here touches the internet.
+
+It is a real HTTP server on 127.0.0.1 that checks what X checks and answers as X answers:
+
+- the OAuth 1.0a HMAC-SHA1 signature (rebuilt with oauthlib over the original https URL, since
+  the bot's adapter only redirects the request here), known keys, timestamp window, fresh nonce;
+- ``POST /2/tweets``: JSON body with ``text`` (and optional ``reply``), X's weighted length,
+  duplicate text, the 15-minute and 24-hour post limits with X's rate-limit headers;
+- ``GET /2/users/me``.
+
+Replies use the shapes in ``../shared/reference/x-api.md``, and a successful post copies its
+status, headers and body layout from the recorded cassette in ``../shared/fixtures/``. Tests
+script failures with `fail_next`: each X error reply, slow replies, dropped connections, and
+"posted but the reply never came" (the case that must not lead to a double post).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Deque, Dict, List, Optional, Set, Tuple
+from urllib.parse import urlsplit
+
+from oauthlib.oauth1.rfc5849 import signature, utils
+from twitter_text import parse_tweet
+
+ORIGIN = "https://api.twitter.com"
+FIRST_ID = 1456012973835788293  # the id in the recorded cassette; later posts count up from it
+
+KEYS = {
+    "consumer_key": "emuConsumerKey1234",
+    "consumer_secret": "emuConsumerSecret5678",
+    "access_token": "12345-emuAccessToken",
+    "access_token_secret": "emuAccessTokenSecret9012",
+}
+
+# X's error replies (status, body, extra headers), from ../shared/reference/x-api.md.
+ERRORS: Dict[str, Tuple[int, dict]] = {
+    "unauthorized": (401, {"title": "Unauthorized", "type": "about:blank", "status": 401, "detail": "Unauthorized"}),
+    "duplicate": (
+        403,
+        {
+            "detail": "You are not allowed to create a Tweet with duplicate content.",
+            "type": "about:blank",
+            "title": "Forbidden",
+            "status": 403,
+        },
+    ),
+    "read_only": (
+        403,
+        {
+            "title": "Forbidden",
+            "status": 403,
+            "detail": "Your client app is not configured with the appropriate oauth1 app permissions for this endpoint.",
+            "type": "https://api.x.com/2/problems/oauth1-permissions",
+        },
+    ),
+    "not_in_project": (
+        403,
+        {
+            "client_id": "12345678",
+            "detail": "When authenticating requests to the Twitter API v2 endpoints, you must use keys and tokens "
+            "from a Twitter developer App that is attached to a Project.",
+            "registration_url": "https://developer.twitter.com/en/docs/projects/overview",
+            "title": "Client Forbidden",
+            "required_enrollment": "Appropriate Level of API Access",
+            "reason": "client-not-enrolled",
+            "type": "https://api.twitter.com/2/problems/client-forbidden",
+        },
+    ),
+    "credits": (
+        402,
+        {
+            "detail": "credits depleted",
+            "status": 402,
+            "title": "Payment Required",
+            "type": "https://api.x.com/2/problems/credits-depleted",
+        },
+    ),
+    "too_long": (
+        400,
+        {
+            "errors": [
+                {
+                    "parameters": {"text": []},
+                    "message": "Your Tweet text is too long. For more information on "
+                    "how Twitter determines text length see https://github.com/twitter/twitter-text.",
+                }
+            ],
+            "title": "Invalid Request",
+            "detail": "One or more parameters to your request was invalid.",
+            "type": "https://api.twitter.com/2/problems/invalid-request",
+        },
+    ),
+    "rate_limit": (
+        429,
+        {"title": "Too Many Requests", "detail": "Too Many Requests", "type": "about:blank", "status": 429},
+    ),
+    "usage_cap": (
+        429,
+        {
+            "title": "UsageCapExceeded",
+            "detail": "Usage cap exceeded: Monthly product cap",
+            "type": "https://api.x.com/2/problems/usage-capped",
+            "status": 429,
+        },
+    ),
+    "server_error": (
+        503,
+        {"title": "Service Unavailable", "detail": "Service Unavailable", "type": "about:blank", "status": 503},
+    ),
+}
+
+# Failures that are not a reply: see Handler._scripted.
+BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_hang"}
+
+
+@dataclass
+class Post:
+    id: str
+    text: str
+    reply_to: Optional[str]
+    at: float
+
+
+@dataclass
+class Seen:
+    """One request as the emulator received it."""
+
+    method: str
+    path: str
+    status: int
+    body: Optional[dict]
+
+
+@dataclass
+class XEmulator:
+    """Start with `start()` (or use as a context manager); point X_API_BASE_URL at `url`."""
+
+    keys: Dict[str, str] = field(default_factory=lambda: dict(KEYS))
+    username: str = "pi_bot"
+    posts_per_window: int = 100  # POST /2/tweets: 100 per 15 min per user
+    posts_per_day: int = 10_000
+    slow_seconds: float = 3.0
+    clock_skew_allowed: int = 300
+    posts: List[Post] = field(default_factory=list)
+    seen: List[Seen] = field(default_factory=list)
+    _script: Deque[str] = field(default_factory=deque)
+    _nonces: Set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    release: threading.Event = field(default_factory=threading.Event)  # ends a "posted_then_hang"
+    received: threading.Event = field(default_factory=threading.Event)  # set on each POST /2/tweets
+
+    def start(self) -> XEmulator:
+        emulator = self
+
+        class Handler(_Handler):
+            emu = emulator
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> XEmulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def fail_next(self, *kinds: str) -> None:
+        """Answer the next requests with these failures, in order (names from ERRORS or BEHAVIOURS)."""
+        for kind in kinds:
+            if kind not in ERRORS and kind not in BEHAVIOURS:
+                raise ValueError(f"unknown failure {kind}")
+            self._script.append(kind)
+
+    def env(self) -> Dict[str, str]:
+        """Settings that point the bot at this emulator with the right keys."""
+        return {
+            "X_API_BASE_URL": self.url,
+            "TWITTER_API_KEY": self.keys["consumer_key"],
+            "TWITTER_API_SECRET": self.keys["consumer_secret"],
+            "TWITTER_ACCESS_TOKEN": self.keys["access_token"],
+            "TWITTER_ACCESS_TOKEN_SECRET": self.keys["access_token_secret"],
+        }
+
+    @property
+    def texts(self) -> List[str]:
+        return [post.text for post in self.posts]
+
+    def _create(self, text: str, reply_to: Optional[str]) -> Post:
+        with self._lock:
+            post = Post(str(FIRST_ID + len(self.posts)), text, reply_to, time.time())
+            self.posts.append(post)
+            return post
+
+    def _posts_since(self, seconds: float) -> List[Post]:
+        now = time.time()
+        return [post for post in self.posts if now - post.at < seconds]
+
+
+def recorded_create_reply() -> Tuple[int, Dict[str, str], dict]:
+    """Status, headers and decoded body of the real POST /2/tweets reply in the shared cassette."""
+    import gzip
+    from pathlib import Path
+
+    import yaml
+
+    # CI clones the repo with shared/ beside it: <parent>/shared and <parent>/<repo>/tests/.
+    path = (
+        Path(__file__).resolve().parents[2] / "shared/fixtures/x-api-cassettes/test_client_create_and_delete_tweet.yaml"
+    )
+    cassette = yaml.safe_load(path.read_text())
+    response = cassette["interactions"][0]["response"]
+    body = json.loads(gzip.decompress(response["body"]["string"]))
+    headers = {name.lower(): values[0] for name, values in response["headers"].items()}
+    return response["status"]["code"], headers, body
+
+
+class _Handler(BaseHTTPRequestHandler):
+    emu: XEmulator
+    protocol_version = "HTTP/1.1"
+    server_version = "tsa_b"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: object) -> None:  # keep test output clean
+        pass
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    # -- the request pipeline ------------------------------------------------------------------
+
+    def _handle(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        path = urlsplit(self.path).path
+        body = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+        if method == "POST" and path == "/2/tweets":
+            self.emu.received.set()
+
+        status = self._route(method, path, raw, body)
+        self.emu.seen.append(Seen(method, path, status, body))
+
+    def _route(self, method: str, path: str, raw: bytes, body: Optional[dict]) -> int:
+        emu = self.emu
+        scripted = emu._script.popleft() if emu._script else None
+        if scripted == "drop":
+            return self._drop()
+        if scripted == "slow":
+            time.sleep(emu.slow_seconds)
+            scripted = None
+        if scripted in ERRORS and scripted not in ("duplicate", "too_long"):
+            return self._error(scripted)
+
+        problem = self._check_oauth(method, raw)
+        if problem:
+            return self._error("unauthorized")
+
+        if method == "GET" and path == "/2/users/me":
+            return self._json(200, {"data": {"id": "1234567890", "name": "Pi Bot", "username": emu.username}})
+        if method != "POST" or path != "/2/tweets":
+            return self._json(
+                404,
+                {
+                    "title": "Not Found Error",
+                    "detail": f"Sorry, that page does not exist: {path}",
+                    "type": "https://api.twitter.com/2/problems/resource-not-found",
+                },
+            )
+
+        if "application/json" not in (self.headers.get("Content-Type") or ""):
+            return self._invalid("Content-Type must be application/json")
+        if not isinstance(body, dict) or not isinstance(body.get("text"), str):
+            return self._invalid("The `text` field is required and must be a string")
+        unknown = set(body) - {"text", "reply", "media", "quote_tweet_id", "poll", "reply_settings"}
+        if unknown:
+            return self._invalid(
+                f"The query parameters [{', '.join(sorted(unknown))}] is not one of the allowed fields"
+            )
+        reply_to = None
+        if "reply" in body:
+            reply_to = (body["reply"] or {}).get("in_reply_to_tweet_id")
+            if reply_to not in {post.id for post in emu.posts}:
+                return self._invalid("The tweet you are replying to does not exist or is not visible")
+
+        if scripted == "too_long" or parse_tweet(body["text"]).weightedLength > 280:
+            return self._error("too_long")
+        if scripted == "duplicate" or body["text"] in emu.texts:
+            return self._error("duplicate")
+        if len(emu._posts_since(15 * 60)) >= emu.posts_per_window:
+            return self._error("rate_limit")
+        if len(emu._posts_since(24 * 3600)) >= emu.posts_per_day:
+            return self._error("rate_limit", day_exhausted=True)
+
+        post = emu._create(body["text"], reply_to)
+        if scripted == "posted_then_drop":
+            return self._drop()
+        if scripted == "posted_then_hang":
+            emu.release.wait(timeout=60)
+            return self._drop()
+        status, recorded_headers, _ = _RECORDED
+        headers = {
+            "location": f"{ORIGIN}/2/tweets/{post.id}",
+            "api-version": recorded_headers.get("api-version", "2.28"),
+            "x-access-level": "read-write",
+        }
+        return self._json(
+            status, {"data": {"edit_history_tweet_ids": [post.id], "id": post.id, "text": post.text}}, headers
+        )
+
+    def _check_oauth(self, method: str, raw: bytes) -> Optional[str]:
+        """Verify the OAuth 1.0a header the way X does. Returns what is wrong, or None."""
+        emu = self.emu
+        header = self.headers.get("Authorization") or ""
+        if not header.startswith("OAuth "):
+            return "no OAuth header"
+        params = {key: utils.unescape(value) for key, value in utils.parse_authorization_header(header)}
+        if params.get("oauth_consumer_key") != emu.keys["consumer_key"]:
+            return "unknown consumer key"
+        if params.get("oauth_token") != emu.keys["access_token"]:
+            return "unknown token"
+        if params.get("oauth_signature_method") != "HMAC-SHA1" or params.get("oauth_version", "1.0") != "1.0":
+            return "unsupported signature method"
+        try:
+            timestamp = int(params.get("oauth_timestamp", ""))
+        except ValueError:
+            return "bad timestamp"
+        if abs(time.time() - timestamp) > emu.clock_skew_allowed:
+            return "timestamp out of window"
+        nonce = params.get("oauth_nonce", "")
+        with emu._lock:
+            if not nonce or nonce in emu._nonces:
+                return "nonce reused"
+            emu._nonces.add(nonce)
+        # The signature covers the original https URL and the query, not the JSON body.
+        query = urlsplit(self.path).query
+        collected = signature.collect_parameters(
+            uri_query=query, headers={"Authorization": header}, exclude_oauth_signature=True
+        )
+        base = signature.signature_base_string(
+            method,
+            signature.base_string_uri(ORIGIN + urlsplit(self.path).path),
+            signature.normalize_parameters(collected),
+        )
+        expected = signature.sign_hmac_sha1(base, emu.keys["consumer_secret"], emu.keys["access_token_secret"])
+        if not hmac.compare_digest(expected, params.get("oauth_signature", "")):
+            return "bad signature"
+        # oauthlib signs a hash of a non-form body; if it is there, the body must match it.
+        if "oauth_body_hash" in params:
+            digest = base64.b64encode(hashlib.sha1(raw).digest()).decode()
+            if not hmac.compare_digest(digest, params["oauth_body_hash"]):
+                return "body does not match oauth_body_hash"
+        return None
+
+    # -- replies -------------------------------------------------------------------------------
+
+    def _rate_headers(self, day_exhausted: bool = False) -> Dict[str, str]:
+        emu = self.emu
+        now = int(time.time())
+        window = emu._posts_since(15 * 60)
+        day = emu._posts_since(24 * 3600)
+        headers = {
+            "x-rate-limit-limit": str(emu.posts_per_window),
+            "x-rate-limit-remaining": str(max(0, emu.posts_per_window - len(window))),
+            "x-rate-limit-reset": str(int(window[0].at) + 15 * 60 if window else now + 15 * 60),
+        }
+        if day_exhausted:
+            headers.update(
+                {
+                    "x-user-limit-24hour-limit": str(emu.posts_per_day),
+                    "x-user-limit-24hour-remaining": "0",
+                    "x-user-limit-24hour-reset": str(int(day[0].at) + 24 * 3600 if day else now + 24 * 3600),
+                }
+            )
+        return headers
+
+    def _error(self, kind: str, day_exhausted: bool = False) -> int:
+        status, body = ERRORS[kind]
+        return self._json(status, body, self._rate_headers(day_exhausted) if status == 429 else None, problem=True)
+
+    def _invalid(self, message: str) -> int:
+        return self._json(
+            400,
+            {
+                "errors": [{"parameters": {}, "message": message}],
+                "title": "Invalid Request",
+                "detail": "One or more parameters to your request was invalid.",
+                "type": "https://api.twitter.com/2/problems/invalid-request",
+            },
+            problem=True,
+        )
+
+    def _json(self, status: int, body: dict, headers: Optional[Dict[str, str]] = None, problem: bool = False) -> int:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        content_type = "application/problem+json" if problem else "application/json; charset=utf-8"
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(data)))
+        self.send_header("cache-control", "no-cache, no-store, max-age=0")
+        for name, value in {**self._rate_headers(), **(headers or {})}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+        return status
+
+    def _drop(self) -> int:
+        """Close the connection without a reply, as a crashed proxy or a cut network does."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(2)
+        except OSError:
+            pass
+        return 0
+
+
+_RECORDED = recorded_create_reply()

@@ -1,0 +1,399 @@
+"""The command line: parse arguments, load the config, call one library function, map errors to exit codes.
+
+    python bot.py [--dry-run] [--force] [--json] ...   one scheduled run
+    python bot.py check [--online]                     is everything set up right?
+    python bot.py history [-n N] [--json]              what recent runs did
+
+This is the only place that catches broadly: a `BotError` becomes one log line and its exit
+status; anything else is a bug, shown in full with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import logging.handlers
+import os
+import random
+import sys
+import traceback
+from pathlib import Path
+from typing import Iterable, List, Mapping, Optional, Sequence
+
+from . import __version__
+from .config import Config, env_file_warnings, load_config
+from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
+from .history import HistoryStore, ensure_state_dir
+from .lock import run_lock
+from .posters import XPoster
+from .scheduled import RunResult, run_once
+from .tweets import MAX_WEIGHTED_LENGTH, load_tweets, preview
+
+__all__ = ["main"]
+
+log = logging.getLogger("twitterbot")
+
+# bot.py sits beside the package: its folder holds the default .env, tweets.txt and state/.
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+def main(
+    argv: Optional[Sequence[str]] = None,
+    *,
+    environ: Optional[Mapping[str, str]] = None,
+    project_dir: Path = PROJECT_DIR,
+) -> int:
+    """Run the command line and return the exit status (bot.py passes it to sys.exit)."""
+    environ = os.environ if environ is None else environ
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (64, see _Parser.error)
+        return int(exc.code or 0)
+    debug = getattr(args, "debug", False)
+    stderr_handler = _setup_logging(environ)
+    secrets: Sequence[str] = ()
+    try:
+        config = load_config(
+            project_dir=project_dir,
+            env_file=_absolute(getattr(args, "env_file", None)),
+            environ=environ,
+            overrides=_overrides(args),
+        )
+        secrets = config.credentials.secrets()
+        _configure_logging(config, args, stderr_handler, secrets)
+        for warning in env_file_warnings(config):
+            log.warning(warning)
+        return int(args.handler(args, config))
+    except BotError as exc:
+        message = _scrub(str(exc), secrets)
+        log.error("%s", message)
+        if debug:
+            traceback.print_exc()
+        if getattr(args, "json", False) and args.handler is _cmd_run:
+            _print_json(
+                {"action": "failed", "reason": message, "error": _error_kind(exc), "exit_status": int(exc.exit_status)}
+            )
+        return int(exc.exit_status)
+    except KeyboardInterrupt:
+        log.error("interrupted")
+        return 130
+    except Exception as exc:  # the one broad catch: a bug, not a user error
+        if debug:
+            sys.stderr.write(_scrub(traceback.format_exc(), secrets))
+        log.error(
+            "unexpected error (%s): run again with --debug to see where, and report it",
+            _scrub(f"{type(exc).__name__}: {exc}", secrets),
+        )
+        return int(ExitStatus.UNEXPECTED)
+    finally:
+        logging.shutdown()
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def _cmd_run(args: argparse.Namespace, config: Config) -> int:
+    """One scheduled run."""
+    poster = None
+    if not args.dry_run:
+        missing = config.credentials.missing()
+        if missing:
+            where = config.env_file or (config.base_dir / ".env")
+            raise ConfigError(
+                f"{', '.join(missing)} not set: put your X keys in {where} (copy config.example.env; "
+                "README 'Getting X keys' shows where to find them), or try --dry-run"
+            )
+        poster = XPoster(
+            config.credentials, timeout=config.api_timeout, retries=config.api_retries, base_url=config.api_base_url
+        )
+    rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
+    result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
+    _log_decision(result)
+    if args.json:
+        _print_json(result.as_dict())
+    elif result.action == "would_post" and result.line:
+        print(result.line.text)
+    return int(result.exit_status)
+
+
+def _cmd_check(args: argparse.Namespace, config: Config) -> int:
+    """Check every piece of the setup and say what to fix; exit 0 only when all is well."""
+    problems: List[BotError] = []
+
+    def report(ok: bool, message: str, error: Optional[BotError] = None) -> None:
+        print(("ok       " if ok else "PROBLEM  ") + message)
+        if not ok:
+            problems.append(error or ConfigError(message))
+
+    report(True, f"settings read from {config.env_file or 'the environment (no env file)'}")
+    for warning in env_file_warnings(config):
+        report(False, warning)
+    missing = config.credentials.missing()
+    report(not missing, "X keys are set" if not missing else f"not set: {', '.join(missing)}")
+
+    try:
+        tweets = load_tweets(config.tweets_file)
+    except BotError as exc:
+        report(False, str(exc), exc)
+    else:
+        with_url = sum(line.has_url for line in tweets.lines)
+        report(
+            True,
+            f"{config.tweets_file}: {len(tweets.lines)} lines ready to post ({with_url} with a URL, which costs more)",
+        )
+        for problem in tweets.problems:
+            message = f"{config.tweets_file} line {problem.lineno} {problem.message}"
+            report(problem.message.startswith("repeats"), message, TweetFileError(message))
+
+    try:
+        ensure_state_dir(config.state_dir)
+        with run_lock(config.lock_file), HistoryStore(config.history_file):
+            pass
+    except BotError as exc:
+        report(False, str(exc), exc)
+    else:
+        report(True, f"state folder {config.state_dir} is writable and its history is readable")
+
+    if args.online:
+        if missing:
+            report(False, "cannot check the keys online until they are all set")
+        else:
+            poster = XPoster(config.credentials, timeout=config.api_timeout, retries=0, base_url=config.api_base_url)
+            try:
+                username = poster.verify()
+            except PostError as exc:
+                report(False, _scrub(str(exc), config.credentials.secrets()), exc)
+            else:
+                report(True, f"X accepts the keys: posting as @{username}")
+
+    if problems:
+        print(f"{len(problems)} problem(s) found: fix them and run check again")
+        return int(problems[0].exit_status)
+    print("all good")
+    return int(ExitStatus.OK)
+
+
+def _cmd_history(args: argparse.Namespace, config: Config) -> int:
+    """Show recent runs, newest first."""
+    if not config.history_file.exists():
+        if args.json:
+            _print_json([])
+        else:
+            print(f"no runs recorded yet ({config.history_file} does not exist)")
+        return int(ExitStatus.OK)
+    with HistoryStore(config.history_file) as store:
+        runs = store.recent_runs(args.limit)
+    if args.json:
+        _print_json(
+            [
+                {
+                    "started_at": run.started_at.isoformat(),
+                    "action": run.action,
+                    "reason": run.reason,
+                    "text": run.text,
+                    "tweet_id": run.tweet_id,
+                    "one_in": run.one_in,
+                    "roll": run.roll,
+                    "dry_run": run.dry_run,
+                }
+                for run in runs
+            ]
+        )
+        return int(ExitStatus.OK)
+    for run in runs:
+        when = run.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        what = run.action + (" (dry run)" if run.dry_run and run.action != "would_post" else "")
+        detail = " ".join(
+            part
+            for part in (preview(run.text, 50) if run.text else "", run.reason or "", _status_url(run.tweet_id))
+            if part
+        )
+        print(f"{when}  {what:<11} {detail}")
+    if not runs:
+        print("no runs recorded yet")
+    return int(ExitStatus.OK)
+
+
+# -- output --------------------------------------------------------------------------------------
+
+
+def _log_decision(result: RunResult) -> None:
+    """The one human line per decision (cron mail and journald keep it)."""
+    line = result.line
+    if result.action == "posted" and line:
+        where = result.url or "(X's reply was lost; the post is on X)"
+        log.info("posted line %d %s %s (%s)", line.lineno, preview(line.text), where, result.reason)
+    elif result.action == "would_post" and line:
+        cost = ", contains a URL: X charges more for it" if line.has_url else ""
+        log.info(
+            "dry run: would post line %d (%d of %d as X counts%s); %s",
+            line.lineno,
+            line.weighted_length,
+            MAX_WEIGHTED_LENGTH,
+            cost,
+            result.reason,
+        )
+    elif result.action == "skipped":
+        log.info("skipped: %s", result.reason)
+    else:
+        log.error("failed: %s", result.reason)
+
+
+def _print_json(value: object) -> None:
+    print(json.dumps(value, ensure_ascii=False))
+
+
+def _status_url(tweet_id: Optional[str]) -> str:
+    return f"https://x.com/i/status/{tweet_id}" if tweet_id else ""
+
+
+def _error_kind(exc: BotError) -> str:
+    return getattr(exc, "kind", type(exc).__name__)
+
+
+# -- arguments -----------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a usage error; sysexits says 64."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(int(ExitStatus.USAGE), f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: a subcommand's parser must not overwrite a value given before the subcommand.
+    common.add_argument(
+        "--env-file", metavar="PATH", default=argparse.SUPPRESS, help="settings file (default: .env beside bot.py)"
+    )
+    common.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more (LOG_LEVEL=DEBUG)"
+    )
+    common.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="log only warnings and errors"
+    )
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+
+    parser = _Parser(
+        description="Post a random line of tweets.txt to X, on 1 run in N. Without a command: one scheduled run.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"twitterbot {__version__}")
+    parser.add_argument("--dry-run", action="store_true", help="show the decision; post nothing, need no keys")
+    parser.add_argument("--force", action="store_true", help="skip the 1-in-N roll (the daily cap still applies)")
+    parser.add_argument("--one-in", type=_positive_int, metavar="N", help="post on 1 run in N (TWEET_ONE_IN)")
+    parser.add_argument("--tweets", metavar="PATH", help="the tweets file (TWEETS_FILE)")
+    parser.add_argument("--seed", type=int, metavar="N", help="seed the roll and the pick, to reproduce a run")
+    parser.add_argument("--json", action="store_true", help="print one JSON object describing the run")
+    parser.set_defaults(handler=_cmd_run)
+
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    check = commands.add_parser("check", parents=[common], help="check settings, keys, tweets file and state folder")
+    check.add_argument("--online", action="store_true", help="also ask X whether the keys work (GET /2/users/me)")
+    check.set_defaults(handler=_cmd_check)
+    history = commands.add_parser("history", parents=[common], help="show what recent runs did")
+    history.add_argument(
+        "-n", dest="limit", type=_positive_int, default=20, metavar="N", help="how many runs (default 20)"
+    )
+    history.add_argument("--json", action="store_true", help="print a JSON list")
+    history.set_defaults(handler=_cmd_history)
+    return parser
+
+
+def _overrides(args: argparse.Namespace) -> dict:
+    """Command-line flags as settings; paths typed on the command line are relative to the cwd."""
+    overrides = {}
+    if getattr(args, "one_in", None) is not None:
+        overrides["TWEET_ONE_IN"] = str(args.one_in)
+    if getattr(args, "tweets", None):
+        overrides["TWEETS_FILE"] = str(_absolute(args.tweets))
+    if getattr(args, "verbose", False):
+        overrides["LOG_LEVEL"] = "DEBUG"
+    elif getattr(args, "quiet", False):
+        overrides["LOG_LEVEL"] = "WARNING"
+    return overrides
+
+
+def _absolute(path: Optional[str]) -> Optional[Path]:
+    return Path(path).expanduser().absolute() if path else None
+
+
+# -- logging -------------------------------------------------------------------------------------
+
+
+class _ScrubSecrets(logging.Filter):
+    """Last line of defence: no secret value reaches a log, whoever logs it (tweepy included)."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self._secrets = tuple(secrets)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        scrubbed = _scrub(message, self._secrets)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, ()
+        return True
+
+
+def _scrub(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        if len(secret) >= 4:
+            text = text.replace(secret, "********")
+    return text
+
+
+def _setup_logging(environ: Mapping[str, str]) -> logging.Handler:
+    """Log to stderr from the start, so even a config error is reported."""
+    handler = logging.StreamHandler(sys.stderr)
+    # journald stamps each line itself; cron mail and terminals get a timestamp from us.
+    stamp = "" if environ.get("JOURNAL_STREAM") else "%(asctime)s "
+    handler.setFormatter(logging.Formatter(f"{stamp}twitterbot %(levelname)s: %(message)s", "%Y-%m-%d %H:%M:%S"))
+    root = logging.getLogger()
+    for old in root.handlers[:]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return handler
+
+
+def _configure_logging(
+    config: Config, args: argparse.Namespace, stderr_handler: logging.Handler, secrets: Sequence[str]
+) -> None:
+    root = logging.getLogger()
+    root.setLevel(config.log_level)
+    # tweepy and urllib3 log every request body at DEBUG: only with --debug.
+    library_level = logging.DEBUG if getattr(args, "debug", False) else logging.WARNING
+    for name in ("tweepy", "urllib3", "requests_oauthlib", "oauthlib"):
+        logging.getLogger(name).setLevel(library_level)
+    handlers: List[logging.Handler] = [stderr_handler]
+    if config.log_file:
+        try:
+            config.log_file.parent.mkdir(parents=True, exist_ok=True)
+            file_handler = logging.handlers.RotatingFileHandler(
+                config.log_file, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+            )
+        except OSError as exc:
+            raise ConfigError(
+                f"LOG_FILE {config.log_file} cannot be opened ({exc.strerror}): fix the path or its permissions"
+            ) from None
+        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+        root.addHandler(file_handler)
+        handlers.append(file_handler)
+    scrubber = _ScrubSecrets(secrets)
+    for handler in handlers:
+        handler.addFilter(scrubber)

@@ -1,0 +1,303 @@
+"""Settings: read once at start-up into a frozen `Config`.
+
+Sources, later wins: built-in defaults, the env file (``.env`` beside ``bot.py`` unless
+``--env-file`` names another), the process environment, command-line flags. Relative paths in
+the env file or the environment resolve from the env file's folder, never from the current
+directory, because cron starts jobs in ``$HOME``::
+
+    config = load_config(project_dir=Path("/home/pi/twitterbot"), environ=os.environ)
+    config.tweets_file   # PosixPath('/home/pi/twitterbot/tweets.txt')
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from urllib.parse import urlsplit
+
+from dotenv import dotenv_values
+from dotenv.parser import parse_stream
+
+from .errors import ConfigError
+
+__all__ = [
+    "CREDENTIAL_NAMES",
+    "SETTINGS",
+    "Config",
+    "Credentials",
+    "env_file_warnings",
+    "load_config",
+]
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configuration variable: its default (as text) and how to check it."""
+
+    default: str
+    kind: str  # "secret", "path", "optional_path", "positive_int", "count", "seconds", "log_level", "url"
+    help: str
+
+
+# The one list of settings. config.example.env and README document each of these; a test checks it.
+SETTINGS: Dict[str, Setting] = {
+    "TWITTER_API_KEY": Setting("", "secret", "API Key (consumer key) from the X developer portal"),
+    "TWITTER_API_SECRET": Setting("", "secret", "API Key Secret (consumer secret)"),
+    "TWITTER_ACCESS_TOKEN": Setting("", "secret", "Access Token (with Read and write permission)"),
+    "TWITTER_ACCESS_TOKEN_SECRET": Setting("", "secret", "Access Token Secret"),
+    "TWEETS_FILE": Setting("tweets.txt", "path", "the file of posts, one per line"),
+    "TWEET_ONE_IN": Setting("4", "positive_int", "post on 1 run in N (1 = every run)"),
+    "MAX_POSTS_PER_DAY": Setting("4", "positive_int", "at most this many posts in any 24 hours"),
+    "BOT_STATE_DIR": Setting("state", "path", "folder for the history database and the lock"),
+    "LOG_FILE": Setting("", "optional_path", "also log to this file (rotated at 1 MB)"),
+    "LOG_LEVEL": Setting("INFO", "log_level", "DEBUG, INFO, WARNING or ERROR"),
+    "X_API_TIMEOUT": Setting("20", "seconds", "seconds to wait for X before giving up on a request"),
+    "X_API_RETRIES": Setting("2", "count", "retries after a network error or X server error"),
+    "X_API_BASE_URL": Setting("https://api.twitter.com", "url", "where requests go (tests, proxies)"),
+}
+
+CREDENTIAL_NAMES = (
+    "TWITTER_API_KEY",
+    "TWITTER_API_SECRET",
+    "TWITTER_ACCESS_TOKEN",
+    "TWITTER_ACCESS_TOKEN_SECRET",
+)
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """OAuth 1.0a user keys. Kept out of repr() so they never reach a log or a traceback."""
+
+    api_key: str = field(repr=False)
+    api_secret: str = field(repr=False)
+    access_token: str = field(repr=False)
+    access_token_secret: str = field(repr=False)
+
+    def missing(self) -> List[str]:
+        """Names of the settings that are still empty."""
+        values = (self.api_key, self.api_secret, self.access_token, self.access_token_secret)
+        return [name for name, value in zip(CREDENTIAL_NAMES, values) if not value]
+
+    def secrets(self) -> Tuple[str, ...]:
+        """The non-empty secret values, for scrubbing text before it is shown."""
+        values = (self.api_key, self.api_secret, self.access_token, self.access_token_secret)
+        return tuple(value for value in values if value)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything a run needs to know, resolved to absolute paths and checked types."""
+
+    credentials: Credentials
+    tweets_file: Path
+    one_in: int
+    max_posts_per_day: int
+    state_dir: Path
+    log_file: Optional[Path]
+    log_level: str
+    api_timeout: float
+    api_retries: int
+    api_base_url: str
+    env_file: Optional[Path]  # the env file that was read, if any
+    base_dir: Path  # where relative paths were resolved from
+
+    @property
+    def history_file(self) -> Path:
+        return self.state_dir / "history.sqlite3"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state_dir / "bot.lock"
+
+
+def load_config(
+    *,
+    project_dir: Path,
+    env_file: Optional[Path] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    overrides: Optional[Mapping[str, str]] = None,
+) -> Config:
+    """Build the `Config` from defaults, env file, environment and `overrides` (later wins).
+
+    `env_file` None means ``project_dir/.env`` if it exists; a named env file must exist.
+    `overrides` maps setting names to text, as command-line flags give them; paths in it should
+    already be absolute. Raises `ConfigError` naming the setting, where it came from, and the fix.
+    """
+    environ = os.environ if environ is None else environ
+    if env_file is None:
+        default = project_dir / ".env"
+        env_path: Optional[Path] = default if default.exists() else None
+    else:
+        env_path = Path(env_file).expanduser().absolute()
+        if not env_path.is_file():
+            raise ConfigError(
+                f"env file {env_path} does not exist: check the --env-file path, or copy config.example.env to it"
+            )
+    base_dir = env_path.parent if env_path else project_dir
+
+    raw: Dict[str, Tuple[str, str]] = {name: (s.default, "the default") for name, s in SETTINGS.items()}
+    if env_path:
+        for name, (value, where) in _read_env_file(env_path).items():
+            if value:
+                raw[name] = (value, where)
+    for name in SETTINGS:
+        value = environ.get(name, "")
+        if value:
+            raw[name] = (value, "the environment")
+    for name, value in (overrides or {}).items():
+        if name not in SETTINGS:
+            raise ValueError(f"unknown setting {name}")  # a bug in the caller, not the user's doing
+        if value != "":
+            raw[name] = (value, "the command line")
+
+    values = {name: _PARSERS[SETTINGS[name].kind](name, text, where, base_dir) for name, (text, where) in raw.items()}
+    return Config(
+        credentials=Credentials(*(values[name] for name in CREDENTIAL_NAMES)),
+        tweets_file=values["TWEETS_FILE"],
+        one_in=values["TWEET_ONE_IN"],
+        max_posts_per_day=values["MAX_POSTS_PER_DAY"],
+        state_dir=values["BOT_STATE_DIR"],
+        log_file=values["LOG_FILE"],
+        log_level=values["LOG_LEVEL"],
+        api_timeout=values["X_API_TIMEOUT"],
+        api_retries=values["X_API_RETRIES"],
+        api_base_url=values["X_API_BASE_URL"],
+        env_file=env_path,
+        base_dir=base_dir,
+    )
+
+
+def env_file_warnings(config: Config) -> List[str]:
+    """Warnings about the env file's permissions: it holds the keys to the user's X account."""
+    path = config.env_file
+    if path is None or not config.credentials.secrets():
+        return []
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return []
+    if mode & 0o077:
+        return [f"{path} holds your X keys but other users can read it (mode {mode:04o}): run  chmod 600 {path}"]
+    return []
+
+
+def _read_env_file(path: Path) -> Dict[str, Tuple[str, str]]:
+    """Read the env file strictly: a line python-dotenv cannot parse or an unknown name is an error."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}): save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read env file {path}: {exc.strerror}") from None
+
+    lines: Dict[str, int] = {}
+    for binding in parse_stream(io.StringIO(text)):
+        line = binding.original.line
+        if binding.error:
+            raise ConfigError(
+                f"{path} line {line} is not a NAME=value setting: fix or remove it (comments start with #)"
+            )
+        if binding.key is None:
+            continue  # a blank line or a comment
+        if binding.key not in SETTINGS:
+            raise ConfigError(f"{path} line {line}: unknown setting {binding.key}: {_suggest(binding.key)}")
+        lines[binding.key] = line
+
+    values = dotenv_values(stream=io.StringIO(text))
+    return {name: (values.get(name) or "", f"{path} line {line}") for name, line in lines.items()}
+
+
+def _suggest(name: str) -> str:
+    close = difflib.get_close_matches(name.upper(), SETTINGS, n=1)
+    if close:
+        return f"did you mean {close[0]}?"
+    return "remove it (config.example.env lists every setting)"
+
+
+def _parse_secret(name: str, text: str, where: str, base_dir: Path) -> str:
+    value = text.strip()
+    if any(ch.isspace() or ch in "\"'" for ch in value):
+        # Never echo the value: it is a secret.
+        raise ConfigError(
+            f"{name} from {where} contains spaces or quotes: paste the value exactly as the X developer portal shows it"
+        )
+    return value
+
+
+def _parse_path(name: str, text: str, where: str, base_dir: Path) -> Path:
+    path = Path(text.strip()).expanduser()
+    return path if path.is_absolute() else base_dir / path
+
+
+def _parse_optional_path(name: str, text: str, where: str, base_dir: Path) -> Optional[Path]:
+    return _parse_path(name, text, where, base_dir) if text.strip() else None
+
+
+def _parse_int(name: str, text: str, where: str, minimum: int, example: str) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        raise ConfigError(
+            f"{name}={text!r} from {where} is not a whole number of {minimum} or more: set it to e.g. {example}"
+        )
+    return value
+
+
+def _parse_positive_int(name: str, text: str, where: str, base_dir: Path) -> int:
+    example = "4 (1 = post on every run)" if name == "TWEET_ONE_IN" else "4"
+    return _parse_int(name, text, where, 1, example)
+
+
+def _parse_count(name: str, text: str, where: str, base_dir: Path) -> int:
+    return _parse_int(name, text, where, 0, "2")
+
+
+def _parse_seconds(name: str, text: str, where: str, base_dir: Path) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 600:
+        raise ConfigError(
+            f"{name}={text!r} from {where} is not a number of seconds between 0 and 600: set it to e.g. 20"
+        )
+    return value
+
+
+def _parse_log_level(name: str, text: str, where: str, base_dir: Path) -> str:
+    value = text.strip().upper()
+    if value not in LOG_LEVELS:
+        raise ConfigError(f"{name}={text!r} from {where} is not a log level: use one of {', '.join(LOG_LEVELS)}")
+    return value
+
+
+def _parse_url(name: str, text: str, where: str, base_dir: Path) -> str:
+    value = text.strip().rstrip("/")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query:
+        raise ConfigError(
+            f"{name}={text!r} from {where} is not a base URL like https://api.twitter.com: "
+            "leave it unset unless you test against an emulator or proxy"
+        )
+    return value
+
+
+_PARSERS: Dict[str, Callable[[str, str, str, Path], object]] = {
+    "secret": _parse_secret,
+    "path": _parse_path,
+    "optional_path": _parse_optional_path,
+    "positive_int": _parse_positive_int,
+    "count": _parse_count,
+    "seconds": _parse_seconds,
+    "log_level": _parse_log_level,
+    "url": _parse_url,
+}

@@ -1,0 +1,88 @@
+"""The exception family and the exit codes the command line turns them into.
+
+Every error a user can cause or fix is a `BotError` whose message says what is wrong and what
+to do about it; the CLI prints that one sentence and exits with the error's `exit_status`.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Optional
+
+__all__ = [
+    "BotError",
+    "ConfigError",
+    "DuplicatePost",
+    "ExitStatus",
+    "HistoryError",
+    "LockHeld",
+    "PostError",
+    "TweetFileError",
+]
+
+
+class ExitStatus(enum.IntEnum):
+    """Process exit codes, following sysexits.h where one fits so cron wrappers can tell them apart."""
+
+    OK = 0  # posted, skipped, or dry run
+    UNEXPECTED = 1  # a bug: run again with --debug and report it
+    USAGE = 64  # EX_USAGE: bad command line
+    DATA_ERROR = 65  # EX_DATAERR: the tweets file (or a line X refused) needs fixing
+    TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: rate limit, X server error, network, lock held
+    PERMISSION_DENIED = 77  # EX_NOPERM: keys rejected, read-only app, no Project, no credits
+    CONFIG_ERROR = 78  # EX_CONFIG: a setting is missing or malformed
+
+
+class BotError(Exception):
+    """An error the user can act on; its message says how."""
+
+    exit_status: ExitStatus = ExitStatus.UNEXPECTED
+
+
+class ConfigError(BotError):
+    """A setting is missing, unknown or malformed."""
+
+    exit_status = ExitStatus.CONFIG_ERROR
+
+
+class TweetFileError(BotError):
+    """The tweets file cannot be read or has nothing to post."""
+
+    exit_status = ExitStatus.DATA_ERROR
+
+
+class HistoryError(BotError):
+    """The history database is unusable (corrupt, foreign, newer, or not writable)."""
+
+    exit_status = ExitStatus.CONFIG_ERROR
+
+
+class LockHeld(BotError):
+    """Another run holds the lock; this one must not post."""
+
+    exit_status = ExitStatus.TEMPORARY_FAILURE
+
+
+class PostError(BotError):
+    """X did not take the post. `kind` names the case (see `posters`); the message says what to do."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        exit_status: ExitStatus,
+        retry_at: Optional[datetime] = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.exit_status = exit_status
+        self.retry_at = retry_at  # when X says trying again makes sense (rate limits)
+
+
+class DuplicatePost(PostError):
+    """X already has a post with this exact text: not a failure of the bot, pick another line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="duplicate", exit_status=ExitStatus.DATA_ERROR)

@@ -1,0 +1,311 @@
+"""The history store: every run, every post attempt, and the shuffle bag, in one SQLite file.
+
+It is what keeps the bot from spamming or double-posting. An attempt is written (and committed)
+*before* the request goes to X and its outcome after, so a run that dies half-way leaves a
+``pending`` attempt that the next run counts as probably posted instead of sending it again::
+
+    store = HistoryStore(":memory:")
+    attempt = store.begin_attempt("hello", run_id=None, at=now)
+    store.finish_attempt(attempt, "posted", at=now, tweet_id="123")
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import List, Optional, Set, Union
+
+from .errors import HistoryError
+
+__all__ = ["HistoryStore", "RunRecord", "COUNTED_OUTCOMES", "ensure_state_dir"]
+
+APPLICATION_ID = 0x54574254  # "TWBT": marks the file as ours, so a foreign database is refused
+SCHEMA_VERSION = 1
+
+# Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached X.
+COUNTED_OUTCOMES = ("pending", "posted", "interrupted")
+
+_SCHEMA = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    one_in INTEGER,
+    roll INTEGER,
+    forced INTEGER NOT NULL DEFAULT 0,
+    dry_run INTEGER NOT NULL DEFAULT 0,
+    action TEXT NOT NULL,          -- running, posted, would_post, skipped, failed, interrupted
+    reason TEXT,
+    text TEXT,
+    tweet_id TEXT
+);
+CREATE INDEX runs_started_at ON runs (started_at);
+CREATE TABLE attempts (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs (id),
+    source TEXT NOT NULL DEFAULT 'scheduled',
+    text TEXT NOT NULL,
+    sent_at TEXT NOT NULL,
+    finished_at TEXT,
+    outcome TEXT NOT NULL,         -- pending, posted, duplicate, failed, interrupted
+    tweet_id TEXT,
+    detail TEXT
+);
+CREATE INDEX attempts_sent_at ON attempts (sent_at);
+-- The shuffle bag: texts already posted in the current round.
+CREATE TABLE bag (
+    text TEXT PRIMARY KEY,
+    used_at TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One row of `history`: what a run decided and did."""
+
+    id: int
+    started_at: datetime
+    action: str
+    reason: Optional[str]
+    text: Optional[str]
+    tweet_id: Optional[str]
+    one_in: Optional[int]
+    roll: Optional[int]
+    dry_run: bool
+
+
+def ensure_state_dir(path: Path) -> None:
+    """Create the state folder (private to the user) or explain why it cannot be used."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HistoryError(
+            f"cannot create the state folder {path} ({exc.strerror}): set BOT_STATE_DIR to a folder you can write"
+        ) from None
+    if not path.is_dir():
+        raise HistoryError(f"BOT_STATE_DIR {path} is not a folder: point it at a folder")
+
+
+class HistoryStore:
+    """SQLite history. Pass a path, or ":memory:" in tests."""
+
+    def __init__(self, path: Union[Path, str]) -> None:
+        self.path = path
+        self._label = str(path)
+        try:
+            self._conn = sqlite3.connect(str(path), timeout=10)
+            self._check_or_create()
+        except sqlite3.DatabaseError as exc:
+            self._fail(exc)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- runs --------------------------------------------------------------------------------
+
+    def begin_run(self, *, at: datetime, one_in: int, roll: Optional[int], forced: bool, dry_run: bool) -> int:
+        """Record that a run started; `finish_run` fills in what it did."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO runs (started_at, one_in, roll, forced, dry_run, action) VALUES (?, ?, ?, ?, ?, 'running')",
+                (_iso(at), one_in, roll, int(forced), int(dry_run)),
+            )
+            return int(cursor.lastrowid)
+
+    def finish_run(
+        self,
+        run_id: int,
+        *,
+        at: datetime,
+        action: str,
+        reason: Optional[str] = None,
+        text: Optional[str] = None,
+        tweet_id: Optional[str] = None,
+    ) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE runs SET finished_at = ?, action = ?, reason = ?, text = ?, tweet_id = ? WHERE id = ?",
+                (_iso(at), action, reason, text, tweet_id, run_id),
+            )
+
+    def recent_runs(self, limit: int) -> List[RunRecord]:
+        """The last `limit` runs, newest first."""
+        rows = self._read(
+            "SELECT id, started_at, action, reason, text, tweet_id, one_in, roll, dry_run"
+            " FROM runs ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        return [
+            RunRecord(row[0], _parse_iso(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]))
+            for row in rows
+        ]
+
+    # -- attempts ----------------------------------------------------------------------------
+
+    def begin_attempt(self, text: str, *, run_id: Optional[int], at: datetime, source: str = "scheduled") -> int:
+        """Commit a pending attempt *before* sending, so a crash cannot lead to a second send."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome) VALUES (?, ?, ?, ?, 'pending')",
+                (run_id, source, text, _iso(at)),
+            )
+            return int(cursor.lastrowid)
+
+    def finish_attempt(
+        self,
+        attempt_id: int,
+        outcome: str,
+        *,
+        at: datetime,
+        tweet_id: Optional[str] = None,
+        detail: Optional[str] = None,
+        mark_used: bool = False,
+    ) -> None:
+        """Record an attempt's outcome; with `mark_used`, take its text out of this round in the same transaction."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ? WHERE id = ?",
+                (outcome, _iso(at), tweet_id, detail, attempt_id),
+            )
+            if mark_used:
+                (text,) = conn.execute("SELECT text FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+                conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, _iso(at)))
+
+    def recover_interrupted(self, *, at: datetime) -> List[str]:
+        """Settle what a killed run left behind. Its pending attempts may have reached X, so their
+        texts leave the round and keep counting against the daily cap. Returns those texts."""
+        with self._write() as conn:
+            texts = [row[0] for row in conn.execute("SELECT text FROM attempts WHERE outcome = 'pending'")]
+            conn.execute(
+                "UPDATE attempts SET outcome = 'interrupted', finished_at = ?,"
+                " detail = 'the run stopped before X answered; it may have been posted' WHERE outcome = 'pending'",
+                (_iso(at),),
+            )
+            conn.execute(
+                "UPDATE runs SET action = 'interrupted', finished_at = ?,"
+                " reason = 'the run stopped before it finished' WHERE action = 'running'",
+                (_iso(at),),
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", [(text, _iso(at)) for text in texts]
+            )
+        return texts
+
+    def posts_since(self, since: datetime) -> int:
+        """How many posts went (or may have gone) to X since `since`, from every source."""
+        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        rows = self._read(
+            f"SELECT count(*) FROM attempts WHERE sent_at >= ? AND outcome IN ({marks})",
+            (_iso(since), *COUNTED_OUTCOMES),
+        )
+        return int(rows[0][0])
+
+    def oldest_post_since(self, since: datetime) -> Optional[datetime]:
+        """When the oldest counted post in the window was sent: the cap frees up 24 h after it."""
+        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        rows = self._read(
+            f"SELECT min(sent_at) FROM attempts WHERE sent_at >= ? AND outcome IN ({marks})",
+            (_iso(since), *COUNTED_OUTCOMES),
+        )
+        return _parse_iso(rows[0][0]) if rows[0][0] else None
+
+    def last_posted_text(self) -> Optional[str]:
+        rows = self._read(
+            "SELECT text FROM attempts WHERE outcome IN ('posted', 'interrupted') ORDER BY id DESC LIMIT 1"
+        )
+        return rows[0][0] if rows else None
+
+    # -- the shuffle bag ---------------------------------------------------------------------
+
+    def used_texts(self) -> Set[str]:
+        """Texts already posted in the current round."""
+        return {row[0] for row in self._read("SELECT text FROM bag")}
+
+    def mark_used(self, text: str, *, at: datetime) -> None:
+        with self._write() as conn:
+            conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, _iso(at)))
+
+    def start_new_round(self) -> None:
+        """Every line has been posted: empty the bag so all lines are available again."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM bag")
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _check_or_create(self) -> None:
+        conn = self._conn
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id == 0 and tables == 0:
+            with conn:
+                conn.executescript(
+                    f"BEGIN; {_SCHEMA} PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                )
+            return
+        if app_id != APPLICATION_ID:
+            raise HistoryError(
+                f"{self._label} is not a twitterbot history database (it holds other data): "
+                "set BOT_STATE_DIR to another folder, or move the file aside"
+            )
+        if version > SCHEMA_VERSION:
+            raise HistoryError(
+                f"{self._label} was written by a newer twitterbot (schema {version}, this one knows "
+                f"{SCHEMA_VERSION}): update twitterbot (git pull) before running it again"
+            )
+        problems = conn.execute("PRAGMA quick_check").fetchall()
+        if problems != [("ok",)]:
+            raise sqlite3.DatabaseError(problems[0][0])
+
+    def _write(self) -> _Transaction:
+        return _Transaction(self)
+
+    def _read(self, sql: str, params: tuple = ()) -> list:
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: sqlite3.Error) -> None:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise HistoryError(f"{self._label} is busy (another program holds it): try again in a moment") from None
+        if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc).replace(" ", ""):
+            raise HistoryError(f"cannot write {self._label}: make it (and its folder) writable by this user") from None
+        raise HistoryError(
+            f"{self._label} is damaged or not a history database ({exc}): move it aside to start a new "
+            "history (the bot will then not know what it already posted), or restore it from a backup"
+        ) from None
+
+
+class _Transaction:
+    """`with store._write() as conn:` commits on success, rolls back on error, and turns SQLite errors into HistoryError."""
+
+    def __init__(self, store: HistoryStore) -> None:
+        self._store = store
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self._store._conn.__enter__()
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self._store._conn.__exit__(exc_type, exc, tb)
+        if isinstance(exc, sqlite3.Error):
+            self._store._fail(exc)
+        return False
+
+
+def _iso(moment: datetime) -> str:
+    """UTC ISO-8601 with a fixed width, so that text order is time order."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _parse_iso(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)

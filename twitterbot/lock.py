@@ -1,0 +1,37 @@
+"""One run at a time: an exclusive, non-blocking `flock` on a file in the state folder.
+
+The kernel drops the lock when the process dies, so a crashed run never leaves a stale lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .errors import LockHeld
+
+__all__ = ["run_lock"]
+
+
+@contextmanager
+def run_lock(path: Path) -> Iterator[None]:
+    """Hold the lock at `path` for the `with` block, or raise `LockHeld` at once if another run has it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            who = f" (pid {holder})" if holder.isdigit() else ""
+            raise LockHeld(
+                f"another run is in progress{who} and holds {path}; this run did nothing. "
+                "If runs overlap often, space out the schedule"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)

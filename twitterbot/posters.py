@@ -1,0 +1,266 @@
+"""Posting backends. A poster is anything with ``post(text, reply_to=None) -> PostResult``.
+
+`XPoster` posts through the X API v2 (``POST /2/tweets``) with tweepy's `Client` and OAuth 1.0a
+user keys. tweepy sends requests with no timeout and offers no base URL, so an adapter mounted
+on the client's session adds both. Every reply X can give becomes either a `PostResult` or a
+`PostError` whose message tells the user what to do::
+
+    poster = XPoster(config.credentials, timeout=20, retries=2)
+    result = poster.post("Hello from my Pi")
+    result.url   # 'https://x.com/i/status/1456012973835788293'
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable, Optional, Protocol
+
+import requests
+import tweepy
+from requests.adapters import HTTPAdapter
+
+from .config import Credentials
+from .errors import DuplicatePost, ExitStatus, PostError
+
+__all__ = ["DEFAULT_BASE_URL", "Poster", "PostResult", "XPoster"]
+
+DEFAULT_BASE_URL = "https://api.twitter.com"
+# tweepy hard-codes api.twitter.com; api.x.com serves the same API. Both go through our adapter.
+_X_ORIGINS = ("https://api.twitter.com", "https://api.x.com")
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PostResult:
+    """A post X accepted. `tweet_id` is None only when X's duplicate check proved that an earlier
+    try of this same call went through although its reply was lost (`confirmed` is then False)."""
+
+    text: str
+    tweet_id: Optional[str]
+    confirmed: bool = True
+
+    @property
+    def url(self) -> Optional[str]:
+        return f"https://x.com/i/status/{self.tweet_id}" if self.tweet_id else None
+
+
+class Poster(Protocol):
+    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult: ...
+
+
+class XPoster:
+    """Posts to X. Retries network errors and X server errors `retries` times with backoff; never
+    waits out a rate limit (that is the next scheduled run's job)."""
+
+    def __init__(
+        self,
+        credentials: Credentials,
+        *,
+        timeout: float,
+        retries: int,
+        base_url: str = DEFAULT_BASE_URL,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff: float = 2.0,
+    ) -> None:
+        self._client = tweepy.Client(
+            consumer_key=credentials.api_key,
+            consumer_secret=credentials.api_secret,
+            access_token=credentials.access_token,
+            access_token_secret=credentials.access_token_secret,
+            wait_on_rate_limit=False,  # True retries 429s forever: never in a cron bot
+        )
+        adapter = _XAdapter(timeout=timeout, base_url=base_url)
+        for origin in _X_ORIGINS:
+            self._client.session.mount(origin, adapter)
+        self._retries = retries
+        self._sleep = sleep
+        self._backoff = backoff
+
+    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
+        """Create one post. Raises `DuplicatePost` if X already has this text, `PostError` otherwise."""
+        maybe_sent = False  # an earlier try may have reached X although we got no answer
+        for attempt in range(self._retries + 1):
+            try:
+                response = self._client.create_tweet(text=text, in_reply_to_tweet_id=reply_to, user_auth=True)
+            except tweepy.TweepyException as exc:
+                error = _classify(exc)
+            except requests.RequestException as exc:
+                error = _network_error(exc)
+            else:
+                return PostResult(text=text, tweet_id=str(response.data["id"]))
+
+            if isinstance(error, DuplicatePost) and maybe_sent:
+                log.warning("X's reply to an earlier try was lost, but X now reports the text as posted")
+                return PostResult(text=text, tweet_id=None, confirmed=False)
+            if error.kind not in _RETRYABLE or attempt == self._retries:
+                raise error
+            maybe_sent = maybe_sent or error.kind in _MAYBE_SENT
+            delay = self._backoff * 2**attempt
+            log.warning("%s; trying again in %.0f s (%d of %d)", error, delay, attempt + 1, self._retries)
+            self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def verify(self) -> str:
+        """Check the keys with ``GET /2/users/me``; returns the account's @username."""
+        try:
+            response = self._client.get_me(user_auth=True)
+        except tweepy.TweepyException as exc:
+            raise _classify(exc) from None
+        except requests.RequestException as exc:
+            raise _network_error(exc) from None
+        return str(response.data["username"])
+
+
+# Failures worth another try within the same run, and those where X may have acted anyway.
+_RETRYABLE = {"server_error", "timeout", "network", "unreachable"}
+_MAYBE_SENT = {"server_error", "timeout", "network"}
+
+
+class _XAdapter(HTTPAdapter):
+    """Gives every request a timeout and, when `base_url` is set, sends it there instead of X.
+
+    OAuth signing happens before `send`, over the original https URL, exactly as X verifies it.
+    """
+
+    def __init__(self, *, timeout: float, base_url: str) -> None:
+        super().__init__(max_retries=0)  # never let urllib3 re-send a POST on its own
+        self._timeout = timeout
+        self._base_url = base_url.rstrip("/")
+
+    def send(self, request, **kwargs):  # type: ignore[no-untyped-def]
+        kwargs["timeout"] = kwargs.get("timeout") or self._timeout
+        if self._base_url != DEFAULT_BASE_URL:
+            for origin in _X_ORIGINS:
+                if request.url.startswith(origin + "/"):
+                    request.url = self._base_url + request.url[len(origin) :]
+                    break
+        return super().send(request, **kwargs)
+
+
+def _network_error(exc: requests.RequestException) -> PostError:
+    if isinstance(exc, requests.ConnectTimeout):
+        return PostError(
+            "could not reach X (connection timed out): check the network; the next run will try again",
+            kind="unreachable",
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+        )
+    if isinstance(exc, requests.Timeout):
+        return PostError(
+            "X did not answer in time (read timed out): X may be slow; the next run will try again "
+            "(X_API_TIMEOUT sets the limit)",
+            kind="timeout",
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+        )
+    return PostError(
+        f"could not reach X ({type(exc).__name__}): check the network connection and DNS; the next run will try again",
+        kind="network",
+        exit_status=ExitStatus.TEMPORARY_FAILURE,
+    )
+
+
+def _classify(exc: tweepy.TweepyException) -> PostError:
+    """Turn tweepy's exception for an X reply into a PostError that says what to do."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return PostError(f"tweepy failed: {exc}", kind="unexpected", exit_status=ExitStatus.UNEXPECTED)
+    status = response.status_code
+    body = _json_body(response)
+    detail = str(body.get("detail") or "")
+    problem_type = str(body.get("type") or "")
+    messages = " ".join(
+        [detail, str(body.get("title") or "")]
+        + [str(e.get("message", "")) for e in body.get("errors", []) if isinstance(e, dict)]
+    ).lower()
+
+    if status == 403 and "duplicate" in messages:
+        return DuplicatePost("X already has a post with exactly this text (403 duplicate content)")
+    if "too long" in messages and status in (400, 403):
+        return PostError(
+            f"X says the text is too long ({status}): shorten that line of the tweets file",
+            kind="too_long",
+            exit_status=ExitStatus.DATA_ERROR,
+        )
+    if status == 401:
+        return PostError(
+            "X rejected the keys (401 Unauthorized): check TWITTER_API_KEY, TWITTER_API_SECRET, "
+            "TWITTER_ACCESS_TOKEN and TWITTER_ACCESS_TOKEN_SECRET against the developer portal "
+            "(regenerated keys replace the old ones), and that this machine's clock is right (timedatectl)",
+            kind="unauthorized",
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if status == 403 and problem_type.endswith("oauth1-permissions"):
+        return PostError(
+            "X says the app may only read (403): in the developer portal set the app's permissions to "
+            "'Read and write', then regenerate the Access Token and Secret and put the new ones in the env file",
+            kind="read_only",
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if status == 403 and (body.get("reason") == "client-not-enrolled" or problem_type.endswith("client-forbidden")):
+        return PostError(
+            "X says the app is not attached to a Project (403 client-not-enrolled): in the developer "
+            "portal, add the app to a Project, then try again",
+            kind="not_in_project",
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if status == 402:
+        return PostError(
+            "X says the account has no API credits left (402 credits depleted): buy credits in the "
+            "developer console, or wait for the next billing period",
+            kind="credits",
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if status == 429:
+        return _rate_limited(response, body)
+    if status >= 500:
+        return PostError(
+            f"X had a server error ({status} {response.reason}): nothing to fix here; the next run will try again",
+            kind="server_error",
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+        )
+    if status == 403:
+        return PostError(
+            f"X refused the post (403 Forbidden: {detail or 'no reason given'}): check the account and app "
+            "in the developer portal",
+            kind="forbidden",
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    return PostError(
+        f"X rejected the request ({status}: {detail or response.reason}): run with -v and report it if it persists",
+        kind="rejected",
+        exit_status=ExitStatus.DATA_ERROR if status == 400 else ExitStatus.UNEXPECTED,
+    )
+
+
+def _rate_limited(response: requests.Response, body: dict) -> PostError:
+    headers = response.headers
+    if headers.get("x-user-limit-24hour-remaining") == "0":
+        window, reset = "the 24-hour per-user limit", headers.get("x-user-limit-24hour-reset")
+    elif headers.get("x-app-limit-24hour-remaining") == "0":
+        window, reset = "the 24-hour per-app limit", headers.get("x-app-limit-24hour-reset")
+    elif body.get("title") == "UsageCapExceeded":
+        window, reset = "the account's usage cap", None
+    else:
+        window, reset = "the 15-minute rate limit", headers.get("x-rate-limit-reset")
+    retry_at = None
+    when = "later"
+    if reset and reset.isdigit():
+        retry_at = datetime.fromtimestamp(int(reset), tz=timezone.utc)
+        when = "after " + retry_at.astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    return PostError(
+        f"X says too many requests (429, {window}): nothing was posted; posting works again {when}",
+        kind="rate_limited",
+        exit_status=ExitStatus.TEMPORARY_FAILURE,
+        retry_at=retry_at,
+    )
+
+
+def _json_body(response: requests.Response) -> dict:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
