@@ -17,14 +17,17 @@ script failures with `fail_next`: each X error reply, slow replies, dropped conn
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
+import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 from typing import Deque, Dict, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
@@ -164,9 +167,9 @@ class XEmulator:
         class Handler(_Handler):
             emu = emulator
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self._thread.start()
         return self
 
@@ -236,6 +239,13 @@ def recorded_create_reply() -> Tuple[int, Dict[str, str], dict]:
     return response["status"]["code"], headers, body
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that gave up (timeout, kill) leaves a broken pipe behind: expected here."""
+        if not isinstance(sys.exc_info()[1], (ConnectionError, OSError)):
+            super().handle_error(request, client_address)
+
+
 class _Handler(BaseHTTPRequestHandler):
     emu: XEmulator
     protocol_version = "HTTP/1.1"
@@ -269,7 +279,12 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "POST" and path == "/2/tweets":
             self.emu.received.set()
 
-        status = self._route(method, path, raw, body)
+        self._request = (method, path, body)
+        self._route(method, path, raw, body)
+
+    def _record(self, status: int) -> None:
+        """Log the request before replying, so a test that has its reply also sees it here."""
+        method, path, body = self._request
         self.emu.seen.append(Seen(method, path, status, body))
 
     def _route(self, method: str, path: str, raw: bytes, body: Optional[dict]) -> int:
@@ -373,7 +388,8 @@ class _Handler(BaseHTTPRequestHandler):
             signature.base_string_uri(ORIGIN + urlsplit(self.path).path),
             signature.normalize_parameters(collected),
         )
-        expected = signature.sign_hmac_sha1(base, emu.keys["consumer_secret"], emu.keys["access_token_secret"])
+        secrets = SimpleNamespace(client_secret=emu.keys["consumer_secret"], resource_owner_secret=emu.keys["access_token_secret"])
+        expected = signature.sign_hmac_sha1_with_client(base, secrets)
         if not hmac.compare_digest(expected, params.get("oauth_signature", "")):
             return "bad signature"
         # oauthlib signs a hash of a non-form body; if it is there, the body must match it.
@@ -423,6 +439,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _json(self, status: int, body: dict, headers: Optional[Dict[str, str]] = None, problem: bool = False) -> int:
         data = json.dumps(body).encode()
+        self._record(status)
         self.send_response(status)
         content_type = "application/problem+json" if problem else "application/json; charset=utf-8"
         self.send_header("content-type", content_type)
@@ -436,11 +453,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _drop(self) -> int:
         """Close the connection without a reply, as a crashed proxy or a cut network does."""
+        self._record(0)
         self.close_connection = True
-        try:
+        with contextlib.suppress(OSError):
             self.connection.shutdown(2)
-        except OSError:
-            pass
         return 0
 
 

@@ -1,0 +1,98 @@
+"""Shared fixtures: the X API emulator, and a throw-away bot home for running bot.py like cron does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterator, Optional
+
+import pytest
+
+from twitterbot.config import Credentials
+from twitterbot.posters import XPoster
+
+sys.path.insert(0, str(Path(__file__).parent))
+from x_emulator import XEmulator  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+BOT_PY = REPO / "bot.py"
+
+SAMPLE_TWEETS = "First post\nSecond post\nThird post\n"
+
+
+@pytest.fixture
+def emulator() -> Iterator[XEmulator]:
+    with XEmulator() as emu:
+        yield emu
+
+
+@pytest.fixture
+def poster(emulator: XEmulator) -> XPoster:
+    """The real tweepy-based poster, talking to the emulator, never sleeping between retries."""
+    return XPoster(credentials_for(emulator), timeout=2, retries=1, base_url=emulator.url, sleep=lambda seconds: None)
+
+
+def credentials_for(emulator: XEmulator) -> Credentials:
+    keys = emulator.keys
+    return Credentials(keys["consumer_key"], keys["consumer_secret"], keys["access_token"], keys["access_token_secret"])
+
+
+@dataclass
+class BotHome:
+    """A folder with .env and tweets.txt, and a way to run bot.py the way cron runs it."""
+
+    path: Path
+    emulator: Optional[XEmulator]
+    settings: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def env_file(self) -> Path:
+        return self.path / ".env"
+
+    def write_env(self, **settings: str) -> None:
+        self.settings.update(settings)
+        lines = [f"{name}={value}" for name, value in self.settings.items()]
+        self.env_file.write_text("\n".join(lines) + "\n")
+        self.env_file.chmod(0o600)
+
+    def write_tweets(self, text: str) -> Path:
+        path = self.path / "tweets.txt"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def start(self, *args: str, env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
+        """Start bot.py from an unrelated cwd with a bare environment, as cron does."""
+        cwd = self.path / "elsewhere"
+        cwd.mkdir(exist_ok=True)
+        bare = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "LANG": "C.UTF-8"}
+        bare.update(env or {})
+        return subprocess.Popen(
+            [sys.executable, str(BOT_PY), "--env-file", str(self.env_file), *args],
+            cwd=cwd,
+            env=bare,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, *args: str, env: Optional[Dict[str, str]] = None, timeout: float = 60) -> subprocess.CompletedProcess:
+        process = self.start(*args, env=env)
+        stdout, stderr = process.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+@pytest.fixture
+def home(tmp_path: Path, emulator: XEmulator) -> BotHome:
+    """A bot home wired to the emulator: keys, X_API_BASE_URL, no retry delays worth waiting for."""
+    bot_home = BotHome(tmp_path / "bot", emulator)
+    bot_home.path.mkdir()
+    bot_home.write_env(**emulator.env(), TWEET_ONE_IN="1", X_API_RETRIES="0", X_API_TIMEOUT="3")
+    bot_home.write_tweets(SAMPLE_TWEETS)
+    return bot_home
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.pop("X_API_BASE_URL", None)  # never let a developer's shell point tests elsewhere

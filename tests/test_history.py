@@ -1,0 +1,112 @@
+"""The history store: transactions, crash recovery, the bag, and refusing files that are not ours."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from twitterbot.errors import HistoryError
+from twitterbot.history import HistoryStore, ensure_state_dir
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+
+
+def test_a_new_file_gets_the_schema_and_reopens(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    with HistoryStore(path) as store:
+        run = store.begin_run(at=NOW, one_in=4, roll=0, forced=False, dry_run=False)
+        store.finish_run(run, at=NOW, action="posted", text="hi", tweet_id="1")
+    with HistoryStore(path) as store:
+        (record,) = store.recent_runs(5)
+    assert (record.action, record.text, record.tweet_id, record.roll, record.started_at) == ("posted", "hi", "1", 0, NOW)
+
+
+def test_recent_runs_are_newest_first_and_limited() -> None:
+    store = HistoryStore(":memory:")
+    for minute in range(5):
+        store.begin_run(at=NOW + timedelta(minutes=minute), one_in=4, roll=minute, forced=False, dry_run=False)
+    assert [run.roll for run in store.recent_runs(3)] == [4, 3, 2]
+
+
+def test_posts_since_counts_what_reached_or_may_have_reached_x() -> None:
+    store = HistoryStore(":memory:")
+    outcomes = ["posted", "failed", "duplicate", "posted", "pending"]
+    for hours_ago, outcome in zip([30, 5, 4, 3, 1], outcomes):
+        attempt = store.begin_attempt(f"t{hours_ago}", run_id=None, at=NOW - timedelta(hours=hours_ago))
+        if outcome != "pending":
+            store.finish_attempt(attempt, outcome, at=NOW)
+    assert store.posts_since(NOW - timedelta(hours=24)) == 2  # the 3h post and the pending one
+    assert store.oldest_post_since(NOW - timedelta(hours=24)) == NOW - timedelta(hours=3)
+
+
+def test_finishing_a_post_takes_its_text_out_of_the_round_atomically() -> None:
+    store = HistoryStore(":memory:")
+    attempt = store.begin_attempt("hello", run_id=None, at=NOW)
+    assert store.used_texts() == set()
+    store.finish_attempt(attempt, "posted", at=NOW, tweet_id="9", mark_used=True)
+    assert store.used_texts() == {"hello"}
+    assert store.last_posted_text() == "hello"
+    store.start_new_round()
+    assert store.used_texts() == set()
+
+
+def test_recovering_a_killed_run_keeps_its_text_out_and_counted() -> None:
+    store = HistoryStore(":memory:")
+    run = store.begin_run(at=NOW, one_in=1, roll=0, forced=False, dry_run=False)
+    store.begin_attempt("maybe sent", run_id=run, at=NOW)
+    assert store.recover_interrupted(at=NOW) == ["maybe sent"]
+    assert store.used_texts() == {"maybe sent"}
+    assert store.posts_since(NOW - timedelta(hours=1)) == 1
+    assert store.recent_runs(1)[0].action == "interrupted"
+    assert store.recover_interrupted(at=NOW) == []  # settled once
+
+
+def test_a_file_that_is_not_a_database_is_refused_not_reset(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    path.write_bytes(b"this is not sqlite at all, just some bytes" * 100)
+    with pytest.raises(HistoryError, match="damaged or not a history database.*move it aside"):
+        HistoryStore(path)
+    assert path.read_bytes().startswith(b"this is not sqlite")
+
+
+def test_a_foreign_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE photos (id INTEGER)")
+    with pytest.raises(HistoryError, match="not a twitterbot history database"):
+        HistoryStore(path)
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    HistoryStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(HistoryError, match="newer twitterbot"):
+        HistoryStore(path)
+
+
+def test_a_truncated_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    with HistoryStore(path) as store:
+        for number in range(300):
+            store.begin_attempt(f"text number {number} " * 5, run_id=None, at=NOW)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(HistoryError), HistoryStore(path) as store:
+        store.posts_since(NOW - timedelta(days=1))
+
+
+def test_the_state_dir_is_created_private(tmp_path: Path) -> None:
+    state = tmp_path / "a" / "state"
+    ensure_state_dir(state)
+    assert state.is_dir() and (state.stat().st_mode & 0o777) == 0o700
+
+
+def test_a_state_dir_that_is_a_file_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "state").write_text("oops")
+    with pytest.raises(HistoryError, match="BOT_STATE_DIR"):
+        ensure_state_dir(tmp_path / "state")
