@@ -71,7 +71,9 @@ def test_a_single_line_file_can_still_post_its_only_line() -> None:
 def test_edits_to_the_file_just_work() -> None:
     # "b" was posted; then the user removed "a", added "d" and reordered.
     edited = lines("d", "c", "b")
-    seen = Counter(pick(edited, used={"a", "b"}, last_posted="b", rng=random.Random(seed)).line.text for seed in range(400))
+    seen = Counter(
+        pick(edited, used={"a", "b"}, last_posted="b", rng=random.Random(seed)).line.text for seed in range(400)
+    )
     assert set(seen) == {"c", "d"}  # the new line joined the round, the posted one stays out
     assert min(seen.values()) > 100  # and the choice is fair between them
 

@@ -21,7 +21,13 @@ def test_a_new_file_gets_the_schema_and_reopens(tmp_path: Path) -> None:
         store.finish_run(run, at=NOW, action="posted", text="hi", tweet_id="1")
     with HistoryStore(path) as store:
         (record,) = store.recent_runs(5)
-    assert (record.action, record.text, record.tweet_id, record.roll, record.started_at) == ("posted", "hi", "1", 0, NOW)
+    assert (record.action, record.text, record.tweet_id, record.roll, record.started_at) == (
+        "posted",
+        "hi",
+        "1",
+        0,
+        NOW,
+    )
 
 
 def test_recent_runs_are_newest_first_and_limited() -> None:

@@ -388,7 +388,9 @@ class _Handler(BaseHTTPRequestHandler):
             signature.base_string_uri(ORIGIN + urlsplit(self.path).path),
             signature.normalize_parameters(collected),
         )
-        secrets = SimpleNamespace(client_secret=emu.keys["consumer_secret"], resource_owner_secret=emu.keys["access_token_secret"])
+        secrets = SimpleNamespace(
+            client_secret=emu.keys["consumer_secret"], resource_owner_secret=emu.keys["access_token_secret"]
+        )
         expected = signature.sign_hmac_sha1_with_client(base, secrets)
         if not hmac.compare_digest(expected, params.get("oauth_signature", "")):
             return "bad signature"
