@@ -187,7 +187,6 @@ def test_check_reports_all_good(home: BotHome) -> None:
 def test_check_names_each_problem(home: BotHome) -> None:
     home.env_file.chmod(0o644)
     home.write_tweets("fine\n" + "y" * 290 + "\n")
-    home.env_file.chmod(0o644)
     result = home.run("check")
     assert result.returncode != 0
     assert "other users can read it" in result.stdout

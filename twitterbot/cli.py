@@ -63,8 +63,6 @@ def main(
         )
         secrets = config.credentials.secrets()
         _configure_logging(config, args, stderr_handler, secrets)
-        for warning in env_file_warnings(config):
-            log.warning(warning)
         return int(args.handler(args, config))
     except BotError as exc:
         message = _scrub(str(exc), secrets)
@@ -96,6 +94,8 @@ def main(
 
 def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     """One scheduled run."""
+    for warning in env_file_warnings(config):
+        log.warning(warning)
     poster = None
     if not args.dry_run:
         missing = config.credentials.missing()

@@ -202,21 +202,20 @@ class HistoryStore:
 
     def posts_since(self, since: datetime) -> int:
         """How many posts went (or may have gone) to X since `since`, from every source."""
-        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
-        rows = self._read(
-            f"SELECT count(*) FROM attempts WHERE sent_at >= ? AND outcome IN ({marks})",
-            (_iso(since), *COUNTED_OUTCOMES),
-        )
-        return int(rows[0][0])
+        return int(self._counted_since("count(*)", since))
 
     def oldest_post_since(self, since: datetime) -> Optional[datetime]:
         """When the oldest counted post in the window was sent: the cap frees up 24 h after it."""
+        oldest = self._counted_since("min(sent_at)", since)
+        return _parse_iso(oldest) if oldest else None
+
+    def _counted_since(self, aggregate: str, since: datetime) -> object:
         marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
         rows = self._read(
-            f"SELECT min(sent_at) FROM attempts WHERE sent_at >= ? AND outcome IN ({marks})",
+            f"SELECT {aggregate} FROM attempts WHERE sent_at >= ? AND outcome IN ({marks})",
             (_iso(since), *COUNTED_OUTCOMES),
         )
-        return _parse_iso(rows[0][0]) if rows[0][0] else None
+        return rows[0][0]
 
     def last_posted_text(self) -> Optional[str]:
         rows = self._read(
@@ -229,10 +228,6 @@ class HistoryStore:
     def used_texts(self) -> Set[str]:
         """Texts already posted in the current round."""
         return {row[0] for row in self._read("SELECT text FROM bag")}
-
-    def mark_used(self, text: str, *, at: datetime) -> None:
-        with self._write() as conn:
-            conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, _iso(at)))
 
     def start_new_round(self) -> None:
         """Every line has been posted: empty the bag so all lines are available again."""
