@@ -227,3 +227,12 @@ def test_a_corrupt_history_is_an_error_not_a_reset(home: BotHome) -> None:
     result = home.run("--force")
     assert result.returncode == 78 and "move it aside" in result.stderr
     assert (state / "history.sqlite3").read_bytes() == b"garbage" * 200
+
+
+def test_a_tweets_path_on_the_command_line_is_relative_to_the_cwd(home: BotHome, emulator: XEmulator) -> None:
+    elsewhere = home.path / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    (elsewhere / "other.txt").write_text("from the other file\n")
+    result = home.run("--tweets", "other.txt")
+    assert result.returncode == 0, result.stderr
+    assert emulator.texts == ["from the other file"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from twitterbot.config import SETTINGS, env_file_warnings, load_config
 from twitterbot.errors import ConfigError
@@ -143,3 +145,17 @@ def test_every_setting_has_a_parser_and_a_default_that_parses(tmp_path: Path) ->
     config = load_config(project_dir=tmp_path, environ={})
     assert config is not None
     assert all(setting.help for setting in SETTINGS.values())
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=300))
+def test_any_env_file_text_gives_a_config_or_a_clear_error(tmp_path: Path, text: str) -> None:
+    env = tmp_path / "fuzz.env"
+    env.write_text(text, encoding="utf-8")
+    env.chmod(0o600)
+    try:
+        config = load_config(project_dir=tmp_path, env_file=env, environ={})
+    except ConfigError as exc:
+        assert str(exc)
+    else:
+        assert config.one_in >= 1 and config.max_posts_per_day >= 1
