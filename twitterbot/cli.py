@@ -3,6 +3,8 @@
     python bot.py [--dry-run] [--force] [--json] ...   one scheduled run
     python bot.py check [--online]                     is everything set up right?
     python bot.py history [-n N] [--json]              what recent runs did
+    python bot.py daemon [--dry-run]                   stay running, post at TWEET_TIMES
+    python bot.py cron | systemd [--system] [--write]  crontab lines / systemd units for this checkout
 
 This is the only place that catches broadly: a `BotError` becomes one log line and its exit
 status; anything else is a bug, shown in full with ``--debug``.
@@ -15,6 +17,7 @@ import json
 import logging
 import logging.handlers
 import os
+import pwd
 import random
 import sys
 import traceback
@@ -23,12 +26,14 @@ from typing import Iterable, List, Mapping, Optional, Sequence
 
 from . import __version__
 from .config import Config, env_file_warnings, load_config
+from .daemon import Daemon, use_zone, zone_for
 from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from .history import HistoryStore, ensure_state_dir
+from .install import Paths, crontab, systemd_units, write_atomically
 from .lock import run_lock
 from .posters import XPoster
-from .scheduled import RunResult, run_once
-from .tweets import MAX_WEIGHTED_LENGTH, load_tweets, preview
+from .scheduled import log_result, run_once
+from .tweets import load_tweets, preview
 
 __all__ = ["main"]
 
@@ -96,26 +101,85 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     """One scheduled run."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    poster = None
-    if not args.dry_run:
-        missing = config.credentials.missing()
-        if missing:
-            where = config.env_file or (config.base_dir / ".env")
-            raise ConfigError(
-                f"{', '.join(missing)} not set: put your X keys in {where} (copy config.example.env; "
-                "README 'Getting X keys' shows where to find them), or try --dry-run"
-            )
-        poster = XPoster(
-            config.credentials, timeout=config.api_timeout, retries=config.api_retries, base_url=config.api_base_url
-        )
+    poster = None if args.dry_run else _poster(config)
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
-    _log_decision(result)
+    log_result(result)
     if args.json:
         _print_json(result.as_dict())
     elif result.action == "would_post" and result.line:
         print(result.line.text)
     return int(result.exit_status)
+
+
+def _cmd_daemon(args: argparse.Namespace, config: Config) -> int:
+    """Stay in the foreground and do a scheduled run at each of TWEET_TIMES, until SIGTERM."""
+    for warning in env_file_warnings(config):
+        log.warning(warning)
+    poster = None if args.dry_run else _poster(config)
+    rng = random.Random(args.seed)
+
+    def run_slot(time_of_day: str) -> None:
+        # The daemon's own error boundary: one bad run is logged and the daemon carries on.
+        try:
+            log_result(run_once(config, poster=poster, rng=rng, dry_run=args.dry_run))
+        except BotError as exc:
+            log.error("%s run: %s", time_of_day, _scrub(str(exc), config.credentials.secrets()))
+        except Exception:
+            log.exception("%s run failed unexpectedly; the daemon carries on (please report this)", time_of_day)
+
+    use_zone(config.timezone)  # before building the jobs: schedule works in local time
+    zone = zone_for(config.timezone)
+    daemon = Daemon.build(config.times, run_slot=run_slot, zone=zone, rng=rng, jitter=config.jitter)
+    daemon.install_signal_handlers()
+    log.info(
+        "daemon started: runs at %s (%s)%s",
+        ", ".join(config.times),
+        config.timezone or "system time zone",
+        "; dry run, nothing will be posted" if args.dry_run else "",
+    )
+    daemon.serve()
+    log.info("daemon stopped")
+    return int(ExitStatus.OK)
+
+
+def _cmd_cron(args: argparse.Namespace, config: Config) -> int:
+    """Print crontab lines for this checkout."""
+    ensure_state_dir(config.state_dir)  # the lock and the log of the cron line live there
+    print(crontab(config, _paths(args, config)), end="")
+    return int(ExitStatus.OK)
+
+
+def _cmd_systemd(args: argparse.Namespace, config: Config) -> int:
+    """Print (or write) systemd units for this checkout."""
+    ensure_state_dir(config.state_dir)  # ReadWritePaths= needs it to exist
+    units = systemd_units(config, _paths(args, config), system=args.system)
+    if not args.write:
+        for name, text in units.items():
+            print(f"# ---- {name} ----\n{text}")
+        return int(ExitStatus.OK)
+    folder = Path("/etc/systemd/system") if args.system else Path.home() / ".config/systemd/user"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in units.items():
+            write_atomically(folder / name, text)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the units to {folder} ({exc.strerror})"
+            + (": run it with sudo, or print them and copy them by hand" if args.system else "")
+        ) from None
+    ctl = "sudo systemctl" if args.system else "systemctl --user"
+    print(f"wrote {', '.join(units)} to {folder}. Next:")
+    print(f"  {ctl} daemon-reload")
+    print(f"  {ctl} enable --now twitterbot.timer        # or twitterbot-daemon.service, not both")
+    if not args.system:
+        print(f"  sudo loginctl enable-linger {_current_user()}   # keep user timers running after you log out")
+    print(
+        f"  {ctl} start twitterbot.service             # one run now, to test; then: journalctl "
+        + ("-u" if args.system else "--user -u")
+        + " twitterbot"
+    )
+    return int(ExitStatus.OK)
 
 
 def _cmd_check(args: argparse.Namespace, config: Config) -> int:
@@ -216,29 +280,31 @@ def _cmd_history(args: argparse.Namespace, config: Config) -> int:
     return int(ExitStatus.OK)
 
 
-# -- output --------------------------------------------------------------------------------------
-
-
-def _log_decision(result: RunResult) -> None:
-    """The one human line per decision (cron mail and journald keep it)."""
-    line = result.line
-    if result.action == "posted" and line:
-        where = result.url or "(X's reply was lost; the post is on X)"
-        log.info("posted line %d %s %s (%s)", line.lineno, preview(line.text), where, result.reason)
-    elif result.action == "would_post" and line:
-        cost = ", contains a URL: X charges more for it" if line.has_url else ""
-        log.info(
-            "dry run: would post line %d (%d of %d as X counts%s); %s",
-            line.lineno,
-            line.weighted_length,
-            MAX_WEIGHTED_LENGTH,
-            cost,
-            result.reason,
+def _poster(config: Config) -> XPoster:
+    missing = config.credentials.missing()
+    if missing:
+        where = config.env_file or (config.base_dir / ".env")
+        raise ConfigError(
+            f"{', '.join(missing)} not set: put your X keys in {where} (copy config.example.env; "
+            "README 'Getting X keys' shows where to find them), or try --dry-run"
         )
-    elif result.action == "skipped":
-        log.info("skipped: %s", result.reason)
-    else:
-        log.error("failed: %s", result.reason)
+    return XPoster(
+        config.credentials, timeout=config.api_timeout, retries=config.api_retries, base_url=config.api_base_url
+    )
+
+
+def _paths(args: argparse.Namespace, config: Config) -> Paths:
+    python = Path(sys.executable).absolute()  # the venv's python when run as .venv/bin/python
+    if sys.prefix == sys.base_prefix:
+        log.warning("this python (%s) is not a virtualenv's: run this command with .venv/bin/python", python)
+    return Paths.for_checkout(config, python=python, user=args.run_as or _current_user(), project_dir=PROJECT_DIR)
+
+
+def _current_user() -> str:
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+# -- output --------------------------------------------------------------------------------------
 
 
 def _print_json(value: object) -> None:
@@ -305,6 +371,20 @@ def _build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", parents=[common], help="check settings, keys, tweets file and state folder")
     check.add_argument("--online", action="store_true", help="also ask X whether the keys work (GET /2/users/me)")
     check.set_defaults(handler=_cmd_check)
+    daemon = commands.add_parser("daemon", parents=[common], help="stay running and post at TWEET_TIMES")
+    daemon.add_argument("--dry-run", action="store_true", help="decide at each time, post nothing")
+    daemon.add_argument("--seed", type=int, metavar="N", help="seed the rolls and picks")
+    daemon.set_defaults(handler=_cmd_daemon)
+    cron = commands.add_parser("cron", parents=[common], help="print crontab lines for this checkout")
+    cron.add_argument("--run-as", metavar="USER", help=argparse.SUPPRESS)
+    cron.set_defaults(handler=_cmd_cron)
+    units = commands.add_parser("systemd", parents=[common], help="print or write systemd units for this checkout")
+    units.add_argument(
+        "--system", action="store_true", help="units for /etc/systemd/system (default: systemctl --user)"
+    )
+    units.add_argument("--run-as", metavar="USER", help="User= of system units (default: you)")
+    units.add_argument("--write", action="store_true", help="write them to the unit folder instead of printing")
+    units.set_defaults(handler=_cmd_systemd)
     history = commands.add_parser("history", parents=[common], help="show what recent runs did")
     history.add_argument(
         "-n", dest="limit", type=_positive_int, default=20, metavar="N", help="how many runs (default 20)"

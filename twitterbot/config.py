@@ -15,6 +15,7 @@ import difflib
 import io
 import os
 import stat
+import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
@@ -32,6 +33,7 @@ __all__ = [
     "Credentials",
     "env_file_warnings",
     "load_config",
+    "time_to_seconds",
 ]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -42,7 +44,7 @@ class Setting:
     """One configuration variable: its default (as text) and how to check it."""
 
     default: str
-    kind: str  # "secret", "path", "optional_path", "positive_int", "count", "seconds", "log_level", "url"
+    kind: str  # a key of _PARSERS
     help: str
 
 
@@ -58,6 +60,9 @@ SETTINGS: Dict[str, Setting] = {
     "BOT_STATE_DIR": Setting("state", "path", "folder for the history database and the lock"),
     "LOG_FILE": Setting("", "optional_path", "also log to this file (rotated at 1 MB)"),
     "LOG_LEVEL": Setting("INFO", "log_level", "DEBUG, INFO, WARNING or ERROR"),
+    "TWEET_TIMES": Setting("00:00,06:00,12:00,18:00", "times", "times of day to run (daemon, cron and systemd)"),
+    "TWEET_TIMEZONE": Setting("", "timezone", "time zone of TWEET_TIMES, e.g. Europe/London (default: the system's)"),
+    "TWEET_JITTER": Setting("0", "duration", "wait a random 0..this after each time, e.g. 10m"),
     "X_API_TIMEOUT": Setting("20", "seconds", "seconds to wait for X before giving up on a request"),
     "X_API_RETRIES": Setting("2", "count", "retries after a network error or X server error"),
     "X_API_BASE_URL": Setting("https://api.twitter.com", "url", "where requests go (tests, proxies)"),
@@ -102,6 +107,9 @@ class Config:
     state_dir: Path
     log_file: Optional[Path]
     log_level: str
+    times: Tuple[str, ...]  # "HH:MM", sorted
+    timezone: Optional[str]  # an IANA name, or None for the system's zone
+    jitter: float  # seconds
     api_timeout: float
     api_retries: int
     api_base_url: str
@@ -158,6 +166,7 @@ def load_config(
             raw[name] = (value, "the command line")
 
     values = {name: _PARSERS[SETTINGS[name].kind](name, text, where, base_dir) for name, (text, where) in raw.items()}
+    _check_jitter_fits(values["TWEET_JITTER"], values["TWEET_TIMES"], raw["TWEET_JITTER"][1])
     return Config(
         credentials=Credentials(*(values[name] for name in CREDENTIAL_NAMES)),
         tweets_file=values["TWEETS_FILE"],
@@ -166,6 +175,9 @@ def load_config(
         state_dir=values["BOT_STATE_DIR"],
         log_file=values["LOG_FILE"],
         log_level=values["LOG_LEVEL"],
+        times=values["TWEET_TIMES"],
+        timezone=values["TWEET_TIMEZONE"],
+        jitter=values["TWEET_JITTER"],
         api_timeout=values["X_API_TIMEOUT"],
         api_retries=values["X_API_RETRIES"],
         api_base_url=values["X_API_BASE_URL"],
@@ -291,6 +303,73 @@ def _parse_url(name: str, text: str, where: str, base_dir: Path) -> str:
     return value
 
 
+def _parse_times(name: str, text: str, where: str, base_dir: Path) -> Tuple[str, ...]:
+    times = set()
+    for part in text.replace(" ", "").split(","):
+        fields = part.split(":")
+        numbers = [int(field) for field in fields if field.isdigit() and len(field) <= 2]
+        if (
+            len(fields) not in (2, 3)
+            or len(numbers) != len(fields)
+            or not all(value < limit for value, limit in zip(numbers, (24, 60, 60)))
+        ):
+            raise ConfigError(
+                f"{name}={text!r} from {where}: {part!r} is not a time of day: use 24-hour HH:MM times "
+                "separated by commas, e.g. 00:00,06:00,12:00,18:00"
+            )
+        times.add(":".join(f"{value:02d}" for value in numbers))
+    return tuple(sorted(times))
+
+
+def time_to_seconds(time_of_day: str) -> int:
+    """Seconds after midnight of an "HH:MM" or "HH:MM:SS" from TWEET_TIMES."""
+    hours, minutes, *seconds = (int(part) for part in time_of_day.split(":"))
+    return hours * 3600 + minutes * 60 + (seconds[0] if seconds else 0)
+
+
+def _parse_timezone(name: str, text: str, where: str, base_dir: Path) -> Optional[str]:
+    value = text.strip()
+    if not value:
+        return None
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(
+            f"{name}={text!r} from {where} is not a time zone: use a name like Europe/London or "
+            "America/New_York (timedatectl list-timezones shows them), or leave it empty for the system's"
+        ) from None
+    return value
+
+
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def _parse_duration(name: str, text: str, where: str, base_dir: Path) -> float:
+    value = text.strip().lower()
+    if value == "0":
+        return 0.0
+    number, unit = value[:-1], value[-1:]
+    try:
+        seconds = float(number) * _DURATION_UNITS[unit]
+    except (KeyError, ValueError):
+        seconds = -1.0
+    if seconds < 0:
+        raise ConfigError(f"{name}={text!r} from {where} is not a duration: use a number with s, m or h, e.g. 10m")
+    return seconds
+
+
+def _check_jitter_fits(jitter: float, times: Tuple[str, ...], where: str) -> None:
+    """A delay longer than the gap between two times would let one run spill into the next slot."""
+    seconds = sorted(time_to_seconds(t) for t in times)
+    gaps = [later - earlier for earlier, later in zip(seconds, seconds[1:] + [seconds[0] + 24 * 3600])]
+    smallest = min(gaps)
+    if jitter >= smallest:
+        raise ConfigError(
+            f"TWEET_JITTER from {where} ({jitter / 60:g} min) must be shorter than the smallest gap between "
+            f"TWEET_TIMES ({smallest / 60:g} min): shorten it"
+        )
+
+
 _PARSERS: Dict[str, Callable[[str, str, str, Path], object]] = {
     "secret": _parse_secret,
     "path": _parse_path,
@@ -300,4 +379,7 @@ _PARSERS: Dict[str, Callable[[str, str, str, Path], object]] = {
     "seconds": _parse_seconds,
     "log_level": _parse_log_level,
     "url": _parse_url,
+    "times": _parse_times,
+    "timezone": _parse_timezone,
+    "duration": _parse_duration,
 }

@@ -22,9 +22,9 @@ from .errors import DuplicatePost, ExitStatus, PostError
 from .history import HistoryStore, ensure_state_dir
 from .lock import run_lock
 from .posters import Poster
-from .tweets import TweetFile, TweetLine, load_tweets, preview
+from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview
 
-__all__ = ["RunResult", "decide_and_post", "run_once", "utc_now", "MAX_DUPLICATE_SKIPS"]
+__all__ = ["RunResult", "decide_and_post", "log_result", "run_once", "utc_now", "MAX_DUPLICATE_SKIPS"]
 
 log = logging.getLogger(__name__)
 
@@ -197,3 +197,25 @@ def decide_and_post(
         exit_status=ExitStatus.DATA_ERROR,
     )
     return finish("failed", str(error), line=line, error=error)
+
+
+def log_result(result: RunResult) -> None:
+    """The one human line per decision (cron mail and journald keep it)."""
+    line = result.line
+    if result.action == "posted" and line:
+        where = result.url or "(X's reply was lost; the post is on X)"
+        log.info("posted line %d %s %s (%s)", line.lineno, preview(line.text), where, result.reason)
+    elif result.action == "would_post" and line:
+        cost = ", contains a URL: X charges more for it" if line.has_url else ""
+        log.info(
+            "dry run: would post line %d (%d of %d as X counts%s); %s",
+            line.lineno,
+            line.weighted_length,
+            MAX_WEIGHTED_LENGTH,
+            cost,
+            result.reason,
+        )
+    elif result.action == "skipped":
+        log.info("skipped: %s", result.reason)
+    else:
+        log.error("failed: %s", result.reason)
