@@ -31,7 +31,7 @@ from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from .history import HistoryStore, ensure_state_dir
 from .install import Paths, crontab, systemd_units, write_atomically
 from .lock import run_lock
-from .posters import XPoster
+from .posters import XPoster, status_url
 from .scheduled import log_result, run_once
 from .tweets import load_tweets, preview
 
@@ -271,7 +271,7 @@ def _cmd_history(args: argparse.Namespace, config: Config) -> int:
         what = run.action + (" (dry run)" if run.dry_run and run.action != "would_post" else "")
         detail = " ".join(
             part
-            for part in (preview(run.text, 50) if run.text else "", run.reason or "", _status_url(run.tweet_id))
+            for part in (preview(run.text, 50) if run.text else "", run.reason or "", status_url(run.tweet_id) or "")
             if part
         )
         print(f"{when}  {what:<11} {detail}")
@@ -309,10 +309,6 @@ def _current_user() -> str:
 
 def _print_json(value: object) -> None:
     print(json.dumps(value, ensure_ascii=False))
-
-
-def _status_url(tweet_id: Optional[str]) -> str:
-    return f"https://x.com/i/status/{tweet_id}" if tweet_id else ""
 
 
 def _error_kind(exc: BotError) -> str:

@@ -25,7 +25,7 @@ from requests.adapters import HTTPAdapter
 from .config import Credentials
 from .errors import DuplicatePost, ExitStatus, PostError
 
-__all__ = ["DEFAULT_BASE_URL", "Poster", "PostResult", "XPoster"]
+__all__ = ["DEFAULT_BASE_URL", "Poster", "PostResult", "XPoster", "status_url"]
 
 DEFAULT_BASE_URL = "https://api.twitter.com"
 # tweepy hard-codes api.twitter.com; api.x.com serves the same API. Both go through our adapter.
@@ -45,7 +45,12 @@ class PostResult:
 
     @property
     def url(self) -> Optional[str]:
-        return f"https://x.com/i/status/{self.tweet_id}" if self.tweet_id else None
+        return status_url(self.tweet_id)
+
+
+def status_url(tweet_id: Optional[str]) -> Optional[str]:
+    """The public link of a post (x.com resolves it whatever the account's handle)."""
+    return f"https://x.com/i/status/{tweet_id}" if tweet_id else None
 
 
 class Poster(Protocol):

@@ -21,7 +21,7 @@ from .config import Config
 from .errors import DuplicatePost, ExitStatus, PostError
 from .history import HistoryStore, ensure_state_dir
 from .lock import run_lock
-from .posters import Poster
+from .posters import Poster, status_url
 from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview
 
 __all__ = ["RunResult", "decide_and_post", "log_result", "run_once", "utc_now", "MAX_DUPLICATE_SKIPS"]
@@ -52,7 +52,7 @@ class RunResult:
 
     @property
     def url(self) -> Optional[str]:
-        return f"https://x.com/i/status/{self.tweet_id}" if self.tweet_id else None
+        return status_url(self.tweet_id)
 
     @property
     def exit_status(self) -> ExitStatus:
