@@ -183,10 +183,10 @@ def test_generated_units_verify(tmp_path: Path, system: bool) -> None:
         TWEET_TIMES="07:30,21:00:15",
         TWEET_TIMEZONE="Europe/London",
         TWEET_JITTER="10m",
-        LOG_FILE="/var/tmp/tb/bot.log",
+        LOG_FILE=str(tmp_path / "logs" / "bot.log"),
     )
     config.state_dir.mkdir()
-    Path("/var/tmp/tb").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "logs").mkdir()
     units = systemd_units(config, paths_for(config, tmp_path, user="root"), system=system)
     folder = tmp_path / "units"
     folder.mkdir()
