@@ -105,6 +105,8 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
+    if args.dry_run and result.action == "skipped" and result.roll is not None:
+        log.info("add --force to see which line it would have posted")
     if args.json:
         _print_json(result.as_dict())
     elif result.action == "would_post" and result.line:

@@ -138,8 +138,7 @@ def decide_and_post(
         return result
 
     if rolled is not None and not hits(rolled):
-        hint = "; add --force to see which line it would post" if dry_run else ""
-        return finish("skipped", f"rolled {rolled} (posts on 0 of 1-in-{one_in}){hint}")
+        return finish("skipped", f"rolled {rolled} (posts on 0 of 1-in-{one_in})")
     why = "forced" if rolled is None else f"rolled 0 of 1-in-{one_in}"
 
     recent = store.posts_since(now - CAP_WINDOW)
