@@ -33,6 +33,8 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import schedule
 
+from .scheduled import utc_now
+
 __all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone", "zone_for"]
 
 log = logging.getLogger(__name__)
@@ -99,10 +101,6 @@ def sd_notify(message: str, environ: Optional[Mapping[str, str]] = None) -> bool
     return True
 
 
-def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 @dataclass
 class Daemon:
     """A scheduler with one daily job per time, and the loop that drives it."""
@@ -110,7 +108,7 @@ class Daemon:
     scheduler: schedule.Scheduler
     run_slot: Callable[[str], None]
     zone: tzinfo
-    clock: Callable[[], datetime] = _utc_now
+    clock: Callable[[], datetime] = utc_now
     rng: random.Random = field(default_factory=random.Random)
     jitter: float = 0.0
     notify: Callable[[str], object] = sd_notify

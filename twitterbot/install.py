@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .config import Config, time_to_seconds
+from .config import Config, load_config, time_to_seconds
 from .errors import ConfigError
 
 __all__ = ["Paths", "UNIT_NAMES", "crontab", "systemd_units", "write_atomically"]
@@ -231,8 +231,6 @@ def examples() -> Dict[str, str]:
     """The repository's crontab.example and systemd/ files: this module's output for a typical Pi
     (checkout in /home/pi/twitterbot, user pi, default settings). Regenerate with
     ``python -m twitterbot.install``."""
-    from .config import load_config
-
     config = load_config(project_dir=EXAMPLE_DIR, environ={})
     paths = Paths.for_checkout(config, python=EXAMPLE_DIR / ".venv/bin/python", user="pi", project_dir=EXAMPLE_DIR)
     files = {"crontab.example": crontab(config, paths)}
