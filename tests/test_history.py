@@ -116,3 +116,48 @@ def test_a_state_dir_that_is_a_file_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "state").write_text("oops")
     with pytest.raises(HistoryError, match="BOT_STATE_DIR"):
         ensure_state_dir(tmp_path / "state")
+
+
+def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_history(tmp_path: Path) -> None:
+    from twitterbot import history
+
+    path = tmp_path / "history.sqlite3"
+    with sqlite3.connect(path) as conn:  # a file as the first release wrote it
+        conn.executescript(
+            history._SCHEMA + f"PRAGMA application_id = {history.APPLICATION_ID}; PRAGMA user_version = 1;"
+        )
+        conn.execute(
+            "INSERT INTO attempts (text, sent_at, outcome) VALUES ('old post', ?, 'posted')", (history._iso(NOW),)
+        )
+    conn.close()
+    with HistoryStore(path) as store:
+        assert store.posts_since(NOW - timedelta(hours=1)) == 1
+        job = store.open_job("pegs", at=NOW)
+        assert (job.name, job.posts, job.thread_root) == ("pegs", 0, None)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == history.SCHEMA_VERSION
+
+
+def test_a_running_job_s_pending_post_is_left_alone_by_a_scheduled_run(tmp_path: Path) -> None:
+    with HistoryStore(tmp_path / "history.sqlite3") as store:
+        job = store.open_job("pegs", at=NOW)
+        store.begin_job_attempt(job.id, "pegs: level 3", at=NOW, final=False)  # in flight in another process
+        store.begin_attempt("scheduled line", run_id=None, at=NOW)  # left by a killed scheduled run
+        assert store.recover_interrupted(at=NOW) == ["scheduled line"]
+        assert store.used_texts() == {"scheduled line"}
+        # When the job itself restarts, its own pending post is settled as "may have been posted".
+        store.open_job("pegs", at=NOW)
+        assert store.posts_since(NOW - timedelta(hours=1)) == 2
+
+
+def test_jobs_are_found_by_name_and_run_key(tmp_path: Path) -> None:
+    with HistoryStore(tmp_path / "history.sqlite3") as store:
+        first = store.open_job("pegs", at=NOW)
+        assert store.open_job("pegs", at=NOW).id == first.id  # unfinished: continued
+        assert store.open_job("monkey", at=NOW).id != first.id
+        store.finish_job(first.id, "done", at=NOW)
+        assert store.open_job("pegs", at=NOW).id != first.id  # finished: a new run
+        keyed = store.open_job("pegs", at=NOW, run_key="english")
+        store.finish_job(keyed.id, "done", at=NOW)
+        again = store.open_job("pegs", at=NOW, run_key="english")
+        assert again.id == keyed.id and again.outcome == "done"

@@ -154,6 +154,7 @@ class XEmulator:
     slow_seconds: float = 3.0
     clock_skew_allowed: int = 300
     posts: List[Post] = field(default_factory=list)
+    deleted: Set[str] = field(default_factory=set)  # ids the account deleted (see `delete`)
     seen: List[Seen] = field(default_factory=list)
     _script: Deque[str] = field(default_factory=deque)
     _nonces: Set[str] = field(default_factory=set)
@@ -205,6 +206,10 @@ class XEmulator:
             "TWITTER_ACCESS_TOKEN": self.keys["access_token"],
             "TWITTER_ACCESS_TOKEN_SECRET": self.keys["access_token_secret"],
         }
+
+    def delete(self, post_id: str) -> None:
+        """The account owner deleted this post (on x.com): replies to it are refused from now on."""
+        self.deleted.add(post_id)
 
     @property
     def texts(self) -> List[str]:
@@ -326,7 +331,7 @@ class _Handler(BaseHTTPRequestHandler):
         reply_to = None
         if "reply" in body:
             reply_to = (body["reply"] or {}).get("in_reply_to_tweet_id")
-            if reply_to not in {post.id for post in emu.posts}:
+            if reply_to not in {post.id for post in emu.posts} or reply_to in emu.deleted:
                 return self._invalid("The tweet you are replying to does not exist or is not visible")
 
         if scripted == "too_long" or parse_tweet(body["text"]).weightedLength > 280:

@@ -5,6 +5,7 @@
     python bot.py history [-n N] [--json]              what recent runs did
     python bot.py daemon [--dry-run]                   stay running, post at TWEET_TIMES
     python bot.py cron | systemd [--system] [--write]  crontab lines / systemd units for this checkout
+    python bot.py watch [--every 6h] -- CMD ARGS...    run CMD, post its progress and its result
 
 This is the only place that catches broadly: a `BotError` becomes one log line and its exit
 status; anything else is a bug, shown in full with ``--debug``.
@@ -25,22 +26,22 @@ from pathlib import Path
 from typing import Iterable, List, Mapping, Optional, Sequence
 
 from . import __version__
-from .config import Config, env_file_warnings, load_config
+from .config import PROJECT_DIR, Config, env_file_warnings, load_config
 from .daemon import Daemon, use_zone, zone_for
-from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
+from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError, UsageError
 from .history import HistoryStore, ensure_state_dir
 from .install import Paths, crontab, systemd_units, write_atomically
 from .lock import run_lock
-from .posters import XPoster, status_url
+from .posters import XPoster, poster_for, status_url
+from .progress import open_reporter
 from .scheduled import log_result, run_once
+from .statusline import status_line_for
 from .tweets import load_tweets, preview
+from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, watch
 
 __all__ = ["main"]
 
 log = logging.getLogger("twitterbot")
-
-# bot.py sits beside the package: its folder holds the default .env, tweets.txt and state/.
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 def main(
@@ -101,7 +102,7 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     """One scheduled run."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    poster = None if args.dry_run else _poster(config)
+    poster = None if args.dry_run else poster_for(config)
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
@@ -118,7 +119,7 @@ def _cmd_daemon(args: argparse.Namespace, config: Config) -> int:
     """Stay in the foreground and do a scheduled run at each of TWEET_TIMES, until SIGTERM."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    poster = None if args.dry_run else _poster(config)
+    poster = None if args.dry_run else poster_for(config)
     rng = random.Random(args.seed)
 
     def run_slot(time_of_day: str) -> None:
@@ -143,6 +144,31 @@ def _cmd_daemon(args: argparse.Namespace, config: Config) -> int:
     daemon.serve()
     log.info("daemon stopped")
     return int(ExitStatus.OK)
+
+
+def _cmd_watch(args: argparse.Namespace, config: Config) -> int:
+    """Run a command to the end, posting its progress; exit with its exit status."""
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    check_command(command)
+    try:
+        patterns = Patterns.compile(args.pattern, args.milestone)
+    except ValueError as exc:
+        raise UsageError(f"{exc}: fix the pattern (Python regular expression syntax)") from None
+    if not args.dry_run:
+        for warning in env_file_warnings(config):
+            log.warning(warning)
+    name = args.name or default_name(command)
+    status = status_line_for(sys.stdout)
+    status.clear_before_logging()
+    with open_reporter(
+        name,
+        config=config,
+        dry_run=args.dry_run,
+        templates=TEMPLATES,
+        job_fields=(*FIELDS, *patterns.fields),
+        status=status,
+    ) as reporter:
+        return watch(command, reporter, patterns=patterns, status=status)
 
 
 def _cmd_cron(args: argparse.Namespace, config: Config) -> int:
@@ -282,19 +308,6 @@ def _cmd_history(args: argparse.Namespace, config: Config) -> int:
     return int(ExitStatus.OK)
 
 
-def _poster(config: Config) -> XPoster:
-    missing = config.credentials.missing()
-    if missing:
-        where = config.env_file or (config.base_dir / ".env")
-        raise ConfigError(
-            f"{', '.join(missing)} not set: put your X keys in {where} (copy config.example.env; "
-            "README 'Getting X keys' shows where to find them), or try --dry-run"
-        )
-    return XPoster(
-        config.credentials, timeout=config.api_timeout, retries=config.api_retries, base_url=config.api_base_url
-    )
-
-
 def _paths(args: argparse.Namespace, config: Config) -> Paths:
     python = Path(sys.executable).absolute()  # the venv's python when run as .venv/bin/python
     if sys.prefix == sys.base_prefix:
@@ -389,7 +402,47 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     history.add_argument("--json", action="store_true", help="print a JSON list")
     history.set_defaults(handler=_cmd_history)
+
+    job = commands.add_parser(
+        "watch",
+        parents=[common],
+        help="run a command; post its progress now and then, and its result",
+        usage="%(prog)s [options] -- COMMAND [ARGS...]",
+        description="Run COMMAND, pass its output through, post its progress (at most one post per "
+        "--every) and, at the end, its result. Exits with COMMAND's exit status.",
+    )
+    job.add_argument("--name", help="the job's name in posts and history (default: the program's name)")
+    job.add_argument(
+        "--every", metavar="DURATION", help="at most one progress post per this long, e.g. 6h (PROGRESS_EVERY)"
+    )
+    job.add_argument(
+        "--milestone-every",
+        metavar="DURATION",
+        help="a milestone may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
+    )
+    job.add_argument(
+        "--pattern",
+        metavar="REGEX",
+        help="only lines matching this are progress; its first or (?P<message>...) group is the message",
+    )
+    job.add_argument("--milestone", metavar="REGEX", help="lines matching this are milestones: they may post sooner")
+    job.add_argument("--template", help="text of a progress post, e.g. '{name}: {message} ({elapsed})'")
+    job.add_argument("--done-template", metavar="TEMPLATE", help="text of the result post")
+    job.add_argument("--failed-template", metavar="TEMPLATE", help="text of the failure post")
+    job.add_argument("--no-thread", action="store_true", help="post each update on its own, not as replies")
+    job.add_argument("--dry-run", action="store_true", help="print the posts it would send, with why; post nothing")
+    job.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments, after --")
+    job.set_defaults(handler=_cmd_watch)
     return parser
+
+
+_PROGRESS_FLAGS = {
+    "every": "PROGRESS_EVERY",
+    "milestone_every": "PROGRESS_MILESTONE_EVERY",
+    "template": "PROGRESS_TEMPLATE",
+    "done_template": "PROGRESS_DONE_TEMPLATE",
+    "failed_template": "PROGRESS_FAILED_TEMPLATE",
+}
 
 
 def _overrides(args: argparse.Namespace) -> dict:
@@ -399,6 +452,11 @@ def _overrides(args: argparse.Namespace) -> dict:
         overrides["TWEET_ONE_IN"] = str(args.one_in)
     if getattr(args, "tweets", None):
         overrides["TWEETS_FILE"] = str(_absolute(args.tweets))
+    for flag, setting in _PROGRESS_FLAGS.items():
+        if getattr(args, flag, None):
+            overrides[setting] = getattr(args, flag)
+    if getattr(args, "no_thread", False):
+        overrides["PROGRESS_THREAD"] = "no"
     if getattr(args, "verbose", False):
         overrides["LOG_LEVEL"] = "DEBUG"
     elif getattr(args, "quiet", False):

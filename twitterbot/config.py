@@ -14,7 +14,9 @@ from __future__ import annotations
 import difflib
 import io
 import os
+import re
 import stat
+import string
 import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,15 +30,20 @@ from .errors import ConfigError
 
 __all__ = [
     "CREDENTIAL_NAMES",
+    "PROJECT_DIR",
     "SETTINGS",
     "Config",
     "Credentials",
     "env_file_warnings",
     "load_config",
+    "parse_duration",
     "time_to_seconds",
 ]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+# bot.py sits beside the package: its folder holds the default .env, tweets.txt and state/.
+PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,14 @@ SETTINGS: Dict[str, Setting] = {
     "X_API_TIMEOUT": Setting("20", "seconds", "seconds to wait for X before giving up on a request"),
     "X_API_RETRIES": Setting("2", "count", "retries after a network error or X server error"),
     "X_API_BASE_URL": Setting("https://api.twitter.com", "url", "where requests go (tests, proxies)"),
+    "PROGRESS_EVERY": Setting("6h", "duration", "progress mode: at most one progress post per this long"),
+    "PROGRESS_MILESTONE_EVERY": Setting(
+        "1h", "duration", "progress mode: a milestone may post this soon after the last"
+    ),
+    "PROGRESS_THREAD": Setting("yes", "bool", "progress mode: posts of a run reply to its first post"),
+    "PROGRESS_TEMPLATE": Setting("", "template", "progress mode: text of a progress post (default: the job's)"),
+    "PROGRESS_DONE_TEMPLATE": Setting("", "template", "progress mode: text of the result post"),
+    "PROGRESS_FAILED_TEMPLATE": Setting("", "template", "progress mode: text of the failure post"),
 }
 
 CREDENTIAL_NAMES = (
@@ -113,6 +128,12 @@ class Config:
     api_timeout: float
     api_retries: int
     api_base_url: str
+    progress_every: float  # seconds
+    progress_milestone_every: float
+    progress_thread: bool
+    progress_template: str  # "" = the job's default
+    progress_done_template: str
+    progress_failed_template: str
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Path  # where relative paths were resolved from
 
@@ -181,6 +202,12 @@ def load_config(
         api_timeout=values["X_API_TIMEOUT"],
         api_retries=values["X_API_RETRIES"],
         api_base_url=values["X_API_BASE_URL"],
+        progress_every=values["PROGRESS_EVERY"],
+        progress_milestone_every=values["PROGRESS_MILESTONE_EVERY"],
+        progress_thread=values["PROGRESS_THREAD"],
+        progress_template=values["PROGRESS_TEMPLATE"],
+        progress_done_template=values["PROGRESS_DONE_TEMPLATE"],
+        progress_failed_template=values["PROGRESS_FAILED_TEMPLATE"],
         env_file=env_path,
         base_dir=base_dir,
     )
@@ -341,21 +368,47 @@ def _parse_timezone(name: str, text: str, where: str, base_dir: Path) -> Optiona
     return value
 
 
-_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration like 90s, 10m, 6h, 1d or 3h30m; "0" is zero. ValueError if malformed."""
+    value = text.strip().lower().replace(" ", "")
+    if value == "0":
+        return 0.0
+    parts = _DURATION_PART.findall(value)
+    if not parts or "".join(number + unit for number, unit in parts) != value:
+        raise ValueError(f"{text!r} is not a duration: use a number with s, m, h or d, e.g. 10m, 6h or 3h30m")
+    return sum(float(number) * _DURATION_UNITS[unit] for number, unit in parts)
 
 
 def _parse_duration(name: str, text: str, where: str, base_dir: Path) -> float:
-    value = text.strip().lower()
-    if value == "0":
-        return 0.0
-    number, unit = value[:-1], value[-1:]
     try:
-        seconds = float(number) * _DURATION_UNITS[unit]
-    except (KeyError, ValueError):
-        seconds = -1.0
-    if seconds < 0:
-        raise ConfigError(f"{name}={text!r} from {where} is not a duration: use a number with s, m or h, e.g. 10m")
-    return seconds
+        return parse_duration(text)
+    except ValueError as exc:
+        raise ConfigError(f"{name} from {where}: {exc}") from None
+
+
+_BOOLEANS = {"yes": True, "true": True, "on": True, "1": True, "no": False, "false": False, "off": False, "0": False}
+
+
+def _parse_bool(name: str, text: str, where: str, base_dir: Path) -> bool:
+    try:
+        return _BOOLEANS[text.strip().lower()]
+    except KeyError:
+        raise ConfigError(f"{name}={text!r} from {where} is not yes or no: set it to yes or no") from None
+
+
+def _parse_template(name: str, text: str, where: str, base_dir: Path) -> str:
+    try:
+        list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise ConfigError(
+            f"{name} from {where} is not a template ({exc}): put fields in braces like {{message}}, "
+            "and write a literal brace twice: {{ or }}"
+        ) from None
+    return text
 
 
 def _check_jitter_fits(jitter: float, times: Tuple[str, ...], where: str) -> None:
@@ -382,4 +435,6 @@ _PARSERS: Dict[str, Callable[[str, str, str, Path], object]] = {
     "times": _parse_times,
     "timezone": _parse_timezone,
     "duration": _parse_duration,
+    "bool": _parse_bool,
+    "template": _parse_template,
 }

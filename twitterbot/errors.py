@@ -12,6 +12,7 @@ from typing import Optional
 
 __all__ = [
     "BotError",
+    "CommandError",
     "ConfigError",
     "DuplicatePost",
     "ExitStatus",
@@ -19,6 +20,7 @@ __all__ = [
     "LockHeld",
     "PostError",
     "TweetFileError",
+    "UsageError",
 ]
 
 
@@ -32,12 +34,20 @@ class ExitStatus(enum.IntEnum):
     TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: rate limit, X server error, network, lock held
     PERMISSION_DENIED = 77  # EX_NOPERM: keys rejected, read-only app, no Project, no credits
     CONFIG_ERROR = 78  # EX_CONFIG: a setting is missing or malformed
+    CANNOT_EXECUTE = 126  # as the shell: watch's command is not executable
+    COMMAND_NOT_FOUND = 127  # as the shell: watch's command does not exist
 
 
 class BotError(Exception):
     """An error the user can act on; its message says how."""
 
     exit_status: ExitStatus = ExitStatus.UNEXPECTED
+
+
+class UsageError(BotError):
+    """The command line asks for something that cannot be done as written."""
+
+    exit_status = ExitStatus.USAGE
 
 
 class ConfigError(BotError):
@@ -62,6 +72,14 @@ class LockHeld(BotError):
     """Another run holds the lock; this one must not post."""
 
     exit_status = ExitStatus.TEMPORARY_FAILURE
+
+
+class CommandError(BotError):
+    """The command `watch` was given cannot be started."""
+
+    def __init__(self, message: str, *, exit_status: ExitStatus) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
 
 
 class PostError(BotError):

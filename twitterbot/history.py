@@ -1,4 +1,4 @@
-"""The history store: every run, every post attempt, and the shuffle bag, in one SQLite file.
+"""The history store: every run, every post attempt, the shuffle bag and progress jobs, in one SQLite file.
 
 It is what keeps the bot from spamming or double-posting. An attempt is written (and committed)
 *before* the request goes to X and its outcome after, so a run that dies half-way leaves a
@@ -19,10 +19,9 @@ from typing import List, Optional, Set, Union
 
 from .errors import HistoryError
 
-__all__ = ["HistoryStore", "RunRecord", "COUNTED_OUTCOMES", "ensure_state_dir"]
+__all__ = ["HistoryStore", "JobRecord", "RunRecord", "COUNTED_OUTCOMES", "ensure_state_dir"]
 
 APPLICATION_ID = 0x54574254  # "TWBT": marks the file as ours, so a foreign database is refused
-SCHEMA_VERSION = 1
 
 # Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached X.
 COUNTED_OUTCOMES = ("pending", "posted", "interrupted")
@@ -61,6 +60,29 @@ CREATE TABLE bag (
 );
 """
 
+# Schema changes, applied in order to new and old files alike: user_version says how far a file got.
+_MIGRATIONS = {
+    2: """
+-- Progress jobs: what a reporter needs to continue a run's thread after a restart.
+CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    run_key TEXT,                  -- the job's own id for this run, if it has one
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    outcome TEXT,                  -- NULL while running, then done or failed
+    thread_root TEXT,              -- the id of the run's first post; later posts reply to it
+    last_post_at TEXT,
+    last_text TEXT,
+    last_news TEXT,                -- the message and fields of the last post, to skip repeats
+    posts INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX jobs_name ON jobs (name, run_key);
+ALTER TABLE attempts ADD COLUMN job_id INTEGER REFERENCES jobs (id);
+""",
+}
+SCHEMA_VERSION = max(_MIGRATIONS)
+
 
 @dataclass(frozen=True)
 class RunRecord:
@@ -75,6 +97,24 @@ class RunRecord:
     one_in: Optional[int]
     roll: Optional[int]
     dry_run: bool
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """A progress job's run, as the reporter left it."""
+
+    id: int
+    name: str
+    run_key: Optional[str]
+    started_at: datetime
+    finished_at: Optional[datetime]
+    outcome: Optional[str]
+    thread_root: Optional[str]
+    last_post_at: Optional[datetime]
+    last_text: Optional[str]
+    last_news: Optional[str]
+    posts: int
+    final_sent: bool  # a final (done/failed) post reached, or may have reached, X
 
 
 def ensure_state_dir(path: Path) -> None:
@@ -181,14 +221,17 @@ class HistoryStore:
                 conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, _iso(at)))
 
     def recover_interrupted(self, *, at: datetime) -> List[str]:
-        """Settle what a killed run left behind. Its pending attempts may have reached X, so their
-        texts leave the round and keep counting against the daily cap. Returns those texts."""
+        """Settle what a killed scheduled run left behind. Its pending attempts may have reached X,
+        so their texts leave the round and keep counting against the daily cap. Returns those texts.
+        (A progress job's pending attempts belong to that job; `open_job` settles them.)"""
         with self._write() as conn:
-            texts = [row[0] for row in conn.execute("SELECT text FROM attempts WHERE outcome = 'pending'")]
+            texts = [
+                row[0] for row in conn.execute("SELECT text FROM attempts WHERE outcome = 'pending' AND job_id IS NULL")
+            ]
             conn.execute(
-                "UPDATE attempts SET outcome = 'interrupted', finished_at = ?,"
-                " detail = 'the run stopped before X answered; it may have been posted' WHERE outcome = 'pending'",
-                (_iso(at),),
+                "UPDATE attempts SET outcome = 'interrupted', finished_at = ?, detail = ?"
+                " WHERE outcome = 'pending' AND job_id IS NULL",
+                (_iso(at), _MAYBE_POSTED),
             )
             conn.execute(
                 "UPDATE runs SET action = 'interrupted', finished_at = ?,"
@@ -212,7 +255,7 @@ class HistoryStore:
     def _counted_since(self, aggregate: str, since: datetime) -> object:
         marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
         rows = self._read(
-            f"SELECT {aggregate} FROM attempts WHERE sent_at >= ? AND outcome IN ({marks})",
+            f"SELECT {aggregate} FROM attempts WHERE sent_at > ? AND outcome IN ({marks})",
             (_iso(since), *COUNTED_OUTCOMES),
         )
         return rows[0][0]
@@ -222,6 +265,89 @@ class HistoryStore:
             "SELECT text FROM attempts WHERE outcome IN ('posted', 'interrupted') ORDER BY id DESC LIMIT 1"
         )
         return rows[0][0] if rows else None
+
+    # -- progress jobs -----------------------------------------------------------------------
+
+    def open_job(self, name: str, *, at: datetime, run_key: Optional[str] = None) -> JobRecord:
+        """The run to report on: with `run_key`, that run (finished or not); without, the newest
+        unfinished run of `name`. Either is created if missing. Posts a killed process left
+        pending are settled as "may have been posted". The caller holds the job's lock."""
+        if run_key is None:
+            where, params = "name = ? AND run_key IS NULL AND finished_at IS NULL", (name,)
+        else:
+            where, params = "name = ? AND run_key = ?", (name, run_key)
+        with self._write() as conn:
+            row = conn.execute(f"SELECT id FROM jobs WHERE {where} ORDER BY id DESC LIMIT 1", params).fetchone()
+            if row:
+                job_id = int(row[0])
+                conn.execute(
+                    "UPDATE attempts SET outcome = 'interrupted', finished_at = ?, detail = ?"
+                    " WHERE outcome = 'pending' AND job_id = ?",
+                    (_iso(at), _MAYBE_POSTED, job_id),
+                )
+            else:
+                cursor = conn.execute(
+                    "INSERT INTO jobs (name, run_key, started_at) VALUES (?, ?, ?)", (name, run_key, _iso(at))
+                )
+                job_id = int(cursor.lastrowid)
+        return self.job(job_id)
+
+    def job(self, job_id: int) -> JobRecord:
+        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        (row,) = self._read(
+            "SELECT id, name, run_key, started_at, finished_at, outcome, thread_root, last_post_at, last_text,"
+            f" last_news, posts, EXISTS (SELECT 1 FROM attempts WHERE job_id = jobs.id AND source = 'final'"
+            f" AND outcome IN ({marks})) FROM jobs WHERE id = ?",
+            (*COUNTED_OUTCOMES, job_id),
+        )
+        return JobRecord(
+            id=row[0],
+            name=row[1],
+            run_key=row[2],
+            started_at=_parse_iso(row[3]),
+            finished_at=_parse_iso(row[4]) if row[4] else None,
+            outcome=row[5],
+            thread_root=row[6],
+            last_post_at=_parse_iso(row[7]) if row[7] else None,
+            last_text=row[8],
+            last_news=row[9],
+            posts=row[10],
+            final_sent=bool(row[11]),
+        )
+
+    def begin_job_attempt(self, job_id: int, text: str, *, at: datetime, final: bool) -> int:
+        """Like `begin_attempt`, for a job's post; a final one is remembered so it is never sent twice."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO attempts (job_id, source, text, sent_at, outcome) VALUES (?, ?, ?, ?, 'pending')",
+                (job_id, "final" if final else "progress", text, _iso(at)),
+            )
+            return int(cursor.lastrowid)
+
+    def record_job_post(
+        self, job_id: int, attempt_id: int, *, at: datetime, tweet_id: Optional[str], news: str, detail: Optional[str]
+    ) -> None:
+        """A job's post went out: settle the attempt and move the job on, in one transaction."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE attempts SET outcome = 'posted', finished_at = ?, tweet_id = ?, detail = ? WHERE id = ?",
+                (_iso(at), tweet_id, detail, attempt_id),
+            )
+            conn.execute(
+                "UPDATE jobs SET posts = posts + 1, last_post_at = ?, last_news = ?,"
+                " last_text = (SELECT text FROM attempts WHERE id = ?),"
+                " thread_root = coalesce(thread_root, ?) WHERE id = ?",
+                (_iso(at), news, attempt_id, tweet_id, job_id),
+            )
+
+    def reset_thread(self, job_id: int) -> None:
+        """The thread's first post is gone: the next post starts a new thread."""
+        with self._write() as conn:
+            conn.execute("UPDATE jobs SET thread_root = NULL WHERE id = ?", (job_id,))
+
+    def finish_job(self, job_id: int, outcome: str, *, at: datetime) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE jobs SET outcome = ?, finished_at = ? WHERE id = ?", (outcome, _iso(at), job_id))
 
     # -- the shuffle bag ---------------------------------------------------------------------
 
@@ -242,12 +368,11 @@ class HistoryStore:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if app_id == 0 and tables == 0:
-            with conn:
-                conn.executescript(
-                    f"BEGIN; {_SCHEMA} PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-                )
-            return
-        if app_id != APPLICATION_ID:
+            conn.executescript(
+                f"BEGIN; {_SCHEMA} PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1; COMMIT;"
+            )
+            version = 1
+        elif app_id != APPLICATION_ID:
             raise HistoryError(
                 f"{self._label} is not a twitterbot history database (it holds other data): "
                 "set BOT_STATE_DIR to another folder, or move the file aside"
@@ -260,6 +385,9 @@ class HistoryStore:
         problems = conn.execute("PRAGMA quick_check").fetchall()
         if problems != [("ok",)]:
             raise sqlite3.DatabaseError(problems[0][0])
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            # executescript commits first; BEGIN..COMMIT makes each step all-or-nothing.
+            conn.executescript(f"BEGIN; {_MIGRATIONS[target]} PRAGMA user_version = {target}; COMMIT;")
 
     def _write(self) -> _Transaction:
         return _Transaction(self)
@@ -295,6 +423,9 @@ class _Transaction:
         if isinstance(exc, sqlite3.Error):
             self._store._fail(exc)
         return False
+
+
+_MAYBE_POSTED = "the run stopped before X answered; it may have been posted"
 
 
 def _iso(moment: datetime) -> str:

@@ -16,9 +16,13 @@ from .errors import LockHeld
 __all__ = ["run_lock"]
 
 
+_RUN_ADVICE = "this run did nothing. If runs overlap often, space out the schedule"
+
+
 @contextmanager
-def run_lock(path: Path) -> Iterator[None]:
-    """Hold the lock at `path` for the `with` block, or raise `LockHeld` at once if another run has it."""
+def run_lock(path: Path, *, busy: str = "another run is in progress", advice: str = _RUN_ADVICE) -> Iterator[None]:
+    """Hold the lock at `path` for the `with` block, or raise `LockHeld` at once if another process
+    has it; `busy` says who that is, `advice` what to do."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
@@ -26,10 +30,7 @@ def run_lock(path: Path) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             who = f" (pid {holder})" if holder.isdigit() else ""
-            raise LockHeld(
-                f"another run is in progress{who} and holds {path}; this run did nothing. "
-                "If runs overlap often, space out the schedule"
-            ) from None
+            raise LockHeld(f"{busy}{who} and holds {path}; {advice}") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield

@@ -12,20 +12,22 @@ on the client's session adds both. Every reply X can give becomes either a `Post
 
 from __future__ import annotations
 
+import itertools
 import logging
+import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Optional, Protocol
+from typing import Callable, Optional, Protocol, TextIO
 
 import requests
 import tweepy
 from requests.adapters import HTTPAdapter
 
-from .config import Credentials
-from .errors import DuplicatePost, ExitStatus, PostError
+from .config import Config, Credentials
+from .errors import ConfigError, DuplicatePost, ExitStatus, PostError
 
-__all__ = ["DEFAULT_BASE_URL", "Poster", "PostResult", "XPoster", "status_url"]
+__all__ = ["DEFAULT_BASE_URL", "DryRunPoster", "Poster", "PostResult", "XPoster", "poster_for", "status_url"]
 
 DEFAULT_BASE_URL = "https://api.twitter.com"
 # tweepy hard-codes api.twitter.com; api.x.com serves the same API. Both go through our adapter.
@@ -55,6 +57,36 @@ def status_url(tweet_id: Optional[str]) -> Optional[str]:
 
 class Poster(Protocol):
     def post(self, text: str, reply_to: Optional[str] = None) -> PostResult: ...
+
+
+def poster_for(config: Config) -> XPoster:
+    """The X poster for these settings, or a ConfigError saying which keys are missing."""
+    missing = config.credentials.missing()
+    if missing:
+        where = config.env_file or (config.base_dir / ".env")
+        raise ConfigError(
+            f"{', '.join(missing)} not set: put your X keys in {where} (copy config.example.env; "
+            "README 'Getting X keys' shows where to find them), or try --dry-run"
+        )
+    return XPoster(
+        config.credentials, timeout=config.api_timeout, retries=config.api_retries, base_url=config.api_base_url
+    )
+
+
+class DryRunPoster:
+    """Posts nothing: writes each post it would send to `stream` and makes up an id, so threads
+    and everything after a post behave as in a real run."""
+
+    def __init__(self, stream: Optional[TextIO] = None) -> None:
+        self._stream = stream
+        self._ids = itertools.count(1)
+
+    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
+        stream = self._stream or sys.stderr
+        to = f" (reply to {reply_to})" if reply_to else ""
+        stream.write(f"dry run, not posted{to}:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
+        stream.flush()
+        return PostResult(text=text, tweet_id=f"dry-run-{next(self._ids)}")
 
 
 class XPoster:
