@@ -417,3 +417,29 @@ def test_the_null_reporter_takes_every_call() -> None:
     with NullReporter() as report:
         assert report.update("x", milestone=True, anything=1).action == "idle"
         assert report.done("y").action == "idle"
+
+
+def test_text_x_already_has_is_dropped_not_retried(store, poster, emulator, clock) -> None:
+    report = reporter(store, poster, clock, templates=Templates(progress="{message}"))
+    emulator.fail_next("duplicate")
+    assert report.update("hello again").action == "unchanged"
+    clock.advance(hours=1)
+    assert report.tick().action == "idle"
+    assert emulator.posts == []
+
+
+def test_the_status_line_says_what_the_next_post_would_say_and_when(store, poster, clock) -> None:
+    shown = []
+
+    class Recorder:
+        def show(self, text: str) -> None:
+            shown.append(text)
+
+    report = reporter(store, poster, clock, status=Recorder())
+    report.update("1 million keystrokes")
+    assert shown[-1] == "monkey: 1 post; waiting for news"
+    clock.advance(hours=2)
+    report.update("2 million keystrokes")
+    assert shown[-1] == "monkey: 1 post; next in 4h: monkey: 2 million keystrokes (2h)"
+    report.done("ok")
+    assert shown[-1] == "monkey: finished (done), 2 posts"

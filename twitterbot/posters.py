@@ -51,8 +51,9 @@ class PostResult:
 
 
 def status_url(tweet_id: Optional[str]) -> Optional[str]:
-    """The public link of a post (x.com resolves it whatever the account's handle)."""
-    return f"https://x.com/i/status/{tweet_id}" if tweet_id else None
+    """The public link of a post (x.com resolves it whatever the account's handle); None for
+    no id, or a dry run's made-up one."""
+    return f"https://x.com/i/status/{tweet_id}" if tweet_id and tweet_id.isdigit() else None
 
 
 class Poster(Protocol):

@@ -204,15 +204,15 @@ class Reporter:
     def describe(self, now: datetime) -> str:
         """One line for the terminal: what the next post would say, and when it is due."""
         if self.finished:
-            return f"{self.name}: finished ({self.job.outcome}), {self.job.posts} posts"
+            return f"{self.name}: finished ({self.job.outcome}), {_posts(self.job.posts)}"
         pending = self._pending
         if pending is None:
-            return f"{self.name}: {self.job.posts} posts; waiting for news"
+            return f"{self.name}: {_posts(self.job.posts)}; waiting for news"
         due = self._due_at(pending)
         if self._not_before and self._not_before > due:
             due = self._not_before
         when = "now" if due <= now else "in " + format_elapsed((due - now).total_seconds())
-        return f"{self.name}: {self.job.posts} posts; next {when}: {self._text_for(pending, now) or pending.message}"
+        return f"{self.name}: {_posts(self.job.posts)}; next {when}: {self._text_for(pending, now) or pending.message}"
 
     def _due_at(self, pending: _Update) -> datetime:
         last = self.job.last_post_at
@@ -312,6 +312,10 @@ class Reporter:
         except PostError as exc:
             outcome = "duplicate" if isinstance(exc, DuplicatePost) else "failed"
             self._store.finish_attempt(attempt, outcome, at=self._clock(), detail=str(exc))
+            if isinstance(exc, DuplicatePost):
+                self._pending = None  # X has this very text already: trying again cannot help
+                log.warning("%s: X already has this text; skipped it (%s)", self.name, preview(text))
+                return Report("unchanged", str(exc), text)
             retry_at = exc.retry_at or self._clock() + min(RETRY_AFTER_FAILURE, self._every)
             self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))
             log.error("%s: posting failed (%s); the job carries on", self.name, exc)
@@ -327,7 +331,8 @@ class Reporter:
         )
         self.job = self._store.job(self.job.id)
         self._not_before = None
-        log.info("%s: posted %s", self.name, status_url(result.tweet_id) or "(X's reply was lost; it is on X)")
+        where = status_url(result.tweet_id) or result.tweet_id or "(X's reply was lost, but it is on X)"
+        log.info("%s: posted %s", self.name, where)
         return Report("posted", reason, text, result.tweet_id)
 
     # -- text ----------------------------------------------------------------------------------
@@ -534,6 +539,10 @@ def _tidy(text: str) -> str:
     """Drop what an empty field leaves behind: "finished in 3h: " -> "finished in 3h", "()" -> ""."""
     text = re.sub(r"\s*\(\s*\)", "", text)
     return re.sub(r"[\s:;,\-–—]+$", "", text).strip()
+
+
+def _posts(count: int) -> str:
+    return f"{count} post" + ("" if count == 1 else "s")
 
 
 def _slug(name: str) -> str:

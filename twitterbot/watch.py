@@ -197,12 +197,13 @@ def watch(
     ended = f"exit {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
     fields = dict(base_fields, exit=ended, exit_code=exit_code, last_line=last_line, line=last_line)
     fields.update({name: "" for name in patterns.fields})
-    if forwarded and (code != 0):
+    if forwarded:  # stopped (systemctl stop, Ctrl-C), not finished, whatever its exit status
         reporter.stop()
     elif code == 0:
         reporter.done("", **fields)
     else:
         reporter.failed(last_line or "(no output)", **fields)
+    status.clear()  # leave the terminal as we found it
     return exit_code
 
 
