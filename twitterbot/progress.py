@@ -33,6 +33,7 @@ from .history import HistoryStore, JobRecord, ensure_state_dir
 from .lock import run_lock
 from .posters import DryRunPoster, Poster, poster_for, status_url
 from .scheduled import CAP_WINDOW, utc_now
+from .statusline import NullStatusLine
 from .tweets import MAX_WEIGHTED_LENGTH, measure, preview
 
 __all__ = [
@@ -97,11 +98,6 @@ class Status(Protocol):
     def show(self, text: str) -> None: ...
 
 
-class _NoStatus:
-    def show(self, text: str) -> None:
-        pass
-
-
 class Reporter:
     """Decides when a job's updates become posts, and posts them. Build it with `open_reporter`,
     or directly with an open store and a poster (tests inject a clock)."""
@@ -134,7 +130,7 @@ class Reporter:
         self._templates = templates
         self._thread = thread
         self._clock = clock
-        self._status: Status = status or _NoStatus()
+        self._status: Status = status or NullStatusLine()
         self._pending: Optional[_Update] = None
         self._stopped = False
         self._not_before: Optional[datetime] = None  # after a failure or while the cap is reached
