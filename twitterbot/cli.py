@@ -6,6 +6,7 @@
     python bot.py daemon [--dry-run]                   stay running, post at TWEET_TIMES
     python bot.py cron | systemd [--system] [--write]  crontab lines / systemd units for this checkout
     python bot.py watch [--every 6h] -- CMD ARGS...    run CMD, post its progress and its result
+    python bot.py pegs solve|count|boards [BOARD]      the peg solitaire job
 
 This is the only place that catches broadly: a `BotError` becomes one log line and its exit
 status; anything else is a bug, shown in full with ``--debug``.
@@ -14,6 +15,7 @@ status; anything else is a bug, shown in full with ``--debug``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import logging.handlers
@@ -32,8 +34,10 @@ from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from .history import HistoryStore, ensure_state_dir
 from .install import Paths, crontab, systemd_units, write_atomically
 from .lock import run_lock
+from .pegboard import BOARDS, builtin, load_board
+from .pegs import run_count, run_solve
 from .posters import XPoster, poster_for, status_url
-from .progress import open_reporter
+from .progress import NullReporter, open_reporter
 from .scheduled import log_result, run_once
 from .statusline import status_line_for
 from .tweets import load_tweets, preview
@@ -169,6 +173,32 @@ def _cmd_watch(args: argparse.Namespace, config: Config) -> int:
         status=status,
     ) as reporter:
         return watch(command, reporter, patterns=patterns, status=status)
+
+
+def _cmd_pegs(args: argparse.Namespace, config: Config) -> int:
+    """Solve or count a peg solitaire board, posting progress and the result."""
+    if args.action == "boards":
+        for name, (_, _, about) in BOARDS.items():
+            print(f"{name:16} {about}")
+        return int(ExitStatus.OK)
+    if args.file:
+        board = load_board(_absolute(args.file), finish=args.finish or "any")
+    else:
+        board = builtin(args.board or "english")
+    name = args.name or f"pegs {args.action} {board.name}"
+    status = status_line_for(sys.stdout) if args.action == "count" else None
+    reporter = (
+        contextlib.nullcontext(NullReporter())
+        if args.no_post
+        else open_reporter(name, config=config, dry_run=args.dry_run, status=status)
+    )
+    with reporter as report:
+        if args.action == "solve":
+            run_solve(board, report, output=_absolute(args.output))
+            return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
+        ensure_state_dir(config.state_dir)
+        run_count(board, report, checkpoint=config.state_dir / f"pegs-count-{board.name}.npz")
+        return int(ExitStatus.OK)
 
 
 def _cmd_cron(args: argparse.Namespace, config: Config) -> int:
@@ -433,6 +463,26 @@ def _build_parser() -> argparse.ArgumentParser:
     job.add_argument("--dry-run", action="store_true", help="print the posts it would send, with why; post nothing")
     job.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments, after --")
     job.set_defaults(handler=_cmd_watch)
+
+    pegs = commands.add_parser(
+        "pegs",
+        parents=[common],
+        help="peg solitaire: solve a board, or count its positions and solutions",
+        description="Solve a peg solitaire board or count it level by level, posting progress and "
+        "the result (--no-post to keep it local). Boards: " + ", ".join(BOARDS) + ", or --file.",
+    )
+    pegs.add_argument("action", choices=("solve", "count", "boards"), help="what to do")
+    pegs.add_argument("board", nargs="?", help="a built-in board (default: english); see: pegs boards")
+    pegs.add_argument("--file", metavar="PATH", help="a board file: X peg, O hole, space or . no hole")
+    pegs.add_argument(
+        "--finish", choices=("centre", "any"), help="where a board file's last peg must be (default: any)"
+    )
+    pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
+    pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
+    pegs.add_argument("--every", metavar="DURATION", help="at most one progress post per this long (PROGRESS_EVERY)")
+    pegs.add_argument("--dry-run", action="store_true", help="print the posts it would send; post nothing")
+    pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
+    pegs.set_defaults(handler=_cmd_pegs)
     return parser
 
 

@@ -176,8 +176,9 @@ def parse_board(text: str, *, name: str, source: str = "the board", finish: str 
     if finish == "centre":
         rows = [r for r, _ in cells]
         cols = [c for _, c in cells]
-        centre = ((min(rows) + max(rows)) // 2, (min(cols) + max(cols)) // 2)
-        if centre not in cells:
+        middle = (min(rows) + max(rows), min(cols) + max(cols))
+        centre = (middle[0] // 2, middle[1] // 2)
+        if middle[0] % 2 or middle[1] % 2 or centre not in cells:
             raise BoardFileError(f"{source} has no hole in the middle to finish in: use --finish any")
         target = cells.index(centre)
     return Board(name, tuple(cells), start, target)
