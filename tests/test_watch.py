@@ -40,9 +40,10 @@ def test_a_command_killed_by_a_signal_exits_128_plus_it(home: BotHome) -> None:
 
 CHILD = textwrap.dedent(
     """
-    import signal, sys, time
+    import os, signal, sys, time
     def stop(signum, frame):
-        print("got", signal.Signals(signum).name, flush=True)
+        # os.write: the signal may arrive while print("ready") is still flushing.
+        os.write(1, f"got {signal.Signals(signum).name}\n".encode())
         sys.exit(5)
     signal.signal(signal.SIGTERM, stop)
     print("ready", flush=True)
@@ -56,7 +57,7 @@ def test_sigterm_is_forwarded_and_a_stopped_run_continues_its_thread_next_time(h
     assert process.stdout.readline() == "ready\n"
     process.send_signal(signal.SIGTERM)
     stdout, stderr = process.communicate(timeout=20)
-    assert stdout == "got SIGTERM\n"
+    assert stdout == "got SIGTERM\n", stderr
     assert process.returncode == 5
     assert "stopped; starting it again continues this run" in stderr
     assert home.emulator.texts == ["long: ready (0s)"]  # stopped is not failed: no post
