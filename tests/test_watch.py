@@ -43,7 +43,7 @@ CHILD = textwrap.dedent(
     import os, signal, sys, time
     def stop(signum, frame):
         # os.write: the signal may arrive while print("ready") is still flushing.
-        os.write(1, f"got {signal.Signals(signum).name}\n".encode())
+        os.write(1, f"got {signal.Signals(signum).name}\\n".encode())
         sys.exit(5)
     signal.signal(signal.SIGTERM, stop)
     print("ready", flush=True)
