@@ -70,6 +70,9 @@ class Templates:
         return Templates(progress or self.progress, done or self.done, failed or self.failed)
 
 
+DEFAULT_TEMPLATES = Templates()
+
+
 @dataclass(frozen=True)
 class Report:
     """What the reporter did with an update: the job may ignore it; tests and the status line read it."""
@@ -111,7 +114,7 @@ class Reporter:
         every: float,
         milestone_every: float,
         max_posts_per_day: int,
-        templates: Templates = Templates(),
+        templates: Templates = DEFAULT_TEMPLATES,
         thread: bool = True,
         run_key: Optional[str] = None,
         job_fields: Iterable[str] = (),

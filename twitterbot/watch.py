@@ -119,7 +119,7 @@ def watch(
     command: Sequence[str],
     reporter: Union[Reporter, NullReporter],
     *,
-    patterns: Patterns = Patterns(),
+    patterns: Optional[Patterns] = None,
     stdout: Optional[IO[bytes]] = None,
     stderr: Optional[IO[bytes]] = None,
     status: Optional[Union[StatusLine, NullStatusLine]] = None,
@@ -127,6 +127,7 @@ def watch(
     """Run `command` to the end, reporting its output; returns the exit status to exit with
     (the command's, or 128 + the signal that killed it)."""
     status = status or NullStatusLine()
+    patterns = patterns or Patterns()  # every non-empty line is news
     out = stdout or sys.stdout.buffer
     err = stderr or sys.stderr.buffer
     try:
