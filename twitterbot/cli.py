@@ -15,7 +15,6 @@ status; anything else is a bug, shown in full with ``--debug``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import logging.handlers
@@ -188,9 +187,7 @@ def _cmd_pegs(args: argparse.Namespace, config: Config) -> int:
     name = args.name or f"pegs {args.action} {board.name}"
     status = status_line_for(sys.stdout) if args.action == "count" else None
     reporter = (
-        contextlib.nullcontext(NullReporter())
-        if args.no_post
-        else open_reporter(name, config=config, dry_run=args.dry_run, status=status)
+        NullReporter() if args.no_post else open_reporter(name, config=config, dry_run=args.dry_run, status=status)
     )
     with reporter as report:
         if args.action == "solve":

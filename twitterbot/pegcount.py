@@ -144,16 +144,14 @@ def count_levels(
 
 def _level(board: Board, jumps: int, level, seconds: float) -> Level:
     positions, counts, checks = level
+    sequences = _exact(int(counts.sum(dtype=np.uint64)), int(checks.sum() % PRIME))
     solutions = None
-    if board.pegs(board.start) - jumps == 1:
+    if board.pegs(board.start) - jumps == 1:  # one peg left: the game is over
         if board.target is None:
-            solutions = _exact(int(counts.sum(dtype=np.uint64)), int(checks.sum() % PRIME))
+            solutions = sequences
         else:
             won = positions == np.uint64(1 << board.target)
-            solutions = (
-                _exact(int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum() % PRIME)) if won.any() else 0
-            )
-    sequences = _exact(int(counts.sum(dtype=np.uint64)), int(checks.sum() % PRIME))
+            solutions = _exact(int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum() % PRIME))
     return Level(jumps, len(positions), sequences, seconds, solutions)
 
 

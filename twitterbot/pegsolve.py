@@ -82,15 +82,8 @@ class Symmetries:
         return found
 
     def canonical(self, position: int) -> int:
-        parts = [(position >> (8 * chunk)) & 0xFF for chunk in range(self._chunks)]
-        best = position
-        for tables in self._tables:
-            image = 0
-            for table, part in zip(tables, parts):
-                image |= table[part]
-            if image < best:
-                best = image
-        return best
+        """The smallest of the position's orientations: one name for all of them."""
+        return min(self.images(position))
 
 
 def solve(

@@ -32,7 +32,7 @@ from .errors import ConfigError, DuplicatePost, PostError
 from .history import HistoryStore, JobRecord, ensure_state_dir
 from .lock import run_lock
 from .posters import DryRunPoster, Poster, poster_for, status_url
-from .scheduled import CAP_WINDOW, utc_now
+from .scheduled import cap_reached, utc_now
 from .statusline import NullStatusLine
 from .tweets import MAX_WEIGHTED_LENGTH, measure, preview
 
@@ -211,7 +211,12 @@ class Reporter:
         if self._not_before and self._not_before > due:
             due = self._not_before
         when = "now" if due <= now else "in " + format_elapsed((due - now).total_seconds())
-        return f"{self.name}: {_posts(self.job.posts)}; next {when}: {self._text_for(pending, now) or pending.message}"
+        # Unfitted: this runs on every update, and the terminal cuts the line to its width anyway.
+        try:
+            preview_text = _tidy(self._templates.progress.format_map(self._fields(pending, now, pending.message)))
+        except (KeyError, IndexError, ValueError, AttributeError):
+            preview_text = pending.message  # posting falls back to the default template; say the news
+        return f"{self.name}: {_posts(self.job.posts)}; next {when}: {preview_text}"
 
     def _due_at(self, pending: _Update) -> datetime:
         last = self.job.last_post_at
@@ -281,15 +286,13 @@ class Reporter:
         return report
 
     def _cap_reached(self, now: datetime, *, reserve: int) -> Optional[Report]:
-        recent = self._store.posts_since(now - CAP_WINDOW)
-        if recent < self._max_posts - reserve:
+        capped = cap_reached(self._store, now, self._max_posts - reserve)
+        if capped is None:
             return None
-        oldest = self._store.oldest_post_since(now - CAP_WINDOW)
-        self._not_before = (oldest + CAP_WINDOW) if oldest else now + RETRY_AFTER_FAILURE
+        self._not_before = capped.frees_at or now + RETRY_AFTER_FAILURE
         kept = " (one is kept for the result)" if reserve else ""
         reason = (
-            f"the cap is reached: {recent} posts in the last 24 hours (MAX_POSTS_PER_DAY={self._max_posts}){kept};"
-            f" next try after {self._not_before.astimezone():%Y-%m-%d %H:%M}"
+            f"{capped.reason(self._max_posts)}{kept}; next try after {self._not_before.astimezone():%Y-%m-%d %H:%M}"
         )
         log.warning("%s: not posting: %s", self.name, reason)
         return Report("capped", reason)
@@ -339,13 +342,19 @@ class Reporter:
     def _text_for(self, update: _Update, now: datetime) -> Optional[str]:
         return self._render("progress", update, now)
 
-    def _render(self, kind: str, update: _Update, now: datetime) -> Optional[str]:
+    def _fields(self, update: _Update, now: datetime, message: Optional[str] = None) -> Dict[str, object]:
         fields: Dict[str, object] = dict(update.fields)
         fields.update(
             name=self.name,
             elapsed=format_elapsed((now - self.job.started_at).total_seconds()),
             posts=self.job.posts,
         )
+        if message is not None:
+            fields["message"] = message
+        return fields
+
+    def _render(self, kind: str, update: _Update, now: datetime) -> Optional[str]:
+        fields = self._fields(update, now)
         template = getattr(self._templates, kind)
         try:
             return fit(template, fields, update.message)

@@ -24,7 +24,16 @@ from .lock import run_lock
 from .posters import Poster, status_url
 from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview
 
-__all__ = ["RunResult", "decide_and_post", "log_result", "run_once", "utc_now", "MAX_DUPLICATE_SKIPS"]
+__all__ = [
+    "CapReached",
+    "RunResult",
+    "cap_reached",
+    "decide_and_post",
+    "log_result",
+    "run_once",
+    "utc_now",
+    "MAX_DUPLICATE_SKIPS",
+]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +45,28 @@ CAP_WINDOW = timedelta(hours=24)
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class CapReached:
+    """MAX_POSTS_PER_DAY is used up: `recent` posts (from every source) in the last 24 hours,
+    and the oldest of them leaves the window at `frees_at`."""
+
+    recent: int
+    frees_at: Optional[datetime]
+
+    def reason(self, limit: int) -> str:
+        return f"the cap is reached: {self.recent} posts in the last 24 hours (MAX_POSTS_PER_DAY={limit})"
+
+
+def cap_reached(store: HistoryStore, now: datetime, limit: int) -> Optional[CapReached]:
+    """The one check of the daily cap, for scheduled runs and progress jobs alike: None while
+    fewer than `limit` posts went out in the last 24 hours."""
+    recent = store.posts_since(now - CAP_WINDOW)
+    if recent < limit:
+        return None
+    oldest = store.oldest_post_since(now - CAP_WINDOW)
+    return CapReached(recent, oldest + CAP_WINDOW if oldest else None)
 
 
 @dataclass(frozen=True)
@@ -141,14 +172,10 @@ def decide_and_post(
         return finish("skipped", f"rolled {rolled} (posts on 0 of 1-in-{one_in})")
     why = "forced" if rolled is None else f"rolled 0 of 1-in-{one_in}"
 
-    recent = store.posts_since(now - CAP_WINDOW)
-    if recent >= max_posts_per_day:
-        oldest = store.oldest_post_since(now - CAP_WINDOW)
-        after = f"; the next can go after {(oldest + CAP_WINDOW).astimezone():%Y-%m-%d %H:%M}" if oldest else ""
-        return finish(
-            "skipped",
-            f"{why}, but the cap is reached: {recent} posts in the last 24 hours (MAX_POSTS_PER_DAY={max_posts_per_day}){after}",
-        )
+    capped = cap_reached(store, now, max_posts_per_day)
+    if capped:
+        after = f"; the next can go after {capped.frees_at.astimezone():%Y-%m-%d %H:%M}" if capped.frees_at else ""
+        return finish("skipped", f"{why}, but {capped.reason(max_posts_per_day)}{after}")
 
     used = store.used_texts()
     chosen = pick(tweets.lines, used=used, last_posted=store.last_posted_text(), rng=rng)
