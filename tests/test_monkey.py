@@ -16,7 +16,7 @@ import pytest
 from twitterbot.errors import ExitStatus, UsageError
 from twitterbot.history import HistoryStore
 from twitterbot.monkey import FIELDS, TEMPLATES, Options, approximate, prepare, run_monkey
-from twitterbot.monkeysim import DRAW, AnywhereMatcher, KeyStream, Monkey, NewRecord, PrefixMatcher, Simulation
+from twitterbot.monkeysim import DRAW, ROUND, AnywhereMatcher, KeyStream, Monkey, NewRecord, PrefixMatcher, Simulation
 from twitterbot.monkeytexts import (
     ARCHIVE_NAME,
     DEFAULT_KEYS,
@@ -236,6 +236,16 @@ def test_a_resumed_run_equals_an_uninterrupted_one(mode: str, workers: int) -> N
     resumed = [(e.keystrokes, e.length, "".join(keys[c] for c in e.codes)) for e in before + after]
     assert resumed == whole
     assert first.keystrokes == 700_001 and second.keystrokes == 2_000_000
+
+
+def test_the_typing_stops_at_a_record_length_or_the_whole_text() -> None:
+    target = corpus_codes(["abba"], "ab")
+    simulation = Simulation(PrefixMatcher(target[:-1]), key_count=2, seed=1)
+    events = [e for e in simulation.run() if isinstance(e, NewRecord)]
+    assert [e.length for e in events] == [1, 2, 3, 4] and simulation.record == 4  # typed it all: done
+    simulation = Simulation(AnywhereMatcher(corpus_codes(["abba" * 50], "ab"), 2), key_count=2, seed=1)
+    events = [e for e in simulation.run(until_length=9) if isinstance(e, NewRecord)]
+    assert events[-1].length >= 9 and simulation.keystrokes == ROUND  # it stops at the end of the round
 
 
 def test_the_expected_factor_follows_the_corpus() -> None:

@@ -144,6 +144,11 @@ class PrefixMatcher:
                 found.append(first + 4 * np.flatnonzero(words == pattern))
         return np.sort(np.concatenate(found)) if found else np.empty(0, dtype=np.intp)
 
+    @property
+    def longest(self) -> int:
+        """No record can be longer than this: the monkey has typed the whole text."""
+        return len(self.target)
+
     def expected_factor(self, length: int, key_count: int) -> float:
         """How many times more typing a record one letter longer is expected to take."""
         return float(key_count)
@@ -216,6 +221,12 @@ class AnywhereMatcher:
         if n:
             codes = codes[np.concatenate([[True], codes[1:] != codes[:-1]])]
         return codes
+
+    @property
+    def longest(self) -> int:
+        """No record can be longer than the longest work."""
+        ends = np.flatnonzero(np.concatenate([[self.key_count], self.corpus, [self.key_count]]) == self.key_count)
+        return int(np.diff(ends).max() - 1) if len(ends) > 1 else 0
 
     @property
     def nbytes(self) -> int:
@@ -419,13 +430,15 @@ class Simulation:
         return {"seed": self.seed, "record": self.record, "monkeys": self._states}
 
     def run(self, *, keystrokes: Optional[int] = None, until_length: Optional[int] = None) -> Iterator[Event]:
-        """Type until `keystrokes` in all (exactly) or a record of `until_length`, or forever;
-        the caller may also simply stop iterating between events."""
+        """Type until `keystrokes` in all (exactly), a record of `until_length` or of the whole
+        text, or forever; the caller may also simply stop iterating between events."""
         workers = self.workers
+        longest = self.matcher.longest
+        until_length = longest if until_length is None else min(until_length, longest)
         pool = _Pool(self._monkeys) if workers > 1 else None
         try:
             while True:
-                if until_length is not None and self.record >= until_length:
+                if self.record >= until_length:
                     return
                 counts = self._round_counts(keystrokes)
                 if not any(counts):
