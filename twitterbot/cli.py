@@ -254,7 +254,7 @@ def _cmd_monkey(args: argparse.Namespace, config: Config) -> int:
         )
     )
     with reporter as report:
-        run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart)
+        run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart, status=status)
     return int(ExitStatus.OK)
 
 

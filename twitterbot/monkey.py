@@ -31,6 +31,7 @@ from .install import write_atomically
 from .monkeysim import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
 from .monkeytexts import Keyboard, TextsError, Work, fetch_texts, find_work, load_target, load_works, texts_present
 from .progress import NullReporter, Reporter, Templates
+from .statusline import NullStatusLine, StatusLine
 
 __all__ = [
     "FIELDS",
@@ -157,6 +158,7 @@ def run_monkey(
     restart: bool = False,
     out: TextIO = sys.stdout,
     clock: Callable[[], float] = time.monotonic,
+    status: Optional[Union[StatusLine, NullStatusLine]] = None,
 ) -> Dict[str, Any]:
     """Type until a stop condition, a signal, or forever; report records and progress. With
     `checkpoint`, resume from it and save to it. Returns the final state (as the checkpoint)."""
@@ -180,7 +182,7 @@ def run_monkey(
     previous = _on_signals(lambda name: stopping.append(name))
     started = clock()
     session_start_keys = simulation.keystrokes
-    last_news = last_log = last_save = started
+    last_news = last_log = last_save = last_tick = started
 
     def figures(now: float) -> Dict[str, object]:
         best = records[-1] if records else None
@@ -215,6 +217,8 @@ def run_monkey(
                 text = setup.keyboard.decode(event.codes)
                 record = RecordLine(event.keystrokes, event.length, text, setup.source(text))
                 records.append(record)
+                if status:
+                    status.clear()
                 out.write(f"{event.keystrokes:>22,}  {event.length:>3}  {text!r}  ({record.source})\n")
                 out.flush()
                 reporter.update(
@@ -228,8 +232,11 @@ def run_monkey(
             typing_seconds += event.seconds
             now = clock()
             if now - last_news >= NEWS_EVERY:
-                last_news = now
+                last_news = last_tick = now
                 reporter.update(_progress_message(figures(now), setup), **figures(now))
+            elif now - last_tick >= 1.0:  # a due post, and the status line's countdown
+                last_tick = now
+                reporter.tick()
             if now - last_log >= LOG_EVERY:
                 last_log = now
                 log.info("%s", _progress_message(figures(now), setup))
@@ -242,6 +249,8 @@ def run_monkey(
         _restore_signals(previous)
     final = save()
     summary = _progress_message(figures(clock()), setup)
+    if status:
+        status.clear()
     if stopping:
         out.write(
             f"stopped by {stopping[0]} after {simulation.keystrokes:,} keystrokes; "
