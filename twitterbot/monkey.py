@@ -29,7 +29,17 @@ import numpy as np
 from .errors import UsageError
 from .install import write_atomically
 from .monkeysim import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
-from .monkeytexts import Keyboard, TextsError, Work, fetch_texts, find_work, load_target, load_works, texts_present
+from .monkeytexts import (
+    DEFAULT_KEYS,
+    Keyboard,
+    TextsError,
+    Work,
+    fetch_texts,
+    find_work,
+    load_target,
+    load_works,
+    texts_present,
+)
 from .progress import NullReporter, Reporter, Templates
 from .statusline import NullStatusLine, StatusLine
 
@@ -70,7 +80,7 @@ class Options:
     """What the command line asked for."""
 
     mode: str = "anywhere"
-    keys: str = "abcdefghijklmnopqrstuvwxyz "
+    keys: str = DEFAULT_KEYS
     work: Optional[str] = None  # prefix mode: which work (default hamlet)
     target: Optional[Path] = None  # instead of the complete works
     seed: Optional[int] = None
@@ -110,6 +120,8 @@ class Setup:
 
 def prepare(options: Options, texts_dir: Path, *, fetch: Callable[[Path], int] = fetch_texts) -> Setup:
     """Load (fetching them first if they are not there yet) the texts and build the matcher."""
+    if options.work and (options.mode != "prefix" or options.target):
+        raise UsageError("--work picks the work for --mode prefix: drop it, or add --mode prefix")
     try:
         keyboard = Keyboard.from_keys(options.keys)
     except ValueError as exc:
@@ -127,8 +139,6 @@ def prepare(options: Options, texts_dir: Path, *, fetch: Callable[[Path], int] =
         if options.mode == "prefix":
             works = (find_work(works, options.work or "hamlet"),)
             identity += f" {works[0].slug}"
-    if options.work and (options.mode != "prefix" or options.target):
-        raise UsageError("--work picks the work for --mode prefix: drop it, or add --mode prefix")
     if options.mode == "prefix":
         matcher: Union[AnywhereMatcher, PrefixMatcher] = PrefixMatcher(keyboard.encode(works[0].text))
     else:
