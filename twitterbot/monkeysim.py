@@ -61,7 +61,8 @@ class KeyStream:
         values = np.arange(1 << 16)
         pair = values % span
         fair = values < (1 << 16) - (1 << 16) % span
-        self._table = np.where(fair, pair // key_count + (pair % key_count) * 256, _REDRAW).astype(np.uint16)
+        # Little-endian whatever the machine, so the first key of a pair is the first byte.
+        self._table = np.where(fair, pair // key_count + (pair % key_count) * 256, _REDRAW).astype("<u2")
         self._pairs = self._table[:span]  # pair index -> the two keys as little-endian bytes
         self._bits = np.random.PCG64()
         self._random = np.random.Generator(self._bits)
@@ -198,8 +199,8 @@ class AnywhereMatcher:
     def _block_codes(self, typed: np.ndarray) -> np.ndarray:
         """The packed code of each aligned block typed[g*j : g*j+g]."""
         if self.gram == 2:
-            return typed[: len(typed) // 2 * 2].view(np.uint16)
-        words = typed[: len(typed) // 4 * 4].view(np.uint32)
+            return typed[: len(typed) // 2 * 2].view("<u2")
+        words = typed[: len(typed) // 4 * 4].view("<u4")
         code = words & 0x1F
         for j in range(1, 4):
             part = words >> (8 * j - 5 * j)
