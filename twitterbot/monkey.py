@@ -268,7 +268,7 @@ def run_monkey(
         )
         reporter.stop()
     else:
-        out.write(f"typed {simulation.keystrokes:,} keystrokes\n")
+        out.write(f"typed {simulation.keystrokes:,} keystrokes in {typing_seconds:,.1f} s of typing\n")
         reporter.done(summary, **figures(clock()))
     return final
 
