@@ -14,7 +14,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import re
 import signal
 import sys
 import time
@@ -40,7 +39,7 @@ from .monkeytexts import (
     load_works,
     texts_present,
 )
-from .progress import NullReporter, Reporter, Templates
+from .progress import NullReporter, Reporter, Templates, slug
 from .statusline import NullStatusLine, StatusLine
 
 __all__ = [
@@ -243,7 +242,8 @@ def run_monkey(
             now = clock()
             if now - last_news >= NEWS_EVERY:
                 last_news = last_tick = now
-                reporter.update(_progress_message(figures(now), setup), **figures(now))
+                latest = figures(now)
+                reporter.update(_progress_message(latest, setup), **latest)
             elif now - last_tick >= 1.0:  # a due post, and the status line's countdown
                 last_tick = now
                 reporter.tick()
@@ -258,7 +258,8 @@ def run_monkey(
     finally:
         _restore_signals(previous)
     final = save()
-    summary = _progress_message(figures(clock()), setup)
+    latest = figures(clock())
+    summary = _progress_message(latest, setup)
     if status:
         status.clear()
     if stopping:
@@ -269,7 +270,7 @@ def run_monkey(
         reporter.stop()
     else:
         out.write(f"typed {simulation.keystrokes:,} keystrokes in {typing_seconds:,.1f} s of typing\n")
-        reporter.done(summary, **figures(clock()))
+        reporter.done(summary, **latest)
     return final
 
 
@@ -347,7 +348,7 @@ def _restore_signals(previous: Dict[int, Any]) -> None:
 
 def checkpoint_for(state_dir: Path, name: str) -> Path:
     """Where the job called `name` keeps its checkpoint."""
-    return state_dir / f"monkey-{re.sub(r'[^A-Za-z0-9_.-]+', '-', name).strip('-.')[:60] or 'monkey'}.json"
+    return state_dir / f"monkey-{slug(name)}.json"
 
 
 def run_key(setup: Setup, options: Options, seed: Optional[int]) -> str:

@@ -46,6 +46,7 @@ __all__ = [
     "fit",
     "format_elapsed",
     "open_reporter",
+    "slug",
 ]
 
 log = logging.getLogger(__name__)
@@ -428,7 +429,7 @@ def open_reporter(
     else:
         ensure_state_dir(config.state_dir)
         lock = run_lock(
-            config.state_dir / f"job-{_slug(name)}.lock",
+            config.state_dir / f"job-{slug(name)}.lock",
             busy=f"another process is already reporting the job {name!r}",
             advice="stop it first, or give this job another name",
         )
@@ -553,5 +554,6 @@ def _posts(count: int) -> str:
     return f"{count} post" + ("" if count == 1 else "s")
 
 
-def _slug(name: str) -> str:
+def slug(name: str) -> str:
+    """`name` as part of a file name in the state folder (job locks, checkpoints)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:60] or "job"
