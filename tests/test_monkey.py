@@ -292,12 +292,16 @@ def test_bad_keys_are_refused(keys: str, complaint: str) -> None:
 
 
 def test_a_work_knows_where_each_stretch_comes_from() -> None:
-    raw = "THE PLAY\n\nACT I.\n\nScene I. A heath.\n\nWhen shall we three meet again\nACT II.\nScene 2.\nFair is foul\n"
+    raw = "THE PLAY\n\nACT I.\n\nScene I. A heath.\n\nWhen shall we three meet again\nACT II.\nScene 2.\nFair is foul\nScene 14.\nHover through\n"
     work = make_work("play", "The Play", raw, Keyboard.from_keys(DEFAULT_KEYS))
-    assert work.text == "the play act i scene i a heath when shall we three meet again act ii scene fair is foul"
+    assert (
+        work.text
+        == "the play act i scene i a heath when shall we three meet again act ii scene fair is foul scene hover through"
+    )
     assert work.where(work.text.index("the play")) == "line 1"
     assert work.where(work.text.index("three meet")) == "Act I, Scene I"
-    assert work.where(work.text.index("fair is")) == "Act II, Scene 2"
+    assert work.where(work.text.index("fair is")) == "Act II, Scene II"  # digits read as numerals
+    assert work.where(work.text.index("hover through")) == "Act II, Scene XIV"
 
 
 def test_a_target_file_must_be_typeable_utf8(tmp_path: Path) -> None:

@@ -166,6 +166,18 @@ _SCENE = re.compile(r"^\s*scene\s+([ivxl]+|\d+)\b", re.IGNORECASE)
 _NUMERAL = re.compile(r"^\s*([IVXLC]+)\.?\s*$")
 
 
+def _roman(numeral: str) -> str:
+    """A heading number as a Roman numeral ("3" and "iii" both give "III"): some of the
+    Gutenberg plays number their scenes in digits, and the posts should read alike."""
+    if not numeral.isdigit():
+        return numeral.upper()
+    number, out = int(numeral), ""
+    for value, letters in ((50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")):
+        count, number = divmod(number, value)
+        out += letters * count
+    return out
+
+
 def make_work(slug: str, title: str, raw: str, keyboard: Keyboard) -> Work:
     """Normalise `raw` line by line, so each line's place in the normalised text is known."""
     joiner = " " if " " in keyboard.keys else ""
@@ -187,7 +199,7 @@ def make_work(slug: str, title: str, raw: str, keyboard: Keyboard) -> Work:
         for pattern, label in ((_ACT, "Act"), (_SCENE, "Scene")):
             match = pattern.match(line)
             if match:
-                headings.append((number, f"{label} {match.group(1).upper()}"))
+                headings.append((number, f"{label} {_roman(match.group(1))}"))
         if slug == "sonnets":
             match = _NUMERAL.match(line)
             if match:
