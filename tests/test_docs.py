@@ -48,3 +48,29 @@ def test_every_exit_code_is_documented() -> None:
     table = README.split("### Exit codes", 1)[1]
     for status in ExitStatus:
         assert f"\n| {int(status)} |" in table, status
+
+
+# "../" + "shared", or parents[N] / "shared": spelled so that this file does not match itself.
+_SIBLING = r"\.\./" + "shared" + r"|parents\[\d\]\s*/\s*[\"']" + "shared"
+
+
+def test_nothing_in_the_repository_reads_outside_it() -> None:
+    """A plain `git clone` must pass its tests: no file may reach for a folder beside the repository."""
+    import subprocess
+
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    offenders = []
+    for name in tracked:
+        path = REPO / name
+        if path.suffix not in {".py", ".toml", ".txt", ".cfg", ".ini", ".md", ".env", ".example", ""} or not path.is_file():
+            continue
+        text = path.read_text(errors="replace")
+        if re.search(_SIBLING, text):
+            offenders.append(name)
+    assert offenders == []

@@ -8,8 +8,8 @@ It is a real HTTP server on 127.0.0.1 that checks what X checks and answers as X
   duplicate text, the 15-minute and 24-hour post limits with X's rate-limit headers;
 - ``GET /2/users/me``.
 
-Replies use the shapes in ``../shared/reference/x-api.md``, and a successful post copies its
-status, headers and body layout from the recorded cassette in ``../shared/fixtures/``. Tests
+Replies use the shapes X documents for API v2, and a successful post copies its status, headers
+and body layout from the recorded cassette in ``tests/fixtures/x-api/`` (see its SOURCE.md). Tests
 script failures with `fail_next`: each X error reply, slow replies, dropped connections, and
 "posted but the reply never came" (the case that must not lead to a double post).
 """
@@ -44,7 +44,7 @@ KEYS = {
     "access_token_secret": "emuAccessTokenSecret9012",
 }
 
-# X's error replies (status, body, extra headers), from ../shared/reference/x-api.md.
+# X's error replies (status, body, extra headers), as X's API v2 documentation gives them.
 ERRORS: Dict[str, Tuple[int, dict]] = {
     "unauthorized": (401, {"title": "Unauthorized", "type": "about:blank", "status": 401, "detail": "Unauthorized"}),
     "duplicate": (
@@ -227,16 +227,13 @@ class XEmulator:
 
 
 def recorded_create_reply() -> Tuple[int, Dict[str, str], dict]:
-    """Status, headers and decoded body of the real POST /2/tweets reply in the shared cassette."""
+    """Status, headers and decoded body of the real POST /2/tweets reply in the recorded cassette."""
     import gzip
     from pathlib import Path
 
     import yaml
 
-    # CI clones the repo with shared/ beside it: <parent>/shared and <parent>/<repo>/tests/.
-    path = (
-        Path(__file__).resolve().parents[2] / "shared/fixtures/x-api-cassettes/test_client_create_and_delete_tweet.yaml"
-    )
+    path = Path(__file__).resolve().parent / "fixtures/x-api/test_client_create_and_delete_tweet.yaml"
     cassette = yaml.safe_load(path.read_text())
     response = cassette["interactions"][0]["response"]
     body = json.loads(gzip.decompress(response["body"]["string"]))
