@@ -26,7 +26,7 @@ import sys
 import traceback
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -47,6 +47,8 @@ from .pegs import run_count, run_solve
 from .posters import XPoster, poster_for, status_url
 from .progress import NullReporter, open_reporter
 from .scheduled import log_result, run_once
+from .secrets import ScrubSecrets
+from .secrets import scrub as _scrub
 from .statusline import status_line_for
 from .tweets import load_tweets, preview
 from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, watch
@@ -60,7 +62,7 @@ def main(
     argv: Optional[Sequence[str]] = None,
     *,
     environ: Optional[Mapping[str, str]] = None,
-    project_dir: Path = PROJECT_DIR,
+    project_dir: Optional[Path] = PROJECT_DIR,
 ) -> int:
     """Run the command line and return the exit status (bot.py passes it to sys.exit)."""
     environ = os.environ if environ is None else environ
@@ -84,9 +86,10 @@ def main(
         return int(args.handler(args, config))
     except BotError as exc:
         message = _scrub(str(exc), secrets)
-        log.error("%s", message)
+        for line in message.splitlines() or [message]:  # a ConfigError lists every problem, one per line
+            log.error("%s", line)
         if debug:
-            traceback.print_exc()
+            sys.stderr.write(_scrub(traceback.format_exc(), secrets))
         if getattr(args, "json", False) and args.handler is _cmd_run:
             _print_json(
                 {"action": "failed", "reason": message, "error": _error_kind(exc), "exit_status": int(exc.exit_status)}
@@ -409,6 +412,11 @@ def _cmd_history(args: argparse.Namespace, config: Config) -> int:
 
 
 def _paths(args: argparse.Namespace, config: Config) -> Paths:
+    if PROJECT_DIR is None:
+        raise ConfigError(
+            "cron and systemd lines run bot.py from a checkout, and this installed twitterbot command has none: "
+            "git clone the project (README 'Install') and run  .venv/bin/python bot.py cron  there"
+        )
     python = Path(sys.executable).absolute()  # the venv's python when run as .venv/bin/python
     if sys.prefix == sys.base_prefix:
         log.warning("this python (%s) is not a virtualenv's: run this command with .venv/bin/python", python)
@@ -647,28 +655,6 @@ def _absolute(path: Optional[str]) -> Optional[Path]:
 # -- logging -------------------------------------------------------------------------------------
 
 
-class _ScrubSecrets(logging.Filter):
-    """Last line of defence: no secret value reaches a log, whoever logs it (tweepy included)."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        super().__init__()
-        self._secrets = tuple(secrets)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        scrubbed = _scrub(message, self._secrets)
-        if scrubbed != message:
-            record.msg, record.args = scrubbed, ()
-        return True
-
-
-def _scrub(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        if len(secret) >= 4:
-            text = text.replace(secret, "********")
-    return text
-
-
 def _setup_logging(environ: Mapping[str, str]) -> logging.Handler:
     """Log to stderr from the start, so even a config error is reported."""
     handler = logging.StreamHandler(sys.stderr)
@@ -706,6 +692,6 @@ def _configure_logging(
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         root.addHandler(file_handler)
         handlers.append(file_handler)
-    scrubber = _ScrubSecrets(secrets)
+    scrubber = ScrubSecrets(secrets)
     for handler in handlers:
         handler.addFilter(scrubber)
