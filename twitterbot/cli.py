@@ -50,7 +50,7 @@ from .scheduled import log_result, run_once
 from .secrets import ScrubSecrets
 from .secrets import scrub as _scrub
 from .statusline import status_line_for
-from .tweets import load_tweets, preview
+from .tweets import load_tweets, preview, url_cost
 from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, watch
 
 __all__ = ["main"]
@@ -333,11 +333,15 @@ def _cmd_check(args: argparse.Namespace, config: Config) -> int:
     except BotError as exc:
         report(False, str(exc), exc)
     else:
-        with_url = sum(line.has_url for line in tweets.lines)
+        with_url = [line for line in tweets.lines if line.has_url]
+        count = len(tweets.lines)
         report(
             True,
-            f"{config.tweets_file}: {len(tweets.lines)} lines ready to post ({with_url} with a URL, which costs more)",
+            f"{config.tweets_file}: {count} line{'s' if count != 1 else ''} ready to post"
+            + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
         )
+        for line in with_url:  # not a problem, but X charges more: say which lines and how much
+            print(f"note     {config.tweets_file} line {line.lineno} {url_cost(line)}")
         for problem in tweets.problems:
             message = f"{config.tweets_file} line {problem.lineno} {problem.message}"
             report(problem.message.startswith("repeats"), message, TweetFileError(message))
