@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from twitterbot.config import SETTINGS, env_file_warnings, load_config
@@ -282,10 +282,45 @@ def test_a_nul_byte_in_a_path_setting_is_a_config_error(tmp_path: Path, name: st
         load_config(project_dir=tmp_path, env_file=env, environ={})
 
 
+# Values near valid ones find more than random text: one character inserted, replaced or deleted,
+# often one that parsers trip on (a superscript digit, a bracket, a NUL byte, an Arabic digit).
+_EXAMPLES = {
+    "secret": ["AbCdEf0123456789GhIj", "12345-AbCdEf"],
+    "path": ["tweets.txt", "state", "~/bot/state"],
+    "optional_path": ["bot.log"],
+    "positive_int": ["4", "1"],
+    "count": ["2", "0"],
+    "seconds": ["20", "0.5"],
+    "log_level": ["INFO", "debug"],
+    "url": ["https://api.twitter.com", "http://[::1]:8080", "http://127.0.0.1:5000"],
+    "times": ["00:00,06:00,12:00,18:00", "07:30:15"],
+    "timezone": ["Europe/London", "UTC"],
+    "duration": ["10m", "3h30m", "1.5d", "0"],
+    "bool": ["yes", "off"],
+    "template": ["{name}: {message} ({elapsed})", "{{literal}}"],
+}
+_TRICKY = st.one_of(st.sampled_from("[]:/.%@#'\"\\{}\x00\u00b2\u0663\ufeff \t"), st.characters())
+
+
+@st.composite
+def near_valid(draw: st.DrawFn, kind: str) -> str:
+    text = draw(st.sampled_from(_EXAMPLES[kind]))
+    at = draw(st.integers(0, len(text)))
+    how = draw(st.sampled_from(["insert", "replace", "delete"]))
+    if how == "delete":
+        return text[:at] + text[at + 1 :]
+    return text[:at] + draw(_TRICKY) + text[at + (how == "replace") :]
+
+
+def any_value(name: str) -> st.SearchStrategy:
+    return st.one_of(st.text(max_size=60), near_valid(SETTINGS[name].kind))
+
+
 @pytest.mark.parametrize("name", list(SETTINGS))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(max_size=60))
-def test_every_setting_turns_any_text_into_a_value_or_a_config_error(tmp_path: Path, name: str, text: str) -> None:
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_setting_turns_any_text_into_a_value_or_a_config_error(tmp_path: Path, name: str, data) -> None:
+    text = data.draw(any_value(name))
     try:
         config = load_config(project_dir=tmp_path, environ={name: text})
     except ConfigError as exc:
@@ -304,7 +339,7 @@ _SAFE_NAME = st.text(st.characters(blacklist_characters="/~"), min_size=1, max_s
 
 
 def _setting_line(name: str) -> st.SearchStrategy:
-    value = _SAFE_NAME if SETTINGS[name].kind in ("path", "optional_path") else st.text(max_size=40)
+    value = _SAFE_NAME if SETTINGS[name].kind in ("path", "optional_path") else any_value(name)
     return value.map(lambda text: f"{name}={text}")
 
 
@@ -313,8 +348,12 @@ _ENV_LINE = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(_ENV_LINE, max_size=6), bom=st.booleans())
+@example(lines=["TWEET_TIMES=0\u00b2:00"], bom=False)  # the crashes issue 13 found, kept as regressions
+@example(lines=["X_API_BASE_URL=http://[::1"], bom=False)
+@example(lines=["TWEETS_FILE=tweets\x00.txt", "BOT_STATE_DIR=st\x00ate", "LOG_FILE=a\x00b"], bom=False)
+@example(lines=["LOG_LEVEL=DEBUG", "TWEET_ONE_IN=0", "nonsense"], bom=True)
 def test_no_env_file_makes_the_bot_exit_1_and_json_is_always_printed(
     tmp_path: Path, capsys, lines: list, bom: bool
 ) -> None:

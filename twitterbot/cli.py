@@ -124,7 +124,7 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     if args.dry_run and result.action == "skipped" and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
-        _print_json(result.as_dict())
+        _print_json(result.as_dict(), secrets=config.credentials.secrets())
     elif result.action == "would_post" and result.line:
         print(result.line.text)
     return int(result.exit_status)
@@ -434,8 +434,8 @@ def _current_user() -> str:
 # -- output --------------------------------------------------------------------------------------
 
 
-def _print_json(value: object) -> None:
-    print(json.dumps(value, ensure_ascii=False))
+def _print_json(value: object, *, secrets: Sequence[str] = ()) -> None:
+    print(_scrub(json.dumps(value, ensure_ascii=False), secrets))
 
 
 def _error_kind(exc: BotError) -> str:

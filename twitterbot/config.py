@@ -224,8 +224,11 @@ def load_config(
         except ConfigError as exc:
             problems += [(order, problem) for problem in exc.problems]
     if problems:
-        # A key pasted into the wrong setting may be quoted above: hide every form of every key.
-        scrub = Scrubber(raw[name][0].strip() for name in CREDENTIAL_NAMES)
+        # A key (or a piece of one) pasted into the wrong setting may be quoted above: hide every
+        # form of every key, and every value that looks like one.
+        secrets = [raw[name][0].strip() for name in CREDENTIAL_NAMES]
+        pasted = [text.strip() for text, _, _ in raw.values() if looks_like_a_key(text, secrets)]
+        scrub = Scrubber([*secrets, *pasted])
         raise ConfigError(*(scrub(problem) for _, problem in sorted(problems, key=lambda item: item[0])))
     return Config(
         credentials=Credentials(*(values[name] for name in CREDENTIAL_NAMES)),

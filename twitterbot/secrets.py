@@ -81,9 +81,16 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
 
 
 def looks_like_a_key(text: str, secrets: Iterable[str] = ()) -> bool:
-    """Whether `text` holds one of `secrets` (in any form) or a long run of key-like characters:
-    such a value, pasted into the wrong setting, must not be repeated in an error message."""
-    return _key_like(text) or Scrubber(secrets).contains(text)
+    """Whether `text` holds one of `secrets` (in any form), is a piece of one (a partial paste), or
+    is a long run of key-like characters: such a value, pasted into the wrong setting, must not be
+    repeated in an error message."""
+    value = text.strip()
+    secrets = tuple(secrets)
+    piece = len(value) >= _MIN_PIECE and any(value in secret for secret in secrets)
+    return piece or _key_like(value) or Scrubber(secrets).contains(value)
+
+
+_MIN_PIECE = 8  # a shorter value may well be part of a key by chance ("12:00" is not a leak)
 
 
 class ScrubSecrets(logging.Filter):
