@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import REPO
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from twitterbot.config import SETTINGS, env_file_warnings, load_config
@@ -159,3 +163,207 @@ def test_any_env_file_text_gives_a_config_or_a_clear_error(tmp_path: Path, text:
         assert str(exc)
     else:
         assert config.one_in >= 1 and config.max_posts_per_day >= 1
+
+
+# -- an installed command (pip install .) has no checkout to find .env, tweets.txt and state/ in ---
+
+
+def run_installed_copy(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run the package as `pip install .` leaves it: in a site-packages folder with no bot.py beside it."""
+    site = tmp_path / "site-packages"
+    if not site.exists():
+        shutil.copytree(REPO / "twitterbot", site / "twitterbot", ignore=shutil.ignore_patterns("__pycache__"))
+    cwd = tmp_path / "cwd"
+    cwd.mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from twitterbot.cli import main; sys.exit(main())", *args],
+        cwd=cwd,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONPATH": str(site), "LANG": "C.UTF-8"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_an_installed_command_without_env_file_says_to_pass_one_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "cwd" / "tweets.txt").write_text("a line in the current folder, never read\n")
+    result = run_installed_copy(tmp_path, "--dry-run")
+    assert result.returncode == 78, result.stderr
+    assert "TWEETS_FILE" in result.stderr and "--env-file" in result.stderr
+    assert not (tmp_path / "site-packages" / "state").exists() and not (tmp_path / "cwd" / "state").exists()
+
+
+def test_an_installed_command_finds_everything_beside_its_env_file(tmp_path: Path) -> None:
+    home = tmp_path / "bot"
+    home.mkdir()
+    (home / "tweets.txt").write_text((REPO / "tweets.txt").read_text())
+    write(home / ".env", "TWEET_ONE_IN=1\n")
+    result = run_installed_copy(tmp_path, "--env-file", str(home / ".env"), "--dry-run", "--seed", "1")
+    assert result.returncode == 0, result.stderr
+    assert "would post line" in result.stderr
+    assert (home / "state" / "history.sqlite3").exists()
+
+
+def test_with_no_project_folder_absolute_paths_from_the_environment_are_enough(tmp_path: Path) -> None:
+    environ = {"TWEETS_FILE": str(tmp_path / "t.txt"), "BOT_STATE_DIR": str(tmp_path / "s")}
+    config = load_config(project_dir=None, environ=environ)
+    assert config.tweets_file == tmp_path / "t.txt" and config.env_file is None
+    with pytest.raises(ConfigError, match="TWEETS_FILE.*--env-file"):
+        load_config(project_dir=None, environ={"BOT_STATE_DIR": str(tmp_path / "s")})
+
+
+# -- every problem at once; a BOM; no value crashes the bot -----------------------------------------
+
+
+def test_every_problem_in_the_env_file_is_reported_at_once_in_file_order(tmp_path: Path) -> None:
+    env = write(
+        tmp_path / ".env",
+        "TWEET_ONE_IN=0\nLOG_LEVEL=loud\nTWEET_ONE_INN=3\nnot a setting\nX_API_TIMEOUT=soon\n",
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(project_dir=tmp_path, env_file=env, environ={"MAX_POSTS_PER_DAY": "none"})
+    problems = caught.value.problems
+    assert [problem.split(" is ")[0].split(":")[0] for problem in problems] == [
+        f"TWEET_ONE_IN='0' from {env} line 1",
+        f"LOG_LEVEL='loud' from {env} line 2",
+        f"{env} line 3",
+        f"{env} line 4",
+        f"X_API_TIMEOUT='soon' from {env} line 5",
+        "MAX_POSTS_PER_DAY='none' from the environment",
+    ]
+    assert "did you mean TWEET_ONE_IN?" in problems[2] and "set it to e.g." in problems[0]
+    assert str(caught.value) == "\n".join(problems)
+
+
+def test_check_reports_every_bad_setting_then_exits_78(tmp_path: Path, capsys) -> None:
+    from twitterbot.cli import main
+
+    write(tmp_path / ".env", "TWEET_ONE_IN=0\nLOG_LEVEL=loud\n")
+    assert main(["check"], environ={}, project_dir=tmp_path) == 78
+    err = capsys.readouterr().err
+    assert "TWEET_ONE_IN='0'" in err and "LOG_LEVEL='loud'" in err
+    assert all("twitterbot ERROR:" in line for line in err.splitlines()), err  # one log line per problem
+
+
+@pytest.mark.parametrize("bom_text", ["\ufeffLOG_LEVEL=DEBUG\n", "\ufeffLOG_LEVEL=DEBUG\r\nTWEET_ONE_IN=2\r\n"])
+def test_an_env_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, bom_text: str) -> None:
+    (tmp_path / ".env").write_text(bom_text, encoding="utf-8")
+    assert load_config(project_dir=tmp_path, environ={}).log_level == "DEBUG"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("TWEET_TIMES=0\u00b2:00", "is not a time of day"),  # '²'.isdigit() is True; int('²') fails
+        ("TWEET_TIMES=\u0661\u0662:00", "is not a time of day"),  # Arabic-Indic digits
+        ("X_API_BASE_URL=http://[::1", "is not a base URL"),
+        ("X_API_BASE_URL=http://localhost:99999", "is not a base URL"),
+        ("X_API_BASE_URL=http://exa mple.com", "is not a base URL"),
+        ("X_API_RETRIES=1000000", "from 0 to 5"),
+        ("X_API_TIMEOUT=nan", "between 0 and 600"),
+        ("PROGRESS_EVERY=99999999999999999999d", "is not a duration"),
+        ("PROGRESS_EVERY=400d", "longer than a year"),
+        ("TWEET_TIMEZONE=America", "is not a time zone"),
+        ("TWEET_TIMEZONE=" + "a" * 300, "is not a time zone"),
+        ("TWITTER_API_KEY=abc\u00e9def", "characters X keys never have"),
+    ],
+)
+def test_values_that_used_to_crash_are_config_errors(tmp_path: Path, line: str, expected: str) -> None:
+    env = write(tmp_path / ".env", line + "\n")
+    with pytest.raises(ConfigError, match=expected):
+        load_config(project_dir=tmp_path, env_file=env, environ={})
+
+
+@pytest.mark.parametrize("name", [name for name, s in SETTINGS.items() if s.kind in ("path", "optional_path")])
+def test_a_nul_byte_in_a_path_setting_is_a_config_error(tmp_path: Path, name: str) -> None:
+    env = write(tmp_path / ".env", f"{name}=state\x00/x\n")
+    with pytest.raises(ConfigError, match=f"{name} from {env} line 1 contains a NUL byte"):
+        load_config(project_dir=tmp_path, env_file=env, environ={})
+
+
+# Values near valid ones find more than random text: one character inserted, replaced or deleted,
+# often one that parsers trip on (a superscript digit, a bracket, a NUL byte, an Arabic digit).
+_EXAMPLES = {
+    "secret": ["AbCdEf0123456789GhIj", "12345-AbCdEf"],
+    "path": ["tweets.txt", "state", "~/bot/state"],
+    "optional_path": ["bot.log"],
+    "positive_int": ["4", "1"],
+    "count": ["2", "0"],
+    "seconds": ["20", "0.5"],
+    "log_level": ["INFO", "debug"],
+    "url": ["https://api.twitter.com", "http://[::1]:8080", "http://127.0.0.1:5000"],
+    "times": ["00:00,06:00,12:00,18:00", "07:30:15"],
+    "timezone": ["Europe/London", "UTC"],
+    "duration": ["10m", "3h30m", "1.5d", "0"],
+    "bool": ["yes", "off"],
+    "template": ["{name}: {message} ({elapsed})", "{{literal}}"],
+}
+_TRICKY = st.one_of(st.sampled_from("[]:/.%@#'\"\\{}\x00\u00b2\u0663\ufeff \t"), st.characters())
+
+
+@st.composite
+def near_valid(draw: st.DrawFn, kind: str) -> str:
+    text = draw(st.sampled_from(_EXAMPLES[kind]))
+    at = draw(st.integers(0, len(text)))
+    how = draw(st.sampled_from(["insert", "replace", "delete"]))
+    if how == "delete":
+        return text[:at] + text[at + 1 :]
+    return text[:at] + draw(_TRICKY) + text[at + (how == "replace") :]
+
+
+def any_value(name: str) -> st.SearchStrategy:
+    return st.one_of(st.text(max_size=60), near_valid(SETTINGS[name].kind))
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_setting_turns_any_text_into_a_value_or_a_config_error(tmp_path: Path, name: str, data) -> None:
+    text = data.draw(any_value(name))
+    try:
+        config = load_config(project_dir=tmp_path, environ={name: text})
+    except ConfigError as exc:
+        assert exc.problems and all(problem.strip() for problem in exc.problems)
+        assert all(name in problem for problem in exc.problems) or name in ("TWEET_TIMES", "TWEET_JITTER")
+    else:
+        assert isinstance(config.times, tuple) and config.times
+        assert all(isinstance(path, Path) for path in (config.tweets_file, config.state_dir))
+
+
+# An env file as a person (or a cat on the keyboard) might write it: known names with any value,
+# and arbitrary lines. Path values stay inside the temp folder (the tests may run as root).
+_SAFE_NAME = st.text(st.characters(blacklist_characters="/~"), min_size=1, max_size=20).filter(
+    lambda name: name.strip() not in ("", ".", "..")
+)
+
+
+def _setting_line(name: str) -> st.SearchStrategy:
+    value = _SAFE_NAME if SETTINGS[name].kind in ("path", "optional_path") else any_value(name)
+    return value.map(lambda text: f"{name}={text}")
+
+
+_ENV_LINE = st.one_of(
+    st.sampled_from(list(SETTINGS)).flatmap(_setting_line), st.text(max_size=40).filter(lambda line: "/" not in line)
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_ENV_LINE, max_size=6), bom=st.booleans())
+@example(lines=["TWEET_TIMES=0\u00b2:00"], bom=False)  # the crashes issue 13 found, kept as regressions
+@example(lines=["X_API_BASE_URL=http://[::1"], bom=False)
+@example(lines=["TWEETS_FILE=tweets\x00.txt", "BOT_STATE_DIR=st\x00ate", "LOG_FILE=a\x00b"], bom=False)
+@example(lines=["LOG_LEVEL=DEBUG", "TWEET_ONE_IN=0", "nonsense"], bom=True)
+def test_no_env_file_makes_the_bot_exit_1_and_json_is_always_printed(
+    tmp_path: Path, capsys, lines: list, bom: bool
+) -> None:
+    import json
+
+    from twitterbot.cli import main
+
+    (tmp_path / "tweets.txt").write_text("a line\nanother line\n")
+    (tmp_path / ".env").write_text(("\ufeff" if bom else "") + "\n".join(lines) + "\n", encoding="utf-8")
+    status = main(["--dry-run", "--force", "--json"], environ={}, project_dir=tmp_path)
+    out = capsys.readouterr().out
+    assert status != 1
+    assert isinstance(json.loads(out), dict)  # one JSON object, whatever happened

@@ -80,6 +80,67 @@ def test_control_characters_are_refused() -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ("bad\x07bell", "control character U+0007, which X does not accept: delete it (cat -A shows it as ^G)"),
+        ("bad\x1bescape", "U+001B"),
+        ("zero\ufeffwidth", "U+FEFF (zero width no-break space)"),
+        ("not\uffffa character", "U+FFFF"),
+    ],
+)
+def test_a_refused_character_is_named_and_the_fix_is_to_delete_it_not_to_shorten(line: str, named: str) -> None:
+    (problem,) = parse_tweets(f"fine\n{line}\n".encode(), PATH).problems
+    assert named in problem.message
+    assert "shorten" not in problem.message and "delete it" in problem.message
+
+
+# -- URLs cost more ---------------------------------------------------------------------------------
+
+
+def test_the_bundled_tweets_file_has_no_line_x_counts_as_a_url() -> None:
+    """X charges about 13 times as much for a post with a URL, and "bot.py" is one (.py is a TLD)."""
+    from conftest import REPO
+
+    tweets = load_tweets(REPO / "tweets.txt")
+    assert [(line.lineno, line.urls) for line in tweets.lines if line.has_url] == []
+    assert tweets.problems == []
+
+
+def test_url_cost_names_the_urls_and_both_prices_from_the_one_constant() -> None:
+    from twitterbot.tweets import PRICES, url_cost
+
+    line, plain = parse_tweets(b"run python bot.py and see https://example.com/x\nno link here\n", PATH).lines
+    assert line.urls == ("bot.py", "https://example.com/x")
+    note = url_cost(line)
+    assert "bot.py, https://example.com/x" in note
+    assert f"${PRICES.post_with_url:.2f}" in note and f"${PRICES.post:.3f}" in note
+    assert url_cost(plain) is None
+
+
+def test_check_and_the_dry_run_name_each_line_with_a_url_and_its_cost(tmp_path: Path, capsys) -> None:
+    from twitterbot.cli import main
+
+    (tmp_path / "tweets.txt").write_text("plain line\nsee example.com\nalso www.example.org today\n")
+    assert main(["check"], environ={}, project_dir=tmp_path) == 78  # no keys: a problem, but the rest is checked
+    out = capsys.readouterr().out
+    assert "3 lines ready to post (2 with a URL, which costs more)" in out
+    tweets_file = tmp_path / "tweets.txt"
+    assert (
+        f"{tweets_file} line 2 contains a URL (example.com): X charges about $0.20 to post it instead of $0.015" in out
+    )
+    assert f"{tweets_file} line 3 contains a URL (www.example.org)" in out
+    assert f"{tweets_file} line 1 " not in out
+
+    only_links = tmp_path / "links.txt"
+    only_links.write_text("# a comment\nsee example.com\n")
+    dry_run = ["--dry-run", "--tweets", str(only_links), "--force"]
+    assert main(dry_run, environ={}, project_dir=tmp_path) == 0
+    err = capsys.readouterr().err
+    assert "would post line 2" in err
+    assert "contains a URL (example.com): X charges about $0.20 to post it instead of $0.015" in err
+
+
+@pytest.mark.parametrize(
     ("content", "message"),
     [
         (b"", "has no lines to post"),

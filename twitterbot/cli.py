@@ -26,7 +26,7 @@ import sys
 import traceback
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -47,8 +47,10 @@ from .pegs import run_count, run_solve
 from .posters import XPoster, poster_for, status_url
 from .progress import NullReporter, open_reporter
 from .scheduled import log_result, run_once
+from .secrets import ScrubSecrets
+from .secrets import scrub as _scrub
 from .statusline import status_line_for
-from .tweets import load_tweets, preview
+from .tweets import load_tweets, preview, url_cost
 from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, watch
 
 __all__ = ["main"]
@@ -60,7 +62,7 @@ def main(
     argv: Optional[Sequence[str]] = None,
     *,
     environ: Optional[Mapping[str, str]] = None,
-    project_dir: Path = PROJECT_DIR,
+    project_dir: Optional[Path] = PROJECT_DIR,
 ) -> int:
     """Run the command line and return the exit status (bot.py passes it to sys.exit)."""
     environ = os.environ if environ is None else environ
@@ -84,9 +86,10 @@ def main(
         return int(args.handler(args, config))
     except BotError as exc:
         message = _scrub(str(exc), secrets)
-        log.error("%s", message)
+        for line in message.splitlines() or [message]:  # a ConfigError lists every problem, one per line
+            log.error("%s", line)
         if debug:
-            traceback.print_exc()
+            sys.stderr.write(_scrub(traceback.format_exc(), secrets))
         if getattr(args, "json", False) and args.handler is _cmd_run:
             _print_json(
                 {"action": "failed", "reason": message, "error": _error_kind(exc), "exit_status": int(exc.exit_status)}
@@ -121,7 +124,7 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     if args.dry_run and result.action == "skipped" and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
-        _print_json(result.as_dict())
+        _print_json(result.as_dict(), secrets=config.credentials.secrets())
     elif result.action == "would_post" and result.line:
         print(result.line.text)
     return int(result.exit_status)
@@ -330,11 +333,15 @@ def _cmd_check(args: argparse.Namespace, config: Config) -> int:
     except BotError as exc:
         report(False, str(exc), exc)
     else:
-        with_url = sum(line.has_url for line in tweets.lines)
+        with_url = [line for line in tweets.lines if line.has_url]
+        count = len(tweets.lines)
         report(
             True,
-            f"{config.tweets_file}: {len(tweets.lines)} lines ready to post ({with_url} with a URL, which costs more)",
+            f"{config.tweets_file}: {count} line{'s' if count != 1 else ''} ready to post"
+            + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
         )
+        for line in with_url:  # not a problem, but X charges more: say which lines and how much
+            print(f"note     {config.tweets_file} line {line.lineno} {url_cost(line)}")
         for problem in tweets.problems:
             message = f"{config.tweets_file} line {problem.lineno} {problem.message}"
             report(problem.message.startswith("repeats"), message, TweetFileError(message))
@@ -409,6 +416,11 @@ def _cmd_history(args: argparse.Namespace, config: Config) -> int:
 
 
 def _paths(args: argparse.Namespace, config: Config) -> Paths:
+    if PROJECT_DIR is None:
+        raise ConfigError(
+            "cron and systemd lines run bot.py from a checkout, and this installed twitterbot command has none: "
+            "git clone the project (README 'Install') and run  .venv/bin/python bot.py cron  there"
+        )
     python = Path(sys.executable).absolute()  # the venv's python when run as .venv/bin/python
     if sys.prefix == sys.base_prefix:
         log.warning("this python (%s) is not a virtualenv's: run this command with .venv/bin/python", python)
@@ -422,8 +434,8 @@ def _current_user() -> str:
 # -- output --------------------------------------------------------------------------------------
 
 
-def _print_json(value: object) -> None:
-    print(json.dumps(value, ensure_ascii=False))
+def _print_json(value: object, *, secrets: Sequence[str] = ()) -> None:
+    print(_scrub(json.dumps(value, ensure_ascii=False), secrets))
 
 
 def _error_kind(exc: BotError) -> str:
@@ -647,28 +659,6 @@ def _absolute(path: Optional[str]) -> Optional[Path]:
 # -- logging -------------------------------------------------------------------------------------
 
 
-class _ScrubSecrets(logging.Filter):
-    """Last line of defence: no secret value reaches a log, whoever logs it (tweepy included)."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        super().__init__()
-        self._secrets = tuple(secrets)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        scrubbed = _scrub(message, self._secrets)
-        if scrubbed != message:
-            record.msg, record.args = scrubbed, ()
-        return True
-
-
-def _scrub(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        if len(secret) >= 4:
-            text = text.replace(secret, "********")
-    return text
-
-
 def _setup_logging(environ: Mapping[str, str]) -> logging.Handler:
     """Log to stderr from the start, so even a config error is reported."""
     handler = logging.StreamHandler(sys.stderr)
@@ -706,6 +696,6 @@ def _configure_logging(
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         root.addHandler(file_handler)
         handlers.append(file_handler)
-    scrubber = _ScrubSecrets(secrets)
+    scrubber = ScrubSecrets(secrets)
     for handler in handlers:
         handler.addFilter(scrubber)

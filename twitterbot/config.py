@@ -3,7 +3,9 @@
 Sources, later wins: built-in defaults, the env file (``.env`` beside ``bot.py`` unless
 ``--env-file`` names another), the process environment, command-line flags. Relative paths in
 the env file or the environment resolve from the env file's folder, never from the current
-directory, because cron starts jobs in ``$HOME``::
+directory, because cron starts jobs in ``$HOME``. An installed package (``pip install .``) has no
+``bot.py`` folder, so it needs ``--env-file`` (or absolute paths). Every problem is reported at
+once, in one `ConfigError` with one line per problem::
 
     config = load_config(project_dir=Path("/home/pi/twitterbot"), environ=os.environ)
     config.tweets_file   # PosixPath('/home/pi/twitterbot/tweets.txt')
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import math
 import os
 import re
 import stat
@@ -27,6 +30,7 @@ from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 
 from .errors import ConfigError
+from .secrets import Scrubber, looks_like_a_key
 
 __all__ = [
     "CREDENTIAL_NAMES",
@@ -42,8 +46,21 @@ __all__ = [
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
-# bot.py sits beside the package: its folder holds the default .env, tweets.txt and state/.
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+def _checkout_dir() -> Optional[Path]:
+    """The folder holding bot.py beside the package, or None for an installed package (site-packages)."""
+    folder = Path(__file__).resolve().parent.parent
+    return folder if (folder / "bot.py").is_file() else None
+
+
+# In a checkout (or `pip install -e .`), bot.py's folder holds the default .env, tweets.txt and
+# state/. An installed package has no such folder: a default there would be site-packages, or the
+# current directory, which differs between cron and a terminal (two histories, the cap bypassed).
+PROJECT_DIR: Optional[Path] = _checkout_dir()
+
+MAX_RETRIES = 5  # X_API_RETRIES: backoff doubles from 2 s, so 5 retries wait about a minute in all
+MAX_DURATION = 366 * 86400.0  # a year: longer durations are typos, and overflow date arithmetic
 
 
 @dataclass(frozen=True)
@@ -135,7 +152,7 @@ class Config:
     progress_done_template: str
     progress_failed_template: str
     env_file: Optional[Path]  # the env file that was read, if any
-    base_dir: Path  # where relative paths were resolved from
+    base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
 
     @property
     def history_file(self) -> Path:
@@ -148,7 +165,7 @@ class Config:
 
 def load_config(
     *,
-    project_dir: Path,
+    project_dir: Optional[Path],
     env_file: Optional[Path] = None,
     environ: Optional[Mapping[str, str]] = None,
     overrides: Optional[Mapping[str, str]] = None,
@@ -156,13 +173,16 @@ def load_config(
     """Build the `Config` from defaults, env file, environment and `overrides` (later wins).
 
     `env_file` None means ``project_dir/.env`` if it exists; a named env file must exist.
-    `overrides` maps setting names to text, as command-line flags give them; paths in it should
-    already be absolute. Raises `ConfigError` naming the setting, where it came from, and the fix.
+    `project_dir` None (an installed package) has no default env file, and relative paths are
+    errors unless an env file gives them a folder. `overrides` maps setting names to text, as
+    command-line flags give them; paths in it should already be absolute. Raises one `ConfigError`
+    listing every problem, each naming the setting, where it came from, and the fix; a value that
+    looks like an X key is never repeated in it.
     """
     environ = os.environ if environ is None else environ
     if env_file is None:
-        default = project_dir / ".env"
-        env_path: Optional[Path] = default if default.exists() else None
+        default = project_dir / ".env" if project_dir else None
+        env_path: Optional[Path] = default if default and default.exists() else None
     else:
         env_path = Path(env_file).expanduser().absolute()
         if not env_path.is_file():
@@ -171,23 +191,45 @@ def load_config(
             )
     base_dir = env_path.parent if env_path else project_dir
 
-    raw: Dict[str, Tuple[str, str]] = {name: (s.default, "the default") for name, s in SETTINGS.items()}
+    # Each value with where it came from, and where its problem goes in the report: the env
+    # file's in line order, then the environment's, then the command line's.
+    problems: List[Tuple[int, str]] = []
+    raw: Dict[str, Tuple[str, str, int]] = {name: (s.default, "the default", 0) for name, s in SETTINGS.items()}
     if env_path:
-        for name, (value, where) in _read_env_file(env_path).items():
+        file_values, file_problems = _read_env_file(env_path)
+        problems += file_problems
+        for name, (value, where, line) in file_values.items():
             if value:
-                raw[name] = (value, where)
+                raw[name] = (value, where, line)
     for name in SETTINGS:
         value = environ.get(name, "")
         if value:
-            raw[name] = (value, "the environment")
+            raw[name] = (value, "the environment", _FROM_ENVIRONMENT)
     for name, value in (overrides or {}).items():
         if name not in SETTINGS:
             raise ValueError(f"unknown setting {name}")  # a bug in the caller, not the user's doing
         if value != "":
-            raw[name] = (value, "the command line")
+            raw[name] = (value, "the command line", _FROM_COMMAND_LINE)
 
-    values = {name: _PARSERS[SETTINGS[name].kind](name, text, where, base_dir) for name, (text, where) in raw.items()}
-    _check_jitter_fits(values["TWEET_JITTER"], values["TWEET_TIMES"], raw["TWEET_JITTER"][1])
+    values: Dict[str, object] = {}
+    for name, (text, where, order) in raw.items():
+        try:
+            values[name] = _PARSERS[SETTINGS[name].kind](name, text, where, base_dir)
+        except ConfigError as exc:
+            problems += [(order, problem) for problem in exc.problems]
+    if "TWEET_JITTER" in values and "TWEET_TIMES" in values:
+        _, where, order = raw["TWEET_JITTER"]
+        try:
+            _check_jitter_fits(values["TWEET_JITTER"], values["TWEET_TIMES"], where)
+        except ConfigError as exc:
+            problems += [(order, problem) for problem in exc.problems]
+    if problems:
+        # A key (or a piece of one) pasted into the wrong setting may be quoted above: hide every
+        # form of every key, and every value that looks like one.
+        secrets = [raw[name][0].strip() for name in CREDENTIAL_NAMES]
+        pasted = [text.strip() for text, _, _ in raw.values() if looks_like_a_key(text, secrets)]
+        scrub = Scrubber([*secrets, *pasted])
+        raise ConfigError(*(scrub(problem) for _, problem in sorted(problems, key=lambda item: item[0])))
     return Config(
         credentials=Credentials(*(values[name] for name in CREDENTIAL_NAMES)),
         tweets_file=values["TWEETS_FILE"],
@@ -227,30 +269,41 @@ def env_file_warnings(config: Config) -> List[str]:
     return []
 
 
-def _read_env_file(path: Path) -> Dict[str, Tuple[str, str]]:
-    """Read the env file strictly: a line python-dotenv cannot parse or an unknown name is an error."""
+_FROM_ENVIRONMENT = 10**9  # after every line of the env file, in the order problems are reported
+_FROM_COMMAND_LINE = 2 * 10**9
+
+
+def _read_env_file(path: Path) -> Tuple[Dict[str, Tuple[str, str, int]], List[Tuple[int, str]]]:
+    """Read the env file strictly: each value with where it came from and its line, and a problem
+    (with its line) for each line python-dotenv cannot parse or that names an unknown setting. A
+    byte-order mark (Notepad) is not part of the first line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}): save it as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"cannot read env file {path}: {exc.strerror}") from None
 
     lines: Dict[str, int] = {}
+    problems: List[Tuple[int, str]] = []
     for binding in parse_stream(io.StringIO(text)):
         line = binding.original.line
         if binding.error:
-            raise ConfigError(
-                f"{path} line {line} is not a NAME=value setting: fix or remove it (comments start with #)"
+            problems.append(
+                (line, f"{path} line {line} is not a NAME=value setting: fix or remove it (comments start with #)")
             )
-        if binding.key is None:
+        elif binding.key is None:
             continue  # a blank line or a comment
-        if binding.key not in SETTINGS:
-            raise ConfigError(f"{path} line {line}: unknown setting {binding.key}: {_suggest(binding.key)}")
-        lines[binding.key] = line
+        elif binding.key not in SETTINGS:
+            plain = binding.key.isascii() and binding.key.isidentifier() and not looks_like_a_key(binding.key)
+            shown = binding.key if plain else _show(binding.key)
+            problems.append((line, f"{path} line {line}: unknown setting {shown}: {_suggest(binding.key)}"))
+        else:
+            lines[binding.key] = line
 
     values = dotenv_values(stream=io.StringIO(text))
-    return {name: (values.get(name) or "", f"{path} line {line}") for name, line in lines.items()}
+    found = {name: (values.get(name) or "", f"{path} line {line}", line) for name, line in lines.items()}
+    return found, problems
 
 
 def _suggest(name: str) -> str:
@@ -260,88 +313,132 @@ def _suggest(name: str) -> str:
     return "remove it (config.example.env lists every setting)"
 
 
-def _parse_secret(name: str, text: str, where: str, base_dir: Path) -> str:
+def _show(text: str, limit: int = 40) -> str:
+    """A value quoted for an error message: shortened, and hidden if it looks like an X key
+    (a key pasted into the wrong setting must not end up in a log or cron mail)."""
+    if looks_like_a_key(text):
+        return "(a value that looks like an X key, not shown)"
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+# X's keys are printable ASCII; anything else is a paste gone wrong (and would break the OAuth header).
+_SECRET_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F)) - set("\"'")
+
+
+def _parse_secret(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
     value = text.strip()
-    if any(ch.isspace() or ch in "\"'" for ch in value):
+    if not set(value) <= _SECRET_CHARACTERS:
         # Never echo the value: it is a secret.
         raise ConfigError(
-            f"{name} from {where} contains spaces or quotes: paste the value exactly as the X developer portal shows it"
+            f"{name} from {where} contains spaces, quotes or characters X keys never have: "
+            "paste the value exactly as the X developer portal shows it"
         )
     return value
 
 
-def _parse_path(name: str, text: str, where: str, base_dir: Path) -> Path:
-    path = Path(text.strip()).expanduser()
-    return path if path.is_absolute() else base_dir / path
+def _parse_path(name: str, text: str, where: str, base_dir: Optional[Path]) -> Path:
+    value = text.strip()
+    if "\0" in value:
+        raise ConfigError(f"{name} from {where} contains a NUL byte (\\0): retype the path")
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError:  # ~ with no home folder to expand it to
+        raise ConfigError(f"{name} from {where} starts with ~ but there is no home folder: write the full path") from None
+    if path.is_absolute():
+        return path
+    if base_dir is None:
+        raise ConfigError(
+            f"{name}={_show(value)} from {where} is a relative path, and the installed twitterbot command has no "
+            "project folder to resolve it from: pass --env-file PATH (relative paths then resolve from its "
+            f"folder), or set {name} to an absolute path"
+        )
+    return base_dir / path
 
 
-def _parse_optional_path(name: str, text: str, where: str, base_dir: Path) -> Optional[Path]:
+def _parse_optional_path(name: str, text: str, where: str, base_dir: Optional[Path]) -> Optional[Path]:
     return _parse_path(name, text, where, base_dir) if text.strip() else None
 
 
-def _parse_int(name: str, text: str, where: str, minimum: int, example: str) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        value = None
-    if value is None or value < minimum:
+def _parse_int(name: str, text: str, where: str, minimum: int, maximum: Optional[int], example: str) -> int:
+    value = int(text.strip()) if _ASCII_INTEGER.fullmatch(text.strip()) else None
+    if value is None or value < minimum or (maximum is not None and value > maximum):
+        bounds = f"of {minimum} or more" if maximum is None else f"from {minimum} to {maximum}"
         raise ConfigError(
-            f"{name}={text!r} from {where} is not a whole number of {minimum} or more: set it to e.g. {example}"
+            f"{name}={_show(text)} from {where} is not a whole number {bounds}: set it to e.g. {example}"
         )
     return value
 
 
-def _parse_positive_int(name: str, text: str, where: str, base_dir: Path) -> int:
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # more digits than 10**18 is never a count of anything
+
+
+def _parse_positive_int(name: str, text: str, where: str, base_dir: Optional[Path]) -> int:
     example = "4 (1 = post on every run)" if name == "TWEET_ONE_IN" else "4"
-    return _parse_int(name, text, where, 1, example)
+    return _parse_int(name, text, where, 1, None, example)
 
 
-def _parse_count(name: str, text: str, where: str, base_dir: Path) -> int:
-    return _parse_int(name, text, where, 0, "2")
+def _parse_count(name: str, text: str, where: str, base_dir: Optional[Path]) -> int:
+    return _parse_int(name, text, where, 0, MAX_RETRIES, "2")
 
 
-def _parse_seconds(name: str, text: str, where: str, base_dir: Path) -> float:
+def _parse_seconds(name: str, text: str, where: str, base_dir: Optional[Path]) -> float:
     try:
         value = float(text.strip())
     except ValueError:
         value = 0.0
-    if not 0 < value <= 600:
+    if not 0 < value <= 600:  # also refuses nan and inf
         raise ConfigError(
-            f"{name}={text!r} from {where} is not a number of seconds between 0 and 600: set it to e.g. 20"
+            f"{name}={_show(text)} from {where} is not a number of seconds between 0 and 600: set it to e.g. 20"
         )
     return value
 
 
-def _parse_log_level(name: str, text: str, where: str, base_dir: Path) -> str:
+def _parse_log_level(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
     value = text.strip().upper()
     if value not in LOG_LEVELS:
-        raise ConfigError(f"{name}={text!r} from {where} is not a log level: use one of {', '.join(LOG_LEVELS)}")
+        raise ConfigError(f"{name}={_show(text)} from {where} is not a log level: use one of {', '.join(LOG_LEVELS)}")
     return value
 
 
-def _parse_url(name: str, text: str, where: str, base_dir: Path) -> str:
+def _parse_url(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
     value = text.strip().rstrip("/")
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query:
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError:  # e.g. http://[::1 (an unclosed IPv6 bracket)
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or not value.isascii()
+        or any(ch.isspace() or not ch.isprintable() for ch in value)
+    ):
         raise ConfigError(
-            f"{name}={text!r} from {where} is not a base URL like https://api.twitter.com: "
+            f"{name}={_show(text)} from {where} is not a base URL like https://api.twitter.com: "
             "leave it unset unless you test against an emulator or proxy"
         )
     return value
 
 
-def _parse_times(name: str, text: str, where: str, base_dir: Path) -> Tuple[str, ...]:
+_TIME_FIELD = re.compile(r"[0-9]{1,2}")  # ASCII digits only: '²'.isdigit() is True, int('²') fails
+
+
+def _parse_times(name: str, text: str, where: str, base_dir: Optional[Path]) -> Tuple[str, ...]:
     times = set()
     for part in text.replace(" ", "").split(","):
         fields = part.split(":")
-        numbers = [int(field) for field in fields if field.isdigit() and len(field) <= 2]
+        numbers = [int(field) for field in fields if _TIME_FIELD.fullmatch(field)]
         if (
             len(fields) not in (2, 3)
             or len(numbers) != len(fields)
             or not all(value < limit for value, limit in zip(numbers, (24, 60, 60)))
         ):
             raise ConfigError(
-                f"{name}={text!r} from {where}: {part!r} is not a time of day: use 24-hour HH:MM times "
+                f"{name}={_show(text)} from {where}: {_show(part)} is not a time of day: use 24-hour HH:MM times "
                 "separated by commas, e.g. 00:00,06:00,12:00,18:00"
             )
         times.add(":".join(f"{value:02d}" for value in numbers))
@@ -354,36 +451,40 @@ def time_to_seconds(time_of_day: str) -> int:
     return hours * 3600 + minutes * 60 + (seconds[0] if seconds else 0)
 
 
-def _parse_timezone(name: str, text: str, where: str, base_dir: Path) -> Optional[str]:
+def _parse_timezone(name: str, text: str, where: str, base_dir: Optional[Path]) -> Optional[str]:
     value = text.strip()
     if not value:
         return None
     try:
         zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, a name too long
         raise ConfigError(
-            f"{name}={text!r} from {where} is not a time zone: use a name like Europe/London or "
+            f"{name}={_show(text)} from {where} is not a time zone: use a name like Europe/London or "
             "America/New_York (timedatectl list-timezones shows them), or leave it empty for the system's"
         ) from None
     return value
 
 
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+_DURATION_PART = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,9})?)([smhd])")
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in a duration like 90s, 10m, 6h, 1d or 3h30m; "0" is zero. ValueError if malformed."""
+    """Seconds in a duration like 90s, 10m, 6h, 1d or 3h30m, at most a year; "0" is zero.
+    ValueError if malformed."""
     value = text.strip().lower().replace(" ", "")
     if value == "0":
         return 0.0
     parts = _DURATION_PART.findall(value)
     if not parts or "".join(number + unit for number, unit in parts) != value:
-        raise ValueError(f"{text!r} is not a duration: use a number with s, m, h or d, e.g. 10m, 6h or 3h30m")
-    return sum(float(number) * _DURATION_UNITS[unit] for number, unit in parts)
+        raise ValueError(f"{_show(text)} is not a duration: use a number with s, m, h or d, e.g. 10m, 6h or 3h30m")
+    seconds = sum(float(number) * _DURATION_UNITS[unit] for number, unit in parts)
+    if not math.isfinite(seconds) or seconds > MAX_DURATION:
+        raise ValueError(f"{_show(text)} is longer than a year: use at most 366d")
+    return seconds
 
 
-def _parse_duration(name: str, text: str, where: str, base_dir: Path) -> float:
+def _parse_duration(name: str, text: str, where: str, base_dir: Optional[Path]) -> float:
     try:
         return parse_duration(text)
     except ValueError as exc:
@@ -393,14 +494,14 @@ def _parse_duration(name: str, text: str, where: str, base_dir: Path) -> float:
 _BOOLEANS = {"yes": True, "true": True, "on": True, "1": True, "no": False, "false": False, "off": False, "0": False}
 
 
-def _parse_bool(name: str, text: str, where: str, base_dir: Path) -> bool:
+def _parse_bool(name: str, text: str, where: str, base_dir: Optional[Path]) -> bool:
     try:
         return _BOOLEANS[text.strip().lower()]
     except KeyError:
-        raise ConfigError(f"{name}={text!r} from {where} is not yes or no: set it to yes or no") from None
+        raise ConfigError(f"{name}={_show(text)} from {where} is not yes or no: set it to yes or no") from None
 
 
-def _parse_template(name: str, text: str, where: str, base_dir: Path) -> str:
+def _parse_template(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
     try:
         list(string.Formatter().parse(text))
     except ValueError as exc:
@@ -423,7 +524,7 @@ def _check_jitter_fits(jitter: float, times: Tuple[str, ...], where: str) -> Non
         )
 
 
-_PARSERS: Dict[str, Callable[[str, str, str, Path], object]] = {
+_PARSERS: Dict[str, Callable[[str, str, str, Optional[Path]], object]] = {
     "secret": _parse_secret,
     "path": _parse_path,
     "optional_path": _parse_optional_path,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Optional
+from typing import Optional, Tuple
 
 __all__ = [
     "BotError",
@@ -51,9 +51,14 @@ class UsageError(BotError):
 
 
 class ConfigError(BotError):
-    """A setting is missing, unknown or malformed."""
+    """A setting is missing, unknown or malformed. `problems` holds each one, when there are several
+    (the message has one per line), so a user fixes them all in one go."""
 
     exit_status = ExitStatus.CONFIG_ERROR
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems: Tuple[str, ...] = problems
 
 
 class TweetFileError(BotError):

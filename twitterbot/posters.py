@@ -64,7 +64,7 @@ def poster_for(config: Config) -> XPoster:
     """The X poster for these settings, or a ConfigError saying which keys are missing."""
     missing = config.credentials.missing()
     if missing:
-        where = config.env_file or (config.base_dir / ".env")
+        where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
         raise ConfigError(
             f"{', '.join(missing)} not set: put your X keys in {where} (copy config.example.env; "
             "README 'Getting X keys' shows where to find them), or try --dry-run"

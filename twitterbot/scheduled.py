@@ -22,7 +22,7 @@ from .errors import DuplicatePost, ExitStatus, PostError
 from .history import HistoryStore, ensure_state_dir
 from .lock import run_lock
 from .posters import Poster, status_url
-from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview
+from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview, url_cost
 
 __all__ = [
     "CapReached",
@@ -232,7 +232,7 @@ def log_result(result: RunResult) -> None:
         where = result.url or "(X's reply was lost; the post is on X)"
         log.info("posted line %d %s %s (%s)", line.lineno, preview(line.text), where, result.reason)
     elif result.action == "would_post" and line:
-        cost = ", contains a URL: X charges more for it" if line.has_url else ""
+        cost = f"; it {url_cost(line)}" if line.has_url else ""
         log.info(
             "dry run: would post line %d (%d of %d as X counts%s); %s",
             line.lineno,

@@ -14,14 +14,17 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from twitter_text import extract_urls, parse_tweet
+from twitter_text.has_invalid_characters import has_invalid_characters
 
 from .errors import TweetFileError
 
 __all__ = [
     "MAX_WEIGHTED_LENGTH",
+    "PRICES",
+    "Prices",
     "TweetFile",
     "TweetLine",
     "LineProblem",
@@ -29,10 +32,24 @@ __all__ = [
     "parse_tweets",
     "measure",
     "preview",
+    "url_cost",
 ]
 
 MAX_WEIGHTED_LENGTH = 280
 _ALLOWED_CONTROLS = {"\n", "\t"}
+
+
+@dataclass(frozen=True)
+class Prices:
+    """What X charges per post, in US dollars."""
+
+    post: float
+    post_with_url: float  # any URL, bare domains included: "bot.py" is a link to X (.py is Paraguay)
+
+
+# X's pay-per-use prices as of 2026 (new developer accounts since February 2026). X changes them
+# now and then: the developer console shows the current ones. The one place the bot knows them.
+PRICES = Prices(post=0.015, post_with_url=0.20)
 
 
 @dataclass(frozen=True)
@@ -43,6 +60,7 @@ class TweetLine:
     text: str
     weighted_length: int
     has_url: bool  # X charges more for posts with a URL (pay-per-use pricing)
+    urls: Tuple[str, ...] = ()  # the URLs X finds in it, as written
 
 
 @dataclass(frozen=True)
@@ -68,18 +86,33 @@ class Measure:
 
     weighted_length: int
     has_url: bool
-    problem: Optional[str]  # None when X would accept the text
+    problem: Optional[str]  # None when X would accept the text; else what is wrong and the fix
+    urls: Tuple[str, ...] = ()
 
 
 def measure(text: str) -> Measure:
     """Measure `text` the way X does (twitter-text v3: URLs 23, emoji 2, CJK 2, NFC first)."""
     result = parse_tweet(unicodedata.normalize("NFC", text))
+    urls = tuple(extract_urls(text))
     problem = None
     if result.weightedLength > MAX_WEIGHTED_LENGTH:
-        problem = f"is too long: X counts {result.weightedLength} of {MAX_WEIGHTED_LENGTH}"
-    elif not result.valid or any(_is_forbidden(ch) for ch in text):
-        problem = "contains a character X does not accept (a control or byte-order character)"
-    return Measure(result.weightedLength, bool(extract_urls(text)), problem)
+        problem = f"is too long: X counts {result.weightedLength} of {MAX_WEIGHTED_LENGTH}: shorten it"
+    else:
+        bad = next((ch for ch in text if _is_forbidden(ch) or has_invalid_characters(ch)), None)
+        if bad is not None or not result.valid:
+            problem = _forbidden_character(bad)
+    return Measure(result.weightedLength, bool(urls), problem, urls)
+
+
+def url_cost(line: TweetLine, prices: Prices = PRICES) -> Optional[str]:
+    """Why a line costs more to post, naming its URLs and both prices; None for a line without one."""
+    if not line.has_url:
+        return None
+    found = ", ".join(line.urls) or "a link"
+    return (
+        f"contains a URL ({found}): X charges about ${prices.post_with_url:.2f} to post it instead of "
+        f"${prices.post:.3f} (X counts bare names like example.com or bot.py as links)"
+    )
 
 
 def load_tweets(path: Path) -> TweetFile:
@@ -122,9 +155,9 @@ def parse_tweets(data: bytes, path: Path) -> TweetFile:
         first_seen[post] = lineno
         measured = measure(post)
         if measured.problem:
-            problems.append(LineProblem(lineno, f"{measured.problem}: shorten or fix it"))
+            problems.append(LineProblem(lineno, measured.problem))
             continue
-        lines.append(TweetLine(lineno, post, measured.weighted_length, measured.has_url))
+        lines.append(TweetLine(lineno, post, measured.weighted_length, measured.has_url, measured.urls))
 
     if not lines:
         detail = "".join(f"; line {p.lineno} {p.message}" for p in problems[:3])
@@ -144,6 +177,21 @@ def _unescape(line: str) -> str:
 
 def _is_forbidden(ch: str) -> bool:
     return unicodedata.category(ch) == "Cc" and ch not in _ALLOWED_CONTROLS
+
+
+def _forbidden_character(ch: Optional[str]) -> str:
+    """The problem with a line holding a character X refuses, and the fix: shortening will not help."""
+    if ch is None:
+        return "contains a character X does not accept: retype the line"
+    code = f"U+{ord(ch):04X}"
+    if unicodedata.category(ch) == "Cc":
+        what = f"the invisible control character {code}"
+        caret = "^?" if ch == "\x7f" else f"^{chr(ord(ch) + 64)}" if ord(ch) < 32 else None
+        where = f" (cat -A shows it as {caret})" if caret else ""
+    else:
+        what = f"the invisible character {code} ({unicodedata.name(ch, 'a non-character').lower()})"
+        where = ""
+    return f"contains {what}, which X does not accept: delete it{where}, or retype the line"
 
 
 def preview(text: str, limit: int = 60) -> str:

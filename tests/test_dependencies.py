@@ -1,0 +1,124 @@
+"""One list of dependencies: pyproject.toml's ranges, and the pinned requirements files CI installs.
+
+`pip install .` installs what pyproject.toml lists; `pip install -r requirements.txt` installs the
+pins. A pin outside its range, or a dependency with no pin, means a user gets what CI never ran.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from conftest import REPO
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.9/3.10 have no tomllib; the check then runs on a newer Python in CI
+    tomllib = None
+
+PYPROJECT = REPO / "pyproject.toml"
+# Every Python the project claims to run on (requires-python >=3.9): each must get exactly one pin.
+PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+
+
+def read_pins(path: Path) -> List[Requirement]:
+    """The requirements in a pip requirements file, following `-r` includes."""
+    pins: List[Requirement] = []
+    for raw in path.read_text().splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("-r "):
+            pins += read_pins(path.parent / line[3:].strip())
+            continue
+        pins.append(Requirement(line))
+    return pins
+
+
+def project_table() -> dict:
+    if tomllib is None:
+        pytest.skip("tomllib needs Python 3.11")
+    return tomllib.loads(PYPROJECT.read_text())["project"]
+
+
+def ranges(specs: List[str]) -> Dict[str, Requirement]:
+    return {canonicalize_name(req.name): req for req in map(Requirement, specs)}
+
+
+def applies(req: Requirement, python: str) -> bool:
+    if req.marker is None:
+        return True
+    return req.marker.evaluate({**default_environment(), "python_version": python, "python_full_version": python + ".0"})
+
+
+def exact_version(req: Requirement) -> str:
+    (spec,) = req.specifier
+    assert spec.operator == "==", f"{req} is not pinned with =="
+    return spec.version
+
+
+def declared_dependencies(name: str) -> set:
+    """The names a distribution installed here says it depends on (its wheel's metadata)."""
+    try:
+        requires = metadata.requires(name) or []
+    except metadata.PackageNotFoundError:
+        return set()
+    return {canonicalize_name(Requirement(spec).name) for spec in requires}
+
+
+@pytest.mark.parametrize(
+    ("pins_file", "extra"), [("requirements.txt", None), ("requirements-dev.txt", "dev")], ids=["runtime", "dev"]
+)
+def test_every_dependency_is_pinned_within_its_range_and_every_pin_is_needed(pins_file: str, extra) -> None:
+    project = project_table()
+    wanted = ranges(project["dependencies"])
+    if extra:
+        wanted.update(ranges(project["optional-dependencies"][extra]))
+    pins = read_pins(REPO / pins_file)
+    pinned_names = {canonicalize_name(pin.name) for pin in pins}
+
+    problems = []
+    for name, want in wanted.items():
+        for python in PYTHONS:
+            chosen = [pin for pin in pins if canonicalize_name(pin.name) == name and applies(pin, python)]
+            if len(chosen) != 1:
+                problems.append(f"{want} has {len(chosen)} pins in {pins_file} for Python {python}")
+            elif not want.specifier.contains(exact_version(chosen[0]), prereleases=True):
+                problems.append(f"{pins_file} pins {chosen[0]} outside pyproject's {want}")
+    # A pin that is not a dependency must be one of a dependency's own (pinned so a Pi gets what CI ran).
+    needed_by_pins = set().union(*(declared_dependencies(pin.name) for pin in pins))
+    for name in sorted(pinned_names - set(wanted)):
+        if name not in needed_by_pins:
+            problems.append(f"{pins_file} pins {name}, which neither pyproject.toml nor any pinned package needs")
+    assert problems == []
+
+
+def test_every_third_party_import_of_the_package_is_a_declared_dependency() -> None:
+    """`pip install .` must bring everything `twitterbot` imports (it once forgot numpy)."""
+    import ast
+
+    declared = {canonicalize_name(name) for name in ranges(project_table()["dependencies"])}
+    # Import names that differ from their distribution's name.
+    distribution = {"dotenv": "python-dotenv", "twitter_text": "twitter-text-parser"}
+    missing = set()
+    for source in sorted((REPO / "twitterbot").glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top == "twitterbot":
+                    continue
+                if canonicalize_name(distribution.get(top, top)) not in declared:
+                    missing.add(f"{source.name}: {top}")
+    assert missing == set()

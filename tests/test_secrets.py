@@ -1,0 +1,111 @@
+"""Secrets never appear in any output, in any encoding: logs, errors, tracebacks, JSON."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import pytest
+from conftest import BotHome
+from x_emulator import XEmulator
+
+from twitterbot.config import load_config
+from twitterbot.errors import ConfigError
+from twitterbot.secrets import MASK, Scrubber, ScrubSecrets, encodings
+
+# Keys with the characters that percent-encoding changes (X's own keys are letters and digits, but
+# nothing stops a proxy or a future key format from using base64's alphabet).
+AWKWARD_KEYS = {
+    "consumer_key": "ck+Plus/Slash=Eq1234567",
+    "consumer_secret": "cs/Secret+With=Padding==9876",
+    "access_token": "12345-at+Token/Value=Abc",
+    "access_token_secret": "ats=Secret/Ends+With+Plus+",
+}
+
+
+def every_form(secret: str) -> set:
+    """What a leak looks like: the value and each encoding a layer under tweepy writes, any hex case."""
+    once = quote(secret, safe="")
+    forms = {secret, once, quote(secret, safe="/"), quote_plus(secret), quote(once, safe="")}
+    return forms | {form.lower() for form in forms} | {form.upper() for form in forms}
+
+
+def assert_no_secret_in(*outputs: str) -> None:
+    for output in outputs:
+        for secret in AWKWARD_KEYS.values():
+            leaked = sorted(form for form in every_form(secret) if form in output)
+            assert leaked == [], f"{secret} leaked as {leaked}"
+
+
+@pytest.mark.parametrize("secret", list(AWKWARD_KEYS.values()))
+def test_the_scrubber_catches_every_encoding_in_any_hex_case(secret: str) -> None:
+    scrub = Scrubber([secret])
+    for form in every_form(secret):
+        assert scrub(f"before {form} after") == f"before {MASK} after", form
+    assert scrub('oauth_consumer_key="' + quote(secret, safe="~") + '"') == f'oauth_consumer_key="{MASK}"'
+    assert quote(quote(secret, safe=""), safe="") in encodings(secret)  # the signature base string
+
+
+def test_short_values_are_not_scrubbed_and_no_secrets_change_nothing() -> None:
+    assert Scrubber(["abc", ""])("abc is fine") == "abc is fine"
+    assert Scrubber([])("anything") == "anything"
+
+
+def test_the_log_filter_scrubs_messages_arguments_and_tracebacks() -> None:
+    secret = AWKWARD_KEYS["consumer_secret"]
+    record = logging.LogRecord("x", logging.ERROR, __file__, 1, "header %s", (quote(secret, safe=""),), None)
+    try:
+        raise ValueError(f"bad value {quote_plus(secret)}")
+    except ValueError:
+        record.exc_info = sys.exc_info()
+    ScrubSecrets([secret]).filter(record)
+    text = logging.Formatter().format(record)
+    assert MASK in text and "bad value" in text
+    assert_no_secret_in(text)
+
+
+def test_a_key_pasted_into_another_setting_is_not_echoed(tmp_path: Path) -> None:
+    key = "AbCdEf0123456789GhIjKlMnOpQrStUv"
+    env = tmp_path / ".env"
+    env.write_text(f"TWITTER_API_KEY={key}\nTWEET_TIMES={key}\nLOG_LEVEL={key[:12]}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(project_dir=tmp_path, env_file=env, environ={})
+    message = str(caught.value)
+    assert "TWEET_TIMES" in message and "LOG_LEVEL" in message and f"{env} line 3" in message
+    assert key not in message and key[:12] not in message
+
+
+def test_a_value_that_looks_like_a_key_is_not_echoed_even_when_no_key_is_set(tmp_path: Path) -> None:
+    token = "1234567890-AbCdEfGhIjKlMnOpQrStUvWxYz0123"
+    with pytest.raises(ConfigError) as caught:
+        load_config(project_dir=tmp_path, environ={"TWEET_ONE_IN": token})
+    assert "TWEET_ONE_IN" in str(caught.value) and token not in str(caught.value)
+    assert "looks like an X key" in str(caught.value)
+
+
+@pytest.fixture
+def awkward_home(tmp_path: Path):
+    with XEmulator(keys=dict(AWKWARD_KEYS)) as emulator:
+        home = BotHome(tmp_path / "bot", emulator)
+        home.path.mkdir()
+        home.write_env(**emulator.env(), TWEET_ONE_IN="1", X_API_RETRIES="0", X_API_TIMEOUT="3")
+        home.write_tweets("First post\nSecond post\n")
+        yield home
+
+
+def test_keys_with_plus_slash_and_equals_never_appear_in_debug_output(awkward_home: BotHome) -> None:
+    emulator = awkward_home.emulator
+    posted = awkward_home.run("--debug", "-v", "--json")
+    assert posted.returncode == 0, posted.stderr
+    assert len(emulator.posts) == 1  # the real tweepy client signed with these keys, and X accepted them
+    assert "Authorization" in posted.stderr or "oauth" in posted.stderr.lower()  # the layers did log at DEBUG
+
+    emulator.fail_next("unauthorized")
+    refused = awkward_home.run("--debug", "-v", "--force", "--json")
+    assert refused.returncode == 77, refused.stderr
+
+    checked = awkward_home.run("check", "--online", "--debug", "-v")
+    assert "X accepts the keys" in checked.stdout, checked.stderr
+    assert_no_secret_in(posted.stdout, posted.stderr, refused.stdout, refused.stderr, checked.stdout, checked.stderr)

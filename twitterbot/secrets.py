@@ -1,0 +1,116 @@
+"""Keeping the X keys out of every output: logs, error messages, tracebacks and JSON.
+
+The HTTP layers under tweepy write a key in several forms, and a scrubber that knows only the raw
+value misses the others: requests and oauthlib percent-encode it (``+`` becomes ``%2B``, ``/``
+``%2F``), the OAuth signature base string that oauthlib logs at DEBUG encodes it twice
+(``%252B``), form bodies write ``+`` for a space, and JSON may escape ``/``. `Scrubber` replaces
+every one of those forms, whatever the case of the hex digits::
+
+    scrub = Scrubber(config.credentials.secrets())
+    scrub("oauth_consumer_key=\\"ab%2Bcd%3D\\"")   # 'oauth_consumer_key="********"'
+
+No layer we use writes a key in base64 (OAuth 1.0a signs with HMAC; only OAuth 2 app-only auth,
+which the bot does not use, sends base64 of the keys), so base64 is not scrubbed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Iterable, Optional, Set
+from urllib.parse import quote, quote_plus
+
+__all__ = ["MASK", "ScrubSecrets", "Scrubber", "encodings", "looks_like_a_key", "scrub"]
+
+MASK = "********"
+
+# Shorter values would blank out ordinary words; X's keys are 25 to 50 characters.
+_MIN_LENGTH = 4
+
+# What X's keys look like: a long run of upper- and lower-case letters and digits (access tokens
+# have a '-'; keys pasted from elsewhere may have base64's + / =). A value holding one, in a
+# non-secret setting, is never echoed. Setting names (upper case only) do not look like this.
+_KEY_LIKE = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+
+
+def _key_like(text: str) -> bool:
+    return any(
+        any(c.islower() for c in run) and any(c.isupper() for c in run) and any(c.isdigit() for c in run)
+        for run in _KEY_LIKE.findall(text)
+    )
+
+
+def encodings(secret: str) -> Set[str]:
+    """Every form in which an HTTP layer, a log line or a JSON document may write `secret`."""
+    once = quote(secret, safe="")  # oauthlib's escape(), and query strings
+    forms = {
+        secret,
+        once,
+        quote(secret, safe="/"),  # requests' default for URLs
+        quote_plus(secret),  # form bodies (urlencode)
+        quote(once, safe=""),  # the OAuth signature base string: encoded twice
+        json.dumps(secret)[1:-1],
+        json.dumps(secret)[1:-1].replace("/", "\\/"),  # JSON encoders that escape '/'
+    }
+    return {form for form in forms if len(form) >= _MIN_LENGTH}
+
+
+class Scrubber:
+    """Replaces every encoding of the given secrets with ``********``. Calling it on text is cheap:
+    one compiled pattern, case-insensitive so ``%2b`` and ``%2B`` are both caught."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        forms = set().union(*(encodings(secret) for secret in secrets if len(secret) >= _MIN_LENGTH))
+        self._pattern: Optional[re.Pattern] = None
+        if forms:
+            alternatives = sorted(forms, key=len, reverse=True)  # longest first: replace whole forms
+            self._pattern = re.compile("|".join(map(re.escape, alternatives)), re.IGNORECASE)
+
+    def __call__(self, text: str) -> str:
+        return self._pattern.sub(MASK, text) if self._pattern else text
+
+    def contains(self, text: str) -> bool:
+        """Whether any form of a secret appears in `text`."""
+        return bool(self._pattern and self._pattern.search(text))
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every encoding of every secret replaced by ``********``."""
+    return Scrubber(secrets)(text)
+
+
+def looks_like_a_key(text: str, secrets: Iterable[str] = ()) -> bool:
+    """Whether `text` holds one of `secrets` (in any form), is a piece of one (a partial paste), or
+    is a long run of key-like characters: such a value, pasted into the wrong setting, must not be
+    repeated in an error message."""
+    value = text.strip()
+    secrets = tuple(secrets)
+    piece = len(value) >= _MIN_PIECE and any(value in secret for secret in secrets)
+    return piece or _key_like(value) or Scrubber(secrets).contains(value)
+
+
+_MIN_PIECE = 8  # a shorter value may well be part of a key by chance ("12:00" is not a leak)
+
+
+class ScrubSecrets(logging.Filter):
+    """Last line of defence on every log handler: no secret reaches a log, whoever logs it (tweepy,
+    requests_oauthlib and oauthlib log headers and signing strings at DEBUG), tracebacks included."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self._scrub = Scrubber(secrets)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        scrubbed = self._scrub(message)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, ()
+        if record.exc_info and not record.exc_text:
+            # The formatter uses exc_text when it is set: format the traceback here, scrubbed.
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._scrub(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._scrub(record.stack_info)
+        return True
