@@ -414,6 +414,7 @@ def test_records_reach_x_through_the_reporter(tmp_path: Path, poster, emulator) 
             store=store,
             every=3600,
             milestone_every=0,
+            first_after=0,
             max_posts_per_day=50,
             templates=TEMPLATES,
             job_fields=FIELDS,
@@ -470,7 +471,7 @@ def test_the_command_resumes_after_sigterm_exactly(home, tmp_path: Path) -> None
 def test_the_command_posts_and_refuses_bad_input(home) -> None:
     verse = home.path / "verse.txt"
     verse.write_text(VERSE, encoding="utf-8")
-    posted = home.run("monkey", "--target", str(verse), "--keystrokes", "1M", "--seed", "2", "--milestone-every", "0")
+    posted = home.run("monkey", "--target", str(verse), "--keystrokes", "1M", "--seed", "2", "--milestone-every", "0", "--first-after", "0")
     assert posted.returncode == 0, posted.stderr
     assert home.emulator.texts[0].startswith("New record after 1 keystroke:")
     assert home.emulator.texts[-1].startswith("monkey finished after")

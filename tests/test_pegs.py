@@ -4,6 +4,7 @@ impossibility proofs, the level counts against brute force and OEIS A112737, and
 from __future__ import annotations
 
 import io
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
@@ -213,7 +214,9 @@ def test_a_stopped_count_resumes_after_its_last_level(tmp_path: Path) -> None:
 
 def test_the_job_posts_its_progress_and_result(tmp_path: Path, poster, emulator) -> None:
     with HistoryStore(tmp_path / "history.sqlite3") as store:
-        reporter = Reporter("pegs", poster=poster, store=store, every=3600, milestone_every=3600, max_posts_per_day=10)
+        reporter = Reporter(
+            "pegs", poster=poster, store=store, every=3600, milestone_every=3600, first_after=0, max_posts_per_day=10
+        )
         out = io.StringIO()
         run_count(builtin("plus"), reporter, checkpoint=tmp_path / "plus.npz", out=out)
     assert emulator.texts[0].startswith("pegs: after 0 jumps: 1 distinct positions")
@@ -227,11 +230,35 @@ def test_solve_writes_the_result_file_and_posts_the_jumps(tmp_path: Path) -> Non
     printed = io.StringIO()
     with HistoryStore(":memory:") as store:
         reporter = Reporter(
-            "pegs", poster=DryRunPoster(printed), store=store, every=3600, milestone_every=3600, max_posts_per_day=10
+            "pegs",
+            poster=DryRunPoster(printed),
+            store=store,
+            every=3600,
+            milestone_every=3600,
+            first_after=0,
+            max_posts_per_day=10,
         )
         assert run_solve(builtin("plus"), reporter, output=tmp_path / "result.txt", out=io.StringIO())
     assert (tmp_path / "result.txt").read_text().startswith("Starting Board\n")
     assert "solved in 8 jumps" in printed.getvalue()
+
+
+def test_a_quick_solve_posts_only_its_result(tmp_path: Path, poster, emulator) -> None:
+    started = datetime.now(timezone.utc)
+    with HistoryStore(tmp_path / "history.sqlite3") as store:
+        reporter = Reporter(
+            "pegs solve german",
+            poster=poster,
+            store=store,
+            every=3600,
+            milestone_every=3600,
+            first_after=300,
+            max_posts_per_day=10,
+            clock=lambda: started,  # the search is over long before PROGRESS_FIRST_AFTER
+        )
+        with reporter:
+            assert run_solve(builtin("german"), reporter, out=io.StringIO())
+    assert len(emulator.texts) == 1 and emulator.texts[0].startswith("pegs solve german finished in 0s: solved in 43")
 
 
 def test_pegs_from_the_command_line(home: BotHome) -> None:

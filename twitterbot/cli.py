@@ -520,6 +520,7 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="a milestone may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
     )
+    job.add_argument("--first-after", metavar="DURATION", help=_FIRST_AFTER_HELP)
     job.add_argument(
         "--pattern",
         metavar="REGEX",
@@ -550,6 +551,7 @@ def _build_parser() -> argparse.ArgumentParser:
     pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
     pegs.add_argument("--every", metavar="DURATION", help="at most one progress post per this long (PROGRESS_EVERY)")
+    pegs.add_argument("--first-after", metavar="DURATION", help=_FIRST_AFTER_HELP)
     pegs.add_argument("--dry-run", action="store_true", help="print the posts it would send; post nothing")
     pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
     pegs.set_defaults(handler=_cmd_pegs)
@@ -602,6 +604,7 @@ def _add_monkey(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="a record may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
     )
+    monkey.add_argument("--first-after", metavar="DURATION", help=_FIRST_AFTER_HELP)
     monkey.add_argument("--no-thread", action="store_true", help="post each update on its own, not as replies")
     monkey.add_argument(
         "--dry-run", action="store_true", help="print the posts it would send; post nothing, keep no checkpoint"
@@ -612,9 +615,11 @@ def _add_monkey(commands: Any, common: argparse.ArgumentParser) -> None:
     monkey.set_defaults(handler=_cmd_monkey)
 
 
+_FIRST_AFTER_HELP = "no progress post before the job has run this long, e.g. 0 or 10m (PROGRESS_FIRST_AFTER)"
 _PROGRESS_FLAGS = {
     "every": "PROGRESS_EVERY",
     "milestone_every": "PROGRESS_MILESTONE_EVERY",
+    "first_after": "PROGRESS_FIRST_AFTER",
     "template": "PROGRESS_TEMPLATE",
     "done_template": "PROGRESS_DONE_TEMPLATE",
     "failed_template": "PROGRESS_FAILED_TEMPLATE",
