@@ -34,7 +34,7 @@ from . import __version__
 from .config import PROJECT_DIR, Config, env_file_warnings, load_config, parse_duration
 from .daemon import Daemon, use_zone, zone_for
 from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError, UsageError
-from .history import HistoryStore, ensure_state_dir
+from .history import HistoryStore, RunRecord, ensure_state_dir
 from .install import Paths, crontab, systemd_units, write_atomically
 from .lock import run_lock
 from .monkey import FIELDS as MONKEY_FIELDS
@@ -368,7 +368,7 @@ def _cmd_check(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_history(args: argparse.Namespace, config: Config) -> int:
-    """Show recent runs, newest first."""
+    """Show recent scheduled runs and progress jobs' posts, newest first, interleaved by time."""
     if not config.history_file.exists():
         if args.json:
             _print_json([])
@@ -376,36 +376,61 @@ def _cmd_history(args: argparse.Namespace, config: Config) -> int:
             print(f"no runs recorded yet ({config.history_file} does not exist)")
         return int(ExitStatus.OK)
     with HistoryStore(config.history_file) as store:
-        runs = store.recent_runs(args.limit)
+        entries: List[Any] = [*store.recent_runs(args.limit), *store.recent_job_posts(args.limit)]
+    entries.sort(key=lambda entry: entry.started_at if isinstance(entry, RunRecord) else entry.sent_at, reverse=True)
+    entries = entries[: args.limit]
     if args.json:
-        _print_json(
-            [
-                {
-                    "started_at": run.started_at.isoformat(),
-                    "action": run.action,
-                    "reason": run.reason,
-                    "text": run.text,
-                    "tweet_id": run.tweet_id,
-                    "one_in": run.one_in,
-                    "roll": run.roll,
-                    "dry_run": run.dry_run,
-                }
-                for run in runs
-            ]
-        )
+        _print_json([_history_json(entry) for entry in entries])
         return int(ExitStatus.OK)
-    for run in runs:
-        when = run.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
-        what = run.action + (" (dry run)" if run.dry_run and run.action != "would_post" else "")
+    for entry in entries:
+        if isinstance(entry, RunRecord):
+            when, text, reason, tweet_id = entry.started_at, entry.text, entry.reason, entry.tweet_id
+            what = entry.action + (" (dry run)" if entry.dry_run and entry.action != "would_post" else "")
+            label = ""
+        else:
+            when, text, reason, tweet_id, what = entry.sent_at, entry.text, entry.detail, entry.tweet_id, entry.outcome
+            thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != tweet_id else ""
+            label = f"[{entry.job_name}{' result' if entry.final else ''}{thread}]"
         detail = " ".join(
             part
-            for part in (preview(run.text, 50) if run.text else "", run.reason or "", status_url(run.tweet_id) or "")
+            for part in (label, preview(text, 50) if text else "", reason or "", status_url(tweet_id) or "")
             if part
         )
-        print(f"{when}  {what:<11} {detail}")
-    if not runs:
+        print(f"{when.astimezone():%Y-%m-%d %H:%M}  {what:<11} {detail}")
+    if not entries:
         print("no runs recorded yet")
     return int(ExitStatus.OK)
+
+
+def _history_json(entry: Any) -> dict:
+    """One entry of `history --json`: the same keys for both kinds, plus each kind's own."""
+    if isinstance(entry, RunRecord):
+        return {
+            "source": "scheduled",
+            "started_at": entry.started_at.isoformat(),
+            "action": entry.action,
+            "reason": entry.reason,
+            "text": entry.text,
+            "tweet_id": entry.tweet_id,
+            "url": status_url(entry.tweet_id),
+            "one_in": entry.one_in,
+            "roll": entry.roll,
+            "dry_run": entry.dry_run,
+        }
+    return {
+        "source": "job",
+        "started_at": entry.sent_at.isoformat(),
+        "action": entry.outcome,
+        "reason": entry.detail,
+        "text": entry.text,
+        "tweet_id": entry.tweet_id,
+        "url": status_url(entry.tweet_id),
+        "job": entry.job_name,
+        "job_run": entry.job_id,
+        "result": entry.final,
+        "thread": entry.thread_root,
+        "thread_url": status_url(entry.thread_root),
+    }
 
 
 def _paths(args: argparse.Namespace, config: Config) -> Paths:
@@ -496,9 +521,9 @@ def _build_parser() -> argparse.ArgumentParser:
     units.add_argument("--run-as", metavar="USER", help="User= of system units (default: you)")
     units.add_argument("--write", action="store_true", help="write them to the unit folder instead of printing")
     units.set_defaults(handler=_cmd_systemd)
-    history = commands.add_parser("history", parents=[common], help="show what recent runs did")
+    history = commands.add_parser("history", parents=[common], help="show what recent runs and jobs posted")
     history.add_argument(
-        "-n", dest="limit", type=_positive_int, default=20, metavar="N", help="how many runs (default 20)"
+        "-n", dest="limit", type=_positive_int, default=20, metavar="N", help="how many entries (default 20)"
     )
     history.add_argument("--json", action="store_true", help="print a JSON list")
     history.set_defaults(handler=_cmd_history)
