@@ -5,17 +5,24 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
+import pty
+import re
 import shutil
 import signal
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
 import numpy as np
 import pytest
+from conftest import BOT_PY
 
 from twitterbot.errors import ExitStatus, UsageError
 from twitterbot.history import HistoryStore
-from twitterbot.monkey import FIELDS, TEMPLATES, Options, approximate, prepare, run_monkey
+from twitterbot.monkey import FIELDS, TEMPLATES, Options, approximate, finished_run, prepare, run_monkey, typing_rate
 from twitterbot.monkeysim import DRAW, ROUND, AnywhereMatcher, KeyStream, Monkey, NewRecord, PrefixMatcher, Simulation
 from twitterbot.monkeytexts import (
     ARCHIVE_NAME,
@@ -29,7 +36,9 @@ from twitterbot.monkeytexts import (
     load_works,
     make_work,
 )
+from twitterbot.posters import DryRunPoster
 from twitterbot.progress import NullReporter, Reporter
+from twitterbot.statusline import StatusLine
 
 Found = List[Tuple[int, int, str]]
 
@@ -471,10 +480,15 @@ def test_the_command_resumes_after_sigterm_exactly(home, tmp_path: Path) -> None
 def test_the_command_posts_and_refuses_bad_input(home) -> None:
     verse = home.path / "verse.txt"
     verse.write_text(VERSE, encoding="utf-8")
-    posted = home.run("monkey", "--target", str(verse), "--keystrokes", "1M", "--seed", "2", "--milestone-every", "0", "--first-after", "0")
+    args = ("monkey", "--target", str(verse), "--keystrokes", "1M", "--seed", "2")
+    posted = home.run(*args, "--milestone-every", "0", "--first-after", "0")
     assert posted.returncode == 0, posted.stderr
     assert home.emulator.texts[0].startswith("New record after 1 keystroke:")
     assert home.emulator.texts[-1].startswith("monkey finished after")
+    posts = len(home.emulator.posts)
+    finished = home.run(*args)
+    assert finished.returncode == 0 and "has already finished" in finished.stderr and "--restart" in finished.stderr
+    assert finished.stdout == "" and len(home.emulator.posts) == posts
     again = home.run("monkey", "--target", str(verse), "--keystrokes", "1M", "--mode", "prefix")
     assert again.returncode == ExitStatus.USAGE and "--restart" in again.stderr
     for args, status, message in [
@@ -499,3 +513,112 @@ def test_a_dry_run_on_the_complete_works(home, shakespeare: Path) -> None:
     anywhere = home.run("monkey", "--dry-run", "--keystrokes", "1M", "--seed", "1")
     assert ", Act " in anywhere.stdout, anywhere.stdout
     assert home.emulator.texts == []
+
+
+# -- what the job says -----------------------------------------------------------------------------
+
+
+def verse_setup(tmp_path: Path, **options) -> Tuple[Options, object]:
+    verse = tmp_path / "verse.txt"
+    verse.write_text(VERSE, encoding="utf-8")
+    chosen = Options(target=verse, seed=3, **options)
+    return chosen, prepare(chosen, tmp_path / "texts")
+
+
+def test_one_rate_everywhere_keystrokes_per_second_of_typing(tmp_path: Path) -> None:
+    options, setup = verse_setup(tmp_path, keystrokes=3_000_000)
+    printed, out = io.StringIO(), io.StringIO()
+    slow_wall_clock = iter(range(0, 10**9, 60))  # posting, checkpoints and the rest take long: not typing
+    with HistoryStore(":memory:") as store:
+        reporter = Reporter(
+            "monkey",
+            poster=DryRunPoster(printed),
+            store=store,
+            every=3600,
+            milestone_every=3600,
+            first_after=0,
+            max_posts_per_day=50,
+            templates=TEMPLATES,
+            job_fields=FIELDS,
+        )
+        with reporter:
+            final = run_monkey(
+                setup, options, reporter, checkpoint=None, out=out, clock=lambda: float(next(slow_wall_clock))
+            )
+    rate = typing_rate(3_000_000, final["seconds"])
+    assert rate.endswith("/s") and rate != "?/s"
+    assert f"3.0 million keystrokes at {rate}." in printed.getvalue().splitlines()[-1]  # the result post
+    assert out.getvalue().splitlines()[-1] == f"typed 3,000,000 keystrokes in {final['seconds']:,.1f} s of typing ({rate})"
+
+
+def test_another_seed_names_both_seeds(tmp_path: Path) -> None:
+    options, setup = verse_setup(tmp_path, keystrokes=10_000)
+    checkpoint = tmp_path / "monkey.json"
+    run_monkey(setup, options, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
+    other = replace(options, seed=5, keystrokes=20_000)
+    with pytest.raises(UsageError) as caught:
+        run_monkey(setup, other, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
+    assert "holds a run with seed 3; this command asks for seed 5" in str(caught.value)
+
+
+def test_a_finished_run_says_so_and_how_to_go_on(tmp_path: Path, caplog) -> None:
+    options, setup = verse_setup(tmp_path, keystrokes=10_000)
+    checkpoint = tmp_path / "monkey.json"
+    first = run_monkey(setup, options, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
+    assert "already finished" in finished_run(setup, options, checkpoint)
+    out = io.StringIO()
+    again = run_monkey(setup, options, NullReporter(), checkpoint=checkpoint, out=out)
+    assert again["simulation"] == first["simulation"] and out.getvalue() == ""
+    assert "continuing" not in caplog.text
+    assert "already finished (10,000 keystrokes" in caplog.text and "--restart" in caplog.text
+    assert "--name NAME" in caplog.text
+    assert finished_run(setup, replace(options, keystrokes=20_000), checkpoint) is None  # more to type: it goes on
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_live_status_line_without_posts(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: nothing cut
+    options, setup = verse_setup(tmp_path, keystrokes=20_000_000)
+    screen, out = Terminal(), io.StringIO()
+    status = StatusLine(screen, min_interval=0)
+    run_monkey(setup, options, NullReporter(), checkpoint=None, out=out, status=status)
+    drawn = screen.getvalue().split("\r\x1b[K")
+    line = re.compile(r"4\.2 million keystrokes at \S+ \S+/s, record \d letters, 21% of 20 million, \w+ left")
+    assert any(line.fullmatch(text) for text in drawn), drawn
+    assert screen.getvalue().endswith("\r\x1b[K")  # cleared at the end
+    assert "\r" not in out.getvalue()
+
+
+def test_the_command_shows_a_status_line_on_a_terminal_even_without_posts(home) -> None:
+    """With stdout a real terminal (a pty) the status line is drawn; a pipe (the other tests) never sees one."""
+    verse = home.path / "verse.txt"
+    verse.write_text(VERSE, encoding="utf-8")
+    shown = run_on_a_terminal(home, "monkey", "--target", str(verse), "--keystrokes", "30M", "--seed", "4", "--no-post")
+    assert "\x1b[K" in shown and "million keystrokes at" in shown and "% of 30 million" in shown
+    assert "typed 30,000,000 keystrokes" in shown
+
+
+def run_on_a_terminal(home, *args: str) -> str:
+    """Run bot.py with its stdout on a pseudo-terminal; what the terminal was sent."""
+    controller, terminal = pty.openpty()
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(home.path), "LANG": "C.UTF-8", "TERM": "xterm", "COLUMNS": "200"}
+    command = [sys.executable, str(BOT_PY), "--env-file", str(home.env_file), *args]
+    with subprocess.Popen(command, stdout=terminal, stderr=subprocess.PIPE, env=bare, cwd=home.path) as child:
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the child has closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        stderr = child.stderr.read()
+        assert child.wait(timeout=60) == 0, stderr
+    os.close(controller)
+    return shown.decode()

@@ -38,7 +38,7 @@ from .history import HistoryStore, RunRecord, ensure_state_dir
 from .install import Paths, crontab, systemd_units, write_atomically
 from .lock import run_lock
 from .monkey import FIELDS as MONKEY_FIELDS
-from .monkey import MODES, checkpoint_for, peek_seed, prepare, run_key, run_monkey
+from .monkey import MODES, checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
 from .monkey import TEMPLATES as MONKEY_TEMPLATES
 from .monkey import Options as MonkeyOptions
 from .monkeytexts import ARCHIVE_NAME, DEFAULT_KEYS, fetch_texts
@@ -238,6 +238,10 @@ def _cmd_monkey(args: argparse.Namespace, config: Config) -> int:
         options = replace(options, seed=saved if saved is not None else int(np.random.SeedSequence().entropy))
     if checkpoint:
         ensure_state_dir(config.state_dir)
+    finished = None if args.restart else finished_run(setup, options, checkpoint)
+    if finished:
+        log.warning("%s", finished)  # before the reporter, which would post a result again
+        return int(ExitStatus.OK)
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
     reporter = (
