@@ -189,21 +189,26 @@ def _cmd_pegs(args: argparse.Namespace, config: Config) -> int:
         for name, (_, _, about) in BOARDS.items():
             print(f"{name:16} {about}")
         return int(ExitStatus.OK)
+    if args.file and args.board:
+        raise UsageError(
+            f"pegs {args.action} got both the board {args.board!r} and --file {args.file}: give one of them"
+        )
     if args.file:
         board = load_board(_absolute(args.file), finish=args.finish or "any")
     else:
         board = builtin(args.board or "english")
     name = args.name or f"pegs {args.action} {board.name}"
-    status = status_line_for(sys.stdout) if args.action == "count" else None
+    status = status_line_for(sys.stdout)
+    status.clear_before_logging()
     reporter = (
         NullReporter() if args.no_post else open_reporter(name, config=config, dry_run=args.dry_run, status=status)
     )
     with reporter as report:
         if args.action == "solve":
-            run_solve(board, report, output=_absolute(args.output))
+            run_solve(board, report, output=_absolute(args.output), status=status)
             return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
         ensure_state_dir(config.state_dir)
-        run_count(board, report, checkpoint=config.state_dir / f"pegs-count-{board.name}.npz")
+        run_count(board, report, checkpoint=config.state_dir / f"pegs-count-{board.name}.npz", status=status)
         return int(ExitStatus.OK)
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "fit",
     "format_elapsed",
     "open_reporter",
+    "plural",
     "slug",
 ]
 
@@ -564,7 +565,12 @@ def _tidy(text: str) -> str:
 
 
 def _posts(count: int) -> str:
-    return f"{count} post" + ("" if count == 1 else "s")
+    return plural(count, "post")
+
+
+def plural(count: int, noun: str) -> str:
+    """"1 position", "2,048 positions": a count and its noun, for the jobs' messages."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def slug(name: str) -> str:
