@@ -438,10 +438,12 @@ def test_open_reporter_names_the_settings_when_a_template_does_not_fit_the_job(t
         pass
 
 
-def test_a_dry_run_prints_each_post_and_keeps_no_state(tmp_path, capsys) -> None:
+def test_a_dry_run_prints_each_post_and_keeps_no_state(tmp_path, capsys, caplog) -> None:
     config = load_config(project_dir=tmp_path, environ={})
-    with open_reporter("pegs", config=config, dry_run=True, first_after=0) as report:
+    with caplog.at_level("INFO"), open_reporter("pegs", config=config, dry_run=True, first_after=0) as report:
         report.update("level 3: 8 positions")
+    assert "dry run, would post (first progress post, after 0s)" in caplog.text
+    assert "posted" not in caplog.text  # no "posted dry-run-1", as if it had been
     printed = capsys.readouterr().err
     assert "dry run, not posted" in printed and "pegs: level 3: 8 positions" in printed
     assert "(reply to dry-run-1)" in printed  # the result joins the thread

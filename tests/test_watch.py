@@ -123,7 +123,8 @@ def test_a_dry_run_prints_each_post_with_its_reason_and_needs_no_keys(home: BotH
     )
     assert result.returncode == 2
     assert "(first progress post, after 0s)" in result.stderr
-    assert "posting (final)" in result.stderr
+    assert "dry run, would post (final)" in result.stderr
+    assert "posted dry-run" not in result.stderr and "posting" not in result.stderr
     assert "dry run, not posted (reply to dry-run-1):\n    demo failed with exit 2 after" in result.stderr
     assert home.emulator.posts == []
     assert not (home.path / "state").exists()

@@ -138,6 +138,7 @@ class Reporter:
         self._templates = templates
         self._thread = thread
         self._clock = clock
+        self._dry_run = isinstance(poster, DryRunPoster)  # only the log's wording differs
         self._status: Status = status or NullStatusLine()
         self._pending: Optional[_Update] = None
         self._stopped = False
@@ -311,7 +312,8 @@ class Reporter:
 
     def _post(self, text: str, *, reason: str, news: str, final: bool) -> Report:
         reply_to = self.job.thread_root if self._thread else None
-        log.info("%s: posting (%s): %s", self.name, reason, preview(text, 100))
+        doing = "dry run, would post" if self._dry_run else "posting"
+        log.info("%s: %s (%s): %s", self.name, doing, reason, preview(text, 100))
         attempt = self._store.begin_job_attempt(self.job.id, text, at=self._clock(), final=final)
         try:
             try:
@@ -345,8 +347,9 @@ class Reporter:
         )
         self.job = self._store.job(self.job.id)
         self._not_before = None
-        where = status_url(result.tweet_id) or result.tweet_id or "(X's reply was lost, but it is on X)"
-        log.info("%s: posted %s", self.name, where)
+        if not self._dry_run:  # a dry run's made-up id is no post: the dry-run poster said what it would send
+            where = status_url(result.tweet_id) or result.tweet_id or "(X's reply was lost, but it is on X)"
+            log.info("%s: posted %s", self.name, where)
         return Report("posted", reason, text, result.tweet_id)
 
     # -- text ----------------------------------------------------------------------------------
