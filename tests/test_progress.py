@@ -480,3 +480,19 @@ def test_the_status_line_says_what_the_next_post_would_say_and_when(store, poste
     assert shown[-1] == "monkey: 1 post; next in 4h: monkey: 2 million keystrokes (2h)"
     report.done("ok")
     assert shown[-1] == "monkey: finished (done), 2 posts"
+
+
+def test_a_job_s_lock_file_is_removed_when_the_job_ends(tmp_path) -> None:
+    import io
+
+    state = tmp_path / "state"
+    config = load_config(project_dir=tmp_path, environ={"BOT_STATE_DIR": str(state)})
+    quiet = DryRunPoster(io.StringIO())
+    for _ in range(2):  # and taken again afterwards, as a fresh file
+        with open_reporter("pegs count english", config=config, poster=quiet, first_after=0) as report:
+            assert (state / "job-pegs-count-english.lock").is_file()
+            with pytest.raises(LockHeld), open_reporter("pegs count english", config=config, poster=quiet):
+                pass
+            assert (state / "job-pegs-count-english.lock").is_file()  # the refused one left it alone
+            report.done("ok")
+        assert not list(state.glob("*.lock"))

@@ -448,6 +448,7 @@ def open_reporter(
             config.state_dir / f"job-{slug(name)}.lock",
             busy=f"another process is already reporting the job {name!r}",
             advice="stop it first, or give this job another name",
+            remove=True,  # one lock file per job name would pile up in the state folder
         )
         store = HistoryStore(config.history_file)
         poster = poster or poster_for(config)
