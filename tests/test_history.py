@@ -161,3 +161,44 @@ def test_jobs_are_found_by_name_and_run_key(tmp_path: Path) -> None:
         store.finish_job(keyed.id, "done", at=NOW)
         again = store.open_job("pegs", at=NOW, run_key="english")
         assert again.id == keyed.id and again.outcome == "done"
+
+
+def test_job_posts_are_listed_with_their_job_and_thread(tmp_path: Path) -> None:
+    with HistoryStore(tmp_path / "history.sqlite3") as store:
+        job = store.open_job("monkey", at=NOW)
+        first = store.begin_job_attempt(job.id, "record 1", at=NOW, final=False)
+        store.record_job_post(job.id, first, at=NOW, tweet_id="100", news="1", detail=None)
+        result = store.begin_job_attempt(job.id, "monkey finished", at=NOW + timedelta(hours=1), final=True)
+        store.record_job_post(job.id, result, at=NOW + timedelta(hours=1), tweet_id="101", news="2", detail=None)
+        store.begin_attempt("a scheduled line", run_id=None, at=NOW)  # not a job's
+        posts = store.recent_job_posts(5)
+        assert [(post.text, post.tweet_id, post.final, post.outcome) for post in posts] == [
+            ("monkey finished", "101", True, "posted"),
+            ("record 1", "100", False, "posted"),
+        ]
+        assert {(post.job_name, post.thread_root) for post in posts} == {("monkey", "100")}
+        assert [post.text for post in store.recent_job_posts(1)] == ["monkey finished"]
+
+
+def test_the_history_command_interleaves_runs_and_job_posts(home) -> None:
+    import json
+
+    assert home.run("--force").returncode == 0
+    watched = home.run("watch", "--first-after", "0", "--name", "backup", "--", "sh", "-c", "echo copying")
+    assert watched.returncode == 0, watched.stderr
+    scheduled, progress, result = home.emulator.posts
+    shown = home.run("history").stdout.splitlines()
+    assert len(shown) == 3
+    assert "posted" in shown[0] and f"[backup result, thread {progress.id}]" in shown[0]
+    assert shown[0].endswith(f"https://x.com/i/status/{result.id}")
+    assert '[backup] "backup: copying (0s)"' in shown[1] and shown[1].endswith(progress.id)
+    assert "[" not in shown[2] and shown[2].endswith(f"https://x.com/i/status/{scheduled.id}")
+    entries = json.loads(home.run("history", "--json").stdout)
+    assert [(entry["source"], entry["tweet_id"]) for entry in entries] == [
+        ("job", result.id),
+        ("job", progress.id),
+        ("scheduled", scheduled.id),
+    ]
+    assert entries[0]["job"] == "backup" and entries[0]["result"] is True and entries[0]["thread"] == progress.id
+    assert all(entry["url"] == f"https://x.com/i/status/{entry['tweet_id']}" for entry in entries)
+    assert len(json.loads(home.run("history", "-n", "2", "--json").stdout)) == 2

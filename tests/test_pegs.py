@@ -4,6 +4,7 @@ impossibility proofs, the level counts against brute force and OEIS A112737, and
 from __future__ import annotations
 
 import io
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
@@ -12,11 +13,12 @@ from conftest import BotHome
 
 from twitterbot.history import HistoryStore
 from twitterbot.pegboard import BOARDS, BoardFileError, builtin, load_board, parse_board, position_class_proof
-from twitterbot.pegcount import count_levels, load_checkpoint
+from twitterbot.pegcount import Counting, count_levels, load_checkpoint
 from twitterbot.pegs import run_count, run_solve
 from twitterbot.pegsolve import Impossible, Searching, Solved, solution_text, solve
 from twitterbot.posters import DryRunPoster
-from twitterbot.progress import Reporter
+from twitterbot.progress import NullReporter, Reporter
+from twitterbot.statusline import StatusLine, status_line_for
 
 SOLVABLE = ["english", "cross", "plus", "fireplace", "pyramid", "arrow", "german"]
 IMPOSSIBLE = ["french", "diamond", "english-diamond"]
@@ -213,10 +215,12 @@ def test_a_stopped_count_resumes_after_its_last_level(tmp_path: Path) -> None:
 
 def test_the_job_posts_its_progress_and_result(tmp_path: Path, poster, emulator) -> None:
     with HistoryStore(tmp_path / "history.sqlite3") as store:
-        reporter = Reporter("pegs", poster=poster, store=store, every=3600, milestone_every=3600, max_posts_per_day=10)
+        reporter = Reporter(
+            "pegs", poster=poster, store=store, every=3600, milestone_every=3600, first_after=0, max_posts_per_day=10
+        )
         out = io.StringIO()
         run_count(builtin("plus"), reporter, checkpoint=tmp_path / "plus.npz", out=out)
-    assert emulator.texts[0].startswith("pegs: after 0 jumps: 1 distinct positions")
+    assert emulator.texts[0].startswith("pegs: after 0 jumps: 1 distinct position (1 so far)")  # no "1 positions"
     assert "positions reached in 8 jumps; 16 solutions" in emulator.texts[-1]
     assert emulator.posts[-1].reply_to == emulator.posts[0].id
     assert not (tmp_path / "plus.npz").exists()  # finished: the checkpoint is gone
@@ -227,11 +231,35 @@ def test_solve_writes_the_result_file_and_posts_the_jumps(tmp_path: Path) -> Non
     printed = io.StringIO()
     with HistoryStore(":memory:") as store:
         reporter = Reporter(
-            "pegs", poster=DryRunPoster(printed), store=store, every=3600, milestone_every=3600, max_posts_per_day=10
+            "pegs",
+            poster=DryRunPoster(printed),
+            store=store,
+            every=3600,
+            milestone_every=3600,
+            first_after=0,
+            max_posts_per_day=10,
         )
         assert run_solve(builtin("plus"), reporter, output=tmp_path / "result.txt", out=io.StringIO())
     assert (tmp_path / "result.txt").read_text().startswith("Starting Board\n")
     assert "solved in 8 jumps" in printed.getvalue()
+
+
+def test_a_quick_solve_posts_only_its_result(tmp_path: Path, poster, emulator) -> None:
+    started = datetime.now(timezone.utc)
+    with HistoryStore(tmp_path / "history.sqlite3") as store:
+        reporter = Reporter(
+            "pegs solve german",
+            poster=poster,
+            store=store,
+            every=3600,
+            milestone_every=3600,
+            first_after=300,
+            max_posts_per_day=10,
+            clock=lambda: started,  # the search is over long before PROGRESS_FIRST_AFTER
+        )
+        with reporter:
+            assert run_solve(builtin("german"), reporter, out=io.StringIO())
+    assert len(emulator.texts) == 1 and emulator.texts[0].startswith("pegs solve german finished in 0s: solved in 43")
 
 
 def test_pegs_from_the_command_line(home: BotHome) -> None:
@@ -247,3 +275,62 @@ def test_pegs_from_the_command_line(home: BotHome) -> None:
     posted = home.run("pegs", "count", "plus")
     assert posted.returncode == 0, posted.stderr
     assert home.emulator.texts[-1].startswith("pegs count plus finished in")
+
+
+# -- what the job says -----------------------------------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_counting_shows_a_live_status_line_on_a_terminal_only(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    screen = Terminal()
+    run_count(builtin("pyramid"), NullReporter(), checkpoint=None, out=screen, status=StatusLine(screen, min_interval=0))
+    drawn = screen.getvalue().split("\r\x1b[K")
+    assert "counting level 3 of at most 15: 0% of 45 positions expanded; 53 positions so far" in drawn, drawn
+    assert "    2          45  134\n" in screen.getvalue()  # the level lines still come, each on its own line
+    plain = io.StringIO()
+    run_count(builtin("pyramid"), NullReporter(), checkpoint=None, out=plain, status=status_line_for(plain))
+    assert "\r" not in plain.getvalue() and "counting level" not in plain.getvalue()
+
+
+def test_counting_progress_inside_a_level_gives_the_time_left() -> None:
+    seen: List[Counting] = []
+    ticks = iter(range(10**6))
+    list(count_levels(builtin("plus"), block=2, progress=seen.append, clock=lambda: float(next(ticks))))
+    middle = [event for event in seen if 0 < event.done < event.total]
+    assert middle and all(event.seconds_left is not None and event.seconds_left > 0 for event in middle)
+    assert all(event.seconds_left is None for event in seen if event.done == 0)
+
+
+def test_solving_shows_a_status_line_and_says_1_position_not_1_positions(tmp_path: Path) -> None:
+    screen = Terminal()
+    messages = []
+
+    class Recorder(NullReporter):
+        def update(self, message: str, *, milestone: bool = False, **fields: object):
+            messages.append(message)
+            return super().update(message)
+
+    run_solve(builtin("german"), Recorder(), out=io.StringIO(), status=StatusLine(screen, min_interval=0))
+    assert messages[0] == "searched 1 position (" + messages[0].split("(", 1)[1]
+    assert "best so far 43 pegs left" in messages[0]
+    assert "searched 1 position (" in screen.getvalue() and screen.getvalue().endswith("\r\x1b[K")
+
+
+def test_output_on_an_impossible_board_holds_the_proof(tmp_path: Path) -> None:
+    result = tmp_path / "french.txt"
+    assert not run_solve(builtin("french"), NullReporter(), output=result, out=io.StringIO())
+    written = result.read_text()
+    assert written.startswith("Starting Board\n") and "No Solution" in written and "diagonal" in written
+
+
+def test_a_board_name_and_a_board_file_together_are_refused(home: BotHome) -> None:
+    (home.path / "mine.txt").write_text("XXO\n")
+    both = home.run("pegs", "solve", "english", "--file", str(home.path / "mine.txt"), "--no-post")
+    assert both.returncode == 64
+    assert "'english'" in both.stderr and "mine.txt" in both.stderr and "give one of them" in both.stderr
+    assert both.stdout == ""

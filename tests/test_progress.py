@@ -56,13 +56,17 @@ def store(tmp_path: Path):
         yield history
 
 
-def reporter(store, poster, clock, *, every=6 * HOUR, milestone_every=HOUR, cap=20, **options) -> Reporter:
+def reporter(
+    store, poster, clock, *, every=6 * HOUR, milestone_every=HOUR, first_after=0, cap=20, **options
+) -> Reporter:
+    """A reporter whose first news posts at once (first_after=0), unless a test says otherwise."""
     return Reporter(
         "monkey",
         poster=poster,
         store=store,
         every=every,
         milestone_every=milestone_every,
+        first_after=first_after,
         max_posts_per_day=cap,
         clock=clock,
         **options,
@@ -84,6 +88,38 @@ def test_the_first_update_posts_then_nothing_until_the_interval_has_passed(store
     assert posted.action == "posted"
     assert "interval" in posted.reason
     assert emulator.texts == ["monkey: 1 million keystrokes (0s)", "monkey: 2 million keystrokes (6h)"]
+
+
+def test_a_job_that_ends_before_first_after_posts_only_its_result(store, poster, emulator, clock) -> None:
+    report = reporter(store, poster, clock, first_after=300)
+    assert report.update("searched 1 position").action == "waiting"
+    waiting = report.update("best so far 43 pegs left", milestone=True)
+    assert waiting.action == "waiting" and "PROGRESS_FIRST_AFTER" in waiting.reason  # milestones too
+    clock.advance(seconds=1)
+    assert report.done("solved in 43 jumps").action == "posted"
+    assert emulator.texts == ["monkey finished in 1s: solved in 43 jumps"]
+
+
+def test_the_first_progress_post_waits_for_first_after_then_says_the_latest_news(
+    store, poster, emulator, clock
+) -> None:
+    shown = []
+
+    class Recorder:
+        def show(self, text: str) -> None:
+            shown.append(text)
+
+    report = reporter(store, poster, clock, first_after=300, status=Recorder())
+    report.update("step 1")
+    assert shown[-1] == "monkey: 0 posts; next in 5m: monkey: step 1 (0s)"
+    clock.advance(minutes=4)
+    assert report.update("record: 'to be'", milestone=True).action == "waiting"
+    clock.advance(minutes=1)
+    posted = report.tick()
+    assert (posted.action, posted.reason) == ("posted", "first progress post, after 5m")
+    assert emulator.texts == ["monkey: record: 'to be' (5m)"]
+    clock.advance(hours=1)  # after the first post, milestones and intervals as usual
+    assert report.update("record: 'to be or'", milestone=True).action == "posted"
 
 
 def test_a_milestone_posts_sooner_but_not_sooner_than_milestone_every(store, poster, emulator, clock) -> None:
@@ -383,7 +419,8 @@ def test_open_reporter_reads_the_settings_and_locks_the_job(tmp_path, emulator) 
         "\n".join([*lines, "PROGRESS_EVERY=1d", 'PROGRESS_DONE_TEMPLATE="{name} is done: {message}"']) + "\n"
     )
     config = load_config(project_dir=tmp_path, env_file=env, environ={})
-    with open_reporter("pegs", config=config) as report:
+    assert config.progress_first_after == 300  # the default: 5m
+    with open_reporter("pegs", config=config, first_after=0) as report:
         assert report._every == timedelta(days=1)
         with pytest.raises(LockHeld, match="already reporting the job 'pegs'"), open_reporter("pegs", config=config):
             pass
@@ -401,10 +438,12 @@ def test_open_reporter_names_the_settings_when_a_template_does_not_fit_the_job(t
         pass
 
 
-def test_a_dry_run_prints_each_post_and_keeps_no_state(tmp_path, capsys) -> None:
+def test_a_dry_run_prints_each_post_and_keeps_no_state(tmp_path, capsys, caplog) -> None:
     config = load_config(project_dir=tmp_path, environ={})
-    with open_reporter("pegs", config=config, dry_run=True) as report:
+    with caplog.at_level("INFO"), open_reporter("pegs", config=config, dry_run=True, first_after=0) as report:
         report.update("level 3: 8 positions")
+    assert "dry run, would post (first progress post, after 0s)" in caplog.text
+    assert "posted" not in caplog.text  # no "posted dry-run-1", as if it had been
     printed = capsys.readouterr().err
     assert "dry run, not posted" in printed and "pegs: level 3: 8 positions" in printed
     assert "(reply to dry-run-1)" in printed  # the result joins the thread
@@ -441,3 +480,19 @@ def test_the_status_line_says_what_the_next_post_would_say_and_when(store, poste
     assert shown[-1] == "monkey: 1 post; next in 4h: monkey: 2 million keystrokes (2h)"
     report.done("ok")
     assert shown[-1] == "monkey: finished (done), 2 posts"
+
+
+def test_a_job_s_lock_file_is_removed_when_the_job_ends(tmp_path) -> None:
+    import io
+
+    state = tmp_path / "state"
+    config = load_config(project_dir=tmp_path, environ={"BOT_STATE_DIR": str(state)})
+    quiet = DryRunPoster(io.StringIO())
+    for _ in range(2):  # and taken again afterwards, as a fresh file
+        with open_reporter("pegs count english", config=config, poster=quiet, first_after=0) as report:
+            assert (state / "job-pegs-count-english.lock").is_file()
+            with pytest.raises(LockHeld), open_reporter("pegs count english", config=config, poster=quiet):
+                pass
+            assert (state / "job-pegs-count-english.lock").is_file()  # the refused one left it alone
+            report.done("ok")
+        assert not list(state.glob("*.lock"))

@@ -19,8 +19,16 @@ def test_output_passes_through_and_the_result_is_posted_in_the_thread(home: BotH
     assert result.returncode == 0, result.stderr
     assert result.stdout == "one\nend"
     assert "two\n" in result.stderr
+    # It ended long before PROGRESS_FIRST_AFTER (5m): its result is its only post.
+    assert [post.text for post in home.emulator.posts] == [home.emulator.texts[0]]
+    assert re.fullmatch(r"copy finished in [01]s", home.emulator.texts[0])
+
+
+def test_with_first_after_0_the_first_line_opens_the_thread(home: BotHome) -> None:
+    result = home.run("watch", "--every", "1h", "--first-after", "0", "--name", "copy", "--", "sh", "-c", "echo one")
+    assert result.returncode == 0, result.stderr
     posts = home.emulator.posts
-    assert posts[0].text == "copy: one (0s)"  # the first line opens the thread; the rest wait an hour
+    assert posts[0].text == "copy: one (0s)"  # the rest wait an hour
     assert re.fullmatch(r"copy finished in [01]s", posts[1].text)
     assert posts[1].reply_to == posts[0].id
     assert len(posts) == 2
@@ -53,7 +61,7 @@ CHILD = textwrap.dedent(
 
 
 def test_sigterm_is_forwarded_and_a_stopped_run_continues_its_thread_next_time(home: BotHome) -> None:
-    process = home.start("watch", "--name", "long", "--", sys.executable, "-c", CHILD)
+    process = home.start("watch", "--name", "long", "--first-after", "0", "--", sys.executable, "-c", CHILD)
     assert process.stdout.readline() == "ready\n"
     process.send_signal(signal.SIGTERM)
     stdout, stderr = process.communicate(timeout=20)
@@ -77,6 +85,8 @@ def test_only_lines_matching_the_pattern_are_news_and_its_groups_fill_the_templa
         "{name} is {percent}% done",
         "--name",
         "render",
+        "--first-after",
+        "0",
         "--",
         "sh",
         "-c",
@@ -108,10 +118,13 @@ def test_no_command_and_a_bad_pattern_are_usage_errors(home: BotHome) -> None:
 
 def test_a_dry_run_prints_each_post_with_its_reason_and_needs_no_keys(home: BotHome) -> None:
     home.env_file.write_text("")  # no keys at all
-    result = home.run("watch", "--dry-run", "--name", "demo", "--", "sh", "-c", "echo step 1; exit 2")
+    result = home.run(
+        "watch", "--dry-run", "--first-after", "0", "--name", "demo", "--", "sh", "-c", "echo step 1; exit 2"
+    )
     assert result.returncode == 2
-    assert "posting (first update of the run)" in result.stderr
-    assert "posting (final)" in result.stderr
+    assert "(first progress post, after 0s)" in result.stderr
+    assert "dry run, would post (final)" in result.stderr
+    assert "posted dry-run" not in result.stderr and "posting" not in result.stderr
     assert "dry run, not posted (reply to dry-run-1):\n    demo failed with exit 2 after" in result.stderr
     assert home.emulator.posts == []
     assert not (home.path / "state").exists()

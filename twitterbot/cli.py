@@ -34,11 +34,11 @@ from . import __version__
 from .config import PROJECT_DIR, Config, env_file_warnings, load_config, parse_duration
 from .daemon import Daemon, use_zone, zone_for
 from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError, UsageError
-from .history import HistoryStore, ensure_state_dir
+from .history import HistoryStore, RunRecord, ensure_state_dir
 from .install import Paths, crontab, systemd_units, write_atomically
 from .lock import run_lock
 from .monkey import FIELDS as MONKEY_FIELDS
-from .monkey import MODES, checkpoint_for, peek_seed, prepare, run_key, run_monkey
+from .monkey import MODES, checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
 from .monkey import TEMPLATES as MONKEY_TEMPLATES
 from .monkey import Options as MonkeyOptions
 from .monkeytexts import ARCHIVE_NAME, DEFAULT_KEYS, fetch_texts
@@ -192,21 +192,26 @@ def _cmd_pegs(args: argparse.Namespace, config: Config) -> int:
         for name, (_, _, about) in BOARDS.items():
             print(f"{name:16} {about}")
         return int(ExitStatus.OK)
+    if args.file and args.board:
+        raise UsageError(
+            f"pegs {args.action} got both the board {args.board!r} and --file {args.file}: give one of them"
+        )
     if args.file:
         board = load_board(_absolute(args.file), finish=args.finish or "any")
     else:
         board = builtin(args.board or "english")
     name = args.name or f"pegs {args.action} {board.name}"
-    status = status_line_for(sys.stdout) if args.action == "count" else None
+    status = status_line_for(sys.stdout)
+    status.clear_before_logging()
     reporter = (
         NullReporter() if args.no_post else open_reporter(name, config=config, dry_run=args.dry_run, status=status)
     )
     with reporter as report:
         if args.action == "solve":
-            run_solve(board, report, output=_absolute(args.output))
+            run_solve(board, report, output=_absolute(args.output), status=status)
             return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
         ensure_state_dir(config.state_dir)
-        run_count(board, report, checkpoint=config.state_dir / f"pegs-count-{board.name}.npz")
+        run_count(board, report, checkpoint=config.state_dir / f"pegs-count-{board.name}.npz", status=status)
         return int(ExitStatus.OK)
 
 
@@ -241,6 +246,10 @@ def _cmd_monkey(args: argparse.Namespace, config: Config) -> int:
         options = replace(options, seed=saved if saved is not None else int(np.random.SeedSequence().entropy))
     if checkpoint:
         ensure_state_dir(config.state_dir)
+    finished = None if args.restart else finished_run(setup, options, checkpoint)
+    if finished:
+        log.warning("%s", finished)  # before the reporter, which would post a result again
+        return int(ExitStatus.OK)
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
     reporter = (
@@ -375,7 +384,7 @@ def _cmd_check(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_history(args: argparse.Namespace, config: Config) -> int:
-    """Show recent runs, newest first."""
+    """Show recent scheduled runs and progress jobs' posts, newest first, interleaved by time."""
     if not config.history_file.exists():
         if args.json:
             _print_json([])
@@ -383,36 +392,61 @@ def _cmd_history(args: argparse.Namespace, config: Config) -> int:
             print(f"no runs recorded yet ({config.history_file} does not exist)")
         return int(ExitStatus.OK)
     with HistoryStore(config.history_file) as store:
-        runs = store.recent_runs(args.limit)
+        entries: List[Any] = [*store.recent_runs(args.limit), *store.recent_job_posts(args.limit)]
+    entries.sort(key=lambda entry: entry.started_at if isinstance(entry, RunRecord) else entry.sent_at, reverse=True)
+    entries = entries[: args.limit]
     if args.json:
-        _print_json(
-            [
-                {
-                    "started_at": run.started_at.isoformat(),
-                    "action": run.action,
-                    "reason": run.reason,
-                    "text": run.text,
-                    "tweet_id": run.tweet_id,
-                    "one_in": run.one_in,
-                    "roll": run.roll,
-                    "dry_run": run.dry_run,
-                }
-                for run in runs
-            ]
-        )
+        _print_json([_history_json(entry) for entry in entries])
         return int(ExitStatus.OK)
-    for run in runs:
-        when = run.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
-        what = run.action + (" (dry run)" if run.dry_run and run.action != "would_post" else "")
+    for entry in entries:
+        if isinstance(entry, RunRecord):
+            when, text, reason, tweet_id = entry.started_at, entry.text, entry.reason, entry.tweet_id
+            what = entry.action + (" (dry run)" if entry.dry_run and entry.action != "would_post" else "")
+            label = ""
+        else:
+            when, text, reason, tweet_id, what = entry.sent_at, entry.text, entry.detail, entry.tweet_id, entry.outcome
+            thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != tweet_id else ""
+            label = f"[{entry.job_name}{' result' if entry.final else ''}{thread}]"
         detail = " ".join(
             part
-            for part in (preview(run.text, 50) if run.text else "", run.reason or "", status_url(run.tweet_id) or "")
+            for part in (label, preview(text, 50) if text else "", reason or "", status_url(tweet_id) or "")
             if part
         )
-        print(f"{when}  {what:<11} {detail}")
-    if not runs:
+        print(f"{when.astimezone():%Y-%m-%d %H:%M}  {what:<11} {detail}")
+    if not entries:
         print("no runs recorded yet")
     return int(ExitStatus.OK)
+
+
+def _history_json(entry: Any) -> dict:
+    """One entry of `history --json`: the same keys for both kinds, plus each kind's own."""
+    if isinstance(entry, RunRecord):
+        return {
+            "source": "scheduled",
+            "started_at": entry.started_at.isoformat(),
+            "action": entry.action,
+            "reason": entry.reason,
+            "text": entry.text,
+            "tweet_id": entry.tweet_id,
+            "url": status_url(entry.tweet_id),
+            "one_in": entry.one_in,
+            "roll": entry.roll,
+            "dry_run": entry.dry_run,
+        }
+    return {
+        "source": "job",
+        "started_at": entry.sent_at.isoformat(),
+        "action": entry.outcome,
+        "reason": entry.detail,
+        "text": entry.text,
+        "tweet_id": entry.tweet_id,
+        "url": status_url(entry.tweet_id),
+        "job": entry.job_name,
+        "job_run": entry.job_id,
+        "result": entry.final,
+        "thread": entry.thread_root,
+        "thread_url": status_url(entry.thread_root),
+    }
 
 
 def _paths(args: argparse.Namespace, config: Config) -> Paths:
@@ -508,9 +542,9 @@ def _build_parser() -> argparse.ArgumentParser:
     units.add_argument("--run-as", metavar="USER", help="User= of system units (default: you)")
     units.add_argument("--write", action="store_true", help="write them to the unit folder instead of printing")
     units.set_defaults(handler=_cmd_systemd)
-    history = commands.add_parser("history", parents=[common], help="show what recent runs did")
+    history = commands.add_parser("history", parents=[common], help="show what recent runs and jobs posted")
     history.add_argument(
-        "-n", dest="limit", type=_positive_int, default=20, metavar="N", help="how many runs (default 20)"
+        "-n", dest="limit", type=_positive_int, default=20, metavar="N", help="how many entries (default 20)"
     )
     history.add_argument("--json", action="store_true", help="print a JSON list")
     history.set_defaults(handler=_cmd_history)
@@ -532,6 +566,7 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="a milestone may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
     )
+    job.add_argument("--first-after", metavar="DURATION", help=_FIRST_AFTER_HELP)
     job.add_argument(
         "--pattern",
         metavar="REGEX",
@@ -562,6 +597,7 @@ def _build_parser() -> argparse.ArgumentParser:
     pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
     pegs.add_argument("--every", metavar="DURATION", help="at most one progress post per this long (PROGRESS_EVERY)")
+    pegs.add_argument("--first-after", metavar="DURATION", help=_FIRST_AFTER_HELP)
     pegs.add_argument("--dry-run", action="store_true", help="print the posts it would send; post nothing")
     pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
     pegs.set_defaults(handler=_cmd_pegs)
@@ -614,6 +650,7 @@ def _add_monkey(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="a record may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
     )
+    monkey.add_argument("--first-after", metavar="DURATION", help=_FIRST_AFTER_HELP)
     monkey.add_argument("--no-thread", action="store_true", help="post each update on its own, not as replies")
     monkey.add_argument(
         "--dry-run", action="store_true", help="print the posts it would send; post nothing, keep no checkpoint"
@@ -624,9 +661,11 @@ def _add_monkey(commands: Any, common: argparse.ArgumentParser) -> None:
     monkey.set_defaults(handler=_cmd_monkey)
 
 
+_FIRST_AFTER_HELP = "no progress post before the job has run this long, e.g. 0 or 10m (PROGRESS_FIRST_AFTER)"
 _PROGRESS_FLAGS = {
     "every": "PROGRESS_EVERY",
     "milestone_every": "PROGRESS_MILESTONE_EVERY",
+    "first_after": "PROGRESS_FIRST_AFTER",
     "template": "PROGRESS_TEMPLATE",
     "done_template": "PROGRESS_DONE_TEMPLATE",
     "failed_template": "PROGRESS_FAILED_TEMPLATE",

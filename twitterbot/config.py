@@ -94,6 +94,9 @@ SETTINGS: Dict[str, Setting] = {
     "PROGRESS_MILESTONE_EVERY": Setting(
         "1h", "duration", "progress mode: a milestone may post this soon after the last"
     ),
+    "PROGRESS_FIRST_AFTER": Setting(
+        "5m", "duration", "progress mode: no progress post before the job has run this long"
+    ),
     "PROGRESS_THREAD": Setting("yes", "bool", "progress mode: posts of a run reply to its first post"),
     "PROGRESS_TEMPLATE": Setting("", "template", "progress mode: text of a progress post (default: the job's)"),
     "PROGRESS_DONE_TEMPLATE": Setting("", "template", "progress mode: text of the result post"),
@@ -147,6 +150,7 @@ class Config:
     api_base_url: str
     progress_every: float  # seconds
     progress_milestone_every: float
+    progress_first_after: float  # seconds
     progress_thread: bool
     progress_template: str  # "" = the job's default
     progress_done_template: str
@@ -246,6 +250,7 @@ def load_config(
         api_base_url=values["X_API_BASE_URL"],
         progress_every=values["PROGRESS_EVERY"],
         progress_milestone_every=values["PROGRESS_MILESTONE_EVERY"],
+        progress_first_after=values["PROGRESS_FIRST_AFTER"],
         progress_thread=values["PROGRESS_THREAD"],
         progress_template=values["PROGRESS_TEMPLATE"],
         progress_done_template=values["PROGRESS_DONE_TEMPLATE"],

@@ -19,7 +19,7 @@ from typing import List, Optional, Set, Union
 
 from .errors import HistoryError
 
-__all__ = ["HistoryStore", "JobRecord", "RunRecord", "COUNTED_OUTCOMES", "ensure_state_dir"]
+__all__ = ["HistoryStore", "JobPost", "JobRecord", "RunRecord", "COUNTED_OUTCOMES", "ensure_state_dir"]
 
 APPLICATION_ID = 0x54574254  # "TWBT": marks the file as ours, so a foreign database is refused
 
@@ -115,6 +115,22 @@ class JobRecord:
     last_news: Optional[str]
     posts: int
     final_sent: bool  # a final (done/failed) post reached, or may have reached, X
+
+
+@dataclass(frozen=True)
+class JobPost:
+    """One post (or try) of a progress job, for `history`: which job, which run and thread."""
+
+    id: int
+    sent_at: datetime
+    outcome: str  # pending, posted, duplicate, failed, interrupted
+    detail: Optional[str]
+    text: str
+    tweet_id: Optional[str]
+    final: bool  # the run's result, not a progress post
+    job_id: int
+    job_name: str
+    thread_root: Optional[str]  # the id of the run's first post
 
 
 def ensure_state_dir(path: Path) -> None:
@@ -314,6 +330,19 @@ class HistoryStore:
             posts=row[10],
             final_sent=bool(row[11]),
         )
+
+    def recent_job_posts(self, limit: int) -> List[JobPost]:
+        """The last `limit` posts (and tries) of progress jobs, newest first."""
+        rows = self._read(
+            "SELECT attempts.id, sent_at, attempts.outcome, detail, text, tweet_id, source = 'final', jobs.id,"
+            " jobs.name, jobs.thread_root FROM attempts JOIN jobs ON attempts.job_id = jobs.id"
+            " ORDER BY sent_at DESC, attempts.id DESC LIMIT ?",
+            (limit,),
+        )
+        return [
+            JobPost(row[0], _parse_iso(row[1]), row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8], row[9])
+            for row in rows
+        ]
 
     def begin_job_attempt(self, job_id: int, text: str, *, at: datetime, final: bool) -> int:
         """Like `begin_attempt`, for a job's post; a final one is remembered so it is never sent twice."""

@@ -39,7 +39,7 @@ from .monkeytexts import (
     load_works,
     texts_present,
 )
-from .progress import NullReporter, Reporter, Templates, slug
+from .progress import NullReporter, Reporter, Templates, format_elapsed, slug
 from .statusline import NullStatusLine, StatusLine
 
 __all__ = [
@@ -50,10 +50,12 @@ __all__ = [
     "Setup",
     "approximate",
     "checkpoint_for",
+    "finished_run",
     "peek_seed",
     "prepare",
     "run_key",
     "run_monkey",
+    "typing_rate",
 ]
 
 log = logging.getLogger(__name__)
@@ -174,9 +176,17 @@ def run_monkey(
     state = _load(checkpoint, setup, options) if checkpoint and not restart else None
     if state:
         simulation = Simulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"])
+        if simulation.finished(options.keystrokes, options.until_length):
+            assert checkpoint is not None
+            log.warning("%s", _finished_message(checkpoint, simulation))
+            return state
         records = [RecordLine(**item) for item in state["records"]]
         typing_seconds = float(state["seconds"])
-        log.info("continuing after %s keystrokes (record: %d letters)", f"{simulation.keystrokes:,}", simulation.record)
+        log.info(
+            "continuing after %s (record: %s)",
+            _plural(simulation.keystrokes, "keystroke", exact=True),
+            _plural(simulation.record, "letter", exact=True),
+        )
     else:
         simulation = Simulation(
             setup.matcher, key_count=setup.keyboard.count, seed=options.seed, workers=options.workers
@@ -190,17 +200,14 @@ def run_monkey(
     stopping: List[str] = []
     previous = _on_signals(lambda name: stopping.append(name))
     started = clock()
-    session_start_keys = simulation.keystrokes
     last_news = last_log = last_save = last_tick = started
 
-    def figures(now: float) -> Dict[str, object]:
+    def figures() -> Dict[str, object]:
         best = records[-1] if records else None
-        elapsed = max(now - started, 1e-9)
-        rate = (simulation.keystrokes - session_start_keys) / elapsed
         length = best.length if best else 0
         return {
             "keystrokes": approximate(simulation.keystrokes),
-            "rate": f"{approximate(rate)}/s",
+            "rate": typing_rate(simulation.keystrokes, typing_seconds),
             "record": best.text if best else "",
             "length": length,
             "source": best.source if best else "",
@@ -234,22 +241,24 @@ def run_monkey(
                     f"New record after {_plural(event.keystrokes, 'keystroke')}: {text!r} "
                     f"({_plural(event.length, 'letter')}, from {record.source})",
                     milestone=True,
-                    **figures(clock()),
+                    **figures(),
                 )
                 continue
             assert isinstance(event, Round)
             typing_seconds += event.seconds
             now = clock()
+            if status:
+                status.show(_status_text(simulation.keystrokes, typing_seconds, records, options), part="job")
             if now - last_news >= NEWS_EVERY:
                 last_news = last_tick = now
-                latest = figures(now)
+                latest = figures()
                 reporter.update(_progress_message(latest, setup), **latest)
             elif now - last_tick >= 1.0:  # a due post, and the status line's countdown
                 last_tick = now
                 reporter.tick()
             if now - last_log >= LOG_EVERY:
                 last_log = now
-                log.info("%s", _progress_message(figures(now), setup))
+                log.info("%s", _progress_message(figures(), setup))
             if checkpoint and now - last_save >= options.checkpoint_every:
                 last_save = now
                 save()
@@ -258,34 +267,81 @@ def run_monkey(
     finally:
         _restore_signals(previous)
     final = save()
-    latest = figures(clock())
+    latest = figures()
     summary = _progress_message(latest, setup)
     if status:
         status.clear()
     if stopping:
         out.write(
-            f"stopped by {stopping[0]} after {simulation.keystrokes:,} keystrokes; "
+            f"stopped by {stopping[0]} after {_plural(simulation.keystrokes, 'keystroke', exact=True)}; "
             "the same command continues from here\n"
         )
         reporter.stop()
     else:
-        out.write(f"typed {simulation.keystrokes:,} keystrokes in {typing_seconds:,.1f} s of typing\n")
+        out.write(
+            f"typed {_plural(simulation.keystrokes, 'keystroke', exact=True)} in {typing_seconds:,.1f} s of typing "
+            f"({latest['rate']})\n"
+        )
         reporter.done(summary, **latest)
     return final
 
 
 def _progress_message(figures: Dict[str, object], setup: Setup) -> str:
-    if not figures["length"]:
-        return f"{figures['keystrokes']} keystrokes at {figures['rate']}; no record yet"
+    keystrokes = f"{figures['keystrokes']} keystroke{'' if figures['keystrokes'] == '1' else 's'}"
+    length = figures["length"]
+    if not length:
+        return f"{keystrokes} at {figures['rate']}; no record yet"
+    assert isinstance(length, int)
     return (
-        f"{figures['keystrokes']} keystrokes at {figures['rate']}. Record: {figures['record']!r} "
-        f"({figures['length']} letters, from {figures['source']}). One more letter should take "
-        f"about {figures['factor']} times as much typing"
+        f"{keystrokes} at {figures['rate']}. Record: {figures['record']!r} ({_plural(length, 'letter')}, "
+        f"from {figures['source']}). One more letter should take about {figures['factor']} times as much typing"
     )
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{approximate(count)} {noun}{'' if count == 1 else 's'}"
+def typing_rate(keystrokes: int, typing_seconds: float) -> str:
+    """Keystrokes per second of typing (the index build, posting and checkpoints excluded): the
+    one rate the posts, the log, the status line and the last line all give."""
+    if typing_seconds <= 0:
+        return "?/s"
+    return f"{approximate(keystrokes / typing_seconds)}/s"
+
+
+def _status_text(keystrokes: int, typing_seconds: float, records: List[RecordLine], options: Options) -> str:
+    """The job's half of the terminal's status line: how far, how fast, and when it ends if known."""
+    text = f"{_plural(keystrokes, 'keystroke')} at {typing_rate(keystrokes, typing_seconds)}"
+    if records:
+        text += f", record {_plural(records[-1].length, 'letter')}"
+    if options.keystrokes and typing_seconds > 0 and keystrokes:
+        left = (options.keystrokes - keystrokes) * typing_seconds / keystrokes
+        text += f", {keystrokes / options.keystrokes:.0%} of {approximate(options.keystrokes)}, {format_elapsed(left)} left"
+    return text
+
+
+def _plural(count: int, noun: str, *, exact: bool = False) -> str:
+    """"1 keystroke", "3.1 billion keystrokes" (or "3,100,000,000 keystrokes" when `exact`)."""
+    shown = f"{count:,}" if exact else approximate(count)
+    return f"{shown} {noun}{'' if count == 1 else 's'}"
+
+
+def _finished_message(checkpoint: Path, simulation: Simulation) -> str:
+    return (
+        f"{checkpoint} holds a run that has already finished ({_plural(simulation.keystrokes, 'keystroke', exact=True)}"
+        f", record {_plural(simulation.record, 'letter')}): nothing to do. Pass --restart to type it again from "
+        "the start, --name NAME to start another run beside it, or a larger --keystrokes to type on"
+    )
+
+
+def finished_run(setup: Setup, options: Options, checkpoint: Optional[Path]) -> Optional[str]:
+    """Why there is nothing to do, if `checkpoint` holds this run and it has reached its stop
+    conditions already; None if there is typing to do. (The command says so and posts nothing.)"""
+    state = _load(checkpoint, setup, options) if checkpoint else None
+    if state is None:
+        return None
+    simulation = Simulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"])
+    if not simulation.finished(options.keystrokes, options.until_length):
+        return None
+    assert checkpoint is not None
+    return _finished_message(checkpoint, simulation)
 
 
 def approximate(number: float) -> str:
@@ -314,17 +370,15 @@ def _load(checkpoint: Path, setup: Setup, options: Options) -> Optional[Dict[str
         ) from None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         raise TextsError(f"{checkpoint} is not a checkpoint this version can resume: pass --restart to start again")
-    mine = _identity(setup, options, options.workers)
-    theirs = state.get("setup", {})
-    seed = state["simulation"]["seed"]
-    differs = [name for name in mine if theirs.get(name) != mine[name]]
-    if options.seed is not None and options.seed != seed:
-        differs.append("seed")
+    mine = {**_identity(setup, options, options.workers), "seed": options.seed}
+    theirs = {**state.get("setup", {}), "seed": state["simulation"]["seed"]}
+    differs = [name for name in mine if theirs.get(name) != mine[name] and not (name == "seed" and mine[name] is None)]
     if differs:
-        was = ", ".join(f"{name} {theirs.get(name, seed)!r}" for name in differs)
+        saved = ", ".join(f"{name} {theirs.get(name)!r}" for name in differs)
+        asked = ", ".join(f"{name} {mine[name]!r}" for name in differs)
         raise UsageError(
-            f"{checkpoint} holds a run with {was} (seed {seed}): repeat those options to continue it, "
-            "give --name NAME to start another run beside it, or pass --restart to discard it"
+            f"{checkpoint} holds a run with {saved}; this command asks for {asked}: repeat the saved options "
+            "to continue it, give --name NAME to start another run beside it, or pass --restart to discard it"
         )
     return state
 

@@ -435,15 +435,12 @@ class Simulation:
         text, or forever; the caller may also simply stop iterating between events."""
         workers = self.workers
         longest = self.matcher.longest
-        until_length = longest if until_length is None else min(until_length, longest)
-        pool = _Pool(self._monkeys) if workers > 1 else None
+        pool = _Pool(self._monkeys) if workers > 1 and not self.finished(keystrokes, until_length) else None
         try:
             while True:
-                if self.record >= until_length:
+                if self._reached(keystrokes, until_length, longest):
                     return
                 counts = self._round_counts(keystrokes)
-                if not any(counts):
-                    return
                 started = time.perf_counter()
                 results = pool.type(counts) if pool else [(self._monkeys[0].type(counts[0]), self._monkeys[0].state())]
                 seconds = time.perf_counter() - started
@@ -461,6 +458,15 @@ class Simulation:
         finally:
             if pool:
                 pool.close()
+
+    def finished(self, keystrokes: Optional[int] = None, until_length: Optional[int] = None) -> bool:
+        """Whether `run` with these stop conditions would type nothing more: the keystrokes are
+        typed, or a record of `until_length` (or of the whole text) is."""
+        return self._reached(keystrokes, until_length, self.matcher.longest)
+
+    def _reached(self, keystrokes: Optional[int], until_length: Optional[int], longest: int) -> bool:
+        until = longest if until_length is None else min(until_length, longest)
+        return self.record >= until or not any(self._round_counts(keystrokes))
 
     def _round_counts(self, keystrokes: Optional[int]) -> List[int]:
         counts = []

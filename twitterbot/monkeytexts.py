@@ -141,7 +141,7 @@ class Work:
     title: str  # e.g. "Hamlet"
     text: str  # normalised
     line_starts: Tuple[int, ...]  # offset in `text` where each original line begins
-    headings: Tuple[Tuple[int, str], ...] = ()  # (line number, "Act III" / "Scene II" / "Sonnet XVIII")
+    headings: Tuple[Tuple[int, str], ...] = ()  # (line number, "Act III" / "Induction" / "Scene II" / "Sonnet XVIII")
 
     def where(self, offset: int) -> str:
         """Where `offset` of the normalised text is in the original: "Act III, Scene I" or "line 12"."""
@@ -150,7 +150,7 @@ class Work:
         for heading_line, label in self.headings:
             if heading_line > line:
                 break
-            if label.startswith("Act"):
+            if label.startswith("Act") or label == "Induction":
                 act, scene = label, None
             elif label.startswith("Scene"):
                 scene = label
@@ -161,21 +161,76 @@ class Work:
         return sonnet or f"line {line:,}"
 
 
-_ACT = re.compile(r"^\s*act\s+([ivxl]+|\d+)\b", re.IGNORECASE)
-_SCENE = re.compile(r"^\s*scene\s+([ivxl]+|\d+)\b", re.IGNORECASE)
+# Act and scene numbers as the Gutenberg texts write them: "III", "3", and in a few plays
+# (Cymbeline, Henry V, Henry VI Part 1, Henry VIII) "ACT THIRD"; an act heading may name its
+# first scene on the same line ("ACT II. SCENE I.").
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
+_NUMBER = r"([ivxl]+|\d+|" + "|".join(_ORDINALS) + r")"
+_ACT = re.compile(rf"^\s*act\s+{_NUMBER}\b\.?(?:\s*scene\s+{_NUMBER}\b)?", re.IGNORECASE)
+_SCENE = re.compile(rf"^\s*scene\s+{_NUMBER}\b", re.IGNORECASE)
+_INDUCTION = re.compile(r"^\s*induction\b\.?\s*$", re.IGNORECASE)  # The Taming of the Shrew, before Act I
 _NUMERAL = re.compile(r"^\s*([IVXLC]+)\.?\s*$")
 
 
-def _roman(numeral: str) -> str:
-    """A heading number as a Roman numeral ("3" and "iii" both give "III"): some of the
-    Gutenberg plays number their scenes in digits, and the posts should read alike."""
-    if not numeral.isdigit():
-        return numeral.upper()
-    number, out = int(numeral), ""
+_ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50}
+
+
+def _number(text: str) -> int:
+    """A heading's number as written: "3", "iii", "III" or "third"."""
+    word = text.lower()
+    if word in _ORDINALS:
+        return _ORDINALS[word]
+    if word.isdigit():
+        return int(word)
+    values = [_ROMAN_VALUES[letter] for letter in word]
+    return sum(-value if value < after else value for value, after in zip(values, values[1:] + [0]))
+
+
+def _roman(number: int) -> str:
+    """`number` as a Roman numeral: some of the Gutenberg plays number their scenes in digits or
+    words, and the posts should read alike."""
+    out = ""
     for value, letters in ((50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")):
         count, number = divmod(number, value)
         out += letters * count
     return out
+
+
+class _Headings:
+    """Collects a play's act and scene headings, so that every label it gives exists in the play.
+
+    The texts repeat an act's heading before each of its scenes (Troilus and Cressida), and once
+    misnumber a scene (Love's Labour's Lost calls the only scene of Act II "SCENE II"): a repeated
+    act heading changes nothing, and a scene number that does not follow the previous scene's is
+    replaced by the scene's place in the act."""
+
+    def __init__(self) -> None:
+        self.found: List[Tuple[int, str]] = []
+        self._act = 0
+        self._scene = 0
+
+    def read(self, number: int, line: str) -> None:
+        if _INDUCTION.match(line):
+            self._act, self._scene = 0, 0
+            self.found.append((number, "Induction"))
+            return
+        act = _ACT.match(line)
+        if act:
+            if _number(act.group(1)) != self._act:
+                self._act, self._scene = _number(act.group(1)), 0
+                self.found.append((number, f"Act {_roman(self._act)}"))
+            if act.group(2):
+                self._add_scene(number, _number(act.group(2)))
+            return
+        scene = _SCENE.match(line)
+        if scene:
+            self._add_scene(number, _number(scene.group(1)))
+
+    def _add_scene(self, line_number: int, written: int) -> None:
+        if written == self._scene:
+            return  # the same heading again
+        self._scene = written if written == self._scene + 1 else self._scene + 1
+        self.found.append((line_number, f"Scene {_roman(self._scene)}"))
 
 
 def make_work(slug: str, title: str, raw: str, keyboard: Keyboard) -> Work:
@@ -183,7 +238,7 @@ def make_work(slug: str, title: str, raw: str, keyboard: Keyboard) -> Work:
     joiner = " " if " " in keyboard.keys else ""
     pieces: List[str] = []
     starts: List[int] = []
-    headings: List[Tuple[int, str]] = []
+    headings = _Headings()
     offset = 0
     for number, line in enumerate(raw.splitlines(), start=1):
         if pieces and joiner:
@@ -196,15 +251,13 @@ def make_work(slug: str, title: str, raw: str, keyboard: Keyboard) -> Work:
                 offset += len(joiner)
             pieces.append(normal)
             offset += len(normal)
-        for pattern, label in ((_ACT, "Act"), (_SCENE, "Scene")):
-            match = pattern.match(line)
-            if match:
-                headings.append((number, f"{label} {_roman(match.group(1))}"))
         if slug == "sonnets":
             match = _NUMERAL.match(line)
             if match:
-                headings.append((number, f"Sonnet {match.group(1)}"))
-    return Work(slug, title, joiner.join(pieces), tuple(starts), tuple(headings))
+                headings.found.append((number, f"Sonnet {match.group(1)}"))
+        else:
+            headings.read(number, line)
+    return Work(slug, title, joiner.join(pieces), tuple(starts), tuple(headings.found))
 
 
 def texts_present(texts_dir: Path) -> bool:

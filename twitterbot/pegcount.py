@@ -24,7 +24,7 @@ import numpy as np
 
 from .pegboard import Board
 
-__all__ = ["Level", "count_levels", "load_checkpoint"]
+__all__ = ["Counting", "Level", "count_levels", "load_checkpoint"]
 
 PRIME = 4_294_967_291  # the largest prime below 2^32: sums of a block's counts stay below 2^64
 BLOCK = 100_000  # parents expanded at once
@@ -42,6 +42,24 @@ class Level:
     sequences: int
     seconds: float
     solutions: Optional[int] = None  # set on the level where the game ends
+
+
+@dataclass(frozen=True)
+class Counting:
+    """Progress inside a level: `done` of the `total` positions after `jumps - 1` jumps have been
+    expanded, in `seconds`. Given to `count_levels`'s `progress` after each block."""
+
+    jumps: int
+    done: int
+    total: int
+    seconds: float
+
+    @property
+    def seconds_left(self) -> Optional[float]:
+        """When this level should be done, at the pace so far (None before there is a pace)."""
+        if not self.done or self.seconds <= 0:
+            return None
+        return self.seconds * (self.total - self.done) / self.done
 
 
 class _Orienter:
@@ -82,10 +100,17 @@ def _merge(keys: np.ndarray, counts: np.ndarray, checks: np.ndarray) -> Tuple[np
     return keys[starts], counts, checks
 
 
-def _next_level(board: Board, orient: _Orienter, level: Tuple[np.ndarray, np.ndarray, np.ndarray], block: int):
+def _next_level(
+    board: Board,
+    orient: _Orienter,
+    level: Tuple[np.ndarray, np.ndarray, np.ndarray],
+    block: int,
+    after_block: Callable[[int, int], None] = lambda done, total: None,
+):
     positions, counts, checks = level
     pieces = []
     for first in range(0, len(positions), block):
+        after_block(first, len(positions))
         parents = positions[first : first + block]
         parent_counts = counts[first : first + block]
         parent_checks = checks[first : first + block]
@@ -116,10 +141,12 @@ def count_levels(
     checkpoint: Optional[Path] = None,
     block: int = BLOCK,
     clock: Callable[[], float] = time.perf_counter,
+    progress: Optional[Callable[[Counting], None]] = None,
 ) -> Iterator[Level]:
     """Yield each level as it is counted, from the start (0 jumps) to the last reachable one.
     With `checkpoint`, each level is saved there (atomically) and a later call resumes after the
-    last saved level instead of starting again."""
+    last saved level instead of starting again. `progress` hears how far the level being counted
+    is, before each block of positions (a big level takes minutes)."""
     orient = _Orienter(board)
     start = orient.canonical(np.array([board.start], dtype=np.uint64))
     level = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64))
@@ -133,13 +160,25 @@ def count_levels(
         yield history[-1]
     began = clock()
     while True:
-        level = _next_level(board, orient, level, block)
+        after_block = _progress_of(progress, len(history), clock) if progress else lambda done, total: None
+        level = _next_level(board, orient, level, block, after_block)
         if not len(level[0]):
             return
         history.append(_level(board, len(history), level, clock() - began))
         if checkpoint:
             _save(checkpoint, board, history, level)
         yield history[-1]
+
+
+def _progress_of(
+    progress: Callable[[Counting], None], jumps: int, clock: Callable[[], float]
+) -> Callable[[int, int], None]:
+    began = clock()
+
+    def after_block(done: int, total: int) -> None:
+        progress(Counting(jumps, done, total, clock() - began))
+
+    return after_block
 
 
 def _level(board: Board, jumps: int, level, seconds: float) -> Level:

@@ -128,7 +128,7 @@ def solve(
             searches.remove(search)  # this order has tried everything: so have the others
             break
     yield Impossible(
-        f"impossible: the search tried every sequence of jumps ({positions:,} positions, each once up to "
+        f"impossible: the search tried every sequence of jumps ({positions:,} position{'' if positions == 1 else 's'}, each once up to "
         "symmetry) and none ends with one peg in the right place",
         positions,
         clock() - started,

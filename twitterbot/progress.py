@@ -1,9 +1,10 @@
 """Progress mode: a long-running job tells a `Reporter` how it is doing; the reporter decides when
 that is worth a post.
 
-The job calls `update` as often as it likes. A post goes out when one is due: the first update,
-then one every `every`, or sooner for a milestone (at most one per `milestone_every`), never
-repeating the last post's news and always leaving room under MAX_POSTS_PER_DAY for the result.
+The job calls `update` as often as it likes. A post goes out when one is due: the latest news
+once the job has run `first_after` (so a short job posts only its result), then one every
+`every`, or sooner for a milestone (at most one per `milestone_every`), never repeating the last
+post's news and always leaving room under MAX_POSTS_PER_DAY for the result.
 `done` and `failed` post the result once. Posts of one run form a thread under its first post,
 and the run's state lives in the history database, so a restarted job continues its thread::
 
@@ -46,6 +47,7 @@ __all__ = [
     "fit",
     "format_elapsed",
     "open_reporter",
+    "plural",
     "slug",
 ]
 
@@ -114,6 +116,7 @@ class Reporter:
         store: HistoryStore,
         every: float,
         milestone_every: float,
+        first_after: float,
         max_posts_per_day: int,
         templates: Templates = DEFAULT_TEMPLATES,
         thread: bool = True,
@@ -130,10 +133,12 @@ class Reporter:
         self._store = store
         self._every = timedelta(seconds=every)
         self._milestone_every = timedelta(seconds=milestone_every)
+        self._first_after = timedelta(seconds=first_after)
         self._max_posts = max_posts_per_day
         self._templates = templates
         self._thread = thread
         self._clock = clock
+        self._dry_run = isinstance(poster, DryRunPoster)  # only the log's wording differs
         self._status: Status = status or NullStatusLine()
         self._pending: Optional[_Update] = None
         self._stopped = False
@@ -222,7 +227,7 @@ class Reporter:
     def _due_at(self, pending: _Update) -> datetime:
         last = self.job.last_post_at
         if last is None:
-            return self.job.started_at
+            return self.job.started_at + self._first_after
         return last + (self._milestone_every if pending.milestone else self._every)
 
     def _tick(self, now: datetime) -> Report:
@@ -237,8 +242,15 @@ class Reporter:
         if self._not_before and now < self._not_before:
             return Report("waiting", f"not before {self._not_before.astimezone():%H:%M}")
         last = self.job.last_post_at
+        if last is None and now < self.job.started_at + self._first_after:
+            # Milestones wait too: a job that ends before then costs one post, its result.
+            return Report(
+                "waiting",
+                f"no progress post before the job has run {format_elapsed(self._first_after.total_seconds())}"
+                " (PROGRESS_FIRST_AFTER)",
+            )
         if last is None:
-            reason = "first update of the run"
+            reason = f"first progress post, after {format_elapsed((now - self.job.started_at).total_seconds())}"
         elif now - last >= self._every:
             reason = f"interval: {format_elapsed((now - last).total_seconds())} since the last post"
         elif pending.milestone and now - last >= self._milestone_every:
@@ -300,7 +312,8 @@ class Reporter:
 
     def _post(self, text: str, *, reason: str, news: str, final: bool) -> Report:
         reply_to = self.job.thread_root if self._thread else None
-        log.info("%s: posting (%s): %s", self.name, reason, preview(text, 100))
+        doing = "dry run, would post" if self._dry_run else "posting"
+        log.info("%s: %s (%s): %s", self.name, doing, reason, preview(text, 100))
         attempt = self._store.begin_job_attempt(self.job.id, text, at=self._clock(), final=final)
         try:
             try:
@@ -334,8 +347,9 @@ class Reporter:
         )
         self.job = self._store.job(self.job.id)
         self._not_before = None
-        where = status_url(result.tweet_id) or result.tweet_id or "(X's reply was lost, but it is on X)"
-        log.info("%s: posted %s", self.name, where)
+        if not self._dry_run:  # a dry run's made-up id is no post: the dry-run poster said what it would send
+            where = status_url(result.tweet_id) or result.tweet_id or "(X's reply was lost, but it is on X)"
+            log.info("%s: posted %s", self.name, where)
         return Report("posted", reason, text, result.tweet_id)
 
     # -- text ----------------------------------------------------------------------------------
@@ -407,6 +421,7 @@ def open_reporter(
     poster: Optional[Poster] = None,
     every: Optional[float] = None,
     milestone_every: Optional[float] = None,
+    first_after: Optional[float] = None,
     thread: Optional[bool] = None,
     templates: Optional[Templates] = None,
     run_key: Optional[str] = None,
@@ -415,7 +430,8 @@ def open_reporter(
     status: Optional[Status] = None,
 ) -> Iterator[Reporter]:
     """A reporter wired to the bot's settings (read from .env when `config` is None): the history
-    database, the X keys, PROGRESS_* for anything not given here. It holds a lock per job name,
+    database, the X keys, PROGRESS_* for anything not given here (so the first progress post waits
+    PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock per job name,
     so one job is not reported twice at once. A dry run prints its posts and keeps no state."""
     config = config or load_config(project_dir=PROJECT_DIR)
     # The job's own defaults, then PROGRESS_*TEMPLATE (which command-line flags override).
@@ -432,6 +448,7 @@ def open_reporter(
             config.state_dir / f"job-{slug(name)}.lock",
             busy=f"another process is already reporting the job {name!r}",
             advice="stop it first, or give this job another name",
+            remove=True,  # one lock file per job name would pile up in the state folder
         )
         store = HistoryStore(config.history_file)
         poster = poster or poster_for(config)
@@ -443,6 +460,7 @@ def open_reporter(
                 store=store,
                 every=config.progress_every if every is None else every,
                 milestone_every=config.progress_milestone_every if milestone_every is None else milestone_every,
+                first_after=config.progress_first_after if first_after is None else first_after,
                 max_posts_per_day=config.max_posts_per_day,
                 templates=merged,
                 thread=config.progress_thread if thread is None else thread,
@@ -551,7 +569,12 @@ def _tidy(text: str) -> str:
 
 
 def _posts(count: int) -> str:
-    return f"{count} post" + ("" if count == 1 else "s")
+    return plural(count, "post")
+
+
+def plural(count: int, noun: str) -> str:
+    """"1 position", "2,048 positions": a count and its noun, for the jobs' messages."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def slug(name: str) -> str:

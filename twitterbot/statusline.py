@@ -1,10 +1,13 @@
 """A live one-line status at the bottom of a terminal, redrawn in place (as tqdm does).
 
 Only for people watching: `status_line_for` returns a do-nothing `NullStatusLine` unless the
-stream is a terminal, so cron mail and the journal never see carriage returns::
+stream is a terminal, so cron mail and the journal never see carriage returns. The line has two
+parts: the job's own (how far, how fast, when it ends) and the reporter's (the next post), each
+updated by its owner, drawn job first::
 
     status = status_line_for(sys.stderr)
-    status.show("hamlet: 3 posts; next in 5h12m: ...")
+    status.show("1.2 billion keystrokes at 580 million/s", part="job")
+    status.show("hamlet: 3 posts; next in 5h12m: ...")   # part="posts", the reporter's
     status.clear()   # before writing other output to the same terminal
 """
 
@@ -19,6 +22,7 @@ from typing import Callable, TextIO, Union
 __all__ = ["NullStatusLine", "StatusLine", "status_line_for"]
 
 _CLEAR = "\r\x1b[K"
+_PARTS = ("job", "posts")  # the order they are drawn in
 
 
 class StatusLine:
@@ -30,12 +34,17 @@ class StatusLine:
         self._stream = stream
         self._min_interval = min_interval
         self._clock = clock
-        self._text = ""
+        self._parts = dict.fromkeys(_PARTS, "")
         self._drawn = False
         self._drawn_at = float("-inf")
 
-    def show(self, text: str) -> None:
-        self._text = text
+    @property
+    def _text(self) -> str:
+        return " | ".join(text for text in self._parts.values() if text)
+
+    def show(self, text: str, *, part: str = "posts") -> None:
+        """Set one part of the line (the job's or the reporter's) and redraw if it is time."""
+        self._parts[part] = text
         if not self._drawn or self._clock() - self._drawn_at >= self._min_interval:
             self._draw()
 
@@ -76,7 +85,7 @@ class StatusLine:
 class NullStatusLine:
     """No terminal: show nothing."""
 
-    def show(self, text: str) -> None:
+    def show(self, text: str, *, part: str = "posts") -> None:
         pass
 
     def clear(self) -> None:
