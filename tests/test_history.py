@@ -161,3 +161,23 @@ def test_jobs_are_found_by_name_and_run_key(tmp_path: Path) -> None:
         store.finish_job(keyed.id, "done", at=NOW)
         again = store.open_job("pegs", at=NOW, run_key="english")
         assert again.id == keyed.id and again.outcome == "done"
+
+
+def test_an_uncertain_post_counts_against_the_cap_and_leaves_the_round() -> None:
+    store = HistoryStore(":memory:")
+    attempt = store.begin_attempt("maybe on X", run_id=None, at=NOW)
+    store.finish_attempt(attempt, "uncertain", at=NOW, detail="read timed out", mark_used=True)
+    assert store.posts_since(NOW - timedelta(hours=1)) == 1
+    assert store.used_texts() == {"maybe on X"}
+    assert store.last_posted_text() == "maybe on X"
+    assert store.last_scheduled_post(until=NOW) == NOW
+
+
+def test_posts_dated_after_until_are_left_out() -> None:
+    store = HistoryStore(":memory:")
+    for at in (NOW - timedelta(hours=2), NOW + timedelta(days=365)):
+        store.finish_attempt(store.begin_attempt(f"t{at}", run_id=None, at=at), "posted", at=at)
+    assert store.posts_since(NOW - timedelta(hours=24)) == 2
+    assert store.posts_since(NOW - timedelta(hours=24), until=NOW) == 1
+    assert store.oldest_post_since(NOW - timedelta(hours=24), until=NOW) == NOW - timedelta(hours=2)
+    assert store.last_scheduled_post(until=NOW) == NOW - timedelta(hours=2)
