@@ -91,7 +91,6 @@ def test_the_daily_cap_holds_across_runs(home: BotHome, emulator: XEmulator) -> 
         ("rate_limit", 75, "posting works again after"),
         ("server_error", 75, "server error"),
         ("too_long", 65, "too long"),
-        ("drop", 75, "could not reach X"),
     ],
 )
 def test_each_x_failure_end_to_end(home: BotHome, emulator: XEmulator, failure: str, code: int, advice: str) -> None:
@@ -102,6 +101,26 @@ def test_each_x_failure_end_to_end(home: BotHome, emulator: XEmulator, failure: 
     assert emulator.posts == []
     assert history(home)[0]["action"] == "failed"
     assert_no_secrets(result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("fault", ["posted_then_drop", "drop"])
+def test_a_lost_reply_is_uncertain_exits_75_and_is_never_sent_again(home: BotHome, emulator: XEmulator, fault) -> None:
+    emulator.duplicate_check = False
+    home.write_tweets("alpha\nbeta\n")
+    home.write_env(X_API_RETRIES="2")
+    emulator.fail_next(fault)
+    result = home.run("--json")
+    assert result.returncode == 75, result.stderr
+    assert "may or may not have posted it" in result.stderr and "will not be sent again" in result.stderr
+    assert "https://x.com/intent/user?user_id=12345" in result.stderr
+    assert json.loads(result.stdout)["action"] == "uncertain"
+    (run,) = history(home)
+    assert run["action"] == "uncertain" and "counts as posted" in run["reason"]
+    assert len(emulator.seen) == 1  # not retried
+    again = home.run("--force")
+    assert again.returncode == 0, again.stderr
+    texts = emulator.texts
+    assert len(texts) == len(set(texts)) and len(texts) == (2 if fault == "posted_then_drop" else 1)
 
 
 def test_a_slow_x_times_out_with_a_clear_message(home: BotHome, emulator: XEmulator) -> None:

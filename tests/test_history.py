@@ -202,3 +202,23 @@ def test_the_history_command_interleaves_runs_and_job_posts(home) -> None:
     assert entries[0]["job"] == "backup" and entries[0]["result"] is True and entries[0]["thread"] == progress.id
     assert all(entry["url"] == f"https://x.com/i/status/{entry['tweet_id']}" for entry in entries)
     assert len(json.loads(home.run("history", "-n", "2", "--json").stdout)) == 2
+
+
+def test_an_uncertain_post_counts_against_the_cap_and_leaves_the_round() -> None:
+    store = HistoryStore(":memory:")
+    attempt = store.begin_attempt("maybe on X", run_id=None, at=NOW)
+    store.finish_attempt(attempt, "uncertain", at=NOW, detail="read timed out", mark_used=True)
+    assert store.posts_since(NOW - timedelta(hours=1)) == 1
+    assert store.used_texts() == {"maybe on X"}
+    assert store.last_posted_text() == "maybe on X"
+    assert store.last_scheduled_post(until=NOW) == NOW
+
+
+def test_posts_dated_after_until_are_left_out() -> None:
+    store = HistoryStore(":memory:")
+    for at in (NOW - timedelta(hours=2), NOW + timedelta(days=365)):
+        store.finish_attempt(store.begin_attempt(f"t{at}", run_id=None, at=at), "posted", at=at)
+    assert store.posts_since(NOW - timedelta(hours=24)) == 2
+    assert store.posts_since(NOW - timedelta(hours=24), until=NOW) == 1
+    assert store.oldest_post_since(NOW - timedelta(hours=24), until=NOW) == NOW - timedelta(hours=2)
+    assert store.last_scheduled_post(until=NOW) == NOW - timedelta(hours=2)

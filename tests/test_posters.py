@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+import socket
+import time
+
 import pytest
+import requests
+import urllib3
 from conftest import credentials_for
 from x_emulator import ERRORS, FIRST_ID, XEmulator, recorded_create_reply
 
 from twitterbot.config import Credentials
 from twitterbot.errors import DuplicatePost, ExitStatus, PostError
-from twitterbot.posters import XPoster
+from twitterbot.posters import DryRunPoster, XPoster, _network_error
 
 
 def test_a_post_reaches_x_signed_and_comes_back_with_its_id(emulator: XEmulator, poster: XPoster) -> None:
@@ -104,37 +110,78 @@ def test_retries_are_bounded(emulator: XEmulator) -> None:
     assert len(emulator.seen) == 3 and len(sleeps) == 2
 
 
-def test_a_slow_reply_times_out_instead_of_hanging(emulator: XEmulator) -> None:
+def test_a_slow_reply_times_out_instead_of_hanging_and_is_uncertain(emulator: XEmulator) -> None:
     emulator.slow_seconds = 1.5
     emulator.fail_next("slow")
-    poster = XPoster(credentials_for(emulator), timeout=0.3, retries=0, base_url=emulator.url)
-    with pytest.raises(PostError) as caught:
-        poster.post("slowly")
-    assert caught.value.kind == "timeout" and "X_API_TIMEOUT" in str(caught.value)
+    poster = XPoster(credentials_for(emulator), timeout=0.3, retries=2, base_url=emulator.url, sleep=lambda s: None)
+    result = poster.post("slowly")
+    assert not result.confirmed and result.tweet_id is None
+    assert "did not answer in time" in result.uncertain
+    assert len(emulator.seen) <= 1  # sent once, never again
 
 
-def test_a_dropped_connection_is_a_network_error(emulator: XEmulator) -> None:
-    emulator.fail_next("drop")
-    poster = XPoster(credentials_for(emulator), timeout=2, retries=0, base_url=emulator.url)
-    with pytest.raises(PostError) as caught:
-        poster.post("hello")
-    assert caught.value.kind == "network" and caught.value.exit_status == ExitStatus.TEMPORARY_FAILURE
+@pytest.mark.parametrize("fault", ["posted_then_drop", "posted_then_slow", "drop"])
+def test_a_request_that_may_have_reached_x_is_never_sent_again(fault: str) -> None:
+    with XEmulator(duplicate_check=False, slow_seconds=0.6) as emulator:
+        poster = XPoster(credentials_for(emulator), timeout=0.3, retries=3, base_url=emulator.url, sleep=lambda s: None)
+        emulator.fail_next(fault)
+        result = poster.post("only once")
+        time.sleep(0.7 if fault == "posted_then_slow" else 0)  # let the emulator finish its slow reply
+        posts = [post for post in emulator.posts if post.text == "only once"]
+        received = [seen for seen in emulator.seen if seen.path == "/2/tweets"]
+    assert not result.confirmed and result.tweet_id is None
+    assert len(posts) == (0 if fault == "drop" else 1)  # zero doubles, with no duplicate check to save us
+    assert len(received) == 1
+    assert result.check_url == "https://x.com/intent/user?user_id=12345"  # from the access token "12345-..."
 
 
-def test_nothing_listening_is_a_network_error() -> None:
+def test_failures_that_never_reached_x_are_retried(emulator: XEmulator) -> None:
+    sleeps = []
+    poster = XPoster(credentials_for(emulator), timeout=2, retries=2, base_url=emulator.url, sleep=sleeps.append)
+    emulator.fail_next("server_error")
+    assert poster.post("after a 503").confirmed
+    assert sleeps == [2.0]
+
+
+def test_each_network_states_how_it_makes_a_retry_safe(poster: XPoster) -> None:
+    assert "no idempotency key" in XPoster.retry_safety
+    assert DryRunPoster().retry_safety
+    refused = PostError("x", kind="unreachable", exit_status=ExitStatus.TEMPORARY_FAILURE)
+    server = PostError("x", kind="server_error", exit_status=ExitStatus.TEMPORARY_FAILURE)
+    timeout = PostError("x", kind="timeout", exit_status=ExitStatus.TEMPORARY_FAILURE)
+    dropped = PostError("x", kind="network", exit_status=ExitStatus.TEMPORARY_FAILURE)
+    assert poster.may_retry(refused) and poster.may_retry(server)
+    assert not poster.may_retry(timeout) and not poster.may_retry(dropped)
+
+
+def test_retry_lines_say_only_what_is_true(emulator: XEmulator, caplog) -> None:
+    poster = XPoster(credentials_for(emulator), timeout=2, retries=1, base_url=emulator.url, sleep=lambda s: None)
+    emulator.fail_next("server_error")
+    with caplog.at_level(logging.WARNING):
+        poster.post("retried")
+    (line,) = [record.getMessage() for record in caplog.records]
+    assert line == "X had a server error (503 Service Unavailable); trying again in 2 s (retry 1 of 1)"
+
+
+def test_nothing_listening_is_retried_then_a_network_error() -> None:
     with XEmulator() as emu:
         url = emu.url
         keys = credentials_for(emu)
+    sleeps = []
     with pytest.raises(PostError) as caught:
-        XPoster(keys, timeout=1, retries=0, base_url=url).post("hello")
-    assert caught.value.exit_status == ExitStatus.TEMPORARY_FAILURE
+        XPoster(keys, timeout=1, retries=1, base_url=url, sleep=sleeps.append).post("hello")
+    assert caught.value.kind == "unreachable" and caught.value.exit_status == ExitStatus.TEMPORARY_FAILURE
+    assert "connection refused" in str(caught.value) and len(sleeps) == 1
 
 
-def test_a_lost_reply_then_duplicate_means_it_was_posted_once(emulator: XEmulator, poster: XPoster) -> None:
-    emulator.fail_next("posted_then_drop")
-    result = poster.post("only once")
-    assert result.tweet_id is None and not result.confirmed
-    assert emulator.texts == ["only once"]
+def test_an_unresolvable_name_never_reached_x() -> None:
+    # Built as requests builds it, so no test asks a real DNS server.
+    cause = urllib3.exceptions.NameResolutionError(
+        "api.twitter.com", None, socket.gaierror(-2, "Name or service not known")
+    )
+    wrapped = requests.ConnectionError(urllib3.exceptions.MaxRetryError(None, "/2/tweets", cause))
+    error = _network_error(wrapped)
+    assert error.kind == "unreachable" and "the name did not resolve" in str(error)
 
 
 def test_verify_returns_the_account(emulator: XEmulator, poster: XPoster) -> None:

@@ -160,7 +160,14 @@ def test_identical_text_is_skipped_even_when_fields_differ(store, poster, emulat
 def test_the_cap_is_shared_with_scheduled_posts_and_keeps_room_for_the_result(store, poster, emulator, clock) -> None:
     tweets = parse_tweets(b"Good morning\nGood night\n", Path("tweets.txt"))
     scheduled = decide_and_post(
-        tweets, store=store, poster=poster, rng=random.Random(1), clock=clock, one_in=1, max_posts_per_day=3
+        tweets,
+        store=store,
+        poster=poster,
+        rng=random.Random(1),
+        clock=clock,
+        one_in=1,
+        max_posts_per_day=3,
+        min_post_gap=timedelta(0),
     )
     assert scheduled.action == "posted"
     report = reporter(store, poster, clock, every=HOUR, cap=3)
@@ -174,7 +181,14 @@ def test_the_cap_is_shared_with_scheduled_posts_and_keeps_room_for_the_result(st
     # ... and the scheduled runs see the job's posts too.
     clock.advance(minutes=1)
     after = decide_and_post(
-        tweets, store=store, poster=poster, rng=random.Random(1), clock=clock, one_in=1, max_posts_per_day=3
+        tweets,
+        store=store,
+        poster=poster,
+        rng=random.Random(1),
+        clock=clock,
+        one_in=1,
+        max_posts_per_day=3,
+        min_post_gap=timedelta(0),
     )
     assert after.action == "skipped" and "cap is reached" in after.reason
 
@@ -383,7 +397,7 @@ def test_a_result_post_cut_off_by_a_crash_is_not_sent_again(tmp_path, emulator, 
 # -- X's failures never stop the job ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("failure", ["server_error", "unauthorized", "credits", "rate_limit", "drop"])
+@pytest.mark.parametrize("failure", ["server_error", "unauthorized", "credits", "rate_limit"])
 def test_a_failing_api_is_logged_and_the_job_carries_on(store, emulator, clock, failure, caplog) -> None:
     no_retry = XPoster(credentials_for(emulator), timeout=2, retries=0, base_url=emulator.url)
     report = reporter(store, no_retry, clock)
@@ -396,6 +410,18 @@ def test_a_failing_api_is_logged_and_the_job_carries_on(store, emulator, clock, 
     assert report.tick().action == "posted"
     assert emulator.texts[-1].startswith("monkey: step 2")
     assert report.done("ok").action == "posted"
+
+
+def test_a_post_whose_reply_was_lost_counts_and_is_never_sent_again(store, emulator, clock) -> None:
+    emulator.duplicate_check = False
+    no_retry = XPoster(credentials_for(emulator), timeout=2, retries=2, base_url=emulator.url)
+    report = reporter(store, no_retry, clock)
+    emulator.fail_next("posted_then_drop")
+    assert report.update("step 1").action == "uncertain"
+    assert report.tick().action in ("idle", "waiting")  # not sent again
+    assert store.posts_since(clock() - timedelta(hours=1)) == 1
+    assert report.done("ok").action == "posted"
+    assert emulator.texts.count(emulator.texts[0]) == 1 and len(emulator.texts) == 2
 
 
 def test_a_deleted_first_post_starts_a_new_thread(store, poster, emulator, clock) -> None:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from conftest import credentials_for
 from x_emulator import XEmulator
 
 from twitterbot.history import HistoryStore
 from twitterbot.posters import XPoster
-from twitterbot.scheduled import MAX_DUPLICATE_SKIPS, decide_and_post
+from twitterbot.scheduled import MAX_DUPLICATE_TRIES, decide_and_post
 from twitterbot.tweets import parse_tweets
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
@@ -29,7 +31,7 @@ def tweets(*texts: str):
     return parse_tweets("\n".join(texts).encode(), Path("tweets.txt"))
 
 
-def run(store, poster, file, *, clock=None, seed=0, one_in=1, cap=4, dry_run=False, force=False):
+def run(store, poster, file, *, clock=None, seed=0, one_in=1, cap=4, gap=timedelta(0), dry_run=False, force=False):
     return decide_and_post(
         file,
         store=store,
@@ -38,6 +40,7 @@ def run(store, poster, file, *, clock=None, seed=0, one_in=1, cap=4, dry_run=Fal
         clock=clock or Clock(),
         one_in=one_in,
         max_posts_per_day=cap,
+        min_post_gap=gap,
         dry_run=dry_run,
         force=force,
     )
@@ -108,15 +111,121 @@ def test_a_duplicate_marks_the_line_used_and_picks_another(emulator: XEmulator, 
     assert store.posts_since(NOW - timedelta(hours=1)) == 1  # the duplicate is not counted
 
 
-def test_duplicates_are_given_up_on_after_a_bounded_number_of_tries(emulator: XEmulator, poster: XPoster) -> None:
+def test_duplicates_are_given_up_on_after_a_bounded_budget_naming_the_line_sent(
+    emulator: XEmulator, poster: XPoster
+) -> None:
     store = HistoryStore(":memory:")
-    lines = [f"line {n}" for n in range(MAX_DUPLICATE_SKIPS + 3)]
+    lines = [f"line {n}" for n in range(MAX_DUPLICATE_TRIES + 3)]
     for text in lines:
         poster.post(text)
     before = len(emulator.seen)
     result = run(store, poster, tweets(*lines))
     assert result.action == "failed" and result.exit_status == 65
-    assert len(emulator.seen) - before == MAX_DUPLICATE_SKIPS + 1
+    sent = [seen.body["text"] for seen in emulator.seen[before:]]
+    assert len(sent) == MAX_DUPLICATE_TRIES  # each try is a paid request: bounded
+    assert result.line.text == sent[-1]  # the run names the line it really sent
+    assert store.recent_runs(1)[0].text == sent[-1]
+    assert result.as_dict()["text"] == sent[-1]
+    assert "3 untried lines are left for the next runs" in result.reason
+    assert store.used_texts() == set(sent)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_duplicates_do_not_stop_a_run_while_untried_lines_remain_in_budget(
+    emulator: XEmulator, poster: XPoster, seed: int
+) -> None:
+    store = HistoryStore(":memory:")
+    on_x = [f"old {n}" for n in range(MAX_DUPLICATE_TRIES - 1)]
+    for text in on_x:
+        poster.post(text)
+    result = run(store, poster, tweets(*on_x, "fresh"), seed=seed)
+    assert result.action == "posted" and result.line.text == "fresh"
+    assert emulator.texts.count("fresh") == 1
+
+
+def test_every_line_on_x_says_so(emulator: XEmulator, poster: XPoster) -> None:
+    store = HistoryStore(":memory:")
+    for text in ("a", "b"):
+        poster.post(text)
+    result = run(store, poster, tweets("a", "b"))
+    assert result.action == "failed" and "every line left in this round" in result.reason
+
+
+@pytest.mark.parametrize("fault", ["posted_then_drop", "posted_then_slow"])
+def test_a_post_whose_reply_was_lost_is_uncertain_counted_and_never_sent_again(emulator: XEmulator, fault: str) -> None:
+    emulator.duplicate_check = False  # nothing but the history may prevent a second post
+    emulator.slow_seconds = 0.8
+    quick = XPoster(credentials_for(emulator), timeout=0.3, retries=2, base_url=emulator.url, sleep=lambda s: None)
+    store = HistoryStore(":memory:")
+    clock = Clock()
+    emulator.fail_next(fault)
+    result = run(store, quick, tweets("lost reply", "other"), seed=0, clock=clock, cap=2)
+    assert result.action == "uncertain" and result.exit_status == 75
+    text = result.line.text
+    assert "counts as posted" in result.reason and "https://x.com/intent/user?user_id=12345" in result.reason
+    assert result.as_dict()["check_url"] == "https://x.com/intent/user?user_id=12345"
+    assert store.recent_runs(1)[0].action == "uncertain"
+    assert store.used_texts() == {text}
+    assert store.posts_since(NOW - timedelta(hours=1)) == 1  # it counts against MAX_POSTS_PER_DAY
+
+    clock.now += timedelta(hours=2)
+    emulator.release.wait(1.0)  # let a slow reply finish before the next run
+    following = run(store, quick, tweets("lost reply", "other"), seed=0, clock=clock, cap=2)
+    assert following.action == "posted" and following.line.text != text
+    assert sorted(emulator.texts) == ["lost reply", "other"]  # zero doubles
+    clock.now += timedelta(hours=2)
+    assert run(store, quick, tweets("lost reply", "other"), clock=clock, cap=2).action == "skipped"  # cap of 2
+
+
+def test_posts_dated_in_the_future_do_not_block_posting_and_the_jump_is_warned_once(
+    emulator: XEmulator, poster: XPoster, caplog
+) -> None:
+    store = HistoryStore(":memory:")
+    ahead = Clock()
+    ahead.now = NOW + timedelta(days=365)  # the clock was a year ahead
+    for hour in range(2):
+        ahead.now += timedelta(hours=hour)
+        assert run(store, poster, tweets("a", "b", "c"), clock=ahead, cap=2, gap=timedelta(hours=1)).action == "posted"
+    fixed = Clock()  # someone fixed the clock
+    with caplog.at_level(logging.WARNING):
+        result = run(store, poster, tweets("a", "b", "c"), clock=fixed, cap=2, gap=timedelta(hours=1))
+    assert result.action == "posted", result.reason
+    assert caplog.text.count("clock seems to have jumped") == 1
+    caplog.clear()
+    fixed.now += timedelta(hours=2)
+    with caplog.at_level(logging.WARNING):
+        run(store, poster, tweets("a", "b", "c"), clock=fixed, cap=2, gap=timedelta(hours=1))
+    assert "clock seems to have jumped" not in caplog.text  # warned once, not every run
+
+
+def test_min_post_gap_keeps_two_runs_close_together_from_both_posting(
+    emulator: XEmulator, poster: XPoster, caplog
+) -> None:
+    store = HistoryStore(":memory:")
+    clock = Clock()
+    gap = timedelta(hours=1)
+    assert run(store, poster, tweets("a", "b", "c"), clock=clock, gap=gap).action == "posted"
+    clock.now += timedelta(seconds=1)  # a second crontab line fired at the same minute
+    second = run(store, poster, tweets("a", "b", "c"), clock=clock, gap=gap)
+    next_at = (NOW + gap).astimezone()
+    assert second.action == "skipped" and "MIN_POST_GAP=1h" in second.reason and f"{next_at:%H:%M}" in second.reason
+    dry = run(store, None, tweets("a", "b", "c"), clock=clock, gap=gap, dry_run=True)
+    assert dry.action == "skipped"  # a dry run decides the same
+    with caplog.at_level(logging.WARNING):
+        forced = run(store, poster, tweets("a", "b", "c"), clock=clock, gap=gap, force=True)
+    assert forced.action == "posted" and "--force: posting although" in caplog.text
+    clock.now += timedelta(hours=1)
+    assert run(store, poster, tweets("a", "b", "c"), clock=clock, gap=gap).action == "posted"
+    assert len(emulator.texts) == 3
+
+
+def test_progress_posts_do_not_count_for_the_gap(emulator: XEmulator, poster: XPoster) -> None:
+    store = HistoryStore(":memory:")
+    job = store.open_job("watch", at=NOW)
+    attempt = store.begin_job_attempt(job.id, "watch: step 1", at=NOW, final=False)
+    store.record_job_post(job.id, attempt, at=NOW, tweet_id="1", news="step 1", detail=None)
+    result = run(store, poster, tweets("a"), gap=timedelta(hours=1), cap=2)
+    assert result.action == "posted"
 
 
 @pytest.mark.parametrize("failure", ["unauthorized", "read_only", "credits", "rate_limit"])

@@ -11,7 +11,9 @@ It is a real HTTP server on 127.0.0.1 that checks what X checks and answers as X
 Replies use the shapes X documents for API v2, and a successful post copies its status, headers
 and body layout from the recorded cassette in ``tests/fixtures/x-api/`` (see its SOURCE.md). Tests
 script failures with `fail_next`: each X error reply, slow replies, dropped connections, and
-"posted but the reply never came" (the case that must not lead to a double post).
+"posted but the reply never came" (the case that must not lead to a double post). With
+``duplicate_check=False`` it accepts the same text twice, as X's policy does not promise to
+refuse it, so a test sees every double post a retry would make.
 """
 
 from __future__ import annotations
@@ -122,7 +124,11 @@ ERRORS: Dict[str, Tuple[int, dict]] = {
 }
 
 # Failures that are not a reply: see Handler._scripted.
-BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_hang"}
+# drop: close the connection without reading further or posting; slow: answer (and post) only after
+# `slow_seconds`; posted_then_drop: post, then close without a reply; posted_then_slow: post, then
+# reply after `slow_seconds` (past the client's timeout); posted_then_hang: post, then hold the
+# connection until `release` is set.
+BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_slow", "posted_then_hang"}
 
 
 @dataclass
@@ -153,6 +159,7 @@ class XEmulator:
     posts_per_day: int = 10_000
     slow_seconds: float = 3.0
     clock_skew_allowed: int = 300
+    duplicate_check: bool = True  # False: accept a text X already has (a second, double post)
     posts: List[Post] = field(default_factory=list)
     deleted: Set[str] = field(default_factory=set)  # ids the account deleted (see `delete`)
     seen: List[Seen] = field(default_factory=list)
@@ -333,7 +340,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         if scripted == "too_long" or parse_tweet(body["text"]).weightedLength > 280:
             return self._error("too_long")
-        if scripted == "duplicate" or body["text"] in emu.texts:
+        if scripted == "duplicate" or (emu.duplicate_check and body["text"] in emu.texts):
             return self._error("duplicate")
         if len(emu._posts_since(15 * 60)) >= emu.posts_per_window:
             return self._error("rate_limit")
@@ -343,6 +350,8 @@ class _Handler(BaseHTTPRequestHandler):
         post = emu._create(body["text"], reply_to)
         if scripted == "posted_then_drop":
             return self._drop()
+        if scripted == "posted_then_slow":
+            time.sleep(emu.slow_seconds)
         if scripted == "posted_then_hang":
             emu.release.wait(timeout=60)
             return self._drop()

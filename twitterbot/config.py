@@ -81,6 +81,7 @@ SETTINGS: Dict[str, Setting] = {
     "TWEETS_FILE": Setting("tweets.txt", "path", "the file of posts, one per line"),
     "TWEET_ONE_IN": Setting("4", "positive_int", "post on 1 run in N (1 = every run)"),
     "MAX_POSTS_PER_DAY": Setting("4", "positive_int", "at most this many posts in any 24 hours"),
+    "MIN_POST_GAP": Setting("1h", "duration", "at least this long between two scheduled posts (0 = no gap)"),
     "BOT_STATE_DIR": Setting("state", "path", "folder for the history database and the lock"),
     "LOG_FILE": Setting("", "optional_path", "also log to this file (rotated at 1 MB)"),
     "LOG_LEVEL": Setting("INFO", "log_level", "DEBUG, INFO, WARNING or ERROR"),
@@ -88,7 +89,7 @@ SETTINGS: Dict[str, Setting] = {
     "TWEET_TIMEZONE": Setting("", "timezone", "time zone of TWEET_TIMES, e.g. Europe/London (default: the system's)"),
     "TWEET_JITTER": Setting("0", "duration", "wait a random 0..this after each time, e.g. 10m"),
     "X_API_TIMEOUT": Setting("20", "seconds", "seconds to wait for X before giving up on a request"),
-    "X_API_RETRIES": Setting("2", "count", "retries after a network error or X server error"),
+    "X_API_RETRIES": Setting("2", "count", "retries of a request that certainly made no post (no connection, 5xx)"),
     "X_API_BASE_URL": Setting("https://api.twitter.com", "url", "where requests go (tests, proxies)"),
     "PROGRESS_EVERY": Setting("6h", "duration", "progress mode: at most one progress post per this long"),
     "PROGRESS_MILESTONE_EVERY": Setting(
@@ -139,6 +140,7 @@ class Config:
     tweets_file: Path
     one_in: int
     max_posts_per_day: int
+    min_post_gap: float  # seconds
     state_dir: Path
     log_file: Optional[Path]
     log_level: str
@@ -239,6 +241,7 @@ def load_config(
         tweets_file=values["TWEETS_FILE"],
         one_in=values["TWEET_ONE_IN"],
         max_posts_per_day=values["MAX_POSTS_PER_DAY"],
+        min_post_gap=values["MIN_POST_GAP"],
         state_dir=values["BOT_STATE_DIR"],
         log_file=values["LOG_FILE"],
         log_level=values["LOG_LEVEL"],

@@ -97,11 +97,14 @@ class PostError(BotError):
         kind: str,
         exit_status: ExitStatus,
         retry_at: Optional[datetime] = None,
+        summary: Optional[str] = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
         self.exit_status = exit_status
         self.retry_at = retry_at  # when X says trying again makes sense (rate limits)
+        # What happened, without the advice: an in-run retry says this, then what it does next.
+        self.summary = summary or message
 
 
 class DuplicatePost(PostError):

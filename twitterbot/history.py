@@ -24,7 +24,9 @@ __all__ = ["HistoryStore", "JobPost", "JobRecord", "RunRecord", "COUNTED_OUTCOME
 APPLICATION_ID = 0x54574254  # "TWBT": marks the file as ours, so a foreign database is refused
 
 # Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached X.
-COUNTED_OUTCOMES = ("pending", "posted", "interrupted")
+# pending: being sent now (or its run was killed); interrupted: a killed run's pending attempt,
+# settled; uncertain: sent, but X's answer was lost. None of them is ever sent again.
+COUNTED_OUTCOMES = ("pending", "posted", "interrupted", "uncertain")
 
 _SCHEMA = """
 CREATE TABLE runs (
@@ -35,7 +37,7 @@ CREATE TABLE runs (
     roll INTEGER,
     forced INTEGER NOT NULL DEFAULT 0,
     dry_run INTEGER NOT NULL DEFAULT 0,
-    action TEXT NOT NULL,          -- running, posted, would_post, skipped, failed, interrupted
+    action TEXT NOT NULL,          -- running, posted, uncertain, would_post, skipped, failed, interrupted
     reason TEXT,
     text TEXT,
     tweet_id TEXT
@@ -48,7 +50,7 @@ CREATE TABLE attempts (
     text TEXT NOT NULL,
     sent_at TEXT NOT NULL,
     finished_at TEXT,
-    outcome TEXT NOT NULL,         -- pending, posted, duplicate, failed, interrupted
+    outcome TEXT NOT NULL,         -- pending, posted, uncertain, duplicate, failed, interrupted
     tweet_id TEXT,
     detail TEXT
 );
@@ -259,26 +261,42 @@ class HistoryStore:
             )
         return texts
 
-    def posts_since(self, since: datetime) -> int:
-        """How many posts went (or may have gone) to X since `since`, from every source."""
-        return int(self._counted_since("count(*)", since))
+    def posts_since(self, since: datetime, until: Optional[datetime] = None) -> int:
+        """How many posts went (or may have gone) to X after `since` and up to `until`, from every
+        source. Rows dated after `until` (made while the clock was ahead) are left out."""
+        return int(self._counted_since("count(*)", since, until))
 
-    def oldest_post_since(self, since: datetime) -> Optional[datetime]:
+    def oldest_post_since(self, since: datetime, until: Optional[datetime] = None) -> Optional[datetime]:
         """When the oldest counted post in the window was sent: the cap frees up 24 h after it."""
-        oldest = self._counted_since("min(sent_at)", since)
+        oldest = self._counted_since("min(sent_at)", since, until)
         return _parse_iso(oldest) if oldest else None
 
-    def _counted_since(self, aggregate: str, since: datetime) -> object:
+    def last_scheduled_post(self, until: datetime) -> Optional[datetime]:
+        """When the newest scheduled post (made or maybe made) up to `until` was sent, for
+        MIN_POST_GAP. Progress jobs' posts are not scheduled posts and are left out."""
+        newest = self._counted_since("max(sent_at)", None, until, where="job_id IS NULL")
+        return _parse_iso(newest) if newest else None
+
+    def last_run_started(self) -> Optional[datetime]:
+        """When the newest run (the last one written) says it started: later than now means the
+        clock was ahead then, or is behind now."""
+        rows = self._read("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")
+        return _parse_iso(rows[0][0]) if rows else None
+
+    def _counted_since(
+        self, aggregate: str, since: Optional[datetime], until: Optional[datetime], where: str = "1"
+    ) -> object:
         marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
         rows = self._read(
-            f"SELECT {aggregate} FROM attempts WHERE sent_at > ? AND outcome IN ({marks})",
-            (_iso(since), *COUNTED_OUTCOMES),
+            f"SELECT {aggregate} FROM attempts WHERE sent_at > ? AND sent_at <= ? AND outcome IN ({marks}) AND {where}",
+            (_iso(since) if since else "", _iso(until) if until else "9999", *COUNTED_OUTCOMES),
         )
         return rows[0][0]
 
     def last_posted_text(self) -> Optional[str]:
+        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
         rows = self._read(
-            "SELECT text FROM attempts WHERE outcome IN ('posted', 'interrupted') ORDER BY id DESC LIMIT 1"
+            f"SELECT text FROM attempts WHERE outcome IN ({marks}) ORDER BY id DESC LIMIT 1", COUNTED_OUTCOMES
         )
         return rows[0][0] if rows else None
 
@@ -354,13 +372,22 @@ class HistoryStore:
             return int(cursor.lastrowid)
 
     def record_job_post(
-        self, job_id: int, attempt_id: int, *, at: datetime, tweet_id: Optional[str], news: str, detail: Optional[str]
+        self,
+        job_id: int,
+        attempt_id: int,
+        *,
+        at: datetime,
+        tweet_id: Optional[str],
+        news: str,
+        detail: Optional[str],
+        outcome: str = "posted",
     ) -> None:
-        """A job's post went out: settle the attempt and move the job on, in one transaction."""
+        """A job's post went out (`outcome` posted) or may have (uncertain): settle the attempt and
+        move the job on, in one transaction, so the post is never sent again."""
         with self._write() as conn:
             conn.execute(
-                "UPDATE attempts SET outcome = 'posted', finished_at = ?, tweet_id = ?, detail = ? WHERE id = ?",
-                (_iso(at), tweet_id, detail, attempt_id),
+                "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ? WHERE id = ?",
+                (outcome, _iso(at), tweet_id, detail, attempt_id),
             )
             conn.execute(
                 "UPDATE jobs SET posts = posts + 1, last_post_at = ?, last_news = ?,"

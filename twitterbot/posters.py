@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import ssl
 import sys
 import time
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Callable, Optional, Protocol, TextIO
 
 import requests
 import tweepy
+import urllib3
 from requests.adapters import HTTPAdapter
 
 from .config import Config, Credentials
@@ -38,12 +40,19 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class PostResult:
-    """A post X accepted. `tweet_id` is None only when X's duplicate check proved that an earlier
-    try of this same call went through although its reply was lost (`confirmed` is then False)."""
+    """What became of one post. Confirmed (`uncertain` is None): the network answered with the
+    post's `tweet_id`. Uncertain: the request may have reached the network but no answer came, so
+    nobody can tell whether the post exists; `uncertain` says why and `check_url` is where a person
+    can look. Callers count an uncertain post as made and never send its text again."""
 
     text: str
     tweet_id: Optional[str]
-    confirmed: bool = True
+    uncertain: Optional[str] = None
+    check_url: Optional[str] = None
+
+    @property
+    def confirmed(self) -> bool:
+        return self.uncertain is None
 
     @property
     def url(self) -> Optional[str]:
@@ -57,7 +66,14 @@ def status_url(tweet_id: Optional[str]) -> Optional[str]:
 
 
 class Poster(Protocol):
+    """A network to post to. Each one states how it keeps a repeated request from making a second
+    post (`retry_safety`) and decides with `may_retry` which failures it sends again."""
+
+    retry_safety: str
+
     def post(self, text: str, reply_to: Optional[str] = None) -> PostResult: ...
+
+    def may_retry(self, error: PostError) -> bool: ...
 
 
 def poster_for(config: Config) -> XPoster:
@@ -78,6 +94,8 @@ class DryRunPoster:
     """Posts nothing: writes each post it would send to `stream` and makes up an id, so threads
     and everything after a post behave as in a real run."""
 
+    retry_safety = "not needed: nothing is sent"
+
     def __init__(self, stream: Optional[TextIO] = None) -> None:
         self._stream = stream
         self._ids = itertools.count(1)
@@ -89,10 +107,21 @@ class DryRunPoster:
         stream.flush()
         return PostResult(text=text, tweet_id=f"dry-run-{next(self._ids)}")
 
+    def may_retry(self, error: PostError) -> bool:
+        return False
+
 
 class XPoster:
-    """Posts to X. Retries network errors and X server errors `retries` times with backoff; never
+    """Posts to X. Retries, `retries` times with backoff, only what `retry_safety` allows; never
     waits out a rate limit (that is the next scheduled run's job)."""
+
+    # X has no idempotency key: a repeated POST /2/tweets is a second post, unless X's duplicate-
+    # content check happens to refuse it, and that check is a policy, not a guarantee.
+    retry_safety = (
+        "none: X has no idempotency key, so a request that may have reached X is never sent again "
+        "(its outcome is uncertain); only failures that certainly made no post are retried: no "
+        "connection (refused, DNS, connect timeout) or a server error X answered with"
+    )
 
     def __init__(
         self,
@@ -117,10 +146,29 @@ class XPoster:
         self._retries = retries
         self._sleep = sleep
         self._backoff = backoff
+        # An access token starts with the account's numeric id ("12345-abc..."): public, and
+        # enough for a link to the account's posts without asking X.
+        user_id = credentials.access_token.split("-", 1)[0]
+        self._user_id = user_id if user_id.isdigit() else None
+        self._username: Optional[str] = None
+
+    @property
+    def account_url(self) -> Optional[str]:
+        """Where a person sees this account's posts (to check an uncertain one), if known."""
+        if self._username:
+            return f"https://x.com/{self._username}"
+        if self._user_id:
+            return f"https://x.com/intent/user?user_id={self._user_id}"
+        return None
+
+    def may_retry(self, error: PostError) -> bool:
+        """Whether sending the request again cannot make a second post (see `retry_safety`)."""
+        return error.kind in _NEVER_POSTED_RETRYABLE
 
     def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
-        """Create one post. Raises `DuplicatePost` if X already has this text, `PostError` otherwise."""
-        maybe_sent = False  # an earlier try may have reached X although we got no answer
+        """Create one post. Returns a confirmed `PostResult`, or an uncertain one when the request
+        may have reached X but no answer came (never sent again). Raises `DuplicatePost` if X
+        already has this text, `PostError` when X certainly did not post it."""
         for attempt in range(self._retries + 1):
             try:
                 response = self._client.create_tweet(text=text, in_reply_to_tweet_id=reply_to, user_auth=True)
@@ -129,18 +177,23 @@ class XPoster:
             except requests.RequestException as exc:
                 error = _network_error(exc)
             else:
-                return PostResult(text=text, tweet_id=str(response.data["id"]))
+                tweet_id = response.data.get("id") if isinstance(response.data, dict) else None
+                if tweet_id is None:
+                    return self._uncertain(text, "X answered without the post's id")
+                return PostResult(text=text, tweet_id=str(tweet_id))
 
-            if isinstance(error, DuplicatePost) and maybe_sent:
-                log.warning("X's reply to an earlier try was lost, but X now reports the text as posted")
-                return PostResult(text=text, tweet_id=None, confirmed=False)
-            if error.kind not in _RETRYABLE or attempt == self._retries:
+            if error.kind in _MAYBE_POSTED:
+                return self._uncertain(text, error.summary)
+            if not self.may_retry(error) or attempt == self._retries:
                 raise error
-            maybe_sent = maybe_sent or error.kind in _MAYBE_SENT
             delay = self._backoff * 2**attempt
-            log.warning("%s; trying again in %.0f s (%d of %d)", error, delay, attempt + 1, self._retries)
+            log.warning("%s; trying again in %.0f s (retry %d of %d)", error.summary, delay, attempt + 1, self._retries)
             self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _uncertain(self, text: str, why: str) -> PostResult:
+        log.debug("not sending it again: %s", self.retry_safety)
+        return PostResult(text=text, tweet_id=None, uncertain=why, check_url=self.account_url)
 
     def verify(self) -> str:
         """Check the keys with ``GET /2/users/me``; returns the account's @username."""
@@ -150,12 +203,14 @@ class XPoster:
             raise _classify(exc) from None
         except requests.RequestException as exc:
             raise _network_error(exc) from None
-        return str(response.data["username"])
+        self._username = str(response.data["username"])
+        return self._username
 
 
-# Failures worth another try within the same run, and those where X may have acted anyway.
-_RETRYABLE = {"server_error", "timeout", "network", "unreachable"}
-_MAYBE_SENT = {"server_error", "timeout", "network"}
+# What each failure says about the post (the error mapping below names the kinds). Retried:
+# failures that certainly made no post. Uncertain: the request was sent and no answer came back.
+_NEVER_POSTED_RETRYABLE = {"unreachable", "server_error"}
+_MAYBE_POSTED = {"timeout", "network"}
 
 
 class _XAdapter(HTTPAdapter):
@@ -180,24 +235,70 @@ class _XAdapter(HTTPAdapter):
 
 
 def _network_error(exc: requests.RequestException) -> PostError:
-    if isinstance(exc, requests.ConnectTimeout):
+    """A failure with no answer from X: either no connection was made (the request never left),
+    or it was sent and the answer never came (X may have acted on it)."""
+    if _never_connected(exc):
+        what = f"could not reach X ({_connect_failure(exc)})"
         return PostError(
-            "could not reach X (connection timed out): check the network; the next run will try again",
+            f"{what}: check the network connection and DNS; the next run will try again",
             kind="unreachable",
             exit_status=ExitStatus.TEMPORARY_FAILURE,
+            summary=what,
         )
     if isinstance(exc, requests.Timeout):
+        what = "X did not answer in time (read timed out after the request was sent)"
         return PostError(
-            "X did not answer in time (read timed out): X may be slow; the next run will try again "
-            "(X_API_TIMEOUT sets the limit)",
+            f"{what}: X may be slow (X_API_TIMEOUT sets the limit)",
             kind="timeout",
             exit_status=ExitStatus.TEMPORARY_FAILURE,
+            summary=what,
         )
+    what = f"the connection to X broke after the request was sent ({_innermost(exc)})"
     return PostError(
-        f"could not reach X ({type(exc).__name__}): check the network connection and DNS; the next run will try again",
+        f"{what}: check the network connection, or a proxy in between",
         kind="network",
         exit_status=ExitStatus.TEMPORARY_FAILURE,
+        summary=what,
     )
+
+
+def _never_connected(exc: requests.RequestException) -> bool:
+    """True only when the request certainly never reached X: the connection was refused, the name
+    did not resolve, connecting timed out, or X's certificate was refused in the handshake."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    reason = exc.args[0] if exc.args else None
+    reason = getattr(reason, "reason", reason)  # urllib3's MaxRetryError carries the cause
+    if isinstance(reason, urllib3.exceptions.ProxyError):
+        reason = reason.original_error
+    if isinstance(reason, urllib3.exceptions.SSLError):
+        return isinstance(reason.args[0] if reason.args else None, ssl.SSLCertVerificationError)
+    return isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.NewConnectionError))
+
+
+def _connect_failure(exc: requests.RequestException) -> str:
+    if isinstance(exc, requests.ConnectTimeout):
+        return "connection timed out"
+    text = str(exc)
+    if "NameResolutionError" in text or "Failed to resolve" in text or "Name or service not known" in text:
+        return "the name did not resolve"
+    if "refused" in text.lower():
+        return "connection refused"
+    if isinstance(exc, requests.exceptions.SSLError):
+        return "its certificate was not trusted"
+    return _innermost(exc)
+
+
+def _innermost(exc: BaseException) -> str:
+    """The name of the underlying error (e.g. RemoteDisconnected), without requests' wrapping."""
+    for _ in range(10):  # the chain is short; the bound only guards against a cycle
+        reason = getattr(exc, "reason", None)
+        inner = reason if isinstance(reason, BaseException) else None
+        inner = inner or next((arg for arg in exc.args if isinstance(arg, BaseException)), None)
+        if inner is None:
+            break
+        exc = inner
+    return type(exc).__name__
 
 
 def _classify(exc: tweepy.TweepyException) -> PostError:
@@ -258,6 +359,7 @@ def _classify(exc: tweepy.TweepyException) -> PostError:
             f"X had a server error ({status} {response.reason}): nothing to fix here; the next run will try again",
             kind="server_error",
             exit_status=ExitStatus.TEMPORARY_FAILURE,
+            summary=f"X had a server error ({status} {response.reason})",
         )
     if status == 403:
         return PostError(

@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 BASE_FIELDS = ("name", "message", "elapsed", "posts")
 # After a failed post, wait at least this long (or until X's rate limit resets) before the next try.
 RETRY_AFTER_FAILURE = timedelta(minutes=15)
+# Report actions after which the post may be on X: its news is never sent again.
+_SENT = ("posted", "uncertain")
 _ELLIPSIS = "…"
 
 
@@ -80,7 +82,7 @@ DEFAULT_TEMPLATES = Templates()
 class Report:
     """What the reporter did with an update: the job may ignore it; tests and the status line read it."""
 
-    action: str  # posted | waiting | unchanged | capped | failed | idle | finished
+    action: str  # posted | uncertain | waiting | unchanged | capped | failed | idle | finished
     reason: str
     text: Optional[str] = None
     tweet_id: Optional[str] = None
@@ -272,7 +274,7 @@ class Reporter:
         if capped:
             return capped
         report = self._post(text, reason=reason, news=pending.news, final=False)
-        if report.action == "posted":
+        if report.action in _SENT:
             self._pending = None
         return report
 
@@ -290,7 +292,7 @@ class Reporter:
             report = Report("failed", "the result cannot be made to fit in a post")
         else:
             report = self._cap_reached(now, reserve=0) or self._post(text, reason="final", news=update.news, final=True)
-        if report.action != "posted":
+        if report.action not in _SENT:
             log.error("%s: the result was not posted (%s): %s", self.name, report.reason, text or update.message)
         self._store.finish_job(self.job.id, outcome, at=self._clock())
         self.job = self._store.job(self.job.id)
@@ -343,13 +345,22 @@ class Reporter:
             at=now,
             tweet_id=result.tweet_id,
             news=news,
-            detail=None if result.confirmed else "X's reply was lost; X's duplicate check showed it was posted",
+            detail=result.uncertain,
+            outcome="posted" if result.confirmed else "uncertain",
         )
         self.job = self._store.job(self.job.id)
         self._not_before = None
+        if not result.confirmed:
+            # Counted as posted and never sent again (at most once); the thread goes on under its root.
+            log.warning(
+                "%s: X may or may not have posted it (%s): it counts as posted and will not be sent again; see %s",
+                self.name,
+                result.uncertain,
+                result.check_url or "the account's profile on x.com",
+            )
+            return Report("uncertain", result.uncertain or "", text, None)
         if not self._dry_run:  # a dry run's made-up id is no post: the dry-run poster said what it would send
-            where = status_url(result.tweet_id) or result.tweet_id or "(X's reply was lost, but it is on X)"
-            log.info("%s: posted %s", self.name, where)
+            log.info("%s: posted %s", self.name, status_url(result.tweet_id) or result.tweet_id)
         return Report("posted", reason, text, result.tweet_id)
 
     # -- text ----------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""One scheduled run: roll the 1-in-N die, respect the daily cap, pick a line, post it, record it.
+"""One scheduled run: roll the 1-in-N die, respect the daily cap and the gap, pick a line, post it, record it.
 
 `run_once` is what cron, the systemd timer and the daemon all call. It takes the lock, opens the
 history, reads the tweets file and hands over to `decide_and_post`, which holds the logic::
 
     result = run_once(config, poster=XPoster(...), rng=random.Random(), clock=utc_now)
-    result.action   # 'posted', 'would_post', 'skipped' or 'failed'
+    result.action   # 'posted', 'uncertain', 'would_post', 'skipped' or 'failed'
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import logging
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 from .choose import hits, pick, roll
 from .config import Config
@@ -29,18 +29,24 @@ __all__ = [
     "RunResult",
     "cap_reached",
     "decide_and_post",
+    "gap_not_passed",
     "log_result",
     "run_once",
     "utc_now",
-    "MAX_DUPLICATE_SKIPS",
+    "CLOCK_SLACK",
+    "MAX_DUPLICATE_TRIES",
 ]
 
 log = logging.getLogger(__name__)
 
-# When X says a picked line is already posted, take it out of the round and pick another, this
-# many times at most: each try is a paid request.
-MAX_DUPLICATE_SKIPS = 3
+# When X says a picked line is already posted, the line leaves the round and the run tries another
+# untried line, sending at most this many lines in all: each try is a request X may bill. Lines
+# left untried are the next runs' to try.
+MAX_DUPLICATE_TRIES = 10
 CAP_WINDOW = timedelta(hours=24)
+# History rows dated later than now plus this were written while the clock was ahead: they are left
+# out of the cap and the gap (and the run warns), so fixing a clock never blocks posting for long.
+CLOCK_SLACK = timedelta(minutes=5)
 
 
 def utc_now() -> datetime:
@@ -61,25 +67,51 @@ class CapReached:
 
 def cap_reached(store: HistoryStore, now: datetime, limit: int) -> Optional[CapReached]:
     """The one check of the daily cap, for scheduled runs and progress jobs alike: None while
-    fewer than `limit` posts went out in the last 24 hours."""
-    recent = store.posts_since(now - CAP_WINDOW)
+    fewer than `limit` posts went out in the last 24 hours. Posts dated in the future (the clock
+    was ahead when they were made) do not count: they would block posting until that date."""
+    recent = store.posts_since(now - CAP_WINDOW, until=now + CLOCK_SLACK)
     if recent < limit:
         return None
-    oldest = store.oldest_post_since(now - CAP_WINDOW)
+    oldest = store.oldest_post_since(now - CAP_WINDOW, until=now + CLOCK_SLACK)
     return CapReached(recent, oldest + CAP_WINDOW if oldest else None)
+
+
+def gap_not_passed(store: HistoryStore, now: datetime, min_gap: timedelta) -> Optional[datetime]:
+    """When the next scheduled post may go, if the last one went out less than `min_gap` ago
+    (MIN_POST_GAP); None if a post may go now. Progress jobs' posts do not count."""
+    if min_gap <= timedelta(0):
+        return None
+    last = store.last_scheduled_post(until=now + CLOCK_SLACK)
+    if last is None or now - last >= min_gap:
+        return None
+    return last + min_gap
+
+
+def _warn_if_the_clock_went_back(store: HistoryStore, now: datetime) -> None:
+    """Once, in the first run after it: the last run is dated after now, so the clock was ahead
+    then or is behind now. This run's own row, dated now, ends the warning."""
+    last = store.last_run_started()
+    if last and last > now + CLOCK_SLACK:
+        log.warning(
+            "the clock seems to have jumped: the last run is dated %s, after now (%s); posts dated in the "
+            "future are left out of MAX_POSTS_PER_DAY and MIN_POST_GAP. Check the clock (timedatectl)",
+            last.astimezone().strftime("%Y-%m-%d %H:%M"),
+            now.astimezone().strftime("%Y-%m-%d %H:%M"),
+        )
 
 
 @dataclass(frozen=True)
 class RunResult:
     """What a run decided and did; `--json` prints it, the log line is made from it."""
 
-    action: str  # posted | would_post | skipped | failed
+    action: str  # posted | uncertain | would_post | skipped | failed
     reason: str  # one sentence for the log
     one_in: int
     roll: Optional[int]  # None when --force skipped the roll
     line: Optional[TweetLine] = None
     tweet_id: Optional[str] = None
     error: Optional[PostError] = None
+    check_url: Optional[str] = None  # uncertain: where to see whether the post is on X
 
     @property
     def url(self) -> Optional[str]:
@@ -100,6 +132,7 @@ class RunResult:
             "has_url": line.has_url if line else None,
             "tweet_id": self.tweet_id,
             "url": self.url,
+            "check_url": self.check_url,
             "one_in": self.one_in,
             "roll": self.roll,
             "error": self.error.kind if self.error else None,
@@ -132,6 +165,7 @@ def run_once(
             clock=clock,
             one_in=config.one_in,
             max_posts_per_day=config.max_posts_per_day,
+            min_post_gap=timedelta(seconds=config.min_post_gap),
             dry_run=dry_run,
             force=force,
         )
@@ -146,11 +180,13 @@ def decide_and_post(
     clock: Callable[[], datetime],
     one_in: int,
     max_posts_per_day: int,
+    min_post_gap: timedelta,
     dry_run: bool = False,
     force: bool = False,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock)."""
     now = clock()
+    _warn_if_the_clock_went_back(store, now)
     if not dry_run:
         for text in store.recover_interrupted(at=now):
             log.warning(
@@ -177,6 +213,15 @@ def decide_and_post(
         after = f"; the next can go after {capped.frees_at.astimezone():%Y-%m-%d %H:%M}" if capped.frees_at else ""
         return finish("skipped", f"{why}, but {capped.reason(max_posts_per_day)}{after}")
 
+    gap_ends = gap_not_passed(store, now, min_post_gap)
+    if gap_ends:
+        last = (gap_ends - min_post_gap).astimezone()
+        too_soon = f"the last scheduled post went out at {last:%H:%M}, less than MIN_POST_GAP={_span(min_post_gap)} ago"
+        if not force:
+            return finish("skipped", f"{why}, but {too_soon}; the next can go after {gap_ends.astimezone():%H:%M}")
+        log.warning("--force: posting although %s", too_soon)
+        why = f"forced, although {too_soon}"
+
     used = store.used_texts()
     chosen = pick(tweets.lines, used=used, last_posted=store.last_posted_text(), rng=rng)
     assert chosen is not None  # load_tweets never returns an empty file
@@ -191,46 +236,79 @@ def decide_and_post(
         used = set()
 
     line = chosen.line
-    for _ in range(MAX_DUPLICATE_SKIPS + 1):
+    tried: List[TweetLine] = []  # lines X already had
+    while True:
         attempt = store.begin_attempt(line.text, run_id=run_id, at=clock())
         try:
             result = poster.post(line.text)
         except DuplicatePost as exc:
             store.finish_attempt(attempt, "duplicate", at=clock(), detail=str(exc), mark_used=True)
-            log.warning("X already has line %d %s; marked it used and picking another", line.lineno, preview(line.text))
+            tried.append(line)
             used = used | {line.text}
             another = pick(tweets.lines, used=used, last_posted=None, rng=rng)
-            if another is None or another.new_round:
-                break  # every line is on X already; starting a new round would only repeat them
+            if another is None or another.new_round or len(tried) >= MAX_DUPLICATE_TRIES:
+                # Every line is on X already (a new round would only repeat them), or the budget is spent.
+                left = 0 if another is None or another.new_round else sum(1 for t in tweets.lines if t.text not in used)
+                error = _duplicates_error(tried, left)
+                return finish("failed", str(error), line=line, error=error)
+            log.warning(
+                "X already has line %d %s; marked it used and trying another (%d of at most %d)",
+                line.lineno,
+                preview(line.text),
+                len(tried) + 1,
+                MAX_DUPLICATE_TRIES,
+            )
             line = another.line
             continue
         except PostError as exc:
             store.finish_attempt(attempt, "failed", at=clock(), detail=str(exc))
             return finish("failed", str(exc), line=line, error=exc)
-        store.finish_attempt(
-            attempt,
-            "posted",
-            at=clock(),
-            tweet_id=result.tweet_id,
-            detail=None if result.confirmed else "X's reply was lost; X's duplicate check showed it was posted",
-            mark_used=True,
-        )
+        if not result.confirmed:
+            # X may have posted it: counted as posted, never sent again (at most once).
+            store.finish_attempt(attempt, "uncertain", at=clock(), detail=result.uncertain, mark_used=True)
+            where = result.check_url or "the account's profile on x.com"
+            reason = (
+                f"X may or may not have posted it ({result.uncertain}): it counts as posted and will not be "
+                f"sent again; see {where} to check"
+            )
+            error = PostError(reason, kind="uncertain", exit_status=ExitStatus.TEMPORARY_FAILURE)
+            return finish("uncertain", reason, line=line, error=error, check_url=result.check_url)
+        store.finish_attempt(attempt, "posted", at=clock(), tweet_id=result.tweet_id, mark_used=True)
         return finish("posted", why, line=line, tweet_id=result.tweet_id)
 
-    error = PostError(
-        "X already has every line this run tried (duplicates): add new lines to the tweets file",
-        kind="duplicate",
-        exit_status=ExitStatus.DATA_ERROR,
-    )
-    return finish("failed", str(error), line=line, error=error)
+
+def _duplicates_error(tried: List[TweetLine], untried: int) -> PostError:
+    numbers = ", ".join(str(line.lineno) for line in tried)
+    lines = f"line {numbers}" if len(tried) == 1 else f"lines {numbers}"
+    if untried:
+        message = (
+            f"X already has the {len(tried)} lines this run sent ({lines}, now marked used); a run stops after "
+            f"{MAX_DUPLICATE_TRIES} such tries, as each is a request X may bill. {untried} untried lines are left "
+            "for the next runs: remove lines that are already on X from the tweets file"
+        )
+    else:
+        message = (
+            f"X already has every line left in this round ({lines} tried by this run, now marked used): "
+            "add new lines to the tweets file"
+        )
+    return PostError(message, kind="duplicate", exit_status=ExitStatus.DATA_ERROR)
+
+
+def _span(span: timedelta) -> str:
+    """A setting's duration as it is written: 1h, 90m, 45s, 1h30m."""
+    seconds = int(span.total_seconds())
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return "".join(f"{value}{unit}" for value, unit in ((hours, "h"), (minutes, "m"), (seconds, "s")) if value) or "0"
 
 
 def log_result(result: RunResult) -> None:
     """The one human line per decision (cron mail and journald keep it)."""
     line = result.line
     if result.action == "posted" and line:
-        where = result.url or "(X's reply was lost; the post is on X)"
-        log.info("posted line %d %s %s (%s)", line.lineno, preview(line.text), where, result.reason)
+        log.info("posted line %d %s %s (%s)", line.lineno, preview(line.text), result.url or "", result.reason)
+    elif result.action == "uncertain" and line:
+        log.warning("uncertain: line %d %s: %s", line.lineno, preview(line.text), result.reason)
     elif result.action == "would_post" and line:
         cost = f"; it {url_cost(line)}" if line.has_url else ""
         log.info(

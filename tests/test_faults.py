@@ -1,0 +1,115 @@
+"""Fault injection: many real `bot.py` runs against the X emulator with its duplicate check off,
+killed with SIGKILL at random moments while the emulator loses replies after posting.
+
+Whatever happens, X must never get a text twice, every post X accepted must be in the history as
+posted or maybe posted (uncertain, interrupted, or pending for a run killed mid-send), and the
+database must pass its integrity check. Runs alone with ``pytest -m faults``; the default size is
+quick enough for CI, a long run sets ``TWITTERBOT_FAULT_RUNS`` (and ``TWITTERBOT_FAULT_SEED``)::
+
+    TWITTERBOT_FAULT_RUNS=400 .venv/bin/python -m pytest -q -m faults
+
+The figures (runs, kills, faults, doubles) are printed at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+from conftest import BotHome
+from x_emulator import XEmulator
+
+RUNS = int(os.environ.get("TWITTERBOT_FAULT_RUNS", "25"))
+SEED = int(os.environ.get("TWITTERBOT_FAULT_SEED", "2026"))
+
+# What the emulator does to a run's post: mostly nothing, else a fault. The "posted_then_*" ones are
+# the dangerous kind: X has the post and the bot never hears of it.
+FAULTS: List[Optional[str]] = [None] * 5 + ["posted_then_drop", "posted_then_slow", "drop", "slow", "server_error"]
+# Outcomes under which a post X accepted may be recorded: never "failed" or "duplicate".
+MAY_BE_ON_X = {"posted", "uncertain", "interrupted", "pending"}
+
+
+@pytest.mark.faults
+def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    started = time.monotonic()
+    figures: Counter = Counter()
+    with XEmulator(duplicate_check=False, slow_seconds=1.0) as emulator:
+        home = BotHome(tmp_path / "bot", emulator)
+        home.path.mkdir()
+        home.write_env(
+            **emulator.env(),
+            TWEET_ONE_IN="1",
+            MAX_POSTS_PER_DAY="1000000",
+            MIN_POST_GAP="0",
+            X_API_RETRIES="1",
+            X_API_TIMEOUT="0.5",
+        )
+        # One round: more lines than runs, so any repeated text on X is a double post.
+        home.write_tweets("".join(f"fault test line {number}\n" for number in range(RUNS * 2 + 10)))
+
+        for _ in range(RUNS):
+            emulator._script.clear()
+            emulator.received.clear()
+            fault = rng.choice(FAULTS)
+            if fault:
+                emulator.fail_next(fault)
+            runs = [home.start("--force")]
+            if rng.random() < 0.1:  # now and then a second run at the same moment (the lock's job)
+                runs.append(home.start("--force"))
+            figures["runs"] += len(runs)
+            if rng.random() < 0.5:
+                time.sleep(rng.uniform(0.0, 1.6))  # from start-up to well past the reply
+                for process in runs:
+                    if process.poll() is None:
+                        process.send_signal(signal.SIGKILL)
+                        figures["kills"] += 1
+            for process in runs:
+                try:
+                    process.communicate(timeout=60)
+                except subprocess.TimeoutExpired:  # pragma: no cover - a hung run is a failure too
+                    process.kill()
+                    raise
+                figures[f"exit {process.returncode}"] += 1
+            if fault and emulator.received.is_set():
+                figures["faults"] += 1
+        time.sleep(emulator.slow_seconds)  # let a last slow reply finish before counting
+
+        posts = list(emulator.posts)
+        with sqlite3.connect(home.path / "state" / "history.sqlite3") as db:
+            attempts = db.execute("SELECT text, outcome, tweet_id FROM attempts").fetchall()
+            integrity = db.execute("PRAGMA integrity_check").fetchall()
+
+    texts = Counter(post.text for post in posts)
+    doubles = sum(count - 1 for count in texts.values())
+    outcomes = Counter(outcome for _, outcome, _ in attempts)
+    recorded = {}
+    for text, outcome, _ in attempts:
+        recorded.setdefault(text, set()).add(outcome)
+    lost = [post.text for post in posts if not recorded.get(post.text, set()) & MAY_BE_ON_X]
+    ids = {post.id for post in posts}
+    phantom = [tweet_id for _, outcome, tweet_id in attempts if outcome == "posted" and tweet_id not in ids]
+
+    summary = (
+        f"fault injection (seed {SEED}): {figures['runs']} runs, {figures['kills']} killed, {figures['faults']} "
+        f"faults injected, {len(posts)} posts accepted by X, {doubles} doubles; history: "
+        + ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))
+        + "; exits: "
+        + ", ".join(f"{key.split()[1]}×{count}" for key, count in sorted(figures.items()) if key.startswith("exit"))
+        + f"; {time.monotonic() - started:.0f} s"
+    )
+    print("\n" + summary)
+    assert doubles == 0, summary
+    assert lost == [], f"posts X has that the history says were not sent: {lost}"
+    assert phantom == [], f"posts recorded as posted that X does not have: {phantom}"
+    assert integrity == [("ok",)]
+    assert figures["kills"] > 0 and figures["faults"] > 0, summary  # the run really injected faults
+    assert "exit 1" not in figures, summary  # no crash, whatever the fault
