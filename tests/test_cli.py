@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -255,3 +256,149 @@ def test_a_tweets_path_on_the_command_line_is_relative_to_the_cwd(home: BotHome,
     result = home.run("--tweets", "other.txt")
     assert result.returncode == 0, result.stderr
     assert emulator.texts == ["from the other file"]
+
+
+# -- bad values: a flag is a usage error (64), a setting a config error (78) ---------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("--one-in", "0"), "--one-in"),
+        (("watch", "--every", "5", "--", "true"), "--every"),
+        (("watch", "--milestone-every", "soon", "--", "true"), "--milestone-every"),
+        (("watch", "--template", "{nope", "--", "true"), "--template"),
+        (("watch", "--template", "{nope}", "--", "true"), "--template"),
+        (("watch", "--done-template", "{0}", "--", "true"), "--done-template"),
+        (("pegs", "solve", "englsh"), "did you mean english?"),
+        (("pegs", "count", "--every", "often"), "--every"),
+        (("monkey", "--every", "5"), "--every"),
+        (("pegs", "solve", "english", "--file", "board.txt"), "not both"),
+    ],
+)
+def test_a_bad_command_line_value_is_a_usage_error(home: BotHome, args: tuple, named: str) -> None:
+    result = home.run(*args)
+    assert result.returncode == 64, result.stderr
+    assert named in result.stderr
+    assert home.emulator.seen == []
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "args"),
+    [
+        ("TWEET_ONE_IN", "0", ()),
+        ("PROGRESS_EVERY", "5", ("watch", "--", "true")),
+        ("PROGRESS_TEMPLATE", "{nope", ("watch", "--", "true")),
+    ],
+)
+def test_the_same_bad_value_in_the_env_file_is_a_config_error(home: BotHome, setting: str, value: str, args) -> None:
+    home.write_env(**{setting: value})
+    result = home.run(*args)
+    assert result.returncode == 78, result.stderr
+    assert setting in result.stderr and home.emulator.seen == []
+
+
+# -- --json: one object with the documented keys, whatever fails ----------------------------------
+
+RUN_RESULT_KEYS = {
+    "action",
+    "reason",
+    "text",
+    "line",
+    "weighted_length",
+    "has_url",
+    "tweet_id",
+    "url",
+    "one_in",
+    "roll",
+    "error",
+    "exit_status",
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "settings", "kind", "code"),
+    [
+        (("--json",), {"TWEET_ONE_IN": "abc"}, "config", 78),
+        (("history", "--json"), {"TWEET_ONE_IN": "abc"}, "config", 78),
+        (("--json", "history"), {"TWEET_ONE_IN": "abc"}, "config", 78),
+        (("--json", "--one-in", "0"), {}, "usage", 64),
+        (("--json", "--bogus"), {}, "usage", 64),
+        (("--json", "watch", "--", "true"), {}, "usage", 64),
+        (("--json", "--tweets", "missing.txt"), {}, "tweets_file", 65),
+    ],
+)
+def test_every_json_failure_is_one_object_with_the_documented_keys(
+    home: BotHome, args: tuple, settings: dict, kind: str, code: int
+) -> None:
+    home.write_env(**settings)
+    result = home.run(*args)
+    assert result.returncode == code, result.stderr
+    report = json.loads(result.stdout)  # exactly one JSON document
+    assert set(report) == RUN_RESULT_KEYS
+    assert report["action"] == "failed" and report["error"] == kind and report["exit_status"] == code
+    assert report["reason"]
+    assert_no_secrets(result.stdout, result.stderr)
+
+
+def test_a_run_s_json_and_a_failure_s_json_have_the_same_keys(home: BotHome) -> None:
+    assert set(json.loads(home.run("--json", "--dry-run").stdout)) == RUN_RESULT_KEYS
+
+
+# -- a reader that goes away (| head) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [("history",), ("check",), ("history", "--json"), ("--dry-run", "--force")])
+def test_a_closed_pipe_ends_quietly(home: BotHome, args: tuple) -> None:
+    for _ in range(3):
+        home.run("--dry-run", "--force")
+    process = home.start(*args)
+    process.stdout.close()  # the reader is gone before the bot writes a byte, as with `| head -0`
+    stderr = process.stderr.read()
+    process.wait(timeout=60)
+    assert process.returncode == 141, stderr  # 128 + SIGPIPE, as git log | head leaves it
+    assert "BrokenPipe" not in stderr and "Exception ignored" not in stderr and "unexpected" not in stderr
+
+
+# -- jitter: cron's --jitter waits like the timer and the daemon ----------------------------------
+
+
+def test_jitter_makes_the_run_wait_a_random_time_first(home: BotHome) -> None:
+    home.write_env(TWEET_JITTER="1s")
+    waited = home.run("--jitter", "--dry-run", "--force")
+    assert waited.returncode == 0, waited.stderr
+    assert re.search(r"this run: waiting a random \ds first \(TWEET_JITTER\)", waited.stderr)
+    assert "dry run: would post" in waited.stderr
+    plain = home.run("--dry-run", "--force")
+    assert "waiting a random" not in plain.stderr
+
+
+# -- -v shows the detail behind a decision --------------------------------------------------------
+
+VERBOSE_DETAIL = (
+    "the roll: 0 of 0..0",
+    "the bag: 3 of the 3 lines not posted yet in this round",
+    "POST /2/tweets: 201 Created in ",
+    "left in the 15-minute window",
+)
+
+
+def test_verbose_logs_the_roll_the_bag_the_request_and_the_rate_limits(home: BotHome, emulator: XEmulator) -> None:
+    verbose = home.run("-v")
+    assert verbose.returncode == 0, verbose.stderr
+    for detail in VERBOSE_DETAIL:
+        assert detail in verbose.stderr, detail
+    assert_no_secrets(verbose.stdout, verbose.stderr)
+    plain = home.run("--force")
+    assert plain.returncode == 0, plain.stderr
+    assert "DEBUG" not in plain.stderr
+    assert not any(detail in plain.stderr for detail in VERBOSE_DETAIL)
+
+
+def test_check_counts_in_good_english(home: BotHome) -> None:
+    home.write_tweets("only one\n")
+    home.env_file.chmod(0o644)
+    result = home.run("check")
+    assert "1 line ready to post" in result.stdout and "1 lines" not in result.stdout
+    assert "1 problem found" in result.stdout
+    assert "  " not in result.stdout.replace("PROBLEM  ", "").replace("ok       ", "")  # no double spaces

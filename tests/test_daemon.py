@@ -132,6 +132,22 @@ def test_the_loop_naps_at_most_a_minute_and_stops_on_request() -> None:
     assert messages[0] == "READY=1" and messages[1].startswith("STATUS=next run at") and messages[-1] == "STOPPING=1"
 
 
+def test_a_stop_signal_is_logged_by_the_loop_not_by_the_signal_handler(caplog) -> None:
+    # A handler that logs can interrupt a log line being written: a reentrant write to stderr.
+    daemon = Daemon.build(["00:00"], run_slot=print, zone=zone_for(None), notify=lambda message: None)
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    try:
+        daemon.install_signal_handlers()
+        with caplog.at_level(logging.INFO, logger="twitterbot"):
+            signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)
+            assert daemon.stop.is_set() and caplog.records == []
+            daemon.serve()
+    finally:
+        signal.signal(signal.SIGTERM, before[0])
+        signal.signal(signal.SIGINT, before[1])
+    assert "received SIGTERM: stopping" in caplog.text
+
+
 def test_serve_ends_within_a_second_of_stop() -> None:
     zone = zone_for(None)
     daemon = Daemon.build(["00:00"], run_slot=print, zone=zone, notify=lambda message: None)

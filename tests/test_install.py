@@ -14,8 +14,8 @@ from conftest import REPO
 from croniter import croniter
 
 from twitterbot.config import load_config
-from twitterbot.errors import ConfigError
-from twitterbot.install import EXAMPLE_DIR, UNIT_NAMES, Paths, crontab, examples, systemd_units
+from twitterbot.errors import ConfigError, UsageError
+from twitterbot.install import EXAMPLE_DIR, UNIT_NAMES, Paths, crontab, examples, systemd_units, unit_user
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 needs_systemd = pytest.mark.skipif(
@@ -84,6 +84,23 @@ def test_generated_cron_lines_fire_at_tweet_times(tmp_path: Path, times: str, ex
     assert fire_times(cron_jobs(text), datetime(2027, 3, 28)) == expected
     for _, command in cron_jobs(text):
         assert f"{sys.executable} {tmp_path / 'bot.py'} -q" in command
+
+
+def test_cron_lines_ask_the_run_for_the_same_jitter_as_the_timer_and_the_daemon(tmp_path: Path) -> None:
+    # Cron cannot wait a random time itself (its sh may have no $RANDOM): the run waits a random
+    # 0..TWEET_JITTER, read at each run, before it takes the lock (tests/test_cli.py runs it).
+    for jitter in ("0", "10m"):
+        config = config_with(tmp_path, TWEET_TIMES="07:15,19:45", TWEET_JITTER=jitter)
+        jobs = cron_jobs(crontab(config, paths_for(config, tmp_path)))
+        assert len(jobs) == 2
+        assert all(f"{tmp_path / 'bot.py'} -q --jitter >>" in command for _, command in jobs)
+
+
+def test_no_example_keeps_the_same_random_delay_every_day() -> None:
+    for relative, text in examples().items():
+        assert "FixedRandomDelay" not in text, relative
+    ((_, command),) = cron_jobs((REPO / "crontab.example").read_text())
+    assert " --jitter " in command
 
 
 def test_cron_lines_pass_a_non_default_env_file(tmp_path: Path) -> None:
@@ -200,7 +217,8 @@ def test_units_say_what_they_should(tmp_path: Path) -> None:
     units = systemd_units(config, paths_for(config, tmp_path), system=True)
     timer, service, daemon = units["twitterbot.timer"], units["twitterbot.service"], units["twitterbot-daemon.service"]
     assert "OnCalendar=*-*-* 07:30:00 Europe/London\nOnCalendar=*-*-* 21:00:00 Europe/London" in timer
-    assert "Persistent=false" in timer and "RandomizedDelaySec=600\nFixedRandomDelay=true" in timer
+    assert "Persistent=false" in timer and "RandomizedDelaySec=600\n" in timer
+    assert "FixedRandomDelay" not in timer  # a new delay each time, as cron --jitter and the daemon draw
     assert "Type=oneshot" in service and "User=pi" in service
     assert f"ExecStart={sys.executable} {tmp_path / 'bot.py'}\n" in service
     assert f"ReadWritePaths={config.state_dir}\n" in service and "ProtectSystem=strict" in service
@@ -236,3 +254,69 @@ def test_systemd_write_puts_user_units_in_place(tmp_path: Path) -> None:
     assert (
         "loginctl enable-linger" in result.stdout and "systemctl --user enable --now twitterbot.timer" in result.stdout
     )
+
+
+# -- who system units run as ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("requested", "current", "sudo_user", "expected"),
+    [
+        (None, "pi", "", "pi"),  # no sudo: you
+        (None, "root", "pi", "pi"),  # sudo: the user who ran it, not root
+        ("bot", "root", "pi", "bot"),  # --run-as wins
+        ("root", "root", "", "root"),  # root only when asked by name
+        (None, "pi", "alice", "pi"),  # SUDO_USER left over from `sudo -u pi`: you are pi
+    ],
+)
+def test_system_units_run_as_the_user_who_ran_sudo(requested, current: str, sudo_user: str, expected: str) -> None:
+    environ = {"SUDO_USER": sudo_user} if sudo_user else {}
+    assert unit_user(requested, system=True, current=current, environ=environ) == expected
+
+
+@pytest.mark.parametrize("sudo_user", ["", "root"])
+def test_system_units_never_run_as_root_by_accident(sudo_user: str) -> None:
+    with pytest.raises(UsageError, match="would run as root: give --run-as USER"):
+        unit_user(None, system=True, current="root", environ={"SUDO_USER": sudo_user})
+
+
+def test_run_as_without_system_is_a_usage_error() -> None:
+    assert unit_user(None, system=False, current="pi", environ={}) is None
+    with pytest.raises(UsageError, match="add --system"):
+        unit_user("pi", system=False, current="pi", environ={})
+
+
+def run_systemd_command(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    (tmp_path / "bot.env").write_text("TWEET_TIMES=10:00\n")
+    return subprocess.run(
+        [sys.executable, str(REPO / "bot.py"), "systemd", "--env-file", str(tmp_path / "bot.env"), *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
+        timeout=60,
+    )
+
+
+def test_the_systemd_command_refuses_run_as_without_system(tmp_path: Path) -> None:
+    result = run_systemd_command(tmp_path, "--run-as", "pi")
+    assert result.returncode == 64 and "--run-as" in result.stderr and "--system" in result.stderr
+    assert result.stdout == ""
+
+
+def test_the_systemd_command_writes_the_user_asked_for(tmp_path: Path) -> None:
+    result = run_systemd_command(tmp_path, "--system", "--run-as", "pi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("User=pi\n") == 2  # the oneshot service and the daemon service
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="shows what sudo does: needs to run as root")
+def test_the_systemd_command_under_sudo_takes_the_user_from_sudo(tmp_path: Path) -> None:
+    result = run_systemd_command(tmp_path, "--system", SUDO_USER="pi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("User=pi\n") == 2 and "User=root" not in result.stdout
+    assert "running under sudo: the units will run as pi" in result.stderr
+    as_root = run_systemd_command(tmp_path, "--system")
+    assert as_root.returncode == 64 and "would run as root" in as_root.stderr and as_root.stdout == ""
+    explicit = run_systemd_command(tmp_path, "--system", "--run-as", "root")
+    assert explicit.returncode == 0 and "User=root\n" in explicit.stdout

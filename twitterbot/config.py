@@ -23,7 +23,7 @@ import string
 import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
@@ -38,6 +38,8 @@ __all__ = [
     "SETTINGS",
     "Config",
     "Credentials",
+    "check_setting",
+    "did_you_mean",
     "env_file_warnings",
     "load_config",
     "parse_duration",
@@ -273,7 +275,7 @@ def env_file_warnings(config: Config) -> List[str]:
     except OSError:
         return []
     if mode & 0o077:
-        return [f"{path} holds your X keys but other users can read it (mode {mode:04o}): run  chmod 600 {path}"]
+        return [f"{path} holds your X keys but other users can read it (mode {mode:04o}): run chmod 600 {path}"]
     return []
 
 
@@ -314,11 +316,21 @@ def _read_env_file(path: Path) -> Tuple[Dict[str, Tuple[str, str, int]], List[Tu
     return found, problems
 
 
+def did_you_mean(word: str, choices: Iterable[str]) -> Optional[str]:
+    """ "did you mean X?" for the one of `choices` closest to a misspelt `word`, or None."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"did you mean {close[0]}?" if close else None
+
+
 def _suggest(name: str) -> str:
-    close = difflib.get_close_matches(name.upper(), SETTINGS, n=1)
-    if close:
-        return f"did you mean {close[0]}?"
-    return "remove it (config.example.env lists every setting)"
+    return did_you_mean(name.upper(), SETTINGS) or "remove it (config.example.env lists every setting)"
+
+
+def check_setting(name: str, text: str, where: str) -> None:
+    """Raise `ConfigError` if `text` is not a valid value of the setting `name`. The command line
+    checks a flag's value with it while parsing (a bad flag is a usage error, exit 64), by the
+    same rule the env file's value is read with (exit 78)."""
+    _PARSERS[SETTINGS[name].kind](name, text, where, Path("."))
 
 
 def _show(text: str, limit: int = 40) -> str:

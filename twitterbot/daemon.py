@@ -35,7 +35,7 @@ import schedule
 
 from .scheduled import utc_now
 
-__all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone", "zone_for"]
+__all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone", "wait_jitter", "zone_for"]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,15 @@ def _in_utc(naive_local: datetime, zone: tzinfo) -> datetime:
     return naive_local.replace(tzinfo=zone).astimezone(timezone.utc)
 
 
+def wait_jitter(jitter: float, *, rng: random.Random, wait: Callable[[float], object], what: str) -> object:
+    """Wait a random 0..`jitter` seconds (TWEET_JITTER) before a scheduled run, drawn anew each time:
+    the daemon does it, and so does a run started by cron (``--jitter``), as RandomizedDelaySec does
+    for the systemd timer. Returns what `wait` returns (the daemon's stop event: whether to stop)."""
+    delay = rng.uniform(0, jitter)
+    log.info("%s: waiting a random %s first (TWEET_JITTER)", what, _duration(timedelta(seconds=delay)))
+    return wait(delay)
+
+
 def sd_notify(message: str, environ: Optional[Mapping[str, str]] = None) -> bool:
     """Send a state change to systemd (sd_notify protocol). Does nothing when not under Type=notify."""
     environ = os.environ if environ is None else environ
@@ -113,6 +122,7 @@ class Daemon:
     jitter: float = 0.0
     notify: Callable[[str], object] = sd_notify
     stop: threading.Event = field(default_factory=threading.Event)
+    stopped_by: Optional[str] = None  # the signal's name, once one asked the daemon to stop
 
     @classmethod
     def build(cls, times: Sequence[str], *, run_slot: Callable[[str], None], zone: tzinfo, **options) -> Daemon:
@@ -137,11 +147,15 @@ class Daemon:
                 self.notify(f"STATUS=next run at {next_run:%Y-%m-%d %H:%M:%S}")
             wait = seconds_until(next_run, self.clock(), self.zone)
             self.stop.wait(min(MAX_NAP, max(0.0, wait)))
+        if self.stopped_by:
+            log.info("received %s: stopping", self.stopped_by)
         self.notify("STOPPING=1")
 
     def install_signal_handlers(self) -> None:
         def on_signal(signum: int, frame: object) -> None:
-            log.info("received %s: stopping", signal.Signals(signum).name)
+            # No logging here: the signal may arrive while a log line is being written, and the
+            # reentrant write to stderr fails and can leave the daemon hanging. serve() says it.
+            self.stopped_by = signal.Signals(signum).name
             self.stop.set()
 
         signal.signal(signal.SIGTERM, on_signal)
@@ -157,13 +171,8 @@ class Daemon:
                 _duration(late),
             )
             return
-        if self.jitter:
-            delay = self.rng.uniform(0, self.jitter)
-            log.info(
-                "%s run: waiting a random %s first (TWEET_JITTER)", time_of_day, _duration(timedelta(seconds=delay))
-            )
-            if self.stop.wait(delay):
-                return
+        if self.jitter and wait_jitter(self.jitter, rng=self.rng, wait=self.stop.wait, what=f"{time_of_day} run"):
+            return  # stopped while waiting
         self.run_slot(time_of_day)
 
 

@@ -7,6 +7,7 @@ to do about it; the CLI prints that one sentence and exits with the error's `exi
 from __future__ import annotations
 
 import enum
+import re
 from datetime import datetime
 from typing import Optional, Tuple
 
@@ -34,6 +35,7 @@ class ExitStatus(enum.IntEnum):
     TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: rate limit, X server error, network, lock held
     PERMISSION_DENIED = 77  # EX_NOPERM: keys rejected, read-only app, no Project, no credits
     CONFIG_ERROR = 78  # EX_CONFIG: a setting is missing or malformed
+    BROKEN_PIPE = 141  # as the shell (128 + SIGPIPE): the reader of the output went away, e.g. `| head`
     CANNOT_EXECUTE = 126  # as the shell: watch's command is not executable
     COMMAND_NOT_FOUND = 127  # as the shell: watch's command does not exist
 
@@ -42,6 +44,16 @@ class BotError(Exception):
     """An error the user can act on; its message says how."""
 
     exit_status: ExitStatus = ExitStatus.UNEXPECTED
+    # What kind of problem, for `--json`'s "error" and for scripts: a stable word, never a class
+    # name. A subclass gets its name in snake case without "Error" (ConfigError: "config")
+    # unless it names its own.
+    kind: str = "error"
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            words = re.findall(r"[A-Z][a-z0-9]*", cls.__name__.removesuffix("Error"))
+            cls.kind = "_".join(words).lower() or "error"
 
 
 class UsageError(BotError):
@@ -64,6 +76,7 @@ class ConfigError(BotError):
 class TweetFileError(BotError):
     """The tweets file cannot be read or has nothing to post."""
 
+    kind = "tweets_file"
     exit_status = ExitStatus.DATA_ERROR
 
 

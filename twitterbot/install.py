@@ -12,17 +12,20 @@ the same output for ``/home/pi/twitterbot`` and the user ``pi`` (a test keeps th
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Mapping, Optional
 
 from .config import Config, load_config, time_to_seconds
-from .errors import ConfigError
+from .errors import ConfigError, UsageError
 
-__all__ = ["Paths", "UNIT_NAMES", "crontab", "systemd_units", "write_atomically"]
+__all__ = ["Paths", "UNIT_NAMES", "crontab", "systemd_units", "unit_user", "write_atomically"]
+
+log = logging.getLogger(__name__)
 
 SERVICE, TIMER, DAEMON = "twitterbot.service", "twitterbot.timer", "twitterbot-daemon.service"
 UNIT_NAMES = (SERVICE, TIMER, DAEMON)
@@ -73,7 +76,9 @@ def crontab(config: Config, paths: Paths) -> str:
 
     lock = paths.state_dir / "cron.lock"
     log = paths.state_dir / "cron.log"
-    command = f"/usr/bin/flock -n {shlex.quote(str(lock))} {paths.command('-q')} >> {shlex.quote(str(log))} 2>&1"
+    command = (
+        f"/usr/bin/flock -n {shlex.quote(str(lock))} {paths.command('-q', '--jitter')} >> {shlex.quote(str(log))} 2>&1"
+    )
     zone_note = (
         f"# TWEET_TIMEZONE={config.timezone} is not used here: cron runs in the system's zone. cronie\n"
         f"# understands a CRON_TZ={config.timezone} line above the jobs; Debian's cron does not, so set the\n"
@@ -89,6 +94,7 @@ def crontab(config: Config, paths: Paths) -> str:
         "# Every path is absolute because cron starts jobs in $HOME with PATH=/usr/bin:/bin.",
         "# flock -n skips a run while the previous one still runs (the bot also locks itself).",
         "# -q keeps the log to warnings and errors; `python bot.py history` shows every decision.",
+        "# --jitter waits a random 0..TWEET_JITTER (read at each run) first, as the timer and the daemon do.",
         f"# The lock and the log live in {paths.state_dir}, which `python bot.py check` creates.",
         "# In a crontab command % means a new line: write \\% if you add one (e.g. date +\\%F).",
         zone_note.rstrip("\n"),
@@ -104,12 +110,12 @@ def systemd_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, st
     calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config.times)
     jitter = int(config.jitter)
     delay = (
-        f"# Wait a random 0-{jitter} s after each time (TWEET_JITTER). FixedRandomDelay keeps the delay\n"
-        "# the same across reboots instead of drawing a new one at every boot.\n"
-        f"RandomizedDelaySec={jitter}\nFixedRandomDelay=true\n"
+        f"# Wait a random 0-{jitter} s after each time (TWEET_JITTER), drawn anew each time, as the\n"
+        "# cron line and the daemon do.\n"
+        f"RandomizedDelaySec={jitter}\n"
         if jitter
-        else "# RandomizedDelaySec=10min would post at a random moment up to 10 minutes later (set\n"
-        "# TWEET_JITTER=10m and regenerate); FixedRandomDelay=true keeps it stable across reboots.\n"
+        else "# TWEET_JITTER=10m (then regenerate) would add RandomizedDelaySec=600: each run at a random\n"
+        "# moment up to 10 minutes later, drawn anew each time, as the cron line and the daemon do.\n"
     )
     unit_head = (
         "Documentation=file://{readme}\n"
@@ -171,6 +177,29 @@ TimeoutStopSec=90s
 WantedBy={wanted_by}
 """
     return {SERVICE: service, TIMER: timer, DAEMON: daemon}
+
+
+def unit_user(requested: Optional[str], *, system: bool, current: str, environ: Mapping[str, str]) -> Optional[str]:
+    """The User= of system units (None for user units, which run as their owner): `requested`
+    (--run-as), else the user who ran sudo, else `current`. Never root unless asked by name: a bot
+    that posts from tweets.txt has no business running as root."""
+    if not system:
+        if requested:
+            raise UsageError("--run-as sets User= of system units: add --system, or leave --run-as out")
+        return None
+    if requested:
+        return requested
+    user = current
+    sudo_user = environ.get("SUDO_USER", "")
+    if current == "root" and sudo_user and sudo_user != "root":
+        user = sudo_user
+        log.info("running under sudo: the units will run as %s, who ran sudo (--run-as USER chooses another)", user)
+    if user == "root":
+        raise UsageError(
+            "the units would run as root: give --run-as USER (the user who owns this checkout, e.g. pi), "
+            "or --run-as root if you really mean it"
+        )
+    return user
 
 
 def _hardening(paths: Paths) -> str:

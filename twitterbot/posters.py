@@ -19,7 +19,8 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Optional, Protocol, TextIO
+from typing import Callable, Mapping, Optional, Protocol, TextIO
+from urllib.parse import urlsplit
 
 import requests
 import tweepy
@@ -231,7 +232,37 @@ class _XAdapter(HTTPAdapter):
                 if request.url.startswith(origin + "/"):
                     request.url = self._base_url + request.url[len(origin) :]
                     break
-        return super().send(request, **kwargs)
+        started = time.monotonic()
+        response = super().send(request, **kwargs)
+        # The path only: never the headers we sent (they hold the keys' signature).
+        log.debug(
+            "%s %s: %d %s in %.2f s; %s",
+            request.method,
+            urlsplit(request.url).path,
+            response.status_code,
+            response.reason,
+            time.monotonic() - started,
+            _limits_left(response.headers),
+        )
+        return response
+
+
+# X's rate-limit headers (prefix) and the window each counts.
+_LIMITS = (
+    ("x-rate-limit", "the 15-minute window"),
+    ("x-user-limit-24hour", "24 hours for this user"),
+    ("x-app-limit-24hour", "24 hours for this app"),
+)
+
+
+def _limits_left(headers: Mapping[str, str]) -> str:
+    """What X's rate-limit headers say is left, for -v."""
+    parts = [
+        f"{headers[prefix + '-remaining']} of {headers.get(prefix + '-limit', '?')} left in {window}"
+        for prefix, window in _LIMITS
+        if prefix + "-remaining" in headers
+    ]
+    return "rate limits: " + ", ".join(parts) if parts else "no rate-limit headers"
 
 
 def _network_error(exc: requests.RequestException) -> PostError:

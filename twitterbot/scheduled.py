@@ -18,7 +18,7 @@ from typing import Callable, List, Optional
 
 from .choose import hits, pick, roll
 from .config import Config
-from .errors import DuplicatePost, ExitStatus, PostError
+from .errors import BotError, DuplicatePost, ExitStatus, PostError
 from .history import HistoryStore, ensure_state_dir
 from .lock import run_lock
 from .posters import Poster, status_url
@@ -106,11 +106,11 @@ class RunResult:
 
     action: str  # posted | uncertain | would_post | skipped | failed
     reason: str  # one sentence for the log
-    one_in: int
+    one_in: Optional[int]  # None only when the run failed before reading the settings
     roll: Optional[int]  # None when --force skipped the roll
     line: Optional[TweetLine] = None
     tweet_id: Optional[str] = None
-    error: Optional[PostError] = None
+    error: Optional[BotError] = None  # a PostError, or (--json of a failed command) any BotError
     check_url: Optional[str] = None  # uncertain: where to see whether the post is on X
 
     @property
@@ -194,6 +194,10 @@ def decide_and_post(
             )
 
     rolled = None if force else roll(one_in, rng)
+    if rolled is None:
+        log.debug("the roll: none (--force)")
+    else:
+        log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)", rolled, one_in - 1, one_in)
     run_id = store.begin_run(at=now, one_in=one_in, roll=rolled, forced=force, dry_run=dry_run)
 
     def finish(action: str, reason: str, **fields: object) -> RunResult:
@@ -223,6 +227,8 @@ def decide_and_post(
         why = f"forced, although {too_soon}"
 
     used = store.used_texts()
+    texts = {line.text for line in tweets.lines}
+    log.debug("the bag: %d of the %d lines not posted yet in this round", len(texts - used), len(texts))
     chosen = pick(tweets.lines, used=used, last_posted=store.last_posted_text(), rng=rng)
     assert chosen is not None  # load_tweets never returns an empty file
     if dry_run:

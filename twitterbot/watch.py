@@ -98,7 +98,7 @@ def check_command(command: Sequence[str]) -> None:
     """Raise `CommandError` now, before any post, if `command` cannot be run."""
     if not command:
         raise CommandError(
-            "no command to watch: put it after --, e.g.  bot.py watch -- ./backup.sh", exit_status=ExitStatus.USAGE
+            "no command to watch: put it after --, e.g. bot.py watch -- ./backup.sh", exit_status=ExitStatus.USAGE
         )
     program = command[0]
     found = shutil.which(program) if os.sep not in program else program
