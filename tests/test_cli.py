@@ -309,6 +309,7 @@ RUN_RESULT_KEYS = {
     "has_url",
     "tweet_id",
     "url",
+    "check_url",
     "one_in",
     "roll",
     "error",

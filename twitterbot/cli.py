@@ -221,7 +221,9 @@ def _cmd_pegs(args: argparse.Namespace, config: Config) -> int:
             print(f"{name:16} {about}")
         return int(ExitStatus.OK)
     if args.file and args.board:
-        raise UsageError(f"pegs {args.action}: give a built-in board ({args.board}) or --file, not both")
+        raise UsageError(
+            f"pegs {args.action} got both the board {args.board!r} and --file {args.file}: give one of them, not both"
+        )
     if args.file:
         board = load_board(_absolute(args.file), finish=args.finish or "any")
     else:
