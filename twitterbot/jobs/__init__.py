@@ -1,0 +1,1 @@
+"""Long-running jobs that post their progress (see `twitterbot.progress`)."""
