@@ -107,7 +107,7 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency() -> N
     # Import names that differ from their distribution's name.
     distribution = {"dotenv": "python-dotenv", "twitter_text": "twitter-text-parser"}
     missing = set()
-    for source in sorted((REPO / "twitterbot").glob("*.py")):
+    for source in sorted((REPO / "twitterbot").rglob("*.py")):
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
