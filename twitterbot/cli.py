@@ -34,7 +34,7 @@ from . import __version__
 from .config import PROJECT_DIR, Config, env_file_warnings, load_config, parse_duration
 from .daemon import Daemon, use_zone, zone_for
 from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError, UsageError
-from .history import HistoryStore, ensure_state_dir
+from .history import HistoryStore, ensure_state_dir, probe_state_dir
 from .install import Paths, crontab, systemd_units, write_atomically
 from .lock import run_lock
 from .monkey import FIELDS as MONKEY_FIELDS
@@ -340,9 +340,13 @@ def _cmd_check(args: argparse.Namespace, config: Config) -> int:
             report(problem.message.startswith("repeats"), message, TweetFileError(message))
 
     try:
+        # What a real run does, changing nothing: create the folder, take the lock, open the
+        # history and take its write lock (then let go), and see that there is room to record.
         ensure_state_dir(config.state_dir)
-        with run_lock(config.lock_file), HistoryStore(config.history_file):
-            pass
+        probe_state_dir(config.state_dir)
+        with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
+            store.check_writable()
+            store.ensure_room_to_record()
     except BotError as exc:
         report(False, str(exc), exc)
     else:

@@ -474,11 +474,16 @@ class HistoryStore:
     # -- plumbing ----------------------------------------------------------------------------
 
     def check_writable(self) -> None:
-        """Take the write lock a real run takes, then let it go: `check` finds a read-only file
-        without changing anything."""
+        """Write as a real run does, then roll back: `check` finds a read-only file, or a folder
+        where SQLite cannot write its journal, without changing the history."""
         try:
+            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
             self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.execute("ROLLBACK")
+            try:
+                self._conn.execute(f"PRAGMA user_version = {int(version)}")  # a real write, to the journal too
+            finally:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
         except sqlite3.Error as exc:
             self._fail(exc)
 
