@@ -258,3 +258,18 @@ def test_a_run_killed_while_creating_the_history_leaves_no_empty_file(tmp_path: 
             if path.exists():
                 assert path.stat().st_size > 0, f"kill {kill} left an empty {path}"
                 HistoryStore(path).close()  # whole: opens without complaint
+
+
+def test_a_full_disk_is_named_as_such_never_as_damage(tmp_path: Path) -> None:
+    from twitterbot.errors import StateError
+
+    path = tmp_path / "history.sqlite3"
+    store = HistoryStore(path)
+    pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
+    store._conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's page limit stands in for a full disk
+    with pytest.raises(StateError, match=f"the disk holding {tmp_path} is full") as raised:
+        store.begin_attempt("x" * 50_000, run_id=None, at=NOW)
+    assert "damaged" not in str(raised.value) and "move it aside" not in str(raised.value)
+    store.close()
+    with HistoryStore(path) as reopened:  # nothing half-written
+        assert reopened.posts_since(NOW - timedelta(days=1)) == 0

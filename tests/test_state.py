@@ -230,3 +230,24 @@ def test_a_read_only_filesystem_is_named_by_check_and_by_a_run(home: BotHome, em
         result = home.run(*args)
         assert "read-only filesystem" in assert_named_state_error(result, state)
     assert emulator.seen == []
+
+
+def test_a_full_disk_is_named_and_nothing_is_posted(home: BotHome, emulator: XEmulator, mount_tmpfs) -> None:
+    state = home.path / "state"
+    mount_tmpfs(state, size="4m")
+    assert home.run("--dry-run").returncode == 0
+    filler = os.open(state / "filler", os.O_WRONLY | os.O_CREAT)  # fill the disk, as a runaway log would
+    try:
+        while os.write(filler, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(filler)
+    check = home.run("check")
+    assert "is full" in assert_named_state_error(check, state, output=check.stdout)
+    result = home.run("--force")
+    assert "is full" in assert_named_state_error(result, state)
+    assert emulator.seen == []
+    (state / "filler").unlink()  # space again: the history was kept and works
+    assert home.run("--force").returncode == 0 and len(emulator.posts) == 1

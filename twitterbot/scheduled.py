@@ -18,7 +18,7 @@ from typing import Callable, Optional
 
 from .choose import hits, pick, roll
 from .config import Config
-from .errors import DuplicatePost, ExitStatus, PostError
+from .errors import DuplicatePost, ExitStatus, PostError, StateError
 from .history import HistoryStore, ensure_state_dir
 from .lock import run_lock
 from .posters import Poster, status_url
@@ -185,6 +185,11 @@ def decide_and_post(
         return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=chosen.line)
     if poster is None:
         raise ValueError("a real run needs a poster")
+    try:
+        store.ensure_room_to_record()  # never post what could not then be recorded
+    except StateError as exc:
+        finish("failed", str(exc))
+        raise
     if chosen.new_round:
         log.info("every line of %s has been posted: starting a new round", tweets.path.name)
         store.start_new_round()
