@@ -128,24 +128,53 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_daemon(args: argparse.Namespace, config: Config) -> int:
-    """Stay in the foreground and do a scheduled run at each of TWEET_TIMES, until SIGTERM."""
+    """Stay in the foreground and do a scheduled run at each of TWEET_TIMES, until SIGTERM;
+    SIGHUP re-reads the env file and the tweets file and carries on."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    poster = None if args.dry_run else poster_for(config)
+    current = {"config": config, "poster": None if args.dry_run else poster_for(config)}
     rng = random.Random(args.seed)
 
     def run_slot(time_of_day: str) -> None:
         # The daemon's own error boundary: one bad run is logged and the daemon carries on.
+        settings = current["config"]
         try:
-            log_result(run_once(config, poster=poster, rng=rng, dry_run=args.dry_run))
+            log_result(run_once(settings, poster=current["poster"], rng=rng, dry_run=args.dry_run))
         except BotError as exc:
-            log.error("%s run: %s", time_of_day, _scrub(str(exc), config.credentials.secrets()))
+            log.error("%s run: %s", time_of_day, _scrub(str(exc), settings.credentials.secrets()))
         except Exception:
             log.exception("%s run failed unexpectedly; the daemon carries on (please report this)", time_of_day)
 
+    def reload() -> None:
+        """SIGHUP: read the settings again; a bad file leaves the settings in use unchanged."""
+        old = current["config"]
+        try:
+            new = load_config(
+                project_dir=PROJECT_DIR, env_file=old.env_file, environ=os.environ, overrides=_overrides(args)
+            )
+            poster = None if args.dry_run else poster_for(new)
+        except BotError as exc:
+            log.error("reload: %s; carrying on with the settings in use", _scrub(str(exc), old.credentials.secrets()))
+            return
+        changes = _changed_settings(old, new)
+        log.info("reloaded %s: %s", new.env_file or "the environment", "; ".join(changes) or "no setting changed")
+        for warning in env_file_warnings(new):
+            log.warning(warning)
+        try:
+            tweets = load_tweets(new.tweets_file)
+            log.info("%s: %s ready to post", new.tweets_file, _plural(len(tweets.lines), "line"))
+        except BotError as exc:
+            log.error("reload: %s (the next run reads it again)", exc)
+        logging.getLogger().setLevel(new.log_level)
+        if (new.times, new.timezone, new.jitter) != (old.times, old.timezone, old.jitter):
+            use_zone(new.timezone)
+            daemon.reschedule(new.times, zone=zone_for(new.timezone), jitter=new.jitter)
+        _scrub_also(new.credentials.secrets())
+        current.update(config=new, poster=poster)
+
     use_zone(config.timezone)  # before building the jobs: schedule works in local time
     zone = zone_for(config.timezone)
-    daemon = Daemon.build(config.times, run_slot=run_slot, zone=zone, rng=rng, jitter=config.jitter)
+    daemon = Daemon.build(config.times, run_slot=run_slot, zone=zone, rng=rng, jitter=config.jitter, reload=reload)
     daemon.install_signal_handlers()
     log.info(
         "daemon started: runs at %s (%s)%s",
@@ -156,6 +185,40 @@ def _cmd_daemon(args: argparse.Namespace, config: Config) -> int:
     daemon.serve()
     log.info("daemon stopped")
     return int(ExitStatus.OK)
+
+
+# Config fields as the settings that set them, for the reload's log line.
+_SETTING_OF_FIELD = {
+    "tweets_file": "TWEETS_FILE",
+    "one_in": "TWEET_ONE_IN",
+    "max_posts_per_day": "MAX_POSTS_PER_DAY",
+    "state_dir": "BOT_STATE_DIR",
+    "log_file": "LOG_FILE",
+    "log_level": "LOG_LEVEL",
+    "times": "TWEET_TIMES",
+    "timezone": "TWEET_TIMEZONE",
+    "jitter": "TWEET_JITTER",
+    "api_timeout": "X_API_TIMEOUT",
+    "api_retries": "X_API_RETRIES",
+    "api_base_url": "X_API_BASE_URL",
+}
+
+
+def _changed_settings(old: Config, new: Config) -> List[str]:
+    """What a reload changed, as "SETTING old -> new"; the keys are only named, never shown."""
+    changes = ["the X keys changed"] if old.credentials != new.credentials else []
+    for name, setting in _SETTING_OF_FIELD.items():
+        before, after = getattr(old, name), getattr(new, name)
+        if before != after:
+            show = (lambda value: ",".join(value)) if name == "times" else str
+            changes.append(f"{setting} {show(before)} -> {show(after)}")
+    if old.log_file != new.log_file:
+        changes.append("(LOG_FILE takes effect at the next start)")
+    return changes
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _cmd_watch(args: argparse.Namespace, config: Config) -> int:
@@ -664,6 +727,14 @@ class _ScrubSecrets(logging.Filter):
         if scrubbed != message:
             record.msg, record.args = scrubbed, ()
         return True
+
+
+def _scrub_also(secrets: Iterable[str]) -> None:
+    """After a reload: keep the logs free of the new keys too."""
+    for handler in logging.getLogger().handlers:
+        for scrubber in handler.filters:
+            if isinstance(scrubber, _ScrubSecrets):
+                scrubber._secrets = tuple(dict.fromkeys((*scrubber._secrets, *secrets)))
 
 
 def _scrub(text: str, secrets: Iterable[str]) -> str:
