@@ -249,6 +249,7 @@ def test_a_run_killed_while_creating_the_history_leaves_no_empty_file(tmp_path: 
         root.mkdir()
         process = subprocess.Popen([sys.executable, "-c", _CREATE_FOREVER, str(root)], cwd=repo)
         while len(list(root.iterdir())) < 3:  # let it get going (imports take a while)
+            assert process.poll() is None, "the creating process failed on its own"
             time.sleep(0.01)
         time.sleep(rng.uniform(0, 0.2))
         os.kill(process.pid, signal.SIGKILL)

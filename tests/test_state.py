@@ -27,7 +27,7 @@ from x_emulator import XEmulator
 ROOT = os.geteuid() == 0
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def runner() -> Optional[pwd.struct_passwd]:
     """The user the bot runs as: `nobody` when the tests run as root, else the tests' own user."""
     if not ROOT:
@@ -35,9 +35,19 @@ def runner() -> Optional[pwd.struct_passwd]:
     if not shutil.which("setpriv"):
         pytest.skip("running as root without setpriv: root ignores file permissions, so this cannot be tested")
     try:
-        return pwd.getpwnam("nobody")
+        nobody = pwd.getpwnam("nobody")
     except KeyError:
         pytest.skip("running as root and there is no user 'nobody' to run the bot as")
+    as_nobody = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+    tried = subprocess.run(
+        [*as_nobody, sys.executable, "-c", "import twitterbot.cli"],
+        cwd=BOT_PY.parent,
+        capture_output=True,
+        text=True,
+    )
+    if tried.returncode != 0:
+        pytest.skip(f"running as root, and 'nobody' cannot run this Python and checkout: {tried.stderr.strip()[-200:]}")
+    return nobody
 
 
 class OtherUserHome(BotHome):
