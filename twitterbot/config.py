@@ -22,7 +22,6 @@ import stat
 import string
 import zoneinfo
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
@@ -488,14 +487,6 @@ def _parse_timezone(name: str, text: str, where: str, base_dir: Optional[Path]) 
 
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DURATION_PART = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,9})?)([smhd])")
-
-
-def format_duration(span: timedelta) -> str:
-    """A duration as a setting is written, so a message can be pasted back: 1h30m, 45s, 0s."""
-    seconds = int(span.total_seconds())
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    return "".join(f"{value}{unit}" for value, unit in ((hours, "h"), (minutes, "m"), (seconds, "s")) if value) or "0s"
 
 
 def parse_duration(text: str) -> float:

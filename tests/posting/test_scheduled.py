@@ -249,3 +249,74 @@ def test_a_run_that_died_mid_post_is_not_posted_again(emulator: XEmulator, poste
     assert result.line.text == "other"
     assert emulator.texts == ["other"]
     assert store.posts_since(NOW - timedelta(hours=1)) == 2
+
+
+# -- a full disk ----------------------------------------------------------------------------------
+
+
+class Statvfs:
+    """A filesystem with `free` bytes left, as os.statvfs reports it."""
+
+    def __init__(self, free: int) -> None:
+        self.free = free
+
+    def __call__(self, path: str):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(f_bavail=self.free // 4096, f_frsize=4096, f_flag=0)
+
+
+def test_a_nearly_full_disk_stops_the_run_before_it_posts(tmp_path: Path, emulator: XEmulator, poster) -> None:
+    from twitterbot.errors import StateError
+    from twitterbot.history import MIN_FREE_BYTES
+
+    store = HistoryStore(tmp_path / "history.sqlite3", statvfs=Statvfs(MIN_FREE_BYTES // 2))
+    with pytest.raises(StateError, match=r"not posting: the disk holding .* has 512 KiB free") as raised:
+        run(store, poster, tweets("a line"), force=True)
+    assert raised.value.exit_status == 73
+    assert emulator.seen == []
+    (record,) = store.recent_runs(1)
+    assert record.action == "failed" and "not posting" in record.reason
+    store._statvfs = Statvfs(MIN_FREE_BYTES)
+    assert run(store, poster, tweets("a line"), force=True).action == "posted"
+
+
+class PostsThenTheDiskFills:
+    """X takes the post; while it does, the disk fills up (SQLite's page limit stands in for it)."""
+
+    def __init__(self, store: HistoryStore) -> None:
+        self.store = store
+        self.texts: list = []
+
+    def post(self, text: str, reply_to=None):
+        from twitterbot.networks import PostResult
+
+        self.texts.append(text)
+        pages = self.store._conn.execute("PRAGMA page_count").fetchone()[0]
+        self.store._conn.execute(f"PRAGMA max_page_count = {pages}")
+        return PostResult(text, tweet_id="1" * 20_000)  # needs new pages to record
+
+
+class Accepts:
+    def post(self, text: str, reply_to=None):
+        from twitterbot.networks import PostResult
+
+        return PostResult(text, tweet_id="2")
+
+
+def test_a_disk_that_fills_while_posting_is_named_and_the_post_is_never_sent_again(tmp_path: Path) -> None:
+    from twitterbot.errors import StateError
+
+    path = tmp_path / "history.sqlite3"
+    store = HistoryStore(path)
+    poster = PostsThenTheDiskFills(store)
+    with pytest.raises(StateError, match="the disk holding .* is full.*the history is intact, keep it") as raised:
+        run(store, poster, tweets("alpha", "beta"), force=True)
+    assert "damaged" not in str(raised.value) and "move it aside" not in str(raised.value)
+    assert raised.value.exit_status == 73
+    store.close()
+    # Space is back: the next run counts the unrecorded post as posted and sends the other line.
+    with HistoryStore(path) as store:
+        result = run(store, Accepts(), tweets("alpha", "beta"), force=True)
+        assert result.action == "posted" and result.line.text != poster.texts[0]
+        assert store.posts_since(NOW - timedelta(hours=1)) == 2

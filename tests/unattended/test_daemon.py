@@ -64,6 +64,9 @@ class FakeStop:
     def set(self) -> None:
         self.flag = True
 
+    def clear(self) -> None:
+        self.flag = False
+
 
 def local_daemon(ran: list, **options) -> Daemon:
     """A daemon in this process's own zone, as schedule's naive local times require."""
@@ -113,22 +116,22 @@ def test_jitter_waits_a_random_time_within_bounds() -> None:
 
 
 def test_the_loop_naps_at_most_a_minute_and_stops_on_request() -> None:
-    stop = FakeStop()
+    wake = FakeStop()
     messages: list = []
     zone = zone_for(None)
     daemon = Daemon.build(
-        ["00:00"], run_slot=print, zone=zone, clock=lambda: datetime.now(zone), notify=messages.append, stop=stop
+        ["00:00"], run_slot=print, zone=zone, clock=lambda: datetime.now(zone), notify=messages.append, wake=wake
     )
-    original = stop.wait
+    original = wake.wait
 
     def wait_then_stop(timeout: float) -> bool:
         original(timeout)
-        stop.set()
+        daemon.request_stop()
         return True
 
-    stop.wait = wait_then_stop
+    wake.wait = wait_then_stop
     daemon.serve()
-    assert 0 < stop.waits[0] <= MAX_NAP
+    assert 0 < wake.waits[0] <= MAX_NAP
     assert messages[0] == "READY=1" and messages[1].startswith("STATUS=next run at") and messages[-1] == "STOPPING=1"
 
 
@@ -155,7 +158,7 @@ def test_serve_ends_within_a_second_of_stop() -> None:
     thread.start()
     time.sleep(0.2)
     started = time.monotonic()
-    daemon.stop.set()
+    daemon.request_stop()
     thread.join(5)
     assert not thread.is_alive() and time.monotonic() - started < 1
 
@@ -238,3 +241,87 @@ def test_the_daemon_refuses_to_start_without_keys(home: BotHome) -> None:
     home.write_env()
     result = home.run("daemon", timeout=30)
     assert result.returncode == 78 and "TWITTER_API_KEY not set" in result.stderr
+
+
+def receive_until(notify: socket.socket, wanted: bytes) -> bool:
+    """Read sd_notify messages until `wanted` (True) or the socket's timeout (an exception)."""
+    while notify.recv(100) != wanted:
+        pass
+    return True
+
+
+def history_rows(home: BotHome) -> list:
+    import sqlite3
+
+    with sqlite3.connect(home.path / "state" / "history.sqlite3") as conn:
+        rows = conn.execute("SELECT text, outcome FROM attempts ORDER BY id").fetchall()
+    conn.close()
+    return rows
+
+
+def test_sighup_rereads_the_env_file_and_the_tweets_file_and_carries_on(
+    home: BotHome, emulator: XEmulator, tmp_path: Path
+) -> None:
+    home.write_env(TWEET_TIMES=times_from_now(3 * HOUR), TWEET_TIMEZONE="UTC", MAX_POSTS_PER_DAY="4")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(60)
+        process = home.start("daemon", env={"NOTIFY_SOCKET": str(tmp_path / "notify")})
+        try:
+            assert notify.recv(100) == b"READY=1"
+            home.write_tweets("A line added while it ran\n")
+            home.write_env(TWEET_TIMES=times_from_now(4), MAX_POSTS_PER_DAY="3")
+            process.send_signal(signal.SIGHUP)
+            assert receive_until(notify, b"RELOADING=1") and receive_until(notify, b"READY=1")
+            assert wait_for(lambda: len(emulator.posts) == 1, 20), "the daemon did not post at the new time"
+            process.send_signal(signal.SIGTERM)
+            process.wait(5)
+        finally:
+            process.kill()
+        _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert emulator.texts == ["A line added while it ran"]
+    assert "received SIGHUP" in stderr and "MAX_POSTS_PER_DAY 4 -> 3" in stderr and "TWEET_TIMES" in stderr
+    assert "1 line ready to post" in stderr and "daemon stopped" in stderr
+
+
+def test_sighup_while_posting_finishes_the_post_and_leaves_nothing_pending(home: BotHome, emulator: XEmulator) -> None:
+    home.write_env(TWEET_TIMES=times_from_now(3), TWEET_TIMEZONE="UTC")
+    emulator.slow_seconds = 1.5
+    emulator.fail_next("slow")
+    process = home.start("daemon")
+    try:
+        assert emulator.received.wait(60), "the daemon did not post"
+        process.send_signal(signal.SIGHUP)  # X has the request and has not answered yet
+        assert wait_for(lambda: len(emulator.posts) == 1, 20)
+        assert wait_for(lambda: [outcome for _, outcome in history_rows(home)] == ["posted"], 10)
+        assert process.poll() is None, "SIGHUP killed the daemon"
+        process.send_signal(signal.SIGTERM)
+        process.wait(5)
+    finally:
+        process.kill()
+    _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert "posted line" in stderr and "reloaded" in stderr
+
+
+def test_a_bad_env_file_on_sighup_keeps_the_settings_in_use(home: BotHome, emulator: XEmulator, tmp_path: Path) -> None:
+    home.write_env(TWEET_TIMES=times_from_now(3 * HOUR), TWEET_TIMEZONE="UTC")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(60)
+        process = home.start("daemon", env={"NOTIFY_SOCKET": str(tmp_path / "notify")})
+        try:
+            assert notify.recv(100) == b"READY=1"
+            home.write_env(TWEET_ONE_IN="zero")
+            process.send_signal(signal.SIGHUP)
+            assert receive_until(notify, b"RELOADING=1")
+            assert receive_until(notify, b"READY=1")  # the reload failed, and the daemon carries on
+            assert process.poll() is None, "a bad env file on reload stopped the daemon"
+            process.send_signal(signal.SIGTERM)
+            process.wait(5)
+        finally:
+            process.kill()
+        _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert "TWEET_ONE_IN" in stderr and "carrying on with the settings in use" in stderr

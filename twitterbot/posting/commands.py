@@ -16,7 +16,7 @@ from typing import Any, List, Optional
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..config import Config, env_file_warnings
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
-from ..history import HistoryStore, RunRecord, ensure_state_dir
+from ..history import HistoryStore, RunRecord, ensure_state_dir, probe_state_dir
 from ..lock import run_lock
 from ..networks import poster_for
 from ..networks.x import XPoster, status_url
@@ -90,9 +90,13 @@ def _check(args: argparse.Namespace, config: Config) -> int:
             report(problem.message.startswith("repeats"), message, TweetFileError(message))
 
     try:
+        # What a real run does, changing nothing: create the folder, take the lock, open the
+        # history and take its write lock (then let go), and see that there is room to record.
         ensure_state_dir(config.state_dir)
-        with run_lock(config.lock_file), HistoryStore(config.history_file):
-            pass
+        probe_state_dir(config.state_dir)
+        with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
+            store.check_writable()
+            store.ensure_room_to_record()
     except BotError as exc:
         report(False, str(exc), exc)
     else:

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable, List, Optional
 
-from ..config import Config, format_duration
-from ..errors import BotError, DuplicatePost, ExitStatus, PostError
+from ..config import Config
+from ..errors import BotError, DuplicatePost, ExitStatus, PostError, StateError
 from ..history import HistoryStore, ensure_state_dir
 from ..lock import run_lock
 from ..networks import Poster
 from ..networks.x import status_url
+from ..wording import format_duration
 from .choose import hits, pick, roll
 from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview, url_cost
 
@@ -238,6 +239,11 @@ def decide_and_post(
         return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=chosen.line)
     if poster is None:
         raise ValueError("a real run needs a poster")
+    try:
+        store.ensure_room_to_record()  # never post what could not then be recorded
+    except StateError as exc:
+        finish("failed", str(exc))
+        raise
     if chosen.new_round:
         log.info("every line of %s has been posted: starting a new round", tweets.path.name)
         store.start_new_round()

@@ -4,7 +4,7 @@
 terminal's live line; `watch.py` wraps any shell command; `commands.py` registers ``bot.py watch``.
 A Python job needs only `open_reporter`::
 
-    from twitterbot.progress import open_reporter
+    from twitterbot.progress.reporter import open_reporter
 
     with open_reporter("my job") as report:
         report.update("half done")

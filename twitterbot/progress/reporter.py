@@ -37,6 +37,7 @@ from ..networks.dryrun import DryRunPoster
 from ..networks.x import status_url
 from ..posting.scheduled import cap_reached, utc_now
 from ..posting.tweets import MAX_WEIGHTED_LENGTH, measure, preview
+from ..wording import plural
 from .statusline import NullStatusLine
 
 __all__ = [
@@ -49,7 +50,6 @@ __all__ = [
     "fit",
     "format_elapsed",
     "open_reporter",
-    "plural",
     "slug",
 ]
 
@@ -583,11 +583,6 @@ def _tidy(text: str) -> str:
 
 def _posts(count: int) -> str:
     return plural(count, "post")
-
-
-def plural(count: int, noun: str) -> str:
-    """"1 position", "2,048 positions": a count and its noun, for the jobs' messages."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def slug(name: str) -> str:

@@ -13,15 +13,18 @@ import pwd
 import random
 import sys
 from pathlib import Path
+from typing import List
 
 from ..arguments import Commands, Parser, add_command
-from ..config import PROJECT_DIR, Config, env_file_warnings
+from ..config import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
 from ..history import ensure_state_dir
 from ..networks import poster_for
 from ..posting.scheduled import log_result, run_once
-from ..secrets import scrub
+from ..posting.tweets import load_tweets
+from ..secrets import scrub, scrub_also
+from ..wording import plural
 from .daemon import Daemon, use_zone, zone_for
 from .install import Paths, crontab, systemd_units, unit_user
 
@@ -37,24 +40,51 @@ def register(parser: Parser, commands: Commands) -> None:
 
 
 def _daemon(args: argparse.Namespace, config: Config) -> int:
-    """Stay in the foreground and do a scheduled run at each of TWEET_TIMES, until SIGTERM."""
+    """Stay in the foreground and do a scheduled run at each of TWEET_TIMES, until SIGTERM;
+    SIGHUP re-reads the env file and the tweets file and carries on."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    poster = None if args.dry_run else poster_for(config)
+    current = {"config": config, "poster": None if args.dry_run else poster_for(config)}
     rng = random.Random(args.seed)
 
     def run_slot(time_of_day: str) -> None:
         # The daemon's own error boundary: one bad run is logged and the daemon carries on.
+        settings = current["config"]
         try:
-            log_result(run_once(config, poster=poster, rng=rng, dry_run=args.dry_run))
+            log_result(run_once(settings, poster=current["poster"], rng=rng, dry_run=args.dry_run))
         except BotError as exc:
-            log.error("%s run: %s", time_of_day, scrub(str(exc), config.credentials.secrets()))
+            log.error("%s run: %s", time_of_day, scrub(str(exc), settings.credentials.secrets()))
         except Exception:
             log.exception("%s run failed unexpectedly; the daemon carries on (please report this)", time_of_day)
 
+    def reload() -> None:
+        """SIGHUP: read the settings again; a bad file leaves the settings in use unchanged."""
+        old = current["config"]
+        try:
+            new = load_config(project_dir=PROJECT_DIR, env_file=old.env_file, environ=os.environ, overrides=args.settings)
+            poster = None if args.dry_run else poster_for(new)
+        except BotError as exc:
+            log.error("reload: %s; carrying on with the settings in use", scrub(str(exc), old.credentials.secrets()))
+            return
+        changes = _changed_settings(old, new)
+        log.info("reloaded %s: %s", new.env_file or "the environment", "; ".join(changes) or "no setting changed")
+        for warning in env_file_warnings(new):
+            log.warning(warning)
+        try:
+            tweets = load_tweets(new.tweets_file)
+            log.info("%s: %s ready to post", new.tweets_file, plural(len(tweets.lines), "line"))
+        except BotError as exc:
+            log.error("reload: %s (the next run reads it again)", exc)
+        logging.getLogger().setLevel(new.log_level)
+        if (new.times, new.timezone, new.jitter) != (old.times, old.timezone, old.jitter):
+            use_zone(new.timezone)
+            daemon.reschedule(new.times, zone=zone_for(new.timezone), jitter=new.jitter)
+        scrub_also(new.credentials.secrets())
+        current.update(config=new, poster=poster)
+
     use_zone(config.timezone)  # before building the jobs: schedule works in local time
     zone = zone_for(config.timezone)
-    daemon = Daemon.build(config.times, run_slot=run_slot, zone=zone, rng=rng, jitter=config.jitter)
+    daemon = Daemon.build(config.times, run_slot=run_slot, zone=zone, rng=rng, jitter=config.jitter, reload=reload)
     daemon.install_signal_handlers()
     log.info(
         "daemon started: runs at %s (%s)%s",
@@ -65,6 +95,37 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     daemon.serve()
     log.info("daemon stopped")
     return int(ExitStatus.OK)
+
+
+# Config fields as the settings that set them, for the reload's log line.
+_SETTING_OF_FIELD = {
+    "tweets_file": "TWEETS_FILE",
+    "one_in": "TWEET_ONE_IN",
+    "max_posts_per_day": "MAX_POSTS_PER_DAY",
+    "min_post_gap": "MIN_POST_GAP",
+    "state_dir": "BOT_STATE_DIR",
+    "log_file": "LOG_FILE",
+    "log_level": "LOG_LEVEL",
+    "times": "TWEET_TIMES",
+    "timezone": "TWEET_TIMEZONE",
+    "jitter": "TWEET_JITTER",
+    "api_timeout": "X_API_TIMEOUT",
+    "api_retries": "X_API_RETRIES",
+    "api_base_url": "X_API_BASE_URL",
+}
+
+
+def _changed_settings(old: Config, new: Config) -> List[str]:
+    """What a reload changed, as "SETTING old -> new"; the keys are only named, never shown."""
+    changes = ["the X keys changed"] if old.credentials != new.credentials else []
+    for name, setting in _SETTING_OF_FIELD.items():
+        before, after = getattr(old, name), getattr(new, name)
+        if before != after:
+            show = (lambda value: ",".join(value)) if name == "times" else str
+            changes.append(f"{setting} {show(before)} -> {show(after)}")
+    if old.log_file != new.log_file:
+        changes.append("(LOG_FILE takes effect at the next start)")
+    return changes
 
 
 def _cron(args: argparse.Namespace, config: Config) -> int:

@@ -9,6 +9,8 @@ a year needs:
 - a job that comes due more than `MISSED_GRACE` late (the machine was asleep, or NTP moved the
   clock of a Pi with no real-time clock) is logged and skipped, never fired in a burst;
 - SIGTERM and SIGINT end it within a second (a post already in flight is finished first);
+- SIGHUP re-reads the settings (the `reload` callback) between runs and carries on with the new
+  times, as daemons conventionally do; a post in flight is never cut short by it;
 - with ``NOTIFY_SOCKET`` set (systemd ``Type=notify``) it reports READY, STATUS and STOPPING.
 
 ::
@@ -33,8 +35,8 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import schedule
 
-from ..config import format_duration
 from ..posting.scheduled import utc_now, wait_jitter
+from ..wording import format_duration
 
 __all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone", "zone_for"]
 
@@ -113,22 +115,49 @@ class Daemon:
     rng: random.Random = field(default_factory=random.Random)
     jitter: float = 0.0
     notify: Callable[[str], object] = sd_notify
-    stop: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)  # set: stop serving (jitter waits on it)
+    wake: threading.Event = field(default_factory=threading.Event)  # set: end the current nap now
+    reload: Optional[Callable[[], None]] = None  # SIGHUP: re-read the settings; may call `reschedule`
     stopped_by: Optional[str] = None  # the signal's name, once one asked the daemon to stop
+    _reload_requested: bool = field(default=False, init=False)
 
     @classmethod
     def build(cls, times: Sequence[str], *, run_slot: Callable[[str], None], zone: tzinfo, **options) -> Daemon:
         daemon = cls(schedule.Scheduler(), run_slot, zone, **options)
-        for time_of_day in times:
-            job = daemon.scheduler.every().day.at(time_of_day)
-            job.do(daemon._fire, time_of_day, job)
+        daemon.reschedule(times)
         return daemon
+
+    def reschedule(self, times: Sequence[str], *, zone: Optional[tzinfo] = None, jitter: Optional[float] = None) -> None:
+        """One daily job per time of day, replacing any there were (a reload may change them)."""
+        self.scheduler.clear()
+        self.zone = self.zone if zone is None else zone
+        self.jitter = self.jitter if jitter is None else jitter
+        for time_of_day in times:
+            job = self.scheduler.every().day.at(time_of_day)
+            job.do(self._fire, time_of_day, job)
+
+    def request_stop(self) -> None:
+        self.stop.set()
+        self.wake.set()
+
+    def request_reload(self) -> None:
+        """Ask for a reload at the next safe point: between runs, never in the middle of one."""
+        self._reload_requested = True
+        self.wake.set()
 
     def serve(self) -> None:
         """Run jobs as they come due until `stop` is set (by a signal, or a test)."""
         self.notify("READY=1")
         announced = None
         while not self.stop.is_set():
+            if self._reload_requested:
+                self._reload_requested = False
+                log.info("received SIGHUP: reloading the settings")
+                self.notify("RELOADING=1")
+                if self.reload is not None:
+                    self.reload()
+                self.notify("READY=1")
+                announced = None
             self.scheduler.run_pending()
             next_run = self.scheduler.next_run
             if next_run is None or self.stop.is_set():
@@ -138,20 +167,25 @@ class Daemon:
                 log.info("next run at %s", next_run.strftime("%Y-%m-%d %H:%M:%S"))
                 self.notify(f"STATUS=next run at {next_run:%Y-%m-%d %H:%M:%S}")
             wait = seconds_until(next_run, self.clock(), self.zone)
-            self.stop.wait(min(MAX_NAP, max(0.0, wait)))
+            self.wake.wait(min(MAX_NAP, max(0.0, wait)))
+            self.wake.clear()  # the flags say why it woke; a request after this sets it again
         if self.stopped_by:
             log.info("received %s: stopping", self.stopped_by)
         self.notify("STOPPING=1")
 
     def install_signal_handlers(self) -> None:
-        def on_signal(signum: int, frame: object) -> None:
-            # No logging here: the signal may arrive while a log line is being written, and the
-            # reentrant write to stderr fails and can leave the daemon hanging. serve() says it.
+        # No logging in the handlers: a signal may arrive while a log line is being written, and the
+        # reentrant write to stderr fails and can leave the daemon hanging. serve() says it.
+        def on_stop(signum: int, frame: object) -> None:
             self.stopped_by = signal.Signals(signum).name
-            self.stop.set()
+            self.request_stop()
 
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+        def on_hangup(signum: int, frame: object) -> None:
+            self.request_reload()
+
+        signal.signal(signal.SIGTERM, on_stop)
+        signal.signal(signal.SIGINT, on_stop)
+        signal.signal(signal.SIGHUP, on_hangup)
 
     def _fire(self, time_of_day: str, job: schedule.Job) -> None:
         """The job body. While it runs, `job.next_run` is still the time it was due."""

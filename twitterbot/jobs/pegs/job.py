@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Callable, Optional, TextIO, Union
 
 from ...files import write_atomically
-from ...progress.reporter import NullReporter, Reporter, format_elapsed, plural
+from ...progress.reporter import NullReporter, Reporter, format_elapsed
 from ...progress.statusline import NullStatusLine, StatusLine
+from ...wording import plural
 from .board import Board
 from .count import Counting, Level, count_levels
 from .solve import Impossible, Searching, Solved, solution_text, solve
