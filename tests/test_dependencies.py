@@ -54,7 +54,9 @@ def ranges(specs: List[str]) -> Dict[str, Requirement]:
 def applies(req: Requirement, python: str) -> bool:
     if req.marker is None:
         return True
-    return req.marker.evaluate({**default_environment(), "python_version": python, "python_full_version": python + ".0"})
+    return req.marker.evaluate(
+        {**default_environment(), "python_version": python, "python_full_version": python + ".0"}
+    )
 
 
 def exact_version(req: Requirement) -> str:

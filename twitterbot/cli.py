@@ -72,7 +72,7 @@ def main(
             project_dir=project_dir,
             env_file=absolute(args.env_file),
             environ=environ,
-            overrides=args.settings,
+            overrides={**args.settings, **global_settings(args)},
         )
         secrets = config.credentials.secrets()
         _configure_logging(config, args, stderr_handler, secrets)
@@ -159,7 +159,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         if not hasattr(args, dest):
             setattr(args, dest, default)
     # What the flags set, as settings: load_config checks them with the env file's.
-    args.settings = {**parser.settings_from(args), **command.settings_from(args), **global_settings(args)}
+    args.settings = {**parser.settings_from(args), **command.settings_from(args)}
     return args
 
 

@@ -250,9 +250,7 @@ def _free_bytes(folder: Path, statvfs: Callable[[str], os.statvfs_result]) -> in
 class HistoryStore:
     """SQLite history. Pass a path, or ":memory:" in tests."""
 
-    def __init__(
-        self, path: Union[Path, str], *, statvfs: Callable[[str], os.statvfs_result] = os.statvfs
-    ) -> None:
+    def __init__(self, path: Union[Path, str], *, statvfs: Callable[[str], os.statvfs_result] = os.statvfs) -> None:
         """Open the history at `path`, creating it only if no file is there: an existing file that
         is not a whole history (an empty one included) is refused, never taken for a new history."""
         self.path = path

@@ -8,9 +8,8 @@ __all__ = ["format_duration", "plural"]
 
 
 def plural(count: int, noun: str) -> str:
-    """"1 position", "2,048 positions": a count and its noun."""
+    """ "1 position", "2,048 positions": a count and its noun."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
 
 
 def format_duration(span: timedelta) -> str:

@@ -158,7 +158,9 @@ def test_the_cron_command_prints_lines_for_this_checkout(tmp_path: Path) -> None
 
 def test_the_examples_are_the_generators_output() -> None:
     for relative, text in examples().items():
-        assert (REPO / relative).read_text() == text, f"{relative} is stale: run python -m twitterbot.unattended.install"
+        assert (REPO / relative).read_text() == text, (
+            f"{relative} is stale: run python -m twitterbot.unattended.install"
+        )
 
 
 def test_systemd_examples_cover_the_three_units() -> None:

@@ -1,8 +1,8 @@
 """The scheduled post's commands: the plain run (no command), `check` and `history`.
 
-    python bot.py [--dry-run] [--force] [--json] ...   one scheduled run
-    python bot.py check [--online]                     is everything set up right?
-    python bot.py history [-n N] [--json]              what recent runs and jobs posted
+python bot.py [--dry-run] [--force] [--json] ...   one scheduled run
+python bot.py check [--online]                     is everything set up right?
+python bot.py history [-n N] [--json]              what recent runs and jobs posted
 """
 
 from __future__ import annotations
@@ -196,8 +196,12 @@ def _add_run(parser: Parser) -> None:
         json="print one JSON object describing the run",
     )
     parser.add_shared("--force", action="store_true", help="skip the 1-in-N roll (the daily cap still applies)")
-    parser.add_setting("--one-in", setting="TWEET_ONE_IN", shared=True, metavar="N", help="post on 1 run in N (TWEET_ONE_IN)")
-    parser.add_setting("--tweets", setting="TWEETS_FILE", path=True, shared=True, metavar="PATH", help="the tweets file (TWEETS_FILE)")
+    parser.add_setting(
+        "--one-in", setting="TWEET_ONE_IN", shared=True, metavar="N", help="post on 1 run in N (TWEET_ONE_IN)"
+    )
+    parser.add_setting(
+        "--tweets", setting="TWEETS_FILE", path=True, shared=True, metavar="PATH", help="the tweets file (TWEETS_FILE)"
+    )
     parser.add_shared("--seed", type=int, metavar="N", help="seed the roll and the pick, to reproduce a run")
     parser.add_shared(
         "--jitter",

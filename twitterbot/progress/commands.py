@@ -1,6 +1,6 @@
 """Progress mode's command, `watch`, and the progress flags every job's command shares.
 
-    python bot.py watch [--every 6h] -- CMD ARGS...    run CMD, post its progress and its result
+python bot.py watch [--every 6h] -- CMD ARGS...    run CMD, post its progress and its result
 """
 
 from __future__ import annotations
@@ -107,7 +107,11 @@ _PROGRESS_FLAGS: Dict[str, Tuple[str, str, Dict[str, Any]]] = {
         "PROGRESS_TEMPLATE",
         {"help": "text of a progress post, e.g. '{name}: {message} ({elapsed})'"},
     ),
-    "done_template": ("--done-template", "PROGRESS_DONE_TEMPLATE", {"metavar": "TEMPLATE", "help": "text of the result post"}),
+    "done_template": (
+        "--done-template",
+        "PROGRESS_DONE_TEMPLATE",
+        {"metavar": "TEMPLATE", "help": "text of the result post"},
+    ),
     "failed_template": (
         "--failed-template",
         "PROGRESS_FAILED_TEMPLATE",

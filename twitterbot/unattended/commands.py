@@ -1,7 +1,7 @@
 """Running unattended: the daemon, and the crontab lines and systemd units for this checkout.
 
-    python bot.py daemon [--dry-run]                   stay running, post at TWEET_TIMES
-    python bot.py cron | systemd [--system] [--write]  crontab lines / systemd units for this checkout
+python bot.py daemon [--dry-run]                   stay running, post at TWEET_TIMES
+python bot.py cron | systemd [--system] [--write]  crontab lines / systemd units for this checkout
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import List
 
-from ..arguments import Commands, Parser, add_command
+from ..arguments import Commands, Parser, add_command, global_settings
 from ..config import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
@@ -61,7 +61,12 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         """SIGHUP: read the settings again; a bad file leaves the settings in use unchanged."""
         old = current["config"]
         try:
-            new = load_config(project_dir=PROJECT_DIR, env_file=old.env_file, environ=os.environ, overrides=args.settings)
+            new = load_config(
+                project_dir=PROJECT_DIR,
+                env_file=old.env_file,
+                environ=os.environ,
+                overrides={**args.settings, **global_settings(args)},
+            )
             poster = None if args.dry_run else poster_for(new)
         except BotError as exc:
             log.error("reload: %s; carrying on with the settings in use", scrub(str(exc), old.credentials.secrets()))

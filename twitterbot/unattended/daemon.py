@@ -127,7 +127,9 @@ class Daemon:
         daemon.reschedule(times)
         return daemon
 
-    def reschedule(self, times: Sequence[str], *, zone: Optional[tzinfo] = None, jitter: Optional[float] = None) -> None:
+    def reschedule(
+        self, times: Sequence[str], *, zone: Optional[tzinfo] = None, jitter: Optional[float] = None
+    ) -> None:
         """One daily job per time of day, replacing any there were (a reload may change them)."""
         self.scheduler.clear()
         self.zone = self.zone if zone is None else zone
@@ -200,5 +202,3 @@ class Daemon:
         if self.jitter and wait_jitter(self.jitter, rng=self.rng, wait=self.stop.wait, what=f"{time_of_day} run"):
             return  # stopped while waiting
         self.run_slot(time_of_day)
-
-

@@ -566,7 +566,9 @@ def test_one_rate_everywhere_keystrokes_per_second_of_typing(tmp_path: Path) -> 
     rate = typing_rate(3_000_000, final["seconds"])
     assert rate.endswith("/s") and rate != "?/s"
     assert f"3.0 million keystrokes at {rate}." in printed.getvalue().splitlines()[-1]  # the result post
-    assert out.getvalue().splitlines()[-1] == f"typed 3,000,000 keystrokes in {final['seconds']:,.1f} s of typing ({rate})"
+    assert (
+        out.getvalue().splitlines()[-1] == f"typed 3,000,000 keystrokes in {final['seconds']:,.1f} s of typing ({rate})"
+    )
 
 
 def test_another_seed_names_both_seeds(tmp_path: Path) -> None:

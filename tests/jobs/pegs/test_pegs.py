@@ -295,7 +295,9 @@ class Terminal(io.StringIO):
 def test_counting_shows_a_live_status_line_on_a_terminal_only(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     screen = Terminal()
-    run_count(builtin("pyramid"), NullReporter(), checkpoint=None, out=screen, status=StatusLine(screen, min_interval=0))
+    run_count(
+        builtin("pyramid"), NullReporter(), checkpoint=None, out=screen, status=StatusLine(screen, min_interval=0)
+    )
     drawn = screen.getvalue().split("\r\x1b[K")
     assert "counting level 3 of at most 15: 0% of 45 positions expanded; 53 positions so far" in drawn, drawn
     assert "    2          45  134\n" in screen.getvalue()  # the level lines still come, each on its own line

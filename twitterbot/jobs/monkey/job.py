@@ -313,12 +313,14 @@ def _status_text(keystrokes: int, typing_seconds: float, records: List[RecordLin
         text += f", record {_plural(records[-1].length, 'letter')}"
     if options.keystrokes and typing_seconds > 0 and keystrokes:
         left = (options.keystrokes - keystrokes) * typing_seconds / keystrokes
-        text += f", {keystrokes / options.keystrokes:.0%} of {approximate(options.keystrokes)}, {format_elapsed(left)} left"
+        text += (
+            f", {keystrokes / options.keystrokes:.0%} of {approximate(options.keystrokes)}, {format_elapsed(left)} left"
+        )
     return text
 
 
 def _plural(count: int, noun: str, *, exact: bool = False) -> str:
-    """"1 keystroke", "3.1 billion keystrokes" (or "3,100,000,000 keystrokes" when `exact`)."""
+    """ "1 keystroke", "3.1 billion keystrokes" (or "3,100,000,000 keystrokes" when `exact`)."""
     shown = f"{count:,}" if exact else approximate(count)
     return f"{shown} {noun}{'' if count == 1 else 's'}"
 

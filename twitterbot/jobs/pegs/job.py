@@ -105,8 +105,7 @@ def run_count(
         out.write(f"{level.jumps:>5}  {level.positions:>10,}  {sequences}\n")
         out.flush()
         reporter.update(
-            f"after {plural(level.jumps, 'jump')}: {plural(level.positions, 'distinct position')} "
-            f"({total:,} so far)",
+            f"after {plural(level.jumps, 'jump')}: {plural(level.positions, 'distinct position')} ({total:,} so far)",
             milestone=True,
         )
         last = level
