@@ -110,7 +110,7 @@ class CommandError(BotError):
 
 
 class PostError(BotError):
-    """X did not take the post. `kind` names the case (see `posters`); the message says what to do."""
+    """X did not take the post. `kind` names the case (see `networks.x`); the message says what to do."""
 
     def __init__(
         self,

@@ -3,7 +3,7 @@
     python bot.py monkey                              # records anywhere in the complete works
     python bot.py monkey --mode prefix --work hamlet  # the classic: Hamlet from its first letter
 
-The typing (`monkeysim`) and the texts (`monkeytexts`) know nothing about posting; this module
+The typing (`simulation`) and the texts (`texts`) know nothing about posting; this module
 turns their events into the reporter's updates, prints each record, and keeps a checkpoint so
 a stopped job (SIGTERM from systemd, Ctrl-C, a reboot) continues exactly where it was.
 """

@@ -3,7 +3,7 @@
     python bot.py pegs solve english          # one solution, printed as the seed's result.txt
     python bot.py pegs count english          # positions per level and the number of solutions
 
-The solver (`pegsolve`) and the counter (`pegcount`) know nothing about posting; this module
+The solver (`solve`) and the counter (`count`) know nothing about posting; this module
 reads their events and tells the reporter.
 """
 
