@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -288,6 +289,32 @@ def test_system_units_run_as_the_user_who_ran_sudo(requested, current: str, sudo
 def test_system_units_never_run_as_root_by_accident(sudo_user: str) -> None:
     with pytest.raises(UsageError, match="would run as root: give --run-as USER"):
         unit_user(None, system=True, current="root", environ={"SUDO_USER": sudo_user})
+
+
+def test_user_units_under_sudo_are_refused_not_written_into_roots_home() -> None:
+    with pytest.raises(UsageError, match="without sudo.*or add --system"):
+        unit_user(None, system=False, current="root", environ={"SUDO_USER": "pi"})
+    assert unit_user(None, system=False, current="root", environ={}) is None  # root's own, knowingly
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="shows what sudo does: needs to run as root")
+def test_a_state_folder_made_under_sudo_belongs_to_the_user_the_units_run_as(tmp_path: Path) -> None:
+    (tmp_path / "bot.env").write_text(f"TWEET_TIMES=10:00\nBOT_STATE_DIR={tmp_path / 'state'}\n")
+    result = subprocess.run(
+        [sys.executable, str(REPO / "bot.py"), "systemd", "--env-file", str(tmp_path / "bot.env"), "--system"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SUDO_USER": "nobody"},
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "state").stat().st_uid == pwd.getpwnam("nobody").pw_uid
+    assert "gave it to nobody" in result.stderr
+
+
+def test_the_daemon_unit_reloads_with_sighup() -> None:
+    daemon = examples()["systemd/twitterbot-daemon.service"]
+    assert "ExecReload=/bin/kill -HUP $MAINPID" in daemon
 
 
 def test_run_as_without_system_is_a_usage_error() -> None:

@@ -13,7 +13,7 @@ import pwd
 import random
 import sys
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 from ..arguments import Commands, Parser, add_command, global_settings
 from ..config import PROJECT_DIR, Config, env_file_warnings, load_config
@@ -143,7 +143,7 @@ def _cron(args: argparse.Namespace, config: Config) -> int:
 def _systemd(args: argparse.Namespace, config: Config) -> int:
     """Print (or write) systemd units for this checkout."""
     user = unit_user(args.run_as, system=args.system, current=_current_user(), environ=os.environ)
-    ensure_state_dir(config.state_dir)  # ReadWritePaths= needs it to exist
+    _make_state_dir_for(config.state_dir, user)  # ReadWritePaths= needs it to exist
     units = systemd_units(config, _paths(config, user=user or _current_user()), system=args.system)
     if not args.write:
         for name, text in units.items():
@@ -171,6 +171,22 @@ def _systemd(args: argparse.Namespace, config: Config) -> int:
         + " twitterbot"
     )
     return int(ExitStatus.OK)
+
+
+def _make_state_dir_for(state_dir: Path, user: Optional[str]) -> None:
+    """Create the state folder the units will write to. Made by root (under sudo) for units that
+    run as another user, it is given to that user: a root-owned folder would stop every run (73)."""
+    existed = state_dir.exists()
+    ensure_state_dir(state_dir)
+    if existed or not user or os.geteuid() != 0 or user == "root":
+        return
+    try:
+        owner = pwd.getpwnam(user)
+    except KeyError:
+        log.warning("there is no user %s on this machine: the state folder %s stays root's", user, state_dir)
+        return
+    os.chown(state_dir, owner.pw_uid, owner.pw_gid)
+    log.info("made the state folder %s and gave it to %s, who the units run as", state_dir, user)
 
 
 def _paths(config: Config, *, user: str) -> Paths:

@@ -166,6 +166,8 @@ Description=twitterbot daemon: scheduled runs at TWEET_TIMES (instead of the tim
 Type=notify
 {who}WorkingDirectory={paths.project_dir}
 ExecStart={paths.command("daemon")}
+# `systemctl reload`: the daemon re-reads the env file and the tweets file between runs.
+ExecReload=/bin/kill -HUP $MAINPID
 Restart=on-failure
 RestartSec=30s
 # A bad setting or rejected keys will not fix themselves: do not restart in a loop.
@@ -185,6 +187,11 @@ def unit_user(requested: Optional[str], *, system: bool, current: str, environ: 
     if not system:
         if requested:
             raise UsageError("--run-as sets User= of system units: add --system, or leave --run-as out")
+        if current == "root" and environ.get("SUDO_USER", "root") != "root":
+            raise UsageError(
+                "user units made under sudo would be root's, in /root: run it without sudo for your own "
+                "(systemctl --user) units, or add --system for units in /etc/systemd/system"
+            )
         return None
     if requested:
         return requested
