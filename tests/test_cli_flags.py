@@ -186,3 +186,12 @@ def test_a_flag_the_command_does_not_take_stops_it_before_anything_runs(home: Bo
     assert result.returncode == 64
     assert "--force" in result.stderr and "`watch`" in result.stderr
     assert not marker.exists() and home.emulator.seen == []
+
+
+def test_a_word_after_an_option_is_refused_with_where_it_goes(tmp_path) -> None:
+    """argparse cannot take a command's word after an option (`pegs solve --no-post german`): the
+    refusal says where the word goes instead of only "unrecognized arguments"."""
+    from twitterbot.cli import main
+
+    code = main(["pegs", "solve", "--no-post", "german"], environ={}, project_dir=tmp_path)
+    assert code == 64

@@ -77,3 +77,12 @@ def test_nothing_in_the_repository_reads_outside_it() -> None:
         if re.search(_SIBLING, text):
             offenders.append(name)
     assert offenders == []
+
+
+def test_every_repository_path_the_docs_name_exists() -> None:
+    """README and the requirement files name modules and tests by path: after a move they must follow."""
+    texts = README + (REPO / "requirements.txt").read_text()
+    # Repository-relative only: /home/pi/twitterbot/bot.py is a checkout's path, not a module's.
+    named = set(re.findall(r"(?<![\w/.-])((?:twitterbot|tests|benchmarks)/[\w/.-]+\.py)\b", texts))
+    assert named, "the README names no file: the pattern is wrong"
+    assert sorted(path for path in named if not (REPO / path).exists()) == []

@@ -151,7 +151,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
             if flag in top_level:  # one of the plain run's: say so
                 command.error(_not_taken(flag, top_level[flag], name))
         help_for = "bot.py --help" if command is parser else f"bot.py {name} --help"
-        command.error(f"unrecognized arguments: {' '.join(extras)} (see: {help_for})")
+        words = [word for word in extras if not word.startswith("-")]
+        order = (
+            f"; a word like {words[0]!r} goes before the options (bot.py {name} ... {words[0]} --option ...)"
+            if words and command is not parser
+            else ""
+        )
+        command.error(f"unrecognized arguments: {' '.join(extras)}{order} (see: {help_for})")
     for flag, dest in top_level.items():  # before the command's name
         if dest not in takes and hasattr(args, dest):
             command.error(_not_taken(flag, dest, name))

@@ -21,6 +21,7 @@ from ..lock import run_lock
 from ..networks import poster_for
 from ..networks.x import XPoster, status_url
 from ..secrets import scrub
+from ..wording import plural
 from .scheduled import log_result, run_once, wait_jitter
 from .tweets import load_tweets, preview, url_cost
 
@@ -80,7 +81,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         count = len(tweets.lines)
         report(
             True,
-            f"{config.tweets_file}: {count} line{'' if count == 1 else 's'} ready to post"
+            f"{config.tweets_file}: {plural(count, 'line')} ready to post"
             + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
         )
         for line in with_url:  # not a problem, but X charges more: say which lines and how much
@@ -115,7 +116,9 @@ def _check(args: argparse.Namespace, config: Config) -> int:
                 report(True, f"X accepts the keys: posting as @{username}")
 
     if problems:
-        print(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found: fix them and run check again")
+        print(
+            f"{plural(len(problems), 'problem')} found: fix {'it' if len(problems) == 1 else 'them'} and run check again"
+        )
         return int(problems[0].exit_status)
     print("all good")
     return int(ExitStatus.OK)
