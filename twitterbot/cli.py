@@ -45,6 +45,7 @@ from .daemon import Daemon, use_zone, wait_jitter, zone_for
 from .errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError, UsageError
 from .history import HistoryStore, RunRecord, ensure_state_dir
 from .install import Paths, crontab, systemd_units, unit_user, write_atomically
+from .jobs.puzzles.command import register as _add_puzzle
 from .lock import run_lock
 from .monkey import FIELDS as MONKEY_FIELDS
 from .monkey import MODES, checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
@@ -668,7 +669,7 @@ def _build_parser() -> _Parser:
     _add_run(parser)
 
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
-    for add in (_add_check, _add_daemon, _add_cron, _add_systemd, _add_history, _add_watch, _add_pegs, _add_monkey):
+    for add in (_add_check, _add_daemon, _add_cron, _add_systemd, _add_history, _add_watch, _add_pegs, _add_monkey, _add_puzzle):
         add(commands)
     parser.commands = dict(commands.choices)
     return parser

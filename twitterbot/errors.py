@@ -32,6 +32,7 @@ class ExitStatus(enum.IntEnum):
     UNEXPECTED = 1  # a bug: run again with --debug and report it
     USAGE = 64  # EX_USAGE: bad command line
     DATA_ERROR = 65  # EX_DATAERR: the tweets file (or a line X refused) needs fixing
+    CANT_CREATE = 73  # EX_CANTCREAT: an output file (puzzle --output, a checkpoint) cannot be written
     TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: rate limit, X server error, network, lock held
     PERMISSION_DENIED = 77  # EX_NOPERM: keys rejected, read-only app, no Project, no credits
     CONFIG_ERROR = 78  # EX_CONFIG: a setting is missing or malformed

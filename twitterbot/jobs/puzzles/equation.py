@@ -115,10 +115,14 @@ def parse(text: str, source: str = "example", **options: Any) -> Equation:
         if line.startswith("range"):
             match = _RANGE.match(line)
             if not match:
-                raise PuzzleFileError(f"{source} line {number}: write the range as 'range LOW..HIGH', e.g. range -9..99")
+                raise PuzzleFileError(
+                    f"{source} line {number}: write the range as 'range LOW..HIGH', e.g. range -9..99"
+                )
             low, high = int(match.group(1)), int(match.group(2))
             if low > high:
-                raise PuzzleFileError(f"{source} line {number}: the range {low}..{high} is empty: put the lower end first")
+                raise PuzzleFileError(
+                    f"{source} line {number}: the range {low}..{high} is empty: put the lower end first"
+                )
             bounds = (low, high)
         else:
             grid.append((number, line.split()))

@@ -127,7 +127,9 @@ def parse(text: str, source: str = "example", **options: Any) -> Hidoku:
                     f"(a {len(rows)}x{len(rows[0])} grid holds the numbers 1 to {size})"
                 )
             if value in seen:
-                raise PuzzleFileError(f"{source} line {line_number}: {value} is given twice (also on line {seen[value]})")
+                raise PuzzleFileError(
+                    f"{source} line {line_number}: {value} is given twice (also on line {seen[value]})"
+                )
             seen[value] = line_number
     return Hidoku(len(rows), len(rows[0]), tuple(value for row in rows for value in row), source)
 
@@ -432,8 +434,12 @@ def solve(
 
     def state(stack: List[_Frame]) -> Dict[str, Any]:
         # Each frame's `next` is the alternative being searched below it (or the next to try).
-        return {"path": [max(frame.next - 1, 0) for frame in stack], "nodes": nodes, "solutions": found,
-                "seconds": elapsed()}
+        return {
+            "path": [max(frame.next - 1, 0) for frame in stack],
+            "nodes": nodes,
+            "solutions": found,
+            "seconds": elapsed(),
+        }
 
     def share_done(stack: List[_Frame]) -> float:
         done, weight = 0.0, 1.0
