@@ -128,8 +128,8 @@ def parse(text: str, source: str = "example", **options: Any) -> Equation:
             grid.append((number, line.split()))
     if bounds is None:
         raise PuzzleFileError(f"{source} has no range line: add one, e.g. 'range -9..99', for the numbers to fill in")
-    if grid and all(token == "=" for token in grid[-2][1] if len(grid) >= 2) and len(grid) == 7:
-        grid.pop(-2)  # the line of = above the columns' results is optional
+    # The line of = above the columns' results is optional.
+    grid = [(number, tokens) for number, tokens in grid if set(tokens) != {"="}]
     if len(grid) != 6:
         last = grid[-1][0] if grid else (lines[-1][0] if lines else 1)
         raise PuzzleFileError(

@@ -47,6 +47,7 @@ class Jodici:
 def parse(text: str, source: str = "example", **options: Any) -> Jodici:
     """Read the seed's CSV; blank lines and lines starting with # are skipped."""
     rings: List[Tuple[Optional[int], ...]] = []
+    counts: Dict[int, int] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -65,19 +66,17 @@ def parse(text: str, source: str = "example", **options: Any) -> Jodici:
                 ring.append(int(cell))
             else:
                 raise PuzzleFileError(f"{source} line {number}, cell {column}: {cell!r} is not a digit 1-9 or _")
-        rings.append(tuple(ring))
-    if len(rings) != RINGS:
-        raise PuzzleFileError(f"{source} has {len(rings)} ring lines: a Jodici needs {RINGS}, of six cells each")
-    puzzle = Jodici(tuple(rings), source)
-    counts: Dict[int, int] = {}
-    for ring in rings:
         for digit in ring:
             if digit is not None:
                 counts[digit] = counts.get(digit, 0) + 1
-    overused = sorted(digit for digit, uses in counts.items() if uses > MOST_USES)
-    if overused:
-        raise PuzzleFileError(f"{source}: {overused[0]} is given {counts[overused[0]]} times; each digit at most twice")
-    return puzzle
+                if counts[digit] > MOST_USES:
+                    raise PuzzleFileError(
+                        f"{source} line {number}: {digit} is given {counts[digit]} times; each digit at most twice"
+                    )
+        rings.append(tuple(ring))
+    if len(rings) != RINGS:
+        raise PuzzleFileError(f"{source} has {len(rings)} ring lines: a Jodici needs {RINGS}, of six cells each")
+    return Jodici(tuple(rings), source)
 
 
 def render(puzzle: Jodici, solution: Solution) -> str:
