@@ -10,6 +10,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import List
 
+import pytest
+
 from twitterbot.history import HistoryStore
 from twitterbot.jobs.puzzles import hidoku, jodici
 from twitterbot.jobs.puzzles.job import (
@@ -108,7 +110,7 @@ def test_a_stopped_job_resumes_from_its_checkpoint(tmp_path: Path) -> None:
                 raise Stop
             return super().update(message)
 
-    try:
+    with pytest.raises(Stop):
         run_puzzle(
             module,
             puzzle,
@@ -118,8 +120,6 @@ def test_a_stopped_job_resumes_from_its_checkpoint(tmp_path: Path) -> None:
             out=io.StringIO(),
             checkpoint=checkpoint,
         )
-    except Stop:
-        pass
     saved = json.loads(checkpoint.read_text())
     assert saved["kind"] == "hidoku" and saved["first"] is not None and 0 < saved["solutions"] < total
     out = io.StringIO()

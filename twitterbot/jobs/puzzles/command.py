@@ -73,6 +73,9 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--all", action="store_true", help="find every solution (the default for these kinds)")
     parser.add_argument("--first", action="store_true", help="stop at the first solution")
+    parser.add_argument(
+        "--board", metavar="RxC", help="checkerboard: the board's size, e.g. 8x8 (default: from the stones)"
+    )
     parser.add_argument("--output", metavar="PATH", help="also write what is printed to this file")
     parser.add_argument("--name", help="the job's name in posts (default: 'puzzle KIND FILE')")
     parser.add_argument("--restart", action="store_true", help="ignore a saved checkpoint and search from the start")
@@ -155,7 +158,8 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
         source = args.file
     else:
         raise UsageError(f"puzzle {args.kind} needs a FILE, or --example for the seed's puzzle")
-    puzzle = module.parse(text, source)
+    options = {"board": args.board} if args.board else {}
+    puzzle = module.parse(text, source, **options)
     all_solutions = True if args.all else False if args.first else module.ALL_BY_DEFAULT
     checkpoint = None
     if not args.dry_run:
