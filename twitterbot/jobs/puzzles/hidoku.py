@@ -368,12 +368,10 @@ class _Solver:
                 count = _popcount(bits)
                 if count < best_count:
                     best, best_count = k, count
-                    if count == 2:
-                        break
         if best < 0:
             return []
-        if best_count > 2:
-            # A cell only two numbers can reach is a two-way choice too.
+        if best_count >= 2:
+            # A cell only two numbers can reach is a two-way choice too, and makes smaller trees.
             once = twice = thrice = 0
             for bits in dom:
                 if bits & (bits - 1):
