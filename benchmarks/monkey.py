@@ -28,8 +28,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from twitterbot.config import PROJECT_DIR, load_config  # noqa: E402
-from twitterbot.monkey import Options, prepare  # noqa: E402
-from twitterbot.monkeysim import DRAW, KeyStream, Monkey, Simulation  # noqa: E402
+from twitterbot.jobs.monkey.job import Options, prepare  # noqa: E402
+from twitterbot.jobs.monkey.simulation import DRAW, KeyStream, Monkey, Simulation  # noqa: E402
 
 KEYS = 27
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from twitterbot.pegboard import BOARDS, builtin  # noqa: E402
-from twitterbot.pegcount import count_levels  # noqa: E402
-from twitterbot.pegsolve import Impossible, Solved, solve  # noqa: E402
+from twitterbot.jobs.pegs.board import BOARDS, builtin  # noqa: E402
+from twitterbot.jobs.pegs.count import count_levels  # noqa: E402
+from twitterbot.jobs.pegs.solve import Impossible, Solved, solve  # noqa: E402
 
 A112737_TOTAL = 23_475_688
 ENGLISH_SOLUTIONS = 40_861_647_040_079_968

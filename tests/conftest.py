@@ -12,7 +12,7 @@ from typing import Dict, Iterator, Optional
 import pytest
 
 from twitterbot.config import Credentials
-from twitterbot.posters import XPoster
+from twitterbot.networks.x import XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))
 from x_emulator import XEmulator  # noqa: E402

@@ -54,7 +54,9 @@ def ranges(specs: List[str]) -> Dict[str, Requirement]:
 def applies(req: Requirement, python: str) -> bool:
     if req.marker is None:
         return True
-    return req.marker.evaluate({**default_environment(), "python_version": python, "python_full_version": python + ".0"})
+    return req.marker.evaluate(
+        {**default_environment(), "python_version": python, "python_full_version": python + ".0"}
+    )
 
 
 def exact_version(req: Requirement) -> str:
@@ -107,7 +109,7 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency() -> N
     # Import names that differ from their distribution's name.
     distribution = {"dotenv": "python-dotenv", "twitter_text": "twitter-text-parser"}
     missing = set()
-    for source in sorted((REPO / "twitterbot").glob("*.py")):
+    for source in sorted((REPO / "twitterbot").rglob("*.py")):
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]

@@ -68,7 +68,10 @@ def test_nothing_in_the_repository_reads_outside_it() -> None:
     offenders = []
     for name in tracked:
         path = REPO / name
-        if path.suffix not in {".py", ".toml", ".txt", ".cfg", ".ini", ".md", ".env", ".example", ""} or not path.is_file():
+        if (
+            path.suffix not in {".py", ".toml", ".txt", ".cfg", ".ini", ".md", ".env", ".example", ""}
+            or not path.is_file()
+        ):
             continue
         text = path.read_text(errors="replace")
         if re.search(_SIBLING, text):

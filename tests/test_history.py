@@ -222,3 +222,116 @@ def test_posts_dated_after_until_are_left_out() -> None:
     assert store.posts_since(NOW - timedelta(hours=24), until=NOW) == 1
     assert store.oldest_post_since(NOW - timedelta(hours=24), until=NOW) == NOW - timedelta(hours=2)
     assert store.last_scheduled_post(until=NOW) == NOW - timedelta(hours=2)
+
+
+# -- only a missing file starts a new history ----------------------------------------------------
+
+
+def test_an_empty_file_is_refused_not_taken_for_a_new_history(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    path.touch()
+    with pytest.raises(HistoryError, match=r"history.sqlite3 is empty \(0 bytes\).*restore it from a backup"):
+        HistoryStore(path)
+    assert path.read_bytes() == b""  # left as found
+
+
+def test_an_empty_database_with_our_mark_is_a_clear_error(tmp_path: Path) -> None:
+    from twitterbot import history
+
+    path = tmp_path / "history.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA application_id = {history.APPLICATION_ID}")
+    conn.close()
+    with pytest.raises(HistoryError, match="marked as a twitterbot history but has no tables"):
+        HistoryStore(path)
+
+
+def test_a_marked_database_missing_a_table_is_refused(tmp_path: Path) -> None:
+    from twitterbot import history
+
+    path = tmp_path / "history.sqlite3"
+    HistoryStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE bag")
+    conn.close()
+    with pytest.raises(HistoryError, match="has no bag"):
+        HistoryStore(path)
+    assert history.SCHEMA_VERSION >= 2
+
+
+def test_an_empty_sqlite_database_is_not_ours(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 1")  # a header, no tables, no mark
+    conn.close()
+    with pytest.raises(HistoryError, match=r"not a twitterbot history database \(an empty database\)"):
+        HistoryStore(path)
+
+
+def test_a_new_history_is_created_whole_at_the_newest_schema(tmp_path: Path) -> None:
+    from twitterbot import history
+
+    path = tmp_path / "history.sqlite3"
+    HistoryStore(path).close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history.sqlite3"]  # no temp file left behind
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == history.SCHEMA_VERSION
+    conn.close()
+
+
+_CREATE_FOREVER = """
+import sys
+from pathlib import Path
+from twitterbot.history import HistoryStore
+root = Path(sys.argv[1])
+number = 0
+while True:
+    folder = root / str(number)
+    folder.mkdir()
+    HistoryStore(folder / "history.sqlite3").close()
+    number += 1
+"""
+
+
+def test_a_run_killed_while_creating_the_history_leaves_no_empty_file(tmp_path: Path) -> None:
+    """Killed at random moments while creating histories, a run leaves each one whole or absent,
+    never a file that the next run would (rightly) refuse."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    repo = Path(__file__).resolve().parents[1]
+    rng = random.Random(13)
+    for kill in range(6):
+        root = tmp_path / f"kill{kill}"
+        root.mkdir()
+        process = subprocess.Popen([sys.executable, "-c", _CREATE_FOREVER, str(root)], cwd=repo)
+        while len(list(root.iterdir())) < 3:  # let it get going (imports take a while)
+            assert process.poll() is None, "the creating process failed on its own"
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0, 0.2))
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        for folder in root.iterdir():
+            path = folder / "history.sqlite3"
+            if path.exists():
+                assert path.stat().st_size > 0, f"kill {kill} left an empty {path}"
+                HistoryStore(path).close()  # whole: opens without complaint
+
+
+def test_a_full_disk_is_named_as_such_never_as_damage(tmp_path: Path) -> None:
+    from twitterbot.errors import StateError
+
+    path = tmp_path / "history.sqlite3"
+    store = HistoryStore(path)
+    pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
+    store._conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's page limit stands in for a full disk
+    with pytest.raises(StateError, match=f"the disk holding {tmp_path} is full") as raised:
+        store.begin_attempt("x" * 50_000, run_id=None, at=NOW)
+    assert "damaged" not in str(raised.value) and "move it aside" not in str(raised.value)
+    store.close()
+    with HistoryStore(path) as reopened:  # nothing half-written
+        assert reopened.posts_since(NOW - timedelta(days=1)) == 0

@@ -49,7 +49,6 @@ __all__ = [
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
-
 def _checkout_dir() -> Optional[Path]:
     """The folder holding bot.py beside the package, or None for an installed package (site-packages)."""
     folder = Path(__file__).resolve().parent.parent
@@ -363,7 +362,9 @@ def _parse_path(name: str, text: str, where: str, base_dir: Optional[Path]) -> P
     try:
         path = Path(value).expanduser()
     except RuntimeError:  # ~ with no home folder to expand it to
-        raise ConfigError(f"{name} from {where} starts with ~ but there is no home folder: write the full path") from None
+        raise ConfigError(
+            f"{name} from {where} starts with ~ but there is no home folder: write the full path"
+        ) from None
     if path.is_absolute():
         return path
     if base_dir is None:
@@ -383,9 +384,7 @@ def _parse_int(name: str, text: str, where: str, minimum: int, maximum: Optional
     value = int(text.strip()) if _ASCII_INTEGER.fullmatch(text.strip()) else None
     if value is None or value < minimum or (maximum is not None and value > maximum):
         bounds = f"of {minimum} or more" if maximum is None else f"from {minimum} to {maximum}"
-        raise ConfigError(
-            f"{name}={_show(text)} from {where} is not a whole number {bounds}: set it to e.g. {example}"
-        )
+        raise ConfigError(f"{name}={_show(text)} from {where} is not a whole number {bounds}: set it to e.g. {example}")
     return value
 
 

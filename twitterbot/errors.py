@@ -20,6 +20,7 @@ __all__ = [
     "HistoryError",
     "LockHeld",
     "PostError",
+    "StateError",
     "TweetFileError",
     "UsageError",
 ]
@@ -32,7 +33,7 @@ class ExitStatus(enum.IntEnum):
     UNEXPECTED = 1  # a bug: run again with --debug and report it
     USAGE = 64  # EX_USAGE: bad command line
     DATA_ERROR = 65  # EX_DATAERR: the tweets file (or a line X refused) needs fixing
-    CANT_CREATE = 73  # EX_CANTCREAT: an output file (puzzle --output, a checkpoint) cannot be written
+    CANNOT_CREATE = 73  # EX_CANTCREAT: the state folder cannot be written (permissions, read-only, disk full)
     TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: rate limit, X server error, network, lock held
     PERMISSION_DENIED = 77  # EX_NOPERM: keys rejected, read-only app, no Project, no credits
     CONFIG_ERROR = 78  # EX_CONFIG: a setting is missing or malformed
@@ -87,6 +88,13 @@ class HistoryError(BotError):
     exit_status = ExitStatus.CONFIG_ERROR
 
 
+class StateError(HistoryError):
+    """The state folder or a file in it cannot be written: wrong owner or mode, a read-only
+    filesystem, a full disk. The history itself is fine; the fix is outside the bot."""
+
+    exit_status = ExitStatus.CANNOT_CREATE
+
+
 class LockHeld(BotError):
     """Another run holds the lock; this one must not post."""
 
@@ -102,7 +110,7 @@ class CommandError(BotError):
 
 
 class PostError(BotError):
-    """X did not take the post. `kind` names the case (see `posters`); the message says what to do."""
+    """X did not take the post. `kind` names the case (see `networks.x`); the message says what to do."""
 
     def __init__(
         self,

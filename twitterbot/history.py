@@ -11,15 +11,30 @@ It is what keeps the bot from spamming or double-posting. An attempt is written 
 
 from __future__ import annotations
 
+import errno
+import os
+import pwd
 import sqlite3
+import stat
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import List, Optional, Set, Union
+from typing import Callable, List, Optional, Set, Union
 
-from .errors import HistoryError
+from .errors import HistoryError, StateError
 
-__all__ = ["HistoryStore", "JobPost", "JobRecord", "RunRecord", "COUNTED_OUTCOMES", "ensure_state_dir"]
+__all__ = [
+    "HistoryStore",
+    "JobPost",
+    "JobRecord",
+    "RunRecord",
+    "COUNTED_OUTCOMES",
+    "MIN_FREE_BYTES",
+    "ensure_state_dir",
+    "probe_state_dir",
+    "state_error",
+]
 
 APPLICATION_ID = 0x54574254  # "TWBT": marks the file as ours, so a foreign database is refused
 
@@ -84,6 +99,12 @@ ALTER TABLE attempts ADD COLUMN job_id INTEGER REFERENCES jobs (id);
 """,
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
+# The tables a file of each schema version must have; a file that lacks one is not a whole history.
+_TABLES = {1: {"runs", "attempts", "bag"}, 2: {"runs", "attempts", "bag", "jobs"}}
+
+# A real run posts only with at least this much free space beside the history: recording the
+# outcome after X took the post must not fail for want of a few pages and a journal.
+MIN_FREE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -139,23 +160,112 @@ def ensure_state_dir(path: Path) -> None:
     """Create the state folder (private to the user) or explain why it cannot be used."""
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
+    except (NotADirectoryError, FileExistsError):
         raise HistoryError(
-            f"cannot create the state folder {path} ({exc.strerror}): set BOT_STATE_DIR to a folder you can write"
+            f"BOT_STATE_DIR {path}: a part of that path is a file, not a folder: point it at a folder"
+        ) from None
+    except OSError as exc:
+        raise state_error(
+            _nearest_existing(path), exc.errno, state_dir=path, doing="create the state folder in"
         ) from None
     if not path.is_dir():
         raise HistoryError(f"BOT_STATE_DIR {path} is not a folder: point it at a folder")
 
 
+def probe_state_dir(path: Path) -> None:
+    """Create and remove a file in the state folder, as a real run's lock and journal do: `check`
+    finds a folder it cannot write (owner, mode, read-only filesystem) before a real run does."""
+    try:
+        with tempfile.TemporaryFile(dir=path, prefix=".check-"):
+            pass
+    except OSError as exc:
+        raise state_error(path, exc.errno, state_dir=path, doing="create files in") from None
+
+
+def state_error(path: Path, code: Optional[int], *, state_dir: Path, doing: str = "write") -> StateError:
+    """One sentence for a state file or folder that cannot be written: what, why, and the command that fixes it."""
+    user = _user_name(os.geteuid())
+    if code == errno.EROFS:
+        return StateError(
+            f"cannot {doing} {path}: it is on a read-only filesystem (an SD card turns read-only after"
+            " errors: see `dmesg`); remount it read-write, or set BOT_STATE_DIR to a writable folder"
+        )
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return StateError(
+            f"cannot {doing} {path}: the disk holding {state_dir} is full ({_free_text(state_dir)}); free"
+            f" some space (`df -h {state_dir}`) and run again: the history is intact, keep it"
+        )
+    if code in (errno.EACCES, errno.EPERM):
+        target = path if path.exists() else _nearest_existing(path)
+        try:
+            info = target.stat()
+            owner = _user_name(info.st_uid)
+            mode = stat.filemode(info.st_mode)
+        except OSError:
+            owner, mode = "?", "?"
+        if owner == user:
+            fix = f"chmod -R u+rwX {state_dir}"
+        elif state_dir.exists():
+            fix = f"sudo chown -R {user}: {state_dir}"
+        else:
+            fix = f"sudo mkdir -p {state_dir} && sudo chown -R {user}: {state_dir}"
+        return StateError(
+            f"cannot {doing} {path}: {target} belongs to {owner} ({mode}) and this bot runs as {user},"
+            f" who may not write it: run `{fix}` (a command run with sudo may have made it), or set"
+            " BOT_STATE_DIR to a folder you can write"
+        )
+    reason = os.strerror(code) if code else "unknown reason"
+    return StateError(
+        f"cannot {doing} {path} ({reason}): check that {state_dir} exists and this user ({user}) can write it"
+    )
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _nearest_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return path
+
+
+def _free_text(folder: Path, statvfs: Callable[[str], os.statvfs_result] = os.statvfs) -> str:
+    try:
+        free = _free_bytes(folder, statvfs)
+    except OSError:
+        return "free space unknown"
+    return f"{free // 1024} KiB free"
+
+
+def _free_bytes(folder: Path, statvfs: Callable[[str], os.statvfs_result]) -> int:
+    info = statvfs(str(folder))
+    return info.f_bavail * info.f_frsize
+
+
 class HistoryStore:
     """SQLite history. Pass a path, or ":memory:" in tests."""
 
-    def __init__(self, path: Union[Path, str]) -> None:
+    def __init__(self, path: Union[Path, str], *, statvfs: Callable[[str], os.statvfs_result] = os.statvfs) -> None:
+        """Open the history at `path`, creating it only if no file is there: an existing file that
+        is not a whole history (an empty one included) is refused, never taken for a new history."""
         self.path = path
         self._label = str(path)
+        self._statvfs = statvfs  # injectable, so tests can fake a full disk
+        self._file: Optional[Path] = None if str(path) == ":memory:" else Path(path)
         try:
-            self._conn = sqlite3.connect(str(path), timeout=10)
-            self._check_or_create()
+            if self._file is None:
+                self._conn = sqlite3.connect(":memory:")
+                self._conn.executescript(_create_script())
+            else:
+                self._create_if_missing(self._file)
+                # mode=rw: never create a file here (a missing one is made whole in _create_if_missing).
+                self._conn = sqlite3.connect(f"{self._file.absolute().as_uri()}?mode=rw", uri=True, timeout=10)
+            self._check()
         except sqlite3.DatabaseError as exc:
             self._fail(exc)
 
@@ -418,25 +528,107 @@ class HistoryStore:
 
     # -- plumbing ----------------------------------------------------------------------------
 
-    def _check_or_create(self) -> None:
+    def check_writable(self) -> None:
+        """Write as a real run does, then roll back: `check` finds a read-only file, or a folder
+        where SQLite cannot write its journal, without changing the history."""
+        try:
+            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(f"PRAGMA user_version = {int(version)}")  # a real write, to the journal too
+            finally:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
+    def ensure_room_to_record(self, min_free: int = MIN_FREE_BYTES) -> None:
+        """Raise `StateError` unless the disk holding the history has `min_free` bytes: a run must
+        not post what it could not then record."""
+        if self._file is None:
+            return
+        folder = self._file.parent
+        try:
+            free = _free_bytes(folder, self._statvfs)
+        except OSError:
+            return  # unknown: the writes themselves will say if the disk is full
+        if free < min_free:
+            raise StateError(
+                f"not posting: the disk holding {folder} has {free // 1024} KiB free, and the bot needs"
+                f" {min_free // 1024} KiB to record what it posts; free some space (`df -h {folder}`)"
+                " and run again: the history is intact, keep it"
+            )
+
+    def _create_if_missing(self, path: Path) -> None:
+        """Only a missing file starts a new history. The new file is built beside the real name
+        and linked into place whole, so a run killed while creating it leaves no empty file."""
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise state_error(path, exc.errno, state_dir=path.parent, doing="read") from None
+        else:
+            if not stat.S_ISREG(info.st_mode):
+                raise HistoryError(f"{path} is not a file: move it aside, or set BOT_STATE_DIR to another folder")
+            if info.st_size == 0:
+                raise HistoryError(
+                    f"{path} is empty (0 bytes), so it holds no history; if it held one, that was lost"
+                    " (a power cut or a full disk can do that): restore it from a backup, or delete it"
+                    " to start a new history (the bot will then not know what it already posted)"
+                )
+            return
+        try:
+            handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.new-", dir=path.parent)
+        except OSError as exc:
+            raise state_error(path, exc.errno, state_dir=path.parent, doing="create") from None
+        os.close(handle)
+        temp = Path(temp_name)
+        try:
+            conn = sqlite3.connect(temp_name)
+            try:
+                conn.executescript(_create_script())
+            finally:
+                conn.close()
+            try:
+                os.link(temp, path)  # never replaces: a file another run created first wins
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+                    raise state_error(path, exc.errno, state_dir=path.parent, doing="create") from None
+                if not path.exists():  # a filesystem without hard links (FAT): rename is next best
+                    os.replace(temp, path)
+            _sync_folder(path.parent)
+        except sqlite3.DatabaseError as exc:
+            self._fail(exc)
+        finally:
+            for leftover in (temp, Path(f"{temp_name}-journal")):
+                leftover.unlink(missing_ok=True)
+
+    def _check(self) -> None:
         conn = self._conn
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if app_id == 0 and tables == 0:
-            conn.executescript(
-                f"BEGIN; {_SCHEMA} PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1; COMMIT;"
-            )
-            version = 1
-        elif app_id != APPLICATION_ID:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if app_id != APPLICATION_ID:
+            what = "an empty database" if not tables else "it holds other data"
             raise HistoryError(
-                f"{self._label} is not a twitterbot history database (it holds other data): "
+                f"{self._label} is not a twitterbot history database ({what}): "
                 "set BOT_STATE_DIR to another folder, or move the file aside"
             )
         if version > SCHEMA_VERSION:
             raise HistoryError(
                 f"{self._label} was written by a newer twitterbot (schema {version}, this one knows "
                 f"{SCHEMA_VERSION}): update twitterbot (git pull) before running it again"
+            )
+        missing = _TABLES.get(version, _TABLES[1]) - tables
+        if version < 1 or missing:
+            held = "no tables at all" if not tables else f"no {', '.join(sorted(missing)) or 'schema version'}"
+            raise HistoryError(
+                f"{self._label} is marked as a twitterbot history but has {held}, so it is not a whole"
+                " history: restore it from a backup, or delete it to start a new history (the bot will"
+                " then not know what it already posted)"
             )
         problems = conn.execute("PRAGMA quick_check").fetchall()
         if problems != [("ok",)]:
@@ -455,14 +647,78 @@ class HistoryStore:
             self._fail(exc)
 
     def _fail(self, exc: sqlite3.Error) -> None:
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        """Turn an SQLite error into advice. Only a file SQLite finds corrupt is called damaged: a
+        file that cannot be written, or a full disk, is fine and must be kept."""
+        name = _error_name(exc)
+        if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
             raise HistoryError(f"{self._label} is busy (another program holds it): try again in a moment") from None
-        if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc).replace(" ", ""):
-            raise HistoryError(f"cannot write {self._label}: make it (and its folder) writable by this user") from None
+        if self._file is not None and name in ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_IOERR"):
+            code = errno.ENOSPC if name == "SQLITE_FULL" else self._diagnose()
+            if code is not None or name != "SQLITE_IOERR":
+                raise state_error(self._file, code, state_dir=self._file.parent) from None
+            raise StateError(
+                f"could not read or write {self._label} ({exc}): the storage may be failing (see `dmesg`);"
+                " keep the file, and copy it somewhere safe"
+            ) from None
         raise HistoryError(
             f"{self._label} is damaged or not a history database ({exc}): move it aside to start a new "
             "history (the bot will then not know what it already posted), or restore it from a backup"
         ) from None
+
+    def _diagnose(self) -> Optional[int]:
+        """Why the history cannot be written, as an errno, found by looking at the file and its folder."""
+        assert self._file is not None
+        folder = self._file.parent
+        try:
+            if self._statvfs(str(folder)).f_flag & os.ST_RDONLY:
+                return errno.EROFS
+        except OSError:
+            pass
+        for target in (self._file, folder):
+            if target.exists() and not os.access(target, os.W_OK):
+                return errno.EACCES
+        return None
+
+
+def _error_name(exc: sqlite3.Error) -> str:
+    """SQLite's primary error name (Python 3.11 gives it; older ones only have the message)."""
+    name = getattr(exc, "sqlite_errorname", None)
+    if name:
+        return "_".join(name.split("_")[:2])
+    text = str(exc).lower()
+    for fragment, guessed in (
+        ("locked", "SQLITE_BUSY"),
+        ("full", "SQLITE_FULL"),
+        ("readonly", "SQLITE_READONLY"),
+        ("unable to open", "SQLITE_CANTOPEN"),
+        ("disk i/o", "SQLITE_IOERR"),
+    ):
+        if fragment in text.replace(" ", "") or fragment in text:
+            return guessed
+    return "SQLITE_ERROR"
+
+
+def _create_script() -> str:
+    """The whole schema, at the newest version, in one transaction."""
+    steps = " ".join(_MIGRATIONS[version] for version in sorted(_MIGRATIONS))
+    return (
+        f"BEGIN; {_SCHEMA} {steps} PRAGMA application_id = {APPLICATION_ID};"
+        f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+    )
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a new file's name durable, so a power cut cannot leave the name without the file."""
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
 
 
 class _Transaction:

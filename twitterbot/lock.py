@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import LockHeld
+from .history import state_error
 
 __all__ = ["run_lock"]
 
@@ -38,7 +39,10 @@ def run_lock(
     Never use `remove` on a lock shared with other programs (cron's ``flock`` on bot.lock does
     not make that check)."""
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:  # a state folder or lock file this user cannot write, a read-only filesystem
+            raise state_error(path, exc.errno, state_dir=path.parent, doing="open the lock file") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -53,8 +57,11 @@ def run_lock(
             break
         os.close(fd)  # a lock on a file its last holder has just removed: take the current one
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:  # a full disk
+            raise state_error(path, exc.errno, state_dir=path.parent, doing="write the lock file") from None
         yield
     finally:
         if remove:

@@ -21,7 +21,7 @@ import re
 from typing import Iterable, Optional, Set
 from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "ScrubSecrets", "Scrubber", "encodings", "looks_like_a_key", "scrub"]
+__all__ = ["MASK", "ScrubSecrets", "Scrubber", "encodings", "looks_like_a_key", "scrub", "scrub_also"]
 
 MASK = "********"
 
@@ -99,7 +99,13 @@ class ScrubSecrets(logging.Filter):
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
-        self._scrub = Scrubber(secrets)
+        self._secrets = tuple(secrets)
+        self._scrub = Scrubber(self._secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        """Scrub these too (the daemon re-read its settings and may have new keys)."""
+        self._secrets = tuple(dict.fromkeys((*self._secrets, *secrets)))
+        self._scrub = Scrubber(self._secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -114,3 +120,11 @@ class ScrubSecrets(logging.Filter):
         if record.stack_info:
             record.stack_info = self._scrub(record.stack_info)
         return True
+
+
+def scrub_also(secrets: Iterable[str]) -> None:
+    """Keep every log handler's output free of these secrets too, from now on."""
+    for handler in logging.getLogger().handlers:
+        for scrubber in handler.filters:
+            if isinstance(scrubber, ScrubSecrets):
+                scrubber.add(secrets)

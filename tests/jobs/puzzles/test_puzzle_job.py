@@ -23,7 +23,8 @@ from twitterbot.jobs.puzzles.job import (
     run_puzzle,
     save_challenge,
 )
-from twitterbot.progress import NullReporter, Reporter, Templates
+from twitterbot.progress import NullReporter, Reporter
+from twitterbot.progress.reporter import Templates
 
 MANY = "1,_,_,_\n_,_,_,_\n_,_,_,_\n"  # a Hidoku with thousands of solutions
 

@@ -18,13 +18,15 @@ import re
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Optional
 
-from ...config import Config, check_setting, did_you_mean
-from ...errors import ConfigError, ExitStatus, UsageError
+from ...arguments import Commands, Parser, absolute, add_command
+from ...config import Config, did_you_mean
+from ...errors import ExitStatus, UsageError
 from ...history import ensure_state_dir
-from ...progress import NullReporter, Templates, open_reporter
-from ...statusline import status_line_for
+from ...progress import NullReporter, open_reporter
+from ...progress.commands import add_progress_flags
+from ...progress.reporter import Templates
+from ...progress.statusline import status_line_for
 from . import KINDS, PuzzleFileError
 from .job import (
     available_kinds,
@@ -43,17 +45,20 @@ __all__ = ["register"]
 
 log = logging.getLogger(__name__)
 
-_FIRST_AFTER_HELP = "no progress post before the job has run this long, e.g. 0 or 10m (PROGRESS_FIRST_AFTER)"
 _CHALLENGE_TEMPLATES = Templates(progress="{message}", done="{name}: {message}")
 
 
-def register(commands: Any) -> None:
-    """Add `puzzle` to the CLI's subcommands (an argparse subparsers object whose parsers take
-    `add_global_flags`, as cli.py builds it)."""
+def register(parser: Parser, commands: Commands) -> None:
+    """Add `puzzle` to the CLI's commands."""
     kinds = available_kinds()
     listing = "\n".join(f"  {name:13} {module.ABOUT}" for name, module in kinds.items())
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
         "puzzle",
+        _cmd_puzzle,
+        takes=("dry_run", "json"),
+        dry_run_help="print the posts it would send; post nothing",
+        json_help="print one JSON object",
         help="solve a puzzle (" + ", ".join(kinds) + "), posting progress and the result",
         usage="%(prog)s KIND [FILE] [options]",
         description="Solve a puzzle of one of these kinds, posting progress and the result "
@@ -61,10 +66,6 @@ def register(commands: Any) -> None:
         "--example solves the seed's own puzzle, --show-example prints it in that format.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_global_flags(
-        "dry_run", "json", dry_run="print the posts it would send; post nothing", json="print one JSON object"
-    )
-    parser.set_defaults(handler=_cmd_puzzle, command_name="puzzle")
     parser.add_argument("kind", type=_kind_name, metavar="KIND", help="one of: " + ", ".join(kinds))
     parser.add_argument("file", nargs="?", metavar="FILE", help="the puzzle file (or --example)")
     parser.add_argument("--example", action="store_true", help="solve the seed's own puzzle of this kind")
@@ -79,15 +80,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--output", metavar="PATH", help="also write what is printed to this file")
     parser.add_argument("--name", help="the job's name in posts (default: 'puzzle KIND FILE')")
     parser.add_argument("--restart", action="store_true", help="ignore a saved checkpoint and search from the start")
-    parser.add_argument(
-        "--every",
-        metavar="DURATION",
-        type=_setting("PROGRESS_EVERY"),
-        help="at most one progress post per this long (PROGRESS_EVERY)",
-    )
-    parser.add_argument(
-        "--first-after", metavar="DURATION", type=_setting("PROGRESS_FIRST_AFTER"), help=_FIRST_AFTER_HELP
-    )
+    add_progress_flags(parser, "every", "first_after")
     parser.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
     challenge = parser.add_argument_group("the daily Hidoku challenge (KIND hidoku)")
     challenge.add_argument(
@@ -114,23 +107,6 @@ def _size(text: str) -> tuple:
     return int(match.group(1)), int(match.group(2))
 
 
-def _setting(name: str) -> Callable[[str], str]:
-    """A flag that sets the setting `name`, checked by the env file's rule (bad flag: exit 64)."""
-
-    def check(text: str) -> str:
-        try:
-            check_setting(name, text, "the command line")
-        except ConfigError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-        return text
-
-    return check
-
-
-def _absolute(path: Optional[str]) -> Optional[Path]:
-    return Path(path).expanduser().absolute() if path else None
-
-
 def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
     """Solve a puzzle (or post or reveal a Hidoku challenge)."""
     kinds = available_kinds()
@@ -149,7 +125,7 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
     if args.example:
         text, source = module.EXAMPLE, "example"
     elif args.file:
-        path = _absolute(args.file)
+        path = absolute(args.file)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -182,7 +158,7 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
             all_solutions=all_solutions,
             status=status,
             checkpoint=checkpoint,
-            output=_absolute(args.output),
+            output=absolute(args.output),
             as_json=args.json,
         )
     return int(ExitStatus.OK)  # solved, or proved to have no solution: either is an answer

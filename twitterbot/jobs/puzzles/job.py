@@ -23,10 +23,12 @@ from types import ModuleType
 from typing import Any, Dict, List, Optional, TextIO, Union
 
 from ...errors import BotError, ExitStatus, UsageError
-from ...install import write_atomically
-from ...progress import NullReporter, Reporter, plural, slug
-from ...statusline import NullStatusLine, StatusLine
-from ...tweets import MAX_WEIGHTED_LENGTH, measure
+from ...files import write_atomically
+from ...posting.tweets import MAX_WEIGHTED_LENGTH, measure
+from ...progress import NullReporter, Reporter
+from ...progress.reporter import slug
+from ...progress.statusline import NullStatusLine, StatusLine
+from ...wording import plural
 from . import KINDS, Finished, Found, Progress
 
 __all__ = [
@@ -56,7 +58,7 @@ CHECKPOINT_VERSION = 1
 class PuzzleOutputError(BotError):
     """The --output file or the state folder's file cannot be written; the message names it."""
 
-    exit_status = ExitStatus.CANT_CREATE
+    exit_status = ExitStatus.CANNOT_CREATE
     kind = "output"
 
 

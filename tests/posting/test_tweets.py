@@ -1,0 +1,209 @@
+"""The tweets file: format, X's weighted length, and clear errors for unusable files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from twitterbot.errors import TweetFileError
+from twitterbot.posting.tweets import load_tweets, measure, parse_tweets
+
+PATH = Path("tweets.txt")
+
+
+@pytest.mark.parametrize(
+    ("content", "texts"),
+    [
+        ("one\ntwo\n", ["one", "two"]),
+        ("one\r\ntwo\r\n", ["one", "two"]),  # Windows line endings
+        ("one\rtwo", ["one", "two"]),  # old Mac line endings
+        ("\ufeffone\n", ["one"]),  # a byte-order mark from Notepad
+        ("# comment\n\n   \none\n  # indented comment\n", ["one"]),
+        ("  padded  \n", ["padded"]),
+        ("first line\\nsecond line\n", ["first line\nsecond line"]),
+        ("a \\n b\\n\\nc\n", ["a\nb\n\nc"]),
+        ("\\#RaspberryPi rocks\n", ["#RaspberryPi rocks"]),
+        ("no # comment here\n", ["no # comment here"]),
+        ("same\nother\nsame\n", ["same", "other"]),
+        ("\\n\nreal\n", ["real"]),  # a line that is only a line break is blank
+    ],
+)
+def test_lines_become_posts(content: str, texts: list) -> None:
+    assert [line.text for line in parse_tweets(content.encode(), PATH).lines] == texts
+
+
+def test_line_numbers_are_the_files_own() -> None:
+    tweets = parse_tweets(b"# header\n\nfirst\n\nsecond\n", PATH)
+    assert [(line.lineno, line.text) for line in tweets.lines] == [(3, "first"), (5, "second")]
+
+
+def test_repeated_lines_are_reported_and_kept_once() -> None:
+    tweets = parse_tweets(b"same\nsame\n", PATH)
+    assert len(tweets.lines) == 1
+    assert tweets.problems[0].lineno == 2 and "repeats line 1" in tweets.problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("text", "weighted", "has_url"),
+    [
+        ("hello", 5, False),
+        ("a" * 280, 280, False),
+        ("日本語", 6, False),  # CJK counts 2
+        ("😀", 2, False),  # emoji count 2
+        ("👨‍👩‍👧", 2, False),  # a ZWJ family is one emoji
+        ("see https://example.com/a/very/long/path/that/goes/on", 27, True),  # URLs count 23
+        ("see example.com", 27, True),  # bare domains are URLs too
+        ("café", 4, False),  # NFC first
+        ("cafe\u0301", 4, False),
+    ],
+)
+def test_weighted_length_is_x_s(text: str, weighted: int, has_url: bool) -> None:
+    measured = measure(text)
+    assert (measured.weighted_length, measured.has_url, measured.problem) == (weighted, has_url, None)
+
+
+def test_an_over_long_line_is_reported_with_its_number_and_weighted_length_and_never_picked() -> None:
+    tweets = parse_tweets(("ok\n" + "日" * 141 + "\nfine\n").encode(), PATH)
+    assert [line.text for line in tweets.lines] == ["ok", "fine"]
+    (problem,) = tweets.problems
+    assert problem.lineno == 2
+    assert "X counts 282 of 280" in problem.message and "shorten" in problem.message
+
+
+def test_control_characters_are_refused() -> None:
+    tweets = parse_tweets(b"fine\nbad\x00char\nalso\x1bbad\n", PATH)
+    assert [line.text for line in tweets.lines] == ["fine"]
+    assert [problem.lineno for problem in tweets.problems] == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ("bad\x07bell", "control character U+0007, which X does not accept: delete it (cat -A shows it as ^G)"),
+        ("bad\x1bescape", "U+001B"),
+        ("zero\ufeffwidth", "U+FEFF (zero width no-break space)"),
+        ("not\uffffa character", "U+FFFF"),
+    ],
+)
+def test_a_refused_character_is_named_and_the_fix_is_to_delete_it_not_to_shorten(line: str, named: str) -> None:
+    (problem,) = parse_tweets(f"fine\n{line}\n".encode(), PATH).problems
+    assert named in problem.message
+    assert "shorten" not in problem.message and "delete it" in problem.message
+
+
+# -- URLs cost more ---------------------------------------------------------------------------------
+
+
+def test_the_bundled_tweets_file_has_no_line_x_counts_as_a_url() -> None:
+    """X charges about 13 times as much for a post with a URL, and "bot.py" is one (.py is a TLD)."""
+    from conftest import REPO
+
+    tweets = load_tweets(REPO / "tweets.txt")
+    assert [(line.lineno, line.urls) for line in tweets.lines if line.has_url] == []
+    assert tweets.problems == []
+
+
+def test_url_cost_names_the_urls_and_both_prices_from_the_one_constant() -> None:
+    from twitterbot.posting.tweets import PRICES, url_cost
+
+    line, plain = parse_tweets(b"run python bot.py and see https://example.com/x\nno link here\n", PATH).lines
+    assert line.urls == ("bot.py", "https://example.com/x")
+    note = url_cost(line)
+    assert "bot.py, https://example.com/x" in note
+    assert f"${PRICES.post_with_url:.2f}" in note and f"${PRICES.post:.3f}" in note
+    assert url_cost(plain) is None
+
+
+def test_check_and_the_dry_run_name_each_line_with_a_url_and_its_cost(tmp_path: Path, capsys) -> None:
+    from twitterbot.cli import main
+
+    (tmp_path / "tweets.txt").write_text("plain line\nsee example.com\nalso www.example.org today\n")
+    assert main(["check"], environ={}, project_dir=tmp_path) == 78  # no keys: a problem, but the rest is checked
+    out = capsys.readouterr().out
+    assert "3 lines ready to post (2 with a URL, which costs more)" in out
+    tweets_file = tmp_path / "tweets.txt"
+    assert (
+        f"{tweets_file} line 2 contains a URL (example.com): X charges about $0.20 to post it instead of $0.015" in out
+    )
+    assert f"{tweets_file} line 3 contains a URL (www.example.org)" in out
+    assert f"{tweets_file} line 1 " not in out
+
+    only_links = tmp_path / "links.txt"
+    only_links.write_text("# a comment\nsee example.com\n")
+    dry_run = ["--dry-run", "--tweets", str(only_links), "--force"]
+    assert main(dry_run, environ={}, project_dir=tmp_path) == 0
+    err = capsys.readouterr().err
+    assert "would post line 2" in err
+    assert "contains a URL (example.com): X charges about $0.20 to post it instead of $0.015" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "has no lines to post"),
+        (b"# only comments\n\n", "has no lines to post"),
+        (("x" * 300).encode(), "line 1 is too long: X counts 300 of 280"),
+        (b"good line\nbad \xff byte\n", "line 2 is not UTF-8"),
+    ],
+)
+def test_unusable_files_are_clear_errors(content: bytes, message: str) -> None:
+    with pytest.raises(TweetFileError) as caught:
+        parse_tweets(content, PATH)
+    assert message in str(caught.value)
+    assert "tweets.txt" in str(caught.value)
+
+
+def test_a_missing_file_is_an_error_naming_the_setting(tmp_path: Path) -> None:
+    with pytest.raises(TweetFileError, match="does not exist: create it, or set TWEETS_FILE"):
+        load_tweets(tmp_path / "nope.txt")
+
+
+def test_a_folder_is_not_a_tweets_file(tmp_path: Path) -> None:
+    with pytest.raises(TweetFileError, match="is a folder"):
+        load_tweets(tmp_path)
+
+
+def test_an_unreadable_path_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(TweetFileError, match="cannot read tweets file .*check its permissions"):
+        load_tweets(tmp_path / "plain" / "tweets.txt")  # a file where a folder should be
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2000))
+def test_any_bytes_give_posts_or_a_clear_error(data: bytes) -> None:
+    try:
+        tweets = parse_tweets(data, PATH)
+    except TweetFileError as exc:
+        assert "tweets.txt" in str(exc)
+        return
+    assert tweets.lines
+    for line in tweets.lines:
+        assert line.text.strip() and line.weighted_length <= 280
+        assert not line.text.startswith(("\n", " "))
+
+
+line_endings = st.sampled_from(["\n", "\r\n", "\r"])
+plain_line = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=60).filter(
+    lambda s: s.strip() and not s.strip().startswith("#") and "\\" not in s
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(plain_line, min_size=1, max_size=20), line_endings)
+def test_any_text_round_trips_whatever_the_line_endings(lines: list, ending: str) -> None:
+    data = ending.join(lines).encode("utf-8")
+    try:
+        tweets = parse_tweets(data, PATH)
+    except TweetFileError:
+        assert all(measure(line.strip()).problem for line in lines)
+        return
+    expected = []
+    for line in lines:
+        text = line.strip()
+        if text not in expected and not measure(text).problem:
+            expected.append(text)
+    assert [line.text for line in tweets.lines] == expected

@@ -1,0 +1,327 @@
+"""The daemon: DST-correct waits, no catch-up burst, jitter, sd_notify, and a real process."""
+
+from __future__ import annotations
+
+import logging
+import random
+import signal
+import socket
+import threading
+import time
+import zoneinfo
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from conftest import BotHome
+from x_emulator import XEmulator
+
+from twitterbot.unattended.daemon import MAX_NAP, Daemon, sd_notify, seconds_until, zone_for
+
+LONDON = zoneinfo.ZoneInfo("Europe/London")
+HOUR = 3600
+
+
+@pytest.mark.parametrize(
+    ("now", "next_run", "hours"),
+    [
+        # Clocks go forward at 01:00 GMT on 28 March 2027: 23:00 -> 06:00 is 6 real hours, not 7.
+        (datetime(2027, 3, 27, 23, 0, tzinfo=LONDON), datetime(2027, 3, 28, 6, 0), 6),
+        # Clocks go back at 02:00 BST on 31 October 2027: 23:00 -> 06:00 is 8 real hours.
+        (datetime(2027, 10, 30, 23, 0, tzinfo=LONDON), datetime(2027, 10, 31, 6, 0), 8),
+        # An ordinary night.
+        (datetime(2027, 1, 10, 23, 0, tzinfo=LONDON), datetime(2027, 1, 11, 6, 0), 7),
+        # A time in the skipped hour comes with the old offset: 01:30 GMT is 02:30 BST.
+        (datetime(2027, 3, 28, 0, 0, tzinfo=LONDON), datetime(2027, 3, 28, 1, 30), 1.5),
+        # A time that happens twice means the first one.
+        (datetime(2027, 10, 31, 0, 0, tzinfo=LONDON), datetime(2027, 10, 31, 1, 30), 1.5),
+    ],
+)
+def test_waits_are_real_seconds_across_dst(now: datetime, next_run: datetime, hours: float) -> None:
+    assert seconds_until(next_run, now, LONDON) == hours * HOUR
+
+
+def test_the_zone_is_the_configured_one_else_tz_else_the_systems() -> None:
+    assert zone_for("Asia/Tokyo") == zoneinfo.ZoneInfo("Asia/Tokyo")
+    assert zone_for(None, environ={"TZ": ":America/New_York"}) == zoneinfo.ZoneInfo("America/New_York")
+    assert zone_for(None, environ={}).utcoffset(datetime(2027, 1, 1)) is not None
+
+
+class FakeStop:
+    """A stop event whose waits return at once, recording how long they were asked to be."""
+
+    def __init__(self) -> None:
+        self.waits: list = []
+        self.flag = False
+
+    def wait(self, timeout: float) -> bool:
+        self.waits.append(timeout)
+        return self.flag
+
+    def is_set(self) -> bool:
+        return self.flag
+
+    def set(self) -> None:
+        self.flag = True
+
+    def clear(self) -> None:
+        self.flag = False
+
+
+def local_daemon(ran: list, **options) -> Daemon:
+    """A daemon in this process's own zone, as schedule's naive local times require."""
+    zone = zone_for(None)
+    return Daemon.build(
+        ["06:00", "12:00", "18:00"],
+        run_slot=ran.append,
+        zone=zone,
+        clock=lambda: datetime.now(zone),
+        notify=lambda message: None,
+        **options,
+    )
+
+
+def test_after_a_suspend_missed_runs_are_skipped_not_fired_in_a_burst(caplog) -> None:
+    ran: list = []
+    daemon = local_daemon(ran)
+    naive_now = datetime.now()
+    for hours_ago, job in zip((9, 6, 3), daemon.scheduler.jobs):
+        job.next_run = naive_now - timedelta(hours=hours_ago)  # the machine slept through all three
+    with caplog.at_level(logging.WARNING):
+        daemon.scheduler.run_pending()
+    assert ran == []
+    assert caplog.text.count("not catching up") == 3
+    assert all(job.next_run > naive_now for job in daemon.scheduler.jobs)  # rescheduled, not lost
+
+
+def test_a_run_only_a_little_late_still_happens() -> None:
+    ran: list = []
+    daemon = local_daemon(ran)
+    daemon.scheduler.jobs[1].next_run = datetime.now() - timedelta(minutes=2)
+    daemon.scheduler.run_pending()
+    assert ran == ["12:00"]
+
+
+def test_jitter_waits_a_random_time_within_bounds() -> None:
+    ran: list = []
+    stop = FakeStop()
+    daemon = local_daemon(ran, jitter=600.0, rng=random.Random(3), stop=stop)
+    job = daemon.scheduler.jobs[0]
+    for _ in range(200):
+        job.next_run = datetime.now()
+        daemon._fire("06:00", job)
+    assert len(ran) == 200
+    assert all(0 <= wait <= 600 for wait in stop.waits) and len(set(stop.waits)) == 200
+    assert max(stop.waits) > 500 and min(stop.waits) < 100
+
+
+def test_the_loop_naps_at_most_a_minute_and_stops_on_request() -> None:
+    wake = FakeStop()
+    messages: list = []
+    zone = zone_for(None)
+    daemon = Daemon.build(
+        ["00:00"], run_slot=print, zone=zone, clock=lambda: datetime.now(zone), notify=messages.append, wake=wake
+    )
+    original = wake.wait
+
+    def wait_then_stop(timeout: float) -> bool:
+        original(timeout)
+        daemon.request_stop()
+        return True
+
+    wake.wait = wait_then_stop
+    daemon.serve()
+    assert 0 < wake.waits[0] <= MAX_NAP
+    assert messages[0] == "READY=1" and messages[1].startswith("STATUS=next run at") and messages[-1] == "STOPPING=1"
+
+
+def test_a_stop_signal_is_logged_by_the_loop_not_by_the_signal_handler(caplog) -> None:
+    # A handler that logs can interrupt a log line being written: a reentrant write to stderr.
+    daemon = Daemon.build(["00:00"], run_slot=print, zone=zone_for(None), notify=lambda message: None)
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    try:
+        daemon.install_signal_handlers()
+        with caplog.at_level(logging.INFO, logger="twitterbot"):
+            signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)
+            assert daemon.stop.is_set() and caplog.records == []
+            daemon.serve()
+    finally:
+        signal.signal(signal.SIGTERM, before[0])
+        signal.signal(signal.SIGINT, before[1])
+    assert "received SIGTERM: stopping" in caplog.text
+
+
+def test_serve_ends_within_a_second_of_stop() -> None:
+    zone = zone_for(None)
+    daemon = Daemon.build(["00:00"], run_slot=print, zone=zone, notify=lambda message: None)
+    thread = threading.Thread(target=daemon.serve)
+    thread.start()
+    time.sleep(0.2)
+    started = time.monotonic()
+    daemon.request_stop()
+    thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize("abstract", [False, True])
+def test_sd_notify_speaks_systemds_protocol(tmp_path: Path, abstract: bool) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:
+        if abstract:
+            name = f"twitterbot-test-{time.monotonic_ns()}"
+            listener.bind("\0" + name)
+            address = "@" + name
+        else:
+            address = str(tmp_path / "notify")
+            listener.bind(address)
+        assert sd_notify("READY=1", environ={"NOTIFY_SOCKET": address})
+        assert listener.recv(100) == b"READY=1"
+    assert not sd_notify("READY=1", environ={})
+
+
+# -- the real process ----------------------------------------------------------------------------
+
+
+def times_from_now(*seconds: int) -> str:
+    now = datetime.now(timezone.utc)
+    return ",".join((now + timedelta(seconds=offset)).strftime("%H:%M:%S") for offset in seconds)
+
+
+def wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_daemon_posts_at_its_time_keeps_going_after_a_failure_and_stops_on_sigterm(
+    home: BotHome, emulator: XEmulator, tmp_path: Path
+) -> None:
+    home.write_env(TWEET_TIMES=times_from_now(4, 7), TWEET_TIMEZONE="UTC")
+    emulator.fail_next("server_error")  # the first run fails (no retries in tests), the second posts
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(20)
+        process = home.start("daemon", env={"NOTIFY_SOCKET": str(tmp_path / "notify")})
+        try:
+            assert notify.recv(100) == b"READY=1"
+            assert wait_for(lambda: len(emulator.posts) == 1, 20), "the daemon did not post"
+            time.sleep(0.3)
+            stopped_at = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            process.wait(5)
+            took = time.monotonic() - stopped_at
+        finally:
+            process.kill()
+        stdout, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert took < 1.5
+    assert "server error" in stderr and "posted line" in stderr and "daemon stopped" in stderr
+    assert [seen.status for seen in emulator.seen] == [503, 201]
+
+
+def test_the_daemon_dry_run_posts_nothing(home: BotHome, emulator: XEmulator) -> None:
+    home.write_env(TWEET_TIMES=times_from_now(3), TWEET_TIMEZONE="UTC")
+    process = home.start("daemon", "--dry-run")
+    try:
+        assert wait_for(lambda: (home.path / "state" / "history.sqlite3").exists(), 20)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        process.wait(5)
+    finally:
+        process.kill()
+    _, stderr = process.communicate()
+    assert process.returncode == 0 and "dry run: would post" in stderr
+    assert emulator.seen == []
+
+
+def test_the_daemon_refuses_to_start_without_keys(home: BotHome) -> None:
+    home.settings.pop("TWITTER_API_KEY")
+    home.write_env()
+    result = home.run("daemon", timeout=30)
+    assert result.returncode == 78 and "TWITTER_API_KEY not set" in result.stderr
+
+
+def receive_until(notify: socket.socket, wanted: bytes) -> bool:
+    """Read sd_notify messages until `wanted` (True) or the socket's timeout (an exception)."""
+    while notify.recv(100) != wanted:
+        pass
+    return True
+
+
+def history_rows(home: BotHome) -> list:
+    import sqlite3
+
+    with sqlite3.connect(home.path / "state" / "history.sqlite3") as conn:
+        rows = conn.execute("SELECT text, outcome FROM attempts ORDER BY id").fetchall()
+    conn.close()
+    return rows
+
+
+def test_sighup_rereads_the_env_file_and_the_tweets_file_and_carries_on(
+    home: BotHome, emulator: XEmulator, tmp_path: Path
+) -> None:
+    home.write_env(TWEET_TIMES=times_from_now(3 * HOUR), TWEET_TIMEZONE="UTC", MAX_POSTS_PER_DAY="4")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(60)
+        process = home.start("daemon", env={"NOTIFY_SOCKET": str(tmp_path / "notify")})
+        try:
+            assert notify.recv(100) == b"READY=1"
+            home.write_tweets("A line added while it ran\n")
+            home.write_env(TWEET_TIMES=times_from_now(4), MAX_POSTS_PER_DAY="3")
+            process.send_signal(signal.SIGHUP)
+            assert receive_until(notify, b"RELOADING=1") and receive_until(notify, b"READY=1")
+            assert wait_for(lambda: len(emulator.posts) == 1, 20), "the daemon did not post at the new time"
+            process.send_signal(signal.SIGTERM)
+            process.wait(5)
+        finally:
+            process.kill()
+        _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert emulator.texts == ["A line added while it ran"]
+    assert "received SIGHUP" in stderr and "MAX_POSTS_PER_DAY 4 -> 3" in stderr and "TWEET_TIMES" in stderr
+    assert "1 line ready to post" in stderr and "daemon stopped" in stderr
+
+
+def test_sighup_while_posting_finishes_the_post_and_leaves_nothing_pending(home: BotHome, emulator: XEmulator) -> None:
+    home.write_env(TWEET_TIMES=times_from_now(3), TWEET_TIMEZONE="UTC")
+    emulator.slow_seconds = 1.5
+    emulator.fail_next("slow")
+    process = home.start("daemon")
+    try:
+        assert emulator.received.wait(60), "the daemon did not post"
+        process.send_signal(signal.SIGHUP)  # X has the request and has not answered yet
+        assert wait_for(lambda: len(emulator.posts) == 1, 20)
+        assert wait_for(lambda: [outcome for _, outcome in history_rows(home)] == ["posted"], 10)
+        assert process.poll() is None, "SIGHUP killed the daemon"
+        process.send_signal(signal.SIGTERM)
+        process.wait(5)
+    finally:
+        process.kill()
+    _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert "posted line" in stderr and "reloaded" in stderr
+
+
+def test_a_bad_env_file_on_sighup_keeps_the_settings_in_use(home: BotHome, emulator: XEmulator, tmp_path: Path) -> None:
+    home.write_env(TWEET_TIMES=times_from_now(3 * HOUR), TWEET_TIMEZONE="UTC")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(60)
+        process = home.start("daemon", env={"NOTIFY_SOCKET": str(tmp_path / "notify")})
+        try:
+            assert notify.recv(100) == b"READY=1"
+            home.write_env(TWEET_ONE_IN="zero")
+            process.send_signal(signal.SIGHUP)
+            assert receive_until(notify, b"RELOADING=1")
+            assert receive_until(notify, b"READY=1")  # the reload failed, and the daemon carries on
+            assert process.poll() is None, "a bad env file on reload stopped the daemon"
+            process.send_signal(signal.SIGTERM)
+            process.wait(5)
+        finally:
+            process.kill()
+        _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert "TWEET_ONE_IN" in stderr and "carrying on with the settings in use" in stderr

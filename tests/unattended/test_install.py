@@ -1,0 +1,359 @@
+"""Crontab lines and systemd units: valid syntax, the intended times, the right paths."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from croniter import croniter
+
+from twitterbot.config import load_config
+from twitterbot.errors import ConfigError, UsageError
+from twitterbot.unattended.install import (
+    EXAMPLE_DIR,
+    UNIT_NAMES,
+    Paths,
+    crontab,
+    examples,
+    systemd_units,
+    unit_user,
+)
+
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
+needs_systemd = pytest.mark.skipif(
+    SYSTEMD_ANALYZE is None, reason="systemd-analyze is not installed (apt-get install systemd)"
+)
+
+
+def config_with(tmp_path: Path, **settings: str):
+    env = tmp_path / ".env"
+    env.write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
+    env.chmod(0o600)
+    return load_config(project_dir=tmp_path, env_file=env, environ={})
+
+
+def paths_for(config, project: Path, python: Path = Path(sys.executable), user: str = "pi") -> Paths:
+    return Paths.for_checkout(config, python=python, user=user, project_dir=project)
+
+
+def cron_jobs(text: str) -> list:
+    """The job lines of a crontab, split into (schedule, command); comments and blanks skipped."""
+    jobs = []
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = line.split(None, 5)
+        assert len(fields) == 6, f"not a crontab job line: {line!r}"
+        jobs.append((" ".join(fields[:5]), fields[5]))
+    return jobs
+
+
+def fire_times(jobs: list, day: datetime) -> list:
+    times = set()
+    for expression, _ in jobs:
+        assert croniter.is_valid(expression), expression
+        walker = croniter(expression, day - timedelta(seconds=1))
+        while (moment := walker.get_next(datetime)) < day.replace(hour=23, minute=59, second=59):
+            times.add(moment.strftime("%H:%M"))
+    return sorted(times)
+
+
+# -- cron ----------------------------------------------------------------------------------------
+
+
+def test_crontab_example_fires_at_the_originals_four_times() -> None:
+    jobs = cron_jobs((REPO / "crontab.example").read_text())
+    assert fire_times(jobs, datetime(2026, 11, 22)) == ["00:00", "06:00", "12:00", "18:00"]
+    ((_, command),) = jobs
+    assert command.startswith(
+        "/usr/bin/flock -n /home/pi/twitterbot/state/cron.lock /home/pi/twitterbot/.venv/bin/python /home/pi/twitterbot/bot.py"
+    )
+    assert command.endswith(">> /home/pi/twitterbot/state/cron.log 2>&1")
+    assert "%" not in command  # cron would turn it into a new line
+
+
+@pytest.mark.parametrize(
+    ("times", "expected"),
+    [
+        ("08:30", ["08:30"]),
+        ("07:15,19:45", ["07:15", "19:45"]),
+        ("00:00,06:00,12:30,18:00", ["00:00", "06:00", "12:30", "18:00"]),
+    ],
+)
+def test_generated_cron_lines_fire_at_tweet_times(tmp_path: Path, times: str, expected: list) -> None:
+    config = config_with(tmp_path, TWEET_TIMES=times)
+    text = crontab(config, paths_for(config, tmp_path))
+    assert fire_times(cron_jobs(text), datetime(2027, 3, 28)) == expected
+    for _, command in cron_jobs(text):
+        assert f"{sys.executable} {tmp_path / 'bot.py'} -q" in command
+
+
+def test_cron_lines_ask_the_run_for_the_same_jitter_as_the_timer_and_the_daemon(tmp_path: Path) -> None:
+    # Cron cannot wait a random time itself (its sh may have no $RANDOM): the run waits a random
+    # 0..TWEET_JITTER, read at each run, before it takes the lock (tests/test_cli.py runs it).
+    for jitter in ("0", "10m"):
+        config = config_with(tmp_path, TWEET_TIMES="07:15,19:45", TWEET_JITTER=jitter)
+        jobs = cron_jobs(crontab(config, paths_for(config, tmp_path)))
+        assert len(jobs) == 2
+        assert all(f"{tmp_path / 'bot.py'} -q --jitter >>" in command for _, command in jobs)
+
+
+def test_no_example_keeps_the_same_random_delay_every_day() -> None:
+    for relative, text in examples().items():
+        assert "FixedRandomDelay" not in text, relative
+    ((_, command),) = cron_jobs((REPO / "crontab.example").read_text())
+    assert " --jitter " in command
+
+
+def test_cron_lines_pass_a_non_default_env_file(tmp_path: Path) -> None:
+    other = tmp_path / "conf"
+    other.mkdir()
+    (other / "bot.env").write_text("TWEET_TIMES=09:00\n")
+    config = load_config(project_dir=tmp_path, env_file=other / "bot.env", environ={})
+    ((_, command),) = cron_jobs(crontab(config, paths_for(config, tmp_path)))
+    assert f"--env-file {other / 'bot.env'}" in command
+    assert str(other / "state" / "cron.lock") in command
+
+
+def test_cron_cannot_do_seconds(tmp_path: Path) -> None:
+    config = config_with(tmp_path, TWEET_TIMES="06:00:30")
+    with pytest.raises(ConfigError, match="cron starts jobs on the minute"):
+        crontab(config, paths_for(config, tmp_path))
+
+
+def test_paths_with_spaces_are_quoted(tmp_path: Path) -> None:
+    project = tmp_path / "my bot"
+    project.mkdir()
+    config = load_config(project_dir=project, environ={})
+    ((_, command),) = cron_jobs(crontab(config, paths_for(config, project)))
+    assert f"'{project / 'bot.py'}'" in command
+
+
+def test_the_cron_command_prints_lines_for_this_checkout(tmp_path: Path) -> None:
+    env = tmp_path / "bot.env"
+    env.write_text("TWEET_TIMES=05:10\n")
+    result = subprocess.run(
+        [sys.executable, str(REPO / "bot.py"), "cron", "--env-file", str(env)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    ((expression, command),) = cron_jobs(result.stdout)
+    assert expression == "10 5 * * *"
+    assert f"{sys.executable} {REPO / 'bot.py'} --env-file {env} -q" in command
+    assert (tmp_path / "state").is_dir()  # so flock and the log have a folder
+
+
+# -- the repository's examples --------------------------------------------------------------------
+
+
+def test_the_examples_are_the_generators_output() -> None:
+    for relative, text in examples().items():
+        assert (REPO / relative).read_text() == text, (
+            f"{relative} is stale: run python -m twitterbot.unattended.install"
+        )
+
+
+def test_systemd_examples_cover_the_three_units() -> None:
+    assert sorted(path.name for path in (REPO / "systemd").iterdir()) == sorted(UNIT_NAMES)
+
+
+# -- systemd -------------------------------------------------------------------------------------
+
+
+def verify(folder: Path, user: bool) -> None:
+    """systemd-analyze verify exits 0 even on unknown keys: any output at all is a failure."""
+    env = dict(os.environ)
+    command = [SYSTEMD_ANALYZE, "verify", "--man=no"]
+    if user:
+        runtime = folder / "runtime"
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        env["XDG_RUNTIME_DIR"] = str(runtime)
+        command.insert(1, "--user")
+    names = [str(folder / name) for name in UNIT_NAMES]
+    result = subprocess.run(command + names, capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0 and not result.stdout.strip() and not result.stderr.strip(), (
+        result.stdout + result.stderr
+    )
+
+
+@needs_systemd
+def test_the_example_units_verify(tmp_path: Path) -> None:
+    # The examples name /home/pi/twitterbot; verify them as they would stand in such a checkout.
+    project = tmp_path / "twitterbot"
+    (project / ".venv/bin").mkdir(parents=True)
+    (project / ".venv/bin/python").symlink_to(sys.executable)
+    (project / "state").mkdir()
+    shutil.copy(REPO / "bot.py", project)
+    units = tmp_path / "units"
+    units.mkdir()
+    for name in UNIT_NAMES:
+        text = (REPO / "systemd" / name).read_text().replace(str(EXAMPLE_DIR), str(project))
+        (units / name).write_text(text)
+    verify(units, user=False)
+
+
+@needs_systemd
+@pytest.mark.parametrize("system", [True, False], ids=["system", "user"])
+def test_generated_units_verify(tmp_path: Path, system: bool) -> None:
+    config = config_with(
+        tmp_path,
+        TWEET_TIMES="07:30,21:00:15",
+        TWEET_TIMEZONE="Europe/London",
+        TWEET_JITTER="10m",
+        LOG_FILE=str(tmp_path / "logs" / "bot.log"),
+    )
+    config.state_dir.mkdir()
+    (tmp_path / "logs").mkdir()
+    units = systemd_units(config, paths_for(config, tmp_path, user="root"), system=system)
+    folder = tmp_path / "units"
+    folder.mkdir()
+    for name, text in units.items():
+        (folder / name).write_text(text)
+    verify(folder, user=not system)
+
+
+def test_units_say_what_they_should(tmp_path: Path) -> None:
+    config = config_with(tmp_path, TWEET_TIMES="07:30,21:00", TWEET_TIMEZONE="Europe/London", TWEET_JITTER="10m")
+    units = systemd_units(config, paths_for(config, tmp_path), system=True)
+    timer, service, daemon = units["twitterbot.timer"], units["twitterbot.service"], units["twitterbot-daemon.service"]
+    assert "OnCalendar=*-*-* 07:30:00 Europe/London\nOnCalendar=*-*-* 21:00:00 Europe/London" in timer
+    assert "Persistent=false" in timer and "RandomizedDelaySec=600\n" in timer
+    assert "FixedRandomDelay" not in timer  # a new delay each time, as cron --jitter and the daemon draw
+    assert "Type=oneshot" in service and "User=pi" in service
+    assert f"ExecStart={sys.executable} {tmp_path / 'bot.py'}\n" in service
+    assert f"ReadWritePaths={config.state_dir}\n" in service and "ProtectSystem=strict" in service
+    assert "After=network-online.target time-sync.target" in service
+    assert (
+        "Type=notify" in daemon and "Restart=on-failure" in daemon and "RestartPreventExitStatus=64 65 77 78" in daemon
+    )
+    assert f"{tmp_path / 'bot.py'} daemon" in daemon
+    user_units = systemd_units(config, paths_for(config, tmp_path), system=False)
+    assert (
+        "User=" not in user_units["twitterbot.service"]
+        and "WantedBy=default.target" in user_units["twitterbot-daemon.service"]
+    )
+
+
+def test_systemd_write_puts_user_units_in_place(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = tmp_path / "bot.env"
+    env.write_text("TWEET_TIMES=10:00\n")
+    result = subprocess.run(
+        [sys.executable, str(REPO / "bot.py"), "systemd", "--write", "--env-file", str(env)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home)},
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    folder = home / ".config/systemd/user"
+    assert sorted(path.name for path in folder.iterdir()) == sorted(UNIT_NAMES)
+    assert "OnCalendar=*-*-* 10:00:00" in (folder / "twitterbot.timer").read_text()
+    assert (
+        "loginctl enable-linger" in result.stdout and "systemctl --user enable --now twitterbot.timer" in result.stdout
+    )
+
+
+# -- who system units run as ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("requested", "current", "sudo_user", "expected"),
+    [
+        (None, "pi", "", "pi"),  # no sudo: you
+        (None, "root", "pi", "pi"),  # sudo: the user who ran it, not root
+        ("bot", "root", "pi", "bot"),  # --run-as wins
+        ("root", "root", "", "root"),  # root only when asked by name
+        (None, "pi", "alice", "pi"),  # SUDO_USER left over from `sudo -u pi`: you are pi
+    ],
+)
+def test_system_units_run_as_the_user_who_ran_sudo(requested, current: str, sudo_user: str, expected: str) -> None:
+    environ = {"SUDO_USER": sudo_user} if sudo_user else {}
+    assert unit_user(requested, system=True, current=current, environ=environ) == expected
+
+
+@pytest.mark.parametrize("sudo_user", ["", "root"])
+def test_system_units_never_run_as_root_by_accident(sudo_user: str) -> None:
+    with pytest.raises(UsageError, match="would run as root: give --run-as USER"):
+        unit_user(None, system=True, current="root", environ={"SUDO_USER": sudo_user})
+
+
+def test_user_units_under_sudo_are_refused_not_written_into_roots_home() -> None:
+    with pytest.raises(UsageError, match="without sudo.*or add --system"):
+        unit_user(None, system=False, current="root", environ={"SUDO_USER": "pi"})
+    assert unit_user(None, system=False, current="root", environ={}) is None  # root's own, knowingly
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="shows what sudo does: needs to run as root")
+def test_a_state_folder_made_under_sudo_belongs_to_the_user_the_units_run_as(tmp_path: Path) -> None:
+    (tmp_path / "bot.env").write_text(f"TWEET_TIMES=10:00\nBOT_STATE_DIR={tmp_path / 'state'}\n")
+    result = subprocess.run(
+        [sys.executable, str(REPO / "bot.py"), "systemd", "--env-file", str(tmp_path / "bot.env"), "--system"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SUDO_USER": "nobody"},
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "state").stat().st_uid == pwd.getpwnam("nobody").pw_uid
+    assert "gave it to nobody" in result.stderr
+
+
+def test_the_daemon_unit_reloads_with_sighup() -> None:
+    daemon = examples()["systemd/twitterbot-daemon.service"]
+    assert "ExecReload=/bin/kill -HUP $MAINPID" in daemon
+
+
+def test_run_as_without_system_is_a_usage_error() -> None:
+    assert unit_user(None, system=False, current="pi", environ={}) is None
+    with pytest.raises(UsageError, match="add --system"):
+        unit_user("pi", system=False, current="pi", environ={})
+
+
+def run_systemd_command(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    (tmp_path / "bot.env").write_text("TWEET_TIMES=10:00\n")
+    return subprocess.run(
+        [sys.executable, str(REPO / "bot.py"), "systemd", "--env-file", str(tmp_path / "bot.env"), *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
+        timeout=60,
+    )
+
+
+def test_the_systemd_command_refuses_run_as_without_system(tmp_path: Path) -> None:
+    result = run_systemd_command(tmp_path, "--run-as", "pi")
+    assert result.returncode == 64 and "--run-as" in result.stderr and "--system" in result.stderr
+    assert result.stdout == ""
+
+
+def test_the_systemd_command_writes_the_user_asked_for(tmp_path: Path) -> None:
+    result = run_systemd_command(tmp_path, "--system", "--run-as", "pi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("User=pi\n") == 2  # the oneshot service and the daemon service
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="shows what sudo does: needs to run as root")
+def test_the_systemd_command_under_sudo_takes_the_user_from_sudo(tmp_path: Path) -> None:
+    result = run_systemd_command(tmp_path, "--system", SUDO_USER="pi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("User=pi\n") == 2 and "User=root" not in result.stdout
+    assert "running under sudo: the units will run as pi" in result.stderr
+    as_root = run_systemd_command(tmp_path, "--system")
+    assert as_root.returncode == 64 and "would run as root" in as_root.stderr and as_root.stdout == ""
+    explicit = run_systemd_command(tmp_path, "--system", "--run-as", "root")
+    assert explicit.returncode == 0 and "User=root\n" in explicit.stdout

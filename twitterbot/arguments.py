@@ -1,0 +1,178 @@
+"""The parser every command is built with: global flags, sysexits' 64, flags that set settings.
+
+Each capability registers its own commands (see `twitterbot.cli.COMMANDS`); they all build their
+parsers with `add_command` and these helpers, so a flag means the same wherever it is typed, or it
+is refused with exit 64; it is never ignored::
+
+    def register(parser: Parser, commands: Commands) -> None:
+        watch = add_command(commands, "watch", run_watch, takes=("dry_run",), help="...")
+        watch.add_setting("--every", setting="PROGRESS_EVERY", metavar="DURATION", help="...")
+
+A flag added with `add_setting` overrides its setting (checked by the setting's own rule, but a
+bad flag is a usage error where a bad env file is a config error); `settings_from` collects them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, NoReturn, Optional, Sequence, Tuple
+
+from .config import check_setting
+from .errors import ConfigError, ExitStatus
+from .secrets import scrub
+
+__all__ = [
+    "BadCommandLine",
+    "Commands",
+    "Parser",
+    "absolute",
+    "add_command",
+    "positive_int",
+    "print_json",
+]
+
+# The global flags. The plain run's own flags (--force, --one-in, --tweets, --seed, --jitter) go
+# with a command only if it takes them too.
+# dest: (flags, argparse options). Every command takes the first four; "dry_run" only the commands
+# that can post, "json" only those that print JSON (see each command's block).
+_GLOBAL_FLAGS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
+    "env_file": (("--env-file",), {"metavar": "PATH", "help": "settings file (default: .env beside bot.py)"}),
+    "verbose": (("-v", "--verbose"), {"action": "store_true", "help": "log more detail (LOG_LEVEL=DEBUG)"}),
+    "quiet": (("-q", "--quiet"), {"action": "store_true", "help": "log only warnings and errors"}),
+    "debug": (("--debug",), {"action": "store_true", "help": "show tracebacks"}),
+    "dry_run": (("--dry-run",), {"action": "store_true", "help": "post nothing; show what would be posted"}),
+    "json": (("--json",), {"action": "store_true", "help": "print the result as JSON"}),
+}
+_EVERY_COMMAND = ("env_file", "verbose", "quiet", "debug")
+
+Commands = Any  # argparse's subparsers action: what `register` functions add their commands to
+
+
+class BadCommandLine(SystemExit):
+    """A usage error (exit 64) that argparse has printed; keeps its message for --json."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(int(ExitStatus.USAGE))
+        self.message = message
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with sysexits' 64 for a usage error (not 2), options that may also be typed
+    before the command's name, and flags that set settings."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.late_defaults: Dict[str, object] = {}
+        self.commands: Dict[str, Parser] = {}
+        # dest -> (setting, the value a store_true flag stands for, whether the value is a path)
+        self._setting_flags: Dict[str, Tuple[str, Optional[str], bool]] = {}
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise BadCommandLine(f"{self.prog}: {message}")
+
+    def add_shared(self, *flags: str, **options: Any) -> argparse.Action:
+        """An option whose value may also come from before the command's name. argparse would
+        overwrite that value with this parser's default, so the default is set after parsing."""
+        default = options.pop("default", False if options.get("action") == "store_true" else None)
+        action = self.add_argument(*flags, default=argparse.SUPPRESS, **options)
+        self.late_defaults[action.dest] = default
+        return action
+
+    def add_global_flags(self, *optional: str, **helps: str) -> None:
+        """The flags every command takes, and those of `optional` ("dry_run", "json") it takes too."""
+        for dest in (*_EVERY_COMMAND, *optional):
+            flags, options = _GLOBAL_FLAGS[dest]
+            self.add_shared(*flags, dest=dest, **{**options, "help": helps.get(dest, options["help"])})
+
+    def add_setting(
+        self,
+        *flags: str,
+        setting: str,
+        value: Optional[str] = None,
+        path: bool = False,
+        shared: bool = False,
+        **options: Any,
+    ) -> argparse.Action:
+        """A flag that overrides `setting`: its value (checked as the setting's is), `value` for a
+        flag that takes none, or a path made absolute from the cwd, where the user typed it."""
+        if value is not None:
+            options.setdefault("action", "store_true")
+        elif not path:
+            options.setdefault("type", _setting_type(setting))
+        action = (self.add_shared if shared else self.add_argument)(*flags, **options)
+        self._setting_flags[action.dest] = (setting, value, path)
+        return action
+
+    def settings_from(self, args: argparse.Namespace) -> Dict[str, str]:
+        """The settings the flags of this parser set in `args`."""
+        settings = {}
+        for dest, (setting, value, path) in self._setting_flags.items():
+            given = getattr(args, dest, None)
+            if given is None or given is False or given == "":
+                continue
+            settings[setting] = value if value is not None else str(absolute(given)) if path else str(given)
+        return settings
+
+    def flags(self) -> Dict[str, str]:
+        """Every option string this parser takes, with its dest."""
+        return {flag: action.dest for action in self._actions for flag in action.option_strings}
+
+
+def add_command(
+    commands: Commands, name: str, handler: Callable[..., int], *, takes: Sequence[str] = (), **kwargs: Any
+) -> Parser:
+    """A command's parser with the global flags it takes (`takes`: "dry_run", "json"); keyword
+    arguments `<flag>_help` reword a global flag's help for this command. `handler(args, config)`
+    runs the command and returns its exit status."""
+    helps = {dest: kwargs.pop(f"{dest}_help") for dest in takes if f"{dest}_help" in kwargs}
+    parser: Parser = commands.add_parser(name, **kwargs)
+    parser.add_global_flags(*takes, **helps)
+    parser.set_defaults(handler=handler, command_name=name)
+    return parser
+
+
+def global_settings(args: argparse.Namespace) -> Dict[str, str]:
+    """The settings the global flags set: -v and -q."""
+    if args.verbose:
+        return {"LOG_LEVEL": "DEBUG"}
+    if args.quiet:
+        return {"LOG_LEVEL": "WARNING"}
+    return {}
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
+def _setting_type(name: str) -> Callable[[str], str]:
+    """An argparse type for a flag that sets the setting `name`: checked by the same rule as the
+    env file's value, but a bad flag is a usage error (64) where a bad env file is a config one (78)."""
+
+    def check(text: str) -> str:
+        try:
+            check_setting(name, text, "the command line")
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+
+    return check
+
+
+def absolute(path: Optional[str]) -> Optional[Path]:
+    """A path typed on the command line, relative to the cwd where it was typed."""
+    return Path(path).expanduser().absolute() if path else None
+
+
+def print_json(value: object, *, secrets: Sequence[str] = ()) -> None:
+    print(scrub(json.dumps(value, ensure_ascii=False), secrets))

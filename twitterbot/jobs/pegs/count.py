@@ -1,0 +1,239 @@
+"""Count a peg solitaire board exactly, level by level: how many distinct positions (up to the
+board's symmetries) are reachable after n jumps, and how many jump sequences win.
+
+Breadth-first over numpy arrays of uint64 bitboards. Each level holds its positions (the smallest
+of their orientations) and, for each, the number of jump sequences from the start that reach it in
+any orientation. That number simply adds up along jumps; at the end, the winning position is
+its own mirror image, so its number is the number of solutions. For the English board this
+reproduces OEIS A112737 (23,475,688 positions) and 40,861,647,040,079,968 solutions.
+
+Children are generated, oriented and merged in blocks of parents, so memory stays around
+`block` x (jumps per position) x 40 bytes, whatever the level's size. Counts are kept modulo 2^64
+and, as a check, modulo a prime: the final count is exact when both agree.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator, List, Optional, Tuple
+
+import numpy as np
+
+from .board import Board
+
+__all__ = ["Counting", "Level", "count_levels", "load_checkpoint"]
+
+PRIME = 4_294_967_291  # the largest prime below 2^32: sums of a block's counts stay below 2^64
+BLOCK = 100_000  # parents expanded at once
+MERGE_AT = 3_000_000  # fold the level's pieces into one when they hold more entries than this
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level of the count: `jumps` made, distinct `positions` (up to symmetry), the jump
+    sequences that reach them (`sequences`, exact while below 2^64), and the winning count once
+    the last level is reached."""
+
+    jumps: int
+    positions: int
+    sequences: int
+    seconds: float
+    solutions: Optional[int] = None  # set on the level where the game ends
+
+
+@dataclass(frozen=True)
+class Counting:
+    """Progress inside a level: `done` of the `total` positions after `jumps - 1` jumps have been
+    expanded, in `seconds`. Given to `count_levels`'s `progress` after each block."""
+
+    jumps: int
+    done: int
+    total: int
+    seconds: float
+
+    @property
+    def seconds_left(self) -> Optional[float]:
+        """When this level should be done, at the pace so far (None before there is a pace)."""
+        if not self.done or self.seconds <= 0:
+            return None
+        return self.seconds * (self.total - self.done) / self.done
+
+
+class _Orienter:
+    """All orientations of many positions at once: 16-bit lookup tables per symmetry."""
+
+    def __init__(self, board: Board) -> None:
+        self._chunks = (board.size + 15) // 16
+        self._tables = np.zeros((len(board.symmetries), self._chunks, 1 << 16), dtype=np.uint64)
+        values = np.arange(1 << 16, dtype=np.uint64)
+        for s, permutation in enumerate(board.symmetries):
+            for chunk in range(self._chunks):
+                table = np.zeros(1 << 16, dtype=np.uint64)
+                for bit in range(16):
+                    hole = chunk * 16 + bit
+                    if hole < board.size:
+                        has = (values >> np.uint64(bit)) & np.uint64(1)
+                        table |= has << np.uint64(permutation[hole])
+                self._tables[s, chunk] = table
+
+    def canonical(self, positions: np.ndarray) -> np.ndarray:
+        parts = [((positions >> np.uint64(16 * c)) & np.uint64(0xFFFF)).astype(np.intp) for c in range(self._chunks)]
+        best = None
+        for tables in self._tables:
+            image = tables[0][parts[0]]
+            for c in range(1, self._chunks):
+                image |= tables[c][parts[c]]
+            best = image if best is None else np.minimum(best, image)
+        return best
+
+
+def _merge(keys: np.ndarray, counts: np.ndarray, checks: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sort by position and add up the counts of equal positions."""
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    counts = np.add.reduceat(counts[order], starts)  # uint64 wraps: modulo 2^64
+    checks = np.add.reduceat(checks[order], starts) % np.uint64(PRIME)
+    return keys[starts], counts, checks
+
+
+def _next_level(
+    board: Board,
+    orient: _Orienter,
+    level: Tuple[np.ndarray, np.ndarray, np.ndarray],
+    block: int,
+    after_block: Callable[[int, int], None] = lambda done, total: None,
+):
+    positions, counts, checks = level
+    pieces = []
+    for first in range(0, len(positions), block):
+        after_block(first, len(positions))
+        parents = positions[first : first + block]
+        parent_counts = counts[first : first + block]
+        parent_checks = checks[first : first + block]
+        children, child_counts, child_checks = [], [], []
+        for jump in board.jumps:
+            needs, end = np.uint64(jump.needs), np.uint64(1 << jump.end)
+            can = ((parents & needs) == needs) & ((parents & end) == 0)
+            if can.any():
+                children.append(parents[can] ^ np.uint64(jump.flips))
+                child_counts.append(parent_counts[can])
+                child_checks.append(parent_checks[can])
+        if children:
+            keys = orient.canonical(np.concatenate(children))
+            pieces.append(_merge(keys, np.concatenate(child_counts), np.concatenate(child_checks)))
+            if sum(len(piece[0]) for piece in pieces) > MERGE_AT:
+                pieces = [_merge(*(np.concatenate(parts) for parts in zip(*pieces)))]
+    if not pieces:
+        empty = np.zeros(0, dtype=np.uint64)
+        return empty, empty, empty
+    if len(pieces) == 1:
+        return pieces[0]
+    return _merge(*(np.concatenate(parts) for parts in zip(*pieces)))
+
+
+def count_levels(
+    board: Board,
+    *,
+    checkpoint: Optional[Path] = None,
+    block: int = BLOCK,
+    clock: Callable[[], float] = time.perf_counter,
+    progress: Optional[Callable[[Counting], None]] = None,
+) -> Iterator[Level]:
+    """Yield each level as it is counted, from the start (0 jumps) to the last reachable one.
+    With `checkpoint`, each level is saved there (atomically) and a later call resumes after the
+    last saved level instead of starting again. `progress` hears how far the level being counted
+    is, before each block of positions (a big level takes minutes)."""
+    orient = _Orienter(board)
+    start = orient.canonical(np.array([board.start], dtype=np.uint64))
+    level = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64))
+    history: List[Level] = []
+    resumed = load_checkpoint(checkpoint, board) if checkpoint else None
+    if resumed:
+        history, level = resumed
+        yield from history  # the levels counted before the stop, as they were
+    else:
+        history.append(_level(board, 0, level, 0.0))
+        yield history[-1]
+    began = clock()
+    while True:
+        after_block = _progress_of(progress, len(history), clock) if progress else lambda done, total: None
+        level = _next_level(board, orient, level, block, after_block)
+        if not len(level[0]):
+            return
+        history.append(_level(board, len(history), level, clock() - began))
+        if checkpoint:
+            _save(checkpoint, board, history, level)
+        yield history[-1]
+
+
+def _progress_of(
+    progress: Callable[[Counting], None], jumps: int, clock: Callable[[], float]
+) -> Callable[[int, int], None]:
+    began = clock()
+
+    def after_block(done: int, total: int) -> None:
+        progress(Counting(jumps, done, total, clock() - began))
+
+    return after_block
+
+
+def _level(board: Board, jumps: int, level, seconds: float) -> Level:
+    positions, counts, checks = level
+    sequences = _exact(int(counts.sum(dtype=np.uint64)), int(checks.sum() % PRIME))
+    solutions = None
+    if board.pegs(board.start) - jumps == 1:  # one peg left: the game is over
+        if board.target is None:
+            solutions = sequences
+        else:
+            won = positions == np.uint64(1 << board.target)
+            solutions = _exact(int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum() % PRIME))
+    return Level(jumps, len(positions), sequences, seconds, solutions)
+
+
+def _exact(modulo_2_64: int, modulo_prime: int) -> int:
+    """The count if it is below 2^64 (both residues agree); -1 if it is bigger than that."""
+    return modulo_2_64 if modulo_2_64 % PRIME == modulo_prime else -1
+
+
+def _save(path: Path, board: Board, history: List[Level], level) -> None:
+    """Write the newest level, and the sizes of all before it, atomically (temp file + rename)."""
+    temporary = path.with_name(path.name + ".tmp")
+    sequences = [level_.sequences for level_ in history]
+    with open(temporary, "wb") as handle:
+        np.savez(
+            handle,
+            start=np.uint64(board.start),
+            sizes=np.array([level_.positions for level_ in history], dtype=np.int64),
+            sequences=np.array([str(value) for value in sequences]),
+            solutions=np.array([str(level_.solutions) for level_ in history]),
+            positions=level[0],
+            counts=level[1],
+            checks=level[2],
+        )
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def load_checkpoint(
+    path: Path, board: Board
+) -> Optional[Tuple[List[Level], Tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """The levels counted so far and the newest level's arrays, or None if there is no checkpoint
+    for this board (a missing, foreign or damaged file means starting afresh)."""
+    try:
+        with np.load(path) as saved:
+            if int(saved["start"]) != board.start:
+                return None
+            history = [
+                Level(jumps, int(size), int(sequences), 0.0, None if solutions == "None" else int(solutions))
+                for jumps, (size, sequences, solutions) in enumerate(
+                    zip(saved["sizes"], saved["sequences"], saved["solutions"])
+                )
+            ]
+            return history, (saved["positions"], saved["counts"], saved["checks"])
+    except (OSError, KeyError, ValueError, EOFError):
+        return None

@@ -1,0 +1,121 @@
+"""The peg solitaire job: run the solver or the counter and turn their events into progress posts.
+
+    python bot.py pegs solve english          # one solution, printed as the seed's result.txt
+    python bot.py pegs count english          # positions per level and the number of solutions
+
+The solver (`solve`) and the counter (`count`) know nothing about posting; this module
+reads their events and tells the reporter.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Optional, TextIO, Union
+
+from ...files import write_atomically
+from ...progress.reporter import NullReporter, Reporter, format_elapsed
+from ...progress.statusline import NullStatusLine, StatusLine
+from ...wording import plural
+from .board import Board
+from .count import Counting, Level, count_levels
+from .solve import Impossible, Searching, Solved, solution_text, solve
+
+__all__ = ["run_count", "run_solve"]
+
+AnyReporter = Union[Reporter, NullReporter]
+AnyStatus = Union[StatusLine, NullStatusLine]
+
+
+def run_solve(
+    board: Board,
+    reporter: AnyReporter,
+    *,
+    output: Optional[Path] = None,
+    out: TextIO = sys.stdout,
+    status: Optional[AnyStatus] = None,
+) -> bool:
+    """Solve `board`, reporting as it goes; print (and write to `output`) the solution, or the
+    proof that there is none. True if solved."""
+    status = status or NullStatusLine()
+    for event in solve(board):
+        if isinstance(event, Searching):
+            searched = f"searched {plural(event.positions, 'position')} ({event.per_second:,.0f}/s)"
+            status.show(f"{searched}; fewest pegs left so far {event.fewest_pegs}", part="job")
+            reporter.update(
+                f"{searched}; best so far {plural(event.fewest_pegs, 'peg')} left", milestone=event.new_best
+            )
+        elif isinstance(event, Solved):
+            text = solution_text(board, event.jumps)
+            status.clear()
+            out.write(text)
+            if output:
+                write_atomically(output, text, 0o644)
+            moves = " ".join(board.describe(jump) for jump in event.jumps)
+            reporter.done(
+                f"solved in {plural(len(event.jumps), 'jump')}, after trying {plural(event.positions, 'position')} "
+                f"in {event.seconds:.2f} s: {moves}"
+            )
+            return True
+        elif isinstance(event, Impossible):
+            status.clear()
+            out.write(f"{board.name}: {event.reason}\n")
+            if output:  # the proof is the answer: write it where the solution would have gone
+                proof = f"Starting Board\n{board.render(board.start)}\nNo Solution\n\n{board.name}: {event.reason}\n"
+                write_atomically(output, proof, 0o644)
+            reporter.done(event.reason)
+            return False
+    raise AssertionError("solve() always ends with Solved or Impossible")  # pragma: no cover
+
+
+def run_count(
+    board: Board,
+    reporter: AnyReporter,
+    *,
+    checkpoint: Optional[Path],
+    out: TextIO = sys.stdout,
+    status: Optional[AnyStatus] = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Level:
+    """Count `board` level by level, printing a line and reporting each level; returns the last.
+    With `checkpoint`, a stopped count resumes after its last finished level. On a terminal the
+    status line shows the level being counted, how far it is and, at its pace, how long it has left."""
+    status = status or NullStatusLine()
+    total = 0
+    last: Optional[Level] = None
+    most = board.pegs(board.start) - 1  # the game cannot last longer
+
+    def counting(progress: Counting) -> None:
+        left = progress.seconds_left
+        status.show(
+            f"counting level {progress.jumps} of at most {most}: {progress.done / max(progress.total, 1):.0%} of "
+            f"{plural(progress.total, 'position')} expanded"
+            + (f", about {format_elapsed(left)} left in this level" if left is not None else "")
+            + f"; {plural(total, 'position')} so far",
+            part="job",
+        )
+        reporter.tick()
+
+    out.write("jumps  positions   sequences\n")
+    for level in count_levels(board, checkpoint=checkpoint, progress=counting, clock=clock):
+        total += level.positions
+        sequences = f"{level.sequences:,}" if level.sequences >= 0 else "over 2^64"
+        status.clear()
+        out.write(f"{level.jumps:>5}  {level.positions:>10,}  {sequences}\n")
+        out.flush()
+        reporter.update(
+            f"after {plural(level.jumps, 'jump')}: {plural(level.positions, 'distinct position')} ({total:,} so far)",
+            milestone=True,
+        )
+        last = level
+    assert last is not None  # level 0 always exists
+    solutions = last.solutions if last.solutions is not None else 0
+    shown = plural(solutions, "solution") if solutions >= 0 else "over 2^64 solutions"
+    summary = f"{plural(total, 'position')} reached in {plural(last.jumps, 'jump')}; {shown}"
+    status.clear()
+    out.write(f"{board.name}: {summary} ({last.seconds:.1f} s)\n")
+    reporter.done(summary)
+    if checkpoint and checkpoint.exists():
+        checkpoint.unlink()  # finished: the next count starts afresh
+    return last

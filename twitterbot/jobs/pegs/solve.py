@@ -1,0 +1,223 @@
+"""Find one solution of a peg solitaire board: depth-first search over bitboards, remembering
+dead positions up to the board's symmetries, so no position is explored twice in any orientation.
+
+The search knows nothing of posting: it yields `Searching` events now and then and ends with a
+`Solved` or `Impossible` event::
+
+    for event in solve(builtin("english")):
+        if isinstance(event, Solved):
+            print(solution_text(board, event.jumps))
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator, List, Sequence, Set, Tuple, Union
+
+from .board import Board, Jump, position_class_proof
+
+__all__ = ["Impossible", "Searching", "Solved", "Symmetries", "replay", "solution_text", "solve"]
+
+
+@dataclass(frozen=True)
+class Searching:
+    """Progress: positions examined so far, how fast, and the fewest pegs left on any path yet."""
+
+    positions: int
+    seconds: float
+    fewest_pegs: int
+    new_best: bool
+
+    @property
+    def per_second(self) -> float:
+        return self.positions / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Solved:
+    jumps: Tuple[Jump, ...]
+    positions: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Impossible:
+    reason: str
+    positions: int
+    seconds: float
+
+
+Event = Union[Searching, Solved, Impossible]
+
+
+class Symmetries:
+    """Maps a position to one representative of its orientations (the smallest), with byte-wise
+    lookup tables: one table lookup per 8 holes per symmetry instead of one step per hole."""
+
+    def __init__(self, board: Board) -> None:
+        self._chunks = (board.size + 7) // 8
+        self._tables: List[List[List[int]]] = []
+        for permutation in board.symmetries:
+            tables = []
+            for chunk in range(self._chunks):
+                holes = range(chunk * 8, min(chunk * 8 + 8, board.size))
+                images = [1 << permutation[hole] for hole in holes] + [0] * (8 - len(holes))
+                table = [0] * 256
+                for byte in range(1, 256):
+                    lowest = (byte & -byte).bit_length() - 1
+                    table[byte] = table[byte & (byte - 1)] | images[lowest]
+                tables.append(table)
+            self._tables.append(tables)
+
+    def images(self, position: int) -> List[int]:
+        """The position in every orientation of the board (the identity included)."""
+        parts = [(position >> (8 * chunk)) & 0xFF for chunk in range(self._chunks)]
+        found = []
+        for tables in self._tables:
+            image = 0
+            for table, part in zip(tables, parts):
+                image |= table[part]
+            found.append(image)
+        return found
+
+    def canonical(self, position: int) -> int:
+        """The smallest of the position's orientations: one name for all of them."""
+        return min(self.images(position))
+
+
+def solve(
+    board: Board, *, report_every: float = 1.0, clock: Callable[[], float] = time.perf_counter
+) -> Iterator[Event]:
+    """Search for a winning sequence of jumps; yields `Searching` about every `report_every`
+    seconds (and on each new fewest-pegs record), then `Solved` or `Impossible`.
+
+    How fast a depth-first search finds a solution depends wildly on the order it tries jumps
+    in (the English board: 958 positions in board order, 113,000 outside-in; the German board the
+    other way round). So several orders search side by side, a slice at a time, sharing what each
+    proves dead; the first to finish wins.
+    """
+    started = clock()
+    proof = position_class_proof(board)
+    if proof:
+        yield Impossible(proof, 0, clock() - started)
+        return
+    images = Symmetries(board).images
+    dead: Set[int] = set()
+    searches = [_search(board, jumps, images, dead) for jumps in _orders(board)]
+    fewest = board.pegs(board.start)
+    positions = 0
+    next_report = started + report_every
+    while searches:
+        for search in list(searches):
+            outcome = next(search)
+            positions += SLICE if outcome is None else outcome[1]
+            if outcome is None or isinstance(outcome[0], int):
+                pegs = outcome[0] if outcome else fewest
+                now = clock()
+                if pegs < fewest:
+                    fewest = pegs
+                    yield Searching(positions, now - started, fewest, True)
+                elif now >= next_report:
+                    next_report = now + report_every
+                    yield Searching(positions, now - started, fewest, False)
+                continue
+            if outcome[0] == "solved":
+                yield Solved(outcome[2], positions, clock() - started)
+                return
+            searches.remove(search)  # this order has tried everything: so have the others
+            break
+    yield Impossible(
+        f"impossible: the search tried every sequence of jumps ({positions:,} position{'' if positions == 1 else 's'}, each once up to "
+        "symmetry) and none ends with one peg in the right place",
+        positions,
+        clock() - started,
+    )
+
+
+# Positions one search examines before the next takes a turn.
+SLICE = 2000
+# Dead positions remembered (8 orientations each) before the memo starts afresh: about 150 MB.
+MAX_DEAD = 2_000_000
+
+
+def _search(board: Board, jumps: Sequence[Jump], images: Callable[[int], List[int]], dead: Set[int]) -> Iterator:
+    """One depth-first search in one jump order. Yields None after each `SLICE` positions,
+    (fewest pegs, positions since the last yield) on a new record, then ("solved", n, jumps) or
+    ("exhausted", n, None).
+
+    `dead` holds every orientation of each position proved hopeless: checking a child is then
+    one set lookup, and the symmetry work is done once per dead position, not once per child."""
+    fewest = board.pegs(board.start)
+    positions = 0
+    path: List[Jump] = []
+    # An explicit stack instead of recursion: (position, index of the next jump to try).
+    stack: List[Tuple[int, int]] = [(board.start, 0)]
+    while stack:
+        position, next_jump = stack[-1]
+        for index in range(next_jump, len(jumps)):
+            jump = jumps[index]
+            if position & jump.needs != jump.needs or position >> jump.end & 1:
+                continue
+            child = position ^ jump.flips
+            if child in dead:
+                continue
+            positions += 1
+            stack[-1] = (position, index + 1)
+            path.append(jump)
+            if board.is_won(child):
+                yield ("solved", positions, tuple(path))
+                return
+            stack.append((child, 0))
+            pegs = board.pegs(child)
+            if pegs < fewest:
+                fewest = pegs
+                yield (pegs, positions)
+                positions = 0
+            elif positions >= SLICE:
+                yield None
+                positions = 0
+            break
+        else:
+            stack.pop()
+            if len(dead) > MAX_DEAD:
+                dead.clear()  # bound the memory: forgetting only costs time, never correctness
+            dead.update(images(position))
+            if path:
+                path.pop()
+    yield ("exhausted", positions, None)
+
+
+def _orders(board: Board) -> List[List[Jump]]:
+    """Board order, then outside-in (jumps from the holes farthest from the middle first)."""
+    rows = [row for row, _ in board.cells]
+    cols = [col for _, col in board.cells]
+    middle = ((min(rows) + max(rows)) / 2, (min(cols) + max(cols)) / 2)
+
+    def distance(hole: int) -> float:
+        row, col = board.cells[hole]
+        return abs(row - middle[0]) + abs(col - middle[1])
+
+    return [list(board.jumps), sorted(board.jumps, key=lambda jump: -distance(jump.start))]
+
+
+def replay(board: Board, jumps: Sequence[Jump]) -> List[int]:
+    """The positions after each jump, checking each is legal (ValueError if not)."""
+    position = board.start
+    positions = []
+    for number, jump in enumerate(jumps, 1):
+        if jump not in board.jumps or position & jump.needs != jump.needs or position >> jump.end & 1:
+            raise ValueError(f"jump {number} ({board.describe(jump)}) is not legal here")
+        position ^= jump.flips
+        positions.append(position)
+    return positions
+
+
+def solution_text(board: Board, jumps: Sequence[Jump]) -> str:
+    """The solution as the seed's result.txt laid it out, plus a one-line list of the jumps."""
+    parts = ["Starting Board\n", board.render(board.start), "\n", "Start Solution\n\n"]
+    for position in replay(board, jumps):
+        parts += [board.render(position), "\n"]
+    parts.append("End Solution\n\n")
+    parts.append(f"Jumps ({len(jumps)}): {' '.join(board.describe(jump) for jump in jumps)}\n")
+    return "".join(parts)

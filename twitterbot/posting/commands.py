@@ -1,0 +1,230 @@
+"""The scheduled post's commands: the plain run (no command), `check` and `history`.
+
+python bot.py [--dry-run] [--force] [--json] ...   one scheduled run
+python bot.py check [--online]                     is everything set up right?
+python bot.py history [-n N] [--json]              what recent runs and jobs posted
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+import time
+from typing import Any, List, Optional
+
+from ..arguments import Commands, Parser, add_command, positive_int, print_json
+from ..config import Config, env_file_warnings
+from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
+from ..history import HistoryStore, RunRecord, ensure_state_dir, probe_state_dir
+from ..lock import run_lock
+from ..networks import poster_for
+from ..networks.x import XPoster, status_url
+from ..secrets import scrub
+from .scheduled import log_result, run_once, wait_jitter
+from .tweets import load_tweets, preview, url_cost
+
+__all__ = ["register"]
+
+log = logging.getLogger("twitterbot")
+
+
+def register(parser: Parser, commands: Commands) -> None:
+    """The plain run's flags are the top-level parser's; `check` and `history` are commands."""
+    _add_run(parser)
+    _add_check(commands)
+    _add_history(commands)
+
+
+def _run(args: argparse.Namespace, config: Config) -> int:
+    """One scheduled run: the command line without a command."""
+    for warning in env_file_warnings(config):
+        log.warning(warning)
+    poster = None if args.dry_run else poster_for(config)
+    rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
+    if args.jitter and config.jitter:
+        # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
+        wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
+    result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
+    log_result(result)
+    if args.dry_run and result.action == "skipped" and result.roll is not None:
+        log.info("add --force to see which line it would have posted")
+    if args.json:
+        print_json(result.as_dict(), secrets=config.credentials.secrets())
+    elif result.action == "would_post" and result.line:
+        print(result.line.text)
+    return int(result.exit_status)
+
+
+def _check(args: argparse.Namespace, config: Config) -> int:
+    """Check every piece of the setup and say what to fix; exit 0 only when all is well."""
+    problems: List[BotError] = []
+
+    def report(ok: bool, message: str, error: Optional[BotError] = None) -> None:
+        print(("ok       " if ok else "PROBLEM  ") + message)
+        if not ok:
+            problems.append(error or ConfigError(message))
+
+    report(True, f"settings read from {config.env_file or 'the environment (no env file)'}")
+    for warning in env_file_warnings(config):
+        report(False, warning)
+    missing = config.credentials.missing()
+    report(not missing, "X keys are set" if not missing else f"not set: {', '.join(missing)}")
+
+    try:
+        tweets = load_tweets(config.tweets_file)
+    except BotError as exc:
+        report(False, str(exc), exc)
+    else:
+        with_url = [line for line in tweets.lines if line.has_url]
+        count = len(tweets.lines)
+        report(
+            True,
+            f"{config.tweets_file}: {count} line{'' if count == 1 else 's'} ready to post"
+            + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
+        )
+        for line in with_url:  # not a problem, but X charges more: say which lines and how much
+            print(f"note     {config.tweets_file} line {line.lineno} {url_cost(line)}")
+        for problem in tweets.problems:
+            message = f"{config.tweets_file} line {problem.lineno} {problem.message}"
+            report(problem.message.startswith("repeats"), message, TweetFileError(message))
+
+    try:
+        # What a real run does, changing nothing: create the folder, take the lock, open the
+        # history and take its write lock (then let go), and see that there is room to record.
+        ensure_state_dir(config.state_dir)
+        probe_state_dir(config.state_dir)
+        with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
+            store.check_writable()
+            store.ensure_room_to_record()
+    except BotError as exc:
+        report(False, str(exc), exc)
+    else:
+        report(True, f"state folder {config.state_dir} is writable and its history is readable")
+
+    if args.online:
+        if missing:
+            report(False, "cannot check the keys online until they are all set")
+        else:
+            poster = XPoster(config.credentials, timeout=config.api_timeout, retries=0, base_url=config.api_base_url)
+            try:
+                username = poster.verify()
+            except PostError as exc:
+                report(False, scrub(str(exc), config.credentials.secrets()), exc)
+            else:
+                report(True, f"X accepts the keys: posting as @{username}")
+
+    if problems:
+        print(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found: fix them and run check again")
+        return int(problems[0].exit_status)
+    print("all good")
+    return int(ExitStatus.OK)
+
+
+def _history(args: argparse.Namespace, config: Config) -> int:
+    """Show recent scheduled runs and progress jobs' posts, newest first, interleaved by time."""
+    if not config.history_file.exists():
+        if args.json:
+            print_json([])
+        else:
+            print(f"no runs recorded yet ({config.history_file} does not exist)")
+        return int(ExitStatus.OK)
+    with HistoryStore(config.history_file) as store:
+        entries: List[Any] = [*store.recent_runs(args.limit), *store.recent_job_posts(args.limit)]
+    entries.sort(key=lambda entry: entry.started_at if isinstance(entry, RunRecord) else entry.sent_at, reverse=True)
+    entries = entries[: args.limit]
+    if args.json:
+        print_json([_history_json(entry) for entry in entries])
+        return int(ExitStatus.OK)
+    for entry in entries:
+        if isinstance(entry, RunRecord):
+            when, text, reason, tweet_id = entry.started_at, entry.text, entry.reason, entry.tweet_id
+            what = entry.action + (" (dry run)" if entry.dry_run and entry.action != "would_post" else "")
+            label = ""
+        else:
+            when, text, reason, tweet_id, what = entry.sent_at, entry.text, entry.detail, entry.tweet_id, entry.outcome
+            thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != tweet_id else ""
+            label = f"[{entry.job_name}{' result' if entry.final else ''}{thread}]"
+        detail = " ".join(
+            part
+            for part in (label, preview(text, 50) if text else "", reason or "", status_url(tweet_id) or "")
+            if part
+        )
+        print(f"{when.astimezone():%Y-%m-%d %H:%M}  {what:<11} {detail}")
+    if not entries:
+        print("no runs recorded yet")
+    return int(ExitStatus.OK)
+
+
+def _history_json(entry: Any) -> dict:
+    """One entry of `history --json`: the same keys for both kinds, plus each kind's own."""
+    if isinstance(entry, RunRecord):
+        return {
+            "source": "scheduled",
+            "started_at": entry.started_at.isoformat(),
+            "action": entry.action,
+            "reason": entry.reason,
+            "text": entry.text,
+            "tweet_id": entry.tweet_id,
+            "url": status_url(entry.tweet_id),
+            "one_in": entry.one_in,
+            "roll": entry.roll,
+            "dry_run": entry.dry_run,
+        }
+    return {
+        "source": "job",
+        "started_at": entry.sent_at.isoformat(),
+        "action": entry.outcome,
+        "reason": entry.detail,
+        "text": entry.text,
+        "tweet_id": entry.tweet_id,
+        "url": status_url(entry.tweet_id),
+        "job": entry.job_name,
+        "job_run": entry.job_id,
+        "result": entry.final,
+        "thread": entry.thread_root,
+        "thread_url": status_url(entry.thread_root),
+    }
+
+
+def _add_run(parser: Parser) -> None:
+    """The plain scheduled run: its flags are the top-level parser's."""
+    parser.add_global_flags(
+        "dry_run",
+        "json",
+        dry_run="show the decision; post nothing, need no keys",
+        json="print one JSON object describing the run",
+    )
+    parser.add_shared("--force", action="store_true", help="skip the 1-in-N roll (the daily cap still applies)")
+    parser.add_setting(
+        "--one-in", setting="TWEET_ONE_IN", shared=True, metavar="N", help="post on 1 run in N (TWEET_ONE_IN)"
+    )
+    parser.add_setting(
+        "--tweets", setting="TWEETS_FILE", path=True, shared=True, metavar="PATH", help="the tweets file (TWEETS_FILE)"
+    )
+    parser.add_shared("--seed", type=int, metavar="N", help="seed the roll and the pick, to reproduce a run")
+    parser.add_shared(
+        "--jitter",
+        action="store_true",
+        help="first wait a random 0..TWEET_JITTER, as the timer and the daemon do (the cron lines use it)",
+    )
+    parser.set_defaults(handler=_run, command_name="run")
+
+
+def _add_check(commands: Commands) -> None:
+    check = add_command(commands, "check", _check, help="check settings, keys, tweets file and state folder")
+    check.add_argument("--online", action="store_true", help="also ask X whether the keys work (GET /2/users/me)")
+
+
+def _add_history(commands: Commands) -> None:
+    history = add_command(
+        commands,
+        "history",
+        _history,
+        takes=("json",),
+        json_help="print a JSON list",
+        help="show what recent runs and jobs posted",
+    )
+    history.add_argument(
+        "-n", dest="limit", type=positive_int, default=20, metavar="N", help="how many entries (default 20)"
+    )

@@ -1,0 +1,340 @@
+"""One scheduled run: roll the 1-in-N die, respect the daily cap and the gap, pick a line, post it, record it.
+
+`run_once` is what cron, the systemd timer and the daemon all call. It takes the lock, opens the
+history, reads the tweets file and hands over to `decide_and_post`, which holds the logic::
+
+    result = run_once(config, poster=XPoster(...), rng=random.Random(), clock=utc_now)
+    result.action   # 'posted', 'uncertain', 'would_post', 'skipped' or 'failed'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Callable, List, Optional
+
+from ..config import Config
+from ..errors import BotError, DuplicatePost, ExitStatus, PostError, StateError
+from ..history import HistoryStore, ensure_state_dir
+from ..lock import run_lock
+from ..networks import Poster
+from ..networks.x import status_url
+from ..wording import format_duration
+from .choose import hits, pick, roll
+from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview, url_cost
+
+__all__ = [
+    "CapReached",
+    "RunResult",
+    "cap_reached",
+    "decide_and_post",
+    "gap_not_passed",
+    "log_result",
+    "run_once",
+    "utc_now",
+    "wait_jitter",
+    "CLOCK_SLACK",
+    "MAX_DUPLICATE_TRIES",
+]
+
+log = logging.getLogger(__name__)
+
+# When X says a picked line is already posted, the line leaves the round and the run tries another
+# untried line, sending at most this many lines in all: each try is a request X may bill. Lines
+# left untried are the next runs' to try.
+MAX_DUPLICATE_TRIES = 10
+CAP_WINDOW = timedelta(hours=24)
+# History rows dated later than now plus this were written while the clock was ahead: they are left
+# out of the cap and the gap (and the run warns), so fixing a clock never blocks posting for long.
+CLOCK_SLACK = timedelta(minutes=5)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class CapReached:
+    """MAX_POSTS_PER_DAY is used up: `recent` posts (from every source) in the last 24 hours,
+    and the oldest of them leaves the window at `frees_at`."""
+
+    recent: int
+    frees_at: Optional[datetime]
+
+    def reason(self, limit: int) -> str:
+        return f"the cap is reached: {self.recent} posts in the last 24 hours (MAX_POSTS_PER_DAY={limit})"
+
+
+def cap_reached(store: HistoryStore, now: datetime, limit: int) -> Optional[CapReached]:
+    """The one check of the daily cap, for scheduled runs and progress jobs alike: None while
+    fewer than `limit` posts went out in the last 24 hours. Posts dated in the future (the clock
+    was ahead when they were made) do not count: they would block posting until that date."""
+    recent = store.posts_since(now - CAP_WINDOW, until=now + CLOCK_SLACK)
+    if recent < limit:
+        return None
+    oldest = store.oldest_post_since(now - CAP_WINDOW, until=now + CLOCK_SLACK)
+    return CapReached(recent, oldest + CAP_WINDOW if oldest else None)
+
+
+def gap_not_passed(store: HistoryStore, now: datetime, min_gap: timedelta) -> Optional[datetime]:
+    """When the next scheduled post may go, if the last one went out less than `min_gap` ago
+    (MIN_POST_GAP); None if a post may go now. Progress jobs' posts do not count."""
+    if min_gap <= timedelta(0):
+        return None
+    last = store.last_scheduled_post(until=now + CLOCK_SLACK)
+    if last is None or now - last >= min_gap:
+        return None
+    return last + min_gap
+
+
+def _warn_if_the_clock_went_back(store: HistoryStore, now: datetime) -> None:
+    """Once, in the first run after it: the last run is dated after now, so the clock was ahead
+    then or is behind now. This run's own row, dated now, ends the warning."""
+    last = store.last_run_started()
+    if last and last > now + CLOCK_SLACK:
+        log.warning(
+            "the clock seems to have jumped: the last run is dated %s, after now (%s); posts dated in the "
+            "future are left out of MAX_POSTS_PER_DAY and MIN_POST_GAP. Check the clock (timedatectl)",
+            last.astimezone().strftime("%Y-%m-%d %H:%M"),
+            now.astimezone().strftime("%Y-%m-%d %H:%M"),
+        )
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run decided and did; `--json` prints it, the log line is made from it."""
+
+    action: str  # posted | uncertain | would_post | skipped | failed
+    reason: str  # one sentence for the log
+    one_in: Optional[int]  # None only when the run failed before reading the settings
+    roll: Optional[int]  # None when --force skipped the roll
+    line: Optional[TweetLine] = None
+    tweet_id: Optional[str] = None
+    error: Optional[BotError] = None  # a PostError, or (--json of a failed command) any BotError
+    check_url: Optional[str] = None  # uncertain: where to see whether the post is on X
+
+    @property
+    def url(self) -> Optional[str]:
+        return status_url(self.tweet_id)
+
+    @property
+    def exit_status(self) -> ExitStatus:
+        return self.error.exit_status if self.error else ExitStatus.OK
+
+    def as_dict(self) -> dict:
+        line = self.line
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "text": line.text if line else None,
+            "line": line.lineno if line else None,
+            "weighted_length": line.weighted_length if line else None,
+            "has_url": line.has_url if line else None,
+            "tweet_id": self.tweet_id,
+            "url": self.url,
+            "check_url": self.check_url,
+            "one_in": self.one_in,
+            "roll": self.roll,
+            "error": self.error.kind if self.error else None,
+            "exit_status": int(self.exit_status),
+        }
+
+
+def run_once(
+    config: Config,
+    *,
+    poster: Optional[Poster],
+    rng: random.Random,
+    clock: Callable[[], datetime] = utc_now,
+    dry_run: bool = False,
+    force: bool = False,
+) -> RunResult:
+    """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
+    a dry run needs no lock and no poster, and changes nothing but its own history row."""
+    tweets = load_tweets(config.tweets_file)
+    for problem in tweets.problems:
+        log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
+    ensure_state_dir(config.state_dir)
+    lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file)
+    with lock, HistoryStore(config.history_file) as store:
+        return decide_and_post(
+            tweets,
+            store=store,
+            poster=poster,
+            rng=rng,
+            clock=clock,
+            one_in=config.one_in,
+            max_posts_per_day=config.max_posts_per_day,
+            min_post_gap=timedelta(seconds=config.min_post_gap),
+            dry_run=dry_run,
+            force=force,
+        )
+
+
+def decide_and_post(
+    tweets: TweetFile,
+    *,
+    store: HistoryStore,
+    poster: Optional[Poster],
+    rng: random.Random,
+    clock: Callable[[], datetime],
+    one_in: int,
+    max_posts_per_day: int,
+    min_post_gap: timedelta,
+    dry_run: bool = False,
+    force: bool = False,
+) -> RunResult:
+    """The decision and its side effects, given an open store (the caller holds the lock)."""
+    now = clock()
+    _warn_if_the_clock_went_back(store, now)
+    if not dry_run:
+        for text in store.recover_interrupted(at=now):
+            log.warning(
+                "the previous run stopped while posting %s; counting it as posted, not sending it again", preview(text)
+            )
+
+    rolled = None if force else roll(one_in, rng)
+    if rolled is None:
+        log.debug("the roll: none (--force)")
+    else:
+        log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)", rolled, one_in - 1, one_in)
+    run_id = store.begin_run(at=now, one_in=one_in, roll=rolled, forced=force, dry_run=dry_run)
+
+    def finish(action: str, reason: str, **fields: object) -> RunResult:
+        result = RunResult(action, reason, one_in, rolled, **fields)  # type: ignore[arg-type]
+        line = result.line
+        store.finish_run(
+            run_id, at=clock(), action=action, reason=reason, text=line.text if line else None, tweet_id=result.tweet_id
+        )
+        return result
+
+    if rolled is not None and not hits(rolled):
+        return finish("skipped", f"rolled {rolled} (posts on 0 of 1-in-{one_in})")
+    why = "forced" if rolled is None else f"rolled 0 of 1-in-{one_in}"
+
+    capped = cap_reached(store, now, max_posts_per_day)
+    if capped:
+        after = f"; the next can go after {capped.frees_at.astimezone():%Y-%m-%d %H:%M}" if capped.frees_at else ""
+        return finish("skipped", f"{why}, but {capped.reason(max_posts_per_day)}{after}")
+
+    gap_ends = gap_not_passed(store, now, min_post_gap)
+    if gap_ends:
+        last = (gap_ends - min_post_gap).astimezone()
+        too_soon = f"the last scheduled post went out at {last:%H:%M}, less than MIN_POST_GAP={format_duration(min_post_gap)} ago"
+        if not force:
+            return finish("skipped", f"{why}, but {too_soon}; the next can go after {gap_ends.astimezone():%H:%M}")
+        log.warning("--force: posting although %s", too_soon)
+        why = f"forced, although {too_soon}"
+
+    used = store.used_texts()
+    texts = {line.text for line in tweets.lines}
+    log.debug("the bag: %d of the %d lines not posted yet in this round", len(texts - used), len(texts))
+    chosen = pick(tweets.lines, used=used, last_posted=store.last_posted_text(), rng=rng)
+    assert chosen is not None  # load_tweets never returns an empty file
+    if dry_run:
+        round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
+        return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=chosen.line)
+    if poster is None:
+        raise ValueError("a real run needs a poster")
+    try:
+        store.ensure_room_to_record()  # never post what could not then be recorded
+    except StateError as exc:
+        finish("failed", str(exc))
+        raise
+    if chosen.new_round:
+        log.info("every line of %s has been posted: starting a new round", tweets.path.name)
+        store.start_new_round()
+        used = set()
+
+    line = chosen.line
+    tried: List[TweetLine] = []  # lines X already had
+    while True:
+        attempt = store.begin_attempt(line.text, run_id=run_id, at=clock())
+        try:
+            result = poster.post(line.text)
+        except DuplicatePost as exc:
+            store.finish_attempt(attempt, "duplicate", at=clock(), detail=str(exc), mark_used=True)
+            tried.append(line)
+            used = used | {line.text}
+            another = pick(tweets.lines, used=used, last_posted=None, rng=rng)
+            if another is None or another.new_round or len(tried) >= MAX_DUPLICATE_TRIES:
+                # Every line is on X already (a new round would only repeat them), or the budget is spent.
+                left = 0 if another is None or another.new_round else sum(1 for t in tweets.lines if t.text not in used)
+                error = _duplicates_error(tried, left)
+                return finish("failed", str(error), line=line, error=error)
+            log.warning(
+                "X already has line %d %s; marked it used and trying another (%d of at most %d)",
+                line.lineno,
+                preview(line.text),
+                len(tried) + 1,
+                MAX_DUPLICATE_TRIES,
+            )
+            line = another.line
+            continue
+        except PostError as exc:
+            store.finish_attempt(attempt, "failed", at=clock(), detail=str(exc))
+            return finish("failed", str(exc), line=line, error=exc)
+        if not result.confirmed:
+            # X may have posted it: counted as posted, never sent again (at most once).
+            store.finish_attempt(attempt, "uncertain", at=clock(), detail=result.uncertain, mark_used=True)
+            where = result.check_url or "the account's profile on x.com"
+            reason = (
+                f"X may or may not have posted it ({result.uncertain}): it counts as posted and will not be "
+                f"sent again; see {where} to check"
+            )
+            error = PostError(reason, kind="uncertain", exit_status=ExitStatus.TEMPORARY_FAILURE)
+            return finish("uncertain", reason, line=line, error=error, check_url=result.check_url)
+        store.finish_attempt(attempt, "posted", at=clock(), tweet_id=result.tweet_id, mark_used=True)
+        return finish("posted", why, line=line, tweet_id=result.tweet_id)
+
+
+def _duplicates_error(tried: List[TweetLine], untried: int) -> PostError:
+    numbers = ", ".join(str(line.lineno) for line in tried)
+    lines = f"line {numbers}" if len(tried) == 1 else f"lines {numbers}"
+    if untried:
+        message = (
+            f"X already has the {len(tried)} lines this run sent ({lines}, now marked used); a run stops after "
+            f"{MAX_DUPLICATE_TRIES} such tries, as each is a request X may bill. {untried} untried lines are left "
+            "for the next runs: remove lines that are already on X from the tweets file"
+        )
+    else:
+        message = (
+            f"X already has every line left in this round ({lines} tried by this run, now marked used): "
+            "add new lines to the tweets file"
+        )
+    return PostError(message, kind="duplicate", exit_status=ExitStatus.DATA_ERROR)
+
+
+def wait_jitter(jitter: float, *, rng: random.Random, wait: Callable[[float], object], what: str) -> object:
+    """Wait a random 0..`jitter` seconds (TWEET_JITTER) before a scheduled run, drawn anew each time:
+    the daemon does it, and so does a run started by cron (``--jitter``), as RandomizedDelaySec does
+    for the systemd timer. Returns what `wait` returns (the daemon's stop event: whether to stop)."""
+    delay = rng.uniform(0, jitter)
+    log.info("%s: waiting a random %s first (TWEET_JITTER)", what, format_duration(timedelta(seconds=delay)))
+    return wait(delay)
+
+
+def log_result(result: RunResult) -> None:
+    """The one human line per decision (cron mail and journald keep it)."""
+    line = result.line
+    if result.action == "posted" and line:
+        log.info("posted line %d %s %s (%s)", line.lineno, preview(line.text), result.url or "", result.reason)
+    elif result.action == "uncertain" and line:
+        log.warning("uncertain: line %d %s: %s", line.lineno, preview(line.text), result.reason)
+    elif result.action == "would_post" and line:
+        cost = f"; it {url_cost(line)}" if line.has_url else ""
+        log.info(
+            "dry run: would post line %d (%d of %d as X counts%s); %s",
+            line.lineno,
+            line.weighted_length,
+            MAX_WEIGHTED_LENGTH,
+            cost,
+            result.reason,
+        )
+    elif result.action == "skipped":
+        log.info("skipped: %s", result.reason)
+    else:
+        log.error("failed: %s", result.reason)

@@ -1,0 +1,200 @@
+"""The tweets file: one post per line, checked against X's weighted-length rules.
+
+Format (UTF-8): blank lines and lines starting with ``#`` are skipped; ``\\n`` inside a line
+becomes a line break; a line that must start with a hashtag is written ``\\#tag ...``. A line X
+would refuse (too long, forbidden characters) is reported with its number and never posted::
+
+    tweets = load_tweets(Path("tweets.txt"))
+    tweets.lines[0].text, tweets.lines[0].weighted_length
+    [problem.message for problem in tweets.problems]
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from twitter_text import extract_urls, parse_tweet
+from twitter_text.has_invalid_characters import has_invalid_characters
+
+from ..errors import TweetFileError
+
+__all__ = [
+    "MAX_WEIGHTED_LENGTH",
+    "PRICES",
+    "Prices",
+    "TweetFile",
+    "TweetLine",
+    "LineProblem",
+    "load_tweets",
+    "parse_tweets",
+    "measure",
+    "preview",
+    "url_cost",
+]
+
+MAX_WEIGHTED_LENGTH = 280
+_ALLOWED_CONTROLS = {"\n", "\t"}
+
+
+@dataclass(frozen=True)
+class Prices:
+    """What X charges per post, in US dollars."""
+
+    post: float
+    post_with_url: float  # any URL, bare domains included: "bot.py" is a link to X (.py is Paraguay)
+
+
+# X's pay-per-use prices as of 2026 (new developer accounts since February 2026). X changes them
+# now and then: the developer console shows the current ones. The one place the bot knows them.
+PRICES = Prices(post=0.015, post_with_url=0.20)
+
+
+@dataclass(frozen=True)
+class TweetLine:
+    """One postable line: its text (what is sent), where it came from, and what X will count."""
+
+    lineno: int
+    text: str
+    weighted_length: int
+    has_url: bool  # X charges more for posts with a URL (pay-per-use pricing)
+    urls: Tuple[str, ...] = ()  # the URLs X finds in it, as written
+
+
+@dataclass(frozen=True)
+class LineProblem:
+    """A line that will not be posted, and why, worded for the user."""
+
+    lineno: int
+    message: str
+
+
+@dataclass(frozen=True)
+class TweetFile:
+    """The parsed file: valid lines in file order (each text once) and the lines set aside."""
+
+    path: Path
+    lines: List[TweetLine] = field(default_factory=list)
+    problems: List[LineProblem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """X's view of a text: weighted length, whether it contains a URL, and what makes it invalid."""
+
+    weighted_length: int
+    has_url: bool
+    problem: Optional[str]  # None when X would accept the text; else what is wrong and the fix
+    urls: Tuple[str, ...] = ()
+
+
+def measure(text: str) -> Measure:
+    """Measure `text` the way X does (twitter-text v3: URLs 23, emoji 2, CJK 2, NFC first)."""
+    result = parse_tweet(unicodedata.normalize("NFC", text))
+    urls = tuple(extract_urls(text))
+    problem = None
+    if result.weightedLength > MAX_WEIGHTED_LENGTH:
+        problem = f"is too long: X counts {result.weightedLength} of {MAX_WEIGHTED_LENGTH}: shorten it"
+    else:
+        bad = next((ch for ch in text if _is_forbidden(ch) or has_invalid_characters(ch)), None)
+        if bad is not None or not result.valid:
+            problem = _forbidden_character(bad)
+    return Measure(result.weightedLength, bool(urls), problem, urls)
+
+
+def url_cost(line: TweetLine, prices: Prices = PRICES) -> Optional[str]:
+    """Why a line costs more to post, naming its URLs and both prices; None for a line without one."""
+    if not line.has_url:
+        return None
+    found = ", ".join(line.urls) or "a link"
+    return (
+        f"contains a URL ({found}): X charges about ${prices.post_with_url:.2f} to post it instead of "
+        f"${prices.post:.3f} (X counts bare names like example.com or bot.py as links)"
+    )
+
+
+def load_tweets(path: Path) -> TweetFile:
+    """Read and check the tweets file. Raises `TweetFileError` if it is unusable or has nothing to post."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TweetFileError(f"tweets file {path} does not exist: create it, or set TWEETS_FILE") from None
+    except IsADirectoryError:
+        raise TweetFileError(f"tweets file {path} is a folder, not a file: set TWEETS_FILE to the file") from None
+    except OSError as exc:
+        raise TweetFileError(f"cannot read tweets file {path}: {exc.strerror}: check its permissions") from None
+    return parse_tweets(data, path)
+
+
+def parse_tweets(data: bytes, path: Path) -> TweetFile:
+    """Parse the bytes of a tweets file (`path` is only used in messages)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        lineno = data[: exc.start].count(b"\n") + 1
+        raise TweetFileError(
+            f"{path} line {lineno} is not UTF-8 text: save the file as UTF-8 (most editors have an "
+            "encoding option under 'Save as')"
+        ) from None
+
+    lines: List[TweetLine] = []
+    problems: List[LineProblem] = []
+    first_seen = {}
+    for lineno, raw in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        post = _unescape(stripped)
+        if not post.strip():
+            continue
+        if post in first_seen:
+            problems.append(LineProblem(lineno, f"repeats line {first_seen[post]}; it is posted only once per round"))
+            continue
+        first_seen[post] = lineno
+        measured = measure(post)
+        if measured.problem:
+            problems.append(LineProblem(lineno, measured.problem))
+            continue
+        lines.append(TweetLine(lineno, post, measured.weighted_length, measured.has_url, measured.urls))
+
+    if not lines:
+        detail = "".join(f"; line {p.lineno} {p.message}" for p in problems[:3])
+        raise TweetFileError(
+            f"{path} has no lines to post{detail}; add one post per line "
+            "(blank lines and lines starting with # are skipped)"
+        )
+    return TweetFile(path, lines, problems)
+
+
+def _unescape(line: str) -> str:
+    r"""Turn the file's escapes into text: ``\n`` is a line break, a leading ``\#`` a literal ``#``."""
+    if line.startswith("\\#"):
+        line = line[1:]
+    return "\n".join(part.strip(" \t") for part in line.split("\\n"))
+
+
+def _is_forbidden(ch: str) -> bool:
+    return unicodedata.category(ch) == "Cc" and ch not in _ALLOWED_CONTROLS
+
+
+def _forbidden_character(ch: Optional[str]) -> str:
+    """The problem with a line holding a character X refuses, and the fix: shortening will not help."""
+    if ch is None:
+        return "contains a character X does not accept: retype the line"
+    code = f"U+{ord(ch):04X}"
+    if unicodedata.category(ch) == "Cc":
+        what = f"the invisible control character {code}"
+        caret = "^?" if ch == "\x7f" else f"^{chr(ord(ch) + 64)}" if ord(ch) < 32 else None
+        where = f" (cat -A shows it as {caret})" if caret else ""
+    else:
+        what = f"the invisible character {code} ({unicodedata.name(ch, 'a non-character').lower()})"
+        where = ""
+    return f"contains {what}, which X does not accept: delete it{where}, or retype the line"
+
+
+def preview(text: str, limit: int = 60) -> str:
+    """A text quoted on one line and shortened, for log messages."""
+    flat = text.replace("\n", " / ")
+    return '"' + (flat if len(flat) <= limit else flat[: limit - 1] + "…") + '"'

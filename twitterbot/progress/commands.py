@@ -1,0 +1,133 @@
+"""Progress mode's command, `watch`, and the progress flags every job's command shares.
+
+python bot.py watch [--every 6h] -- CMD ARGS...    run CMD, post its progress and its result
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any, Dict, Tuple
+
+from ..arguments import Commands, Parser, add_command
+from ..config import Config, env_file_warnings
+from ..errors import UsageError
+from .reporter import BASE_FIELDS, check_template, open_reporter
+from .statusline import status_line_for
+from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, watch
+
+__all__ = ["add_progress_flags", "register"]
+
+log = logging.getLogger("twitterbot")
+
+FIRST_AFTER_HELP = "no progress post before the job has run this long, e.g. 0 or 10m (PROGRESS_FIRST_AFTER)"
+
+
+def register(parser: Parser, commands: Commands) -> None:
+    _add_watch(commands)
+
+
+def _watch(args: argparse.Namespace, config: Config) -> int:
+    """Run a command to the end, posting its progress; exit with its exit status."""
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    check_command(command)
+    try:
+        patterns = Patterns.compile(args.pattern, args.milestone)
+    except ValueError as exc:
+        raise UsageError(f"{exc}: fix the pattern (Python regular expression syntax)") from None
+    for flag, template in (
+        ("--template", args.template),
+        ("--done-template", args.done_template),
+        ("--failed-template", args.failed_template),
+    ):
+        try:
+            check_template(template or "", (*BASE_FIELDS, *FIELDS, *patterns.fields))
+        except ValueError as exc:  # the same check as PROGRESS_*TEMPLATE's, but a flag is a usage error
+            raise UsageError(f"{flag}: {exc}") from None
+    if not args.dry_run:
+        for warning in env_file_warnings(config):
+            log.warning(warning)
+    name = args.name or default_name(command)
+    status = status_line_for(sys.stdout)
+    status.clear_before_logging()
+    with open_reporter(
+        name,
+        config=config,
+        dry_run=args.dry_run,
+        templates=TEMPLATES,
+        job_fields=(*FIELDS, *patterns.fields),
+        status=status,
+    ) as reporter:
+        return watch(command, reporter, patterns=patterns, status=status)
+
+
+def _add_watch(commands: Commands) -> None:
+    job = add_command(
+        commands,
+        "watch",
+        _watch,
+        takes=("dry_run",),
+        dry_run_help="print the posts it would send, with why; post nothing",
+        help="run a command; post its progress now and then, and its result",
+        usage="%(prog)s [options] -- COMMAND [ARGS...]",
+        description="Run COMMAND, pass its output through, post its progress (at most one post per "
+        "--every) and, at the end, its result. Exits with COMMAND's exit status.",
+    )
+    job.add_argument("--name", help="the job's name in posts and history (default: the program's name)")
+    add_progress_flags(job, "every", "milestone_every", "first_after", "template", "done_template", "failed_template")
+    job.add_argument(
+        "--pattern",
+        metavar="REGEX",
+        help="only lines matching this are progress; its first or (?P<message>...) group is the message",
+    )
+    job.add_argument("--milestone", metavar="REGEX", help="lines matching this are milestones: they may post sooner")
+    add_progress_flags(job, "no_thread")
+    job.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments, after --")
+
+
+# dest: (flag, the setting it overrides, argparse options); a job's command picks those it takes.
+_PROGRESS_FLAGS: Dict[str, Tuple[str, str, Dict[str, Any]]] = {
+    "every": (
+        "--every",
+        "PROGRESS_EVERY",
+        {"metavar": "DURATION", "help": "at most one progress post per this long, e.g. 6h (PROGRESS_EVERY)"},
+    ),
+    "milestone_every": (
+        "--milestone-every",
+        "PROGRESS_MILESTONE_EVERY",
+        {
+            "metavar": "DURATION",
+            "help": "a milestone may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
+        },
+    ),
+    "first_after": ("--first-after", "PROGRESS_FIRST_AFTER", {"metavar": "DURATION", "help": FIRST_AFTER_HELP}),
+    "template": (
+        "--template",
+        "PROGRESS_TEMPLATE",
+        {"help": "text of a progress post, e.g. '{name}: {message} ({elapsed})'"},
+    ),
+    "done_template": (
+        "--done-template",
+        "PROGRESS_DONE_TEMPLATE",
+        {"metavar": "TEMPLATE", "help": "text of the result post"},
+    ),
+    "failed_template": (
+        "--failed-template",
+        "PROGRESS_FAILED_TEMPLATE",
+        {"metavar": "TEMPLATE", "help": "text of the failure post"},
+    ),
+    "no_thread": (
+        "--no-thread",
+        "PROGRESS_THREAD",
+        {"value": "no", "help": "post each update on its own, not as replies"},
+    ),
+}
+
+
+def add_progress_flags(parser: Parser, *which: str, **helps: str) -> None:
+    """The progress flags a job's command takes (`which`, by dest), each overriding its
+    PROGRESS_* setting; `helps` rewords a flag's help for this job."""
+    for dest in which:
+        flag, setting, options = _PROGRESS_FLAGS[dest]
+        parser.add_setting(flag, setting=setting, dest=dest, **{**options, "help": helps.get(dest, options["help"])})

@@ -1,0 +1,590 @@
+"""Progress mode: a long-running job tells a `Reporter` how it is doing; the reporter decides when
+that is worth a post.
+
+The job calls `update` as often as it likes. A post goes out when one is due: the latest news
+once the job has run `first_after` (so a short job posts only its result), then one every
+`every`, or sooner for a milestone (at most one per `milestone_every`), never repeating the last
+post's news and always leaving room under MAX_POSTS_PER_DAY for the result.
+`done` and `failed` post the result once. Posts of one run form a thread under its first post,
+and the run's state lives in the history database, so a restarted job continues its thread::
+
+    with open_reporter("hamlet", config=config) as report:
+        for step in job():
+            report.update(f"{step.count:,} keystrokes, best {step.best!r}", milestone=step.is_record)
+        report.done(f"typed {step.best!r}")
+
+Posting problems are logged and never reach the job. `NullReporter` does nothing, for jobs run
+without progress posts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import string
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Callable, Dict, Iterable, Iterator, Mapping, Optional, Protocol
+
+from ..config import PROJECT_DIR, Config, load_config
+from ..errors import ConfigError, DuplicatePost, PostError
+from ..history import HistoryStore, JobRecord, ensure_state_dir
+from ..lock import run_lock
+from ..networks import Poster, poster_for
+from ..networks.dryrun import DryRunPoster
+from ..networks.x import status_url
+from ..posting.scheduled import cap_reached, utc_now
+from ..posting.tweets import MAX_WEIGHTED_LENGTH, measure, preview
+from ..wording import plural
+from .statusline import NullStatusLine
+
+__all__ = [
+    "BASE_FIELDS",
+    "NullReporter",
+    "Report",
+    "Reporter",
+    "Templates",
+    "check_template",
+    "fit",
+    "format_elapsed",
+    "open_reporter",
+    "slug",
+]
+
+log = logging.getLogger(__name__)
+
+# Fields every template may use; a job adds its own (watch: exit_code, command, last_line).
+BASE_FIELDS = ("name", "message", "elapsed", "posts")
+# After a failed post, wait at least this long (or until X's rate limit resets) before the next try.
+RETRY_AFTER_FAILURE = timedelta(minutes=15)
+# Report actions after which the post may be on X: its news is never sent again.
+_SENT = ("posted", "uncertain")
+_ELLIPSIS = "…"
+
+
+@dataclass(frozen=True)
+class Templates:
+    """The post texts, as `str.format` templates over `BASE_FIELDS` and the job's fields."""
+
+    progress: str = "{name}: {message} ({elapsed})"
+    done: str = "{name} finished in {elapsed}: {message}"
+    failed: str = "{name} failed after {elapsed}: {message}"
+
+    def merged(self, progress: str = "", done: str = "", failed: str = "") -> Templates:
+        """These templates with the non-empty ones given replacing them (config, then flags)."""
+        return Templates(progress or self.progress, done or self.done, failed or self.failed)
+
+
+DEFAULT_TEMPLATES = Templates()
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the reporter did with an update: the job may ignore it; tests and the status line read it."""
+
+    action: str  # posted | uncertain | waiting | unchanged | capped | failed | idle | finished
+    reason: str
+    text: Optional[str] = None
+    tweet_id: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class _Update:
+    message: str
+    fields: Mapping[str, object]
+    milestone: bool
+
+    @property
+    def news(self) -> str:
+        """What makes two updates the same news (elapsed time does not)."""
+        return json.dumps([self.message, {k: str(v) for k, v in sorted(self.fields.items())}], ensure_ascii=False)
+
+
+class Status(Protocol):
+    """Where the reporter shows its live one-line state (see statusline.py)."""
+
+    def show(self, text: str) -> None: ...
+
+
+class Reporter:
+    """Decides when a job's updates become posts, and posts them. Build it with `open_reporter`,
+    or directly with an open store and a poster (tests inject a clock)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        poster: Poster,
+        store: HistoryStore,
+        every: float,
+        milestone_every: float,
+        first_after: float,
+        max_posts_per_day: int,
+        templates: Templates = DEFAULT_TEMPLATES,
+        thread: bool = True,
+        run_key: Optional[str] = None,
+        job_fields: Iterable[str] = (),
+        clock: Callable[[], datetime] = utc_now,
+        status: Optional[Status] = None,
+    ) -> None:
+        known = (*BASE_FIELDS, *job_fields)
+        for template in (templates.progress, templates.done, templates.failed):
+            check_template(template, known)
+        self.name = name
+        self._poster = poster
+        self._store = store
+        self._every = timedelta(seconds=every)
+        self._milestone_every = timedelta(seconds=milestone_every)
+        self._first_after = timedelta(seconds=first_after)
+        self._max_posts = max_posts_per_day
+        self._templates = templates
+        self._thread = thread
+        self._clock = clock
+        self._dry_run = isinstance(poster, DryRunPoster)  # only the log's wording differs
+        self._status: Status = status or NullStatusLine()
+        self._pending: Optional[_Update] = None
+        self._stopped = False
+        self._not_before: Optional[datetime] = None  # after a failure or while the cap is reached
+        self.job: JobRecord = store.open_job(name, at=clock(), run_key=run_key)
+        if self.job.finished_at:
+            log.info("%s: this run already finished (%s); it will not post again", name, self.job.outcome)
+        elif self.job.posts:
+            log.info(
+                "%s: continuing the run started %s (%d posts so far)",
+                name,
+                f"{self.job.started_at.astimezone():%Y-%m-%d %H:%M}",
+                self.job.posts,
+            )
+
+    # -- what the job calls --------------------------------------------------------------------
+
+    def update(self, message: str, *, milestone: bool = False, **fields: object) -> Report:
+        """The job's latest news. Posted now if a post is due, otherwise kept until one is (a
+        pending milestone is not replaced by ordinary news)."""
+        update = _Update(_clean(message), fields, milestone)
+        if not (self._pending and self._pending.milestone and not milestone):
+            self._pending = update
+        return self.tick()
+
+    def tick(self) -> Report:
+        """Post the pending update if it is due now. Jobs that go quiet call this now and then."""
+        now = self._clock()
+        report = self._tick(now)
+        self._status.show(self.describe(now))
+        return report
+
+    def done(self, message: str = "", **fields: object) -> Report:
+        """Post the result, once per run, and mark the run finished."""
+        return self._finish("done", message, fields)
+
+    def failed(self, error: object, **fields: object) -> Report:
+        """Post that the job failed (with `error` as the message), once per run, and mark the run finished."""
+        return self._finish("failed", str(error), fields)
+
+    def stop(self) -> None:
+        """The job was stopped, not finished: post nothing, so the next start continues this run."""
+        if not self.finished and not self._stopped:
+            self._stopped = True
+            log.info("%s: stopped; starting it again continues this run and its thread", self.name)
+
+    @property
+    def finished(self) -> bool:
+        return self.job.finished_at is not None
+
+    def __enter__(self) -> Reporter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: Optional[BaseException], tb: object) -> None:
+        """Leaving the block finishes the run: `done` unless the job called it; `failed` on an
+        exception; a Ctrl-C or SystemExit only stops it, to be continued."""
+        if self.finished or self._stopped:
+            return
+        if exc is None:
+            self.done()
+        elif isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            self.stop()
+        else:
+            self.failed(f"{type(exc).__name__}: {exc}")
+
+    # -- the decision --------------------------------------------------------------------------
+
+    def describe(self, now: datetime) -> str:
+        """One line for the terminal: what the next post would say, and when it is due."""
+        if self.finished:
+            return f"{self.name}: finished ({self.job.outcome}), {_posts(self.job.posts)}"
+        pending = self._pending
+        if pending is None:
+            return f"{self.name}: {_posts(self.job.posts)}; waiting for news"
+        due = self._due_at(pending)
+        if self._not_before and self._not_before > due:
+            due = self._not_before
+        when = "now" if due <= now else "in " + format_elapsed((due - now).total_seconds())
+        # Unfitted: this runs on every update, and the terminal cuts the line to its width anyway.
+        try:
+            preview_text = _tidy(self._templates.progress.format_map(self._fields(pending, now, pending.message)))
+        except (KeyError, IndexError, ValueError, AttributeError):
+            preview_text = pending.message  # posting falls back to the default template; say the news
+        return f"{self.name}: {_posts(self.job.posts)}; next {when}: {preview_text}"
+
+    def _due_at(self, pending: _Update) -> datetime:
+        last = self.job.last_post_at
+        if last is None:
+            return self.job.started_at + self._first_after
+        return last + (self._milestone_every if pending.milestone else self._every)
+
+    def _tick(self, now: datetime) -> Report:
+        if self.finished:
+            return Report("finished", "the run has finished")
+        pending = self._pending
+        if pending is None:
+            return Report("idle", "no news since the last post")
+        if pending.news == self.job.last_news:
+            self._pending = None
+            return Report("unchanged", "same news as the last post")
+        if self._not_before and now < self._not_before:
+            return Report("waiting", f"not before {self._not_before.astimezone():%H:%M}")
+        last = self.job.last_post_at
+        if last is None and now < self.job.started_at + self._first_after:
+            # Milestones wait too: a job that ends before then costs one post, its result.
+            return Report(
+                "waiting",
+                f"no progress post before the job has run {format_elapsed(self._first_after.total_seconds())}"
+                " (PROGRESS_FIRST_AFTER)",
+            )
+        if last is None:
+            reason = f"first progress post, after {format_elapsed((now - self.job.started_at).total_seconds())}"
+        elif now - last >= self._every:
+            reason = f"interval: {format_elapsed((now - last).total_seconds())} since the last post"
+        elif pending.milestone and now - last >= self._milestone_every:
+            reason = "milestone"
+        else:
+            return Report(
+                "waiting", f"next post due in {format_elapsed((self._due_at(pending) - now).total_seconds())}"
+            )
+
+        text = self._text_for(pending, now)
+        if text is None:
+            self._pending = None
+            return Report("failed", "the text cannot be made to fit in a post")
+        if text == self.job.last_text:
+            self._pending = None
+            return Report("unchanged", "same text as the last post")
+        # Progress may use the cap but one: the result must always find room.
+        capped = self._cap_reached(now, reserve=1 if self._max_posts > 1 else 0)
+        if capped:
+            return capped
+        report = self._post(text, reason=reason, news=pending.news, final=False)
+        if report.action in _SENT:
+            self._pending = None
+        return report
+
+    def _finish(self, outcome: str, message: str, fields: Mapping[str, object]) -> Report:
+        if self.finished or self.job.final_sent:
+            log.info("%s: the result of this run was already posted; not posting it again", self.name)
+            if not self.finished:
+                self._store.finish_job(self.job.id, outcome, at=self._clock())
+                self.job = self._store.job(self.job.id)
+            return Report("finished", "already posted")
+        now = self._clock()
+        update = _Update(_clean(message), fields, milestone=False)
+        text = self._render(outcome, update, now)
+        if text is None:
+            report = Report("failed", "the result cannot be made to fit in a post")
+        else:
+            report = self._cap_reached(now, reserve=0) or self._post(text, reason="final", news=update.news, final=True)
+        if report.action not in _SENT:
+            log.error("%s: the result was not posted (%s): %s", self.name, report.reason, text or update.message)
+        self._store.finish_job(self.job.id, outcome, at=self._clock())
+        self.job = self._store.job(self.job.id)
+        self._pending = None
+        self._status.show(self.describe(now))
+        return report
+
+    def _cap_reached(self, now: datetime, *, reserve: int) -> Optional[Report]:
+        capped = cap_reached(self._store, now, self._max_posts - reserve)
+        if capped is None:
+            return None
+        self._not_before = capped.frees_at or now + RETRY_AFTER_FAILURE
+        kept = " (one is kept for the result)" if reserve else ""
+        reason = (
+            f"{capped.reason(self._max_posts)}{kept}; next try after {self._not_before.astimezone():%Y-%m-%d %H:%M}"
+        )
+        log.warning("%s: not posting: %s", self.name, reason)
+        return Report("capped", reason)
+
+    def _post(self, text: str, *, reason: str, news: str, final: bool) -> Report:
+        reply_to = self.job.thread_root if self._thread else None
+        doing = "dry run, would post" if self._dry_run else "posting"
+        log.info("%s: %s (%s): %s", self.name, doing, reason, preview(text, 100))
+        attempt = self._store.begin_job_attempt(self.job.id, text, at=self._clock(), final=final)
+        try:
+            try:
+                result = self._poster.post(text, reply_to=reply_to)
+            except PostError as exc:
+                if reply_to is None or exc.kind != "rejected":
+                    raise
+                # X refuses replies to a post that is gone (deleted): start a new thread instead.
+                log.warning("%s: X refused the reply to %s (%s); posting it on its own", self.name, reply_to, exc)
+                result = self._poster.post(text)
+                self._store.reset_thread(self.job.id)  # this post becomes the new thread's first
+        except PostError as exc:
+            outcome = "duplicate" if isinstance(exc, DuplicatePost) else "failed"
+            self._store.finish_attempt(attempt, outcome, at=self._clock(), detail=str(exc))
+            if isinstance(exc, DuplicatePost):
+                self._pending = None  # X has this very text already: trying again cannot help
+                log.warning("%s: X already has this text; skipped it (%s)", self.name, preview(text))
+                return Report("unchanged", str(exc), text)
+            retry_at = exc.retry_at or self._clock() + min(RETRY_AFTER_FAILURE, self._every)
+            self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))
+            log.error("%s: posting failed (%s); the job carries on", self.name, exc)
+            return Report("failed", str(exc), text)
+        now = self._clock()
+        self._store.record_job_post(
+            self.job.id,
+            attempt,
+            at=now,
+            tweet_id=result.tweet_id,
+            news=news,
+            detail=result.uncertain,
+            outcome="posted" if result.confirmed else "uncertain",
+        )
+        self.job = self._store.job(self.job.id)
+        self._not_before = None
+        if not result.confirmed:
+            # Counted as posted and never sent again (at most once); the thread goes on under its root.
+            log.warning(
+                "%s: X may or may not have posted it (%s): it counts as posted and will not be sent again; see %s",
+                self.name,
+                result.uncertain,
+                result.check_url or "the account's profile on x.com",
+            )
+            return Report("uncertain", result.uncertain or "", text, None)
+        if not self._dry_run:  # a dry run's made-up id is no post: the dry-run poster said what it would send
+            log.info("%s: posted %s", self.name, status_url(result.tweet_id) or result.tweet_id)
+        return Report("posted", reason, text, result.tweet_id)
+
+    # -- text ----------------------------------------------------------------------------------
+
+    def _text_for(self, update: _Update, now: datetime) -> Optional[str]:
+        return self._render("progress", update, now)
+
+    def _fields(self, update: _Update, now: datetime, message: Optional[str] = None) -> Dict[str, object]:
+        fields: Dict[str, object] = dict(update.fields)
+        fields.update(
+            name=self.name,
+            elapsed=format_elapsed((now - self.job.started_at).total_seconds()),
+            posts=self.job.posts,
+        )
+        if message is not None:
+            fields["message"] = message
+        return fields
+
+    def _render(self, kind: str, update: _Update, now: datetime) -> Optional[str]:
+        fields = self._fields(update, now)
+        template = getattr(self._templates, kind)
+        try:
+            return fit(template, fields, update.message)
+        except (KeyError, IndexError, ValueError, AttributeError) as exc:
+            # The template names a field this update lacks, or formats it wrongly: say so, use the default.
+            log.warning(
+                "%s: cannot fill the template %r (%s: %s); using the default",
+                self.name,
+                template,
+                type(exc).__name__,
+                exc,
+            )
+            return fit(getattr(Templates(), kind), fields, update.message)
+
+
+class NullReporter:
+    """The reporter for a job run without progress posts: takes every call, does nothing."""
+
+    finished = False
+
+    def update(self, message: str, *, milestone: bool = False, **fields: object) -> Report:
+        return Report("idle", "progress posts are off")
+
+    def tick(self) -> Report:
+        return Report("idle", "progress posts are off")
+
+    def done(self, message: str = "", **fields: object) -> Report:
+        return Report("idle", "progress posts are off")
+
+    def failed(self, error: object, **fields: object) -> Report:
+        return Report("idle", "progress posts are off")
+
+    def stop(self) -> None:
+        pass
+
+    def __enter__(self) -> NullReporter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def open_reporter(
+    name: str,
+    *,
+    config: Optional[Config] = None,
+    dry_run: bool = False,
+    poster: Optional[Poster] = None,
+    every: Optional[float] = None,
+    milestone_every: Optional[float] = None,
+    first_after: Optional[float] = None,
+    thread: Optional[bool] = None,
+    templates: Optional[Templates] = None,
+    run_key: Optional[str] = None,
+    job_fields: Iterable[str] = (),
+    clock: Callable[[], datetime] = utc_now,
+    status: Optional[Status] = None,
+) -> Iterator[Reporter]:
+    """A reporter wired to the bot's settings (read from .env when `config` is None): the history
+    database, the X keys, PROGRESS_* for anything not given here (so the first progress post waits
+    PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock per job name,
+    so one job is not reported twice at once. A dry run prints its posts and keeps no state."""
+    config = config or load_config(project_dir=PROJECT_DIR)
+    # The job's own defaults, then PROGRESS_*TEMPLATE (which command-line flags override).
+    merged = (templates or Templates()).merged(
+        config.progress_template, config.progress_done_template, config.progress_failed_template
+    )
+    if dry_run:
+        lock: contextlib.AbstractContextManager = contextlib.nullcontext()
+        store = HistoryStore(":memory:")
+        poster = DryRunPoster()
+    else:
+        ensure_state_dir(config.state_dir)
+        lock = run_lock(
+            config.state_dir / f"job-{slug(name)}.lock",
+            busy=f"another process is already reporting the job {name!r}",
+            advice="stop it first, or give this job another name",
+            remove=True,  # one lock file per job name would pile up in the state folder
+        )
+        store = HistoryStore(config.history_file)
+        poster = poster or poster_for(config)
+    with lock, store:
+        try:
+            reporter = Reporter(
+                name,
+                poster=poster,
+                store=store,
+                every=config.progress_every if every is None else every,
+                milestone_every=config.progress_milestone_every if milestone_every is None else milestone_every,
+                first_after=config.progress_first_after if first_after is None else first_after,
+                max_posts_per_day=config.max_posts_per_day,
+                templates=merged,
+                thread=config.progress_thread if thread is None else thread,
+                run_key=run_key,
+                job_fields=job_fields,
+                clock=clock,
+                status=status,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None
+        with reporter:
+            yield reporter
+
+
+def check_template(template: str, known: Iterable[str]) -> None:
+    """Raise ValueError naming the first field `template` uses that is not in `known`."""
+    names = set(known)
+    for _, field, _, _ in string.Formatter().parse(template):
+        if field is None:
+            continue
+        base = re.split(r"[.\[]", field, maxsplit=1)[0]
+        if base == "" or base.isdigit():
+            raise ValueError(f"template {template!r} has an unnamed field {{{field}}}: name it, e.g. {{message}}")
+        if base not in names:
+            raise ValueError(
+                f"template {template!r} uses {{{base}}}, which this job does not have: use {', '.join(sorted(names))}"
+            )
+
+
+def fit(template: str, fields: Mapping[str, object], message: str) -> Optional[str]:
+    """Fill `template` and make it fit X's weighted 280: shorten the message a word at a time
+    (URLs are words, so never cut), then, if the rest alone is too long, the whole text. None if
+    nothing sensible fits."""
+    full = _tidy(template.format_map({**fields, "message": message}))
+    if _fits(full):
+        return full
+    words = message.split(" ")
+    shortened = _longest_fitting(
+        len(words), lambda n: _tidy(template.format_map({**fields, "message": _cut(words, n)}))
+    )
+    if shortened is not None:
+        return shortened
+    if "://" not in message and "www." not in message:
+        # Scripts written without spaces (Chinese, Japanese) have no words to cut at.
+        shortened = _longest_fitting(
+            len(message), lambda n: _tidy(template.format_map({**fields, "message": message[:n] + _ELLIPSIS}))
+        )
+        if shortened is not None:
+            return shortened
+    all_words = full.split(" ")
+    return _longest_fitting(len(all_words), lambda n: _cut(all_words, n))
+
+
+def format_elapsed(seconds: float) -> str:
+    """A short duration: 45s, 12m, 3h12m, 2d3h."""
+    seconds = max(0, int(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h{minutes:02d}m" if minutes else f"{hours}h"
+    if minutes:
+        return f"{minutes}m"
+    return f"{secs}s"
+
+
+def _longest_fitting(count: int, text_for: Callable[[int], str]) -> Optional[str]:
+    """The text for the largest n in 1..count-1 that fits (binary search: longer never fits better)."""
+    low, high, best = 1, count - 1, None
+    while low <= high:
+        middle = (low + high) // 2
+        text = text_for(middle)
+        if _fits(text):
+            best, low = text, middle + 1
+        else:
+            high = middle - 1
+    return best
+
+
+def _cut(words: list, count: int) -> str:
+    kept = " ".join(words[:count]).rstrip(" ,;:-")
+    # An ellipsis glued to a URL would become part of the link.
+    return kept + (" " if "://" in words[count - 1] or "www." in words[count - 1] else "") + _ELLIPSIS
+
+
+def _fits(text: str) -> bool:
+    checked = measure(text)
+    return bool(text) and checked.problem is None and checked.weighted_length <= MAX_WEIGHTED_LENGTH
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def _clean(message: str) -> str:
+    """A job's message as one line of plain text: no colour codes, no control characters."""
+    return " ".join(_CONTROL.sub(" ", _ANSI.sub("", message)).split())
+
+
+def _tidy(text: str) -> str:
+    """Drop what an empty field leaves behind: "finished in 3h: " -> "finished in 3h", "()" -> ""."""
+    text = re.sub(r"\s*\(\s*\)", "", text)
+    return re.sub(r"[\s:;,\-–—]+$", "", text).strip()
+
+
+def _posts(count: int) -> str:
+    return plural(count, "post")
+
+
+def slug(name: str) -> str:
+    """`name` as part of a file name in the state folder (job locks, checkpoints)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:60] or "job"

@@ -1,0 +1,213 @@
+"""`bot.py watch -- CMD ARGS...`: run any command and turn its output into progress posts.
+
+The command's output passes through unchanged while each line (or each line matching a
+pattern) becomes an update for the reporter. At the end the reporter posts "finished in 3h12m"
+or "failed with exit 2 after 40m: <last line>", and `watch` exits with the command's status::
+
+    code = watch(["rsync", "-a", "src/", "dst/"], reporter, patterns=Patterns.compile(r"(?P<percent>\\d+)%"))
+
+SIGINT, SIGTERM and SIGHUP are forwarded to the command. A command stopped that way (say by
+``systemctl restart``) has not failed: nothing is posted, and the next start continues the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import selectors
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import IO, Dict, List, Optional, Pattern, Sequence, Union
+
+from ..errors import CommandError, ExitStatus
+from .reporter import NullReporter, Reporter, Templates
+from .statusline import NullStatusLine, StatusLine
+
+__all__ = ["FIELDS", "TEMPLATES", "Patterns", "check_command", "default_name", "watch"]
+
+# The fields watch gives the templates, besides the reporter's own and the pattern's named groups.
+FIELDS = ("command", "line", "exit", "exit_code", "last_line")
+TEMPLATES = Templates(
+    progress="{name}: {message} ({elapsed})",
+    done="{name} finished in {elapsed}",
+    failed="{name} failed with {exit} after {elapsed}: {message}",
+)
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# How often a quiet command still gets the reporter's attention (a due post, the status line).
+TICK_SECONDS = 1.0
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Which output lines are news. `progress` None means every non-empty line; a line matching
+    `milestone` is a milestone. The message is the pattern's group named ``message``, or its
+    first group if no group is named, or else the whole line; named groups become template fields."""
+
+    progress: Optional[Pattern[str]] = None
+    milestone: Optional[Pattern[str]] = None
+
+    @classmethod
+    def compile(cls, progress: Optional[str] = None, milestone: Optional[str] = None) -> Patterns:
+        """Compile the flags' regular expressions, or raise ValueError saying which one is wrong."""
+        compiled = []
+        for flag, text in (("--pattern", progress), ("--milestone", milestone)):
+            try:
+                compiled.append(re.compile(text) if text else None)
+            except re.error as exc:
+                raise ValueError(f"{flag} {text!r} is not a regular expression ({exc})") from None
+        return cls(*compiled)
+
+    @property
+    def fields(self) -> List[str]:
+        names = set()
+        for pattern in (self.progress, self.milestone):
+            if pattern:
+                names |= set(pattern.groupindex)
+        return sorted(names - {"message"})
+
+    def update_for(self, line: str) -> Optional[tuple]:
+        """(message, fields, milestone) for a line that is news, else None."""
+        milestone = self.milestone.search(line) if self.milestone else None
+        match = milestone or (self.progress.search(line) if self.progress else None)
+        if match is None and (self.progress is not None or not line.strip()):
+            return None
+        fields: Dict[str, str] = {}
+        message = line
+        if match:
+            groups = {name: value or "" for name, value in match.groupdict().items()}
+            if "message" in groups:
+                message = groups.pop("message")
+            elif match.re.groups and not match.re.groupindex:
+                message = match.group(1) or ""
+            fields = groups
+        return message, fields, milestone is not None
+
+
+def default_name(command: Sequence[str]) -> str:
+    """The job's name when --name is not given: the program's file name."""
+    return os.path.basename(command[0]) or command[0]
+
+
+def check_command(command: Sequence[str]) -> None:
+    """Raise `CommandError` now, before any post, if `command` cannot be run."""
+    if not command:
+        raise CommandError(
+            "no command to watch: put it after --, e.g. bot.py watch -- ./backup.sh", exit_status=ExitStatus.USAGE
+        )
+    program = command[0]
+    found = shutil.which(program) if os.sep not in program else program
+    if found is None or not os.path.exists(found):
+        raise CommandError(
+            f"command not found: {program}: check the spelling, or give its full path "
+            "(cron and systemd run with a short PATH)",
+            exit_status=ExitStatus.COMMAND_NOT_FOUND,
+        )
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise CommandError(
+            f"cannot run {program}: it is not an executable file (chmod +x {program}?)",
+            exit_status=ExitStatus.CANNOT_EXECUTE,
+        )
+
+
+def watch(
+    command: Sequence[str],
+    reporter: Union[Reporter, NullReporter],
+    *,
+    patterns: Optional[Patterns] = None,
+    stdout: Optional[IO[bytes]] = None,
+    stderr: Optional[IO[bytes]] = None,
+    status: Optional[Union[StatusLine, NullStatusLine]] = None,
+) -> int:
+    """Run `command` to the end, reporting its output; returns the exit status to exit with
+    (the command's, or 128 + the signal that killed it)."""
+    status = status or NullStatusLine()
+    patterns = patterns or Patterns()  # every non-empty line is news
+    out = stdout or sys.stdout.buffer
+    err = stderr or sys.stderr.buffer
+    try:
+        # Its own session: a Ctrl-C in the terminal reaches it once, forwarded by us, not twice.
+        # (It can still read a terminal on stdin: job control only stops its own session's readers.)
+        child = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except FileNotFoundError:
+        raise CommandError(
+            f"command not found: {command[0]}: check the spelling, or give its full path",
+            exit_status=ExitStatus.COMMAND_NOT_FOUND,
+        ) from None
+    except PermissionError:
+        raise CommandError(
+            f"cannot run {command[0]}: it is not executable (chmod +x {command[0]})",
+            exit_status=ExitStatus.CANNOT_EXECUTE,
+        ) from None
+
+    forwarded: List[int] = []
+
+    def forward(signum: int, frame: object) -> None:
+        forwarded.append(signum)
+        with contextlib.suppress(ProcessLookupError):  # it has just ended
+            child.send_signal(signum)
+
+    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED_SIGNALS}
+    base_fields = {"command": _short(command)}
+    last_line = ""
+    try:
+        assert child.stdout is not None and child.stderr is not None
+        streams = {child.stdout.fileno(): out, child.stderr.fileno(): err}
+        partial: Dict[int, bytes] = {fd: b"" for fd in streams}
+        with selectors.DefaultSelector() as selector:
+            for pipe in (child.stdout, child.stderr):
+                selector.register(pipe, selectors.EVENT_READ)
+            while selector.get_map():
+                for key, _ in selector.select(timeout=TICK_SECONDS):
+                    fd = key.fd
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                        lines, partial[fd] = [partial[fd]], b""
+                    else:
+                        status.clear()
+                        streams[fd].write(chunk)
+                        streams[fd].flush()
+                        *lines, partial[fd] = _LINE_END.split(partial[fd] + chunk)
+                    for raw in lines:
+                        line = raw.decode("utf-8", "replace").strip()
+                        if not line:
+                            continue
+                        last_line = line
+                        news = patterns.update_for(line)
+                        if news:
+                            message, fields, milestone = news
+                            reporter.update(message, milestone=milestone, **base_fields, line=line, **fields)
+                reporter.tick()
+                status.redraw()
+        code = child.wait()
+    finally:
+        if child.poll() is None:  # we are leaving on an exception: do not leave it running alone
+            child.terminate()
+            child.wait()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        status.clear()
+
+    exit_code = code if code >= 0 else 128 - code
+    ended = f"exit {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
+    fields = dict(base_fields, exit=ended, exit_code=exit_code, last_line=last_line, line=last_line)
+    fields.update({name: "" for name in patterns.fields})
+    if forwarded:  # stopped (systemctl stop, Ctrl-C), not finished, whatever its exit status
+        reporter.stop()
+    elif code == 0:
+        reporter.done("", **fields)
+    else:
+        reporter.failed(last_line or "(no output)", **fields)
+    status.clear()  # leave the terminal as we found it
+    return exit_code
+
+
+def _short(command: Sequence[str], limit: int = 80) -> str:
+    text = shlex.join(command)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,235 @@
+"""Running unattended: the daemon, and the crontab lines and systemd units for this checkout.
+
+python bot.py daemon [--dry-run]                   stay running, post at TWEET_TIMES
+python bot.py cron | systemd [--system] [--write]  crontab lines / systemd units for this checkout
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import pwd
+import random
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+from ..arguments import Commands, Parser, add_command, global_settings
+from ..config import PROJECT_DIR, Config, env_file_warnings, load_config
+from ..errors import BotError, ConfigError, ExitStatus
+from ..files import write_atomically
+from ..history import ensure_state_dir
+from ..networks import poster_for
+from ..posting.scheduled import log_result, run_once
+from ..posting.tweets import load_tweets
+from ..secrets import scrub, scrub_also
+from ..wording import plural
+from .daemon import Daemon, use_zone, zone_for
+from .install import Paths, crontab, systemd_units, unit_user
+
+__all__ = ["register"]
+
+log = logging.getLogger("twitterbot")
+
+
+def register(parser: Parser, commands: Commands) -> None:
+    _add_daemon(commands)
+    _add_cron(commands)
+    _add_systemd(commands)
+
+
+def _daemon(args: argparse.Namespace, config: Config) -> int:
+    """Stay in the foreground and do a scheduled run at each of TWEET_TIMES, until SIGTERM;
+    SIGHUP re-reads the env file and the tweets file and carries on."""
+    for warning in env_file_warnings(config):
+        log.warning(warning)
+    current = {"config": config, "poster": None if args.dry_run else poster_for(config)}
+    rng = random.Random(args.seed)
+
+    def run_slot(time_of_day: str) -> None:
+        # The daemon's own error boundary: one bad run is logged and the daemon carries on.
+        settings = current["config"]
+        try:
+            log_result(run_once(settings, poster=current["poster"], rng=rng, dry_run=args.dry_run))
+        except BotError as exc:
+            log.error("%s run: %s", time_of_day, scrub(str(exc), settings.credentials.secrets()))
+        except Exception:
+            log.exception("%s run failed unexpectedly; the daemon carries on (please report this)", time_of_day)
+
+    def reload() -> None:
+        """SIGHUP: read the settings again; a bad file leaves the settings in use unchanged."""
+        old = current["config"]
+        try:
+            new = load_config(
+                project_dir=PROJECT_DIR,
+                env_file=old.env_file,
+                environ=os.environ,
+                overrides={**args.settings, **global_settings(args)},
+            )
+            poster = None if args.dry_run else poster_for(new)
+        except BotError as exc:
+            log.error("reload: %s; carrying on with the settings in use", scrub(str(exc), old.credentials.secrets()))
+            return
+        changes = _changed_settings(old, new)
+        log.info("reloaded %s: %s", new.env_file or "the environment", "; ".join(changes) or "no setting changed")
+        for warning in env_file_warnings(new):
+            log.warning(warning)
+        try:
+            tweets = load_tweets(new.tweets_file)
+            log.info("%s: %s ready to post", new.tweets_file, plural(len(tweets.lines), "line"))
+        except BotError as exc:
+            log.error("reload: %s (the next run reads it again)", exc)
+        logging.getLogger().setLevel(new.log_level)
+        if (new.times, new.timezone, new.jitter) != (old.times, old.timezone, old.jitter):
+            use_zone(new.timezone)
+            daemon.reschedule(new.times, zone=zone_for(new.timezone), jitter=new.jitter)
+        scrub_also(new.credentials.secrets())
+        current.update(config=new, poster=poster)
+
+    use_zone(config.timezone)  # before building the jobs: schedule works in local time
+    zone = zone_for(config.timezone)
+    daemon = Daemon.build(config.times, run_slot=run_slot, zone=zone, rng=rng, jitter=config.jitter, reload=reload)
+    daemon.install_signal_handlers()
+    log.info(
+        "daemon started: runs at %s (%s)%s",
+        ", ".join(config.times),
+        config.timezone or "system time zone",
+        "; dry run, nothing will be posted" if args.dry_run else "",
+    )
+    daemon.serve()
+    log.info("daemon stopped")
+    return int(ExitStatus.OK)
+
+
+# Config fields as the settings that set them, for the reload's log line.
+_SETTING_OF_FIELD = {
+    "tweets_file": "TWEETS_FILE",
+    "one_in": "TWEET_ONE_IN",
+    "max_posts_per_day": "MAX_POSTS_PER_DAY",
+    "min_post_gap": "MIN_POST_GAP",
+    "state_dir": "BOT_STATE_DIR",
+    "log_file": "LOG_FILE",
+    "log_level": "LOG_LEVEL",
+    "times": "TWEET_TIMES",
+    "timezone": "TWEET_TIMEZONE",
+    "jitter": "TWEET_JITTER",
+    "api_timeout": "X_API_TIMEOUT",
+    "api_retries": "X_API_RETRIES",
+    "api_base_url": "X_API_BASE_URL",
+}
+
+
+def _changed_settings(old: Config, new: Config) -> List[str]:
+    """What a reload changed, as "SETTING old -> new"; the keys are only named, never shown."""
+    changes = ["the X keys changed"] if old.credentials != new.credentials else []
+    for name, setting in _SETTING_OF_FIELD.items():
+        before, after = getattr(old, name), getattr(new, name)
+        if before != after:
+            show = (lambda value: ",".join(value)) if name == "times" else str
+            changes.append(f"{setting} {show(before)} -> {show(after)}")
+    if old.log_file != new.log_file:
+        changes.append("(LOG_FILE takes effect at the next start)")
+    return changes
+
+
+def _cron(args: argparse.Namespace, config: Config) -> int:
+    """Print crontab lines for this checkout."""
+    ensure_state_dir(config.state_dir)  # the lock and the log of the cron line live there
+    print(crontab(config, _paths(config, user=_current_user())), end="")
+    return int(ExitStatus.OK)
+
+
+def _systemd(args: argparse.Namespace, config: Config) -> int:
+    """Print (or write) systemd units for this checkout."""
+    user = unit_user(args.run_as, system=args.system, current=_current_user(), environ=os.environ)
+    _make_state_dir_for(config.state_dir, user)  # ReadWritePaths= needs it to exist
+    units = systemd_units(config, _paths(config, user=user or _current_user()), system=args.system)
+    if not args.write:
+        for name, text in units.items():
+            print(f"# ---- {name} ----\n{text}")
+        return int(ExitStatus.OK)
+    folder = Path("/etc/systemd/system") if args.system else Path.home() / ".config/systemd/user"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in units.items():
+            write_atomically(folder / name, text)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the units to {folder} ({exc.strerror})"
+            + (": run it with sudo, or print them and copy them by hand" if args.system else "")
+        ) from None
+    ctl = "sudo systemctl" if args.system else "systemctl --user"
+    print(f"wrote {', '.join(units)} to {folder}. Next:")
+    print(f"  {ctl} daemon-reload")
+    print(f"  {ctl} enable --now twitterbot.timer        # or twitterbot-daemon.service, not both")
+    if not args.system:
+        print(f"  sudo loginctl enable-linger {_current_user()}   # keep user timers running after you log out")
+    print(
+        f"  {ctl} start twitterbot.service             # one run now, to test; then: journalctl "
+        + ("-u" if args.system else "--user -u")
+        + " twitterbot"
+    )
+    return int(ExitStatus.OK)
+
+
+def _make_state_dir_for(state_dir: Path, user: Optional[str]) -> None:
+    """Create the state folder the units will write to. Made by root (under sudo) for units that
+    run as another user, it is given to that user: a root-owned folder would stop every run (73)."""
+    existed = state_dir.exists()
+    ensure_state_dir(state_dir)
+    if existed or not user or os.geteuid() != 0 or user == "root":
+        return
+    try:
+        owner = pwd.getpwnam(user)
+    except KeyError:
+        log.warning("there is no user %s on this machine: the state folder %s stays root's", user, state_dir)
+        return
+    os.chown(state_dir, owner.pw_uid, owner.pw_gid)
+    log.info("made the state folder %s and gave it to %s, who the units run as", state_dir, user)
+
+
+def _paths(config: Config, *, user: str) -> Paths:
+    if PROJECT_DIR is None:
+        raise ConfigError(
+            "cron and systemd lines run bot.py from a checkout, and this installed twitterbot command has none: "
+            "git clone the project (README 'Install') and run  .venv/bin/python bot.py cron  there"
+        )
+    python = Path(sys.executable).absolute()  # the venv's python when run as .venv/bin/python
+    if sys.prefix == sys.base_prefix:
+        log.warning("this python (%s) is not a virtualenv's: run this command with .venv/bin/python", python)
+    return Paths.for_checkout(config, python=python, user=user, project_dir=PROJECT_DIR)
+
+
+def _current_user() -> str:
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def _add_daemon(commands: Commands) -> None:
+    daemon = add_command(
+        commands,
+        "daemon",
+        _daemon,
+        takes=("dry_run",),
+        dry_run_help="decide at each time, post nothing",
+        help="stay running and post at TWEET_TIMES",
+    )
+    daemon.add_shared("--seed", type=int, metavar="N", help="seed the rolls and picks")
+
+
+def _add_cron(commands: Commands) -> None:
+    add_command(commands, "cron", _cron, help="print crontab lines for this checkout")
+
+
+def _add_systemd(commands: Commands) -> None:
+    units = add_command(commands, "systemd", _systemd, help="print or write systemd units for this checkout")
+    units.add_argument(
+        "--system", action="store_true", help="units for /etc/systemd/system (default: systemctl --user)"
+    )
+    units.add_argument(
+        "--run-as",
+        metavar="USER",
+        help="with --system: User= of the units (default: you, or under sudo the user who ran sudo; never root "
+        "unless given)",
+    )
+    units.add_argument("--write", action="store_true", help="write them to the unit folder instead of printing")

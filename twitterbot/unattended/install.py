@@ -1,0 +1,272 @@
+"""Crontab lines and systemd units, filled in with this checkout's absolute paths.
+
+Cron and systemd start the bot with a bare PATH in another directory, so every path in these
+files is absolute: the venv's python, bot.py, the lock and the log. ``python bot.py cron`` and
+``python bot.py systemd`` print them; ``crontab.example`` and ``systemd/`` in the repository are
+the same output for ``/home/pi/twitterbot`` and the user ``pi`` (a test keeps them in step)::
+
+    paths = Paths.for_checkout(config, python=Path(sys.executable), user="pi")
+    print(crontab(config, paths))
+    units = systemd_units(config, paths, system=True)   # {"twitterbot.service": "...", ...}
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional
+
+from ..config import Config, load_config, time_to_seconds
+from ..errors import ConfigError, UsageError
+
+__all__ = ["Paths", "UNIT_NAMES", "crontab", "systemd_units", "unit_user"]
+
+log = logging.getLogger(__name__)
+
+SERVICE, TIMER, DAEMON = "twitterbot.service", "twitterbot.timer", "twitterbot-daemon.service"
+UNIT_NAMES = (SERVICE, TIMER, DAEMON)
+
+# Exit codes that another try cannot fix (usage, tweets file, keys, config): no restart loop.
+_NO_RESTART = "64 65 77 78"
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where things are, as cron and systemd must be told."""
+
+    project_dir: Path
+    python: Path  # the venv's python, not resolved: resolving would leave the venv
+    env_file: Optional[Path]  # passed with --env-file when it is not the default .env
+    state_dir: Path
+    log_file: Optional[Path]
+    user: str
+
+    @classmethod
+    def for_checkout(cls, config: Config, *, python: Path, user: str, project_dir: Path) -> Paths:
+        default_env = project_dir / ".env"
+        env_file = config.env_file if config.env_file and config.env_file != default_env else None
+        return cls(project_dir, python, env_file, config.state_dir, config.log_file, user)
+
+    @property
+    def bot_py(self) -> Path:
+        return self.project_dir / "bot.py"
+
+    def command(self, *args: str) -> str:
+        words = [str(self.python), str(self.bot_py)]
+        if self.env_file:
+            words += ["--env-file", str(self.env_file)]
+        return " ".join(shlex.quote(word) for word in words + list(args))
+
+
+def crontab(config: Config, paths: Paths) -> str:
+    """Crontab lines for TWEET_TIMES: one line per minute of the hour, with the hours listed."""
+    hours_by_minute: Dict[int, List[int]] = defaultdict(list)
+    for time_of_day in config.times:
+        seconds = time_to_seconds(time_of_day)
+        if seconds % 60:
+            raise ConfigError(
+                f"cron starts jobs on the minute, but TWEET_TIMES has {time_of_day}: use HH:MM times, "
+                "or the daemon or the systemd timer"
+            )
+        hours_by_minute[seconds // 60 % 60].append(seconds // 3600)
+
+    lock = paths.state_dir / "cron.lock"
+    log = paths.state_dir / "cron.log"
+    command = (
+        f"/usr/bin/flock -n {shlex.quote(str(lock))} {paths.command('-q', '--jitter')} >> {shlex.quote(str(log))} 2>&1"
+    )
+    zone_note = (
+        f"# TWEET_TIMEZONE={config.timezone} is not used here: cron runs in the system's zone. cronie\n"
+        f"# understands a CRON_TZ={config.timezone} line above the jobs; Debian's cron does not, so set the\n"
+        "# system's zone (sudo timedatectl set-timezone ...) or use the systemd timer instead.\n"
+        if config.timezone
+        else "# Times are the system's local time (timedatectl shows the zone). cronie also reads a\n"
+        "# CRON_TZ=Europe/London line above the jobs; Debian's cron does not.\n"
+    )
+    lines = [
+        f"# twitterbot: a scheduled run at {', '.join(config.times)}. Install with `crontab -e` and paste",
+        "# these lines (piping into `crontab -` would replace your whole crontab).",
+        "#",
+        "# Every path is absolute because cron starts jobs in $HOME with PATH=/usr/bin:/bin.",
+        "# flock -n skips a run while the previous one still runs (the bot also locks itself).",
+        "# -q keeps the log to warnings and errors; `python bot.py history` shows every decision.",
+        "# --jitter waits a random 0..TWEET_JITTER (read at each run) first, as the timer and the daemon do.",
+        f"# The lock and the log live in {paths.state_dir}, which `python bot.py check` creates.",
+        "# In a crontab command % means a new line: write \\% if you add one (e.g. date +\\%F).",
+        zone_note.rstrip("\n"),
+    ]
+    for minute, hours in sorted(hours_by_minute.items()):
+        lines.append(f"{minute} {','.join(str(hour) for hour in sorted(hours))} * * * {command}")
+    return "\n".join(lines) + "\n"
+
+
+def systemd_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
+    """The oneshot service, its timer and the daemon service, for a system or a user install."""
+    zone = f" {config.timezone}" if config.timezone else ""
+    calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config.times)
+    jitter = int(config.jitter)
+    delay = (
+        f"# Wait a random 0-{jitter} s after each time (TWEET_JITTER), drawn anew each time, as the\n"
+        "# cron line and the daemon do.\n"
+        f"RandomizedDelaySec={jitter}\n"
+        if jitter
+        else "# TWEET_JITTER=10m (then regenerate) would add RandomizedDelaySec=600: each run at a random\n"
+        "# moment up to 10 minutes later, drawn anew each time, as the cron line and the daemon do.\n"
+    )
+    unit_head = (
+        "Documentation=file://{readme}\n"
+        "# Post only once the network is up and the clock has been set: a Raspberry Pi has no\n"
+        "# real-time clock. For time-sync.target to wait for NTP, enable the waiter once:\n"
+        "#   sudo systemctl enable systemd-time-wait-sync.service\n"
+        "Wants=network-online.target time-sync.target\n"
+        "After=network-online.target time-sync.target\n"
+    ).format(readme=paths.project_dir / "README.md")
+    who = f"User={paths.user}\n" if system else ""
+    hardening = (
+        _hardening(paths)
+        if system
+        else (
+            "# User services cannot use most sandboxing options without user namespaces; the system\n"
+            "# install (python bot.py systemd --system) has the full set.\n"
+            "NoNewPrivileges=yes\nUMask=0077\n"
+        )
+    )
+    wanted_by = "multi-user.target" if system else "default.target"
+    service = f"""[Unit]
+Description=twitterbot: one scheduled run (post a line of tweets.txt on 1 run in N)
+{unit_head}
+[Service]
+Type=oneshot
+{who}WorkingDirectory={paths.project_dir}
+ExecStart={paths.command()}
+# A run takes seconds; a slow network can stretch it to X_API_TIMEOUT per try.
+TimeoutStartSec=10min
+{hardening}"""
+    timer = f"""[Unit]
+Description=twitterbot at {", ".join(config.times)}{zone}
+
+[Timer]
+{calendars}
+# Persistent=false on purpose: with true, a Pi that was off at a run time would post a catch-up
+# at every boot. A missed run is simply missed; the 1-in-N roll makes that invisible.
+Persistent=false
+{delay}
+[Install]
+WantedBy=timers.target
+"""
+    daemon = f"""[Unit]
+Description=twitterbot daemon: scheduled runs at TWEET_TIMES (instead of the timer; enable one, not both)
+{unit_head}
+[Service]
+# The daemon tells systemd when it is ready (sd_notify) and stops within a second on SIGTERM,
+# after finishing a post already in flight.
+Type=notify
+{who}WorkingDirectory={paths.project_dir}
+ExecStart={paths.command("daemon")}
+# `systemctl reload`: the daemon re-reads the env file and the tweets file between runs.
+ExecReload=/bin/kill -HUP $MAINPID
+Restart=on-failure
+RestartSec=30s
+# A bad setting or rejected keys will not fix themselves: do not restart in a loop.
+RestartPreventExitStatus={_NO_RESTART}
+TimeoutStopSec=90s
+{hardening}
+[Install]
+WantedBy={wanted_by}
+"""
+    return {SERVICE: service, TIMER: timer, DAEMON: daemon}
+
+
+def unit_user(requested: Optional[str], *, system: bool, current: str, environ: Mapping[str, str]) -> Optional[str]:
+    """The User= of system units (None for user units, which run as their owner): `requested`
+    (--run-as), else the user who ran sudo, else `current`. Never root unless asked by name: a bot
+    that posts from tweets.txt has no business running as root."""
+    if not system:
+        if requested:
+            raise UsageError("--run-as sets User= of system units: add --system, or leave --run-as out")
+        if current == "root" and environ.get("SUDO_USER", "root") != "root":
+            raise UsageError(
+                "user units made under sudo would be root's, in /root: run it without sudo for your own "
+                "(systemctl --user) units, or add --system for units in /etc/systemd/system"
+            )
+        return None
+    if requested:
+        return requested
+    user = current
+    sudo_user = environ.get("SUDO_USER", "")
+    if current == "root" and sudo_user and sudo_user != "root":
+        user = sudo_user
+        log.info("running under sudo: the units will run as %s, who ran sudo (--run-as USER chooses another)", user)
+    if user == "root":
+        raise UsageError(
+            "the units would run as root: give --run-as USER (the user who owns this checkout, e.g. pi), "
+            "or --run-as root if you really mean it"
+        )
+    return user
+
+
+def _hardening(paths: Paths) -> str:
+    writable = [paths.state_dir]
+    if paths.log_file and not _is_within(paths.log_file.parent, paths.state_dir):
+        writable.append(paths.log_file.parent)
+    return (
+        "# Sandboxing: the bot may write only its state folder (history, lock) and log folder.\n"
+        "NoNewPrivileges=yes\n"
+        "ProtectSystem=strict\n"
+        "ProtectHome=read-only\n"
+        f"ReadWritePaths={' '.join(str(path) for path in writable)}\n"
+        "PrivateTmp=yes\n"
+        "PrivateDevices=yes\n"
+        "ProtectKernelTunables=yes\n"
+        "ProtectKernelModules=yes\n"
+        "ProtectKernelLogs=yes\n"
+        "ProtectControlGroups=yes\n"
+        "ProtectClock=yes\n"
+        "ProtectHostname=yes\n"
+        "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"
+        "RestrictNamespaces=yes\n"
+        "RestrictRealtime=yes\n"
+        "RestrictSUIDSGID=yes\n"
+        "LockPersonality=yes\n"
+        "SystemCallArchitectures=native\n"
+        "UMask=0077\n"
+    )
+
+
+def _with_seconds(time_of_day: str) -> str:
+    return time_of_day if time_of_day.count(":") == 2 else time_of_day + ":00"
+
+
+def _is_within(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
+EXAMPLE_DIR = Path("/home/pi/twitterbot")
+
+
+def examples() -> Dict[str, str]:
+    """The repository's crontab.example and systemd/ files: this module's output for a typical Pi
+    (checkout in /home/pi/twitterbot, user pi, default settings). Regenerate with
+    ``python -m twitterbot.unattended.install``."""
+    config = load_config(project_dir=EXAMPLE_DIR, environ={})
+    paths = Paths.for_checkout(config, python=EXAMPLE_DIR / ".venv/bin/python", user="pi", project_dir=EXAMPLE_DIR)
+    files = {"crontab.example": crontab(config, paths)}
+    files.update({f"systemd/{name}": text for name, text in systemd_units(config, paths, system=True).items()})
+    return files
+
+
+if __name__ == "__main__":
+    from ..files import write_atomically
+
+    repository = Path(__file__).resolve().parents[2]
+    for relative, text in examples().items():
+        (repository / relative).parent.mkdir(exist_ok=True)
+        write_atomically(repository / relative, text)
+        print("wrote", relative)
