@@ -14,7 +14,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from twitterbot.jobs.puzzles.equation import evaluate, parse  # noqa: E402  (the file format only)
 
-ORDER = [(12, []), (13, ["row1"]), (23, []), (33, ["col3"]), (21, []), (22, ["row2"]), (31, ["col1"]), (32, ["col2", "row3"])]
+ORDER = [
+    (12, []),
+    (13, ["row1"]),
+    (23, []),
+    (33, ["col3"]),
+    (21, []),
+    (22, ["row2"]),
+    (31, ["col1"]),
+    (32, ["col2", "row3"]),
+]
 
 
 def solve_seed(text: str, limit: Optional[float] = None) -> int:

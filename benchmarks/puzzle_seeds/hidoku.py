@@ -43,7 +43,9 @@ class _Board:
         self.numbers = range(1, height * width + 1)
         present = set(int(v) for v in self.grid.flatten())
         self.left = [n for n in self.numbers if n not in present]
-        self.where = {int(self.grid[y, x]): (y, x) for y in range(height) for x in range(width) if self.grid[y, x] != EMPTY}
+        self.where = {
+            int(self.grid[y, x]): (y, x) for y in range(height) for x in range(width) if self.grid[y, x] != EMPTY
+        }
         self.places = [(n, y, x) for n in self.left for y in range(height) for x in range(width) if self.fits(n, y, x)]
         self.links = numpy.ones([height, width], int) * 2
         for y in range(height):

@@ -12,7 +12,10 @@ from typing import List, Optional
 def _field(text: str) -> List[List[int]]:
     rows = [line.split(",") for line in text.splitlines() if line.strip() and not line.startswith("#")]
     # sector-major, as the seed stores it: field[sector][ring], 0 for empty
-    return [[0 if rows[ring][sector].strip() == "_" else int(rows[ring][sector]) for ring in range(3)] for sector in range(6)]
+    return [
+        [0 if rows[ring][sector].strip() == "_" else int(rows[ring][sector]) for ring in range(3)]
+        for sector in range(6)
+    ]
 
 
 def _valid(field: List[List[int]]) -> bool:
