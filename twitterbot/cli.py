@@ -45,6 +45,7 @@ COMMANDS = (
     "twitterbot.progress.commands",  # watch
     "twitterbot.jobs.pegs.command",  # pegs
     "twitterbot.jobs.monkey.command",  # monkey
+    "twitterbot.jobs.puzzles.command",  # puzzle
 )
 
 
