@@ -79,6 +79,7 @@ EXAMPLE = (
 )
 
 HOLE = "-"
+Figures = Tuple[int, int, int]
 
 
 @dataclass(frozen=True)
@@ -175,8 +176,12 @@ def parse(text: str, source: str = "example", **options: Any) -> Panguru:
 
 
 class _Board:
-    """The puzzle in numbers: colours are small integers (the hole is 0, the colour it
-    stands for on the goal board is `spare`), a position is a bytes string of them."""
+    """The puzzle in numbers: colours are small integers (the hole is 0, the plate colour it
+    ends on is `spare`), a position is a bytes string of them.
+
+    A move changes two places, so the figures the bound needs (misplaced pebbles, and how many of
+    them involve the hole's colour) are carried along and updated from tables, and only the
+    grouping of colours into cycles is worked out afresh, when the rest does not already decide."""
 
     def __init__(self, puzzle: Panguru) -> None:
         colours = sorted(set(puzzle.plates))
@@ -187,48 +192,95 @@ class _Board:
         (spare,) = (Counter(puzzle.plates) - Counter(puzzle.pebbles.replace(HOLE, ""))).keys()
         self.spare = number[spare]
         self.start = bytes(0 if char == HOLE else number[char] for char in puzzle.pebbles)
-        self.colours = len(colours) + 1
-        self._bounds: Dict[bytes, int] = {}
+        self.codes = len(colours) + 1  # pebble codes: 0 the hole, then the colours
+        # Per place and pebble code: 1 if misplaced there; and 1 if misplaced and of the hole's colour.
+        self.misplaced = [[int(self._wrong(plate, code)) for code in range(self.codes)] for plate in self.plates]
+        self.touches_spare = [
+            [int(code != 0 and self._wrong(plate, code) and self.spare in (plate, code)) for code in range(self.codes)]
+            for plate in self.plates
+        ]
+        self.hole_on_spare = [plate == self.spare for plate in self.plates]
+        # 1 where a misplaced pebble has no line to any plate of its colour: it must move twice.
+        self.far = [
+            [
+                int(
+                    code != 0
+                    and self._wrong(plate, code)
+                    and all(self.plates[other] != code for other in self.moves[place])
+                )
+                for code in range(self.codes)
+            ]
+            for place, plate in enumerate(self.plates)
+        ]
+        self._groups: Dict[bytes, int] = {}
 
-    def bound(self, position: bytes) -> int:
-        """Moves needed at least: exact when pebbles may move anywhere (see the module docstring)."""
-        known = self._bounds.get(position)
-        if known is not None:
-            return known
-        parent = list(range(self.colours))
+    def _wrong(self, plate: int, code: int) -> bool:
+        return code != plate and not (code == 0 and plate == self.spare)
 
-        def root(colour: int) -> int:
-            while parent[colour] != colour:
-                parent[colour] = parent[parent[colour]]
-                colour = parent[colour]
-            return colour
+    def figures(self, position: bytes) -> Figures:
+        """(misplaced places, misplaced pebbles involving the hole's colour, misplaced pebbles
+        with no line to their colour) of a position."""
+        return (
+            sum(self.misplaced[place][code] for place, code in enumerate(position)),
+            sum(self.touches_spare[place][code] for place, code in enumerate(position)),
+            sum(self.far[place][code] for place, code in enumerate(position)),
+        )
 
-        misplaced = 0
-        hole_misplaced = False
-        seen = set()
-        for plate, pebble in zip(self.plates, position):
-            if pebble == 0:
+    def cycle_bound(self, hole: int, figures: Figures) -> int:
+        """The free-move bound with every misplaced colour taken as one cycle (a lower bound of it)."""
+        misplaced, spare, _ = figures
+        if not misplaced:
+            return 0
+        if not self.hole_on_spare[hole]:
+            return misplaced - 1  # the hole's own cycle costs one move less than its length
+        return misplaced + (0 if spare else 1)  # the hole can join a cycle through its colour
+
+    def line_bound(self, hole: int, figures: Figures) -> int:
+        """One move per misplaced pebble, two for those with no line to a plate of their colour."""
+        return figures[0] - (0 if self.hole_on_spare[hole] else 1) + figures[2]
+
+    def bound(self, position: bytes, hole: int, figures: Figures) -> int:
+        """Moves needed at least: the larger of the free-move count (see the module docstring)
+        and the line bound."""
+        if figures[0] == 0:
+            return 0
+        groups = self._groups.get(position)
+        if groups is None:
+            groups = self._count_groups(position)
+            if len(self._groups) < 1_000_000:
+                self._groups[position] = groups
+        return max(self.cycle_bound(hole, figures) + groups - 1, self.line_bound(hole, figures))
+
+    def _count_groups(self, position: bytes) -> int:
+        """How many connected groups the misplaced (plate colour, pebble colour) pairs form."""
+        links = [0] * self.codes
+        for plate, code in zip(self.plates, position):
+            if code == 0:
                 if plate == self.spare:
                     continue
-                hole_misplaced = True
-                pebble = self.spare
-            elif pebble == plate:
+                code = self.spare
+            elif code == plate:
                 continue
-            misplaced += 1
-            seen.add(plate)
-            parent[root(plate)] = root(pebble)
-            seen.add(pebble)
-        groups = len({root(colour) for colour in seen})
-        if hole_misplaced:
-            bonus = 2  # the hole's own cycle costs one move less than its length, not one more
-        elif self.spare in seen:
-            bonus = 1  # the hole can join the cycle through its colour, saving a move
-        else:
-            bonus = 0
-        value = misplaced + groups - bonus if misplaced else 0
-        if len(self._bounds) < 2_000_000:
-            self._bounds[position] = value
-        return value
+            links[plate] |= 1 << code
+            links[code] |= 1 << plate
+        unseen = 0
+        for colour, link in enumerate(links):
+            if link:
+                unseen |= 1 << colour
+        groups = 0
+        while unseen:
+            group = unseen & -unseen
+            grown = 0
+            while grown != group:
+                grown = group
+                rest = group
+                while rest:
+                    bit = rest & -rest
+                    rest ^= bit
+                    group |= links[bit.bit_length() - 1]
+            unseen &= ~group
+            groups += 1
+        return groups
 
 
 def _move(position: bytes, hole: int, pebble: int) -> bytes:
@@ -247,35 +299,54 @@ class _Counter:
         self.board = board
         self.memo: Dict[Tuple[bytes, int], int] = {}
         self.nodes = 0
+        # A bound can exceed the quick one by at most one per colour group beyond the first.
+        self.spread = board.codes
 
-    def count(self, position: bytes, hole: int, left: int) -> int:
-        if left == 0:
-            return 1 if self.board.bound(position) == 0 else 0
+    def _children(self, position: bytes, hole: int, figures: Figures) -> Iterator[Tuple[int, bytes, Figures]]:
+        misplaced, touches, far = self.board.misplaced, self.board.touches_spare, self.board.far
+        wrong, spare, distant = figures
+        for pebble in self.board.moves[hole]:
+            code = position[pebble]
+            after = (
+                wrong - misplaced[hole][0] - misplaced[pebble][code] + misplaced[hole][code] + misplaced[pebble][0],
+                spare - touches[hole][0] - touches[pebble][code] + touches[hole][code] + touches[pebble][0],
+                distant - far[pebble][code] + far[hole][code],
+            )
+            yield pebble, _move(position, hole, pebble), after
+
+    def fits(self, child: bytes, pebble: int, after: Figures, moves: int) -> bool:
+        """Whether the bound allows reaching the goal from `child` in `moves` moves."""
+        cycles = self.board.cycle_bound(pebble, after)
+        if cycles > moves or self.board.line_bound(pebble, after) > moves:
+            return False
+        if cycles + self.spread <= moves:
+            return True
+        return self.board.bound(child, pebble, after) <= moves
+
+    def count(self, position: bytes, hole: int, figures: Tuple[int, int], left: int) -> int:
         key = (position, left)
         known = self.memo.get(key)
         if known is not None:
             return known
         self.nodes += 1
         total = 0
-        for pebble in self.board.moves[hole]:
-            child = _move(position, hole, pebble)
-            if self.board.bound(child) <= left - 1:
-                total += self.count(child, pebble, left - 1)
+        for pebble, child, after in self._children(position, hole, figures):
+            if self.fits(child, pebble, after, left - 1):
+                total += self.count(child, pebble, after, left - 1) if left > 1 else 1
         self.memo[key] = total
         return total
 
-    def sequences(self, position: bytes, hole: int, left: int) -> Iterator[List[int]]:
+    def sequences(self, position: bytes, hole: int, figures: Tuple[int, int], left: int) -> Iterator[List[int]]:
         """Every optimal sequence, in move-table order, from what `count` remembered."""
         if left == 0:
             yield []
             return
-        for pebble in self.board.moves[hole]:
-            child = _move(position, hole, pebble)
+        for pebble, child, after in self._children(position, hole, figures):
             if left == 1:
-                if self.board.bound(child) == 0:
+                if after[0] == 0:
                     yield [pebble]
             elif self.memo.get((child, left - 1)):
-                for rest in self.sequences(child, pebble, left - 1):
+                for rest in self.sequences(child, pebble, after, left - 1):
                     yield [pebble, *rest]
 
 
@@ -298,7 +369,8 @@ def solve(
     board = _Board(puzzle)
     counter = _Counter(board)
     hole = board.start.index(0)
-    budget = board.bound(board.start)
+    figures = board.figures(board.start)
+    budget = board.bound(board.start, hole, figures)
     if resume and isinstance(resume.get("budget"), int):
         budget = max(budget, resume["budget"])
     if not _reachable(board, hole):
@@ -309,7 +381,7 @@ def solve(
     try:
         while True:
             yield Progress(counter.nodes, clock() - started, 0, None, {"budget": budget})
-            total = counter.count(board.start, hole, budget)
+            total = counter.count(board.start, hole, figures, budget) if budget else 1
             if total or budget >= max_moves:
                 break
             budget += 1
@@ -318,14 +390,13 @@ def solve(
     if not total:
         yield Finished(0, False, counter.nodes, clock() - started, {"moves": None, "hint": []})
         return
-    for sequence in counter.sequences(board.start, hole, budget):
+    for sequence in counter.sequences(board.start, hole, figures, budget):
         yield Found(tuple(sequence), counter.nodes, clock() - started)
         if not all_solutions:
             break
     hint = []
-    for pebble in board.moves[hole]:
-        child = _move(board.start, hole, pebble)
-        ways = counter.memo.get((child, budget - 1), 0) if budget > 1 else int(board.bound(child) == 0)
+    for pebble, child, after in counter._children(board.start, hole, figures):
+        ways = counter.memo.get((child, budget - 1), 0) if budget > 1 else int(after[0] == 0)
         if ways:
             hint.append({"move": pebble, "sequences": ways})
     yield Finished(total, True, counter.nodes, clock() - started, {"moves": budget, "hint": hint})
