@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from twitterbot.jobs.puzzles import Finished, Found, Progress, PuzzleFileError
-from twitterbot.jobs.puzzles import checkerboard
+from twitterbot.jobs.puzzles import Finished, Found, Progress, PuzzleFileError, checkerboard
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "puzzles"
 
@@ -107,7 +106,9 @@ def brute_force(text, rows, cols):
     if rows == cols:
         maps += [lambda r, c: (c, r), lambda r, c: (rows - 1 - c, rows - 1 - r)]
         maps += [lambda r, c: (c, rows - 1 - r), lambda r, c: (rows - 1 - c, r)]
-    keep = [m for m in maps if all(board_colour(*m(r, c)) == board_colour(r, c) for r in range(rows) for c in range(cols))]
+    keep = [
+        m for m in maps if all(board_colour(*m(r, c)) == board_colour(r, c) for r in range(rows) for c in range(cols))
+    ]
     orbits = set()
     for tiling in tilings:
         images = [frozenset((frozenset(m(*cell) for cell in squares), k) for squares, k in tiling) for m in keep]
@@ -146,7 +147,8 @@ def random_stones(rng, rows, cols):
         r0, c0 = min(r for r, _ in cells), min(c for _, c in cells)
         r1, c1 = max(r for r, _ in cells), max(c for _, c in cells)
         lines = [
-            ",".join(board_colour(r, c) if (r, c) in cells else "_" for c in range(c0, c1 + 1)) for r in range(r0, r1 + 1)
+            ",".join(board_colour(r, c) if (r, c) in cells else "_" for c in range(c0, c1 + 1))
+            for r in range(r0, r1 + 1)
         ]
         blocks.append("\n".join(lines))
     return "\n====\n".join(blocks) + "\n"
@@ -203,9 +205,7 @@ def test_a_search_resumed_from_a_checkpoint_finds_the_rest():
     puzzle = checkerboard.parse(text, "random", board="5x6")
     everything, finished = run(puzzle)
     ticks = itertools.count()
-    events = list(
-        checkerboard.solve(puzzle, all_solutions=True, clock=lambda: next(ticks) * 0.01, report_every=0.001)
-    )
+    events = list(checkerboard.solve(puzzle, all_solutions=True, clock=lambda: next(ticks) * 0.01, report_every=0.001))
     states = [(index, event.state) for index, event in enumerate(events) if isinstance(event, Progress)]
     assert states, "the fake clock makes it report"
     index, state = states[len(states) // 2]
