@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import random
 import sys
 import time
@@ -41,9 +42,14 @@ def ours(module, text: str) -> Tuple[float, int, int]:
 
 
 def seeds(solve_seed: Callable[..., int], text: str, limit: float) -> Tuple[float, object]:
+    """Seconds and answer of the seed's algorithm, or infinity once it passes `limit` seconds.
+    The re-implementations take the limit as `limit=` (seconds) or `deadline=` (a perf_counter
+    time); one without either is quick enough to run to the end."""
+    accepts = inspect.signature(solve_seed).parameters
     started = time.perf_counter()
+    options = {"limit": limit} if "limit" in accepts else {"deadline": started + limit} if "deadline" in accepts else {}
     try:
-        answer = solve_seed(text, limit=limit)
+        answer = solve_seed(text, **options)
     except TimeoutError:
         return float("inf"), None
     return time.perf_counter() - started, answer
@@ -75,6 +81,14 @@ def main() -> None:
     print(f"{'puzzle':28} {'ours':>11} {'solutions':>9} {'nodes':>10} {'seed':>12}  {'speed-up':>8}")
     for name, module in available_kinds().items():
         row(f"{name} (seed's puzzle)", module, module.EXAMPLE, args.baseline_limit)
+        if name == "flowerdisk":  # the seed's disks have no solution as given: also time the one with
+            flipped = module.EXAMPLE.rstrip("\n").split("\n")  # its last disk flipped (the seed's finding)
+            flipped[-1] = flipped[-1].replace("[", "").replace("]", "")
+            flipped[-1] = ",".join(reversed(flipped[-1].split(",")))
+            row("flowerdisk (last flipped)", module, "\n".join(flipped) + "\n", args.baseline_limit)
+        if name == "panguru":  # the seed's board suits the seed's pruning; a shuffled start does not
+            shuffled = importlib.import_module("puzzle_seeds.panguru").BENCH_EXAMPLE
+            row("panguru (shuffled start)", module, shuffled, args.baseline_limit)
     if args.generated:
         hardest, most = "", -1
         for seed in range(args.generated):
