@@ -107,3 +107,26 @@ def test_malformed_files_name_the_line(text: str, message: str) -> None:
     with pytest.raises(PuzzleFileError) as caught:
         jodici.parse(text, "j.csv")
     assert "j.csv" in str(caught.value) and message in str(caught.value)
+
+
+def test_a_search_resumed_from_a_checkpoint_finds_the_rest() -> None:
+    """Stopped half-way (a Progress state, as the job saves it), the search goes on where it was:
+    the solutions before and after the checkpoint are every solution, none twice."""
+    import itertools
+
+    from twitterbot.jobs.puzzles import Found, Progress
+
+    puzzle = jodici.parse("3,4,_,_,_,_\n_,5,_,_,_,_\n_,_,_,7,_,_\n", "test")  # 6 solutions, 31,892 nodes
+    everything = [event.solution for event in jodici.solve(puzzle, all_solutions=True) if isinstance(event, Found)]
+    ticks = itertools.count()
+    events = list(jodici.solve(puzzle, all_solutions=True, clock=lambda: next(ticks) * 0.01, progress_every=0.001))
+    states = [(index, event.state) for index, event in enumerate(events) if isinstance(event, Progress)]
+    assert states and all(state for _, state in states)
+    found_by = [sum(isinstance(event, Found) for event in events[:index]) for index, _ in states]
+    index, state = next(item for item, count in zip(states, found_by) if 0 < count < len(everything))
+    before = [event.solution for event in events[:index] if isinstance(event, Found)]
+    resumed = list(jodici.solve(puzzle, all_solutions=True, resume=state))
+    after = [event.solution for event in resumed if isinstance(event, Found)]
+    assert 0 < len(before) < len(everything)
+    assert sorted(before + after) == sorted(everything)
+    assert resumed[-1].solutions == len(everything)

@@ -108,8 +108,8 @@ def solve(
 ) -> Iterator[Event]:
     """Every solution (or the first), as Found events, then Finished. A puzzle with a few givens
     takes milliseconds; an empty one minutes, so Progress comes about every `progress_every`
-    seconds, with the share done estimated from the choices made so far. It does not resume
-    (`resume` is ignored: the state is None)."""
+    seconds, with the share done estimated from the choices made so far, and the branch path as
+    its `state`: `resume` with that state goes on where it was, counting what came before."""
     started = clock()
     options = [(sector, _triples(puzzle, sector)) for sector in range(SECTORS)]
     options.sort(key=lambda item: len(item[1]))
@@ -125,8 +125,11 @@ def solve(
     uses = [0] * 10
     sums = [0] * RINGS
     chosen: List[Tuple[int, ...]] = [()] * SECTORS
-    nodes = 0
-    found = 0
+    # A resumed search re-enters the branches on the saved path, skipping those before them: every
+    # solution found before the checkpoint lies in a skipped branch, so none is found twice.
+    path: List[int] = list(resume["path"]) if resume else []
+    nodes = int(resume["nodes"]) if resume else 0
+    found = int(resume["solutions"]) if resume else 0
     stop = False
     at = [0] * SECTORS  # the index of the triple being tried at each position
     next_report = started + progress_every
@@ -139,7 +142,7 @@ def solve(
             weight /= total
         return done
 
-    def search(position: int) -> Iterator[Event]:
+    def search(position: int, on_path: bool) -> Iterator[Event]:
         nonlocal nodes, found, stop, next_report
         if position == SECTORS:
             if sums == [RING_SUM] * RINGS:
@@ -148,12 +151,16 @@ def solve(
                 yield Found(rings, nodes, clock() - started)
                 stop = not all_solutions
             return
+        first = path[position] if on_path and position < len(path) else 0
         for index, triple in enumerate(options[position][1]):
+            if index < first:
+                continue
             at[position] = index
             nodes += 1
             if nodes & 4095 == 0 and clock() >= next_report:
                 next_report = clock() + progress_every
-                yield Progress(nodes, clock() - started, found, share_done(position + 1))
+                state = {"path": at[: position + 1], "nodes": nodes - 1, "solutions": found}
+                yield Progress(nodes, clock() - started, found, share_done(position + 1), state)
             if any(
                 not least[ring][position + 1] <= RING_SUM - sums[ring] - triple[ring] <= most[ring][position + 1]
                 for ring in range(RINGS)
@@ -165,7 +172,7 @@ def solve(
                 for ring in range(RINGS):
                     sums[ring] += triple[ring]
                 chosen[order[position]] = triple
-                yield from search(position + 1)
+                yield from search(position + 1, on_path and index == first and position + 1 < len(path))
                 for ring in range(RINGS):
                     sums[ring] -= triple[ring]
             for digit in triple:
@@ -176,5 +183,5 @@ def solve(
     if any(not triples for _, triples in options):
         yield Finished(0, True, 0, clock() - started)
         return
-    yield from search(0)
+    yield from search(0, bool(path))
     yield Finished(found, not stop, nodes, clock() - started)
