@@ -285,22 +285,30 @@ def test_sighup_rereads_the_env_file_and_the_tweets_file_and_carries_on(
     assert "1 line ready to post" in stderr and "daemon stopped" in stderr
 
 
-def test_sighup_while_posting_finishes_the_post_and_leaves_nothing_pending(home: BotHome, emulator: XEmulator) -> None:
+def test_sighup_while_posting_finishes_the_post_and_leaves_nothing_pending(
+    home: BotHome, emulator: XEmulator, tmp_path: Path
+) -> None:
     home.write_env(TWEET_TIMES=times_from_now(3), TWEET_TIMEZONE="UTC")
     emulator.slow_seconds = 1.5
     emulator.fail_next("slow")
-    process = home.start("daemon")
-    try:
-        assert emulator.received.wait(60), "the daemon did not post"
-        process.send_signal(signal.SIGHUP)  # X has the request and has not answered yet
-        assert wait_for(lambda: len(emulator.posts) == 1, 20)
-        assert wait_for(lambda: [outcome for _, outcome in history_rows(home)] == ["posted"], 10)
-        assert process.poll() is None, "SIGHUP killed the daemon"
-        process.send_signal(signal.SIGTERM)
-        process.wait(5)
-    finally:
-        process.kill()
-    _, stderr = process.communicate()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(60)
+        process = home.start("daemon", env={"NOTIFY_SOCKET": str(tmp_path / "notify")})
+        try:
+            assert emulator.received.wait(60), "the daemon did not post"
+            process.send_signal(signal.SIGHUP)  # X has the request and has not answered yet
+            assert wait_for(lambda: len(emulator.posts) == 1, 20)
+            assert wait_for(lambda: [outcome for _, outcome in history_rows(home)] == ["posted"], 10)
+            # The reload comes after the run, between runs: wait for it before stopping the daemon.
+            assert receive_until(notify, b"RELOADING=1")
+            assert receive_until(notify, b"READY=1")
+            assert process.poll() is None, "SIGHUP killed the daemon"
+            process.send_signal(signal.SIGTERM)
+            process.wait(5)
+        finally:
+            process.kill()
+        _, stderr = process.communicate()
     assert process.returncode == 0, stderr
     assert "posted line" in stderr and "reloaded" in stderr
 
