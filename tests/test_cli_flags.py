@@ -29,6 +29,7 @@ COMMANDS: Dict[str, Tuple[List[List[str]], List[str]]] = {
     # argparse takes no option between two positionals (`pegs solve --debug pyramid` is refused).
     "pegs": ([["pegs"], ["solve", "pyramid"]], []),
     "monkey": ([["monkey"], ["--keystrokes", "1000"]], []),
+    "puzzle": ([["puzzle"], ["hidoku", "--example"]], []),
 }
 
 # flag: (the words typed, what it sets)
@@ -45,8 +46,8 @@ GLOBAL_FLAGS: Dict[str, Tuple[List[str], str]] = {
 # The commands that take a global flag, where not every command does. --dry-run: every command
 # that can post; the others never post, so it would mean nothing there. --json: those that print JSON.
 TAKEN_BY = {
-    "--dry-run": {"run", "daemon", "watch", "pegs", "monkey"},
-    "--json": {"run", "history"},
+    "--dry-run": {"run", "daemon", "watch", "pegs", "monkey", "puzzle"},
+    "--json": {"run", "history", "puzzle"},
 }
 
 RUN_FLAGS: Dict[str, List[str]] = {
@@ -57,7 +58,7 @@ RUN_FLAGS: Dict[str, List[str]] = {
     "--jitter": ["--jitter"],
 }
 # Commands that take a flag of the plain run as their own, with the same meaning.
-ALSO_TAKEN_BY = {"--seed": {"daemon", "monkey"}}
+ALSO_TAKEN_BY = {"--seed": {"daemon", "monkey", "puzzle"}}
 
 REFUSED = "refused"
 
@@ -111,6 +112,13 @@ def test_a_flag_of_the_plain_run_is_refused_by_a_command_that_does_not_take_it(
         assert outcomes == [REFUSED] * len(outcomes)
         message = capsys.readouterr().err
         assert flag in message and f"`{command}`" in message
+
+
+def test_every_registered_command_is_in_the_table() -> None:
+    """A new command gets its row, so its flags are checked in every place too."""
+    from twitterbot.cli import _build_parser
+
+    assert set(_build_parser().commands) | {"run"} == set(COMMANDS)
 
 
 def test_the_plain_run_takes_its_flags() -> None:

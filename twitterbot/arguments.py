@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, NoReturn, Optional, Sequence, Tuple
 
-from .config import check_setting
+from .config import check_setting, did_you_mean
 from .errors import ConfigError, ExitStatus
 from .secrets import scrub
 
@@ -30,6 +30,7 @@ __all__ = [
     "Parser",
     "absolute",
     "add_command",
+    "one_of",
     "positive_int",
     "print_json",
 ]
@@ -143,6 +144,19 @@ def global_settings(args: argparse.Namespace) -> Dict[str, str]:
     if args.quiet:
         return {"LOG_LEVEL": "WARNING"}
     return {}
+
+
+def one_of(names: Sequence[str], what: str, otherwise: str = "") -> Callable[[str], str]:
+    """An argparse type for a word from `names` (a board, a kind): a misspelt one is refused with
+    the nearest name ("did you mean english?"), else the list."""
+
+    def check(text: str) -> str:
+        if text not in names:
+            hint = did_you_mean(text, names) or f"use one of {', '.join(names)}{otherwise}"
+            raise argparse.ArgumentTypeError(f"there is no {what} {text!r}: {hint}")
+        return text
+
+    return check
 
 
 def positive_int(text: str) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ...arguments import Commands, Parser, absolute, add_command
-from ...config import Config, did_you_mean
+from ...arguments import Commands, Parser, absolute, add_command, one_of
+from ...config import Config
 from ...errors import ExitStatus, UsageError
 from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
@@ -51,13 +51,6 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
         return int(ExitStatus.OK)
 
 
-def _board_name(text: str) -> str:
-    if text not in BOARDS:
-        hint = did_you_mean(text, BOARDS) or f"use one of {', '.join(BOARDS)}, or --file"
-        raise argparse.ArgumentTypeError(f"there is no built-in board {text!r}: {hint}")
-    return text
-
-
 def _add_pegs(commands: Commands) -> None:
     pegs = add_command(
         commands,
@@ -71,7 +64,10 @@ def _add_pegs(commands: Commands) -> None:
     )
     pegs.add_argument("action", choices=("solve", "count", "boards"), help="what to do")
     pegs.add_argument(
-        "board", nargs="?", type=_board_name, help="a built-in board (default: english); see: pegs boards"
+        "board",
+        nargs="?",
+        type=one_of(tuple(BOARDS), "built-in board", ", or --file"),
+        help="a built-in board (default: english); see: pegs boards",
     )
     pegs.add_argument("--file", metavar="PATH", help="a board file: X peg, O hole, space or . no hole")
     pegs.add_argument(

@@ -19,8 +19,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from ...arguments import Commands, Parser, absolute, add_command
-from ...config import Config, did_you_mean
+from ...arguments import Commands, Parser, absolute, add_command, one_of
+from ...config import Config
 from ...errors import ExitStatus, UsageError
 from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
@@ -66,7 +66,7 @@ def register(parser: Parser, commands: Commands) -> None:
         "--example solves the seed's own puzzle, --show-example prints it in that format.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("kind", type=_kind_name, metavar="KIND", help="one of: " + ", ".join(kinds))
+    parser.add_argument("kind", type=one_of(KINDS, "puzzle kind"), metavar="KIND", help="one of: " + ", ".join(kinds))
     parser.add_argument("file", nargs="?", metavar="FILE", help="the puzzle file (or --example)")
     parser.add_argument("--example", action="store_true", help="solve the seed's own puzzle of this kind")
     parser.add_argument(
@@ -87,17 +87,11 @@ def register(parser: Parser, commands: Commands) -> None:
         "--generate", action="store_true", help="make a new puzzle with one solution and post it (its name: --name)"
     )
     challenge.add_argument("--size", default="7x7", type=_size, metavar="RxC", help="the puzzle's size (default 7x7)")
-    challenge.add_argument("--seed", type=int, metavar="N", help="seed the generator, to repeat a puzzle")
+    # Shared: `bot.py --seed 3 puzzle hidoku --generate` means the same as the seed after the kind.
+    parser.add_shared("--seed", type=int, metavar="N", help="--generate: seed the generator, to repeat a puzzle")
     challenge.add_argument(
         "--reveal", metavar="NAME", help="post the solution of the challenge NAME as a reply to it, then exit"
     )
-
-
-def _kind_name(text: str) -> str:
-    if text not in KINDS:
-        hint = did_you_mean(text, KINDS) or f"use one of {', '.join(KINDS)}"
-        raise argparse.ArgumentTypeError(f"there is no puzzle kind {text!r}: {hint}")
-    return text
 
 
 def _size(text: str) -> tuple:
