@@ -7,8 +7,6 @@ import logging
 import sys
 from dataclasses import replace
 
-import numpy as np
-
 from ...arguments import Commands, Parser, absolute, add_command, positive_int
 from ...config import Config, parse_duration
 from ...errors import ExitStatus, UsageError
@@ -16,11 +14,7 @@ from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
-from .job import FIELDS as MONKEY_FIELDS
-from .job import MODES, checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
-from .job import TEMPLATES as MONKEY_TEMPLATES
-from .job import Options as MonkeyOptions
-from .texts import ARCHIVE_NAME, DEFAULT_KEYS, fetch_texts
+from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES
 
 __all__ = ["register"]
 
@@ -33,6 +27,15 @@ def register(parser: Parser, commands: Commands) -> None:
 
 def _monkey(args: argparse.Namespace, config: Config) -> int:
     """Type at Shakespeare until stopped or a stop condition, posting records and progress."""
+    # numpy and the engine only for this command: a scheduled run never pays for them.
+    import numpy as np
+
+    from .job import FIELDS as MONKEY_FIELDS
+    from .job import TEMPLATES as MONKEY_TEMPLATES
+    from .job import Options as MonkeyOptions
+    from .job import checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
+    from .texts import fetch_texts
+
     texts_dir = config.state_dir / "texts"
     archive = absolute(args.texts_archive)
     if args.fetch_texts or archive:

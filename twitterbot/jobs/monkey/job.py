@@ -29,6 +29,7 @@ from ...errors import UsageError
 from ...files import write_atomically
 from ...progress.reporter import NullReporter, Reporter, Templates, format_elapsed, slug
 from ...progress.statusline import NullStatusLine, StatusLine
+from . import MODES
 from .simulation import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
 from .texts import (
     DEFAULT_KEYS,
@@ -60,7 +61,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MODES = ("anywhere", "prefix")
 FIELDS = ("keystrokes", "rate", "record", "length", "source", "factor")
 TEMPLATES = Templates(
     progress="{message}",

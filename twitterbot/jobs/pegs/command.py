@@ -13,7 +13,6 @@ from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
 from .board import BOARDS, builtin, load_board
-from .job import run_count, run_solve
 
 __all__ = ["register"]
 
@@ -24,6 +23,8 @@ def register(parser: Parser, commands: Commands) -> None:
 
 def _pegs(args: argparse.Namespace, config: Config) -> int:
     """Solve or count a peg solitaire board, posting progress and the result."""
+    from .job import run_count, run_solve  # the counter needs numpy: only for this command
+
     if args.action == "boards":
         for name, (_, _, about) in BOARDS.items():
             print(f"{name:16} {about}")
