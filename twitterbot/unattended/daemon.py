@@ -21,6 +21,7 @@ a year needs:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -176,14 +177,36 @@ class Daemon:
         self.notify("STOPPING=1")
 
     def install_signal_handlers(self) -> None:
-        # No logging in the handlers: a signal may arrive while a log line is being written, and the
-        # reentrant write to stderr fails and can leave the daemon hanging. serve() says it.
+        """SIGTERM and SIGINT stop the daemon, SIGHUP reloads it.
+
+        A handler runs in the main thread between two bytecodes, possibly while that thread holds
+        a lock: the logging module's, or the one inside `wake` or `stop` (an Event takes it in
+        wait, set and clear). Taking the same lock in the handler would hang the daemon for good.
+        So a handler only records the signal and writes a byte to a pipe; a relay thread reads it
+        and sets the events, as any other thread may. serve() logs what happened."""
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+
+        def relay() -> None:
+            while os.read(read_end, 1):
+                if self.stopped_by:
+                    self.request_stop()
+                else:
+                    self.wake.set()  # a reload: serve() sees the flag between runs
+
+        threading.Thread(target=relay, name="signal relay", daemon=True).start()
+
+        def poke() -> None:
+            with contextlib.suppress(BlockingIOError):  # a full pipe of pokes: the relay wakes anyway
+                os.write(write_end, b"!")
+
         def on_stop(signum: int, frame: object) -> None:
             self.stopped_by = signal.Signals(signum).name
-            self.request_stop()
+            poke()
 
         def on_hangup(signum: int, frame: object) -> None:
-            self.request_reload()
+            self._reload_requested = True
+            poke()
 
         signal.signal(signal.SIGTERM, on_stop)
         signal.signal(signal.SIGINT, on_stop)
