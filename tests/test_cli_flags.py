@@ -9,6 +9,7 @@ emulator.
 from __future__ import annotations
 
 import signal
+import subprocess
 from typing import Dict, List, Tuple
 
 import pytest
@@ -183,8 +184,13 @@ def test_dry_run_before_daemon_is_a_dry_run(home: BotHome) -> None:
         assert lines[-1], "the daemon ended before it started: " + "".join(lines)
     assert "daemon started" in lines[0] and "dry run, nothing will be posted" in lines[0]
     process.send_signal(signal.SIGTERM)
-    process.communicate(timeout=30)
-    assert process.returncode == 0
+    try:
+        _, rest = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:  # say what the daemon was doing, rather than only "timed out"
+        process.kill()
+        _, rest = process.communicate()
+        pytest.fail("SIGTERM did not stop the daemon within 30 s; its log:\n" + "".join(lines) + rest)
+    assert process.returncode == 0, "".join(lines) + rest
     assert home.emulator.seen == []
 
 
