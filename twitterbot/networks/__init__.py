@@ -21,7 +21,29 @@ from ..errors import ConfigError, PostError
 if TYPE_CHECKING:  # the X module imports tweepy: only when a real post is made
     from .x import XPoster
 
-__all__ = ["Poster", "PostResult", "poster_for"]
+__all__ = ["NETWORKS", "Fit", "Poster", "PostResult", "poster_for"]
+
+# Every network the bot can post to, in the order runs post and reports list them. Each has a
+# module of that name here with `measure(text) -> Fit` (its length rule, cheap: no client library
+# imported) and a poster class.
+NETWORKS = ("x", "mastodon", "bluesky")
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How long a text is as one network counts it, against that network's limit. `unit` names
+    what is counted ("weighted characters", "characters", "graphemes"); `reason` says why it does
+    not fit when a second rule fails (Bluesky's 3,000-byte limit), else it is None."""
+
+    network: str
+    length: int
+    limit: int
+    unit: str = "characters"
+    reason: Optional[str] = None
+
+    @property
+    def fits(self) -> bool:
+        return self.length <= self.limit and self.reason is None
 
 
 @dataclass(frozen=True)
@@ -45,8 +67,11 @@ class PostResult:
 
 class Poster(Protocol):
     """A network to post to. Each one states how it keeps a repeated request from making a second
-    post (`retry_safety`) and decides with `may_retry` which failures it sends again."""
+    post (`retry_safety`) and decides with `may_retry` which failures it sends again. `reply_to`
+    is the `tweet_id` of an earlier `PostResult` from the same network: an opaque string that only
+    that network's module reads."""
 
+    name: str
     retry_safety: str
 
     def post(self, text: str, reply_to: Optional[str] = None) -> PostResult: ...

@@ -20,6 +20,7 @@ class DryRunPoster:
     """Posts nothing: writes each post it would send to `stream` and makes up an id, so threads
     and everything after a post behave as in a real run."""
 
+    name = "dry-run"
     retry_safety = "not needed: nothing is sent"
 
     def __init__(self, stream: Optional[TextIO] = None) -> None:

@@ -47,6 +47,7 @@ class XPoster:
     """Posts to X. Retries, `retries` times with backoff, only what `retry_safety` allows; never
     waits out a rate limit (that is the next scheduled run's job)."""
 
+    name = "x"
     # X has no idempotency key: a repeated POST /2/tweets is a second post, unless X's duplicate-
     # content check happens to refuse it, and that check is a policy, not a guarantee.
     retry_safety = (
