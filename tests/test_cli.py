@@ -167,11 +167,13 @@ def test_usage_errors_exit_64(home: BotHome) -> None:
 
 
 def test_two_runs_at_once_post_once(home: BotHome, emulator: XEmulator) -> None:
-    emulator.slow_seconds = 1.5
+    home.write_env(X_API_TIMEOUT="30")
+    emulator.slow_seconds = 25  # held until the second run is over, however slow the machine
     emulator.fail_next("slow")
     first = home.start("--force")
     assert emulator.received.wait(20)
     second = home.run("--force")
+    emulator.release.set()
     first_out, first_err = first.communicate(timeout=30)
     assert first.returncode == 0, first_err
     assert second.returncode == 75 and "another run is in progress" in second.stderr
@@ -314,6 +316,8 @@ RUN_RESULT_KEYS = {
     "roll",
     "error",
     "exit_status",
+    "networks",
+    "caught_up",
 }
 
 

@@ -266,7 +266,7 @@ def test_an_env_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, bom_te
         ("PROGRESS_EVERY=400d", "longer than a year"),
         ("TWEET_TIMEZONE=America", "is not a time zone"),
         ("TWEET_TIMEZONE=" + "a" * 300, "is not a time zone"),
-        ("TWITTER_API_KEY=abc\u00e9def", "characters X keys never have"),
+        ("TWITTER_API_KEY=abc\u00e9def", "characters keys never have"),
     ],
 )
 def test_values_that_used_to_crash_are_config_errors(tmp_path: Path, line: str, expected: str) -> None:
@@ -298,6 +298,11 @@ _EXAMPLES = {
     "duration": ["10m", "3h30m", "1.5d", "0"],
     "bool": ["yes", "off"],
     "template": ["{name}: {message} ({elapsed})", "{{literal}}"],
+    "networks": ["x", "mastodon,bluesky", "x, Bluesky"],
+    "optional_url": ["https://mastodon.social", "http://127.0.0.1:3000"],
+    "visibility": ["unlisted", "public"],
+    "handle": ["alice.bsky.social", "@bob.test"],
+    "app_password": ["abcd-efgh-ijkl-mnop", "2k4j-x9q0-aaaa-zzzz"],
 }
 _TRICKY = st.one_of(st.sampled_from("[]:/.%@#'\"\\{}\x00\u00b2\u0663\ufeff \t"), st.characters())
 

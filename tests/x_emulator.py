@@ -166,7 +166,7 @@ class XEmulator:
     _script: Deque[str] = field(default_factory=deque)
     _nonces: Set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    release: threading.Event = field(default_factory=threading.Event)  # ends a "posted_then_hang"
+    release: threading.Event = field(default_factory=threading.Event)  # ends a "posted_then_hang" or a "slow"
     received: threading.Event = field(default_factory=threading.Event)  # set on each POST /2/tweets
 
     def start(self) -> XEmulator:
@@ -302,7 +302,7 @@ class _Handler(BaseHTTPRequestHandler):
         if scripted == "drop":
             return self._drop()
         if scripted == "slow":
-            time.sleep(emu.slow_seconds)
+            emu.release.wait(emu.slow_seconds)  # `release` ends the wait early
             scripted = None
         if scripted in ERRORS and scripted not in ("duplicate", "too_long"):
             return self._error(scripted)

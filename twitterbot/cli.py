@@ -75,7 +75,7 @@ def main(
             environ=environ,
             overrides={**args.settings, **global_settings(args)},
         )
-        secrets = config.credentials.secrets()
+        secrets = config.secrets()
         _configure_logging(config, args, stderr_handler, secrets)
         status = int(args.handler(args, config))
         sys.stdout.flush()  # a reader that went away (`| head`) shows here, inside this boundary

@@ -34,6 +34,9 @@ from .secrets import Scrubber, looks_like_a_key
 
 __all__ = [
     "CREDENTIAL_NAMES",
+    "SECRET_NAMES",
+    "BlueskyAccount",
+    "MastodonAccount",
     "PROJECT_DIR",
     "SETTINGS",
     "Config",
@@ -103,6 +106,13 @@ SETTINGS: Dict[str, Setting] = {
     "PROGRESS_TEMPLATE": Setting("", "template", "progress mode: text of a progress post (default: the job's)"),
     "PROGRESS_DONE_TEMPLATE": Setting("", "template", "progress mode: text of the result post"),
     "PROGRESS_FAILED_TEMPLATE": Setting("", "template", "progress mode: text of the failure post"),
+    "POST_TO": Setting("x", "networks", "where to post: x, mastodon, bluesky, or several, e.g. mastodon,bluesky"),
+    "MASTODON_INSTANCE": Setting("", "optional_url", "Mastodon: your server's address, e.g. https://mastodon.social"),
+    "MASTODON_ACCESS_TOKEN": Setting("", "secret", "Mastodon: access token of an application (Preferences > Development)"),
+    "MASTODON_VISIBILITY": Setting("unlisted", "visibility", "Mastodon: public, unlisted, private or direct"),
+    "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social"),
+    "BLUESKY_APP_PASSWORD": Setting("", "app_password", "Bluesky: an app password (never your account password)"),
+    "BLUESKY_SERVICE": Setting("https://bsky.social", "url", "Bluesky: your PDS (the default serves bsky.social accounts)"),
 }
 
 CREDENTIAL_NAMES = (
@@ -111,6 +121,10 @@ CREDENTIAL_NAMES = (
     "TWITTER_ACCESS_TOKEN",
     "TWITTER_ACCESS_TOKEN_SECRET",
 )
+# Every network's secrets: scrubbed from all output, and never echoed when pasted elsewhere.
+SECRET_NAMES = (*CREDENTIAL_NAMES, "MASTODON_ACCESS_TOKEN", "BLUESKY_APP_PASSWORD")
+NETWORK_NAMES = ("x", "mastodon", "bluesky")  # networks.NETWORKS; config cannot import networks
+MASTODON_VISIBILITIES = ("public", "unlisted", "private", "direct")
 
 
 @dataclass(frozen=True)
@@ -134,10 +148,31 @@ class Credentials:
 
 
 @dataclass(frozen=True)
+class MastodonAccount:
+    """Where and as whom to post on Mastodon. The token is kept out of repr()."""
+
+    instance: str  # base URL, "" when not set
+    access_token: str = field(repr=False)
+    visibility: str = "unlisted"
+
+
+@dataclass(frozen=True)
+class BlueskyAccount:
+    """Where and as whom to post on Bluesky. The app password is kept out of repr()."""
+
+    handle: str  # "" when not set
+    app_password: str = field(repr=False)
+    service: str = "https://bsky.social"
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything a run needs to know, resolved to absolute paths and checked types."""
 
     credentials: Credentials
+    post_to: Tuple[str, ...]  # the networks to post to, in the order given
+    mastodon: MastodonAccount
+    bluesky: BlueskyAccount
     tweets_file: Path
     one_in: int
     max_posts_per_day: int
@@ -160,6 +195,34 @@ class Config:
     progress_failed_template: str
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
+
+    def secrets(self) -> Tuple[str, ...]:
+        """Every non-empty secret of every network, for scrubbing text before it is shown."""
+        extra = (self.mastodon.access_token, self.bluesky.app_password)
+        return (*self.credentials.secrets(), *(value for value in extra if value))
+
+    def missing(self) -> List[str]:
+        """The settings the networks in POST_TO still need, in the order config.example.env lists them."""
+        needs = {
+            "x": self.credentials.missing(),
+            "mastodon": [
+                name
+                for name, value in (
+                    ("MASTODON_INSTANCE", self.mastodon.instance),
+                    ("MASTODON_ACCESS_TOKEN", self.mastodon.access_token),
+                )
+                if not value
+            ],
+            "bluesky": [
+                name
+                for name, value in (
+                    ("BLUESKY_HANDLE", self.bluesky.handle),
+                    ("BLUESKY_APP_PASSWORD", self.bluesky.app_password),
+                )
+                if not value
+            ],
+        }
+        return [name for network in self.post_to for name in needs[network]]
 
     @property
     def history_file(self) -> Path:
@@ -233,12 +296,17 @@ def load_config(
     if problems:
         # A key (or a piece of one) pasted into the wrong setting may be quoted above: hide every
         # form of every key, and every value that looks like one.
-        secrets = [raw[name][0].strip() for name in CREDENTIAL_NAMES]
+        secrets = [raw[name][0].strip() for name in SECRET_NAMES]
         pasted = [text.strip() for text, _, _ in raw.values() if looks_like_a_key(text, secrets)]
         scrub = Scrubber([*secrets, *pasted])
         raise ConfigError(*(scrub(problem) for _, problem in sorted(problems, key=lambda item: item[0])))
     return Config(
         credentials=Credentials(*(values[name] for name in CREDENTIAL_NAMES)),
+        post_to=values["POST_TO"],
+        mastodon=MastodonAccount(
+            values["MASTODON_INSTANCE"], values["MASTODON_ACCESS_TOKEN"], values["MASTODON_VISIBILITY"]
+        ),
+        bluesky=BlueskyAccount(values["BLUESKY_HANDLE"], values["BLUESKY_APP_PASSWORD"], values["BLUESKY_SERVICE"]),
         tweets_file=values["TWEETS_FILE"],
         one_in=values["TWEET_ONE_IN"],
         max_posts_per_day=values["MAX_POSTS_PER_DAY"],
@@ -267,14 +335,14 @@ def load_config(
 def env_file_warnings(config: Config) -> List[str]:
     """Warnings about the env file's permissions: it holds the keys to the user's X account."""
     path = config.env_file
-    if path is None or not config.credentials.secrets():
+    if path is None or not config.secrets():
         return []
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except OSError:
         return []
     if mode & 0o077:
-        return [f"{path} holds your X keys but other users can read it (mode {mode:04o}): run chmod 600 {path}"]
+        return [f"{path} holds your keys but other users can read it (mode {mode:04o}): run chmod 600 {path}"]
     return []
 
 
@@ -340,7 +408,7 @@ def _show(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-# X's keys are printable ASCII; anything else is a paste gone wrong (and would break the OAuth header).
+# Keys and tokens are printable ASCII; anything else is a paste gone wrong (and would break a header).
 _SECRET_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F)) - set("\"'")
 
 
@@ -349,8 +417,70 @@ def _parse_secret(name: str, text: str, where: str, base_dir: Optional[Path]) ->
     if not set(value) <= _SECRET_CHARACTERS:
         # Never echo the value: it is a secret.
         raise ConfigError(
-            f"{name} from {where} contains spaces, quotes or characters X keys never have: "
-            "paste the value exactly as the X developer portal shows it"
+            f"{name} from {where} contains spaces, quotes or characters keys never have: "
+            f"paste the value exactly as {_SECRET_SOURCE.get(name, 'the X developer portal')} shows it"
+        )
+    return value
+
+
+_SECRET_SOURCE = {
+    "MASTODON_ACCESS_TOKEN": "your Mastodon server (Preferences > Development > your application)",
+    "BLUESKY_APP_PASSWORD": "Bluesky (Settings > Privacy and security > App passwords)",
+}
+
+
+def _parse_networks(name: str, text: str, where: str, base_dir: Optional[Path]) -> Tuple[str, ...]:
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    unknown = [part for part in names if part not in NETWORK_NAMES]
+    if unknown or not names:
+        what = f"{_show(unknown[0])} is not a network" if unknown else "it names no network"
+        hint = did_you_mean(unknown[0], NETWORK_NAMES) if unknown else None
+        raise ConfigError(
+            f"{name}={_show(text)} from {where}: {what}"
+            f"{f' ({hint})' if hint else ''}: use x, mastodon or bluesky, or several separated by commas"
+        )
+    return tuple(dict.fromkeys(names))  # each once, in the order given
+
+
+def _parse_optional_url(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    return _parse_url(name, text, where, base_dir) if text.strip() else ""
+
+
+def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip().lower()
+    if value not in MASTODON_VISIBILITIES:
+        raise ConfigError(
+            f"{name}={_show(text)} from {where} is not a visibility: use {', '.join(MASTODON_VISIBILITIES)}"
+            " (unlisted keeps a bot out of the public timelines, as most servers ask)"
+        )
+    return value
+
+
+# A Bluesky handle is a domain name: letters, digits and hyphens in dot-separated parts.
+_HANDLE = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?")
+
+
+def _parse_handle(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip().lstrip("@").lower()
+    if value and not _HANDLE.fullmatch(value):
+        raise ConfigError(
+            f"{name}={_show(text)} from {where} is not a Bluesky handle: write it like alice.bsky.social"
+            " (your profile shows it after the @)"
+        )
+    return value
+
+
+# Bluesky makes app passwords as four groups of four letters and digits: xxxx-xxxx-xxxx-xxxx.
+_APP_PASSWORD = re.compile(r"[a-z0-9]{4}(-[a-z0-9]{4}){3}")
+
+
+def _parse_app_password(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip()
+    if value and not _APP_PASSWORD.fullmatch(value):
+        # Never echo it: it may be the account's real password.
+        raise ConfigError(
+            f"{name} from {where} is not an app password (they look like xxxx-xxxx-xxxx-xxxx): make one in"
+            " Bluesky's Settings > Privacy and security > App passwords; never put your account password here"
         )
     return value
 
@@ -557,4 +687,9 @@ _PARSERS: Dict[str, Callable[[str, str, str, Optional[Path]], object]] = {
     "duration": _parse_duration,
     "bool": _parse_bool,
     "template": _parse_template,
+    "networks": _parse_networks,
+    "optional_url": _parse_optional_url,
+    "visibility": _parse_visibility,
+    "handle": _parse_handle,
+    "app_password": _parse_app_password,
 }

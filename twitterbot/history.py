@@ -17,19 +17,21 @@ import pwd
 import sqlite3
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, List, Optional, Set, Union
+from typing import Callable, Dict, List, Optional, Sequence, Set, Union
 
 from .errors import HistoryError, StateError
 
 __all__ = [
+    "CatchUp",
     "HistoryStore",
     "JobPost",
     "JobRecord",
     "RunRecord",
     "COUNTED_OUTCOMES",
+    "TEMPORARY",
     "MIN_FREE_BYTES",
     "ensure_state_dir",
     "probe_state_dir",
@@ -38,10 +40,14 @@ __all__ = [
 
 APPLICATION_ID = 0x54574254  # "TWBT": marks the file as ours, so a foreign database is refused
 
-# Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached X.
-# pending: being sent now (or its run was killed); interrupted: a killed run's pending attempt,
-# settled; uncertain: sent, but X's answer was lost. None of them is ever sent again.
+# Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached a
+# network. pending: being sent now (or its run was killed); interrupted: a killed run's pending
+# attempt, settled; uncertain: sent, but the answer was lost. None of them is ever sent again.
+# (MAX_POSTS_PER_DAY counts posts, not networks: one post to three networks counts once.)
 COUNTED_OUTCOMES = ("pending", "posted", "interrupted", "uncertain")
+# A certain failure that a later run may make good (the network was down or rate limited while the
+# same post went to another network): see `catch_ups`.
+TEMPORARY = "temporary"
 
 _SCHEMA = """
 CREATE TABLE runs (
@@ -97,10 +103,28 @@ CREATE TABLE jobs (
 CREATE INDEX jobs_name ON jobs (name, run_key);
 ALTER TABLE attempts ADD COLUMN job_id INTEGER REFERENCES jobs (id);
 """,
+    3: """
+-- Several networks: each attempt names its network, and the attempts that carry one post (a pick,
+-- or a job's post) to every network share post_group, the id of the first of them.
+ALTER TABLE attempts ADD COLUMN network TEXT NOT NULL DEFAULT 'x';
+ALTER TABLE attempts ADD COLUMN post_group INTEGER;
+-- A progress job's thread on each network: the id of its first post there.
+CREATE TABLE job_threads (
+    job_id INTEGER NOT NULL REFERENCES jobs (id),
+    network TEXT NOT NULL,
+    thread_root TEXT NOT NULL,
+    PRIMARY KEY (job_id, network)
+);
+INSERT INTO job_threads (job_id, network, thread_root) SELECT id, 'x', thread_root FROM jobs WHERE thread_root IS NOT NULL;
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
-_TABLES = {1: {"runs", "attempts", "bag"}, 2: {"runs", "attempts", "bag", "jobs"}}
+_TABLES = {
+    1: {"runs", "attempts", "bag"},
+    2: {"runs", "attempts", "bag", "jobs"},
+    3: {"runs", "attempts", "bag", "jobs", "job_threads"},
+}
 
 # A real run posts only with at least this much free space beside the history: recording the
 # outcome after X took the post must not fail for want of a few pages and a journal.
@@ -123,6 +147,19 @@ class RunRecord:
 
 
 @dataclass(frozen=True)
+class CatchUp:
+    """A post that one network still lacks (see `HistoryStore.catch_ups`)."""
+
+    group: int
+    network: str
+    text: str
+    run_id: Optional[int]
+    job_id: Optional[int]
+    source: str
+    first_sent_at: datetime
+
+
+@dataclass(frozen=True)
 class JobRecord:
     """A progress job's run, as the reporter left it."""
 
@@ -137,7 +174,8 @@ class JobRecord:
     last_text: Optional[str]
     last_news: Optional[str]
     posts: int
-    final_sent: bool  # a final (done/failed) post reached, or may have reached, X
+    final_sent: bool  # a final (done/failed) post reached, or may have reached, a network
+    threads: Dict[str, str] = field(default_factory=dict)  # network -> the id of the run's first post there
 
 
 @dataclass(frozen=True)
@@ -319,14 +357,49 @@ class HistoryStore:
 
     # -- attempts ----------------------------------------------------------------------------
 
-    def begin_attempt(self, text: str, *, run_id: Optional[int], at: datetime, source: str = "scheduled") -> int:
-        """Commit a pending attempt *before* sending, so a crash cannot lead to a second send."""
+    def begin_attempt(
+        self,
+        text: str,
+        *,
+        run_id: Optional[int],
+        at: datetime,
+        source: str = "scheduled",
+        network: str = "x",
+        group: Optional[int] = None,
+    ) -> int:
+        """Commit a pending attempt *before* sending, so a crash cannot lead to a second send.
+        `group` is the id of the first attempt carrying the same post to another network (None:
+        this attempt starts a group)."""
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (run_id, source, text, sent_at, outcome) VALUES (?, ?, ?, ?, 'pending')",
-                (run_id, source, text, _iso(at)),
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+                (run_id, source, text, _iso(at), network, group),
             )
-            return int(cursor.lastrowid)
+            attempt_id = int(cursor.lastrowid)
+            if group is None:
+                conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt_id,))
+            return attempt_id
+
+    def catch_ups(self, since: datetime, networks: Sequence[str]) -> List[CatchUp]:
+        """Posts sent since `since` that one of `networks` still lacks: it failed there for a
+        temporary reason (outcome "temporary", and nothing sent there since) while the same post
+        went, or may have gone, to another network. Oldest first."""
+        if not networks:
+            return []
+        counted = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        wanted = ", ".join("?" for _ in networks)
+        rows = self._read(
+            "SELECT a.post_group, a.network, a.text, a.run_id, a.job_id, a.source, min(a.sent_at) FROM attempts a"
+            f" WHERE a.outcome = ? AND a.sent_at > ? AND a.network IN ({wanted}) AND a.post_group IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.post_group = a.post_group"
+            "  AND b.network = a.network AND b.id > a.id)"
+            " AND EXISTS (SELECT 1 FROM attempts c WHERE c.post_group = a.post_group"
+            f"  AND c.network != a.network AND c.outcome IN ({counted}))"
+            " GROUP BY a.post_group, a.network ORDER BY min(a.sent_at), a.network",
+            (TEMPORARY, _iso(since), *networks, *COUNTED_OUTCOMES),
+        )
+        return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], _parse_iso(row[6])) for row in rows]
 
     def finish_attempt(
         self,
@@ -374,7 +447,7 @@ class HistoryStore:
     def posts_since(self, since: datetime, until: Optional[datetime] = None) -> int:
         """How many posts went (or may have gone) to X after `since` and up to `until`, from every
         source. Rows dated after `until` (made while the clock was ahead) are left out."""
-        return int(self._counted_since("count(*)", since, until))
+        return int(self._counted_since("count(DISTINCT coalesce(post_group, id))", since, until))
 
     def oldest_post_since(self, since: datetime, until: Optional[datetime] = None) -> Optional[datetime]:
         """When the oldest counted post in the window was sent: the cap frees up 24 h after it."""
@@ -396,6 +469,7 @@ class HistoryStore:
     def _counted_since(
         self, aggregate: str, since: Optional[datetime], until: Optional[datetime], where: str = "1"
     ) -> object:
+        # One post to several networks is one post: count its group once (old rows have none).
         marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
         rows = self._read(
             f"SELECT {aggregate} FROM attempts WHERE sent_at > ? AND sent_at <= ? AND outcome IN ({marks}) AND {where}",
@@ -457,6 +531,7 @@ class HistoryStore:
             last_news=row[9],
             posts=row[10],
             final_sent=bool(row[11]),
+            threads=dict(self._read("SELECT network, thread_root FROM job_threads WHERE job_id = ?", (job_id,))),
         )
 
     def recent_job_posts(self, limit: int) -> List[JobPost]:
@@ -472,14 +547,20 @@ class HistoryStore:
             for row in rows
         ]
 
-    def begin_job_attempt(self, job_id: int, text: str, *, at: datetime, final: bool) -> int:
+    def begin_job_attempt(
+        self, job_id: int, text: str, *, at: datetime, final: bool, network: str = "x", group: Optional[int] = None
+    ) -> int:
         """Like `begin_attempt`, for a job's post; a final one is remembered so it is never sent twice."""
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (job_id, source, text, sent_at, outcome) VALUES (?, ?, ?, ?, 'pending')",
-                (job_id, "final" if final else "progress", text, _iso(at)),
+                "INSERT INTO attempts (job_id, source, text, sent_at, outcome, network, post_group)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+                (job_id, "final" if final else "progress", text, _iso(at), network, group),
             )
-            return int(cursor.lastrowid)
+            attempt_id = int(cursor.lastrowid)
+            if group is None:
+                conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt_id,))
+            return attempt_id
 
     def record_job_post(
         self,
@@ -493,23 +574,39 @@ class HistoryStore:
         outcome: str = "posted",
     ) -> None:
         """A job's post went out (`outcome` posted) or may have (uncertain): settle the attempt and
-        move the job on, in one transaction, so the post is never sent again."""
+        move the job on, in one transaction, so the post is never sent again. The same post on a
+        second network moves the job on only once; each network keeps its own thread."""
+        counted = ", ".join("?" for _ in COUNTED_OUTCOMES)
         with self._write() as conn:
+            (network, group) = conn.execute(
+                "SELECT network, post_group FROM attempts WHERE id = ?", (attempt_id,)
+            ).fetchone()
             conn.execute(
                 "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ? WHERE id = ?",
                 (outcome, _iso(at), tweet_id, detail, attempt_id),
             )
             conn.execute(
                 "UPDATE jobs SET posts = posts + 1, last_post_at = ?, last_news = ?,"
-                " last_text = (SELECT text FROM attempts WHERE id = ?),"
-                " thread_root = coalesce(thread_root, ?) WHERE id = ?",
-                (_iso(at), news, attempt_id, tweet_id, job_id),
+                " last_text = (SELECT text FROM attempts WHERE id = ?) WHERE id = ?"
+                f" AND NOT EXISTS (SELECT 1 FROM attempts WHERE post_group = ? AND id != ? AND outcome IN ({counted}))",
+                (_iso(at), news, attempt_id, job_id, group, attempt_id, *COUNTED_OUTCOMES),
             )
+            if tweet_id is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO job_threads (job_id, network, thread_root) VALUES (?, ?, ?)",
+                    (job_id, network, tweet_id),
+                )
+                conn.execute("UPDATE jobs SET thread_root = coalesce(thread_root, ?) WHERE id = ?", (tweet_id, job_id))
 
-    def reset_thread(self, job_id: int) -> None:
-        """The thread's first post is gone: the next post starts a new thread."""
+    def reset_thread(self, job_id: int, network: str = "x") -> None:
+        """The thread's first post on `network` is gone: the next post there starts a new thread."""
         with self._write() as conn:
-            conn.execute("UPDATE jobs SET thread_root = NULL WHERE id = ?", (job_id,))
+            conn.execute("DELETE FROM job_threads WHERE job_id = ? AND network = ?", (job_id, network))
+            conn.execute(
+                "UPDATE jobs SET thread_root = (SELECT thread_root FROM job_threads WHERE job_id = ?"
+                " ORDER BY network = 'x' DESC LIMIT 1) WHERE id = ?",
+                (job_id, job_id),
+            )
 
     def finish_job(self, job_id: int, outcome: str, *, at: datetime) -> None:
         with self._write() as conn:

@@ -6,7 +6,7 @@ value misses the others: requests and oauthlib percent-encode it (``+`` becomes 
 (``%252B``), form bodies write ``+`` for a space, and JSON may escape ``/``. `Scrubber` replaces
 every one of those forms, whatever the case of the hex digits::
 
-    scrub = Scrubber(config.credentials.secrets())
+    scrub = Scrubber(config.secrets())
     scrub("oauth_consumer_key=\\"ab%2Bcd%3D\\"")   # 'oauth_consumer_key="********"'
 
 No layer we use writes a key in base64 (OAuth 1.0a signs with HMAC; only OAuth 2 app-only auth,

@@ -284,6 +284,8 @@ def test_a_nearly_full_disk_stops_the_run_before_it_posts(tmp_path: Path, emulat
 class PostsThenTheDiskFills:
     """X takes the post; while it does, the disk fills up (SQLite's page limit stands in for it)."""
 
+    name = "x"
+
     def __init__(self, store: HistoryStore) -> None:
         self.store = store
         self.texts: list = []
@@ -298,6 +300,8 @@ class PostsThenTheDiskFills:
 
 
 class Accepts:
+    name = "x"
+
     def post(self, text: str, reply_to=None):
         from twitterbot.networks import PostResult
 

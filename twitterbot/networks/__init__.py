@@ -5,28 +5,32 @@ a repeated request from making a second post (`retry_safety`) and decides which 
 again (`may_retry`). Each network's module owns its length rule, its error mapping and its retry
 policy; `x.py` is X (tweepy), `dryrun.py` prints instead of posting::
 
-    poster = poster_for(config)          # the network the settings name, with its keys checked
-    result = poster.post("Hello from my Pi")
+    posters = posters_for(config)        # {network: poster} for POST_TO, with their keys checked
+    result = posters["x"].post("Hello from my Pi")
     result.tweet_id, result.confirmed
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Protocol
+from typing import Dict, Optional, Protocol
 
 from ..config import Config
 from ..errors import ConfigError, PostError
 
-if TYPE_CHECKING:  # the X module imports tweepy: only when a real post is made
-    from .x import XPoster
-
-__all__ = ["NETWORKS", "Fit", "Poster", "PostResult", "poster_for"]
+__all__ = ["NETWORKS", "Fit", "Poster", "PostResult", "label", "measure", "posters_for"]
 
 # Every network the bot can post to, in the order runs post and reports list them. Each has a
 # module of that name here with `measure(text) -> Fit` (its length rule, cheap: no client library
 # imported) and a poster class.
 NETWORKS = ("x", "mastodon", "bluesky")
+_LABELS = {"x": "X", "mastodon": "Mastodon", "bluesky": "Bluesky"}
+
+
+def label(network: str) -> str:
+    """A network's name as people write it, for messages: "x" is X."""
+    return _LABELS.get(network, network)
 
 
 @dataclass(frozen=True)
@@ -78,15 +82,55 @@ class Poster(Protocol):
 
     def may_retry(self, error: PostError) -> bool: ...
 
+    def account(self) -> str:
+        """Check the keys online and name the account they post as (for `check --online`)."""
+        ...
 
-def poster_for(config: Config) -> XPoster:
-    """The X poster for these settings, or a ConfigError saying which keys are missing."""
-    missing = config.credentials.missing()
+
+def measure(network: str, text: str) -> Fit:
+    """`text` as `network` counts it. X's rule lives with the tweets file (`posting.tweets.measure`,
+    which also knows what X charges); the other networks' rules are cheap functions of their
+    modules, which import their client libraries only to post."""
+    return importlib.import_module(f"{__name__}.{network}").measure(text)
+
+
+def posters_for(config: Config) -> Dict[str, Poster]:
+    """A poster for each network in POST_TO, in that order, or one ConfigError naming every
+    setting still missing (only the networks in POST_TO need theirs)."""
+    missing = config.missing()
     if missing:
         where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
+        guides = {"x": "'Getting X keys'", "mastodon": "'Posting to Mastodon'", "bluesky": "'Posting to Bluesky'"}
+        guide = " and ".join(guides[network] for network in config.post_to)
         raise ConfigError(
-            f"{', '.join(missing)} not set: put your X keys in {where} (copy config.example.env; "
-            "README 'Getting X keys' shows where to find them), or try --dry-run"
+            f"{', '.join(missing)} not set (POST_TO={','.join(config.post_to)}): put them in {where} (copy "
+            f"config.example.env; README {guide} shows where to find them), or try --dry-run"
+        )
+    return {network: _poster(network, config) for network in config.post_to}
+
+
+def _poster(network: str, config: Config) -> Poster:
+    if network == "mastodon":
+        from .mastodon import MastodonPoster
+
+        account = config.mastodon
+        return MastodonPoster(
+            instance=account.instance,
+            access_token=account.access_token,
+            visibility=account.visibility,
+            timeout=config.api_timeout,
+            retries=config.api_retries,
+        )
+    if network == "bluesky":
+        from .bluesky import BlueskyPoster
+
+        return BlueskyPoster(
+            handle=config.bluesky.handle,
+            app_password=config.bluesky.app_password,
+            service=config.bluesky.service,
+            session_file=config.state_dir / "bluesky-session.json",
+            timeout=config.api_timeout,
+            retries=config.api_retries,
         )
     from .x import XPoster
 

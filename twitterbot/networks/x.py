@@ -128,6 +128,10 @@ class XPoster:
         log.debug("not sending it again: %s", self.retry_safety)
         return PostResult(text=text, tweet_id=None, uncertain=why, check_url=self.account_url)
 
+    def account(self) -> str:
+        """The account the keys post as, checked online (`check --online`): "@username"."""
+        return f"@{self.verify()}"
+
     def verify(self) -> str:
         """Check the keys with ``GET /2/users/me``; returns the account's @username."""
         try:

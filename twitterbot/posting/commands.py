@@ -18,8 +18,8 @@ from ..config import Config, env_file_warnings
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..history import HistoryStore, RunRecord, ensure_state_dir, probe_state_dir
 from ..lock import run_lock
-from ..networks import poster_for
-from ..networks.x import XPoster, status_url
+from ..networks import label, posters_for
+from ..networks.x import status_url
 from ..secrets import scrub
 from ..wording import plural
 from .scheduled import log_result, run_once, wait_jitter
@@ -41,7 +41,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     """One scheduled run: the command line without a command."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    poster = None if args.dry_run else poster_for(config)
+    poster = None if args.dry_run else posters_for(config)
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
     if args.jitter and config.jitter:
         # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
@@ -51,7 +51,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     if args.dry_run and result.action == "skipped" and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
-        print_json(result.as_dict(), secrets=config.credentials.secrets())
+        print_json(result.as_dict(), secrets=config.secrets())
     elif result.action == "would_post" and result.line:
         print(result.line.text)
     return int(result.exit_status)
@@ -69,11 +69,16 @@ def _check(args: argparse.Namespace, config: Config) -> int:
     report(True, f"settings read from {config.env_file or 'the environment (no env file)'}")
     for warning in env_file_warnings(config):
         report(False, warning)
-    missing = config.credentials.missing()
-    report(not missing, "X keys are set" if not missing else f"not set: {', '.join(missing)}")
+    missing = config.missing()
+    where = ", ".join(label(network) for network in config.post_to)
+    report(
+        not missing,
+        f"posting to {where} (POST_TO): "
+        + (f"not set: {', '.join(missing)}" if missing else "every key it needs is set"),
+    )
 
     try:
-        tweets = load_tweets(config.tweets_file)
+        tweets = load_tweets(config.tweets_file, config.post_to)
     except BotError as exc:
         report(False, str(exc), exc)
     else:
@@ -84,8 +89,17 @@ def _check(args: argparse.Namespace, config: Config) -> int:
             f"{config.tweets_file}: {plural(count, 'line')} ready to post"
             + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
         )
-        for line in with_url:  # not a problem, but X charges more: say which lines and how much
-            print(f"note     {config.tweets_file} line {line.lineno} {url_cost(line)}")
+        if "x" in config.post_to:
+            for line in with_url:  # not a problem, but X charges more: say which lines and how much
+                print(f"note     {config.tweets_file} line {line.lineno} {url_cost(line)}")
+        for line in tweets.lines:  # posted only where it fits: say where it will not go
+            for fit in line.fits:
+                if not fit.fits:
+                    why = fit.reason if fit.length <= fit.limit and fit.reason else f"{fit.length} of {fit.limit} {fit.unit}"
+                    print(
+                        f"note     {config.tweets_file} line {line.lineno} is too long for {label(fit.network)}"
+                        f" ({why}): it is posted to the other networks only"
+                    )
         for problem in tweets.problems:
             message = f"{config.tweets_file} line {problem.lineno} {problem.message}"
             report(problem.message.startswith("repeats"), message, TweetFileError(message))
@@ -105,15 +119,15 @@ def _check(args: argparse.Namespace, config: Config) -> int:
 
     if args.online:
         if missing:
-            report(False, "cannot check the keys online until they are all set")
+            report(False, "cannot check the accounts online until every key is set")
         else:
-            poster = XPoster(config.credentials, timeout=config.api_timeout, retries=0, base_url=config.api_base_url)
-            try:
-                username = poster.verify()
-            except PostError as exc:
-                report(False, scrub(str(exc), config.credentials.secrets()), exc)
-            else:
-                report(True, f"X accepts the keys: posting as @{username}")
+            for network, poster in posters_for(config).items():
+                try:
+                    account = poster.account()
+                except PostError as exc:
+                    report(False, f"{label(network)}: {scrub(str(exc), config.secrets())}", exc)
+                else:
+                    report(True, f"{label(network)} accepts the keys: posting as {account}")
 
     if problems:
         print(

@@ -1,10 +1,13 @@
 """One scheduled run: roll the 1-in-N die, respect the daily cap and the gap, pick a line, post it, record it.
 
 `run_once` is what cron, the systemd timer and the daemon all call. It takes the lock, opens the
-history, reads the tweets file and hands over to `decide_and_post`, which holds the logic::
+history, reads the tweets file and hands over to `decide_and_post`, which holds the logic. One
+roll and one pick per run; the picked line goes to every network in POST_TO that it fits, each
+recorded before it is sent::
 
-    result = run_once(config, poster=XPoster(...), rng=random.Random(), clock=utc_now)
-    result.action   # 'posted', 'uncertain', 'would_post', 'skipped' or 'failed'
+    result = run_once(config, poster={"x": XPoster(...), "bluesky": ...}, rng=random.Random(), clock=utc_now)
+    result.action     # 'posted', 'uncertain', 'would_post', 'skipped' or 'failed'
+    result.networks   # what became of the post on each network
 """
 
 from __future__ import annotations
@@ -14,13 +17,13 @@ import logging
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from ..config import Config
 from ..errors import BotError, DuplicatePost, ExitStatus, PostError, StateError
-from ..history import HistoryStore, ensure_state_dir
+from ..history import TEMPORARY, HistoryStore, ensure_state_dir
 from ..lock import run_lock
-from ..networks import Poster
+from ..networks import Fit, Poster, PostResult, label
 from ..networks.x import status_url
 from ..wording import format_duration
 from .choose import hits, pick, roll
@@ -28,6 +31,7 @@ from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, prev
 
 __all__ = [
     "CapReached",
+    "Sent",
     "RunResult",
     "cap_reached",
     "decide_and_post",
@@ -36,6 +40,7 @@ __all__ = [
     "run_once",
     "utc_now",
     "wait_jitter",
+    "CATCH_UP_WINDOW",
     "CLOCK_SLACK",
     "MAX_DUPLICATE_TRIES",
 ]
@@ -50,6 +55,9 @@ CAP_WINDOW = timedelta(hours=24)
 # History rows dated later than now plus this were written while the clock was ahead: they are left
 # out of the cap and the gap (and the run warns), so fixing a clock never blocks posting for long.
 CLOCK_SLACK = timedelta(minutes=5)
+# A post that reached some networks but failed for a temporary reason on another (down, rate
+# limited) is sent there by the next runs, until it is this old: later, it would be old news.
+CATCH_UP_WINDOW = timedelta(hours=24)
 
 
 def utc_now() -> datetime:
@@ -104,6 +112,39 @@ def _warn_if_the_clock_went_back(store: HistoryStore, now: datetime) -> None:
 
 
 @dataclass(frozen=True)
+class Sent:
+    """What became of a post on one network. `outcome`: posted, uncertain, duplicate, failed,
+    temporary (a certain failure a later run makes good), too_long (not sent: it does not fit
+    there) or would_post (a dry run)."""
+
+    network: str
+    outcome: str
+    fit: Optional[Fit] = None
+    result: Optional[PostResult] = None
+    error: Optional[BotError] = None
+
+    @property
+    def reached(self) -> bool:
+        """The post is, or may be, on this network now."""
+        return self.outcome in ("posted", "uncertain")
+
+    def as_dict(self) -> dict:
+        fit, result = self.fit, self.result
+        return {
+            "network": self.network,
+            "outcome": self.outcome,
+            "length": fit.length if fit else None,
+            "limit": fit.limit if fit else None,
+            "counted_in": fit.unit if fit else None,
+            "id": result.tweet_id if result else None,
+            "url": result.url if result else None,
+            "check_url": result.check_url if result else None,
+            "error": self.error.kind if self.error else None,
+            "reason": str(self.error) if self.error else (fit.reason if fit and not fit.fits else None),
+        }
+
+
+@dataclass(frozen=True)
 class RunResult:
     """What a run decided and did; `--json` prints it, the log line is made from it."""
 
@@ -115,10 +156,13 @@ class RunResult:
     tweet_id: Optional[str] = None
     error: Optional[BotError] = None  # a PostError, or (--json of a failed command) any BotError
     check_url: Optional[str] = None  # uncertain: where to see whether the post is on X
+    networks: Tuple[Sent, ...] = ()  # the post on each network in POST_TO
+    caught_up: Tuple[Sent, ...] = ()  # earlier posts this run sent to a network that had missed them
 
     @property
     def url(self) -> Optional[str]:
-        return status_url(self.tweet_id)
+        first = next((sent.result for sent in self.networks if sent.result and sent.result.url), None)
+        return first.url if first else status_url(self.tweet_id)
 
     @property
     def exit_status(self) -> ExitStatus:
@@ -140,13 +184,27 @@ class RunResult:
             "roll": self.roll,
             "error": self.error.kind if self.error else None,
             "exit_status": int(self.exit_status),
+            "networks": [sent.as_dict() for sent in self.networks],
+            "caught_up": [sent.as_dict() for sent in self.caught_up],
         }
+
+
+Posters = Union[Poster, Mapping[str, Poster], None]
+
+
+def posters_by_network(poster: Posters) -> Dict[str, Poster]:
+    """A run's posters by network name; a single poster (tests, the X-only call) is its own network."""
+    if poster is None:
+        return {}
+    if isinstance(poster, Mapping):
+        return dict(poster)
+    return {poster.name: poster}
 
 
 def run_once(
     config: Config,
     *,
-    poster: Optional[Poster],
+    poster: Posters,
     rng: random.Random,
     clock: Callable[[], datetime] = utc_now,
     dry_run: bool = False,
@@ -154,7 +212,7 @@ def run_once(
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
     a dry run needs no lock and no poster, and changes nothing but its own history row."""
-    tweets = load_tweets(config.tweets_file)
+    tweets = load_tweets(config.tweets_file, config.post_to)
     for problem in tweets.problems:
         log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
     ensure_state_dir(config.state_dir)
@@ -178,7 +236,7 @@ def decide_and_post(
     tweets: TweetFile,
     *,
     store: HistoryStore,
-    poster: Optional[Poster],
+    poster: Posters,
     rng: random.Random,
     clock: Callable[[], datetime],
     one_in: int,
@@ -188,6 +246,7 @@ def decide_and_post(
     force: bool = False,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock)."""
+    posters = posters_by_network(poster)
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -203,8 +262,10 @@ def decide_and_post(
         log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)", rolled, one_in - 1, one_in)
     run_id = store.begin_run(at=now, one_in=one_in, roll=rolled, forced=force, dry_run=dry_run)
 
+    caught_up = () if dry_run else _catch_up(store, posters, run_id=run_id, clock=clock)
+
     def finish(action: str, reason: str, **fields: object) -> RunResult:
-        result = RunResult(action, reason, one_in, rolled, **fields)  # type: ignore[arg-type]
+        result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, **fields)  # type: ignore[arg-type]
         line = result.line
         store.finish_run(
             run_id, at=clock(), action=action, reason=reason, text=line.text if line else None, tweet_id=result.tweet_id
@@ -236,8 +297,11 @@ def decide_and_post(
     assert chosen is not None  # load_tweets never returns an empty file
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
-        return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=chosen.line)
-    if poster is None:
+        planned = tuple(
+            Sent(fit.network, "would_post" if fit.fits else "too_long", fit) for fit in chosen.line.fits
+        )
+        return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=chosen.line, networks=planned)
+    if not posters:
         raise ValueError("a real run needs a poster")
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
@@ -250,45 +314,141 @@ def decide_and_post(
         used = set()
 
     line = chosen.line
-    tried: List[TweetLine] = []  # lines X already had
+    tried: List[TweetLine] = []  # lines every network already had
     while True:
-        attempt = store.begin_attempt(line.text, run_id=run_id, at=clock())
-        try:
-            result = poster.post(line.text)
-        except DuplicatePost as exc:
-            store.finish_attempt(attempt, "duplicate", at=clock(), detail=str(exc), mark_used=True)
-            tried.append(line)
-            used = used | {line.text}
-            another = pick(tweets.lines, used=used, last_posted=None, rng=rng)
-            if another is None or another.new_round or len(tried) >= MAX_DUPLICATE_TRIES:
-                # Every line is on X already (a new round would only repeat them), or the budget is spent.
-                left = 0 if another is None or another.new_round else sum(1 for t in tweets.lines if t.text not in used)
-                error = _duplicates_error(tried, left)
-                return finish("failed", str(error), line=line, error=error)
-            log.warning(
-                "X already has line %d %s; marked it used and trying another (%d of at most %d)",
-                line.lineno,
-                preview(line.text),
-                len(tried) + 1,
-                MAX_DUPLICATE_TRIES,
-            )
-            line = another.line
+        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock)
+        if any(each.reached for each in sent) or not all(each.outcome in ("duplicate", "too_long") for each in sent):
+            return finish(*_outcome(why, line, sent), line=line, networks=sent, **_first_post(sent))
+        tried.append(line)
+        used = used | {line.text}
+        another = pick(tweets.lines, used=used, last_posted=None, rng=rng)
+        if another is None or another.new_round or len(tried) >= MAX_DUPLICATE_TRIES:
+            # Every line is there already (a new round would only repeat them), or the budget is spent.
+            left = 0 if another is None or another.new_round else sum(1 for t in tweets.lines if t.text not in used)
+            error = _duplicates_error(tried, left)
+            return finish("failed", str(error), line=line, error=error, networks=sent)
+        log.warning(
+            "%s already %s line %d %s; marked it used and trying another (%d of at most %d)",
+            _names(each.network for each in sent if each.outcome == "duplicate"),
+            "has" if len(sent) == 1 else "have",
+            line.lineno,
+            preview(line.text),
+            len(tried) + 1,
+            MAX_DUPLICATE_TRIES,
+        )
+        line = another.line
+
+
+def _post_everywhere(
+    store: HistoryStore, posters: Mapping[str, Poster], line: TweetLine, *, run_id: int, clock: Callable[[], datetime]
+) -> Tuple[Sent, ...]:
+    """Send `line` to each network it fits, one after another, each attempt recorded before it is
+    sent and its outcome after. The attempts share a group, so the post counts once in the cap."""
+    sent: List[Sent] = []
+    group: Optional[int] = None
+    for network, poster in posters.items():
+        fit = line.fit(network)
+        if fit is None or not fit.fits:
+            sent.append(Sent(network, "too_long", fit))
             continue
-        except PostError as exc:
-            store.finish_attempt(attempt, "failed", at=clock(), detail=str(exc))
-            return finish("failed", str(exc), line=line, error=exc)
-        if not result.confirmed:
-            # X may have posted it: counted as posted, never sent again (at most once).
-            store.finish_attempt(attempt, "uncertain", at=clock(), detail=result.uncertain, mark_used=True)
-            where = result.check_url or "the account's profile on x.com"
-            reason = (
-                f"X may or may not have posted it ({result.uncertain}): it counts as posted and will not be "
-                f"sent again; see {where} to check"
-            )
-            error = PostError(reason, kind="uncertain", exit_status=ExitStatus.TEMPORARY_FAILURE)
-            return finish("uncertain", reason, line=line, error=error, check_url=result.check_url)
-        store.finish_attempt(attempt, "posted", at=clock(), tweet_id=result.tweet_id, mark_used=True)
-        return finish("posted", why, line=line, tweet_id=result.tweet_id)
+        attempt = store.begin_attempt(line.text, run_id=run_id, at=clock(), network=network, group=group)
+        group = group or attempt
+        sent.append(_send(store, poster, attempt, line.text, fit=fit, clock=clock))
+    return tuple(sent)
+
+
+def _send(
+    store: HistoryStore, poster: Poster, attempt: int, text: str, *, fit: Optional[Fit], clock: Callable[[], datetime]
+) -> Sent:
+    """Post `text` for a recorded attempt and record what came of it. A post that reached, or may
+    have reached, the network leaves the round (never sent again); so does one the network says it
+    already has. A temporary failure is left for a later run to catch up."""
+    network = poster.name
+    try:
+        result = poster.post(text)
+    except DuplicatePost as exc:
+        store.finish_attempt(attempt, "duplicate", at=clock(), detail=str(exc), mark_used=True)
+        return Sent(network, "duplicate", fit, error=exc)
+    except PostError as exc:
+        outcome = TEMPORARY if exc.exit_status == ExitStatus.TEMPORARY_FAILURE else "failed"
+        store.finish_attempt(attempt, outcome, at=clock(), detail=str(exc))
+        return Sent(network, outcome, fit, error=exc)
+    if not result.confirmed:
+        # It may be posted: counted as posted, never sent again (at most once).
+        store.finish_attempt(attempt, "uncertain", at=clock(), detail=result.uncertain, mark_used=True)
+        where = result.check_url or f"the account's profile on {_SITE.get(network, network)}"
+        reason = (
+            f"{label(network)} may or may not have posted it ({result.uncertain}): it counts as posted"
+            f" and will not be sent again; see {where} to check"
+        )
+        error = PostError(reason, kind="uncertain", exit_status=ExitStatus.TEMPORARY_FAILURE)
+        return Sent(network, "uncertain", fit, result, error)
+    store.finish_attempt(attempt, "posted", at=clock(), tweet_id=result.tweet_id, mark_used=True)
+    return Sent(network, "posted", fit, result)
+
+
+def _catch_up(
+    store: HistoryStore, posters: Mapping[str, Poster], *, run_id: int, clock: Callable[[], datetime]
+) -> Tuple[Sent, ...]:
+    """Send each recent scheduled post to the networks that missed it for a temporary reason
+    (CATCH_UP_WINDOW), once each. They were counted against the cap when first posted."""
+    done: List[Sent] = []
+    for missed in store.catch_ups(clock() - CATCH_UP_WINDOW, list(posters)):
+        if missed.job_id is not None:
+            continue  # a progress job's post belongs in its thread, which has moved on
+        attempt = store.begin_attempt(
+            missed.text, run_id=run_id, at=clock(), source="catch_up", network=missed.network, group=missed.group
+        )
+        sent = _send(store, posters[missed.network], attempt, missed.text, fit=None, clock=clock)
+        level = logging.INFO if sent.reached else logging.WARNING
+        log.log(
+            level,
+            "catching up on %s: %s from %s: %s",
+            label(missed.network),
+            preview(missed.text),
+            f"{missed.first_sent_at.astimezone():%Y-%m-%d %H:%M}",
+            sent.outcome if sent.error is None else f"{sent.outcome} ({sent.error})",
+        )
+        done.append(sent)
+    return tuple(done)
+
+
+def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[str, str]:
+    """The run's action and reason from what became of the post on each network."""
+    reached = [each for each in sent if each.reached]
+    if len(sent) == 1 and sent[0].error is not None:
+        return ("uncertain" if sent[0].reached else "failed"), str(sent[0].error)
+    action = "posted" if any(each.outcome == "posted" for each in sent) else "uncertain" if reached else "failed"
+    if len(sent) == 1:
+        return action, why
+    parts = []
+    for each in sent:
+        if each.outcome == "too_long" and each.fit:
+            parts.append(f"{each.network}: not sent, too long ({each.fit.length} of {each.fit.limit} {each.fit.unit})")
+        elif each.outcome == TEMPORARY and reached:
+            parts.append(f"{each.network}: {each.error} (a later run sends it there)")
+        elif each.error is not None:
+            parts.append(f"{each.network}: {each.error}")
+        else:
+            parts.append(f"{each.network}: {each.outcome}")
+    return action, f"{why}; " + "; ".join(parts)
+
+
+def _first_post(sent: Tuple[Sent, ...]) -> dict:
+    """The run's error (the first network's problem, if any) and its first post's id and check link."""
+    error = next((each.error for each in sent if each.error is not None and each.outcome != "duplicate"), None)
+    posted = next((each.result for each in sent if each.result is not None), None)
+    return {
+        "error": error,
+        "tweet_id": posted.tweet_id if posted and posted.confirmed else None,
+        "check_url": posted.check_url if posted and not posted.confirmed else None,
+    }
+
+_SITE = {"x": "x.com", "mastodon": "your Mastodon server", "bluesky": "bsky.app"}
+
+
+def _names(networks: object) -> str:
+    return " and ".join(label(name) for name in networks)  # type: ignore[attr-defined]
 
 
 def _duplicates_error(tried: List[TweetLine], untried: int) -> PostError:
@@ -317,6 +477,23 @@ def wait_jitter(jitter: float, *, rng: random.Random, wait: Callable[[float], ob
     return wait(delay)
 
 
+def _where(planned: Tuple[Sent, ...], line: TweetLine) -> str:
+    """Where a dry run would post the line, each network with its count (and X its cost)."""
+    parts = []
+    for sent in planned:
+        fit = sent.fit
+        if fit is None:
+            continue
+        counted = f"{fit.length} of {fit.limit} {fit.unit}" if fit.network != "x" else f"{fit.length} of {fit.limit} as X counts"
+        if not fit.fits:
+            parts.append(f"not to {label(fit.network)}: too long ({fit.reason or counted})")
+        elif fit.network == "x" and line.has_url:
+            parts.append(f"to X ({counted}; it {url_cost(line)})")
+        else:
+            parts.append(f"to {label(fit.network)} ({counted})")
+    return ", ".join(parts) or f"({line.weighted_length} of {MAX_WEIGHTED_LENGTH} as X counts)"
+
+
 def log_result(result: RunResult) -> None:
     """The one human line per decision (cron mail and journald keep it)."""
     line = result.line
@@ -325,15 +502,7 @@ def log_result(result: RunResult) -> None:
     elif result.action == "uncertain" and line:
         log.warning("uncertain: line %d %s: %s", line.lineno, preview(line.text), result.reason)
     elif result.action == "would_post" and line:
-        cost = f"; it {url_cost(line)}" if line.has_url else ""
-        log.info(
-            "dry run: would post line %d (%d of %d as X counts%s); %s",
-            line.lineno,
-            line.weighted_length,
-            MAX_WEIGHTED_LENGTH,
-            cost,
-            result.reason,
-        )
+        log.info("dry run: would post line %d %s; %s", line.lineno, _where(result.networks, line), result.reason)
     elif result.action == "skipped":
         log.info("skipped: %s", result.reason)
     else:

@@ -1,11 +1,12 @@
-"""The tweets file: one post per line, checked against X's weighted-length rules.
+"""The tweets file: one post per line, checked against each network's length rule.
 
 Format (UTF-8): blank lines and lines starting with ``#`` are skipped; ``\\n`` inside a line
-becomes a line break; a line that must start with a hashtag is written ``\\#tag ...``. A line X
-would refuse (too long, forbidden characters) is reported with its number and never posted::
+becomes a line break; a line that must start with a hashtag is written ``\\#tag ...``. A line
+that fits none of the networks it is for (too long, forbidden characters) is reported with its
+number and never posted; a line too long for one network only is posted to the others::
 
-    tweets = load_tweets(Path("tweets.txt"))
-    tweets.lines[0].text, tweets.lines[0].weighted_length
+    tweets = load_tweets(Path("tweets.txt"), networks=("x", "bluesky"))
+    tweets.lines[0].text, tweets.lines[0].weighted_length, tweets.lines[0].fit("bluesky")
     [problem.message for problem in tweets.problems]
 """
 
@@ -20,6 +21,8 @@ from twitter_text import extract_urls, parse_tweet
 from twitter_text.has_invalid_characters import has_invalid_characters
 
 from ..errors import TweetFileError
+from ..networks import Fit
+from ..networks import measure as measure_on
 
 __all__ = [
     "MAX_WEIGHTED_LENGTH",
@@ -61,6 +64,15 @@ class TweetLine:
     weighted_length: int
     has_url: bool  # X charges more for posts with a URL (pay-per-use pricing)
     urls: Tuple[str, ...] = ()  # the URLs X finds in it, as written
+    fits: Tuple[Fit, ...] = ()  # how each network it is for counts it; it fits at least one
+
+    def fit(self, network: str) -> Optional[Fit]:
+        return next((fit for fit in self.fits if fit.network == network), None)
+
+    @property
+    def networks(self) -> Tuple[str, ...]:
+        """The networks this line fits, in POST_TO's order."""
+        return tuple(fit.network for fit in self.fits if fit.fits)
 
 
 @dataclass(frozen=True)
@@ -115,8 +127,9 @@ def url_cost(line: TweetLine, prices: Prices = PRICES) -> Optional[str]:
     )
 
 
-def load_tweets(path: Path) -> TweetFile:
-    """Read and check the tweets file. Raises `TweetFileError` if it is unusable or has nothing to post."""
+def load_tweets(path: Path, networks: Tuple[str, ...] = ("x",)) -> TweetFile:
+    """Read and check the tweets file for `networks` (POST_TO). Raises `TweetFileError` if it is
+    unusable or has nothing to post."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -125,11 +138,11 @@ def load_tweets(path: Path) -> TweetFile:
         raise TweetFileError(f"tweets file {path} is a folder, not a file: set TWEETS_FILE to the file") from None
     except OSError as exc:
         raise TweetFileError(f"cannot read tweets file {path}: {exc.strerror}: check its permissions") from None
-    return parse_tweets(data, path)
+    return parse_tweets(data, path, networks)
 
 
-def parse_tweets(data: bytes, path: Path) -> TweetFile:
-    """Parse the bytes of a tweets file (`path` is only used in messages)."""
+def parse_tweets(data: bytes, path: Path, networks: Tuple[str, ...] = ("x",)) -> TweetFile:
+    """Parse the bytes of a tweets file (`path` is only used in messages) for `networks`."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -153,11 +166,12 @@ def parse_tweets(data: bytes, path: Path) -> TweetFile:
             problems.append(LineProblem(lineno, f"repeats line {first_seen[post]}; it is posted only once per round"))
             continue
         first_seen[post] = lineno
-        measured = measure(post)
-        if measured.problem:
-            problems.append(LineProblem(lineno, measured.problem))
+        measured = measure(post) if "x" in networks else Measure(0, False, None)
+        fits = tuple(_fit(network, post, measured) for network in networks)
+        if not any(fit.fits for fit in fits):
+            problems.append(LineProblem(lineno, _fits_nowhere(fits, measured)))
             continue
-        lines.append(TweetLine(lineno, post, measured.weighted_length, measured.has_url, measured.urls))
+        lines.append(TweetLine(lineno, post, measured.weighted_length, measured.has_url, measured.urls, fits))
 
     if not lines:
         detail = "".join(f"; line {p.lineno} {p.message}" for p in problems[:3])
@@ -166,6 +180,23 @@ def parse_tweets(data: bytes, path: Path) -> TweetFile:
             "(blank lines and lines starting with # are skipped)"
         )
     return TweetFile(path, lines, problems)
+
+
+def _fit(network: str, text: str, measured: Measure) -> Fit:
+    if network != "x":
+        return measure_on(network, text)
+    return Fit("x", measured.weighted_length, MAX_WEIGHTED_LENGTH, "weighted characters", measured.problem)
+
+
+def _fits_nowhere(fits: Tuple[Fit, ...], measured: Measure) -> str:
+    """Why a line can go to none of its networks: X's own wording when X is the only one."""
+    if len(fits) == 1 and fits[0].network == "x" and measured.problem:
+        return measured.problem
+    counts = "; ".join(
+        fit.reason if fit.reason and fit.length <= fit.limit else f"{fit.network} counts {fit.length} of {fit.limit}"
+        for fit in fits
+    )
+    return f"fits none of POST_TO's networks ({counts}): shorten it"
 
 
 def _unescape(line: str) -> str:

@@ -26,16 +26,17 @@ import re
 import string
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Dict, Iterable, Iterator, Mapping, Optional, Protocol
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Protocol, Sequence
 
 from ..config import PROJECT_DIR, Config, load_config
 from ..errors import ConfigError, DuplicatePost, PostError
 from ..history import HistoryStore, JobRecord, ensure_state_dir
 from ..lock import run_lock
-from ..networks import Poster, poster_for
+from ..networks import Poster, label, posters_for
+from ..networks import measure as measure_on
 from ..networks.dryrun import DryRunPoster
 from ..networks.x import status_url
-from ..posting.scheduled import cap_reached, utc_now
+from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
 from ..posting.tweets import MAX_WEIGHTED_LENGTH, measure, preview
 from ..wording import plural
 from .statusline import NullStatusLine
@@ -109,14 +110,15 @@ class Status(Protocol):
 
 
 class Reporter:
-    """Decides when a job's updates become posts, and posts them. Build it with `open_reporter`,
-    or directly with an open store and a poster (tests inject a clock)."""
+    """Decides when a job's updates become posts, and posts them to every network it has a poster
+    for, each network with its own thread. Build it with `open_reporter`, or directly with an open
+    store and a poster or a {network: poster} mapping (tests inject a clock)."""
 
     def __init__(
         self,
         name: str,
         *,
-        poster: Poster,
+        poster: Posters,
         store: HistoryStore,
         every: float,
         milestone_every: float,
@@ -128,12 +130,13 @@ class Reporter:
         job_fields: Iterable[str] = (),
         clock: Callable[[], datetime] = utc_now,
         status: Optional[Status] = None,
+        networks: Optional[Sequence[str]] = None,
     ) -> None:
         known = (*BASE_FIELDS, *job_fields)
         for template in (templates.progress, templates.done, templates.failed):
             check_template(template, known)
         self.name = name
-        self._poster = poster
+        self._posters = posters_by_network(poster)
         self._store = store
         self._every = timedelta(seconds=every)
         self._milestone_every = timedelta(seconds=milestone_every)
@@ -142,7 +145,9 @@ class Reporter:
         self._templates = templates
         self._thread = thread
         self._clock = clock
-        self._dry_run = isinstance(poster, DryRunPoster)  # only the log's wording differs
+        self._dry_run = all(isinstance(each, DryRunPoster) for each in self._posters.values())  # only the log's wording differs
+        # What a post's text must fit: every network posted to (a dry run says which it stands for).
+        self._networks = tuple(networks or [n for n in self._posters if n != "dry-run"] or ["x"])
         self._status: Status = status or NullStatusLine()
         self._pending: Optional[_Update] = None
         self._stopped = False
@@ -315,54 +320,76 @@ class Reporter:
         return Report("capped", reason)
 
     def _post(self, text: str, *, reason: str, news: str, final: bool) -> Report:
-        reply_to = self.job.thread_root if self._thread else None
+        """Send one post to every network, each recorded before it is sent; the job moves on once
+        it reached (or may have reached) any of them. A network that fails is logged and skipped
+        for this post: its thread goes on with the next one."""
         doing = "dry run, would post" if self._dry_run else "posting"
         log.info("%s: %s (%s): %s", self.name, doing, reason, preview(text, 100))
-        attempt = self._store.begin_job_attempt(self.job.id, text, at=self._clock(), final=final)
-        try:
+        group: Optional[int] = None
+        reports: List[Report] = []
+        errors: List[PostError] = []
+        for network, poster in self._posters.items():
+            attempt = self._store.begin_job_attempt(
+                self.job.id, text, at=self._clock(), final=final, network=network, group=group
+            )
+            group = group or attempt
             try:
-                result = self._poster.post(text, reply_to=reply_to)
+                reports.append(self._send(poster, network, attempt, text, reason=reason, news=news))
             except PostError as exc:
-                if reply_to is None or exc.kind != "rejected":
-                    raise
-                # X refuses replies to a post that is gone (deleted): start a new thread instead.
-                log.warning("%s: X refused the reply to %s (%s); posting it on its own", self.name, reply_to, exc)
-                result = self._poster.post(text)
-                self._store.reset_thread(self.job.id)  # this post becomes the new thread's first
+                outcome = "duplicate" if isinstance(exc, DuplicatePost) else "failed"
+                self._store.finish_attempt(attempt, outcome, at=self._clock(), detail=str(exc))
+                errors.append(exc)
+                if not isinstance(exc, DuplicatePost):
+                    log.error("%s: posting to %s failed (%s); the job carries on", self.name, label(network), exc)
+        self.job = self._store.job(self.job.id)
+        sent = [report for report in reports if report.action in _SENT]
+        if sent:
+            self._not_before = None
+            return next((report for report in sent if report.action == "posted"), sent[0])
+        if errors and all(isinstance(exc, DuplicatePost) for exc in errors):
+            self._pending = None  # every network has this very text already: trying again cannot help
+            log.warning("%s: the networks already have this text; skipped it (%s)", self.name, preview(text))
+            return Report("unchanged", str(errors[0]), text)
+        first = next(exc for exc in errors if not isinstance(exc, DuplicatePost))
+        retry_at = first.retry_at or self._clock() + min(RETRY_AFTER_FAILURE, self._every)
+        self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))
+        return Report("failed", str(first), text)
+
+    def _send(self, poster: Poster, network: str, attempt: int, text: str, *, reason: str, news: str) -> Report:
+        """One network's post, a reply in that network's thread; raises PostError when it certainly failed."""
+        reply_to = self.job.threads.get(network) if self._thread else None
+        try:
+            result = poster.post(text, reply_to=reply_to)
         except PostError as exc:
-            outcome = "duplicate" if isinstance(exc, DuplicatePost) else "failed"
-            self._store.finish_attempt(attempt, outcome, at=self._clock(), detail=str(exc))
-            if isinstance(exc, DuplicatePost):
-                self._pending = None  # X has this very text already: trying again cannot help
-                log.warning("%s: X already has this text; skipped it (%s)", self.name, preview(text))
-                return Report("unchanged", str(exc), text)
-            retry_at = exc.retry_at or self._clock() + min(RETRY_AFTER_FAILURE, self._every)
-            self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))
-            log.error("%s: posting failed (%s); the job carries on", self.name, exc)
-            return Report("failed", str(exc), text)
-        now = self._clock()
+            if reply_to is None or exc.kind != "rejected":
+                raise
+            # A network refuses replies to a post that is gone (deleted): start a new thread there.
+            log.warning(
+                "%s: %s refused the reply to %s (%s); posting it on its own", self.name, label(network), reply_to, exc
+            )
+            result = poster.post(text)
+            self._store.reset_thread(self.job.id, network)  # this post becomes the new thread's first
         self._store.record_job_post(
             self.job.id,
             attempt,
-            at=now,
+            at=self._clock(),
             tweet_id=result.tweet_id,
             news=news,
             detail=result.uncertain,
             outcome="posted" if result.confirmed else "uncertain",
         )
-        self.job = self._store.job(self.job.id)
-        self._not_before = None
         if not result.confirmed:
             # Counted as posted and never sent again (at most once); the thread goes on under its root.
             log.warning(
-                "%s: X may or may not have posted it (%s): it counts as posted and will not be sent again; see %s",
+                "%s: %s may or may not have posted it (%s): it counts as posted and will not be sent again; see %s",
                 self.name,
+                label(network),
                 result.uncertain,
-                result.check_url or "the account's profile on x.com",
+                result.check_url or "the account's profile",
             )
             return Report("uncertain", result.uncertain or "", text, None)
         if not self._dry_run:  # a dry run's made-up id is no post: the dry-run poster said what it would send
-            log.info("%s: posted %s", self.name, status_url(result.tweet_id) or result.tweet_id)
+            log.info("%s: posted %s", self.name, result.url or status_url(result.tweet_id) or result.tweet_id)
         return Report("posted", reason, text, result.tweet_id)
 
     # -- text ----------------------------------------------------------------------------------
@@ -385,7 +412,7 @@ class Reporter:
         fields = self._fields(update, now)
         template = getattr(self._templates, kind)
         try:
-            return fit(template, fields, update.message)
+            return fit(template, fields, update.message, self._networks)
         except (KeyError, IndexError, ValueError, AttributeError) as exc:
             # The template names a field this update lacks, or formats it wrongly: say so, use the default.
             log.warning(
@@ -395,7 +422,7 @@ class Reporter:
                 type(exc).__name__,
                 exc,
             )
-            return fit(getattr(Templates(), kind), fields, update.message)
+            return fit(getattr(Templates(), kind), fields, update.message, self._networks)
 
 
 class NullReporter:
@@ -464,7 +491,7 @@ def open_reporter(
             remove=True,  # one lock file per job name would pile up in the state folder
         )
         store = HistoryStore(config.history_file)
-        poster = poster or poster_for(config)
+        poster = poster or posters_for(config)
     with lock, store:
         try:
             reporter = Reporter(
@@ -481,6 +508,7 @@ def open_reporter(
                 job_fields=job_fields,
                 clock=clock,
                 status=status,
+                networks=config.post_to,
             )
         except ValueError as exc:
             raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None
@@ -503,28 +531,34 @@ def check_template(template: str, known: Iterable[str]) -> None:
             )
 
 
-def fit(template: str, fields: Mapping[str, object], message: str) -> Optional[str]:
-    """Fill `template` and make it fit X's weighted 280: shorten the message a word at a time
-    (URLs are words, so never cut), then, if the rest alone is too long, the whole text. None if
-    nothing sensible fits."""
+def fit(
+    template: str, fields: Mapping[str, object], message: str, networks: Sequence[str] = ("x",)
+) -> Optional[str]:
+    """Fill `template` and make it fit every one of `networks` (X's weighted 280, Bluesky's 300
+    graphemes...): shorten the message a word at a time (URLs are words, so never cut), then, if
+    the rest alone is too long, the whole text. None if nothing sensible fits."""
+
+    def _fits(text: str) -> bool:
+        return _fits_all(text, networks)
+
     full = _tidy(template.format_map({**fields, "message": message}))
     if _fits(full):
         return full
     words = message.split(" ")
     shortened = _longest_fitting(
-        len(words), lambda n: _tidy(template.format_map({**fields, "message": _cut(words, n)}))
+        len(words), lambda n: _tidy(template.format_map({**fields, "message": _cut(words, n)})), _fits
     )
     if shortened is not None:
         return shortened
     if "://" not in message and "www." not in message:
         # Scripts written without spaces (Chinese, Japanese) have no words to cut at.
         shortened = _longest_fitting(
-            len(message), lambda n: _tidy(template.format_map({**fields, "message": message[:n] + _ELLIPSIS}))
+            len(message), lambda n: _tidy(template.format_map({**fields, "message": message[:n] + _ELLIPSIS})), _fits
         )
         if shortened is not None:
             return shortened
     all_words = full.split(" ")
-    return _longest_fitting(len(all_words), lambda n: _cut(all_words, n))
+    return _longest_fitting(len(all_words), lambda n: _cut(all_words, n), _fits)
 
 
 def format_elapsed(seconds: float) -> str:
@@ -542,7 +576,7 @@ def format_elapsed(seconds: float) -> str:
     return f"{secs}s"
 
 
-def _longest_fitting(count: int, text_for: Callable[[int], str]) -> Optional[str]:
+def _longest_fitting(count: int, text_for: Callable[[int], str], _fits: Callable[[str], bool]) -> Optional[str]:
     """The text for the largest n in 1..count-1 that fits (binary search: longer never fits better)."""
     low, high, best = 1, count - 1, None
     while low <= high:
@@ -561,9 +595,18 @@ def _cut(words: list, count: int) -> str:
     return kept + (" " if "://" in words[count - 1] or "www." in words[count - 1] else "") + _ELLIPSIS
 
 
-def _fits(text: str) -> bool:
-    checked = measure(text)
-    return bool(text) and checked.problem is None and checked.weighted_length <= MAX_WEIGHTED_LENGTH
+def _fits_all(text: str, networks: Sequence[str]) -> bool:
+    if not text:
+        return False
+    for network in networks:
+        if network == "x":
+            checked = measure(text)
+            if checked.problem is not None or checked.weighted_length > MAX_WEIGHTED_LENGTH:
+                return False
+        elif not measure_on(network, text).fits:
+            return False
+    return True
+
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")

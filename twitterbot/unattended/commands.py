@@ -20,7 +20,7 @@ from ..config import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
 from ..history import ensure_state_dir
-from ..networks import poster_for
+from ..networks import posters_for
 from ..posting.scheduled import log_result, run_once
 from ..posting.tweets import load_tweets
 from ..secrets import scrub, scrub_also
@@ -44,7 +44,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     SIGHUP re-reads the env file and the tweets file and carries on."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    current = {"config": config, "poster": None if args.dry_run else poster_for(config)}
+    current = {"config": config, "poster": None if args.dry_run else posters_for(config)}
     rng = random.Random(args.seed)
 
     def run_slot(time_of_day: str) -> None:
@@ -53,7 +53,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         try:
             log_result(run_once(settings, poster=current["poster"], rng=rng, dry_run=args.dry_run))
         except BotError as exc:
-            log.error("%s run: %s", time_of_day, scrub(str(exc), settings.credentials.secrets()))
+            log.error("%s run: %s", time_of_day, scrub(str(exc), settings.secrets()))
         except Exception:
             log.exception("%s run failed unexpectedly; the daemon carries on (please report this)", time_of_day)
 
@@ -67,16 +67,16 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
                 environ=os.environ,
                 overrides={**args.settings, **global_settings(args)},
             )
-            poster = None if args.dry_run else poster_for(new)
+            poster = None if args.dry_run else posters_for(new)
         except BotError as exc:
-            log.error("reload: %s; carrying on with the settings in use", scrub(str(exc), old.credentials.secrets()))
+            log.error("reload: %s; carrying on with the settings in use", scrub(str(exc), old.secrets()))
             return
         changes = _changed_settings(old, new)
         log.info("reloaded %s: %s", new.env_file or "the environment", "; ".join(changes) or "no setting changed")
         for warning in env_file_warnings(new):
             log.warning(warning)
         try:
-            tweets = load_tweets(new.tweets_file)
+            tweets = load_tweets(new.tweets_file, new.post_to)
             log.info("%s: %s ready to post", new.tweets_file, plural(len(tweets.lines), "line"))
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)
@@ -84,7 +84,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         if (new.times, new.timezone, new.jitter) != (old.times, old.timezone, old.jitter):
             use_zone(new.timezone)
             daemon.reschedule(new.times, zone=zone_for(new.timezone), jitter=new.jitter)
-        scrub_also(new.credentials.secrets())
+        scrub_also(new.secrets())
         current.update(config=new, poster=poster)
 
     use_zone(config.timezone)  # before building the jobs: schedule works in local time
@@ -117,16 +117,28 @@ _SETTING_OF_FIELD = {
     "api_timeout": "X_API_TIMEOUT",
     "api_retries": "X_API_RETRIES",
     "api_base_url": "X_API_BASE_URL",
+    "post_to": "POST_TO",
+    "mastodon.instance": "MASTODON_INSTANCE",
+    "mastodon.visibility": "MASTODON_VISIBILITY",
+    "bluesky.handle": "BLUESKY_HANDLE",
+    "bluesky.service": "BLUESKY_SERVICE",
 }
+
+
+def _field(config: Config, dotted: str) -> object:
+    value: object = config
+    for name in dotted.split("."):
+        value = getattr(value, name)
+    return value
 
 
 def _changed_settings(old: Config, new: Config) -> List[str]:
     """What a reload changed, as "SETTING old -> new"; the keys are only named, never shown."""
-    changes = ["the X keys changed"] if old.credentials != new.credentials else []
+    changes = ["the keys changed"] if old.secrets() != new.secrets() else []
     for name, setting in _SETTING_OF_FIELD.items():
-        before, after = getattr(old, name), getattr(new, name)
+        before, after = _field(old, name), _field(new, name)
         if before != after:
-            show = (lambda value: ",".join(value)) if name == "times" else str
+            show = (lambda value: ",".join(value)) if name in ("times", "post_to") else str
             changes.append(f"{setting} {show(before)} -> {show(after)}")
     if old.log_file != new.log_file:
         changes.append("(LOG_FILE takes effect at the next start)")
