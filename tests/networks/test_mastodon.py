@@ -51,10 +51,10 @@ def test_a_thread_on_the_mock(mastodon_mock: MockInstance) -> None:
     assert str(statuses[child.tweet_id]["in_reply_to_id"]) == root.tweet_id
 
 
-@pytest.mark.parametrize("visibility", ["public", "private", "direct"])
-def test_the_visibility_setting_reaches_the_server(mastodon_mock: MockInstance, visibility: str) -> None:
-    poster_for(mastodon_mock, visibility=visibility).post("hi @bob")
-    assert mastodon_mock.statuses()[0]["visibility"] == visibility
+def test_the_visibility_setting_reaches_the_server(mastodon_mock: MockInstance) -> None:
+    for visibility in ("public", "private", "direct"):
+        poster_for(mastodon_mock, visibility=visibility).post(f"hi @bob, {visibility}")
+    assert [status["visibility"] for status in mastodon_mock.statuses()] == ["direct", "private", "public"]
 
 
 def test_a_bad_token_is_unauthorized_on_the_mock(mastodon_mock: MockInstance) -> None:
@@ -274,7 +274,8 @@ def test_nothing_listening_is_unreachable_and_retried() -> None:
     with pytest.raises(PostError) as caught:
         poster.post("hi")
     assert (caught.value.kind, caught.value.exit_status) == ("unreachable", ExitStatus.TEMPORARY_FAILURE)
-    assert "MASTODON_INSTANCE" in str(caught.value) and sleeps == [2.0]
+    assert "connection refused" in str(caught.value) and "MASTODON_INSTANCE" in str(caught.value)
+    assert sleeps == [2.0]
 
 
 def test_a_server_that_is_not_mastodon_is_a_config_error(mastodon_emulator: MastodonEmulator) -> None:

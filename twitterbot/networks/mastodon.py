@@ -393,7 +393,7 @@ class MastodonPoster:
 
         where = self.instance
         if cause is not None and _never_connected(cause):
-            what = f"could not reach {where} ({_innermost(cause)})"
+            what = f"could not reach {where} ({_connect_failure(cause)})"
             return PostError(
                 f"{what}: check the network connection and DNS, and MASTODON_INSTANCE; the next run will try again",
                 kind="unreachable",
@@ -456,6 +456,22 @@ def _never_connected(cause: BaseException) -> bool:
     if isinstance(reason, urllib3.exceptions.SSLError):
         return isinstance(reason.args[0] if reason.args else None, ssl.SSLCertVerificationError)
     return isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.NewConnectionError))
+
+
+def _connect_failure(cause: BaseException) -> str:
+    """Why no connection was made, in words."""
+    import requests
+
+    text = str(cause)
+    if isinstance(cause, requests.ConnectTimeout):
+        return "connection timed out"
+    if "NameResolutionError" in text or "Failed to resolve" in text or "Name or service not known" in text:
+        return "the name did not resolve"
+    if "refused" in text.lower():
+        return "connection refused"
+    if isinstance(cause, requests.exceptions.SSLError):
+        return "its certificate was not trusted"
+    return _innermost(cause)
 
 
 def _innermost(exc: Optional[BaseException]) -> str:
