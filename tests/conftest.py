@@ -1,4 +1,4 @@
-"""Shared fixtures: the X API emulator, and a throw-away bot home for running bot.py like cron does."""
+"""Shared fixtures: the X API emulator, the Mastodon servers (mastodon_server.py), and a throw-away bot home for running bot.py like cron does."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from twitterbot.config import Credentials
 from twitterbot.networks.x import XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))
+from mastodon_server import mastodon_emulator, mastodon_mock, mastodon_mock_started  # noqa: E402, F401
 from x_emulator import XEmulator  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,0 +1,444 @@
+"""Local Mastodon servers for tests: the `mastodon-mock` package (a real Mastodon-shaped API), and a
+small loopback emulator for what the mock cannot do. Nothing here touches the internet.
+
+`mastodon_mock` (fixture): mastodon-mock's FastAPI server, started once per test session on
+127.0.0.1 and reset before each test. It keeps real state (accounts alice/bob/carol, statuses,
+threads, Idempotency-Key replay), refuses a bad token with 401, refuses more than 500 characters
+with 422 and injects faults on request (`MockInstance.fault`: any status with any body, a 429 with
+X-RateLimit-* headers, latency, a garbled body). It cannot: count a link as 23 (it counts every
+code point), refuse a reply to a status that does not exist, advertise another length limit, drop
+a connection, or make a status and then lose the reply.
+
+`mastodon_emulator` (fixture): `MastodonEmulator`, a stdlib HTTP server that checks what a real
+server checks (the Bearer token, the form or JSON fields, the length as Mastodon counts it against
+its own limit, the visibility, the status replied to, Idempotency-Key reuse per account for an
+hour) and answers in Mastodon's shapes. Tests script the faults with `fail_next`.
+
+Both give `env()`: the settings that point the bot at them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+TOKEN = "emuMastodonToken0123456789AbCdEfGhIjK"  # made up: 43 characters like a real one
+FIRST_ID = 113456789012345678  # Mastodon ids are snowflake-like; later statuses count up
+
+# Scripted replies (status, body): what Mastodon sends in each case.
+ERRORS: Dict[str, Tuple[int, Any]] = {
+    "unauthorized": (401, {"error": "The access token is invalid"}),
+    "revoked": (401, {"error": "The access token was revoked"}),
+    "suspended": (403, {"error": "Your login is currently disabled"}),
+    "scope": (403, {"error": "This action is outside the authorized scopes"}),
+    "too_long": (422, {"error": "Validation failed: Text character limit of 500 exceeded"}),
+    "rate_limit": (429, {"error": "Too many requests"}),
+    "server_error": (503, "<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>"),
+}
+# Failures that are not a reply. drop: close the connection without reading on or posting;
+# slow: answer (and post) only after `slow_seconds`; posted_then_drop: make the status, then close
+# without a reply; posted_then_slow: make it, then reply after `slow_seconds`; posted_then_garble:
+# make it, then answer 200 with a body that is not JSON; posted_then_bad_header: make it, then
+# answer 200 with an X-RateLimit-Reset that is no time (as a proxy might).
+BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_slow", "posted_then_garble", "posted_then_bad_header"}
+
+_VISIBILITIES = {"public", "unlisted", "private", "direct"}
+# Deliberately simpler than the code under test (twitterbot.networks.mastodon): a link is
+# http(s):// and what follows up to a space; a remote mention is @user@domain.
+_LINK = re.compile(r"https?://\S+")
+_REMOTE_MENTION = re.compile(r"(?<![=/\w])@([a-z0-9_]+)@[\w.-]*\w", re.IGNORECASE)
+
+
+def mastodon_count(text: str) -> int:
+    """What Mastodon counts (graphemes, a link as 23, @user@domain as @user), done independently."""
+    from uniseg.graphemecluster import grapheme_clusters
+
+    text = _REMOTE_MENTION.sub(r"@\1", _LINK.sub("x" * 23, text))
+    return sum(1 for _ in grapheme_clusters(text))
+
+
+@dataclass
+class Status:
+    id: str
+    text: str
+    visibility: str
+    in_reply_to_id: Optional[str]
+    created_at: datetime
+
+
+@dataclass
+class Seen:
+    """One request as the emulator received it."""
+
+    method: str
+    path: str
+    status: int
+    fields: Dict[str, Any]
+    headers: Dict[str, str]
+
+
+@dataclass
+class MastodonEmulator:
+    """Start with `start()` (or use as a context manager); point MASTODON_INSTANCE at `url`.
+
+    `instance_api` says which instance endpoints answer: "v2" (Mastodon 4+, both), "v1" (an older
+    server: v2 is 404), "legacy" (v1 with Pleroma's max_toot_chars), "none" (both fail)."""
+
+    token: str = TOKEN
+    username: str = "pibot"
+    domain: str = "example.social"
+    max_characters: int = 500
+    instance_api: str = "v2"
+    slow_seconds: float = 3.0
+    idempotency_ttl: float = 3600.0
+    statuses: List[Status] = field(default_factory=list)
+    seen: List[Seen] = field(default_factory=list)
+    _keys: Dict[str, Tuple[str, float]] = field(default_factory=dict)
+    _script: Deque[str] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self) -> MastodonEmulator:
+        emulator = self
+
+        class Handler(_Handler):
+            emu = emulator
+
+        self._server = _Server(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> MastodonEmulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def env(self) -> Dict[str, str]:
+        return {"MASTODON_INSTANCE": self.url, "MASTODON_ACCESS_TOKEN": self.token}
+
+    def fail_next(self, *kinds: str) -> None:
+        """Answer the next POST /api/v1/statuses with these failures, in order."""
+        for kind in kinds:
+            if kind not in ERRORS and kind not in BEHAVIOURS:
+                raise ValueError(f"unknown failure {kind}")
+            self._script.append(kind)
+
+    @property
+    def texts(self) -> List[str]:
+        return [status.text for status in self.statuses]
+
+    def status_url(self, status_id: str) -> str:
+        return f"https://{self.domain}/@{self.username}/{status_id}"
+
+    def _create(self, text: str, visibility: str, reply_to: Optional[str], key: Optional[str]) -> Status:
+        with self._lock:
+            status = Status(str(FIRST_ID + len(self.statuses)), text, visibility, reply_to, datetime.now(timezone.utc))
+            self.statuses.append(status)
+            if key:
+                # PostStatusService: redis.setex("idempotency:status:<account>:<key>", 3600, id)
+                self._keys[key] = (status.id, time.monotonic())
+            return status
+
+    def _replayed(self, key: Optional[str]) -> Optional[Status]:
+        with self._lock:
+            if not key or key not in self._keys:
+                return None
+            status_id, at = self._keys[key]
+            if time.monotonic() - at > self.idempotency_ttl:
+                del self._keys[key]
+                return None
+            return next(status for status in self.statuses if status.id == status_id)
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that gave up (timeout) leaves a broken pipe behind: expected here."""
+        if not isinstance(sys.exc_info()[1], (ConnectionError, OSError)):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    emu: MastodonEmulator
+    protocol_version = "HTTP/1.1"
+    server_version = "Mastodon"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def _handle(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        path = urlsplit(self.path).path.rstrip("/")
+        self._request = (method, path, self._fields(raw))
+        emu = self.emu
+        if path == "/api/v2/instance" and method == "GET":
+            if emu.instance_api != "v2":
+                return self._error(404, "Record not found")
+            return self._json(200, self._instance(2))
+        if path == "/api/v1/instance" and method == "GET":
+            if emu.instance_api == "none":
+                return self._error(503, "Service Unavailable")
+            return self._json(200, self._instance(1))
+        if not self._authorized():
+            return self._error(401, "The access token is invalid")
+        if path == "/api/v1/accounts/verify_credentials" and method == "GET":
+            return self._json(200, self._account())
+        if path == "/api/v1/statuses" and method == "POST":
+            return self._post_status()
+        return self._error(404, "Record not found")
+
+    def _fields(self, raw: bytes) -> Dict[str, Any]:
+        """The request's parameters: a form (Mastodon.py's default) or JSON, as Rails reads both."""
+        content_type = self.headers.get("Content-Type") or ""
+        if not raw:
+            return {}
+        if content_type.startswith("application/json"):
+            return json.loads(raw)
+        if content_type.startswith("application/x-www-form-urlencoded"):
+            return {name: values[-1] for name, values in parse_qs(raw.decode(), keep_blank_values=True).items()}
+        return {"_unreadable": content_type}
+
+    def _authorized(self) -> bool:
+        return self.headers.get("Authorization") == f"Bearer {self.emu.token}"
+
+    def _post_status(self) -> int:
+        emu = self.emu
+        _, _, fields = self._request
+        scripted = emu._script.popleft() if emu._script else None
+        if scripted == "drop":
+            return self._drop()
+        if scripted == "slow":
+            time.sleep(emu.slow_seconds)
+        if scripted in ERRORS:
+            status, body = ERRORS[scripted]
+            return self._json(status, body, rate_limited=scripted == "rate_limit")
+
+        key = self.headers.get("Idempotency-Key")
+        replayed = emu._replayed(key)
+        if replayed is not None:  # the first try's status, not a second one
+            return self._json(200, self._status(replayed))
+
+        text = fields.get("status")
+        if not isinstance(text, str) or not text.strip():
+            return self._error(422, "Validation failed: Text can't be blank")
+        if mastodon_count(text) > emu.max_characters:
+            return self._error(422, f"Validation failed: Text character limit of {emu.max_characters} exceeded")
+        visibility = fields.get("visibility") or "public"
+        if visibility not in _VISIBILITIES:
+            return self._error(422, f"'{visibility}' is not a valid visibility")
+        reply_to = fields.get("in_reply_to_id") or None
+        if reply_to is not None and str(reply_to) not in {status.id for status in emu.statuses}:
+            return self._error(404, "The post you are trying to reply to does not appear to exist.")
+
+        status = emu._create(text, visibility, None if reply_to is None else str(reply_to), key)
+        if scripted == "posted_then_drop":
+            return self._drop()
+        if scripted == "posted_then_slow":
+            time.sleep(emu.slow_seconds)
+        if scripted == "posted_then_garble":
+            return self._send(200, b"<html>Bad Gateway</html>", "application/json; charset=utf-8")
+        if scripted == "posted_then_bad_header":
+            data = json.dumps(self._status(status)).encode()
+            return self._send(200, data, "application/json; charset=utf-8", {"X-RateLimit-Reset": "soon"})
+        return self._json(200, self._status(status))
+
+    # -- Mastodon's shapes -----------------------------------------------------------------------
+
+    def _account(self) -> Dict[str, Any]:
+        emu = self.emu
+        return {
+            "id": "109876543210987654",
+            "username": emu.username,
+            "acct": emu.username,  # local accounts have no domain in acct
+            "display_name": "Pi Bot",
+            "locked": False,
+            "bot": True,
+            "created_at": "2024-01-01T00:00:00.000Z",
+            "note": "",
+            "url": f"https://{emu.domain}/@{emu.username}",
+            "uri": f"https://{emu.domain}/users/{emu.username}",
+            "avatar": f"https://{emu.domain}/avatars/original/missing.png",
+            "header": f"https://{emu.domain}/headers/original/missing.png",
+            "followers_count": 0,
+            "following_count": 0,
+            "statuses_count": len(emu.statuses),
+            "emojis": [],
+            "fields": [],
+        }
+
+    def _status(self, status: Status) -> Dict[str, Any]:
+        emu = self.emu
+        return {
+            "id": status.id,
+            "created_at": status.created_at.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            "in_reply_to_id": status.in_reply_to_id,
+            "in_reply_to_account_id": "109876543210987654" if status.in_reply_to_id else None,
+            "sensitive": False,
+            "spoiler_text": "",
+            "visibility": status.visibility,
+            "language": "en",
+            "uri": f"https://{emu.domain}/users/{emu.username}/statuses/{status.id}",
+            "url": emu.status_url(status.id),
+            "replies_count": 0,
+            "reblogs_count": 0,
+            "favourites_count": 0,
+            "content": "<p>" + status.text.replace("&", "&amp;").replace("<", "&lt;") + "</p>",
+            "reblog": None,
+            "account": self._account(),
+            "media_attachments": [],
+            "mentions": [],
+            "tags": [],
+            "emojis": [],
+            "card": None,
+            "poll": None,
+        }
+
+    def _instance(self, version: int) -> Dict[str, Any]:
+        emu = self.emu
+        statuses = {"max_characters": emu.max_characters, "max_media_attachments": 4, "characters_reserved_per_url": 23}
+        if version == 2:
+            return {
+                "domain": emu.domain,
+                "title": "Example",
+                "version": "4.3.0",
+                "configuration": {"statuses": statuses},
+            }
+        if emu.instance_api == "legacy":  # Pleroma and glitch-soc's v1: no configuration block
+            return {
+                "uri": emu.domain,
+                "title": "Example",
+                "version": "2.7.2 (compatible; Pleroma 2.6.0)",
+                "max_toot_chars": emu.max_characters,
+            }
+        return {"uri": emu.domain, "title": "Example", "version": "3.5.3", "configuration": {"statuses": statuses}}
+
+    # -- replies -----------------------------------------------------------------------------------
+
+    def _rate_headers(self, rate_limited: bool) -> Dict[str, str]:
+        """Mastodon's rate-limit headers; the reset is an ISO 8601 time (Rack::Attack's period end)."""
+        reset = datetime.now(timezone.utc) + timedelta(minutes=10 if rate_limited else 5)
+        return {
+            "X-RateLimit-Limit": "300",
+            "X-RateLimit-Remaining": "0" if rate_limited else "299",
+            "X-RateLimit-Reset": reset.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        }
+
+    def _error(self, status: int, message: str) -> int:
+        return self._json(status, {"error": message})
+
+    def _json(self, status: int, body: Any, rate_limited: bool = False) -> int:
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        content_type = "text/html" if isinstance(body, str) else "application/json; charset=utf-8"
+        return self._send(status, data, content_type, self._rate_headers(rate_limited))
+
+    def _send(self, status: int, data: bytes, content_type: str, headers: Optional[Dict[str, str]] = None) -> int:
+        self._record(status)
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+        return status
+
+    def _record(self, status: int) -> None:
+        method, path, fields = self._request
+        self.emu.seen.append(Seen(method, path, status, fields, dict(self.headers.items())))
+
+    def _drop(self) -> int:
+        """Close the connection without a reply, as a cut network or a crashed proxy does."""
+        self._record(0)
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(2)
+        return 0
+
+
+# -- mastodon-mock ---------------------------------------------------------------------------------
+
+
+@dataclass
+class MockInstance:
+    """The session's mastodon-mock server, reset for this test, logged in as `username`."""
+
+    url: str
+    token: str
+    username: str
+
+    def env(self) -> Dict[str, str]:
+        return {"MASTODON_INSTANCE": self.url, "MASTODON_ACCESS_TOKEN": self.token}
+
+    def fault(
+        self, effect: Dict[str, Any], *, path: str = "/api/v1/statuses", method: str = "POST", count: int = 1
+    ) -> None:
+        """Make the mock answer the next `count` matching requests with `effect` (its fault API)."""
+        import requests
+
+        rule = {"match": {"methods": [method], "path": path}, "effect": effect, "count": count}
+        requests.post(f"{self.url}/api/v1/_mock/faults", json=rule, timeout=5).raise_for_status()
+
+    def statuses(self) -> List[Dict[str, Any]]:
+        """The account's statuses, newest first, as the mock serves them."""
+        import requests
+
+        headers = {"Authorization": f"Bearer {self.token}"}
+        me = requests.get(f"{self.url}/api/v1/accounts/verify_credentials", headers=headers, timeout=5).json()
+        return requests.get(f"{self.url}/api/v1/accounts/{me['id']}/statuses", headers=headers, timeout=5).json()
+
+
+@pytest.fixture(scope="session")
+def mastodon_mock_started() -> Iterator[Any]:
+    """mastodon-mock's server, once per session (it takes a few seconds to start)."""
+    try:
+        from mastodon_mock.testing.server import MockServer
+    except ImportError:  # pragma: no cover - mastodon-mock needs Python 3.10+
+        pytest.skip("mastodon-mock is not installed (it needs Python 3.10+): pip install -r requirements-dev.txt")
+    with MockServer() as server:
+        yield server
+
+
+@pytest.fixture
+def mastodon_mock(mastodon_mock_started: Any) -> MockInstance:
+    """A fresh mastodon-mock instance (reset to its seed: alice, bob, carol), as alice."""
+    import requests
+
+    requests.delete(f"{mastodon_mock_started.base_url}/api/v1/_mock/faults", timeout=5).raise_for_status()
+    requests.post(f"{mastodon_mock_started.base_url}/api/v1/_mock/reset", timeout=10).raise_for_status()
+    return MockInstance(mastodon_mock_started.base_url, "alice_token", "alice")
+
+
+@pytest.fixture
+def mastodon_emulator() -> Iterator[MastodonEmulator]:
+    with MastodonEmulator() as emu:
+        yield emu

@@ -1,0 +1,488 @@
+"""Mastodon: its length rule, its error replies, and how its Idempotency-Key makes a retry safe.
+
+`measure` counts a text the way Mastodon's server does (no network, no client library), and
+`MastodonPoster` posts through Mastodon.py, which is imported only when a poster is made, so a
+run that posts only to X never loads it::
+
+    measure("Hello https://example.com/a/very/long/path").length   # 29: a link counts 23
+    poster = MastodonPoster(instance="https://example.social", access_token=token,
+                            visibility="unlisted", timeout=20, retries=2)
+    result = poster.post("Hello from my Pi")
+    result.url   # 'https://example.social/@pibot/113456789012345678'
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Callable, List, Optional, Tuple
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError, ExitStatus, PostError
+from ..secrets import looks_like_a_key, scrub_also
+from . import Fit, PostResult
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "IDEMPOTENCY_KEY_LIFETIME",
+    "URL_LENGTH",
+    "VISIBILITIES",
+    "MastodonPoster",
+    "measure",
+    "status_length",
+]
+
+log = logging.getLogger(__name__)
+
+# Mastodon's own defaults (StatusLengthValidator): an instance may raise the limit, and says so
+# in its instance endpoint (`MastodonPoster.limit`).
+DEFAULT_LIMIT = 500
+URL_LENGTH = 23
+
+# Who sees a post: everyone on public timelines, everyone but off the public timelines (most
+# instances ask bots for this), followers only, mentioned accounts only.
+VISIBILITIES = ("public", "unlisted", "private", "direct")
+
+# How long a Mastodon server remembers an Idempotency-Key: PostStatusService stores the status id
+# under the key in Redis for 3,600 s, per account, once the status is made.
+IDEMPOTENCY_KEY_LIFETIME = 3600
+
+# Mastodon's Account::MENTION_RE: "@user" or "@user@domain", not after a word character, '=' or '/'.
+_MENTION = re.compile(
+    r"(?<![=/\w])@(?P<name>(?P<user>[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?)(?:@(?P<domain>[\w.-]+\w+))?)",
+    re.IGNORECASE,
+)
+# twitter-text's end_mention_match: what may not follow a mention (another @, an accented
+# Latin letter, "://").
+_NOT_AFTER_MENTION = re.compile(
+    "[@\uff20\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff\u0100-\u024f\u0253\u0254\u0256\u0257\u0259\u025b"
+    "\u0263\u0268\u026f\u0272\u0289\u028b\u02bb\u0300-\u036f\u1e00-\u1eff]|://"
+)
+_MAX_DOMAIN_LENGTH = 253
+
+
+def measure(text: str, limit: int = DEFAULT_LIMIT) -> Fit:
+    """How long `text` is as Mastodon counts it, against `limit` (the instance's, when known)."""
+    return Fit(network="mastodon", length=status_length(text), limit=limit, unit="characters")
+
+
+def status_length(text: str) -> int:
+    """Mastodon's count of a status (StatusLengthValidator, Mastodon 4.x): user-perceived
+    characters (extended grapheme clusters, so an emoji with a skin tone is one), after every
+    http(s) link becomes 23 characters whatever its length and every ``@user@domain`` counts as
+    ``@user``. Links are found with twitter-text's extractor, as Mastodon does; a link Mastodon's
+    looser path rules would stretch further, or a gemini:// one, is counted in full here (longer,
+    never shorter, so a line that fits here fits there)."""
+    from .graphemes import count_graphemes
+
+    if not text.strip():
+        return 0
+    return count_graphemes(_countable_text(text))
+
+
+def _countable_text(text: str) -> str:
+    """`text` with each link replaced by 23 x's and each remote mention by its local part."""
+    entities: List[Tuple[int, int, str]] = []
+    if ":" in text:
+        from twitter_text.extract_urls import extract_urls_with_indices
+
+        for url in extract_urls_with_indices(text, extract_urls_without_protocol=False):
+            start, end = url["indices"]
+            entities.append((start, end, "x" * URL_LENGTH))
+    if "@" in text:
+        for match in _MENTION.finditer(text):
+            if _NOT_AFTER_MENTION.match(text, match.end()):
+                continue
+            domain = match.group("domain")
+            if domain and len(domain) > _MAX_DOMAIN_LENGTH:
+                continue
+            entities.append((match.start(), match.end(), "@" + match.group("user")))
+    if not entities:
+        return text
+    # twitter-text's remove_overlapping_entities: by start; one that overlaps a kept one goes.
+    pieces, position = [], 0
+    for start, end, replacement in sorted(entities, key=lambda entity: entity[0]):
+        if start < position:
+            continue
+        pieces += [text[position:start], replacement]
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+class MastodonPoster:
+    """Posts to one Mastodon account. Retries, `retries` times with backoff, what `may_retry`
+    allows, every try of one post with the same Idempotency-Key; never waits out a rate limit."""
+
+    name = "mastodon"
+    retry_safety = (
+        "Idempotency-Key: every try of one post sends the same random key, and Mastodon answers a "
+        "key it has seen with the status the first try made instead of making a second one "
+        f"(servers keep a key for {IDEMPOTENCY_KEY_LIFETIME // 60} minutes, per account). So a "
+        "timeout or a broken connection is sent again; only when no try got an answer is the outcome "
+        "uncertain. The server stores the key once the status is made, so a retry that arrives while "
+        "the first try is still being processed is not covered: the backoff before each retry keeps "
+        "that window small"
+    )
+
+    def __init__(
+        self,
+        *,
+        instance: str,
+        access_token: str,
+        visibility: str,
+        timeout: float,
+        retries: int,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff: float = 2.0,
+    ) -> None:
+        if visibility not in VISIBILITIES:
+            shown = "that value" if looks_like_a_key(visibility, [access_token]) else repr(visibility)
+            raise ConfigError(
+                f"MASTODON_VISIBILITY is {shown}: use one of {', '.join(VISIBILITIES)} "
+                "(unlisted, the default, keeps a bot off the public timelines, as most instances ask)"
+            )
+        scrub_also([access_token])  # whoever logs a request's headers, the token never shows
+        from mastodon import Mastodon
+
+        from .. import __version__
+
+        self.instance = _base_url(instance)
+        self._client = Mastodon(
+            access_token=access_token,
+            api_base_url=self.instance,
+            request_timeout=timeout,
+            ratelimit_method="throw",  # "wait" sleeps through a rate limit: never in a cron bot
+            version_check_mode="none",  # no extra request to ask the server's version
+            user_agent=f"twitterbot/{__version__}",
+        )
+        self._visibility = visibility
+        self._retries = retries
+        self._sleep = sleep
+        self._backoff = backoff
+        self._account_url: Optional[str] = None
+
+    def __repr__(self) -> str:  # the client holds the token: never show it
+        return f"MastodonPoster(instance={self.instance!r}, visibility={self._visibility!r})"
+
+    @property
+    def account_url(self) -> Optional[str]:
+        """The account's public profile page, once a post or `account()` has shown it."""
+        return self._account_url
+
+    def may_retry(self, error: PostError) -> bool:
+        """Whether sending the same post again, with the same Idempotency-Key, cannot make a second
+        status: no connection was made, the server failed, or no answer came (see `retry_safety`)."""
+        return error.kind in _RETRYABLE
+
+    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
+        """Create one status (a reply to status `reply_to`, when given). Returns a confirmed
+        `PostResult`, or an uncertain one when some try may have reached the server and none
+        got an answer. Raises `PostError` when Mastodon certainly did not post it."""
+        from mastodon import MastodonError
+
+        key = uuid.uuid4().hex
+        maybe_posted: Optional[str] = None  # why an earlier try may have made the status
+        for attempt in range(self._retries + 1):
+            try:
+                status = self._client.status_post(
+                    text, in_reply_to_id=reply_to, visibility=self._visibility, idempotency_key=key
+                )
+            except MastodonError as exc:
+                error = self._classify(exc, reply_to=reply_to)
+            else:
+                return self._result(text, status)
+
+            if error.kind in _MAYBE_POSTED:
+                maybe_posted = maybe_posted or error.summary
+            if not self.may_retry(error) or attempt == self._retries:
+                if maybe_posted:
+                    tries = f"{attempt + 1} tries" if attempt else "1 try"
+                    return self._uncertain(text, f"{maybe_posted} ({tries} with the same Idempotency-Key)")
+                raise error
+            delay = self._backoff * 2**attempt
+            log.warning(
+                "%s; trying again in %.0f s with the same Idempotency-Key (retry %d of %d)",
+                error.summary,
+                delay,
+                attempt + 1,
+                self._retries,
+            )
+            self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def limit(self) -> int:
+        """The instance's own status length limit, from ``/api/v2/instance`` (Mastodon 4.0+), else
+        ``/api/v1/instance``; Mastodon's default 500, with a log line, when neither says."""
+        from mastodon import MastodonError
+
+        problems = []
+        for version, fetch in (("v2", self._client.instance_v2), ("v1", self._client.instance_v1)):
+            try:
+                info = fetch()
+            except MastodonError as exc:
+                problems.append(f"{version}: {self._classify(exc).summary}")
+                continue
+            value = _max_characters(info)
+            if value:
+                return value
+            problems.append(f"{version}: no max_characters in the answer")
+        log.info(
+            "%s did not say its status length limit (%s); counting against Mastodon's default %d",
+            self.instance,
+            "; ".join(problems),
+            DEFAULT_LIMIT,
+        )
+        return DEFAULT_LIMIT
+
+    def account(self) -> str:
+        """Check the token with ``verify_credentials``; returns the account, e.g. "@alice@example.social".
+        Raises `PostError` ("unauthorized" for a bad token) when it cannot."""
+        from mastodon import MastodonError
+
+        try:
+            me = self._client.account_verify_credentials()
+        except MastodonError as exc:
+            raise self._classify(exc) from None
+        self._account_url = me.get("url") or self._account_url
+        acct = str(me.get("acct") or me.get("username"))
+        if "@" in acct:
+            return "@" + acct
+        domain = urlsplit(self._account_url or self.instance).hostname or urlsplit(self.instance).hostname
+        return f"@{acct}@{domain}"
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    def _result(self, text: str, status: Any) -> PostResult:
+        status_id = status.get("id") if hasattr(status, "get") else None
+        if status_id is None:
+            return self._uncertain(text, "Mastodon answered without the status's id")
+        account = status.get("account") or {}
+        self._account_url = account.get("url") or self._account_url
+        return PostResult(text=text, tweet_id=str(status_id), url=status.get("url") or status.get("uri"))
+
+    def _uncertain(self, text: str, why: str) -> PostResult:
+        log.debug("outcome unknown: %s", self.retry_safety)
+        return PostResult(text=text, tweet_id=None, uncertain=why, check_url=self._account_url or self.instance)
+
+    def _classify(self, exc: Exception, reply_to: Optional[str] = None) -> PostError:
+        """Turn Mastodon.py's exception into a PostError that says what to do."""
+        from mastodon import MastodonAPIError, MastodonNetworkError, MastodonRatelimitError
+
+        if isinstance(exc, MastodonRatelimitError) and "hit rate limit" in str(exc).lower():
+            return self._rate_limited()
+        if isinstance(exc, MastodonRatelimitError):
+            # Mastodon.py could not read the rate-limit headers of an answer, whatever its status:
+            # a 200 (the status was made) looks the same as a 429 here.
+            what = f"{self.instance} answered with rate-limit headers that could not be read"
+            return PostError(
+                f"{what}: a proxy in between may be rewriting them; run with -v and report it if it persists",
+                kind="network",
+                exit_status=ExitStatus.TEMPORARY_FAILURE,
+                summary=what,
+            )
+        if isinstance(exc, MastodonNetworkError):
+            return self._network_error(exc.__context__)
+        args = exc.args if isinstance(exc, MastodonAPIError) else ()
+        if len(args) < 4 or not isinstance(args[1], int):
+            # Mastodon.py could not read an answer it got (a 2xx that is not JSON): the server may
+            # well have made the status.
+            what = f"{self.instance} sent an answer that could not be read"
+            return PostError(
+                f"{what}: a proxy in between may be mangling it; run with -v and report it if it persists",
+                kind="network",
+                exit_status=ExitStatus.TEMPORARY_FAILURE,
+                summary=what,
+            )
+        status, reason = args[1], str(args[2] or "")
+        message = str(args[3] or reason)
+        said = f"{status}: {message}" if message else str(status)
+        lowered = message.lower()
+        if status == 401:
+            return PostError(
+                f"Mastodon rejected MASTODON_ACCESS_TOKEN ({said}): on {self.instance}, open Preferences > "
+                "Development > your application and copy 'Your access token' into MASTODON_ACCESS_TOKEN "
+                "(a regenerated token replaces the old one); check MASTODON_INSTANCE is the server the "
+                "account is on",
+                kind="unauthorized",
+                exit_status=ExitStatus.PERMISSION_DENIED,
+            )
+        if status == 403:
+            if "scope" in lowered:
+                advice = (
+                    f"the token may not post: on {self.instance}, Preferences > Development, give the "
+                    "application the write:statuses scope (or make a new one with it) and put its new "
+                    "token in MASTODON_ACCESS_TOKEN"
+                )
+            elif any(word in lowered for word in ("disabled", "suspended", "approval", "confirmed", "e-mail")):
+                advice = (
+                    f"log in on {self.instance} to see why: a suspended or disabled account, an "
+                    "unconfirmed e-mail address, or an account still waiting for approval"
+                )
+            else:
+                advice = f"log in on {self.instance} and check the account"
+            return PostError(
+                f"Mastodon refused the account ({said}): {advice}",
+                kind="forbidden",
+                exit_status=ExitStatus.PERMISSION_DENIED,
+            )
+        if status == 422:
+            if "character limit" in lowered or "too long" in lowered:
+                return PostError(
+                    f"Mastodon says the text is too long ({said}): shorten that line of the tweets file",
+                    kind="too_long",
+                    exit_status=ExitStatus.DATA_ERROR,
+                )
+            return PostError(
+                f"Mastodon refused the post ({said}): fix that line of the tweets file",
+                kind="rejected",
+                exit_status=ExitStatus.DATA_ERROR,
+            )
+        if status == 404 and reply_to:
+            return PostError(
+                f"Mastodon cannot find the status this replies to, {reply_to} ({said}): it was deleted, "
+                "or this account cannot see it",
+                kind="rejected",
+                exit_status=ExitStatus.DATA_ERROR,
+            )
+        if status == 404:
+            return PostError(
+                f"{self.instance} has no Mastodon API ({said}): MASTODON_INSTANCE must be the address of "
+                "the Mastodon server the account is on, e.g. https://mastodon.social",
+                kind="not_found",
+                exit_status=ExitStatus.CONFIG_ERROR,
+            )
+        if status == 429:
+            return self._rate_limited()
+        if status >= 500:
+            what = f"{self.instance} had a server error ({status} {reason})"
+            return PostError(
+                f"{what}: nothing to fix here; the next run will try again",
+                kind="server_error",
+                exit_status=ExitStatus.TEMPORARY_FAILURE,
+                summary=what,
+            )
+        return PostError(
+            f"Mastodon rejected the request ({said}): run with -v and report it if it persists",
+            kind="rejected",
+            exit_status=ExitStatus.DATA_ERROR if status == 400 else ExitStatus.UNEXPECTED,
+        )
+
+    def _rate_limited(self) -> PostError:
+        # Mastodon.py read X-RateLimit-Reset (an ISO time) and moved it onto our clock.
+        reset = getattr(self._client, "ratelimit_reset", None)
+        retry_at = None
+        when = "later"
+        if isinstance(reset, (int, float)) and reset > time.time():
+            retry_at = datetime.fromtimestamp(int(reset) + 1, tz=timezone.utc)
+            when = "after " + retry_at.astimezone().strftime("%Y-%m-%d %H:%M %Z")
+        return PostError(
+            f"Mastodon says too many requests (429): nothing was posted; posting works again {when}",
+            kind="rate_limited",
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+            retry_at=retry_at,
+        )
+
+    def _network_error(self, cause: Optional[BaseException]) -> PostError:
+        """No answer: either no connection was made (the request never left), or it was sent and the
+        answer never came (the status may exist)."""
+        import requests
+
+        where = self.instance
+        if cause is not None and _never_connected(cause):
+            what = f"could not reach {where} ({_connect_failure(cause)})"
+            return PostError(
+                f"{what}: check the network connection and DNS, and MASTODON_INSTANCE; the next run will try again",
+                kind="unreachable",
+                exit_status=ExitStatus.TEMPORARY_FAILURE,
+                summary=what,
+            )
+        if isinstance(cause, requests.Timeout):
+            what = f"{where} did not answer in time (read timed out after the request was sent)"
+            return PostError(
+                f"{what}: the server may be slow; the post may have been made, look at the account",
+                kind="timeout",
+                exit_status=ExitStatus.TEMPORARY_FAILURE,
+                summary=what,
+            )
+        what = f"the connection to {where} broke after the request was sent ({_innermost(cause)})"
+        return PostError(
+            f"{what}: check the network connection, or a proxy in between",
+            kind="network",
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+            summary=what,
+        )
+
+
+# What each failure says about the post. Retried (with the same key): everything that did not get
+# a refusal. Maybe posted: the request was sent and no readable answer came back.
+_MAYBE_POSTED = {"timeout", "network"}
+_RETRYABLE = {"unreachable", "server_error"} | _MAYBE_POSTED
+
+
+def _base_url(instance: str) -> str:
+    """``example.social`` or ``https://example.social/`` -> ``https://example.social``."""
+    instance = instance.strip().rstrip("/")
+    return instance if "://" in instance else "https://" + instance
+
+
+def _max_characters(info: Any) -> Optional[int]:
+    """The status length limit in an instance endpoint's answer (v2 and v1 keep it in
+    configuration.statuses; Pleroma and glitch-soc's v1 say max_toot_chars)."""
+    statuses = ((info or {}).get("configuration") or {}).get("statuses") or {}
+    for value in (statuses.get("max_characters"), (info or {}).get("max_toot_chars")):
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def _never_connected(cause: BaseException) -> bool:
+    """True only when the request certainly never reached the server: the connection was refused,
+    the name did not resolve, connecting timed out, or the certificate was refused."""
+    import ssl
+
+    import requests
+    import urllib3
+
+    if isinstance(cause, requests.ConnectTimeout):
+        return True
+    reason = cause.args[0] if cause.args else None
+    reason = getattr(reason, "reason", reason)  # urllib3's MaxRetryError carries the cause
+    if isinstance(reason, urllib3.exceptions.ProxyError):
+        reason = reason.original_error
+    if isinstance(reason, urllib3.exceptions.SSLError):
+        return isinstance(reason.args[0] if reason.args else None, ssl.SSLCertVerificationError)
+    return isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.NewConnectionError))
+
+
+def _connect_failure(cause: BaseException) -> str:
+    """Why no connection was made, in words."""
+    import requests
+
+    text = str(cause)
+    if isinstance(cause, requests.ConnectTimeout):
+        return "connection timed out"
+    if "NameResolutionError" in text or "Failed to resolve" in text or "Name or service not known" in text:
+        return "the name did not resolve"
+    if "refused" in text.lower():
+        return "connection refused"
+    if isinstance(cause, requests.exceptions.SSLError):
+        return "its certificate was not trusted"
+    return _innermost(cause)
+
+
+def _innermost(exc: Optional[BaseException]) -> str:
+    """The name of the underlying error (e.g. ConnectionRefusedError), without the wrapping."""
+    if exc is None:
+        return "no reason given"
+    for _ in range(10):  # the chain is short; the bound only guards against a cycle
+        reason = getattr(exc, "reason", None)
+        inner = reason if isinstance(reason, BaseException) else None
+        inner = inner or next((arg for arg in exc.args if isinstance(arg, BaseException)), None)
+        if inner is None:
+            break
+        exc = inner
+    return type(exc).__name__
