@@ -3,7 +3,8 @@
 A poster is anything with ``post(text, reply_to=None) -> PostResult`` that also states how it keeps
 a repeated request from making a second post (`retry_safety`) and decides which failures it sends
 again (`may_retry`). Each network's module owns its length rule, its error mapping and its retry
-policy; `x.py` is X (tweepy), `dryrun.py` prints instead of posting::
+policy: `x.py` is X (tweepy), `mastodon.py` Mastodon (Mastodon.py), `bluesky.py` Bluesky (the
+atproto SDK), and `dryrun.py` prints instead of posting. A run posts to every network in POST_TO::
 
     posters = posters_for(config)        # {network: poster} for POST_TO, with their keys checked
     result = posters["x"].post("Hello from my Pi")
@@ -100,7 +101,7 @@ def posters_for(config: Config) -> Dict[str, Poster]:
     missing = config.missing()
     if missing:
         where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
-        guides = {"x": "'Getting X keys'", "mastodon": "'Posting to Mastodon'", "bluesky": "'Posting to Bluesky'"}
+        guides = {"x": "'Getting X keys'", "mastodon": "'Getting a Mastodon token'", "bluesky": "'Getting a Bluesky app password'"}
         guide = " and ".join(guides[network] for network in config.post_to)
         raise ConfigError(
             f"{', '.join(missing)} not set (POST_TO={','.join(config.post_to)}): put them in {where} (copy "
