@@ -108,6 +108,9 @@ ALTER TABLE attempts ADD COLUMN job_id INTEGER REFERENCES jobs (id);
 -- or a job's post) to every network share post_group, the id of the first of them.
 ALTER TABLE attempts ADD COLUMN network TEXT NOT NULL DEFAULT 'x';
 ALTER TABLE attempts ADD COLUMN post_group INTEGER;
+-- The post's public link, in its network's own form (X's can be made from the id; others not).
+ALTER TABLE attempts ADD COLUMN url TEXT;
+ALTER TABLE runs ADD COLUMN url TEXT;
 -- A progress job's thread on each network: the id of its first post there.
 CREATE TABLE job_threads (
     job_id INTEGER NOT NULL REFERENCES jobs (id),
@@ -144,6 +147,7 @@ class RunRecord:
     one_in: Optional[int]
     roll: Optional[int]
     dry_run: bool
+    url: Optional[str] = None  # the first post's link
 
 
 @dataclass(frozen=True)
@@ -191,7 +195,9 @@ class JobPost:
     final: bool  # the run's result, not a progress post
     job_id: int
     job_name: str
-    thread_root: Optional[str]  # the id of the run's first post
+    thread_root: Optional[str]  # the id of the run's first post on this network
+    network: str = "x"
+    url: Optional[str] = None
 
 
 def ensure_state_dir(path: Path) -> None:
@@ -336,22 +342,23 @@ class HistoryStore:
         reason: Optional[str] = None,
         text: Optional[str] = None,
         tweet_id: Optional[str] = None,
+        url: Optional[str] = None,
     ) -> None:
         with self._write() as conn:
             conn.execute(
-                "UPDATE runs SET finished_at = ?, action = ?, reason = ?, text = ?, tweet_id = ? WHERE id = ?",
-                (_iso(at), action, reason, text, tweet_id, run_id),
+                "UPDATE runs SET finished_at = ?, action = ?, reason = ?, text = ?, tweet_id = ?, url = ? WHERE id = ?",
+                (_iso(at), action, reason, text, tweet_id, url, run_id),
             )
 
     def recent_runs(self, limit: int) -> List[RunRecord]:
         """The last `limit` runs, newest first."""
         rows = self._read(
-            "SELECT id, started_at, action, reason, text, tweet_id, one_in, roll, dry_run"
+            "SELECT id, started_at, action, reason, text, tweet_id, one_in, roll, dry_run, url"
             " FROM runs ORDER BY id DESC LIMIT ?",
             (limit,),
         )
         return [
-            RunRecord(row[0], _parse_iso(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]))
+            RunRecord(row[0], _parse_iso(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]), row[9])
             for row in rows
         ]
 
@@ -410,12 +417,13 @@ class HistoryStore:
         tweet_id: Optional[str] = None,
         detail: Optional[str] = None,
         mark_used: bool = False,
+        url: Optional[str] = None,
     ) -> None:
         """Record an attempt's outcome; with `mark_used`, take its text out of this round in the same transaction."""
         with self._write() as conn:
             conn.execute(
-                "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ? WHERE id = ?",
-                (outcome, _iso(at), tweet_id, detail, attempt_id),
+                "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ?, url = ? WHERE id = ?",
+                (outcome, _iso(at), tweet_id, detail, url, attempt_id),
             )
             if mark_used:
                 (text,) = conn.execute("SELECT text FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
@@ -538,12 +546,15 @@ class HistoryStore:
         """The last `limit` posts (and tries) of progress jobs, newest first."""
         rows = self._read(
             "SELECT attempts.id, sent_at, attempts.outcome, detail, text, tweet_id, source = 'final', jobs.id,"
-            " jobs.name, jobs.thread_root FROM attempts JOIN jobs ON attempts.job_id = jobs.id"
+            " jobs.name, (SELECT thread_root FROM job_threads t WHERE t.job_id = jobs.id AND t.network = attempts.network),"
+            " attempts.network, attempts.url FROM attempts JOIN jobs ON attempts.job_id = jobs.id"
             " ORDER BY sent_at DESC, attempts.id DESC LIMIT ?",
             (limit,),
         )
         return [
-            JobPost(row[0], _parse_iso(row[1]), row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8], row[9])
+            JobPost(
+                row[0], _parse_iso(row[1]), row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8], row[9], row[10], row[11]
+            )
             for row in rows
         ]
 
@@ -572,6 +583,7 @@ class HistoryStore:
         news: str,
         detail: Optional[str],
         outcome: str = "posted",
+        url: Optional[str] = None,
     ) -> None:
         """A job's post went out (`outcome` posted) or may have (uncertain): settle the attempt and
         move the job on, in one transaction, so the post is never sent again. The same post on a
@@ -582,8 +594,8 @@ class HistoryStore:
                 "SELECT network, post_group FROM attempts WHERE id = ?", (attempt_id,)
             ).fetchone()
             conn.execute(
-                "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ? WHERE id = ?",
-                (outcome, _iso(at), tweet_id, detail, attempt_id),
+                "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ?, url = ? WHERE id = ?",
+                (outcome, _iso(at), tweet_id, detail, url, attempt_id),
             )
             conn.execute(
                 "UPDATE jobs SET posts = posts + 1, last_post_at = ?, last_news = ?,"

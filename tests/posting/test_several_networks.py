@@ -35,6 +35,8 @@ def test_mastodon_alone_needs_no_x_keys(home: BotHome, mastodon_emulator: Mastod
     assert report["url"] == mastodon_emulator.status_url(mastodon_emulator.statuses[0].id)
     assert mastodon_emulator.statuses[0].visibility == "unlisted"
     assert home.emulator.posts == []
+    history = home.run("history")
+    assert report["url"] in history.stdout and "x.com" not in history.stdout
 
 
 def test_missing_keys_name_only_the_networks_in_post_to(home: BotHome) -> None:

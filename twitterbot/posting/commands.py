@@ -155,22 +155,26 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         return int(ExitStatus.OK)
     for entry in entries:
         if isinstance(entry, RunRecord):
-            when, text, reason, tweet_id = entry.started_at, entry.text, entry.reason, entry.tweet_id
+            when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry)
             what = entry.action + (" (dry run)" if entry.dry_run and entry.action != "would_post" else "")
-            label = ""
+            tag = ""
         else:
-            when, text, reason, tweet_id, what = entry.sent_at, entry.text, entry.detail, entry.tweet_id, entry.outcome
-            thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != tweet_id else ""
-            label = f"[{entry.job_name}{' result' if entry.final else ''}{thread}]"
-        detail = " ".join(
-            part
-            for part in (label, preview(text, 50) if text else "", reason or "", status_url(tweet_id) or "")
-            if part
-        )
+            when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry), entry.outcome
+            thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.tweet_id else ""
+            on = f" on {label(entry.network)}" if entry.network != "x" else ""
+            tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
+        detail = " ".join(part for part in (tag, preview(text, 50) if text else "", reason or "", url or "") if part)
         print(f"{when.astimezone():%Y-%m-%d %H:%M}  {what:<11} {detail}")
     if not entries:
         print("no runs recorded yet")
     return int(ExitStatus.OK)
+
+
+def _url(entry: Any) -> Optional[str]:
+    """A history entry's link: stored since several networks; made from the id for older X posts."""
+    if entry.url:
+        return entry.url
+    return status_url(entry.tweet_id) if getattr(entry, "network", "x") == "x" else None
 
 
 def _history_json(entry: Any) -> dict:
@@ -183,7 +187,7 @@ def _history_json(entry: Any) -> dict:
             "reason": entry.reason,
             "text": entry.text,
             "tweet_id": entry.tweet_id,
-            "url": status_url(entry.tweet_id),
+            "url": _url(entry),
             "one_in": entry.one_in,
             "roll": entry.roll,
             "dry_run": entry.dry_run,
@@ -195,12 +199,13 @@ def _history_json(entry: Any) -> dict:
         "reason": entry.detail,
         "text": entry.text,
         "tweet_id": entry.tweet_id,
-        "url": status_url(entry.tweet_id),
+        "url": _url(entry),
+        "network": entry.network,
         "job": entry.job_name,
         "job_run": entry.job_id,
         "result": entry.final,
         "thread": entry.thread_root,
-        "thread_url": status_url(entry.thread_root),
+        "thread_url": status_url(entry.thread_root) if entry.network == "x" else None,
     }
 
 
@@ -230,7 +235,7 @@ def _add_run(parser: Parser) -> None:
 
 def _add_check(commands: Commands) -> None:
     check = add_command(commands, "check", _check, help="check settings, keys, tweets file and state folder")
-    check.add_argument("--online", action="store_true", help="also ask X whether the keys work (GET /2/users/me)")
+    check.add_argument("--online", action="store_true", help="also log in to each network in POST_TO and name the account")
 
 
 def _add_history(commands: Commands) -> None:

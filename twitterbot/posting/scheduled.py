@@ -268,7 +268,13 @@ def decide_and_post(
         result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, **fields)  # type: ignore[arg-type]
         line = result.line
         store.finish_run(
-            run_id, at=clock(), action=action, reason=reason, text=line.text if line else None, tweet_id=result.tweet_id
+            run_id,
+            at=clock(),
+            action=action,
+            reason=reason,
+            text=line.text if line else None,
+            tweet_id=result.tweet_id,
+            url=result.url,
         )
         return result
 
@@ -383,7 +389,7 @@ def _send(
         )
         error = PostError(reason, kind="uncertain", exit_status=ExitStatus.TEMPORARY_FAILURE)
         return Sent(network, "uncertain", fit, result, error)
-    store.finish_attempt(attempt, "posted", at=clock(), tweet_id=result.tweet_id, mark_used=True)
+    store.finish_attempt(attempt, "posted", at=clock(), tweet_id=result.tweet_id, mark_used=True, url=result.url)
     return Sent(network, "posted", fit, result)
 
 

@@ -374,6 +374,7 @@ class Reporter:
             attempt,
             at=self._clock(),
             tweet_id=result.tweet_id,
+            url=result.url,
             news=news,
             detail=result.uncertain,
             outcome="posted" if result.confirmed else "uncertain",
