@@ -1,9 +1,10 @@
-"""Fault injection: many real `bot.py` runs against the X emulator with its duplicate check off,
-killed with SIGKILL at random moments while the emulator loses replies after posting.
+"""Fault injection: many real `bot.py` runs against the X emulator with its duplicate check off
+(and, with POST_TO=x,mastodon, the Mastodon emulator too), killed with SIGKILL at random moments
+while the emulators lose replies after posting.
 
-Whatever happens, X must never get a text twice, every post X accepted must be in the history as
-posted or maybe posted (uncertain, interrupted, or pending for a run killed mid-send), and the
-database must pass its integrity check. Runs alone with ``pytest -m faults``; the default size is
+Whatever happens, no network may get a text twice, every post a network accepted must be in the
+history as posted or maybe posted (uncertain, interrupted, or pending for a run killed mid-send)
+for that network, and the database must pass its integrity check. Runs alone with ``pytest -m faults``; the default size is
 quick enough for CI, a long run sets ``TWITTERBOT_FAULT_RUNS`` (and ``TWITTERBOT_FAULT_SEED``)::
 
     TWITTERBOT_FAULT_RUNS=400 .venv/bin/python -m pytest -q -m faults
@@ -25,6 +26,7 @@ from typing import List, Optional
 
 import pytest
 from conftest import BotHome
+from mastodon_server import MastodonEmulator
 from x_emulator import XEmulator
 
 RUNS = int(os.environ.get("TWITTERBOT_FAULT_RUNS", "25"))
@@ -38,15 +40,18 @@ MAY_BE_ON_X = {"posted", "uncertain", "interrupted", "pending"}
 
 
 @pytest.mark.faults
-def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path: Path) -> None:
+@pytest.mark.parametrize("post_to", ["x", "x,mastodon"])
+def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path: Path, post_to: str) -> None:
     rng = random.Random(SEED)
     started = time.monotonic()
     figures: Counter = Counter()
-    with XEmulator(duplicate_check=False, slow_seconds=1.0) as emulator:
+    with XEmulator(duplicate_check=False, slow_seconds=1.0) as emulator, MastodonEmulator(slow_seconds=1.0) as mastodon:
         home = BotHome(tmp_path / "bot", emulator)
         home.path.mkdir()
         home.write_env(
             **emulator.env(),
+            **mastodon.env(),
+            POST_TO=post_to,
             TWEET_ONE_IN="1",
             MAX_POSTS_PER_DAY="1000000",
             MIN_POST_GAP="0",
@@ -58,10 +63,15 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
 
         for _ in range(RUNS):
             emulator._script.clear()
+            mastodon._script.clear()
             emulator.received.clear()
             fault = rng.choice(FAULTS)
             if fault:
                 emulator.fail_next(fault)
+            if "mastodon" in post_to:
+                mastodon_fault = rng.choice(FAULTS)
+                if mastodon_fault:
+                    mastodon.fail_next(mastodon_fault)
             runs = [home.start("--force")]
             if rng.random() < 0.1:  # now and then a second run at the same moment (the lock's job)
                 runs.append(home.start("--force"))
@@ -83,24 +93,34 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
                 figures["faults"] += 1
         time.sleep(emulator.slow_seconds)  # let a last slow reply finish before counting
 
-        posts = list(emulator.posts)
+        posts = {"x": [(post.id, post.text) for post in emulator.posts]}
+        posts["mastodon"] = [(status.id, status.text) for status in mastodon.statuses]
         with sqlite3.connect(home.path / "state" / "history.sqlite3") as db:
-            attempts = db.execute("SELECT text, outcome, tweet_id FROM attempts").fetchall()
+            attempts = db.execute("SELECT network, text, outcome, tweet_id FROM attempts").fetchall()
             integrity = db.execute("PRAGMA integrity_check").fetchall()
 
-    texts = Counter(post.text for post in posts)
-    doubles = sum(count - 1 for count in texts.values())
-    outcomes = Counter(outcome for _, outcome, _ in attempts)
-    recorded = {}
-    for text, outcome, _ in attempts:
-        recorded.setdefault(text, set()).add(outcome)
-    lost = [post.text for post in posts if not recorded.get(post.text, set()) & MAY_BE_ON_X]
-    ids = {post.id for post in posts}
-    phantom = [tweet_id for _, outcome, tweet_id in attempts if outcome == "posted" and tweet_id not in ids]
-
+    doubles = sum(count - 1 for each in posts.values() for count in Counter(text for _, text in each).values())
+    outcomes = Counter(f"{network} {outcome}" for network, _, outcome, _ in attempts)
+    recorded: dict = {}
+    for network, text, outcome, _ in attempts:
+        recorded.setdefault((network, text), set()).add(outcome)
+    lost = [
+        (network, text)
+        for network, each in posts.items()
+        for _, text in each
+        if not recorded.get((network, text), set()) & MAY_BE_ON_X
+    ]
+    ids = {(network, post_id) for network, each in posts.items() for post_id, _ in each}
+    phantom = [
+        (network, tweet_id)
+        for network, _, outcome, tweet_id in attempts
+        if outcome == "posted" and (network, tweet_id) not in ids
+    ]
     summary = (
         f"fault injection (seed {SEED}): {figures['runs']} runs, {figures['kills']} killed, {figures['faults']} "
-        f"faults injected, {len(posts)} posts accepted by X, {doubles} doubles; history: "
+        f"faults injected, POST_TO={post_to}: "
+        + ", ".join(f"{len(each)} posts accepted by {network}" for network, each in posts.items() if each)
+        + f", {doubles} doubles; history: "
         + ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))
         + "; exits: "
         + ", ".join(f"{key.split()[1]}×{count}" for key, count in sorted(figures.items()) if key.startswith("exit"))
@@ -108,8 +128,8 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
     )
     print("\n" + summary)
     assert doubles == 0, summary
-    assert lost == [], f"posts X has that the history says were not sent: {lost}"
-    assert phantom == [], f"posts recorded as posted that X does not have: {phantom}"
+    assert lost == [], f"posts a network has that the history says were not sent there: {lost}"
+    assert phantom == [], f"posts recorded as posted that the network does not have: {phantom}"
     assert integrity == [("ok",)]
     assert figures["kills"] > 0 and figures["faults"] > 0, summary  # the run really injected faults
     assert "exit 1" not in figures, summary  # no crash, whatever the fault
