@@ -14,7 +14,7 @@ import logging
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Union
 
 from ..config import Config
 from ..errors import BotError, DuplicatePost, ExitStatus, PostError, StateError
@@ -153,15 +153,20 @@ def run_once(
     force: bool = False,
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
-    a dry run needs no lock and no poster, and changes nothing but its own history row."""
-    tweets = load_tweets(config.tweets_file)
-    for problem in tweets.problems:
-        log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
+    a dry run needs no lock and no poster, and changes nothing but its own history row (and the
+    cache of measured lengths)."""
     ensure_state_dir(config.state_dir)
     lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file)
     with lock, HistoryStore(config.history_file) as store:
+
+        def read_tweets() -> TweetFile:
+            tweets = load_tweets(config.tweets_file, cache=store)
+            for problem in tweets.problems:
+                log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
+            return tweets
+
         return decide_and_post(
-            tweets,
+            read_tweets,
             store=store,
             poster=poster,
             rng=rng,
@@ -175,7 +180,7 @@ def run_once(
 
 
 def decide_and_post(
-    tweets: TweetFile,
+    tweets: Union[TweetFile, Callable[[], TweetFile]],
     *,
     store: HistoryStore,
     poster: Optional[Poster],
@@ -187,7 +192,8 @@ def decide_and_post(
     dry_run: bool = False,
     force: bool = False,
 ) -> RunResult:
-    """The decision and its side effects, given an open store (the caller holds the lock)."""
+    """The decision and its side effects, given an open store (the caller holds the lock).
+    `tweets` may be a function that reads the file: only a run the roll does not skip calls it."""
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -201,6 +207,8 @@ def decide_and_post(
         log.debug("the roll: none (--force)")
     else:
         log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)", rolled, one_in - 1, one_in)
+    if callable(tweets) and (rolled is None or hits(rolled)):
+        tweets = tweets()  # before the run's row, so a file that cannot be used leaves none, as before
     run_id = store.begin_run(at=now, one_in=one_in, roll=rolled, forced=force, dry_run=dry_run)
 
     def finish(action: str, reason: str, **fields: object) -> RunResult:
