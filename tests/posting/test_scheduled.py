@@ -355,13 +355,15 @@ _LOADED = (
     "import sys\n"
     "from twitterbot.cli import main\n"
     "status = main(sys.argv[1:])\n"
-    "print('loaded:', ' '.join(name for name in ('twitter_text', 'tweepy') if name in sys.modules))\n"
+    "names = ('twitter_text', 'tweepy', 'twitterbot.unattended.daemon', 'twitterbot.progress', 'twitterbot.jobs')\n"
+    "print('loaded:', ' '.join(name for name in names if name in sys.modules))\n"
     "sys.exit(status)\n"
 )
 
 
 def _loads(home: BotHome, *args: str) -> str:
-    """Run the command line in a fresh Python and say which of twitter-text and tweepy it imported."""
+    """Run the command line in a fresh Python and say which of twitter-text, tweepy and the other
+    commands' modules it imported."""
     result = subprocess.run(
         [sys.executable, "-c", _LOADED, "--env-file", str(home.env_file), *args],
         cwd=REPO,
@@ -376,7 +378,9 @@ def _loads(home: BotHome, *args: str) -> str:
 
 def test_twitter_text_is_loaded_only_for_lines_it_has_not_measured(home: BotHome, emulator: XEmulator) -> None:
     skip_seed = next(s for s in range(100) if random.Random(s).randrange(1000) != 0)
-    assert "twitter_text" not in _loads(home, "--one-in", "1000", "--seed", str(skip_seed))  # a skip measures nothing
+    skipped = _loads(home, "--one-in", "1000", "--seed", str(skip_seed), "-q")
+    assert "twitter_text" not in skipped  # a skip measures nothing
+    assert "daemon" not in skipped and "progress" not in skipped and "jobs" not in skipped  # nor imports the rest
     assert "twitter_text" in _loads(home, "--dry-run", "--force")  # the first run measures every line
     assert "twitter_text" not in _loads(home, "--dry-run", "--force")
     assert "twitter_text" not in _loads(home, "--force")  # a real post too

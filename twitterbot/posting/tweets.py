@@ -240,6 +240,8 @@ def _remember_lengths(cache: LengthCache, version: str, lines: List[TweetLine]) 
 
 def _unescape(line: str) -> str:
     r"""Turn the file's escapes into text: ``\n`` is a line break, a leading ``\#`` a literal ``#``."""
+    if "\\" not in line:
+        return line  # nothing to unescape (most lines): `line` is already stripped
     if line.startswith("\\#"):
         line = line[1:]
     return "\n".join(part.strip(" \t") for part in line.split("\\n"))
