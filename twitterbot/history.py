@@ -543,6 +543,7 @@ class HistoryStore:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS line_lengths (kind TEXT NOT NULL, text TEXT NOT NULL,"
                 " version TEXT NOT NULL, length INTEGER NOT NULL, urls TEXT NOT NULL, PRIMARY KEY (kind, text))"
+                " WITHOUT ROWID"
             )
             conn.execute("DELETE FROM line_lengths WHERE kind = ?", (kind,))
             conn.executemany(

@@ -180,11 +180,11 @@ def parse_tweets(data: bytes, path: Path, cache: Optional[LengthCache] = None) -
             continue
         first_seen[post] = lineno
         cached = known.get(post)
-        if cached is not None and cached[0] <= MAX_WEIGHTED_LENGTH:
-            measured = Measure(cached[0], bool(cached[1]), None, cached[1])
-        else:
-            measured = measure(post)
-            measured_anew = True
+        if cached is not None and cached[0] <= MAX_WEIGHTED_LENGTH:  # measured before, and X accepted it
+            lines.append(TweetLine(lineno, post, cached[0], bool(cached[1]), cached[1]))
+            continue
+        measured = measure(post)
+        measured_anew = True
         if measured.problem:
             problems.append(LineProblem(lineno, measured.problem))
             continue
