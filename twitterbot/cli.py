@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import logging.handlers
 import os
 import sys
 import traceback
@@ -141,7 +140,10 @@ def _detach_stdout() -> None:
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """The command line as one namespace, whatever the order of the flags and the command's name.
     A flag the command does not take is a usage error (exit 64), already printed, never ignored."""
-    parser = _build_parser()
+    # A plain run (cron's) needs only its own flags: the other commands' modules are not imported.
+    parser = _build_parser(COMMANDS[:1])
+    if not _plain_run(parser, argv):
+        parser = _build_parser()
     args, extras = parser.parse_known_args(argv)
     name = args.command_name
     command = parser.commands.get(name, parser)
@@ -178,13 +180,28 @@ def _not_taken(flag: str, dest: str, command: str) -> str:
     return f"{flag} belongs to the plain scheduled run (bot.py {flag} ...), not to `{command}`: leave it out"
 
 
-def _build_parser() -> Parser:
+def _plain_run(parser: Parser, argv: Sequence[str]) -> bool:
+    """Whether `argv` holds only options `parser` (the plain run's) knows, and their values: no
+    command's name, no help. Anything else (an abbreviation, a typo) gets the whole parser."""
+    takes_value = False
+    for word in argv:
+        if takes_value:
+            takes_value = False
+            continue
+        action = parser._option_string_actions.get(word.split("=", 1)[0])
+        if action is None or action.nargs not in (0, None) or word in ("-h", "--help", "--version"):
+            return False
+        takes_value = action.nargs is None and "=" not in word
+    return True
+
+
+def _build_parser(modules: Sequence[str] = COMMANDS) -> Parser:
     parser = Parser(
         description="Post a random line of tweets.txt to X, on 1 run in N. Without a command: one scheduled run.",
     )
     parser.add_argument("--version", action="version", version=f"twitterbot {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    for module in COMMANDS:
+    for module in modules:
         importlib.import_module(module).register(parser, commands)
     parser.commands = dict(commands.choices)
     return parser
@@ -218,11 +235,11 @@ def _configure_logging(
         logging.getLogger(name).setLevel(library_level)
     handlers: List[logging.Handler] = [stderr_handler]
     if config.log_file:
+        from logging.handlers import RotatingFileHandler  # only with LOG_FILE
+
         try:
             config.log_file.parent.mkdir(parents=True, exist_ok=True)
-            file_handler = logging.handlers.RotatingFileHandler(
-                config.log_file, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
-            )
+            file_handler = RotatingFileHandler(config.log_file, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
         except OSError as exc:
             raise ConfigError(
                 f"LOG_FILE {config.log_file} cannot be opened ({exc.strerror}): fix the path or its permissions"

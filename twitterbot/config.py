@@ -13,14 +13,12 @@ once, in one `ConfigError` with one line per problem::
 
 from __future__ import annotations
 
-import difflib
 import io
 import math
 import os
 import re
 import stat
 import string
-import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
@@ -385,6 +383,8 @@ def _read_env_file(path: Path) -> Tuple[Dict[str, Tuple[str, str, int]], List[Tu
 
 def did_you_mean(word: str, choices: Iterable[str]) -> Optional[str]:
     """ "did you mean X?" for the one of `choices` closest to a misspelt `word`, or None."""
+    import difflib  # only for a mistake
+
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f"did you mean {close[0]}?" if close else None
 
@@ -604,6 +604,8 @@ def _parse_timezone(name: str, text: str, where: str, base_dir: Optional[Path]) 
     value = text.strip()
     if not value:
         return None
+    import zoneinfo  # only when a time zone is set: its import is a noticeable part of a run
+
     try:
         zoneinfo.ZoneInfo(value)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, a name too long

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Set, Union
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from .errors import HistoryError, StateError
 
@@ -634,6 +634,31 @@ class HistoryStore:
         """Every line has been posted: empty the bag so all lines are available again."""
         with self._write() as conn:
             conn.execute("DELETE FROM bag")
+
+    # -- measured lengths (a cache) ----------------------------------------------------------
+
+    def measured_lengths(self, kind: str, version: str) -> Dict[str, Tuple[int, Tuple[str, ...]]]:
+        """Each text's length and URLs as `remember_lengths` kept them for `kind` and `version`,
+        by exact text. Only a cache (the tweets file's lines, so measuring needs no slow import):
+        its table is made by the first write, and losing it loses nothing."""
+        if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'line_lengths'"):
+            return {}
+        rows = self._read("SELECT text, length, urls FROM line_lengths WHERE kind = ? AND version = ?", (kind, version))
+        return {text: (length, tuple(urls.split()) if urls else ()) for text, length, urls in rows}
+
+    def remember_lengths(self, kind: str, version: str, lengths: Mapping[str, Tuple[int, Tuple[str, ...]]]) -> None:
+        """Keep `lengths` (text -> length and URLs) as the whole cache of `kind`, in place of what was there."""
+        with self._write() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS line_lengths (kind TEXT NOT NULL, text TEXT NOT NULL,"
+                " version TEXT NOT NULL, length INTEGER NOT NULL, urls TEXT NOT NULL, PRIMARY KEY (kind, text))"
+                " WITHOUT ROWID"
+            )
+            conn.execute("DELETE FROM line_lengths WHERE kind = ?", (kind,))
+            conn.executemany(
+                "INSERT INTO line_lengths (kind, text, version, length, urls) VALUES (?, ?, ?, ?, ?)",
+                [(kind, text, version, length, " ".join(urls)) for text, (length, urls) in lengths.items()],
+            )
 
     # -- plumbing ----------------------------------------------------------------------------
 

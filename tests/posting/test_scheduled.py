@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import random
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import credentials_for
+from conftest import REPO, SAMPLE_TWEETS, BotHome, credentials_for
 from x_emulator import XEmulator
 
 from twitterbot.history import HistoryStore
@@ -324,3 +328,70 @@ def test_a_disk_that_fills_while_posting_is_named_and_the_post_is_never_sent_aga
         result = run(store, Accepts(), tweets("alpha", "beta"), force=True)
         assert result.action == "posted" and result.line.text != poster.texts[0]
         assert store.posts_since(NOW - timedelta(hours=1)) == 2
+
+
+# -- a run reads and measures only what it needs -----------------------------------------------------
+
+
+def test_a_run_the_roll_skips_reads_no_tweets_file_and_a_hit_still_checks_it(tmp_path: Path) -> None:
+    from twitterbot.config import load_config
+    from twitterbot.errors import TweetFileError
+    from twitterbot.posting.scheduled import run_once
+
+    missing = tmp_path / "no such tweets.txt"
+    config = load_config(
+        project_dir=tmp_path, environ={"TWEETS_FILE": str(missing), "BOT_STATE_DIR": str(tmp_path / "state")}
+    )
+    config = dataclasses.replace(config, one_in=4)
+    skip_seed = next(s for s in range(100) if random.Random(s).randrange(4) != 0)
+    hit_seed = next(s for s in range(100) if random.Random(s).randrange(4) == 0)
+    skipped = run_once(config, poster=None, rng=random.Random(skip_seed), dry_run=True)
+    assert skipped.action == "skipped" and skipped.roll == random.Random(skip_seed).randrange(4)  # the same roll
+    with pytest.raises(TweetFileError, match="does not exist"):
+        run_once(config, poster=None, rng=random.Random(hit_seed), dry_run=True)
+    with pytest.raises(TweetFileError, match="does not exist"):
+        run_once(config, poster=None, rng=random.Random(skip_seed), dry_run=True, force=True)
+    with HistoryStore(config.history_file) as store:
+        assert [run.action for run in store.recent_runs(5)] == ["skipped"]  # a failed load records no run
+
+
+_LOADED = (
+    "import sys\n"
+    "from twitterbot.cli import main\n"
+    "status = main(sys.argv[1:])\n"
+    "names = ('twitter_text', 'tweepy', 'twitterbot.unattended.daemon', 'twitterbot.progress', 'twitterbot.jobs')\n"
+    "print('loaded:', ' '.join(name for name in names if name in sys.modules))\n"
+    "sys.exit(status)\n"
+)
+
+
+def _loads(home: BotHome, *args: str) -> str:
+    """Run the command line in a fresh Python and say which of twitter-text, tweepy and the other
+    commands' modules it imported."""
+    result = subprocess.run(
+        [sys.executable, "-c", _LOADED, "--env-file", str(home.env_file), *args],
+        cwd=REPO,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home.path), "LANG": "C.UTF-8"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()[-1]
+
+
+def test_twitter_text_is_loaded_only_for_lines_it_has_not_measured(home: BotHome, emulator: XEmulator) -> None:
+    skip_seed = next(s for s in range(100) if random.Random(s).randrange(1000) != 0)
+    skipped = _loads(home, "--one-in", "1000", "--seed", str(skip_seed), "-q")
+    assert "twitter_text" not in skipped  # a skip measures nothing
+    assert "daemon" not in skipped and "progress" not in skipped and "jobs" not in skipped  # nor imports the rest
+    assert "twitter_text" in _loads(home, "--dry-run", "--force")  # the first run measures every line
+    assert "twitter_text" not in _loads(home, "--dry-run", "--force")
+    assert "twitter_text" not in _loads(home, "--force")  # a real post too
+    assert len(emulator.texts) == 1
+    home.write_tweets(SAMPLE_TWEETS + "A new line with a link: example.com\n")
+    assert "twitter_text" in _loads(home, "--dry-run", "--force")
+    assert "twitter_text" not in _loads(home, "--dry-run", "--force")
+    home.write_tweets("A new line with a link: example.com\n")
+    report = json.loads(home.run("--dry-run", "--force", "--json").stdout)
+    assert (report["weighted_length"], report["has_url"]) == (47, True)  # as X counts it (a URL is 23), from the cache

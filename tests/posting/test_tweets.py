@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twitterbot.errors import TweetFileError
+from twitterbot.errors import StateError, TweetFileError
+from twitterbot.history import HistoryStore
 from twitterbot.posting.tweets import load_tweets, measure, parse_tweets
 
 PATH = Path("tweets.txt")
@@ -207,3 +208,54 @@ def test_any_text_round_trips_whatever_the_line_endings(lines: list, ending: str
         if text not in expected and not measure(text).problem:
             expected.append(text)
     assert [line.text for line in tweets.lines] == expected
+
+
+# -- the lengths cache: twitter-text is loaded only for lines it has not measured -------------------
+
+
+def _cache_rows(history: Path, sql: str) -> None:
+    """Change the cached lengths behind the store's back, as a stale or doctored cache would be."""
+    import sqlite3
+
+    with sqlite3.connect(history) as conn:
+        conn.execute(sql)
+    conn.close()
+
+
+def test_a_cached_line_is_not_measured_again_and_a_changed_line_is(tmp_path: Path) -> None:
+    history = tmp_path / "history.db"
+    first = parse_tweets("hello\nsee example.com\n日本語\n".encode(), PATH, cache=HistoryStore(history))
+    assert parse_tweets("hello\nsee example.com\n日本語\n".encode(), PATH, cache=HistoryStore(history)) == first
+    _cache_rows(history, "UPDATE line_lengths SET length = 99 WHERE text = 'hello'")  # proof the cache is read
+    again = parse_tweets("hello\nsee example.com now\n日本語!\n".encode(), PATH, cache=HistoryStore(history))
+    assert [(line.text, line.weighted_length, line.urls) for line in again.lines] == [
+        ("hello", 99, ()),  # the exact text was cached: not measured again
+        ("see example.com now", 31, ("example.com",)),  # changed lines are measured anew
+        ("日本語!", 7, ()),
+    ]
+    later = parse_tweets(b"hello\nsee example.com now\n", PATH, cache=HistoryStore(history))
+    assert [line.weighted_length for line in later.lines] == [99, 31]  # the new lines were kept too
+
+
+def test_the_cache_never_lets_a_too_long_line_through(tmp_path: Path) -> None:
+    history = tmp_path / "history.db"
+    parse_tweets(("a" * 280 + "\n" + "日" * 140 + "\n").encode(), PATH, cache=HistoryStore(history))
+    # Measured by another twitter-text (or another version of this bot): never trusted.
+    _cache_rows(history, "UPDATE line_lengths SET version = 'another twitter-text', length = 1")
+    with pytest.raises(TweetFileError, match="line 1 is too long: X counts 281 of 280"):
+        parse_tweets(("a" * 281 + "\n").encode(), PATH, cache=HistoryStore(history))
+    tweets = parse_tweets(("a" * 280 + "\n" + "日" * 141 + "\n").encode(), PATH, cache=HistoryStore(history))
+    assert [line.weighted_length for line in tweets.lines] == [280]
+    assert "X counts 282 of 280" in tweets.problems[0].message
+
+
+def test_a_cache_that_cannot_be_read_or_written_changes_nothing() -> None:
+    class Unwritable:  # a history on a full or read-only disk: the run's own writes will say so
+        def measured_lengths(self, kind: str, version: str) -> dict:
+            raise StateError("cannot read the history")
+
+        def remember_lengths(self, kind: str, version: str, lengths: dict) -> None:
+            raise StateError("cannot write the history")
+
+    tweets = parse_tweets(b"one\nsee example.com\n", PATH, cache=Unwritable())
+    assert [(line.text, line.weighted_length) for line in tweets.lines] == [("one", 3), ("see example.com", 27)]

@@ -20,7 +20,7 @@ from typing import Dict, Optional, Protocol
 from ..config import Config
 from ..errors import ConfigError, PostError
 
-__all__ = ["NETWORKS", "Fit", "Poster", "PostResult", "label", "measure", "posters_for"]
+__all__ = ["NETWORKS", "Fit", "Poster", "PostResult", "check_keys", "label", "measure", "posters_for"]
 
 # Every network the bot can post to, in the order runs post and reports list them. Each has a
 # module of that name here with `measure(text) -> Fit` (its length rule, cheap: no client library
@@ -98,6 +98,12 @@ def measure(network: str, text: str) -> Fit:
 def posters_for(config: Config) -> Dict[str, Poster]:
     """A poster for each network in POST_TO, in that order, or one ConfigError naming every
     setting still missing (only the networks in POST_TO need theirs)."""
+    check_keys(config)
+    return {network: _poster(network, config) for network in config.post_to}
+
+
+def check_keys(config: Config) -> None:
+    """Raise one ConfigError naming every key POST_TO's networks still need, and where to put them."""
     missing = config.missing()
     if missing:
         where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
@@ -107,7 +113,6 @@ def posters_for(config: Config) -> Dict[str, Poster]:
             f"{', '.join(missing)} not set (POST_TO={','.join(config.post_to)}): put them in {where} (copy "
             f"config.example.env; README {guide} shows where to find them), or try --dry-run"
         )
-    return {network: _poster(network, config) for network in config.post_to}
 
 
 def _poster(network: str, config: Config) -> Poster:

@@ -18,8 +18,7 @@ from ..config import Config, env_file_warnings
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..history import HistoryStore, RunRecord, ensure_state_dir, probe_state_dir
 from ..lock import run_lock
-from ..networks import label, posters_for
-from ..networks.x import status_url
+from ..networks import check_keys, label, posters_for
 from ..secrets import scrub
 from ..wording import plural
 from .scheduled import log_result, run_once, wait_jitter
@@ -41,7 +40,9 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     """One scheduled run: the command line without a command."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    poster = None if args.dry_run else posters_for(config)
+    if not args.dry_run:
+        check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
+    poster = None if args.dry_run else (lambda: posters_for(config))
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
     if args.jitter and config.jitter:
         # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
@@ -174,7 +175,13 @@ def _url(entry: Any) -> Optional[str]:
     """A history entry's link: stored since several networks; made from the id for older X posts."""
     if entry.url:
         return entry.url
-    return status_url(entry.tweet_id) if getattr(entry, "network", "x") == "x" else None
+    return _x_link(entry.tweet_id) if getattr(entry, "network", "x") == "x" else None
+
+
+def _x_link(tweet_id: Optional[str]) -> Optional[str]:
+    from ..networks.x import status_url  # here, not at the top: it imports tweepy, which a plain run may not need
+
+    return status_url(tweet_id)
 
 
 def _history_json(entry: Any) -> dict:
@@ -205,7 +212,7 @@ def _history_json(entry: Any) -> dict:
         "job_run": entry.job_id,
         "result": entry.final,
         "thread": entry.thread_root,
-        "thread_url": status_url(entry.thread_root) if entry.network == "x" else None,
+        "thread_url": _x_link(entry.thread_root) if entry.network == "x" else None,
     }
 
 

@@ -23,8 +23,7 @@ from ..config import Config
 from ..errors import BotError, DuplicatePost, ExitStatus, PostError, StateError
 from ..history import TEMPORARY, HistoryStore, ensure_state_dir
 from ..lock import run_lock
-from ..networks import Fit, Poster, PostResult, label
-from ..networks.x import status_url
+from ..networks import NETWORKS, Fit, Poster, PostResult, label
 from ..wording import format_duration
 from .choose import hits, pick, roll
 from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview, url_cost
@@ -162,7 +161,7 @@ class RunResult:
     @property
     def url(self) -> Optional[str]:
         first = next((sent.result for sent in self.networks if sent.result and sent.result.url), None)
-        return first.url if first else status_url(self.tweet_id)
+        return first.url if first else None
 
     @property
     def exit_status(self) -> ExitStatus:
@@ -189,16 +188,20 @@ class RunResult:
         }
 
 
-Posters = Union[Poster, Mapping[str, Poster], None]
+# A run's posters: one (tests, a job), {network: poster}, or a function that makes them, called
+# only when there is something to send (so a run the roll skips never imports tweepy).
+Posters = Union[Poster, Mapping[str, Poster], Callable[[], Mapping[str, Poster]], None]
 
 
 def posters_by_network(poster: Posters) -> Dict[str, Poster]:
-    """A run's posters by network name; a single poster (tests, the X-only call) is its own network."""
+    """A run's posters by network name; a single poster is its own network."""
     if poster is None:
         return {}
     if isinstance(poster, Mapping):
         return dict(poster)
-    return {poster.name: poster}
+    if not hasattr(poster, "post"):
+        return dict(poster())  # type: ignore[operator]
+    return {poster.name: poster}  # type: ignore[union-attr]
 
 
 def run_once(
@@ -211,15 +214,21 @@ def run_once(
     force: bool = False,
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
-    a dry run needs no lock and no poster, and changes nothing but its own history row."""
-    tweets = load_tweets(config.tweets_file, config.post_to)
-    for problem in tweets.problems:
-        log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
+    a dry run needs no lock and no poster, and changes nothing but its own history row (and the
+    cache of measured lengths). `poster` may be a function that makes the posters: only a run
+    that has something to send calls it, so a run the roll skips never imports a network's client."""
     ensure_state_dir(config.state_dir)
     lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file)
     with lock, HistoryStore(config.history_file) as store:
+
+        def read_tweets() -> TweetFile:
+            tweets = load_tweets(config.tweets_file, config.post_to, cache=store)
+            for problem in tweets.problems:
+                log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
+            return tweets
+
         return decide_and_post(
-            tweets,
+            read_tweets,
             store=store,
             poster=poster,
             rng=rng,
@@ -233,7 +242,7 @@ def run_once(
 
 
 def decide_and_post(
-    tweets: TweetFile,
+    tweets: Union[TweetFile, Callable[[], TweetFile]],
     *,
     store: HistoryStore,
     poster: Posters,
@@ -245,8 +254,8 @@ def decide_and_post(
     dry_run: bool = False,
     force: bool = False,
 ) -> RunResult:
-    """The decision and its side effects, given an open store (the caller holds the lock)."""
-    posters = posters_by_network(poster)
+    """The decision and its side effects, given an open store (the caller holds the lock).
+    `tweets` may be a function that reads the file: only a run the roll does not skip calls it."""
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -260,7 +269,16 @@ def decide_and_post(
         log.debug("the roll: none (--force)")
     else:
         log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)", rolled, one_in - 1, one_in)
+    if callable(tweets) and (rolled is None or hits(rolled)):
+        tweets = tweets()  # before the run's row, so a file that cannot be used leaves none, as before
     run_id = store.begin_run(at=now, one_in=one_in, roll=rolled, forced=force, dry_run=dry_run)
+
+    made: Dict[str, Poster] = {}
+
+    def posters() -> Dict[str, Poster]:
+        if not made:
+            made.update(posters_by_network(poster))
+        return made
 
     caught_up = () if dry_run else _catch_up(store, posters, run_id=run_id, clock=clock)
 
@@ -307,7 +325,7 @@ def decide_and_post(
             Sent(fit.network, "would_post" if fit.fits else "too_long", fit) for fit in chosen.line.fits
         )
         return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=chosen.line, networks=planned)
-    if not posters:
+    if not posters():
         raise ValueError("a real run needs a poster")
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
@@ -322,7 +340,7 @@ def decide_and_post(
     line = chosen.line
     tried: List[TweetLine] = []  # lines every network already had
     while True:
-        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock)
+        sent = _post_everywhere(store, posters(), line, run_id=run_id, clock=clock)
         if any(each.reached for each in sent) or not all(each.outcome in ("duplicate", "too_long") for each in sent):
             return finish(*_outcome(why, line, sent), line=line, networks=sent, **_first_post(sent))
         tried.append(line)
@@ -394,18 +412,20 @@ def _send(
 
 
 def _catch_up(
-    store: HistoryStore, posters: Mapping[str, Poster], *, run_id: int, clock: Callable[[], datetime]
+    store: HistoryStore, posters: Callable[[], Mapping[str, Poster]], *, run_id: int, clock: Callable[[], datetime]
 ) -> Tuple[Sent, ...]:
     """Send each recent scheduled post to the networks that missed it for a temporary reason
-    (CATCH_UP_WINDOW), once each. They were counted against the cap when first posted."""
+    (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
+    when first posted. A progress job's post is not caught up: its thread has moved on."""
     done: List[Sent] = []
-    for missed in store.catch_ups(clock() - CATCH_UP_WINDOW, list(posters)):
-        if missed.job_id is not None:
-            continue  # a progress job's post belongs in its thread, which has moved on
+    missing = [each for each in store.catch_ups(clock() - CATCH_UP_WINDOW, NETWORKS) if each.job_id is None]
+    for missed in missing:
+        if missed.network not in posters():
+            continue
         attempt = store.begin_attempt(
             missed.text, run_id=run_id, at=clock(), source="catch_up", network=missed.network, group=missed.group
         )
-        sent = _send(store, posters[missed.network], attempt, missed.text, fit=None, clock=clock)
+        sent = _send(store, posters()[missed.network], attempt, missed.text, fit=None, clock=clock)
         level = logging.INFO if sent.reached else logging.WARNING
         log.log(
             level,

@@ -8,19 +8,24 @@ number and never posted; a line too long for one network only is posted to the o
     tweets = load_tweets(Path("tweets.txt"), networks=("x", "bluesky"))
     tweets.lines[0].text, tweets.lines[0].weighted_length, tweets.lines[0].fit("bluesky")
     [problem.message for problem in tweets.problems]
+
+Measuring needs twitter-text, whose import costs more than the rest of a run (it compiles about
+200 regular expressions): given a `cache` (the history store), a line measured once is not
+measured again, and a file whose lines are all known does not import twitter-text at all.
 """
 
 from __future__ import annotations
 
+import binascii
+import importlib.util
+import logging
+import os
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Protocol, Tuple
 
-from twitter_text import extract_urls, parse_tweet
-from twitter_text.has_invalid_characters import has_invalid_characters
-
-from ..errors import TweetFileError
+from ..errors import BotError, TweetFileError
 from ..networks import Fit
 from ..networks import measure as measure_on
 
@@ -31,6 +36,7 @@ __all__ = [
     "TweetFile",
     "TweetLine",
     "LineProblem",
+    "LengthCache",
     "load_tweets",
     "parse_tweets",
     "measure",
@@ -38,8 +44,12 @@ __all__ = [
     "url_cost",
 ]
 
+log = logging.getLogger(__name__)
+
 MAX_WEIGHTED_LENGTH = 280
 _ALLOWED_CONTROLS = {"\n", "\t"}
+# Bump when `measure` changes what it returns for a text: cached lengths of other versions are dropped.
+_CACHE_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -102,8 +112,20 @@ class Measure:
     urls: Tuple[str, ...] = ()
 
 
+class LengthCache(Protocol):
+    """Where measured lengths are kept between runs (`HistoryStore`): for each exact text X
+    accepts, its weighted length and its URLs, as measured by `version`."""
+
+    def measured_lengths(self, kind: str, version: str) -> Dict[str, Tuple[int, Tuple[str, ...]]]: ...
+
+    def remember_lengths(self, kind: str, version: str, lengths: Mapping[str, Tuple[int, Tuple[str, ...]]]) -> None: ...
+
+
 def measure(text: str) -> Measure:
     """Measure `text` the way X does (twitter-text v3: URLs 23, emoji 2, CJK 2, NFC first)."""
+    from twitter_text import extract_urls, parse_tweet  # slow to import: only when a line is new
+    from twitter_text.has_invalid_characters import has_invalid_characters
+
     result = parse_tweet(unicodedata.normalize("NFC", text))
     urls = tuple(extract_urls(text))
     problem = None
@@ -127,7 +149,7 @@ def url_cost(line: TweetLine, prices: Prices = PRICES) -> Optional[str]:
     )
 
 
-def load_tweets(path: Path, networks: Tuple[str, ...] = ("x",)) -> TweetFile:
+def load_tweets(path: Path, networks: Tuple[str, ...] = ("x",), cache: Optional[LengthCache] = None) -> TweetFile:
     """Read and check the tweets file for `networks` (POST_TO). Raises `TweetFileError` if it is
     unusable or has nothing to post."""
     try:
@@ -138,11 +160,15 @@ def load_tweets(path: Path, networks: Tuple[str, ...] = ("x",)) -> TweetFile:
         raise TweetFileError(f"tweets file {path} is a folder, not a file: set TWEETS_FILE to the file") from None
     except OSError as exc:
         raise TweetFileError(f"cannot read tweets file {path}: {exc.strerror}: check its permissions") from None
-    return parse_tweets(data, path, networks)
+    return parse_tweets(data, path, networks, cache)
 
 
-def parse_tweets(data: bytes, path: Path, networks: Tuple[str, ...] = ("x",)) -> TweetFile:
-    """Parse the bytes of a tweets file (`path` is only used in messages) for `networks`."""
+def parse_tweets(
+    data: bytes, path: Path, networks: Tuple[str, ...] = ("x",), cache: Optional[LengthCache] = None
+) -> TweetFile:
+    """Parse the bytes of a tweets file (`path` is only used in messages) for `networks`. With a
+    `cache`, lines X measured before are taken from it, and the file's lengths are kept there when
+    one was new."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -155,6 +181,9 @@ def parse_tweets(data: bytes, path: Path, networks: Tuple[str, ...] = ("x",)) ->
     lines: List[TweetLine] = []
     problems: List[LineProblem] = []
     first_seen = {}
+    version = _measured_by() if cache is not None else ""
+    known = _cached_lengths(cache, version)
+    measured_anew = False
     for lineno, raw in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
@@ -166,7 +195,14 @@ def parse_tweets(data: bytes, path: Path, networks: Tuple[str, ...] = ("x",)) ->
             problems.append(LineProblem(lineno, f"repeats line {first_seen[post]}; it is posted only once per round"))
             continue
         first_seen[post] = lineno
-        measured = measure(post) if "x" in networks else Measure(0, False, None)
+        cached = known.get(post) if "x" in networks else None
+        if cached is not None and cached[0] <= MAX_WEIGHTED_LENGTH:  # measured before, and X accepted it
+            measured = Measure(cached[0], bool(cached[1]), None, cached[1])
+        elif "x" in networks:
+            measured = measure(post)
+            measured_anew = True
+        else:
+            measured = Measure(0, False, None)
         fits = tuple(_fit(network, post, measured) for network in networks)
         if not any(fit.fits for fit in fits):
             problems.append(LineProblem(lineno, _fits_nowhere(fits, measured)))
@@ -179,6 +215,8 @@ def parse_tweets(data: bytes, path: Path, networks: Tuple[str, ...] = ("x",)) ->
             f"{path} has no lines to post{detail}; add one post per line "
             "(blank lines and lines starting with # are skipped)"
         )
+    if cache is not None and measured_anew:
+        _remember_lengths(cache, version, lines)
     return TweetFile(path, lines, problems)
 
 
@@ -199,8 +237,48 @@ def _fits_nowhere(fits: Tuple[Fit, ...], measured: Measure) -> str:
     return f"fits none of POST_TO's networks ({counts}): shorten it"
 
 
+def _measured_by() -> str:
+    """Names what measures lengths, so lengths measured by anything else are never used: this
+    module's format, the limit, Python's Unicode tables and the installed twitter-text's files
+    (names, sizes and times, so any upgrade or reinstall shows), without importing it."""
+    spec = importlib.util.find_spec("twitter_text")
+    if spec is None or not spec.submodule_search_locations:
+        return ""  # not installed: measuring fails with the import error, as it would without a cache
+    files = []
+    for folder in spec.submodule_search_locations:
+        for root, dirs, names in os.walk(folder):
+            dirs[:] = sorted(name for name in dirs if name != "__pycache__")
+            for name in sorted(names):
+                info = os.stat(os.path.join(root, name))
+                files.append(f"{os.path.relpath(os.path.join(root, name), folder)} {info.st_size} {info.st_mtime_ns}")
+    fingerprint = binascii.crc32("\n".join(files).encode())
+    return f"{_CACHE_FORMAT} {MAX_WEIGHTED_LENGTH} unicode {unicodedata.unidata_version} twitter-text {fingerprint:08x}"
+
+
+def _cached_lengths(cache: Optional[LengthCache], version: str) -> Dict[str, Tuple[int, Tuple[str, ...]]]:
+    if cache is None or not version:
+        return {}
+    try:
+        return cache.measured_lengths("x", version)
+    except BotError as exc:  # only a cache: the run's own reads and writes report a history that fails
+        log.debug("measuring every line: the cached lengths cannot be read (%s)", exc)
+        return {}
+
+
+def _remember_lengths(cache: LengthCache, version: str, lines: List[TweetLine]) -> None:
+    if not version:
+        return
+    try:
+        accepted = [line for line in lines if line.fit("x") and line.fit("x").fits]  # type: ignore[union-attr]
+        cache.remember_lengths("x", version, {line.text: (line.weighted_length, line.urls) for line in accepted})
+    except BotError as exc:
+        log.debug("the lengths measured cannot be kept for the next run (%s)", exc)
+
+
 def _unescape(line: str) -> str:
     r"""Turn the file's escapes into text: ``\n`` is a line break, a leading ``\#`` a literal ``#``."""
+    if "\\" not in line:
+        return line  # nothing to unescape (most lines): `line` is already stripped
     if line.startswith("\\#"):
         line = line[1:]
     return "\n".join(part.strip(" \t") for part in line.split("\\n"))
