@@ -20,6 +20,7 @@ import contextlib
 import math
 import multiprocessing
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -41,7 +42,6 @@ __all__ = [
 DRAW = 1 << 18
 # Each monkey types this many keys per round; the parent reports and checkpoints between rounds.
 ROUND = 1 << 22
-_REDRAW = 0xFFFF  # in the pair table: a 16-bit value outside the fair range, to be drawn again
 
 
 class KeyStream:
@@ -58,12 +58,13 @@ class KeyStream:
             raise ValueError(f"{key_count} keys: between 2 and 255 are supported")
         self.key_count = key_count
         span = key_count * key_count
-        values = np.arange(1 << 16)
-        pair = values % span
-        fair = values < (1 << 16) - (1 << 16) % span
-        # Little-endian whatever the machine, so the first key of a pair is the first byte.
-        self._table = np.where(fair, pair // key_count + (pair % key_count) * 256, _REDRAW).astype("<u2")
-        self._pairs = self._table[:span]  # pair index -> the two keys as little-endian bytes
+        pair = np.arange(span)
+        # pair index -> its two keys as one little-endian 16-bit number (first key, low byte)
+        self._pairs = (pair // key_count + (pair % key_count) * 256).astype("<u2")
+        self._span = span
+        self._fair = (1 << 16) - (1 << 16) % span  # 16-bit values from here up are drawn again
+        self._scratch = np.empty(DRAW // 2, dtype=np.uint16)
+        self._unfair = np.empty(DRAW // 2, dtype=bool)
         self._bits = np.random.PCG64()
         self._random = np.random.Generator(self._bits)
         self._draw = np.empty(0, dtype=np.uint8)
@@ -93,11 +94,26 @@ class KeyStream:
         return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint8)
 
     def _next_draw(self) -> np.ndarray:
-        pairs = self._table.take(self._bits.random_raw(DRAW // 8).view(np.uint16))
-        redraw = np.flatnonzero(pairs == _REDRAW)
+        """The next DRAW keys: the same as looking each 16-bit value up in the pair table, but
+        computed with whole-array SIMD arithmetic in place (a gather is the slow part of numpy):
+        pair = v mod k², and its two keys as one little-endian 16-bit number,
+        pair // k + (pair mod k) * 256 = 256 * pair - (256k - 1) * (pair // k), modulo 2¹⁶."""
+        values = self._bits.random_raw(DRAW // 8).view(np.uint16)
+        k, quotient, unfair = self.key_count, self._scratch, self._unfair
+        np.greater_equal(values, self._fair, out=unfair)
+        redraw = np.flatnonzero(unfair)
+        np.floor_divide(values, self._span, out=quotient)
+        quotient *= self._span
+        values -= quotient  # the pair index, 0..k²-1
+        np.floor_divide(values, k, out=quotient)
+        values *= 256
+        quotient *= 256 * k - 1
+        values -= quotient
+        if sys.byteorder == "big":  # pragma: no cover - the keys are defined little-endian
+            values.byteswap(inplace=True)
         if redraw.size:
-            pairs[redraw] = self._pairs.take(self._random.integers(0, len(self._pairs), redraw.size))
-        return pairs.view(np.uint8)
+            values[redraw] = self._pairs.take(self._random.integers(0, len(self._pairs), redraw.size))
+        return values.view(np.uint8)
 
 
 class PrefixMatcher:
@@ -105,6 +121,9 @@ class PrefixMatcher:
 
     def __init__(self, target: np.ndarray) -> None:
         self.target = np.ascontiguousarray(target, dtype=np.uint8)
+        # The target's keys o..o+3 as one little-endian 32-bit word, for o = 0..3 (see _starts).
+        padded = np.concatenate([self.target, np.zeros(7, dtype=np.uint8)])
+        self._words = [int(padded[o : o + 4].view("<u4")[0]) for o in range(4)]
 
     def find(self, typed: np.ndarray, fresh: int, record: int) -> List[Tuple[int, int]]:
         """New records in `typed` as (index of the last key, length), in order. `typed[:fresh]`
@@ -117,7 +136,7 @@ class PrefixMatcher:
             if high <= low:
                 break
             starts = self._starts(typed, low, high, length)
-            for offset in range(min(length, 4), length):
+            for offset in range(length):
                 if not starts.size:
                     break
                 starts = starts[typed[starts + offset] == target[offset]]
@@ -128,22 +147,23 @@ class PrefixMatcher:
         return found
 
     def _starts(self, typed: np.ndarray, low: int, high: int, length: int) -> np.ndarray:
-        """Starts in [low, high) where the typing matches the target's first (up to) 4 keys."""
-        if length < 4:
+        """Candidate starts in [low, high), sorted, among them every start where the typing
+        matches the target's first `length` keys (the caller checks each key)."""
+        if length < 7:
             starts = low + np.flatnonzero(typed[low:high] == self.target[0])
-            for offset in range(1, length):
-                starts = starts[typed[starts + offset] == self.target[offset]]
             return starts
-        # Four keys at once as one 32-bit number, at each of the four alignments.
-        pattern = self.target[:4].view(np.uint32)[0]
-        found = []
-        for align in range(4):
-            first = low + align
-            count = (high - first + 3) // 4
-            if count > 0:
-                words = typed[first : first + 4 * count].view(np.uint32)
-                found.append(first + 4 * np.flatnonzero(words == pattern))
-        return np.sort(np.concatenate(found)) if found else np.empty(0, dtype=np.intp)
+        # A match of 7 keys or more covers a whole aligned block of four typed keys, typed[4j:4j+4],
+        # which then equals the target's keys o..o+3 for the start s = 4j - o (o = 0..3). So one
+        # pass over the aligned words, compared with four patterns, finds every candidate.
+        first_block = low // 4
+        last_block = min((high + 2) // 4 + 1, len(typed) // 4)  # blocks that can lie inside a match
+        words = typed[4 * first_block : 4 * last_block].view("<u4")
+        hit = words == self._words[0]
+        for pattern in self._words[1:]:
+            hit |= words == pattern
+        blocks = 4 * (first_block + np.flatnonzero(hit))
+        starts = (blocks[:, None] - np.arange(4)[None, :]).ravel()
+        return np.unique(starts[(starts >= low) & (starts < high)])
 
     @property
     def longest(self) -> int:
