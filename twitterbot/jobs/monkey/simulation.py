@@ -101,7 +101,7 @@ class KeyStream:
         values = self._bits.random_raw(DRAW // 8).view(np.uint16)
         k, quotient, unfair = self.key_count, self._scratch, self._unfair
         np.greater_equal(values, self._fair, out=unfair)
-        redraw = np.flatnonzero(unfair)
+        redraw = unfair.nonzero()[0]
         np.floor_divide(values, self._span, out=quotient)
         quotient *= self._span
         values -= quotient  # the pair index, 0..k²-1
@@ -185,20 +185,31 @@ class AnywhereMatcher:
     corpus's sorted codes of `depth` letters (as many as fit in 64 bits); longer windows are
     confirmed in the text itself."""
 
-    def __init__(self, corpus: np.ndarray, key_count: int) -> None:
+    def __init__(self, corpus: np.ndarray, key_count: int, *, index: Optional[Dict[str, np.ndarray]] = None) -> None:
+        """Build the index over `corpus`, or take it as `index()` gave it (from a cache: the
+        arrays may be read-only memory maps, shared by every process that maps the file)."""
         self.key_count = k = key_count
         self.corpus = np.ascontiguousarray(corpus, dtype=np.uint8)
         self._text = self.corpus.tobytes()
         # n-grams are packed little-endian, `bits` per key, so an aligned block of typing read
         # as one uint32 (or uint16) word needs only shifts and masks to become its code.
         self.gram, self._bits = (4, 5) if k <= 32 else (2, 8)
-        self._gram_ok = self._gram_table()
+        self._scratch = np.empty(0, dtype=np.uint32)
         self._base = k + 1
         self.depth = int(math.log(2.0**64, self._base) - 1e-9)
         while self._base**self.depth >= 1 << 64:  # pragma: no cover - float rounding guard
             self.depth -= 1
-        self._codes = self._sorted_codes()
-        self._distinct: Dict[int, int] = {}
+        if index is None:
+            self._gram_ok = self._gram_table()
+            self._codes = self._sorted_codes()
+            self._distinct = self._count_distinct()
+        else:
+            self._gram_ok, self._codes = index["gram_ok"], index["codes"]
+            self._distinct = index["distinct"]
+
+    def index(self) -> Dict[str, np.ndarray]:
+        """The index's arrays, to cache and give back to the constructor."""
+        return {"gram_ok": self._gram_ok, "codes": self._codes, "distinct": self._distinct}
 
     def _pack(self, columns: Sequence[np.ndarray]) -> np.ndarray:
         code = np.zeros(columns[0].shape, dtype=np.int64)
@@ -221,9 +232,12 @@ class AnywhereMatcher:
         if self.gram == 2:
             return typed[: len(typed) // 2 * 2].view("<u2")
         words = typed[: len(typed) // 4 * 4].view("<u4")
-        code = words & 0x1F
+        if len(self._scratch) < 2 * len(words):  # kept between batches: no allocation per batch
+            self._scratch = np.empty(2 * len(words), dtype=np.uint32)
+        code, part = self._scratch[: len(words)], self._scratch[len(words) : 2 * len(words)]
+        np.bitwise_and(words, 0x1F, out=code)
         for j in range(1, 4):
-            part = words >> (8 * j - 5 * j)
+            np.right_shift(words, 3 * j, out=part)
             part &= 0x1F << (5 * j)
             code |= part
         return code
@@ -231,8 +245,9 @@ class AnywhereMatcher:
     def _sorted_codes(self) -> np.ndarray:
         """For every corpus position, its next `depth` letters as one number (base k+1, letter
         values 1..k, 0 after a work's end), sorted and without repeats."""
-        digits = np.where(self.corpus == self.key_count, 0, self.corpus.astype(np.uint64) + 1).astype(np.uint64)
-        digits = np.concatenate([digits, np.zeros(self.depth, dtype=np.uint64)])
+        # One byte per digit (a 64-bit copy of the corpus would add 8 bytes a letter to the peak).
+        digits = np.where(self.corpus == self.key_count, 0, self.corpus + 1).astype(np.uint8)
+        digits = np.concatenate([digits, np.zeros(self.depth, dtype=np.uint8)])
         n, base = len(self.corpus), np.uint64(self._base)
         codes = np.zeros(n, dtype=np.uint64)
         for j in range(self.depth):
@@ -253,17 +268,32 @@ class AnywhereMatcher:
     def nbytes(self) -> int:
         return self.corpus.nbytes + len(self._text) + self._gram_ok.nbytes + self._codes.nbytes
 
+    def _count_distinct(self) -> np.ndarray:
+        """How many different stretches of each length 0..depth the corpus has (no work's end
+        inside), all in one pass over the sorted codes: the records' "one more letter" factor."""
+        counts = np.zeros(self.depth + 1, dtype=np.int64)
+        codes, base = self._codes, np.uint64(self._base)
+        if not codes.size:
+            return counts
+        # How many letters each code has before its first work's end (a 0 digit).
+        whole = np.full(len(codes), self.depth, dtype=np.uint8)
+        rest = codes.copy()
+        for j in range(self.depth - 1, -1, -1):  # digit j from the top is rest // base^(depth-1-j) % base
+            zero = rest % base == 0
+            whole[zero] = j
+            rest //= base
+        del rest
+        for length in range(1, self.depth + 1):
+            prefixes = codes // np.uint64(self._base ** (self.depth - length))
+            changed = np.empty(len(codes), dtype=bool)
+            changed[0] = True
+            np.not_equal(prefixes[1:], prefixes[:-1], out=changed[1:])
+            counts[length] = np.count_nonzero(changed & (whole >= length))
+        return counts
+
     def distinct(self, length: int) -> int:
         """How many different stretches of `length` letters the corpus has (up to `depth`)."""
-        length = min(length, self.depth)
-        if length not in self._distinct:
-            prefixes = self._codes // np.uint64(self._base ** (self.depth - length))
-            whole = np.ones(len(prefixes), dtype=bool)  # no work's end inside the stretch
-            for j in range(length):
-                whole &= prefixes // np.uint64(self._base**j) % np.uint64(self._base) != 0
-            prefixes = prefixes[whole]
-            self._distinct[length] = int(np.count_nonzero(prefixes[1:] != prefixes[:-1]) + 1) if prefixes.size else 0
-        return self._distinct[length]
+        return int(self._distinct[min(length, self.depth)])
 
     def expected_factor(self, length: int, key_count: int) -> float:
         """How many times more typing a record one letter longer is expected to take: k times the
@@ -360,13 +390,14 @@ class Monkey:
         self.record = record
         self.tail = np.asarray(tail, dtype=np.uint8)
         self.typed = typed
+        self._buffer = np.empty(0, dtype=np.uint8)
 
     def type(self, count: int) -> List[Tuple[int, int, np.ndarray]]:
         """Type `count` keys; each new record as (its keystroke index from 0, length, keys)."""
         records = []
         while count > 0:
             keys = self.stream.take(min(count, DRAW))
-            typed = np.concatenate([self.tail, keys]) if self.tail.size else keys
+            typed = self._behind_tail(keys) if self.tail.size else keys
             fresh = len(self.tail)
             for end, length in self.matcher.find(typed, fresh, self.record):
                 records.append((self.typed + end - fresh, length, typed[end - length + 1 : end + 1].copy()))
@@ -375,6 +406,17 @@ class Monkey:
             self.typed += len(keys)
             count -= len(keys)
         return records
+
+    def _behind_tail(self, keys: np.ndarray) -> np.ndarray:
+        """The tail, then `keys`, in a buffer kept from batch to batch (a fresh array each time
+        costs a page-faulting allocation as large as the batch)."""
+        size = len(self.tail) + len(keys)
+        if len(self._buffer) < size:
+            self._buffer = np.empty(size, dtype=np.uint8)
+        typed = self._buffer[:size]
+        typed[: len(self.tail)] = self.tail
+        typed[len(self.tail) :] = keys
+        return typed
 
     def state(self) -> Dict[str, Any]:
         return {"stream": self.stream.state(), "record": self.record, "tail": self.tail.tolist(), "typed": self.typed}
