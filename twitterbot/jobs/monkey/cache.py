@@ -117,7 +117,9 @@ class StartupCache:
         try:
             write()
         except OSError as exc:
-            log.warning("the monkey's start-up cache in %s cannot be written (%s): each start rebuilds it", self.root, exc)
+            log.warning(
+                "the monkey's start-up cache in %s cannot be written (%s): each start rebuilds it", self.root, exc
+            )
 
 
 def _stale(folder: Path, current: Dict[str, Any]) -> bool:

@@ -282,10 +282,10 @@ class AnywhereMatcher:
             zero = rest % base == 0
             whole[zero] = j
             rest //= base
-        del rest
+        prefixes = rest  # reused: one buffer as large as the codes, not one per length
+        changed = np.empty(len(codes), dtype=bool)
         for length in range(1, self.depth + 1):
-            prefixes = codes // np.uint64(self._base ** (self.depth - length))
-            changed = np.empty(len(codes), dtype=bool)
+            np.floor_divide(codes, np.uint64(self._base ** (self.depth - length)), out=prefixes)
             changed[0] = True
             np.not_equal(prefixes[1:], prefixes[:-1], out=changed[1:])
             counts[length] = np.count_nonzero(changed & (whole >= length))
