@@ -642,3 +642,106 @@ def run_on_a_terminal(home, *args: str) -> str:
         assert child.wait(timeout=60) == 0, stderr
     os.close(controller)
     return shown.decode()
+
+
+# -- the same records in every version, and the fast paths against the simple ones ----------------
+
+
+@pytest.mark.parametrize(
+    ("key_count", "seed", "fingerprint"),
+    [
+        (27, 42, "9bc3377c0a0362a0063d913c71ce45b1"),
+        (3, 5, "b19b84a47858d7e5c39a034763c8c760"),
+        (255, 9, "41ea98c34a3774efec029b79bd519841"),
+    ],
+)
+def test_a_seed_types_the_same_keys_as_in_earlier_versions(key_count: int, seed: int, fingerprint: str) -> None:
+    """Records for a seed must not change across versions: these digests are of the keys the
+    table-lookup generator of version 1 typed (the arithmetic one must type the very same)."""
+    import hashlib
+
+    keys = KeyStream(key_count, seed).take(3 * DRAW + 11)
+    assert hashlib.sha256(keys.tobytes()).hexdigest()[:32] == fingerprint
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prefix_matches_at_every_alignment_are_found(seed: int) -> None:
+    """Records of 7 letters or more are found through aligned 4-key blocks: plant prefixes of
+    the target at every alignment (and near misses) in random typing and compare."""
+    keys = DEFAULT_KEYS
+    matcher = PrefixMatcher(corpus_codes([VERSE], keys)[:-1])
+    rng = np.random.default_rng(seed)
+    typed = rng.integers(0, 27, 30_000).astype(np.uint8)
+    for at in sorted(rng.choice(np.arange(0, 29_000, 37), 60, replace=False)):
+        length = int(rng.integers(5, 40))
+        stretch = [keys.index(c) for c in VERSE[:length]]
+        if rng.random() < 0.3:
+            stretch[rng.integers(length)] = (stretch[0] + 1) % 27
+        typed[at : at + length] = stretch
+    text = "".join(keys[c] for c in typed)
+    expected = [(count - 1, length) for count, length, _ in reference_records(text, [VERSE], True)]
+    assert matcher.find(typed, 0, 0) == expected
+    assert expected[-1][1] > 20
+    for offset in range(1, 4):  # the typing need not start on a word boundary of memory
+        shifted = np.concatenate([np.zeros(offset, dtype=np.uint8) + 26, typed])[offset:]
+        assert matcher.find(shifted, 0, 0) == expected
+
+
+def _fake_texts(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    titles = []
+    for number in range(42):
+        (folder / f"work_{number:02}_gut.txt").write_text(
+            f"ACT I\nSCENE I\n{VERSE[number:]} {number}\n", encoding="utf-8"
+        )
+        titles.append(f"[work_{number:02}_gut]\ntitle = Work {number}\n")
+    (folder / "metadata.txt").write_text("\n".join(titles), encoding="utf-8")
+    return folder
+
+
+def test_the_startup_cache_gives_the_same_setup_and_is_rebuilt_when_stale(tmp_path: Path, monkeypatch) -> None:
+    texts = _fake_texts(tmp_path / "texts")
+    cache = tmp_path / "monkey-cache"
+    fresh = prepare(Options(), texts)
+    first = prepare(Options(), texts, cache_dir=cache)
+    assert (cache / next(iter(os.listdir(cache))) / "index" / "manifest.json").is_file()
+    assert not list(cache.rglob(".*.tmp"))  # written whole
+    # The second start reads everything back: no work is normalised again.
+    import twitterbot.jobs.monkey.job as job_module
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("normalised a work the cache holds")
+
+    monkeypatch.setattr(job_module, "read_work", no_reading)
+    second = prepare(Options(), texts, cache_dir=cache)
+    for setup in (first, second):
+        assert setup.works == fresh.works and setup.joined == fresh.joined
+        assert np.array_equal(setup.matcher.corpus, fresh.matcher.corpus)
+        for name, array in fresh.matcher.index().items():
+            assert np.array_equal(setup.matcher.index()[name], array)
+        assert engine_records(setup.matcher, DEFAULT_KEYS, 3, 50_000) == engine_records(
+            fresh.matcher, DEFAULT_KEYS, 3, 50_000
+        )
+    monkeypatch.undo()
+    # Edited texts or other keys: a new folder, and the stale one is gone.
+    (texts / "work_00_gut.txt").write_text("to be or not to be\n", encoding="utf-8")
+    edited = prepare(Options(), texts, cache_dir=cache)
+    assert edited.works[0].text == "to be or not to be"
+    assert len(os.listdir(cache)) == 1
+    prepare(Options(keys="abcdefghijklmnopqrstuvwxyz"), texts, cache_dir=cache)
+    assert len(os.listdir(cache)) == 2  # another keyboard's folder is kept beside it
+    # A damaged index is rebuilt, never used.
+    for manifest in cache.rglob("manifest.json"):
+        manifest.write_text("{", encoding="utf-8")
+    again = prepare(Options(), texts, cache_dir=cache)
+    assert np.array_equal(again.matcher.index()["codes"], edited.matcher.index()["codes"])
+    # Prefix mode normalises only its work.
+    calls = []
+    monkeypatch.setattr(
+        job_module,
+        "read_work",
+        lambda file, keyboard: calls.append(file.slug)
+        or make_work(file.slug, file.title, file.path.read_text(), keyboard),
+    )
+    prepare(Options(mode="prefix", work="work_07"), texts, cache_dir=tmp_path / "other-cache")
+    assert calls == ["work_07"]

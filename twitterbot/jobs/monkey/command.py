@@ -59,7 +59,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     )
     name = args.name or "monkey"
     checkpoint = None if args.dry_run else checkpoint_for(config.state_dir, name)
-    setup = prepare(options, texts_dir)
+    setup = prepare(options, texts_dir, cache_dir=config.state_dir / "monkey-cache")
     if options.seed is None:
         saved = None if args.restart else peek_seed(checkpoint)
         options = replace(options, seed=saved if saved is not None else int(np.random.SeedSequence().entropy))

