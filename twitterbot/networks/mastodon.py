@@ -389,31 +389,13 @@ class MastodonPoster:
     def _network_error(self, cause: Optional[BaseException]) -> PostError:
         """No answer: either no connection was made (the request never left), or it was sent and the
         answer never came (the status may exist)."""
-        import requests
+        from .http import network_error
 
-        where = self.instance
-        if cause is not None and _never_connected(cause):
-            what = f"could not reach {where} ({_connect_failure(cause)})"
-            return PostError(
-                f"{what}: check the network connection and DNS, and MASTODON_INSTANCE; the next run will try again",
-                kind="unreachable",
-                exit_status=ExitStatus.TEMPORARY_FAILURE,
-                summary=what,
-            )
-        if isinstance(cause, requests.Timeout):
-            what = f"{where} did not answer in time (read timed out after the request was sent)"
-            return PostError(
-                f"{what}: the server may be slow; the post may have been made, look at the account",
-                kind="timeout",
-                exit_status=ExitStatus.TEMPORARY_FAILURE,
-                summary=what,
-            )
-        what = f"the connection to {where} broke after the request was sent ({_innermost(cause)})"
-        return PostError(
-            f"{what}: check the network connection, or a proxy in between",
-            kind="network",
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            summary=what,
+        return network_error(
+            cause,
+            where=self.instance,
+            unreachable="check the network connection and DNS, and MASTODON_INSTANCE; the next run will try again",
+            slow="the server may be slow; the post may have been made, look at the account",
         )
 
 
@@ -437,52 +419,3 @@ def _max_characters(info: Any) -> Optional[int]:
         if isinstance(value, int) and value > 0:
             return value
     return None
-
-
-def _never_connected(cause: BaseException) -> bool:
-    """True only when the request certainly never reached the server: the connection was refused,
-    the name did not resolve, connecting timed out, or the certificate was refused."""
-    import ssl
-
-    import requests
-    import urllib3
-
-    if isinstance(cause, requests.ConnectTimeout):
-        return True
-    reason = cause.args[0] if cause.args else None
-    reason = getattr(reason, "reason", reason)  # urllib3's MaxRetryError carries the cause
-    if isinstance(reason, urllib3.exceptions.ProxyError):
-        reason = reason.original_error
-    if isinstance(reason, urllib3.exceptions.SSLError):
-        return isinstance(reason.args[0] if reason.args else None, ssl.SSLCertVerificationError)
-    return isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.NewConnectionError))
-
-
-def _connect_failure(cause: BaseException) -> str:
-    """Why no connection was made, in words."""
-    import requests
-
-    text = str(cause)
-    if isinstance(cause, requests.ConnectTimeout):
-        return "connection timed out"
-    if "NameResolutionError" in text or "Failed to resolve" in text or "Name or service not known" in text:
-        return "the name did not resolve"
-    if "refused" in text.lower():
-        return "connection refused"
-    if isinstance(cause, requests.exceptions.SSLError):
-        return "its certificate was not trusted"
-    return _innermost(cause)
-
-
-def _innermost(exc: Optional[BaseException]) -> str:
-    """The name of the underlying error (e.g. ConnectionRefusedError), without the wrapping."""
-    if exc is None:
-        return "no reason given"
-    for _ in range(10):  # the chain is short; the bound only guards against a cycle
-        reason = getattr(exc, "reason", None)
-        inner = reason if isinstance(reason, BaseException) else None
-        inner = inner or next((arg for arg in exc.args if isinstance(arg, BaseException)), None)
-        if inner is None:
-            break
-        exc = inner
-    return type(exc).__name__

@@ -13,7 +13,6 @@ on the client's session adds both. Every reply X can give becomes either a `Post
 from __future__ import annotations
 
 import logging
-import ssl
 import time
 from datetime import datetime, timezone
 from typing import Callable, Mapping, Optional
@@ -21,12 +20,12 @@ from urllib.parse import urlsplit
 
 import requests
 import tweepy
-import urllib3
 from requests.adapters import HTTPAdapter
 
 from ..config import Credentials
 from ..errors import DuplicatePost, ExitStatus, PostError
 from . import PostResult
+from .http import network_error
 
 __all__ = ["DEFAULT_BASE_URL", "XPoster", "status_url"]
 
@@ -202,70 +201,13 @@ def _limits_left(headers: Mapping[str, str]) -> str:
 
 
 def _network_error(exc: requests.RequestException) -> PostError:
-    """A failure with no answer from X: either no connection was made (the request never left),
-    or it was sent and the answer never came (X may have acted on it)."""
-    if _never_connected(exc):
-        what = f"could not reach X ({_connect_failure(exc)})"
-        return PostError(
-            f"{what}: check the network connection and DNS; the next run will try again",
-            kind="unreachable",
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            summary=what,
-        )
-    if isinstance(exc, requests.Timeout):
-        what = "X did not answer in time (read timed out after the request was sent)"
-        return PostError(
-            f"{what}: X may be slow (X_API_TIMEOUT sets the limit)",
-            kind="timeout",
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            summary=what,
-        )
-    what = f"the connection to X broke after the request was sent ({_innermost(exc)})"
-    return PostError(
-        f"{what}: check the network connection, or a proxy in between",
-        kind="network",
-        exit_status=ExitStatus.TEMPORARY_FAILURE,
-        summary=what,
+    """A failure with no answer from X (see `http.network_error`)."""
+    return network_error(
+        exc,
+        where="X",
+        unreachable="check the network connection and DNS; the next run will try again",
+        slow="X may be slow (X_API_TIMEOUT sets the limit)",
     )
-
-
-def _never_connected(exc: requests.RequestException) -> bool:
-    """True only when the request certainly never reached X: the connection was refused, the name
-    did not resolve, connecting timed out, or X's certificate was refused in the handshake."""
-    if isinstance(exc, requests.ConnectTimeout):
-        return True
-    reason = exc.args[0] if exc.args else None
-    reason = getattr(reason, "reason", reason)  # urllib3's MaxRetryError carries the cause
-    if isinstance(reason, urllib3.exceptions.ProxyError):
-        reason = reason.original_error
-    if isinstance(reason, urllib3.exceptions.SSLError):
-        return isinstance(reason.args[0] if reason.args else None, ssl.SSLCertVerificationError)
-    return isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.NewConnectionError))
-
-
-def _connect_failure(exc: requests.RequestException) -> str:
-    if isinstance(exc, requests.ConnectTimeout):
-        return "connection timed out"
-    text = str(exc)
-    if "NameResolutionError" in text or "Failed to resolve" in text or "Name or service not known" in text:
-        return "the name did not resolve"
-    if "refused" in text.lower():
-        return "connection refused"
-    if isinstance(exc, requests.exceptions.SSLError):
-        return "its certificate was not trusted"
-    return _innermost(exc)
-
-
-def _innermost(exc: BaseException) -> str:
-    """The name of the underlying error (e.g. RemoteDisconnected), without requests' wrapping."""
-    for _ in range(10):  # the chain is short; the bound only guards against a cycle
-        reason = getattr(exc, "reason", None)
-        inner = reason if isinstance(reason, BaseException) else None
-        inner = inner or next((arg for arg in exc.args if isinstance(arg, BaseException)), None)
-        if inner is None:
-            break
-        exc = inner
-    return type(exc).__name__
 
 
 def _classify(exc: tweepy.TweepyException) -> PostError:
