@@ -15,6 +15,7 @@ from twitterbot.config import Credentials
 from twitterbot.networks.x import XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))
+from pds.harness import bluesky_pds  # noqa: E402,F401  (the real Bluesky PDS, session-scoped)
 from x_emulator import XEmulator  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
