@@ -155,19 +155,18 @@ class BlueskyEmulator:
             "did": self.did,
             "email": f"{self.handle}@example.com",
             "emailConfirmed": False,
-            "emailAuthFactor": False,
             "active": True,
         }
 
     def _authorised(self, headers: Any) -> None:
         token = (headers.get("Authorization") or "").removeprefix("Bearer ")
         if token not in self._access:
-            raise XrpcError(401, "InvalidToken", "Token could not be verified")
+            raise XrpcError(400, "InvalidToken", "Malformed token")
         payload = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
         if payload["exp"] <= time.time():
             raise XrpcError(400, "ExpiredToken", "Token has expired")
 
-    def handle(self, method: str, headers: Any, params: Dict[str, str], body: Dict[str, Any]) -> Dict[str, Any]:
+    def answer(self, method: str, headers: Any, params: Dict[str, str], body: Dict[str, Any]) -> Dict[str, Any]:
         """The reply to one call, or an XrpcError. Runs under the lock."""
         if method == "com.atproto.server.createSession":
             if body.get("identifier") not in (self.handle, self.did) or body.get("password") != self.password:
@@ -186,14 +185,13 @@ class BlueskyEmulator:
                 "did": self.did,
                 "email": f"{self.handle}@example.com",
                 "emailConfirmed": False,
-                "emailAuthFactor": False,
                 "active": True,
             }
         if method == "com.atproto.identity.resolveHandle":
             handle = params.get("handle", "")
             did = self.did if handle == self.handle else self.others.get(handle)
             if not did:
-                raise XrpcError(400, "InvalidRequest", "Unable to resolve handle")
+                raise XrpcError(400, "HandleNotFound", "Unable to resolve handle")
             return {"did": did}
         if method == "com.atproto.repo.createRecord":
             self._authorised(headers)
@@ -203,12 +201,11 @@ class BlueskyEmulator:
                 raise XrpcError(
                     400,
                     "InvalidRequest",
-                    "Invalid app.bsky.feed.post record: Record/text must not be longer than 3000 characters",
+                    f"Invalid app.bsky.feed.post record: string too big (maximum 3000, got {len(text.encode())}) "
+                    "at $.record.text",
                 )
-            if rkey in self.records:
-                raise XrpcError(
-                    400, "InvalidRequest", f"Record already exists at: at://{self.did}/{body['collection']}/{rkey}"
-                )
+            if rkey in self.records:  # what the reference PDS answers: its database refuses the key
+                raise XrpcError(500, "InternalServerError", "Internal Server Error")
             uri = f"at://{self.did}/{body['collection']}/{rkey}"
             cid = "bafyrei" + f"{len(self.records):052d}".replace("0", "a")
             self.records[rkey] = {"uri": uri, "cid": cid, "value": body.get("record", {})}
@@ -265,7 +262,7 @@ class BlueskyEmulator:
                     return
                 try:
                     with emulator._lock:
-                        reply = emulator.handle(method, self.headers, params, body)
+                        reply = emulator.answer(method, self.headers, params, body)
                     status = 200
                 except XrpcError as exc:
                     status, reply = exc.status, {"error": exc.error, "message": exc.message}
