@@ -266,9 +266,8 @@ class BlueskyPoster:
         access token is old), else a new one made with the app password (and saved)."""
         if self._client is not None:
             return self._client
-        from atproto import Client
-        from atproto_client.exceptions import BadRequestError, UnauthorizedError
-        from atproto_client.request import Request
+        from atproto import Client, Request
+        from atproto.exceptions import BadRequestError, UnauthorizedError
 
         client = Client(base_url=self._service, request=Request(timeout=self._timeout))
         client.on_session_change(lambda event, session: self._save(session))
@@ -319,7 +318,7 @@ class BlueskyPoster:
     def _call(self, step: Callable[..., Any], *args: Any) -> Any:
         """Run one SDK step, turning its exceptions into PostErrors that say what to do."""
         import httpx
-        from atproto_core.exceptions import AtProtocolError
+        from atproto.exceptions import AtProtocolError
 
         try:
             return step(*args)
@@ -363,7 +362,7 @@ def _reason(exc: Exception) -> str:
 
 def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
     """Turn an SDK exception into a PostError with the kinds `networks.x` uses where they mean the same."""
-    from atproto_client import exceptions
+    from atproto import exceptions
 
     response = getattr(exc, "response", None)
     if isinstance(exc, exceptions.NetworkError) and response is None:
