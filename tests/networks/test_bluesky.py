@@ -249,3 +249,28 @@ def test_the_password_and_tokens_never_reach_a_log_or_a_message(
     output = caplog.text + str(refused.value)
     assert "the saved session" in output
     assert [s for s in secrets if s in output] == []
+
+
+def test_a_try_with_no_answer_then_a_server_error_is_uncertain_not_a_failure(
+    emulator: BlueskyEmulator, tmp_path: Path
+) -> None:
+    """The first try may still land: saying "not posted" would let a later run post the line again."""
+    emulator.fail(CREATE, Fault.drop(), Fault.server_error())
+    emulator.fail("com.atproto.repo.getRecord", Fault.drop(), Fault.drop())
+    result = poster_for(emulator, tmp_path / "s.json", retries=1).post("maybe")
+    assert not result.confirmed and result.check_url
+
+
+# -- the harness: a missing PDS skips, or fails when CI requires it ------------------------------
+
+
+def test_without_npm_the_pds_tests_skip_or_fail_when_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pds import harness
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv(harness.REQUIRE, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="npm is not installed"):
+        harness.install()
+    monkeypatch.setenv(harness.REQUIRE, "1")
+    with pytest.raises(pytest.fail.Exception, match="TWITTERBOT_REQUIRE_PDS=1"):
+        harness.install()

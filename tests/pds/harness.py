@@ -21,6 +21,7 @@ import os
 import selectors
 import shutil
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -165,6 +166,8 @@ def start(cache: Path, workdir: Path) -> Iterator[Pds]:
             process.wait()
             _unavailable(f"the PDS did not start (exit {process.returncode}); its log:\n{log.read_text()[-3000:]}")
         urls = json.loads(line)
+        # Anything it prints later goes to the log, so a full pipe can never stall the server.
+        threading.Thread(target=_drain, args=(process.stdout, log), daemon=True).start()
         yield Pds(urls["pds"], urls["plc"])
     finally:
         if process.stdin:
@@ -174,6 +177,12 @@ def start(cache: Path, workdir: Path) -> Iterator[Pds]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _drain(stream: Any, log: Path) -> None:
+    with open(log, "ab") as sink:
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            sink.write(chunk)
 
 
 def _first_line(process: subprocess.Popen, timeout: float) -> str:

@@ -27,7 +27,7 @@ import random
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional
 
 from ..errors import ExitStatus, PostError
 from ..secrets import scrub_also
@@ -118,8 +118,9 @@ class BlueskyPoster:
     name = "bluesky"
     retry_safety = (
         "a record key (a TID) is chosen here once per post and sent with every try of it: the server "
-        "refuses a second record under the same key, so a retry can never make a second post; a retry "
-        "refused because the record already exists means the first try landed (getRecord confirms it)"
+        "refuses a second record under the same key, so a retry can never make a second post; before "
+        "each retry, and when a retry is refused (the reference PDS answers 500 for a taken key, others "
+        "'already exists'), getRecord looks the key up: found means an earlier try landed"
     )
 
     def __init__(
@@ -134,7 +135,7 @@ class BlueskyPoster:
         sleep: Callable[[float], None] = time.sleep,
         backoff: float = 2.0,
     ) -> None:
-        self.handle = handle.lstrip("@").strip()
+        self.handle = handle.strip().lstrip("@").lower()  # handles are case-insensitive
         self._password = app_password
         scrub_also([app_password])
         self._service = service.rstrip("/")
@@ -172,6 +173,7 @@ class BlueskyPoster:
         created_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         record = None
         error: Optional[PostError] = None
+        kinds: List[str] = []  # what each failed try met
         for attempt in range(self._retries + 1):
             if attempt:
                 assert error is not None
@@ -195,19 +197,17 @@ class BlueskyPoster:
                 return self._call(self._create, client, text, record_key, record, parent)
             except PostError as exc:
                 error = exc
+                kinds.append(exc.kind)
             if not self.may_retry(error):
                 break
         assert error is not None
-        if attempt and (error.kind in _RETRYABLE or error.kind == "exists"):
-            # A retry refused because the key is taken (the reference PDS answers 500 for it,
-            # others "already exists"), or no answer at all: the post may be there.
+        # Any try that got no answer may have landed (or may still land: the key keeps it to one).
+        maybe_posted = error.kind in _MAYBE_POSTED or any(kind in _MAYBE_POSTED for kind in kinds)
+        if attempt or maybe_posted or error.kind == "exists":
             found = self._look_up(record_key, text, parent)
             if found:
                 return found
-        if error.kind in _MAYBE_POSTED:
-            found = None if attempt else self._look_up(record_key, text, parent)
-            if found:
-                return found
+        if maybe_posted:
             log.debug("not known whether it was posted: %s", self.retry_safety)
             return PostResult(text=text, tweet_id=None, uncertain=error.summary, check_url=self.account_url)
         raise error
@@ -284,8 +284,7 @@ class BlueskyPoster:
             else:
                 self._did = session.did
         if not saved:
-            client.login(self.handle, self._password, fetch_bsky_profile=False)
-            self._did = client.me.did if client.me else client._session.did  # noqa: SLF001
+            client.login(self.handle, self._password, fetch_bsky_profile=False)  # _save notes the DID
         self._client = client
         return client
 
@@ -308,8 +307,9 @@ class BlueskyPoster:
 
     def _save(self, session: Any) -> None:
         """Keep the session (mode 0600, written whole or not at all) for the next run."""
-        text = session.export() if hasattr(session, "export") else str(session)
+        text = session.encode()
         scrub_also(_tokens(text))
+        self._did = session.did
         document = json.dumps({"service": self._service, "handle": self.handle, "session": text})
         _write_private(self._session_file, document + "\n")
 
@@ -466,7 +466,7 @@ def _network_error(exc: Exception, poster: BlueskyPoster) -> PostError:
     if isinstance(cause, httpx.TimeoutException):
         what = f"{where} did not answer in time (after the request was sent)"
         return PostError(
-            f"{what}: the server may be slow (BLUESKY's timeout is API_TIMEOUT)",
+            f"{what}: the server may be slow, or the network flaky; the next run tries again",
             kind="timeout",
             exit_status=ExitStatus.TEMPORARY_FAILURE,
             summary=what,
