@@ -274,3 +274,14 @@ def test_without_npm_the_pds_tests_skip_or_fail_when_required(monkeypatch: pytes
     monkeypatch.setenv(harness.REQUIRE, "1")
     with pytest.raises(pytest.fail.Exception, match="TWITTERBOT_REQUIRE_PDS=1"):
         harness.install()
+
+
+def test_a_session_that_cannot_be_saved_still_posts_and_says_why(
+    emulator: BlueskyEmulator, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "state"
+    blocker.write_text("a file where the state folder should be")
+    with caplog.at_level(logging.WARNING):
+        result = poster_for(emulator, blocker / "bluesky-session.json").post("still posted")
+    assert result.confirmed
+    assert "could not save the Bluesky session" in caplog.text and "state folder writable" in caplog.text

@@ -311,7 +311,15 @@ class BlueskyPoster:
         scrub_also(_tokens(text))
         self._did = session.did
         document = json.dumps({"service": self._service, "handle": self.handle, "session": text})
-        _write_private(self._session_file, document + "\n")
+        try:
+            _write_private(self._session_file, document + "\n")
+        except OSError as exc:  # the post can still go out; only the next run's login is at stake
+            log.warning(
+                "could not save the Bluesky session to %s (%s): the next run logs in again, and Bluesky "
+                "allows only 30 logins in 5 minutes; make the state folder writable",
+                self._session_file,
+                exc.strerror or exc,
+            )
 
     # -- errors --------------------------------------------------------------------------------
 
