@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, List
@@ -140,10 +141,9 @@ def test_connections_dropped_on_every_try_leave_the_post_uncertain(emulator: Blu
 
 def test_a_timeout_is_retried_and_the_first_try_found_when_it_landed(emulator: BlueskyEmulator, tmp_path: Path) -> None:
     emulator.fail(CREATE, Fault(delay=1.5))  # the server writes it after the client gave up
-    result = poster_for(emulator, tmp_path / "s.json", timeout=0.5, sleep=lambda s: __import__("time").sleep(1.5)).post(
-        "slow server"
-    )
-    assert result.confirmed and len(emulator.posts()) == 1
+    poster = poster_for(emulator, tmp_path / "s.json", timeout=0.5, sleep=lambda seconds: time.sleep(1.5))
+    assert poster.post("slow server").confirmed
+    assert len(emulator.posts()) == 1 and emulator.calls[CREATE] == 1
 
 
 def test_an_unreachable_server_is_retried_then_fails_temporarily(tmp_path: Path) -> None:
