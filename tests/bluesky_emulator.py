@@ -174,10 +174,12 @@ class BlueskyEmulator:
             return self._session_reply()
         if method == "com.atproto.server.refreshSession":
             token = (headers.get("Authorization") or "").removeprefix("Bearer ")
-            if self.refuse_refresh or token not in self._refresh:
+            if token not in self._refresh:
+                raise XrpcError(400, "InvalidToken", "Invalid token type")
+            if self.refuse_refresh:  # as the PDS answers a refresh token past its 90 days
                 raise XrpcError(400, "ExpiredToken", "Token has expired")
             self._refresh.discard(token)
-            return {**self._tokens(), "handle": self.handle, "did": self.did, "active": True}
+            return self._session_reply()
         if method == "com.atproto.server.getSession":
             self._authorised(headers)
             return {

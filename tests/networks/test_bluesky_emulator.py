@@ -14,7 +14,13 @@ from pds.harness import Pds
 
 
 def call(
-    base: str, method: str, *, body: Optional[Dict[str, Any]] = None, params: str = "", token: str = ""
+    base: str,
+    method: str,
+    *,
+    body: Optional[Dict[str, Any]] = None,
+    params: str = "",
+    token: str = "",
+    post: bool = False,
 ) -> Tuple[int, Dict[str, Any]]:
     headers = {"Content-Type": "application/json"} if body is not None else {}
     if token:
@@ -23,7 +29,7 @@ def call(
         f"{base}/xrpc/{method}{'?' + params if params else ''}",
         data=json.dumps(body).encode() if body is not None else None,
         headers=headers,
-        method="POST" if body is not None else "GET",
+        method="POST" if body is not None or post else "GET",
     )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
@@ -51,6 +57,11 @@ def conversation(base: str, handle: str, password: str, other: str) -> List[Tupl
         "log in", *call(base, "com.atproto.server.createSession", body={"identifier": handle, "password": password})
     )
     token, did = session["accessJwt"], session["did"]
+    note("refresh with the access token", *call(base, "com.atproto.server.refreshSession", token=token, post=True))
+    refreshed = note(
+        "refresh", *call(base, "com.atproto.server.refreshSession", token=session["refreshJwt"], post=True)
+    )
+    token = refreshed["accessJwt"]
     note("session", *call(base, "com.atproto.server.getSession", token=token))
     note("bad token", *call(base, "com.atproto.server.getSession", token="not-a-token"))
     note("resolve", *call(base, "com.atproto.identity.resolveHandle", params=f"handle={other}"))
