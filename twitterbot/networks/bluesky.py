@@ -99,8 +99,6 @@ class PostRef(NamedTuple):
     @classmethod
     def decode(cls, text: str) -> PostRef:
         parts = text.split()
-        if len(parts) == 2:
-            parts += parts  # written by an older form: a post that is its own root
         if len(parts) != 4 or not (parts[0].startswith("at://") and parts[2].startswith("at://")):
             raise PostError(
                 f"{text!r} is not a Bluesky post reference (expected '<at:// uri> <cid> <root uri> <root cid>'): "
@@ -158,7 +156,9 @@ class BlueskyPoster:
         return error.kind in _RETRYABLE
 
     def account(self) -> str:
-        """Check the app password (or the saved session); returns e.g. "@alice.test (did:plc:...)"."""
+        """Check the credentials; returns e.g. "@alice.test (did:plc:...)". With a saved session it
+        checks that session (revoking an app password ends the sessions made with it, so a revoked
+        password still fails here), else it logs in with the app password."""
         client = self._call(self._connect)
         session = self._call(client.com.atproto.server.get_session)
         self.handle = session.handle
