@@ -185,3 +185,20 @@ def test_sending_the_same_record_key_again_makes_no_second_post(
     (record,) = bluesky_pds.posts(account)
     assert PostRef.decode(result.tweet_id).uri == record["uri"]
     assert (proxy.calls["com.atproto.repo.createRecord"], proxy.calls["com.atproto.repo.getRecord"]) == (2, 2)
+
+
+def test_a_revoked_app_password_fails_the_account_check_at_once(
+    bluesky_pds: Pds, account: PdsAccount, app_password: str, tmp_path: Path
+) -> None:
+    """Revoking leaves the saved access token working for a while: the check must log in."""
+    session_file = tmp_path / "session.json"
+    poster = make_poster(bluesky_pds.url, account, app_password, session_file)
+    poster.post("before revoking")
+    owner = bluesky_pds.xrpc(
+        "com.atproto.server.createSession", body={"identifier": account.handle, "password": account.password}
+    )
+    bluesky_pds.xrpc("com.atproto.server.revokeAppPassword", body={"name": "twitterbot"}, token=owner["accessJwt"])
+
+    with pytest.raises(PostError) as refused:
+        make_poster(bluesky_pds.url, account, app_password, session_file).account()
+    assert refused.value.kind == "unauthorized"

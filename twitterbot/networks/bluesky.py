@@ -156,10 +156,10 @@ class BlueskyPoster:
         return error.kind in _RETRYABLE
 
     def account(self) -> str:
-        """Check the credentials; returns e.g. "@alice.test (did:plc:...)". With a saved session it
-        checks that session (revoking an app password ends the sessions made with it, so a revoked
-        password still fails here), else it logs in with the app password."""
-        client = self._call(self._connect)
+        """Log in with the app password and return the account, e.g. "@alice.test (did:plc:...)".
+        Always a real login (the new session is saved): the saved session cannot prove the password,
+        since a revoked app password leaves its access tokens working for up to two hours."""
+        client = self._call(self._connect, True)
         session = self._call(client.com.atproto.server.get_session)
         self.handle = session.handle
         return f"@{session.handle} ({session.did})"
@@ -261,17 +261,17 @@ class BlueskyPoster:
 
     # -- the session ---------------------------------------------------------------------------
 
-    def _connect(self) -> Client:
+    def _connect(self, fresh: bool = False) -> Client:
         """A logged-in client: the saved session if the server still takes it (refreshed when its
-        access token is old), else a new one made with the app password (and saved)."""
-        if self._client is not None:
+        access token is old), else (or when `fresh`) a new one made with the app password (and saved)."""
+        if self._client is not None and not fresh:
             return self._client
         from atproto import Client, Request
         from atproto.exceptions import BadRequestError, UnauthorizedError
 
         client = Client(base_url=self._service, request=Request(timeout=self._timeout))
         client.on_session_change(lambda event, session: self._save(session))
-        saved = self._load()
+        saved = None if fresh else self._load()
         if saved:
             try:
                 client.login(session_string=saved, fetch_bsky_profile=False)
