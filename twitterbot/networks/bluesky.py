@@ -430,7 +430,7 @@ def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
             kind="exists",
             exit_status=ExitStatus.TEMPORARY_FAILURE,
         )
-    if status >= 500 or status == 502:
+    if status >= 500:
         what = f"Bluesky had a server error ({said})"
         return PostError(
             f"{what}: nothing to fix here; the next run will try again",
