@@ -16,6 +16,7 @@ from twitterbot.networks.x import XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))
 from mastodon_server import mastodon_emulator, mastodon_mock, mastodon_mock_started  # noqa: E402, F401
+from pds.harness import bluesky_pds  # noqa: E402,F401  (the real Bluesky PDS, session-scoped)
 from x_emulator import XEmulator  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

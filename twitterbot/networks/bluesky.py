@@ -1,0 +1,488 @@
+"""Bluesky: posting through the atproto SDK, Bluesky's error replies, and how a retry is made safe.
+
+`BlueskyPoster` writes an ``app.bsky.feed.post`` record into the account's repository with
+``com.atproto.repo.createRecord``, logged in with an app password. Links, hashtags and mentions
+become facets so they are clickable (the SDK finds them; a mention is linked only when its handle
+resolves). The session is kept in a file (mode 0600) and refreshed, because ``createSession`` is
+rate limited (30 per 5 minutes, a few hundred a day): the password is sent again only when the
+saved refresh token is refused::
+
+    poster = BlueskyPoster(handle="alice.bsky.social", app_password="abcd-efgh-ijkl-mnop",
+                           service="https://bsky.social", session_file=state / "bluesky-session.json",
+                           timeout=20, retries=2)
+    result = poster.post("Hello from my Pi")
+    result.url   # 'https://bsky.app/profile/alice.bsky.social/post/3lbq7...'
+
+The module imports the atproto SDK only when a poster connects: `measure` is cheap, and a run that
+posts only to X never loads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import random
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional
+
+from ..errors import ExitStatus, PostError
+from ..secrets import scrub_also
+from . import Fit, PostResult
+from .graphemes import count_graphemes
+
+if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
+    from atproto import Client
+
+__all__ = [
+    "DEFAULT_SERVICE",
+    "MAX_BYTES",
+    "MAX_GRAPHEMES",
+    "BlueskyPoster",
+    "PostRef",
+    "measure",
+    "new_record_key",
+    "post_url",
+]
+
+DEFAULT_SERVICE = "https://bsky.social"
+MAX_GRAPHEMES = 300  # app.bsky.feed.post's text: maxGraphemes
+MAX_BYTES = 3000  # ... and maxLength (UTF-8 bytes)
+COLLECTION = "app.bsky.feed.post"
+
+log = logging.getLogger(__name__)
+
+
+def measure(text: str) -> Fit:
+    """The text's length as Bluesky counts it (extended grapheme clusters, at most 300), and the
+    byte rule (3,000 bytes of UTF-8) as the reason when that one fails."""
+    size = len(text.encode("utf-8"))
+    reason = None
+    if size > MAX_BYTES:
+        reason = f"{size:,} bytes in UTF-8, over Bluesky's {MAX_BYTES:,}-byte limit"
+    return Fit("bluesky", count_graphemes(text), MAX_GRAPHEMES, "graphemes", reason)
+
+
+def post_url(handle: str, uri: str) -> str:
+    """The bsky.app link of a post from its at:// URI."""
+    return f"https://bsky.app/profile/{handle}/post/{uri.rsplit('/', 1)[-1]}"
+
+
+# Record keys are TIDs: 53 bits of microseconds since 1970 and 10 bits of clock id, written in
+# base32 "sortable" (13 characters), as the atproto spec defines them.
+_S32 = "234567abcdefghijklmnopqrstuvwxyz"
+
+
+def new_record_key(now: Optional[float] = None, clock_id: Optional[int] = None) -> str:
+    """A fresh TID to use as one post's record key (the same key on every retry of that post)."""
+    micros = int((time.time() if now is None else now) * 1_000_000)
+    clock = random.getrandbits(10) if clock_id is None else clock_id & 0x3FF
+    value = ((micros & ((1 << 53) - 1)) << 10) | clock
+    return "".join(_S32[(value >> (5 * i)) & 31] for i in range(12, -1, -1))
+
+
+class PostRef(NamedTuple):
+    """What a reply needs to know of its parent: the parent's and the thread root's uri and cid.
+    It travels as `PostResult.tweet_id`, written ``"<uri> <cid> <root uri> <root cid>"``."""
+
+    uri: str
+    cid: str
+    root_uri: str
+    root_cid: str
+
+    def encode(self) -> str:
+        return " ".join(self)
+
+    @classmethod
+    def decode(cls, text: str) -> PostRef:
+        parts = text.split()
+        if len(parts) != 4 or not (parts[0].startswith("at://") and parts[2].startswith("at://")):
+            raise PostError(
+                f"{text!r} is not a Bluesky post reference (expected '<at:// uri> <cid> <root uri> <root cid>'): "
+                "the thread to reply to was recorded by another network or is damaged; start a new thread",
+                kind="bad_reply_to",
+                exit_status=ExitStatus.DATA_ERROR,
+            )
+        return cls(*parts)
+
+
+class BlueskyPoster:
+    """Posts to Bluesky. Retries, `retries` times with backoff, every failure after which the same
+    record key can be sent again; never waits out a rate limit (the next scheduled run's job)."""
+
+    name = "bluesky"
+    retry_safety = (
+        "a record key (a TID) is chosen here once per post and sent with every try of it: the server "
+        "refuses a second record under the same key, so a retry can never make a second post; before "
+        "each retry, and when a retry is refused (the reference PDS answers 500 for a taken key, others "
+        "'already exists'), getRecord looks the key up: found means an earlier try landed"
+    )
+
+    def __init__(
+        self,
+        *,
+        handle: str,
+        app_password: str,
+        service: str,
+        session_file: Path,
+        timeout: float,
+        retries: int,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff: float = 2.0,
+    ) -> None:
+        self.handle = handle.strip().lstrip("@").lower()  # handles are case-insensitive
+        self._password = app_password
+        scrub_also([app_password])
+        self._service = service.rstrip("/")
+        self._session_file = Path(session_file)
+        self._timeout = timeout
+        self._retries = retries
+        self._sleep = sleep
+        self._backoff = backoff
+        self._client: Optional[Client] = None
+        self._did: Optional[str] = None
+
+    @property
+    def account_url(self) -> str:
+        """Where a person sees this account's posts (to check an uncertain one)."""
+        return f"https://bsky.app/profile/{self.handle}"
+
+    def may_retry(self, error: PostError) -> bool:
+        """Whether to send the same record again: any failure that may be passing, since the record
+        key keeps a second try from making a second post (see `retry_safety`)."""
+        return error.kind in _RETRYABLE
+
+    def account(self) -> str:
+        """Log in with the app password and return the account, e.g. "@alice.test (did:plc:...)".
+        Always a real login (the new session is saved): the saved session cannot prove the password,
+        since a revoked app password leaves its access tokens working for up to two hours."""
+        client = self._call(self._connect, True)
+        session = self._call(client.com.atproto.server.get_session)
+        self.handle = session.handle
+        return f"@{session.handle} ({session.did})"
+
+    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
+        """Create one post (a reply to `reply_to`, an earlier result's `tweet_id`, if given).
+        Returns a confirmed `PostResult`, or an uncertain one when no try got an answer and the
+        post cannot be looked up. Raises `PostError` when Bluesky certainly did not post it."""
+        parent = PostRef.decode(reply_to) if reply_to else None
+        record_key = new_record_key()
+        created_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        record = None
+        error: Optional[PostError] = None
+        kinds: List[str] = []  # what each failed try met
+        for attempt in range(self._retries + 1):
+            if attempt:
+                assert error is not None
+                delay = self._backoff * 2 ** (attempt - 1)
+                log.warning(
+                    "%s; sending the same record again in %.0f s (retry %d of %d)",
+                    error.summary,
+                    delay,
+                    attempt,
+                    self._retries,
+                )
+                self._sleep(delay)
+                # The earlier try may have landed: then there is nothing to send.
+                found = self._look_up(record_key, text, parent)
+                if found:
+                    return found
+            try:
+                client = self._call(self._connect)
+                if record is None:
+                    record = self._call(self._record, client, text, created_at, parent)
+                return self._call(self._create, client, text, record_key, record, parent)
+            except PostError as exc:
+                error = exc
+                kinds.append(exc.kind)
+            if not self.may_retry(error):
+                break
+        assert error is not None
+        # Any try that got no answer may have landed (or may still land: the key keeps it to one).
+        maybe_posted = error.kind in _MAYBE_POSTED or any(kind in _MAYBE_POSTED for kind in kinds)
+        if attempt or maybe_posted or error.kind == "exists":
+            found = self._look_up(record_key, text, parent)
+            if found:
+                return found
+        if maybe_posted:
+            log.debug("not known whether it was posted: %s", self.retry_safety)
+            return PostResult(text=text, tweet_id=None, uncertain=error.summary, check_url=self.account_url)
+        raise error
+
+    # -- the steps, each through the SDK -------------------------------------------------------
+
+    def _record(self, client: Client, text: str, created_at: str, parent: Optional[PostRef]) -> Any:
+        from atproto import models
+
+        reply = None
+        if parent:
+            reply = models.AppBskyFeedPost.ReplyRef(
+                root=models.ComAtprotoRepoStrongRef.Main(uri=parent.root_uri, cid=parent.root_cid),
+                parent=models.ComAtprotoRepoStrongRef.Main(uri=parent.uri, cid=parent.cid),
+            )
+        facets = client.detect_facets(text) or None  # resolves each @handle; one that does not stays text
+        return models.AppBskyFeedPost.Record(created_at=created_at, text=text, facets=facets, reply=reply)
+
+    def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
+        from atproto import models
+
+        response = client.com.atproto.repo.create_record(
+            models.ComAtprotoRepoCreateRecord.Data(
+                repo=self._did or "", collection=COLLECTION, rkey=record_key, record=record, validate=True
+            )
+        )
+        return self._result(text, response.uri, response.cid, parent)
+
+    def _result(self, text: str, uri: str, cid: str, parent: Optional[PostRef]) -> PostResult:
+        root_uri, root_cid = (parent.root_uri, parent.root_cid) if parent else (uri, cid)
+        return PostResult(
+            text=text, tweet_id=PostRef(uri, cid, root_uri, root_cid).encode(), url=post_url(self.handle, uri)
+        )
+
+    def _look_up(self, record_key: str, text: str, parent: Optional[PostRef]) -> Optional[PostResult]:
+        """The post under this record key, if the server has it (so an earlier try landed)."""
+        try:
+            client = self._call(self._connect)
+            found = self._call(
+                lambda: client.com.atproto.repo.get_record(
+                    {"repo": self._did, "collection": COLLECTION, "rkey": record_key}
+                )
+            )
+        except PostError as exc:
+            log.debug("could not look the post up: %s", exc.summary)
+            return None
+        if getattr(found.value, "text", None) != text:
+            return None  # not ours: a record key is never reused, so this should not happen
+        log.info("the post had landed on an earlier try (found under its record key %s)", record_key)
+        return self._result(text, found.uri, found.cid or "", parent)
+
+    # -- the session ---------------------------------------------------------------------------
+
+    def _connect(self, fresh: bool = False) -> Client:
+        """A logged-in client: the saved session if the server still takes it (refreshed when its
+        access token is old), else (or when `fresh`) a new one made with the app password (and saved)."""
+        if self._client is not None and not fresh:
+            return self._client
+        from atproto import Client, Request
+        from atproto.exceptions import BadRequestError, UnauthorizedError
+
+        client = Client(base_url=self._service, request=Request(timeout=self._timeout))
+        client.on_session_change(lambda event, session: self._save(session))
+        saved = None if fresh else self._load()
+        if saved:
+            try:
+                client.login(session_string=saved, fetch_bsky_profile=False)
+                session = client.com.atproto.server.get_session()  # refreshes first if the access token is old
+            except (BadRequestError, UnauthorizedError) as exc:
+                log.info("the saved Bluesky session was refused (%s): logging in with the app password", _reason(exc))
+                client = Client(base_url=self._service, request=Request(timeout=self._timeout))
+                client.on_session_change(lambda event, session: self._save(session))
+                saved = None
+            else:
+                self._did = session.did
+        if not saved:
+            client.login(self.handle, self._password, fetch_bsky_profile=False)  # _save notes the DID
+        self._client = client
+        return client
+
+    def _load(self) -> Optional[str]:
+        """The saved session string, if it is for this account and server."""
+        try:
+            saved = json.loads(self._session_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring the saved Bluesky session %s (%s): logging in again", self._session_file, exc)
+            return None
+        if not isinstance(saved, dict) or saved.get("handle") != self.handle or saved.get("service") != self._service:
+            return None
+        session = saved.get("session")
+        if not isinstance(session, str):
+            return None
+        scrub_also(_tokens(session))
+        return session
+
+    def _save(self, session: Any) -> None:
+        """Keep the session (mode 0600, written whole or not at all) for the next run."""
+        text = session.encode()
+        scrub_also(_tokens(text))
+        self._did = session.did
+        document = json.dumps({"service": self._service, "handle": self.handle, "session": text})
+        try:
+            _write_private(self._session_file, document + "\n")
+        except OSError as exc:  # the post can still go out; only the next run's login is at stake
+            log.warning(
+                "could not save the Bluesky session to %s (%s): the next run logs in again, and Bluesky "
+                "allows only 30 logins in 5 minutes; make the state folder writable",
+                self._session_file,
+                exc.strerror or exc,
+            )
+
+    # -- errors --------------------------------------------------------------------------------
+
+    def _call(self, step: Callable[..., Any], *args: Any) -> Any:
+        """Run one SDK step, turning its exceptions into PostErrors that say what to do."""
+        import httpx
+        from atproto.exceptions import AtProtocolError
+
+        try:
+            return step(*args)
+        except AtProtocolError as exc:
+            raise _classify(exc, self) from None
+        except httpx.TransportError as exc:  # the SDK passes some through as they are (a dropped reply)
+            raise _network_error(exc, self) from None
+
+
+# Kinds of failure: retried (the record key makes it safe), and those after which the post may
+# exist (the request was sent; no answer came).
+_RETRYABLE = {"unreachable", "server_error", "timeout", "network"}
+_MAYBE_POSTED = {"timeout", "network"}
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file that is 0600 from its creation, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def _tokens(session_string: str) -> list:
+    """The secret parts of an exported session string (the access and refresh tokens)."""
+    return [part for part in session_string.split(":::") if part.count(".") == 2 and len(part) > 20]
+
+
+def _reason(exc: Exception) -> str:
+    content = getattr(getattr(exc, "response", None), "content", None)
+    error = getattr(content, "error", None)
+    message = getattr(content, "message", None)
+    return ": ".join(str(part) for part in (error, message) if part) or type(exc).__name__
+
+
+def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
+    """Turn an SDK exception into a PostError with the kinds `networks.x` uses where they mean the same."""
+    from atproto import exceptions
+
+    response = getattr(exc, "response", None)
+    if isinstance(exc, exceptions.NetworkError) and response is None:
+        return _network_error(exc.__cause__ or exc, poster)
+    if response is None:
+        return PostError(
+            f"the atproto SDK failed: {exc}: run with -v and report it if it persists",
+            kind="unexpected",
+            exit_status=ExitStatus.UNEXPECTED,
+        )
+    status = response.status_code
+    content = response.content
+    error = str(getattr(content, "error", "") or "")
+    message = str(getattr(content, "message", "") or "")
+    said = f"{status} {error}: {message}".strip().rstrip(":") if error or message else str(status)
+    lowered = f"{error} {message}".lower()
+
+    if status == 429 or isinstance(exc, exceptions.RateLimitExceededError):
+        return _rate_limited(exc, said)
+    if error in ("AccountTakedown", "AccountSuspended") or "takendown" in lowered or "suspended" in lowered:
+        return PostError(
+            f"Bluesky says the account @{poster.handle} is suspended or taken down ({said}): nothing was "
+            "posted; see the email Bluesky sent, or its moderation appeal form",
+            kind="forbidden",
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if error == "AccountDeactivated":
+        return PostError(
+            f"the Bluesky account @{poster.handle} is deactivated ({said}): reactivate it by logging in on bsky.app",
+            kind="forbidden",
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if status in (401, 403) or error in (
+        "AuthenticationRequired",
+        "InvalidToken",
+        "ExpiredToken",
+        "AuthFactorTokenRequired",
+    ):
+        return PostError(
+            f"Bluesky refused the login for {poster.handle} on {poster._service} ({said}): check BLUESKY_HANDLE "
+            "and BLUESKY_APP_PASSWORD (make an app password in Bluesky: Settings > Privacy and security > "
+            "App passwords; a revoked one stops working), and BLUESKY_SERVICE if your account is on another server",
+            kind="unauthorized",
+            exit_status=ExitStatus.PERMISSION_DENIED,
+            summary=f"Bluesky refused the login ({said})",
+        )
+    if "$.record.text" in message and ("too long" in lowered or "too big" in lowered or "grapheme" in lowered):
+        return PostError(
+            f"Bluesky says the text is too long ({said}): it allows {MAX_GRAPHEMES} graphemes and "
+            f"{MAX_BYTES:,} bytes; shorten that line of the tweets file",
+            kind="too_long",
+            exit_status=ExitStatus.DATA_ERROR,
+        )
+    if "already exist" in lowered or error == "RecordAlreadyExists":
+        return PostError(
+            f"Bluesky already has a record under this post's key ({said})",
+            kind="exists",
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+        )
+    if status >= 500:
+        what = f"Bluesky had a server error ({said})"
+        return PostError(
+            f"{what}: nothing to fix here; the next run will try again",
+            kind="server_error",
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+            summary=what,
+        )
+    return PostError(
+        f"Bluesky rejected the request ({said}): run with -v and report it if it persists",
+        kind="rejected",
+        exit_status=ExitStatus.DATA_ERROR if status == 400 else ExitStatus.UNEXPECTED,
+    )
+
+
+def _rate_limited(exc: Exception, said: str) -> PostError:
+    retry_at = getattr(exc, "reset_at", None)
+    when = "after " + retry_at.astimezone().strftime("%Y-%m-%d %H:%M %Z") if retry_at else "later"
+    return PostError(
+        f"Bluesky says too many requests ({said}): nothing was posted; posting works again {when}",
+        kind="rate_limited",
+        exit_status=ExitStatus.TEMPORARY_FAILURE,
+        retry_at=retry_at,
+    )
+
+
+def _network_error(exc: Exception, poster: BlueskyPoster) -> PostError:
+    """No answer came: either no connection was made (nothing was sent), or it was sent and the
+    answer was lost (the server may have acted on it)."""
+    import httpx
+
+    cause = exc
+    where = poster._service  # noqa: SLF001
+    if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout)):
+        what = f"could not reach {where} ({type(cause).__name__}: {cause})"
+        return PostError(
+            f"{what}: check the network connection, DNS and BLUESKY_SERVICE; the next run will try again",
+            kind="unreachable",
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+            summary=what,
+        )
+    if isinstance(cause, httpx.TimeoutException):
+        what = f"{where} did not answer in time (after the request was sent)"
+        return PostError(
+            f"{what}: the server may be slow, or the network flaky; the next run tries again",
+            kind="timeout",
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+            summary=what,
+        )
+    what = f"the connection to {where} broke after the request was sent ({type(cause).__name__})"
+    return PostError(
+        f"{what}: check the network connection, or a proxy in between",
+        kind="network",
+        exit_status=ExitStatus.TEMPORARY_FAILURE,
+        summary=what,
+    )
