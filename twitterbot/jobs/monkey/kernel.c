@@ -1,0 +1,231 @@
+/* The monkey's compiled kernel: the same keys as the numpy path in simulation.py, faster.
+ *
+ * Compiled at first use by kernel.py with the system C compiler and loaded with ctypes. It must
+ * reproduce, bit for bit, what `KeyStream._next_draw` and `PrefixMatcher.find` compute with
+ * numpy, so that a seed's records and checkpoints are the same whichever path types them:
+ *
+ * - numpy's PCG64: a 128-bit LCG (state = state * MULT + inc), output XSL-RR of the new state;
+ *   `random_raw` takes 64-bit outputs, while `Generator.integers` takes 32-bit halves through
+ *   the generator's one-value buffer (has_uint32 / uinteger: low half first, high half kept).
+ * - each 64-bit output is four little-endian 16-bit values; a value v below the largest
+ *   multiple of k*k is the pair v mod k*k, keys (pair / k, pair mod k); the values at or above
+ *   it are replaced afterwards, in order, by pairs from `integers(0, k*k)` (Lemire's method on
+ *   32-bit draws, as numpy's random_bounded_uint64_fill does for ranges below 2^32).
+ *
+ * Needs 128-bit integers (GCC and Clang on 64-bit targets); kernel.py falls back to numpy
+ * where the compiler has none, such as 32-bit armhf.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if !defined(__SIZEOF_INT128__)
+#error "no 128-bit integers on this target: the monkey types with numpy"
+#endif
+
+typedef unsigned __int128 u128;
+
+/* On x86-64, an AVX2 copy of the loops beside the baseline one, picked at load time (the same
+ * results: integer and single-precision arithmetic, nothing fused). Elsewhere, the baseline:
+ * NEON on aarch64. */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef CLONES
+#define CLONES
+#endif
+
+#define PCG_MULT ((((u128)0x2360ED051FC65DA4ULL) << 64) | (u128)0x4385DF649FCCF645ULL)
+
+static inline uint64_t pcg_output(u128 s) {
+    uint64_t x = (uint64_t)(s >> 64) ^ (uint64_t)s;
+    unsigned rot = (unsigned)(s >> 122);
+    return (x >> rot) | (x << ((64u - rot) & 63u));
+}
+
+static inline uint64_t pcg_next64(u128 *state, u128 inc) {
+    *state = *state * PCG_MULT + inc;
+    return pcg_output(*state);
+}
+
+/* g: state high, state low, increment high, increment low, has_uint32, uinteger (in and out). */
+static inline uint32_t pcg_next32(u128 *state, u128 inc, uint64_t *g) {
+    if (g[4]) {
+        g[4] = 0;
+        return (uint32_t)g[5];
+    }
+    uint64_t next = pcg_next64(state, inc);
+    g[4] = 1;
+    g[5] = next >> 32;
+    return (uint32_t)next;
+}
+
+/* numpy's buffered_bounded_lemire_uint32 for rng = span - 1. */
+static inline uint32_t lemire(u128 *state, u128 inc, uint64_t *g, uint32_t span) {
+    uint64_t m = (uint64_t)pcg_next32(state, inc, g) * span;
+    uint32_t leftover = (uint32_t)m;
+    if (leftover < span) {
+        const uint32_t threshold = (UINT32_MAX - (span - 1)) % span;
+        while (leftover < threshold) {
+            m = (uint64_t)pcg_next32(state, inc, g) * span;
+            leftover = (uint32_t)m;
+        }
+    }
+    return (uint32_t)(m >> 32);
+}
+
+/* Fill `out` with 8 * words keys; `redraw` has room for 4 * words indices (scratch).
+ * Returns how many values were drawn again. The raw outputs are made in chunks so that the
+ * mapping loop has no dependency chain and the compiler vectorises it. Its divisions are
+ * single-precision multiplications by 1/d of (n + 1/2), exact for every n below 2^16 and d from
+ * 2 to 65,025: the quotient's error is below 0.012/d, its distance from an integer at least
+ * 0.5/d (every case is checked by the tests through `monkey_check_division`). */
+#define CHUNK 64
+CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, uint32_t *redraw) {
+    u128 state = ((u128)g[0] << 64) | g[1];
+    const u128 inc = ((u128)g[2] << 64) | g[3];
+    const uint32_t span = k * k;
+    const uint32_t fair = 65536u - 65536u % span;
+    const float by_span = 1.0f / (float)span, by_k = 1.0f / (float)k;
+    const uint16_t span16 = (uint16_t)span, k16 = (uint16_t)k;
+    uint64_t raw[CHUNK];
+    uint16_t values[4 * CHUNK], keys[4 * CHUNK];
+    uint8_t unfair[4 * CHUNK];
+    size_t redraws = 0;
+    /* lane[j] is the state whose output is the (j+1)-th next: state advanced j+1 steps. */
+    u128 lane[4], mult4 = 1, inc4 = 0;
+    for (int j = 0; j < 4; j++) {
+        inc4 = inc4 * PCG_MULT + inc;
+        mult4 *= PCG_MULT;
+        lane[j] = state * mult4 + inc4;
+    }
+    /* One step back: the multiplier's inverse modulo 2^128 (Newton's iteration). */
+    u128 pcg_back = PCG_MULT;
+    for (int i = 0; i < 7; i++)
+        pcg_back *= 2 - PCG_MULT * pcg_back;
+    const u128 pcg_back_inc = (u128)0 - inc * pcg_back;
+    for (size_t w0 = 0; w0 < words; w0 += CHUNK) {
+        size_t n = words - w0 < CHUNK ? words - w0 : CHUNK;
+        if (n == CHUNK) { /* four interleaved chains, each 4 steps at a time: the same outputs */
+            for (size_t i = 0; i < CHUNK; i += 4)
+                for (size_t j = 0; j < 4; j++) {
+                    raw[i + j] = pcg_output(lane[j]);
+                    lane[j] = lane[j] * mult4 + inc4;
+                }
+        } else {
+            state = lane[0] * pcg_back + pcg_back_inc; /* the state before lane[0]'s output */
+            for (size_t i = 0; i < n; i++)
+                raw[i] = pcg_next64(&state, inc);
+            for (size_t j = 0; j < 4; j++)
+                lane[j] = j ? lane[j - 1] * PCG_MULT + inc : state * PCG_MULT + inc;
+        }
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < 4; j++)
+                values[4 * i + j] = (uint16_t)(raw[i] >> (16 * j)); /* little-endian order */
+        for (size_t i = 0; i < 4 * n; i++) {
+            uint16_t v = values[i];
+            uint16_t pair = (uint16_t)(v - (uint16_t)((uint16_t)(int32_t)(((float)v + 0.5f) * by_span) * span16));
+            uint16_t first = (uint16_t)(int32_t)(((float)pair + 0.5f) * by_k);
+            keys[i] = (uint16_t)(first | (uint16_t)(pair - (uint16_t)(first * k16)) << 8);
+            unfair[i] = (uint8_t)(v >= fair);
+        }
+        memcpy(out + 8 * w0, keys, 8 * n);
+        for (size_t i = 0; i < 4 * n; i += 8) { /* 1% of values for 27 keys: look 8 at a time */
+            uint64_t any;
+            memcpy(&any, unfair + i, 8);
+            if (any)
+                for (size_t j = i; j < i + 8 && j < 4 * n; j++)
+                    if (unfair[j])
+                        redraw[redraws++] = (uint32_t)(4 * w0 + j);
+        }
+    }
+    state = lane[0] * pcg_back + pcg_back_inc;
+    for (size_t i = 0; i < redraws; i++) {
+        uint32_t pair = lemire(&state, inc, g, span);
+        out[2 * (size_t)redraw[i]] = (uint8_t)(pair / k);
+        out[2 * (size_t)redraw[i] + 1] = (uint8_t)(pair % k);
+    }
+    g[0] = (uint64_t)(state >> 64);
+    g[1] = (uint64_t)state;
+    return redraws;
+}
+
+/* How many (n, d) with n < 2^16 the float division above gets wrong for k keys (none). */
+CLONES size_t monkey_check_division(uint32_t k) {
+    const uint32_t span = k * k;
+    const float by_span = 1.0f / (float)span, by_k = 1.0f / (float)k;
+    size_t wrong = 0;
+    for (int32_t v = 0; v < 65536; v++) {
+        int32_t q = (int32_t)(((float)v + 0.5f) * by_span);
+        wrong += (uint32_t)q != (uint32_t)v / span;
+        int32_t p = (int32_t)((uint32_t)v % span);
+        wrong += (uint32_t)(int32_t)(((float)p + 0.5f) * by_k) != (uint32_t)p / k;
+    }
+    return wrong;
+}
+
+/* The smallest start s in [low, high) where typed[s : s + length] equals target[:length],
+ * or -1. Blocks of 64 starts are sieved by their first three keys without branches (the
+ * compiler vectorises it), and only a block with a hit is looked at start by start. */
+CLONES static ptrdiff_t first_match(const uint8_t *typed, size_t low, size_t high, const uint8_t *target, size_t length) {
+    const uint8_t t0 = target[0];
+    size_t s = low;
+    if (length >= 3) {
+        const uint8_t t1 = target[1], t2 = target[2];
+        while (s + 64 <= high) {
+            unsigned any = 0;
+            for (size_t i = 0; i < 64; i++)
+                any |= (unsigned)(typed[s + i] == t0) & (unsigned)(typed[s + i + 1] == t1) &
+                       (unsigned)(typed[s + i + 2] == t2);
+            if (any) {
+                for (size_t i = s; i < s + 64; i++)
+                    if (typed[i] == t0 && memcmp(typed + i, target, length) == 0)
+                        return (ptrdiff_t)i;
+            }
+            s += 64;
+        }
+    } else if (length == 2) {
+        const uint8_t t1 = target[1];
+        while (s + 64 <= high) {
+            unsigned any = 0;
+            for (size_t i = 0; i < 64; i++)
+                any |= (unsigned)(typed[s + i] == t0) & (unsigned)(typed[s + i + 1] == t1);
+            if (any) {
+                for (size_t i = s; i < s + 64; i++)
+                    if (typed[i] == t0 && typed[i + 1] == t1 && memcmp(typed + i, target, length) == 0)
+                        return (ptrdiff_t)i;
+            }
+            s += 64;
+        }
+    }
+    for (; s < high; s++)
+        if (typed[s] == t0 && memcmp(typed + s, target, length) == 0)
+            return (ptrdiff_t)s;
+    return -1;
+}
+
+/* As PrefixMatcher.find: new records in typed[:n] as (index of the last key, length), in
+ * order, at most `room` of them; typed[:fresh] was searched before. Returns how many. */
+CLONES size_t monkey_prefix_find(const uint8_t *typed, size_t n, size_t fresh, size_t record, const uint8_t *target,
+                          size_t target_length, int64_t *ends, int64_t *lengths, size_t room) {
+    size_t found = 0;
+    while (record < target_length && found < room) {
+        size_t length = record + 1;
+        if (n + 1 <= length)
+            break;
+        size_t low = fresh + 1 >= length ? fresh + 1 - length : 0;
+        size_t high = n - length + 1;
+        if (high <= low)
+            break;
+        ptrdiff_t start = first_match(typed, low, high, target, length);
+        if (start < 0)
+            break;
+        ends[found] = (int64_t)((size_t)start + length - 1);
+        lengths[found] = (int64_t)length;
+        found++;
+        record = length;
+    }
+    return found;
+}
