@@ -196,3 +196,19 @@ def test_the_kernel_is_built_once_and_kept_by_its_source_hash(tmp_path: Path) ->
     kernel_module._loaded.clear()  # as a new process would
     again = load(cache)
     assert again is not None and again.path == first.path and again.path.stat().st_mtime_ns == built
+
+
+@pytest.mark.parametrize("words", [1, 3, 63, 65, 129])
+def test_draws_of_any_size_equal_numpy_s_own_functions(kernel: Kernel, words: int) -> None:
+    """Sizes that are not whole chunks of the kernel's loop, against numpy's `random_raw` and
+    `integers` directly (not through KeyStream), with 255 keys so that some values are redrawn."""
+    for seed in range(4):
+        reference, bits = np.random.PCG64(seed), np.random.PCG64(seed)
+        keys = kernel.draw(bits, 255, words, np.empty(4 * words, dtype=np.uint32))
+        values = reference.random_raw(words).view("<u2")
+        span = 255 * 255
+        pairs = (values % span).astype(np.int64)
+        redrawn = np.flatnonzero(values >= 65536 - 65536 % span)
+        pairs[redrawn] = np.random.Generator(reference).integers(0, span, redrawn.size)
+        assert np.array_equal(keys[0::2], pairs // 255) and np.array_equal(keys[1::2], pairs % 255)
+        assert bits.state == reference.state

@@ -91,7 +91,7 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
     const float by_span = 1.0f / (float)span, by_k = 1.0f / (float)k;
     const uint16_t span16 = (uint16_t)span, k16 = (uint16_t)k;
     uint64_t raw[CHUNK];
-    uint16_t values[4 * CHUNK], keys[4 * CHUNK];
+    uint16_t values[4 * CHUNK];
     uint8_t unfair[4 * CHUNK];
     size_t redraws = 0;
     /* lane[j] is the state whose output is the (j+1)-th next: state advanced j+1 steps. */
@@ -121,9 +121,8 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
             for (size_t j = 0; j < 4; j++)
                 lane[j] = j ? lane[j - 1] * PCG_MULT + inc : state * PCG_MULT + inc;
         }
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < 4; j++)
-                values[4 * i + j] = (uint16_t)(raw[i] >> (16 * j)); /* little-endian order */
+        memcpy(values, raw, 8 * n); /* four 16-bit values each, low first (little-endian only) */
+        uint16_t *keys = (uint16_t *)(void *)(out + 8 * w0); /* two keys each, first low */
         for (size_t i = 0; i < 4 * n; i++) {
             uint16_t v = values[i];
             uint16_t pair = (uint16_t)(v - (uint16_t)((uint16_t)(int32_t)(((float)v + 0.5f) * by_span) * span16));
@@ -131,14 +130,20 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
             keys[i] = (uint16_t)(first | (uint16_t)(pair - (uint16_t)(first * k16)) << 8);
             unfair[i] = (uint8_t)(v >= fair);
         }
-        memcpy(out + 8 * w0, keys, 8 * n);
-        for (size_t i = 0; i < 4 * n; i += 8) { /* 1% of values for 27 keys: look 8 at a time */
-            uint64_t any;
-            memcpy(&any, unfair + i, 8);
+        if (n < CHUNK) /* the groups of 32 below must not see the previous chunk's flags */
+            memset(unfair + 4 * n, 0, 4 * (CHUNK - n));
+        /* 1% of values for 27 keys: look 32 at a time, then append without a branch per value */
+        for (size_t i = 0; i < 4 * n; i += 32) {
+            uint64_t any = 0, part;
+            for (size_t j = 0; j < 32; j += 8) {
+                memcpy(&part, unfair + i + j, 8);
+                any |= part;
+            }
             if (any)
-                for (size_t j = i; j < i + 8 && j < 4 * n; j++)
-                    if (unfair[j])
-                        redraw[redraws++] = (uint32_t)(4 * w0 + j);
+                for (size_t j = i; j < i + 32; j++) {
+                    redraw[redraws] = (uint32_t)(4 * w0 + j);
+                    redraws += unfair[j];
+                }
         }
     }
     state = lane[0] * pcg_back + pcg_back_inc;
