@@ -180,10 +180,9 @@ CLONES static ptrdiff_t first_match(const uint8_t *typed, size_t low, size_t hig
     if (length >= 3) {
         const uint8_t t1 = target[1], t2 = target[2];
         while (s + 64 <= high) {
-            unsigned any = 0;
+            uint8_t any = 0;
             for (size_t i = 0; i < 64; i++)
-                any |= (unsigned)(typed[s + i] == t0) & (unsigned)(typed[s + i + 1] == t1) &
-                       (unsigned)(typed[s + i + 2] == t2);
+                any |= (uint8_t)((typed[s + i] == t0) & (typed[s + i + 1] == t1) & (typed[s + i + 2] == t2));
             if (any) {
                 for (size_t i = s; i < s + 64; i++)
                     if (typed[i] == t0 && memcmp(typed + i, target, length) == 0)
@@ -194,9 +193,9 @@ CLONES static ptrdiff_t first_match(const uint8_t *typed, size_t low, size_t hig
     } else if (length == 2) {
         const uint8_t t1 = target[1];
         while (s + 64 <= high) {
-            unsigned any = 0;
+            uint8_t any = 0; /* bytes, not ints: 32 lanes to a vector, not 8 */
             for (size_t i = 0; i < 64; i++)
-                any |= (unsigned)(typed[s + i] == t0) & (unsigned)(typed[s + i + 1] == t1);
+                any |= (uint8_t)((typed[s + i] == t0) & (typed[s + i + 1] == t1));
             if (any) {
                 for (size_t i = s; i < s + 64; i++)
                     if (typed[i] == t0 && typed[i + 1] == t1 && memcmp(typed + i, target, length) == 0)
