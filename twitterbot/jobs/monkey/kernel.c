@@ -26,8 +26,7 @@
 typedef unsigned __int128 u128;
 
 /* On x86-64, an AVX2 copy of the loops beside the baseline one, picked at load time (the same
- * results: integer and single-precision arithmetic, nothing fused). Elsewhere, the baseline:
- * NEON on aarch64. */
+ * results: integer arithmetic only). Elsewhere, the baseline: NEON on aarch64. */
 #if defined(__x86_64__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
 #define CLONES __attribute__((target_clones("avx2", "default")))
@@ -76,20 +75,56 @@ static inline uint32_t lemire(u128 *state, u128 inc, uint64_t *g, uint32_t span)
     return (uint32_t)(m >> 32);
 }
 
+/* Division of 16-bit numbers by d (2 to 255) as compilers do it for constants (Granlund and
+ * Montgomery, 1994, figure 4.1): m = floor(2^16 (2^l - d) / d) + 1 with l = ceil(log2 d), then
+ * t = (n m) >> 16 and n / d = (t + ((n - t) >> 1)) >> (l - 1), exact for every n below 2^16.
+ * All in 16-bit lanes, so the compiler vectorises it 8 or 16 values at a time. */
+static uint16_t divisor(uint32_t d, unsigned *shift) {
+    unsigned l = 0;
+    while ((1u << l) < d)
+        l++;
+    *shift = l - 1;
+    return (uint16_t)((((uint32_t)1 << 16) * ((1u << l) - d)) / d + 1);
+}
+
+static inline __attribute__((always_inline)) uint16_t divide(uint16_t n, uint16_t m, unsigned shift) {
+    uint16_t t = (uint16_t)(((uint32_t)n * m) >> 16);
+    return (uint16_t)((uint16_t)(t + (uint16_t)((uint16_t)(n - t) >> 1)) >> (shift & 7));
+}
+
+/* The two keys of the 16-bit value v (below the largest multiple of k^2), first in the low
+ * byte: the pair is v mod k^2, its keys pair / k and pair mod k, which are (v / k) mod k and
+ * v mod k (k^2 being a multiple of k). */
+static inline __attribute__((always_inline)) uint16_t pair_keys(uint16_t v, uint16_t k, uint16_t by_k, unsigned shift) {
+    uint16_t q = divide(v, by_k, shift);
+    uint16_t second = (uint16_t)(v - (uint16_t)(q * k));
+    uint16_t first = (uint16_t)(q - (uint16_t)(divide(q, by_k, shift) * k));
+    return (uint16_t)(first | (uint16_t)(second << 8));
+}
+
+static inline __attribute__((always_inline)) void map_values(const uint16_t *values, uint16_t *keys, uint8_t *unfair,
+                                                             size_t count, uint16_t k, uint16_t by_k, unsigned shift,
+                                                             uint16_t last_fair) {
+    for (size_t i = 0; i < count; i++) {
+        uint16_t v = values[i];
+        keys[i] = pair_keys(v, k, by_k, shift);
+        unfair[i] = (uint8_t)(v > last_fair);
+    }
+}
+
 /* Fill `out` with 8 * words keys; `redraw` has room for 4 * words indices (scratch).
- * Returns how many values were drawn again. The raw outputs are made in chunks so that the
- * mapping loop has no dependency chain and the compiler vectorises it. Its divisions are
- * single-precision multiplications by 1/d of (n + 1/2), exact for every n below 2^16 and d from
- * 2 to 65,025: the quotient's error is below 0.012/d, its distance from an integer at least
- * 0.5/d (every case is checked by the tests through `monkey_check_division`). */
+ * Returns how many values were drawn again. The raw outputs come from four interleaved LCG
+ * chains (each stepping four at a time: the same sequence, without one long dependency chain),
+ * in chunks, so that the mapping loop runs on whole vectors of 16-bit values. */
 #define CHUNK 64
 CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, uint32_t *redraw) {
     u128 state = ((u128)g[0] << 64) | g[1];
     const u128 inc = ((u128)g[2] << 64) | g[3];
     const uint32_t span = k * k;
-    const uint32_t fair = 65536u - 65536u % span;
-    const float by_span = 1.0f / (float)span, by_k = 1.0f / (float)k;
-    const uint16_t span16 = (uint16_t)span, k16 = (uint16_t)k;
+    const uint16_t last_fair = (uint16_t)(65535u - 65536u % span); /* values above it are redrawn */
+    const uint16_t k16 = (uint16_t)k;
+    unsigned shift;
+    const uint16_t by_k = divisor(k, &shift);
     uint64_t raw[CHUNK];
     uint16_t values[4 * CHUNK];
     uint8_t unfair[4 * CHUNK];
@@ -123,12 +158,15 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
         }
         memcpy(values, raw, 8 * n); /* four 16-bit values each, low first (little-endian only) */
         uint16_t *keys = (uint16_t *)(void *)(out + 8 * w0); /* two keys each, first low */
-        for (size_t i = 0; i < 4 * n; i++) {
-            uint16_t v = values[i];
-            uint16_t pair = (uint16_t)(v - (uint16_t)((uint16_t)(int32_t)(((float)v + 0.5f) * by_span) * span16));
-            uint16_t first = (uint16_t)(int32_t)(((float)pair + 0.5f) * by_k);
-            keys[i] = (uint16_t)(first | (uint16_t)(pair - (uint16_t)(first * k16)) << 8);
-            unfair[i] = (uint8_t)(v >= fair);
+        switch (shift) { /* a constant shift in each copy: 16-bit vector shifts */
+        case 0: map_values(values, keys, unfair, 4 * n, k16, by_k, 0, last_fair); break;
+        case 1: map_values(values, keys, unfair, 4 * n, k16, by_k, 1, last_fair); break;
+        case 2: map_values(values, keys, unfair, 4 * n, k16, by_k, 2, last_fair); break;
+        case 3: map_values(values, keys, unfair, 4 * n, k16, by_k, 3, last_fair); break;
+        case 4: map_values(values, keys, unfair, 4 * n, k16, by_k, 4, last_fair); break;
+        case 5: map_values(values, keys, unfair, 4 * n, k16, by_k, 5, last_fair); break;
+        case 6: map_values(values, keys, unfair, 4 * n, k16, by_k, 6, last_fair); break;
+        default: map_values(values, keys, unfair, 4 * n, k16, by_k, 7, last_fair); break;
         }
         if (n < CHUNK) /* the groups of 32 below must not see the previous chunk's flags */
             memset(unfair + 4 * n, 0, 4 * (CHUNK - n));
@@ -157,16 +195,14 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
     return redraws;
 }
 
-/* How many (n, d) with n < 2^16 the float division above gets wrong for k keys (none). */
+/* How many 16-bit values the mapping above gets wrong for k keys (none: the tests ask). */
 CLONES size_t monkey_check_division(uint32_t k) {
-    const uint32_t span = k * k;
-    const float by_span = 1.0f / (float)span, by_k = 1.0f / (float)k;
+    unsigned shift;
+    const uint16_t by_k = divisor(k, &shift);
     size_t wrong = 0;
-    for (int32_t v = 0; v < 65536; v++) {
-        int32_t q = (int32_t)(((float)v + 0.5f) * by_span);
-        wrong += (uint32_t)q != (uint32_t)v / span;
-        int32_t p = (int32_t)((uint32_t)v % span);
-        wrong += (uint32_t)(int32_t)(((float)p + 0.5f) * by_k) != (uint32_t)p / k;
+    for (uint32_t v = 0; v < 65536u; v++) {
+        uint32_t pair = v % (k * k);
+        wrong += pair_keys((uint16_t)v, (uint16_t)k, by_k, shift) != (uint16_t)(pair / k | (pair % k) << 8);
     }
     return wrong;
 }
