@@ -212,3 +212,16 @@ def test_draws_of_any_size_equal_numpy_s_own_functions(kernel: Kernel, words: in
         pairs[redrawn] = np.random.Generator(reference).integers(0, span, redrawn.size)
         assert np.array_equal(keys[0::2], pairs // 255) and np.array_equal(keys[1::2], pairs % 255)
         assert bits.state == reference.state
+
+
+def test_the_kernel_s_anywhere_sieve_passes_the_same_windows(kernel: Kernel) -> None:
+    rng = np.random.default_rng(1)
+    matcher = AnywhereMatcher(rng.integers(0, 28, 200_000).astype(np.uint8), 27)
+    for size in (16, 17, 100, 4097, DRAW):
+        typed = rng.integers(0, 27, size).astype(np.uint8)
+        if size > 100:
+            typed[size // 3 : size // 3 + 40] = matcher.corpus[5000:5040]  # a long stretch that passes
+        for length in (7, 8, 11, 12, 16, 30):
+            for first_end in (0, 3, size // 2):
+                expected = matcher._candidates(typed, first_end, length)
+                assert np.array_equal(matcher._candidates(typed, first_end, length, kernel), expected)

@@ -269,3 +269,22 @@ CLONES size_t monkey_prefix_find(const uint8_t *typed, size_t n, size_t fresh, s
     }
     return found;
 }
+
+/* As the first sieve of AnywhereMatcher._candidates for 4-key blocks of 5 bits a key: the
+ * indices j, in order, where the aligned blocks j .. j + needed - 1 of typed (read as
+ * little-endian 32-bit words, packed to 20-bit codes) all occur in the corpus: bit code of
+ * gram_ok, least significant bit first (128 KiB, so that it stays in the L2 cache).
+ * `found` has room for `blocks`; returns how many. */
+CLONES size_t monkey_gram_blocks(const uint8_t *typed, size_t blocks, const uint8_t *gram_ok, size_t needed,
+                                 int64_t *found) {
+    size_t count = 0, run = 0;
+    for (size_t j = 0; j < blocks; j++) {
+        uint32_t w;
+        memcpy(&w, typed + 4 * j, 4);
+        uint32_t code = (w & 0x1Fu) | ((w >> 3) & (0x1Fu << 5)) | ((w >> 6) & (0x1Fu << 10)) | ((w >> 9) & (0x1Fu << 15));
+        run = (gram_ok[code >> 3] >> (code & 7)) & 1 ? run + 1 : 0;
+        found[count] = (int64_t)(j + 1) - (int64_t)needed;
+        count += run >= needed;
+    }
+    return count;
+}

@@ -56,6 +56,12 @@ class Kernel:
         self._find.restype = ctypes.c_size_t
         self._find.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
         self._find.argtypes += [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+        self._blocks = library.monkey_gram_blocks
+        self._blocks.restype = ctypes.c_size_t
+        self._blocks.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        self._first_blocks = np.empty(0, dtype=np.int64)
+        self._bits_of: Optional[np.ndarray] = None
+        self._gram_bits = np.empty(0, dtype=np.uint8)
         self._check = library.monkey_check_division
         self._check.restype = ctypes.c_size_t
         self._check.argtypes = [ctypes.c_uint32]
@@ -105,6 +111,21 @@ class Kernel:
             if count < _ROOM:
                 return found
             record = found[-1][1]
+
+    def gram_blocks(self, typed: np.ndarray, gram_ok: np.ndarray, needed: int) -> np.ndarray:
+        """The first sieve of `AnywhereMatcher._candidates` (4-key blocks, 5 bits a key): the
+        aligned blocks j where blocks j .. j+needed-1 all occur in the corpus, in one pass."""
+        blocks = len(typed) // 4
+        if len(self._first_blocks) < blocks:
+            self._first_blocks = np.empty(blocks, dtype=np.int64)
+        typed = np.ascontiguousarray(typed, dtype=np.uint8)
+        if self._bits_of is not gram_ok:  # one table per matcher: packed once, 128 KiB
+            assert gram_ok.dtype == np.bool_ and len(gram_ok) == 1 << 20
+            self._bits_of, self._gram_bits = gram_ok, np.packbits(gram_ok, bitorder="little")
+        count = self._blocks(
+            typed.ctypes.data, blocks, self._gram_bits.ctypes.data, needed, self._first_blocks.ctypes.data
+        )
+        return self._first_blocks[:count].copy()
 
 
 def load(cache_dir: Optional[Path], *, environ: Mapping[str, str] = os.environ) -> Optional[Kernel]:

@@ -319,12 +319,14 @@ class AnywhereMatcher:
         """Whether the keys `text` occur somewhere in the corpus (the slow, sure check)."""
         return self._text.find(np.asarray(text, dtype=np.uint8).tobytes()) >= 0
 
-    def find(self, typed: np.ndarray, fresh: int, record: int) -> List[Tuple[int, int]]:
-        """As `PrefixMatcher.find`."""
+    def find(
+        self, typed: np.ndarray, fresh: int, record: int, kernel: Optional[Kernel] = None
+    ) -> List[Tuple[int, int]]:
+        """As `PrefixMatcher.find`; with `kernel`, the first sieve runs in C (the same records)."""
         found = []
         while True:
             length = record + 1
-            ends = self._candidates(typed, max(fresh, length - 1), length)
+            ends = self._candidates(typed, max(fresh, length - 1), length, kernel)
             if ends.size:
                 ends = ends[self._all_grams_ok(typed, ends, length)]
             if ends.size:
@@ -334,20 +336,25 @@ class AnywhereMatcher:
             found.append((int(ends[0]), length))
             record = length
 
-    def _candidates(self, typed: np.ndarray, first_end: int, length: int) -> np.ndarray:
+    def _candidates(
+        self, typed: np.ndarray, first_end: int, length: int, kernel: Optional[Kernel] = None
+    ) -> np.ndarray:
         """Ends i >= first_end of windows typed[i-length+1 : i+1] whose first full aligned
         blocks (up to three) all occur in the corpus."""
         g = self.gram
         blocks_inside = (length - g + 1) // g  # full aligned blocks in any window this long
         if blocks_inside < 1 or len(typed) - first_end < 4 * g:
             return np.arange(first_end, len(typed))
-        ok = self._gram_ok.take(self._block_codes(typed))
         needed = min(blocks_inside, 3)
-        usable = len(ok) - needed + 1
-        first = ok[:usable].copy()
-        for j in range(1, needed):
-            first &= ok[j : usable + j]
-        first_blocks = np.flatnonzero(first)
+        if kernel is not None and g == 4:
+            first_blocks = kernel.gram_blocks(typed, self._gram_ok, needed)
+        else:
+            ok = self._gram_ok.take(self._block_codes(typed))
+            usable = len(ok) - needed + 1
+            first = ok[:usable].copy()
+            for j in range(1, needed):
+                first &= ok[j : usable + j]
+            first_blocks = np.flatnonzero(first)
         # A window whose first full block is j starts in (g*(j-1), g*j].
         ends = ((first_blocks * g)[:, None] + (length - g + np.arange(g))[None, :]).ravel()
         # Windows that start before the first block boundary have no first full block.
@@ -393,8 +400,8 @@ Matcher = Union[PrefixMatcher, AnywhereMatcher]
 
 class Monkey:
     """One monkey: a key stream, the longest record it has typed, and the last keys it typed
-    (as many as the record is long: a longer record could start there). With `kernel`, prefix
-    records are searched in C (the same records)."""
+    (as many as the record is long: a longer record could start there). With `kernel`, records
+    are searched in C (prefix) or sieved in C first (anywhere): the same records."""
 
     def __init__(
         self,
@@ -407,7 +414,7 @@ class Monkey:
         kernel: Optional[Kernel] = None,
     ) -> None:
         self.matcher = matcher
-        self._kernel = kernel if isinstance(matcher, PrefixMatcher) else None
+        self._kernel = kernel
         self.stream = stream
         self.record = record
         self.tail = np.asarray(tail, dtype=np.uint8)
@@ -421,11 +428,12 @@ class Monkey:
             keys = self.stream.take(min(count, DRAW))
             typed = self._behind_tail(keys) if self.tail.size else keys
             fresh = len(self.tail)
-            if self._kernel is not None:
-                assert isinstance(self.matcher, PrefixMatcher)
+            if self._kernel is None:
+                found = self.matcher.find(typed, fresh, self.record)
+            elif isinstance(self.matcher, PrefixMatcher):
                 found = self._kernel.prefix_find(typed, fresh, self.record, self.matcher.target)
             else:
-                found = self.matcher.find(typed, fresh, self.record)
+                found = self.matcher.find(typed, fresh, self.record, self._kernel)
             for end, length in found:
                 records.append((self.typed + end - fresh, length, typed[end - length + 1 : end + 1].copy()))
                 self.record = length
