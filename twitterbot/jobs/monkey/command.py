@@ -34,6 +34,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     from .job import TEMPLATES as MONKEY_TEMPLATES
     from .job import Options as MonkeyOptions
     from .job import checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
+    from .kernel import load as load_kernel
     from .texts import fetch_texts
 
     texts_dir = config.state_dir / "texts"
@@ -84,8 +85,9 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
             status=status,
         )
     )
+    kernel = load_kernel(config.state_dir / "monkey-cache")  # None: numpy, the same records
     with reporter as report:
-        run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart, status=status)
+        run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart, status=status, kernel=kernel)
     return int(ExitStatus.OK)
 
 

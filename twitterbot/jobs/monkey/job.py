@@ -31,6 +31,7 @@ from ...progress.reporter import NullReporter, Reporter, Templates, format_elaps
 from ...progress.statusline import NullStatusLine, StatusLine
 from . import MODES
 from .cache import StartupCache
+from .kernel import Kernel
 from .simulation import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
 from .texts import (
     DEFAULT_KEYS,
@@ -200,12 +201,14 @@ def run_monkey(
     out: TextIO = sys.stdout,
     clock: Callable[[], float] = time.monotonic,
     status: Optional[Union[StatusLine, NullStatusLine]] = None,
+    kernel: Optional[Kernel] = None,
 ) -> Dict[str, Any]:
     """Type until a stop condition, a signal, or forever; report records and progress. With
-    `checkpoint`, resume from it and save to it. Returns the final state (as the checkpoint)."""
+    `checkpoint`, resume from it and save to it; with `kernel` (kernel.load), type in C, with the
+    same records and checkpoints. Returns the final state (as the checkpoint)."""
     state = _load(checkpoint, setup, options) if checkpoint and not restart else None
     if state:
-        simulation = Simulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"])
+        simulation = Simulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"], kernel=kernel)
         if simulation.finished(options.keystrokes, options.until_length):
             assert checkpoint is not None
             log.warning("%s", _finished_message(checkpoint, simulation))
@@ -219,7 +222,7 @@ def run_monkey(
         )
     else:
         simulation = Simulation(
-            setup.matcher, key_count=setup.keyboard.count, seed=options.seed, workers=options.workers
+            setup.matcher, key_count=setup.keyboard.count, seed=options.seed, workers=options.workers, kernel=kernel
         )
         records, typing_seconds = [], 0.0
     out.write(

@@ -23,9 +23,12 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .kernel import Kernel
 
 __all__ = [
     "AnywhereMatcher",
@@ -51,9 +54,15 @@ class KeyStream:
     it (1% for 27 keys) is replaced by a fresh pair, so every key is exactly uniform and
     independent. Keys come in fixed draws of `DRAW`, so the stream does not depend on how
     callers split their requests, and the state is small: the generator before the current draw
-    and how much of that draw was used."""
+    and how much of that draw was used. With `kernel` the draws are made in C, with the same keys
+    and the generator left in the same state."""
 
-    def __init__(self, key_count: int, state: Union[int, np.random.SeedSequence, Dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        key_count: int,
+        state: Union[int, np.random.SeedSequence, Dict[str, Any]],
+        kernel: Optional[Kernel] = None,
+    ) -> None:
         if not 2 <= key_count <= 255:
             raise ValueError(f"{key_count} keys: between 2 and 255 are supported")
         self.key_count = key_count
@@ -65,6 +74,8 @@ class KeyStream:
         self._fair = (1 << 16) - (1 << 16) % span  # 16-bit values from here up are drawn again
         self._scratch = np.empty(DRAW // 2, dtype=np.uint16)
         self._unfair = np.empty(DRAW // 2, dtype=bool)
+        self._kernel = kernel if kernel is not None and kernel.supports(key_count) else None
+        self._redraw = np.empty(DRAW // 2 if self._kernel else 0, dtype=np.uint32)
         self._bits = np.random.PCG64()
         self._random = np.random.Generator(self._bits)
         self._draw = np.empty(0, dtype=np.uint8)
@@ -98,6 +109,8 @@ class KeyStream:
         computed with whole-array SIMD arithmetic in place (a gather is the slow part of numpy):
         pair = v mod k², and its two keys as one little-endian 16-bit number,
         pair // k + (pair mod k) * 256 = 256 * pair - (256k - 1) * (pair // k), modulo 2¹⁶."""
+        if self._kernel is not None:
+            return self._kernel.draw(self._bits, self.key_count, DRAW // 8, self._redraw)
         values = self._bits.random_raw(DRAW // 8).view(np.uint16)
         k, quotient, unfair = self.key_count, self._scratch, self._unfair
         np.greater_equal(values, self._fair, out=unfair)
@@ -306,12 +319,14 @@ class AnywhereMatcher:
         """Whether the keys `text` occur somewhere in the corpus (the slow, sure check)."""
         return self._text.find(np.asarray(text, dtype=np.uint8).tobytes()) >= 0
 
-    def find(self, typed: np.ndarray, fresh: int, record: int) -> List[Tuple[int, int]]:
-        """As `PrefixMatcher.find`."""
+    def find(
+        self, typed: np.ndarray, fresh: int, record: int, kernel: Optional[Kernel] = None
+    ) -> List[Tuple[int, int]]:
+        """As `PrefixMatcher.find`; with `kernel`, the first sieve runs in C (the same records)."""
         found = []
         while True:
             length = record + 1
-            ends = self._candidates(typed, max(fresh, length - 1), length)
+            ends = self._candidates(typed, max(fresh, length - 1), length, kernel)
             if ends.size:
                 ends = ends[self._all_grams_ok(typed, ends, length)]
             if ends.size:
@@ -321,20 +336,25 @@ class AnywhereMatcher:
             found.append((int(ends[0]), length))
             record = length
 
-    def _candidates(self, typed: np.ndarray, first_end: int, length: int) -> np.ndarray:
+    def _candidates(
+        self, typed: np.ndarray, first_end: int, length: int, kernel: Optional[Kernel] = None
+    ) -> np.ndarray:
         """Ends i >= first_end of windows typed[i-length+1 : i+1] whose first full aligned
         blocks (up to three) all occur in the corpus."""
         g = self.gram
         blocks_inside = (length - g + 1) // g  # full aligned blocks in any window this long
         if blocks_inside < 1 or len(typed) - first_end < 4 * g:
             return np.arange(first_end, len(typed))
-        ok = self._gram_ok.take(self._block_codes(typed))
         needed = min(blocks_inside, 3)
-        usable = len(ok) - needed + 1
-        first = ok[:usable].copy()
-        for j in range(1, needed):
-            first &= ok[j : usable + j]
-        first_blocks = np.flatnonzero(first)
+        if kernel is not None and g == 4:
+            first_blocks = kernel.gram_blocks(typed, self._gram_ok, needed)
+        else:
+            ok = self._gram_ok.take(self._block_codes(typed))
+            usable = len(ok) - needed + 1
+            first = ok[:usable].copy()
+            for j in range(1, needed):
+                first &= ok[j : usable + j]
+            first_blocks = np.flatnonzero(first)
         # A window whose first full block is j starts in (g*(j-1), g*j].
         ends = ((first_blocks * g)[:, None] + (length - g + np.arange(g))[None, :]).ravel()
         # Windows that start before the first block boundary have no first full block.
@@ -380,12 +400,21 @@ Matcher = Union[PrefixMatcher, AnywhereMatcher]
 
 class Monkey:
     """One monkey: a key stream, the longest record it has typed, and the last keys it typed
-    (as many as the record is long: a longer record could start there)."""
+    (as many as the record is long: a longer record could start there). With `kernel`, records
+    are searched in C (prefix) or sieved in C first (anywhere): the same records."""
 
     def __init__(
-        self, matcher: Matcher, stream: KeyStream, *, record: int = 0, tail: Sequence[int] = (), typed: int = 0
+        self,
+        matcher: Matcher,
+        stream: KeyStream,
+        *,
+        record: int = 0,
+        tail: Sequence[int] = (),
+        typed: int = 0,
+        kernel: Optional[Kernel] = None,
     ) -> None:
         self.matcher = matcher
+        self._kernel = kernel
         self.stream = stream
         self.record = record
         self.tail = np.asarray(tail, dtype=np.uint8)
@@ -399,7 +428,13 @@ class Monkey:
             keys = self.stream.take(min(count, DRAW))
             typed = self._behind_tail(keys) if self.tail.size else keys
             fresh = len(self.tail)
-            for end, length in self.matcher.find(typed, fresh, self.record):
+            if self._kernel is None:
+                found = self.matcher.find(typed, fresh, self.record)
+            elif isinstance(self.matcher, PrefixMatcher):
+                found = self._kernel.prefix_find(typed, fresh, self.record, self.matcher.target)
+            else:
+                found = self.matcher.find(typed, fresh, self.record, self._kernel)
+            for end, length in found:
                 records.append((self.typed + end - fresh, length, typed[end - length + 1 : end + 1].copy()))
                 self.record = length
             self.tail = typed[max(0, len(typed) - self.record) :].copy() if self.record else self.tail[:0]
@@ -422,13 +457,16 @@ class Monkey:
         return {"stream": self.stream.state(), "record": self.record, "tail": self.tail.tolist(), "typed": self.typed}
 
     @classmethod
-    def restore(cls, matcher: Matcher, key_count: int, state: Dict[str, Any]) -> Monkey:
+    def restore(
+        cls, matcher: Matcher, key_count: int, state: Dict[str, Any], kernel: Optional[Kernel] = None
+    ) -> Monkey:
         return cls(
             matcher,
-            KeyStream(key_count, state["stream"]),
+            KeyStream(key_count, state["stream"], kernel),
             record=state["record"],
             tail=state["tail"],
             typed=state["typed"],
+            kernel=kernel,
         )
 
 
@@ -458,7 +496,8 @@ class Simulation:
 
     They type in lockstep: keystroke o of monkey w is keystroke o*workers + w + 1 of the run, so
     the records and their keystroke counts depend only on the seed, never on timing. With more
-    than one worker each monkey types in its own process."""
+    than one worker each monkey types in its own process. `kernel` (from `kernel.load`) types
+    the same keys and records in C."""
 
     def __init__(
         self,
@@ -468,18 +507,19 @@ class Simulation:
         seed: Optional[int] = None,
         workers: int = 1,
         state: Optional[Dict[str, Any]] = None,
+        kernel: Optional[Kernel] = None,
     ) -> None:
         self.matcher = matcher
         self.key_count = key_count
         if state is not None:
             self.seed = int(state["seed"])
             self.record = int(state["record"])
-            monkeys = [Monkey.restore(matcher, key_count, item) for item in state["monkeys"]]
+            monkeys = [Monkey.restore(matcher, key_count, item, kernel) for item in state["monkeys"]]
         else:
             self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy)
             self.record = 0
             streams = np.random.SeedSequence(self.seed).spawn(workers)
-            monkeys = [Monkey(matcher, KeyStream(key_count, stream)) for stream in streams]
+            monkeys = [Monkey(matcher, KeyStream(key_count, stream, kernel), kernel=kernel) for stream in streams]
         self.workers = len(monkeys)
         self._states = [monkey.state() for monkey in monkeys]
         self._monkeys = monkeys

@@ -1,0 +1,227 @@
+"""The compiled kernel types exactly what numpy types: the same keys, records, generator states
+and checkpoints, and the monkey falls back to numpy (with one log line) where it cannot be built."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import pytest
+
+from twitterbot.jobs.monkey import kernel as kernel_module
+from twitterbot.jobs.monkey.kernel import ENV, Kernel, load
+from twitterbot.jobs.monkey.simulation import (
+    DRAW,
+    AnywhereMatcher,
+    KeyStream,
+    Matcher,
+    NewRecord,
+    PrefixMatcher,
+    Simulation,
+)
+
+COMPILER = shutil.which("cc")
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Kernel:
+    if COMPILER is None:
+        pytest.skip("NO C COMPILER (cc) ON PATH: the compiled kernel is NOT tested here")
+    built = load(tmp_path_factory.mktemp("kernel-cache"), environ={"PATH": os.environ.get("PATH", "")})
+    assert built is not None, "cc is on PATH, so the kernel must build"
+    return built
+
+
+@pytest.mark.parametrize("key_count", [2, 3, 27, 30, 100, 255])
+def test_the_kernel_maps_every_16_bit_value_exactly(kernel: Kernel, key_count: int) -> None:
+    assert kernel.supports(key_count)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 2**63 + 5])
+@pytest.mark.parametrize("key_count", [2, 27, 30, 255])
+def test_draws_and_generator_states_equal_numpy(kernel: Kernel, seed: int, key_count: int) -> None:
+    numpy_stream = KeyStream(key_count, np.random.SeedSequence(seed))
+    compiled = KeyStream(key_count, np.random.SeedSequence(seed), kernel)
+    for _ in range(3):
+        assert np.array_equal(compiled._next_draw(), numpy_stream._next_draw())
+        assert compiled._bits.state == numpy_stream._bits.state
+
+
+def test_a_half_used_32_bit_buffer_carries_over(kernel: Kernel) -> None:
+    """numpy's redraws take 32-bit halves and may leave one in the generator's buffer, which the
+    next draw's redraws use first: the kernel reads it and leaves it the same way."""
+    seen = set()
+    for seed in range(12):
+        numpy_stream = KeyStream(255, seed)  # 255 keys: 0.8% of values redrawn, many per draw
+        compiled = KeyStream(255, seed, kernel)
+        for _ in range(2):
+            assert np.array_equal(compiled._next_draw(), numpy_stream._next_draw())
+            state = numpy_stream._bits.state
+            assert compiled._bits.state == state
+            seen.add(state["has_uint32"])
+    assert seen == {0, 1}
+
+
+def test_lemire_rejections_are_redrawn_like_numpy(kernel: Kernel) -> None:
+    """numpy's `integers` rejects some 32-bit draws (Lemire's method): with 188 keys, 46% of
+    16-bit values are redrawn and about one draw in two has a rejection. Over 40 draws the
+    kernel must reject and redraw the same ones."""
+    numpy_stream, compiled = KeyStream(188, 11), KeyStream(188, 11, kernel)
+    for _ in range(40):
+        assert np.array_equal(compiled._next_draw(), numpy_stream._next_draw())
+    assert compiled._bits.state == numpy_stream._bits.state
+
+
+def _records(matcher: Matcher, key_count: int, seed: int, batches: List[int], kernel: Optional[Kernel]) -> Any:
+    simulation = Simulation(matcher, key_count=key_count, seed=seed, kernel=kernel)
+    records: List[Tuple[int, int, Tuple[int, ...]]] = []
+    total = 0
+    for batch in batches:
+        total += batch
+        for event in simulation.run(keystrokes=total):
+            if isinstance(event, NewRecord):
+                records.append((event.keystrokes, event.length, event.codes))
+    return records, simulation.state()
+
+
+def _prefix(key_count: int) -> PrefixMatcher:
+    return PrefixMatcher(np.random.default_rng(7).integers(0, key_count, 400).astype(np.uint8))
+
+
+def _anywhere(key_count: int) -> AnywhereMatcher:
+    corpus = np.random.default_rng(8).integers(0, key_count + 1, 3000).astype(np.uint8)
+    return AnywhereMatcher(corpus, key_count)
+
+
+@pytest.mark.parametrize("mode", ["prefix", "anywhere"])
+@pytest.mark.parametrize(
+    "seed, key_count, batches",
+    [
+        (1, 4, [3 * DRAW + 11]),
+        (2, 4, [5, 1000, DRAW - 1, DRAW + 2, 77_777]),
+        (3, 27, [2 * DRAW, 123_456]),
+        (4, 2, [DRAW // 3, DRAW // 3, DRAW]),
+    ],
+)
+def test_records_and_checkpoints_equal_numpy(
+    kernel: Kernel, mode: str, seed: int, key_count: int, batches: List[int]
+) -> None:
+    matcher = _prefix(key_count) if mode == "prefix" else _anywhere(key_count)
+    expected = _records(matcher, key_count, seed, batches, None)
+    assert expected[0], "the case must find records to compare"
+    assert _records(matcher, key_count, seed, batches, kernel) == expected
+
+
+@pytest.mark.parametrize("first_with_kernel", [True, False])
+def test_either_path_resumes_the_others_checkpoint(kernel: Kernel, first_with_kernel: bool) -> None:
+    matcher = _prefix(4)
+    straight = _records(matcher, 4, 9, [2 * DRAW + 5, DRAW], None)
+    first = Simulation(matcher, key_count=4, seed=9, kernel=kernel if first_with_kernel else None)
+    records = [
+        (e.keystrokes, e.length, e.codes) for e in first.run(keystrokes=2 * DRAW + 5) if isinstance(e, NewRecord)
+    ]
+    second = Simulation(matcher, key_count=4, state=first.state(), kernel=None if first_with_kernel else kernel)
+    records += [
+        (e.keystrokes, e.length, e.codes) for e in second.run(keystrokes=3 * DRAW + 5) if isinstance(e, NewRecord)
+    ]
+    assert (records, second.state()) == straight
+
+
+def test_the_kernel_finds_prefix_records_at_every_alignment(kernel: Kernel) -> None:
+    target = np.random.default_rng(3).integers(0, 27, 50).astype(np.uint8)
+    matcher = PrefixMatcher(target)
+    rng = np.random.default_rng(4)
+    for start in list(range(0, 70)) + [1000, 4095]:
+        for length in (1, 2, 3, 7, 9, 50):
+            typed = rng.integers(0, 27, 4200).astype(np.uint8)
+            typed[start : start + length] = target[:length]
+            for fresh, record in ((0, 0), (start, length - 1), (start + length - 1, 0)):
+                assert kernel.prefix_find(typed, fresh, record, target) == matcher.find(typed, fresh, record)
+
+
+def _empty_path(tmp_path: Path) -> Dict[str, str]:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    return {"PATH": str(folder)}
+
+
+def test_without_a_compiler_the_monkey_types_with_numpy(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger=kernel_module.__name__):
+        fallback = load(tmp_path / "cache", environ=_empty_path(tmp_path))
+    assert fallback is None
+    lines = [record for record in caplog.records if record.name == kernel_module.__name__]
+    assert len(lines) == 1 and lines[0].levelno == logging.INFO
+    assert "no C compiler (cc) on PATH" in lines[0].getMessage()
+    assert not (tmp_path / "cache").exists()
+    # ...and types the same records as the kernel (or, with no compiler here, as numpy does)
+    matcher = _prefix(4)
+    typed = _records(matcher, 4, 5, [DRAW + 3], fallback)
+    built = load(tmp_path / "cache") if COMPILER else None
+    assert typed == _records(matcher, 4, 5, [DRAW + 3], built)
+
+
+def test_the_environment_can_turn_the_kernel_off(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger=kernel_module.__name__):
+        assert load(tmp_path, environ={ENV: "numpy", "PATH": os.environ.get("PATH", "")}) is None
+    assert f"as {ENV}=numpy asks" in caplog.text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_compiler_that_fails_means_numpy_and_says_why(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    environ = _empty_path(tmp_path)
+    broken = Path(environ["PATH"]) / "cc"
+    broken.write_text("#!/bin/sh\necho 'kernel.c:1: error: this compiler is broken' >&2\nexit 1\n", encoding="utf-8")
+    broken.chmod(broken.stat().st_mode | stat.S_IXUSR)
+    with caplog.at_level(logging.INFO, logger=kernel_module.__name__):
+        assert load(tmp_path / "cache", environ=environ) is None
+    assert "error: this compiler is broken" in caplog.text
+    assert [path.name for path in (tmp_path / "cache").iterdir()] == []  # no half-built library left
+
+
+def test_the_kernel_is_built_once_and_kept_by_its_source_hash(tmp_path: Path) -> None:
+    if COMPILER is None:
+        pytest.skip("NO C COMPILER (cc) ON PATH: the compiled kernel is NOT tested here")
+    cache = tmp_path / "cache"
+    (cache).mkdir()
+    (cache / "kernel-0000000000000000.so").write_bytes(b"an older kernel")
+    first = load(cache)
+    assert first is not None
+    assert [path.name for path in cache.iterdir()] == [first.path.name]
+    built = first.path.stat().st_mtime_ns
+    kernel_module._loaded.clear()  # as a new process would
+    again = load(cache)
+    assert again is not None and again.path == first.path and again.path.stat().st_mtime_ns == built
+
+
+@pytest.mark.parametrize("words", [1, 3, 63, 65, 129])
+def test_draws_of_any_size_equal_numpy_s_own_functions(kernel: Kernel, words: int) -> None:
+    """Sizes that are not whole chunks of the kernel's loop, against numpy's `random_raw` and
+    `integers` directly (not through KeyStream), with 255 keys so that some values are redrawn."""
+    for seed in range(4):
+        reference, bits = np.random.PCG64(seed), np.random.PCG64(seed)
+        keys = kernel.draw(bits, 255, words, np.empty(4 * words, dtype=np.uint32))
+        values = reference.random_raw(words).view("<u2")
+        span = 255 * 255
+        pairs = (values % span).astype(np.int64)
+        redrawn = np.flatnonzero(values >= 65536 - 65536 % span)
+        pairs[redrawn] = np.random.Generator(reference).integers(0, span, redrawn.size)
+        assert np.array_equal(keys[0::2], pairs // 255) and np.array_equal(keys[1::2], pairs % 255)
+        assert bits.state == reference.state
+
+
+def test_the_kernel_s_anywhere_sieve_passes_the_same_windows(kernel: Kernel) -> None:
+    rng = np.random.default_rng(1)
+    matcher = AnywhereMatcher(rng.integers(0, 28, 200_000).astype(np.uint8), 27)
+    for size in (16, 17, 100, 4097, DRAW):
+        typed = rng.integers(0, 27, size).astype(np.uint8)
+        if size > 100:
+            typed[size // 3 : size // 3 + 40] = matcher.corpus[5000:5040]  # a long stretch that passes
+        for length in (7, 8, 11, 12, 16, 30):
+            for first_end in (0, 3, size // 2):
+                expected = matcher._candidates(typed, first_end, length)
+                assert np.array_equal(matcher._candidates(typed, first_end, length, kernel), expected)

@@ -1,0 +1,290 @@
+/* The monkey's compiled kernel: the same keys as the numpy path in simulation.py, faster.
+ *
+ * Compiled at first use by kernel.py with the system C compiler and loaded with ctypes. It must
+ * reproduce, bit for bit, what `KeyStream._next_draw` and `PrefixMatcher.find` compute with
+ * numpy, so that a seed's records and checkpoints are the same whichever path types them:
+ *
+ * - numpy's PCG64: a 128-bit LCG (state = state * MULT + inc), output XSL-RR of the new state;
+ *   `random_raw` takes 64-bit outputs, while `Generator.integers` takes 32-bit halves through
+ *   the generator's one-value buffer (has_uint32 / uinteger: low half first, high half kept).
+ * - each 64-bit output is four little-endian 16-bit values; a value v below the largest
+ *   multiple of k*k is the pair v mod k*k, keys (pair / k, pair mod k); the values at or above
+ *   it are replaced afterwards, in order, by pairs from `integers(0, k*k)` (Lemire's method on
+ *   32-bit draws, as numpy's random_bounded_uint64_fill does for ranges below 2^32).
+ *
+ * Needs 128-bit integers (GCC and Clang on 64-bit targets); kernel.py falls back to numpy
+ * where the compiler has none, such as 32-bit armhf.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if !defined(__SIZEOF_INT128__)
+#error "no 128-bit integers on this target: the monkey types with numpy"
+#endif
+
+typedef unsigned __int128 u128;
+
+/* On x86-64, an AVX2 copy of the loops beside the baseline one, picked at load time (the same
+ * results: integer arithmetic only). Elsewhere, the baseline: NEON on aarch64. */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef CLONES
+#define CLONES
+#endif
+
+#define PCG_MULT ((((u128)0x2360ED051FC65DA4ULL) << 64) | (u128)0x4385DF649FCCF645ULL)
+
+static inline uint64_t pcg_output(u128 s) {
+    uint64_t x = (uint64_t)(s >> 64) ^ (uint64_t)s;
+    unsigned rot = (unsigned)(s >> 122);
+    return (x >> rot) | (x << ((64u - rot) & 63u));
+}
+
+static inline uint64_t pcg_next64(u128 *state, u128 inc) {
+    *state = *state * PCG_MULT + inc;
+    return pcg_output(*state);
+}
+
+/* g: state high, state low, increment high, increment low, has_uint32, uinteger (in and out). */
+static inline uint32_t pcg_next32(u128 *state, u128 inc, uint64_t *g) {
+    if (g[4]) {
+        g[4] = 0;
+        return (uint32_t)g[5];
+    }
+    uint64_t next = pcg_next64(state, inc);
+    g[4] = 1;
+    g[5] = next >> 32;
+    return (uint32_t)next;
+}
+
+/* numpy's buffered_bounded_lemire_uint32 for rng = span - 1. */
+static inline uint32_t lemire(u128 *state, u128 inc, uint64_t *g, uint32_t span) {
+    uint64_t m = (uint64_t)pcg_next32(state, inc, g) * span;
+    uint32_t leftover = (uint32_t)m;
+    if (leftover < span) {
+        const uint32_t threshold = (UINT32_MAX - (span - 1)) % span;
+        while (leftover < threshold) {
+            m = (uint64_t)pcg_next32(state, inc, g) * span;
+            leftover = (uint32_t)m;
+        }
+    }
+    return (uint32_t)(m >> 32);
+}
+
+/* Division of 16-bit numbers by d (2 to 255) as compilers do it for constants (Granlund and
+ * Montgomery, 1994, figure 4.1): m = floor(2^16 (2^l - d) / d) + 1 with l = ceil(log2 d), then
+ * t = (n m) >> 16 and n / d = (t + ((n - t) >> 1)) >> (l - 1), exact for every n below 2^16.
+ * All in 16-bit lanes, so the compiler vectorises it 8 or 16 values at a time. */
+static uint16_t divisor(uint32_t d, unsigned *shift) {
+    unsigned l = 0;
+    while ((1u << l) < d)
+        l++;
+    *shift = l - 1;
+    return (uint16_t)((((uint32_t)1 << 16) * ((1u << l) - d)) / d + 1);
+}
+
+static inline __attribute__((always_inline)) uint16_t divide(uint16_t n, uint16_t m, unsigned shift) {
+    uint16_t t = (uint16_t)(((uint32_t)n * m) >> 16);
+    return (uint16_t)((uint16_t)(t + (uint16_t)((uint16_t)(n - t) >> 1)) >> (shift & 7));
+}
+
+/* The two keys of the 16-bit value v (below the largest multiple of k^2), first in the low
+ * byte: the pair is v mod k^2, its keys pair / k and pair mod k, which are (v / k) mod k and
+ * v mod k (k^2 being a multiple of k). */
+static inline __attribute__((always_inline)) uint16_t pair_keys(uint16_t v, uint16_t k, uint16_t by_k, unsigned shift) {
+    uint16_t q = divide(v, by_k, shift);
+    uint16_t second = (uint16_t)(v - (uint16_t)(q * k));
+    uint16_t first = (uint16_t)(q - (uint16_t)(divide(q, by_k, shift) * k));
+    return (uint16_t)(first | (uint16_t)(second << 8));
+}
+
+static inline __attribute__((always_inline)) void map_values(const uint16_t *values, uint16_t *keys, uint8_t *unfair,
+                                                             size_t count, uint16_t k, uint16_t by_k, unsigned shift,
+                                                             uint16_t last_fair) {
+    for (size_t i = 0; i < count; i++) {
+        uint16_t v = values[i];
+        keys[i] = pair_keys(v, k, by_k, shift);
+        unfair[i] = (uint8_t)(v > last_fair);
+    }
+}
+
+/* Fill `out` with 8 * words keys; `redraw` has room for 4 * words indices (scratch).
+ * Returns how many values were drawn again. The raw outputs come from four interleaved LCG
+ * chains (each stepping four at a time: the same sequence, without one long dependency chain),
+ * in chunks, so that the mapping loop runs on whole vectors of 16-bit values. */
+#define CHUNK 64
+CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, uint32_t *redraw) {
+    u128 state = ((u128)g[0] << 64) | g[1];
+    const u128 inc = ((u128)g[2] << 64) | g[3];
+    const uint32_t span = k * k;
+    const uint16_t last_fair = (uint16_t)(65535u - 65536u % span); /* values above it are redrawn */
+    const uint16_t k16 = (uint16_t)k;
+    unsigned shift;
+    const uint16_t by_k = divisor(k, &shift);
+    uint64_t raw[CHUNK];
+    uint16_t values[4 * CHUNK];
+    uint8_t unfair[4 * CHUNK];
+    size_t redraws = 0;
+    /* lane[j] is the state whose output is the (j+1)-th next: state advanced j+1 steps. */
+    u128 lane[4], mult4 = 1, inc4 = 0;
+    for (int j = 0; j < 4; j++) {
+        inc4 = inc4 * PCG_MULT + inc;
+        mult4 *= PCG_MULT;
+        lane[j] = state * mult4 + inc4;
+    }
+    /* One step back: the multiplier's inverse modulo 2^128 (Newton's iteration). */
+    u128 pcg_back = PCG_MULT;
+    for (int i = 0; i < 7; i++)
+        pcg_back *= 2 - PCG_MULT * pcg_back;
+    const u128 pcg_back_inc = (u128)0 - inc * pcg_back;
+    for (size_t w0 = 0; w0 < words; w0 += CHUNK) {
+        size_t n = words - w0 < CHUNK ? words - w0 : CHUNK;
+        if (n == CHUNK) { /* four interleaved chains, each 4 steps at a time: the same outputs */
+            for (size_t i = 0; i < CHUNK; i += 4)
+                for (size_t j = 0; j < 4; j++) {
+                    raw[i + j] = pcg_output(lane[j]);
+                    lane[j] = lane[j] * mult4 + inc4;
+                }
+        } else {
+            state = lane[0] * pcg_back + pcg_back_inc; /* the state before lane[0]'s output */
+            for (size_t i = 0; i < n; i++)
+                raw[i] = pcg_next64(&state, inc);
+            for (size_t j = 0; j < 4; j++)
+                lane[j] = j ? lane[j - 1] * PCG_MULT + inc : state * PCG_MULT + inc;
+        }
+        memcpy(values, raw, 8 * n); /* four 16-bit values each, low first (little-endian only) */
+        uint16_t *keys = (uint16_t *)(void *)(out + 8 * w0); /* two keys each, first low */
+        switch (shift) { /* a constant shift in each copy: 16-bit vector shifts */
+        case 0: map_values(values, keys, unfair, 4 * n, k16, by_k, 0, last_fair); break;
+        case 1: map_values(values, keys, unfair, 4 * n, k16, by_k, 1, last_fair); break;
+        case 2: map_values(values, keys, unfair, 4 * n, k16, by_k, 2, last_fair); break;
+        case 3: map_values(values, keys, unfair, 4 * n, k16, by_k, 3, last_fair); break;
+        case 4: map_values(values, keys, unfair, 4 * n, k16, by_k, 4, last_fair); break;
+        case 5: map_values(values, keys, unfair, 4 * n, k16, by_k, 5, last_fair); break;
+        case 6: map_values(values, keys, unfair, 4 * n, k16, by_k, 6, last_fair); break;
+        default: map_values(values, keys, unfair, 4 * n, k16, by_k, 7, last_fair); break;
+        }
+        if (n < CHUNK) /* the groups of 32 below must not see the previous chunk's flags */
+            memset(unfair + 4 * n, 0, 4 * (CHUNK - n));
+        /* 1% of values for 27 keys: look 32 at a time, then append without a branch per value */
+        for (size_t i = 0; i < 4 * n; i += 32) {
+            uint64_t any = 0, part;
+            for (size_t j = 0; j < 32; j += 8) {
+                memcpy(&part, unfair + i + j, 8);
+                any |= part;
+            }
+            if (any)
+                for (size_t j = i; j < i + 32; j++) {
+                    redraw[redraws] = (uint32_t)(4 * w0 + j);
+                    redraws += unfair[j];
+                }
+        }
+    }
+    state = lane[0] * pcg_back + pcg_back_inc;
+    for (size_t i = 0; i < redraws; i++) {
+        uint32_t pair = lemire(&state, inc, g, span);
+        out[2 * (size_t)redraw[i]] = (uint8_t)(pair / k);
+        out[2 * (size_t)redraw[i] + 1] = (uint8_t)(pair % k);
+    }
+    g[0] = (uint64_t)(state >> 64);
+    g[1] = (uint64_t)state;
+    return redraws;
+}
+
+/* How many 16-bit values the mapping above gets wrong for k keys (none: the tests ask). */
+CLONES size_t monkey_check_division(uint32_t k) {
+    unsigned shift;
+    const uint16_t by_k = divisor(k, &shift);
+    size_t wrong = 0;
+    for (uint32_t v = 0; v < 65536u; v++) {
+        uint32_t pair = v % (k * k);
+        wrong += pair_keys((uint16_t)v, (uint16_t)k, by_k, shift) != (uint16_t)(pair / k | (pair % k) << 8);
+    }
+    return wrong;
+}
+
+/* The smallest start s in [low, high) where typed[s : s + length] equals target[:length],
+ * or -1. Blocks of 64 starts are sieved by their first three keys without branches (the
+ * compiler vectorises it), and only a block with a hit is looked at start by start. */
+CLONES static ptrdiff_t first_match(const uint8_t *typed, size_t low, size_t high, const uint8_t *target, size_t length) {
+    const uint8_t t0 = target[0];
+    size_t s = low;
+    if (length >= 3) {
+        const uint8_t t1 = target[1], t2 = target[2];
+        while (s + 64 <= high) {
+            uint8_t any = 0;
+            for (size_t i = 0; i < 64; i++)
+                any |= (uint8_t)((typed[s + i] == t0) & (typed[s + i + 1] == t1) & (typed[s + i + 2] == t2));
+            if (any) {
+                for (size_t i = s; i < s + 64; i++)
+                    if (typed[i] == t0 && memcmp(typed + i, target, length) == 0)
+                        return (ptrdiff_t)i;
+            }
+            s += 64;
+        }
+    } else if (length == 2) {
+        const uint8_t t1 = target[1];
+        while (s + 64 <= high) {
+            uint8_t any = 0; /* bytes, not ints: 32 lanes to a vector, not 8 */
+            for (size_t i = 0; i < 64; i++)
+                any |= (uint8_t)((typed[s + i] == t0) & (typed[s + i + 1] == t1));
+            if (any) {
+                for (size_t i = s; i < s + 64; i++)
+                    if (typed[i] == t0 && typed[i + 1] == t1 && memcmp(typed + i, target, length) == 0)
+                        return (ptrdiff_t)i;
+            }
+            s += 64;
+        }
+    }
+    for (; s < high; s++)
+        if (typed[s] == t0 && memcmp(typed + s, target, length) == 0)
+            return (ptrdiff_t)s;
+    return -1;
+}
+
+/* As PrefixMatcher.find: new records in typed[:n] as (index of the last key, length), in
+ * order, at most `room` of them; typed[:fresh] was searched before. Returns how many. */
+CLONES size_t monkey_prefix_find(const uint8_t *typed, size_t n, size_t fresh, size_t record, const uint8_t *target,
+                          size_t target_length, int64_t *ends, int64_t *lengths, size_t room) {
+    size_t found = 0;
+    while (record < target_length && found < room) {
+        size_t length = record + 1;
+        if (n + 1 <= length)
+            break;
+        size_t low = fresh + 1 >= length ? fresh + 1 - length : 0;
+        size_t high = n - length + 1;
+        if (high <= low)
+            break;
+        ptrdiff_t start = first_match(typed, low, high, target, length);
+        if (start < 0)
+            break;
+        ends[found] = (int64_t)((size_t)start + length - 1);
+        lengths[found] = (int64_t)length;
+        found++;
+        record = length;
+    }
+    return found;
+}
+
+/* As the first sieve of AnywhereMatcher._candidates for 4-key blocks of 5 bits a key: the
+ * indices j, in order, where the aligned blocks j .. j + needed - 1 of typed (read as
+ * little-endian 32-bit words, packed to 20-bit codes) all occur in the corpus: bit code of
+ * gram_ok, least significant bit first (128 KiB, so that it stays in the L2 cache).
+ * `found` has room for `blocks`; returns how many. */
+CLONES size_t monkey_gram_blocks(const uint8_t *typed, size_t blocks, const uint8_t *gram_ok, size_t needed,
+                                 int64_t *found) {
+    size_t count = 0, run = 0;
+    for (size_t j = 0; j < blocks; j++) {
+        uint32_t w;
+        memcpy(&w, typed + 4 * j, 4);
+        uint32_t code = (w & 0x1Fu) | ((w >> 3) & (0x1Fu << 5)) | ((w >> 6) & (0x1Fu << 10)) | ((w >> 9) & (0x1Fu << 15));
+        run = (gram_ok[code >> 3] >> (code & 7)) & 1 ? run + 1 : 0;
+        found[count] = (int64_t)(j + 1) - (int64_t)needed;
+        count += run >= needed;
+    }
+    return count;
+}
