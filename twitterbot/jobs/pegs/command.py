@@ -12,7 +12,7 @@ from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
-from .board import BOARDS, builtin, load_board
+from .board import BOARDS, builtin, load_board, with_empty_hole
 
 __all__ = ["register"]
 
@@ -26,17 +26,19 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
     from .job import run_count, run_solve  # the counter needs numpy: only for this command
 
     if args.action == "boards":
-        for name, (_, _, about) in BOARDS.items():
-            print(f"{name:16} {about}")
+        for name, (_, kind, _, about) in BOARDS.items():
+            print(f"{name:16} {kind:11} {builtin(name).goal_text:18} {about}")
         return int(ExitStatus.OK)
     if args.file and args.board:
         raise UsageError(
             f"pegs {args.action} got both the board {args.board!r} and --file {args.file}: give one of them, not both"
         )
     if args.file:
-        board = load_board(absolute(args.file), finish=args.finish or "any")
+        board = load_board(absolute(args.file), finish=args.finish)
     else:
-        board = builtin(args.board or "english")
+        board = builtin(args.board or "english", finish=args.finish)
+    if args.empty:
+        board = with_empty_hole(board, args.empty)
     name = args.name or f"pegs {args.action} {board.name}"
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
@@ -72,7 +74,13 @@ def _add_pegs(commands: Commands) -> None:
     )
     pegs.add_argument("--file", metavar="PATH", help="a board file: X peg, O hole, space or . no hole")
     pegs.add_argument(
-        "--finish", choices=("centre", "any"), help="where a board file's last peg must be (default: any)"
+        "--finish",
+        metavar="centre|any|HOLE",
+        help="where the last peg must be: centre, any, or a hole such as d4 (default: the board's own goal; "
+        "a board file without a finish: line means any)",
+    )
+    pegs.add_argument(
+        "--empty", metavar="HOLE", help="start with every hole full but HOLE (such as a1), instead of the board's start"
     )
     pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
