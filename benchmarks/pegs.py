@@ -25,9 +25,9 @@ from __future__ import annotations
 import argparse
 import copy
 import os
-import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +38,7 @@ from twitterbot.jobs.pegs.solve import Impossible, Solved, replay, solve  # noqa
 
 A112737_TOTAL = 23_475_688
 ENGLISH_SOLUTIONS = 40_861_647_040_079_968
+ENGLISH_GAMES = 577_116_156_815_309_849_672
 
 
 class _Found(Exception):
@@ -145,9 +146,7 @@ def _debian_game(title: str, head: list, shape: list, places: list, _name: list)
         for r in range(rows):
             for c in range(cols):
                 names.append(f"{chr(97 + c)}{r + 1}")
-    if len(marked) > 1:
-        return code, title, None, "more than one marked finishing hole"
-    finish = names[marked[0]] if marked else "any"
+    finish = " ".join(names[i] for i in marked) if marked else "any"  # several: the last peg on any of them
     return code, title, f"kind: {kind}\nfinish: {finish}\n" + "\n".join(lines) + "\n", ""
 
 
@@ -229,25 +228,32 @@ def measure_french(limit: float) -> None:
 
 
 def run_measured(command: list) -> tuple:
-    """(CPU seconds, peak resident MiB, stdout) of a child process, from its own rusage."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if done.returncode:
-        raise RuntimeError(f"{command[0]} failed ({done.returncode}): {done.stderr.strip()[-300:]}")
-    return cpu, after.ru_maxrss / 1024, done.stdout
+    """(CPU seconds, peak resident MiB, stdout) of a child process, from its own rusage (wait4)."""
+    with tempfile.TemporaryFile("w+") as output:
+        child = subprocess.Popen(command, stdout=output, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        output.seek(0)
+        text = output.read()
+    if child.returncode:
+        raise RuntimeError(f"{command[0]} failed with exit status {child.returncode}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text
 
 
 _COUNT = """
-import sys
+import sys, tempfile
+from pathlib import Path
 sys.path.insert(0, {root!r})
 from twitterbot.jobs.pegs.board import builtin
-from twitterbot.jobs.pegs.count import count_levels
-total = 0
-for level in count_levels(builtin("english")):
-    total += level.positions
-print(total, level.solutions)
+from twitterbot.jobs.pegs.count import count_levels, finishable_counts
+board = builtin("english")
+total = games = 0
+with tempfile.TemporaryDirectory() as folder:
+    for level in count_levels(board, keep=Path(folder)):
+        total += level.positions
+        games += level.games
+    finishable = finishable_counts(board, Path(folder), level.jumps + 1)
+print(total, level.solutions, games, ",".join(map(str, finishable)))
 """
 
 
@@ -255,20 +261,23 @@ def measure_count(peer: str) -> None:
     """Our English count and the Rust peer's, each in a child process, CPU and peak memory."""
     root = str(Path(__file__).resolve().parents[1])
     cpu, peak, out = run_measured([sys.executable, "-c", _COUNT.format(root=root)])
-    total, solutions = (int(word) for word in out.split())
+    words = out.split()
+    total, solutions, games = (int(word) for word in words[:3])
     print(
         f"count english: {total:,} positions (A112737 total {A112737_TOTAL:,}: "
         f"{'ok' if total == A112737_TOTAL else 'WRONG'}), {solutions:,} solutions "
-        f"({'ok' if solutions == ENGLISH_SOLUTIONS else 'WRONG'}); {cpu:.1f} s CPU, peak {peak:,.0f} MiB"
+        f"({'ok' if solutions == ENGLISH_SOLUTIONS else 'WRONG'}), {games:,} complete games "
+        f"({'ok' if games == ENGLISH_GAMES else 'WRONG'}); {cpu:.1f} s CPU, peak {peak:,.0f} MiB"
     )
+    print(f"A112738 (positions from which the centre finish is still possible): {words[3]}")
     if not peer:
         print("peer (BerndAmend/peg-solitaire-rust): unavailable (give its binary with --peer or PEGS_PEER)")
         return
     if not Path(peer).exists():
         print(f"peer (BerndAmend/peg-solitaire-rust): unavailable ({peer} does not exist)")
         return
-    peer_cpu, peer_peak, _ = run_measured([peer])
-    print(f"peer {peer}: {peer_cpu:.1f} s CPU, peak {peer_peak:,.0f} MiB (ru_maxrss of the largest child so far)")
+    peer_cpu, peer_peak, _ = run_measured([peer, "english", "1"])  # one thread, as ours
+    print(f"peer {peer} english 1: {peer_cpu:.1f} s CPU, peak {peer_peak:,.0f} MiB (positions only)")
     print(f"ratio ours/peer: CPU {cpu / peer_cpu:.2f}x, peak memory {peak / peer_peak:.2f}x")
 
 

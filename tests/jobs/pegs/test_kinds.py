@@ -157,22 +157,28 @@ def test_a_diagonal_board_from_every_start_agrees_with_brute_force() -> None:
 # -- counts of each kind against brute force -------------------------------------------------------
 
 
-def sequences_per_level(text: str, kind: str) -> Tuple[List[int], int]:
-    """Every jump sequence from the picture's start, per number of jumps, and those ending with one peg."""
+def sequences_per_level(text: str, kind: str) -> Tuple[List[int], int, List[int]]:
+    """Every jump sequence from the picture's start, per number of jumps; those ending with one
+    peg; and per number of jumps, the complete games (sequences after which no jump is left)."""
     cells = sorted(picture(text))
     start = sum(1 << i for i, cell in enumerate(cells) if picture(text)[cell] == "X")
     jumps = jumps_of(cells, kind)
     level: Dict[int, int] = {start: 1}
-    sizes = [1]
+    sizes, games = [1], []
     while True:
         following: Dict[int, int] = {}
+        ended = 0
         for position, ways in level.items():
+            stuck = True
             for a, b, c in jumps:
                 if position >> a & 1 and position >> b & 1 and not position >> c & 1:
                     child = position ^ (1 << a | 1 << b | 1 << c)
                     following[child] = following.get(child, 0) + ways
+                    stuck = False
+            ended += ways if stuck else 0
+        games.append(ended)
         if not following:
-            return sizes, sum(ways for position, ways in level.items() if bin(position).count("1") == 1)
+            return sizes, sum(ways for position, ways in level.items() if bin(position).count("1") == 1), games
         sizes.append(sum(following.values()))
         level = following
 
@@ -188,9 +194,10 @@ def sequences_per_level(text: str, kind: str) -> Tuple[List[int], int]:
 def test_counts_of_every_kind_agree_with_brute_force(kind: str, text: str) -> None:
     board = parse_board(f"kind: {kind}\n{text}", name="small", finish="any")
     levels = list(count_levels(board, block=50))
-    sizes, wins = sequences_per_level(text, kind)
+    sizes, wins, games = sequences_per_level(text, kind)
     assert [level.sequences for level in levels] == sizes
-    assert levels[-1].solutions == wins
+    assert levels[-1].solutions == wins and wins > 0
+    assert [level.games for level in levels] == games and sum(games) > wins
 
 
 # -- board files: kinds, goals, refusals -----------------------------------------------------------
@@ -268,3 +275,62 @@ def test_kinds_and_starts_from_the_command_line(home: BotHome) -> None:
     (home.path / "hex.txt").write_text("kind: hexagonal\nXXO\n")
     refused = home.run("pegs", "solve", "--file", str(home.path / "hex.txt"), "--no-post")
     assert refused.returncode == 65 and "cannot model" in refused.stderr and "impossible" not in refused.stdout
+
+
+def test_several_finishing_holes_mean_one_peg_on_any_of_them(tmp_path: Path) -> None:
+    path = tmp_path / "ends.txt"
+    path.write_text("finish: a1 e1\nOXXOO\n")  # c1 over b1 ends in a1; b1 over c1 would end in d1
+    board = load_board(path)
+    assert board.goal_text == "one peg in a1 or e1"
+    *_, event = solve(board)
+    assert isinstance(event, Solved)
+    final = referee(solution_text(board, event.jumps), "orthogonal")
+    assert [cell for cell, char in final.items() if char == "X"] == [(0, 0)]
+    path.write_text("finish: b1 e1\nOXXOO\n")
+    assert isinstance(list(solve(load_board(path)))[-1], Impossible)
+
+
+def test_counts_past_2_64_are_exact() -> None:
+    from twitterbot.jobs.pegs.count import PRIME, _exact
+
+    for value in (0, 5, 2**64 - 1, 2**64, 40_861_647_040_079_968, 577_116_156_815_309_849_672, 2**90 + 12345):
+        assert _exact(value % 2**64, value % PRIME) == value
+
+
+def test_positions_that_can_still_finish_agree_with_brute_force(tmp_path: Path) -> None:
+    from twitterbot.jobs.pegs.count import finishable_counts
+
+    text = triangle_text(5)
+    board = parse_board("kind: triangular\nfinish: a1\n" + text, name="t5")
+    levels = list(count_levels(board, keep=tmp_path))
+    found = finishable_counts(board, tmp_path, len(levels))
+    # Brute force: which positions can still end with one peg on the top hole, fewest pegs first.
+    cells = sorted(picture(text))
+    n = len(cells)
+    top = 1 << cells.index((0, 4))
+    reach = {top}
+    jumps = jumps_of(cells, "triangular")
+    for position in sorted(range(1 << n), key=lambda position: bin(position).count("1")):
+        for a, b, c in jumps:
+            if (
+                position >> a & 1
+                and position >> b & 1
+                and not position >> c & 1
+                and position ^ (1 << a | 1 << b | 1 << c) in reach
+            ):
+                reach.add(position)
+                break
+    canonical = lambda position: min(  # noqa: E731
+        sum(1 << perm[hole] for hole in range(n) if position >> hole & 1) for perm in board.symmetries
+    )
+    expected = []
+    frontier = {board.start}
+    while frontier:
+        expected.append(len({canonical(position) for position in frontier if position in reach}))
+        frontier = {
+            position ^ (1 << a | 1 << b | 1 << c)
+            for position in frontier
+            for a, b, c in jumps
+            if position >> a & 1 and position >> b & 1 and not position >> c & 1
+        }
+    assert found == expected and expected[-1] == 1 and expected == expected[::-1]

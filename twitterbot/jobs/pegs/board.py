@@ -97,13 +97,14 @@ class Jump:
 @dataclass(frozen=True)
 class Board:
     """A board shape, how its pegs jump, its starting position and its goal: the exact final
-    position (`goal`), or None for one peg anywhere."""
+    position (`goal`), or None for one peg in any hole of `ends` (None: anywhere)."""
 
     name: str
     cells: Tuple[Tuple[int, int], ...]  # (row, column) of each hole, in reading order
     start: int
     goal: Optional[int] = None
     kind: str = "orthogonal"
+    ends: Optional[int] = None  # with goal None: the holes the last peg may end in
     jumps: Tuple[Jump, ...] = field(init=False, repr=False)
     symmetries: Tuple[Tuple[int, ...], ...] = field(init=False, repr=False)
 
@@ -135,6 +136,8 @@ class Board:
             permutation = tuple(holes)  # type: ignore[arg-type]
             if self.goal is not None and self._moved(self.goal, permutation) != self.goal:
                 continue
+            if self.ends is not None and self._moved(self.ends, permutation) != self.ends:
+                continue
             if permutation not in found:
                 found.append(permutation)
         return found
@@ -163,6 +166,13 @@ class Board:
         return None
 
     @property
+    def end_holes(self) -> List[int]:
+        """The holes a single last peg may end in (every hole for one peg anywhere)."""
+        if self.goal is not None:
+            return [self.goal.bit_length() - 1] if self.target is not None else []
+        return [hole for hole in range(self.size) if self.ends is None or self.ends >> hole & 1]
+
+    @property
     def final_pegs(self) -> int:
         """How many pegs the goal leaves."""
         return 1 if self.goal is None else self.pegs(self.goal)
@@ -170,6 +180,8 @@ class Board:
     @property
     def goal_text(self) -> str:
         """The goal in words, as `pegs boards` lists it."""
+        if self.goal is None and self.ends is not None:
+            return f"one peg in {' or '.join(self.name_of(hole) for hole in range(self.size) if self.ends >> hole & 1)}"
         if self.goal is None:
             return "one peg anywhere"
         if self.target is not None:
@@ -181,7 +193,7 @@ class Board:
 
     def is_won(self, position: int) -> bool:
         if self.goal is None:
-            return position != 0 and not position & (position - 1)
+            return position != 0 and not position & (position - 1) and (self.ends is None or bool(position & self.ends))
         return position == self.goal
 
     def moves(self, position: int) -> List[Jump]:
@@ -343,10 +355,13 @@ def parse_board(text: str, *, name: str, source: str = "the board", finish: Opti
             f"{source} has a second drawing after the board: that is the final pattern of 'finish: pattern'; "
             "remove it or add that line"
         )
+    if finish != "pattern" and goal is not None and goal & (goal - 1):
+        return replace(board, ends=goal)  # several holes named: one last peg in any of them
     return replace(board, goal=goal)
 
 
 def _goal(board: Board, finish: str, rest: List[str], source: str, first_line: int) -> Optional[int]:
+    """The goal position, or (for several hole names) the mask of holes one last peg may end in."""
     if finish == "any":
         return None
     if finish in ("centre", "center"):
@@ -370,13 +385,16 @@ def _goal(board: Board, finish: str, rest: List[str], source: str, first_line: i
         if not goal:
             raise BoardFileError(f"{source}: the final pattern has no peg (X); a game always leaves at least one")
         return goal
-    hole = board.hole_named(finish)
-    if hole is None:
-        raise BoardFileError(
-            f"{source} asks to finish in {finish!r}, which is not a hole of this board: use any, centre, pattern "
-            f"or a hole such as {board.name_of(0)} (column letter, row number from the top)"
-        )
-    return 1 << hole
+    mask = 0
+    for name in finish.replace(",", " ").split():
+        hole = board.hole_named(name)
+        if hole is None:
+            raise BoardFileError(
+                f"{source} asks to finish in {name!r}, which is not a hole of this board: use any, centre, pattern "
+                f"or holes such as {board.name_of(0)} (column letter, row number from the top)"
+            )
+        mask |= 1 << hole
+    return mask
 
 
 def load_board(path: Path, *, finish: Optional[str] = None) -> Board:
@@ -507,7 +525,7 @@ def position_class_proof(board: Board) -> Optional[str]:
     for every jump kind and every board shape.
     """
     basis = _span(board.jumps)
-    finishes = [board.goal] if board.goal is not None else [1 << hole for hole in range(board.size)]
+    finishes = [board.goal] if board.goal is not None else [1 << hole for hole in board.end_holes]
     if any(_reduce(board.start ^ finish, basis) == 0 for finish in finishes):
         return None
     if board.kind == "orthogonal" and board.goal is not None and board.target is not None:
@@ -519,7 +537,7 @@ def position_class_proof(board: Board) -> Optional[str]:
                 f"as a whole. The start's patterns are {_show(start)}; a single peg in {board.name_of(board.target)} "
                 f"has {_show(end)}, which no sequence of jumps can reach"
             )
-    if board.kind == "orthogonal" and board.goal is None:
+    if board.kind == "orthogonal" and board.goal is None and board.ends is None:
         start = _classes(board, board.start)
         if all(_classes(board, 1 << hole) != start for hole in range(board.size)):
             return (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
@@ -50,7 +51,16 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
             run_solve(board, report, output=absolute(args.output), status=status)
             return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
         ensure_state_dir(config.state_dir)
-        run_count(board, report, checkpoint=config.state_dir / f"pegs-count-{board.name}.npz", status=status)
+        levels = config.state_dir / f"pegs-levels-{board.name}"
+        levels.mkdir(exist_ok=True)
+        run_count(
+            board,
+            report,
+            checkpoint=config.state_dir / f"pegs-count-{board.name}.npz",
+            status=status,
+            levels=levels,
+        )
+        shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
         return int(ExitStatus.OK)
 
 
