@@ -146,7 +146,9 @@ def _debian_game(title: str, head: list, shape: list, places: list, _name: list)
         for r in range(rows):
             for c in range(cols):
                 names.append(f"{chr(97 + c)}{r + 1}")
-    finish = " ".join(names[i] for i in marked) if marked else "any"  # several: the last peg on any of them
+    if len(marked) > 1:  # most of the board marked, in some: not plainly "finish here"
+        return code, title, None, "several marked holes, whose meaning is not known to this converter"
+    finish = names[marked[0]] if marked else "any"
     return code, title, f"kind: {kind}\nfinish: {finish}\n" + "\n".join(lines) + "\n", ""
 
 

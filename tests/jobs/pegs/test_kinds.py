@@ -334,3 +334,52 @@ def test_positions_that_can_still_finish_agree_with_brute_force(tmp_path: Path) 
             if position >> a & 1 and position >> b & 1 and not position >> c & 1
         }
     assert found == expected and expected[-1] == 1 and expected == expected[::-1]
+
+
+# -- fewest moves ----------------------------------------------------------------------------------
+
+
+def fewest_by_brute_force(text: str, kind: str) -> int:
+    """The fewest moves (runs of jumps by one peg) over every winning jump sequence, found by trying them all."""
+    cells = sorted(picture(text))
+    start = sum(1 << i for i, cell in enumerate(cells) if picture(text)[cell] == "X")
+    jumps = jumps_of(cells, kind)
+    best = [10**9]
+
+    def walk(position: int, last: int, moves: int) -> None:
+        if bin(position).count("1") == 1:
+            best[0] = min(best[0], moves)
+        for a, b, c in jumps:
+            if position >> a & 1 and position >> b & 1 and not position >> c & 1:
+                walk(position ^ (1 << a | 1 << b | 1 << c), c, moves + (a != last))
+
+    walk(start, -1, 0)
+    return best[0]
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"), [("orthogonal", BOARDS["plus"][0]), ("triangular", triangle_text(4, (1, 0)))]
+)
+def test_fewest_moves_agree_with_brute_force(kind: str, text: str) -> None:
+    from twitterbot.jobs.pegs.fewest import fewest_moves, group_moves
+
+    board = parse_board(f"kind: {kind}\n{text}", name="small", finish="any")
+    result = fewest_moves(board)
+    assert result is not None and result.proved and result.jumps
+    assert result.moves == len(group_moves(result.jumps)) == fewest_by_brute_force(text, kind)
+    referee(solution_text(board, result.jumps), kind)
+
+
+def test_fewest_moves_from_the_command_line(home: BotHome) -> None:
+    solved = home.run("pegs", "solve", "triangle", "--fewest-moves", "--no-post")
+    assert solved.returncode == 0, solved.stderr
+    assert "Moves (10, proved the fewest): " in solved.stdout
+    referee(solved.stdout.split("Moves (")[0], "triangular")
+    wrong = home.run("pegs", "count", "plus", "--fewest-moves", "--no-post")
+    assert wrong.returncode == 64 and "--fewest-moves is for pegs solve" in wrong.stderr
+
+
+def test_fewest_moves_gives_up_on_a_board_too_big_to_prove() -> None:
+    from twitterbot.jobs.pegs.fewest import fewest_moves
+
+    assert fewest_moves(builtin("german"), max_states=1000) is None

@@ -24,12 +24,14 @@ def register(parser: Parser, commands: Commands) -> None:
 
 def _pegs(args: argparse.Namespace, config: Config) -> int:
     """Solve or count a peg solitaire board, posting progress and the result."""
-    from .job import run_count, run_solve  # the counter needs numpy: only for this command
+    from .job import run_count, run_fewest, run_solve  # the counter needs numpy: only for this command
 
     if args.action == "boards":
         for name, (_, kind, _, about) in BOARDS.items():
             print(f"{name:16} {kind:11} {builtin(name).goal_text:18} {about}")
         return int(ExitStatus.OK)
+    if args.fewest_moves and args.action != "solve":
+        raise UsageError(f"--fewest-moves is for pegs solve, not pegs {args.action}: drop it, or use solve")
     if args.file and args.board:
         raise UsageError(
             f"pegs {args.action} got both the board {args.board!r} and --file {args.file}: give one of them, not both"
@@ -48,7 +50,10 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
     )
     with reporter as report:
         if args.action == "solve":
-            run_solve(board, report, output=absolute(args.output), status=status)
+            if args.fewest_moves:
+                run_fewest(board, report, output=absolute(args.output))
+            else:
+                run_solve(board, report, output=absolute(args.output), status=status)
             return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
         ensure_state_dir(config.state_dir)
         levels = config.state_dir / f"pegs-levels-{board.name}"
@@ -91,6 +96,12 @@ def _add_pegs(commands: Commands) -> None:
     )
     pegs.add_argument(
         "--empty", metavar="HOLE", help="start with every hole full but HOLE (such as a1), instead of the board's start"
+    )
+    pegs.add_argument(
+        "--fewest-moves",
+        action="store_true",
+        help="solve: the solution with the fewest moves (a move is one peg's run of jumps), proved minimal; "
+        "small boards only",
     )
     pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")

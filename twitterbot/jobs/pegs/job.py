@@ -14,18 +14,54 @@ import time
 from pathlib import Path
 from typing import Callable, Optional, TextIO, Union
 
+from ...errors import UsageError
 from ...files import write_atomically
 from ...progress.reporter import NullReporter, Reporter, format_elapsed
 from ...progress.statusline import NullStatusLine, StatusLine
 from ...wording import plural
 from .board import Board
 from .count import Counting, Level, count_levels, finishable_counts
+from .fewest import MAX_STATES, fewest_moves, group_moves
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
 __all__ = ["run_count", "run_solve"]
 
 AnyReporter = Union[Reporter, NullReporter]
 AnyStatus = Union[StatusLine, NullStatusLine]
+
+
+def run_fewest(
+    board: Board,
+    reporter: AnyReporter,
+    *,
+    output: Optional[Path] = None,
+    out: TextIO = sys.stdout,
+) -> bool:
+    """Find the solution with the fewest moves (a move: one peg's run of jumps) and print it as
+    `solve` does, with a line of its moves and whether the count is proved minimal."""
+    result = fewest_moves(board)
+    if result is None:
+        raise UsageError(
+            f"board {board.name} is too big for --fewest-moves ({board.size} holes: the search, which proves its "
+            f"answer minimal, would hold more than {MAX_STATES:,} positions): use it on boards of up to about 25 "
+            "holes, or solve without --fewest-moves"
+        )
+    if result.jumps is None:
+        text = f"{board.name}: impossible: no sequence of jumps reaches the goal ({result.states:,} positions tried)\n"
+        out.write(text)
+        reporter.done(text.strip())
+        return False
+    moves = group_moves(result.jumps)
+    proved = "proved the fewest" if result.proved else "not proved the fewest"
+    line = " ".join(
+        "-".join([board.name_of(move[0].start)] + [board.name_of(jump.end) for jump in move]) for move in moves
+    )
+    text = solution_text(board, result.jumps) + f"Moves ({len(moves)}, {proved}): {line}\n"
+    out.write(text)
+    if output:
+        write_atomically(output, text, 0o644)
+    reporter.done(f"solved in {plural(len(moves), 'move')} ({proved}), {plural(len(result.jumps), 'jump')}: {line}")
+    return True
 
 
 def run_solve(
