@@ -100,16 +100,24 @@ class _Orienter:
 
 
 def _merge(pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sort the pieces' positions together and add up the counts of equal positions. The stable
-    sort is timsort, which merges already sorted pieces in linear time; one column at a time, so
-    that only one column's copy exists beside the pieces."""
-    keys = np.concatenate([piece[0] for piece in pieces])
+    """Sort the pieces' positions together and add up the counts of equal positions, emptying
+    `pieces` as it goes. The stable sort is timsort, which merges already sorted pieces in linear
+    time; one column at a time, each column's pieces let go as soon as they are joined, so that
+    the peak is the pieces plus about two columns, not twice everything."""
+    columns = [list(column) for column in zip(*pieces)]
+    pieces.clear()
+    keys = np.concatenate(columns[0])
+    columns[0].clear()
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
     keys = keys[starts]
-    counts = np.add.reduceat(np.concatenate([piece[1] for piece in pieces])[order], starts)  # wraps: mod 2^64
-    checks = np.add.reduceat(np.concatenate([piece[2] for piece in pieces])[order], starts, dtype=np.uint64)
+    counts = np.concatenate(columns[1])
+    columns[1].clear()
+    counts = np.add.reduceat(counts[order], starts)  # uint64 wraps: modulo 2^64
+    checks = np.concatenate(columns[2])
+    columns[2].clear()
+    checks = np.add.reduceat(checks[order], starts, dtype=np.uint64)
     return keys, counts, (checks % np.uint64(PRIME)).astype(np.uint32)
 
 
@@ -181,8 +189,8 @@ def _next_level(
             continue
         pieces.append(piece)
         while len(pieces) > 1 and 2 * len(pieces[-1][0]) >= len(pieces[-2][0]):
-            last = pieces.pop()
-            pieces[-1] = _merge([pieces[-1], last])
+            pair = [pieces.pop(-2), pieces.pop()]
+            pieces.append(_merge(pair))
     games = _exact(*stuck)
     if not pieces:
         empty = np.zeros(0, dtype=np.uint64)
