@@ -3,6 +3,15 @@ as the baseline, and the full English count. Prints its figures; run it from the
 
     .venv/bin/python benchmarks/pegs.py            # about a minute on a 2-core machine
     .venv/bin/python benchmarks/pegs.py --no-count # skip the 30 s count
+    .venv/bin/python benchmarks/pegs.py --no-count --french --debian x/usr/share/games/peg-solitaire/games/data.sol
+    PEGS_PEER=/tmp/pegrust/target/release/peg-solitaire .venv/bin/python benchmarks/pegs.py
+
+`--debian` plays every game of Debian's peg-solitaire package (`apt-get download peg-solitaire`,
+`dpkg-deb -x`): solved, proved impossible, or unknown after `--limit` CPU seconds, and the worst
+time. `--french` does the French board from every single-hole start, finish anywhere and on each
+hole. The count runs in a child process so that its CPU time and peak memory are its own; the
+Rust peer (BerndAmend/peg-solitaire-rust, built by you outside this repository) runs the same
+way when `--peer` or `PEGS_PEER` names its binary, else it is reported unavailable.
 
 The baseline re-implements the seed's depth-first search faithfully: the board is a dict of
 (x, y) -> 'X'/'O'/' ', every move deep-copies it, a position is skipped only if it is already
@@ -15,19 +24,21 @@ from __future__ import annotations
 
 import argparse
 import copy
-import resource
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from twitterbot.jobs.pegs.board import BOARDS, builtin  # noqa: E402
-from twitterbot.jobs.pegs.count import count_levels  # noqa: E402
-from twitterbot.jobs.pegs.solve import Impossible, Solved, solve  # noqa: E402
+from twitterbot.jobs.pegs.board import BOARDS, BoardFileError, builtin, parse_board  # noqa: E402
+from twitterbot.jobs.pegs.solve import Impossible, Solved, replay, solve  # noqa: E402
 
 A112737_TOTAL = 23_475_688
 ENGLISH_SOLUTIONS = 40_861_647_040_079_968
+ENGLISH_GAMES = 577_116_156_815_309_849_672
 
 
 class _Found(Exception):
@@ -81,49 +92,230 @@ def seed_algorithm(text: str, limit: float) -> float:
     return float("nan")  # searched everything without a solution
 
 
+# -- Debian's peg-solitaire games ------------------------------------------------------------------
+#
+# `apt-get download peg-solitaire && dpkg-deb -x peg-solitaire_*.deb x` gives
+# x/usr/share/games/peg-solitaire/games/data.sol (GPL-3+, Innocent De Marchi). Each game is a
+# title comment, then four lines: code, move type (1 direct, 2 inverse, 3 diagonal), end
+# condition (1: one peg), a fourth number; rows and columns (columns 0: a triangle); one code per
+# place (-1 no hole, 0 hole, 1 peg, 10 a hole marked as the finish, 11 a peg on it); a name code.
+
+
+def debian_games(path: Path) -> list:
+    """(code, title, board file text or None, why it is refused) for every game of data.sol."""
+    games = []
+    title = ""
+    numbers: list = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            if line.lstrip("#").strip():
+                title = line.lstrip("#").strip()
+            continue
+        if not line.strip():
+            continue
+        numbers.append(line.split())
+        if len(numbers) == 4:
+            games.append(_debian_game(title, *numbers))
+            numbers = []
+    return games
+
+
+def _debian_game(title: str, head: list, shape: list, places: list, _name: list) -> tuple:
+    code, move, end = int(head[0]), int(head[1]), int(head[2])
+    rows, cols = int(shape[0]), int(shape[1])
+    values = [int(value) for value in places]
+    if move == 2:
+        return code, title, None, "an inverse game (filling the board) is not modelled"
+    if end != 1:
+        return code, title, None, f"end condition {end} (not 'one peg') is not modelled"
+    if any(value not in (-1, 0, 1, 10, 11) for value in values):
+        return code, title, None, "a place code other than -1, 0, 1, 10, 11"
+    marked = [i for i, value in enumerate(values) if value >= 10]
+    symbol = {-1: " ", 0: "O", 1: "X", 10: "O", 11: "X"}
+    if cols == 0:  # a triangle: row r holds r + 1 places
+        kind, lines, i = "triangular", [], 0
+        for row in range(rows):
+            cells = values[i : i + row + 1]
+            i += row + 1
+            lines.append(" " * (rows - 1 - row) + " ".join(symbol[value] for value in cells))
+        names = [f"{chr(97 + c)}{r + 1}" for r in range(rows) for c in range(r + 1)]
+    else:
+        kind = "diagonal" if move == 3 else "orthogonal"
+        lines = ["".join(symbol[value] for value in values[r * cols : (r + 1) * cols]) for r in range(rows)]
+        names = []
+        for r in range(rows):
+            for c in range(cols):
+                names.append(f"{chr(97 + c)}{r + 1}")
+    if len(marked) > 1:  # most of the board marked, in some: not plainly "finish here"
+        return code, title, None, "several marked holes, whose meaning is not known to this converter"
+    finish = names[marked[0]] if marked else "any"
+    return code, title, f"kind: {kind}\nfinish: {finish}\n" + "\n".join(lines) + "\n", ""
+
+
+def solve_within(board, limit: float) -> tuple:
+    """(outcome, CPU seconds): "solved", "impossible" (with the reason), or "unknown" after `limit` s."""
+    started = time.process_time()
+    for event in solve(board, report_every=0.25):
+        seconds = time.process_time() - started
+        if isinstance(event, Solved):
+            if not board.is_won(replay(board, event.jumps)[-1]):
+                return "WRONG", seconds
+            return "solved", seconds
+        if isinstance(event, Impossible):
+            return "impossible: " + event.reason.split(":", 1)[0].replace("impossible", "").strip(
+                "() "
+            ) or "search", seconds
+        if seconds > limit:
+            return "unknown", seconds
+    raise AssertionError("solve() ends with Solved or Impossible")
+
+
+def measure_debian(path: Path, limit: float) -> None:
+    """Every orthogonal, diagonal and triangular game of Debian's data.sol: solved, impossible or unknown."""
+    tally: dict = {}
+    worst = (0.0, "")
+    for code, title, text, why in debian_games(path):
+        if text is None:
+            tally["refused"] = tally.get("refused", 0) + 1
+            print(f"  game {code:3} {title[:40]:40} refused: {why}")
+            continue
+        try:
+            board = parse_board(text, name=str(code), source=f"game {code}")
+        except BoardFileError as exc:
+            tally["refused"] = tally.get("refused", 0) + 1
+            print(f"  game {code:3} {title[:40]:40} refused: {exc}")
+            continue
+        outcome, seconds = solve_within(board, limit)
+        word = outcome.split(":")[0]
+        tally[(board.kind, word)] = tally.get((board.kind, word), 0) + 1
+        if seconds > worst[0]:
+            worst = (seconds, f"game {code} ({title})")
+        print(
+            f"  game {code:3} {title[:40]:40} {board.kind:10} {board.size:2} holes, {board.goal_text:18} {outcome} ({seconds:.2f} s)",
+            flush=True,
+        )
+    for key, number in sorted(tally.items(), key=str):
+        print(f"debian {' '.join(key) if isinstance(key, tuple) else key}: {number}")
+    print(f"debian worst CPU time: {worst[0]:.2f} s, {worst[1]}")
+
+
 def ours(name: str) -> tuple:
     board = builtin(name)
-    started = time.perf_counter()
+    started = time.process_time()
     *_, result = solve(board)
-    seconds = time.perf_counter() - started
+    seconds = time.process_time() - started  # CPU time: the machine is shared
     outcome = f"solved in {len(result.jumps)} jumps" if isinstance(result, Solved) else "proved impossible"
     assert isinstance(result, (Solved, Impossible))
     return seconds, result.positions, outcome
+
+
+def measure_french(limit: float) -> None:
+    """The French 37-hole board from every single-hole start: finish anywhere, and finish on each hole."""
+    from dataclasses import replace
+
+    board = builtin("french")
+    tally: dict = {}
+    worst = 0.0
+    started = time.process_time()
+    for empty in range(board.size):
+        for goal in [None] + [1 << hole for hole in range(board.size)]:
+            game = replace(board, start=board.full & ~(1 << empty), goal=goal)
+            outcome, seconds = solve_within(game, limit)
+            worst = max(worst, seconds)
+            key = ("anywhere" if goal is None else "on a hole", outcome.split(":")[0])
+            tally[key] = tally.get(key, 0) + 1
+    for (finish, outcome), number in sorted(tally.items()):
+        print(f"french, every start, finish {finish}: {outcome} {number}")
+    print(f"french: {sum(tally.values())} games in {time.process_time() - started:.1f} s CPU, worst {worst:.2f} s")
+
+
+def run_measured(command: list) -> tuple:
+    """(CPU seconds, peak resident MiB, stdout) of a child process, from its own rusage (wait4)."""
+    with tempfile.TemporaryFile("w+") as output:
+        child = subprocess.Popen(command, stdout=output, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        output.seek(0)
+        text = output.read()
+    if child.returncode:
+        raise RuntimeError(f"{command[0]} failed with exit status {child.returncode}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text
+
+
+_COUNT = """
+import sys, tempfile
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from twitterbot.jobs.pegs.board import builtin
+from twitterbot.jobs.pegs.count import count_levels, finishable_counts
+board = builtin("english")
+total = games = 0
+with tempfile.TemporaryDirectory() as folder:
+    for level in count_levels(board, keep=Path(folder)):
+        total += level.positions
+        games += level.games
+    finishable = finishable_counts(board, Path(folder), level.jumps + 1)
+print(total, level.solutions, games, ",".join(map(str, finishable)))
+"""
+
+
+def measure_count(peer: str) -> None:
+    """Our English count and the Rust peer's, each in a child process, CPU and peak memory."""
+    root = str(Path(__file__).resolve().parents[1])
+    cpu, peak, out = run_measured([sys.executable, "-c", _COUNT.format(root=root)])
+    words = out.split()
+    total, solutions, games = (int(word) for word in words[:3])
+    print(
+        f"count english: {total:,} positions (A112737 total {A112737_TOTAL:,}: "
+        f"{'ok' if total == A112737_TOTAL else 'WRONG'}), {solutions:,} solutions "
+        f"({'ok' if solutions == ENGLISH_SOLUTIONS else 'WRONG'}), {games:,} complete games "
+        f"({'ok' if games == ENGLISH_GAMES else 'WRONG'}); {cpu:.1f} s CPU, peak {peak:,.0f} MiB"
+    )
+    print(f"A112738 (positions from which the centre finish is still possible): {words[3]}")
+    if not peer:
+        print("peer (BerndAmend/peg-solitaire-rust): unavailable (give its binary with --peer or PEGS_PEER)")
+        return
+    if not Path(peer).exists():
+        print(f"peer (BerndAmend/peg-solitaire-rust): unavailable ({peer} does not exist)")
+        return
+    peer_cpu, peer_peak, _ = run_measured([peer, "english", "1"])  # one thread, as ours
+    print(f"peer {peer} english 1: {peer_cpu:.1f} s CPU, peak {peer_peak:,.0f} MiB (positions only)")
+    print(f"ratio ours/peer: CPU {cpu / peer_cpu:.2f}x, peak memory {peak / peer_peak:.2f}x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline-limit", type=float, default=20.0, help="seconds to give the seed's algorithm")
     parser.add_argument("--no-count", action="store_true", help="skip counting the English board")
+    parser.add_argument("--debian", metavar="DATA_SOL", help="also play every game of Debian's data.sol")
+    parser.add_argument("--french", action="store_true", help="also the French board from every start")
+    parser.add_argument("--limit", type=float, default=10.0, help="CPU seconds per Debian or French game")
+    parser.add_argument(
+        "--peer", default=os.environ.get("PEGS_PEER", ""), help="the Rust peer's binary (default: $PEGS_PEER)"
+    )
     args = parser.parse_args()
 
     print(f"python {sys.version.split()[0]}, {sys.platform}")
     print(f"{'board':16} {'ours':>10} {'positions':>10}  {'result':22} {'seed algorithm':>15}  speed-up")
     for name in BOARDS:
         seconds, positions, outcome = ours(name)
-        baseline = seed_algorithm(BOARDS[name][0], args.baseline_limit)
-        if baseline == float("inf"):
-            seed, ratio = f">{args.baseline_limit:.0f} s", f">{args.baseline_limit / seconds:,.0f}x"
-        elif baseline != baseline:  # nan: it searched everything and found nothing
-            seed, ratio = "no solution", "-"
+        if BOARDS[name][1] != "orthogonal":
+            seed, ratio = "n/a", "-"  # the seed's search knows only orthogonal jumps
         else:
-            seed, ratio = f"{baseline:.3f} s", f"{baseline / seconds:,.0f}x"
-        print(f"{name:16} {seconds:>8.3f} s {positions:>10,}  {outcome:22} {seed:>15}  {ratio}")
-
-    if args.no_count:
-        return
-    started = time.perf_counter()
-    total = 0
-    for level in count_levels(builtin("english")):
-        total += level.positions
-    seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(
-        f"count english: {total:,} positions (A112737 total {A112737_TOTAL:,}: "
-        f"{'ok' if total == A112737_TOTAL else 'WRONG'}), {level.solutions:,} solutions "
-        f"({'ok' if level.solutions == ENGLISH_SOLUTIONS else 'WRONG'}) in {seconds:.1f} s, "
-        f"peak memory {peak:,.0f} MB"
-    )
+            baseline = seed_algorithm(BOARDS[name][0], args.baseline_limit)
+            if baseline == float("inf"):
+                seed, ratio = f">{args.baseline_limit:.0f} s", f">{args.baseline_limit / seconds:,.0f}x"
+            elif baseline != baseline:  # nan: it searched everything and found nothing
+                seed, ratio = "no solution", "-"
+            else:
+                seed, ratio = f"{baseline:.3f} s", f"{baseline / seconds:,.0f}x"
+        print(f"{name:16} {seconds:>8.3f} s {positions:>10,}  {outcome:22} {seed:>15}  {ratio}", flush=True)
+    if args.french:
+        measure_french(args.limit)
+    if args.debian:
+        measure_debian(Path(args.debian), args.limit)
+    if not args.no_count:
+        measure_count(args.peer)
 
 
 if __name__ == "__main__":

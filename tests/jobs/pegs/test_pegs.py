@@ -228,10 +228,10 @@ def test_the_job_posts_its_progress_and_result(tmp_path: Path, poster, emulator)
         out = io.StringIO()
         run_count(builtin("plus"), reporter, checkpoint=tmp_path / "plus.npz", out=out)
     assert emulator.texts[0].startswith("pegs: after 0 jumps: 1 distinct position (1 so far)")  # no "1 positions"
-    assert "positions reached in 8 jumps; 16 solutions" in emulator.texts[-1]
+    assert "positions reached in 8 jumps; 16 solutions; 304 complete games" in emulator.texts[-1]
     assert emulator.posts[-1].reply_to == emulator.posts[0].id
     assert not (tmp_path / "plus.npz").exists()  # finished: the checkpoint is gone
-    assert "    8           2  32\n" in out.getvalue()
+    assert "    8          2  32  32\n" in out.getvalue()
 
 
 def test_solve_writes_the_result_file_and_posts_the_jumps(tmp_path: Path) -> None:
@@ -299,8 +299,8 @@ def test_counting_shows_a_live_status_line_on_a_terminal_only(tmp_path: Path, mo
         builtin("pyramid"), NullReporter(), checkpoint=None, out=screen, status=StatusLine(screen, min_interval=0)
     )
     drawn = screen.getvalue().split("\r\x1b[K")
-    assert "counting level 3 of at most 15: 0% of 45 positions expanded; 53 positions so far" in drawn, drawn
-    assert "    2          45  134\n" in screen.getvalue()  # the level lines still come, each on its own line
+    assert "counting level 3 of at most 15: 0% of 45 positions expanded; 8 positions so far" in drawn, drawn
+    assert "    2         45  134  0\n" in screen.getvalue()  # the level lines still come, each on its own line
     plain = io.StringIO()
     run_count(builtin("pyramid"), NullReporter(), checkpoint=None, out=plain, status=status_line_for(plain))
     assert "\r" not in plain.getvalue() and "counting level" not in plain.getvalue()

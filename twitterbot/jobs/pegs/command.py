@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
@@ -12,7 +13,7 @@ from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
-from .board import BOARDS, builtin, load_board
+from .board import BOARDS, builtin, load_board, with_empty_hole
 
 __all__ = ["register"]
 
@@ -23,20 +24,24 @@ def register(parser: Parser, commands: Commands) -> None:
 
 def _pegs(args: argparse.Namespace, config: Config) -> int:
     """Solve or count a peg solitaire board, posting progress and the result."""
-    from .job import run_count, run_solve  # the counter needs numpy: only for this command
+    from .job import run_count, run_fewest, run_solve  # the counter needs numpy: only for this command
 
     if args.action == "boards":
-        for name, (_, _, about) in BOARDS.items():
-            print(f"{name:16} {about}")
+        for name, (_, kind, _, about) in BOARDS.items():
+            print(f"{name:16} {kind:11} {builtin(name).goal_text:18} {about}")
         return int(ExitStatus.OK)
+    if args.fewest_moves and args.action != "solve":
+        raise UsageError(f"--fewest-moves is for pegs solve, not pegs {args.action}: drop it, or use solve")
     if args.file and args.board:
         raise UsageError(
             f"pegs {args.action} got both the board {args.board!r} and --file {args.file}: give one of them, not both"
         )
     if args.file:
-        board = load_board(absolute(args.file), finish=args.finish or "any")
+        board = load_board(absolute(args.file), finish=args.finish)
     else:
-        board = builtin(args.board or "english")
+        board = builtin(args.board or "english", finish=args.finish)
+    if args.empty:
+        board = with_empty_hole(board, args.empty)
     name = args.name or f"pegs {args.action} {board.name}"
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
@@ -45,10 +50,22 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
     )
     with reporter as report:
         if args.action == "solve":
-            run_solve(board, report, output=absolute(args.output), status=status)
+            if args.fewest_moves:
+                run_fewest(board, report, output=absolute(args.output))
+            else:
+                run_solve(board, report, output=absolute(args.output), status=status)
             return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
         ensure_state_dir(config.state_dir)
-        run_count(board, report, checkpoint=config.state_dir / f"pegs-count-{board.name}.npz", status=status)
+        levels = config.state_dir / f"pegs-levels-{board.name}"
+        levels.mkdir(exist_ok=True)
+        run_count(
+            board,
+            report,
+            checkpoint=config.state_dir / f"pegs-count-{board.name}.npz",
+            status=status,
+            levels=levels,
+        )
+        shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
         return int(ExitStatus.OK)
 
 
@@ -72,7 +89,19 @@ def _add_pegs(commands: Commands) -> None:
     )
     pegs.add_argument("--file", metavar="PATH", help="a board file: X peg, O hole, space or . no hole")
     pegs.add_argument(
-        "--finish", choices=("centre", "any"), help="where a board file's last peg must be (default: any)"
+        "--finish",
+        metavar="centre|any|HOLE",
+        help="where the last peg must be: centre, any, or a hole such as d4 (default: the board's own goal; "
+        "a board file without a finish: line means any)",
+    )
+    pegs.add_argument(
+        "--empty", metavar="HOLE", help="start with every hole full but HOLE (such as a1), instead of the board's start"
+    )
+    pegs.add_argument(
+        "--fewest-moves",
+        action="store_true",
+        help="solve: the solution with the fewest moves (a move is one peg's run of jumps), proved minimal; "
+        "small boards only",
     )
     pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")

@@ -9,11 +9,13 @@ reproduces OEIS A112737 (23,475,688 positions) and 40,861,647,040,079,968 soluti
 
 Children are generated, oriented and merged in blocks of parents, so memory stays around
 `block` x (jumps per position) x 40 bytes, whatever the level's size. Counts are kept modulo 2^64
-and, as a check, modulo a prime: the final count is exact when both agree.
+and modulo a prime, and put together exactly by the Chinese remainder theorem, so counts beyond
+2^64 (the English board's 577,116,156,815,309,849,672 complete games) come out exact too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass
@@ -24,11 +26,11 @@ import numpy as np
 
 from .board import Board
 
-__all__ = ["Counting", "Level", "count_levels", "load_checkpoint"]
+__all__ = ["Counting", "Level", "count_levels", "finishable_counts", "load_checkpoint"]
 
 PRIME = 4_294_967_291  # the largest prime below 2^32: sums of a block's counts stay below 2^64
-BLOCK = 100_000  # parents expanded at once
-MERGE_AT = 3_000_000  # fold the level's pieces into one when they hold more entries than this
+BLOCK = 50_000  # parents expanded at once
+ORIGIN_BITS = 20  # a block's parent index, packed below a child's position for sorting
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class Level:
     sequences: int
     seconds: float
     solutions: Optional[int] = None  # set on the level where the game ends
+    games: int = 0  # complete games ending here: sequences reaching a position with no jump left
 
 
 @dataclass(frozen=True)
@@ -63,24 +66,30 @@ class Counting:
 
 
 class _Orienter:
-    """All orientations of many positions at once: 16-bit lookup tables per symmetry."""
+    """All orientations of many positions at once: lookup tables per symmetry, 11 bits at a time
+    (2,048 entries: all the tables of the English board fit in the processor's cache, where
+    16-bit ones would need 12 MB)."""
+
+    BITS = 11
 
     def __init__(self, board: Board) -> None:
-        self._chunks = (board.size + 15) // 16
-        self._tables = np.zeros((len(board.symmetries), self._chunks, 1 << 16), dtype=np.uint64)
-        values = np.arange(1 << 16, dtype=np.uint64)
+        bits = self.BITS
+        self._chunks = (board.size + bits - 1) // bits
+        self._tables = np.zeros((len(board.symmetries), self._chunks, 1 << bits), dtype=np.uint64)
+        values = np.arange(1 << bits, dtype=np.uint64)
         for s, permutation in enumerate(board.symmetries):
             for chunk in range(self._chunks):
-                table = np.zeros(1 << 16, dtype=np.uint64)
-                for bit in range(16):
-                    hole = chunk * 16 + bit
+                table = np.zeros(1 << bits, dtype=np.uint64)
+                for bit in range(bits):
+                    hole = chunk * bits + bit
                     if hole < board.size:
                         has = (values >> np.uint64(bit)) & np.uint64(1)
                         table |= has << np.uint64(permutation[hole])
                 self._tables[s, chunk] = table
 
     def canonical(self, positions: np.ndarray) -> np.ndarray:
-        parts = [((positions >> np.uint64(16 * c)) & np.uint64(0xFFFF)).astype(np.intp) for c in range(self._chunks)]
+        mask = np.uint64((1 << self.BITS) - 1)
+        parts = [((positions >> np.uint64(self.BITS * c)) & mask).astype(np.intp) for c in range(self._chunks)]
         best = None
         for tables in self._tables:
             image = tables[0][parts[0]]
@@ -90,14 +99,67 @@ class _Orienter:
         return best
 
 
-def _merge(keys: np.ndarray, counts: np.ndarray, checks: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sort by position and add up the counts of equal positions."""
+def _merge(pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sort the pieces' positions together and add up the counts of equal positions, emptying
+    `pieces` as it goes. The stable sort is timsort, which merges already sorted pieces in linear
+    time; one column at a time, each column's pieces let go as soon as they are joined, so that
+    the peak is the pieces plus about two columns, not twice everything."""
+    columns = [list(column) for column in zip(*pieces)]
+    pieces.clear()
+    keys = np.concatenate(columns[0])
+    columns[0].clear()
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    keys = keys[starts]
+    counts = np.concatenate(columns[1])
+    columns[1].clear()
     counts = np.add.reduceat(counts[order], starts)  # uint64 wraps: modulo 2^64
-    checks = np.add.reduceat(checks[order], starts) % np.uint64(PRIME)
-    return keys[starts], counts, checks
+    checks = np.concatenate(columns[2])
+    columns[2].clear()
+    checks = np.add.reduceat(checks[order], starts, dtype=np.uint64)
+    return keys, counts, (checks % np.uint64(PRIME)).astype(np.uint32)
+
+
+def _children(
+    board: Board,
+    orient: _Orienter,
+    parents: np.ndarray,
+    counts: np.ndarray,
+    checks: np.ndarray,
+    stuck: List[int],
+) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A block of parents' children, oriented, sorted and added up; the sequences ending in a
+    parent with no jump go to `stuck`. Only the parents' indices travel with the children, so
+    their counts are gathered once, already in sorted order."""
+    children, origins = [], []
+    moves = np.zeros(len(parents), dtype=bool)
+    for jump in board.jumps:
+        can = np.flatnonzero((parents & np.uint64(jump.flips)) == np.uint64(jump.needs))
+        if len(can):
+            moves[can] = True
+            children.append(parents[can] ^ np.uint64(jump.flips))
+            origins.append(can)
+    if not moves.all():
+        stuck[0] = (stuck[0] + int(counts[~moves].sum(dtype=np.uint64))) % (1 << 64)
+        stuck[1] = (stuck[1] + int(checks[~moves].sum(dtype=np.uint64))) % PRIME
+    if not children:
+        return None
+    keys = orient.canonical(np.concatenate(children))
+    origin = np.concatenate(origins)
+    if board.size + ORIGIN_BITS <= 64 and len(parents) <= 1 << ORIGIN_BITS:
+        # Pack each child with its parent's index and sort plain numbers: numpy's vectorised
+        # sort is about five times faster than an argsort of the same array.
+        packed = np.sort((keys << np.uint64(ORIGIN_BITS)) | origin.astype(np.uint64))
+        keys = packed >> np.uint64(ORIGIN_BITS)
+        origin = (packed & np.uint64((1 << ORIGIN_BITS) - 1)).astype(np.intp)
+    else:
+        order = np.argsort(keys)
+        keys, origin = keys[order], origin[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    summed = np.add.reduceat(counts[origin], starts)  # uint64 wraps: modulo 2^64
+    summed_checks = np.add.reduceat(checks[origin], starts, dtype=np.uint64) % np.uint64(PRIME)
+    return keys[starts], summed, summed_checks.astype(np.uint32)  # below PRIME < 2^32
 
 
 def _next_level(
@@ -107,32 +169,35 @@ def _next_level(
     block: int,
     after_block: Callable[[int, int], None] = lambda done, total: None,
 ):
+    """The next level, and the games ending on this one. Blocks' results are merged like a
+    binary counter (a piece is merged into the one before once it is at least half its size), so
+    each child is merged O(log blocks) times, never once per block."""
     positions, counts, checks = level
-    pieces = []
+    pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    stuck = [0, 0]  # sequences ending in a position with no jump: modulo 2^64 and modulo PRIME
     for first in range(0, len(positions), block):
         after_block(first, len(positions))
-        parents = positions[first : first + block]
-        parent_counts = counts[first : first + block]
-        parent_checks = checks[first : first + block]
-        children, child_counts, child_checks = [], [], []
-        for jump in board.jumps:
-            needs, end = np.uint64(jump.needs), np.uint64(1 << jump.end)
-            can = ((parents & needs) == needs) & ((parents & end) == 0)
-            if can.any():
-                children.append(parents[can] ^ np.uint64(jump.flips))
-                child_counts.append(parent_counts[can])
-                child_checks.append(parent_checks[can])
-        if children:
-            keys = orient.canonical(np.concatenate(children))
-            pieces.append(_merge(keys, np.concatenate(child_counts), np.concatenate(child_checks)))
-            if sum(len(piece[0]) for piece in pieces) > MERGE_AT:
-                pieces = [_merge(*(np.concatenate(parts) for parts in zip(*pieces)))]
+        piece = _children(
+            board,
+            orient,
+            positions[first : first + block],
+            counts[first : first + block],
+            checks[first : first + block],
+            stuck,
+        )
+        if piece is None:
+            continue
+        pieces.append(piece)
+        while len(pieces) > 1 and 2 * len(pieces[-1][0]) >= len(pieces[-2][0]):
+            pair = [pieces.pop(-2), pieces.pop()]
+            pieces.append(_merge(pair))
+    games = _exact(*stuck)
     if not pieces:
         empty = np.zeros(0, dtype=np.uint64)
-        return empty, empty, empty
+        return (empty, empty, empty), games
     if len(pieces) == 1:
-        return pieces[0]
-    return _merge(*(np.concatenate(parts) for parts in zip(*pieces)))
+        return pieces[0], games
+    return _merge(pieces), games
 
 
 def count_levels(
@@ -142,32 +207,72 @@ def count_levels(
     block: int = BLOCK,
     clock: Callable[[], float] = time.perf_counter,
     progress: Optional[Callable[[Counting], None]] = None,
+    keep: Optional[Path] = None,
 ) -> Iterator[Level]:
     """Yield each level as it is counted, from the start (0 jumps) to the last reachable one.
     With `checkpoint`, each level is saved there (atomically) and a later call resumes after the
     last saved level instead of starting again. `progress` hears how far the level being counted
-    is, before each block of positions (a big level takes minutes)."""
+    is, before each block of positions (a big level takes minutes). With `keep` (a folder), each
+    level's positions are saved there as `level-N.npy` for `finishable_counts`.
+
+    A level is yielded once the next one is made, since the games that end on it are known
+    only then."""
     orient = _Orienter(board)
     start = orient.canonical(np.array([board.start], dtype=np.uint64))
-    level = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64))
+    level = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))
     history: List[Level] = []
     resumed = load_checkpoint(checkpoint, board) if checkpoint else None
     if resumed:
         history, level = resumed
-        yield from history  # the levels counted before the stop, as they were
+        yield from history[:-1]  # the levels counted before the stop, as they were
     else:
         history.append(_level(board, 0, level, 0.0))
-        yield history[-1]
+        _keep(keep, 0, level[0])
     began = clock()
     while True:
         after_block = _progress_of(progress, len(history), clock) if progress else lambda done, total: None
-        level = _next_level(board, orient, level, block, after_block)
+        level, games = _next_level(board, orient, level, block, after_block)
+        history[-1] = dataclasses.replace(history[-1], games=games)
+        yield history[-1]
         if not len(level[0]):
             return
         history.append(_level(board, len(history), level, clock() - began))
+        _keep(keep, len(history) - 1, level[0])
         if checkpoint:
             _save(checkpoint, board, history, level)
-        yield history[-1]
+
+
+def _keep(folder: Optional[Path], jumps: int, positions: np.ndarray) -> None:
+    if folder is not None:
+        np.save(folder / f"level-{jumps}.npy", positions)
+
+
+def finishable_counts(board: Board, folder: Path, levels: int) -> Optional[List[int]]:
+    """Per level, the positions (up to symmetry) from which the goal can still be reached: OEIS
+    A112738 for the English board. None unless the goal is one peg and the start is its
+    complement (a central game), or if a level's file is missing.
+
+    Played backwards, a jump is a jump of the holes: the positions that can still reach the goal
+    are the complements of the positions reachable from the goal's complement, which is the
+    start. So level k's answer is its positions whose complement is on level (2P - n - k), P
+    the start's pegs and n the holes: no search beyond the count itself."""
+    if board.goal is None or board.full ^ board.goal != board.start:
+        return None
+    orient = _Orienter(board)
+    pegs = board.pegs(board.start)
+    found = []
+    try:
+        for jumps in range(levels):
+            mirror = 2 * pegs - board.size - jumps
+            if not 0 <= mirror < levels:
+                found.append(0)
+                continue
+            here = np.load(folder / f"level-{jumps}.npy")
+            there = orient.canonical(np.load(folder / f"level-{mirror}.npy") ^ np.uint64(board.full))
+            found.append(int(np.isin(here, there, assume_unique=True).sum()))
+    except OSError:
+        return None
+    return found
 
 
 def _progress_of(
@@ -183,20 +288,23 @@ def _progress_of(
 
 def _level(board: Board, jumps: int, level, seconds: float) -> Level:
     positions, counts, checks = level
-    sequences = _exact(int(counts.sum(dtype=np.uint64)), int(checks.sum() % PRIME))
+    sequences = _exact(int(counts.sum(dtype=np.uint64)), int(checks.sum(dtype=np.uint64) % PRIME))
     solutions = None
     if board.pegs(board.start) - jumps == 1:  # one peg left: the game is over
-        if board.target is None:
+        if board.target is None and board.ends is None:
             solutions = sequences
         else:
-            won = positions == np.uint64(1 << board.target)
-            solutions = _exact(int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum() % PRIME))
+            won = (positions & np.uint64(board.goal if board.goal is not None else board.ends)) != 0
+            solutions = _exact(int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum(dtype=np.uint64) % PRIME))
     return Level(jumps, len(positions), sequences, seconds, solutions)
 
 
 def _exact(modulo_2_64: int, modulo_prime: int) -> int:
-    """The count if it is below 2^64 (both residues agree); -1 if it is bigger than that."""
-    return modulo_2_64 if modulo_2_64 % PRIME == modulo_prime else -1
+    """The count from its residues modulo 2^64 and modulo PRIME (Chinese remainders): exact for
+    any count below 2^64 x PRIME, about 7.9 x 10^28. Every count here is at most the number of
+    complete games (each jump sequence extends to one), 5.8 x 10^20 on the English board."""
+    lift = (modulo_prime - modulo_2_64) * pow(1 << 64, -1, PRIME) % PRIME
+    return modulo_2_64 + (1 << 64) * lift
 
 
 def _save(path: Path, board: Board, history: List[Level], level) -> None:
@@ -210,6 +318,7 @@ def _save(path: Path, board: Board, history: List[Level], level) -> None:
             sizes=np.array([level_.positions for level_ in history], dtype=np.int64),
             sequences=np.array([str(value) for value in sequences]),
             solutions=np.array([str(level_.solutions) for level_ in history]),
+            games=np.array([str(level_.games) for level_ in history]),
             positions=level[0],
             counts=level[1],
             checks=level[2],
@@ -229,9 +338,11 @@ def load_checkpoint(
             if int(saved["start"]) != board.start:
                 return None
             history = [
-                Level(jumps, int(size), int(sequences), 0.0, None if solutions == "None" else int(solutions))
-                for jumps, (size, sequences, solutions) in enumerate(
-                    zip(saved["sizes"], saved["sequences"], saved["solutions"])
+                Level(
+                    jumps, int(size), int(sequences), 0.0, None if solutions == "None" else int(solutions), int(games)
+                )
+                for jumps, (size, sequences, solutions, games) in enumerate(
+                    zip(saved["sizes"], saved["sequences"], saved["solutions"], saved["games"])
                 )
             ]
             return history, (saved["positions"], saved["counts"], saved["checks"])

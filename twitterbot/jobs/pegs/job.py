@@ -14,18 +14,54 @@ import time
 from pathlib import Path
 from typing import Callable, Optional, TextIO, Union
 
+from ...errors import UsageError
 from ...files import write_atomically
 from ...progress.reporter import NullReporter, Reporter, format_elapsed
 from ...progress.statusline import NullStatusLine, StatusLine
 from ...wording import plural
 from .board import Board
-from .count import Counting, Level, count_levels
+from .count import Counting, Level, count_levels, finishable_counts
+from .fewest import MAX_STATES, fewest_moves, group_moves
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
 __all__ = ["run_count", "run_solve"]
 
 AnyReporter = Union[Reporter, NullReporter]
 AnyStatus = Union[StatusLine, NullStatusLine]
+
+
+def run_fewest(
+    board: Board,
+    reporter: AnyReporter,
+    *,
+    output: Optional[Path] = None,
+    out: TextIO = sys.stdout,
+) -> bool:
+    """Find the solution with the fewest moves (a move: one peg's run of jumps) and print it as
+    `solve` does, with a line of its moves and whether the count is proved minimal."""
+    result = fewest_moves(board)
+    if result is None:
+        raise UsageError(
+            f"board {board.name} is too big for --fewest-moves ({board.size} holes: the search, which proves its "
+            f"answer minimal, would hold more than {MAX_STATES:,} positions): use it on boards of up to about 25 "
+            "holes, or solve without --fewest-moves"
+        )
+    if result.jumps is None:
+        text = f"{board.name}: impossible: no sequence of jumps reaches the goal ({result.states:,} positions tried)\n"
+        out.write(text)
+        reporter.done(text.strip())
+        return False
+    moves = group_moves(result.jumps)
+    proved = "proved the fewest" if result.proved else "not proved the fewest"
+    line = " ".join(
+        "-".join([board.name_of(move[0].start)] + [board.name_of(jump.end) for jump in move]) for move in moves
+    )
+    text = solution_text(board, result.jumps) + f"Moves ({len(moves)}, {proved}): {line}\n"
+    out.write(text)
+    if output:
+        write_atomically(output, text, 0o644)
+    reporter.done(f"solved in {plural(len(moves), 'move')} ({proved}), {plural(len(result.jumps), 'jump')}: {line}")
+    return True
 
 
 def run_solve(
@@ -77,10 +113,13 @@ def run_count(
     out: TextIO = sys.stdout,
     status: Optional[AnyStatus] = None,
     clock: Callable[[], float] = time.monotonic,
+    levels: Optional[Path] = None,
 ) -> Level:
     """Count `board` level by level, printing a line and reporting each level; returns the last.
     With `checkpoint`, a stopped count resumes after its last finished level. On a terminal the
-    status line shows the level being counted, how far it is and, at its pace, how long it has left."""
+    status line shows the level being counted, how far it is and, at its pace, how long it has left.
+    With `levels` (a folder), each level's positions are kept there, to count the positions from
+    which the goal can still be reached once the count is done (a central game only)."""
     status = status or NullStatusLine()
     total = 0
     last: Optional[Level] = None
@@ -97,12 +136,13 @@ def run_count(
         )
         reporter.tick()
 
-    out.write("jumps  positions   sequences\n")
-    for level in count_levels(board, checkpoint=checkpoint, progress=counting, clock=clock):
+    out.write("jumps  positions  sequences  complete games ending here\n")
+    games = 0
+    for level in count_levels(board, checkpoint=checkpoint, progress=counting, clock=clock, keep=levels):
         total += level.positions
-        sequences = f"{level.sequences:,}" if level.sequences >= 0 else "over 2^64"
+        games += level.games
         status.clear()
-        out.write(f"{level.jumps:>5}  {level.positions:>10,}  {sequences}\n")
+        out.write(f"{level.jumps:>5}  {level.positions:>9,}  {level.sequences:,}  {level.games:,}\n")
         out.flush()
         reporter.update(
             f"after {plural(level.jumps, 'jump')}: {plural(level.positions, 'distinct position')} ({total:,} so far)",
@@ -111,10 +151,20 @@ def run_count(
         last = level
     assert last is not None  # level 0 always exists
     solutions = last.solutions if last.solutions is not None else 0
-    shown = plural(solutions, "solution") if solutions >= 0 else "over 2^64 solutions"
-    summary = f"{plural(total, 'position')} reached in {plural(last.jumps, 'jump')}; {shown}"
+    summary = (
+        f"{plural(total, 'position')} reached in {plural(last.jumps, 'jump')}; {plural(solutions, 'solution')}; "
+        f"{plural(games, 'complete game')}"
+    )
     status.clear()
     out.write(f"{board.name}: {summary} ({last.seconds:.1f} s)\n")
+    if levels is not None:
+        finishable = finishable_counts(board, levels, last.jumps + 1)
+        if finishable is not None:
+            out.write(
+                "positions from which the goal can still be reached, per level (OEIS A112738 for english): "
+                + ", ".join(f"{number:,}" for number in finishable)
+                + f"; {sum(finishable):,} in all\n"
+            )
     reporter.done(summary)
     if checkpoint and checkpoint.exists():
         checkpoint.unlink()  # finished: the next count starts afresh

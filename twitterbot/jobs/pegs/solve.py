@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, List, Sequence, Set, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from .board import Board, Jump, position_class_proof
+from .board import Board, Jump, pagoda_weights, position_class_proof
 
 __all__ = ["Impossible", "Searching", "Solved", "Symmetries", "replay", "solution_text", "solve"]
 
@@ -104,16 +104,21 @@ def solve(
         return
     images = Symmetries(board).images
     dead: Set[int] = set()
-    searches = [_search(board, jumps, images, dead) for jumps in _orders(board)]
+    weights = pagoda_weights(board)
+    searches = [_search(board, jumps, images, dead, weights) for jumps in _orders(board)]
     fewest = board.pegs(board.start)
     positions = 0
+    beam_started = False
     next_report = started + report_every
     while searches:
+        if not beam_started and positions >= BEAM_AFTER:
+            beam_started = True  # depth-first search is taking long: let a beam search join in
+            searches.append(_beams(board))
         for search in list(searches):
             outcome = next(search)
             positions += SLICE if outcome is None else outcome[1]
-            if outcome is None or isinstance(outcome[0], int):
-                pegs = outcome[0] if outcome else fewest
+            if outcome is None or isinstance(outcome[0], int) or outcome[0] == "progress":
+                pegs = outcome[0] if outcome and isinstance(outcome[0], int) else fewest
                 now = clock()
                 if pegs < fewest:
                     fewest = pegs
@@ -125,50 +130,86 @@ def solve(
             if outcome[0] == "solved":
                 yield Solved(outcome[2], positions, clock() - started)
                 return
-            searches.remove(search)  # this order has tried everything: so have the others
+            if outcome[0] == "gave up":  # the beam found nothing; the depth-first searches go on
+                searches.remove(search)
+                continue
+            searches = []  # a depth-first order has tried everything: so have the others
             break
     yield Impossible(
         f"impossible: the search tried every sequence of jumps ({positions:,} position{'' if positions == 1 else 's'}, each once up to "
-        "symmetry) and none ends with one peg in the right place",
+        "symmetry) and none ends in the goal"
+        + (" (pruned by a pagoda function: no jump raises its total)" if weights else ""),
         positions,
         clock() - started,
     )
 
 
+def _beams(board: Board) -> Iterator:
+    """Beam searches of growing width, each run whole in one turn (a level is much more work
+    than a depth-first slice): ("progress", positions) after each width that found nothing,
+    ("solved", positions, jumps) on success, or ("gave up", positions, None) after the widest."""
+    from .beam import BeamSearch  # numpy: only when a search runs this long
+
+    for width in BEAM_WIDTHS:
+        beam = BeamSearch(board, width)
+        for outcome in beam.run():
+            if outcome:
+                yield ("solved", beam.positions, outcome)
+                return
+        yield ("progress", beam.positions)
+    yield ("gave up", 0, None)
+
+
 # Positions one search examines before the next takes a turn.
 SLICE = 2000
+# Positions the depth-first searches examine before a beam search joins them.
+BEAM_AFTER = 10_000
+BEAM_WIDTHS = (2_000, 10_000, 50_000, 200_000)
 # Dead positions remembered (8 orientations each) before the memo starts afresh: about 150 MB.
 MAX_DEAD = 2_000_000
 
 
-def _search(board: Board, jumps: Sequence[Jump], images: Callable[[int], List[int]], dead: Set[int]) -> Iterator:
+def _search(
+    board: Board,
+    jumps: Sequence[Jump],
+    images: Callable[[int], List[int]],
+    dead: Set[int],
+    weights: Optional[List[float]] = None,
+) -> Iterator:
     """One depth-first search in one jump order. Yields None after each `SLICE` positions,
     (fewest pegs, positions since the last yield) on a new record, then ("solved", n, jumps) or
     ("exhausted", n, None).
 
     `dead` holds every orientation of each position proved hopeless: checking a child is then
-    one set lookup, and the symmetry work is done once per dead position, not once per child."""
+    one set lookup, and the symmetry work is done once per dead position, not once per child.
+    With pagoda `weights`, a child whose pegs weigh less than the goal is never entered."""
+    if weights is not None and board.target is not None:
+        floor = weights[board.target] - 1e-9
+        change = [weights[jump.end] - weights[jump.start] - weights[jump.over] for jump in jumps]
+    else:
+        floor, change = float("-inf"), [0.0] * len(jumps)
+    weight = sum(weights[hole] for hole in range(board.size) if board.start >> hole & 1) if weights else 0.0
     fewest = board.pegs(board.start)
     positions = 0
     path: List[Jump] = []
     # An explicit stack instead of recursion: (position, index of the next jump to try).
-    stack: List[Tuple[int, int]] = [(board.start, 0)]
+    stack: List[Tuple[int, int, float]] = [(board.start, 0, weight)]
     while stack:
-        position, next_jump = stack[-1]
+        position, next_jump, weight = stack[-1]
         for index in range(next_jump, len(jumps)):
             jump = jumps[index]
             if position & jump.needs != jump.needs or position >> jump.end & 1:
                 continue
             child = position ^ jump.flips
-            if child in dead:
+            if child in dead or weight + change[index] < floor:
                 continue
             positions += 1
-            stack[-1] = (position, index + 1)
+            stack[-1] = (position, index + 1, weight)
             path.append(jump)
             if board.is_won(child):
                 yield ("solved", positions, tuple(path))
                 return
-            stack.append((child, 0))
+            stack.append((child, 0, weight + change[index]))
             pegs = board.pegs(child)
             if pegs < fewest:
                 fewest = pegs
