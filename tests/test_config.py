@@ -338,7 +338,7 @@ def test_every_setting_turns_any_text_into_a_value_or_a_config_error(tmp_path: P
 
 # An env file as a person (or a cat on the keyboard) might write it: known names with any value,
 # and arbitrary lines. Path values stay inside the temp folder (the tests may run as root).
-_SAFE_NAME = st.text(st.characters(blacklist_characters="/~"), min_size=1, max_size=20).filter(
+_SAFE_NAME = st.text(st.characters(blacklist_characters="/~", codec="utf-8"), min_size=1, max_size=20).filter(
     lambda name: name.strip() not in ("", ".", "..")
 )
 
