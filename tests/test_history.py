@@ -335,3 +335,41 @@ def test_a_full_disk_is_named_as_such_never_as_damage(tmp_path: Path) -> None:
     store.close()
     with HistoryStore(path) as reopened:  # nothing half-written
         assert reopened.posts_since(NOW - timedelta(days=1)) == 0
+
+
+def _post_to_two(store: HistoryStore, text: str, at: datetime, second: str) -> int:
+    """X takes `text`; Mastodon's attempt ends with `second`. Returns the group."""
+    first = store.begin_attempt(text, run_id=None, at=at, network="x")
+    store.finish_attempt(first, "posted", at=at, tweet_id="1", mark_used=True)
+    other = store.begin_attempt(text, run_id=None, at=at, network="mastodon", group=first)
+    store.finish_attempt(other, second, at=at)
+    return first
+
+
+def test_one_post_to_two_networks_counts_once() -> None:
+    store = HistoryStore(":memory:")
+    _post_to_two(store, "hello", NOW, "posted")
+    assert store.posts_since(NOW - timedelta(hours=1)) == 1
+
+
+def test_a_network_that_failed_for_a_while_is_caught_up_within_the_window_from_the_first_post() -> None:
+    store = HistoryStore(":memory:")
+    group = _post_to_two(store, "hello", NOW, "temporary")
+    _post_to_two(store, "refused for good", NOW, "failed")
+    (missed,) = store.catch_ups(NOW - timedelta(hours=24), ["x", "mastodon"])
+    assert (missed.group, missed.network, missed.text) == (group, "mastodon", "hello")
+    assert store.catch_ups(NOW - timedelta(hours=24), ["x"]) == []  # Mastodon is no longer in POST_TO
+
+    # Retried 23 hours later and failing again: still owed, but only until 24 h after the first post.
+    later = NOW + timedelta(hours=23)
+    retry = store.begin_attempt("hello", run_id=None, at=later, network="mastodon", group=group, source="catch_up")
+    store.finish_attempt(retry, "temporary", at=later)
+    assert [m.text for m in store.catch_ups(later - timedelta(hours=24), ["mastodon"])] == ["hello"]
+    after = NOW + timedelta(hours=25)
+    assert store.catch_ups(after - timedelta(hours=24), ["mastodon"]) == []
+
+    # Once it went through, it is owed no more.
+    done = store.begin_attempt("hello", run_id=None, at=later, network="mastodon", group=group, source="catch_up")
+    store.finish_attempt(done, "posted", at=later)
+    assert store.catch_ups(NOW - timedelta(hours=24), ["mastodon"]) == []
+    assert store.posts_since(NOW - timedelta(hours=1)) == 2  # the two posts; the catch-up adds none

@@ -108,6 +108,7 @@ ALTER TABLE attempts ADD COLUMN job_id INTEGER REFERENCES jobs (id);
 -- or a job's post) to every network share post_group, the id of the first of them.
 ALTER TABLE attempts ADD COLUMN network TEXT NOT NULL DEFAULT 'x';
 ALTER TABLE attempts ADD COLUMN post_group INTEGER;
+CREATE INDEX attempts_post_group ON attempts (post_group, network);
 -- The post's public link, in its network's own form (X's can be made from the id; others not).
 ALTER TABLE attempts ADD COLUMN url TEXT;
 ALTER TABLE runs ADD COLUMN url TEXT;
@@ -396,15 +397,18 @@ class HistoryStore:
             return []
         counted = ", ".join("?" for _ in COUNTED_OUTCOMES)
         wanted = ", ".join("?" for _ in networks)
+        # The window runs from the post's first attempt: a network that keeps failing is given up
+        # once the post is `since` old, however often it was retried.
         rows = self._read(
-            "SELECT a.post_group, a.network, a.text, a.run_id, a.job_id, a.source, min(a.sent_at) FROM attempts a"
-            f" WHERE a.outcome = ? AND a.sent_at > ? AND a.network IN ({wanted}) AND a.post_group IS NOT NULL"
+            "SELECT a.post_group, a.network, a.text, a.run_id, a.job_id, a.source,"
+            " (SELECT min(g.sent_at) FROM attempts g WHERE g.post_group = a.post_group) AS first_sent"
+            f" FROM attempts a WHERE a.outcome = ? AND a.network IN ({wanted}) AND a.post_group IS NOT NULL"
             " AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.post_group = a.post_group"
             "  AND b.network = a.network AND b.id > a.id)"
             " AND EXISTS (SELECT 1 FROM attempts c WHERE c.post_group = a.post_group"
             f"  AND c.network != a.network AND c.outcome IN ({counted}))"
-            " GROUP BY a.post_group, a.network ORDER BY min(a.sent_at), a.network",
-            (TEMPORARY, _iso(since), *networks, *COUNTED_OUTCOMES),
+            " AND first_sent > ? ORDER BY first_sent, a.network",
+            (TEMPORARY, *networks, *COUNTED_OUTCOMES, _iso(since)),
         )
         return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], _parse_iso(row[6])) for row in rows]
 
