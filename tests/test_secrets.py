@@ -109,3 +109,11 @@ def test_keys_with_plus_slash_and_equals_never_appear_in_debug_output(awkward_ho
     checked = awkward_home.run("check", "--online", "--debug", "-v")
     assert "X accepts the keys" in checked.stdout, checked.stderr
     assert_no_secret_in(posted.stdout, posted.stderr, refused.stdout, refused.stderr, checked.stdout, checked.stderr)
+
+
+def test_a_key_with_undecodable_bytes_is_still_hidden() -> None:
+    """os.environ turns bytes that are not UTF-8 into lone surrogates; hiding such a key must not fail."""
+    from twitterbot.secrets import Scrubber
+
+    key = "\udc80AbCdEf0123456789GhIj"
+    assert Scrubber([key])(f"key={key}") == "key=********"

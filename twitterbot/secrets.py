@@ -43,12 +43,15 @@ def _key_like(text: str) -> bool:
 
 def encodings(secret: str) -> Set[str]:
     """Every form in which an HTTP layer, a log line or a JSON document may write `secret`."""
-    once = quote(secret, safe="")  # oauthlib's escape(), and query strings
+    # A value read from an environment that is not UTF-8 can hold lone surrogates (Python's
+    # surrogateescape): percent-encode them as bytes too, rather than fail while hiding a key.
+    errors = "surrogatepass"
+    once = quote(secret, safe="", errors=errors)  # oauthlib's escape(), and query strings
     forms = {
         secret,
         once,
-        quote(secret, safe="/"),  # requests' default for URLs
-        quote_plus(secret),  # form bodies (urlencode)
+        quote(secret, safe="/", errors=errors),  # requests' default for URLs
+        quote_plus(secret, errors=errors),  # form bodies (urlencode)
         quote(once, safe=""),  # the OAuth signature base string: encoded twice
         json.dumps(secret)[1:-1],
         json.dumps(secret)[1:-1].replace("/", "\\/"),  # JSON encoders that escape '/'
