@@ -18,9 +18,20 @@ from dataclasses import dataclass
 from typing import Dict, Optional, Protocol
 
 from ..config import Config
-from ..errors import ConfigError, PostError
+from ..errors import ConfigError, ExitStatus, PostError
 
-__all__ = ["NETWORKS", "Fit", "Poster", "PostResult", "check_keys", "label", "measure", "posters_for"]
+__all__ = [
+    "NETWORKS",
+    "Fit",
+    "Poster",
+    "PostResult",
+    "check_keys",
+    "label",
+    "measure",
+    "posters_for",
+    "rejected",
+    "server_error",
+]
 
 # Every network the bot can post to, in the order runs post and reports list them. Each has a
 # module of that name here with `measure(text) -> Fit` (its length rule, cheap: no client library
@@ -86,6 +97,27 @@ class Poster(Protocol):
     def account(self) -> str:
         """Check the keys online and name the account they post as (for `check --online`)."""
         ...
+
+
+def server_error(where: str, said: str) -> PostError:
+    """A network's own failure (a 5xx): certainly no post, nothing for the user to fix."""
+    what = f"{where} had a server error ({said})"
+    return PostError(
+        f"{what}: nothing to fix here; the next run will try again",
+        kind="server_error",
+        exit_status=ExitStatus.TEMPORARY_FAILURE,
+        summary=what,
+    )
+
+
+def rejected(where: str, said: str, status: int) -> PostError:
+    """A refusal no rule of ours foresaw: a 400 is the request's fault (the text), anything else a
+    case this module does not know yet, i.e. a bug (exit 1)."""
+    return PostError(
+        f"{where} rejected the request ({said}): run with -v and report it if it persists",
+        kind="rejected",
+        exit_status=ExitStatus.DATA_ERROR if status == 400 else ExitStatus.UNEXPECTED,
+    )
 
 
 def measure(network: str, text: str) -> Fit:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional
 
 from ..errors import ExitStatus, PostError
 from ..secrets import scrub_also
-from . import Fit, PostResult
+from . import Fit, PostResult, rejected, server_error
 from .graphemes import count_graphemes
 
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
@@ -431,18 +431,8 @@ def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
             exit_status=ExitStatus.TEMPORARY_FAILURE,
         )
     if status >= 500:
-        what = f"Bluesky had a server error ({said})"
-        return PostError(
-            f"{what}: nothing to fix here; the next run will try again",
-            kind="server_error",
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            summary=what,
-        )
-    return PostError(
-        f"Bluesky rejected the request ({said}): run with -v and report it if it persists",
-        kind="rejected",
-        exit_status=ExitStatus.DATA_ERROR if status == 400 else ExitStatus.UNEXPECTED,
-    )
+        return server_error("Bluesky", said)
+    return rejected("Bluesky", said, status)
 
 
 def _rate_limited(exc: Exception, said: str) -> PostError:

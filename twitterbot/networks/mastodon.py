@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigError, ExitStatus, PostError
 from ..secrets import looks_like_a_key, scrub_also
-from . import Fit, PostResult
+from . import Fit, PostResult, rejected, server_error
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -358,18 +358,8 @@ class MastodonPoster:
         if status == 429:
             return self._rate_limited()
         if status >= 500:
-            what = f"{self.instance} had a server error ({status} {reason})"
-            return PostError(
-                f"{what}: nothing to fix here; the next run will try again",
-                kind="server_error",
-                exit_status=ExitStatus.TEMPORARY_FAILURE,
-                summary=what,
-            )
-        return PostError(
-            f"Mastodon rejected the request ({said}): run with -v and report it if it persists",
-            kind="rejected",
-            exit_status=ExitStatus.DATA_ERROR if status == 400 else ExitStatus.UNEXPECTED,
-        )
+            return server_error(self.instance, f"{status} {reason}")
+        return rejected("Mastodon", said, status)
 
     def _rate_limited(self) -> PostError:
         # Mastodon.py read X-RateLimit-Reset (an ISO time) and moved it onto our clock.

@@ -24,7 +24,7 @@ from requests.adapters import HTTPAdapter
 
 from ..config import Credentials
 from ..errors import DuplicatePost, ExitStatus, PostError
-from . import PostResult
+from . import PostResult, rejected, server_error
 from .http import network_error
 
 __all__ = ["DEFAULT_BASE_URL", "XPoster", "status_url"]
@@ -264,12 +264,7 @@ def _classify(exc: tweepy.TweepyException) -> PostError:
     if status == 429:
         return _rate_limited(response, body)
     if status >= 500:
-        return PostError(
-            f"X had a server error ({status} {response.reason}): nothing to fix here; the next run will try again",
-            kind="server_error",
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            summary=f"X had a server error ({status} {response.reason})",
-        )
+        return server_error("X", f"{status} {response.reason}")
     if status == 403:
         return PostError(
             f"X refused the post (403 Forbidden: {detail or 'no reason given'}): check the account and app "
@@ -277,11 +272,7 @@ def _classify(exc: tweepy.TweepyException) -> PostError:
             kind="forbidden",
             exit_status=ExitStatus.PERMISSION_DENIED,
         )
-    return PostError(
-        f"X rejected the request ({status}: {detail or response.reason}): run with -v and report it if it persists",
-        kind="rejected",
-        exit_status=ExitStatus.DATA_ERROR if status == 400 else ExitStatus.UNEXPECTED,
-    )
+    return rejected("X", f"{status}: {detail or response.reason}", status)
 
 
 def _rate_limited(response: requests.Response, body: dict) -> PostError:
