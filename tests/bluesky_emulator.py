@@ -18,9 +18,11 @@ import threading
 import time
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Deque, Dict, List
 from urllib.parse import parse_qs, urlsplit
+
+from loopback import LoopbackServer
 
 __all__ = ["BlueskyEmulator", "Fault", "shape"]
 
@@ -99,18 +101,15 @@ class BlueskyEmulator:
         self._refresh: set = set()
         self._serial = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._server = LoopbackServer(self._handler())
+        self.url = self._server.url
 
     def __enter__(self) -> BlueskyEmulator:
-        self._thread.start()
+        self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     def fail(self, method: str, *faults: Fault) -> None:
         """The next requests to `method` meet these faults, one each, in order."""
@@ -311,18 +310,15 @@ class LossyProxy:
         self.lose = dict(lose)
         self.calls: Counter = Counter()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._server = LoopbackServer(self._handler())
+        self.url = self._server.url
 
     def __enter__(self) -> LossyProxy:
-        self._thread.start()
+        self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     def _handler(self) -> type:
         proxy = self

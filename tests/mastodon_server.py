@@ -22,17 +22,17 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from loopback import LoopbackServer
 
 TOKEN = "emuMastodonToken0123456789AbCdEfGhIjK"  # made up: 43 characters like a real one
 FIRST_ID = 113456789012345678  # Mastodon ids are snowflake-like; later statuses count up
@@ -115,15 +115,11 @@ class MastodonEmulator:
         class Handler(_Handler):
             emu = emulator
 
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self._thread.start()
+        self._server = LoopbackServer(Handler).start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     def __enter__(self) -> MastodonEmulator:
         return self.start()
@@ -133,8 +129,7 @@ class MastodonEmulator:
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.url
 
     def env(self) -> Dict[str, str]:
         return {"MASTODON_INSTANCE": self.url, "MASTODON_ACCESS_TOKEN": self.token}
@@ -171,13 +166,6 @@ class MastodonEmulator:
                 del self._keys[key]
                 return None
             return next(status for status in self.statuses if status.id == status_id)
-
-
-class _Server(ThreadingHTTPServer):
-    def handle_error(self, request: object, client_address: object) -> None:
-        """A client that gave up (timeout) leaves a broken pipe behind: expected here."""
-        if not isinstance(sys.exc_info()[1], (ConnectionError, OSError)):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -23,16 +23,16 @@ import contextlib
 import hashlib
 import hmac
 import json
-import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import SimpleNamespace
 from typing import Deque, Dict, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
+from loopback import LoopbackServer
 from oauthlib.oauth1.rfc5849 import signature, utils
 from twitter_text import parse_tweet
 
@@ -175,16 +175,12 @@ class XEmulator:
         class Handler(_Handler):
             emu = emulator
 
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self._thread.start()
+        self._server = LoopbackServer(Handler).start()
         return self
 
     def stop(self) -> None:
         self.release.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     def __enter__(self) -> XEmulator:
         return self.start()
@@ -194,8 +190,7 @@ class XEmulator:
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.url
 
     def fail_next(self, *kinds: str) -> None:
         """Answer the next requests with these failures, in order (names from ERRORS or BEHAVIOURS)."""
@@ -246,13 +241,6 @@ def recorded_create_reply() -> Tuple[int, Dict[str, str], dict]:
     body = json.loads(gzip.decompress(response["body"]["string"]))
     headers = {name.lower(): values[0] for name, values in response["headers"].items()}
     return response["status"]["code"], headers, body
-
-
-class _Server(ThreadingHTTPServer):
-    def handle_error(self, request: object, client_address: object) -> None:
-        """A client that gave up (timeout, kill) leaves a broken pipe behind: expected here."""
-        if not isinstance(sys.exc_info()[1], (ConnectionError, OSError)):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
