@@ -372,3 +372,8 @@ def test_no_env_file_makes_the_bot_exit_1_and_json_is_always_printed(
     out = capsys.readouterr().out
     assert status != 1
     assert isinstance(json.loads(out), dict)  # one JSON object, whatever happened
+
+
+def test_post_to_twitter_is_refused_with_the_name_to_write(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="X was called Twitter: write x"):
+        load_config(project_dir=tmp_path, environ={"POST_TO": "twitter,mastodon"})

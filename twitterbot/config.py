@@ -434,7 +434,11 @@ def _parse_networks(name: str, text: str, where: str, base_dir: Optional[Path]) 
     unknown = [part for part in names if part not in NETWORK_NAMES]
     if unknown or not names:
         what = f"{_show(unknown[0])} is not a network" if unknown else "it names no network"
-        hint = did_you_mean(unknown[0], NETWORK_NAMES) if unknown else None
+        hint = (
+            "X was called Twitter: write x"
+            if unknown and unknown[0] == "twitter"
+            else did_you_mean(unknown[0], NETWORK_NAMES) if unknown else None
+        )
         raise ConfigError(
             f"{name}={_show(text)} from {where}: {what}"
             f"{f' ({hint})' if hint else ''}: use x, mastodon or bluesky, or several separated by commas"
