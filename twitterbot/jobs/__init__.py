@@ -16,5 +16,7 @@ next door when you add a job:
   `progress.commands.add_progress_flags`) and one line in `twitterbot.cli.COMMANDS`.
 
 A job may import progress mode, the scheduled post's modules, the networks and the foundation,
-never another job (tests/test_layout.py checks it).
+never another job (tests/test_layout.py checks it). What jobs share sits beside their folders:
+`native.py` builds a job's optional C kernel (the monkey's `kernel.c`), always with a numpy path
+that gives the same results.
 """

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 import pytest
 
+from twitterbot.jobs import native
 from twitterbot.jobs.monkey import kernel as kernel_module
 from twitterbot.jobs.monkey.kernel import ENV, Kernel, load
 from twitterbot.jobs.monkey.simulation import (
@@ -193,7 +194,8 @@ def test_the_kernel_is_built_once_and_kept_by_its_source_hash(tmp_path: Path) ->
     assert first is not None
     assert [path.name for path in cache.iterdir()] == [first.path.name]
     built = first.path.stat().st_mtime_ns
-    kernel_module._loaded.clear()  # as a new process would
+    native._loaded.clear()  # as a new process would
+    kernel_module._kernels.clear()
     again = load(cache)
     assert again is not None and again.path == first.path and again.path.stat().st_mtime_ns == built
 

@@ -9,27 +9,24 @@ built the monkey types with numpy, after one INFO line saying why::
     kernel = load(state_dir / "monkey-cache")        # a Kernel, or None (and the log says why)
     simulation = Simulation(matcher, key_count=27, seed=42, kernel=kernel)
 
-The library is kept beside the start-up cache as `kernel-<hash>.so`, the hash covering the
-source, the flags, the compiler and the platform, so an edit or another machine builds afresh.
+The library is kept beside the start-up cache as `kernel-<hash>.so` (built by `jobs.native`,
+the hash covering the source, the flags, the compiler and the platform).
 `TWITTERBOT_MONKEY_KERNEL=numpy` turns it off.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import logging
 import os
-import platform
-import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
+
+from .. import native
 
 __all__ = ["ENV", "Kernel", "load"]
 
@@ -37,11 +34,9 @@ log = logging.getLogger(__name__)
 
 ENV = "TWITTERBOT_MONKEY_KERNEL"
 SOURCE = Path(__file__).with_name("kernel.c")
-# No -march=native: the state folder may move to another Pi with the SD card.
-FLAGS = ("-O3", "-fPIC", "-shared", "-std=c99", "-fno-strict-aliasing")
 _MASK = (1 << 64) - 1
 _ROOM = 64  # records returned per call (more are fetched by calling again)
-_loaded: Dict[str, Kernel] = {}
+_kernels: Dict[Path, Kernel] = {}
 
 
 class Kernel:
@@ -132,92 +127,27 @@ def load(cache_dir: Optional[Path], *, environ: Mapping[str, str] = os.environ) 
     """The kernel, built into `cache_dir` if it is not there yet (without one, into a temporary
     folder removed once loaded), or None after one INFO line saying why the monkey types with
     numpy. Never raises: the numpy path gives the same records."""
-    reason = _unavailable(environ)
+    reason = native.choice(ENV, environ) or _unsupported()
     if reason:
         log.info("monkey: typing with numpy, %s", reason)
         return None
-    compiler = shutil.which("cc", path=environ.get("PATH", os.defpath))
-    if compiler is None:
-        log.info("monkey: typing with numpy, no C compiler (cc) on PATH for the faster kernel")
-        return None
-    name = f"kernel-{_fingerprint(compiler)}.so"
     try:
-        if cache_dir is None:
-            with tempfile.TemporaryDirectory(prefix="twitterbot-kernel-") as folder:
-                return _build_and_load(compiler, Path(folder), name)
-        return _build_and_load(compiler, cache_dir, name)
-    except _Unbuilt as exc:
+        library, path = native.build(SOURCE, cache_dir, stem="kernel", environ=environ)
+        kernel = _kernels.get(path) or Kernel(library, path)
+    except native.Unbuilt as exc:
         log.info("monkey: typing with numpy, %s", exc)
         return None
-
-
-class _Unbuilt(Exception):
-    """Why the kernel could not be built or loaded."""
-
-
-def _unavailable(environ: Mapping[str, str]) -> Optional[str]:
-    choice = environ.get(ENV, "").strip().lower()
-    if choice == "numpy":
-        return f"as {ENV}=numpy asks"
-    if choice not in ("", "auto", "c"):
-        return f"{ENV}={choice!r} is not one of auto, c, numpy"
-    if struct.calcsize("P") < 8:
-        return "this is a 32-bit platform: the faster kernel needs 128-bit integers"
-    if sys.byteorder != "little":  # pragma: no cover - the keys are defined little-endian
-        return "the faster kernel is written for little-endian machines"
-    if not SOURCE.is_file():
-        return f"{SOURCE} is not installed"
-    return None
-
-
-def _fingerprint(compiler: str) -> str:
-    parts = [SOURCE.read_bytes(), " ".join(FLAGS).encode(), os.path.realpath(compiler).encode()]
-    parts += [platform.machine().encode(), sys.platform.encode()]
-    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
-
-
-def _build_and_load(compiler: str, folder: Path, name: str) -> Kernel:
-    path = folder / name
-    if str(path) in _loaded:
-        return _loaded[str(path)]
-    if not path.is_file():
-        _build(compiler, folder, path)
-    try:
-        kernel = Kernel(ctypes.CDLL(str(path)), path)
-    except (OSError, AttributeError) as exc:
-        path.unlink(missing_ok=True)  # the next run builds it again
-        raise _Unbuilt(f"the kernel {path} could not be loaded ({exc})") from None
-    _loaded[str(path)] = kernel
+    except AttributeError as exc:  # a library without the functions kernel.c defines
+        log.info("monkey: typing with numpy, the kernel %s is not the one kernel.c makes (%s)", path, exc)
+        return None
+    _kernels[path] = kernel
     log.debug("monkey: typing with the compiled kernel %s", path)
     return kernel
 
 
-def _build(compiler: str, folder: Path, path: Path) -> None:
-    """Compile to a temporary name and rename: a crash or a second run at the same moment never
-    leaves half a library under the real name. Older kernels beside it are removed."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".kernel-", suffix=".so", dir=folder)
-        os.close(handle)
-    except OSError as exc:
-        raise _Unbuilt(f"cannot write the kernel into {folder} ({exc.strerror or exc})") from None
-    try:
-        try:
-            done = subprocess.run(
-                [compiler, *FLAGS, "-o", temporary, str(SOURCE)],
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise _Unbuilt(f"the C compiler {compiler} could not run ({exc})") from None
-        if done.returncode != 0:
-            first = next((line for line in done.stderr.splitlines() if "error" in line), done.stderr.strip())
-            raise _Unbuilt(f"{compiler} could not build the kernel: {first.strip()[:300]}")
-        os.replace(temporary, path)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
-    for old in folder.glob("kernel-*.so"):
-        if old != path:
-            old.unlink(missing_ok=True)
+def _unsupported() -> Optional[str]:
+    if struct.calcsize("P") < 8:
+        return "this is a 32-bit platform: the faster kernel needs 128-bit integers"
+    if sys.byteorder != "little":  # pragma: no cover - the keys are defined little-endian
+        return "the faster kernel is written for little-endian machines"
+    return None
