@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -225,7 +226,10 @@ def _cache_rows(history: Path, sql: str) -> None:
 def test_a_cached_line_is_not_measured_again_and_a_changed_line_is(tmp_path: Path) -> None:
     history = tmp_path / "history.db"
     first = parse_tweets("hello\nsee example.com\n日本語\n".encode(), PATH, cache=HistoryStore(history))
-    assert parse_tweets("hello\nsee example.com\n日本語\n".encode(), PATH, cache=HistoryStore(history)) == first
+    cached = parse_tweets("hello\nsee example.com\n日本語\n".encode(), PATH, cache=HistoryStore(history))
+    assert cached == first and [hash(line) for line in cached.lines] == [hash(line) for line in first.lines]
+    with pytest.raises(dataclasses.FrozenInstanceError):  # lines made on the short path are as frozen
+        cached.lines[0].text = "changed"  # type: ignore[misc]
     _cache_rows(history, "UPDATE line_lengths SET length = 99 WHERE text = 'hello'")  # proof the cache is read
     again = parse_tweets("hello\nsee example.com now\n日本語!\n".encode(), PATH, cache=HistoryStore(history))
     assert [(line.text, line.weighted_length, line.urls) for line in again.lines] == [
