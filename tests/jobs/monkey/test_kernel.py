@@ -255,3 +255,21 @@ def test_anywhere_records_longer_than_a_code_are_looked_up_in_the_text(kernel: K
     expected = [(2000 + depth + 2, depth + 3), (2000 + depth + 3, depth + 4)]
     assert matcher.find(typed, 0, depth + 2) == expected
     assert kernel.anywhere_find(typed, 0, depth + 2, matcher) == expected
+
+
+def test_both_copies_of_the_block_sieve_agree_with_numpy(kernel: Kernel) -> None:
+    """The AVX2 sieve (x86-64, picked at run time) and the baseline one give numpy's answer for
+    every block, in whole words of 64 blocks and in the blocks left after them."""
+    rng = np.random.default_rng(5)
+    corpus = rng.integers(0, 28, 300_000).astype(np.uint8)
+    matcher = AnywhereMatcher(corpus, 27)
+    for size in (3, 4, 255, 256, 260, 4 * 64 * 7 + 13, DRAW):
+        typed = rng.integers(0, 27, size).astype(np.uint8)
+        for at in range(0, size - 8, max(1, size // 50)):  # some blocks that pass
+            typed[at : at + 8] = np.minimum(corpus[at : at + 8], 26)
+        expected = matcher._gram_ok[matcher._block_codes(typed)]
+        assert expected.any() or size < 8
+        baseline, vectorised = kernel.block_sieve(typed, matcher, vector=False)
+        assert not vectorised and np.array_equal(baseline, expected)
+        fast, _ = kernel.block_sieve(typed, matcher)
+        assert np.array_equal(fast, expected)

@@ -60,8 +60,12 @@ class Kernel:
         self._anywhere.argtypes += [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_size_t]
         self._anywhere.argtypes += [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p]
         self._anywhere.argtypes += [ctypes.c_void_p, ctypes.c_size_t]
+        self._sieve = library.monkey_sieve
+        self._sieve.restype = ctypes.c_size_t
+        self._sieve.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
         self._index_of: Optional[AnywhereMatcher] = None
         self._index: Tuple[Any, ...] = ()
+        self._arguments: Tuple[int, ...] = ()
         self._ok = np.empty(0, dtype=np.uint64)
         self._check = library.monkey_check_division
         self._check.restype = ctypes.c_size_t
@@ -113,9 +117,11 @@ class Kernel:
                 return found
             record = found[-1][1]
 
-    def anywhere_find(self, typed: np.ndarray, fresh: int, record: int, matcher: AnywhereMatcher) -> List[Tuple[int, int]]:
-        """`AnywhereMatcher.find` in C, the sieves and the final check, for fewer than 32 keys (the
-        4-gram table's 5 bits a key)."""
+    def anywhere_find(
+        self, typed: np.ndarray, fresh: int, record: int, matcher: AnywhereMatcher
+    ) -> List[Tuple[int, int]]:
+        """`AnywhereMatcher.find` in C, every sieve and the final check, for a matcher with 4-key
+        n-grams (32 keys or fewer, 5 bits a key): only the records cross back into Python."""
         typed = np.ascontiguousarray(typed, dtype=np.uint8)
         if len(self._ok) < len(typed) // 256 + 3:  # kept between batches: no allocation per batch
             self._ok = np.empty(len(typed) // 256 + 3, dtype=np.uint64)
@@ -130,6 +136,19 @@ class Kernel:
             if count < _ROOM:
                 return found
             record = found[-1][1]
+
+    def block_sieve(
+        self, typed: np.ndarray, matcher: AnywhereMatcher, *, vector: bool = True
+    ) -> Tuple[np.ndarray, bool]:
+        """Whether each aligned 4-key block of `typed` is a 4-gram of the corpus (the first sieve
+        of `anywhere_find`), and whether the AVX2 copy made it: for the tests, which compare
+        both copies with numpy."""
+        typed = np.ascontiguousarray(typed, dtype=np.uint8)
+        blocks = len(typed) // 4
+        ok = np.empty(blocks // 64 + 3, dtype=np.uint64)
+        vectorised = self._sieve(typed.ctypes.data, blocks, self._index_for(matcher)[0], ok.ctypes.data, vector)
+        known = np.unpackbits(ok.view(np.uint8), bitorder="little")[:blocks].astype(bool)
+        return known, bool(vectorised)
 
     def _index_for(self, matcher: AnywhereMatcher) -> Tuple[Any, ...]:
         """The matcher's index as monkey_anywhere_find takes it, made once per matcher: the
