@@ -357,8 +357,8 @@ static void sieve_blocks(const uint8_t *typed, size_t first, size_t blocks, cons
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 /* The same with AVX2, picked at run time: eight blocks at a time, their table bits gathered as
- * 32-bit words (the table read as little-endian words: bit code % 32 of word code / 32). Then
- * the whole blocks below a multiple of 64 go to sieve_blocks. */
+ * 32-bit words (the table read as little-endian words: bit code % 32 of word code / 32). The
+ * blocks after the last whole word of 64 go through sieve_blocks. */
 __attribute__((target("avx2"))) static void sieve_blocks_avx2(const uint8_t *typed, size_t blocks,
                                                               const uint8_t *gram_bits, uint64_t *ok) {
     const __m256i five = _mm256_set1_epi32(0x1F), low = _mm256_set1_epi32(31);
@@ -417,7 +417,7 @@ static ptrdiff_t first_window(const uint8_t *typed, size_t n, size_t first_end, 
         return -1;
     }
     const unsigned needed = inside < 3 ? (unsigned)inside : 3;
-    /* the window starting at s has its first whole block at (s + 3) / 4: blocks j owns starts
+    /* the window starting at s has its first whole block at (s + 3) / 4: block j owns starts
      * 4j - 3 .. 4j, so going through blocks in order goes through starts in order */
     size_t first_block = (first_start + 3) / 4, last_block = (last_start + 3) / 4;
     for (size_t word = first_block / 64; word <= last_block / 64; word++) {
@@ -440,7 +440,7 @@ static ptrdiff_t first_window(const uint8_t *typed, size_t n, size_t first_end, 
     return -1;
 }
 
-/* As AnywhereMatcher.find for keys below 32: new records in typed[:n] as (index of the last key,
+/* As AnywhereMatcher.find for 32 keys or fewer: new records in typed[:n] as (index of the last key,
  * length), in order, at most `room` of them; typed[:fresh] was searched before. `ok` is scratch
  * room for n / 256 + 3 words. Returns how many. */
 CLONES size_t monkey_anywhere_find(const uint8_t *typed, size_t n, size_t fresh, size_t record,

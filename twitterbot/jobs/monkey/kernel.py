@@ -1,10 +1,12 @@
 """The monkey's optional compiled kernel: kernel.c, built with the system C compiler at first use.
 
-numpy spends most of the monkey's time making keys (each step a pass over memory); the kernel
-makes them in one pass and scans for prefix records in the same cache-warm loop, with exactly
-the numpy path's keys and records, and leaves the numpy generator in exactly the state numpy
-would have: checkpoints do not change and either path resumes the other's. Where it cannot be
-built the monkey types with numpy, after one INFO line saying why::
+numpy spends most of the monkey's time making keys (each step a pass over memory) and, in
+anywhere mode, sieving windows (a pass per sieve, and Python per batch); the kernel makes the
+keys in one pass and searches for records in another (prefix: a scan; anywhere: the block
+sieve, then each window that passes checked to the end), with exactly the numpy path's keys and
+records, and leaves the numpy generator in exactly the state numpy would have: checkpoints do
+not change and either path resumes the other's. Where it cannot be built the monkey types with
+numpy, after one INFO line saying why::
 
     kernel = load(state_dir / "monkey-cache")        # a Kernel, or None (and the log says why)
     simulation = Simulation(matcher, key_count=27, seed=42, kernel=kernel)

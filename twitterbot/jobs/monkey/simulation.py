@@ -322,8 +322,8 @@ class AnywhereMatcher:
     def find(
         self, typed: np.ndarray, fresh: int, record: int, kernel: Optional[Kernel] = None
     ) -> List[Tuple[int, int]]:
-        """As `PrefixMatcher.find`; with `kernel`, all of it runs in C (the same records), for
-        fewer than 33 keys (the 4-gram table)."""
+        """As `PrefixMatcher.find`. With `kernel` and 4-key n-grams (32 keys or fewer) it all runs
+        in C, the same sieves with the same tables, and gives the same records."""
         if kernel is not None and self.gram == 4:
             return kernel.anywhere_find(typed, fresh, record, self)
         found = []
@@ -399,7 +399,7 @@ Matcher = Union[PrefixMatcher, AnywhereMatcher]
 class Monkey:
     """One monkey: a key stream, the longest record it has typed, and the last keys it typed
     (as many as the record is long: a longer record could start there). With `kernel`, records
-    are searched in C (prefix) or sieved in C first (anywhere): the same records."""
+    are searched in C: the same records."""
 
     def __init__(
         self,
