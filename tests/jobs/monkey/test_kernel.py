@@ -216,14 +216,60 @@ def test_draws_of_any_size_equal_numpy_s_own_functions(kernel: Kernel, words: in
         assert bits.state == reference.state
 
 
-def test_the_kernel_s_anywhere_sieve_passes_the_same_windows(kernel: Kernel) -> None:
+def test_the_kernel_finds_anywhere_records_at_every_alignment(kernel: Kernel) -> None:
+    """`AnywhereMatcher.find` in C against numpy: stretches of the corpus planted at every
+    alignment to the 4-key blocks, records shorter and longer than a sorted code (`depth`), and
+    stretches that cross a work's end, which must not count."""
     rng = np.random.default_rng(1)
-    matcher = AnywhereMatcher(rng.integers(0, 28, 200_000).astype(np.uint8), 27)
-    for size in (16, 17, 100, 4097, DRAW):
+    corpus = rng.integers(0, 28, 200_000).astype(np.uint8)
+    matcher = AnywhereMatcher(corpus, 27)
+    works = np.flatnonzero(corpus == 27)
+    crossing = corpus[works[10] - 6 : works[10] + 7].copy()
+    crossing[6] = 5  # the work's end typed as a letter: not in the corpus
+    for size in (1, 16, 17, 4097, 20_000):
+        for start in (0, 1, 2, 3, 5, size // 3, size // 3 + 1, size - 40):
+            typed = rng.integers(0, 27, size).astype(np.uint8)
+            if 0 <= start <= size - 40:
+                source = rng.integers(0, len(corpus) - 40)
+                stretch = corpus[source : source + 40].copy()
+                stretch[stretch == 27] = 0
+                typed[start : start + 40] = stretch
+                if size > 1000:
+                    typed[size // 2 : size // 2 + 13] = crossing
+            for fresh, record in ((0, 0), (start, 6), (0, 11), (start + 3, 13), (0, 20), (size // 2, 12)):
+                expected = matcher.find(typed, fresh, record)
+                assert kernel.anywhere_find(typed, fresh, record, matcher) == expected
+                assert matcher.find(typed, fresh, record, kernel) == expected
+
+
+def test_anywhere_records_longer_than_a_code_are_looked_up_in_the_text(kernel: Kernel) -> None:
+    """Past `depth` keys the sorted codes only say the beginning occurs: a window whose first
+    `depth` keys occur but not the whole is no record."""
+    corpus = np.random.default_rng(2).integers(0, 27, 5000).astype(np.uint8)
+    matcher = AnywhereMatcher(corpus, 27)
+    depth = matcher.depth
+    typed = np.random.default_rng(3).integers(0, 27, 3000).astype(np.uint8)
+    typed[100 : 100 + depth + 5] = corpus[700 : 700 + depth + 5]
+    typed[100 + depth + 2] = (corpus[700 + depth + 2] + 1) % 27  # occurs for depth + 2 keys only
+    typed[2000 : 2000 + depth + 4] = corpus[3000 : 3000 + depth + 4]
+    expected = [(2000 + depth + 2, depth + 3), (2000 + depth + 3, depth + 4)]
+    assert matcher.find(typed, 0, depth + 2) == expected
+    assert kernel.anywhere_find(typed, 0, depth + 2, matcher) == expected
+
+
+def test_both_copies_of_the_block_sieve_agree_with_numpy(kernel: Kernel) -> None:
+    """The AVX2 sieve (x86-64, picked at run time) and the baseline one give numpy's answer for
+    every block, in whole words of 64 blocks and in the blocks left after them."""
+    rng = np.random.default_rng(5)
+    corpus = rng.integers(0, 28, 300_000).astype(np.uint8)
+    matcher = AnywhereMatcher(corpus, 27)
+    for size in (3, 4, 255, 256, 260, 4 * 64 * 7 + 13, DRAW):
         typed = rng.integers(0, 27, size).astype(np.uint8)
-        if size > 100:
-            typed[size // 3 : size // 3 + 40] = matcher.corpus[5000:5040]  # a long stretch that passes
-        for length in (7, 8, 11, 12, 16, 30):
-            for first_end in (0, 3, size // 2):
-                expected = matcher._candidates(typed, first_end, length)
-                assert np.array_equal(matcher._candidates(typed, first_end, length, kernel), expected)
+        for at in range(0, size - 8, max(1, size // 50)):  # some blocks that pass
+            typed[at : at + 8] = np.minimum(corpus[at : at + 8], 26)
+        expected = matcher._gram_ok[matcher._block_codes(typed)]
+        assert expected.any() or size < 8
+        baseline, vectorised = kernel.block_sieve(typed, matcher, vector=False)
+        assert not vectorised and np.array_equal(baseline, expected)
+        fast, _ = kernel.block_sieve(typed, matcher)
+        assert np.array_equal(fast, expected)

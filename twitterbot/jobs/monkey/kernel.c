@@ -270,21 +270,195 @@ CLONES size_t monkey_prefix_find(const uint8_t *typed, size_t n, size_t fresh, s
     return found;
 }
 
-/* As the first sieve of AnywhereMatcher._candidates for 4-key blocks of 5 bits a key: the
- * indices j, in order, where the aligned blocks j .. j + needed - 1 of typed (read as
- * little-endian 32-bit words, packed to 20-bit codes) all occur in the corpus: bit code of
- * gram_ok, least significant bit first (128 KiB, so that it stays in the L2 cache).
- * `found` has room for `blocks`; returns how many. */
-CLONES size_t monkey_gram_blocks(const uint8_t *typed, size_t blocks, const uint8_t *gram_ok, size_t needed,
-                                 int64_t *found) {
-    size_t count = 0, run = 0;
-    for (size_t j = 0; j < blocks; j++) {
-        uint32_t w;
-        memcpy(&w, typed + 4 * j, 4);
-        uint32_t code = (w & 0x1Fu) | ((w >> 3) & (0x1Fu << 5)) | ((w >> 6) & (0x1Fu << 10)) | ((w >> 9) & (0x1Fu << 15));
-        run = (gram_ok[code >> 3] >> (code & 7)) & 1 ? run + 1 : 0;
-        found[count] = (int64_t)(j + 1) - (int64_t)needed;
-        count += run >= needed;
+/* The 20-bit code of the 4 keys at p (5 bits a key, the first lowest): AnywhereMatcher's n-gram
+ * code for keys below 32. */
+static inline __attribute__((always_inline)) uint32_t gram_code(const uint8_t *p) {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return (w & 0x1Fu) | ((w >> 3) & (0x1Fu << 5)) | ((w >> 6) & (0x1Fu << 10)) | ((w >> 9) & (0x1Fu << 15));
+}
+
+static inline __attribute__((always_inline)) unsigned gram_known(const uint8_t *gram_bits, uint32_t code) {
+    return (gram_bits[code >> 3] >> (code & 7)) & 1u;
+}
+
+/* AnywhereMatcher's index, as kernel.py hands it over: the 4-grams the corpus has (a bit per
+ * 20-bit code, least significant first: 128 KiB, so that it stays in the L2 cache), the sorted
+ * codes of every corpus position's next `depth` letters (base key count + 1, letters 1..k, 0
+ * after a work's end), and the corpus itself (works separated by the key count). */
+struct anywhere {
+    const uint8_t *gram_bits;
+    const uint64_t *codes;
+    size_t code_count;
+    uint64_t base;
+    size_t depth;
+    const uint8_t *corpus;
+    size_t corpus_length;
+};
+
+/* Whether the corpus has the `length` keys at window (the exact answer: the grams are a quick
+ * no, the sorted codes decide up to `depth` keys, the text itself beyond). */
+static int occurs(const struct anywhere *index, const uint8_t *window, size_t length) {
+    for (size_t o = 0; o + 4 <= length; o++)
+        if (!gram_known(index->gram_bits, gram_code(window + o)))
+            return 0;
+    size_t digits = length < index->depth ? length : index->depth;
+    uint64_t code = 0, scale = 1;
+    for (size_t i = 0; i < digits; i++)
+        code = code * index->base + window[i] + 1u;
+    for (size_t i = digits; i < index->depth; i++)
+        scale *= index->base;
+    const uint64_t low = code * scale, high = low + (scale - 1);
+    size_t first = 0, count = index->code_count; /* the first code at or above low */
+    while (count > 0) {
+        size_t half = count / 2;
+        if (index->codes[first + half] < low) {
+            first += half + 1;
+            count -= half + 1;
+        } else {
+            count = half;
+        }
     }
-    return count;
+    if (first == index->code_count || index->codes[first] > high)
+        return 0;
+    if (length <= index->depth)
+        return 1;
+    /* Longer than a code: look in the text (rare: the first `depth` keys occur somewhere). */
+    for (size_t at = 0; at + length <= index->corpus_length; at++) {
+        const uint8_t *hit = memchr(index->corpus + at, window[0], index->corpus_length - length + 1 - at);
+        if (hit == NULL)
+            return 0;
+        at = (size_t)(hit - index->corpus);
+        if (memcmp(hit, window, length) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Bit j % 64 of ok[j / 64]: whether the aligned block typed[4j : 4j + 4] occurs in the corpus,
+ * for the `blocks` whole blocks, from `first` (a multiple of 64) on; ok[blocks / 64 + 1] is room
+ * for a word of zeros after. The codes are packed 64 at a time (whole vectors), then looked up one
+ * by one into a word of bits. */
+static void sieve_blocks(const uint8_t *typed, size_t first, size_t blocks, const uint8_t *gram_bits, uint64_t *ok) {
+    uint32_t code[64];
+    for (size_t j0 = first; j0 < blocks; j0 += 64) {
+        size_t count = blocks - j0 < 64 ? blocks - j0 : 64;
+        for (size_t i = 0; i < count; i++)
+            code[i] = gram_code(typed + 4 * (j0 + i));
+        uint64_t bits = 0;
+        for (size_t i = 0; i < count; i++)
+            bits |= (uint64_t)gram_known(gram_bits, code[i]) << i;
+        ok[j0 / 64] = bits;
+    }
+    ok[(blocks + 63) / 64] = 0;
+    ok[(blocks + 63) / 64 + 1] = 0;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* The same with AVX2, picked at run time: eight blocks at a time, their table bits gathered as
+ * 32-bit words (the table read as little-endian words: bit code % 32 of word code / 32). The
+ * blocks after the last whole word of 64 go through sieve_blocks. */
+__attribute__((target("avx2"))) static void sieve_blocks_avx2(const uint8_t *typed, size_t blocks,
+                                                              const uint8_t *gram_bits, uint64_t *ok) {
+    const __m256i five = _mm256_set1_epi32(0x1F), low = _mm256_set1_epi32(31);
+    size_t whole = blocks / 64 * 64;
+    for (size_t j0 = 0; j0 < whole; j0 += 64) {
+        uint64_t bits = 0;
+        for (unsigned i = 0; i < 64; i += 8) {
+            __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(typed + 4 * (j0 + i)));
+            __m256i code = _mm256_and_si256(w, five);
+            code = _mm256_or_si256(code, _mm256_and_si256(_mm256_srli_epi32(w, 3), _mm256_slli_epi32(five, 5)));
+            code = _mm256_or_si256(code, _mm256_and_si256(_mm256_srli_epi32(w, 6), _mm256_slli_epi32(five, 10)));
+            code = _mm256_or_si256(code, _mm256_and_si256(_mm256_srli_epi32(w, 9), _mm256_slli_epi32(five, 15)));
+            __m256i word = _mm256_i32gather_epi32((const int *)(const void *)gram_bits, _mm256_srli_epi32(code, 5), 4);
+            __m256i bit = _mm256_slli_epi32(_mm256_srlv_epi32(word, _mm256_and_si256(code, low)), 31);
+            bits |= (uint64_t)(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(bit)) << i;
+        }
+        ok[j0 / 64] = bits;
+    }
+    sieve_blocks(typed, whole, blocks, gram_bits, ok);
+}
+#define SIEVE_AVX2 1
+#endif
+
+/* The block sieve, with AVX2 where `vector` asks and the processor has it (the same bits either
+ * way: the tests ask for both). */
+size_t monkey_sieve(const uint8_t *typed, size_t blocks, const uint8_t *gram_bits, uint64_t *ok, int vector) {
+#ifdef SIEVE_AVX2
+    static int avx2 = -1;
+    if (avx2 < 0)
+        avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (vector && avx2) {
+        sieve_blocks_avx2(typed, blocks, gram_bits, ok);
+        return 1;
+    }
+#else
+    (void)vector;
+#endif
+    sieve_blocks(typed, 0, blocks, gram_bits, ok);
+    return 0;
+}
+
+/* The smallest end e in [first_end, n) of a window typed[e - length + 1 : e + 1] that occurs in
+ * the corpus, or -1. From 7 keys on, each window holds whole aligned blocks; a window whose
+ * first ones (up to three) are not all known 4-grams cannot occur, and that sieve, one bit a
+ * block, leaves a few windows in a thousand to look at. */
+static ptrdiff_t first_window(const uint8_t *typed, size_t n, size_t first_end, size_t length,
+                              const uint64_t *ok, const struct anywhere *index) {
+    if (n < length || first_end >= n)
+        return -1;
+    size_t first_start = first_end + 1 >= length ? first_end + 1 - length : 0, last_start = n - length;
+    size_t inside = length >= 7 ? (length - 3) / 4 : 0; /* whole aligned blocks in every window */
+    if (inside == 0) {
+        for (size_t s = first_start; s <= last_start; s++)
+            if (occurs(index, typed + s, length))
+                return (ptrdiff_t)(s + length - 1);
+        return -1;
+    }
+    const unsigned needed = inside < 3 ? (unsigned)inside : 3;
+    /* the window starting at s has its first whole block at (s + 3) / 4: block j owns starts
+     * 4j - 3 .. 4j, so going through blocks in order goes through starts in order */
+    size_t first_block = (first_start + 3) / 4, last_block = (last_start + 3) / 4;
+    for (size_t word = first_block / 64; word <= last_block / 64; word++) {
+        uint64_t run = ok[word];
+        for (unsigned d = 1; d < needed; d++)
+            run &= (ok[word] >> d) | (ok[word + 1] << (64 - d));
+        while (run) {
+            size_t block = 64 * word + (size_t)__builtin_ctzll(run);
+            run &= run - 1;
+            if (block < first_block)
+                continue;
+            if (block > last_block)
+                return -1;
+            size_t from = block ? 4 * block - 3 : 0;
+            for (size_t s = from < first_start ? first_start : from; s <= 4 * block && s <= last_start; s++)
+                if (occurs(index, typed + s, length))
+                    return (ptrdiff_t)(s + length - 1);
+        }
+    }
+    return -1;
+}
+
+/* As AnywhereMatcher.find for 32 keys or fewer: new records in typed[:n] as (index of the last key,
+ * length), in order, at most `room` of them; typed[:fresh] was searched before. `ok` is scratch
+ * room for n / 256 + 3 words. Returns how many. */
+CLONES size_t monkey_anywhere_find(const uint8_t *typed, size_t n, size_t fresh, size_t record,
+                                   const uint8_t *gram_bits, const uint64_t *codes, size_t code_count, uint64_t base,
+                                   size_t depth, const uint8_t *corpus, size_t corpus_length, uint64_t *ok,
+                                   int64_t *ends, int64_t *lengths, size_t room) {
+    const struct anywhere index = {gram_bits, codes, code_count, base, depth, corpus, corpus_length};
+    monkey_sieve(typed, n / 4, gram_bits, ok, 1);
+    size_t found = 0;
+    while (found < room) {
+        size_t length = record + 1;
+        ptrdiff_t end = first_window(typed, n, fresh > length - 1 ? fresh : length - 1, length, ok, &index);
+        if (end < 0)
+            break;
+        ends[found] = (int64_t)end;
+        lengths[found] = (int64_t)length;
+        found++;
+        record = length;
+    }
+    return found;
 }

@@ -1,10 +1,12 @@
 """The monkey's optional compiled kernel: kernel.c, built with the system C compiler at first use.
 
-numpy spends most of the monkey's time making keys (each step a pass over memory); the kernel
-makes them in one pass and scans for prefix records in the same cache-warm loop, with exactly
-the numpy path's keys and records, and leaves the numpy generator in exactly the state numpy
-would have: checkpoints do not change and either path resumes the other's. Where it cannot be
-built the monkey types with numpy, after one INFO line saying why::
+numpy spends most of the monkey's time making keys (each step a pass over memory) and, in
+anywhere mode, sieving windows (a pass per sieve, and Python per batch); the kernel makes the
+keys in one pass and searches for records in another (prefix: a scan; anywhere: the block
+sieve, then each window that passes checked to the end), with exactly the numpy path's keys and
+records, and leaves the numpy generator in exactly the state numpy would have: checkpoints do
+not change and either path resumes the other's. Where it cannot be built the monkey types with
+numpy, after one INFO line saying why::
 
     kernel = load(state_dir / "monkey-cache")        # a Kernel, or None (and the log says why)
     simulation = Simulation(matcher, key_count=27, seed=42, kernel=kernel)
@@ -22,11 +24,14 @@ import os
 import struct
 import sys
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from .. import native
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .simulation import AnywhereMatcher
 
 __all__ = ["ENV", "Kernel", "load"]
 
@@ -51,12 +56,19 @@ class Kernel:
         self._find.restype = ctypes.c_size_t
         self._find.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
         self._find.argtypes += [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-        self._blocks = library.monkey_gram_blocks
-        self._blocks.restype = ctypes.c_size_t
-        self._blocks.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-        self._first_blocks = np.empty(0, dtype=np.int64)
-        self._bits_of: Optional[np.ndarray] = None
-        self._gram_bits = np.empty(0, dtype=np.uint8)
+        self._anywhere = library.monkey_anywhere_find
+        self._anywhere.restype = ctypes.c_size_t
+        self._anywhere.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t]
+        self._anywhere.argtypes += [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_size_t]
+        self._anywhere.argtypes += [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p]
+        self._anywhere.argtypes += [ctypes.c_void_p, ctypes.c_size_t]
+        self._sieve = library.monkey_sieve
+        self._sieve.restype = ctypes.c_size_t
+        self._sieve.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+        self._index_of: Optional[AnywhereMatcher] = None
+        self._index: Tuple[Any, ...] = ()
+        self._arguments: Tuple[int, ...] = ()
+        self._ok = np.empty(0, dtype=np.uint64)
         self._check = library.monkey_check_division
         self._check.restype = ctypes.c_size_t
         self._check.argtypes = [ctypes.c_uint32]
@@ -107,20 +119,55 @@ class Kernel:
                 return found
             record = found[-1][1]
 
-    def gram_blocks(self, typed: np.ndarray, gram_ok: np.ndarray, needed: int) -> np.ndarray:
-        """The first sieve of `AnywhereMatcher._candidates` (4-key blocks, 5 bits a key): the
-        aligned blocks j where blocks j .. j+needed-1 all occur in the corpus, in one pass."""
-        blocks = len(typed) // 4
-        if len(self._first_blocks) < blocks:
-            self._first_blocks = np.empty(blocks, dtype=np.int64)
+    def anywhere_find(
+        self, typed: np.ndarray, fresh: int, record: int, matcher: AnywhereMatcher
+    ) -> List[Tuple[int, int]]:
+        """`AnywhereMatcher.find` in C, every sieve and the final check, for a matcher with 4-key
+        n-grams (32 keys or fewer, 5 bits a key): only the records cross back into Python."""
         typed = np.ascontiguousarray(typed, dtype=np.uint8)
-        if self._bits_of is not gram_ok:  # one table per matcher: packed once, 128 KiB
-            assert gram_ok.dtype == np.bool_ and len(gram_ok) == 1 << 20
-            self._bits_of, self._gram_bits = gram_ok, np.packbits(gram_ok, bitorder="little")
-        count = self._blocks(
-            typed.ctypes.data, blocks, self._gram_bits.ctypes.data, needed, self._first_blocks.ctypes.data
-        )
-        return self._first_blocks[:count].copy()
+        if len(self._ok) < len(typed) // 256 + 3:  # kept between batches: no allocation per batch
+            self._ok = np.empty(len(typed) // 256 + 3, dtype=np.uint64)
+        found: List[Tuple[int, int]] = []
+        ends, lengths = self._found
+        while True:
+            count = self._anywhere(
+                typed.ctypes.data, len(typed), fresh, record, *self._index_for(matcher),
+                self._ok.ctypes.data, ends.ctypes.data, lengths.ctypes.data, _ROOM,
+            )  # fmt: skip
+            found += zip(ends[:count].tolist(), lengths[:count].tolist())
+            if count < _ROOM:
+                return found
+            record = found[-1][1]
+
+    def block_sieve(
+        self, typed: np.ndarray, matcher: AnywhereMatcher, *, vector: bool = True
+    ) -> Tuple[np.ndarray, bool]:
+        """Whether each aligned 4-key block of `typed` is a 4-gram of the corpus (the first sieve
+        of `anywhere_find`), and whether the AVX2 copy made it: for the tests, which compare
+        both copies with numpy."""
+        typed = np.ascontiguousarray(typed, dtype=np.uint8)
+        blocks = len(typed) // 4
+        ok = np.empty(blocks // 64 + 3, dtype=np.uint64)
+        vectorised = self._sieve(typed.ctypes.data, blocks, self._index_for(matcher)[0], ok.ctypes.data, vector)
+        known = np.unpackbits(ok.view(np.uint8), bitorder="little")[:blocks].astype(bool)
+        return known, bool(vectorised)
+
+    def _index_for(self, matcher: AnywhereMatcher) -> Tuple[Any, ...]:
+        """The matcher's index as monkey_anywhere_find takes it, made once per matcher: the
+        4-gram table packed to a bit a code (128 KiB), the codes and the corpus as they are."""
+        if self._index_of is not matcher:
+            index, corpus = matcher.index(), matcher.corpus
+            gram_ok, codes = index["gram_ok"], index["codes"]
+            assert matcher.gram == 4 and gram_ok.dtype == np.bool_ and len(gram_ok) == 1 << 20
+            assert codes.dtype == np.uint64 and codes.flags.c_contiguous and corpus.flags.c_contiguous
+            bits = np.packbits(gram_ok, bitorder="little")
+            self._index_of = matcher
+            self._index = (bits, codes, corpus)  # kept alive while their addresses are in use
+            self._arguments = (
+                bits.ctypes.data, codes.ctypes.data, len(codes), matcher.base, matcher.depth,
+                corpus.ctypes.data, len(corpus),
+            )  # fmt: skip
+        return self._arguments
 
 
 def load(cache_dir: Optional[Path], *, environ: Mapping[str, str] = os.environ) -> Optional[Kernel]:

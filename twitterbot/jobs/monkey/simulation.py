@@ -208,9 +208,9 @@ class AnywhereMatcher:
         # as one uint32 (or uint16) word needs only shifts and masks to become its code.
         self.gram, self._bits = (4, 5) if k <= 32 else (2, 8)
         self._scratch = np.empty(0, dtype=np.uint32)
-        self._base = k + 1
-        self.depth = int(math.log(2.0**64, self._base) - 1e-9)
-        while self._base**self.depth >= 1 << 64:  # pragma: no cover - float rounding guard
+        self.base = k + 1
+        self.depth = int(math.log(2.0**64, self.base) - 1e-9)
+        while self.base**self.depth >= 1 << 64:  # pragma: no cover - float rounding guard
             self.depth -= 1
         if index is None:
             self._gram_ok = self._gram_table()
@@ -261,7 +261,7 @@ class AnywhereMatcher:
         # One byte per digit (a 64-bit copy of the corpus would add 8 bytes a letter to the peak).
         digits = np.where(self.corpus == self.key_count, 0, self.corpus + 1).astype(np.uint8)
         digits = np.concatenate([digits, np.zeros(self.depth, dtype=np.uint8)])
-        n, base = len(self.corpus), np.uint64(self._base)
+        n, base = len(self.corpus), np.uint64(self.base)
         codes = np.zeros(n, dtype=np.uint64)
         for j in range(self.depth):
             codes *= base
@@ -285,7 +285,7 @@ class AnywhereMatcher:
         """How many different stretches of each length 0..depth the corpus has (no work's end
         inside), all in one pass over the sorted codes: the records' "one more letter" factor."""
         counts = np.zeros(self.depth + 1, dtype=np.int64)
-        codes, base = self._codes, np.uint64(self._base)
+        codes, base = self._codes, np.uint64(self.base)
         if not codes.size:
             return counts
         # How many letters each code has before its first work's end (a 0 digit).
@@ -298,7 +298,7 @@ class AnywhereMatcher:
         prefixes = rest  # reused: one buffer as large as the codes, not one per length
         changed = np.empty(len(codes), dtype=bool)
         for length in range(1, self.depth + 1):
-            np.floor_divide(codes, np.uint64(self._base ** (self.depth - length)), out=prefixes)
+            np.floor_divide(codes, np.uint64(self.base ** (self.depth - length)), out=prefixes)
             changed[0] = True
             np.not_equal(prefixes[1:], prefixes[:-1], out=changed[1:])
             counts[length] = np.count_nonzero(changed & (whole >= length))
@@ -322,11 +322,14 @@ class AnywhereMatcher:
     def find(
         self, typed: np.ndarray, fresh: int, record: int, kernel: Optional[Kernel] = None
     ) -> List[Tuple[int, int]]:
-        """As `PrefixMatcher.find`; with `kernel`, the first sieve runs in C (the same records)."""
+        """As `PrefixMatcher.find`. With `kernel` and 4-key n-grams (32 keys or fewer) it all runs
+        in C, the same sieves with the same tables, and gives the same records."""
+        if kernel is not None and self.gram == 4:
+            return kernel.anywhere_find(typed, fresh, record, self)
         found = []
         while True:
             length = record + 1
-            ends = self._candidates(typed, max(fresh, length - 1), length, kernel)
+            ends = self._candidates(typed, max(fresh, length - 1), length)
             if ends.size:
                 ends = ends[self._all_grams_ok(typed, ends, length)]
             if ends.size:
@@ -336,9 +339,7 @@ class AnywhereMatcher:
             found.append((int(ends[0]), length))
             record = length
 
-    def _candidates(
-        self, typed: np.ndarray, first_end: int, length: int, kernel: Optional[Kernel] = None
-    ) -> np.ndarray:
+    def _candidates(self, typed: np.ndarray, first_end: int, length: int) -> np.ndarray:
         """Ends i >= first_end of windows typed[i-length+1 : i+1] whose first full aligned
         blocks (up to three) all occur in the corpus."""
         g = self.gram
@@ -346,15 +347,12 @@ class AnywhereMatcher:
         if blocks_inside < 1 or len(typed) - first_end < 4 * g:
             return np.arange(first_end, len(typed))
         needed = min(blocks_inside, 3)
-        if kernel is not None and g == 4:
-            first_blocks = kernel.gram_blocks(typed, self._gram_ok, needed)
-        else:
-            ok = self._gram_ok.take(self._block_codes(typed))
-            usable = len(ok) - needed + 1
-            first = ok[:usable].copy()
-            for j in range(1, needed):
-                first &= ok[j : usable + j]
-            first_blocks = np.flatnonzero(first)
+        ok = self._gram_ok.take(self._block_codes(typed))
+        usable = len(ok) - needed + 1
+        first = ok[:usable].copy()
+        for j in range(1, needed):
+            first &= ok[j : usable + j]
+        first_blocks = np.flatnonzero(first)
         # A window whose first full block is j starts in (g*(j-1), g*j].
         ends = ((first_blocks * g)[:, None] + (length - g + np.arange(g))[None, :]).ravel()
         # Windows that start before the first block boundary have no first full block.
@@ -382,8 +380,8 @@ class AnywhereMatcher:
         letters = typed[starts[:, None] + np.arange(depth)[None, :]].astype(np.uint64) + np.uint64(1)
         code = np.zeros(len(ends), dtype=np.uint64)
         for j in range(depth):
-            code = code * np.uint64(self._base) + letters[:, j]
-        scale = self._base ** (self.depth - depth)
+            code = code * np.uint64(self.base) + letters[:, j]
+        scale = self.base ** (self.depth - depth)
         low = code * np.uint64(scale)
         at = np.searchsorted(self._codes, low)
         found = (at < len(self._codes)) & (
@@ -401,7 +399,7 @@ Matcher = Union[PrefixMatcher, AnywhereMatcher]
 class Monkey:
     """One monkey: a key stream, the longest record it has typed, and the last keys it typed
     (as many as the record is long: a longer record could start there). With `kernel`, records
-    are searched in C (prefix) or sieved in C first (anywhere): the same records."""
+    are searched in C: the same records."""
 
     def __init__(
         self,
