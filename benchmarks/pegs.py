@@ -96,9 +96,17 @@ def seed_algorithm(text: str, limit: float) -> float:
 #
 # `apt-get download peg-solitaire && dpkg-deb -x peg-solitaire_*.deb x` gives
 # x/usr/share/games/peg-solitaire/games/data.sol (GPL-3+, Innocent De Marchi). Each game is a
-# title comment, then four lines: code, move type (1 direct, 2 inverse, 3 diagonal), end
-# condition (1: one peg), a fourth number; rows and columns (columns 0: a triangle); one code per
-# place (-1 no hole, 0 hole, 1 peg, 10 a hole marked as the finish, 11 a peg on it); a name code.
+# title comment, then four lines: code, move type (1 direct, 2 inverse, 3 diagonal), and two
+# numbers that are hints for the game's own solver and its "show me" button (a threshold of
+# isolated pegs and a number of moves; they do not change when a game is won); rows and columns
+# (columns 0: a triangle); one code per place (-1 no hole, 0 hole, 1 peg, 10 a hole marked as
+# part of the finish, 11 a peg on it); a name code.
+#
+# What wins, read from the game's source (peg-solitaire 2.2, scr/tauler.cpp): with no marked
+# place, one peg anywhere; with marked places, exactly the marked places hold pegs (one marked
+# place is "finish there"; several are a final pattern). An inverse game moves a peg over a HOLE,
+# which becomes a peg, until one hole is left: exactly a plain game on the complement board
+# (every peg a hole and every hole a peg), jump for jump, so it is played in that form.
 
 
 def debian_games(path: Path) -> list:
@@ -121,35 +129,45 @@ def debian_games(path: Path) -> list:
 
 
 def _debian_game(title: str, head: list, shape: list, places: list, _name: list) -> tuple:
-    code, move, end = int(head[0]), int(head[1]), int(head[2])
+    code, move = int(head[0]), int(head[1])
     rows, cols = int(shape[0]), int(shape[1])
     values = [int(value) for value in places]
-    if move == 2:
-        return code, title, None, "an inverse game (filling the board) is not modelled"
-    if end != 1:
-        return code, title, None, f"end condition {end} (not 'one peg') is not modelled"
     if any(value not in (-1, 0, 1, 10, 11) for value in values):
         return code, title, None, "a place code other than -1, 0, 1, 10, 11"
     marked = [i for i, value in enumerate(values) if value >= 10]
-    symbol = {-1: " ", 0: "O", 1: "X", 10: "O", 11: "X"}
+    if move == 2:
+        if marked:
+            return code, title, None, "an inverse game with marked places"
+        values = [{0: 1, 1: 0}.get(value, value) for value in values]  # its complement
+        title += " (inverse, played as its complement)"
+    off = " " if cols == 0 else "."  # "." keeps a row's trailing places without a hole
+    start = {-1: off, 0: "O", 1: "X", 10: "O", 11: "X"}
+    final = {-1: off, 0: "O", 1: "O", 10: "X", 11: "X"}
     if cols == 0:  # a triangle: row r holds r + 1 places
-        kind, lines, i = "triangular", [], 0
-        for row in range(rows):
-            cells = values[i : i + row + 1]
-            i += row + 1
-            lines.append(" " * (rows - 1 - row) + " ".join(symbol[value] for value in cells))
+        kind = "triangular"
+        offsets = [sum(range(row + 1)) for row in range(rows)]
+
+        def draw(symbol: dict) -> list:
+            return [
+                " " * (rows - 1 - row)
+                + " ".join(symbol[value] for value in values[offsets[row] : offsets[row] + row + 1])
+                for row in range(rows)
+            ]
+
         names = [f"{chr(97 + c)}{r + 1}" for r in range(rows) for c in range(r + 1)]
     else:
         kind = "diagonal" if move == 3 else "orthogonal"
-        lines = ["".join(symbol[value] for value in values[r * cols : (r + 1) * cols]) for r in range(rows)]
-        names = []
-        for r in range(rows):
-            for c in range(cols):
-                names.append(f"{chr(97 + c)}{r + 1}")
-    if len(marked) > 1:  # most of the board marked, in some: not plainly "finish here"
-        return code, title, None, "several marked holes, whose meaning is not known to this converter"
-    finish = names[marked[0]] if marked else "any"
-    return code, title, f"kind: {kind}\nfinish: {finish}\n" + "\n".join(lines) + "\n", ""
+
+        def draw(symbol: dict) -> list:
+            return ["".join(symbol[value] for value in values[r * cols : (r + 1) * cols]) for r in range(rows)]
+
+        names = [f"{chr(97 + c)}{r + 1}" for r in range(rows) for c in range(cols)]
+    if len(marked) > 1:
+        text = f"kind: {kind}\nfinish: pattern\n" + "\n".join(draw(start)) + "\n\n" + "\n".join(draw(final)) + "\n"
+    else:
+        finish = names[marked[0]] if marked else "any"
+        text = f"kind: {kind}\nfinish: {finish}\n" + "\n".join(draw(start)) + "\n"
+    return code, title, text, ""
 
 
 def solve_within(board, limit: float) -> tuple:

@@ -259,7 +259,14 @@ def test_debian_games_converted_to_board_files() -> None:
         if isinstance(event, Solved):
             final = referee(solution_text(board, event.jumps), board.kind)
             pegs = [cell for cell, char in final.items() if char == "X"]
-            assert len(pegs) == 1
+            if board.final_pegs == 1:
+                assert len(pegs) == 1
+            else:  # a final pattern: exactly its pegs, as its second drawing has them
+                drawing = path.read_text().split("\n\n")[-1]
+                assert len(pegs) == drawing.count("X") > 1
+                assert sorted(pegs) == sorted(
+                    cell for cell, char in picture(board.render(board.goal)).items() if char == "X"
+                )
     assert {"orthogonal", "diagonal", "triangular"} <= kinds
 
 
@@ -383,3 +390,64 @@ def test_fewest_moves_gives_up_on_a_board_too_big_to_prove() -> None:
     from twitterbot.jobs.pegs.fewest import fewest_moves
 
     assert fewest_moves(builtin("german"), max_states=1000) is None
+
+
+def reachable(cells: List[Cell], kind: str, start: int) -> Set[int]:
+    """Every position jumps can make from `start`, by brute force over the picture's geometry."""
+    moves = [((1 << a) | (1 << b), 1 << c) for a, b, c in jumps_of(cells, kind)]
+    seen, frontier = {start}, [start]
+    while frontier:
+        following = []
+        for position in frontier:
+            for needs, end in moves:
+                if position & needs == needs and not position & end:
+                    child = position ^ needs ^ end
+                    if child not in seen:
+                        seen.add(child)
+                        following.append(child)
+        frontier = following
+    return seen
+
+
+def drawn_with(text: str, pegs: Set[Cell]) -> str:
+    """`text`'s picture with pegs exactly in `pegs` (picture cells) and holes elsewhere."""
+    lines = [list(line) for line in text.split("\n")]
+    for y, line in enumerate(lines):
+        for x, char in enumerate(line):
+            if char in "XO":
+                line[x] = "X" if (y, x) in pegs else "O"
+    return "\n".join("".join(line) for line in lines)
+
+
+@pytest.mark.parametrize("budget", [None, 40])  # 40: too small to meet, so the depth-first search aims at the edge
+def test_final_patterns_agree_with_brute_force(monkeypatch: pytest.MonkeyPatch, budget: object) -> None:
+    """Patterns of 1 to 9 pegs on the 15-hole triangle, some reachable and some not, each solved
+    exactly when brute force reaches it, and every solution ends on the pattern itself."""
+    from twitterbot.jobs.pegs import meet
+
+    if budget is not None:
+        monkeypatch.setattr(meet, "MAX_POSITIONS", budget)
+    start_text = triangle_text(5)
+    cells = sorted(picture(start_text))  # reading order, as the board numbers its holes
+    full = (1 << len(cells)) - 1
+    found = reachable(cells, "triangular", full ^ 1)  # the top hole (cells[0]) empty
+    rng = np.random.default_rng(7)
+    verdicts = []
+    for pegs in (1, 2, 3, 4, 5, 6, 7, 9):
+        for _ in range(3):
+            chosen = {cells[hole] for hole in rng.choice(len(cells), size=pegs, replace=False).tolist()}
+            goal = sum(1 << hole for hole, cell in enumerate(cells) if cell in chosen)
+            text = f"kind: triangular\nfinish: pattern\n{start_text}\n\n{drawn_with(start_text, chosen)}\n"
+            board = parse_board(text, name="t")
+            *_, event = solve(board)
+            verdicts.append(goal in found)
+            assert isinstance(event, Solved) == (goal in found), text
+            answers = [event.jumps] if isinstance(event, Solved) else []
+            if budget is None:  # the search from both ends on its own (in solve, the others may win first)
+                *_, met = meet.MeetInTheMiddle(board).run()
+                assert bool(met) == (goal in found), text
+                answers += [met] if met else []
+            for jumps in answers:
+                final = referee(solution_text(board, jumps), "triangular")
+                assert {cell for cell, char in final.items() if char == "X"} == chosen
+    assert any(verdicts) and not all(verdicts)

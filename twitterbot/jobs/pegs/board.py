@@ -563,7 +563,14 @@ def pagoda_weights(board: Board) -> Optional[List[float]]:
     jump two steps nearer keeps the total, any other lowers it (Conway's soldiers argument)."""
     if board.target is None:
         return None
-    steps = _distances(board, board.target)
+    return pagoda_towards(board, board.target)
+
+
+def pagoda_towards(board: Board, target: int) -> Optional[List[float]]:
+    """`pagoda_weights` for a goal of one peg in `target`, whatever the board's own goal: every
+    hole gives one, and any of them bounds any goal (a position weighing less than a goal's
+    pegs, by any pagoda function, cannot reach it)."""
+    steps = _distances(board, target)
     ratio = (5**0.5 - 1) / 2
     weights = [ratio**step if step >= 0 else 0.0 for step in steps]
     for jump in board.jumps:  # the lattice distance makes it so; check rather than trust

@@ -106,9 +106,12 @@ def solve(
     dead: Set[int] = set()
     weights = pagoda_weights(board)
     searches = [_search(board, jumps, images, dead, weights) for jumps in _orders(board)]
+    pattern = board.goal is not None and board.target is None
+    if pattern:  # a final pattern: search from both ends first (the beam aims at one peg)
+        searches.insert(0, _meet(board))
     fewest = board.pegs(board.start)
     positions = 0
-    beam_started = False
+    beam_started = pattern
     next_report = started + report_every
     while searches:
         if not beam_started and positions >= BEAM_AFTER:
@@ -133,6 +136,13 @@ def solve(
             if outcome[0] == "gave up":  # the beam found nothing; the depth-first searches go on
                 searches.remove(search)
                 continue
+            if outcome[0] == "edge":  # too big to meet: depth-first searches aim at the goal's side
+                edge = outcome[2]
+                searches = [_search(board, jumps, images, dead, weights, edge) for jumps in _orders(board)]
+                break
+            if outcome[0] == "proved":
+                yield Impossible(outcome[2], positions, clock() - started)
+                return
             searches = []  # a depth-first order has tried everything: so have the others
             break
     yield Impossible(
@@ -142,6 +152,38 @@ def solve(
         positions,
         clock() - started,
     )
+
+
+def _meet(board: Board) -> Iterator:
+    """The search from both ends (meet.py), a level per turn: ("progress", positions) after each,
+    then ("solved", positions, jumps), ("proved", positions, reason) when the two sides do not
+    meet, or ("edge", positions, edge) when it outgrows its memory: the goal's side, for the
+    depth-first searches to aim at."""
+    from .meet import MeetInTheMiddle, TooBig, holds  # numpy: only for a final pattern
+
+    search = MeetInTheMiddle(board)
+    counted = 0
+    try:
+        for outcome in search.run():
+            made, counted = search.positions - counted, search.positions
+            if outcome is None:
+                yield ("progress", made)
+            elif outcome:
+                yield ("solved", made, outcome)
+                return
+            else:
+                forward, backward = len(search.forward) - 1, len(search.backward) - 1
+                yield (
+                    "proved",
+                    made,
+                    f"impossible: searched from both ends, no position {forward} jump{'' if forward == 1 else 's'} "
+                    f"from the start is {backward} jump{'' if backward == 1 else 's'} from the final pattern "
+                    f"({search.positions:,} positions in all)",
+                )
+                return
+    except TooBig:
+        depth, level = search.edge
+        yield ("edge", search.positions - counted, (depth, level, search.finish, holds))
 
 
 def _beams(board: Board) -> Iterator:
@@ -175,10 +217,13 @@ def _search(
     images: Callable[[int], List[int]],
     dead: Set[int],
     weights: Optional[List[float]] = None,
+    edge: Optional[Tuple[int, object, Callable[[int], Tuple[Jump, ...]], Callable[[object, int], bool]]] = None,
 ) -> Iterator:
     """One depth-first search in one jump order. Yields None after each `SLICE` positions,
     (fewest pegs, positions since the last yield) on a new record, then ("solved", n, jumps) or
-    ("exhausted", n, None).
+    ("exhausted", n, None). With an `edge` (depth, the positions there from which the goal is
+    reachable, how to finish from one, and a membership test), the search stops at that depth:
+    a position in it is won, any other a dead end.
 
     `dead` holds every orientation of each position proved hopeless: checking a child is then
     one set lookup, and the symmetry work is done once per dead position, not once per child.
@@ -190,6 +235,9 @@ def _search(
         floor, change = float("-inf"), [0.0] * len(jumps)
     weight = sum(weights[hole] for hole in range(board.size) if board.start >> hole & 1) if weights else 0.0
     fewest = board.pegs(board.start)
+    # Every jump takes one peg: a position with as few pegs as the goal is the goal or a dead end
+    # (a final pattern of 20 pegs is not searched for among positions of 19, 18, ... pegs).
+    last_depth = fewest - board.final_pegs if edge is None else edge[0]
     positions = 0
     path: List[Jump] = []
     # An explicit stack instead of recursion: (position, index of the next jump to try).
@@ -209,6 +257,12 @@ def _search(
             if board.is_won(child):
                 yield ("solved", positions, tuple(path))
                 return
+            if len(path) >= last_depth:
+                if edge is not None and edge[3](edge[1], child):
+                    yield ("solved", positions, tuple(path) + edge[2](child))
+                    return
+                path.pop()
+                continue
             stack.append((child, 0, weight + change[index]))
             pegs = board.pegs(child)
             if pegs < fewest:
