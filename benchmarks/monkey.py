@@ -11,7 +11,8 @@ of the paired ratios. Speeds are measured where a long run spends its time: from
 already holding a record of the given length.
 
 Targets (issue 18): prefix >= 0.6 of the C limit, anywhere >= 0.35; `monkey --keystrokes 1e8`
-typing within a second of CPU after the first run; anywhere under 150 MiB peak with one worker.
+typing within a second of CPU after the first run; anywhere under 150 MiB peak with one worker,
+on the first run (which builds the start-up cache) and on later runs alike.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from twitterbot.jobs.monkey.simulation import DRAW, KeyStream, Monkey, Round, Si
 
 KEYS = 27
 MIB = 1024 * 1024
+MEMORY_TARGET = 150  # MiB, peak, anywhere mode with one worker, first run and later runs alike
 
 
 def compile_limit(scratch: Path) -> Tuple[Optional[Path], str]:
@@ -213,16 +215,23 @@ def main() -> int:
         print(f"  for scale: python -c 'import numpy' {spread(plain, digits=2)} s CPU")
         print(f"  target: typing within 1 s of CPU after the first run: {'met' if started_ok else 'MISSED'}")
 
-        print("\nmemory, peak RSS of the whole process")
-        shutil.rmtree(Path(state) / "monkey-cache", ignore_errors=True)
-        cold = peak_of([*base, "--keystrokes", "1e8"])
-        warm = peak_of([*base, "--keystrokes", "1e8"])
-        memory_ok = max(cold, warm) < 150
-        print(
-            f"  anywhere, one worker, 1e8 keystrokes: {cold:.0f} MiB on the first run (builds the index), "
-            f"{warm:.0f} MiB later (index memory-mapped from the cache)   target < 150 MiB: "
-            f"{'met' if memory_ok else 'MISSED'}"
-        )
+        print("\nmemory: peak RSS of the whole process, `monkey --no-post --keystrokes 1e8`, anywhere mode, one worker")
+        first, later = [], []
+        for _ in range(args.repeats):
+            shutil.rmtree(Path(state) / "monkey-cache", ignore_errors=True)
+            first.append(peak_of([*base, "--keystrokes", "1e8"]))
+            later.append(peak_of([*base, "--keystrokes", "1e8"]))
+        memory_ok = True
+        for name, peaks in (
+            ("first run (builds the cache: works, index, kernel)", first),
+            ("later runs (the index memory-mapped from the cache)", later),
+        ):
+            met = max(peaks) < MEMORY_TARGET  # every repeat, not only the median
+            memory_ok = memory_ok and met
+            print(f"  {name:52} {spread(peaks)} MiB   target < {MEMORY_TARGET} MiB: {'met' if met else 'MISSED'}")
+        numpy_alone = [peak_of([sys.executable, "-c", "import numpy"]) for _ in range(args.repeats)]
+        print(f"  for scale: python -c 'import numpy' {spread(numpy_alone)} MiB")
+        warm = statistics.median(later)
         cached = prepare(Options(mode="anywhere"), texts, cache_dir=Path(state) / "monkey-cache")
         shared = sum(np.asarray(array).nbytes for array in cached.matcher.index().values()) / MIB
         workers = worker_memory(cached, 4)

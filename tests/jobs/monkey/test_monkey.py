@@ -275,6 +275,54 @@ def test_the_typing_stops_at_a_record_length_or_the_whole_text() -> None:
     assert events[-1].length >= 9 and simulation.keystrokes == ROUND  # it stops at the end of the round
 
 
+def reference_index(works: Sequence[str], keys: str, depth: int) -> Tuple[set, List[int], List[int]]:
+    """The anywhere index written out plainly: the 4-grams inside works (packed 5 bits a key),
+    every position's next `depth` letters as a base-(k+1) number (0 past a work's end), and how
+    many different stretches of each length the works hold."""
+    corpus = corpus_codes(works, keys).tolist()  # Python ints: no 8-bit overflow
+    k = len(keys)
+    grams = {
+        sum(corpus[i + j] << (5 * j) for j in range(4)) for i in range(len(corpus) - 3) if k not in corpus[i : i + 4]
+    }
+    codes = set()
+    for i in range(len(corpus)):
+        code = 0
+        for j in range(depth):
+            letter = corpus[i + j] if i + j < len(corpus) else k
+            code = code * (k + 1) + (0 if letter == k else letter + 1)
+        codes.add(code)
+    distinct = [0] + [
+        len({work[i : i + n] for work in works for i in range(len(work) - n + 1)}) for n in range(1, depth + 1)
+    ]
+    return grams, sorted(codes), distinct
+
+
+@pytest.mark.parametrize("keys", ["ab", "abcdefghijklmnopqrstuvwxyz "])
+def test_the_index_built_in_chunks_equals_the_plain_one(keys: str) -> None:
+    """The index is built a chunk of positions at a time (to bound the first run's memory):
+    every chunk size, down to one position, gives the index built at once, and both match it
+    written out plainly. Skewed letters repeat stretches, so repeats straddle chunk edges."""
+    weights = np.linspace(1, 4, len(keys)) / np.linspace(1, 4, len(keys)).sum()
+    works = random_works(keys, 5, [700, 1, 0, 300], weights) + ["a" * 50]
+    corpus = corpus_codes(works, keys)
+    whole = AnywhereMatcher(corpus, len(keys), chunk=len(corpus))
+    grams, codes, distinct = reference_index(works, keys, whole.depth)
+    if whole.gram == 4:
+        assert set(np.flatnonzero(whole.index()["gram_ok"]).tolist()) == grams
+    assert whole.index()["codes"].tolist() == codes
+    assert whole.index()["distinct"].tolist() == distinct
+    assert whole.longest == 700
+    for chunk in (1, 2, 3, 64, 1000, len(corpus) - 1):
+        built = AnywhereMatcher(corpus, len(keys), chunk=chunk)
+        for name, array in whole.index().items():
+            assert array.dtype == built.index()[name].dtype
+            assert np.array_equal(array, built.index()[name]), (chunk, name)
+    empty = AnywhereMatcher(np.zeros(0, dtype=np.uint8), len(keys), chunk=2)
+    assert empty.index()["codes"].size == 0 and empty.longest == 0
+    with pytest.raises(ValueError, match="chunk 0"):
+        AnywhereMatcher(corpus, len(keys), chunk=0)
+
+
 def test_the_expected_factor_follows_the_corpus() -> None:
     keys = "ab"
     matcher = AnywhereMatcher(corpus_codes(["aaaa"], keys), 2)

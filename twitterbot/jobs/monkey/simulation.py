@@ -45,6 +45,9 @@ __all__ = [
 DRAW = 1 << 18
 # Each monkey types this many keys per round; the parent reports and checkpoints between rounds.
 ROUND = 1 << 22
+# The anywhere index is built this many corpus positions at a time (4 MiB of 64-bit codes): the
+# build's working memory beyond the index itself. Any value gives the same index.
+INDEX_CHUNK = 1 << 19
 
 
 class KeyStream:
@@ -198,9 +201,21 @@ class AnywhereMatcher:
     corpus's sorted codes of `depth` letters (as many as fit in 64 bits); longer windows are
     confirmed in the text itself."""
 
-    def __init__(self, corpus: np.ndarray, key_count: int, *, index: Optional[Dict[str, np.ndarray]] = None) -> None:
-        """Build the index over `corpus`, or take it as `index()` gave it (from a cache: the
-        arrays may be read-only memory maps, shared by every process that maps the file)."""
+    def __init__(
+        self,
+        corpus: np.ndarray,
+        key_count: int,
+        *,
+        index: Optional[Dict[str, np.ndarray]] = None,
+        chunk: int = INDEX_CHUNK,
+    ) -> None:
+        """Build the index over `corpus`, `chunk` positions at a time, or take it as `index()`
+        gave it (from a cache: the arrays may be read-only memory maps, shared by every process
+        that maps the file). The index is the same for any `chunk`; only the build's working
+        memory grows with it."""
+        if chunk < 1:
+            raise ValueError(f"chunk {chunk}: at least 1 position per step")
+        self._chunk = chunk
         self.key_count = k = key_count
         self.corpus = np.ascontiguousarray(corpus, dtype=np.uint8)
         self._text = self.corpus.tobytes()
@@ -234,8 +249,9 @@ class AnywhereMatcher:
         g, corpus = self.gram, self.corpus
         ok = np.zeros(1 << (self._bits * g), dtype=bool)
         n = len(corpus) - g + 1
-        if n > 0:
-            columns = [corpus[j : j + n] for j in range(g)]
+        for start in range(0, max(n, 0), self._chunk):  # 64-bit codes for a chunk, not the corpus
+            stop = min(n, start + self._chunk)
+            columns = [corpus[start + j : stop + j] for j in range(g)]
             crossing = np.any([column == self.key_count for column in columns], axis=0)
             ok[self._pack(columns)[~crossing]] = True
         return ok
@@ -257,25 +273,51 @@ class AnywhereMatcher:
 
     def _sorted_codes(self) -> np.ndarray:
         """For every corpus position, its next `depth` letters as one number (base k+1, letter
-        values 1..k, 0 after a work's end), sorted and without repeats."""
+        values 1..k, 0 after a work's end), sorted and without repeats.
+
+        The codes (8 bytes a letter) are the one array as large as the index itself: they are
+        computed, sorted and freed of repeats in place, a chunk at a time, so the build needs
+        little more memory than the index it leaves (a user's first run must fit where later
+        runs do)."""
+        n, depth, base = len(self.corpus), self.depth, np.uint64(self.base)
         # One byte per digit (a 64-bit copy of the corpus would add 8 bytes a letter to the peak).
-        digits = np.where(self.corpus == self.key_count, 0, self.corpus + 1).astype(np.uint8)
-        digits = np.concatenate([digits, np.zeros(self.depth, dtype=np.uint8)])
-        n, base = len(self.corpus), np.uint64(self.base)
-        codes = np.zeros(n, dtype=np.uint64)
-        for j in range(self.depth):
-            codes *= base
-            codes += digits[j : j + n]
-        codes.sort()
-        if n:
-            codes = codes[np.concatenate([[True], codes[1:] != codes[:-1]])]
+        digits = np.zeros(n + depth, dtype=np.uint8)
+        np.add(self.corpus, 1, out=digits[:n])
+        digits[:n][self.corpus == self.key_count] = 0
+        codes = np.empty(n, dtype=np.uint64)
+        for start in range(0, n, self._chunk):
+            stop = min(n, start + self._chunk)
+            part = codes[start:stop]
+            part[:] = digits[start:stop]
+            for j in range(1, depth):
+                part *= base
+                part += digits[start + j : stop + j]
+        del digits
+        codes.sort()  # in place
+        kept = 1 if n else 0
+        last = codes[0] if n else None
+        for start in range(1, n, self._chunk):
+            # Each chunk's new values move down to `kept` (never past the chunk): copies, so
+            # nothing is read after it is overwritten.
+            part = codes[start : min(n, start + self._chunk)]
+            new = np.empty(len(part), dtype=bool)
+            new[0] = part[0] != last
+            np.not_equal(part[1:], part[:-1], out=new[1:])
+            last = part[-1]  # a scalar: a copy
+            values = part[new]
+            codes[kept : kept + len(values)] = values
+            kept += len(values)
+        part = values = None  # no view of the buffer outlives its resizing
+        codes.resize(kept, refcheck=False)  # gives the repeats' room back, without a copy
         return codes
 
     @property
     def longest(self) -> int:
         """No record can be longer than the longest work."""
-        ends = np.flatnonzero(np.concatenate([[self.key_count], self.corpus, [self.key_count]]) == self.key_count)
-        return int(np.diff(ends).max() - 1) if len(ends) > 1 else 0
+        # The works' ends, with one before the corpus and one after it; only these few are 64-bit
+        # (a corpus padded by Python ints would be a 64-bit copy, 8 bytes a letter).
+        ends = np.concatenate([[-1], np.flatnonzero(self.corpus == self.key_count), [len(self.corpus)]])
+        return int(np.diff(ends).max() - 1)
 
     @property
     def nbytes(self) -> int:
@@ -283,25 +325,30 @@ class AnywhereMatcher:
 
     def _count_distinct(self) -> np.ndarray:
         """How many different stretches of each length 0..depth the corpus has (no work's end
-        inside), all in one pass over the sorted codes: the records' "one more letter" factor."""
+        inside), in one pass over the sorted codes, a chunk at a time: the records' "one more
+        letter" factor."""
         counts = np.zeros(self.depth + 1, dtype=np.int64)
         codes, base = self._codes, np.uint64(self.base)
-        if not codes.size:
-            return counts
-        # How many letters each code has before its first work's end (a 0 digit).
-        whole = np.full(len(codes), self.depth, dtype=np.uint8)
-        rest = codes.copy()
-        for j in range(self.depth - 1, -1, -1):  # digit j from the top is rest // base^(depth-1-j) % base
-            zero = rest % base == 0
-            whole[zero] = j
-            rest //= base
-        prefixes = rest  # reused: one buffer as large as the codes, not one per length
-        changed = np.empty(len(codes), dtype=bool)
-        for length in range(1, self.depth + 1):
-            np.floor_divide(codes, np.uint64(self.base ** (self.depth - length)), out=prefixes)
-            changed[0] = True
-            np.not_equal(prefixes[1:], prefixes[:-1], out=changed[1:])
-            counts[length] = np.count_nonzero(changed & (whole >= length))
+        for start in range(0, len(codes), self._chunk):
+            # The code before the chunk too, to tell whether the chunk's first one is new.
+            before = 1 if start else 0
+            part = codes[start - before : start + self._chunk]
+            # How many letters each code has before its first work's end (a 0 digit).
+            whole = np.full(len(part), self.depth, dtype=np.uint8)
+            rest = part.copy()
+            zero = np.empty(len(part), dtype=bool)
+            for j in range(self.depth - 1, -1, -1):  # digit j from the top is rest // base^(depth-1-j) % base
+                np.equal(rest % base, 0, out=zero)
+                whole[zero] = j
+                rest //= base
+            prefixes = rest  # reused: one buffer as large as the chunk, not one per length
+            changed = np.empty(len(part), dtype=bool)
+            for length in range(1, self.depth + 1):
+                np.floor_divide(part, np.uint64(self.base ** (self.depth - length)), out=prefixes)
+                changed[0] = True
+                np.not_equal(prefixes[1:], prefixes[:-1], out=changed[1:])
+                changed &= whole >= length
+                counts[length] += np.count_nonzero(changed[before:])
         return counts
 
     def distinct(self, length: int) -> int:
