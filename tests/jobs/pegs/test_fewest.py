@@ -4,6 +4,7 @@ with it (they read the printed pictures; see test_kinds.py), and the English boa
 
 from __future__ import annotations
 
+import io
 import os
 from functools import cache
 from pathlib import Path
@@ -15,6 +16,7 @@ from test_kinds import FIXTURES, Cell, jumps_of, picture, referee, triangle_text
 
 from twitterbot.jobs.pegs.board import BOARDS, builtin, parse_board, position_class_proof
 from twitterbot.jobs.pegs.fewest import Counted, FewestMoves, Searched, TooBig, fewest_moves, search_fewest
+from twitterbot.jobs.pegs.job import run_fewest
 from twitterbot.jobs.pegs.solve import solution_text
 
 SQUARE_4 = "XXXX\nXOXX\nXXXX\nXXXX"
@@ -98,6 +100,38 @@ def test_the_search_reports_the_count_then_each_move() -> None:
     assert all(event.seen <= event.finishable for event in searched)
     assert isinstance(events[-1], FewestMoves) and events[-1].moves == 8
     assert events.index(counted[-1]) < events.index(searched[0])
+
+
+class Recorder:
+    """A reporter that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.updates: List[Tuple[str, bool]] = []
+        self.ticks = 0
+        self.result = ""
+
+    def update(self, message: str, *, milestone: bool = False) -> None:
+        self.updates.append((message, milestone))
+
+    def tick(self) -> None:
+        self.ticks += 1
+
+    def done(self, message: str = "") -> None:
+        self.result = message
+
+
+def test_the_job_reports_the_count_and_each_move_then_the_answer() -> None:
+    reporter = Recorder()
+    out = io.StringIO()
+    assert run_fewest(builtin("fireplace"), reporter, out=out)  # type: ignore[arg-type]
+    counted = [message for message, milestone in reporter.updates if "counted level" in message]
+    moves = [message for message, milestone in reporter.updates if milestone]
+    assert counted and "positions that can still reach the goal" in counted[0]
+    assert moves[0].startswith("2 positions within 1 move of the start, of the 12 that can reach the goal")
+    assert " within 8 moves " in moves[-1]
+    assert reporter.ticks > 0
+    assert reporter.result.startswith("solved in 8 moves (proved the fewest)")
+    assert "Moves (8, proved the fewest): " in out.getvalue()
 
 
 def test_a_board_too_big_is_refused_with_the_reason() -> None:

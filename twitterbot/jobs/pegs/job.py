@@ -61,8 +61,8 @@ def run_fewest(
             reporter.update(f"finding the positions that can still reach the goal: {words}")
         elif isinstance(event, Searched):
             words = (
-                f"no solution in {plural(event.moves - 1, 'move')}; {plural(event.seen, 'position')} of "
-                f"{event.finishable:,} reached"
+                f"{plural(event.seen, 'position')} within {plural(event.moves, 'move')} of the start, of the "
+                f"{event.finishable:,} that can reach the goal"
             )
             status.show(f"fewest moves: {words}", part="job")
             reporter.update(words, milestone=True)
