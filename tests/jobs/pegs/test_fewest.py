@@ -71,6 +71,9 @@ def moves_in(printed: str) -> Tuple[int, List[Cell]]:
         ("triangular", triangle_text(5, (2, 1)), "c5", [(4, 4)], 11),
         ("diagonal", SQUARE_4, "c3", [(2, 2)], 8),
         ("orthogonal", BOARDS["fireplace"][0], "centre", [(3, 3)], 8),
+        # A final pattern of two pegs (a drawing after the board).
+        ("triangular", triangle_text(5), "pattern", [(4, 0), (4, 8)], 8),
+        ("diagonal", SQUARE_4, "pattern", [(0, 0), (3, 3)], 7),
         # Impossible, though the position classes allow it: the search proves it.
         ("triangular", triangle_text(5, (2, 1)), "a1", [(0, 4)], None),
     ],
@@ -79,7 +82,15 @@ def test_fewest_moves_to_a_goal_agree_with_brute_force(
     kind: str, text: str, finish: str, goal: List[Cell], expected: Optional[int]
 ) -> None:
     assert fewest_by_brute_force(text, kind, goal) == expected  # the table itself is right
-    board = parse_board(f"kind: {kind}\n{text}", name="small", finish=finish)
+    if finish == "pattern":  # the same drawing with pegs on the goal's holes only
+        lines = text.split("\n")
+        drawing = "\n".join(
+            "".join(("X" if (y, x) in goal else "O") if char in "XO" else char for x, char in enumerate(line))
+            for y, line in enumerate(lines)
+        )
+        board = parse_board(f"kind: {kind}\nfinish: pattern\n{text}\n\n{drawing}", name="small")
+    else:
+        board = parse_board(f"kind: {kind}\n{text}", name="small", finish=finish)
     result = fewest_moves(board)
     assert result is not None and result.proved
     if expected is None:

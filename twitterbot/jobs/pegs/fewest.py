@@ -25,7 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Deque, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 from .board import Board, Jump, position_class_proof
+from .count import Counting, count_levels
+from .orient import Orienter
 
 __all__ = [
     "Counted",
@@ -120,7 +124,7 @@ def search_fewest(
     max_level: int = MAX_LEVEL,
     folder: Optional[Path] = None,
     clock: Callable[[], float] = time.process_time,
-    progress: Optional[Callable[[object], None]] = None,
+    progress: Optional[Callable[[Counting], None]] = None,
 ) -> Iterator[Event]:
     """Yield progress, then a `FewestMoves` (proved minimal) or `TooBig`. A goal position is
     searched by moves over the positions it can be reached from, found by counting the board
@@ -164,12 +168,8 @@ def _by_moves(
     folder: Path,
     max_level: int,
     clock: Callable[[], float],
-    progress: Optional[Callable[[object], None]],
+    progress: Optional[Callable[[Counting], None]],
 ) -> Iterator[Event]:
-    import numpy as np  # only this search needs numpy
-
-    from .orient import Orienter
-
     began = clock()
     orient = Orienter(board)
     assert board.goal is not None
@@ -182,25 +182,26 @@ def _by_moves(
         yield TooBig(
             f"board {board.name} is too big for --fewest-moves: after {positions:,} positions {jumps - 1} jumps "
             f"from the start, its count would make about {coming:,} the jump after, more than {max_level:,} (the "
-            "English board's largest level has 3,626,632); solve it without --fewest-moves"
+            "English board's central game makes at most 3,626,632: fewer symmetries of the goal, or a bigger board, "
+            "make more); solve it without --fewest-moves"
         )
         return
     if board.full ^ board.goal == board.start:
-        finishable = _finishable_by_complement(np, board, orient, folder, levels)
+        finishable = _finishable_by_complement(board, orient, folder, levels)
     else:
-        finishable = _finishable_by_children(np, board, orient, folder, levels)
+        finishable = _finishable_by_children(board, orient, folder, levels)
     yield from _search(board, orient, finishable, clock, began)
 
 
-def _finishable_by_complement(np, board: Board, orient, folder: Path, levels: int):
+def _finishable_by_complement(board: Board, orient: Orienter, folder: Path, levels: int) -> np.ndarray:
     """A central game (the start is the goal's complement): a position can reach the goal iff
     the goal's complement, the start, can reach the position's complement. So level k's
     finishable positions are those whose complement is on level `levels - 1 - k`: no search."""
     full = np.uint64(board.full)
     found = []
     for jumps in range(levels):
-        here = _load(np, folder, jumps)
-        there = np.sort(orient.canonical(_load(np, folder, levels - 1 - jumps) ^ full))
+        here = _load(folder, jumps)
+        there = np.sort(orient.canonical(_load(folder, levels - 1 - jumps) ^ full))
         if len(there):
             at = np.minimum(np.searchsorted(there, here), len(there) - 1)
             found.append(here[there[at] == here])
@@ -208,14 +209,14 @@ def _finishable_by_complement(np, board: Board, orient, folder: Path, levels: in
     return np.sort(np.concatenate(found))
 
 
-def _finishable_by_children(np, board: Board, orient, folder: Path, levels: int):
+def _finishable_by_children(board: Board, orient: Orienter, folder: Path, levels: int) -> np.ndarray:
     """Any other goal: from the last level back to the first, a position can reach the goal iff
     one of its children can: one pass over the count's levels, a block of positions at a time."""
-    last = _load(np, folder, levels - 1)
+    last = _load(folder, levels - 1)
     later = last[last == np.uint64(board.goal)]  # the goal is its own image: it is canonical
     found = [later]
     for jumps in range(levels - 2, -1, -1):
-        here = _load(np, folder, jumps)
+        here = _load(folder, jumps)
         can_finish = np.zeros(len(here), dtype=bool)
         for first in range(0, len(here) if len(later) else 0, BLOCK):
             block = here[first : first + BLOCK]
@@ -235,12 +236,10 @@ def _finishable_by_children(np, board: Board, orient, folder: Path, levels: int)
 def _count(board, where, levels, max_level, progress, clock, began) -> Iterator[Counted]:
     """The count's levels, kept in `where`, up to the one with as few pegs as the goal. It stops
     (`_Stop`) before making a level of more than `max_level` positions, as far as the growth from
-    the level before predicts it: the count holds some 40 bytes for each position it makes."""
-    from .count import count_levels
-
+    the level before predicts it: the count's peak memory follows the biggest level it makes."""
     sizes: List[int] = []
 
-    def watch(counting) -> None:
+    def watch(counting: Counting) -> None:
         if counting.done == 0:  # the first block of a level: `total` is the level being expanded
             sizes.append(counting.total)
             coming = counting.total * counting.total // sizes[-2] if len(sizes) > 1 else counting.total
@@ -255,19 +254,20 @@ def _count(board, where, levels, max_level, progress, clock, began) -> Iterator[
             break
 
 
-def _load(np, folder: Path, jumps: int):
+def _load(folder: Path, jumps: int) -> np.ndarray:
     try:
         return np.load(folder / f"level-{jumps}.npy")
     except FileNotFoundError:  # the count ended before: no position has that few pegs
         return np.zeros(0, dtype=np.uint64)
 
 
-def _search(board: Board, orient, finishable, clock, began) -> Iterator[Event]:
+def _search(
+    board: Board, orient: Orienter, finishable: np.ndarray, clock: Callable[[], float], began: float
+) -> Iterator[Event]:
     """Breadth-first by moves over `finishable` (sorted canonical positions): each level is
     every position one move (a chain of jumps by one peg) from the level before, not seen yet."""
-    import numpy as np
 
-    def where(positions):
+    def where(positions: np.ndarray) -> np.ndarray:
         """Index of each position in `finishable`, -1 if it is not there."""
         at = np.minimum(np.searchsorted(finishable, positions), len(finishable) - 1)
         return np.where(finishable[at] == positions, at, -1)
@@ -297,7 +297,7 @@ def _search(board: Board, orient, finishable, clock, began) -> Iterator[Event]:
         reached, origins = [], []
         for first in range(0, len(frontier), BLOCK):
             block = frontier[first : first + BLOCK]
-            for index, origin in _one_move(np, board, by_start, orient, where, seen, finishable[block], block):
+            for index, origin in _one_move(board, by_start, orient, where, seen, finishable[block], block):
                 reached.append(index)
                 origins.append(origin)
         if reached:
@@ -316,11 +316,19 @@ def _search(board: Board, orient, finishable, clock, began) -> Iterator[Event]:
     yield FewestMoves(_replay_moves(board, targets), moves, True, total)
 
 
-def _one_move(np, board: Board, by_start, orient, where, seen, positions, origins):
+def _one_move(
+    board: Board,
+    by_start: Dict[int, List[Jump]],
+    orient: Orienter,
+    where: Callable[[np.ndarray], np.ndarray],
+    seen: np.ndarray,
+    positions: np.ndarray,
+    origins: np.ndarray,
+) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
     """Every new finishable position one chain of jumps away: yields (its index, its parent's
     index) in batches. A chain goes on only through positions that can still reach the goal and
     were not seen before this move (a seen one's continuations are one move from it, so no newer)."""
-    holes = None
+    holes = np.zeros(0, dtype=np.intp)
     first_jump = True
     while len(positions):
         children, ends, parents = [], [], []
