@@ -19,7 +19,8 @@ from twitterbot.jobs.pegs.fewest import Counted, FewestMoves, Searched, TooBig, 
 from twitterbot.jobs.pegs.job import run_fewest
 from twitterbot.jobs.pegs.solve import solution_text
 
-SQUARE_4 = "XXXX\nXOXX\nXXXX\nXXXX"
+# A 4x4 square without two opposite corners (the brute force is quick on its 14 holes).
+CUT_SQUARE = " XXX\nXOXX\nXXXX\nXXX "
 
 
 def fewest_by_brute_force(text: str, kind: str, goal_cells: List[Cell]) -> Optional[int]:
@@ -66,14 +67,14 @@ def moves_in(printed: str) -> Tuple[int, List[Cell]]:
     [
         # The start is the goal's complement (a central game): found with the count's mirror levels.
         ("triangular", triangle_text(5), "a1", [(0, 4)], 10),
-        ("diagonal", SQUARE_4, "b2", [(1, 1)], 8),
+        ("diagonal", CUT_SQUARE, "b2", [(1, 1)], 9),
         # Any other start: the positions that can finish are found level by level from the last.
         ("triangular", triangle_text(5, (2, 1)), "c5", [(4, 4)], 11),
-        ("diagonal", SQUARE_4, "c3", [(2, 2)], 8),
+        ("diagonal", " XX \nXOXX\nXXXX\n XX ", "c3", [(2, 2)], 8),
         ("orthogonal", BOARDS["fireplace"][0], "centre", [(3, 3)], 8),
         # A final pattern of two pegs (a drawing after the board).
         ("triangular", triangle_text(5), "pattern", [(4, 0), (4, 8)], 8),
-        ("diagonal", SQUARE_4, "pattern", [(0, 0), (3, 3)], 7),
+        ("diagonal", CUT_SQUARE, "pattern", [(0, 3), (3, 0)], 8),
         # Impossible, though the position classes allow it: the search proves it.
         ("triangular", triangle_text(5, (2, 1)), "a1", [(0, 4)], None),
     ],
@@ -149,6 +150,11 @@ def test_a_board_too_big_is_refused_with_the_reason() -> None:
     *_, event = search_fewest(builtin("german"), max_level=1_000)
     assert isinstance(event, TooBig) and "too big for --fewest-moves" in event.reason
     assert fewest_moves(builtin("german"), max_level=1_000) is None
+    # Levels of 115,029 then 438,445 positions: the next, 1,556,366, is foreseen and never made.
+    events = list(search_fewest(builtin("german"), max_level=500_000))
+    assert isinstance(events[-1], TooBig) and "after 438,445 positions 10 jumps" in events[-1].reason
+    assert "would make about 1,67" in events[-1].reason
+    assert max(event.positions for event in events if isinstance(event, Counted)) == 115_029
     *_, anywhere = search_fewest(builtin("german", finish="any"), max_states=1_000)
     assert isinstance(anywhere, TooBig) and "--finish" in anywhere.reason
 

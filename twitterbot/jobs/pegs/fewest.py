@@ -237,12 +237,13 @@ def _count(board, where, levels, max_level, progress, clock, began) -> Iterator[
     """The count's levels, kept in `where`, up to the one with as few pegs as the goal. It stops
     (`_Stop`) before making a level of more than `max_level` positions, as far as the growth from
     the level before predicts it: the count's peak memory follows the biggest level it makes."""
-    sizes: List[int] = []
+    sizes: Dict[int, int] = {}  # jumps of the level being made -> positions of the one expanded
 
     def watch(counting: Counting) -> None:
-        if counting.done == 0:  # the first block of a level: `total` is the level being expanded
-            sizes.append(counting.total)
-            coming = counting.total * counting.total // sizes[-2] if len(sizes) > 1 else counting.total
+        if counting.jumps not in sizes:  # a new level: `total` is the level being expanded
+            sizes[counting.jumps] = counting.total
+            before = sizes.get(counting.jumps - 1)
+            coming = counting.total * counting.total // before if before else counting.total
             if max(counting.total, coming) > max_level:
                 raise _Stop(counting.jumps, counting.total, coming)
         if progress:
