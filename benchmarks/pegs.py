@@ -3,6 +3,7 @@ as the baseline, and the full English count. Prints its figures; run it from the
 
     .venv/bin/python benchmarks/pegs.py            # about a minute on a 2-core machine
     .venv/bin/python benchmarks/pegs.py --no-count # skip the 30 s count
+    .venv/bin/python benchmarks/pegs.py --no-count --no-fewest   # nor the English fewest moves (a minute)
     .venv/bin/python benchmarks/pegs.py --no-count --french --debian x/usr/share/games/peg-solitaire/games/data.sol
     PEGS_PEER=/tmp/pegrust/target/release/peg-solitaire .venv/bin/python benchmarks/pegs.py
 
@@ -301,10 +302,56 @@ def measure_count(peer: str) -> None:
     print(f"ratio ours/peer: CPU {cpu / peer_cpu:.2f}x, peak memory {peak / peer_peak:.2f}x")
 
 
+_FEWEST = """
+import sys, tempfile
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from twitterbot.jobs.pegs.board import builtin
+from twitterbot.jobs.pegs.fewest import Counted, FewestMoves, search_fewest, group_moves
+from twitterbot.jobs.pegs.solve import replay
+board = builtin("english")
+counted = 0.0
+for event in search_fewest(board):
+    if isinstance(event, Counted):
+        counted = event.seconds
+assert isinstance(event, FewestMoves) and board.is_won(replay(board, event.jumps)[-1])
+assert len(group_moves(event.jumps)) == event.moves
+print(event.moves, event.proved, counted, event.states)
+"""
+
+_ZERO_ONE = """
+import sys
+sys.path.insert(0, {root!r})
+from twitterbot.jobs.pegs.board import builtin
+from twitterbot.jobs.pegs.fewest import MAX_STATES, _zero_one
+print(_zero_one(builtin("english"), MAX_STATES) is None)
+"""
+
+
+def measure_fewest() -> None:
+    """`solve english --fewest-moves` (18 moves, the published minimum, proved) in a child process,
+    CPU and peak memory; the 0-1 search it replaced, which gives up on the English board, as the
+    baseline in the same run."""
+    root = str(Path(__file__).resolve().parents[1])
+    cpu, peak, out = run_measured([sys.executable, "-c", _FEWEST.format(root=root)])
+    moves, proved, counted, states = out.split()
+    print(
+        f"fewest moves english: {moves} moves ({'ok' if moves == '18' else 'WRONG'}: 18 is the published minimum), "
+        f"{'proved minimal' if proved == 'True' else 'NOT proved'}; {cpu:.1f} s CPU ({float(counted):.1f} s of it the "
+        f"count), peak {peak:,.0f} MiB; {int(states):,} positions searched by moves"
+    )
+    old_cpu, old_peak, out = run_measured([sys.executable, "-c", _ZERO_ONE.format(root=root)])
+    print(
+        f"baseline, the 0-1 search over (position, last hole): {'gave up' if out.strip() == 'True' else 'answered'} "
+        f"at 500,000 states after {old_cpu:.1f} s CPU, peak {old_peak:,.0f} MiB"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline-limit", type=float, default=20.0, help="seconds to give the seed's algorithm")
     parser.add_argument("--no-count", action="store_true", help="skip counting the English board")
+    parser.add_argument("--no-fewest", action="store_true", help="skip the English board's fewest moves")
     parser.add_argument("--debian", metavar="DATA_SOL", help="also play every game of Debian's data.sol")
     parser.add_argument("--french", action="store_true", help="also the French board from every start")
     parser.add_argument("--limit", type=float, default=10.0, help="CPU seconds per Debian or French game")
@@ -334,6 +381,8 @@ def main() -> None:
         measure_debian(Path(args.debian), args.limit)
     if not args.no_count:
         measure_count(args.peer)
+    if not args.no_fewest:
+        measure_fewest()
 
 
 if __name__ == "__main__":

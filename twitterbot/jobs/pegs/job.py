@@ -21,10 +21,10 @@ from ...progress.statusline import NullStatusLine, StatusLine
 from ...wording import plural
 from .board import Board
 from .count import Counting, Level, count_levels, finishable_counts
-from .fewest import MAX_STATES, fewest_moves, group_moves
+from .fewest import Counted, FewestMoves, Searched, TooBig, group_moves, search_fewest
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
-__all__ = ["run_count", "run_solve"]
+__all__ = ["run_count", "run_fewest", "run_solve"]
 
 AnyReporter = Union[Reporter, NullReporter]
 AnyStatus = Union[StatusLine, NullStatusLine]
@@ -36,16 +36,43 @@ def run_fewest(
     *,
     output: Optional[Path] = None,
     out: TextIO = sys.stdout,
+    status: Optional[AnyStatus] = None,
+    folder: Optional[Path] = None,
 ) -> bool:
     """Find the solution with the fewest moves (a move: one peg's run of jumps) and print it as
-    `solve` does, with a line of its moves and whether the count is proved minimal."""
-    result = fewest_moves(board)
-    if result is None:
-        raise UsageError(
-            f"board {board.name} is too big for --fewest-moves ({board.size} holes: the search, which proves its "
-            f"answer minimal, would hold more than {MAX_STATES:,} positions): use it on boards of up to about 25 "
-            "holes, or solve without --fewest-moves"
+    `solve` does, with a line of its moves and whether the count is proved minimal. A goal
+    position first counts the board (its levels kept in `folder`), which on the English board
+    takes most of the time: the status line and the reporter follow both stages."""
+    status = status or NullStatusLine()
+
+    def counting(progress: Counting) -> None:
+        status.show(
+            f"fewest moves: counting level {progress.jumps}: {progress.done / max(progress.total, 1):.0%} of "
+            f"{plural(progress.total, 'position')} expanded",
+            part="job",
         )
+        reporter.tick()
+
+    result: Optional[FewestMoves] = None
+    for event in search_fewest(board, folder=folder, progress=counting):
+        if isinstance(event, Counted):
+            words = f"counted level {event.jumps} of {event.levels - 1}: {plural(event.positions, 'position')}"
+            status.show(f"fewest moves: {words}", part="job")
+            reporter.update(f"finding the positions that can still reach the goal: {words}")
+        elif isinstance(event, Searched):
+            words = (
+                f"{plural(event.seen, 'position')} within {plural(event.moves, 'move')} of the start, of the "
+                f"{event.finishable:,} that can reach the goal"
+            )
+            status.show(f"fewest moves: {words}", part="job")
+            reporter.update(words, milestone=True)
+        elif isinstance(event, TooBig):
+            status.clear()
+            raise UsageError(event.reason)
+        else:
+            result = event
+    status.clear()
+    assert result is not None  # search_fewest always ends with FewestMoves or TooBig
     if result.jumps is None:
         text = f"{board.name}: impossible: no sequence of jumps reaches the goal ({result.states:,} positions tried)\n"
         out.write(text)
