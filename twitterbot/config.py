@@ -106,11 +106,15 @@ SETTINGS: Dict[str, Setting] = {
     "PROGRESS_FAILED_TEMPLATE": Setting("", "template", "progress mode: text of the failure post"),
     "POST_TO": Setting("x", "networks", "where to post: x, mastodon, bluesky, or several, e.g. mastodon,bluesky"),
     "MASTODON_INSTANCE": Setting("", "optional_url", "Mastodon: your server's address, e.g. https://mastodon.social"),
-    "MASTODON_ACCESS_TOKEN": Setting("", "secret", "Mastodon: access token of an application (Preferences > Development)"),
+    "MASTODON_ACCESS_TOKEN": Setting(
+        "", "secret", "Mastodon: access token of an application (Preferences > Development)"
+    ),
     "MASTODON_VISIBILITY": Setting("unlisted", "visibility", "Mastodon: public, unlisted, private or direct"),
     "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social"),
     "BLUESKY_APP_PASSWORD": Setting("", "app_password", "Bluesky: an app password (never your account password)"),
-    "BLUESKY_SERVICE": Setting("https://bsky.social", "url", "Bluesky: your PDS (the default serves bsky.social accounts)"),
+    "BLUESKY_SERVICE": Setting(
+        "https://bsky.social", "url", "Bluesky: your PDS (the default serves bsky.social accounts)"
+    ),
 }
 
 CREDENTIAL_NAMES = (
@@ -437,7 +441,9 @@ def _parse_networks(name: str, text: str, where: str, base_dir: Optional[Path]) 
         hint = (
             "X was called Twitter: write x"
             if unknown and unknown[0] == "twitter"
-            else did_you_mean(unknown[0], NETWORK_NAMES) if unknown else None
+            else did_you_mean(unknown[0], NETWORK_NAMES)
+            if unknown
+            else None
         )
         raise ConfigError(
             f"{name}={_show(text)} from {where}: {what}"

@@ -557,7 +557,18 @@ class HistoryStore:
         )
         return [
             JobPost(
-                row[0], _parse_iso(row[1]), row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8], row[9], row[10], row[11]
+                row[0],
+                _parse_iso(row[1]),
+                row[2],
+                row[3],
+                row[4],
+                row[5],
+                bool(row[6]),
+                row[7],
+                row[8],
+                row[9],
+                row[10],
+                row[11],
             )
             for row in rows
         ]

@@ -118,7 +118,9 @@ def test_check_online_names_each_account(both: BotHome, mastodon_emulator: Masto
     assert f"Mastodon accepts the keys: posting as @{mastodon_emulator.username}@" in result.stdout
 
 
-def test_a_progress_job_threads_on_both(both: BotHome, mastodon_emulator: MastodonEmulator, emulator: XEmulator) -> None:
+def test_a_progress_job_threads_on_both(
+    both: BotHome, mastodon_emulator: MastodonEmulator, emulator: XEmulator
+) -> None:
     both.write_env(PROGRESS_FIRST_AFTER="0", PROGRESS_EVERY="1s")
     result = both.run("watch", "--name", "count", "--", "sh", "-c", "echo one; sleep 2; echo two")
     assert result.returncode == 0, result.stderr

@@ -139,7 +139,11 @@ def check_keys(config: Config) -> None:
     missing = config.missing()
     if missing:
         where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
-        guides = {"x": "'Getting X keys'", "mastodon": "'Getting a Mastodon token'", "bluesky": "'Getting a Bluesky app password'"}
+        guides = {
+            "x": "'Getting X keys'",
+            "mastodon": "'Getting a Mastodon token'",
+            "bluesky": "'Getting a Bluesky app password'",
+        }
         guide = " and ".join(guides[network] for network in config.post_to)
         raise ConfigError(
             f"{', '.join(missing)} not set (POST_TO={','.join(config.post_to)}): put them in {where} (copy "

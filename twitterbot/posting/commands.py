@@ -96,7 +96,11 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         for line in tweets.lines:  # posted only where it fits: say where it will not go
             for fit in line.fits:
                 if not fit.fits:
-                    why = fit.reason if fit.length <= fit.limit and fit.reason else f"{fit.length} of {fit.limit} {fit.unit}"
+                    why = (
+                        fit.reason
+                        if fit.length <= fit.limit and fit.reason
+                        else f"{fit.length} of {fit.limit} {fit.unit}"
+                    )
                     print(
                         f"note     {config.tweets_file} line {line.lineno} is too long for {label(fit.network)}"
                         f" ({why}): it is posted to the other networks only"
@@ -161,7 +165,9 @@ def _history(args: argparse.Namespace, config: Config) -> int:
             tag = ""
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry), entry.outcome
-            thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.tweet_id else ""
+            thread = (
+                f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.tweet_id else ""
+            )
             on = f" on {label(entry.network)}" if entry.network != "x" else ""
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
         detail = " ".join(part for part in (tag, preview(text, 50) if text else "", reason or "", url or "") if part)
@@ -242,7 +248,9 @@ def _add_run(parser: Parser) -> None:
 
 def _add_check(commands: Commands) -> None:
     check = add_command(commands, "check", _check, help="check settings, keys, tweets file and state folder")
-    check.add_argument("--online", action="store_true", help="also log in to each network in POST_TO and name the account")
+    check.add_argument(
+        "--online", action="store_true", help="also log in to each network in POST_TO and name the account"
+    )
 
 
 def _add_history(commands: Commands) -> None:

@@ -321,9 +321,7 @@ def decide_and_post(
     assert chosen is not None  # load_tweets never returns an empty file
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
-        planned = tuple(
-            Sent(fit.network, "would_post" if fit.fits else "too_long", fit) for fit in chosen.line.fits
-        )
+        planned = tuple(Sent(fit.network, "would_post" if fit.fits else "too_long", fit) for fit in chosen.line.fits)
         return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=chosen.line, networks=planned)
     if not posters():
         raise ValueError("a real run needs a poster")
@@ -470,6 +468,7 @@ def _first_post(sent: Tuple[Sent, ...]) -> dict:
         "check_url": posted.check_url if posted and not posted.confirmed else None,
     }
 
+
 _SITE = {"x": "x.com", "mastodon": "your Mastodon server", "bluesky": "bsky.app"}
 
 
@@ -510,7 +509,11 @@ def _where(planned: Tuple[Sent, ...], line: TweetLine) -> str:
         fit = sent.fit
         if fit is None:
             continue
-        counted = f"{fit.length} of {fit.limit} {fit.unit}" if fit.network != "x" else f"{fit.length} of {fit.limit} as X counts"
+        counted = (
+            f"{fit.length} of {fit.limit} {fit.unit}"
+            if fit.network != "x"
+            else f"{fit.length} of {fit.limit} as X counts"
+        )
         if not fit.fits:
             parts.append(f"not to {label(fit.network)}: too long ({fit.reason or counted})")
         elif fit.network == "x" and line.has_url:

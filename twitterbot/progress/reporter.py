@@ -145,7 +145,9 @@ class Reporter:
         self._templates = templates
         self._thread = thread
         self._clock = clock
-        self._dry_run = all(isinstance(each, DryRunPoster) for each in self._posters.values())  # only the log's wording differs
+        self._dry_run = all(
+            isinstance(each, DryRunPoster) for each in self._posters.values()
+        )  # only the log's wording differs
         # What a post's text must fit: every network posted to (a dry run says which it stands for).
         self._networks = tuple(networks or [n for n in self._posters if n != "dry-run"] or ["x"])
         self._status: Status = status or NullStatusLine()
@@ -532,9 +534,7 @@ def check_template(template: str, known: Iterable[str]) -> None:
             )
 
 
-def fit(
-    template: str, fields: Mapping[str, object], message: str, networks: Sequence[str] = ("x",)
-) -> Optional[str]:
+def fit(template: str, fields: Mapping[str, object], message: str, networks: Sequence[str] = ("x",)) -> Optional[str]:
     """Fill `template` and make it fit every one of `networks` (X's weighted 280, Bluesky's 300
     graphemes...): shorten the message a word at a time (URLs are words, so never cut), then, if
     the rest alone is too long, the whole text. None if nothing sensible fits."""
@@ -607,7 +607,6 @@ def _fits_all(text: str, networks: Sequence[str]) -> bool:
         elif not measure_on(network, text).fits:
             return False
     return True
-
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
