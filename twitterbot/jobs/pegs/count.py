@@ -20,11 +20,14 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from .board import Board
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .kernel import Kernel
 
 __all__ = ["Counting", "Level", "count_levels", "finishable_counts", "load_checkpoint"]
 
@@ -208,12 +211,14 @@ def count_levels(
     clock: Callable[[], float] = time.perf_counter,
     progress: Optional[Callable[[Counting], None]] = None,
     keep: Optional[Path] = None,
+    kernel: Optional["Kernel"] = None,
 ) -> Iterator[Level]:
     """Yield each level as it is counted, from the start (0 jumps) to the last reachable one.
     With `checkpoint`, each level is saved there (atomically) and a later call resumes after the
     last saved level instead of starting again. `progress` hears how far the level being counted
     is, before each block of positions (a big level takes minutes). With `keep` (a folder), each
-    level's positions are saved there as `level-N.npy` for `finishable_counts`.
+    level's positions are saved there as `level-N.npy` for `finishable_counts`. With `kernel`
+    (kernel.load), each level is made by the compiled kernel: the same levels, faster.
 
     A level is yielded once the next one is made, since the games that end on it are known
     only then."""
@@ -229,9 +234,16 @@ def count_levels(
         history.append(_level(board, 0, level, 0.0))
         _keep(keep, 0, level[0])
     began = clock()
+    growth = 4.0  # the next level's size over this one's, as last seen: sizes the kernel's table
     while True:
         after_block = _progress_of(progress, len(history), clock) if progress else lambda done, total: None
-        level, games = _next_level(board, orient, level, block, after_block)
+        if kernel is None:
+            level, games = _next_level(board, orient, level, block, after_block)
+        else:
+            size = len(level[0])
+            level, stuck = kernel.next_level(board, level, block, int(size * growth * 1.1) + 16, after_block)
+            games = _exact(*stuck)
+            growth = max(len(level[0]) / max(size, 1), 0.1)
         history[-1] = dataclasses.replace(history[-1], games=games)
         yield history[-1]
         if not len(level[0]):
@@ -247,7 +259,9 @@ def _keep(folder: Optional[Path], jumps: int, positions: np.ndarray) -> None:
         np.save(folder / f"level-{jumps}.npy", positions)
 
 
-def finishable_counts(board: Board, folder: Path, levels: int) -> Optional[List[int]]:
+def finishable_counts(
+    board: Board, folder: Path, levels: int, *, kernel: Optional["Kernel"] = None
+) -> Optional[List[int]]:
     """Per level, the positions (up to symmetry) from which the goal can still be reached: OEIS
     A112738 for the English board. None unless the goal is one peg and the start is its
     complement (a central game), or if a level's file is missing.
@@ -255,7 +269,8 @@ def finishable_counts(board: Board, folder: Path, levels: int) -> Optional[List[
     Played backwards, a jump is a jump of the holes: the positions that can still reach the goal
     are the complements of the positions reachable from the goal's complement, which is the
     start. So level k's answer is its positions whose complement is on level (2P - n - k), P
-    the start's pegs and n the holes: no search beyond the count itself."""
+    the start's pegs and n the holes: no search beyond the count itself. With `kernel`, the
+    orienting and matching are compiled: the same answer."""
     if board.goal is None or board.full ^ board.goal != board.start:
         return None
     orient = _Orienter(board)
@@ -268,8 +283,11 @@ def finishable_counts(board: Board, folder: Path, levels: int) -> Optional[List[
                 found.append(0)
                 continue
             here = np.load(folder / f"level-{jumps}.npy")
-            there = orient.canonical(np.load(folder / f"level-{mirror}.npy") ^ np.uint64(board.full))
-            found.append(int(np.isin(here, there, assume_unique=True).sum()))
+            there = np.load(folder / f"level-{mirror}.npy") ^ np.uint64(board.full)
+            if kernel is None:
+                found.append(int(np.isin(here, orient.canonical(there), assume_unique=True).sum()))
+            else:  # matched as two sorted lists
+                found.append(kernel.common(np.sort(here), np.sort(kernel.canonical(board, there))))
     except OSError:
         return None
     return found
