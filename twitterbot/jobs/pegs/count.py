@@ -197,7 +197,7 @@ def _next_level(
     games = _exact(*stuck)
     if not pieces:
         empty = np.zeros(0, dtype=np.uint64)
-        return (empty, empty, empty), games
+        return (empty, empty, np.zeros(0, dtype=np.uint32)), games
     if len(pieces) == 1:
         return pieces[0], games
     return _merge(pieces), games
@@ -211,7 +211,7 @@ def count_levels(
     clock: Callable[[], float] = time.perf_counter,
     progress: Optional[Callable[[Counting], None]] = None,
     keep: Optional[Path] = None,
-    kernel: Optional["Kernel"] = None,
+    kernel: Optional[Kernel] = None,
 ) -> Iterator[Level]:
     """Yield each level as it is counted, from the start (0 jumps) to the last reachable one.
     With `checkpoint`, each level is saved there (atomically) and a later call resumes after the
@@ -260,7 +260,7 @@ def _keep(folder: Optional[Path], jumps: int, positions: np.ndarray) -> None:
 
 
 def finishable_counts(
-    board: Board, folder: Path, levels: int, *, kernel: Optional["Kernel"] = None
+    board: Board, folder: Path, levels: int, *, kernel: Optional[Kernel] = None
 ) -> Optional[List[int]]:
     """Per level, the positions (up to symmetry) from which the goal can still be reached: OEIS
     A112738 for the English board. None unless the goal is one peg and the start is its

@@ -22,6 +22,7 @@ from ...wording import plural
 from .board import Board
 from .count import Counting, Level, count_levels, finishable_counts
 from .fewest import MAX_STATES, fewest_moves, group_moves
+from .kernel import Kernel
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
 __all__ = ["run_count", "run_solve"]
@@ -114,12 +115,14 @@ def run_count(
     status: Optional[AnyStatus] = None,
     clock: Callable[[], float] = time.monotonic,
     levels: Optional[Path] = None,
+    kernel: Optional[Kernel] = None,
 ) -> Level:
     """Count `board` level by level, printing a line and reporting each level; returns the last.
     With `checkpoint`, a stopped count resumes after its last finished level. On a terminal the
     status line shows the level being counted, how far it is and, at its pace, how long it has left.
     With `levels` (a folder), each level's positions are kept there, to count the positions from
-    which the goal can still be reached once the count is done (a central game only)."""
+    which the goal can still be reached once the count is done (a central game only). With
+    `kernel` (kernel.load), the levels are made in C: the same output, faster."""
     status = status or NullStatusLine()
     total = 0
     last: Optional[Level] = None
@@ -138,7 +141,7 @@ def run_count(
 
     out.write("jumps  positions  sequences  complete games ending here\n")
     games = 0
-    for level in count_levels(board, checkpoint=checkpoint, progress=counting, clock=clock, keep=levels):
+    for level in count_levels(board, checkpoint=checkpoint, progress=counting, clock=clock, keep=levels, kernel=kernel):
         total += level.positions
         games += level.games
         status.clear()
@@ -158,7 +161,7 @@ def run_count(
     status.clear()
     out.write(f"{board.name}: {summary} ({last.seconds:.1f} s)\n")
     if levels is not None:
-        finishable = finishable_counts(board, levels, last.jumps + 1)
+        finishable = finishable_counts(board, levels, last.jumps + 1, kernel=kernel)
         if finishable is not None:
             out.write(
                 "positions from which the goal can still be reached, per level (OEIS A112738 for english): "

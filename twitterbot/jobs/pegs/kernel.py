@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 ENV = "TWITTERBOT_PEGS_KERNEL"
 SOURCE = Path(__file__).with_name("kernel.c")
-_kernels: Dict[Path, "Kernel"] = {}
+_kernels: Dict[Path, Kernel] = {}
 
 Arrays = Tuple[np.ndarray, np.ndarray, np.ndarray]  # positions (uint64), counts (uint64), residues (uint32)
 
