@@ -286,8 +286,9 @@ def finishable_counts(
             there = np.load(folder / f"level-{mirror}.npy") ^ np.uint64(board.full)
             if kernel is None:
                 found.append(int(np.isin(here, orient.canonical(there), assume_unique=True).sum()))
-            else:  # matched as two sorted lists
-                found.append(kernel.common(np.sort(here), np.sort(kernel.canonical(board, there))))
+            else:  # matched as two sorted lists (the level files are sorted, unless written by hand)
+                here = here if np.all(here[1:] > here[:-1]) else np.unique(here)
+                found.append(kernel.common(here, kernel.canonical(board, there)))
     except OSError:
         return None
     return found

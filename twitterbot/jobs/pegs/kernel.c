@@ -85,10 +85,10 @@ typedef struct {
     size_t capacity, used;
 } table_t;
 
-/* The board, as kernel.py hands it over: symmetries x chunks x 256 images of each byte of a
- * position, and per jump its needs/flips masks and its flips' image under each symmetry. */
+/* The board, as kernel.py hands it over: symmetries x chunks x 2^bits images of each chunk of
+ * a position, and per jump its needs/flips masks and its flips' image under each symmetry. */
 typedef struct {
-    uint32_t symmetries, chunks, jumps, unused;
+    uint32_t symmetries, chunks, jumps, bits; /* a position is looked up `bits` at a time */
     const uint64_t *tables, *needs, *flips, *images;
 } board_t;
 
@@ -133,6 +133,12 @@ static void insert(table_t *table, uint64_t key, size_t at, uint64_t count, uint
     }
 }
 
+/* Whether a table of `capacity` slots can be addressed: slot_of needs capacity < 2^32, and the
+ * bytes must fit a size_t (on a 32-bit system, 4 GiB). */
+static int too_big(size_t capacity) {
+    return (uint64_t)capacity >= ((uint64_t)1 << 32) || capacity > SIZE_MAX / sizeof(slot_t);
+}
+
 static size_t capacity_for(size_t entries) {
     size_t capacity = entries / LOAD_NUMERATOR * LOAD_DENOMINATOR + 64;
     return capacity < 1024 ? 1024 : capacity;
@@ -144,7 +150,7 @@ void *pegs_table_new(size_t expected) {
     if (!table)
         return NULL;
     table->capacity = capacity_for(expected);
-    if ((uint64_t)table->capacity >= ((uint64_t)1 << 32) ||
+    if (too_big(table->capacity) ||
         !(table->slots = big_zeroed(table->capacity * sizeof(slot_t)))) {
         free(table);
         return NULL;
@@ -165,7 +171,7 @@ size_t pegs_table_size(const void *handle) { return ((const table_t *)handle)->u
 /* Half again as many slots; 0, or -1 without the memory (the table is then unchanged). */
 static int grow(table_t *table) {
     size_t capacity = table->capacity + table->capacity / 2;
-    if ((uint64_t)capacity >= ((uint64_t)1 << 32))
+    if (too_big(capacity))
         return -1;
     slot_t *slots = big_zeroed(capacity * sizeof(slot_t)), *old = table->slots;
     if (!slots)
@@ -186,11 +192,16 @@ typedef struct {
 } pending_t;
 
 static void images_of(const board_t *board, uint64_t position, uint64_t *image) {
+    const uint32_t bits = board->bits, chunks = board->chunks;
+    const uint64_t mask = ((uint64_t)1 << bits) - 1;
+    size_t at[64];
+    for (uint32_t c = 0; c < chunks; c++)
+        at[c] = ((size_t)c << bits) + (size_t)((position >> (bits * c)) & mask);
     for (uint32_t s = 0; s < board->symmetries; s++) {
-        const uint64_t *table = board->tables + (size_t)s * board->chunks * 256;
+        const uint64_t *table = board->tables + ((size_t)s * chunks << bits);
         uint64_t value = 0;
-        for (uint32_t c = 0; c < board->chunks; c++)
-            value |= table[(size_t)c * 256 + ((position >> (8 * c)) & 255)];
+        for (uint32_t c = 0; c < chunks; c++)
+            value |= table[at[c]];
         image[s] = value;
     }
 }
@@ -238,7 +249,7 @@ int pegs_expand(void *handle, const board_t *board, const uint64_t *parents, con
                 }
                 size_t at = slot_of(best, table->capacity);
                 PREFETCH(&table->slots[at]);
-                PREFETCH((const char *)&table->slots[at] + sizeof(slot_t) - 1);
+                PREFETCH((const char *)&table->slots[at] + 64);
                 if (pending == RING) {
                     insert(table, ring[head].key, ring[head].at, ring[head].count, ring[head].check);
                     head = (head + 1) % RING;
@@ -320,6 +331,35 @@ void pegs_canonical(const board_t *board, const uint64_t *positions, size_t n, u
             best = image[s] < best ? image[s] : best;
         out[i] = best;
     }
+}
+
+/* Sort n positions of `bits` bits in place (LSD radix sort, 11 bits a pass). 0, or -1 without
+ * memory (then they are left as they were). */
+int pegs_sort(uint64_t *values, size_t n, unsigned bits) {
+    uint64_t *spare = big_zeroed((n ? n : 1) * sizeof *spare), *from = values, *to = spare;
+    if (!spare)
+        return -1;
+    size_t offsets[2048];
+    for (unsigned shift = 0; shift < bits; shift += 11) {
+        memset(offsets, 0, sizeof offsets);
+        for (size_t i = 0; i < n; i++)
+            offsets[(from[i] >> shift) & 2047]++;
+        size_t total = 0;
+        for (size_t d = 0; d < 2048; d++) {
+            size_t here = offsets[d];
+            offsets[d] = total;
+            total += here;
+        }
+        for (size_t i = 0; i < n; i++)
+            to[offsets[(from[i] >> shift) & 2047]++] = from[i];
+        uint64_t *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != values)
+        memcpy(values, from, n * sizeof *values);
+    big_free(spare, (n ? n : 1) * sizeof *spare);
+    return 0;
 }
 
 /* How many values two sorted arrays of distinct values have in common. */

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 ENV = "TWITTERBOT_PEGS_KERNEL"
 SOURCE = Path(__file__).with_name("kernel.c")
 _kernels: Dict[Path, Kernel] = {}
+CHUNK_BITS = 8  # 8 syms x 5 chunks x 256 entries: 80 KiB for the English board, cache-resident
 
 Arrays = Tuple[np.ndarray, np.ndarray, np.ndarray]  # positions (uint64), counts (uint64), residues (uint32)
 
@@ -45,7 +46,7 @@ class _BoardData(ctypes.Structure):
         ("symmetries", ctypes.c_uint32),
         ("chunks", ctypes.c_uint32),
         ("jumps", ctypes.c_uint32),
-        ("unused", ctypes.c_uint32),
+        ("bits", ctypes.c_uint32),
         ("tables", ctypes.c_void_p),
         ("needs", ctypes.c_void_p),
         ("flips", ctypes.c_void_p),
@@ -57,16 +58,16 @@ class Prepared:
     """A board in kernel.c's terms: each symmetry's image of every byte of a position, and each
     jump's masks and images. The arrays live as long as this object."""
 
-    def __init__(self, board: Board) -> None:
+    def __init__(self, board: Board, chunk_bits: int = CHUNK_BITS) -> None:
         self.bits = board.size
-        chunks = (board.size + 7) // 8
+        chunks = (board.size + chunk_bits - 1) // chunk_bits
         symmetries = board.symmetries
-        values = np.arange(256, dtype=np.uint64)
-        self._tables = np.zeros((len(symmetries), chunks, 256), dtype=np.uint64)
+        values = np.arange(1 << chunk_bits, dtype=np.uint64)
+        self._tables = np.zeros((len(symmetries), chunks, 1 << chunk_bits), dtype=np.uint64)
         for s, permutation in enumerate(symmetries):
             for chunk in range(chunks):
-                for bit in range(8):
-                    hole = chunk * 8 + bit
+                for bit in range(chunk_bits):
+                    hole = chunk * chunk_bits + bit
                     if hole < board.size:
                         has = (values >> np.uint64(bit)) & np.uint64(1)
                         self._tables[s, chunk] |= has << np.uint64(permutation[hole])
@@ -77,7 +78,7 @@ class Prepared:
             dtype=np.uint64,
         ).reshape(len(board.jumps), len(symmetries))
         self.data = _BoardData(
-            len(symmetries), chunks, len(board.jumps), 0,
+            len(symmetries), chunks, len(board.jumps), chunk_bits,
             self._tables.ctypes.data, self._needs.ctypes.data, self._flips.ctypes.data, self._images.ctypes.data,
         )  # fmt: skip
 
@@ -106,6 +107,9 @@ class Kernel:
         self._canonical = library.pegs_canonical
         self._canonical.restype = None
         self._canonical.argtypes = [ctypes.POINTER(_BoardData), ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        self._sort = library.pegs_sort
+        self._sort.restype = ctypes.c_int
+        self._sort.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
         self._common = library.pegs_common
         self._common.restype = ctypes.c_size_t
         self._common.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
@@ -156,15 +160,17 @@ class Kernel:
         return (keys, sums, residues), (int(stuck[0]), int(stuck[1]))
 
     def canonical(self, board: Board, positions: np.ndarray) -> np.ndarray:
-        """The smallest orientation of each position."""
+        """The smallest orientation of each position, sorted."""
         prepared = self.prepare(board)
         positions = np.ascontiguousarray(positions, dtype=np.uint64)
         out = np.empty_like(positions)
         self._canonical(ctypes.byref(prepared.data), positions.ctypes.data, len(positions), out.ctypes.data)
+        if self._sort(out.ctypes.data, len(out), prepared.bits):
+            out.sort()  # the kernel had no memory for its sort: numpy's
         return out
 
     def common(self, first: np.ndarray, second: np.ndarray) -> int:
-        """How many values two sorted arrays of distinct uint64 have in common."""
+        """How many values two arrays of distinct uint64, each sorted, have in common."""
         first = np.ascontiguousarray(first, dtype=np.uint64)
         second = np.ascontiguousarray(second, dtype=np.uint64)
         return int(self._common(first.ctypes.data, len(first), second.ctypes.data, len(second)))
