@@ -12,8 +12,9 @@ time. `--french` does the French board from every single-hole start, finish anyw
 hole. The count runs in a child process so that its CPU time and peak memory are its own; the
 Rust peer (BerndAmend/peg-solitaire-rust, built by you outside this repository) runs the same
 way when `--peer` or `PEGS_PEER` names its binary, else it is reported unavailable. The count
-runs as `pegs count` runs it: with the compiled kernel, built beforehand into a temporary folder
-(as the first `pegs count` builds it into the state folder); `--repeat N` alternates ours and the
+is `bot.py pegs count english --no-post` itself, with a temporary state folder (checkpoints and
+level files included) where the compiled kernel is built beforehand, as the first `pegs count`
+builds it; `--repeat N` alternates ours and the
 peer's N times and prints the median of the paired ratios; `--numpy` also times the numpy path.
 
 The baseline re-implements the seed's depth-first search faithfully: the board is a dict of
@@ -247,32 +248,21 @@ def run_measured(command: list, env: Optional[dict] = None) -> tuple:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text
 
 
-_COUNT = """
-import sys, tempfile
-from pathlib import Path
-sys.path.insert(0, {root!r})
-from twitterbot.jobs.pegs.board import builtin
-from twitterbot.jobs.pegs.count import count_levels, finishable_counts
-from twitterbot.jobs.pegs.kernel import load
-kernel = load(Path({cache!r}))  # as `pegs count` does: built already, so only loaded here
-board = builtin("english")
-total = games = 0
-with tempfile.TemporaryDirectory() as folder:
-    for level in count_levels(board, keep=Path(folder), kernel=kernel):
-        total += level.positions
-        games += level.games
-    finishable = finishable_counts(board, Path(folder), level.jumps + 1, kernel=kernel)
-print(total, level.solutions, games, ",".join(map(str, finishable)), "c" if kernel else "numpy")
-"""
-
-
-def _ours(cache: Path, numpy: bool) -> tuple:
-    """(CPU s, peak MiB, words printed) of our English count in a child process."""
-    root = str(Path(__file__).resolve().parents[1])
-    command = [sys.executable, "-c", _COUNT.format(root=root, cache=str(cache))]
-    environ = dict(os.environ, TWITTERBOT_PEGS_KERNEL="numpy") if numpy else None
-    cpu, peak, out = run_measured(command, env=environ)
-    return cpu, peak, out.split()
+def _ours(state: Path, numpy: bool) -> tuple:
+    """(CPU s, peak MiB, (positions, solutions, games, A112738 list)) of `bot.py pegs count english
+    --no-post` in a child process, as a user runs it: checkpoints and level files in `state`."""
+    root = Path(__file__).resolve().parents[1]
+    env_file = state.parent / "bench.env"
+    env_file.write_text(f"BOT_STATE_DIR={state}\n")
+    env_file.chmod(0o600)
+    command = [sys.executable, str(root / "bot.py"), "--env-file", str(env_file), "pegs", "count", "english"]
+    environ = dict(os.environ, TWITTERBOT_PEGS_KERNEL="numpy" if numpy else "auto")
+    cpu, peak, out = run_measured(command + ["--no-post"], env=environ)
+    summary = next(line for line in out.splitlines() if line.startswith("english: "))
+    numbers = [int(word.replace(",", "")) for word in summary.replace(";", " ").split() if word[0].isdigit()]
+    finishable = next(line for line in out.splitlines() if line.startswith("positions from which"))
+    a112738 = finishable.split(": ", 1)[1].split(";")[0].replace(",", "").replace(" ", ",")
+    return cpu, peak, (numbers[0], numbers[2], numbers[3], a112738)
 
 
 def measure_count(peer: str, repeat: int, numpy: bool) -> None:
@@ -282,11 +272,12 @@ def measure_count(peer: str, repeat: int, numpy: bool) -> None:
 
     from twitterbot.jobs.pegs.kernel import load
 
-    with tempfile.TemporaryDirectory(prefix="pegs-bench-") as cache:
+    with tempfile.TemporaryDirectory(prefix="pegs-bench-") as folder:
         import resource
 
+        state = Path(folder) / "state"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        built = load(Path(cache))  # the first `pegs count` builds it into BOT_STATE_DIR/pegs-cache
+        built = load(state / "pegs-cache")  # where the first `pegs count` builds it
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if built is None:
             print("compiled kernel: unavailable (see the log line above): counting with numpy")
@@ -296,13 +287,13 @@ def measure_count(peer: str, repeat: int, numpy: bool) -> None:
         peer_ok = bool(peer) and Path(peer).exists()
         ours, theirs, first = [], [], []
         for run in range(repeat):
-            cpu, peak, words = _ours(Path(cache), numpy=False)
+            cpu, peak, words = _ours(state, numpy=False)
             ours.append((cpu, peak))
-            total, solutions, games = (int(word) for word in words[:3])
+            total, solutions, games, _ = words
             if run == 0:
-                first = words[:4]
+                first = words
                 print(
-                    f"count english ({'compiled kernel' if words[4] == 'c' else 'numpy'}): {total:,} positions "
+                    f"bot.py pegs count english ({'compiled kernel' if built else 'numpy'}): {total:,} positions "
                     f"(A112737 total {A112737_TOTAL:,}: {'ok' if total == A112737_TOTAL else 'WRONG'}), "
                     f"{solutions:,} solutions ({'ok' if solutions == ENGLISH_SOLUTIONS else 'WRONG'}), "
                     f"{games:,} complete games ({'ok' if games == ENGLISH_GAMES else 'WRONG'})"
@@ -330,9 +321,9 @@ def measure_count(peer: str, repeat: int, numpy: bool) -> None:
             print(f"ratio ours/peer: CPU {median(ratios):.2f}x (median of the paired ratios, range "
                   f"{ratios[0]:.2f}-{ratios[-1]:.2f}x), peak memory {peak / peer_peak:.2f}x")  # fmt: skip
         if numpy:
-            cpu, peak, words = _ours(Path(cache), numpy=True)
+            cpu, peak, words = _ours(state, numpy=True)
             print(f"numpy path (TWITTERBOT_PEGS_KERNEL=numpy): {cpu:.1f} s CPU, peak {peak:,.0f} MiB, "
-                  f"{'the same figures' if words[:4] == first else 'DIFFERENT figures: ' + ' '.join(words[:3])}")  # fmt: skip
+                  f"{'the same figures' if words == first else 'DIFFERENT figures: ' + str(words[:3])}")  # fmt: skip
 
 
 def main() -> None:
