@@ -176,3 +176,26 @@ def test_the_command_builds_the_kernel_in_the_state_folder(home: BotHome) -> Non
     built = [path.name for path in (home.path / "state" / "pegs-cache").iterdir()]
     assert len(built) == 1 and built[0].startswith("kernel-") and built[0].endswith(".so")
     assert list((home.path / "elsewhere").iterdir()) == []  # nothing under the cwd
+
+
+def test_a_resumed_count_sizes_its_table_from_the_saved_levels(kernel: Kernel, tmp_path: Path) -> None:
+    """The table is sized by the last growth seen, also after a resume: not by the first
+    levels' guess (x4), which on a big level would reserve several times the memory needed."""
+    board = builtin("pyramid")
+    checkpoint = tmp_path / "count.npz"
+    partial = count_levels(board, checkpoint=checkpoint, kernel=kernel)
+    for _ in range(8):
+        next(partial)
+    partial.close()
+    history, level = load_checkpoint(checkpoint, board)
+    asked = []
+
+    class Spy:
+        def next_level(self, board, level, block, expected, after_block):  # type: ignore[no-untyped-def]
+            asked.append((len(level[0]), expected))
+            return kernel.next_level(board, level, block, expected, after_block)
+
+    list(count_levels(board, checkpoint=checkpoint, kernel=Spy()))  # type: ignore[arg-type]
+    size, expected = asked[0]
+    assert size == history[-1].positions == 7988
+    assert expected <= 1.1 * size * history[-1].positions / history[-2].positions + 16

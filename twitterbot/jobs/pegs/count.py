@@ -234,7 +234,8 @@ def count_levels(
         history.append(_level(board, 0, level, 0.0))
         _keep(keep, 0, level[0])
     began = clock()
-    growth = 4.0  # the next level's size over this one's, as last seen: sizes the kernel's table
+    # The next level's size over this one's, as last seen: sizes the kernel's table.
+    growth = history[-1].positions / history[-2].positions if len(history) > 1 else 4.0
     while True:
         after_block = _progress_of(progress, len(history), clock) if progress else lambda done, total: None
         if kernel is None:
