@@ -256,7 +256,7 @@ def _ours(state: Path, numpy: bool) -> tuple:
     env_file.write_text(f"BOT_STATE_DIR={state}\n")
     env_file.chmod(0o600)
     command = [sys.executable, str(root / "bot.py"), "--env-file", str(env_file), "pegs", "count", "english"]
-    environ = dict(os.environ, TWITTERBOT_PEGS_KERNEL="numpy" if numpy else "auto")
+    environ = dict(os.environ, TWITTERBOT_PEGS_KERNEL="numpy") if numpy else None  # else as the caller's
     cpu, peak, out = run_measured(command + ["--no-post"], env=environ)
     summary = next(line for line in out.splitlines() if line.startswith("english: "))
     numbers = [int(word.replace(",", "")) for word in summary.replace(";", " ").split() if word[0].isdigit()]
