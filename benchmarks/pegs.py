@@ -2,17 +2,21 @@
 as the baseline, and the full English count. Prints its figures; run it from the checkout:
 
     .venv/bin/python benchmarks/pegs.py            # about a minute on a 2-core machine
-    .venv/bin/python benchmarks/pegs.py --no-count # skip the 30 s count
+    .venv/bin/python benchmarks/pegs.py --no-count # skip the English count
     .venv/bin/python benchmarks/pegs.py --no-count --no-fewest   # nor the English fewest moves (a minute)
     .venv/bin/python benchmarks/pegs.py --no-count --french --debian x/usr/share/games/peg-solitaire/games/data.sol
-    PEGS_PEER=/tmp/pegrust/target/release/peg-solitaire .venv/bin/python benchmarks/pegs.py
+    PEGS_PEER=/tmp/pegrust/target/release/peg_solitaire .venv/bin/python benchmarks/pegs.py --no-solve --repeat 5
 
 `--debian` plays every game of Debian's peg-solitaire package (`apt-get download peg-solitaire`,
 `dpkg-deb -x`): solved, proved impossible, or unknown after `--limit` CPU seconds, and the worst
 time. `--french` does the French board from every single-hole start, finish anywhere and on each
 hole. The count runs in a child process so that its CPU time and peak memory are its own; the
 Rust peer (BerndAmend/peg-solitaire-rust, built by you outside this repository) runs the same
-way when `--peer` or `PEGS_PEER` names its binary, else it is reported unavailable.
+way when `--peer` or `PEGS_PEER` names its binary, else it is reported unavailable. The count
+is `bot.py pegs count english --no-post` itself, with a temporary state folder (checkpoints and
+level files included) where the compiled kernel is built beforehand, as the first `pegs count`
+builds it; `--repeat N` alternates ours and the
+peer's N times and prints the median of the paired ratios; `--numpy` also times the numpy path.
 
 The baseline re-implements the seed's depth-first search faithfully: the board is a dict of
 (x, y) -> 'X'/'O'/' ', every move deep-copies it, a position is skipped only if it is already
@@ -25,12 +29,14 @@ from __future__ import annotations
 
 import argparse
 import copy
+import logging
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -248,10 +254,10 @@ def measure_french(limit: float) -> None:
     print(f"french: {sum(tally.values())} games in {time.process_time() - started:.1f} s CPU, worst {worst:.2f} s")
 
 
-def run_measured(command: list) -> tuple:
+def run_measured(command: list, env: Optional[dict] = None) -> tuple:
     """(CPU seconds, peak resident MiB, stdout) of a child process, from its own rusage (wait4)."""
     with tempfile.TemporaryFile("w+") as output:
-        child = subprocess.Popen(command, stdout=output, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(command, stdout=output, stderr=subprocess.DEVNULL, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         output.seek(0)
@@ -261,45 +267,82 @@ def run_measured(command: list) -> tuple:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text
 
 
-_COUNT = """
-import sys, tempfile
-from pathlib import Path
-sys.path.insert(0, {root!r})
-from twitterbot.jobs.pegs.board import builtin
-from twitterbot.jobs.pegs.count import count_levels, finishable_counts
-board = builtin("english")
-total = games = 0
-with tempfile.TemporaryDirectory() as folder:
-    for level in count_levels(board, keep=Path(folder)):
-        total += level.positions
-        games += level.games
-    finishable = finishable_counts(board, Path(folder), level.jumps + 1)
-print(total, level.solutions, games, ",".join(map(str, finishable)))
-"""
+def _ours(state: Path, numpy: bool) -> tuple:
+    """(CPU s, peak MiB, (positions, solutions, games, A112738 list)) of `bot.py pegs count english
+    --no-post` in a child process, as a user runs it: checkpoints and level files in `state`."""
+    root = Path(__file__).resolve().parents[1]
+    env_file = state.parent / "bench.env"
+    env_file.write_text(f"BOT_STATE_DIR={state}\n")
+    env_file.chmod(0o600)
+    command = [sys.executable, str(root / "bot.py"), "--env-file", str(env_file), "pegs", "count", "english"]
+    environ = dict(os.environ, TWITTERBOT_PEGS_KERNEL="numpy") if numpy else None  # else as the caller's
+    cpu, peak, out = run_measured(command + ["--no-post"], env=environ)
+    summary = next(line for line in out.splitlines() if line.startswith("english: "))
+    numbers = [int(word.replace(",", "")) for word in summary.replace(";", " ").split() if word[0].isdigit()]
+    finishable = next(line for line in out.splitlines() if line.startswith("positions from which"))
+    a112738 = finishable.split(": ", 1)[1].split(";")[0].replace(",", "").replace(" ", ",")
+    return cpu, peak, (numbers[0], numbers[2], numbers[3], a112738)
 
 
-def measure_count(peer: str) -> None:
-    """Our English count and the Rust peer's, each in a child process, CPU and peak memory."""
-    root = str(Path(__file__).resolve().parents[1])
-    cpu, peak, out = run_measured([sys.executable, "-c", _COUNT.format(root=root)])
-    words = out.split()
-    total, solutions, games = (int(word) for word in words[:3])
-    print(
-        f"count english: {total:,} positions (A112737 total {A112737_TOTAL:,}: "
-        f"{'ok' if total == A112737_TOTAL else 'WRONG'}), {solutions:,} solutions "
-        f"({'ok' if solutions == ENGLISH_SOLUTIONS else 'WRONG'}), {games:,} complete games "
-        f"({'ok' if games == ENGLISH_GAMES else 'WRONG'}); {cpu:.1f} s CPU, peak {peak:,.0f} MiB"
-    )
-    print(f"A112738 (positions from which the centre finish is still possible): {words[3]}")
-    if not peer:
-        print("peer (BerndAmend/peg-solitaire-rust): unavailable (give its binary with --peer or PEGS_PEER)")
-        return
-    if not Path(peer).exists():
-        print(f"peer (BerndAmend/peg-solitaire-rust): unavailable ({peer} does not exist)")
-        return
-    peer_cpu, peer_peak, _ = run_measured([peer, "english", "1"])  # one thread, as ours
-    print(f"peer {peer} english 1: {peer_cpu:.1f} s CPU, peak {peer_peak:,.0f} MiB (positions only)")
-    print(f"ratio ours/peer: CPU {cpu / peer_cpu:.2f}x, peak memory {peak / peer_peak:.2f}x")
+def measure_count(peer: str, repeat: int, numpy: bool) -> None:
+    """Our English count and the Rust peer's, each in a child process, CPU and peak memory,
+    alternated `repeat` times; then the numpy path once if asked."""
+    from statistics import median
+
+    from twitterbot.jobs.pegs.kernel import load
+
+    with tempfile.TemporaryDirectory(prefix="pegs-bench-") as folder:
+        import resource
+
+        state = Path(folder) / "state"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        built = load(state / "pegs-cache")  # where the first `pegs count` builds it
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if built is None:
+            print("compiled kernel: unavailable (see the log line above): counting with numpy")
+        else:
+            compiling = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            print(f"compiled kernel: built once by cc in {compiling:.2f} s CPU (as the first `pegs count` does)")
+        peer_ok = bool(peer) and Path(peer).exists()
+        ours, theirs, first = [], [], []
+        for run in range(repeat):
+            cpu, peak, words = _ours(state, numpy=False)
+            ours.append((cpu, peak))
+            total, solutions, games, _ = words
+            if run == 0:
+                first = words
+                print(
+                    f"bot.py pegs count english ({'compiled kernel' if built else 'numpy'}): {total:,} positions "
+                    f"(A112737 total {A112737_TOTAL:,}: {'ok' if total == A112737_TOTAL else 'WRONG'}), "
+                    f"{solutions:,} solutions ({'ok' if solutions == ENGLISH_SOLUTIONS else 'WRONG'}), "
+                    f"{games:,} complete games ({'ok' if games == ENGLISH_GAMES else 'WRONG'})"
+                )
+                print(f"A112738 (positions from which the centre finish is still possible): {words[3]}")
+            line = f"run {run + 1}: ours {cpu:.1f} s CPU, peak {peak:,.0f} MiB"
+            if peer_ok:
+                peer_cpu, peer_peak, _ = run_measured([peer, "english", "1"])  # one thread, as ours
+                theirs.append((peer_cpu, peer_peak))
+                line += f"; peer {peer_cpu:.1f} s CPU, peak {peer_peak:,.0f} MiB; ratio {cpu / peer_cpu:.2f}x"
+            print(line, flush=True)
+        cpu, peak = median(c for c, _ in ours), max(p for _, p in ours)
+        print(f"ours (median of {repeat}): {cpu:.1f} s CPU (range {min(c for c, _ in ours):.1f}-"
+              f"{max(c for c, _ in ours):.1f}), peak {peak:,.0f} MiB")  # fmt: skip
+        if not peer:
+            print("peer (BerndAmend/peg-solitaire-rust): unavailable (give its binary with --peer or PEGS_PEER)")
+        elif not peer_ok:
+            print(f"peer (BerndAmend/peg-solitaire-rust): unavailable ({peer} does not exist)")
+        else:
+            peer_cpu, peer_peak = median(c for c, _ in theirs), max(p for _, p in theirs)
+            ratios = sorted(c / p for (c, _), (p, _) in zip(ours, theirs))
+            print(f"peer {peer} english 1 (median of {repeat}): {peer_cpu:.1f} s CPU (range "
+                  f"{min(c for c, _ in theirs):.1f}-{max(c for c, _ in theirs):.1f}), peak {peer_peak:,.0f} MiB "
+                  "(positions only)")  # fmt: skip
+            print(f"ratio ours/peer: CPU {median(ratios):.2f}x (median of the paired ratios, range "
+                  f"{ratios[0]:.2f}-{ratios[-1]:.2f}x), peak memory {peak / peer_peak:.2f}x")  # fmt: skip
+        if numpy:
+            cpu, peak, words = _ours(state, numpy=True)
+            print(f"numpy path (TWITTERBOT_PEGS_KERNEL=numpy): {cpu:.1f} s CPU, peak {peak:,.0f} MiB, "
+                  f"{'the same figures' if words == first else 'DIFFERENT figures: ' + str(words[:3])}")  # fmt: skip
 
 
 _FEWEST = """
@@ -350,8 +393,11 @@ def measure_fewest() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline-limit", type=float, default=20.0, help="seconds to give the seed's algorithm")
+    parser.add_argument("--no-solve", action="store_true", help="skip solving each built-in board")
     parser.add_argument("--no-count", action="store_true", help="skip counting the English board")
     parser.add_argument("--no-fewest", action="store_true", help="skip the English board's fewest moves")
+    parser.add_argument("--repeat", type=int, default=1, help="count (ours, then the peer's) this many times")
+    parser.add_argument("--numpy", action="store_true", help="also count once with the numpy path (~40 s)")
     parser.add_argument("--debian", metavar="DATA_SOL", help="also play every game of Debian's data.sol")
     parser.add_argument("--french", action="store_true", help="also the French board from every start")
     parser.add_argument("--limit", type=float, default=10.0, help="CPU seconds per Debian or French game")
@@ -359,30 +405,37 @@ def main() -> None:
         "--peer", default=os.environ.get("PEGS_PEER", ""), help="the Rust peer's binary (default: $PEGS_PEER)"
     )
     args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")  # why the kernel is unavailable, if it is
 
     print(f"python {sys.version.split()[0]}, {sys.platform}")
+    if not args.no_solve:
+        solve_boards(args.baseline_limit)
+    if args.french:
+        measure_french(args.limit)
+    if args.debian:
+        measure_debian(Path(args.debian), args.limit)
+    if not args.no_count:
+        measure_count(args.peer, max(args.repeat, 1), args.numpy)
+    if not args.no_fewest:
+        measure_fewest()
+
+
+def solve_boards(baseline_limit: float) -> None:
+    """Each built-in board: our solve's CPU time beside the seed's algorithm's."""
     print(f"{'board':16} {'ours':>10} {'positions':>10}  {'result':22} {'seed algorithm':>15}  speed-up")
     for name in BOARDS:
         seconds, positions, outcome = ours(name)
         if BOARDS[name][1] != "orthogonal":
             seed, ratio = "n/a", "-"  # the seed's search knows only orthogonal jumps
         else:
-            baseline = seed_algorithm(BOARDS[name][0], args.baseline_limit)
+            baseline = seed_algorithm(BOARDS[name][0], baseline_limit)
             if baseline == float("inf"):
-                seed, ratio = f">{args.baseline_limit:.0f} s", f">{args.baseline_limit / seconds:,.0f}x"
+                seed, ratio = f">{baseline_limit:.0f} s", f">{baseline_limit / seconds:,.0f}x"
             elif baseline != baseline:  # nan: it searched everything and found nothing
                 seed, ratio = "no solution", "-"
             else:
                 seed, ratio = f"{baseline:.3f} s", f"{baseline / seconds:,.0f}x"
         print(f"{name:16} {seconds:>8.3f} s {positions:>10,}  {outcome:22} {seed:>15}  {ratio}", flush=True)
-    if args.french:
-        measure_french(args.limit)
-    if args.debian:
-        measure_debian(Path(args.debian), args.limit)
-    if not args.no_count:
-        measure_count(args.peer)
-    if not args.no_fewest:
-        measure_fewest()
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ def register(parser: Parser, commands: Commands) -> None:
 def _pegs(args: argparse.Namespace, config: Config) -> int:
     """Solve or count a peg solitaire board, posting progress and the result."""
     from .job import run_count, run_fewest, run_solve  # the counter needs numpy: only for this command
+    from .kernel import load as load_kernel
 
     if args.action == "boards":
         for name, (_, kind, _, about) in BOARDS.items():
@@ -54,7 +55,14 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
                 ensure_state_dir(config.state_dir)
                 levels = config.state_dir / f"pegs-fewest-{board.name}"
                 try:
-                    run_fewest(board, report, output=absolute(args.output), status=status, folder=levels)
+                    run_fewest(
+                        board,
+                        report,
+                        output=absolute(args.output),
+                        status=status,
+                        folder=levels,
+                        kernel=load_kernel(config.state_dir / "pegs-cache"),  # None: numpy, the same levels
+                    )
                 finally:
                     shutil.rmtree(levels, ignore_errors=True)  # the count's levels were only for this search
             else:
@@ -69,6 +77,7 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
             checkpoint=config.state_dir / f"pegs-count-{board.name}.npz",
             status=status,
             levels=levels,
+            kernel=load_kernel(config.state_dir / "pegs-cache"),  # None: numpy, the same levels
         )
         shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
         return int(ExitStatus.OK)

@@ -20,11 +20,15 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from .board import Board
+from .orient import Orienter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .kernel import Kernel
 
 __all__ = ["Counting", "Level", "count_levels", "finishable_counts", "load_checkpoint"]
 
@@ -65,40 +69,6 @@ class Counting:
         return self.seconds * (self.total - self.done) / self.done
 
 
-class _Orienter:
-    """All orientations of many positions at once: lookup tables per symmetry, 11 bits at a time
-    (2,048 entries: all the tables of the English board fit in the processor's cache, where
-    16-bit ones would need 12 MB)."""
-
-    BITS = 11
-
-    def __init__(self, board: Board) -> None:
-        bits = self.BITS
-        self._chunks = (board.size + bits - 1) // bits
-        self._tables = np.zeros((len(board.symmetries), self._chunks, 1 << bits), dtype=np.uint64)
-        values = np.arange(1 << bits, dtype=np.uint64)
-        for s, permutation in enumerate(board.symmetries):
-            for chunk in range(self._chunks):
-                table = np.zeros(1 << bits, dtype=np.uint64)
-                for bit in range(bits):
-                    hole = chunk * bits + bit
-                    if hole < board.size:
-                        has = (values >> np.uint64(bit)) & np.uint64(1)
-                        table |= has << np.uint64(permutation[hole])
-                self._tables[s, chunk] = table
-
-    def canonical(self, positions: np.ndarray) -> np.ndarray:
-        mask = np.uint64((1 << self.BITS) - 1)
-        parts = [((positions >> np.uint64(self.BITS * c)) & mask).astype(np.intp) for c in range(self._chunks)]
-        best = None
-        for tables in self._tables:
-            image = tables[0][parts[0]]
-            for c in range(1, self._chunks):
-                image |= tables[c][parts[c]]
-            best = image if best is None else np.minimum(best, image)
-        return best
-
-
 def _merge(pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sort the pieces' positions together and add up the counts of equal positions, emptying
     `pieces` as it goes. The stable sort is timsort, which merges already sorted pieces in linear
@@ -123,7 +93,7 @@ def _merge(pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Tuple[np.
 
 def _children(
     board: Board,
-    orient: _Orienter,
+    orient: Orienter,
     parents: np.ndarray,
     counts: np.ndarray,
     checks: np.ndarray,
@@ -164,7 +134,7 @@ def _children(
 
 def _next_level(
     board: Board,
-    orient: _Orienter,
+    orient: Orienter,
     level: Tuple[np.ndarray, np.ndarray, np.ndarray],
     block: int,
     after_block: Callable[[int, int], None] = lambda done, total: None,
@@ -194,7 +164,7 @@ def _next_level(
     games = _exact(*stuck)
     if not pieces:
         empty = np.zeros(0, dtype=np.uint64)
-        return (empty, empty, empty), games
+        return (empty, empty, np.zeros(0, dtype=np.uint32)), games
     if len(pieces) == 1:
         return pieces[0], games
     return _merge(pieces), games
@@ -208,16 +178,18 @@ def count_levels(
     clock: Callable[[], float] = time.perf_counter,
     progress: Optional[Callable[[Counting], None]] = None,
     keep: Optional[Path] = None,
+    kernel: Optional[Kernel] = None,
 ) -> Iterator[Level]:
     """Yield each level as it is counted, from the start (0 jumps) to the last reachable one.
     With `checkpoint`, each level is saved there (atomically) and a later call resumes after the
     last saved level instead of starting again. `progress` hears how far the level being counted
     is, before each block of positions (a big level takes minutes). With `keep` (a folder), each
-    level's positions are saved there as `level-N.npy` for `finishable_counts`.
+    level's positions are saved there as `level-N.npy` for `finishable_counts`. With `kernel`
+    (kernel.load), each level is made by the compiled kernel: the same levels, faster.
 
     A level is yielded once the next one is made, since the games that end on it are known
     only then."""
-    orient = _Orienter(board)
+    orient = Orienter(board)
     start = orient.canonical(np.array([board.start], dtype=np.uint64))
     level = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))
     history: List[Level] = []
@@ -229,9 +201,17 @@ def count_levels(
         history.append(_level(board, 0, level, 0.0))
         _keep(keep, 0, level[0])
     began = clock()
+    # The next level's size over this one's, as last seen: sizes the kernel's table.
+    growth = history[-1].positions / history[-2].positions if len(history) > 1 else 4.0
     while True:
         after_block = _progress_of(progress, len(history), clock) if progress else lambda done, total: None
-        level, games = _next_level(board, orient, level, block, after_block)
+        if kernel is None:
+            level, games = _next_level(board, orient, level, block, after_block)
+        else:
+            size = len(level[0])
+            level, stuck = kernel.next_level(board, level, block, int(size * growth * 1.1) + 16, after_block)
+            games = _exact(*stuck)
+            growth = max(len(level[0]) / max(size, 1), 0.1)
         history[-1] = dataclasses.replace(history[-1], games=games)
         yield history[-1]
         if not len(level[0]):
@@ -247,7 +227,9 @@ def _keep(folder: Optional[Path], jumps: int, positions: np.ndarray) -> None:
         np.save(folder / f"level-{jumps}.npy", positions)
 
 
-def finishable_counts(board: Board, folder: Path, levels: int) -> Optional[List[int]]:
+def finishable_counts(
+    board: Board, folder: Path, levels: int, *, kernel: Optional[Kernel] = None
+) -> Optional[List[int]]:
     """Per level, the positions (up to symmetry) from which the goal can still be reached: OEIS
     A112738 for the English board. None unless the goal is one peg and the start is its
     complement (a central game), or if a level's file is missing.
@@ -255,10 +237,11 @@ def finishable_counts(board: Board, folder: Path, levels: int) -> Optional[List[
     Played backwards, a jump is a jump of the holes: the positions that can still reach the goal
     are the complements of the positions reachable from the goal's complement, which is the
     start. So level k's answer is its positions whose complement is on level (2P - n - k), P
-    the start's pegs and n the holes: no search beyond the count itself."""
+    the start's pegs and n the holes: no search beyond the count itself. With `kernel`, the
+    orienting and matching are compiled: the same answer."""
     if board.goal is None or board.full ^ board.goal != board.start:
         return None
-    orient = _Orienter(board)
+    orient = Orienter(board)
     pegs = board.pegs(board.start)
     found = []
     try:
@@ -268,8 +251,12 @@ def finishable_counts(board: Board, folder: Path, levels: int) -> Optional[List[
                 found.append(0)
                 continue
             here = np.load(folder / f"level-{jumps}.npy")
-            there = orient.canonical(np.load(folder / f"level-{mirror}.npy") ^ np.uint64(board.full))
-            found.append(int(np.isin(here, there, assume_unique=True).sum()))
+            there = np.load(folder / f"level-{mirror}.npy") ^ np.uint64(board.full)
+            if kernel is None:
+                found.append(int(np.isin(here, orient.canonical(there), assume_unique=True).sum()))
+            else:  # matched as two sorted lists (the level files are sorted, unless written by hand)
+                here = here if np.all(here[1:] > here[:-1]) else np.unique(here)
+                found.append(kernel.common(here, kernel.canonical(board, there)))
     except OSError:
         return None
     return found

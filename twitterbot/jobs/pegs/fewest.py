@@ -29,6 +29,7 @@ import numpy as np
 
 from .board import Board, Jump, position_class_proof
 from .count import Counting, count_levels
+from .kernel import Kernel
 from .orient import Orienter
 
 __all__ = [
@@ -109,11 +110,16 @@ def group_moves(jumps: Sequence[Jump]) -> List[List[Jump]]:
 
 
 def fewest_moves(
-    board: Board, *, max_states: int = MAX_STATES, max_level: int = MAX_LEVEL, folder: Optional[Path] = None
+    board: Board,
+    *,
+    max_states: int = MAX_STATES,
+    max_level: int = MAX_LEVEL,
+    folder: Optional[Path] = None,
+    kernel: Optional[Kernel] = None,
 ) -> Optional[FewestMoves]:
     """The solution with the fewest moves, proved minimal; None when the board is beyond the
     search (see `search_fewest`)."""
-    *_, result = search_fewest(board, max_states=max_states, max_level=max_level, folder=folder)
+    *_, result = search_fewest(board, max_states=max_states, max_level=max_level, folder=folder, kernel=kernel)
     return result if isinstance(result, FewestMoves) else None
 
 
@@ -125,13 +131,14 @@ def search_fewest(
     folder: Optional[Path] = None,
     clock: Callable[[], float] = time.process_time,
     progress: Optional[Callable[[Counting], None]] = None,
+    kernel: Optional[Kernel] = None,
 ) -> Iterator[Event]:
     """Yield progress, then a `FewestMoves` (proved minimal) or `TooBig`. A goal position is
     searched by moves over the positions it can be reached from, found by counting the board
     (levels kept in `folder`, a temporary folder if None; about 8 bytes a position, 190 MB for the
     English board) and giving up past `max_level` positions in a level; one peg anywhere by
     the 0-1 search, giving up past `max_states` states. `progress` hears the count's progress
-    within a level (`count.Counting`)."""
+    within a level (`count.Counting`); with a `kernel` (kernel.load) the count is made in C."""
     if position_class_proof(board):
         yield FewestMoves(None, 0, True, 0)
         return
@@ -151,9 +158,9 @@ def search_fewest(
         return
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="pegs-fewest-") as temporary:
-            yield from _by_moves(board, Path(temporary), max_level, clock, progress)
+            yield from _by_moves(board, Path(temporary), max_level, clock, progress, kernel)
     else:
-        yield from _by_moves(board, folder, max_level, clock, progress)
+        yield from _by_moves(board, folder, max_level, clock, progress, kernel)
 
 
 # -- the search by moves over the positions that can still reach the goal --------------------------
@@ -169,6 +176,7 @@ def _by_moves(
     max_level: int,
     clock: Callable[[], float],
     progress: Optional[Callable[[Counting], None]],
+    kernel: Optional[Kernel] = None,
 ) -> Iterator[Event]:
     began = clock()
     orient = Orienter(board)
@@ -176,7 +184,7 @@ def _by_moves(
     levels = board.pegs(board.start) - board.pegs(board.goal) + 1
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        yield from _count(board, folder, levels, max_level, progress, clock, began)
+        yield from _count(board, folder, levels, max_level, progress, clock, began, kernel)
     except _Stop as stop:
         jumps, positions, coming = stop.args
         yield TooBig(
@@ -233,7 +241,7 @@ def _finishable_by_children(board: Board, orient: Orienter, folder: Path, levels
     return np.sort(np.concatenate(found))
 
 
-def _count(board, where, levels, max_level, progress, clock, began) -> Iterator[Counted]:
+def _count(board, where, levels, max_level, progress, clock, began, kernel=None) -> Iterator[Counted]:
     """The count's levels, kept in `where`, up to the one with as few pegs as the goal. It stops
     (`_Stop`) before making a level of more than `max_level` positions, as far as the growth from
     the level before predicts it: the count's peak memory follows the biggest level it makes."""
@@ -249,7 +257,7 @@ def _count(board, where, levels, max_level, progress, clock, began) -> Iterator[
         if progress:
             progress(counting)
 
-    for level in count_levels(board, keep=where, progress=watch):
+    for level in count_levels(board, keep=where, progress=watch, kernel=kernel):
         yield Counted(level.jumps, levels, level.positions, clock() - began)
         if level.jumps >= levels - 1:
             break

@@ -1,0 +1,377 @@
+/* The peg counter's compiled kernel: one level of count.py's breadth-first count, faster.
+ *
+ * Compiled at first use by kernel.py with the system C compiler and loaded with ctypes. It
+ * computes exactly what count.py's numpy path computes for a level: each child's smallest
+ * orientation, the jump sequences reaching it modulo 2^64 and modulo PRIME, the sequences that
+ * end in a parent with no jump, and the level sorted by position, so that the two paths give the
+ * same arrays, level files and checkpoints.
+ *
+ * - Orientations are linear over exclusive-or: the image of (parent ^ jump) is the parent's image
+ *   ^ the jump's image. So a parent's images are looked up once (a table per symmetry and byte),
+ *   and each child costs one exclusive-or and one minimum per symmetry.
+ * - Children are added up in an open-addressing hash table (linear probing, Fibonacci hashing),
+ *   each slot prefetched a few children before it is touched, since the table is far bigger than
+ *   the processor's caches and most of the time would otherwise be spent waiting for memory.
+ * - The level is then compacted, sorted by an LSD radix sort on 11-bit digits, and copied out.
+ *
+ * Plain C99 with 64-bit integers: it builds on 32-bit targets too.
+ */
+#if defined(__linux__)
+#define _DEFAULT_SOURCE /* madvise and MAP_ANONYMOUS under -std=c99 */
+#include <sys/mman.h>
+#endif
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRIME 4294967291u /* count.PRIME: the largest prime below 2^32 */
+#define RING 16           /* children in flight between their prefetch and their insertion */
+#define MOST_SYMMETRIES 12
+#define LOAD_NUMERATOR 3 /* grow past a load of 3/4 */
+#define LOAD_DENOMINATOR 4
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch((address), 1)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+
+/* Big arrays, zeroed. On Linux they are mapped on 2 MiB boundaries and asked to be backed by
+ * huge pages: a hash table's every access lands on a random page, and with 4 KiB pages most of
+ * them would first miss the processor's address cache (TLB). Elsewhere, calloc. */
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#define HUGE_PAGE ((size_t)2 << 20)
+static void *big_zeroed(size_t bytes) {
+    size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    char *mapped = mmap(NULL, rounded + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED)
+        return NULL;
+    size_t head = (HUGE_PAGE - (uintptr_t)mapped % HUGE_PAGE) % HUGE_PAGE;
+    if (head)
+        munmap(mapped, head);
+    munmap(mapped + head + rounded, HUGE_PAGE - head);
+    madvise(mapped + head, rounded, MADV_HUGEPAGE); /* a hint: without it, plain pages */
+    return mapped + head;
+}
+static void big_free(void *memory, size_t bytes) {
+    if (memory)
+        munmap(memory, (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+}
+/* Let go of all but the first `keep` bytes. */
+static void big_shrink(void *memory, size_t bytes, size_t keep) {
+    size_t from = (keep + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE, to = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    if (to > from)
+        munmap((char *)memory + from, to - from);
+}
+#else
+static void *big_zeroed(size_t bytes) { return calloc(1, bytes ? bytes : 1); }
+static void big_free(void *memory, size_t bytes) {
+    (void)bytes;
+    free(memory);
+}
+static void big_shrink(void *memory, size_t bytes, size_t keep) { (void)memory, (void)bytes, (void)keep; }
+#endif
+
+typedef struct {
+    uint64_t key; /* a canonical position; 0 is an empty slot (a child always keeps a peg) */
+    uint64_t count;
+    uint32_t check;
+    uint32_t unused;
+} slot_t;
+
+typedef struct {
+    slot_t *slots;
+    size_t capacity, used;
+} table_t;
+
+/* The board, as kernel.py hands it over: symmetries x chunks x 2^bits images of each chunk of
+ * a position, and per jump its needs/flips masks and its flips' image under each symmetry. */
+typedef struct {
+    uint32_t symmetries, chunks, jumps, bits; /* a position is looked up `bits` at a time */
+    const uint64_t *tables, *needs, *flips, *images;
+} board_t;
+
+static inline uint32_t lowest_bit(uint64_t bits) { /* bits != 0 */
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint32_t)__builtin_ctzll(bits);
+#else
+    uint32_t at = 0;
+    while (!(bits & 1))
+        bits >>= 1, at++;
+    return at;
+#endif
+}
+
+static inline size_t slot_of(uint64_t key, size_t capacity) {
+    uint64_t hash = key * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(((hash >> 32) * (uint64_t)capacity) >> 32); /* capacity < 2^32 */
+}
+
+static inline uint32_t add_check(uint32_t a, uint32_t b) {
+    uint64_t sum = (uint64_t)a + b;
+    return (uint32_t)(sum >= PRIME ? sum - PRIME : sum);
+}
+
+static void insert(table_t *table, uint64_t key, size_t at, uint64_t count, uint32_t check) {
+    slot_t *slots = table->slots;
+    for (;;) {
+        if (slots[at].key == key) {
+            slots[at].count += count; /* modulo 2^64 */
+            slots[at].check = add_check(slots[at].check, check);
+            return;
+        }
+        if (slots[at].key == 0) {
+            slots[at].key = key;
+            slots[at].count = count;
+            slots[at].check = check;
+            table->used++;
+            return;
+        }
+        if (++at == table->capacity)
+            at = 0;
+    }
+}
+
+/* Whether a table of `capacity` slots can be addressed: slot_of needs capacity < 2^32, and the
+ * bytes must fit a size_t (on a 32-bit system, 4 GiB). */
+static int too_big(size_t capacity) {
+    return (uint64_t)capacity >= ((uint64_t)1 << 32) || capacity > SIZE_MAX / sizeof(slot_t);
+}
+
+static size_t capacity_for(size_t entries) {
+    size_t capacity = entries / LOAD_NUMERATOR * LOAD_DENOMINATOR + 64;
+    return capacity < 1024 ? 1024 : capacity;
+}
+
+/* A table for about `expected` positions, or NULL without the memory. */
+void *pegs_table_new(size_t expected) {
+    table_t *table = calloc(1, sizeof *table);
+    if (!table)
+        return NULL;
+    table->capacity = capacity_for(expected);
+    if (too_big(table->capacity) ||
+        !(table->slots = big_zeroed(table->capacity * sizeof(slot_t)))) {
+        free(table);
+        return NULL;
+    }
+    return table;
+}
+
+void pegs_table_free(void *handle) {
+    table_t *table = handle;
+    if (table) {
+        big_free(table->slots, table->capacity * sizeof(slot_t));
+        free(table);
+    }
+}
+
+size_t pegs_table_size(const void *handle) { return ((const table_t *)handle)->used; }
+
+/* Half again as many slots; 0, or -1 without the memory (the table is then unchanged). */
+static int grow(table_t *table) {
+    size_t capacity = table->capacity + table->capacity / 2;
+    if (too_big(capacity))
+        return -1;
+    slot_t *slots = big_zeroed(capacity * sizeof(slot_t)), *old = table->slots;
+    if (!slots)
+        return -1;
+    table_t bigger = {slots, capacity, 0};
+    for (size_t i = 0; i < table->capacity; i++)
+        if (old[i].key)
+            insert(&bigger, old[i].key, slot_of(old[i].key, capacity), old[i].count, old[i].check);
+    big_free(old, table->capacity * sizeof(slot_t));
+    *table = bigger;
+    return 0;
+}
+
+typedef struct {
+    uint64_t key, count;
+    size_t at;
+    uint32_t check;
+} pending_t;
+
+static void images_of(const board_t *board, uint64_t position, uint64_t *image) {
+    const uint32_t bits = board->bits, chunks = board->chunks;
+    const uint64_t mask = ((uint64_t)1 << bits) - 1;
+    size_t at[64];
+    for (uint32_t c = 0; c < chunks; c++)
+        at[c] = ((size_t)c << bits) + (size_t)((position >> (bits * c)) & mask);
+    for (uint32_t s = 0; s < board->symmetries; s++) {
+        const uint64_t *table = board->tables + ((size_t)s * chunks << bits);
+        uint64_t value = 0;
+        for (uint32_t c = 0; c < chunks; c++)
+            value |= table[at[c]];
+        image[s] = value;
+    }
+}
+
+/* Add the children of `n` parents to the table; the sequences ending in a parent with no jump
+ * are added to stuck[0] (modulo 2^64) and stuck[1] (modulo PRIME). 0, or -1 without memory. */
+int pegs_expand(void *handle, const board_t *board, const uint64_t *parents, const uint64_t *counts,
+                const uint32_t *checks, size_t n, uint64_t *stuck) {
+    table_t *table = handle;
+    pending_t ring[RING];
+    size_t head = 0, pending = 0;
+    uint64_t image[MOST_SYMMETRIES];
+    const uint32_t symmetries = board->symmetries, jumps = board->jumps;
+    size_t limit = table->capacity / LOAD_DENOMINATOR * LOAD_NUMERATOR;
+    for (size_t p = 0; p < n; p++) {
+        const uint64_t parent = parents[p], count = counts[p];
+        const uint32_t check = checks[p];
+        if (table->used + pending + jumps >= limit) {
+            for (; pending; pending--, head = (head + 1) % RING)
+                insert(table, ring[head].key, ring[head].at, ring[head].count, ring[head].check);
+            if (grow(table))
+                return -1;
+            limit = table->capacity / LOAD_DENOMINATOR * LOAD_NUMERATOR;
+        }
+        int moved = 0;
+        for (uint32_t word = 0; word * 64 < jumps; word++) {
+            /* The jumps this parent allows, as bits: no branch per jump, whose outcome would
+             * be a coin toss for the processor's branch predictor. */
+            const uint32_t first = word * 64, last = jumps - first < 64 ? jumps - first : 64;
+            const uint64_t *flips = board->flips + first, *needs = board->needs + first;
+            uint64_t allowed = 0;
+            for (uint32_t b = 0; b < last; b++)
+                allowed |= (uint64_t)((parent & flips[b]) == needs[b]) << b;
+            if (allowed && !moved) {
+                images_of(board, parent, image);
+                moved = 1;
+            }
+            for (; allowed; allowed &= allowed - 1) {
+                const uint32_t j = first + lowest_bit(allowed);
+                const uint64_t *jump = board->images + (size_t)j * symmetries;
+                uint64_t best = image[0] ^ jump[0];
+                for (uint32_t s = 1; s < symmetries; s++) {
+                    uint64_t other = image[s] ^ jump[s];
+                    best = other < best ? other : best;
+                }
+                size_t at = slot_of(best, table->capacity);
+                PREFETCH(&table->slots[at]);
+                PREFETCH((const char *)&table->slots[at] + 64);
+                if (pending == RING) {
+                    insert(table, ring[head].key, ring[head].at, ring[head].count, ring[head].check);
+                    head = (head + 1) % RING;
+                    pending--;
+                }
+                ring[(head + pending) % RING] = (pending_t){best, count, at, check};
+                pending++;
+            }
+        }
+        if (!moved) {
+            stuck[0] += count;
+            stuck[1] = add_check((uint32_t)(stuck[1] % PRIME), check);
+        }
+    }
+    for (; pending; pending--, head = (head + 1) % RING)
+        insert(table, ring[head].key, ring[head].at, ring[head].count, ring[head].check);
+    return 0;
+}
+
+/* Sort slots[0..n) by key: LSD radix sort, 11 bits a pass over the `bits` low bits, through
+ * `spare` (n slots). Returns the array holding the result (slots or spare). */
+static slot_t *radix_sort(slot_t *slots, slot_t *spare, size_t n, unsigned bits) {
+    size_t offsets[2048];
+    for (unsigned shift = 0; shift < bits; shift += 11) {
+        memset(offsets, 0, sizeof offsets);
+        for (size_t i = 0; i < n; i++)
+            offsets[(slots[i].key >> shift) & 2047]++;
+        size_t total = 0, largest = 0;
+        for (size_t d = 0; d < 2048; d++) {
+            size_t here = offsets[d];
+            largest = here > largest ? here : largest;
+            offsets[d] = total;
+            total += here;
+        }
+        if (largest == n)
+            continue; /* every key has this digit: the pass would change nothing */
+        for (size_t i = 0; i < n; i++)
+            spare[offsets[(slots[i].key >> shift) & 2047]++] = slots[i];
+        slot_t *swap = slots;
+        slots = spare;
+        spare = swap;
+    }
+    return slots;
+}
+
+/* The table's positions sorted, with their counts, into keys/counts/checks (pegs_table_size
+ * long each); the table is emptied (freed but for its handle). 0, or -1 without memory. */
+int pegs_table_take(void *handle, unsigned bits, uint64_t *keys, uint64_t *counts, uint32_t *checks) {
+    table_t *table = handle;
+    slot_t *slots = table->slots;
+    size_t n = 0;
+    for (size_t i = 0; i < table->capacity; i++)
+        if (slots[i].key)
+            slots[n++] = slots[i];
+    big_shrink(slots, table->capacity * sizeof(slot_t), n * sizeof(slot_t)); /* let the empty slots go */
+    slot_t *spare = big_zeroed(n * sizeof(slot_t));
+    if (!spare)
+        return -1;
+    slot_t *sorted = radix_sort(slots, spare, n, bits);
+    big_free(sorted == slots ? spare : slots, n * sizeof(slot_t)); /* before the copy: a lower peak */
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = sorted[i].key;
+        counts[i] = sorted[i].count;
+        checks[i] = sorted[i].check;
+    }
+    big_free(sorted, n * sizeof(slot_t));
+    table->slots = NULL;
+    table->capacity = table->used = 0;
+    return 0;
+}
+
+/* The smallest orientation of each of `n` positions (for finishable_counts). */
+void pegs_canonical(const board_t *board, const uint64_t *positions, size_t n, uint64_t *out) {
+    uint64_t image[MOST_SYMMETRIES];
+    for (size_t i = 0; i < n; i++) {
+        images_of(board, positions[i], image);
+        uint64_t best = image[0];
+        for (uint32_t s = 1; s < board->symmetries; s++)
+            best = image[s] < best ? image[s] : best;
+        out[i] = best;
+    }
+}
+
+/* Sort n positions of `bits` bits in place (LSD radix sort, 11 bits a pass). 0, or -1 without
+ * memory (then they are left as they were). */
+int pegs_sort(uint64_t *values, size_t n, unsigned bits) {
+    uint64_t *spare = big_zeroed((n ? n : 1) * sizeof *spare), *from = values, *to = spare;
+    if (!spare)
+        return -1;
+    size_t offsets[2048];
+    for (unsigned shift = 0; shift < bits; shift += 11) {
+        memset(offsets, 0, sizeof offsets);
+        for (size_t i = 0; i < n; i++)
+            offsets[(from[i] >> shift) & 2047]++;
+        size_t total = 0;
+        for (size_t d = 0; d < 2048; d++) {
+            size_t here = offsets[d];
+            offsets[d] = total;
+            total += here;
+        }
+        for (size_t i = 0; i < n; i++)
+            to[offsets[(from[i] >> shift) & 2047]++] = from[i];
+        uint64_t *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != values)
+        memcpy(values, from, n * sizeof *values);
+    big_free(spare, (n ? n : 1) * sizeof *spare);
+    return 0;
+}
+
+/* How many values two sorted arrays of distinct values have in common. */
+size_t pegs_common(const uint64_t *a, size_t n, const uint64_t *b, size_t m) {
+    size_t i = 0, j = 0, found = 0;
+    while (i < n && j < m) {
+        if (a[i] < b[j])
+            i++;
+        else if (b[j] < a[i])
+            j++;
+        else
+            found++, i++, j++;
+    }
+    return found;
+}
