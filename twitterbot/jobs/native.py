@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import logging
 import os
 import platform
 import shutil
@@ -23,17 +24,53 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple, TypeVar
 
-__all__ = ["FLAGS", "Unbuilt", "build", "choice"]
+__all__ = ["FLAGS", "Unbuilt", "build", "choice", "load"]
+
+K = TypeVar("K")
 
 # No -march=native: the state folder may move to another Pi with the SD card.
 FLAGS = ("-O3", "-fPIC", "-shared", "-std=c99", "-fno-strict-aliasing")
 _loaded: Dict[str, ctypes.CDLL] = {}  # a library is loaded once per process, whoever asks
+_kernels: Dict[Tuple[Path, Callable], object] = {}  # and wrapped once
 
 
 class Unbuilt(Exception):
     """Why a kernel could not be built or loaded, in words for a log line."""
+
+
+def load(
+    make: Callable[[ctypes.CDLL, Path], K],
+    source: Path,
+    cache_dir: Optional[Path],
+    *,
+    variable: str,
+    log: logging.Logger,
+    instead: str,
+    environ: Mapping[str, str] = os.environ,
+    unsupported: Optional[str] = None,
+) -> Optional[K]:
+    """A job's kernel: `source` built into `cache_dir` (without one, a temporary folder removed
+    once loaded) and wrapped by `make(library, path)`; or None after one INFO line, `instead`
+    followed by why (`variable` turns it off; `unsupported` is the job's own reason not to try).
+    Never raises: a job that has a kernel has a numpy path giving the same results."""
+    reason = choice(variable, environ) or unsupported
+    if reason:
+        log.info("%s, %s", instead, reason)
+        return None
+    try:
+        library, path = build(source, cache_dir, stem="kernel", environ=environ)
+        kernel = _kernels.get((path, make)) or make(library, path)
+    except Unbuilt as exc:
+        log.info("%s, %s", instead, exc)
+        return None
+    except AttributeError as exc:  # a library without the functions the source defines
+        log.info("%s, the kernel %s is not the one %s makes (%s)", instead, path, source.name, exc)
+        return None
+    _kernels[(path, make)] = kernel
+    log.debug("%s: using the compiled kernel %s", source, path)
+    return kernel  # type: ignore[return-value]
 
 
 def choice(variable: str, environ: Mapping[str, str], fallback: str = "numpy") -> Optional[str]:

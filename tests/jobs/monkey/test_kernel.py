@@ -195,7 +195,7 @@ def test_the_kernel_is_built_once_and_kept_by_its_source_hash(tmp_path: Path) ->
     assert [path.name for path in cache.iterdir()] == [first.path.name]
     built = first.path.stat().st_mtime_ns
     native._loaded.clear()  # as a new process would
-    kernel_module._kernels.clear()
+    native._kernels.clear()
     again = load(cache)
     assert again is not None and again.path == first.path and again.path.stat().st_mtime_ns == built
 

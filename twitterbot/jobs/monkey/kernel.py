@@ -41,7 +41,6 @@ ENV = "TWITTERBOT_MONKEY_KERNEL"
 SOURCE = Path(__file__).with_name("kernel.c")
 _MASK = (1 << 64) - 1
 _ROOM = 64  # records returned per call (more are fetched by calling again)
-_kernels: Dict[Path, Kernel] = {}
 
 
 class Kernel:
@@ -174,22 +173,16 @@ def load(cache_dir: Optional[Path], *, environ: Mapping[str, str] = os.environ) 
     """The kernel, built into `cache_dir` if it is not there yet (without one, into a temporary
     folder removed once loaded), or None after one INFO line saying why the monkey types with
     numpy. Never raises: the numpy path gives the same records."""
-    reason = native.choice(ENV, environ) or _unsupported()
-    if reason:
-        log.info("monkey: typing with numpy, %s", reason)
-        return None
-    try:
-        library, path = native.build(SOURCE, cache_dir, stem="kernel", environ=environ)
-        kernel = _kernels.get(path) or Kernel(library, path)
-    except native.Unbuilt as exc:
-        log.info("monkey: typing with numpy, %s", exc)
-        return None
-    except AttributeError as exc:  # a library without the functions kernel.c defines
-        log.info("monkey: typing with numpy, the kernel %s is not the one kernel.c makes (%s)", path, exc)
-        return None
-    _kernels[path] = kernel
-    log.debug("monkey: typing with the compiled kernel %s", path)
-    return kernel
+    return native.load(
+        Kernel,
+        SOURCE,
+        cache_dir,
+        variable=ENV,
+        log=log,
+        instead="monkey: typing with numpy",
+        environ=environ,
+        unsupported=_unsupported(),
+    )
 
 
 def _unsupported() -> Optional[str]:

@@ -33,7 +33,6 @@ log = logging.getLogger(__name__)
 
 ENV = "TWITTERBOT_PEGS_KERNEL"
 SOURCE = Path(__file__).with_name("kernel.c")
-_kernels: Dict[Path, Kernel] = {}
 CHUNK_BITS = 8  # 8 syms x 5 chunks x 256 entries: 80 KiB for the English board, cache-resident
 
 Arrays = Tuple[np.ndarray, np.ndarray, np.ndarray]  # positions (uint64), counts (uint64), residues (uint32)
@@ -180,19 +179,13 @@ def load(cache_dir: Optional[Path], *, environ: Mapping[str, str] = os.environ) 
     """The kernel, built into `cache_dir` if it is not there yet (without one, into a temporary
     folder removed once loaded), or None after one INFO line saying why the count runs on
     numpy. Never raises: the numpy path gives the same levels."""
-    reason = native.choice(ENV, environ)
-    if reason:
-        log.info("pegs: counting with numpy, %s", reason)
-        return None
-    try:
-        library, path = native.build(SOURCE, cache_dir, stem="kernel", environ=environ)
-        kernel = _kernels.get(path) or Kernel(library, path)
-    except native.Unbuilt as exc:
-        log.info("pegs: counting with numpy, %s", exc)
-        return None
-    except AttributeError as exc:  # a library without the functions kernel.c defines
-        log.info("pegs: counting with numpy, the kernel %s is not the one kernel.c makes (%s)", path, exc)
-        return None
-    _kernels[path] = kernel
-    log.debug("pegs: counting with the compiled kernel %s", path)
-    return kernel
+    return native.load(
+        Kernel,
+        SOURCE,
+        cache_dir,
+        variable=ENV,
+        log=log,
+        instead="pegs: counting with numpy",
+        environ=environ,
+        unsupported=None,
+    )
