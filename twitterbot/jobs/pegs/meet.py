@@ -24,7 +24,7 @@ import numpy as np
 
 from .board import Board, Jump
 
-__all__ = ["MeetInTheMiddle", "TooBig", "holds"]
+__all__ = ["MeetInTheMiddle", "TooBig"]
 
 # Positions held in all levels before the search gives up: 8 bytes each, so about 100 MB, with
 # room for one level's children beside them.
@@ -62,7 +62,7 @@ class MeetInTheMiddle:
             grow_forward = len(self.forward[-1]) <= len(self.backward[-1])
             side = self.forward if grow_forward else self.backward
             if sum(len(level) for level in self.forward + self.backward) + _foreseen(side) > self.max_positions:
-                self.forward = self.forward[:1]  # what is kept is the goal's side, for `finish`
+                self.forward = self.forward[:1]  # what is kept is the goal's side, for `finish_from`
                 raise TooBig(f"more than {self.max_positions:,} positions")
             following = self._level(side[-1], forward=grow_forward)
             side.append(following)
@@ -99,17 +99,19 @@ class MeetInTheMiddle:
         return pieces[0] if pieces else np.zeros(0, dtype=np.uint64)
 
     @property
-    def edge(self) -> Tuple[int, np.ndarray]:
-        """How many jumps from the start the goal's side reaches back to, and every position
-        there: a depth-first search that gets there needs only `finish` to end the game, and any
-        position at that depth outside it is a dead end."""
-        return self.depth - (len(self.backward) - 1), self.backward[-1]
+    def edge_depth(self) -> int:
+        """How many jumps from the start the goal's side reaches back to: a depth-first search
+        that gets there either stands on that side (`finish_from` ends the game) or is at a dead end."""
+        return self.depth - (len(self.backward) - 1)
 
-    def finish(self, position: int) -> Tuple[Jump, ...]:
-        """The jumps from `position`, one of the goal side's deepest level, to the goal."""
+    def finish_from(self, position: int) -> Optional[Tuple[Jump, ...]]:
+        """The jumps from `position`, `edge_depth` jumps from the start, to the goal; None if the
+        goal cannot be reached from it."""
+        if not _holds(self.backward[-1], position):
+            return None
         after: List[Jump] = []
         for level in reversed(self.backward[:-1]):
-            jump = next(j for j in self.board.jumps if self._allows(position, j) and holds(level, position ^ j.flips))
+            jump = next(j for j in self.board.jumps if self._allows(position, j) and _holds(level, position ^ j.flips))
             after.append(jump)
             position ^= jump.flips
         return tuple(after)
@@ -120,10 +122,10 @@ class MeetInTheMiddle:
         before: List[Jump] = []
         position = middle
         for level in reversed(self.forward[:-1]):
-            jump = next(j for j in self.board.jumps if self._undoes(position, j) and holds(level, position ^ j.flips))
+            jump = next(j for j in self.board.jumps if self._undoes(position, j) and _holds(level, position ^ j.flips))
             before.append(jump)
             position ^= jump.flips
-        return tuple(reversed(before)) + self.finish(middle)
+        return tuple(reversed(before)) + (self.finish_from(middle) or ())
 
     @staticmethod
     def _allows(position: int, jump: Jump) -> bool:
@@ -154,7 +156,7 @@ def _union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return joined[keep]
 
 
-def holds(level: np.ndarray, position: int) -> bool:
+def _holds(level: np.ndarray, position: int) -> bool:
     """Whether the sorted `level` holds `position`."""
     at = int(np.searchsorted(level, np.uint64(position)))
     return at < len(level) and int(level[at]) == position

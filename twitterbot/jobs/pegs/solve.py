@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from .board import Board, Jump, pagoda_weights, position_class_proof
+
+if TYPE_CHECKING:  # numpy: imported only for a final pattern
+    from .meet import MeetInTheMiddle
 
 __all__ = ["Impossible", "Searching", "Solved", "Symmetries", "replay", "solution_text", "solve"]
 
@@ -159,7 +162,7 @@ def _meet(board: Board) -> Iterator:
     then ("solved", positions, jumps), ("proved", positions, reason) when the two sides do not
     meet, or ("edge", positions, edge) when it outgrows its memory: the goal's side, for the
     depth-first searches to aim at."""
-    from .meet import MeetInTheMiddle, TooBig, holds  # numpy: only for a final pattern
+    from .meet import MeetInTheMiddle, TooBig  # numpy: only for a final pattern
 
     search = MeetInTheMiddle(board)
     counted = 0
@@ -182,8 +185,7 @@ def _meet(board: Board) -> Iterator:
                 )
                 return
     except TooBig:
-        depth, level = search.edge
-        yield ("edge", search.positions - counted, (depth, level, search.finish, holds))
+        yield ("edge", search.positions - counted, search)
 
 
 def _beams(board: Board) -> Iterator:
@@ -217,13 +219,13 @@ def _search(
     images: Callable[[int], List[int]],
     dead: Set[int],
     weights: Optional[List[float]] = None,
-    edge: Optional[Tuple[int, object, Callable[[int], Tuple[Jump, ...]], Callable[[object, int], bool]]] = None,
+    edge: Optional[MeetInTheMiddle] = None,
 ) -> Iterator:
     """One depth-first search in one jump order. Yields None after each `SLICE` positions,
     (fewest pegs, positions since the last yield) on a new record, then ("solved", n, jumps) or
-    ("exhausted", n, None). With an `edge` (depth, the positions there from which the goal is
-    reachable, how to finish from one, and a membership test), the search stops at that depth:
-    a position in it is won, any other a dead end.
+    ("exhausted", n, None). With an `edge` (a search from both ends that outgrew its memory), the
+    search stops at its `edge_depth`: a position on the goal's side there is won, any other is a
+    dead end.
 
     `dead` holds every orientation of each position proved hopeless: checking a child is then
     one set lookup, and the symmetry work is done once per dead position, not once per child.
@@ -237,7 +239,7 @@ def _search(
     fewest = board.pegs(board.start)
     # Every jump takes one peg: a position with as few pegs as the goal is the goal or a dead end
     # (a final pattern of 20 pegs is not searched for among positions of 19, 18, ... pegs).
-    last_depth = fewest - board.final_pegs if edge is None else edge[0]
+    last_depth = fewest - board.final_pegs if edge is None else edge.edge_depth
     positions = 0
     path: List[Jump] = []
     # An explicit stack instead of recursion: (position, index of the next jump to try).
@@ -258,8 +260,9 @@ def _search(
                 yield ("solved", positions, tuple(path))
                 return
             if len(path) >= last_depth:
-                if edge is not None and edge[3](edge[1], child):
-                    yield ("solved", positions, tuple(path) + edge[2](child))
+                ending = edge.finish_from(child) if edge is not None else None
+                if ending is not None:
+                    yield ("solved", positions, tuple(path) + ending)
                     return
                 path.pop()
                 continue
