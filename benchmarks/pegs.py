@@ -5,6 +5,7 @@ as the baseline, and the full English count. Prints its figures; run it from the
     .venv/bin/python benchmarks/pegs.py --no-count # skip the English count
     .venv/bin/python benchmarks/pegs.py --no-count --no-fewest   # nor the English fewest moves (a minute)
     .venv/bin/python benchmarks/pegs.py --no-count --french --debian x/usr/share/games/peg-solitaire/games/data.sol
+    .venv/bin/python benchmarks/pegs.py --no-count --no-fewest --python-search   # the searches without the kernel
     PEGS_PEER=/tmp/pegrust/target/release/peg_solitaire .venv/bin/python benchmarks/pegs.py --no-solve --repeat 5
 
 `--debian` plays every game of Debian's peg-solitaire package (`apt-get download peg-solitaire`,
@@ -46,6 +47,9 @@ from twitterbot.jobs.pegs.solve import Impossible, Solved, replay, solve  # noqa
 A112737_TOTAL = 23_475_688
 ENGLISH_SOLUTIONS = 40_861_647_040_079_968
 ENGLISH_GAMES = 577_116_156_815_309_849_672
+
+
+KERNEL = None  # the compiled kernel the solves use (main loads it), or None: searches in Python
 
 
 class _Found(Exception):
@@ -180,7 +184,7 @@ def _debian_game(title: str, head: list, shape: list, places: list, _name: list)
 def solve_within(board, limit: float) -> tuple:
     """(outcome, CPU seconds): "solved", "impossible" (with the reason), or "unknown" after `limit` s."""
     started = time.process_time()
-    for event in solve(board, report_every=0.25):
+    for event in solve(board, report_every=0.25, kernel=KERNEL):
         seconds = time.process_time() - started
         if isinstance(event, Solved):
             if not board.is_won(replay(board, event.jumps)[-1]):
@@ -227,7 +231,7 @@ def measure_debian(path: Path, limit: float) -> None:
 def ours(name: str) -> tuple:
     board = builtin(name)
     started = time.process_time()
-    *_, result = solve(board)
+    *_, result = solve(board, kernel=KERNEL)
     seconds = time.process_time() - started  # CPU time: the machine is shared
     outcome = f"solved in {len(result.jumps)} jumps" if isinstance(result, Solved) else "proved impossible"
     assert isinstance(result, (Solved, Impossible))
@@ -299,7 +303,7 @@ def measure_count(peer: str, repeat: int, numpy: bool) -> None:
         built = load(state / "pegs-cache")  # where the first `pegs count` builds it
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if built is None:
-            print("compiled kernel: unavailable (see the log line above): counting with numpy")
+            print("compiled kernel: unavailable (see the log line above): counting with numpy, searching in Python")
         else:
             compiling = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
             print(f"compiled kernel: built once by cc in {compiling:.2f} s CPU (as the first `pegs count` does)")
@@ -401,6 +405,7 @@ def main() -> None:
     parser.add_argument("--debian", metavar="DATA_SOL", help="also play every game of Debian's data.sol")
     parser.add_argument("--french", action="store_true", help="also the French board from every start")
     parser.add_argument("--limit", type=float, default=10.0, help="CPU seconds per Debian or French game")
+    parser.add_argument("--python-search", action="store_true", help="solve without the compiled kernel")
     parser.add_argument(
         "--peer", default=os.environ.get("PEGS_PEER", ""), help="the Rust peer's binary (default: $PEGS_PEER)"
     )
@@ -408,6 +413,12 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")  # why the kernel is unavailable, if it is
 
     print(f"python {sys.version.split()[0]}, {sys.platform}")
+    if not args.python_search:
+        global KERNEL
+        from twitterbot.jobs.pegs.kernel import load
+
+        KERNEL = load(Path(tempfile.mkdtemp(prefix="pegs-bench-")))
+    print(f"solving with {'the compiled kernel' if KERNEL else 'the search in Python'}")
     if not args.no_solve:
         solve_boards(args.baseline_limit)
     if args.french:

@@ -98,3 +98,23 @@ def home(tmp_path: Path, emulator: XEmulator) -> BotHome:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("X_API_BASE_URL", None)  # never let a developer's shell point tests elsewhere
+
+
+@pytest.fixture(scope="session")
+def pegs_kernel(tmp_path_factory: pytest.TempPathFactory):  # -> twitterbot.jobs.pegs.kernel.Kernel
+    """The peg job's compiled kernel, built once for the whole run; skipped, loudly, without cc."""
+    import shutil
+
+    from twitterbot.jobs.pegs.kernel import load
+
+    if shutil.which("cc") is None:
+        pytest.skip("NO C COMPILER (cc) ON PATH: the peg job's compiled kernel is NOT tested here")
+    built = load(tmp_path_factory.mktemp("pegs-cache"), environ={"PATH": os.environ.get("PATH", "")})
+    assert built is not None, "cc is on PATH, so the peg kernel must build"
+    return built
+
+
+@pytest.fixture(params=["python", "compiled"])
+def search_kernel(request: pytest.FixtureRequest):  # -> Optional[Kernel]
+    """The peg solver's two paths: its depth-first searches in Python (None) and in C."""
+    return None if request.param == "python" else request.getfixturevalue("pegs_kernel")

@@ -48,13 +48,9 @@ def boards() -> Dict[str, Board]:
     }
 
 
-@pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Kernel:
-    if not COMPILER:
-        pytest.skip("NO C COMPILER (cc) ON PATH: the compiled kernel is NOT tested here")
-    built = load(tmp_path_factory.mktemp("pegs-cache"), environ={"PATH": os.environ.get("PATH", "")})
-    assert built is not None, "cc is on PATH, so the kernel must build"
-    return built
+@pytest.fixture
+def kernel(pegs_kernel: Kernel) -> Kernel:
+    return pegs_kernel
 
 
 def _walk(board: Board, kernel: Kernel, block: int, grow_from: int) -> List[Tuple[np.ndarray, ...]]:
@@ -155,7 +151,7 @@ def test_without_a_compiler_the_count_runs_on_numpy(tmp_path: Path, caplog: pyte
         assert load(tmp_path / "cache", environ=_empty_path(tmp_path)) is None
     lines = [record for record in caplog.records if record.name == kernel_module.__name__]
     assert len(lines) == 1 and lines[0].levelno == logging.INFO
-    assert "pegs: counting with numpy, no C compiler (cc) on PATH" in lines[0].getMessage()
+    assert "pegs: counting with numpy and searching in Python, no C compiler (cc) on PATH" in lines[0].getMessage()
     assert not (tmp_path / "cache").exists()
 
 

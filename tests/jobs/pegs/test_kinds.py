@@ -5,7 +5,7 @@ read the printed pictures and work out the geometry from the characters' places.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ from conftest import BotHome
 
 from twitterbot.jobs.pegs.board import BOARDS, BoardFileError, builtin, load_board, parse_board, with_empty_hole
 from twitterbot.jobs.pegs.count import count_levels
+from twitterbot.jobs.pegs.kernel import Kernel
 from twitterbot.jobs.pegs.solve import Impossible, Solved, solution_text, solve
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "pegs"
@@ -128,7 +129,7 @@ def test_the_15_hole_triangle_is_solvable_from_every_start() -> None:
 
 
 @pytest.mark.parametrize("rows", [4, 5, 6])
-def test_triangles_from_every_start_agree_with_brute_force(rows: int) -> None:
+def test_triangles_from_every_start_agree_with_brute_force(rows: int, search_kernel: Optional[Kernel]) -> None:
     text = triangle_text(rows)
     cells = sorted(picture(text))
     win = winnable(cells, "triangular")
@@ -136,19 +137,19 @@ def test_triangles_from_every_start_agree_with_brute_force(rows: int) -> None:
     assert board.size == len(cells)
     for empty in range(len(cells)):
         start = ((1 << len(cells)) - 1) & ~(1 << empty)
-        *_, event = solve(with_empty_hole(board, board.name_of(empty)))
+        *_, event = solve(with_empty_hole(board, board.name_of(empty)), kernel=search_kernel)
         assert isinstance(event, Solved) == bool(win[start]), (rows, board.name_of(empty))
         if isinstance(event, Solved):
             referee(solution_text(with_empty_hole(board, board.name_of(empty)), event.jumps), "triangular")
 
 
-def test_a_diagonal_board_from_every_start_agrees_with_brute_force() -> None:
+def test_a_diagonal_board_from_every_start_agrees_with_brute_force(search_kernel: Optional[Kernel]) -> None:
     text = "XXXX\nXXXX\nXXXX\nXXXX"
     cells = sorted(picture(text))
     win = winnable(cells, "diagonal")
     board = parse_board("kind: diagonal\n" + text.replace("X", "O", 1), name="square")
     for empty in range(16):
-        *_, event = solve(with_empty_hole(board, board.name_of(empty)))
+        *_, event = solve(with_empty_hole(board, board.name_of(empty)), kernel=search_kernel)
         assert isinstance(event, Solved) == bool(win[0xFFFF & ~(1 << empty)])
     orthogonal = winnable(cells, "orthogonal")
     assert win.sum() > orthogonal.sum()  # diagonal jumps do open more games
@@ -237,7 +238,7 @@ def test_a_final_pattern_goal(tmp_path: Path) -> None:
         ("finish: pattern\nXXO\n\nXX\n", "holes differ"),
         ("XXO\n\nOOX\n", "second drawing"),
         ("kind: triangular\nfinish: centre\n O\nX X\n", "no hole in the middle"),
-        ("X" * 64 + "O\n", "models at most 64"),
+        ("X" * 128 + "O\n", "models at most 128"),
     ],
 )
 def test_boards_the_model_cannot_express_are_refused_with_a_reason(tmp_path: Path, text: str, message: str) -> None:
@@ -247,14 +248,14 @@ def test_boards_the_model_cannot_express_are_refused_with_a_reason(tmp_path: Pat
         load_board(path)
 
 
-def test_debian_games_converted_to_board_files() -> None:
+def test_debian_games_converted_to_board_files(search_kernel: Optional[Kernel]) -> None:
     files = sorted(FIXTURES.glob("debian-*.txt"))
     kinds: Set[str] = set()
     for path in files:
         board = load_board(path)
         kinds.add(board.kind)
         expected = path.read_text().split("expect: ", 1)[1].split()[0]
-        *_, event = solve(board)
+        *_, event = solve(board, kernel=search_kernel)
         assert type(event).__name__.lower() == expected, path.name
         if isinstance(event, Solved):
             final = referee(solution_text(board, event.jumps), board.kind)
@@ -420,7 +421,9 @@ def drawn_with(text: str, pegs: Set[Cell]) -> str:
 
 
 @pytest.mark.parametrize("budget", [None, 40])  # 40: too small to meet, so the depth-first search aims at the edge
-def test_final_patterns_agree_with_brute_force(monkeypatch: pytest.MonkeyPatch, budget: object) -> None:
+def test_final_patterns_agree_with_brute_force(
+    monkeypatch: pytest.MonkeyPatch, budget: object, search_kernel: Optional[Kernel]
+) -> None:
     """Patterns of 1 to 9 pegs on the 15-hole triangle, some reachable and some not, each solved
     exactly when brute force reaches it, and every solution ends on the pattern itself."""
     from twitterbot.jobs.pegs import meet
@@ -439,7 +442,7 @@ def test_final_patterns_agree_with_brute_force(monkeypatch: pytest.MonkeyPatch, 
             goal = sum(1 << hole for hole, cell in enumerate(cells) if cell in chosen)
             text = f"kind: triangular\nfinish: pattern\n{start_text}\n\n{drawn_with(start_text, chosen)}\n"
             board = parse_board(text, name="t")
-            *_, event = solve(board)
+            *_, event = solve(board, kernel=search_kernel)
             verdicts.append(goal in found)
             assert isinstance(event, Solved) == (goal in found), text
             answers = [event.jumps] if isinstance(event, Solved) else []
@@ -451,3 +454,39 @@ def test_final_patterns_agree_with_brute_force(monkeypatch: pytest.MonkeyPatch, 
                 final = referee(solution_text(board, jumps), "triangular")
                 assert {cell for cell, char in final.items() if char == "X"} == chosen
     assert any(verdicts) and not all(verdicts)
+
+
+def test_boards_of_more_than_64_holes_are_solved_but_not_counted(home: BotHome) -> None:
+    """Two words hold a position in the compiled search and the beam: Debian's biggest boards are
+    played; the count and fewest moves hold one word, and say so instead of answering wrongly."""
+    path = FIXTURES / "debian-146.txt"
+    assert load_board(path).size == 106
+    solved = home.run("pegs", "solve", "--file", str(path), "--no-post")
+    assert solved.returncode == 0, solved.stderr
+    final = referee(solved.stdout, "orthogonal")
+    assert sum(char == "X" for char in final.values()) == 1
+    for action in (["count"], ["solve", "--fewest-moves"]):
+        refused = home.run("pegs", *action, "--file", str(path), "--no-post")
+        assert refused.returncode == 65, refused.stderr
+        assert "106 holes" in refused.stderr and "at most 64 holes: use pegs solve" in refused.stderr
+        assert "Traceback" not in refused.stderr
+
+
+def test_a_beam_aims_at_the_goal_side_of_a_search_from_both_ends_that_outgrew_its_memory() -> None:
+    """Debian's game 289 (English board, a final pattern of 6 pegs 25 jumps away): the search from
+    both ends gives up past its budget; a beam forward to the goal's side then finishes the game."""
+    from twitterbot.jobs.pegs.beam import beam_search
+    from twitterbot.jobs.pegs.meet import MeetInTheMiddle, TooBig
+
+    board = load_board(FIXTURES / "debian-289.txt")
+    search = MeetInTheMiddle(board, max_positions=200_000)
+    with pytest.raises(TooBig):
+        for _ in search.run():
+            pass
+    assert 0 < search.edge_depth < board.pegs(board.start) - board.final_pegs
+    jumps = beam_search(board, 20_000, edge=search)
+    assert jumps is not None
+    final = referee(solution_text(board, jumps), "orthogonal")
+    assert {cell for cell, char in final.items() if char == "X"} == {
+        cell for cell, char in picture(board.render(board.goal)).items() if char == "X"
+    }

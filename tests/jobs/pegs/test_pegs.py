@@ -139,7 +139,7 @@ def test_a_board_file_in_the_seed_notation(tmp_path: Path) -> None:
         ("XXO\nX-O\n", "line 2 column 2 has '-'"),
         ("OOO\nOOO\n", "has no pegs"),
         ("XXX\n", "no empty hole"),
-        ("X" * 65 + "O\n", "at most 64"),
+        ("X" * 129 + "O\n", "at most 128"),
     ],
 )
 def test_malformed_board_files_are_named_with_the_line(tmp_path: Path, text: str, message: str) -> None:

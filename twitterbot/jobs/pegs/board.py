@@ -27,6 +27,8 @@ __all__ = [
     "BoardFileError",
     "Jump",
     "builtin",
+    "check_countable",
+    "distances",
     "load_board",
     "pagoda_weights",
     "parse_board",
@@ -36,7 +38,8 @@ __all__ = [
 
 PEG, HOLE = "X", "O"
 OFF_BOARD = (" ", ".")
-MAX_HOLES = 64  # positions are counted in numpy uint64 arrays
+MAX_HOLES = 128  # the solver's compiled search holds a position in two 64-bit words
+MAX_COUNTED_HOLES = 64  # the count, fewest moves and the search from both ends: numpy uint64
 
 # The (row, column) steps a peg may jump along, per kind. A triangle is stored as rows 0..n-1
 # with columns 0..row: its three directions are along a row, down-left and down-right, which in
@@ -234,6 +237,16 @@ class Board:
             return row, col
         shift = max(r - 2 * c for r, c in self.cells)
         return row, 2 * col - row + shift
+
+
+def check_countable(board: Board, what: str) -> None:
+    """Refuse, saying so, a board too big for `what` (a count or a search over numpy uint64)."""
+    if board.size > MAX_COUNTED_HOLES:
+        raise BoardFileError(
+            f"board {board.name} has {board.size} holes; {what} holds a position in one 64-bit word, so at most "
+            f"{MAX_COUNTED_HOLES} holes: use pegs solve (without --fewest-moves), which plays boards of up to "
+            f"{MAX_HOLES} holes"
+        )
 
 
 def with_empty_hole(board: Board, hole_name: str) -> Board:
@@ -570,7 +583,7 @@ def pagoda_towards(board: Board, target: int) -> Optional[List[float]]:
     """`pagoda_weights` for a goal of one peg in `target`, whatever the board's own goal: every
     hole gives one, and any of them bounds any goal (a position weighing less than a goal's
     pegs, by any pagoda function, cannot reach it)."""
-    steps = _distances(board, target)
+    steps = distances(board, target)
     ratio = (5**0.5 - 1) / 2
     weights = [ratio**step if step >= 0 else 0.0 for step in steps]
     for jump in board.jumps:  # the lattice distance makes it so; check rather than trust
@@ -579,14 +592,12 @@ def pagoda_towards(board: Board, target: int) -> Optional[List[float]]:
     return weights
 
 
-def _distances(board: Board, target: int) -> List[int]:
+def distances(board: Board, target: int) -> List[int]:
     """Steps from each hole to `target` moving between neighbours of the lattice (-1: none)."""
-    index = {cell: i for i, cell in enumerate(board.cells)}
     neighbours: List[List[int]] = [[] for _ in board.cells]
     for jump in board.jumps:
         neighbours[jump.start].append(jump.over)
         neighbours[jump.over].append(jump.end)
-    del index
     found = [-1] * board.size
     found[target] = 0
     frontier = [target]

@@ -66,7 +66,13 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
                 finally:
                     shutil.rmtree(levels, ignore_errors=True)  # the count's levels were only for this search
             else:
-                run_solve(board, report, output=absolute(args.output), status=status)
+                run_solve(
+                    board,
+                    report,
+                    output=absolute(args.output),
+                    status=status,
+                    kernel=load_kernel(config.state_dir / "pegs-cache"),  # None: the search runs in Python
+                )
             return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
         ensure_state_dir(config.state_dir)
         levels = config.state_dir / f"pegs-levels-{board.name}"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from .board import Board
+from .board import Board, check_countable
 from .orient import Orienter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -189,6 +189,7 @@ def count_levels(
 
     A level is yielded once the next one is made, since the games that end on it are known
     only then."""
+    check_countable(board, "pegs count")
     orient = Orienter(board)
     start = orient.canonical(np.array([board.start], dtype=np.uint64))
     level = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))

@@ -27,7 +27,7 @@ from typing import Callable, Deque, Dict, Iterator, List, Optional, Sequence, Tu
 
 import numpy as np
 
-from .board import Board, Jump, position_class_proof
+from .board import Board, Jump, check_countable, position_class_proof
 from .count import Counting, count_levels
 from .kernel import Kernel
 from .orient import Orienter
@@ -139,6 +139,7 @@ def search_fewest(
     English board) and giving up past `max_level` positions in a level; one peg anywhere by
     the 0-1 search, giving up past `max_states` states. `progress` hears the count's progress
     within a level (`count.Counting`); with a `kernel` (kernel.load) the count is made in C."""
+    check_countable(board, "pegs solve --fewest-moves")
     if position_class_proof(board):
         yield FewestMoves(None, 0, True, 0)
         return

@@ -100,11 +100,13 @@ def run_solve(
     output: Optional[Path] = None,
     out: TextIO = sys.stdout,
     status: Optional[AnyStatus] = None,
+    kernel: Optional[Kernel] = None,
 ) -> bool:
     """Solve `board`, reporting as it goes; print (and write to `output`) the solution, or the
-    proof that there is none. True if solved."""
+    proof that there is none. True if solved. With `kernel` (kernel.load), the depth-first
+    searches run in C."""
     status = status or NullStatusLine()
-    for event in solve(board):
+    for event in solve(board, kernel=kernel):
         if isinstance(event, Searching):
             searched = f"searched {plural(event.positions, 'position')} ({event.per_second:,.0f}/s)"
             status.show(f"{searched}; fewest pegs left so far {event.fewest_pegs}", part="job")

@@ -375,3 +375,226 @@ size_t pegs_common(const uint64_t *a, size_t n, const uint64_t *b, size_t m) {
     }
     return found;
 }
+
+/* ---- The solver's depth-first search (solve.py's _search, in C) ----
+ *
+ * One search walks the jumps in its own order with an explicit stack, a slice of positions per
+ * call, so Python can report progress and let other orders take turns. Positions are two 64-bit
+ * words, so boards of up to 128 holes. Every search of one solve shares a table of dead
+ * positions (none of their continuations reaches the goal), each stored once, in its smallest
+ * orientation: a child's orientations are its parent's ^ its jump's, one exclusive-or each.
+ *
+ * The dead table is a cache, not a set: buckets of four positions (one cache line), a full
+ * bucket forgetting its oldest. Forgetting a dead position costs time, never correctness, and
+ * the memory stays what the caller gave. */
+
+#define MOST_PAGODAS 8
+#define MOST_DEPTH 128
+#define BUCKET 4
+
+typedef struct {
+    uint64_t lo, hi;
+} pair_t;
+
+typedef struct {
+    uint32_t jumps, symmetries, pagodas, last_depth, start_pegs;
+    uint32_t accept;         /* 0: equal to goal; 1: a peg in ends; 2: in the sorted edge */
+    const pair_t *needs;     /* [jumps]: pegs in a and b, the hole c empty, within flips */
+    const pair_t *flips;     /* [jumps] */
+    const pair_t *images;    /* [jumps][symmetries]: each jump's flips in each orientation */
+    const double *change;    /* [pagodas][jumps]: what the jump adds to each pagoda's total */
+    const double *floor;     /* [pagodas]: the goal's totals; a position below one is dead */
+    const uint32_t *order;   /* [jumps]: this search's order */
+    const uint64_t *edge;    /* accept 2: sorted positions (boards of at most 64 holes) */
+    size_t edge_size;
+    pair_t goal, ends;
+} hunt_board_t;
+
+typedef struct {
+    pair_t position, name;                 /* name: the smallest orientation */
+    pair_t image[MOST_SYMMETRIES];
+    double weight[MOST_PAGODAS];
+    uint32_t next;                         /* the order's index of the next jump to try */
+} frame_t;
+
+typedef struct {
+    pair_t *slots;
+    size_t buckets; /* a power of two */
+} dead_t;
+
+typedef struct {
+    frame_t stack[MOST_DEPTH + 1];
+    uint32_t path[MOST_DEPTH];
+    int32_t depth; /* the top frame's; -1 when every sequence has been tried */
+    uint32_t fewest;
+    uint64_t positions;
+} hunt_t;
+
+static inline int pair_less(pair_t a, pair_t b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+static inline int pair_zero(pair_t a) { return !(a.lo | a.hi); }
+
+static inline pair_t *bucket_of(const dead_t *dead, pair_t key) {
+    uint64_t mixed = key.lo * 0x9E3779B97F4A7C15ull ^ (key.hi + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+    return dead->slots + (size_t)((mixed >> 32) & (dead->buckets - 1)) * BUCKET;
+}
+
+static int dead_has(const dead_t *dead, pair_t key) {
+    const pair_t *bucket = bucket_of(dead, key);
+    for (int i = 0; i < BUCKET; i++)
+        if (bucket[i].lo == key.lo && bucket[i].hi == key.hi)
+            return 1;
+    return 0;
+}
+
+static void dead_add(dead_t *dead, pair_t key) {
+    pair_t *bucket = bucket_of(dead, key);
+    memmove(bucket + 1, bucket, (BUCKET - 1) * sizeof *bucket); /* the oldest falls out */
+    bucket[0] = key;
+}
+
+/* A table of dead positions in about `bytes` of memory (at least one bucket), or NULL. */
+void *pegs_dead_new(size_t bytes) {
+    dead_t *dead = calloc(1, sizeof *dead);
+    if (!dead)
+        return NULL;
+    dead->buckets = 1;
+    while (dead->buckets * 2 * BUCKET * sizeof(pair_t) <= bytes)
+        dead->buckets *= 2;
+    dead->slots = big_zeroed(dead->buckets * BUCKET * sizeof(pair_t));
+    if (!dead->slots) {
+        free(dead);
+        return NULL;
+    }
+    return dead;
+}
+
+void pegs_dead_free(void *handle) {
+    dead_t *dead = handle;
+    if (dead) {
+        big_free(dead->slots, dead->buckets * BUCKET * sizeof(pair_t));
+        free(dead);
+    }
+}
+
+static int edge_holds(const hunt_board_t *board, pair_t position) {
+    if (position.hi)
+        return 0;
+    size_t low = 0, high = board->edge_size;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (board->edge[middle] < position.lo)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < board->edge_size && board->edge[low] == position.lo;
+}
+
+static int accepted(const hunt_board_t *board, pair_t position) {
+    switch (board->accept) {
+    case 0:
+        return position.lo == board->goal.lo && position.hi == board->goal.hi;
+    case 1:
+        return ((position.lo & board->ends.lo) | (position.hi & board->ends.hi)) != 0;
+    default:
+        return edge_holds(board, position);
+    }
+}
+
+/* A search standing at the start: `images` are the start's orientations, `weights` its pagoda
+ * totals. The caller owns the memory (sizeof hunt_t, from pegs_hunt_size). */
+size_t pegs_hunt_size(void) { return sizeof(hunt_t); }
+
+void pegs_hunt_start(hunt_t *hunt, const hunt_board_t *board, const pair_t *images, const double *weights) {
+    frame_t *root = &hunt->stack[0];
+    memset(hunt, 0, sizeof *hunt);
+    root->position = images[0];
+    root->name = images[0];
+    for (uint32_t s = 0; s < board->symmetries; s++) {
+        root->image[s] = images[s];
+        if (pair_less(images[s], root->name))
+            root->name = images[s];
+    }
+    for (uint32_t k = 0; k < board->pagodas; k++)
+        root->weight[k] = weights[k];
+    hunt->fewest = board->start_pegs;
+}
+
+/* Search on for about `budget` positions. Returns 0 when the budget is spent, 1 when the path
+ * (depth + 1 jumps, board order indices) reaches an accepted position at the last depth, 2 when
+ * every sequence has been tried. */
+int pegs_hunt(hunt_t *hunt, const hunt_board_t *board, dead_t *dead, uint64_t budget) {
+    const uint32_t jumps = board->jumps, symmetries = board->symmetries, pagodas = board->pagodas;
+    const uint64_t stop = hunt->positions + budget;
+    int32_t depth = hunt->depth;
+    while (depth >= 0) {
+        frame_t *frame = &hunt->stack[depth];
+        const pair_t position = frame->position;
+        int entered = 0;
+        for (uint32_t i = frame->next; i < jumps; i++) {
+            const uint32_t j = board->order[i];
+            const pair_t flips = board->flips[j], needs = board->needs[j];
+            if ((position.lo & flips.lo) != needs.lo || (position.hi & flips.hi) != needs.hi)
+                continue;
+            int low = 0;
+            for (uint32_t k = 0; k < pagodas; k++)
+                low |= frame->weight[k] + board->change[k * jumps + j] < board->floor[k];
+            if (low)
+                continue;
+            frame_t *child = &hunt->stack[depth + 1];
+            const pair_t *image = board->images + (size_t)j * symmetries;
+            child->position.lo = position.lo ^ flips.lo;
+            child->position.hi = position.hi ^ flips.hi;
+            child->name = child->position;
+            for (uint32_t s = 0; s < symmetries; s++) {
+                child->image[s].lo = frame->image[s].lo ^ image[s].lo;
+                child->image[s].hi = frame->image[s].hi ^ image[s].hi;
+                if (pair_less(child->image[s], child->name))
+                    child->name = child->image[s];
+            }
+            if (dead_has(dead, child->name))
+                continue;
+            hunt->positions++;
+            frame->next = i + 1;
+            hunt->path[depth] = j;
+            if ((uint32_t)depth + 1 >= board->last_depth) {
+                if (accepted(board, child->position)) {
+                    hunt->depth = depth;
+                    return 1;
+                }
+                dead_add(dead, child->name);
+                continue;
+            }
+            for (uint32_t k = 0; k < pagodas; k++)
+                child->weight[k] = frame->weight[k] + board->change[k * jumps + j];
+            child->next = 0;
+            depth++;
+            if (board->start_pegs - (uint32_t)depth < hunt->fewest)
+                hunt->fewest = board->start_pegs - (uint32_t)depth;
+            entered = 1;
+            break;
+        }
+        if (!entered) {
+            dead_add(dead, frame->name);
+            depth--;
+        }
+        if (hunt->positions >= stop) {
+            hunt->depth = depth;
+            return depth < 0 ? 2 : 0;
+        }
+    }
+    hunt->depth = -1;
+    return 2;
+}
+
+/* What a search has done so far: positions examined, the fewest pegs reached. */
+uint64_t pegs_hunt_positions(const hunt_t *hunt) { return hunt->positions; }
+uint32_t pegs_hunt_fewest(const hunt_t *hunt) { return hunt->fewest; }
+
+/* After pegs_hunt returned 1: the jumps of the solution (board order indices) into `out`, and
+ * how many there are. */
+uint32_t pegs_hunt_path(const hunt_t *hunt, uint32_t *out) {
+    uint32_t length = (uint32_t)(hunt->depth + 1);
+    memcpy(out, hunt->path, length * sizeof *out);
+    return length;
+}

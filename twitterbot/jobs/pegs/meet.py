@@ -22,7 +22,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from .board import Board, Jump
+from .board import MAX_COUNTED_HOLES, Board, Jump
 
 __all__ = ["MeetInTheMiddle", "TooBig"]
 
@@ -40,8 +40,8 @@ class MeetInTheMiddle:
     """One search, run a level at a time by `run()`; `positions` counts every position made."""
 
     def __init__(self, board: Board, max_positions: Optional[int] = None) -> None:
-        if board.goal is None:
-            raise ValueError("meeting in the middle needs an exact final position")
+        if board.goal is None or board.size > MAX_COUNTED_HOLES:
+            raise ValueError("meeting in the middle needs an exact final position, on at most 64 holes")
         self.board = board
         self.max_positions = MAX_POSITIONS if max_positions is None else max_positions
         self.positions = 0
