@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["BeamSearch", "beam_search"]
 
 MIX = np.uint64(0x9E3779B97F4A7C15)  # folds a two-word position into one word to find repeats
+EXPAND_BLOCK = 4096  # parents against every jump at once: 4096 x jumps booleans and words
 
 
 def _words(value: int, count: int) -> List[int]:
@@ -71,6 +72,13 @@ class BeamSearch:
         self.edge = edge
         self.positions = 0
         self._count = (board.size + 63) // 64
+        by_word = (
+            [_words(jump.flips, self._count) for jump in board.jumps],
+            [_words(jump.needs, self._count) for jump in board.jumps],
+        )
+        self._flips, self._needs = (
+            np.array(words, dtype=np.uint64).reshape(-1, self._count).T.copy() for words in by_word
+        )
         # Pegs far from where the game ends are the hard ones to clear: a position with its pegs
         # gathered there scores better. For one last peg anywhere, that is the middle of the board.
         if board.goal is not None and board.target is None:
@@ -88,20 +96,33 @@ class BeamSearch:
         weights = pagoda_weights(board)
         self._pagoda = _Weigher(weights) if weights else None
         self._goal_weight = weights[board.target] if weights and board.target is not None else 0.0
-        # Neighbourless pegs need other pegs to come to them.
-        near: List[int] = [0] * board.size
+        # Neighbourless pegs need other pegs to come to them. A peg in p makes a neighbour of
+        # every hole that could jump over p: per 8 holes of a position, a table of those holes.
+        beside: List[int] = [0] * board.size
         for jump in board.jumps:
-            near[jump.start] |= 1 << jump.over
-        self._neighbours = [_words(mask, self._count) for mask in near]
+            beside[jump.over] |= 1 << jump.start
+        self._beside = np.zeros((self._count, (board.size + 7) // 8, 256), dtype=np.uint64)
+        for chunk in range(self._beside.shape[1]):
+            for byte in range(1, 256):
+                low = (byte & -byte).bit_length() - 1
+                hole = 8 * chunk + low
+                words = _words(beside[hole] if hole < board.size else 0, self._count)
+                for word, bits in enumerate(words):
+                    self._beside[word, chunk, byte] = self._beside[word, chunk, byte & (byte - 1)] | np.uint64(bits)
 
     def _isolated(self, level: Level) -> np.ndarray:
-        count = np.zeros(len(level[0]), dtype=np.uint64)
-        for hole, near in enumerate(self._neighbours):
-            word, bit = divmod(hole, 64)
-            touching = level[0] & np.uint64(near[0])
-            for other in range(1, self._count):
-                touching |= level[other] & np.uint64(near[other])
-            count += (level[word] >> np.uint64(bit)) & np.uint64(1) & (touching == 0)
+        """How many pegs of each position have no peg beside them to jump over."""
+        low_byte = np.uint64(0xFF)
+        parts = [
+            ((level[(8 * c) // 64] >> np.uint64((8 * c) % 64)) & low_byte).astype(np.intp)
+            for c in range(self._beside.shape[1])
+        ]
+        count = np.zeros(len(level[0]), dtype=np.uint8)
+        for word, tables in enumerate(self._beside):
+            near = tables[0][parts[0]]
+            for table, part in zip(tables[1:], parts[1:]):
+                near |= table[part]
+            count += np.bitwise_count(level[word] & ~near)
         return count
 
     def _unique(self, level: Level) -> np.ndarray:
@@ -110,7 +131,11 @@ class BeamSearch:
         key = level[0]
         for word in range(1, self._count):
             key = key ^ (level[word] * MIX)
-        return np.unique(key, return_index=True)[1]
+        order = np.argsort(key)  # any one of equal positions will do: no need for a stable sort
+        ordered = key[order]
+        first = np.ones(len(key), dtype=bool)
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        return order[first]
 
     def _won(self, level: Level) -> List[int]:
         """Indices of the last level's positions that win: on the edge's side, or the goal."""
@@ -119,42 +144,41 @@ class BeamSearch:
         values = [sum(int(word) << (64 * i) for i, word in enumerate(words)) for words in zip(*level)]
         return [i for i, position in enumerate(values) if self.board.is_won(position)]
 
+    def _children(self, level: Level) -> Tuple[Level, np.ndarray, np.ndarray]:
+        """Every position one jump after `level`'s, with its parent's index and the jump's: all
+        jumps at once, against a block of parents at a time (a parent by jump table of words)."""
+        parents, used = [], []
+        for first in range(0, len(level[0]), EXPAND_BLOCK):
+            allowed = np.ones((len(level[0][first : first + EXPAND_BLOCK]), len(self._flips[0])), dtype=bool)
+            for word, column in enumerate(level):
+                allowed &= (column[first : first + EXPAND_BLOCK, None] & self._flips[word]) == self._needs[word]
+            parent, jump = np.nonzero(allowed)
+            parents.append(parent + first)
+            used.append(jump)
+        parent, jump_of = np.concatenate(parents), np.concatenate(used)
+        return [column[parent] ^ self._flips[word][jump_of] for word, column in enumerate(level)], parent, jump_of
+
     def run(self) -> Iterator[Optional[Tuple[Jump, ...]]]:
         board = self.board
         jumps = board.jumps
-        needs = [[np.uint64(word) for word in _words(jump.needs, self._count)] for jump in jumps]
-        flips = [[np.uint64(word) for word in _words(jump.flips, self._count)] for jump in jumps]
         level = [np.array([word], dtype=np.uint64) for word in _words(board.start, self._count)]
         history: List[Tuple[np.ndarray, np.ndarray]] = []  # per level: parent index, jump index
         depth = self.edge.edge_depth if self.edge is not None else board.pegs(board.start) - board.final_pegs
         for _ in range(depth):
-            children: List[List[np.ndarray]] = [[] for _ in level]
-            parents, used = [], []
-            for j in range(len(jumps)):
-                allowed = (level[0] & flips[j][0]) == needs[j][0]
-                for word in range(1, self._count):
-                    allowed &= (level[word] & flips[j][word]) == needs[j][word]
-                can = np.flatnonzero(allowed)
-                if len(can):
-                    for word, column in enumerate(level):
-                        children[word].append(column[can] ^ flips[j][word])
-                    parents.append(can)
-                    used.append(np.full(len(can), j, dtype=np.int32))
-            if not parents:
+            child, parent, jump_of = self._children(level)
+            if not len(parent):
                 yield ()
                 return
-            child = [np.concatenate(words) for words in children]
             keep = self._unique(child)
-            parent, jump_of = np.concatenate(parents)[keep], np.concatenate(used)[keep]
+            child, parent, jump_of = [words[keep] for words in child], parent[keep], jump_of[keep]
             self.positions += len(keep)
             if self._pagoda is not None:
-                keep = keep[self._pagoda([words[keep] for words in child]) >= self._goal_weight - 1e-9]
-                parent, jump_of = np.concatenate(parents)[keep], np.concatenate(used)[keep]
-                if not len(keep):
+                heavy = self._pagoda(child) >= self._goal_weight - 1e-9  # a lighter one cannot reach the goal
+                child, parent, jump_of = [words[heavy] for words in child], parent[heavy], jump_of[heavy]
+                if not len(parent):
                     yield ()
                     return
-            child = [words[keep] for words in child]
-            if len(keep) > self.width:
+            if len(parent) > self.width:
                 score = self._isolated(child) * 4.0 + self._spread(child)
                 best = np.argpartition(score, self.width)[: self.width]
                 child, parent, jump_of = [words[best] for words in child], parent[best], jump_of[best]
