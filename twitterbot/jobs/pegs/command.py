@@ -13,7 +13,7 @@ from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
-from .board import BOARDS, builtin, load_board, with_empty_hole
+from .board import BOARDS, builtin, check_countable, load_board, with_empty_hole
 
 __all__ = ["register"]
 
@@ -43,6 +43,8 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
         board = builtin(args.board or "english", finish=args.finish)
     if args.empty:
         board = with_empty_hole(board, args.empty)
+    if args.action == "count" or args.fewest_moves:  # refused before anything is printed or posted
+        check_countable(board, "pegs count" if args.action == "count" else "pegs solve --fewest-moves")
     name = args.name or f"pegs {args.action} {board.name}"
     status = status_line_for(sys.stdout)
     status.clear_before_logging()

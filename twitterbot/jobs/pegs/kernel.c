@@ -562,8 +562,7 @@ int pegs_hunt(hunt_t *hunt, const hunt_board_t *board, dead_t *dead, uint64_t bu
                     hunt->depth = depth;
                     return 1;
                 }
-                dead_add(dead, child->name);
-                continue;
+                continue; /* checked again if met again: cheaper than a cache entry */
             }
             for (uint32_t k = 0; k < pagodas; k++)
                 child->weight[k] = frame->weight[k] + board->change[k * jumps + j];
