@@ -113,14 +113,15 @@ def solve(
         return
     weights = pagoda_weights(board)
     depth_first = _depth_first(board, kernel, weights)
-    pattern = board.goal is not None and board.target is None
-    # A final pattern: the search from both ends first, alone. It decides most such games in a
-    # few seconds, and where it does not, what it found aims the others.
-    searches = [_meet(board)] if pattern and board.size <= MAX_COUNTED_HOLES else depth_first()
-    orders = len(searches) if not pattern or board.size > MAX_COUNTED_HOLES else len(_orders(board))
+    # A final pattern (on a board numpy's words hold): the search from both ends first, alone.
+    # It decides most such games in a few seconds, and where it does not, what it found aims
+    # the others.
+    meets = board.goal is not None and board.target is None and board.size <= MAX_COUNTED_HOLES
+    searches = [_meet(board)] if meets else depth_first()
+    orders = len(_orders(board))  # the depth-first searches, that count as one kind
     fewest = board.pegs(board.start)
     positions = 0
-    beam_started = pattern and board.size <= MAX_COUNTED_HOLES  # the search from both ends brings its own
+    beam_started = meets  # the search from both ends brings its own
     next_report = started + report_every
     # Each turn goes to the kind of search that has had the least processor time so far, the
     # depth-first searches in all their orders counting as one kind: a beam search gets as much
