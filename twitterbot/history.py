@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from .errors import HistoryError, StateError
 
@@ -652,14 +652,32 @@ class HistoryStore:
 
     # -- measured lengths (a cache) ----------------------------------------------------------
 
-    def measured_lengths(self, kind: str, version: str) -> Dict[str, Tuple[int, Tuple[str, ...]]]:
+    def measured_lengths(
+        self, kind: str, version: str, texts: Optional[Iterable[str]] = None
+    ) -> Dict[str, Tuple[int, Tuple[str, ...]]]:
         """Each text's length and URLs as `remember_lengths` kept them for `kind` and `version`,
-        by exact text. Only a cache (the tweets file's lines, so measuring needs no slow import):
-        its table is made by the first write, and losing it loses nothing."""
-        if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'line_lengths'"):
+        by exact text: of every text kept, or of `texts` only. Only a cache (the tweets file's
+        lines, so measuring needs no slow import): its table is made by the first write, and
+        losing it loses nothing."""
+        if not self._has_lengths():
             return {}
-        rows = self._read("SELECT text, length, urls FROM line_lengths WHERE kind = ? AND version = ?", (kind, version))
+        sql = "SELECT text, length, urls FROM line_lengths WHERE kind = ? AND version = ?"
+        if texts is None:
+            rows = self._read(sql, (kind, version))
+        else:
+            rows = [row for text in texts for row in self._read(sql + " AND text = ?", (kind, version, text))]
         return {text: (length, tuple(urls.split()) if urls else ()) for text, length, urls in rows}
+
+    def measured_texts(self, kind: str, version: str, longest: int) -> Set[str]:
+        """The texts with a length kept for `kind` and `version` of at most `longest`: checking that
+        a file's lines are all known reads only their texts (a scheduled run looks up one length)."""
+        if not self._has_lengths():
+            return set()
+        sql = "SELECT text FROM line_lengths WHERE kind = ? AND version = ? AND length <= ?"
+        return {text for (text,) in self._read(sql, (kind, version, longest))}
+
+    def _has_lengths(self) -> bool:
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'line_lengths'"))
 
     def remember_lengths(self, kind: str, version: str, lengths: Mapping[str, Tuple[int, Tuple[str, ...]]]) -> None:
         """Keep `lengths` (text -> length and URLs) as the whole cache of `kind`, in place of what was there."""
