@@ -26,7 +26,7 @@ import os
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AbstractSet, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple
+from typing import AbstractSet, Callable, Collection, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple
 
 from ..errors import BotError, TweetFileError
 from ..networks import Fit
@@ -135,6 +135,10 @@ class LengthCache(Protocol):
 
     def measured_texts(self, kind: str, version: str, longest: int) -> AbstractSet[str]: ...
 
+    def measured_file(self, kind: str, version: str) -> Optional[str]: ...
+
+    def remember_measured_file(self, kind: str, version: str, digest: str) -> None: ...
+
     def measured_lengths(
         self, kind: str, version: str, texts: Optional[Iterable[str]] = None
     ) -> Dict[str, Tuple[int, Tuple[str, ...]]]: ...
@@ -232,15 +236,33 @@ def parse_tweets(
     return TweetFile(path, [line.text for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
 
 
-def _all_known(cache: LengthCache, version: str, texts: Iterable[str]) -> bool:
-    """Every one of `texts` has a length in the cache, measured by `version`, that X accepts."""
+def _all_known(cache: LengthCache, version: str, texts: Collection[str]) -> bool:
+    """Every one of `texts` has a length in the cache, measured by `version`, that X accepts.
+    Checked text by text once after the file or the cache changed; then the file's digest says so."""
     if not version:
         return False
+    digest = _digest(texts)
     try:
-        return cache.measured_texts("x", version, MAX_WEIGHTED_LENGTH).issuperset(texts)
+        if cache.measured_file("x", version) == digest:
+            return True
+        if not cache.measured_texts("x", version, MAX_WEIGHTED_LENGTH).issuperset(texts):
+            return False
     except BotError as exc:  # only a cache: the run's own reads and writes report a history that fails
         log.debug("measuring every line: the cached lengths cannot be read (%s)", exc)
         return False
+    try:
+        cache.remember_measured_file("x", version, digest)
+    except BotError as exc:
+        log.debug("the next run checks the lines against the cache again (%s)", exc)
+    return True
+
+
+def _digest(texts: Collection[str]) -> str:
+    """Names a file's texts, in order. Joined by NULs, which no text in the cache holds (X refuses
+    control characters), so with the count it takes one list of texts to make one digest."""
+    import hashlib  # here: a run that skips never reads the file (a post imports it anyway, for OAuth)
+
+    return f"{len(texts)} {hashlib.sha256(chr(0).join(texts).encode()).hexdigest()}"
 
 
 def _cached_line(cache: LengthCache, version: str, text: str, lineno: int) -> TweetLine:
