@@ -17,6 +17,7 @@ status; anything else is a bug, shown in full with ``--debug``.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import os
@@ -65,6 +66,11 @@ def main(
         return int(ExitStatus.USAGE)
     except SystemExit as exc:  # --help, --version
         return int(exc.code or 0)
+    if args.command_name != "run":
+        # bot.py starts with the cyclic garbage collector off: a plain run is over in a second and
+        # does without; the daemon, watch and the jobs run for hours, and every other command
+        # gets it back too.
+        gc.enable()
     stderr_handler = _setup_logging(environ)
     secrets: Sequence[str] = ()
     try:

@@ -466,13 +466,14 @@ def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path]
     return value
 
 
-# A Bluesky handle is a domain name: letters, digits and hyphens in dot-separated parts.
-_HANDLE = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?")
+# A Bluesky handle is a domain name: letters, digits and hyphens in dot-separated parts. Kept as
+# text: `re` compiles it (and caches it) only for a run that has a handle to check.
+_HANDLE = r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?"
 
 
 def _parse_handle(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
     value = text.strip().lstrip("@").lower()
-    if value and not _HANDLE.fullmatch(value):
+    if value and not re.fullmatch(_HANDLE, value):
         raise ConfigError(
             f"{name}={_show(text)} from {where} is not a Bluesky handle: write it like alice.bsky.social"
             " (your profile shows it after the @)"
@@ -481,12 +482,12 @@ def _parse_handle(name: str, text: str, where: str, base_dir: Optional[Path]) ->
 
 
 # Bluesky makes app passwords as four groups of four letters and digits: xxxx-xxxx-xxxx-xxxx.
-_APP_PASSWORD = re.compile(r"[a-z0-9]{4}(-[a-z0-9]{4}){3}")
+_APP_PASSWORD = r"[a-z0-9]{4}(-[a-z0-9]{4}){3}"  # text, as _HANDLE
 
 
 def _parse_app_password(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
     value = text.strip()
-    if value and not _APP_PASSWORD.fullmatch(value):
+    if value and not re.fullmatch(_APP_PASSWORD, value):
         # Never echo it: it may be the account's real password.
         raise ConfigError(
             f"{name} from {where} is not an app password (they look like xxxx-xxxx-xxxx-xxxx): make one in"

@@ -17,19 +17,17 @@ import pwd
 import sqlite3
 import stat
 import tempfile
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from .errors import HistoryError, StateError
 
+if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
+    from .records import CatchUp, JobPost, JobRecord, RunRecord
+
 __all__ = [
-    "CatchUp",
     "HistoryStore",
-    "JobPost",
-    "JobRecord",
-    "RunRecord",
     "COUNTED_OUTCOMES",
     "TEMPORARY",
     "MIN_FREE_BYTES",
@@ -130,75 +128,15 @@ _TABLES = {
     3: {"runs", "attempts", "bag", "jobs", "job_threads"},
 }
 
+# The cache of measured lengths (`remember_lengths`) names the last file it covered wholly, by a
+# digest of its texts. Both tables are made by their first write: only a cache, losing it loses nothing.
+_CREATE_LINE_FILES = (
+    "CREATE TABLE IF NOT EXISTS line_files (kind TEXT PRIMARY KEY, version TEXT NOT NULL, digest TEXT NOT NULL)"
+)
+
 # A real run posts only with at least this much free space beside the history: recording the
 # outcome after X took the post must not fail for want of a few pages and a journal.
 MIN_FREE_BYTES = 1024 * 1024
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """One row of `history`: what a run decided and did."""
-
-    id: int
-    started_at: datetime
-    action: str
-    reason: Optional[str]
-    text: Optional[str]
-    tweet_id: Optional[str]
-    one_in: Optional[int]
-    roll: Optional[int]
-    dry_run: bool
-    url: Optional[str] = None  # the first post's link
-
-
-@dataclass(frozen=True)
-class CatchUp:
-    """A post that one network still lacks (see `HistoryStore.catch_ups`)."""
-
-    group: int
-    network: str
-    text: str
-    run_id: Optional[int]
-    job_id: Optional[int]
-    source: str
-    first_sent_at: datetime
-
-
-@dataclass(frozen=True)
-class JobRecord:
-    """A progress job's run, as the reporter left it."""
-
-    id: int
-    name: str
-    run_key: Optional[str]
-    started_at: datetime
-    finished_at: Optional[datetime]
-    outcome: Optional[str]
-    thread_root: Optional[str]
-    last_post_at: Optional[datetime]
-    last_text: Optional[str]
-    last_news: Optional[str]
-    posts: int
-    final_sent: bool  # a final (done/failed) post reached, or may have reached, a network
-    threads: Dict[str, str] = field(default_factory=dict)  # network -> the id of the run's first post there
-
-
-@dataclass(frozen=True)
-class JobPost:
-    """One post (or try) of a progress job, for `history`: which job, which run and thread."""
-
-    id: int
-    sent_at: datetime
-    outcome: str  # pending, posted, duplicate, failed, interrupted
-    detail: Optional[str]
-    text: str
-    tweet_id: Optional[str]
-    final: bool  # the run's result, not a progress post
-    job_id: int
-    job_name: str
-    thread_root: Optional[str]  # the id of the run's first post on this network
-    network: str = "x"
-    url: Optional[str] = None
 
 
 def ensure_state_dir(path: Path) -> None:
@@ -353,6 +291,8 @@ class HistoryStore:
 
     def recent_runs(self, limit: int) -> List[RunRecord]:
         """The last `limit` runs, newest first."""
+        from .records import RunRecord
+
         rows = self._read(
             "SELECT id, started_at, action, reason, text, tweet_id, one_in, roll, dry_run, url"
             " FROM runs ORDER BY id DESC LIMIT ?",
@@ -410,6 +350,10 @@ class HistoryStore:
             " AND first_sent > ? ORDER BY first_sent, a.network",
             (TEMPORARY, *networks, *COUNTED_OUTCOMES, _iso(since)),
         )
+        if not rows:  # the usual run: nothing to catch up, and no need to make the rows' class
+            return []
+        from .records import CatchUp
+
         return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], _parse_iso(row[6])) for row in rows]
 
     def finish_attempt(
@@ -523,6 +467,8 @@ class HistoryStore:
         return self.job(job_id)
 
     def job(self, job_id: int) -> JobRecord:
+        from .records import JobRecord
+
         marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
         (row,) = self._read(
             "SELECT id, name, run_key, started_at, finished_at, outcome, thread_root, last_post_at, last_text,"
@@ -548,6 +494,8 @@ class HistoryStore:
 
     def recent_job_posts(self, limit: int) -> List[JobPost]:
         """The last `limit` posts (and tries) of progress jobs, newest first."""
+        from .records import JobPost
+
         rows = self._read(
             "SELECT attempts.id, sent_at, attempts.outcome, detail, text, tweet_id, source = 'final', jobs.id,"
             " jobs.name, (SELECT thread_root FROM job_threads t WHERE t.job_id = jobs.id AND t.network = attempts.network),"
@@ -652,14 +600,49 @@ class HistoryStore:
 
     # -- measured lengths (a cache) ----------------------------------------------------------
 
-    def measured_lengths(self, kind: str, version: str) -> Dict[str, Tuple[int, Tuple[str, ...]]]:
+    def measured_lengths(
+        self, kind: str, version: str, texts: Optional[Iterable[str]] = None
+    ) -> Dict[str, Tuple[int, Tuple[str, ...]]]:
         """Each text's length and URLs as `remember_lengths` kept them for `kind` and `version`,
-        by exact text. Only a cache (the tweets file's lines, so measuring needs no slow import):
-        its table is made by the first write, and losing it loses nothing."""
-        if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'line_lengths'"):
+        by exact text: of every text kept, or of `texts` only. Only a cache (the tweets file's
+        lines, so measuring needs no slow import): its table is made by the first write, and
+        losing it loses nothing."""
+        if not self._has_table("line_lengths"):
             return {}
-        rows = self._read("SELECT text, length, urls FROM line_lengths WHERE kind = ? AND version = ?", (kind, version))
+        sql = "SELECT text, length, urls FROM line_lengths WHERE kind = ? AND version = ?"
+        if texts is None:
+            rows = self._read(sql, (kind, version))
+        else:
+            rows = [row for text in texts for row in self._read(sql + " AND text = ?", (kind, version, text))]
         return {text: (length, tuple(urls.split()) if urls else ()) for text, length, urls in rows}
+
+    def measured_texts(self, kind: str, version: str, longest: int) -> Set[str]:
+        """The texts with a length kept for `kind` and `version` of at most `longest`: checking that
+        a file's lines are all known reads only their texts (a scheduled run looks up one length)."""
+        if not self._has_table("line_lengths"):
+            return set()
+        sql = "SELECT text FROM line_lengths WHERE kind = ? AND version = ? AND length <= ?"
+        return {text for (text,) in self._read(sql, (kind, version, longest))}
+
+    def measured_file(self, kind: str, version: str) -> Optional[str]:
+        """The digest `remember_measured_file` kept for `kind` and `version`: of a file whose every
+        text has a length kept. None if there is none, or the lengths were replaced since."""
+        if not self._has_table("line_files"):
+            return None
+        rows = self._read("SELECT digest FROM line_files WHERE kind = ? AND version = ?", (kind, version))
+        return rows[0][0] if rows else None
+
+    def remember_measured_file(self, kind: str, version: str, digest: str) -> None:
+        """Keep `digest`, of a file whose every text has a length kept for `kind` and `version`: the
+        next run that reads the same file need not check its texts one by one."""
+        with self._write() as conn:
+            conn.execute(_CREATE_LINE_FILES)
+            conn.execute(
+                "INSERT OR REPLACE INTO line_files (kind, version, digest) VALUES (?, ?, ?)", (kind, version, digest)
+            )
+
+    def _has_table(self, name: str) -> bool:
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
 
     def remember_lengths(self, kind: str, version: str, lengths: Mapping[str, Tuple[int, Tuple[str, ...]]]) -> None:
         """Keep `lengths` (text -> length and URLs) as the whole cache of `kind`, in place of what was there."""
@@ -670,6 +653,8 @@ class HistoryStore:
                 " WITHOUT ROWID"
             )
             conn.execute("DELETE FROM line_lengths WHERE kind = ?", (kind,))
+            conn.execute(_CREATE_LINE_FILES)
+            conn.execute("DELETE FROM line_files WHERE kind = ?", (kind,))  # the file it named may have lost lengths
             conn.executemany(
                 "INSERT INTO line_lengths (kind, text, version, length, urls) VALUES (?, ?, ?, ?, ?)",
                 [(kind, text, version, length, " ".join(urls)) for text, (length, urls) in lengths.items()],

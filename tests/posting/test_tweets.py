@@ -253,9 +253,74 @@ def test_the_cache_never_lets_a_too_long_line_through(tmp_path: Path) -> None:
     assert "X counts 282 of 280" in tweets.problems[0].message
 
 
+def test_a_file_x_took_before_reads_only_the_length_of_the_line_asked_for(tmp_path: Path) -> None:
+    class Counting(HistoryStore):  # what a scheduled run asks of the cache
+        asked: list = []
+
+        def measured_lengths(self, kind: str, version: str, texts: object = None) -> dict:
+            self.asked.append(None if texts is None else list(texts))  # type: ignore[call-overload]
+            return super().measured_lengths(kind, version, texts)  # type: ignore[arg-type]
+
+    content = "".join(f"line {number}\n" for number in range(1, 201)).encode()
+    first = parse_tweets(content, PATH, cache=Counting(tmp_path / "history.db"))
+    Counting.asked.clear()
+    tweets = parse_tweets(content, PATH, cache=Counting(tmp_path / "history.db"))
+    assert Counting.asked == []  # every text is known: no length is read yet
+    line = tweets.line(41)
+    assert Counting.asked == [["line 42"]]
+    assert line == first.line(41) and line.lineno == 42
+    assert tweets == first and tweets.lines == first.lines
+
+
+def test_a_file_checked_once_against_the_cache_is_then_known_by_its_digest_until_the_cache_changes(
+    tmp_path: Path,
+) -> None:
+    class Counting(HistoryStore):  # each time a run checks the file's texts one by one
+        checked: list = []
+
+        def measured_texts(self, kind: str, version: str, longest: int) -> set:
+            self.checked.append(kind)
+            return super().measured_texts(kind, version, longest)
+
+    history = tmp_path / "history.db"
+    parse_tweets(b"one\ntwo\n", PATH, cache=Counting(history))  # measured, lengths kept
+    Counting.checked.clear()
+    parse_tweets(b"one\ntwo\n", PATH, cache=Counting(history))
+    assert Counting.checked == ["x"]  # once text by text
+    tweets = parse_tweets(b"one\ntwo\n", PATH, cache=Counting(history))
+    assert Counting.checked == ["x"] and (tweets.texts, tweets.line(1).weighted_length) == (["one", "two"], 3)
+    parse_tweets(b"two\none\n", PATH, cache=Counting(history))
+    assert Counting.checked == ["x", "x"]  # another order is another file
+    parse_tweets(b"three\n", PATH, cache=Counting(history))  # its lengths replace the cache's
+    Counting.checked.clear()
+    again = parse_tweets(b"two\none\n", PATH, cache=Counting(history))
+    assert Counting.checked == ["x"]  # the digest went with the lengths it stood for
+    assert [(line.text, line.weighted_length) for line in again.lines] == [("two", 3), ("one", 3)]
+
+
+def test_problems_are_listed_in_line_order_whatever_found_them() -> None:
+    tweets = parse_tweets(b"fine\nbad\x00char\nfine\n" + ("a" * 281).encode() + b"\nfine\n", PATH)
+    assert [(problem.lineno, problem.message.split()[0]) for problem in tweets.problems] == [
+        (2, "contains"),
+        (3, "repeats"),
+        (4, "is"),
+        (5, "repeats"),
+    ]
+    assert (tweets.texts, tweets.linenos) == (["fine"], [1])
+
+
 def test_a_cache_that_cannot_be_read_or_written_changes_nothing() -> None:
     class Unwritable:  # a history on a full or read-only disk: the run's own writes will say so
-        def measured_lengths(self, kind: str, version: str) -> dict:
+        def measured_texts(self, kind: str, version: str, longest: int) -> set:
+            raise StateError("cannot read the history")
+
+        def measured_file(self, kind: str, version: str) -> None:
+            raise StateError("cannot read the history")
+
+        def remember_measured_file(self, kind: str, version: str, digest: str) -> None:
+            raise StateError("cannot write the history")
+
+        def measured_lengths(self, kind: str, version: str, texts: object = None) -> dict:
             raise StateError("cannot read the history")
 
         def remember_lengths(self, kind: str, version: str, lengths: dict) -> None:

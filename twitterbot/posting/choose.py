@@ -1,11 +1,13 @@
 """Deciding: the 1-in-N roll and the shuffle-bag pick. Pure functions over an injected random source.
 
 The bag is the set of texts already posted this round (kept in the history store). Lines are
-identified by their text, so adding, removing or reordering lines in the file just works::
+identified by their text, so adding, removing or reordering lines in the file just works. A pick
+works on the file's plain texts (`TweetFile.texts`) and names the chosen one by its position::
 
     rng = random.Random(7)
     roll(4, rng)                                  # 0 means "post"
-    pick(tweets.lines, used={"hello"}, last_posted="hello", rng=rng)
+    chosen = pick(tweets.texts, used={"hello"}, last_posted="hello", rng=rng)
+    tweets.line(chosen.index)                     # the chosen line, measured
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from typing import AbstractSet, Optional, Sequence
-
-from .tweets import TweetLine
 
 __all__ = ["Pick", "roll", "pick", "hits"]
 
@@ -31,28 +31,30 @@ def hits(rolled: int) -> bool:
 
 @dataclass(frozen=True)
 class Pick:
-    line: TweetLine
+    index: int  # the chosen text's position in the texts picked from
+    text: str
     new_round: bool  # every line had been posted, so the bag was emptied first
-    left_in_round: int  # lines still unposted in this round, including `line`
+    left_in_round: int  # lines still unposted in this round, including the chosen one
 
 
 def pick(
-    lines: Sequence[TweetLine],
+    texts: Sequence[str],
     *,
     used: AbstractSet[str],
     last_posted: Optional[str],
     rng: random.Random,
 ) -> Optional[Pick]:
-    """Pick a line not yet posted this round; when none is left, start a new round.
+    """Pick a text not yet posted this round; when none is left, start a new round.
 
     A new round never starts with the text posted last (when there is another choice), so the
     same line is not posted twice in a row across the round boundary. Returns None only if
-    `lines` is empty.
+    `texts` is empty.
     """
-    if not lines:
+    if not texts:
         return None
-    available = [line for line in lines if line.text not in used]
+    available = [index for index, text in enumerate(texts) if text not in used]
     new_round = not available
     if new_round:
-        available = [line for line in lines if line.text != last_posted] or list(lines)
-    return Pick(rng.choice(available), new_round, len(available))
+        available = [index for index, text in enumerate(texts) if text != last_posted] or list(range(len(texts)))
+    index = rng.choice(available)
+    return Pick(index, texts[index], new_round, len(available))

@@ -315,14 +315,19 @@ def decide_and_post(
         why = f"forced, although {too_soon}"
 
     used = store.used_texts()
-    texts = {line.text for line in tweets.lines}
-    log.debug("the bag: %d of the %d lines not posted yet in this round", len(texts - used), len(texts))
-    chosen = pick(tweets.lines, used=used, last_posted=store.last_posted_text(), rng=rng)
+    texts = tweets.texts  # each once; a TweetLine is made for the picked text only
+    log.debug(
+        "the bag: %d of the %d lines not posted yet in this round",
+        len(texts) - len(used.intersection(texts)),
+        len(texts),
+    )
+    chosen = pick(texts, used=used, last_posted=store.last_posted_text(), rng=rng)
     assert chosen is not None  # load_tweets never returns an empty file
+    line = tweets.line(chosen.index)
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
-        planned = tuple(Sent(fit.network, "would_post" if fit.fits else "too_long", fit) for fit in chosen.line.fits)
-        return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=chosen.line, networks=planned)
+        planned = tuple(Sent(fit.network, "would_post" if fit.fits else "too_long", fit) for fit in line.fits)
+        return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=line, networks=planned)
     if not posters():
         raise ValueError("a real run needs a poster")
     try:
@@ -335,7 +340,6 @@ def decide_and_post(
         store.start_new_round()
         used = set()
 
-    line = chosen.line
     tried: List[TweetLine] = []  # lines every network already had
     while True:
         sent = _post_everywhere(store, posters(), line, run_id=run_id, clock=clock)
@@ -343,10 +347,10 @@ def decide_and_post(
             return finish(*_outcome(why, line, sent), line=line, networks=sent, **_first_post(sent))
         tried.append(line)
         used = used | {line.text}
-        another = pick(tweets.lines, used=used, last_posted=None, rng=rng)
+        another = pick(texts, used=used, last_posted=None, rng=rng)
         if another is None or another.new_round or len(tried) >= MAX_DUPLICATE_TRIES:
             # Every line is there already (a new round would only repeat them), or the budget is spent.
-            left = 0 if another is None or another.new_round else sum(1 for t in tweets.lines if t.text not in used)
+            left = 0 if another is None or another.new_round else sum(1 for text in texts if text not in used)
             error = _duplicates_error(tried, left)
             return finish("failed", str(error), line=line, error=error, networks=sent)
         log.warning(
@@ -358,7 +362,7 @@ def decide_and_post(
             len(tried) + 1,
             MAX_DUPLICATE_TRIES,
         )
-        line = another.line
+        line = tweets.line(another.index)
 
 
 def _post_everywhere(

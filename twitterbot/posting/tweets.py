@@ -6,12 +6,15 @@ that fits none of the networks it is for (too long, forbidden characters) is rep
 number and never posted; a line too long for one network only is posted to the others::
 
     tweets = load_tweets(Path("tweets.txt"), networks=("x", "bluesky"))
-    tweets.lines[0].text, tweets.lines[0].weighted_length, tweets.lines[0].fit("bluesky")
+    tweets.texts[0], tweets.linenos[0]            # what a pick needs: plain texts, in file order
+    tweets.line(0).weighted_length, tweets.line(0).fit("bluesky")
     [problem.message for problem in tweets.problems]
 
 Measuring needs twitter-text, whose import costs more than the rest of a run (it compiles about
 200 regular expressions): given a `cache` (the history store), a line measured once is not
-measured again, and a file whose lines are all known does not import twitter-text at all.
+measured again, and a file whose lines are all known does not import twitter-text at all. Then
+a scheduled run, which posts one line, checks only that every text is in the cache and makes the
+`TweetLine` of the line it picks alone.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import os
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Protocol, Tuple
+from typing import AbstractSet, Callable, Collection, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple
 
 from ..errors import BotError, TweetFileError
 from ..networks import Fit
@@ -95,11 +98,25 @@ class LineProblem:
 
 @dataclass(frozen=True)
 class TweetFile:
-    """The parsed file: valid lines in file order (each text once) and the lines set aside."""
+    """The parsed file: the postable texts in file order (each once) with their line numbers,
+    the lines set aside, and each text's `TweetLine` on demand (`line`). Every text fits at least
+    one network: a text that fits none is among the problems, never among the texts."""
 
     path: Path
-    lines: List[TweetLine] = field(default_factory=list)
-    problems: List[LineProblem] = field(default_factory=list)
+    texts: List[str]
+    linenos: List[int]  # texts[i] is the file's line linenos[i]
+    problems: List[LineProblem]
+    # Makes the TweetLine of texts[i]: a run that posts one line looks up (or measures) that line only.
+    line_at: Callable[[int], TweetLine] = field(repr=False, compare=False)
+
+    def line(self, index: int) -> TweetLine:
+        """The line of `texts[index]`: its number, its length and where it fits."""
+        return self.line_at(index)
+
+    @property
+    def lines(self) -> List[TweetLine]:
+        """Every postable line, made one by one (`check` and the daemon's reload: a run needs one)."""
+        return [self.line_at(index) for index in range(len(self.texts))]
 
 
 @dataclass(frozen=True)
@@ -116,7 +133,15 @@ class LengthCache(Protocol):
     """Where measured lengths are kept between runs (`HistoryStore`): for each exact text X
     accepts, its weighted length and its URLs, as measured by `version`."""
 
-    def measured_lengths(self, kind: str, version: str) -> Dict[str, Tuple[int, Tuple[str, ...]]]: ...
+    def measured_texts(self, kind: str, version: str, longest: int) -> AbstractSet[str]: ...
+
+    def measured_file(self, kind: str, version: str) -> Optional[str]: ...
+
+    def remember_measured_file(self, kind: str, version: str, digest: str) -> None: ...
+
+    def measured_lengths(
+        self, kind: str, version: str, texts: Optional[Iterable[str]] = None
+    ) -> Dict[str, Tuple[int, Tuple[str, ...]]]: ...
 
     def remember_lengths(self, kind: str, version: str, lengths: Mapping[str, Tuple[int, Tuple[str, ...]]]) -> None: ...
 
@@ -178,33 +203,96 @@ def parse_tweets(
             "encoding option under 'Save as')"
         ) from None
 
-    lines: List[TweetLine] = []
+    first_seen: Dict[str, int] = {}  # each text's first line, in file order
     problems: List[LineProblem] = []
-    first_seen = {}
+    for lineno, raw in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
+        post = raw.strip()
+        if not post or post[0] == "#":
+            continue
+        if "\\" in post:
+            post = _unescape(post)
+            if not post.strip():
+                continue
+        first = first_seen.setdefault(post, lineno)
+        if first != lineno:
+            problems.append(LineProblem(lineno, f"repeats line {first}; it is posted only once per round"))
+
     version = _measured_by() if cache is not None else ""
+    if first_seen and cache is not None and networks == ("x",) and _all_known(cache, version, first_seen):
+        # The usual scheduled run: X took every line before. Nothing to measure; a run posts one
+        # line, so only that line's length is looked up, when it is picked.
+        texts, linenos = list(first_seen), list(first_seen.values())
+        return TweetFile(
+            path, texts, linenos, problems, lambda index: _cached_line(cache, version, texts[index], linenos[index])
+        )
+
+    lines, problems = _measure_all(first_seen, problems, networks, cache, version)
+    if not lines:
+        detail = "".join(f"; line {p.lineno} {p.message}" for p in problems[:3])
+        raise TweetFileError(
+            f"{path} has no lines to post{detail}; add one post per line "
+            "(blank lines and lines starting with # are skipped)"
+        )
+    return TweetFile(path, [line.text for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
+
+
+def _all_known(cache: LengthCache, version: str, texts: Collection[str]) -> bool:
+    """Every one of `texts` has a length in the cache, measured by `version`, that X accepts.
+    Checked text by text once after the file or the cache changed; then the file's digest says so."""
+    if not version:
+        return False
+    digest = _digest(texts)
+    try:
+        if cache.measured_file("x", version) == digest:
+            return True
+        if not cache.measured_texts("x", version, MAX_WEIGHTED_LENGTH).issuperset(texts):
+            return False
+    except BotError as exc:  # only a cache: the run's own reads and writes report a history that fails
+        log.debug("measuring every line: the cached lengths cannot be read (%s)", exc)
+        return False
+    try:
+        cache.remember_measured_file("x", version, digest)
+    except BotError as exc:
+        log.debug("the next run checks the lines against the cache again (%s)", exc)
+    return True
+
+
+def _digest(texts: Collection[str]) -> str:
+    """Names a file's texts, in order. Joined by NULs, which no text in the cache holds (X refuses
+    control characters), so with the count it takes one list of texts to make one digest."""
+    import hashlib  # here: a run that skips never reads the file (a post imports it anyway, for OAuth)
+
+    return f"{len(texts)} {hashlib.sha256(chr(0).join(texts).encode()).hexdigest()}"
+
+
+def _cached_line(cache: LengthCache, version: str, text: str, lineno: int) -> TweetLine:
+    """The line of a text the cache knows (`_all_known`), from its cached length. Measured again
+    if its row has gone since (another run kept another file's lengths), as any new line is."""
+    cached = _cached_lengths(cache, version, (text,)).get(text)
+    if cached is None or cached[0] > MAX_WEIGHTED_LENGTH:
+        measured = measure(text)
+    else:
+        measured = Measure(cached[0], bool(cached[1]), None, cached[1])
+    return TweetLine(
+        lineno, text, measured.weighted_length, measured.has_url, measured.urls, (_fit("x", text, measured),)
+    )
+
+
+def _measure_all(
+    first_seen: Mapping[str, int],
+    problems: List[LineProblem],
+    networks: Tuple[str, ...],
+    cache: Optional[LengthCache],
+    version: str,
+) -> Tuple[List[TweetLine], List[LineProblem]]:
+    """Every text's line, measured for `networks` (X's lengths from the cache where it has them),
+    and the problems, the texts that fit nowhere among them, in line order. New lengths are kept."""
+    problems = list(problems)
+    lines: List[TweetLine] = []
     known = _cached_lengths(cache, version)
     measured_anew = False
-    x_only = networks == ("x",)
-    x_fits: Dict[int, Fit] = {}  # one Fit per length: equal and frozen, so lines may share them
-    for lineno, raw in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        post = _unescape(stripped)
-        if not post.strip():
-            continue
-        if post in first_seen:
-            problems.append(LineProblem(lineno, f"repeats line {first_seen[post]}; it is posted only once per round"))
-            continue
-        first_seen[post] = lineno
+    for post, lineno in first_seen.items():
         cached = known.get(post) if "x" in networks else None
-        if cached is not None and cached[0] <= MAX_WEIGHTED_LENGTH and x_only:
-            # The usual case, made cheap (a scheduled run reads every line): measured before, X took it.
-            fit = x_fits.get(cached[0]) or x_fits.setdefault(
-                cached[0], Fit("x", cached[0], MAX_WEIGHTED_LENGTH, _X_UNIT)
-            )
-            lines.append(_known_line(lineno, post, cached[0], cached[1], fit))
-            continue
         if cached is not None and cached[0] <= MAX_WEIGHTED_LENGTH:  # measured before, and X accepted it
             measured = Measure(cached[0], bool(cached[1]), None, cached[1])
         elif "x" in networks:
@@ -217,28 +305,10 @@ def parse_tweets(
             problems.append(LineProblem(lineno, _fits_nowhere(fits, measured)))
             continue
         lines.append(TweetLine(lineno, post, measured.weighted_length, measured.has_url, measured.urls, fits))
-
-    if not lines:
-        detail = "".join(f"; line {p.lineno} {p.message}" for p in problems[:3])
-        raise TweetFileError(
-            f"{path} has no lines to post{detail}; add one post per line "
-            "(blank lines and lines starting with # are skipped)"
-        )
-    if cache is not None and measured_anew:
+    problems.sort(key=lambda problem: problem.lineno)  # repeats were found first; each line has one problem at most
+    if cache is not None and measured_anew and lines:
         _remember_lengths(cache, version, lines)
-    return TweetFile(path, lines, problems)
-
-
-def _known_line(lineno: int, text: str, weighted_length: int, urls: Tuple[str, ...], fit: Fit) -> TweetLine:
-    """`TweetLine(lineno, text, weighted_length, bool(urls), urls, (fit,))`, made at half the cost:
-    a frozen dataclass's __init__ sets each field through object.__setattr__, which is most of
-    the time a scheduled run spends on a 5,000-line file. The fields are set once, here, before
-    anyone sees the line; it is as frozen as one made the usual way."""
-    line = object.__new__(TweetLine)
-    line.__dict__.update(
-        lineno=lineno, text=text, weighted_length=weighted_length, has_url=bool(urls), urls=urls, fits=(fit,)
-    )
-    return line
+    return lines, problems
 
 
 def _fit(network: str, text: str, measured: Measure) -> Fit:
@@ -279,11 +349,13 @@ def _measured_by() -> str:
     return f"{_CACHE_FORMAT} {MAX_WEIGHTED_LENGTH} unicode {unicodedata.unidata_version} twitter-text {fingerprint:08x}"
 
 
-def _cached_lengths(cache: Optional[LengthCache], version: str) -> Dict[str, Tuple[int, Tuple[str, ...]]]:
+def _cached_lengths(
+    cache: Optional[LengthCache], version: str, texts: Optional[Iterable[str]] = None
+) -> Dict[str, Tuple[int, Tuple[str, ...]]]:
     if cache is None or not version:
         return {}
     try:
-        return cache.measured_lengths("x", version)
+        return cache.measured_lengths("x", version, texts)
     except BotError as exc:  # only a cache: the run's own reads and writes report a history that fails
         log.debug("measuring every line: the cached lengths cannot be read (%s)", exc)
         return {}

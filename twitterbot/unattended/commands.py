@@ -77,7 +77,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
             log.warning(warning)
         try:
             tweets = load_tweets(new.tweets_file, new.post_to)
-            log.info("%s: %s ready to post", new.tweets_file, plural(len(tweets.lines), "line"))
+            log.info("%s: %s ready to post", new.tweets_file, plural(len(tweets.texts), "line"))
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)
         logging.getLogger().setLevel(new.log_level)
