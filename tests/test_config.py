@@ -359,6 +359,7 @@ _ENV_LINE = st.one_of(
 @example(lines=["X_API_BASE_URL=http://[::1"], bom=False)
 @example(lines=["TWEETS_FILE=tweets\x00.txt", "BOT_STATE_DIR=st\x00ate", "LOG_FILE=a\x00b"], bom=False)
 @example(lines=["LOG_LEVEL=DEBUG", "TWEET_ONE_IN=0", "nonsense"], bom=True)
+@example(lines=["TWITTER_API_KEY=FALS"], bom=False)  # masked in the printed text, it broke `false`
 def test_no_env_file_makes_the_bot_exit_1_and_json_is_always_printed(
     tmp_path: Path, capsys, lines: list, bom: bool
 ) -> None:

@@ -117,3 +117,20 @@ def test_a_key_with_undecodable_bytes_is_still_hidden() -> None:
 
     key = "\udc80AbCdEf0123456789GhIj"
     assert Scrubber([key])(f"key={key}") == "key=********"
+
+
+def test_json_output_masks_secrets_value_by_value_and_stays_json(capsys) -> None:
+    import json
+
+    from twitterbot.arguments import print_json
+
+    print_json(
+        {"ok": False, "text": "key FALS and sk+/x", "nested": [{"FALS": 1234}], "count": 1234},
+        secrets=["FALS", "sk+/x", "1234"],
+    )
+    printed = capsys.readouterr().out
+    value = json.loads(printed)  # still one JSON object: `false` was not taken for the key FALS
+    assert value["ok"] is False
+    assert value["text"] == "key ******** and ********"
+    assert value["nested"] == [{"********": "********"}] and value["count"] == "********"
+    assert "1234" not in printed and "sk+" not in printed

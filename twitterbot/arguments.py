@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, NoReturn, Optional, Sequence, Tuple
 
 from .config import check_setting, did_you_mean
 from .errors import ConfigError, ExitStatus
-from .secrets import scrub
+from .secrets import MASK, Scrubber
 
 __all__ = [
     "BadCommandLine",
@@ -189,4 +189,18 @@ def absolute(path: Optional[str]) -> Optional[Path]:
 
 
 def print_json(value: object, *, secrets: Sequence[str] = ()) -> None:
-    print(scrub(json.dumps(value, ensure_ascii=False), secrets))
+    """Print `value` as one JSON object with every secret masked, string by string: masking the
+    printed text could break the JSON itself (a key "FALS" matches the `false` of a field)."""
+    print(json.dumps(_masked(value, Scrubber(secrets)), ensure_ascii=False))
+
+
+def _masked(value: object, scrub: Scrubber) -> object:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub(str(key)): _masked(item, scrub) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_masked(item, scrub) for item in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and scrub.contains(str(value)):
+        return MASK  # a number that spells a secret (a short numeric key) is no number to print
+    return value
