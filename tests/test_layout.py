@@ -8,7 +8,7 @@ From the top down:
     progress                   the reporter, watch, the status line
     posting                    the tweets file, choosing, one scheduled run
     networks                   one module per network behind one interface
-    foundation                 config, errors, history, records, lock, secrets, files, arguments, wording
+    foundation                 config, errors, history, records, lock, secrets, files, arguments, wording, twittertext
 
 A job never imports another job, and nothing below `cli` imports `cli`.
 """
@@ -23,7 +23,19 @@ import pytest
 from conftest import REPO
 
 PACKAGE = REPO / "twitterbot"
-FOUNDATION = {"config", "errors", "history", "records", "lock", "secrets", "files", "arguments", "wording", "__init__"}
+FOUNDATION = {
+    "config",
+    "errors",
+    "history",
+    "records",
+    "lock",
+    "secrets",
+    "files",
+    "arguments",
+    "wording",
+    "twittertext",
+    "__init__",
+}
 
 # What each part may import, besides itself and the foundation.
 ALLOWED = {

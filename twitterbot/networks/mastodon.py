@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
+from .. import twittertext
 from ..errors import ConfigError, ExitStatus, PostError
 from ..secrets import looks_like_a_key, scrub_also
 from . import Fit, PostResult, rejected, server_error
@@ -87,6 +88,7 @@ def _countable_text(text: str) -> str:
     """`text` with each link replaced by 23 x's and each remote mention by its local part."""
     entities: List[Tuple[int, int, str]] = []
     if ":" in text:
+        twittertext.load()
         from twitter_text.extract_urls import extract_urls_with_indices
 
         for url in extract_urls_with_indices(text, extract_urls_without_protocol=False):

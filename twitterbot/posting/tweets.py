@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet, Callable, Collection, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple
 
+from .. import twittertext
 from ..errors import BotError, TweetFileError
 from ..networks import Fit
 from ..networks import measure as measure_on
@@ -148,7 +149,8 @@ class LengthCache(Protocol):
 
 def measure(text: str) -> Measure:
     """Measure `text` the way X does (twitter-text v3: URLs 23, emoji 2, CJK 2, NFC first)."""
-    from twitter_text import extract_urls, parse_tweet  # slow to import: only when a line is new
+    twittertext.load()  # slow to import: only when a line is new
+    from twitter_text import extract_urls, parse_tweet
     from twitter_text.has_invalid_characters import has_invalid_characters
 
     result = parse_tweet(unicodedata.normalize("NFC", text))
@@ -226,7 +228,8 @@ def parse_tweets(
             path, texts, linenos, problems, lambda index: _cached_line(cache, version, texts[index], linenos[index])
         )
 
-    lines, problems = _measure_all(first_seen, problems, networks, cache, version)
+    with twittertext.borrowed():  # 6 MiB a run needs no more once it has measured its new lines
+        lines, problems = _measure_all(first_seen, problems, networks, cache, version)
     if not lines:
         detail = "".join(f"; line {p.lineno} {p.message}" for p in problems[:3])
         raise TweetFileError(
