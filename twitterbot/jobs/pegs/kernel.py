@@ -166,7 +166,8 @@ class Hunt:
         self._kernel, self._board, self._dead = kernel, board, dead
         number = {jump: index for index, jump in enumerate(board.jumps)}
         symmetries = board.symmetries
-        goal = board.goal if board.goal is not None else board.full if board.ends is None else board.ends
+        goal = board.goal or 0  # the exact final position, or none: one peg in any of `ends`
+        ends = board.full if board.ends is None else board.ends
         start_weights = [sum(w for hole, w in enumerate(weights) if board.start >> hole & 1) for weights in pagodas]
         self._arrays = {
             "needs": _pairs([jump.needs for jump in board.jumps]),
@@ -190,7 +191,7 @@ class Hunt:
             len(board.jumps), len(symmetries), len(pagodas), last_depth, board.pegs(board.start), accept,
             a["needs"].ctypes.data, a["flips"].ctypes.data, a["images"].ctypes.data, a["change"].ctypes.data,
             a["floor"].ctypes.data, a["order"].ctypes.data, a["edge"].ctypes.data, len(edge) if edge is not None else 0,
-            _Pair(goal & (1 << 64) - 1, goal >> 64), _Pair(goal & (1 << 64) - 1, goal >> 64),
+            _Pair(goal & (1 << 64) - 1, goal >> 64), _Pair(ends & (1 << 64) - 1, ends >> 64),
         )  # fmt: skip
         self._state = ctypes.create_string_buffer(kernel._hunt_size())
         kernel._hunt_start(self._state, ctypes.byref(self._data), a["root"].ctypes.data, a["weights"].ctypes.data)
@@ -219,6 +220,9 @@ class Hunt:
 
 class Kernel:
     """The compiled functions, called through ctypes on numpy arrays."""
+
+    # What one depth-first search (`hunt`) holds: solve.py asks before it hands a board over.
+    most_symmetries, most_pagodas = MOST_SYMMETRIES, MOST_PAGODAS
 
     def __init__(self, library: ctypes.CDLL, path: Path) -> None:
         self.path = path

@@ -234,10 +234,14 @@ def _depth_first(
     """Makes the depth-first searches, one per jump order, all sharing one memory of dead
     positions: in C with a kernel, else in Python. Called again with an `edge` when the search
     from both ends outgrows its memory, to make searches that stop on the goal's side of it."""
-    if kernel is not None and board.pegs(board.start) > board.final_pegs and len(board.symmetries) <= MOST_SYMMETRIES:
+    if (
+        kernel is not None
+        and board.pegs(board.start) > board.final_pegs
+        and len(board.symmetries) <= kernel.most_symmetries
+    ):
         # A small board has few positions: its table need not be the full size (nor zeroed).
         dead_positions = kernel.dead_positions(min(DEAD_BYTES, 64 << min(board.size, 40)))
-        pagodas = _pagodas(board)
+        pagodas = _pagodas(board, kernel.most_pagodas)
 
         def compiled(edge: Optional[MeetInTheMiddle] = None) -> List[Iterator]:
             return [_hunt(kernel, board, jumps, dead_positions, pagodas, edge) for jumps in _orders(board)]
@@ -252,16 +256,15 @@ def _depth_first(
     return interpreted
 
 
-def _pagodas(board: Board) -> List[List[float]]:
+def _pagodas(board: Board, most: int) -> List[List[float]]:
     """Pagoda functions that bound the goal: towards the target hole, or towards each peg of a
     final pattern (a position outweighed by the pattern under any of them cannot reach it)."""
     if board.goal is None:
         return []
     holes = [hole for hole in range(board.size) if board.goal >> hole & 1]
-    return [weights for hole in holes[:MOST_PAGODAS] if (weights := pagoda_towards(board, hole))]
+    return [weights for hole in holes[:most] if (weights := pagoda_towards(board, hole))]
 
 
-MOST_PAGODAS, MOST_SYMMETRIES = 8, 12  # kernel.c's
 DEAD_BYTES = 64 << 20  # the compiled searches' memory of dead positions: 4 million of them
 
 
