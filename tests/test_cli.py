@@ -365,6 +365,19 @@ def test_a_closed_pipe_ends_quietly(home: BotHome, args: tuple) -> None:
     assert "BrokenPipe" not in stderr and "Exception ignored" not in stderr and "unexpected" not in stderr
 
 
+
+@pytest.mark.parametrize("args", [("pegs", "count", "english"), ("pegs", "boards"), ("cron",)])
+def test_a_job_whose_reader_goes_away_is_stopped_not_failed(home: BotHome, args: tuple) -> None:
+    """A job that prints a lot, into a reader that has gone: 141 and nothing posted (before, the
+    reporter posted "failed: BrokenPipeError")."""
+    process = home.start(*args)
+    process.stdout.close()
+    stderr = process.stderr.read()
+    process.wait(timeout=120)
+    assert process.returncode == 141, stderr
+    assert "BrokenPipe" not in stderr and "Exception ignored" not in stderr and "failed" not in stderr
+    assert home.emulator.posts == []
+
 # -- jitter: cron's --jitter waits like the timer and the daemon ----------------------------------
 
 

@@ -342,6 +342,15 @@ def test_ctrl_c_stops_the_run_without_posting_so_it_can_continue(store, poster, 
     assert store.open_job("monkey", at=clock()).finished_at is None
 
 
+
+def test_a_closed_output_stops_the_run_without_posting_that_it_failed(store, poster, emulator, clock) -> None:
+    """`bot.py pegs count | head`: the reader going away is the terminal's business, not the job's."""
+    with pytest.raises(BrokenPipeError), reporter(store, poster, clock) as report:
+        report.update("working")
+        raise BrokenPipeError(32, "Broken pipe")
+    assert len(emulator.posts) == 1 and "Broken" not in emulator.texts[0]
+    assert store.open_job("monkey", at=clock()).finished_at is None
+
 # -- resuming ------------------------------------------------------------------------------------
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import signal
+import subprocess
 import sys
 import textwrap
+from typing import Tuple
 
 from conftest import BotHome
 
@@ -147,3 +149,65 @@ def test_patterns_pick_the_message_and_fields() -> None:
         {"where": "home"},
         False,
     )
+
+
+# -- a reader that goes away (`bot.py watch -- CMD | head`) ---------------------------------------
+#
+# The pipe here is real: the test reads what it wants from watch's stdout and closes its end, as
+# `head -1` does. The closed pipe is the terminal's business, not the job's: never posted as a
+# failure; the command meets the closed pipe at its next write, as it would without watch.
+
+
+def _read_one_line_and_go_away(process: subprocess.Popen) -> Tuple[str, str]:
+    first = process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read()
+    process.wait(timeout=30)
+    return first, stderr
+
+
+def test_a_reader_that_goes_away_stops_the_command_as_sigpipe_would_and_nothing_is_posted(home: BotHome) -> None:
+    process = home.start("watch", "--name", "pipe", "--", "seq", "1", "300000")
+    first, stderr = _read_one_line_and_go_away(process)
+    assert first == "1\n"
+    assert process.returncode == 128 + signal.SIGPIPE, stderr  # seq was killed by SIGPIPE: the shell's 141
+    assert "ended with signal SIGPIPE after the reader of its output went away: not a failure" in stderr
+    assert "BrokenPipeError" not in stderr and "Traceback" not in stderr and "failed" not in stderr
+    assert home.emulator.posts == []
+
+
+def test_a_command_that_fails_on_the_closed_pipe_is_not_posted_as_failed(home: BotHome) -> None:
+    # Python ignores SIGPIPE: a script meets a BrokenPipeError instead, and exits 1 with a traceback.
+    process = home.start("watch", "--name", "py", "--", sys.executable, "-c", "for i in range(300000): print(i)")
+    first, stderr = _read_one_line_and_go_away(process)
+    assert first == "0\n"
+    assert process.returncode == 1  # the job's own status, passed on
+    assert "ended with exit 1 after the reader of its output went away: not a failure, nothing posted" in stderr
+    assert home.emulator.posts == []
+
+
+def test_a_command_that_carries_on_after_the_reader_went_away_posts_its_real_result(home: BotHome) -> None:
+    script = "trap '' PIPE; echo one; sleep 1; echo two; echo three; echo 'all copied' >&2"
+    process = home.start("watch", "--name", "copy", "--", "sh", "-c", script)
+    first, stderr = _read_one_line_and_go_away(process)
+    assert first == "one\n"
+    assert process.returncode == 0, stderr
+    assert "all copied" in stderr
+    assert len(home.emulator.texts) == 1 and home.emulator.texts[0].startswith("copy finished in"), stderr
+
+
+def test_a_dry_run_into_head_says_nothing_about_a_pipe(tmp_path) -> None:
+    """The issue's own line, run by a shell: `bot.py watch --dry-run --name pipe -- seq 1 300000 | head -1`."""
+    import shlex
+
+    from conftest import BOT_PY
+
+    (tmp_path / ".env").write_text("")
+    line = (
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(BOT_PY))} --env-file {shlex.quote(str(tmp_path / '.env'))}"
+        " watch --dry-run --name pipe -- seq 1 300000 | head -1; echo status=${PIPESTATUS[0]} >&2"
+    )
+    result = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.stdout == "1\n"
+    assert "status=141" in result.stderr
+    assert "would post" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr

@@ -206,12 +206,13 @@ class Reporter:
 
     def __exit__(self, exc_type: object, exc: Optional[BaseException], tb: object) -> None:
         """Leaving the block finishes the run: `done` unless the job called it; `failed` on an
-        exception; a Ctrl-C or SystemExit only stops it, to be continued."""
+        exception; a Ctrl-C, SystemExit or a closed output (`| head`: the terminal's business, not
+        the job's) only stops it, to be continued."""
         if self.finished or self._stopped:
             return
         if exc is None:
             self.done()
-        elif isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        elif isinstance(exc, (KeyboardInterrupt, SystemExit, BrokenPipeError)):
             self.stop()
         else:
             self.failed(f"{type(exc).__name__}: {exc}")

@@ -8,11 +8,21 @@ or "failed with exit 2 after 40m: <last line>", and `watch` exits with the comma
 
 SIGINT, SIGTERM and SIGHUP are forwarded to the command. A command stopped that way (say by
 ``systemctl restart``) has not failed: nothing is posted, and the next start continues the run.
+
+When the reader of watch's output goes away (``bot.py watch -- seq 1 300000 | head -1``), the
+command meets the closed pipe at its next write to that stream, as it would without watch: most
+tools die of SIGPIPE (watch exits 141, as the shell shows), a Python script gets a BrokenPipeError.
+Either way that is the terminal's business, not the job's: a command that ends badly after its
+reader went away is stopped, not failed, and nothing is posted. One that carries on and succeeds
+posts its result as usual.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
+import logging
 import os
 import re
 import selectors
@@ -37,6 +47,8 @@ TEMPLATES = Templates(
     done="{name} finished in {elapsed}",
     failed="{name} failed with {exit} after {elapsed}: {message}",
 )
+log = logging.getLogger(__name__)
+
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # How often a quiet command still gets the reporter's attention (a due post, the status line).
 TICK_SECONDS = 1.0
@@ -159,6 +171,7 @@ def watch(
         assert child.stdout is not None and child.stderr is not None
         streams = {child.stdout.fileno(): out, child.stderr.fileno(): err}
         partial: Dict[int, bytes] = {fd: b"" for fd in streams}
+        reader_gone: List[int] = []  # the command's streams whose reader (ours) went away
         with selectors.DefaultSelector() as selector:
             for pipe in (child.stdout, child.stderr):
                 selector.register(pipe, selectors.EVENT_READ)
@@ -171,8 +184,13 @@ def watch(
                         lines, partial[fd] = [partial[fd]], b""
                     else:
                         status.clear()
-                        streams[fd].write(chunk)
-                        streams[fd].flush()
+                        if not _pass_on(chunk, streams[fd]):
+                            # Our reader went away (`| head`): the command meets the closed pipe
+                            # at its next write, as it would have written straight into it.
+                            reader_gone.append(fd)
+                            selector.unregister(key.fileobj)
+                            key.fileobj.close()
+                            continue
                         *lines, partial[fd] = _LINE_END.split(partial[fd] + chunk)
                     for raw in lines:
                         line = raw.decode("utf-8", "replace").strip()
@@ -200,12 +218,48 @@ def watch(
     fields.update({name: "" for name in patterns.fields})
     if forwarded:  # stopped (systemctl stop, Ctrl-C), not finished, whatever its exit status
         reporter.stop()
+    elif reader_gone and code != 0:
+        # It may have failed on the closed pipe (killed by SIGPIPE, or a BrokenPipeError): that is
+        # the terminal's business, not the job's; it is stopped, not failed, and nothing is posted.
+        log.warning(
+            "%s: ended with %s after the reader of its output went away: not a failure, nothing posted",
+            getattr(reporter, "name", default_name(command)),
+            ended,
+        )
+        reporter.stop()
     elif code == 0:
         reporter.done("", **fields)
     else:
         reporter.failed(last_line or "(no output)", **fields)
     status.clear()  # leave the terminal as we found it
     return exit_code
+
+
+def _pass_on(chunk: bytes, stream: IO[bytes]) -> bool:
+    """Write `chunk` to `stream`; False if the stream's reader has gone (a closed pipe). The
+    stream is then pointed at /dev/null, so that no later flush (Python's at exit) fails on it."""
+    try:
+        stream.write(chunk)
+        stream.flush()
+    except OSError as exc:  # BrokenPipeError is EPIPE
+        if exc.errno not in (errno.EPIPE, errno.EIO):  # EIO: the terminal itself went away
+            raise
+        _discard(stream)
+        return False
+    return True
+
+
+def _discard(stream: IO[bytes]) -> None:
+    """Make what is still buffered for `stream`, and anything written to it later, go nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, stream.fileno())
+        finally:
+            os.close(devnull)
+        stream.flush()
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a file descriptor (a test's buffer): nothing to silence
 
 
 def _short(command: Sequence[str], limit: int = 80) -> str:
