@@ -449,3 +449,96 @@ def test_every_command_but_the_plain_run_turns_the_garbage_collector_back_on(hom
         assert gc.isenabled()  # the daemon, watch and the jobs run for hours
     finally:
         gc.enable()
+
+
+# -- a missing or broken package: one sentence and exit 69, even for --help ------------------------
+#
+# The import is made to fail in a child Python: sys.modules[name] = None is what Python itself
+# answers "No module named" from; a folder first on sys.path stands in for a broken package.
+
+_WITHOUT = (
+    "import os, runpy, sys\n"
+    "bot, missing, shadow = sys.argv[1:4]\n"
+    "for name in filter(None, missing.split(',')):\n"
+    "    sys.modules[name] = None\n"
+    "sys.path[:0] = [path for path in (shadow, os.path.dirname(bot)) if path]\n"
+    "sys.argv = [bot, *sys.argv[4:]]\n"
+    "runpy.run_path(bot, run_name='__main__')\n"
+)
+
+
+def run_without(tmp_path: Path, missing: str, *args: str, shadow: str = "") -> subprocess.CompletedProcess:
+    """bot.py with the modules `missing` (comma-separated) unimportable, and `shadow`, a folder of
+    broken packages, first on sys.path."""
+    (tmp_path / ".env").write_text("")
+    (tmp_path / "tweets.txt").write_text("A post\nAnother post\n")
+    return subprocess.run(
+        [sys.executable, "-c", _WITHOUT, str(REPO / "bot.py"), missing, shadow, "--env-file", str(tmp_path / ".env"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8"},
+    )
+
+
+@pytest.mark.parametrize(
+    "module, package, args",
+    [
+        ("schedule", "schedule", ("pegs", "--help")),
+        ("schedule", "schedule", ("--help",)),
+        ("schedule", "schedule", ("daemon", "--dry-run")),
+        ("dotenv", "python-dotenv", ("--help",)),
+        ("dotenv", "python-dotenv", ("check",)),
+        ("dotenv", "python-dotenv", ("--dry-run", "--force")),
+        ("tweepy", "tweepy", ("history",)),
+        ("numpy", "numpy", ("pegs", "count", "english", "--no-post")),  # imported by the job itself
+        ("twitter_text", "twitter-text-parser", ("--dry-run", "--force")),
+    ],
+)
+def test_a_missing_package_is_named_with_the_command_that_installs_it(
+    tmp_path: Path, module: str, package: str, args: tuple
+) -> None:
+    result = run_without(tmp_path, module, *args)
+    assert result.returncode == 69, result.stderr
+    assert "Traceback" not in result.stderr and "Error:" not in result.stderr.replace("ModuleNotFoundError", "")
+    assert f"the package {package} is missing" in result.stderr
+    assert f"-m pip install -r {REPO / 'requirements.txt'}" in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_missing_package_with_json_prints_one_failure_document(tmp_path: Path) -> None:
+    result = run_without(tmp_path, "dotenv", "--dry-run", "--json")
+    assert result.returncode == 69
+    report = json.loads(result.stdout)
+    assert report["error"] == "missing_dependency" and report["exit_status"] == 69
+    assert "python-dotenv" in report["reason"]
+
+
+def test_a_broken_package_is_named_with_the_command_that_reinstalls_its_version(tmp_path: Path) -> None:
+    from importlib import metadata
+
+    shadow = tmp_path / "broken"
+    (shadow / "schedule").mkdir(parents=True)
+    (shadow / "schedule" / "__init__.py").write_text(
+        "raise ImportError('libsched.so.1: cannot open shared object file: No such file or directory')\n"
+    )
+    result = run_without(tmp_path, "", "daemon", "--dry-run", shadow=str(shadow))
+    assert result.returncode == 69, result.stderr
+    assert "the package schedule is installed but cannot be imported (ImportError: libsched.so.1" in result.stderr
+    assert f"-m pip install --force-reinstall --no-deps schedule=={metadata.version('schedule')}" in result.stderr
+    assert "Traceback" not in result.stderr
+    debug = run_without(tmp_path, "", "daemon", "--dry-run", "--debug", shadow=str(shadow))
+    assert debug.returncode == 69 and "Traceback" in debug.stderr  # --debug shows where
+
+
+def test_a_missing_module_of_python_itself_says_to_install_a_complete_python(tmp_path: Path) -> None:
+    result = run_without(tmp_path, "sqlite3,_sqlite3", "history")
+    assert result.returncode == 69, result.stderr
+    assert "Python's own module sqlite3 is missing" in result.stderr and "apt install python3-full" in result.stderr
+
+
+def test_a_missing_module_of_the_bot_itself_is_a_bug_not_an_install(tmp_path: Path) -> None:
+    result = run_without(tmp_path, "twitterbot.jobs.pegs.command", "pegs", "boards")
+    assert result.returncode == 1, result.stderr
+    assert "unexpected error (ModuleNotFoundError" in result.stderr and "pip" not in result.stderr

@@ -24,14 +24,14 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Sequence
 
 from . import __version__
-from .arguments import BadCommandLine, Parser, absolute, global_settings, print_json
-from .config import PROJECT_DIR, Config, load_config
-from .errors import BotError, ConfigError, ExitStatus, UsageError
-from .posting.scheduled import RunResult
-from .secrets import ScrubSecrets, scrub
+from .errors import BotError, ConfigError, ExitStatus, MissingDependency, UsageError
+
+if TYPE_CHECKING:
+    from .arguments import Parser
+    from .config import Config
 
 __all__ = ["COMMANDS", "main", "parse_args"]
 
@@ -48,34 +48,49 @@ COMMANDS = (
     "twitterbot.jobs.puzzles.command",  # puzzle
 )
 
+# This module imports nothing but the standard library and `errors` at its top: everything else
+# (python-dotenv with the settings, schedule with the daemon's command...) is imported inside
+# `main`'s error boundary, so a missing package is a sentence and exit 69, even for --help.
+_CHECKOUT: Any = object()  # project_dir's default: bot.py's folder (config.PROJECT_DIR)
+
 
 def main(
     argv: Optional[Sequence[str]] = None,
     *,
     environ: Optional[Mapping[str, str]] = None,
-    project_dir: Optional[Path] = PROJECT_DIR,
+    project_dir: Optional[Path] = _CHECKOUT,
 ) -> int:
     """Run the command line and return the exit status (bot.py passes it to sys.exit)."""
     environ = os.environ if environ is None else environ
     argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        args = parse_args(argv)
-    except BadCommandLine as exc:  # argparse printed the usage and the message
-        if _json_requested(argv):
-            print_json(_failure_json(UsageError(exc.message), exc.message))
-        return int(ExitStatus.USAGE)
-    except SystemExit as exc:  # --help, --version
-        return int(exc.code or 0)
-    if args.command_name != "run":
-        # bot.py starts with the cyclic garbage collector off: a plain run is over in a second and
-        # does without; the daemon, watch and the jobs run for hours, and every other command
-        # gets it back too.
-        gc.enable()
+    own = _own_words(argv)
+    # What the boundary needs before the arguments are parsed (they may not be: a bad flag, a
+    # missing package), then what they say.
+    debug, json_output = "--debug" in own, "--json" in own
     stderr_handler = _setup_logging(environ)
     secrets: Sequence[str] = ()
     try:
+        from .arguments import BadCommandLine
+
+        try:
+            args = parse_args(argv)
+        except BadCommandLine as exc:  # argparse printed the usage and the message
+            if json_output:
+                _print_failure_json(UsageError(exc.message), exc.message, ())
+            return int(ExitStatus.USAGE)
+        except SystemExit as exc:  # --help, --version
+            return int(exc.code or 0)
+        debug, json_output = args.debug, args.json
+        if args.command_name != "run":
+            # bot.py starts with the cyclic garbage collector off: a plain run is over in a second and
+            # does without; the daemon, watch and the jobs run for hours, and every other command
+            # gets it back too.
+            gc.enable()
+        from .arguments import absolute, global_settings
+        from .config import PROJECT_DIR, load_config
+
         config = load_config(
-            project_dir=project_dir,
+            project_dir=PROJECT_DIR if project_dir is _CHECKOUT else project_dir,
             env_file=absolute(args.env_file),
             environ=environ,
             overrides={**args.settings, **global_settings(args)},
@@ -90,40 +105,75 @@ def main(
         _detach_stdout()
         return int(ExitStatus.BROKEN_PIPE)
     except BotError as exc:
-        message = scrub(str(exc), secrets)
-        for line in message.splitlines() or [message]:  # a ConfigError lists every problem, one per line
-            log.error("%s", line)
-        if args.debug:
-            sys.stderr.write(scrub(traceback.format_exc(), secrets))
-        if args.json:
-            print_json(_failure_json(exc, message), secrets=secrets)
-        return int(exc.exit_status)
+        return _report(exc, debug=debug, json_output=json_output, secrets=secrets)
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
+    except ImportError as exc:  # a package missing or broken (a partial install), or a bug of ours
+        missing = MissingDependency.from_import_error(exc, checkout=Path(__file__).resolve().parent.parent)
+        if missing is None:
+            return _report_bug(exc, debug=debug, secrets=secrets)
+        return _report(missing, debug=debug, json_output=json_output, secrets=secrets)
     except Exception as exc:  # the one broad catch: a bug, not a user error
-        if args.debug:
-            sys.stderr.write(scrub(traceback.format_exc(), secrets))
-        log.error(
-            "unexpected error (%s): run again with --debug to see where, and report it",
-            scrub(f"{type(exc).__name__}: {exc}", secrets),
-        )
-        return int(ExitStatus.UNEXPECTED)
+        return _report_bug(exc, debug=debug, secrets=secrets)
     finally:
         logging.shutdown()
+
+
+def _report(error: BotError, *, debug: bool, json_output: bool, secrets: Sequence[str]) -> int:
+    """Log a user's error, one line per problem; its exit status."""
+    message = _scrub(str(error), secrets)
+    for line in message.splitlines() or [message]:  # a ConfigError lists every problem, one per line
+        log.error("%s", line)
+    if debug:
+        sys.stderr.write(_scrub(traceback.format_exc(), secrets))
+    if json_output:
+        _print_failure_json(error, message, secrets)
+    return int(error.exit_status)
+
+
+def _report_bug(error: BaseException, *, debug: bool, secrets: Sequence[str]) -> int:
+    if debug:
+        sys.stderr.write(_scrub(traceback.format_exc(), secrets))
+    log.error(
+        "unexpected error (%s): run again with --debug to see where, and report it",
+        _scrub(f"{type(error).__name__}: {error}", secrets),
+    )
+    return int(ExitStatus.UNEXPECTED)
+
+
+def _scrub(text: str, secrets: Sequence[str]) -> str:
+    if not secrets:
+        return text  # nothing to hide yet (no settings read): needs no module that may be missing
+    from .secrets import scrub
+
+    return scrub(text, secrets)
+
+
+def _print_failure_json(error: BotError, message: str, secrets: Sequence[str]) -> None:
+    """What --json prints for a command that failed outside a run's own result."""
+    try:
+        from .arguments import print_json
+
+        print_json(_failure_json(error, message), secrets=secrets)
+    except ImportError:  # the package that is missing is needed to make the usual document
+        import json
+
+        print(json.dumps({"action": "failed", "reason": message, "error": error.kind, "exit_status": int(error.exit_status)}))
 
 
 def _failure_json(error: BotError, message: str) -> dict:
     """What --json prints for a command that failed outside a run's own result: the keys of a run's
     result (README, `--json`), `action` "failed" and `error` the kind of problem, never a class name."""
+    from .posting.scheduled import RunResult
+
     return RunResult("failed", message, one_in=None, roll=None, error=error).as_dict()
 
 
-def _json_requested(argv: Sequence[str]) -> bool:
-    """Whether the bot's own words (those before a `--`) ask for --json: for a command line that
-    could not be parsed."""
-    own = argv[: list(argv).index("--")] if "--" in argv else argv
-    return "--json" in own
+def _own_words(argv: Sequence[str]) -> Sequence[str]:
+    """The bot's own words, those before a `--` (watch's command follows it): where --json and
+    --debug are looked for in a command line that could not be parsed."""
+    return argv[: list(argv).index("--")] if "--" in argv else argv
 
 
 def _detach_stdout() -> None:
@@ -202,6 +252,8 @@ def _plain_run(parser: Parser, argv: Sequence[str]) -> bool:
 
 
 def _build_parser(modules: Sequence[str] = COMMANDS) -> Parser:
+    from .arguments import Parser
+
     parser = Parser(
         description="Post a random line of tweets.txt to X, on 1 run in N. Without a command: one scheduled run.",
     )
@@ -253,6 +305,8 @@ def _configure_logging(
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         root.addHandler(file_handler)
         handlers.append(file_handler)
+    from .secrets import ScrubSecrets
+
     scrubber = ScrubSecrets(secrets)
     for handler in handlers:
         handler.addFilter(scrubber)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import enum
 import re
+import shlex
+import sys
 from datetime import datetime
+from pathlib import Path
 from typing import Optional, Tuple
 
 __all__ = [
@@ -19,6 +22,7 @@ __all__ = [
     "ExitStatus",
     "HistoryError",
     "LockHeld",
+    "MissingDependency",
     "PostError",
     "StateError",
     "TweetFileError",
@@ -32,6 +36,7 @@ class ExitStatus(enum.IntEnum):
     OK = 0  # posted, skipped, or dry run
     UNEXPECTED = 1  # a bug: run again with --debug and report it
     USAGE = 64  # EX_USAGE: bad command line
+    UNAVAILABLE = 69  # EX_UNAVAILABLE: a package the command needs is missing or broken (a partial install)
     DATA_ERROR = 65  # EX_DATAERR: the tweets file (or a line X refused) needs fixing
     CANNOT_CREATE = 73  # EX_CANTCREAT: the state folder cannot be written (permissions, read-only, disk full)
     TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: rate limit, X server error, network, lock held
@@ -134,3 +139,81 @@ class DuplicatePost(PostError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, kind="duplicate", exit_status=ExitStatus.DATA_ERROR)
+
+
+class MissingDependency(BotError):
+    """A package a command needs is missing, or installed but broken (a partial `pip install`, a
+    shared library gone): the message names the package and the pip command that installs it.
+    Made by the CLI's error boundary from the ImportError, with `from_import_error`."""
+
+    kind = "missing_dependency"
+    exit_status = ExitStatus.UNAVAILABLE
+
+    @classmethod
+    def from_import_error(cls, error: ImportError, *, checkout: Optional[Path] = None) -> Optional[MissingDependency]:
+        """The error to report for `error`, or None when the module that failed is the bot's own
+        (a bug, not an install). `checkout` is bot.py's folder, whose requirements.txt holds the
+        tested version of every package."""
+        module = _failed_module(error)
+        if module is None or module == "twitterbot":
+            return None
+        python = shlex.quote(sys.executable or "python3")
+        if module in _STANDARD_LIBRARY or module in getattr(sys, "stdlib_module_names", ()):
+            return cls(
+                f"Python's own module {module} is missing from {sys.executable} ({error}): install a complete "
+                "Python (Raspberry Pi OS, Debian: sudo apt install python3-full), then make the venv again"
+            )
+        package = _PACKAGES.get(module, module)
+        requirements = checkout / "requirements.txt" if checkout else None
+        if isinstance(error, ModuleNotFoundError):
+            if requirements and requirements.is_file():
+                command = f"{python} -m pip install -r {shlex.quote(str(requirements))}"
+                return cls(
+                    f"the package {package} is missing ({error}): install it (and every package at the version "
+                    f"the bot was tested with) by: {command}"
+                )
+            return cls(f"the package {package} is missing ({error}): install it with: {python} -m pip install {package}")
+        version = _installed_version(package)
+        pinned = f"{package}=={version}" if version else package
+        return cls(
+            f"the package {package} is installed but cannot be imported ({type(error).__name__}: {error}): "
+            f"reinstall it with: {python} -m pip install --force-reinstall --no-deps {shlex.quote(pinned)}"
+        )
+
+
+# Import name -> the name pip installs it by, where they differ (requirements.txt, the extras).
+_PACKAGES = {
+    "dotenv": "python-dotenv",
+    "twitter_text": "twitter-text-parser",
+    "mastodon": "Mastodon.py",
+    "dateutil": "python-dateutil",
+    "requests_oauthlib": "requests-oauthlib",
+    "PIL": "Pillow",
+    "yaml": "PyYAML",
+}
+# Python's own modules a distribution may leave out or split off (sys.stdlib_module_names is 3.10+).
+_STANDARD_LIBRARY = {"_ctypes", "ctypes", "_sqlite3", "sqlite3", "_ssl", "ssl", "_lzma", "lzma", "_bz2", "bz2", "zlib"}
+
+
+def _failed_module(error: ImportError) -> Optional[str]:
+    """The top-level module whose import failed: the one named as missing, else the outermost
+    module outside the bot and the import machinery that the traceback passes through."""
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        return error.name.split(".")[0]
+    trace = error.__traceback__
+    while trace is not None:
+        name = str(trace.tb_frame.f_globals.get("__name__", ""))
+        top = name.split(".")[0]
+        if top and top not in ("twitterbot", "importlib", "_frozen_importlib", "runpy", "__main__"):
+            return top
+        trace = trace.tb_next
+    return error.name.split(".")[0] if error.name else None
+
+
+def _installed_version(package: str) -> Optional[str]:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except (metadata.PackageNotFoundError, OSError, ValueError):  # no metadata, or unreadable: no pin
+        return None
