@@ -303,6 +303,7 @@ _EXAMPLES = {
     "visibility": ["unlisted", "public"],
     "handle": ["alice.bsky.social", "@bob.test"],
     "app_password": ["abcd-efgh-ijkl-mnop", "2k4j-x9q0-aaaa-zzzz"],
+    "kernel": ["auto", "numpy", "C"],
 }
 _TRICKY = st.one_of(st.sampled_from("[]:/.%@#'\"\\{}\x00\u00b2\u0663\ufeff \t"), st.characters())
 
@@ -378,3 +379,18 @@ def test_no_env_file_makes_the_bot_exit_1_and_json_is_always_printed(
 def test_post_to_twitter_is_refused_with_the_name_to_write(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="X was called Twitter: write x"):
         load_config(project_dir=tmp_path, environ={"POST_TO": "twitter,mastodon"})
+
+
+@pytest.mark.parametrize("name, job", [("TWITTERBOT_PEGS_KERNEL", "pegs"), ("TWITTERBOT_MONKEY_KERNEL", "monkey")])
+def test_the_kernel_switches_are_settings_like_any_other(tmp_path: Path, name: str, job: str) -> None:
+    """Accepted in the env file (they were refused as unknown), overridden by the environment,
+    and a value that is not auto, c or numpy is a config error naming the line."""
+    env = tmp_path / ".env"
+    env.write_text(f"{name}=numpy\n")
+    assert load_config(project_dir=tmp_path, env_file=env, environ={}).kernels[job] == "numpy"
+    assert load_config(project_dir=tmp_path, env_file=env, environ={name: "C"}).kernels[job] == "c"
+    (tmp_path / "fresh").mkdir()
+    assert load_config(project_dir=tmp_path / "fresh", environ={}).kernels[job] == "auto"
+    env.write_text(f"{name}=fast\n")
+    with pytest.raises(ConfigError, match=f"{env} line 1 is not auto, c or numpy"):
+        load_config(project_dir=tmp_path, env_file=env, environ={})

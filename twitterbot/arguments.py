@@ -18,14 +18,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, NoReturn, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NoReturn, Optional, Sequence, Tuple
 
 from .config import check_setting, did_you_mean
 from .errors import ConfigError, ExitStatus
 from .secrets import MASK, Scrubber
 
+if TYPE_CHECKING:
+    from .config import Config
+
 __all__ = [
     "BadCommandLine",
+    "Check",
     "Commands",
     "Parser",
     "absolute",
@@ -50,6 +54,7 @@ _GLOBAL_FLAGS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
 _EVERY_COMMAND = ("env_file", "verbose", "quiet", "debug")
 
 Commands = Any  # argparse's subparsers action: what `register` functions add their commands to
+Check = Callable[["Config"], Iterable[Tuple[str, str]]]  # see Parser.add_check
 
 
 class BadCommandLine(SystemExit):
@@ -68,6 +73,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.late_defaults: Dict[str, object] = {}
         self.commands: Dict[str, Parser] = {}
+        self.checks: List[Check] = []
         # dest -> (setting, the value a store_true flag stands for, whether the value is a path)
         self._setting_flags: Dict[str, Tuple[str, Optional[str], bool]] = {}
 
@@ -75,6 +81,12 @@ class Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise BadCommandLine(f"{self.prog}: {message}")
+
+    def add_check(self, check: Check) -> None:
+        """Something more for `bot.py check` to look at (a job's compiled kernel): `check(config)`
+        returns lines of ("ok" | "note" | "problem", message). It runs only when check does, so
+        it imports what it needs inside."""
+        self.checks.append(check)
 
     def add_shared(self, *flags: str, **options: Any) -> argparse.Action:
         """An option whose value may also come from before the command's name. argparse would

@@ -225,6 +225,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
             setattr(args, dest, default)
     # What the flags set, as settings: load_config checks them with the env file's.
     args.settings = {**parser.settings_from(args), **command.settings_from(args)}
+    args.checks = tuple(parser.checks)  # what the commands' modules add to `check`
     return args
 
 

@@ -115,6 +115,12 @@ SETTINGS: Dict[str, Setting] = {
     "BLUESKY_SERVICE": Setting(
         "https://bsky.social", "url", "Bluesky: your PDS (the default serves bsky.social accounts)"
     ),
+    "TWITTERBOT_PEGS_KERNEL": Setting(
+        "auto", "kernel", "pegs: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)"
+    ),
+    "TWITTERBOT_MONKEY_KERNEL": Setting(
+        "auto", "kernel", "monkey: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)"
+    ),
 }
 
 CREDENTIAL_NAMES = (
@@ -197,6 +203,7 @@ class Config:
     progress_failed_template: str
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
+    kernels: Mapping[str, str] = field(default_factory=dict)  # job -> TWITTERBOT_<JOB>_KERNEL: auto, c, numpy
 
     def secrets(self) -> Tuple[str, ...]:
         """Every non-empty secret of every network, for scrubbing text before it is shown."""
@@ -331,6 +338,7 @@ def load_config(
         progress_failed_template=values["PROGRESS_FAILED_TEMPLATE"],
         env_file=env_path,
         base_dir=base_dir,
+        kernels={"pegs": values["TWITTERBOT_PEGS_KERNEL"], "monkey": values["TWITTERBOT_MONKEY_KERNEL"]},
     )
 
 
@@ -674,6 +682,13 @@ def _parse_template(name: str, text: str, where: str, base_dir: Optional[Path]) 
     return text
 
 
+def _parse_kernel(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip().lower()
+    if value not in ("auto", "c", "numpy"):
+        raise ConfigError(f"{name}={_show(text)} from {where} is not auto, c or numpy: set it to one of them")
+    return value
+
+
 def _check_jitter_fits(jitter: float, times: Tuple[str, ...], where: str) -> None:
     """A delay longer than the gap between two times would let one run spill into the next slot."""
     seconds = sorted(time_to_seconds(t) for t in times)
@@ -705,4 +720,5 @@ _PARSERS: Dict[str, Callable[[str, str, str, Optional[Path]], object]] = {
     "visibility": _parse_visibility,
     "handle": _parse_handle,
     "app_password": _parse_app_password,
+    "kernel": _parse_kernel,
 }

@@ -122,6 +122,13 @@ def _check(args: argparse.Namespace, config: Config) -> int:
     else:
         report(True, f"state folder {config.state_dir} is writable and its history is readable")
 
+    for check in getattr(args, "checks", ()):  # what the jobs add: their compiled kernels
+        for status, message in check(config):
+            if status == "note":
+                print("note     " + message)
+            else:
+                report(status == "ok", message)
+
     if args.online:
         if missing:
             report(False, "cannot check the accounts online until every key is set")

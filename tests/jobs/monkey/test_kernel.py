@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -156,8 +157,9 @@ def test_without_a_compiler_the_monkey_types_with_numpy(tmp_path: Path, caplog: 
         fallback = load(tmp_path / "cache", environ=_empty_path(tmp_path))
     assert fallback is None
     lines = [record for record in caplog.records if record.name == kernel_module.__name__]
-    assert len(lines) == 1 and lines[0].levelno == logging.INFO
+    assert len(lines) == 1 and lines[0].levelno == logging.WARNING  # once, and loud: it costs
     assert "no C compiler (cc) on PATH" in lines[0].getMessage()
+    assert kernel_module.SPEC.slower in lines[0].getMessage() and "sudo apt install gcc" in lines[0].getMessage()
     assert not (tmp_path / "cache").exists()
     # ...and types the same records as the kernel (or, with no compiler here, as numpy does)
     matcher = _prefix(4)
@@ -189,10 +191,17 @@ def test_the_kernel_is_built_once_and_kept_by_its_source_hash(tmp_path: Path) ->
         pytest.skip("NO C COMPILER (cc) ON PATH: the compiled kernel is NOT tested here")
     cache = tmp_path / "cache"
     (cache).mkdir()
-    (cache / "kernel-0000000000000000.so").write_bytes(b"an older kernel")
+    # Another version's build, in use by another checkout sharing the state folder, is kept; one
+    # unused for longer than native.KEEP_UNUSED is removed.
+    (cache / "kernel-0000000000000000.so").write_bytes(b"an older kernel, unused")
+    long_ago = time.time() - native.KEEP_UNUSED - 86400
+    os.utime(cache / "kernel-0000000000000000.so", (long_ago, long_ago))
+    (cache / "kernel-1111111111111111.so").write_bytes(b"another version's kernel, loaded yesterday")
+    yesterday = time.time() - 86400
+    os.utime(cache / "kernel-1111111111111111.so", (yesterday, long_ago))
     first = load(cache)
     assert first is not None
-    assert [path.name for path in cache.iterdir()] == [first.path.name]
+    assert sorted(path.name for path in cache.iterdir()) == sorted([first.path.name, "kernel-1111111111111111.so"])
     built = first.path.stat().st_mtime_ns
     native._loaded.clear()  # as a new process would
     native._kernels.clear()

@@ -150,7 +150,8 @@ def test_without_a_compiler_the_count_runs_on_numpy(tmp_path: Path, caplog: pyte
     with caplog.at_level(logging.INFO, logger=kernel_module.__name__):
         assert load(tmp_path / "cache", environ=_empty_path(tmp_path)) is None
     lines = [record for record in caplog.records if record.name == kernel_module.__name__]
-    assert len(lines) == 1 and lines[0].levelno == logging.INFO
+    assert len(lines) == 1 and lines[0].levelno == logging.WARNING  # once, and loud: it costs
+    assert "sudo apt install gcc" in lines[0].getMessage()
     assert "pegs: counting with numpy and searching in Python, no C compiler (cc) on PATH" in lines[0].getMessage()
     assert not (tmp_path / "cache").exists()
 

@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 from dataclasses import replace
+from typing import List, Tuple
 
 from ...arguments import Commands, Parser, absolute, add_command, positive_int
 from ...config import Config, parse_duration
@@ -23,6 +24,14 @@ log = logging.getLogger("twitterbot")
 
 def register(parser: Parser, commands: Commands) -> None:
     _add_monkey(commands)
+    parser.add_check(_kernel_check)
+
+
+def _kernel_check(config: Config) -> List[Tuple[str, str]]:
+    """`bot.py check`: the compiled kernel built (now, if need be), loadable and in use, or why not."""
+    from .kernel import state  # numpy: only when check runs
+
+    return [state(config.state_dir / "monkey-cache", switch=config.kernels.get("monkey")).check_line]
 
 
 def _monkey(args: argparse.Namespace, config: Config) -> int:
@@ -85,7 +94,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
             status=status,
         )
     )
-    kernel = load_kernel(config.state_dir / "monkey-cache")  # None: numpy, the same records
+    kernel = load_kernel(config.state_dir / "monkey-cache", switch=config.kernels.get("monkey"))  # None: numpy, the same records
     with reporter as report:
         run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart, status=status, kernel=kernel)
     return int(ExitStatus.OK)

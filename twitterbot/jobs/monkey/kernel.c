@@ -12,18 +12,49 @@
  *   it are replaced afterwards, in order, by pairs from `integers(0, k*k)` (Lemire's method on
  *   32-bit draws, as numpy's random_bounded_uint64_fill does for ranges below 2^32).
  *
- * Needs 128-bit integers (GCC and Clang on 64-bit targets); kernel.py falls back to numpy
- * where the compiler has none, such as 32-bit armhf.
+ * PCG64 needs 128-bit arithmetic: the compiler's own integers where it has them (GCC and Clang
+ * on 64-bit targets), otherwise (32-bit armhf: Raspberry Pi OS's 32-bit images) two 64-bit words
+ * with the carries done by hand; -DMONKEY_PORTABLE_U128 picks those anywhere, for the tests.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#if !defined(__SIZEOF_INT128__)
-#error "no 128-bit integers on this target: the monkey types with numpy"
-#endif
-
+#if defined(__SIZEOF_INT128__) && !defined(MONKEY_PORTABLE_U128)
 typedef unsigned __int128 u128;
+static inline u128 u128_make(uint64_t hi, uint64_t lo) { return ((u128)hi << 64) | lo; }
+static inline uint64_t u128_hi(u128 a) { return (uint64_t)(a >> 64); }
+static inline uint64_t u128_lo(u128 a) { return (uint64_t)a; }
+static inline u128 u128_add(u128 a, u128 b) { return a + b; }
+static inline u128 u128_sub(u128 a, u128 b) { return a - b; }
+static inline u128 u128_mul(u128 a, u128 b) { return a * b; }
+#else
+typedef struct {
+    uint64_t hi, lo;
+} u128;
+static inline u128 u128_make(uint64_t hi, uint64_t lo) {
+    u128 r = {hi, lo};
+    return r;
+}
+static inline uint64_t u128_hi(u128 a) { return a.hi; }
+static inline uint64_t u128_lo(u128 a) { return a.lo; }
+static inline u128 u128_add(u128 a, u128 b) {
+    uint64_t lo = a.lo + b.lo;
+    return u128_make(a.hi + b.hi + (lo < a.lo), lo);
+}
+static inline u128 u128_sub(u128 a, u128 b) { return u128_make(a.hi - b.hi - (a.lo < b.lo), a.lo - b.lo); }
+/* The high word of the 128-bit product of two words, from their 32-bit halves. */
+static inline uint64_t mul_high(uint64_t a, uint64_t b) {
+    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    uint64_t low = a0 * b0, cross1 = a0 * b1, cross2 = a1 * b0;
+    uint64_t middle = (low >> 32) + (uint32_t)cross1 + (uint32_t)cross2;
+    return a1 * b1 + (cross1 >> 32) + (cross2 >> 32) + (middle >> 32);
+}
+/* Modulo 2^128, as the 128-bit integers wrap. */
+static inline u128 u128_mul(u128 a, u128 b) {
+    return u128_make(mul_high(a.lo, b.lo) + a.lo * b.hi + a.hi * b.lo, a.lo * b.lo);
+}
+#endif
 
 /* On x86-64, an AVX2 copy of the loops beside the baseline one, picked at load time (the same
  * results: integer arithmetic only). Elsewhere, the baseline: NEON on aarch64. */
@@ -36,16 +67,16 @@ typedef unsigned __int128 u128;
 #define CLONES
 #endif
 
-#define PCG_MULT ((((u128)0x2360ED051FC65DA4ULL) << 64) | (u128)0x4385DF649FCCF645ULL)
+#define PCG_MULT u128_make(0x2360ED051FC65DA4ULL, 0x4385DF649FCCF645ULL)
 
 static inline uint64_t pcg_output(u128 s) {
-    uint64_t x = (uint64_t)(s >> 64) ^ (uint64_t)s;
-    unsigned rot = (unsigned)(s >> 122);
+    uint64_t x = u128_hi(s) ^ u128_lo(s);
+    unsigned rot = (unsigned)(u128_hi(s) >> 58);
     return (x >> rot) | (x << ((64u - rot) & 63u));
 }
 
 static inline uint64_t pcg_next64(u128 *state, u128 inc) {
-    *state = *state * PCG_MULT + inc;
+    *state = u128_add(u128_mul(*state, PCG_MULT), inc);
     return pcg_output(*state);
 }
 
@@ -118,8 +149,8 @@ static inline __attribute__((always_inline)) void map_values(const uint16_t *val
  * in chunks, so that the mapping loop runs on whole vectors of 16-bit values. */
 #define CHUNK 64
 CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, uint32_t *redraw) {
-    u128 state = ((u128)g[0] << 64) | g[1];
-    const u128 inc = ((u128)g[2] << 64) | g[3];
+    u128 state = u128_make(g[0], g[1]);
+    const u128 inc = u128_make(g[2], g[3]);
     const uint32_t span = k * k;
     const uint16_t last_fair = (uint16_t)(65535u - 65536u % span); /* values above it are redrawn */
     const uint16_t k16 = (uint16_t)k;
@@ -130,31 +161,31 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
     uint8_t unfair[4 * CHUNK];
     size_t redraws = 0;
     /* lane[j] is the state whose output is the (j+1)-th next: state advanced j+1 steps. */
-    u128 lane[4], mult4 = 1, inc4 = 0;
+    u128 lane[4], mult4 = u128_make(0, 1), inc4 = u128_make(0, 0);
     for (int j = 0; j < 4; j++) {
-        inc4 = inc4 * PCG_MULT + inc;
-        mult4 *= PCG_MULT;
-        lane[j] = state * mult4 + inc4;
+        inc4 = u128_add(u128_mul(inc4, PCG_MULT), inc);
+        mult4 = u128_mul(mult4, PCG_MULT);
+        lane[j] = u128_add(u128_mul(state, mult4), inc4);
     }
     /* One step back: the multiplier's inverse modulo 2^128 (Newton's iteration). */
     u128 pcg_back = PCG_MULT;
     for (int i = 0; i < 7; i++)
-        pcg_back *= 2 - PCG_MULT * pcg_back;
-    const u128 pcg_back_inc = (u128)0 - inc * pcg_back;
+        pcg_back = u128_mul(pcg_back, u128_sub(u128_make(0, 2), u128_mul(PCG_MULT, pcg_back)));
+    const u128 pcg_back_inc = u128_sub(u128_make(0, 0), u128_mul(inc, pcg_back));
     for (size_t w0 = 0; w0 < words; w0 += CHUNK) {
         size_t n = words - w0 < CHUNK ? words - w0 : CHUNK;
         if (n == CHUNK) { /* four interleaved chains, each 4 steps at a time: the same outputs */
             for (size_t i = 0; i < CHUNK; i += 4)
                 for (size_t j = 0; j < 4; j++) {
                     raw[i + j] = pcg_output(lane[j]);
-                    lane[j] = lane[j] * mult4 + inc4;
+                    lane[j] = u128_add(u128_mul(lane[j], mult4), inc4);
                 }
         } else {
-            state = lane[0] * pcg_back + pcg_back_inc; /* the state before lane[0]'s output */
+            state = u128_add(u128_mul(lane[0], pcg_back), pcg_back_inc); /* the state before lane[0]'s output */
             for (size_t i = 0; i < n; i++)
                 raw[i] = pcg_next64(&state, inc);
             for (size_t j = 0; j < 4; j++)
-                lane[j] = j ? lane[j - 1] * PCG_MULT + inc : state * PCG_MULT + inc;
+                lane[j] = u128_add(u128_mul(j ? lane[j - 1] : state, PCG_MULT), inc);
         }
         memcpy(values, raw, 8 * n); /* four 16-bit values each, low first (little-endian only) */
         uint16_t *keys = (uint16_t *)(void *)(out + 8 * w0); /* two keys each, first low */
@@ -184,14 +215,14 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
                 }
         }
     }
-    state = lane[0] * pcg_back + pcg_back_inc;
+    state = u128_add(u128_mul(lane[0], pcg_back), pcg_back_inc);
     for (size_t i = 0; i < redraws; i++) {
         uint32_t pair = lemire(&state, inc, g, span);
         out[2 * (size_t)redraw[i]] = (uint8_t)(pair / k);
         out[2 * (size_t)redraw[i] + 1] = (uint8_t)(pair % k);
     }
-    g[0] = (uint64_t)(state >> 64);
-    g[1] = (uint64_t)state;
+    g[0] = u128_hi(state);
+    g[1] = u128_lo(state);
     return redraws;
 }
 
@@ -461,4 +492,16 @@ CLONES size_t monkey_anywhere_find(const uint8_t *typed, size_t n, size_t fresh,
         record = length;
     }
     return found;
+}
+
+/* The interface kernel.py was written against, checked when the library is loaded: its version
+ * (raised whenever a function's arguments change) and the sizes, in bytes, of what kernel.py
+ * hands over: the generator's six words, a size_t, a pointer. A library that answers otherwise is
+ * rebuilt, or not used; never called with arguments it would misread. */
+#define MONKEY_ABI_VERSION 1u
+uint32_t monkey_abi(uint64_t *sizes, uint32_t room) {
+    const uint64_t mine[] = {6 * sizeof(uint64_t), sizeof(size_t), sizeof(void *)};
+    for (uint32_t i = 0; i < room && i < sizeof mine / sizeof mine[0]; i++)
+        sizes[i] = mine[i];
+    return MONKEY_ABI_VERSION;
 }

@@ -597,3 +597,16 @@ uint32_t pegs_hunt_path(const hunt_t *hunt, uint32_t *out) {
     memcpy(out, hunt->path, length * sizeof *out);
     return length;
 }
+
+/* The interface kernel.py was written against, checked when the library is loaded: its version
+ * (raised whenever a function or a structure kernel.py builds changes) and the sizes, in bytes,
+ * of what kernel.py lays out with ctypes, plus the limits it must not exceed. A library that
+ * answers otherwise is rebuilt, or not used; never called with arguments it would misread. */
+#define PEGS_ABI_VERSION 1u
+uint32_t pegs_abi(uint64_t *sizes, uint32_t room) {
+    const uint64_t mine[] = {sizeof(board_t), sizeof(pair_t), sizeof(hunt_board_t), sizeof(size_t),
+                             MOST_SYMMETRIES, MOST_PAGODAS, MOST_DEPTH};
+    for (uint32_t i = 0; i < room && i < sizeof mine / sizeof mine[0]; i++)
+        sizes[i] = mine[i];
+    return PEGS_ABI_VERSION;
+}

@@ -6,15 +6,16 @@ up in a hash table, and hands back exactly the numpy path's level: the same sort
 counts and residues, so level files and checkpoints do not change and either path resumes the
 other's. For the solver: its depth-first searches (`Hunt`), some fifty times faster than in
 Python, on boards of up to 128 holes. Where it cannot be built the count runs on numpy and the
-searches in Python, after one INFO line saying why::
+searches in Python, after one WARNING saying why, what it costs and the fix (the same words as
+`bot.py check`)::
 
     kernel = load(state_dir / "pegs-cache")       # a Kernel, or None (and the log says why)
     for level in count_levels(board, kernel=kernel): ...
     for event in solve(board, kernel=kernel): ...
 
 The library is kept in that folder as `kernel-<hash>.so` (built by `jobs.native`, the hash
-covering the source, the flags, the compiler and the platform). `TWITTERBOT_PEGS_KERNEL=numpy`
-turns it off.
+covering the source, the flags, the compiler and the platform), its interface checked at load
+(`ABI`). `TWITTERBOT_PEGS_KERNEL=numpy`, in the environment or the env file, turns it off.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 from .. import native
 from .board import Board, Jump
 
-__all__ = ["ENV", "DeadPositions", "Hunt", "Kernel", "load"]
+__all__ = ["ABI", "ENV", "SPEC", "DeadPositions", "Hunt", "Kernel", "load", "state"]
 
 log = logging.getLogger(__name__)
 
@@ -346,17 +347,44 @@ class Kernel:
         return int(self._common(first.ctypes.data, len(first), second.ctypes.data, len(second)))
 
 
-def load(cache_dir: Optional[Path], *, environ: Mapping[str, str] = os.environ) -> Optional[Kernel]:
+# The interface this file lays out (kernel.c's pegs_abi answers the same, or is not used).
+ABI = native.Abi(
+    "pegs_abi",
+    1,
+    (
+        ctypes.sizeof(_BoardData),
+        ctypes.sizeof(_Pair),
+        ctypes.sizeof(_HuntBoard),
+        ctypes.sizeof(ctypes.c_size_t),
+        MOST_SYMMETRIES,
+        MOST_PAGODAS,
+        MOST_HOLES,
+    ),
+)
+SPEC = native.Spec(
+    job="pegs",
+    source=SOURCE,
+    variable=ENV,
+    instead="counting with numpy and searching in Python",
+    # benchmarks/kernels.py, on the 2-core development machine (x86-64); a Pi differs in
+    # seconds, less in the ratio.
+    slower="pegs count english takes 3.5x the CPU without it (40 s instead of 11 s, measured)",
+    abi=ABI,
+)
+
+
+def load(
+    cache_dir: Optional[Path], *, environ: Mapping[str, str] = os.environ, switch: Optional[str] = None
+) -> Optional[Kernel]:
     """The kernel, built into `cache_dir` if it is not there yet (without one, into a temporary
-    folder removed once loaded), or None after one INFO line saying why the count runs on
-    numpy and the searches in Python. Never raises: those paths give the same answers."""
-    return native.load(
-        Kernel,
-        SOURCE,
-        cache_dir,
-        variable=ENV,
-        log=log,
-        instead="pegs: counting with numpy and searching in Python",
-        environ=environ,
-        unsupported=None,
-    )
+    folder removed once loaded), or None after one WARNING saying why the count runs on numpy and
+    the searches in Python, what it costs and the fix. `switch` is TWITTERBOT_PEGS_KERNEL from
+    the config (without it, the environment's). Never raises: those paths give the same answers."""
+    return native.load(Kernel, SPEC, cache_dir, log=log, environ=environ, switch=switch)
+
+
+def state(
+    cache_dir: Optional[Path], *, environ: Mapping[str, str] = os.environ, switch: Optional[str] = None
+) -> native.KernelState:
+    """What `bot.py check` says of the kernel: built (now, if need be), loadable, in use, or why not."""
+    return native.inspect(Kernel, SPEC, cache_dir, environ=environ, switch=switch)
