@@ -75,6 +75,21 @@ def test_an_over_long_line_is_reported_with_its_number_and_weighted_length_and_n
     assert "X counts 282 of 280" in problem.message and "shorten" in problem.message
 
 
+
+def test_a_line_too_long_for_any_url_to_save_is_refused_without_measuring_it() -> None:
+    """A megabyte pasted on one line: twitter-text would take seconds (a minute on a Pi) on every
+    run; past 280 * 4096 / 23 characters no text fits, whatever its URLs (the fuzz run found it)."""
+    import time
+
+    started = time.perf_counter()
+    tweets = parse_tweets(("ok\n" + "word " * 200_000 + "\n").encode(), PATH)
+    assert time.perf_counter() - started < 1.0
+    (problem,) = tweets.problems
+    assert problem.lineno == 2 and "X counts at least 5,615 of 280: shorten it" in problem.message
+    # Just under the bound, a line of long URLs is measured as ever (and X counts each URL 23).
+    urls = " ".join(["https://example.com/" + "a" * 4000] * 12)
+    assert len(urls) < 49_865 and measure(urls).weighted_length == 12 * 23 + 11
+
 def test_control_characters_are_refused() -> None:
     tweets = parse_tweets(b"fine\nbad\x00char\nalso\x1bbad\n", PATH)
     assert [line.text for line in tweets.lines] == ["fine"]

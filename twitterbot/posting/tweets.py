@@ -147,8 +147,17 @@ class LengthCache(Protocol):
     def remember_lengths(self, kind: str, version: str, lengths: Mapping[str, Tuple[int, Tuple[str, ...]]]) -> None: ...
 
 
+# Past this many characters a text is over 280 whatever it holds (a URL counts 23 and has at most
+# 4,096 characters; anything else counts at least 1 for every 4): refused unmeasured, since
+# twitter-text takes about a second per 100,000 characters, on every run (a paste gone wrong).
+_CERTAINLY_TOO_LONG = MAX_WEIGHTED_LENGTH * 4096 // 23 + 1
+
+
 def measure(text: str) -> Measure:
     """Measure `text` the way X does (twitter-text v3: URLs 23, emoji 2, CJK 2, NFC first)."""
+    if len(text) > _CERTAINLY_TOO_LONG:
+        at_least = len(text) * 23 // 4096
+        return Measure(at_least, False, f"is too long: X counts at least {at_least:,} of {MAX_WEIGHTED_LENGTH}: shorten it")
     twittertext.load()  # slow to import: only when a line is new
     from twitter_text import extract_urls, parse_tweet
     from twitter_text.has_invalid_characters import has_invalid_characters

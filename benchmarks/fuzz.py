@@ -1,0 +1,413 @@
+"""A fuzz run a person can repeat: generated tweets files and env files through the real CLI entry.
+
+    .venv/bin/python benchmarks/fuzz.py --count 10000                 # 10,000 of each kind
+    .venv/bin/python benchmarks/fuzz.py --kind env --count 500 --seed 7
+    .venv/bin/python benchmarks/fuzz.py --kind tweets --case 4711     # one case again, verbosely
+
+Every case is made by `random.Random(f"{seed}/{kind}/{number}")`, so a case number and the seed
+say exactly which file it was: a failure is repeated by `--case`. Each case is a fresh bot home
+in a temporary folder (never a path outside it: the fuzzed path settings are plain names), run
+in-process through `twitterbot.cli.main` as bot.py runs it:
+
+- tweets files (encodings and byte-order marks, NULs and control characters, invalid UTF-8,
+  CRLF and lone CR, huge lines, many lines, Markdown image syntax `![alt](path)`, URLs, emoji,
+  escapes): a real run posting to the X emulator (tests/x_emulator.py, on 127.0.0.1), then
+  `check`, then `--dry-run --force --json`;
+- env files (known settings with near-valid and hostile values, unknown names, quotes left open,
+  `export`, interpolation, BOMs, NULs, CRLF, invalid UTF-8, values that look like keys): `check`,
+  `--dry-run --force`, `history`.
+
+Each run must end with a documented exit code other than 1 (1 is a bug), print no traceback, and a
+run that refuses the tweets file (65) or the settings (78, 64) must leave no run, attempt or job
+in the history. The figures (cases, time, exit codes per command) are printed at the end; a
+failing case's files and output go to --failures (default: a temporary folder it names).
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import contextlib
+import io
+import json
+import logging
+import os
+import random
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+from twitterbot.cli import main  # noqa: E402
+from twitterbot.config import SETTINGS  # noqa: E402
+from twitterbot.errors import ExitStatus  # noqa: E402
+
+DOCUMENTED = {int(status) for status in ExitStatus} - {int(ExitStatus.UNEXPECTED)} | {130}
+REFUSED = {int(ExitStatus.DATA_ERROR), int(ExitStatus.CONFIG_ERROR), int(ExitStatus.USAGE)}
+KINDS = ("tweets", "env")
+
+# -- tweets files ------------------------------------------------------------------------------
+
+_WORDS = [
+    "hello", "world", "Raspberry", "Pi", "bot", "posting", "#hashtag", "@mention", "café", "naïve",
+    "日本語のテキスト", "中文", "한국어", "العربية", "עברית", "Ελληνικά", "русский", "🙂", "👩‍👩‍👧‍👦", "🏳️‍🌈",
+    "e\u0301", "x" * 40, "https://example.com/a?b=c",
+    "example.com", "bot.py", "www.example.org", "$TSLA", "100%", "{name}", "{{", "}}", "\\n", "\\#tag", "\\\\",
+    "\\", "\t", "  ", "&amp;", "<b>", "'", '"', "`code`", "*bold*", "_it_", "~~s~~", "[link](https://x.org)",
+]
+# Characters X refuses or that confuse parsers (direction overrides, BOMs, separators): now and then.
+_ODD = ["\u200d", "\u200b", "\ufeff", "\u2028", "\u2029", "\u202e", "\ufffe", "\U000e0001", "\ud800"]
+_IMAGES = [
+    "![a photo](photo.jpg)", "![](pic.png)", "![alt text with spaces](images/my pic.jpeg)",
+    "![alt](https://example.com/i.png)", "![alt](../outside.png)", "![alt](/etc/passwd)", "![broken](x.png",
+    "![[nested]](a.png)", "![alt](a.png)![b](b.png)", "!\\[not an image](a.png)", "![🙂](emoji.gif)",
+    "![alt](" + "p" * 300 + ".png)", "![alt]()", "![alt](a.png \"title\")", "text before ![alt](a.png) text after",
+]
+_CONTROLS = [chr(code) for code in range(0, 32)] + ["\x7f"] + [chr(code) for code in range(0x80, 0xA0)]
+_INVALID_UTF8 = [b"\xff", b"\xfe", b"\xc3\x28", b"\xc0\xaf", b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80"]
+_ENCODINGS = ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "latin-1", "cp1252", "shift_jis"]
+_ENDINGS = ["\n", "\r\n", "\r", "\n\n", "\u2028", "\x0b", "\x0c", "\x85"]
+
+
+def tweet_line(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.06:
+        return ""
+    if roll < 0.10:
+        return "# a comment " + rng.choice(_WORDS)
+    if roll < 0.22:
+        return rng.choice(_IMAGES) + (" " + rng.choice(_WORDS) if rng.random() < 0.5 else "")
+    if roll < 0.26:  # a huge line
+        return rng.choice(_WORDS) * rng.choice([10, 100, 1000, 20000])
+    length = rng.randint(1, 12) if rng.random() < 0.9 else rng.randint(13, 60)
+    words = [rng.choice(_WORDS) if rng.random() < 0.995 else rng.choice(_ODD) for _ in range(length)]
+    for _ in range(rng.choice([0, 0, 0, 0, 0, 0, 0, 1, 3])):
+        words.insert(rng.randint(0, len(words)), rng.choice(_CONTROLS))
+    if rng.random() < 0.05:
+        words.append(chr(rng.randint(0x20, 0x10FFFF)).encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
+    return " ".join(words)
+
+
+def tweets_file(rng: random.Random) -> bytes:
+    """The bytes of a tweets file someone might save (or a cat might walk over)."""
+    count = rng.choice([0, 1, 1, 2, 3, 5, 10, 40, 300] if rng.random() < 0.99 else [3000])
+    lines = [tweet_line(rng) for _ in range(count)]
+    if lines and rng.random() < 0.15:
+        lines += rng.sample(lines, min(len(lines), 3))  # repeats
+    ending = rng.choice(_ENDINGS) if rng.random() < 0.3 else "\n"
+    text = ending.join(lines) + (ending if rng.random() < 0.7 else "")
+    encoding = rng.choice(_ENCODINGS) if rng.random() < 0.15 else "utf-8"
+    data = text.encode(encoding, "replace") if encoding not in ("utf-8", "utf-8-sig") else text.encode(
+        encoding, "surrogatepass"
+    )
+    if rng.random() < 0.08:
+        data = codecs.BOM_UTF8 + data
+    for _ in range(rng.choice([1, 2]) if rng.random() < 0.12 else 0):  # invalid UTF-8 or a NUL somewhere
+        at = rng.randint(0, len(data))
+        data = data[:at] + rng.choice([*_INVALID_UTF8, b"\x00"]) + data[at:]
+    if rng.random() < 0.03:  # cut in the middle of a character
+        data = data[: rng.randint(0, len(data))]
+    return data
+
+
+# -- env files ---------------------------------------------------------------------------------
+
+_PATH_KINDS = ("path", "optional_path")
+_VALUES = [
+    "", " ", "0", "1", "-1", "4", "99999999999999999999", "1e9", "nan", "inf", "yes", "no", "maybe", "6h", "3h30m",
+    "0.5", "10m", "366d", "367d", "1.5d", "x", "x,mastodon,bluesky", "bluesky", "fediverse", "DEBUG", "info",
+    "Europe/London", "Mars/Olympus", "../../etc", "https://example.com", "http://[::1", "ftp://x", "00:00,06:00",
+    "25:00", "12:60", "{name} {message}", "{", "}", "{0}", "{name!r:>{width}}", "alice.bsky.social", "@bob",
+    "abcd-efgh-ijkl-mnop", "AbCdEf0123456789GhIjKlMnOpQrStUv", "12345-AbCdEfGhIjKlMnOp", "public", "auto", "numpy",
+    "c", "\x00", "\u00b2", "\u0663", "\ufeff", "日本", "🙂", "'quoted'", '"double"', "'open", '"open', "a b c",
+    "${HOME}", "$HOME", "\\n", "x" * 5000, "# not a comment", "value # comment",
+]
+_SAFE_NAMES = ["tweets.txt", "state", "other.txt", "log.txt", "state2", "sub/dir", "a b.txt", "日本.txt", "-", "."]
+
+
+def env_line(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.08:
+        return rng.choice(["", "# a comment", "   ", "#", "export"])
+    if roll < 0.16:  # not a setting
+        return rng.choice(
+            ["TWITTER_KEY=abc", "tweet_one_in=4", "=value", "NO_EQUALS", "FOO BAR=1", "ÄÖÜ=1", "X==1", "export=1",
+             "TWEET_ONE_IN", "TWEET ONE IN=2", "\x00=\x00", "[section]", "key: value", "TWEETS_FILE:=x"]
+        )
+    name = rng.choice(list(SETTINGS))
+    if rng.random() < 0.5 and SETTINGS[name].kind not in _PATH_KINDS:
+        return f"{name}={SETTINGS[name].default}"  # a valid line, among the others
+    if SETTINGS[name].kind in _PATH_KINDS:
+        value = rng.choice(_SAFE_NAMES)  # never a path outside the case's folder
+    else:
+        value = rng.choice(_VALUES)
+        if rng.random() < 0.3:  # near a valid value: one character changed
+            at = rng.randint(0, len(value))
+            value = value[:at] + rng.choice(_CONTROLS + ["'", '"', "\\", "=", "#", " ", "é"]) + value[at + 1 :]
+    if SETTINGS[name].kind in _PATH_KINDS and any(mark in value for mark in "/\\~"):
+        value = "state"
+    quote = rng.choice(["", "", "", "'", '"'])
+    close = quote if rng.random() < 0.9 else ""
+    prefix = "export " if rng.random() < 0.1 else ""
+    space = rng.choice(["", "", " "])
+    return f"{prefix}{name}{space}={space}{quote}{value}{close}"
+
+
+def env_file(rng: random.Random) -> bytes:
+    lines = [env_line(rng) for _ in range(rng.choice([0, 1, 2, 4, 8, 20]))]
+    ending = rng.choice(_ENDINGS[:3]) if rng.random() < 0.3 else "\n"
+    data = ending.join(lines).encode("utf-8", "surrogatepass") + ending.encode()
+    if rng.random() < 0.1:
+        data = codecs.BOM_UTF8 + data
+    if rng.random() < 0.05:
+        data = "\n".join(lines).encode("utf-16")
+    for _ in range(rng.choice([0, 0, 0, 0, 1])):
+        at = rng.randint(0, len(data))
+        data = data[:at] + rng.choice([*_INVALID_UTF8, b"\x00"]) + data[at:]
+    return data
+
+
+def _unsafe_path(data: bytes) -> bool:
+    """A path setting that escaped the generator's care would write outside the case's folder."""
+    for line in data.replace(b"\r", b"\n").split(b"\n"):
+        name = line.split(b"=", 1)[0].strip().removeprefix(b"export").strip()
+        if name in (b"TWEETS_FILE", b"BOT_STATE_DIR", b"LOG_FILE") and any(mark in line for mark in (b"/", b"~", b"..", b"$")):
+            return True
+    return False
+
+
+# -- running a case ------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    command: str
+    status: int
+    output: str
+
+
+@dataclass
+class Failure:
+    kind: str
+    number: int
+    why: str
+    outcomes: List[Outcome] = field(default_factory=list)
+
+
+def run_cli(args: Sequence[str], environ: Dict[str, str], project: Path) -> Outcome:
+    """bot.py's main, in-process, with its output captured."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(args), environ=environ, project_dir=project)
+        except SystemExit as exc:  # main never exits itself: a failure of the driver's own
+            status = exc.code if isinstance(exc.code, int) else 1
+            err.write(f"Traceback (most recent call last): SystemExit({exc.code!r}) escaped main\n")
+        except BaseException as exc:  # noqa: BLE001 - anything escaping main is the finding
+            import traceback
+
+            status = 1
+            err.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    logging.getLogger().handlers.clear()  # main's handler wrote to the captured stream
+    return Outcome(" ".join(args), status, out.getvalue() + err.getvalue())
+
+
+def history_rows(state: Path) -> int:
+    """Runs, attempts and jobs the history holds (0 without one)."""
+    path = state / "history.sqlite3"
+    if not path.exists():
+        return 0
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        total = 0
+        for table in ("runs", "attempts", "jobs"):
+            with contextlib.suppress(sqlite3.Error):  # a table this version does not have
+                total += connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        return total
+    finally:
+        connection.close()
+
+
+def check(outcome: Outcome) -> Optional[str]:
+    if outcome.status == 1:
+        return f"`{outcome.command}` exited 1 (a bug)"
+    if outcome.status not in DOCUMENTED:
+        return f"`{outcome.command}` exited {outcome.status}, which is not a documented exit code"
+    if "Traceback (most recent call last)" in outcome.output:
+        return f"`{outcome.command}` printed a traceback"
+    return None
+
+
+def tweets_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -> Tuple[List[Outcome], Optional[str]]:
+    data = tweets_file(rng)
+    (home / "tweets.txt").write_bytes(data)
+    settings = dict(emulator_env, TWEET_ONE_IN="1", X_API_RETRIES="0", X_API_TIMEOUT="5", MIN_POST_GAP="0")
+    (home / ".env").write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
+    (home / ".env").chmod(0o600)  # it holds keys: check would (rightly) say so otherwise
+    environ = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    outcomes = []
+    real = run_cli(["--force", "--seed", "1"], environ, home)
+    outcomes.append(real)
+    if real.status in REFUSED and history_rows(home / "state"):
+        return outcomes, f"the run refused the file ({real.status}) but wrote to the history"
+    outcomes.append(run_cli(["check"], environ, home))
+    outcomes.append(run_cli(["--dry-run", "--force", "--json", "--seed", "2"], environ, home))
+    return outcomes, None
+
+
+def env_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -> Tuple[List[Outcome], Optional[str]]:
+    data = env_file(rng)
+    if _unsafe_path(data):
+        return [], None  # cannot happen by construction; never run it
+    (home / ".env").write_bytes(data)
+    (home / "tweets.txt").write_text("A post\nAnother post\n")
+    environ = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    outcomes = []
+    dry = run_cli(["--dry-run", "--force"], environ, home)
+    outcomes.append(dry)
+    if dry.status in REFUSED and history_rows(home / "state"):
+        return outcomes, f"the run refused the settings ({dry.status}) but wrote to the history"
+    outcomes.append(run_cli(["check"], environ, home))
+    outcomes.append(run_cli(["history", "-n", "3"], environ, home))
+    return outcomes, None
+
+
+# While the cases run, PATH holds no compiler: `check` would build the jobs' kernels in every
+# case's fresh state folder (a second or two); without cc it says so in a line (the switches are
+# still read and checked). The kernels look for cc on the process's own PATH.
+
+CASES: Dict[str, Callable[[random.Random, Path, Dict[str, str]], Tuple[List[Outcome], Optional[str]]]] = {
+    "tweets": tweets_case,
+    "env": env_case,
+}
+
+
+@dataclass
+class Figures:
+    cases: Counter = field(default_factory=Counter)
+    statuses: Dict[str, Counter] = field(default_factory=dict)
+    seconds: Dict[str, float] = field(default_factory=dict)
+    failures: List[Failure] = field(default_factory=list)
+
+
+def fuzz(
+    kinds: Sequence[str],
+    count: int,
+    seed: int,
+    *,
+    only: Optional[int] = None,
+    on_failure: Optional[Callable[[Failure, Path], None]] = None,
+    progress: Optional[Callable[[str, int], None]] = None,
+) -> Figures:
+    """Run `count` cases of each kind (or case `only`) and gather the figures."""
+    from x_emulator import XEmulator  # tests/x_emulator.py: the X API on 127.0.0.1
+
+    figures = Figures()
+    # Every case posts its own file: no duplicate check, no rate limit across cases.
+    emulator = XEmulator(duplicate_check=False, posts_per_window=10**9, posts_per_day=10**9)
+    with emulator, tempfile.TemporaryDirectory(prefix="twitterbot-fuzz-") as scratch, _no_compiler(Path(scratch)):
+        emulator_env = emulator.env()
+        for kind in kinds:
+            statuses = figures.statuses.setdefault(kind, Counter())
+            started = time.monotonic()
+            numbers = [only] if only is not None else range(count)
+            for number in numbers:
+                rng = random.Random(f"{seed}/{kind}/{number}")
+                home = Path(scratch) / f"{kind}-{number}"
+                home.mkdir()
+                emulator.posts.clear()
+                emulator.seen.clear()
+                outcomes, why = CASES[kind](rng, home, emulator_env)
+                figures.cases[kind] += 1
+                for outcome in outcomes:
+                    statuses[f"{outcome.command.split(' ')[0] or 'run'}:{outcome.status}"] += 1
+                    why = why or check(outcome)
+                if why:
+                    failure = Failure(kind, number, why, outcomes)
+                    figures.failures.append(failure)
+                    if on_failure:
+                        on_failure(failure, home)
+                shutil.rmtree(home, ignore_errors=True)
+                if progress and (number + 1) % 500 == 0:
+                    progress(kind, number + 1)
+            figures.seconds[kind] = time.monotonic() - started
+    return figures
+
+
+@contextlib.contextmanager
+def _no_compiler(scratch: Path) -> Iterator[None]:
+    saved = os.environ["PATH"]
+    (scratch / "no-cc").mkdir()
+    os.environ["PATH"] = str(scratch / "no-cc")
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = saved
+
+
+def _save(folder: Path) -> Callable[[Failure, Path], None]:
+    def save(failure: Failure, home: Path) -> None:
+        target = folder / f"{failure.kind}-{failure.number}"
+        shutil.copytree(home, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.so"))
+        (target / "why.txt").write_text(
+            failure.why + "\n\n" + "\n\n".join(f"$ bot.py {o.command}  -> {o.status}\n{o.output}" for o in failure.outcomes)
+        )
+
+    return save
+
+
+def main_() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=1000, help="cases of each kind (default 1000)")
+    parser.add_argument("--kind", choices=KINDS, action="append", help="only this kind (default: both)")
+    parser.add_argument("--seed", type=int, default=29, help="the run's seed (default 29)")
+    parser.add_argument("--case", type=int, help="run this one case and print its output")
+    parser.add_argument("--failures", type=Path, help="where failing cases are saved (default: a temporary folder)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    kinds = args.kind or list(KINDS)
+    folder = args.failures or Path(tempfile.mkdtemp(prefix="twitterbot-fuzz-failures-"))
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def progress(kind: str, done: int) -> None:
+        print(f"  {kind}: {done:,} cases", file=sys.stderr, flush=True)
+
+    if args.case is not None:
+        figures = fuzz(kinds, 1, args.seed, only=args.case, on_failure=_save(folder))
+    else:
+        figures = fuzz(kinds, args.count, args.seed, on_failure=_save(folder), progress=progress)
+    report = {
+        kind: {
+            "cases": figures.cases[kind],
+            "seconds": round(figures.seconds[kind], 1),
+            "exit_codes": dict(sorted(figures.statuses[kind].items())),
+            "failures": [f.number for f in figures.failures if f.kind == kind],
+        }
+        for kind in kinds
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        for kind, figures_ in report.items():
+            print(f"{kind}: {figures_['cases']:,} cases in {figures_['seconds']} s (seed {args.seed})")
+            for key, number in figures_["exit_codes"].items():
+                print(f"    {key:>14}: {number:,}")
+            print(f"    failures: {len(figures_['failures'])} {figures_['failures'][:20]}")
+    if figures.failures:
+        print(f"failing cases saved in {folder}", file=sys.stderr)
+        for failure in figures.failures[:10]:
+            print(f"  {failure.kind} case {failure.number}: {failure.why}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_())

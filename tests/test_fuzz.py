@@ -1,0 +1,46 @@
+"""The fuzz driver (benchmarks/fuzz.py), short: generated tweets files and env files through the
+real CLI entry. No exit 1, no traceback, only documented exit codes, nothing in the history after
+a refused file. The long run (`benchmarks/fuzz.py --count 10000`) goes before a release."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import fuzz  # noqa: E402  (benchmarks/fuzz.py)
+
+
+def test_a_short_fuzz_of_tweets_files_and_env_files_finds_nothing() -> None:
+    # Its own seed: the long run's cases (seed 29) are another sample.
+    figures = fuzz.fuzz(["tweets"], 25, seed=2026)
+    figures_env = fuzz.fuzz(["env"], 120, seed=2026)
+    failures = figures.failures + figures_env.failures
+    assert failures == [], [(f.kind, f.number, f.why) for f in failures]
+    assert figures.cases["tweets"] == 25 and figures_env.cases["env"] == 120
+    # Both ways out happen, so the cases reach past the file checks: some post, some are refused.
+    statuses = figures.statuses["tweets"]
+    assert statuses["--force:0"] and statuses["--force:65"]
+    assert figures_env.statuses["env"]["--dry-run:0"] and figures_env.statuses["env"]["--dry-run:78"]
+
+
+def test_a_case_is_the_same_file_every_time() -> None:
+    """A failing case is repeated by its number (`--case N`): the generators depend on the seed alone."""
+    for kind, make in (("tweets", fuzz.tweets_file), ("env", fuzz.env_file)):
+        first = [make(random.Random(f"29/{kind}/{number}")) for number in range(30)]
+        again = [make(random.Random(f"29/{kind}/{number}")) for number in range(30)]
+        assert first == again and len(set(first)) > 20
+
+
+def test_the_generators_make_what_the_issue_lists() -> None:
+    """Byte-order marks, NULs, invalid UTF-8, CRLF, huge lines, Markdown images, other encodings."""
+    files = b"".join(fuzz.tweets_file(random.Random(f"29/tweets/{number}")) for number in range(400))
+    for needle in (b"\xef\xbb\xbf", b"\x00", b"\xed\xa0\x80", b"\r\n", b"![", b"\xff\xfe"):
+        assert needle in files, needle
+    assert any(len(line) > 20_000 for line in files.split(b"\n"))
+    envs = b"".join(fuzz.env_file(random.Random(f"29/env/{number}")) for number in range(400))
+    for needle in (b"export ", b"TWITTERBOT_PEGS_KERNEL", b"\r\n", b"'", b"\x00"):
+        assert needle in envs, needle
+    assert not any(fuzz._unsafe_path(fuzz.env_file(random.Random(f"7/env/{n}"))) for n in range(2000))
