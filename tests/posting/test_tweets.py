@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from twitterbot.errors import StateError, TweetFileError
 from twitterbot.history import HistoryStore
-from twitterbot.posting.tweets import load_tweets, measure, parse_tweets
+from twitterbot.networks.x import PRICES, measure, url_cost
+from twitterbot.posting.tweets import load_tweets, parse_tweets
 
 PATH = Path("tweets.txt")
 
@@ -64,7 +65,7 @@ def test_repeated_lines_are_reported_and_kept_once() -> None:
 )
 def test_weighted_length_is_x_s(text: str, weighted: int, has_url: bool) -> None:
     measured = measure(text)
-    assert (measured.weighted_length, measured.has_url, measured.problem) == (weighted, has_url, None)
+    assert (measured.length, bool(measured.urls), measured.problem) == (weighted, has_url, None)
 
 
 def test_an_over_long_line_is_reported_with_its_number_and_weighted_length_and_never_picked() -> None:
@@ -109,7 +110,7 @@ def test_the_bundled_tweets_file_has_no_line_x_counts_as_a_url() -> None:
 
 
 def test_url_cost_names_the_urls_and_both_prices_from_the_one_constant() -> None:
-    from twitterbot.posting.tweets import PRICES, url_cost
+
 
     line, plain = parse_tweets(b"run python bot.py and see https://example.com/x\nno link here\n", PATH).lines
     assert line.urls == ("bot.py", "https://example.com/x")

@@ -28,17 +28,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Protocol, Sequence
 
-from ..config import PROJECT_DIR, Config, load_config
-from ..errors import ConfigError, DuplicatePost, PostError
+from .. import networks
+from ..errors import ConfigError, ErrorKind, PostError
 from ..history import HistoryStore, ensure_state_dir
 from ..lock import run_lock
-from ..networks import Poster, label, posters_for
-from ..networks import measure as measure_on
+from ..networks import Poster, PostResult, label, posters_for
 from ..networks.dryrun import DryRunPoster
-from ..networks.x import status_url
 from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
-from ..posting.tweets import MAX_WEIGHTED_LENGTH, measure, preview
-from ..records import JobRecord
+from ..posting.send import Sent, send
+from ..posting.tweets import preview
+from ..records import JobRecord, Outcome
+from ..settings import PROJECT_DIR, Config, load_config
 from ..wording import plural
 from .statusline import NullStatusLine
 
@@ -89,7 +89,7 @@ class Report:
     action: str  # posted | uncertain | waiting | unchanged | capped | failed | idle | finished
     reason: str
     text: Optional[str] = None
-    tweet_id: Optional[str] = None
+    post_id: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class Reporter:
             isinstance(each, DryRunPoster) for each in self._posters.values()
         )  # only the log's wording differs
         # What a post's text must fit: every network posted to (a dry run says which it stands for).
-        self._networks = tuple(networks or [n for n in self._posters if n != "dry-run"] or ["x"])
+        self._networks = tuple(networks or [n for n in self._posters if n != DryRunPoster.name] or [_default()])
         self._status: Status = status or NullStatusLine()
         self._pending: Optional[_Update] = None
         self._stopped = False
@@ -336,35 +336,39 @@ class Reporter:
                 self.job.id, text, at=self._clock(), final=final, network=network, group=group
             )
             group = group or attempt
-            try:
-                reports.append(self._send(poster, network, attempt, text, reason=reason, news=news))
-            except PostError as exc:
-                outcome = "duplicate" if isinstance(exc, DuplicatePost) else "failed"
-                self._store.finish_attempt(attempt, outcome, at=self._clock(), detail=str(exc))
-                errors.append(exc)
-                if not isinstance(exc, DuplicatePost):
-                    log.error("%s: posting to %s failed (%s); the job carries on", self.name, label(network), exc)
+            sent = send(
+                lambda poster=poster, network=network: self._reply(poster, network, text),  # type: ignore[misc]
+                network=network,
+                record=self._recorder(attempt, news),
+            )
+            if sent.reached:
+                reports.append(self._sent(sent, network, text, reason))
+            else:
+                assert isinstance(sent.error, PostError)
+                errors.append(sent.error)
+                if sent.outcome != Outcome.DUPLICATE:
+                    log.error("%s: posting to %s failed (%s); the job carries on", self.name, label(network), sent.error)
         self.job = self._store.job(self.job.id)
-        sent = [report for report in reports if report.action in _SENT]
-        if sent:
+        done = [report for report in reports if report.action in _SENT]
+        if done:
             self._not_before = None
-            return next((report for report in sent if report.action == "posted"), sent[0])
-        if errors and all(isinstance(exc, DuplicatePost) for exc in errors):
+            return next((report for report in done if report.action == Outcome.POSTED), done[0])
+        if errors and all(exc.kind == ErrorKind.DUPLICATE for exc in errors):
             self._pending = None  # every network has this very text already: trying again cannot help
             log.warning("%s: the networks already have this text; skipped it (%s)", self.name, preview(text))
             return Report("unchanged", str(errors[0]), text)
-        first = next(exc for exc in errors if not isinstance(exc, DuplicatePost))
+        first = next(exc for exc in errors if exc.kind != ErrorKind.DUPLICATE)
         retry_at = first.retry_at or self._clock() + min(RETRY_AFTER_FAILURE, self._every)
         self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))
         return Report("failed", str(first), text)
 
-    def _send(self, poster: Poster, network: str, attempt: int, text: str, *, reason: str, news: str) -> Report:
-        """One network's post, a reply in that network's thread; raises PostError when it certainly failed."""
+    def _reply(self, poster: Poster, network: str, text: str) -> PostResult:
+        """One network's post, a reply in that network's thread (a new thread if the first post is gone)."""
         reply_to = self.job.threads.get(network) if self._thread else None
         try:
-            result = poster.post(text, reply_to=reply_to)
+            return poster.post(text, reply_to=reply_to)
         except PostError as exc:
-            if reply_to is None or exc.kind != "rejected":
+            if reply_to is None or exc.kind != ErrorKind.REJECTED:
                 raise
             # A network refuses replies to a post that is gone (deleted): start a new thread there.
             log.warning(
@@ -372,17 +376,35 @@ class Reporter:
             )
             result = poster.post(text)
             self._store.reset_thread(self.job.id, network)  # this post becomes the new thread's first
-        self._store.record_job_post(
-            self.job.id,
-            attempt,
-            at=self._clock(),
-            tweet_id=result.tweet_id,
-            url=result.url,
-            news=news,
-            detail=result.uncertain,
-            outcome="posted" if result.confirmed else "uncertain",
-        )
-        if not result.confirmed:
+            return result
+
+    def _recorder(self, attempt: int, news: str) -> Callable[[Outcome, Optional[PostResult], Optional[str]], None]:
+        """How a job's post is written down: one that reached, or may have reached, the network
+        moves the job's thread and its last news; a failed one is only a failed attempt."""
+
+        def record(outcome: Outcome, result: Optional[PostResult], detail: Optional[str]) -> None:
+            if result is None:  # a job does not catch up: a passing failure is a failure
+                failed = Outcome.DUPLICATE if outcome == Outcome.DUPLICATE else Outcome.FAILED
+                self._store.finish_attempt(attempt, failed, at=self._clock(), detail=detail)
+                return
+            self._store.record_job_post(
+                self.job.id,
+                attempt,
+                at=self._clock(),
+                tweet_id=result.post_id,
+                url=result.url,
+                news=news,
+                detail=result.uncertain,
+                outcome=outcome,
+            )
+
+        return record
+
+    def _sent(self, sent: Sent, network: str, text: str, reason: str) -> Report:
+        """The report of a post that reached, or may have reached, one network."""
+        result = sent.result
+        assert result is not None
+        if sent.outcome == Outcome.UNCERTAIN:
             # Counted as posted and never sent again (at most once); the thread goes on under its root.
             log.warning(
                 "%s: %s may or may not have posted it (%s): it counts as posted and will not be sent again; see %s",
@@ -393,8 +415,8 @@ class Reporter:
             )
             return Report("uncertain", result.uncertain or "", text, None)
         if not self._dry_run:  # a dry run's made-up id is no post: the dry-run poster said what it would send
-            log.info("%s: posted %s", self.name, result.url or status_url(result.tweet_id) or result.tweet_id)
-        return Report("posted", reason, text, result.tweet_id)
+            log.info("%s: posted %s", self.name, result.url or _link(network, result.post_id) or result.post_id)
+        return Report("posted", reason, text, result.post_id)
 
     # -- text ----------------------------------------------------------------------------------
 
@@ -535,13 +557,17 @@ def check_template(template: str, known: Iterable[str]) -> None:
             )
 
 
-def fit(template: str, fields: Mapping[str, object], message: str, networks: Sequence[str] = ("x",)) -> Optional[str]:
+def fit(
+    template: str, fields: Mapping[str, object], message: str, networks: Optional[Sequence[str]] = None
+) -> Optional[str]:
     """Fill `template` and make it fit every one of `networks` (X's weighted 280, Bluesky's 300
     graphemes...): shorten the message a word at a time (URLs are words, so never cut), then, if
     the rest alone is too long, the whole text. None if nothing sensible fits."""
 
+    counted = tuple(networks or (_default(),))
+
     def _fits(text: str) -> bool:
-        return _fits_all(text, networks)
+        return _fits_all(text, counted)
 
     full = _tidy(template.format_map({**fields, "message": message}))
     if _fits(full):
@@ -597,17 +623,19 @@ def _cut(words: list, count: int) -> str:
     return kept + (" " if "://" in words[count - 1] or "www." in words[count - 1] else "") + _ELLIPSIS
 
 
-def _fits_all(text: str, networks: Sequence[str]) -> bool:
-    if not text:
-        return False
-    for network in networks:
-        if network == "x":
-            checked = measure(text)
-            if checked.problem is not None or checked.weighted_length > MAX_WEIGHTED_LENGTH:
-                return False
-        elif not measure_on(network, text).fits:
-            return False
-    return True
+def _fits_all(text: str, names: Sequence[str]) -> bool:
+    return bool(text) and all(networks.measure(name, text).fits for name in names)
+
+
+def _default() -> str:
+    return networks.default()
+
+
+def _link(network: str, post_id: Optional[str]) -> Optional[str]:
+    try:
+        return networks.get(network).post_url(post_id)
+    except KeyError:  # a poster no registered network stands for (a test's, the dry run)
+        return None
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")

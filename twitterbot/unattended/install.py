@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional
 
-from ..config import Config, load_config, time_to_seconds
 from ..errors import ConfigError, UsageError
+from ..settings import Config, load_config, time_to_seconds
 
 __all__ = ["Paths", "UNIT_NAMES", "crontab", "systemd_units", "unit_user"]
 

@@ -12,7 +12,7 @@ from conftest import REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from twitterbot.config import SETTINGS, env_file_warnings, load_config
+from twitterbot.settings import SETTINGS, env_file_warnings, load_config
 from twitterbot.errors import ConfigError
 
 
@@ -29,8 +29,8 @@ def test_defaults_resolve_beside_bot_py_when_there_is_no_env_file(tmp_path: Path
     assert config.state_dir == tmp_path / "state"
     assert config.one_in == 4 and config.max_posts_per_day == 4
     assert config.log_file is None and config.log_level == "INFO"
-    assert config.api_base_url == "https://api.twitter.com"
-    assert config.credentials.missing() == [
+    assert config.setting("X_API_BASE_URL") == "https://api.twitter.com"
+    assert config.missing() == [
         "TWITTER_API_KEY",
         "TWITTER_API_SECRET",
         "TWITTER_ACCESS_TOKEN",
@@ -120,7 +120,7 @@ def test_secrets_never_appear_in_repr_or_errors(tmp_path: Path) -> None:
     assert "TWITTER_API_SECRET" in str(caught.value) and "has space" not in str(caught.value)
     write(env, "TWITTER_API_KEY=sekritKey123\n")
     config = load_config(project_dir=tmp_path, env_file=env, environ={})
-    assert config.credentials.api_key == "sekritKey123"
+    assert config.setting("TWITTER_API_KEY") == "sekritKey123"
     assert "sekritKey123" not in repr(config)
 
 
@@ -128,7 +128,7 @@ def test_quoted_values_and_comments_are_read_like_dotenv_does(tmp_path: Path) ->
     env = write(tmp_path / ".env", '# my bot\nTWEETS_FILE="my tweets.txt"  # spaces are fine\nTWITTER_API_KEY=abc123\n')
     config = load_config(project_dir=tmp_path, env_file=env, environ={})
     assert config.tweets_file == tmp_path / "my tweets.txt"
-    assert config.credentials.api_key == "abc123"
+    assert config.setting("TWITTER_API_KEY") == "abc123"
 
 
 @pytest.mark.parametrize(("mode", "warned"), [(0o600, False), (0o640, True), (0o644, True), (0o400, False)])
