@@ -11,8 +11,7 @@ from typing import Dict, Iterator, Optional
 
 import pytest
 
-from twitterbot.networks.x import Credentials
-from twitterbot.networks.x import XPoster
+from twitterbot.networks.x import Credentials, XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))
 from mastodon_server import mastodon_emulator, mastodon_mock, mastodon_mock_started  # noqa: E402, F401

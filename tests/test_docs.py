@@ -7,8 +7,8 @@ import re
 from conftest import REPO
 from dotenv import dotenv_values
 
-from twitterbot.settings import SETTINGS
 from twitterbot.errors import ExitStatus
+from twitterbot.settings import SETTINGS
 
 README = (REPO / "README.md").read_text()
 EXAMPLE = REPO / "config.example.env"

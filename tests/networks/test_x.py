@@ -12,10 +12,9 @@ import urllib3
 from conftest import credentials_for
 from x_emulator import ERRORS, FIRST_ID, XEmulator, recorded_create_reply
 
-from twitterbot.networks.x import Credentials
 from twitterbot.errors import DuplicatePost, ExitStatus, PostError
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.networks.x import XPoster, _network_error
+from twitterbot.networks.x import Credentials, XPoster, _network_error
 
 
 def test_a_post_reaches_x_signed_and_comes_back_with_its_id(emulator: XEmulator, poster: XPoster) -> None:

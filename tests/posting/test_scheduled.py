@@ -334,9 +334,9 @@ def test_a_disk_that_fills_while_posting_is_named_and_the_post_is_never_sent_aga
 
 
 def test_a_run_the_roll_skips_reads_no_tweets_file_and_a_hit_still_checks_it(tmp_path: Path) -> None:
-    from twitterbot.settings import load_config
     from twitterbot.errors import TweetFileError
     from twitterbot.posting.scheduled import run_once
+    from twitterbot.settings import load_config
 
     missing = tmp_path / "no such tweets.txt"
     config = load_config(

@@ -14,13 +14,11 @@ from conftest import credentials_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twitterbot.settings import load_config
 from twitterbot.errors import ConfigError, LockHeld
 from twitterbot.history import HistoryStore
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.networks.x import XPoster
+from twitterbot.networks.x import XPoster, measure
 from twitterbot.posting.scheduled import decide_and_post
-from twitterbot.networks.x import measure
 from twitterbot.posting.tweets import parse_tweets
 from twitterbot.progress.reporter import (
     NullReporter,
@@ -31,6 +29,7 @@ from twitterbot.progress.reporter import (
     format_elapsed,
     open_reporter,
 )
+from twitterbot.settings import load_config
 
 HOUR = 3600
 

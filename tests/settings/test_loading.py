@@ -12,8 +12,8 @@ from conftest import REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from twitterbot.settings import SETTINGS, env_file_warnings, load_config
 from twitterbot.errors import ConfigError
+from twitterbot.settings import SETTINGS, env_file_warnings, load_config
 
 
 def write(path: Path, text: str, mode: int = 0o600) -> Path:
