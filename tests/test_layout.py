@@ -27,8 +27,6 @@ from conftest import REPO
 PACKAGE = REPO / "twitterbot"
 FOUNDATION = {
     "errors",
-    "history",
-    "records",
     "lock",
     "files",
     "arguments",
@@ -167,8 +165,7 @@ def test_networks_know_nothing_of_posting() -> None:
 
 
 def test_state_imports_no_network() -> None:
-    state = ["twitterbot.state"] if (PACKAGE / "state").is_dir() else ["twitterbot.history", "twitterbot.records"]
-    found = [(m, t) for prefix in state for m, t in _targets(prefix) if part_of(t) == "networks"]
+    found = [(m, t) for m, t in _targets("twitterbot.state") if part_of(t) == "networks"]
     assert found == []
 
 
@@ -204,7 +201,7 @@ def test_no_module_decides_by_a_network_s_name() -> None:
     names = re.compile(r"""["'](x|mastodon|bluesky)["']|bsky\.|twitter\.com""")
     found = []
     for module, path in modules():
-        if part_of(module) in ("networks", "state", "jobs") or module in ("twitterbot.history", "twitterbot.records"):
+        if part_of(module) in ("networks", "state", "jobs"):
             continue  # the history keeps the rows of the network older rows were made on; jobs' "x" is a letter
         for number, line in enumerate(path.read_text().splitlines(), start=1):
             if names.search(line) and not line.lstrip().startswith("#"):

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twitterbot.errors import StateError, TweetFileError
-from twitterbot.history import HistoryStore
 from twitterbot.networks.x import PRICES, measure, url_cost
 from twitterbot.posting.tweets import load_tweets, parse_tweets
+from twitterbot.state import HistoryStore
 
 PATH = Path("tweets.txt")
 

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twitterbot.errors import ConfigError, LockHeld
-from twitterbot.history import HistoryStore
 from twitterbot.networks.dryrun import DryRunPoster
 from twitterbot.networks.x import XPoster, measure
 from twitterbot.posting.scheduled import decide_and_post
@@ -30,6 +29,7 @@ from twitterbot.progress.reporter import (
     open_reporter,
 )
 from twitterbot.settings import load_config
+from twitterbot.state import HistoryStore
 
 HOUR = 3600
 

@@ -21,11 +21,11 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from .. import networks
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
-from ..history import HistoryStore, ensure_state_dir
 from ..lock import run_lock
 from ..networks import Poster, label
-from ..records import Outcome
 from ..settings import Config
+from ..state import HistoryStore, ensure_state_dir
+from ..state.records import Outcome
 from ..wording import format_duration
 from .choose import hits, pick, roll
 from .send import Sent, recorder, send

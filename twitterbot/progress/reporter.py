@@ -30,15 +30,15 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 
 from .. import networks
 from ..errors import ConfigError, ErrorKind, PostError
-from ..history import HistoryStore, ensure_state_dir
 from ..lock import run_lock
 from ..networks import Poster, PostResult, label, posters_for
 from ..networks.dryrun import DryRunPoster
 from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
 from ..posting.send import Sent, send
 from ..posting.tweets import preview
-from ..records import JobRecord, Outcome
 from ..settings import PROJECT_DIR, Config, load_config
+from ..state import HistoryStore, ensure_state_dir
+from ..state.records import JobRecord, Outcome
 from ..wording import plural
 from .statusline import NullStatusLine
 
