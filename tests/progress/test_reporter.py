@@ -26,8 +26,8 @@ from twitterbot.progress.reporter import (
     check_template,
     fit,
     format_elapsed,
-    open_reporter,
 )
+from twitterbot.progress.session import open_reporter
 from twitterbot.settings import load_config
 from twitterbot.state import HistoryStore
 

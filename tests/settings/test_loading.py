@@ -378,3 +378,41 @@ def test_no_env_file_makes_the_bot_exit_1_and_json_is_always_printed(
 def test_post_to_twitter_is_refused_with_the_name_to_write(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="X was called Twitter: write x"):
         load_config(project_dir=tmp_path, environ={"POST_TO": "twitter,mastodon"})
+
+
+def test_the_old_x_api_names_are_read_as_the_new_ones_and_check_says_to_rename_them(tmp_path: Path, capsys) -> None:
+    from twitterbot.cli import main
+
+    env = write(tmp_path / ".env", "X_API_TIMEOUT=7\nX_API_RETRIES=1\n")
+    config = load_config(project_dir=tmp_path, env_file=env, environ={})
+    assert (config.api_timeout, config.api_retries) == (7, 1)
+    assert [(old, new) for old, new, _ in config.deprecated] == [
+        ("X_API_TIMEOUT", "API_TIMEOUT"),
+        ("X_API_RETRIES", "API_RETRIES"),
+    ]
+    main(["--env-file", str(env), "check"], environ={})
+    out = capsys.readouterr().out
+    assert f"X_API_TIMEOUT (from {env} line 1) is deprecated: rename it API_TIMEOUT" in out
+    assert "X_API_RETRIES" in out and "rename it API_RETRIES" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "timeout"),
+    [
+        ("API_TIMEOUT=5\nX_API_TIMEOUT=7\n", 5),  # in one file the new name wins, wherever it is
+        ("X_API_TIMEOUT=7\nAPI_TIMEOUT=5\n", 5),
+    ],
+)
+def test_the_new_name_wins_over_the_old_one(tmp_path: Path, text: str, timeout: float) -> None:
+    env = write(tmp_path / ".env", text)
+    assert load_config(project_dir=tmp_path, env_file=env, environ={}).api_timeout == timeout
+    assert load_config(project_dir=tmp_path, env_file=env, environ={"X_API_TIMEOUT": "9"}).api_timeout == 9
+
+
+def test_a_quoted_value_over_several_lines_keeps_the_line_numbers_after_it(tmp_path: Path) -> None:
+    env = write(tmp_path / ".env", 'PROGRESS_TEMPLATE="{name}:\n{message}"\nTWEET_ONE_IN=zero\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(project_dir=tmp_path, env_file=env, environ={})
+    assert str(caught.value).startswith(f"TWEET_ONE_IN='zero' from {env} line 3 ")
+    write(env, 'PROGRESS_TEMPLATE="{name}:\n{message}"\n')
+    assert load_config(project_dir=tmp_path, env_file=env, environ={}).progress_template == "{name}:\n{message}"

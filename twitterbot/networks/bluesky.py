@@ -254,7 +254,7 @@ class BlueskyPoster:
         assert error is not None
         # Any try that got no answer may have landed (or may still land: the key keeps it to one).
         maybe_posted = error.kind in _MAYBE_POSTED or any(kind in _MAYBE_POSTED for kind in kinds)
-        if attempt or maybe_posted or error.kind == "exists":
+        if attempt or maybe_posted or error.kind == ErrorKind.EXISTS:
             found = self._look_up(record_key, text, parent)
             if found:
                 return found

@@ -21,6 +21,7 @@ from ..networks import check_keys, label, posters_for
 from ..settings import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..state import HistoryStore, ensure_state_dir, probe_state_dir
+from ..state.records import Outcome
 from ..wording import plural
 from .scheduled import log_result, run_once, wait_jitter
 from .tweets import load_tweets, preview
@@ -50,11 +51,11 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
-    if args.dry_run and result.action == "skipped" and result.roll is not None:
+    if args.dry_run and result.action == Outcome.SKIPPED and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
         print_json(result.as_dict(), secrets=config.secrets())
-    elif result.action == "would_post" and result.line:
+    elif result.action == Outcome.WOULD_POST and result.line:
         print(result.line.text)
     return int(result.exit_status)
 
@@ -167,7 +168,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     for entry in entries:
         if isinstance(entry, RunRecord):
             when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry)
-            what = entry.action + (" (dry run)" if entry.dry_run and entry.action != "would_post" else "")
+            what = entry.action + (" (dry run)" if entry.dry_run and entry.action != Outcome.WOULD_POST else "")
             tag = ""
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry), entry.outcome
