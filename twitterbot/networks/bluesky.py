@@ -29,7 +29,6 @@ from ..settings.parsers import show
 from ..settings.secrets import scrub_also
 from ..settings.table import Setting
 from . import Fit, Network, PostResult, rejected, server_error
-from .retry import Backoff, rate_limited
 
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
     from atproto import Client
@@ -200,6 +199,8 @@ class BlueskyPoster:
         self._service = service.rstrip("/")
         self._session_file = Path(session_file)
         self._timeout = timeout
+        from .retry import Backoff  # here: the registry imports this module on every run
+
         self._policy = Backoff(retries, backoff, sleep)
         self._client: Optional[Client] = None
         self._did: Optional[str] = None
@@ -474,6 +475,8 @@ def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
 
 
 def _rate_limited(exc: Exception, said: str) -> PostError:
+    from .retry import rate_limited
+
     return rate_limited("Bluesky", said, getattr(exc, "reset_at", None))
 
 

@@ -26,7 +26,6 @@ from ..settings.parsers import show
 from ..settings.secrets import looks_like_a_key, scrub_also
 from ..settings.table import Setting
 from . import Fit, Network, PostResult, rejected, server_error, twittertext
-from .retry import Backoff, rate_limited
 
 if TYPE_CHECKING:
     from ..settings import Config
@@ -58,13 +57,14 @@ VISIBILITIES = ("public", "unlisted", "private", "direct")
 IDEMPOTENCY_KEY_LIFETIME = 3600
 
 # Mastodon's Account::MENTION_RE: "@user" or "@user@domain", not after a word character, '=' or '/'.
-_MENTION = re.compile(
-    r"(?<![=/\w])@(?P<name>(?P<user>[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?)(?:@(?P<domain>[\w.-]+\w+))?)",
-    re.IGNORECASE,
+# Both patterns are text, compiled (and cached by `re`) only when a text has an @: the registry
+# imports this module on every run.
+_MENTION = (
+    r"(?i)(?<![=/\w])@(?P<name>(?P<user>[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?)(?:@(?P<domain>[\w.-]+\w+))?)"
 )
 # twitter-text's end_mention_match: what may not follow a mention (another @, an accented
 # Latin letter, "://").
-_NOT_AFTER_MENTION = re.compile(
+_NOT_AFTER_MENTION = (
     "[@\uff20\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff\u0100-\u024f\u0253\u0254\u0256\u0257\u0259\u025b"
     "\u0263\u0268\u026f\u0272\u0289\u028b\u02bb\u0300-\u036f\u1e00-\u1eff]|://"
 )
@@ -101,8 +101,9 @@ def _countable_text(text: str) -> str:
             start, end = url["indices"]
             entities.append((start, end, "x" * URL_LENGTH))
     if "@" in text:
-        for match in _MENTION.finditer(text):
-            if _NOT_AFTER_MENTION.match(text, match.end()):
+        not_after = re.compile(_NOT_AFTER_MENTION)
+        for match in re.finditer(_MENTION, text):
+            if not_after.match(text, match.end()):
                 continue
             domain = match.group("domain")
             if domain and len(domain) > _MAX_DOMAIN_LENGTH:
@@ -220,6 +221,8 @@ class MastodonPoster:
             user_agent=f"twitterbot/{__version__}",
         )
         self._visibility = visibility
+        from .retry import Backoff  # here: the registry imports this module on every run
+
         self._policy = Backoff(retries, backoff, sleep)
         self._account_url: Optional[str] = None
 
@@ -424,6 +427,8 @@ class MastodonPoster:
         retry_at = None
         if isinstance(reset, (int, float)) and reset > time.time():
             retry_at = datetime.fromtimestamp(int(reset) + 1, tz=timezone.utc)
+        from .retry import rate_limited
+
         return rate_limited("Mastodon", "429", retry_at)
 
     def _network_error(self, cause: Optional[BaseException]) -> PostError:

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Mapping, Optional, Tuple
 
 from ..errors import DuplicatePost, ErrorKind, ExitStatus, PostError
 from ..settings.table import Setting
 from . import Fit, LengthCache, Network, PostResult, rejected, server_error, twittertext
-from .retry import Backoff, rate_limited
 
 if TYPE_CHECKING:
     import requests
@@ -57,12 +55,13 @@ _CREDENTIAL_NAMES = ("TWITTER_API_KEY", "TWITTER_API_SECRET", "TWITTER_ACCESS_TO
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
 class Prices:
-    """What X charges per post, in US dollars."""
+    """What X charges per post, in US dollars. (A plain class, as `Credentials`: the registry
+    imports this module on every run, and a dataclass costs a run about 1 ms to make.)"""
 
-    post: float
-    post_with_url: float  # any URL, bare domains included: "bot.py" is a link to X (.py is Paraguay)
+    def __init__(self, post: float, post_with_url: float) -> None:
+        self.post = post
+        self.post_with_url = post_with_url  # any URL, bare domains included: "bot.py" is a link (.py is Paraguay)
 
 
 # X's pay-per-use prices as of 2026 (new developer accounts since February 2026). X changes them
@@ -70,14 +69,19 @@ class Prices:
 PRICES = Prices(post=0.015, post_with_url=0.20)
 
 
-@dataclass(frozen=True)
 class Credentials:
     """OAuth 1.0a user keys. Kept out of repr() so they never reach a log or a traceback."""
 
-    api_key: str = field(repr=False)
-    api_secret: str = field(repr=False)
-    access_token: str = field(repr=False)
-    access_token_secret: str = field(repr=False)
+    __slots__ = ("api_key", "api_secret", "access_token", "access_token_secret")
+
+    def __init__(self, api_key: str, api_secret: str, access_token: str, access_token_secret: str) -> None:
+        self.api_key = api_key
+        self.api_secret = api_secret
+        self.access_token = access_token
+        self.access_token_secret = access_token_secret
+
+    def __repr__(self) -> str:
+        return "Credentials(...)"
 
 
 def status_url(tweet_id: Optional[str]) -> Optional[str]:
@@ -222,6 +226,8 @@ class XPoster:
         adapter = _adapter(timeout=timeout, base_url=base_url)
         for origin in _X_ORIGINS:
             self._client.session.mount(origin, adapter)
+        from .retry import Backoff
+
         self._policy = Backoff(retries, backoff, sleep)
         # An access token starts with the account's numeric id ("12345-abc..."): public, and
         # enough for a link to the account's posts without asking X.
@@ -442,6 +448,8 @@ def _rate_limited(response: requests.Response, body: dict) -> PostError:
     retry_at = None
     if reset and reset.isdigit():
         retry_at = datetime.fromtimestamp(int(reset), tz=timezone.utc)
+    from .retry import rate_limited
+
     return rate_limited("X", f"429, {window}", retry_at)
 
 

@@ -21,7 +21,7 @@ from ..networks import check_keys, label, posters_for
 from ..settings import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..state import HistoryStore, ensure_state_dir, probe_state_dir
-from ..state.records import Outcome
+from ..state.outcomes import Outcome
 from ..wording import plural
 from .scheduled import log_result, run_once, wait_jitter
 from .tweets import load_tweets, preview

@@ -25,7 +25,7 @@ from ..lock import run_lock
 from ..networks import Poster, label
 from ..settings import Config
 from ..state import HistoryStore, ensure_state_dir
-from ..state.records import Outcome
+from ..state.outcomes import Outcome
 from ..wording import format_duration
 from .choose import hits, pick, roll
 from .send import Sent, recorder, send

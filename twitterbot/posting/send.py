@@ -19,7 +19,7 @@ from typing import Callable, Optional
 from .. import networks
 from ..errors import BotError, DuplicatePost, ErrorKind, ExitStatus, PostError
 from ..networks import Fit, PostResult
-from ..state.records import Outcome
+from ..state.outcomes import Outcome
 
 __all__ = ["Record", "Sent", "recorder", "send"]
 

@@ -11,31 +11,13 @@ frozen dataclass costs about 1 ms of CPU, which a Pi Zero pays four times a day:
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Dict, Optional
 
+from .outcomes import Outcome  # the outcomes live apart: a run that reads no record needs them
+
 __all__ = ["CatchUp", "JobPost", "JobRecord", "Outcome", "RunRecord"]
-
-
-class Outcome(str, enum.Enum):
-    """What became of a run or of one post (an attempt) on one network. The values are what the
-    history database and `--json` hold, and never change; a member compares equal to its value."""
-
-    POSTED = "posted"  # the network answered with the post
-    UNCERTAIN = "uncertain"  # it may have been posted: counted as posted, never sent again
-    DUPLICATE = "duplicate"  # the network already has this text
-    TEMPORARY = "temporary"  # certainly not posted, for a passing reason: a later run catches up
-    FAILED = "failed"  # certainly not posted
-    TOO_LONG = "too_long"  # not sent: it does not fit on that network
-    WOULD_POST = "would_post"  # a dry run: nothing sent
-    SKIPPED = "skipped"  # a run that decided not to post
-    PENDING = "pending"  # recorded, being sent
-    INTERRUPTED = "interrupted"  # the run stopped while sending: counted as posted
-
-    __str__ = str.__str__  # "posted", not "Outcome.POSTED", in messages
-    __format__ = str.__format__
 
 
 @dataclass(frozen=True)
