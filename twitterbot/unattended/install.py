@@ -142,7 +142,7 @@ Description=twitterbot: one scheduled run (post a line of tweets.txt on 1 run in
 Type=oneshot
 {who}WorkingDirectory={paths.project_dir}
 ExecStart={paths.command()}
-# A run takes seconds; a slow network can stretch it to X_API_TIMEOUT per try.
+# A run takes seconds; a slow network can stretch it to API_TIMEOUT per try.
 TimeoutStartSec=10min
 {hardening}"""
     timer = f"""[Unit]
