@@ -33,7 +33,7 @@ from .errors import BotError, ConfigError, ExitStatus, UsageError
 from .posting.scheduled import RunResult
 from .secrets import ScrubSecrets, scrub
 
-__all__ = ["COMMANDS", "main", "parse_args"]
+__all__ = ["COMMANDS", "build_parser", "main", "parse_args"]
 
 log = logging.getLogger("twitterbot")
 
@@ -199,6 +199,12 @@ def _plain_run(parser: Parser, argv: Sequence[str]) -> bool:
             return False
         takes_value = action.nargs is None and "=" not in word
     return True
+
+
+def build_parser() -> Parser:
+    """The whole command line's parser, every command registered: the reference page of commands
+    (docs/gen_reference.py) is written by walking it."""
+    return _build_parser()
 
 
 def _build_parser(modules: Sequence[str] = COMMANDS) -> Parser:
