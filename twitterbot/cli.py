@@ -105,12 +105,20 @@ def main(
         if args.debug:
             sys.stderr.write(scrub(traceback.format_exc(), secrets))
         log.error(
-            "unexpected error (%s): run again with --debug to see where, and report it",
+            "unexpected error (%s): run again with --debug to see where, and report it with the version (%s)",
             scrub(f"{type(exc).__name__}: {exc}", secrets),
+            _version_line(),
         )
         return int(ExitStatus.UNEXPECTED)
     finally:
         logging.shutdown()
+
+
+def _version_line() -> str:
+    """What a bug report must name: this bot's version and the Python it runs on."""
+    import platform
+
+    return f"twitterbot {__version__}, Python {platform.python_version()}"
 
 
 def _failure_json(error: BotError, message: str) -> dict:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import platform
 import random
 import time
 from typing import Any, List, Optional
 
+from .. import __version__
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..config import Config, env_file_warnings
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
@@ -67,6 +69,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         if not ok:
             problems.append(error or ConfigError(message))
 
+    print(f"twitterbot {__version__} (Python {platform.python_version()})")  # the first thing a bug report needs
     report(True, f"settings read from {config.env_file or 'the environment (no env file)'}")
     for warning in env_file_warnings(config):
         report(False, warning)
