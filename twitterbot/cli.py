@@ -217,7 +217,7 @@ def build_parser() -> Parser:
 
 def _build_parser(modules: Sequence[str] = COMMANDS) -> Parser:
     parser = Parser(
-        description="Post a random line of tweets.txt to X, on 1 run in N. Without a command: one scheduled run.",
+        description="Post a random line of tweets.txt to the networks in POST_TO, on 1 run in N. Without a command: one scheduled run.",
     )
     parser.add_argument("--version", action="version", version=f"twitterbot {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
