@@ -11,6 +11,7 @@ CLI builds (every command, every flag, its help), the exit codes from the error 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Sequence, Tuple
@@ -120,12 +121,21 @@ def _shown(parser: argparse.ArgumentParser) -> List[argparse.Action]:
     ]
 
 
+def _name(action: argparse.Action) -> str:
+    """The argument as the user types it: its flags, or a positional's name in capitals."""
+    if action.option_strings:
+        return ", ".join(f"`{flag}`" for flag in action.option_strings)
+    return f"`{action.metavar or action.dest.upper()}`"
+
+
 def _value(action: argparse.Action) -> str:
     if action.nargs == 0:
         return ""
     if action.choices is not None and action.metavar is None:
         return " \\| ".join(f"`{choice}`" for choice in action.choices)
-    metavar = action.metavar or (action.dest if not action.option_strings else action.dest.upper())
+    if not action.option_strings:
+        return ""  # a positional's name is its value
+    metavar = action.metavar or action.dest.upper()
     if action.nargs in ("*", argparse.REMAINDER):
         return f"`{metavar} ...`"
     return f"`{metavar}`"
@@ -134,7 +144,8 @@ def _value(action: argparse.Action) -> str:
 def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     if not action.help:
         return ""
-    return _cell(parser._get_formatter()._expand_help(action))
+    # Without colours (Python 3.14's argparse may add them on a terminal).
+    return _cell(re.sub(r"\x1b\[[0-9;]*m", "", parser._get_formatter()._expand_help(action)))
 
 
 def _synopsis(path: Tuple[str, ...], parser: argparse.ArgumentParser) -> str:
@@ -148,8 +159,11 @@ def _synopsis(path: Tuple[str, ...], parser: argparse.ArgumentParser) -> str:
             name = action.metavar or action.dest.upper()
             if action.choices is not None and action.metavar is None:
                 name = "|".join(action.choices)
-            optional = action.nargs in ("?", "*", argparse.REMAINDER)
-            many = " ..." if action.nargs in ("*", "+", argparse.REMAINDER) else ""
+            if action.nargs == argparse.REMAINDER:  # everything after `--` (watch's command)
+                words.append(f"-- {name} [ARGS ...]")
+                continue
+            optional = action.nargs in ("?", "*")
+            many = " ..." if action.nargs in ("*", "+") else ""
             words.append(f"[{name}{many}]" if optional else f"{name}{many}")
     return " ".join(words)
 
@@ -175,11 +189,7 @@ def commands_page() -> str:
         if description:
             out.append(" ".join(description.split()) + "\n\n")
         out.append(f"```text\n{_synopsis(path, command)}\n```\n\n")
-        rows = [
-            f"| {', '.join(f'`{flag}`' for flag in action.option_strings) or f'`{action.metavar or action.dest}`'}"
-            f" | {_value(action)} | {_help(command, action)} |"
-            for action in _shown(command)
-        ]
+        rows = [f"| {_name(action)} | {_value(action)} | {_help(command, action)} |" for action in _shown(command)]
         if rows:
             out.append("| argument | value | meaning |\n| --- | --- | --- |\n" + "\n".join(rows) + "\n")
         if len(path) == 1:
