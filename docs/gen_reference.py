@@ -5,7 +5,7 @@
 
 The settings page comes from the settings table, the commands page from the argparse parsers the
 CLI builds (every command, every flag, its help), the exit codes from the error family. Only
-`_sources` imports the package: when the settings table moves, that function follows it.
+`sources` imports the package: when the settings table moves, that function follows it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Sequence, Tuple
 
-__all__ = ["PAGES", "REFERENCE", "main", "render", "stale"]
+__all__ = ["PAGES", "REFERENCE", "main", "render", "sources", "stale"]
 
 REFERENCE = Path(__file__).resolve().parent / "reference"
 PROGRAM = "bot.py"  # how the pages name the command (`twitterbot` when installed as a package)
@@ -27,7 +27,7 @@ _HEADER = (
 )
 
 
-def _sources() -> Tuple[Mapping, Sequence[str], Callable[[], argparse.ArgumentParser], Mapping]:
+def sources() -> Tuple[Mapping, Sequence[str], Callable[[], argparse.ArgumentParser], Mapping]:
     """The code the pages are written from. The one place the generator imports the package."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout, ahead of any installed copy
     from twitterbot.cli import build_parser
@@ -68,7 +68,7 @@ def _cell(text: str) -> str:
 
 
 def settings_page() -> str:
-    settings, secret_names, _, _ = _sources()
+    settings, secret_names, _, _ = sources()
     groups: Dict[str, List[str]] = {}
     pages: Dict[str, Tuple[str, bool]] = {}
     for name, setting in settings.items():
@@ -169,7 +169,7 @@ def _synopsis(path: Tuple[str, ...], parser: argparse.ArgumentParser) -> str:
 
 
 def commands_page() -> str:
-    _, _, build_parser, _ = _sources()
+    _, _, build_parser, _ = sources()
     parser = build_parser()
     out = [
         _HEADER.format(source="the CLI's argparse parsers"),
@@ -206,7 +206,7 @@ def _anchor(command: str) -> str:
 
 
 def exit_codes_page() -> str:
-    _, _, _, exit_help = _sources()
+    _, _, _, exit_help = sources()
     rows = [
         f"| {int(status)} | `{status.name}` | {_cell(meaning)} | {_cell(todo)} |"
         for status, (meaning, todo) in sorted(exit_help.items(), key=lambda item: int(item[0]))

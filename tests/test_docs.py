@@ -13,9 +13,8 @@ from conftest import BOT_PY, REPO
 from dotenv import dotenv_values
 
 from twitterbot import __version__
-from twitterbot.cli import build_parser, parse_args
-from twitterbot.config import SETTINGS
-from twitterbot.errors import EXIT_STATUS_HELP, ExitStatus
+from twitterbot.cli import parse_args
+from twitterbot.errors import ExitStatus
 
 README = (REPO / "README.md").read_text()
 EXAMPLE = REPO / "config.example.env"
@@ -33,6 +32,9 @@ PAGES: Dict[str, str] = {
 
 sys.path.insert(0, str(DOCS))
 import gen_reference  # noqa: E402  (docs/gen_reference.py: a script beside the pages, not a package)
+
+# What the reference is made from, imported where the generator imports it.
+SETTINGS, _, build_parser, EXIT_STATUS_HELP = gen_reference.sources()
 
 
 def quick_start_commands() -> list:
