@@ -87,6 +87,16 @@ def test_the_reference_pages_are_current() -> None:
     assert gen_reference.stale() == [], "run  python docs/gen_reference.py  and commit docs/reference/"
 
 
+def test_a_stale_or_missing_reference_page_is_found(tmp_path) -> None:
+    for name, text in gen_reference.render().items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert gen_reference.stale(tmp_path) == []
+    settings = tmp_path / "settings.md"
+    settings.write_text(settings.read_text().replace("`TWEET_ONE_IN`", "`TWEET_ONE_OF`"))
+    (tmp_path / "exit-codes.md").unlink()
+    assert gen_reference.stale(tmp_path) == ["settings.md", "exit-codes.md"]
+
+
 def commands_of(parser: argparse.ArgumentParser, path: Tuple[str, ...] = ("bot.py",)) -> Iterator[tuple]:
     """(the command's words, its parser) for the whole tree, found without the generator's help."""
     yield path, parser
