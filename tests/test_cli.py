@@ -16,6 +16,8 @@ import pytest
 from conftest import REPO, BotHome
 from x_emulator import KEYS, XEmulator
 
+from twitterbot import __version__
+
 
 def history(home: BotHome) -> list:
     result = home.run("history", "--json")
@@ -108,7 +110,7 @@ def test_each_x_failure_end_to_end(home: BotHome, emulator: XEmulator, failure: 
 def test_a_lost_reply_is_uncertain_exits_75_and_is_never_sent_again(home: BotHome, emulator: XEmulator, fault) -> None:
     emulator.duplicate_check = False
     home.write_tweets("alpha\nbeta\n")
-    home.write_env(X_API_RETRIES="2")
+    home.write_env(API_RETRIES="2")
     emulator.fail_next(fault)
     result = home.run("--json")
     assert result.returncode == 75, result.stderr
@@ -125,7 +127,7 @@ def test_a_lost_reply_is_uncertain_exits_75_and_is_never_sent_again(home: BotHom
 
 
 def test_a_slow_x_times_out_with_a_clear_message(home: BotHome, emulator: XEmulator) -> None:
-    home.write_env(X_API_TIMEOUT="0.5")
+    home.write_env(API_TIMEOUT="0.5")
     emulator.slow_seconds = 2
     emulator.fail_next("slow")
     result = home.run()
@@ -167,7 +169,7 @@ def test_usage_errors_exit_64(home: BotHome) -> None:
 
 
 def test_two_runs_at_once_post_once(home: BotHome, emulator: XEmulator) -> None:
-    home.write_env(X_API_TIMEOUT="30")
+    home.write_env(API_TIMEOUT="30")
     emulator.slow_seconds = 25  # held until the second run is over, however slow the machine
     emulator.fail_next("slow")
     first = home.start("--force")
@@ -204,6 +206,20 @@ def test_check_reports_all_good(home: BotHome) -> None:
     result = home.run("check", "--online")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "posting as @pi_bot" in result.stdout and "all good" in result.stdout
+    assert result.stdout.startswith(f"twitterbot {__version__} (Python 3.")  # what a bug report needs
+
+
+def test_a_bug_asks_for_a_report_naming_the_version(monkeypatch, capsys, tmp_path: Path) -> None:
+    """Exit 1 is a bug: its one line says to report it, and with which version."""
+    from twitterbot import cli, settings
+
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(settings, "load_config", broken)  # cli imports it inside its error boundary
+    assert cli.main(["history"], environ={}, project_dir=tmp_path) == 1
+    said = capsys.readouterr().err
+    assert "unexpected error (RuntimeError: a bug)" in said and f"twitterbot {__version__}, Python 3." in said
 
 
 def test_check_names_each_problem(home: BotHome) -> None:
@@ -467,10 +483,17 @@ _WITHOUT = (
 )
 
 
+X_KEY_NAMES = ("TWITTER_API_KEY", "TWITTER_API_SECRET", "TWITTER_ACCESS_TOKEN", "TWITTER_ACCESS_TOKEN_SECRET")
+
+
 def run_without(tmp_path: Path, missing: str, *args: str, shadow: str = "") -> subprocess.CompletedProcess:
     """bot.py with the modules `missing` (comma-separated) unimportable, and `shadow`, a folder of
     broken packages, first on sys.path."""
-    (tmp_path / ".env").write_text("")
+    # Keys (never used: nothing listens at that address), so that a real run gets as far as
+    # making its X client: the one place tweepy is imported.
+    keys = "".join(f"{name}=fakeKey{number}1234567890\n" for number, name in enumerate(X_KEY_NAMES))
+    (tmp_path / ".env").write_text(keys + "X_API_BASE_URL=http://127.0.0.1:9\n")
+    (tmp_path / ".env").chmod(0o600)
     (tmp_path / "tweets.txt").write_text("A post\nAnother post\n")
     return subprocess.run(
         [sys.executable, "-c", _WITHOUT, str(REPO / "bot.py"), missing, shadow, "--env-file", str(tmp_path / ".env"), *args],
@@ -491,7 +514,7 @@ def run_without(tmp_path: Path, missing: str, *args: str, shadow: str = "") -> s
         ("dotenv", "python-dotenv", ("--help",)),
         ("dotenv", "python-dotenv", ("check",)),
         ("dotenv", "python-dotenv", ("--dry-run", "--force")),
-        ("tweepy", "tweepy", ("history",)),
+        ("tweepy", "tweepy", ("--force",)),  # a real run, once it has a line to post
         ("numpy", "numpy", ("pegs", "count", "english", "--no-post")),  # imported by the job itself
         ("twitter_text", "twitter-text-parser", ("--dry-run", "--force")),
     ],
@@ -542,3 +565,16 @@ def test_a_missing_module_of_the_bot_itself_is_a_bug_not_an_install(tmp_path: Pa
     result = run_without(tmp_path, "twitterbot.jobs.pegs.command", "pegs", "boards")
     assert result.returncode == 1, result.stderr
     assert "unexpected error (ModuleNotFoundError" in result.stderr and "pip" not in result.stderr
+
+
+def test_a_missing_module_is_named_by_the_requirement_that_installs_it(tmp_path: Path) -> None:
+    """Not installed, so no metadata says which distribution it is: the bot's requirements do."""
+    from twitterbot.errors import MissingDependency
+
+    (tmp_path / "requirements.txt").write_text(
+        "# pins\npython-fuzzbuzz==1.0  # a comment\nfizz-text-parser==3.0; python_version >= '3.9'\n-r other.txt\n"
+    )
+    for module, package in (("fuzzbuzz", "python-fuzzbuzz"), ("fizz_text", "fizz-text-parser"), ("nothing", "nothing")):
+        error = MissingDependency.from_import_error(ModuleNotFoundError(f"No module named {module!r}", name=module), checkout=tmp_path)
+        assert error is not None and f"the package {package} is missing" in str(error)
+        assert f"-m pip install -r {tmp_path / 'requirements.txt'}" in str(error) and error.exit_status == 69

@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NoReturn, Optional, Sequence, Tuple
 
-from .config import check_setting, did_you_mean
 from .errors import ConfigError, ExitStatus
-from .secrets import MASK, Scrubber
+from .settings import check_setting, did_you_mean
+from .settings.secrets import MASK, Scrubber
 
 if TYPE_CHECKING:
-    from .config import Config
+    from .settings import Config
 
 __all__ = [
     "BadCommandLine",

@@ -31,9 +31,9 @@ from .errors import BotError, ConfigError, ExitStatus, MissingDependency, UsageE
 
 if TYPE_CHECKING:
     from .arguments import Parser
-    from .config import Config
+    from .settings import Config
 
-__all__ = ["COMMANDS", "main", "parse_args"]
+__all__ = ["COMMANDS", "build_parser", "main", "parse_args"]
 
 log = logging.getLogger("twitterbot")
 
@@ -51,7 +51,7 @@ COMMANDS = (
 # This module imports nothing but the standard library and `errors` at its top: everything else
 # (python-dotenv with the settings, schedule with the daemon's command...) is imported inside
 # `main`'s error boundary, so a missing package is a sentence and exit 69, even for --help.
-_CHECKOUT: Any = object()  # project_dir's default: bot.py's folder (config.PROJECT_DIR)
+_CHECKOUT: Any = object()  # project_dir's default: bot.py's folder (settings.PROJECT_DIR)
 
 
 def main(
@@ -87,7 +87,7 @@ def main(
             # gets it back too.
             gc.enable()
         from .arguments import absolute, global_settings
-        from .config import PROJECT_DIR, load_config
+        from .settings import PROJECT_DIR, load_config
 
         config = load_config(
             project_dir=PROJECT_DIR if project_dir is _CHECKOUT else project_dir,
@@ -136,8 +136,9 @@ def _report_bug(error: BaseException, *, debug: bool, secrets: Sequence[str]) ->
     if debug:
         sys.stderr.write(_scrub(traceback.format_exc(), secrets))
     log.error(
-        "unexpected error (%s): run again with --debug to see where, and report it",
+        "unexpected error (%s): run again with --debug to see where, and report it with the version (%s)",
         _scrub(f"{type(error).__name__}: {error}", secrets),
+        _version_line(),
     )
     return int(ExitStatus.UNEXPECTED)
 
@@ -145,7 +146,7 @@ def _report_bug(error: BaseException, *, debug: bool, secrets: Sequence[str]) ->
 def _scrub(text: str, secrets: Sequence[str]) -> str:
     if not secrets:
         return text  # nothing to hide yet (no settings read): needs no module that may be missing
-    from .secrets import scrub
+    from .settings.secrets import scrub
 
     return scrub(text, secrets)
 
@@ -160,6 +161,13 @@ def _print_failure_json(error: BotError, message: str, secrets: Sequence[str]) -
         import json
 
         print(json.dumps({"action": "failed", "reason": message, "error": error.kind, "exit_status": int(error.exit_status)}))
+
+
+def _version_line() -> str:
+    """What a bug report must name: this bot's version and the Python it runs on."""
+    import platform
+
+    return f"twitterbot {__version__}, Python {platform.python_version()}"
 
 
 def _failure_json(error: BotError, message: str) -> dict:
@@ -252,11 +260,17 @@ def _plain_run(parser: Parser, argv: Sequence[str]) -> bool:
     return True
 
 
+def build_parser() -> Parser:
+    """The whole command line's parser, every command registered: the reference page of commands
+    (docs/gen_reference.py) is written by walking it."""
+    return _build_parser()
+
+
 def _build_parser(modules: Sequence[str] = COMMANDS) -> Parser:
     from .arguments import Parser
 
     parser = Parser(
-        description="Post a random line of tweets.txt to X, on 1 run in N. Without a command: one scheduled run.",
+        description="Post a random line of tweets.txt to the networks in POST_TO, on 1 run in N. Without a command: one scheduled run.",
     )
     parser.add_argument("--version", action="version", version=f"twitterbot {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
@@ -306,7 +320,7 @@ def _configure_logging(
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         root.addHandler(file_handler)
         handlers.append(file_handler)
-    from .secrets import ScrubSecrets
+    from .settings.secrets import ScrubSecrets
 
     scrubber = ScrubSecrets(secrets)
     for handler in handlers:

@@ -12,13 +12,15 @@ import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 __all__ = [
     "BotError",
     "CommandError",
     "ConfigError",
     "DuplicatePost",
+    "ErrorKind",
+    "EXIT_STATUS_HELP",
     "ExitStatus",
     "HistoryError",
     "LockHeld",
@@ -45,6 +47,91 @@ class ExitStatus(enum.IntEnum):
     BROKEN_PIPE = 141  # as the shell (128 + SIGPIPE): the reader of the output went away, e.g. `| head`
     CANNOT_EXECUTE = 126  # as the shell: watch's command is not executable
     COMMAND_NOT_FOUND = 127  # as the shell: watch's command does not exist
+
+
+class ErrorKind(str, enum.Enum):
+    """What went wrong with a post, as `PostError.kind`: a stable word that `--json`, the history
+    and scripts keep (the values never change). Compares equal to its value."""
+
+    DUPLICATE = "duplicate"  # the network already has this text
+    TOO_LONG = "too_long"  # the network says the text is too long
+    UNAUTHORIZED = "unauthorized"  # the keys, token or password were refused
+    READ_ONLY = "read_only"  # the keys may only read
+    NOT_IN_PROJECT = "not_in_project"  # X: the app is in no Project
+    CREDITS = "credits"  # X: no API credits left
+    FORBIDDEN = "forbidden"  # the account may not post (suspended, disabled, scope)
+    NOT_FOUND = "not_found"  # the server has no such API
+    RATE_LIMITED = "rate_limited"  # too many requests (429)
+    SERVER_ERROR = "server_error"  # the network failed (5xx): certainly no post
+    UNREACHABLE = "unreachable"  # no connection was made: certainly no post
+    TIMEOUT = "timeout"  # sent, and no answer in time: maybe posted
+    NETWORK = "network"  # sent, and the connection broke: maybe posted
+    EXISTS = "exists"  # Bluesky: a record under this post's key exists already
+    BAD_REPLY_TO = "bad_reply_to"  # the post to reply to is not this network's
+    REJECTED = "rejected"  # a refusal no rule foresaw
+    UNCERTAIN = "uncertain"  # it may or may not have been posted
+    UNEXPECTED = "unexpected"  # the client library failed in a way we do not know
+
+    __str__ = str.__str__  # "rate_limited", not "ErrorKind.RATE_LIMITED", in messages
+    __format__ = str.__format__
+# What each exit status means and what to do about it: the reference page of exit codes is
+# generated from this table (docs/gen_reference.py), so a new status cannot go undocumented.
+EXIT_STATUS_HELP: Dict[ExitStatus, Tuple[str, str]] = {
+    ExitStatus.OK: ("posted, skipped (by chance or by the cap), or dry run", "nothing"),
+    ExitStatus.UNEXPECTED: ("unexpected error (a bug)", "run again with `--debug` and report it, with `bot.py --version`"),
+    ExitStatus.USAGE: (
+        "command-line usage error: an unknown flag, a flag the command does not take, a bad flag value "
+        "(also: `monkey` asked to resume a checkpoint saved with other options)",
+        "see `--help`, or the message",
+    ),
+    ExitStatus.UNAVAILABLE: (
+        "a package the command needs is missing or broken (a partial install), `--help` included: the "
+        "message names it (see [Edge cases](../troubleshooting-edges.md))",
+        "run the `pip` command the message gives",
+    ),
+    ExitStatus.DATA_ERROR: (
+        "the tweets file needs fixing, or a network refused a line (too long, or every line the run tried "
+        "was already posted); `monkey`: the `--target` file or texts archive is unusable; `pegs`: the board "
+        "file; `puzzle`: the puzzle file (the message names the line)",
+        "fix the named line or file",
+    ),
+    ExitStatus.CANNOT_CREATE: (
+        "the state folder cannot be written: it or a file in it belongs to another user (often one made by "
+        "a command run with `sudo`) or is read-only, the filesystem is read-only, or the disk is full (a "
+        "real run then posts nothing); `puzzle`: also its `--output` file",
+        "what the message says, e.g. `sudo chown -R pi: /home/pi/twitterbot/state` or free some space; "
+        "keep the history",
+    ),
+    ExitStatus.TEMPORARY_FAILURE: (
+        "temporary: rate limit, a network's server error, no connection, another run holds the lock; "
+        "`monkey`: the texts could not be downloaded. Also `uncertain`: the post was sent but the reply "
+        "was lost (timeout, dropped connection), so it may or may not be there",
+        "nothing; the next run tries again. For `uncertain`, the line counts as posted and is never sent "
+        "again: look at the link in the message if you want to know",
+    ),
+    ExitStatus.PERMISSION_DENIED: (
+        "a network refused the keys or the account: 401, read-only app, no Project, no credits, a "
+        "suspended account",
+        "see Troubleshooting",
+    ),
+    ExitStatus.CONFIG_ERROR: (
+        "a setting is missing or malformed, or the history database is unusable",
+        "fix the named setting or file",
+    ),
+    ExitStatus.BROKEN_PIPE: (
+        "the reader of the output went away (`bot.py history | head -1`); nothing else is printed, as "
+        "with `git log | head`",
+        "nothing",
+    ),
+    ExitStatus.CANNOT_EXECUTE: (
+        "`watch`: the command is not an executable file",
+        "`chmod +x` it, or run it through its interpreter",
+    ),
+    ExitStatus.COMMAND_NOT_FOUND: (
+        "`watch`: the command was not found",
+        "check its spelling; give its full path (cron and systemd have a short `PATH`)",
+    ),
+}
 
 
 class BotError(Exception):
@@ -115,13 +202,13 @@ class CommandError(BotError):
 
 
 class PostError(BotError):
-    """X did not take the post. `kind` names the case (see `networks.x`); the message says what to do."""
+    """A network did not take the post. `kind` names the case (`ErrorKind`); the message says what to do."""
 
     def __init__(
         self,
         message: str,
         *,
-        kind: str,
+        kind: ErrorKind,
         exit_status: ExitStatus,
         retry_at: Optional[datetime] = None,
         summary: Optional[str] = None,
@@ -129,16 +216,16 @@ class PostError(BotError):
         super().__init__(message)
         self.kind = kind
         self.exit_status = exit_status
-        self.retry_at = retry_at  # when X says trying again makes sense (rate limits)
+        self.retry_at = retry_at  # when the network says trying again makes sense (rate limits)
         # What happened, without the advice: an in-run retry says this, then what it does next.
         self.summary = summary or message
 
 
 class DuplicatePost(PostError):
-    """X already has a post with this exact text: not a failure of the bot, pick another line."""
+    """The network already has a post with this exact text: not a failure of the bot, pick another line."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, kind="duplicate", exit_status=ExitStatus.DATA_ERROR)
+        super().__init__(message, kind=ErrorKind.DUPLICATE, exit_status=ExitStatus.DATA_ERROR)
 
 
 class MissingDependency(BotError):
@@ -163,8 +250,8 @@ class MissingDependency(BotError):
                 f"Python's own module {module} is missing from {sys.executable} ({error}): install a complete "
                 "Python (Raspberry Pi OS, Debian: sudo apt install python3-full), then make the venv again"
             )
-        package = _PACKAGES.get(module, module)
         requirements = checkout / "requirements.txt" if checkout else None
+        package = _package_of(module, requirements)
         if isinstance(error, ModuleNotFoundError):
             if requirements and requirements.is_file():
                 command = f"{python} -m pip install -r {shlex.quote(str(requirements))}"
@@ -181,18 +268,43 @@ class MissingDependency(BotError):
         )
 
 
-# Import name -> the name pip installs it by, where they differ (requirements.txt, the extras).
-_PACKAGES = {
-    "dotenv": "python-dotenv",
-    "twitter_text": "twitter-text-parser",
-    "mastodon": "Mastodon.py",
-    "dateutil": "python-dateutil",
-    "requests_oauthlib": "requests-oauthlib",
-    "PIL": "Pillow",
-    "yaml": "PyYAML",
-}
 # Python's own modules a distribution may leave out or split off (sys.stdlib_module_names is 3.10+).
 _STANDARD_LIBRARY = {"_ctypes", "ctypes", "_sqlite3", "sqlite3", "_ssl", "ssl", "_lzma", "lzma", "_bz2", "bz2", "zlib"}
+# Import names that share nothing with the name pip installs them by.
+_UNLIKE = {"PIL": "Pillow", "yaml": "PyYAML"}
+
+
+def _package_of(module: str, requirements: Optional[Path]) -> str:
+    """The name pip installs `module` by: the installed distribution that provides it, else the
+    bot's requirement (requirements.txt, or the installed package's metadata) whose name holds the
+    module's (dotenv: python-dotenv, twitter_text: twitter-text-parser), else the module's own."""
+    from importlib import metadata
+
+    if module in _UNLIKE:
+        return _UNLIKE[module]
+    providers = getattr(metadata, "packages_distributions", dict)().get(module, [])  # Python 3.10+
+    if providers:
+        return providers[0]
+    names = []
+    try:
+        if requirements and requirements.is_file():
+            lines = requirements.read_text(encoding="utf-8").splitlines()
+        else:
+            lines = metadata.requires("twitterbot") or []
+    except (OSError, UnicodeDecodeError, metadata.PackageNotFoundError):
+        lines = []
+    for line in lines:
+        name = re.split(r"[\s<>=!~;\[#]", line.strip(), maxsplit=1)[0]
+        if name and not name.startswith("-"):
+            names.append(name)
+    wanted = _canonical(module)
+    return next((name for name in names if _canonical(name) == wanted), None) or next(
+        (name for name in names if f"-{wanted}-" in f"-{_canonical(name)}-"), module
+    )
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _failed_module(error: ImportError) -> Optional[str]:

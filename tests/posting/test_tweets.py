@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twitterbot.errors import StateError, TweetFileError
-from twitterbot.history import HistoryStore
-from twitterbot.posting.tweets import load_tweets, measure, parse_tweets
+from twitterbot.networks.x import measure
+from twitterbot.posting.tweets import load_tweets, parse_tweets
+from twitterbot.state import HistoryStore
 
 PATH = Path("tweets.txt")
 
@@ -48,25 +49,6 @@ def test_repeated_lines_are_reported_and_kept_once() -> None:
     assert tweets.problems[0].lineno == 2 and "repeats line 1" in tweets.problems[0].message
 
 
-@pytest.mark.parametrize(
-    ("text", "weighted", "has_url"),
-    [
-        ("hello", 5, False),
-        ("a" * 280, 280, False),
-        ("日本語", 6, False),  # CJK counts 2
-        ("😀", 2, False),  # emoji count 2
-        ("👨‍👩‍👧", 2, False),  # a ZWJ family is one emoji
-        ("see https://example.com/a/very/long/path/that/goes/on", 27, True),  # URLs count 23
-        ("see example.com", 27, True),  # bare domains are URLs too
-        ("café", 4, False),  # NFC first
-        ("cafe\u0301", 4, False),
-    ],
-)
-def test_weighted_length_is_x_s(text: str, weighted: int, has_url: bool) -> None:
-    measured = measure(text)
-    assert (measured.weighted_length, measured.has_url, measured.problem) == (weighted, has_url, None)
-
-
 def test_an_over_long_line_is_reported_with_its_number_and_weighted_length_and_never_picked() -> None:
     tweets = parse_tweets(("ok\n" + "日" * 141 + "\nfine\n").encode(), PATH)
     assert [line.text for line in tweets.lines] == ["ok", "fine"]
@@ -88,7 +70,8 @@ def test_a_line_too_long_for_any_url_to_save_is_refused_without_measuring_it() -
     assert problem.lineno == 2 and "X counts at least 5,615 of 280: shorten it" in problem.message
     # Just under the bound, a line of long URLs is measured as ever (and X counts each URL 23).
     urls = " ".join(["https://example.com/" + "a" * 4000] * 12)
-    assert len(urls) < 49_865 and measure(urls).weighted_length == 12 * 23 + 11
+    assert len(urls) < 49_865 and measure(urls).length == 12 * 23 + 11
+
 
 def test_control_characters_are_refused() -> None:
     tweets = parse_tweets(b"fine\nbad\x00char\nalso\x1bbad\n", PATH)
@@ -121,17 +104,6 @@ def test_the_bundled_tweets_file_has_no_line_x_counts_as_a_url() -> None:
     tweets = load_tweets(REPO / "tweets.txt")
     assert [(line.lineno, line.urls) for line in tweets.lines if line.has_url] == []
     assert tweets.problems == []
-
-
-def test_url_cost_names_the_urls_and_both_prices_from_the_one_constant() -> None:
-    from twitterbot.posting.tweets import PRICES, url_cost
-
-    line, plain = parse_tweets(b"run python bot.py and see https://example.com/x\nno link here\n", PATH).lines
-    assert line.urls == ("bot.py", "https://example.com/x")
-    note = url_cost(line)
-    assert "bot.py, https://example.com/x" in note
-    assert f"${PRICES.post_with_url:.2f}" in note and f"${PRICES.post:.3f}" in note
-    assert url_cost(plain) is None
 
 
 def test_check_and_the_dry_run_name_each_line_with_a_url_and_its_cost(tmp_path: Path, capsys) -> None:

@@ -9,12 +9,12 @@ from dataclasses import replace
 from typing import List, Tuple
 
 from ...arguments import Commands, Parser, absolute, add_command, positive_int
-from ...config import Config, parse_duration
 from ...errors import ExitStatus, UsageError
-from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
+from ...settings import Config, parse_duration
+from ...state import ensure_state_dir
 from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES
 
 __all__ = ["register"]
@@ -31,7 +31,7 @@ def _kernel_check(config: Config) -> List[Tuple[str, str]]:
     """`bot.py check`: the compiled kernel built (now, if need be), loadable and in use, or why not."""
     from .kernel import state  # numpy: only when check runs
 
-    return [state(config.state_dir / "monkey-cache", switch=config.kernels.get("monkey")).check_line]
+    return [state(config.state_dir / "monkey-cache", switch=config.values.get("TWITTERBOT_MONKEY_KERNEL")).check_line]
 
 
 def _monkey(args: argparse.Namespace, config: Config) -> int:
@@ -94,7 +94,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
             status=status,
         )
     )
-    kernel = load_kernel(config.state_dir / "monkey-cache", switch=config.kernels.get("monkey"))  # None: numpy, the same records
+    kernel = load_kernel(config.state_dir / "monkey-cache", switch=config.values.get("TWITTERBOT_MONKEY_KERNEL"))  # None: numpy, the same records
     with reporter as report:
         run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart, status=status, kernel=kernel)
     return int(ExitStatus.OK)

@@ -8,12 +8,12 @@ import sys
 from typing import List, Tuple
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
-from ...config import Config
 from ...errors import ExitStatus, UsageError
-from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
+from ...settings import Config
+from ...state import ensure_state_dir
 from .board import BOARDS, builtin, check_countable, load_board, with_empty_hole
 
 __all__ = ["register"]
@@ -28,7 +28,7 @@ def _kernel_check(config: Config) -> List[Tuple[str, str]]:
     """`bot.py check`: the compiled kernel built (now, if need be), loadable and in use, or why not."""
     from .kernel import state  # numpy: only when check runs
 
-    return [state(config.state_dir / "pegs-cache", switch=config.kernels.get("pegs")).check_line]
+    return [state(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")).check_line]
 
 
 def _pegs(args: argparse.Namespace, config: Config) -> int:
@@ -72,7 +72,7 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
                         output=absolute(args.output),
                         status=status,
                         folder=levels,
-                        kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.kernels.get("pegs")),  # None: numpy, the same levels
+                        kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: numpy, the same levels
                     )
                 finally:
                     shutil.rmtree(levels, ignore_errors=True)  # the count's levels were only for this search
@@ -82,7 +82,7 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
                     report,
                     output=absolute(args.output),
                     status=status,
-                    kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.kernels.get("pegs")),  # None: the search runs in Python
+                    kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: the search runs in Python
                 )
             return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
         ensure_state_dir(config.state_dir)
@@ -94,7 +94,7 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
             checkpoint=config.state_dir / f"pegs-count-{board.name}.npz",
             status=status,
             levels=levels,
-            kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.kernels.get("pegs")),  # None: numpy, the same levels
+            kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: numpy, the same levels
         )
         shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
         return int(ExitStatus.OK)
