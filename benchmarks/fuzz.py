@@ -34,6 +34,7 @@ import logging
 import os
 import random
 import shutil
+import signal
 import sqlite3
 import sys
 import tempfile
@@ -296,6 +297,7 @@ class Figures:
     statuses: Dict[str, Counter] = field(default_factory=dict)
     seconds: Dict[str, float] = field(default_factory=dict)
     failures: List[Failure] = field(default_factory=list)
+    stopped: bool = False  # ended early (Ctrl-C, SIGTERM): the figures cover the cases run
 
 
 def fuzz(
@@ -303,11 +305,14 @@ def fuzz(
     count: int,
     seed: int,
     *,
+    first: int = 0,
     only: Optional[int] = None,
     on_failure: Optional[Callable[[Failure, Path], None]] = None,
-    progress: Optional[Callable[[str, int], None]] = None,
+    progress: Optional[Callable[[str, int, Counter], None]] = None,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> Figures:
-    """Run `count` cases of each kind (or case `only`) and gather the figures."""
+    """Run `count` cases of each kind, numbered from `first` (or case `only`), and gather the
+    figures. Ctrl-C or SIGTERM ends the run early with the figures so far (`Figures.stopped`)."""
     from x_emulator import XEmulator  # tests/x_emulator.py: the X API on 127.0.0.1
 
     figures = Figures()
@@ -318,8 +323,11 @@ def fuzz(
         for kind in kinds:
             statuses = figures.statuses.setdefault(kind, Counter())
             started = time.monotonic()
-            numbers = [only] if only is not None else range(count)
+            numbers = [only] if only is not None else range(first, first + count)
             for number in numbers:
+                if should_stop():
+                    figures.stopped = True
+                    break
                 rng = random.Random(f"{seed}/{kind}/{number}")
                 home = Path(scratch) / f"{kind}-{number}"
                 home.mkdir()
@@ -336,8 +344,8 @@ def fuzz(
                     if on_failure:
                         on_failure(failure, home)
                 shutil.rmtree(home, ignore_errors=True)
-                if progress and (number + 1) % 500 == 0:
-                    progress(kind, number + 1)
+                if progress and figures.cases[kind] % 500 == 0:
+                    progress(kind, number + 1, statuses)
             figures.seconds[kind] = time.monotonic() - started
     return figures
 
@@ -370,6 +378,7 @@ def main_() -> int:
     parser.add_argument("--kind", choices=KINDS, action="append", help="only this kind (default: both)")
     parser.add_argument("--seed", type=int, default=29, help="the run's seed (default 29)")
     parser.add_argument("--case", type=int, help="run this one case and print its output")
+    parser.add_argument("--first", type=int, default=0, help="the first case's number (default 0)")
     parser.add_argument("--failures", type=Path, help="where failing cases are saved (default: a temporary folder)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
@@ -377,13 +386,26 @@ def main_() -> int:
     folder = args.failures or Path(tempfile.mkdtemp(prefix="twitterbot-fuzz-failures-"))
     folder.mkdir(parents=True, exist_ok=True)
 
-    def progress(kind: str, done: int) -> None:
-        print(f"  {kind}: {done:,} cases", file=sys.stderr, flush=True)
+    def progress(kind: str, done: int, statuses: Counter) -> None:
+        codes = ", ".join(f"{key} {number}" for key, number in sorted(statuses.items()))
+        print(f"  {kind}: up to case {done - 1:,}: {codes}", file=sys.stderr, flush=True)
 
+    asked: List[int] = []  # Ctrl-C or SIGTERM: finish the case at hand, then report (the CLI
+    # under test catches KeyboardInterrupt itself, so it is a flag, not an exception)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda number, frame: asked.append(number))
     if args.case is not None:
         figures = fuzz(kinds, 1, args.seed, only=args.case, on_failure=_save(folder))
     else:
-        figures = fuzz(kinds, args.count, args.seed, on_failure=_save(folder), progress=progress)
+        figures = fuzz(
+            kinds,
+            args.count,
+            args.seed,
+            first=args.first,
+            on_failure=_save(folder),
+            progress=progress,
+            should_stop=lambda: bool(asked),
+        )
     report = {
         kind: {
             "cases": figures.cases[kind],
@@ -397,7 +419,8 @@ def main_() -> int:
         print(json.dumps(report, indent=2))
     else:
         for kind, figures_ in report.items():
-            print(f"{kind}: {figures_['cases']:,} cases in {figures_['seconds']} s (seed {args.seed})")
+            early = " (stopped early)" if figures.stopped else ""
+            print(f"{kind}: {figures_['cases']:,} cases in {figures_['seconds']} s (seed {args.seed}, from case {args.first}){early}")
             for key, number in figures_["exit_codes"].items():
                 print(f"    {key:>14}: {number:,}")
             print(f"    failures: {len(figures_['failures'])} {figures_['failures'][:20]}")
