@@ -40,12 +40,13 @@ FOUNDATION = {
 # What each part may import, besides itself and the foundation.
 ALLOWED = {
     "foundation": set(),
-    "networks": set(),
-    "posting": {"networks"},
-    "progress": {"posting", "networks"},
-    "unattended": {"posting", "networks"},
-    "jobs": {"progress", "posting", "networks"},
-    "cli": {"jobs", "unattended", "progress", "posting", "networks"},
+    "pictures": set(),
+    "networks": {"pictures"},
+    "posting": {"networks", "pictures"},
+    "progress": {"posting", "networks", "pictures"},
+    "unattended": {"posting", "networks", "pictures"},
+    "jobs": {"progress", "posting", "networks", "pictures"},
+    "cli": {"jobs", "unattended", "progress", "posting", "networks", "pictures"},
 }
 
 
