@@ -105,6 +105,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
                         f"note     {config.tweets_file} line {line.lineno} is too long for {label(fit.network)}"
                         f" ({why}): it is posted to the other networks only"
                     )
+        _check_pictures(tweets, config, report)
         for problem in tweets.problems:
             message = f"{config.tweets_file} line {problem.lineno} {problem.message}"
             report(problem.message.startswith("repeats"), message, TweetFileError(message))
@@ -141,6 +142,24 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         return int(problems[0].exit_status)
     print("all good")
     return int(ExitStatus.OK)
+
+
+def _check_pictures(tweets: Any, config: Config, report: Any) -> None:
+    """Every picture of every line, prepared as each network in POST_TO will get it."""
+    lines = [line for line in tweets.lines if line.images]
+    if not lines:
+        return  # a file without pictures never imports Pillow
+    from ..networks import label as name_of
+    from ..pictures.prepare import PictureError
+    from .images import how_sent
+
+    for line in lines:
+        for image, network, prepared in how_sent(line.images, config.post_to):
+            where = f"{config.tweets_file} line {line.lineno} {image.written} for {name_of(network)}"
+            if isinstance(prepared, PictureError):
+                report(False, f"{where}: {prepared}", prepared)
+            else:
+                print(f"note     {where}: {prepared.describe()}")  # type: ignore[attr-defined]
 
 
 def _history(args: argparse.Namespace, config: Config) -> int:

@@ -290,7 +290,7 @@ def decide_and_post(
             at=clock(),
             action=action,
             reason=reason,
-            text=line.text if line else None,
+            text=line.key if line else None,
             tweet_id=result.tweet_id,
             url=result.url,
         )
@@ -346,7 +346,7 @@ def decide_and_post(
         if any(each.reached for each in sent) or not all(each.outcome in ("duplicate", "too_long") for each in sent):
             return finish(*_outcome(why, line, sent), line=line, networks=sent, **_first_post(sent))
         tried.append(line)
-        used = used | {line.text}
+        used = used | {line.key}
         another = pick(texts, used=used, last_posted=None, rng=rng)
         if another is None or another.new_round or len(tried) >= MAX_DUPLICATE_TRIES:
             # Every line is there already (a new round would only repeat them), or the budget is spent.
@@ -377,7 +377,7 @@ def _post_everywhere(
         if fit is None or not fit.fits:
             sent.append(Sent(network, "too_long", fit))
             continue
-        attempt = store.begin_attempt(line.text, run_id=run_id, at=clock(), network=network, group=group)
+        attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group)
         group = group or attempt
         sent.append(_send(store, poster, attempt, line.text, fit=fit, clock=clock))
     return tuple(sent)

@@ -24,14 +24,29 @@ import importlib.util
 import logging
 import os
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import AbstractSet, Callable, Collection, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple
+from typing import (
+    TYPE_CHECKING,
+    AbstractSet,
+    Callable,
+    Collection,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Tuple,
+)
 
 from .. import twittertext
 from ..errors import BotError, TweetFileError
 from ..networks import Fit
 from ..networks import measure as measure_on
+
+if TYPE_CHECKING:
+    from .images import LineImage
 
 __all__ = [
     "MAX_WEIGHTED_LENGTH",
@@ -79,6 +94,14 @@ class TweetLine:
     has_url: bool  # X charges more for posts with a URL (pay-per-use pricing)
     urls: Tuple[str, ...] = ()  # the URLs X finds in it, as written
     fits: Tuple[Fit, ...] = ()  # how each network it is for counts it; it fits at least one
+    images: Tuple[LineImage, ...] = ()  # its pictures (posting/images.py), in the order written
+    written: str = ""  # the line as written, pictures and all, when it has pictures
+
+    @property
+    def key(self) -> str:
+        """What names this post in the history and the bag: its text, or with pictures the whole
+        line, so the same words with other pictures are another post."""
+        return self.written or self.text
 
     def fit(self, network: str) -> Optional[Fit]:
         return next((fit for fit in self.fits if fit.network == network), None)
@@ -101,7 +124,8 @@ class LineProblem:
 class TweetFile:
     """The parsed file: the postable texts in file order (each once) with their line numbers,
     the lines set aside, and each text's `TweetLine` on demand (`line`). Every text fits at least
-    one network: a text that fits none is among the problems, never among the texts."""
+    one network: a text that fits none is among the problems, never among the texts. A line with
+    pictures is among the texts as written (`TweetLine.key`): its text alone is what is sent."""
 
     path: Path
     texts: List[str]
@@ -218,25 +242,60 @@ def parse_tweets(
         first = first_seen.setdefault(post, lineno)
         if first != lineno:
             problems.append(LineProblem(lineno, f"repeats line {first}; it is posted only once per round"))
+    pictures = _pictures(first_seen, path, networks)  # {} for a file without "![" (most)
 
     version = _measured_by() if cache is not None else ""
-    if first_seen and cache is not None and networks == ("x",) and _all_known(cache, version, first_seen):
+    bodies = [pictures[post][0] if post in pictures else post for post in first_seen]
+    if first_seen and cache is not None and networks == ("x",) and _all_known(cache, version, bodies):
         # The usual scheduled run: X took every line before. Nothing to measure; a run posts one
         # line, so only that line's length is looked up, when it is picked.
         texts, linenos = list(first_seen), list(first_seen.values())
         return TweetFile(
-            path, texts, linenos, problems, lambda index: _cached_line(cache, version, texts[index], linenos[index])
+            path,
+            texts,
+            linenos,
+            problems,
+            lambda index: _with_pictures(
+                _cached_line(cache, version, bodies[index], linenos[index]), texts[index], pictures
+            ),
         )
 
     with twittertext.borrowed():  # 6 MiB a run needs no more once it has measured its new lines
-        lines, problems = _measure_all(first_seen, problems, networks, cache, version)
+        lines, problems = _measure_all(first_seen, problems, networks, cache, version, pictures)
     if not lines:
         detail = "".join(f"; line {p.lineno} {p.message}" for p in problems[:3])
         raise TweetFileError(
             f"{path} has no lines to post{detail}; add one post per line "
             "(blank lines and lines starting with # are skipped)"
         )
-    return TweetFile(path, [line.text for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
+    return TweetFile(path, [line.key for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
+
+
+def _pictures(first_seen: Mapping[str, int], path: Path, networks: Tuple[str, ...]) -> Dict[str, Tuple[str, tuple]]:
+    """Each line with pictures: its text without them and its pictures. Raises one
+    `TweetFileError` naming every line whose pictures cannot be posted (a missing file, no alt
+    text...): a picture is not left out silently."""
+    if not any("![" in post for post in first_seen):
+        return {}
+    from .images import image_problems, split_images
+
+    found: Dict[str, Tuple[str, tuple]] = {}
+    wrong: List[str] = []
+    for post, lineno in first_seen.items():
+        text, images = split_images(post, path.parent)
+        if images:
+            found[post] = (text, images)
+            wrong += [f"{path} line {lineno} {problem}" for problem in image_problems(text, images, networks)]
+    if wrong:
+        raise TweetFileError("\n".join(wrong))
+    return found
+
+
+def _with_pictures(line: TweetLine, post: str, pictures: Mapping[str, Tuple[str, tuple]]) -> TweetLine:
+    """`line` (made from the text alone) with the pictures of `post`, its line as written."""
+    if post not in pictures:
+        return line
+    return replace(line, images=pictures[post][1], written=post)
 
 
 def _all_known(cache: LengthCache, version: str, texts: Collection[str]) -> bool:
@@ -287,6 +346,7 @@ def _measure_all(
     networks: Tuple[str, ...],
     cache: Optional[LengthCache],
     version: str,
+    pictures: Mapping[str, Tuple[str, tuple]],
 ) -> Tuple[List[TweetLine], List[LineProblem]]:
     """Every text's line, measured for `networks` (X's lengths from the cache where it has them),
     and the problems, the texts that fit nowhere among them, in line order. New lengths are kept."""
@@ -294,7 +354,8 @@ def _measure_all(
     lines: List[TweetLine] = []
     known = _cached_lengths(cache, version)
     measured_anew = False
-    for post, lineno in first_seen.items():
+    for written, lineno in first_seen.items():
+        post = pictures[written][0] if written in pictures else written
         cached = known.get(post) if "x" in networks else None
         if cached is not None and cached[0] <= MAX_WEIGHTED_LENGTH:  # measured before, and X accepted it
             measured = Measure(cached[0], bool(cached[1]), None, cached[1])
@@ -307,7 +368,8 @@ def _measure_all(
         if not any([fit.fits for fit in fits]):
             problems.append(LineProblem(lineno, _fits_nowhere(fits, measured)))
             continue
-        lines.append(TweetLine(lineno, post, measured.weighted_length, measured.has_url, measured.urls, fits))
+        line = TweetLine(lineno, post, measured.weighted_length, measured.has_url, measured.urls, fits)
+        lines.append(_with_pictures(line, written, pictures))
     problems.sort(key=lambda problem: problem.lineno)  # repeats were found first; each line has one problem at most
     if cache is not None and measured_anew and lines:
         _remember_lengths(cache, version, lines)
