@@ -26,12 +26,12 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, List, Optional, Tuple, Union
+from typing import IO, Any, List, Optional, Sequence, Tuple, Union
 
 from ..errors import BotError, ExitStatus
 from .limits import ImageLimits
 
-__all__ = ["PictureError", "PreparedImage", "prepare", "sniff", "JPEG_QUALITY"]
+__all__ = ["Attachment", "PictureError", "PreparedImage", "prepare", "prepare_all", "sniff", "JPEG_QUALITY"]
 
 JPEG_QUALITY = 88  # a photo this good shows no blocks on a phone; 4000x3000 is then about 3-4 MB
 _LOWER_QUALITY = 80  # tried once before scaling down, when a picture is a little too big
@@ -49,6 +49,25 @@ class PictureError(BotError):
 
     kind = "picture"
     exit_status = ExitStatus.DATA_ERROR
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A picture to post, before it is fitted to a network: a file (a line of the tweets file)
+    or PNG bytes (a job's drawing), its alt text, and its name for messages."""
+
+    source: Union[Path, bytes]
+    alt: str
+    name: str
+
+    def prepare(self, limits: ImageLimits) -> PreparedImage:
+        source = io.BytesIO(self.source) if isinstance(self.source, bytes) else self.source
+        return prepare(source, self.alt, limits, name=self.name)
+
+
+def prepare_all(attachments: Sequence[Attachment], limits: ImageLimits) -> List[PreparedImage]:
+    """Every picture of a post fitted to one network; raises `PictureError` for the first that cannot be."""
+    return [attachment.prepare(limits) for attachment in attachments]
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterator, List, Mapping, Optional, Tuple
 
 from ..pictures.limits import MAX_IMAGES, limits_for, strictest_alt
+from ..pictures.prepare import Attachment
 
 __all__ = ["LineImage", "MARK", "image_problems", "split_images", "how_sent"]
 
@@ -37,6 +38,10 @@ class LineImage:
     path: Path
     written: str
     alt: str
+
+    @property
+    def attachment(self) -> Attachment:
+        return Attachment(self.path, self.alt, self.written)
 
 
 def split_images(post: str, folder: Path) -> Tuple[str, Tuple[LineImage, ...]]:
