@@ -101,6 +101,8 @@ SETTINGS: Dict[str, Setting] = {
         "5m", "duration", "progress mode: no progress post before the job has run this long"
     ),
     "PROGRESS_THREAD": Setting("yes", "bool", "progress mode: posts of a run reply to its first post"),
+    "PICTURES": Setting("yes", "bool", "jobs attach their pictures (boards, solutions, charts); no: text only"),
+    "PICTURES_EVERY": Setting("1d", "duration", "progress mode: at most one picture in progress posts per this long"),
     "PROGRESS_TEMPLATE": Setting("", "template", "progress mode: text of a progress post (default: the job's)"),
     "PROGRESS_DONE_TEMPLATE": Setting("", "template", "progress mode: text of the result post"),
     "PROGRESS_FAILED_TEMPLATE": Setting("", "template", "progress mode: text of the failure post"),
@@ -192,6 +194,8 @@ class Config:
     progress_milestone_every: float
     progress_first_after: float  # seconds
     progress_thread: bool
+    pictures: bool
+    pictures_every: float  # seconds
     progress_template: str  # "" = the job's default
     progress_done_template: str
     progress_failed_template: str
@@ -326,6 +330,8 @@ def load_config(
         progress_milestone_every=values["PROGRESS_MILESTONE_EVERY"],
         progress_first_after=values["PROGRESS_FIRST_AFTER"],
         progress_thread=values["PROGRESS_THREAD"],
+        pictures=values["PICTURES"],
+        pictures_every=values["PICTURES_EVERY"],
         progress_template=values["PROGRESS_TEMPLATE"],
         progress_done_template=values["PROGRESS_DONE_TEMPLATE"],
         progress_failed_template=values["PROGRESS_FAILED_TEMPLATE"],

@@ -27,7 +27,7 @@ import random
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Sequence
 
 from ..errors import ExitStatus, PostError
 from ..secrets import scrub_also
@@ -164,11 +164,12 @@ class BlueskyPoster:
         self.handle = session.handle
         return f"@{session.handle} ({session.did})"
 
-    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Any] = ()) -> PostResult:
         """Create one post (a reply to `reply_to`, an earlier result's `tweet_id`, if given).
         Returns a confirmed `PostResult`, or an uncertain one when no try got an answer and the
         post cannot be looked up. Raises `PostError` when Bluesky certainly did not post it."""
         parent = PostRef.decode(reply_to) if reply_to else None
+        embed = self._pictures(images) if images else None  # uploaded before the post: a failure here posted nothing
         record_key = new_record_key()
         created_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         record = None
@@ -193,7 +194,7 @@ class BlueskyPoster:
             try:
                 client = self._call(self._connect)
                 if record is None:
-                    record = self._call(self._record, client, text, created_at, parent)
+                    record = self._call(self._record, client, text, created_at, parent, embed)
                 return self._call(self._create, client, text, record_key, record, parent)
             except PostError as exc:
                 error = exc
@@ -214,7 +215,18 @@ class BlueskyPoster:
 
     # -- the steps, each through the SDK -------------------------------------------------------
 
-    def _record(self, client: Client, text: str, created_at: str, parent: Optional[PostRef]) -> Any:
+    def _pictures(self, images: Sequence[Any]) -> Any:
+        """The pictures fitted to Bluesky's limits, uploaded as blobs, as the post's embed (networks/media.py)."""
+        from ..pictures.limits import LIMITS
+        from .media import Retry, bluesky_embed, fit_pictures
+
+        prepared = fit_pictures(images, LIMITS["bluesky"])
+        client = self._call(self._connect)
+        return bluesky_embed(client, prepared, retry=Retry(self._retries, self._sleep, self._backoff), call=self._call)
+
+    def _record(
+        self, client: Client, text: str, created_at: str, parent: Optional[PostRef], embed: Any = None
+    ) -> Any:
         from atproto import models
 
         reply = None
@@ -224,7 +236,7 @@ class BlueskyPoster:
                 parent=models.ComAtprotoRepoStrongRef.Main(uri=parent.uri, cid=parent.cid),
             )
         facets = client.detect_facets(text) or None  # resolves each @handle; one that does not stays text
-        return models.AppBskyFeedPost.Record(created_at=created_at, text=text, facets=facets, reply=reply)
+        return models.AppBskyFeedPost.Record(created_at=created_at, text=text, facets=facets, reply=reply, embed=embed)
 
     def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
         from atproto import models

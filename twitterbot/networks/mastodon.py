@@ -18,7 +18,7 @@ import re
 import time
 import uuid
 from datetime import datetime, timezone
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from .. import twittertext
@@ -166,6 +166,7 @@ class MastodonPoster:
         self._sleep = sleep
         self._backoff = backoff
         self._account_url: Optional[str] = None
+        self._image_limits: Optional[Any] = None  # the server's, asked at the first picture
 
     def __repr__(self) -> str:  # the client holds the token: never show it
         return f"MastodonPoster(instance={self.instance!r}, visibility={self._visibility!r})"
@@ -180,18 +181,20 @@ class MastodonPoster:
         status: no connection was made, the server failed, or no answer came (see `retry_safety`)."""
         return error.kind in _RETRYABLE
 
-    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
-        """Create one status (a reply to status `reply_to`, when given). Returns a confirmed
-        `PostResult`, or an uncertain one when some try may have reached the server and none
-        got an answer. Raises `PostError` when Mastodon certainly did not post it."""
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Any] = ()) -> PostResult:
+        """Create one status (a reply to status `reply_to`, when given), with `images` uploaded
+        first. Returns a confirmed `PostResult`, or an uncertain one when some try may have
+        reached the server and none got an answer. Raises `PostError` when Mastodon certainly did
+        not post it."""
         from mastodon import MastodonError
 
+        media_ids = self._upload(images) if images else None
         key = uuid.uuid4().hex
         maybe_posted: Optional[str] = None  # why an earlier try may have made the status
         for attempt in range(self._retries + 1):
             try:
                 status = self._client.status_post(
-                    text, in_reply_to_id=reply_to, visibility=self._visibility, idempotency_key=key
+                    text, in_reply_to_id=reply_to, visibility=self._visibility, idempotency_key=key, media_ids=media_ids
                 )
             except MastodonError as exc:
                 error = self._classify(exc, reply_to=reply_to)
@@ -215,6 +218,32 @@ class MastodonPoster:
             )
             self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _upload(self, images: Sequence[Any]) -> List[str]:
+        """The pictures fitted to this server's limits and uploaded with their alt text (networks/media.py)."""
+        from .media import Retry, fit_pictures, upload_to_mastodon
+
+        return upload_to_mastodon(
+            self._client,
+            fit_pictures(images, self.image_limits()),
+            retry=Retry(self._retries, self._sleep, self._backoff),
+            classify=self._classify,
+        )
+
+    def image_limits(self) -> Any:
+        """This server's picture limits, from ``/api/v2/instance`` (asked once); Mastodon's usual
+        defaults, with a log line, when it does not say."""
+        from mastodon import MastodonError
+
+        from ..pictures.limits import LIMITS, mastodon_limits
+
+        if self._image_limits is None:
+            try:
+                self._image_limits = mastodon_limits(self._client.instance_v2())
+            except MastodonError as exc:
+                log.info("%s did not say its picture limits (%s): fitting pictures to the defaults", self.instance, exc)
+                self._image_limits = LIMITS["mastodon"]
+        return self._image_limits
 
     def limit(self) -> int:
         """The instance's own status length limit, from ``/api/v2/instance`` (Mastodon 4.0+), else

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime, timezone
-from typing import Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence
 from urllib.parse import urlsplit
 
 import requests
@@ -24,8 +24,12 @@ from requests.adapters import HTTPAdapter
 
 from ..config import Credentials
 from ..errors import DuplicatePost, ExitStatus, PostError
+from ..pictures.limits import limits_for
 from . import PostResult, rejected, server_error
 from .http import network_error
+
+if TYPE_CHECKING:
+    from ..pictures.prepare import Attachment
 
 __all__ = ["DEFAULT_BASE_URL", "XPoster", "status_url"]
 
@@ -78,6 +82,7 @@ class XPoster:
         self._retries = retries
         self._sleep = sleep
         self._backoff = backoff
+        self._credentials = credentials  # the media upload signs its own requests (networks/media.py)
         # An access token starts with the account's numeric id ("12345-abc..."): public, and
         # enough for a link to the account's posts without asking X.
         user_id = credentials.access_token.split("-", 1)[0]
@@ -97,13 +102,16 @@ class XPoster:
         """Whether sending the request again cannot make a second post (see `retry_safety`)."""
         return error.kind in _NEVER_POSTED_RETRYABLE
 
-    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
-        """Create one post. Returns a confirmed `PostResult`, or an uncertain one when the request
-        may have reached X but no answer came (never sent again). Raises `DuplicatePost` if X
-        already has this text, `PostError` when X certainly did not post it."""
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Attachment] = ()) -> PostResult:
+        """Create one post, with `images` uploaded first. Returns a confirmed `PostResult`, or an
+        uncertain one when the request may have reached X but no answer came (never sent again).
+        Raises `DuplicatePost` if X already has this text, `PostError` when X certainly did not post it."""
+        media_ids = self._upload(images) if images else None
         for attempt in range(self._retries + 1):
             try:
-                response = self._client.create_tweet(text=text, in_reply_to_tweet_id=reply_to, user_auth=True)
+                response = self._client.create_tweet(
+                    text=text, in_reply_to_tweet_id=reply_to, media_ids=media_ids, user_auth=True
+                )
             except tweepy.TweepyException as exc:
                 error = _classify(exc)
             except requests.RequestException as exc:
@@ -122,6 +130,19 @@ class XPoster:
             log.warning("%s; trying again in %.0f s (retry %d of %d)", error.summary, delay, attempt + 1, self._retries)
             self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _upload(self, images: Sequence[Attachment]) -> List[str]:
+        """The pictures fitted to X's limits and uploaded with their alt text (networks/media.py)."""
+        from .media import Retry, fit_pictures, upload_to_x
+
+        return upload_to_x(
+            self._client.session,
+            self._credentials,
+            fit_pictures(images, limits_for("x")),
+            retry=Retry(self._retries, self._sleep, self._backoff),
+            classify=lambda response: _classify(tweepy.HTTPException(response)),
+            network_error=_network_error,
+        )
 
     def _uncertain(self, text: str, why: str) -> PostResult:
         log.debug("not sending it again: %s", self.retry_safety)

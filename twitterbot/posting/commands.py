@@ -49,6 +49,8 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
+    if result.action == "would_post" and result.line and result.line.images:
+        _show_pictures(result.line, config)
     if args.dry_run and result.action == "skipped" and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
@@ -56,6 +58,17 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     elif result.action == "would_post" and result.line:
         print(result.line.text)
     return int(result.exit_status)
+
+
+def _show_pictures(line: Any, config: Config) -> None:
+    """The dry run's pictures: each one as each network would get it, in a folder to open."""
+    from ..pictures.dryrun import dry_run_folder, write_prepared
+
+    folder = dry_run_folder()
+    networks = [fit.network for fit in line.fits if fit.fits]
+    log.info("dry run: the pictures of line %d, as each network would get them, are in %s", line.lineno, folder)
+    for said in write_prepared([image.attachment for image in line.images], networks, folder):
+        log.info("dry run: %s", said)
 
 
 def _check(args: argparse.Namespace, config: Config) -> int:

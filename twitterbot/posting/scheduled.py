@@ -17,7 +17,8 @@ import logging
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..config import Config
 from ..errors import BotError, DuplicatePost, ExitStatus, PostError, StateError
@@ -27,6 +28,9 @@ from ..networks import NETWORKS, Fit, Poster, PostResult, label
 from ..wording import format_duration
 from .choose import hits, pick, roll
 from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview, url_cost
+
+if TYPE_CHECKING:
+    from .images import LineImage
 
 __all__ = [
     "CapReached",
@@ -238,6 +242,7 @@ def run_once(
             min_post_gap=timedelta(seconds=config.min_post_gap),
             dry_run=dry_run,
             force=force,
+            pictures_folder=config.tweets_file.parent,  # a caught-up post's pictures are read from there
         )
 
 
@@ -253,6 +258,7 @@ def decide_and_post(
     min_post_gap: timedelta,
     dry_run: bool = False,
     force: bool = False,
+    pictures_folder: Optional[Path] = None,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
     `tweets` may be a function that reads the file: only a run the roll does not skip calls it."""
@@ -280,7 +286,7 @@ def decide_and_post(
             made.update(posters_by_network(poster))
         return made
 
-    caught_up = () if dry_run else _catch_up(store, posters, run_id=run_id, clock=clock)
+    caught_up = () if dry_run else _catch_up(store, posters, run_id=run_id, clock=clock, pictures_folder=pictures_folder)
 
     def finish(action: str, reason: str, **fields: object) -> RunResult:
         result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, **fields)  # type: ignore[arg-type]
@@ -379,19 +385,28 @@ def _post_everywhere(
             continue
         attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group)
         group = group or attempt
-        sent.append(_send(store, poster, attempt, line.text, fit=fit, clock=clock))
+        sent.append(_send(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images))
     return tuple(sent)
 
 
 def _send(
-    store: HistoryStore, poster: Poster, attempt: int, text: str, *, fit: Optional[Fit], clock: Callable[[], datetime]
+    store: HistoryStore,
+    poster: Poster,
+    attempt: int,
+    text: str,
+    *,
+    fit: Optional[Fit],
+    clock: Callable[[], datetime],
+    images: Sequence[LineImage] = (),
 ) -> Sent:
     """Post `text` for a recorded attempt and record what came of it. A post that reached, or may
     have reached, the network leaves the round (never sent again); so does one the network says it
     already has. A temporary failure is left for a later run to catch up."""
     network = poster.name
+    # Pictures are uploaded by the poster before the post: a failed upload is a PostError, no post.
+    with_pictures = {"images": [image.attachment for image in images]} if images else {}
     try:
-        result = poster.post(text)
+        result = poster.post(text, **with_pictures)  # type: ignore[call-arg]
     except DuplicatePost as exc:
         store.finish_attempt(attempt, "duplicate", at=clock(), detail=str(exc), mark_used=True)
         return Sent(network, "duplicate", fit, error=exc)
@@ -413,8 +428,22 @@ def _send(
     return Sent(network, "posted", fit, result)
 
 
+def _pictures_of(key: str, folder: Optional[Path]) -> Tuple[str, Sequence[LineImage]]:
+    """A recorded post's text and pictures: a line with pictures is recorded as written."""
+    if folder is None or "![" not in key:
+        return key, ()
+    from .images import split_images
+
+    return split_images(key, folder)
+
+
 def _catch_up(
-    store: HistoryStore, posters: Callable[[], Mapping[str, Poster]], *, run_id: int, clock: Callable[[], datetime]
+    store: HistoryStore,
+    posters: Callable[[], Mapping[str, Poster]],
+    *,
+    run_id: int,
+    clock: Callable[[], datetime],
+    pictures_folder: Optional[Path] = None,
 ) -> Tuple[Sent, ...]:
     """Send each recent scheduled post to the networks that missed it for a temporary reason
     (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
@@ -427,7 +456,8 @@ def _catch_up(
         attempt = store.begin_attempt(
             missed.text, run_id=run_id, at=clock(), source="catch_up", network=missed.network, group=missed.group
         )
-        sent = _send(store, posters()[missed.network], attempt, missed.text, fit=None, clock=clock)
+        text, images = _pictures_of(missed.text, pictures_folder)
+        sent = _send(store, posters()[missed.network], attempt, text, fit=None, clock=clock, images=images)
         level = logging.INFO if sent.reached else logging.WARNING
         log.log(
             level,

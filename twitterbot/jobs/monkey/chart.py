@@ -127,3 +127,13 @@ def _alt(records: Sequence[Any], expected: Sequence[float], title: str, decades:
         f"({best.text!r}) after {best.keystrokes:,}, the latest in orange. A dashed grey line shows the keystrokes "
         f"each length is expected to take; {luck}."
     )
+
+
+def monkey_chart(setup: Any, records: Sequence[Any]) -> Picture:
+    """The chart of a monkey run (`job.Setup` and its records so far): the expected curve comes
+    from the matcher's own `expected_factor`, so prefix and anywhere modes each get theirs."""
+    keys = setup.keyboard.count
+    longest = min(setup.matcher.longest, max([record.length for record in records] + [0]) + 3)
+    expected = expected_keystrokes(lambda length: setup.matcher.expected_factor(length, keys), longest)
+    where = f"{setup.title}, from its first letter" if setup.mode == "prefix" else f"anywhere in {setup.title}"
+    return record_chart(records, expected, title=f"A monkey typing at {where}")
