@@ -37,7 +37,7 @@ from types import SimpleNamespace
 from typing import Deque, Dict, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
-from loopback import LoopbackServer
+from loopback import LoopbackServer, multipart_fields, picture_type
 from oauthlib.oauth1.rfc5849 import signature, utils
 from twitter_text import parse_tweet
 
@@ -132,8 +132,8 @@ ERRORS: Dict[str, Tuple[int, dict]] = {
 # drop: close the connection without reading further or posting; slow: answer (and post) only after
 # `slow_seconds`; posted_then_drop: post, then close without a reply; posted_then_slow: post, then
 # reply after `slow_seconds` (past the client's timeout); posted_then_hang: post, then hold the
-# connection until `release` is set.
-BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_slow", "posted_then_hang"}
+# connection until `release` is set; ok: answer as usual (to script a later request's failure).
+BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_slow", "posted_then_hang", "ok"}
 
 
 @dataclass
@@ -185,6 +185,7 @@ class XEmulator:
     duplicate_check: bool = True  # False: accept a text X already has (a second, double post)
     posts: List[Post] = field(default_factory=list)
     media: Dict[str, Media] = field(default_factory=dict)  # uploads, by media id
+    max_image_bytes: int = MAX_IMAGE_BYTES
     deleted: Set[str] = field(default_factory=set)  # ids the account deleted (see `delete`)
     seen: List[Seen] = field(default_factory=list)
     _script: Deque[str] = field(default_factory=deque)
@@ -449,18 +450,18 @@ class _Handler(BaseHTTPRequestHandler):
         content_type = self.headers.get("Content-Type") or ""
         if not content_type.startswith("multipart/form-data"):
             return self._invalid("Content-Type must be multipart/form-data")
-        fields = _multipart(content_type, raw)
-        data = fields.get("media")
-        if data is None:
+        fields = multipart_fields(content_type, raw)
+        if "media" not in fields:
             return self._invalid("The `media` field is required")
-        category = (fields.get("media_category") or b"").decode()
+        data = fields["media"][0]
+        category = fields.get("media_category", (b"", None))[0].decode()
         if category not in ("tweet_image", "tweet_gif", "dm_image", "subtitles"):
             return self._invalid(f"media_category {category!r} is not one of tweet_image, tweet_gif, dm_image")
-        media_type = _picture_type(data)
+        media_type = picture_type(data)
         if media_type is None:
             return self._invalid("media type unrecognized.")
-        if len(data) > MAX_IMAGE_BYTES:
-            return self._invalid(f"File size exceeds {MAX_IMAGE_BYTES} bytes.")
+        if len(data) > self.emu.max_image_bytes:
+            return self._invalid(f"File size exceeds {self.emu.max_image_bytes} bytes.")
         media = self.emu._upload(data, media_type, category)
         if scripted == "posted_then_drop":
             return self._drop()
@@ -548,33 +549,6 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError):
             self.connection.shutdown(2)
         return 0
-
-
-def _multipart(content_type: str, raw: bytes) -> Dict[str, bytes]:
-    """The fields of a multipart/form-data body, by name."""
-    from email import policy
-    from email.parser import BytesParser
-
-    message = BytesParser(policy=policy.HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
-    fields: Dict[str, bytes] = {}
-    for part in message.iter_parts():
-        name = part.get_param("name", header="content-disposition")
-        if name:
-            fields[str(name)] = part.get_payload(decode=True) or b""
-    return fields
-
-
-def _picture_type(data: bytes) -> Optional[str]:
-    """The image type X reads from a file's first bytes (JPEG, PNG, GIF, WEBP), or None."""
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 _RECORDED = recorded_create_reply()

@@ -3,6 +3,8 @@ data errors that name the line, the post's identity, and `check`."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +142,49 @@ def test_a_text_only_run_never_imports_pillow(tmp_path: Path) -> None:
     imported = [line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")]
     assert "twitterbot.posting.tweets" in imported
     assert not [name for name in imported if name.startswith("PIL") or name.startswith("twitterbot.pictures")]
+
+
+# -- a scheduled run that posts a line with pictures (bot.py against the X emulator) -------------
+
+
+def test_a_scheduled_run_posts_the_line_with_its_picture_once(home: BotHome, emulator) -> None:
+    images.photo(home.path / "garden.jpg")
+    home.write_tweets("The garden ![Beans at dawn](garden.jpg)\n")
+    posted = home.run("--force")
+    assert posted.returncode == 0, posted.stderr
+    (post,) = emulator.posts
+    assert post.text == "The garden" and [media.alt for media in post.media] == ["Beans at dawn"]
+    assert not images.has_location(post.media[0].data)
+    history = home.run("history", "--json")
+    assert json.loads(history.stdout)[0]["text"] == "The garden ![Beans at dawn](garden.jpg)"
+    again = home.run("--force")  # a new round: the same line, but X already has it... and the bag knows it
+    assert "every line of tweets.txt has been posted" in again.stderr
+
+
+def test_a_run_that_uploaded_but_could_not_post_leaves_nothing_half_done(home: BotHome, emulator) -> None:
+    images.photo(home.path / "garden.jpg", size=(400, 300))
+    home.write_tweets("The garden ![Beans at dawn](garden.jpg)\nA plain line\n")
+    emulator.fail_next("ok", "ok", "server_error")  # the upload and its alt text pass; the post fails
+    failed = home.run("--force", "--seed", "1")
+    assert failed.returncode == 75, failed.stderr
+    assert emulator.posts == [] and len(emulator.media) == 1
+    retried = home.run("--force", "--seed", "1")  # the same pick: the line is not marked used
+    assert retried.returncode == 0, retried.stderr
+    assert [post.text for post in emulator.posts] == ["The garden"] and len(emulator.media) == 2
+    assert "stopped while posting" not in retried.stderr  # nothing was left in flight
+
+
+def test_the_dry_run_writes_each_picture_for_each_network(tmp_path: Path) -> None:
+    home = BotHome(tmp_path / "bot", None)
+    home.path.mkdir()
+    images.photo(home.path / "garden.jpg")
+    home.write_env(POST_TO="x,bluesky", BOT_STATE_DIR=str(home.path / "state"))
+    home.write_tweets("The garden ![Beans at dawn](garden.jpg)\n")
+    run = home.run("--dry-run", "--force")
+    assert run.returncode == 0, run.stderr
+    written = re.findall(r"picture 1 for (X|Bluesky): (\S+) \((JPEG, [\d,]+ bytes, \d+x\d+)", run.stderr)
+    assert [network for network, _, _ in written] == ["X", "Bluesky"]
+    for _, path, described in written:
+        data = Path(path).read_bytes()
+        assert f"{len(data):,} bytes" in described and not images.has_location(data)
+    assert "alt text: 'Beans at dawn'" in run.stderr and run.stdout == "The garden\n"
