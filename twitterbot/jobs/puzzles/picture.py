@@ -25,8 +25,10 @@ def solved_picture(kind: str, source: str, solution: Any, text: str) -> Picture:
         return _hidoku(solution, title, name)
     if kind == "checkerboard" and isinstance(solution, list) and all(isinstance(p, dict) for p in solution):
         return _tiling(solution, title, name)
-    lines = [line for line in text.rstrip("\n").split("\n")]
-    alt = f"{title}, written out as text on a card, line by line: " + " / ".join(line.strip() for line in lines if line.strip())
+    lines = text.rstrip("\n").split("\n")
+    # Read aloud, a grid's rules (lines of - and |) are noise: say the rows' contents only.
+    spoken = [" ".join(line.replace("|", " ").split()) for line in lines if line.strip(" -+=|")]
+    alt = f"{title}, written out as text on a card, line by line: " + " / ".join(spoken)
     return text_card(title, lines, alt=alt, name=name)
 
 
