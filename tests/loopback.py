@@ -51,7 +51,8 @@ def multipart_fields(content_type: str, raw: bytes) -> Dict[str, Tuple[bytes, Op
 
 
 def picture_type(data: bytes) -> Optional[str]:
-    """The image type a server reads from a file's first bytes (JPEG, PNG, GIF, WebP), or None."""
+    """The image type a server reads from a file's first bytes (JPEG, PNG, GIF, WebP), or None:
+    written here again, not taken from twitterbot.pictures, so the servers check the bot."""
     if data.startswith(b"\xff\xd8\xff"):
         return "image/jpeg"
     if data.startswith(b"\x89PNG\r\n\x1a\n"):

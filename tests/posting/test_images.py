@@ -111,12 +111,18 @@ def test_alt_text_is_held_to_the_strictest_network_in_post_to(folder: Path) -> N
         parse(folder, "Long ![" + "a" * 1600 + "](shot.png)\n", ("mastodon", "bluesky"))
 
 
-def test_check_says_how_each_picture_goes_to_each_network(tmp_path: Path) -> None:
+def offline_home(tmp_path: Path, tweets: str, **settings: str) -> BotHome:
+    """A bot home with no network to post to (check, dry runs): a phone photo, garden.jpg, beside its tweets file."""
     home = BotHome(tmp_path / "bot", None)
     home.path.mkdir()
     images.photo(home.path / "garden.jpg")
-    home.write_env(POST_TO="x,bluesky", BOT_STATE_DIR=str(home.path / "state"))
-    home.write_tweets("Plain line\nThe garden ![A garden at dawn](garden.jpg)\n")
+    home.write_env(BOT_STATE_DIR=str(home.path / "state"), **settings)
+    home.write_tweets(tweets)
+    return home
+
+
+def test_check_says_how_each_picture_goes_to_each_network(tmp_path: Path) -> None:
+    home = offline_home(tmp_path, "Plain line\nThe garden ![A garden at dawn](garden.jpg)\n", POST_TO="x,bluesky")
     result = home.run("check")
     assert "line 2 garden.jpg for X: JPEG, " in result.stdout
     assert "line 2 garden.jpg for Bluesky: JPEG, " in result.stdout
@@ -128,10 +134,7 @@ def test_check_says_how_each_picture_goes_to_each_network(tmp_path: Path) -> Non
 
 
 def test_a_text_only_run_never_imports_pillow(tmp_path: Path) -> None:
-    home = BotHome(tmp_path / "bot", None)
-    home.path.mkdir()
-    home.write_env(BOT_STATE_DIR=str(home.path / "state"))
-    home.write_tweets("Plain line\nAnother line\n")
+    home = offline_home(tmp_path, "Plain line\nAnother line\n")
     run = subprocess.run(
         [sys.executable, "-X", "importtime", str(BOT_PY), "--env-file", str(home.env_file), "--dry-run", "--force"],
         capture_output=True,
@@ -175,11 +178,7 @@ def test_a_run_that_uploaded_but_could_not_post_leaves_nothing_half_done(home: B
 
 
 def test_the_dry_run_writes_each_picture_for_each_network(tmp_path: Path) -> None:
-    home = BotHome(tmp_path / "bot", None)
-    home.path.mkdir()
-    images.photo(home.path / "garden.jpg")
-    home.write_env(POST_TO="x,bluesky", BOT_STATE_DIR=str(home.path / "state"))
-    home.write_tweets("The garden ![Beans at dawn](garden.jpg)\n")
+    home = offline_home(tmp_path, "The garden ![Beans at dawn](garden.jpg)\n", POST_TO="x,bluesky")
     run = home.run("--dry-run", "--force")
     assert run.returncode == 0, run.stderr
     written = re.findall(r"picture 1 for (X|Bluesky): (\S+) \((JPEG, [\d,]+ bytes, \d+x\d+)", run.stderr)
