@@ -24,7 +24,6 @@ from requests.adapters import HTTPAdapter
 
 from ..config import Credentials
 from ..errors import DuplicatePost, ExitStatus, PostError
-from ..pictures.limits import limits_for
 from . import PostResult, rejected, server_error
 from .http import network_error
 
@@ -133,6 +132,7 @@ class XPoster:
 
     def _upload(self, images: Sequence[Attachment]) -> List[str]:
         """The pictures fitted to X's limits and uploaded with their alt text (networks/media.py)."""
+        from ..pictures.limits import limits_for  # here: a post without pictures never loads them
         from .media import Retry, fit_pictures, upload_to_x
 
         return upload_to_x(
