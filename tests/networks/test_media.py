@@ -18,12 +18,13 @@ from mastodon_server import MastodonEmulator
 from pds.harness import Pds, PdsAccount
 from PIL import Image
 
+from twitterbot import networks
 from twitterbot.errors import ExitStatus, PostError
 from twitterbot.networks.bluesky import BlueskyPoster
 from twitterbot.networks.mastodon import MastodonPoster
-from twitterbot.networks.media import Retry, upload_to_x
+from twitterbot.networks.media import upload_to_x
+from twitterbot.networks.retry import Backoff
 from twitterbot.networks.x import XPoster
-from twitterbot.pictures.limits import LIMITS
 from twitterbot.pictures.prepare import Attachment, PreparedImage
 
 
@@ -113,7 +114,7 @@ def test_x_refuses_a_file_that_is_not_a_picture(emulator, poster) -> None:
             poster._client.session,
             credentials_for(emulator),
             [fake],
-            retry=Retry(0, lambda s: None),
+            policy=Backoff(0, sleep=lambda s: None),
             classify=lambda response: AssertionError(response),
             network_error=lambda exc: AssertionError(exc),
         )
@@ -164,7 +165,7 @@ def test_mastodon_refusals_of_a_picture_are_data_errors(mastodon_emulator: Masto
     assert poster.post("Made a JPEG", images=[screenshot]).confirmed
     assert mastodon_emulator.statuses[0].media[0]["mime"] == "image/jpeg"
     other = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token)
-    other._image_limits = LIMITS["mastodon"]  # as if the server had not said: PNG is sent as PNG
+    other._image_limits = networks.get("mastodon").image_limits()  # as if the server had not said: PNG stays PNG
     with pytest.raises(PostError, match="Mastodon refused picture 1 .*File content type is invalid") as caught:
         other.post("PNG where it is not taken", images=[screenshot])
     assert caught.value.exit_status == ExitStatus.DATA_ERROR and len(mastodon_emulator.statuses) == 1
@@ -173,7 +174,7 @@ def test_mastodon_refusals_of_a_picture_are_data_errors(mastodon_emulator: Masto
 def test_mastodon_mock_keeps_the_description(mastodon_mock, photo) -> None:
     result = mastodon_poster(mastodon_mock.url, mastodon_mock.token).post("With a picture", images=[photo])
     assert result.confirmed
-    (status,) = [status for status in mastodon_mock.statuses() if status["id"] == result.tweet_id]
+    (status,) = [status for status in mastodon_mock.statuses() if status["id"] == result.post_id]
     (attachment,) = status["media_attachments"]
     assert attachment["description"] == photo.alt and attachment["type"] == "image"
 

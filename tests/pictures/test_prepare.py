@@ -12,8 +12,13 @@ import images
 import pytest
 from PIL import Image
 
-from twitterbot.pictures.limits import LIMITS, mastodon_limits, strictest_alt
+from twitterbot import networks
+from twitterbot.networks.mastodon import limits_from_instance
+from twitterbot.pictures.limits import strictest_alt
 from twitterbot.pictures.prepare import PictureError, prepare, sniff
+
+# Each network's own limits, as its module states them (networks.get(name).image_limits()).
+LIMITS = {name: networks.get(name).image_limits() for name in ("x", "mastodon", "bluesky")}
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +121,7 @@ def test_sniff_knows_pictures_by_their_first_bytes(tmp_path: Path, phone_photo: 
     assert sniff(b"this is not a picture") is None
 
 
-def test_mastodon_limits_come_from_the_instance() -> None:
+def test_mastodon_limits_come_from_the_instance() -> None:  # networks/mastodon.py reads them
     instance = {
         "configuration": {
             "media_attachments": {
@@ -127,12 +132,12 @@ def test_mastodon_limits_come_from_the_instance() -> None:
             }
         }
     }
-    limits = mastodon_limits(instance)
+    limits = limits_from_instance(instance)
     assert (limits.max_bytes, limits.max_pixels, limits.max_alt) == (16777216, 33177600, 1500)
-    assert limits.mime_types == {"image/jpeg", "image/png"} and limits.animated_gif_bytes is None
-    assert mastodon_limits({}) == LIMITS["mastodon"]
+    assert limits.mime_types == {"image/jpeg", "image/png"} and not limits.animated_gif_bytes
+    assert limits_from_instance({}) == LIMITS["mastodon"]
 
 
 def test_the_strictest_alt_limit() -> None:
-    assert strictest_alt(("mastodon", "bluesky")) == (1500, "mastodon")
-    assert strictest_alt(("bluesky", "x")) == (1000, "x")
+    assert strictest_alt([LIMITS["mastodon"], LIMITS["bluesky"]]).network == "mastodon"
+    assert strictest_alt([LIMITS["bluesky"], LIMITS["x"]]).max_alt == 1000

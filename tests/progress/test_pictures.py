@@ -14,9 +14,9 @@ import pytest
 from conftest import BotHome
 from PIL import Image
 
-from twitterbot.history import HistoryStore
 from twitterbot.pictures.draw import Picture, to_picture
 from twitterbot.progress.reporter import Reporter
+from twitterbot.state import HistoryStore
 
 HOUR = 3600
 

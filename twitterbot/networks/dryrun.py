@@ -39,13 +39,15 @@ class DryRunPoster:
         stream.write(f"dry run, not posted{to}:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
         if images:  # each picture as each network would get it, written where the user can open it
             from ..pictures.dryrun import dry_run_folder, write_prepared
+            from . import get
 
             self._folder = self._folder or dry_run_folder()
-            said = write_prepared(images, self._networks, self._folder, start=self._pictures + 1)  # type: ignore[arg-type]
+            limits = [get(name).image_limits() for name in self._networks]
+            said = write_prepared(images, limits, self._folder, start=self._pictures + 1)  # type: ignore[arg-type]
             self._pictures += len(images)
             stream.write("".join(f"    {line}\n" for line in said))
         stream.flush()
-        return PostResult(text=text, tweet_id=f"dry-run-{next(self._ids)}")
+        return PostResult(text=text, post_id=f"dry-run-{next(self._ids)}")
 
     def may_retry(self, error: PostError) -> bool:
         return False

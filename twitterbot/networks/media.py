@@ -8,7 +8,7 @@ The post itself keeps its network's at-most-once rules. Each network's upload is
 here, called by that network's poster before it sends the post::
 
     prepared = fit_pictures(images, LIMITS["x"])                 # PostError for a picture that cannot fit
-    media_ids = upload_to_x(session, credentials, prepared, retry=Retry(2, time.sleep))
+    media_ids = upload_to_x(session, credentials, prepared, policy=Backoff(2), ...)
 
 X: tweepy 4.17 has no v2 media upload (only v1.1's, which X retired), so `upload_to_x` makes
 the two v2 requests itself, signed with OAuth 1.0a by requests-oauthlib (tweepy's own signer)
@@ -21,19 +21,19 @@ text as ``description``, waiting until the server has processed it. Bluesky: the
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, List, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, TypeVar
 
-from ..errors import ExitStatus, PostError
+from ..errors import ErrorKind, ExitStatus, PostError
 from ..pictures.limits import ImageLimits
 from ..pictures.prepare import Attachment, PictureError, PreparedImage
+from .retry import Backoff
 
 if TYPE_CHECKING:
-    from ..config import Credentials
+    from .x import Credentials
 
 __all__ = [
-    "Retry",
+    "retried",
     "X_METADATA_URL",
     "X_UPLOAD_URL",
     "bluesky_embed",
@@ -52,26 +52,22 @@ X_UPLOAD_URL = "https://api.twitter.com/2/media/upload"
 X_METADATA_URL = "https://api.twitter.com/2/media/metadata"
 
 
-@dataclass(frozen=True)
-class Retry:
-    """How often an upload is tried again (the network's API_RETRIES) and how it waits."""
-
-    retries: int
-    sleep: Callable[[float], None]
-    backoff: float = 2.0
-
-    def run(self, step: Callable[[], T], *, what: str, retryable: Callable[[PostError], bool]) -> T:
-        """`step()`, tried again after a failure `retryable` says may pass."""
-        for attempt in range(self.retries + 1):
-            try:
-                return step()
-            except PostError as exc:
-                if not retryable(exc) or attempt == self.retries:
-                    raise
-                delay = self.backoff * 2**attempt
-                log.warning("%s: %s; trying again in %.0f s (retry %d of %d)", what, exc.summary, delay, attempt + 1, self.retries)
-                self.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+def retried(policy: Backoff, step: Callable[[], T], *, what: str) -> T:
+    """`step()`, tried again (the network's `policy`: API_RETRIES, with backoff) after a failure
+    that may pass; `what` names the step in the log ("upload photos/a.jpg")."""
+    error: Optional[PostError] = None
+    for attempt in policy.attempts():
+        if attempt:
+            assert error is not None
+            policy.wait(attempt, error, how=f"to {what}")
+        try:
+            return step()
+        except PostError as exc:
+            if not _may_pass(exc):
+                raise
+            error = exc
+    assert error is not None
+    raise error
 
 
 def fit_pictures(images: Sequence[Attachment], limits: ImageLimits) -> List[PreparedImage]:
@@ -80,7 +76,7 @@ def fit_pictures(images: Sequence[Attachment], limits: ImageLimits) -> List[Prep
     try:
         return [image.prepare(limits) for image in images]
     except PictureError as exc:
-        raise PostError(f"{exc} (nothing was posted)", kind="picture", exit_status=ExitStatus.DATA_ERROR) from None
+        raise PostError(f"{exc} (nothing was posted)", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR) from None
 
 
 def upload_failed(where: str, number: int, image: PreparedImage, error: PostError) -> PostError:
@@ -89,7 +85,7 @@ def upload_failed(where: str, number: int, image: PreparedImage, error: PostErro
     temporary = error.exit_status == ExitStatus.TEMPORARY_FAILURE
     advice = "the next run tries again" if temporary else "fix the picture or the account, then run again"
     what = f"picture {number} ({image.name}) could not be uploaded to {where}: {error.summary}"
-    return PostError(f"{what}; nothing was posted: {advice}", kind="upload", exit_status=error.exit_status, summary=what)
+    return PostError(f"{what}; nothing was posted: {advice}", kind=ErrorKind.UPLOAD, exit_status=error.exit_status, summary=what)
 
 
 def refused(where: str, number: int, image: PreparedImage, status: int, said: str) -> PostError:
@@ -97,7 +93,7 @@ def refused(where: str, number: int, image: PreparedImage, status: int, said: st
     what = f"{where} refused picture {number} ({image.name}, {image.describe()}): {status} {said}"
     return PostError(
         f"{what}; nothing was posted: use a smaller picture or another format",
-        kind="picture",
+        kind=ErrorKind.PICTURE,
         exit_status=ExitStatus.DATA_ERROR,
         summary=what,
     )
@@ -111,7 +107,7 @@ def upload_to_x(
     credentials: Credentials,
     images: Sequence[PreparedImage],
     *,
-    retry: Retry,
+    policy: Backoff,
     classify: Callable[[Any], PostError],
     network_error: Callable[[Exception], PostError],
 ) -> List[str]:
@@ -139,7 +135,7 @@ def upload_to_x(
         except (ValueError, KeyError, TypeError):
             raise PostError(
                 f"X answered the upload of {image.name} without its id: run with -v and report it if it persists",
-                kind="network",
+                kind=ErrorKind.NETWORK,
                 exit_status=ExitStatus.TEMPORARY_FAILURE,
             ) from None
 
@@ -152,12 +148,12 @@ def upload_to_x(
             "data": {"media_category": category},
         }
         try:
-            data = retry.run(partial(call, number, image, **upload), what=f"uploading {image.name}", retryable=_may_pass)
+            data = retried(policy, partial(call, number, image, **upload), what=f"upload {image.name}")
             media_id = str(data["id"])
             alt = {"url": X_METADATA_URL, "json": {"id": media_id, "metadata": {"alt_text": {"text": image.alt}}}}
-            retry.run(partial(call, number, image, **alt), what=f"describing {image.name}", retryable=_may_pass)
+            retried(policy, partial(call, number, image, **alt), what=f"describe {image.name}")
         except PostError as exc:
-            raise exc if exc.kind == "picture" else upload_failed("X", number, image, exc) from None
+            raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("X", number, image, exc) from None
         ids.append(media_id)
     return ids
 
@@ -174,14 +170,14 @@ def _x_said(response: Any) -> str:
 def _may_pass(error: PostError) -> bool:
     """An upload failure worth trying again: no connection, no answer or a server error (an
     upload made twice is harmless: only the one the post names is shown)."""
-    return error.kind in ("unreachable", "timeout", "network", "server_error")
+    return error.kind in (ErrorKind.UNREACHABLE, ErrorKind.TIMEOUT, ErrorKind.NETWORK, ErrorKind.SERVER_ERROR)
 
 
 # -- Mastodon ----------------------------------------------------------------------------------
 
 
 def upload_to_mastodon(
-    client: Any, images: Sequence[PreparedImage], *, retry: Retry, classify: Callable[[Exception], PostError]
+    client: Any, images: Sequence[PreparedImage], *, policy: Backoff, classify: Callable[[Exception], PostError]
 ) -> List[str]:
     """Upload each picture with its alt text (``description``), waiting until the server has
     processed it (a status naming an unprocessed upload is refused with 422); returns the ids
@@ -211,9 +207,9 @@ def upload_to_mastodon(
                 raise classify(exc) from None
 
         try:
-            media = retry.run(upload, what=f"uploading {image.name}", retryable=_may_pass)
+            media = retried(policy, upload, what=f"upload {image.name}")
         except PostError as exc:
-            raise exc if exc.kind == "picture" else upload_failed("Mastodon", number, image, exc) from None
+            raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Mastodon", number, image, exc) from None
         ids.append(str(media["id"]))
     return ids
 
@@ -221,7 +217,7 @@ def upload_to_mastodon(
 # -- Bluesky -----------------------------------------------------------------------------------
 
 
-def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, retry: Retry, call: Callable[..., Any]) -> Any:
+def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backoff, call: Callable[..., Any]) -> Any:
     """Upload each picture as a blob and return the ``app.bsky.embed.images`` embed naming them,
     with alt text and aspect ratio (without it the app crops the picture). `call` runs an SDK
     step, turning its errors into PostErrors."""
@@ -230,13 +226,9 @@ def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, retry: Retry,
     embedded = []
     for number, image in enumerate(images, start=1):
         try:
-            blob = retry.run(
-                lambda image=image: call(client.upload_blob, image.data).blob,
-                what=f"uploading {image.name}",
-                retryable=_may_pass,
-            )
+            blob = retried(policy, lambda image=image: call(client.upload_blob, image.data).blob, what=f"upload {image.name}")
         except PostError as exc:
-            if exc.kind in ("rejected", "too_large", "invalid"):
+            if exc.kind == ErrorKind.REJECTED:
                 raise refused("Bluesky", number, image, 400, exc.summary) from None
             raise upload_failed("Bluesky", number, image, exc) from None
         embedded.append(

@@ -1,8 +1,8 @@
 """The dry run's pictures: each one fitted to each network and written to a folder to open.
 
     folder = dry_run_folder()
-    for line in write_prepared(attachments, ("x", "bluesky"), folder):
-        print(line)   # '  picture for Bluesky: /tmp/twitterbot-dry-run-x1y2/1-garden.bluesky.jpg (JPEG, ...)'
+    for line in write_prepared(attachments, [networks.get(name).image_limits() for name in config.post_to], folder):
+        print(line)   # 'picture 1 for Bluesky: /tmp/twitterbot-dry-run-x1y2/1-garden.bluesky.jpg (JPEG, ...)'
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
-from typing import List, Mapping, Optional, Sequence
+from typing import List, Sequence
 
-from .limits import ImageLimits, limits_for
+from .limits import ImageLimits
 from .prepare import Attachment, PictureError
 
 __all__ = ["dry_run_folder", "write_prepared"]
@@ -25,20 +25,16 @@ def dry_run_folder() -> Path:
 
 
 def write_prepared(
-    attachments: Sequence[Attachment],
-    networks: Sequence[str],
-    folder: Path,
-    limits: Optional[Mapping[str, ImageLimits]] = None,
-    *,
-    start: int = 1,
+    attachments: Sequence[Attachment], limits: Sequence[ImageLimits], folder: Path, *, start: int = 1
 ) -> List[str]:
-    """Write each picture as each network would get it; return one line per file (or per
-    picture a network cannot take) saying where it is, its format, bytes, pixels and alt text."""
+    """Write each picture as each network (`limits`, one per network) would get it; return one
+    line per file (or per picture a network cannot take) saying where it is, its format, bytes,
+    pixels and alt text."""
     said: List[str] = []
     for number, attachment in enumerate(attachments, start=start):
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(attachment.name).stem).strip("-") or "picture"
-        for network in networks:
-            chosen = (limits or {}).get(network) or limits_for(network)
+        for chosen in limits:
+            network = chosen.network
             try:
                 prepared = attachment.prepare(chosen)
             except PictureError as exc:

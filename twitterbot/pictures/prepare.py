@@ -2,7 +2,7 @@
 
 The user's file is only read. Each network gets its own copy, made in memory::
 
-    prepared = prepare(Path("photos/sunrise.jpg"), "Orange sky over runner beans", LIMITS["bluesky"])
+    prepared = prepare(Path("photos/sunrise.jpg"), "Orange sky over runner beans", network.image_limits())
     prepared.data, prepared.mime_type, prepared.width, prepared.height
     prepared.describe()     # 'JPEG, 1,912,334 bytes, 2309x1732 (scaled down from 4000x3000, ...)'
 
@@ -147,7 +147,7 @@ def _as_is(source: Source, fmt: Optional[str], alt: str, limits: ImageLimits, na
     """An animated GIF, sent unchanged where the network shows animated GIFs (re-encoding it
     would lose its frames or grow it)."""
     where = limits.where
-    if fmt != "GIF" or limits.animated_gif_bytes is None:
+    if fmt != "GIF" or not limits.animated_gif_bytes:
         raise PictureError(
             f"{name} is animated; {where} shows no animated pictures: use a still picture, or post it elsewhere"
         )

@@ -10,7 +10,7 @@ POST_TO, the file exists and starts like a picture. Fitting each picture to each
 
     split_images("Hi ![A cat](cat.jpg)", folder=Path("/home/pi/bot"))
     # ('Hi', (LineImage(path=PosixPath('/home/pi/bot/cat.jpg'), written='cat.jpg', alt='A cat'),))
-    image_problems(images, networks=("x", "bluesky"))   # what is wrong with them, worded for the user
+    image_problems(text, images, config.post_to)    # what is wrong with them, worded for the user
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Mapping, Optional, Tuple
+from typing import Iterator, List, Sequence, Tuple
 
-from ..pictures.limits import MAX_IMAGES, limits_for, strictest_alt
+from .. import networks as registry
+from ..pictures.limits import MAX_IMAGES, ImageLimits, strictest_alt
 from ..pictures.prepare import Attachment
 
 __all__ = ["LineImage", "MARK", "image_problems", "split_images", "how_sent"]
@@ -74,7 +75,8 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Tuple[str
         )
     if len(images) > MAX_IMAGES:
         problems.append(f"has {len(images)} pictures; a post takes {MAX_IMAGES}: move the others to another line")
-    limit, strictest = strictest_alt(networks)
+    strictest = strictest_alt([registry.get(name).image_limits() for name in networks])
+    limit = strictest.max_alt
     for image in images:
         if not image.alt:
             problems.append(
@@ -83,7 +85,7 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Tuple[str
             )
         elif len(image.alt) > limit:
             problems.append(
-                f"has alt text of {len(image.alt)} characters for {image.written}; {limits_for(strictest).where} "
+                f"has alt text of {len(image.alt)} characters for {image.written}; {strictest.where} "
                 f"takes {limit}: shorten it"
             )
         if not image.written:
@@ -106,18 +108,14 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Tuple[str
     return problems
 
 
-def how_sent(
-    images: Tuple[LineImage, ...], networks: Tuple[str, ...], limits: Optional[Mapping[str, object]] = None
-) -> Iterator[Tuple[LineImage, str, object]]:
-    """Each picture prepared for each network (`check`, the dry run): (picture, network, the
-    `PreparedImage` or the `PictureError` that keeps it off that network). `limits` replaces a
-    network's built-in limits (a Mastodon server's own, read online)."""
+def how_sent(images: Tuple[LineImage, ...], limits: Sequence[ImageLimits]) -> Iterator[Tuple[LineImage, str, object]]:
+    """Each picture prepared for each network (`limits`, one per network; `check`): (picture, the
+    network's name, the `PreparedImage` or the `PictureError` that keeps it off that network)."""
     from ..pictures.prepare import PictureError, prepare
 
     for image in images:
-        for network in networks:
-            chosen = (limits or {}).get(network) or limits_for(network)
+        for chosen in limits:
             try:
-                yield image, network, prepare(image.path, image.alt, chosen, name=image.written)  # type: ignore[arg-type]
+                yield image, chosen.where, prepare(image.path, image.alt, chosen, name=image.written)
             except PictureError as exc:
-                yield image, network, exc
+                yield image, chosen.where, exc
