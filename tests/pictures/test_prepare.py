@@ -141,3 +141,10 @@ def test_mastodon_limits_come_from_the_instance() -> None:  # networks/mastodon.
 def test_the_strictest_alt_limit() -> None:
     assert strictest_alt([LIMITS["mastodon"], LIMITS["bluesky"]]).network == "mastodon"
     assert strictest_alt([LIMITS["bluesky"], LIMITS["x"]]).max_alt == 1000
+
+
+def test_a_photo_over_the_decode_limit_is_decoded_at_half_size(tmp_path: Path) -> None:
+    big = images.photo(tmp_path / "big.jpg", size=(5600, 4200), orientation=1, quality=80)  # 23.5 megapixels
+    prepared = prepare(big, "A big photo", LIMITS["x"])
+    assert (prepared.width, prepared.height) == (2800, 2100)  # 1/2, not X's 4096 a side
+    assert "scaled down from 5600x4200 to fit X's limits" in prepared.describe()

@@ -31,9 +31,12 @@ from typing import IO, Any, List, Optional, Sequence, Tuple, Union
 from ..errors import BotError, ExitStatus
 from .limits import ImageLimits
 
-__all__ = ["Attachment", "PictureError", "PreparedImage", "prepare", "prepare_all", "sniff", "JPEG_QUALITY"]
+__all__ = ["DECODE_LIMIT", "Attachment", "PictureError", "PreparedImage", "prepare", "prepare_all", "sniff", "JPEG_QUALITY"]
 
 JPEG_QUALITY = 88  # a photo this good shows no blocks on a phone; 4000x3000 is then about 3-4 MB
+# A JPEG of more pixels is decoded at 1/2, 1/4... of its size (a 24-megapixel photo at 6), so that
+# preparing it stays under 150 MiB on a Pi; a phone shows a picture 1,000-1,300 pixels wide anyway.
+DECODE_LIMIT = 16_000_000
 _LOWER_QUALITY = 80  # tried once before scaling down, when a picture is a little too big
 _LOSSLESS = {"PNG", "GIF", "BMP", "TIFF", "ICO"}
 _ORIENTATION = 0x0112  # the EXIF tag of a photo's orientation
@@ -179,6 +182,10 @@ def _fitted(image: Any, alt: str, limits: ImageLimits, name: str) -> PreparedIma
         # 1/4 or 1/8 as it reads, to no less than the size asked for; the encoding below shrinks
         # further if that is not enough.
         draft = min(scale, math.sqrt(limits.max_bytes / max(1, _file_size(image))))
+        if raw_width * raw_height > DECODE_LIMIT:
+            # A photo this big would need 250 MiB and more at full size: decode it at the largest
+            # 1/2^n that stays under the limit, whatever the network would take.
+            draft = min(draft, 2.0 ** math.floor(math.log2(math.sqrt(DECODE_LIMIT / (raw_width * raw_height)))))
         if draft < 1:
             image.draft("L" if image.mode == "L" else "RGB", (math.ceil(raw_width * draft), math.ceil(raw_height * draft)))
     image.load()
