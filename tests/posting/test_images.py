@@ -187,3 +187,19 @@ def test_the_dry_run_writes_each_picture_for_each_network(tmp_path: Path) -> Non
         data = Path(path).read_bytes()
         assert f"{len(data):,} bytes" in described and not images.has_location(data)
     assert "alt text: 'Beans at dawn'" in run.stderr and run.stdout == "The garden\n"
+
+
+def test_a_network_that_missed_a_post_with_a_picture_gets_it_next_run(home: BotHome, emulator, mastodon_emulator) -> None:
+    home.write_env(**mastodon_emulator.env(), POST_TO="x,mastodon")
+    images.photo(home.path / "garden.jpg", size=(400, 300))
+    home.write_tweets("The garden ![Beans at dawn](garden.jpg)\n")
+    mastodon_emulator.fail_next_upload("server_error")  # the one try (API_RETRIES=0 here) fails
+    first = home.run("--force")
+    assert first.returncode == 75, first.stderr
+    assert "could not be uploaded to Mastodon" in first.stderr and mastodon_emulator.statuses == []
+    assert [post.text for post in emulator.posts] == ["The garden"]
+    second = home.run()  # the gap holds: only the catch-up, with its picture
+    assert "catching up on Mastodon" in second.stderr, second.stderr
+    (status,) = mastodon_emulator.statuses
+    assert status.text == "The garden" and [media["description"] for media in status.media] == ["Beans at dawn"]
+    assert len(emulator.posts) == 1
