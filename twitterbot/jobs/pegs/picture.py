@@ -23,6 +23,7 @@ from .board import Board, Jump
 __all__ = ["start_picture", "solution_picture", "describe_position"]
 
 _ROW_HEIGHT = math.sqrt(3) / 2  # rows of a triangle lattice are this far apart, holes 1 apart
+_SMALLEST = 24  # pixels from hole to hole in a solution's small boards, at the least
 
 
 def _places(board: Board) -> List[Tuple[float, float]]:
@@ -150,7 +151,10 @@ def solution_picture(board: Board, jumps: Sequence[Jump], *, title: str = "") ->
     places = _places(board)
     columns, rows = _extent(places)
     panels = len(jumps) + 1
-    across = max(1, min(6, math.ceil(math.sqrt(panels * 1.2))))
+    # Six small boards a row at most, fewer for a wide board: a hole stays 24 pixels or more (about
+    # 8 points on a phone), so a long solution grows taller rather than smaller.
+    widest = max(1, int(1200 // (columns * _SMALLEST + 24)))
+    across = max(1, min(6, widest, math.ceil(math.sqrt(panels * 1.2))))
     down = math.ceil(panels / across)
     panel_width = 1200 / across
     spacing = min(48.0, (panel_width - 24) / columns)
