@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -22,7 +23,7 @@ from twitterbot import networks
 from twitterbot.errors import ExitStatus, PostError
 from twitterbot.networks.bluesky import BlueskyPoster
 from twitterbot.networks.mastodon import MastodonPoster
-from twitterbot.networks.media import upload_to_x
+from twitterbot.networks.media import bluesky_embed, upload_to_x
 from twitterbot.networks.retry import Backoff
 from twitterbot.networks.x import XPoster
 from twitterbot.pictures.prepare import Attachment, PreparedImage
@@ -220,3 +221,28 @@ def test_bluesky_stores_the_blob_fitted_upright_and_without_exif(
     png = look(blob(bluesky_pds, account.did, second["image"]["ref"]["$link"]))
     assert png.format == "PNG" and max(png.size) <= 4000
     json.dumps(record)  # the record is plain JSON all through
+
+
+def test_bluesky_refusals_of_a_picture_post_nothing(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path) -> None:
+    poster = BlueskyPoster(
+        handle=account.handle,
+        app_password=bluesky_pds.app_password(account),
+        service=bluesky_pds.url,
+        session_file=tmp_path / "session.json",
+        timeout=20,
+        retries=0,
+        sleep=lambda s: None,
+    )
+    client = poster._call(poster._connect)
+    # Too big for the server (its blob limit; the bot itself never sends over 2,000,000 bytes).
+    big = PreparedImage("bluesky", b"\xff\xd8\xff" + os.urandom(6_000_000), "image/jpeg", 10, 10, "alt", "big.jpg")
+    with pytest.raises(PostError, match=r"Bluesky refused picture 1 \(big.jpg.*413") as caught:
+        bluesky_embed(client, [big], policy=Backoff(0), call=poster._call)
+    assert caught.value.exit_status == ExitStatus.DATA_ERROR
+    # Not a picture: the server stores the blob, then refuses a post that shows it as one.
+    fake = PreparedImage("bluesky", b"this is not a picture at all", "image/png", 10, 10, "alt", "notes.png")
+    poster._pictures = lambda images: bluesky_embed(client, [fake], policy=Backoff(0), call=poster._call)  # type: ignore[method-assign]
+    with pytest.raises(PostError) as refused:
+        poster.post("A text file as a picture", images=[fake])  # type: ignore[list-item]
+    assert refused.value.exit_status == ExitStatus.DATA_ERROR, refused.value
+    assert bluesky_pds.posts(account) == []

@@ -222,15 +222,25 @@ def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backo
     with alt text and aspect ratio (without it the app crops the picture). `call` runs an SDK
     step, turning its errors into PostErrors."""
     from atproto import models
+    from atproto.exceptions import AtProtocolError
+
+    def upload(number: int, image: PreparedImage) -> Any:
+        try:
+            return client.upload_blob(image.data).blob
+        except AtProtocolError as exc:  # the server's refusal of this picture, in its own words
+            response = getattr(exc, "response", None)
+            if response is not None and response.status_code in (400, 413, 415):
+                content = response.content
+                said = ": ".join(str(part) for part in (getattr(content, "error", ""), getattr(content, "message", "")) if part)
+                raise refused("Bluesky", number, image, response.status_code, said or "refused") from None
+            raise
 
     embedded = []
     for number, image in enumerate(images, start=1):
         try:
-            blob = retried(policy, lambda image=image: call(client.upload_blob, image.data).blob, what=f"upload {image.name}")
+            blob = retried(policy, partial(call, upload, number, image), what=f"upload {image.name}")
         except PostError as exc:
-            if exc.kind == ErrorKind.REJECTED:
-                raise refused("Bluesky", number, image, 400, exc.summary) from None
-            raise upload_failed("Bluesky", number, image, exc) from None
+            raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Bluesky", number, image, exc) from None
         embedded.append(
             models.AppBskyEmbedImages.Image(
                 alt=image.alt,
