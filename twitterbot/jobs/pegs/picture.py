@@ -73,6 +73,13 @@ def _draw_board(
         width = max(3, int(spacing / 9))
         draw.line((cx - cross, cy - cross, cx + cross, cy + cross), fill=RED, width=width)
         draw.line((cx - cross, cy + cross, cx + cross, cy - cross), fill=RED, width=width)
+    if labels and board.kind == "triangular":
+        # No rows and columns to write along the edges: each hole carries its own name.
+        small = font(max(14, int(spacing * 0.26)))
+        for hole, (cx, cy) in centre.items():
+            name = board.name_of(hole)
+            colour = "white" if position >> hole & 1 else MUTED
+            draw.text((cx - text_width(draw, name, small) / 2, cy - spacing * 0.16), name, font=small, fill=colour)
     if labels and board.kind != "triangular":
         small = font(max(14, int(spacing * 0.38)))
         columns = sorted({col for _, col in board.cells})
@@ -136,9 +143,10 @@ def start_picture(board: Board) -> Picture:
     draw.text((40, 30), title, font=font(40), fill=INK)
     left = (image.width - columns * spacing) / 2
     _draw_board(draw, board, board.start, (left, title_height + margin), spacing, labels=True)
+    names = "each hole with its name in it" if board.kind == "triangular" else "columns a, b, c... and rows 1, 2, 3..."
     alt = (
         f"A peg solitaire board, {board.name}: {_shape(board)} drawn as circles, pegs as dark blue discs and empty "
-        f"holes as rings. {describe_position(board, board.start)}. The goal: {board.goal_text}."
+        f"holes as rings, {names}. {describe_position(board, board.start)}. The goal: {board.goal_text}."
     )
     return to_picture(image, alt, f"pegs-{board.name}-start.png")
 
