@@ -246,3 +246,12 @@ def test_bluesky_refusals_of_a_picture_post_nothing(bluesky_pds: Pds, account: P
         poster.post("A text file as a picture", images=[fake])  # type: ignore[list-item]
     assert refused.value.exit_status == ExitStatus.DATA_ERROR, refused.value
     assert bluesky_pds.posts(account) == []
+
+
+def test_mastodon_refuses_a_picture_over_its_size_limit(mastodon_emulator: MastodonEmulator, photo) -> None:
+    mastodon_emulator.image_size_limit = 1024 * 1024
+    poster = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token)
+    poster._image_limits = networks.get("mastodon").image_limits()  # the bot assumes 8 MiB: the server says no
+    with pytest.raises(PostError, match="Mastodon refused picture 1 .*File file size must be less than 1 MB") as caught:
+        poster.post("Too big for this server", images=[photo])
+    assert caught.value.exit_status == ExitStatus.DATA_ERROR and mastodon_emulator.statuses == []
