@@ -14,8 +14,7 @@ import random
 import time
 from typing import Any, List, Optional
 
-from .. import __version__
-from .. import networks
+from .. import __version__, networks
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..lock import run_lock
