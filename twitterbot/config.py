@@ -115,6 +115,9 @@ SETTINGS: Dict[str, Setting] = {
     "BLUESKY_SERVICE": Setting(
         "https://bsky.social", "url", "Bluesky: your PDS (the default serves bsky.social accounts)"
     ),
+    "WEB_PASSWORD": Setting(
+        "", "secret", "status page (bot.py serve): the password every request needs; required for a --host other than 127.0.0.1"
+    ),
 }
 
 CREDENTIAL_NAMES = (
@@ -124,7 +127,7 @@ CREDENTIAL_NAMES = (
     "TWITTER_ACCESS_TOKEN_SECRET",
 )
 # Every network's secrets: scrubbed from all output, and never echoed when pasted elsewhere.
-SECRET_NAMES = (*CREDENTIAL_NAMES, "MASTODON_ACCESS_TOKEN", "BLUESKY_APP_PASSWORD")
+SECRET_NAMES = (*CREDENTIAL_NAMES, "MASTODON_ACCESS_TOKEN", "BLUESKY_APP_PASSWORD", "WEB_PASSWORD")
 NETWORK_NAMES = ("x", "mastodon", "bluesky")  # networks.NETWORKS; config cannot import networks
 MASTODON_VISIBILITIES = ("public", "unlisted", "private", "direct")
 
@@ -197,10 +200,11 @@ class Config:
     progress_failed_template: str
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
+    web_password: str = field(default="", repr=False)  # WEB_PASSWORD: the status page's (bot.py serve)
 
     def secrets(self) -> Tuple[str, ...]:
         """Every non-empty secret of every network, for scrubbing text before it is shown."""
-        extra = (self.mastodon.access_token, self.bluesky.app_password)
+        extra = (self.mastodon.access_token, self.bluesky.app_password, self.web_password)
         return (*self.credentials.secrets(), *(value for value in extra if value))
 
     def missing(self) -> List[str]:
@@ -331,6 +335,7 @@ def load_config(
         progress_failed_template=values["PROGRESS_FAILED_TEMPLATE"],
         env_file=env_path,
         base_dir=base_dir,
+        web_password=values["WEB_PASSWORD"],
     )
 
 
