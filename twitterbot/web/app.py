@@ -88,6 +88,7 @@ def create_app(
     app.jinja_env.filters["ago"] = lambda moment: _ago(moment, clock())
     app.jinja_env.filters["href"] = safe_href
     app.jinja_env.filters["network"] = label
+    app.jinja_env.filters["capitalize_first"] = lambda text: text[:1].upper() + text[1:]
     app.jinja_env.globals["plural"] = plural
     app.before_request(_guard)
     app.after_request(_headers)

@@ -215,7 +215,7 @@ def read_status(
         cap=cap,
         bag=bag,
         next_run=schedule,
-        attention=tuple(sorted(attention, key=_urgency)),
+        attention=_once(sorted(attention, key=_urgency)),
         runs=runs,
         jobs=jobs,
         tweets_file=str(config.tweets_file),
@@ -227,6 +227,19 @@ _ORDER = ("history", "keys", "uncertain", "failed", "tweets_file", "missed", "jo
 
 def _urgency(item: Attention) -> int:
     return _ORDER.index(item.kind) if item.kind in _ORDER else len(_ORDER)
+
+
+def _once(items: List[Attention]) -> Tuple[Attention, ...]:
+    """Each problem once, under its most urgent heading: the run that failed because X refused
+    the keys is the keys' item, not a second one that says the same."""
+    seen = set()
+    kept = []
+    for item in items:
+        if item.detail and item.detail in seen:
+            continue
+        seen.add(item.detail)
+        kept.append(item)
+    return tuple(kept)
 
 
 # -- the tweets file -------------------------------------------------------------------------------

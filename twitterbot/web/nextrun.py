@@ -75,10 +75,7 @@ def next_run(
             return cron
     at = next_time(config.times, now=now, zone=zone)
     return NextRun(
-        at,
-        "settings",
-        f"no daemon, systemd timer or crontab line for this checkout was found; TWEET_TIMES say {times}{jitter}"
-        " (`bot.py systemd` or `bot.py cron` set one up)",
+        at, "settings", f"TWEET_TIMES say {times}{jitter}, but no daemon, systemd timer or crontab line for this checkout was found"
     )
 
 
