@@ -29,7 +29,7 @@ from ..config import Config
 from ..networks import label
 from ..secrets import MASK, Scrubber
 from ..wording import plural
-from .data import Status, read_status
+from .data import Status, TweetsFile, read_status
 from .links import safe_href
 from .nextrun import NextRun, next_run
 
@@ -79,6 +79,7 @@ def create_app(
         clock=clock,
         reader=reader,
         probe=_Remembered(probe, PROBE_EVERY),
+        tweets=TweetsFile(),
         scrub=scrubber,
     )
     app.jinja_env.autoescape = True  # every template, whatever its name
@@ -105,7 +106,7 @@ class _Page:
 
     def status(self) -> Status:
         now = self.clock()  # type: ignore[attr-defined]
-        return self.reader(self.config, now=now, probe=self.probe)  # type: ignore[attr-defined]
+        return self.reader(self.config, now=now, probe=self.probe, tweets=self.tweets)  # type: ignore[attr-defined]
 
 
 class _Remembered:

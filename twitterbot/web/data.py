@@ -13,9 +13,11 @@ bot's gives a `Status` whose `history_problem` says so, never an exception::
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sqlite3
+import threading
 from contextlib import closing
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta, timezone
@@ -38,6 +40,7 @@ __all__ = [
     "NetworkOutcome",
     "RunView",
     "Status",
+    "TweetsFile",
     "read_status",
     "RECENT_RUNS",
 ]
@@ -163,14 +166,16 @@ def read_status(
     now: datetime,
     picture_for: Callable[[JobView], Optional[str]] = lambda job: None,
     probe: Optional[Callable[..., NextRun]] = None,
+    tweets: Optional[TweetsFile] = None,
 ) -> Status:
     """A fresh snapshot of the bot, at `now` (aware). `picture_for` gives a job's latest picture
-    (the pictures work plugs in here); `probe` replaces `nextrun.next_run` in tests."""
+    (the pictures work plugs in here); `probe` replaces `nextrun.next_run` (tests, and the app
+    keeps its answer a minute); `tweets` keeps the measured tweets file between calls."""
     attention: List[Attention] = []
     missing = config.missing()
     if missing:
         attention.append(Attention("keys", "keys not set", f"{', '.join(missing)} (POST_TO needs them): see `bot.py check`"))
-    texts, tweets_attention = _tweets(config)
+    texts, tweets_attention = (tweets or TweetsFile())(config)
     attention += tweets_attention
     schedule = (probe or next_run)(config, now=now)
     cap: Optional[Cap] = None
@@ -245,21 +250,40 @@ def _once(items: List[Attention]) -> Tuple[Attention, ...]:
 # -- the tweets file -------------------------------------------------------------------------------
 
 
-def _tweets(config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
-    """The file's postable texts and its problems, as `bot.py check` reports them (a repeated line
-    is a note there, not a problem)."""
-    from ..posting.tweets import load_tweets  # measuring imports twitter-text: only here
+class TweetsFile:
+    """The tweets file's postable texts and its problems, as `bot.py check` reports them (a
+    repeated line is a note there, not a problem). The file is read at every call; it is measured
+    again only when its bytes (or POST_TO) changed, since measuring a long file with twitter-text
+    takes longer than the rest of the page."""
 
-    try:
-        tweets = load_tweets(config.tweets_file, config.post_to)
-    except BotError as exc:
-        return None, [Attention("tweets_file", "the tweets file cannot be used", str(exc))]
-    problems = [
-        Attention("tweets_file", f"{config.tweets_file.name} line {problem.lineno}", problem.message)
-        for problem in tweets.problems
-        if not problem.message.startswith("repeats")
-    ]
-    return tweets.texts, problems
+    def __init__(self) -> None:
+        self._kept: Optional[Tuple[bytes, Tuple[str, ...], List[str], List[Attention]]] = None
+        self._lock = threading.Lock()
+
+    def __call__(self, config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
+        from ..posting.tweets import load_tweets, parse_tweets  # measuring imports twitter-text: only here
+
+        path = config.tweets_file
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = None
+        with self._lock:
+            digest = hashlib.sha256(data).digest() if data is not None else b""
+            kept = self._kept
+            if data is not None and kept and kept[0] == digest and kept[1] == config.post_to:
+                return kept[2], kept[3]
+            try:
+                tweets = parse_tweets(data, path, config.post_to) if data is not None else load_tweets(path, config.post_to)
+            except BotError as exc:
+                return None, [Attention("tweets_file", "the tweets file cannot be used", str(exc))]
+            problems = [
+                Attention("tweets_file", f"{path.name} line {problem.lineno}", problem.message)
+                for problem in tweets.problems
+                if not problem.message.startswith("repeats")
+            ]
+            self._kept = (digest, config.post_to, tweets.texts, problems)
+            return tweets.texts, problems
 
 
 # -- the history, read-only ------------------------------------------------------------------------
