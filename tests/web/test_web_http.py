@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import sqlite3
+import subprocess
 from pathlib import Path
 from typing import Iterator
 
@@ -231,3 +232,23 @@ def test_a_run_that_posts_while_the_page_is_read_exits_0_and_shows_next_time(hom
         server.stop()
     assert data["runs"][0]["action"] == "posted"
     assert data["runs"][0]["text"] == "A line not posted yet"
+
+
+def test_a_scheduled_run_and_other_commands_never_import_flask_or_waitress(home: BotHome) -> None:
+    import sys
+
+    probe = (
+        "import sys; from twitterbot.cli import main; status = main(sys.argv[1:]); "
+        "print(sorted(name for name in ('flask', 'waitress', 'jinja2', 'werkzeug') if name in sys.modules)); "
+        "sys.exit(status)"
+    )
+    for args in (["--force"], ["history"], ["serve", "--help"]):
+        result = subprocess.run(
+            [sys.executable, "-c", probe, "--env-file", str(home.env_file), *args],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().splitlines()[-1] == "[]", args

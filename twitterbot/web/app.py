@@ -29,7 +29,7 @@ from ..config import Config
 from ..networks import label
 from ..secrets import MASK, Scrubber
 from ..wording import plural
-from .data import Status, TweetsFile, read_status
+from .data import JobView, Status, TweetsFile, read_status
 from .links import safe_href
 from .nextrun import NextRun, next_run
 
@@ -64,9 +64,11 @@ def create_app(
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
     reader: Callable[..., Status] = read_status,
     probe: Callable[..., NextRun] = next_run,
+    picture_for: Callable[[JobView], Optional[str]] = lambda job: None,
 ) -> Flask:
     """The status page's WSGI application for `config`. `password` (WEB_PASSWORD) makes every
-    request need HTTP Basic auth with it (any user name); `clock`, `reader` and `probe` are
+    request need HTTP Basic auth with it (any user name); `picture_for` gives a job's latest
+    picture's address (the pictures work plugs in here); `clock`, `reader` and `probe` are
     injected by tests."""
     from ..unattended.daemon import zone_for
 
@@ -80,6 +82,7 @@ def create_app(
         reader=reader,
         probe=_Remembered(probe, PROBE_EVERY),
         tweets=TweetsFile(),
+        picture_for=picture_for,
         scrub=scrubber,
     )
     app.jinja_env.autoescape = True  # every template, whatever its name
@@ -106,7 +109,13 @@ class _Page:
 
     def status(self) -> Status:
         now = self.clock()  # type: ignore[attr-defined]
-        return self.reader(self.config, now=now, probe=self.probe, tweets=self.tweets)  # type: ignore[attr-defined]
+        return self.reader(  # type: ignore[attr-defined]
+            self.config,  # type: ignore[attr-defined]
+            now=now,
+            probe=self.probe,  # type: ignore[attr-defined]
+            tweets=self.tweets,  # type: ignore[attr-defined]
+            picture_for=self.picture_for,  # type: ignore[attr-defined]
+        )
 
 
 class _Remembered:

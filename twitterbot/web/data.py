@@ -186,6 +186,11 @@ def read_status(
     history = config.history_file
     if not history.exists():
         problem = f"no history yet: {history} does not exist (the first run creates it)"
+    elif history.is_file() and history.stat().st_size == 0:
+        problem = (
+            f"{history} is empty (0 bytes), so it holds no history (a power cut or a full disk can do that):"
+            " `bot.py check` says what to do"
+        )
     else:
         try:
             with closing(_open_read_only(history)) as conn:
@@ -203,14 +208,13 @@ def read_status(
     if problem and history.exists():
         attention.insert(0, Attention("history", "the history cannot be read", problem))
     attention += [
-        Attention("job", f"job {job.name!r} {job.state}", "its last run did not finish", at=job.last_post_at)
+        Attention("job", f"job {job.name!r} {job.state}", _JOB_TROUBLE[job.state], at=job.finished_at or job.last_post_at)
         for job in jobs
-        if job.state in ("failed", "stopped")
+        if job.state in _JOB_TROUBLE
     ]
     bag = Bag(None, None)
     if texts is not None:
-        left = len(texts) - len((used or set()).intersection(texts))
-        bag = Bag(left or len(texts), len(texts))  # none left: the next post starts a new round
+        bag = Bag(len(texts) - len((used or set()).intersection(texts)), len(texts))
     return Status(
         now=now,
         history_file=str(history),
@@ -227,6 +231,11 @@ def read_status(
     )
 
 
+_JOB_TROUBLE = {
+    "failed": "its last run failed: its last post, and the log, say why",
+    "stopped": "its last run did not finish and no process runs it now (stopped, killed, or the machine restarted):"
+    " start it again and it carries on its thread",
+}
 _ORDER = ("history", "keys", "uncertain", "failed", "tweets_file", "missed", "job")
 
 
@@ -237,14 +246,8 @@ def _urgency(item: Attention) -> int:
 def _once(items: List[Attention]) -> Tuple[Attention, ...]:
     """Each problem once, under its most urgent heading: the run that failed because X refused
     the keys is the keys' item, not a second one that says the same."""
-    seen = set()
-    kept = []
-    for item in items:
-        if item.detail and item.detail in seen:
-            continue
-        seen.add(item.detail)
-        kept.append(item)
-    return tuple(kept)
+    said = {item.detail for item in items if item.kind != "failed"}
+    return tuple(item for item in items if item.kind != "failed" or item.detail not in said)
 
 
 # -- the tweets file -------------------------------------------------------------------------------
@@ -429,7 +432,7 @@ def _history_attention(conn: sqlite3.Connection, config: Config, now: datetime) 
     for network in config.post_to:
         row = conn.execute(
             "SELECT outcome, detail, sent_at FROM attempts WHERE network = ? AND outcome != 'pending'"
-            " ORDER BY id DESC LIMIT 1",
+            " ORDER BY sent_at DESC, id DESC LIMIT 1",
             (network,),
         ).fetchone()
         if row and row[0] == "failed" and row[1] and _KEYS_REFUSED.search(row[1]):
