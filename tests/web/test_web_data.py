@@ -10,8 +10,9 @@ from typing import Dict, Optional, Sequence
 
 import pytest
 
-from twitterbot.config import load_config
-from twitterbot.history import APPLICATION_ID, HistoryStore
+from twitterbot.settings import load_config
+from twitterbot.state import HistoryStore
+from twitterbot.state.schema import APPLICATION_ID
 from twitterbot.web.data import read_status
 from twitterbot.web.links import check_url, post_url, safe_href
 from twitterbot.web.nextrun import NextRun, _cron_field, next_run, next_time

@@ -25,9 +25,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, request
 
-from ..config import Config
 from ..networks import label
-from ..secrets import MASK, Scrubber
+from ..settings import Config
+from ..settings.secrets import MASK, Scrubber
 from ..wording import plural
 from .data import JobView, Status, TweetsFile, read_status
 from .links import safe_href

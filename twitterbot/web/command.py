@@ -11,8 +11,8 @@ import argparse
 import ipaddress
 
 from ..arguments import Commands, Parser, add_command
-from ..config import Config
 from ..errors import ConfigError
+from ..settings import Config
 
 __all__ = ["register", "is_loopback"]
 
@@ -44,7 +44,8 @@ def is_loopback(host: str) -> bool:
 
 
 def _serve(args: argparse.Namespace, config: Config) -> int:
-    if not is_loopback(args.host) and not config.web_password:
+    password = str(config.setting("WEB_PASSWORD") or "")
+    if not is_loopback(args.host) and not password:
         raise ConfigError(
             f"--host {args.host} would show the status page to other machines, and WEB_PASSWORD is not set:"
             " set WEB_PASSWORD in the env file (every request then needs it), or leave --host out to listen"
@@ -52,7 +53,7 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
         )
     from .server import serve
 
-    return serve(config, host=args.host, port=args.port, password=config.web_password or None)
+    return serve(config, host=args.host, port=args.port, password=password or None)
 
 
 def _port(text: str) -> int:

@@ -24,11 +24,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from ..config import Config
 from ..errors import BotError
-from ..history import APPLICATION_ID, COUNTED_OUTCOMES
 from ..networks import label
 from ..posting.scheduled import CAP_WINDOW, CLOCK_SLACK
+from ..settings import Config
+from ..state import COUNTED_OUTCOMES
+from ..state.schema import APPLICATION_ID
 from .links import check_url, post_url
 from .nextrun import NextRun, next_run
 

@@ -3,43 +3,40 @@
 Kept in one small module so that each question has one answer: when the networks' registry learns
 to write its own links, these functions ask it instead::
 
-    post_url("x", "1456012973835788293", None)     # 'https://x.com/i/status/1456012973835788293'
+    post_url(network, post_id, stored_url)        # the stored link, else one made from the id
     safe_href("javascript:alert(1)")               # None: only http(s) links are ever shown
 """
 
 from __future__ import annotations
 
 from typing import Optional
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
-from ..config import Config
+from .. import networks
+from ..settings import Config
 
 __all__ = ["check_url", "post_url", "safe_href"]
 
 
-def post_url(network: str, tweet_id: Optional[str], url: Optional[str]) -> Optional[str]:
-    """A post's public link: the one its network gave and the history kept (every network since
-    several were supported), else made from the id for X's older rows, as `history` does."""
+def post_url(network: str, post_id: Optional[str], url: Optional[str]) -> Optional[str]:
+    """A post's public link: the one its network gave and the history kept, else the one its
+    network's module makes from the id (older rows), as `bot.py history` does."""
     if url:
         return safe_href(url)
-    if network == "x" and tweet_id and tweet_id.isdigit():
-        return f"https://x.com/i/status/{tweet_id}"
-    return None
+    try:
+        return safe_href(networks.get(network).post_url(post_id))
+    except KeyError:  # a network no longer registered
+        return None
 
 
 def check_url(network: str, config: Config) -> Optional[str]:
-    """Where the owner looks to see whether an uncertain post is there: the account's page, made
-    from settings alone (the page never asks a network). The same places a run names when it logs
-    an uncertain post."""
-    if network == "x":
-        # An access token starts with the account's numeric id: public, and enough for a link.
-        user_id = config.credentials.access_token.split("-", 1)[0]
-        return f"https://x.com/intent/user?user_id={user_id}" if user_id.isdigit() else "https://x.com/home"
-    if network == "mastodon" and config.mastodon.instance:
-        return safe_href(config.mastodon.instance)
-    if network == "bluesky" and config.bluesky.handle:
-        return f"https://bsky.app/profile/{quote(config.bluesky.handle)}"
-    return None
+    """Where the owner looks to see whether an uncertain post is there: the account's page, as the
+    network's module makes it from the settings (the page never asks a network, nor imports its
+    client). The history does not keep the link the poster gave (`PostResult.check_url`)."""
+    try:
+        return safe_href(networks.get(network).account_url(config.values))
+    except KeyError:
+        return None
 
 
 def safe_href(url: Optional[str]) -> Optional[str]:

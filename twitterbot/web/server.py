@@ -10,8 +10,8 @@ import logging
 import signal
 from typing import Optional
 
-from ..config import Config
 from ..errors import ConfigError, ExitStatus
+from ..settings import Config
 
 __all__ = ["serve", "THREADS"]
 
