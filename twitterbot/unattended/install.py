@@ -194,7 +194,7 @@ Restart=on-failure
 RestartSec=30s
 RestartPreventExitStatus={_NO_RESTART}
 TimeoutStopSec=15s
-# The page rests at about 35 MiB; far more would be a leak.
+# The page rests at about 45 MiB (docs/status-page.md); far more would be a leak.
 MemoryMax=150M
 {hardening}
 [Install]
