@@ -126,7 +126,7 @@ def test_jobs_show_their_state_and_thread(tmp_path: Path) -> None:
     assert jobs["watch make"].threads == (("X", "https://x.com/i/status/77"),)
     assert jobs["watch make"].last_text == "watch make: 10%"
     assert jobs["pegs"].state == "failed" and jobs["pegs"].picture == "/pictures/1.png"
-    assert {item.title for item in status.attention if item.kind == "job"} == {"job 'watch make' stopped", "job 'pegs' failed"}
+    assert {item.title for item in status.attention if item.kind == "job"} == {"Job 'watch make' stopped", "Job 'pegs' failed"}
 
 
 @pytest.mark.parametrize(

@@ -195,7 +195,7 @@ def test_a_damaged_history_gives_a_page_that_says_so(home: BotHome, made: Made, 
     finally:
         returncode, stderr = server.stop()
     assert status == 200
-    assert "the history cannot be read" in html
+    assert "The history cannot be read" in html
     assert data["history_problem"] and data["attention"][0]["kind"] == "history"
     assert "Traceback" not in stderr and returncode == 0
     assert history.read_bytes() == damage  # read-only: never repaired, moved or rewritten here

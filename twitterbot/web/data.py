@@ -175,7 +175,7 @@ def read_status(
     attention: List[Attention] = []
     missing = config.missing()
     if missing:
-        attention.append(Attention("keys", "keys not set", f"{', '.join(missing)} (POST_TO needs them): see `bot.py check`"))
+        attention.append(Attention("keys", "Keys not set", f"{', '.join(missing)} (POST_TO needs them): see `bot.py check`"))
     texts, tweets_attention = (tweets or TweetsFile())(config)
     attention += tweets_attention
     schedule = (probe or next_run)(config, now=now)
@@ -207,9 +207,9 @@ def read_status(
         except sqlite3.Error as exc:
             problem = _sqlite_problem(history, exc)
     if problem and history.exists():
-        attention.insert(0, Attention("history", "the history cannot be read", problem))
+        attention.insert(0, Attention("history", "The history cannot be read", problem))
     attention += [
-        Attention("job", f"job {job.name!r} {job.state}", _JOB_TROUBLE[job.state], at=job.finished_at or job.last_post_at)
+        Attention("job", f"Job {job.name!r} {job.state}", _JOB_TROUBLE[job.state], at=job.finished_at or job.last_post_at)
         for job in jobs
         if job.state in _JOB_TROUBLE
     ]
@@ -280,7 +280,7 @@ class TweetsFile:
             try:
                 tweets = parse_tweets(data, path, config.post_to) if data is not None else load_tweets(path, config.post_to)
             except BotError as exc:
-                return None, [Attention("tweets_file", "the tweets file cannot be used", str(exc))]
+                return None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
             problems = [
                 Attention("tweets_file", f"{path.name} line {problem.lineno}", problem.message)
                 for problem in tweets.problems
@@ -446,7 +446,7 @@ def _history_attention(conn: sqlite3.Connection, config: Config, now: datetime) 
         items.append(
             Attention(
                 "uncertain",
-                f"maybe posted on {label(network)}: {text}",
+                f"Maybe posted on {label(network)}: {text}",
                 f"{detail or 'no answer came'}; it counts as posted and is never sent again: look whether it is there",
                 link=check_url(network, config),
                 at=_parsed(sent_at),
@@ -456,14 +456,14 @@ def _history_attention(conn: sqlite3.Connection, config: Config, now: datetime) 
         "SELECT started_at, reason FROM runs WHERE action = 'failed' AND started_at > ? ORDER BY id DESC LIMIT 5",
         (_stored(now - FAILURE_WINDOW),),
     ):
-        items.append(Attention("failed", "a run failed", reason or "", at=_parsed(started_at)))
+        items.append(Attention("failed", "A run failed", reason or "", at=_parsed(started_at)))
     for network, text, detail, sent_at, name in conn.execute(
         "SELECT a.network, a.text, a.detail, a.sent_at, j.name FROM attempts a JOIN jobs j ON a.job_id = j.id"
         " WHERE a.outcome = 'failed' AND a.sent_at > ? ORDER BY a.id DESC LIMIT 5",
         (_stored(now - FAILURE_WINDOW),),
     ):
         items.append(
-            Attention("failed", f"job {name!r}: a post to {label(network)} failed", detail or text, at=_parsed(sent_at))
+            Attention("failed", f"Job {name!r}: a post to {label(network)} failed", detail or text, at=_parsed(sent_at))
         )
     for network, text, detail, sent_at in conn.execute(
         "SELECT a.network, a.text, a.detail, a.sent_at FROM attempts a WHERE a.outcome = 'temporary' AND a.sent_at > ?"
@@ -474,7 +474,7 @@ def _history_attention(conn: sqlite3.Connection, config: Config, now: datetime) 
         items.append(
             Attention(
                 "missed",
-                f"not on {label(network)} yet: {text}",
+                f"Not on {label(network)} yet: {text}",
                 f"{detail or ''} (the next runs send it there, for 24 hours)".strip(),
                 at=_parsed(sent_at),
             )
