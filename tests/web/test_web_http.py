@@ -252,3 +252,10 @@ def test_a_scheduled_run_and_other_commands_never_import_flask_or_waitress(home:
         )
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip().splitlines()[-1] == "[]", args
+
+
+def test_a_port_in_use_is_a_sentence_and_78(home: BotHome, server: Server) -> None:
+    result = home.run("serve", "--port", str(server.port), timeout=30)
+    assert result.returncode == 78
+    assert f"cannot listen on 127.0.0.1 port {server.port}" in result.stderr and "--port" in result.stderr
+    assert "Traceback" not in result.stderr
