@@ -4,6 +4,7 @@ import in `twitterbot/` (at module level or inside a function) and fails on one 
 From the top down:
 
     cli                        assembles the commands, the one error boundary
+    web                        the status page: reads what every part below left behind
     jobs.<job>, unattended     a job uses progress mode; running unattended uses the scheduled post
     progress                   the reporter, watch, the status line
     posting                    the tweets file, choosing, the one send step, one scheduled run
@@ -47,7 +48,8 @@ ALLOWED = {
     "progress": {"posting", "networks", "pictures"},
     "unattended": {"posting", "networks", "pictures"},
     "jobs": {"progress", "posting", "networks", "pictures"},
-    "cli": {"jobs", "unattended", "progress", "posting", "networks", "pictures"},
+    "web": {"unattended", "progress", "posting", "networks", "pictures"},
+    "cli": {"jobs", "unattended", "progress", "posting", "networks", "web", "pictures"},
 }
 
 

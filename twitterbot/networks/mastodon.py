@@ -160,6 +160,9 @@ class Mastodon(Network):
     guide = "Getting a Mastodon token"
     site = "your Mastodon server"
 
+    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
+        return str(values.get("MASTODON_INSTANCE") or "") or None  # the profile's address needs a request
+
     def measure(self, text: str) -> Fit:
         return measure(text)
 

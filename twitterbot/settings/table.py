@@ -63,6 +63,13 @@ _CORE: Dict[str, Setting] = {
     "PROGRESS_FAILED_TEMPLATE": Setting("", "template", "progress mode: text of the failure post"),
     "PICTURES": Setting("yes", "bool", "jobs attach their pictures (boards, solutions, charts); no: text only"),
     "PICTURES_EVERY": Setting("1d", "duration", "progress mode: at most one picture in progress posts per this long"),
+    "WEB_PASSWORD": Setting(
+        "",
+        "secret",
+        "the status page's password (bot.py serve, HTTP Basic auth); required for any --host but 127.0.0.1",
+        secret=True,
+        source="your password manager",
+    ),
 }
 
 # Old names still read, each as its new name; `check` says to rename them.
