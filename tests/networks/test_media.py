@@ -194,19 +194,24 @@ def blob(pds: Pds, did: str, cid: str) -> bytes:
         return response.read()
 
 
-def test_bluesky_stores_the_blob_fitted_upright_and_without_exif(
-    bluesky_pds: Pds, account: PdsAccount, photo, screenshot, tmp_path: Path
-) -> None:
-    poster = BlueskyPoster(
+@pytest.fixture
+def bluesky(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path) -> BlueskyPoster:
+    """The Bluesky poster, logged in to the real PDS with an app password, never sleeping."""
+    return BlueskyPoster(
         handle=account.handle,
         app_password=bluesky_pds.app_password(account),
         service=bluesky_pds.url,
         session_file=tmp_path / "session.json",
         timeout=20,
-        retries=1,
+        retries=0,
         sleep=lambda s: None,
     )
-    assert poster.post("The garden at dawn", images=[photo, screenshot]).confirmed
+
+
+def test_bluesky_stores_the_blob_fitted_upright_and_without_exif(
+    bluesky_pds: Pds, account: PdsAccount, bluesky: BlueskyPoster, photo, screenshot
+) -> None:
+    assert bluesky.post("The garden at dawn", images=[photo, screenshot]).confirmed
     (record,) = bluesky_pds.posts(account)
     embed: Dict[str, Any] = record["value"]["embed"]
     assert embed["$type"] == "app.bsky.embed.images"
@@ -223,16 +228,8 @@ def test_bluesky_stores_the_blob_fitted_upright_and_without_exif(
     json.dumps(record)  # the record is plain JSON all through
 
 
-def test_bluesky_refusals_of_a_picture_post_nothing(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path) -> None:
-    poster = BlueskyPoster(
-        handle=account.handle,
-        app_password=bluesky_pds.app_password(account),
-        service=bluesky_pds.url,
-        session_file=tmp_path / "session.json",
-        timeout=20,
-        retries=0,
-        sleep=lambda s: None,
-    )
+def test_bluesky_refusals_of_a_picture_post_nothing(bluesky_pds: Pds, account: PdsAccount, bluesky: BlueskyPoster) -> None:
+    poster = bluesky
     client = poster._call(poster._connect)
     # Too big for the server (its blob limit; the bot itself never sends over 2,000,000 bytes).
     big = PreparedImage("bluesky", b"\xff\xd8\xff" + os.urandom(6_000_000), "image/jpeg", 10, 10, "alt", "big.jpg")
