@@ -115,6 +115,12 @@ SETTINGS: Dict[str, Setting] = {
     "BLUESKY_SERVICE": Setting(
         "https://bsky.social", "url", "Bluesky: your PDS (the default serves bsky.social accounts)"
     ),
+    "DASK_SCHEDULER": Setting(
+        "",
+        "scheduler",
+        "long jobs: a Dask scheduler to run them on, e.g. tls://10.0.0.2:8786 (needs the cluster extra; "
+        "docs/cluster.md); --cluster overrides it",
+    ),
 }
 
 CREDENTIAL_NAMES = (
@@ -197,6 +203,7 @@ class Config:
     progress_failed_template: str
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
+    dask_scheduler: str = ""  # tcp:// or tls:// address of a Dask scheduler; "" runs the long jobs here
 
     def secrets(self) -> Tuple[str, ...]:
         """Every non-empty secret of every network, for scrubbing text before it is shown."""
@@ -331,6 +338,7 @@ def load_config(
         progress_failed_template=values["PROGRESS_FAILED_TEMPLATE"],
         env_file=env_path,
         base_dir=base_dir,
+        dask_scheduler=values["DASK_SCHEDULER"],
     )
 
 
@@ -584,6 +592,16 @@ def _parse_url(name: str, text: str, where: str, base_dir: Optional[Path]) -> st
     return value
 
 
+def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip()
+    if value and not re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", value):
+        raise ConfigError(
+            f"{name}={_show(text)} from {where} is not a Dask scheduler address like tls://10.0.0.2:8786 "
+            "(or tcp://host:8786 on a private network): see docs/cluster.md, or leave it empty"
+        )
+    return value
+
+
 _TIME_FIELD = re.compile(r"[0-9]{1,2}")  # ASCII digits only: '²'.isdigit() is True, int('²') fails
 
 
@@ -705,4 +723,5 @@ _PARSERS: Dict[str, Callable[[str, str, str, Optional[Path]], object]] = {
     "visibility": _parse_visibility,
     "handle": _parse_handle,
     "app_password": _parse_app_password,
+    "scheduler": _parse_scheduler,
 }

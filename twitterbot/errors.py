@@ -33,6 +33,7 @@ class ExitStatus(enum.IntEnum):
     UNEXPECTED = 1  # a bug: run again with --debug and report it
     USAGE = 64  # EX_USAGE: bad command line
     DATA_ERROR = 65  # EX_DATAERR: the tweets file (or a line X refused) needs fixing
+    UNAVAILABLE = 69  # EX_UNAVAILABLE: an optional part is not installed (e.g. the cluster extra)
     CANNOT_CREATE = 73  # EX_CANTCREAT: the state folder cannot be written (permissions, read-only, disk full)
     TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: rate limit, X server error, network, lock held
     PERMISSION_DENIED = 77  # EX_NOPERM: keys rejected, read-only app, no Project, no credits

@@ -23,7 +23,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -161,11 +161,16 @@ class Monkey:
         self.typed = typed
         self._buffer = np.empty(0, dtype=np.uint8)
 
-    def type(self, count: int) -> List[Tuple[int, int, np.ndarray]]:
-        """Type `count` keys; each new record as (its keystroke index from 0, length, keys)."""
+    def type(
+        self, count: int, seen: Optional[Callable[[np.ndarray], None]] = None
+    ) -> List[Tuple[int, int, np.ndarray]]:
+        """Type `count` keys; each new record as (its keystroke index from 0, length, keys).
+        `seen`, if given, is shown each block of keys as it is typed (a chunk keeps its ends)."""
         records = []
         while count > 0:
             keys = self.stream.take(min(count, DRAW))
+            if seen is not None:
+                seen(keys)
             typed = self._behind_tail(keys) if self.tail.size else keys
             fresh = len(self.tail)
             if self._kernel is None:
