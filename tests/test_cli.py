@@ -16,6 +16,8 @@ import pytest
 from conftest import REPO, BotHome
 from x_emulator import KEYS, XEmulator
 
+from twitterbot import __version__
+
 
 def history(home: BotHome) -> list:
     result = home.run("history", "--json")
@@ -108,7 +110,7 @@ def test_each_x_failure_end_to_end(home: BotHome, emulator: XEmulator, failure: 
 def test_a_lost_reply_is_uncertain_exits_75_and_is_never_sent_again(home: BotHome, emulator: XEmulator, fault) -> None:
     emulator.duplicate_check = False
     home.write_tweets("alpha\nbeta\n")
-    home.write_env(X_API_RETRIES="2")
+    home.write_env(API_RETRIES="2")
     emulator.fail_next(fault)
     result = home.run("--json")
     assert result.returncode == 75, result.stderr
@@ -125,7 +127,7 @@ def test_a_lost_reply_is_uncertain_exits_75_and_is_never_sent_again(home: BotHom
 
 
 def test_a_slow_x_times_out_with_a_clear_message(home: BotHome, emulator: XEmulator) -> None:
-    home.write_env(X_API_TIMEOUT="0.5")
+    home.write_env(API_TIMEOUT="0.5")
     emulator.slow_seconds = 2
     emulator.fail_next("slow")
     result = home.run()
@@ -167,7 +169,7 @@ def test_usage_errors_exit_64(home: BotHome) -> None:
 
 
 def test_two_runs_at_once_post_once(home: BotHome, emulator: XEmulator) -> None:
-    home.write_env(X_API_TIMEOUT="30")
+    home.write_env(API_TIMEOUT="30")
     emulator.slow_seconds = 25  # held until the second run is over, however slow the machine
     emulator.fail_next("slow")
     first = home.start("--force")
@@ -204,6 +206,20 @@ def test_check_reports_all_good(home: BotHome) -> None:
     result = home.run("check", "--online")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "posting as @pi_bot" in result.stdout and "all good" in result.stdout
+    assert result.stdout.startswith(f"twitterbot {__version__} (Python 3.")  # what a bug report needs
+
+
+def test_a_bug_asks_for_a_report_naming_the_version(monkeypatch, capsys, tmp_path: Path) -> None:
+    """Exit 1 is a bug: its one line says to report it, and with which version."""
+    from twitterbot import cli
+
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(cli, "load_config", broken)
+    assert cli.main(["history"], environ={}, project_dir=tmp_path) == 1
+    said = capsys.readouterr().err
+    assert "unexpected error (RuntimeError: a bug)" in said and f"twitterbot {__version__}, Python 3." in said
 
 
 def test_check_names_each_problem(home: BotHome) -> None:

@@ -9,13 +9,15 @@ from __future__ import annotations
 import enum
 import re
 from datetime import datetime
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 __all__ = [
     "BotError",
     "CommandError",
     "ConfigError",
     "DuplicatePost",
+    "ErrorKind",
+    "EXIT_STATUS_HELP",
     "ExitStatus",
     "HistoryError",
     "LockHeld",
@@ -41,6 +43,92 @@ class ExitStatus(enum.IntEnum):
     BROKEN_PIPE = 141  # as the shell (128 + SIGPIPE): the reader of the output went away, e.g. `| head`
     CANNOT_EXECUTE = 126  # as the shell: watch's command is not executable
     COMMAND_NOT_FOUND = 127  # as the shell: watch's command does not exist
+
+
+class ErrorKind(str, enum.Enum):
+    """What went wrong with a post, as `PostError.kind`: a stable word that `--json`, the history
+    and scripts keep (the values never change). Compares equal to its value."""
+
+    DUPLICATE = "duplicate"  # the network already has this text
+    TOO_LONG = "too_long"  # the network says the text is too long
+    UNAUTHORIZED = "unauthorized"  # the keys, token or password were refused
+    READ_ONLY = "read_only"  # the keys may only read
+    NOT_IN_PROJECT = "not_in_project"  # X: the app is in no Project
+    CREDITS = "credits"  # X: no API credits left
+    FORBIDDEN = "forbidden"  # the account may not post (suspended, disabled, scope)
+    NOT_FOUND = "not_found"  # the server has no such API
+    RATE_LIMITED = "rate_limited"  # too many requests (429)
+    SERVER_ERROR = "server_error"  # the network failed (5xx): certainly no post
+    UNREACHABLE = "unreachable"  # no connection was made: certainly no post
+    TIMEOUT = "timeout"  # sent, and no answer in time: maybe posted
+    NETWORK = "network"  # sent, and the connection broke: maybe posted
+    EXISTS = "exists"  # Bluesky: a record under this post's key exists already
+    BAD_REPLY_TO = "bad_reply_to"  # the post to reply to is not this network's
+    REJECTED = "rejected"  # a refusal no rule foresaw
+    UNCERTAIN = "uncertain"  # it may or may not have been posted
+    UNEXPECTED = "unexpected"  # the client library failed in a way we do not know
+
+    __str__ = str.__str__  # "rate_limited", not "ErrorKind.RATE_LIMITED", in messages
+    __format__ = str.__format__
+# What each exit status means and what to do about it: the reference page of exit codes is
+# generated from this table (docs/gen_reference.py), so a new status cannot go undocumented.
+EXIT_STATUS_HELP: Dict[ExitStatus, Tuple[str, str]] = {
+    ExitStatus.OK: ("posted, skipped (by chance or by the cap), or dry run", "nothing"),
+    ExitStatus.UNEXPECTED: ("unexpected error (a bug)", "run again with `--debug` and report it, with `bot.py --version`"),
+    ExitStatus.USAGE: (
+        "command-line usage error: an unknown flag, a flag the command does not take, a bad flag value "
+        "(also: `monkey` asked to resume a checkpoint saved with other options)",
+        "see `--help`, or the message",
+    ),
+    ExitStatus.DATA_ERROR: (
+        "the tweets file needs fixing, or a network refused a line (too long, or every line the run tried "
+        "was already posted); `monkey`: the `--target` file or texts archive is unusable; `pegs`: the board "
+        "file; `puzzle`: the puzzle file (the message names the line)",
+        "fix the named line or file",
+    ),
+    ExitStatus.UNAVAILABLE: (
+        "`--cluster` (or `DASK_SCHEDULER`) without the cluster extra installed, or a Dask scheduler that "
+        "cannot be reached or has no workers",
+        "`pip install -r requirements-cluster.txt`, or start the scheduler and workers (docs/cluster.md)",
+    ),
+    ExitStatus.CANNOT_CREATE: (
+        "the state folder cannot be written: it or a file in it belongs to another user (often one made by "
+        "a command run with `sudo`) or is read-only, the filesystem is read-only, or the disk is full (a "
+        "real run then posts nothing); `puzzle`: also its `--output` file",
+        "what the message says, e.g. `sudo chown -R pi: /home/pi/twitterbot/state` or free some space; "
+        "keep the history",
+    ),
+    ExitStatus.TEMPORARY_FAILURE: (
+        "temporary: rate limit, a network's server error, no connection, another run holds the lock; "
+        "`monkey`: the texts could not be downloaded; `--cluster`: the Dask scheduler went away mid-job (the job saved its checkpoint). Also `uncertain`: the post was sent but the reply "
+        "was lost (timeout, dropped connection), so it may or may not be there",
+        "nothing; the next run tries again. For `uncertain`, the line counts as posted and is never sent "
+        "again: look at the link in the message if you want to know",
+    ),
+    ExitStatus.PERMISSION_DENIED: (
+        "a network refused the keys or the account: 401, read-only app, no Project, no credits, a "
+        "suspended account",
+        "see Troubleshooting",
+    ),
+    ExitStatus.CONFIG_ERROR: (
+        "a setting is missing or malformed, or the history database is unusable; `--cluster`: the nodes run "
+        "other versions of Python or the packages",
+        "fix the named setting or file",
+    ),
+    ExitStatus.BROKEN_PIPE: (
+        "the reader of the output went away (`bot.py history | head -1`); nothing else is printed, as "
+        "with `git log | head`",
+        "nothing",
+    ),
+    ExitStatus.CANNOT_EXECUTE: (
+        "`watch`: the command is not an executable file",
+        "`chmod +x` it, or run it through its interpreter",
+    ),
+    ExitStatus.COMMAND_NOT_FOUND: (
+        "`watch`: the command was not found",
+        "check its spelling; give its full path (cron and systemd have a short `PATH`)",
+    ),
+}
 
 
 class BotError(Exception):
@@ -111,13 +199,13 @@ class CommandError(BotError):
 
 
 class PostError(BotError):
-    """X did not take the post. `kind` names the case (see `networks.x`); the message says what to do."""
+    """A network did not take the post. `kind` names the case (`ErrorKind`); the message says what to do."""
 
     def __init__(
         self,
         message: str,
         *,
-        kind: str,
+        kind: ErrorKind,
         exit_status: ExitStatus,
         retry_at: Optional[datetime] = None,
         summary: Optional[str] = None,
@@ -125,13 +213,13 @@ class PostError(BotError):
         super().__init__(message)
         self.kind = kind
         self.exit_status = exit_status
-        self.retry_at = retry_at  # when X says trying again makes sense (rate limits)
+        self.retry_at = retry_at  # when the network says trying again makes sense (rate limits)
         # What happened, without the advice: an in-run retry says this, then what it does next.
         self.summary = summary or message
 
 
 class DuplicatePost(PostError):
-    """X already has a post with this exact text: not a failure of the bot, pick another line."""
+    """The network already has a post with this exact text: not a failure of the bot, pick another line."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, kind="duplicate", exit_status=ExitStatus.DATA_ERROR)
+        super().__init__(message, kind=ErrorKind.DUPLICATE, exit_status=ExitStatus.DATA_ERROR)

@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import argparse
 import logging
+import platform
 import random
 import time
 from typing import Any, List, Optional
 
+from .. import __version__
+from .. import networks
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
-from ..config import Config, env_file_warnings
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..lock import run_lock
 from ..networks import check_keys, label, posters_for
-from ..secrets import scrub
+from ..settings import Config, env_file_warnings
+from ..settings.secrets import scrub
 from ..state import HistoryStore, ensure_state_dir, probe_state_dir
+from ..state.outcomes import Outcome
 from ..wording import plural
 from .scheduled import log_result, run_once, wait_jitter
-from .tweets import load_tweets, preview, url_cost
+from .tweets import load_tweets, preview
 
 __all__ = ["register"]
 
@@ -49,11 +53,11 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
-    if args.dry_run and result.action == "skipped" and result.roll is not None:
+    if args.dry_run and result.action == Outcome.SKIPPED and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
         print_json(result.as_dict(), secrets=config.secrets())
-    elif result.action == "would_post" and result.line:
+    elif result.action == Outcome.WOULD_POST and result.line:
         print(result.line.text)
     return int(result.exit_status)
 
@@ -67,7 +71,10 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         if not ok:
             problems.append(error or ConfigError(message))
 
+    print(f"twitterbot {__version__} (Python {platform.python_version()})")  # the first thing a bug report needs
     report(True, f"settings read from {config.env_file or 'the environment (no env file)'}")
+    for old, new, where in config.deprecated:
+        print(f"note     {old} (from {where}) is deprecated: rename it {new}; it is read as {new} for now")
     for warning in env_file_warnings(config):
         report(False, warning)
     missing = config.missing()
@@ -83,16 +90,17 @@ def _check(args: argparse.Namespace, config: Config) -> int:
     except BotError as exc:
         report(False, str(exc), exc)
     else:
-        with_url = [line for line in tweets.lines if line.has_url]
+        with_url = [line for line in tweets.lines if any(fit.cost for fit in line.fits)]
         count = len(tweets.lines)
         report(
             True,
             f"{config.tweets_file}: {plural(count, 'line')} ready to post"
             + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
         )
-        if "x" in config.post_to:
-            for line in with_url:  # not a problem, but X charges more: say which lines and how much
-                print(f"note     {config.tweets_file} line {line.lineno} {url_cost(line)}")
+        for line in with_url:  # not a problem, but a network charges more: say which lines and how much
+            for fit in line.fits:
+                if fit.cost:
+                    print(f"note     {config.tweets_file} line {line.lineno} {fit.cost}")
         for line in tweets.lines:  # posted only where it fits: say where it will not go
             for fit in line.fits:
                 if not fit.fits:
@@ -163,14 +171,14 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     for entry in entries:
         if isinstance(entry, RunRecord):
             when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry)
-            what = entry.action + (" (dry run)" if entry.dry_run and entry.action != "would_post" else "")
+            what = entry.action + (" (dry run)" if entry.dry_run and entry.action != Outcome.WOULD_POST else "")
             tag = ""
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry), entry.outcome
             thread = (
                 f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.tweet_id else ""
             )
-            on = f" on {label(entry.network)}" if entry.network != "x" else ""
+            on = f" on {label(entry.network)}" if entry.network != networks.default() else ""
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
         detail = " ".join(part for part in (tag, preview(text, 50) if text else "", reason or "", url or "") if part)
         print(f"{when.astimezone():%Y-%m-%d %H:%M}  {what:<11} {detail}")
@@ -180,16 +188,16 @@ def _history(args: argparse.Namespace, config: Config) -> int:
 
 
 def _url(entry: Any) -> Optional[str]:
-    """A history entry's link: stored since several networks; made from the id for older X posts."""
-    if entry.url:
-        return entry.url
-    return _x_link(entry.tweet_id) if getattr(entry, "network", "x") == "x" else None
+    """A history entry's link: stored since several networks; made from the id for older posts."""
+    return entry.url or _link(getattr(entry, "network", None), entry.tweet_id)
 
 
-def _x_link(tweet_id: Optional[str]) -> Optional[str]:
-    from ..networks.x import status_url  # here, not at the top: it imports tweepy, which a plain run may not need
-
-    return status_url(tweet_id)
+def _link(network: Optional[str], post_id: Optional[str]) -> Optional[str]:
+    """A post's link made from its id, where its network can (older scheduled runs: the default one)."""
+    try:
+        return networks.get(network or networks.default()).post_url(post_id)
+    except KeyError:  # a network no longer registered
+        return None
 
 
 def _history_json(entry: Any) -> dict:
@@ -222,7 +230,7 @@ def _history_json(entry: Any) -> dict:
         "job_run": entry.job_id,
         "result": entry.final,
         "thread": entry.thread_root,
-        "thread_url": _x_link(entry.thread_root) if entry.network == "x" else None,
+        "thread_url": _link(entry.network, entry.thread_root),
     }
 
 
