@@ -228,3 +228,23 @@ def _security(address: str, tls_dir: Optional[Path]) -> Any:
         tls_client_key=str(files["key"]),
         require_encryption=True,
     )
+
+
+def add_cluster_flag(parser: Any) -> None:
+    """`--cluster ADDRESS` on a long job's command (one wording for every job)."""
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the work on the Dask cluster whose scheduler is at ADDRESS, e.g. tls://10.0.0.2:8786 "
+        "(default: DASK_SCHEDULER; empty: this machine). Needs requirements-cluster.txt; see docs/cluster.md",
+    )
+
+
+def cluster_for(args: Any, config: Any) -> Optional[Cluster]:
+    """The cluster `--cluster` or DASK_SCHEDULER names, connected and checked; None for this machine."""
+    address = getattr(args, "cluster", None) or str(config.setting("DASK_SCHEDULER") or "")
+    if not address:
+        return None
+    if "://" not in address:
+        address = f"tcp://{address}"
+    return connect(address, tls_dir=config.state_dir / "cluster")

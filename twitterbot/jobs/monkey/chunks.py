@@ -50,7 +50,7 @@ __all__ = [
 # Keys in a chunk: part of what a seed means (stored in the checkpoint). A chunk is about a
 # second of typing on a PC and a few on a Pi: long enough to dwarf a task's overhead, short
 # enough for a worker to answer its heartbeats and for a lost one to cost little.
-CHUNK = 1 << 24
+CHUNK = 1 << 25
 # Keys each piece gives back from each of its ends, at least: records straddling two pieces are
 # found from them. (A record longer than this is found by typing the seam again here.)
 MARGIN = 64
@@ -150,7 +150,7 @@ class LocalTyping:
 
     size = 1
     window = 1
-    where = "this machine"
+    where = "one core of this machine"
 
     def __init__(self, matcher: Matcher, key_count: int, kernel: Optional[Kernel] = None) -> None:
         self._matcher, self._key_count, self._kernel = matcher, key_count, kernel
@@ -190,8 +190,6 @@ class ForkedTyping:
     """Pieces typed by `workers` forked processes of this machine (the index is shared, not
     copied), given out in turn."""
 
-    where = "this machine"
-
     def __init__(self, matcher: Matcher, key_count: int, workers: int, kernel: Optional[Kernel] = None) -> None:
         context = multiprocessing.get_context("fork")
         self._pipes: List[Any] = []
@@ -207,6 +205,7 @@ class ForkedTyping:
         self._asked = 0
         self.size = workers
         self.window = 2 * workers
+        self.where = f"{workers} processes of this machine"
 
     def submit(self, seed: int, piece: Piece, floor: int, margin: int) -> _Waiting:
         number = self._asked

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from typing import Any
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...errors import ExitStatus, UsageError
@@ -13,6 +14,7 @@ from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
 from ...settings import Config
 from ...state import ensure_state_dir
+from ..cluster import add_cluster_flag, cluster_for
 from .board import BOARDS, builtin, check_countable, load_board, with_empty_hole
 
 __all__ = ["register"]
@@ -24,9 +26,6 @@ def register(parser: Parser, commands: Commands) -> None:
 
 def _pegs(args: argparse.Namespace, config: Config) -> int:
     """Solve or count a peg solitaire board, posting progress and the result."""
-    from .job import run_count, run_fewest, run_solve  # the counter needs numpy: only for this command
-    from .kernel import load as load_kernel
-
     if args.action == "boards":
         for name, (_, kind, _, about) in BOARDS.items():
             print(f"{name:16} {kind:11} {builtin(name).goal_text:18} {about}")
@@ -45,50 +44,66 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
         board = with_empty_hole(board, args.empty)
     if args.action == "count" or args.fewest_moves:  # refused before anything is printed or posted
         check_countable(board, "pegs count" if args.action == "count" else "pegs solve --fewest-moves")
+    if args.cluster and args.action != "count":
+        raise UsageError(f"--cluster is for pegs count, not pegs {args.action}: drop it")
+    cluster = cluster_for(args, config) if args.action == "count" else None  # before anything is posted
     name = args.name or f"pegs {args.action} {board.name}"
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
     reporter = (
         NullReporter() if args.no_post else open_reporter(name, config=config, dry_run=args.dry_run, status=status)
     )
-    with reporter as report:
-        if args.action == "solve":
-            if args.fewest_moves:
-                ensure_state_dir(config.state_dir)
-                levels = config.state_dir / f"pegs-fewest-{board.name}"
-                try:
-                    run_fewest(
-                        board,
-                        report,
-                        output=absolute(args.output),
-                        status=status,
-                        folder=levels,
-                        kernel=load_kernel(config.state_dir / "pegs-cache"),  # None: numpy, the same levels
-                    )
-                finally:
-                    shutil.rmtree(levels, ignore_errors=True)  # the count's levels were only for this search
-            else:
-                run_solve(
+    try:
+        with reporter as report:
+            return _run(args, config, board, report, status, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, status: Any, cluster: Any) -> int:
+    """The action, with the reporter open."""
+    from .job import run_count, run_fewest, run_solve  # the counter needs numpy: only for this command
+    from .kernel import load as load_kernel
+
+    if args.action == "solve":
+        if args.fewest_moves:
+            ensure_state_dir(config.state_dir)
+            levels = config.state_dir / f"pegs-fewest-{board.name}"
+            try:
+                run_fewest(
                     board,
                     report,
                     output=absolute(args.output),
                     status=status,
-                    kernel=load_kernel(config.state_dir / "pegs-cache"),  # None: the search runs in Python
+                    folder=levels,
+                    kernel=load_kernel(config.state_dir / "pegs-cache"),  # None: numpy, the same levels
                 )
-            return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
-        ensure_state_dir(config.state_dir)
-        levels = config.state_dir / f"pegs-levels-{board.name}"
-        levels.mkdir(exist_ok=True)
-        run_count(
-            board,
-            report,
-            checkpoint=config.state_dir / f"pegs-count-{board.name}.npz",
-            status=status,
-            levels=levels,
-            kernel=load_kernel(config.state_dir / "pegs-cache"),  # None: numpy, the same levels
-        )
-        shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
-        return int(ExitStatus.OK)
+            finally:
+                shutil.rmtree(levels, ignore_errors=True)  # the count's levels were only for this search
+        else:
+            run_solve(
+                board,
+                report,
+                output=absolute(args.output),
+                status=status,
+                kernel=load_kernel(config.state_dir / "pegs-cache"),  # None: the search runs in Python
+            )
+        return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
+    ensure_state_dir(config.state_dir)
+    levels = config.state_dir / f"pegs-levels-{board.name}"
+    levels.mkdir(exist_ok=True)
+    run_count(
+        board,
+        report,
+        checkpoint=config.state_dir / (f"pegs-count-{board.name}" + (".cluster" if cluster else ".npz")),
+        status=status,
+        levels=levels,
+        kernel=load_kernel(config.state_dir / "pegs-cache"),  # None: numpy, the same levels
+        cluster=cluster,
+    )
+    shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
+    return int(ExitStatus.OK)
 
 
 def _add_pegs(commands: Commands) -> None:
@@ -126,6 +141,7 @@ def _add_pegs(commands: Commands) -> None:
         "(english: 18 moves, about a minute); one peg anywhere: small boards only",
     )
     pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
+    add_cluster_flag(pegs)
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
     add_progress_flags(pegs, "every", "first_after")
     pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
