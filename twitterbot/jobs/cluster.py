@@ -142,6 +142,15 @@ class Cluster:
                     raise self._lost() from None
                 raise
 
+    def wait(self, futures: List[Any]) -> None:
+        """Until the futures are done, their values left on the workers; ClusterLost as `result`."""
+        asked = time.monotonic()
+        while not all(future.done() for future in futures):
+            time.sleep(0.02)
+            if time.monotonic() - asked > POLL:
+                self._still_there()
+                asked = time.monotonic()
+
     def results(self, futures: List[Any]) -> List[Any]:
         return [self.result(future) for future in futures]
 

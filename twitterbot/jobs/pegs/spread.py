@@ -30,7 +30,7 @@ from .orient import Orienter
 
 __all__ = ["SLICE", "count_on_cluster", "owners"]
 
-SLICE = 400_000  # parents expanded by one task: about a second on a Pi, a fifth of that on a PC
+SLICE = 200_000  # parents expanded by one task: about a second on a Pi, a fifth of that on a PC
 # Positions kept on the workers (8 bytes each) to count the finishable positions at the end;
 # beyond this the count goes on without them (french: far beyond).
 KEEP_AT_MOST = 60_000_000
@@ -157,21 +157,34 @@ def count_on_cluster(
     while True:
         if kept is not None:
             kept.append([cluster.submit(_positions, share) for share in level])
-        expanded = []
-        for share, size in zip(level, (f[0] for f in figures)):
-            for low in range(0, size, SLICE):
-                expanded.append(cluster.submit(_expand, board_future, share, low, min(size, low + SLICE), parts))
-        level = [
-            cluster.submit(_own, *[cluster.submit(_child_share, result, j) for result in expanded]) for j in range(parts)
+        slices = [
+            (share, low, min(size, low + SLICE))
+            for share, size in zip(level, (f[0] for f in figures))
+            for low in range(0, size, SLICE)
         ]
-        games = 0
-        for done, result in enumerate(expanded):
-            games += cluster.result(cluster.submit(operator.getitem, result, 1))
+        # In waves of a few slices per worker, each wave's children merged into the owners' shares
+        # before the next wave starts: a worker holds its share and a wave's children, never all
+        # of a level's children at once (they are several times the next level).
+        owned: List[Any] = [cluster.client.scatter(_own(), hash=True)] * parts
+        games, wave = 0, 2 * parts
+        for first in range(0, len(slices), wave):
+            expanded = [
+                cluster.submit(_expand, board_future, share, low, high, parts)
+                for share, low, high in slices[first : first + wave]
+            ]
+            owned = [
+                cluster.submit(_own, owned[j], *[cluster.submit(_child_share, result, j) for result in expanded])
+                for j in range(parts)
+            ]
+            games += sum(cluster.results([cluster.submit(operator.getitem, result, 1) for result in expanded]))
+            cluster.wait(owned)
+            del expanded
             if progress:
-                progress(Counting(len(history), done + 1, len(expanded), clock() - began))
+                done = min(len(slices), first + wave)
+                progress(Counting(len(history), done, len(slices), clock() - began))
+        level = owned
         jumps = len(history)
         figures = cluster.results([cluster.submit(_figures, board_future, share, jumps) for share in level])
-        del expanded  # the children sent to their owners: the workers let them go
         history[-1] = dataclasses.replace(history[-1], games=games)
         yield history[-1]
         if sum(f[0] for f in figures) == 0:
