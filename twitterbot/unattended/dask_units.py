@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Dict
 from urllib.parse import urlsplit
 
-from ..jobs.cluster import TLS_FILES
 from ..settings import Config
 from .install import Paths
 
@@ -23,6 +22,9 @@ DASK_SCHEDULER_UNIT, DASK_WORKER_UNIT = "twitterbot-dask-scheduler.service", "tw
 # each allowed a fifth of the memory, so four leave a fifth for the system. Dask pauses a worker at
 # 80% of its limit and restarts it at 95%, rather than let the kernel's OOM killer choose.
 WORKERS_PER_PI = 4
+# The certificates in BOT_STATE_DIR/cluster: the names jobs/cluster.py's TLS_FILES gives the client
+# (unattended/ may not import jobs/; tests/unattended/test_dask_units.py checks they agree).
+TLS_FILES = {"ca": "ca.pem", "cert": "node.pem", "key": "node-key.pem"}
 MEMORY_LIMIT = "0.2"
 
 
