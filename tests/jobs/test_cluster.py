@@ -179,3 +179,29 @@ def test_a_run_without_cluster_imports_no_dask(home) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "no dask"
+
+
+def test_batches_on_a_cluster_print_what_one_machine_prints_in_input_order(home, two_workers: str) -> None:
+    batch = home.path / "boards.txt"
+    batch.write_text("triangle\nenglish\n# impossible, by position classes:\nfrench\ntriangle c3\n")
+    spread = home.run("pegs", "solve", "--batch", str(batch), "--no-post", "--cluster", two_workers, timeout=120)
+    alone = home.run("pegs", "solve", "--batch", str(batch), "--no-post", timeout=120)
+    assert spread.returncode == alone.returncode == 0, spread.stderr + alone.stderr
+    assert spread.stdout == alone.stdout
+    headers = [line for line in spread.stdout.splitlines() if line.startswith("== ")]
+    assert headers == ["== 1/4: triangle ==", "== 2/4: english ==", "== 3/4: french ==", "== 4/4: triangle =="]
+
+    folder = home.path / "puzzles"
+    folder.mkdir()
+    example = home.run("puzzle", "hidoku", "--show-example").stdout
+    for name in ("b.txt", "a.txt"):
+        (folder / name).write_text(example)
+    spread = home.run("puzzle", "hidoku", "--batch", str(folder), "--no-post", "--cluster", two_workers, timeout=120)
+    alone = home.run("puzzle", "hidoku", "--batch", str(folder), "--no-post", timeout=120)
+    assert spread.returncode == alone.returncode == 0, spread.stderr + alone.stderr
+
+    def untimed(text: str) -> list:
+        return [line.split(" in ")[0] for line in text.splitlines()]
+
+    assert untimed(spread.stdout) == untimed(alone.stdout)
+    assert [line for line in spread.stdout.splitlines() if line.startswith("== ")] == ["== 1/2: a.txt ==", "== 2/2: b.txt =="]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, List, Optional
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...errors import ExitStatus, UsageError
@@ -15,7 +16,7 @@ from ...progress.statusline import status_line_for
 from ...settings import Config
 from ...state import ensure_state_dir
 from ..cluster import add_cluster_flag, cluster_for
-from .board import BOARDS, builtin, check_countable, load_board, with_empty_hole
+from .board import BOARDS, BoardFileError, builtin, check_countable, load_board, with_empty_hole
 
 __all__ = ["register"]
 
@@ -30,6 +31,8 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
         for name, (_, kind, _, about) in BOARDS.items():
             print(f"{name:16} {kind:11} {builtin(name).goal_text:18} {about}")
         return int(ExitStatus.OK)
+    if args.batch:
+        return _batch(args, config)
     if args.fewest_moves and args.action != "solve":
         raise UsageError(f"--fewest-moves is for pegs solve, not pegs {args.action}: drop it, or use solve")
     if args.file and args.board:
@@ -45,7 +48,7 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
     if args.action == "count" or args.fewest_moves:  # refused before anything is printed or posted
         check_countable(board, "pegs count" if args.action == "count" else "pegs solve --fewest-moves")
     if args.cluster and args.action != "count":
-        raise UsageError(f"--cluster is for pegs count, not pegs {args.action}: drop it")
+        raise UsageError(f"--cluster is for pegs count and pegs solve --batch, not pegs {args.action}: drop it")
     cluster = cluster_for(args, config) if args.action == "count" else None  # before anything is posted
     name = args.name or f"pegs {args.action} {board.name}"
     status = status_line_for(sys.stdout)
@@ -59,6 +62,54 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def _batch(args: argparse.Namespace, config: Config) -> int:
+    """`pegs solve --batch FILE`: every board of the file solved (on the cluster, if one is named),
+    printed in the file's order."""
+    from ..batch import in_order
+    from .job import solve_text, solve_text_on_worker
+    from .kernel import load as load_kernel
+
+    if args.action != "solve" or args.board or args.file or args.fewest_moves or args.empty:
+        raise UsageError("--batch FILE goes with pegs solve alone: the boards are the file's lines")
+    boards = _batch_boards(absolute(args.batch), args.finish)
+    cluster = cluster_for(args, config)
+    try:
+        if cluster is None:
+            kernel = load_kernel(config.state_dir / "pegs-cache")
+            texts = in_order(lambda board: solve_text(board, kernel), [(board,) for board in boards])
+        else:
+            texts = in_order(solve_text_on_worker, [(board,) for board in boards], cluster)
+        for number, text in enumerate(texts, 1):
+            sys.stdout.write(f"== {number}/{len(boards)}: {boards[number - 1].name} ==\n{text}")
+            sys.stdout.flush()
+    finally:
+        if cluster is not None:
+            cluster.close()
+    return int(ExitStatus.OK)
+
+
+def _batch_boards(path: Path, finish: Optional[str]) -> List[Any]:
+    """The boards of a batch file: one a line, a built-in name or a board file (relative to the
+    batch file's folder), then optionally the hole to leave empty; # starts a comment."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BoardFileError(f"cannot read the batch file {path} ({getattr(exc, 'strerror', None) or exc})") from None
+    boards = []
+    for number, line in enumerate(lines, 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) > 2:
+            raise BoardFileError(f"{path} line {number}: write a board and at most one empty hole, e.g. 'english d4'")
+        name = words[0]
+        board = builtin(name, finish=finish) if name in BOARDS else load_board(path.parent / name, finish=finish)
+        boards.append(with_empty_hole(board, words[1]) if len(words) == 2 else board)
+    if not boards:
+        raise BoardFileError(f"{path} names no board: one a line, e.g. 'english' or 'boards/cross.txt d4'")
+    return boards
 
 
 def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, status: Any, cluster: Any) -> int:
@@ -141,6 +192,12 @@ def _add_pegs(commands: Commands) -> None:
         "(english: 18 moves, about a minute); one peg anywhere: small boards only",
     )
     pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
+    pegs.add_argument(
+        "--batch",
+        metavar="FILE",
+        help="solve: every board of FILE (one a line: a built-in name or board file, then optionally the hole to "
+        "leave empty), printed in the file's order; with --cluster, on its workers",
+    )
     add_cluster_flag(pegs)
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
     add_progress_flags(pegs, "every", "first_after")

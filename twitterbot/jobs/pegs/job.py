@@ -26,7 +26,7 @@ from .fewest import Counted, FewestMoves, Searched, TooBig, group_moves, search_
 from .kernel import Kernel
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
-__all__ = ["run_count", "run_fewest", "run_solve"]
+__all__ = ["run_count", "run_fewest", "run_solve", "solve_text", "solve_text_on_worker"]
 
 AnyReporter = Union[Reporter, NullReporter]
 AnyStatus = Union[StatusLine, NullStatusLine]
@@ -135,6 +135,22 @@ def run_solve(
             reporter.done(event.reason)
             return False
     raise AssertionError("solve() always ends with Solved or Impossible")  # pragma: no cover
+
+
+def solve_text(board: Board, kernel: Optional[Kernel] = None) -> str:
+    """What `pegs solve` prints for `board`: its solution, or why there is none (a batch's task)."""
+    import io
+
+    out = io.StringIO()
+    run_solve(board, NullReporter(), out=out, kernel=kernel)
+    return out.getvalue()
+
+
+def solve_text_on_worker(board: Board) -> str:
+    """`solve_text` as a Dask task, with the worker's own kernel if it can build one."""
+    from .spread import _worker_kernel
+
+    return solve_text(board, _worker_kernel())
 
 
 def run_count(
