@@ -31,8 +31,8 @@ def sources() -> Tuple[Mapping, Sequence[str], Callable[[], argparse.ArgumentPar
     """The code the pages are written from. The one place the generator imports the package."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout, ahead of any installed copy
     from twitterbot.cli import build_parser
-    from twitterbot.settings import SETTINGS
     from twitterbot.errors import EXIT_STATUS_HELP
+    from twitterbot.settings import SETTINGS
 
     secret_names = tuple(name for name, setting in SETTINGS.items() if setting.secret)
     return SETTINGS, secret_names, build_parser, EXIT_STATUS_HELP

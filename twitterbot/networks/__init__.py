@@ -38,6 +38,7 @@ from typing import (
 from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
 
 if TYPE_CHECKING:
+    from ..pictures.limits import ImageLimits
     from ..settings import Config, Setting
     from ..settings.parsers import Parser
 
@@ -181,6 +182,11 @@ class Network:
         """A post's public link made from its id alone (older history rows have no link), if it can be."""
         return None
 
+    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
+        """Where a person looks for the account's posts (to check an uncertain one), from the
+        settings alone, without the client library; None if the settings cannot say."""
+        return None
+
     def missing(self, values: Mapping[str, object]) -> List[str]:
         """The required settings still empty."""
         return [name for name in self.required if not values.get(name)]
@@ -188,6 +194,14 @@ class Network:
     def poster(self, config: Config) -> Poster:
         """A poster for this network, built from the settings (the client library is imported here)."""
         raise NotImplementedError
+
+    def image_limits(self) -> ImageLimits:
+        """What a picture may be here (bytes, pixels, formats, alt text), without asking the
+        network: a poster may know better once online (a Mastodon server's own limits). The
+        default suits a network that states nothing: 1 MB, 4,096 pixels a side, 1,000 characters."""
+        from ..pictures.limits import ImageLimits
+
+        return ImageLimits(self.name, 1_000_000, 4096 * 4096, 4096, 1000, title=self.label)
 
 
 # The networks that come with the bot, in the order runs post and reports list them; each is the

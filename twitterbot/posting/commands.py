@@ -14,8 +14,7 @@ import random
 import time
 from typing import Any, List, Optional
 
-from .. import __version__
-from .. import networks
+from .. import __version__, networks
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..lock import run_lock
@@ -53,6 +52,8 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
+    if result.action == Outcome.WOULD_POST and result.line and result.line.images:
+        _show_pictures(result.line, config)
     if args.dry_run and result.action == Outcome.SKIPPED and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
@@ -60,6 +61,17 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     elif result.action == Outcome.WOULD_POST and result.line:
         print(result.line.text)
     return int(result.exit_status)
+
+
+def _show_pictures(line: Any, config: Config) -> None:
+    """The dry run's pictures: each one as each network would get it, in a folder to open."""
+    from ..pictures.dryrun import dry_run_folder, write_prepared
+
+    folder = dry_run_folder()
+    limits = [networks.get(fit.network).image_limits() for fit in line.fits if fit.fits]
+    log.info("dry run: the pictures of line %d, as each network would get them, are in %s", line.lineno, folder)
+    for said in write_prepared([image.attachment for image in line.images], limits, folder):
+        log.info("dry run: %s", said)
 
 
 def _check(args: argparse.Namespace, config: Config) -> int:
@@ -113,6 +125,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
                         f"note     {config.tweets_file} line {line.lineno} is too long for {label(fit.network)}"
                         f" ({why}): it is posted to the other networks only"
                     )
+        _check_pictures(tweets, config, report)
         for problem in tweets.problems:
             message = f"{config.tweets_file} line {problem.lineno} {problem.message}"
             report(problem.message.startswith("repeats"), message, TweetFileError(message))
@@ -149,6 +162,25 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         return int(problems[0].exit_status)
     print("all good")
     return int(ExitStatus.OK)
+
+
+def _check_pictures(tweets: Any, config: Config, report: Any) -> None:
+    """Every picture of every line, prepared as each network in POST_TO will get it (a Mastodon
+    server's own limits are read by `check --online` only when posting: offline, the defaults)."""
+    lines = [line for line in tweets.lines if line.images]
+    if not lines:
+        return  # a file without pictures never imports Pillow
+    from ..pictures.prepare import PictureError
+    from .images import how_sent
+
+    limits = [networks.get(name).image_limits() for name in config.post_to]
+    for line in lines:
+        for image, where, prepared in how_sent(line.images, limits):
+            said = f"{config.tweets_file} line {line.lineno} {image.written} for {where}"
+            if isinstance(prepared, PictureError):
+                report(False, f"{said}: {prepared}", prepared)
+            else:
+                print(f"note     {said}: {prepared.describe()}")  # type: ignore[attr-defined]
 
 
 def _history(args: argparse.Namespace, config: Config) -> int:

@@ -69,6 +69,8 @@ class Config:
     progress_template: str  # "" = the job's default
     progress_done_template: str
     progress_failed_template: str
+    pictures: bool
+    pictures_every: float  # seconds
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
     # Every setting's checked value by name (secrets too: kept out of repr()).
@@ -123,6 +125,8 @@ _FIELDS = {
     "progress_template": "PROGRESS_TEMPLATE",
     "progress_done_template": "PROGRESS_DONE_TEMPLATE",
     "progress_failed_template": "PROGRESS_FAILED_TEMPLATE",
+    "pictures": "PICTURES",
+    "pictures_every": "PICTURES_EVERY",
 }
 
 
@@ -208,7 +212,9 @@ def load_config(
         secrets = [raw[name][0].strip() for name, setting in table.items() if setting.secret]
         pasted = [text.strip() for text, _, _, _ in raw.values() if looks_like_a_key(text, secrets)]
         scrub = Scrubber([*secrets, *pasted])
-        raise ConfigError(*(scrub(problem) for _, problem in sorted(problems, key=lambda item: item[0])))
+        raise ConfigError(
+            *(scrub(problem, keep=table) for _, problem in sorted(problems, key=lambda item: item[0]))
+        )
     return Config(
         **{attribute: values[name] for attribute, name in _FIELDS.items()},  # type: ignore[arg-type]
         env_file=env_path,

@@ -67,6 +67,15 @@ _CORE: Dict[str, Setting] = {
         "long jobs (monkey, pegs count): a Dask scheduler to run them on, e.g. tls://10.0.0.2:8786 (needs the "
         "cluster extra; see the cluster guide); empty: this machine. --cluster overrides it",
     ),
+    "PICTURES": Setting("yes", "bool", "jobs attach their pictures (boards, solutions, charts); no: text only"),
+    "PICTURES_EVERY": Setting("1d", "duration", "progress mode: at most one picture in progress posts per this long"),
+    "WEB_PASSWORD": Setting(
+        "",
+        "secret",
+        "the status page's password (bot.py serve, HTTP Basic auth); required for any --host but 127.0.0.1",
+        secret=True,
+        source="your password manager",
+    ),
 }
 
 # Old names still read, each as its new name; `check` says to rename them.
