@@ -1,0 +1,516 @@
+"""Link cards: what a linked page says about itself (its Open Graph data), fetched within fixed bounds.
+
+X's and Mastodon's servers fetch a linked page and show a card; Bluesky's do not: its app builds the
+card before posting. `fetch_card` does what the app does, once, at post time: it fetches the page
+(http and https only, a few redirects, one time limit for everything, a byte limit for the page and
+one for its picture), reads ``og:title``, ``og:description`` and ``og:image`` (or the page's
+``<title>`` and meta description), fetches the picture and makes a thumbnail of it. Whatever the page
+does, it returns: a `Card`, or the reason there is none (a page that is slow, missing, huge, not
+HTML or says nothing usable), and never raises. It knows nothing of any network's client library::
+
+    found = fetch_card("https://example.com/blog/pegs")
+    if found.card:
+        found.card.title, found.card.description, found.card.thumb   # thumb: a Thumbnail or None
+    else:
+        log.info("no link card: %s", found.reason)
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import http.client
+import logging
+import re
+import socket
+import ssl
+import threading
+import time
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+from urllib.parse import quote, urljoin, urlsplit
+
+from .. import __version__
+from .linkcard_thumbnail import ThumbnailError, fit_thumbnail
+
+__all__ = [
+    "USER_AGENT",
+    "Card",
+    "CardResult",
+    "Limits",
+    "PageData",
+    "Thumbnail",
+    "describe",
+    "fetch_card",
+    "parse_page",
+]
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = f"twitterbot/{__version__} (a Raspberry Pi posting bot, fetching a link card)"
+_REDIRECTS = (301, 302, 303, 307, 308)
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+_CHUNK = 64 * 1024
+_MAX_TITLE = 300  # characters: a card shows a line or two; longer titles are cut with an ellipsis
+_MAX_DESCRIPTION = 1000
+# After the time limit the post stops waiting; this much more lets a fetch that ends right at the
+# limit report its own reason.
+_GRACE = 0.25
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds of one card's fetch. `seconds` is the whole time: connecting, redirects, reading
+    the page and its picture, and making the thumbnail."""
+
+    seconds: float = 10.0
+    max_redirects: int = 3
+    max_html_bytes: int = 1_000_000
+    max_image_bytes: int = 5_000_000
+    thumb_bytes: int = 1_000_000  # app.bsky.embed.external's thumb: maxSize
+
+
+@dataclass(frozen=True)
+class PageData:
+    """What a page says about itself: its title and description ("" when it says none) and the
+    absolute URL of its picture (None when it names none, or names one that is not http(s))."""
+
+    title: str
+    description: str
+    image: Optional[str]
+
+
+@dataclass(frozen=True)
+class Thumbnail:
+    """A card's picture, ready to upload: encoded `data` of `mime_type`, no metadata."""
+
+    data: bytes
+    mime_type: str
+    width: int
+    height: int
+    source: str  # the picture's URL
+
+
+@dataclass(frozen=True)
+class Card:
+    """A link card: the linked page's `uri`, its title, description and thumbnail (None when the
+    page names no picture or its picture could not be used)."""
+
+    uri: str
+    title: str
+    description: str
+    thumb: Optional[Thumbnail] = None
+
+
+@dataclass(frozen=True)
+class CardResult:
+    """What fetching a card gave: the `card`, or None and the `reason` there is none. With a card,
+    `reason` says why it has no thumbnail, if it has none ("" otherwise). `seconds` is the time it
+    took."""
+
+    url: str
+    card: Optional[Card]
+    reason: str
+    seconds: float
+
+
+class _NoCard(Exception):
+    """Why a fetch gave up: a page's own doing, never a bug."""
+
+
+# -- the parser ---------------------------------------------------------------------------------
+
+# What a page may say, in the order each is preferred: Open Graph first, then Twitter's names, then
+# the page's own <title> and meta description.
+_TITLE_KEYS = ("og:title", "twitter:title")
+_DESCRIPTION_KEYS = ("og:description", "twitter:description", "description")
+_IMAGE_KEYS = ("og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src")
+_WANTED = frozenset(_TITLE_KEYS + _DESCRIPTION_KEYS + _IMAGE_KEYS)
+
+
+class _OpenGraphParser(HTMLParser):
+    """Collects the head's meta data and first <title>, fed piece by piece; `done` once the head
+    has ended (its end tag, or the body's start), so the rest of the page need not be read."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)  # entities decoded in text and attribute values
+        self.meta: Dict[str, str] = {}
+        self.title: List[str] = []
+        self._in_title = False
+        self._title_seen = False
+        self.done = False
+
+    def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
+        if self.done:
+            return
+        if tag == "meta":
+            values = {name: value or "" for name, value in attrs}
+            key = (values.get("property") or values.get("name") or "").strip().lower()
+            content = values.get("content", "").strip()
+            if key in _WANTED and content and key not in self.meta:
+                self.meta[key] = content
+        elif tag == "title" and not self._title_seen:
+            self._in_title = True
+        elif tag == "body":
+            self.done = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title" and self._in_title:
+            self._in_title = False
+            self._title_seen = True
+        elif tag == "head":
+            self.done = True
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title and not self.done:
+            self.title.append(data)
+
+    def feed_safely(self, text: str) -> None:
+        """Feed `text`; markup the parser cannot follow ends the reading, keeping what was found."""
+        try:
+            self.feed(text)
+        except (AssertionError, AttributeError, ValueError, IndexError) as exc:
+            # Some Pythons' html.parser fail on odd marked sections ("<![if ...") instead of skipping them.
+            log.debug("link card: the page's markup stopped the parser (%s: %s)", type(exc).__name__, exc)
+            self.done = True
+
+    def page(self, base_url: str) -> PageData:
+        meta = self.meta
+        title = _first(meta, _TITLE_KEYS) or "".join(self.title)
+        image = _first(meta, _IMAGE_KEYS)
+        absolute = urljoin(base_url, image) if image else None
+        if absolute and urlsplit(absolute).scheme not in ("http", "https"):
+            absolute = None
+        return PageData(
+            title=_clean(title, _MAX_TITLE), description=_clean(_first(meta, _DESCRIPTION_KEYS), _MAX_DESCRIPTION), image=absolute
+        )
+
+
+def _first(meta: Dict[str, str], keys: Tuple[str, ...]) -> str:
+    return next((meta[key] for key in keys if key in meta), "")
+
+
+def _clean(text: str, limit: int) -> str:
+    """One line of plain text, at most `limit` characters (cut at a word, with an ellipsis)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + "…"
+
+
+def parse_page(html: str, base_url: str) -> PageData:
+    """The title, description and picture a page's HTML gives (its head only). Relative picture
+    URLs are resolved against `base_url`, the page's own URL after redirects."""
+    parser = _OpenGraphParser()
+    parser.feed_safely(html)
+    if not parser.done:
+        with contextlib.suppress(AssertionError, AttributeError, ValueError, IndexError):
+            parser.close()
+    return parser.page(base_url)
+
+
+# -- the fetcher --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Response:
+    url: str  # after redirects
+    content_type: str  # lower case, without parameters ("" when the server sent none)
+    charset: Optional[str]
+    connection: http.client.HTTPConnection
+    response: http.client.HTTPResponse
+
+
+class _CardFetch:
+    """One card's fetch, run in its own thread so the caller can stop waiting at the time limit
+    whatever blocks (a DNS look-up has no timeout of its own); `abandon` closes its connection."""
+
+    def __init__(self, url: str, limits: Limits, clock: Callable[[], float]) -> None:
+        self.url = url
+        self.limits = limits
+        self.clock = clock
+        self.started = clock()
+        self.deadline = self.started + limits.seconds
+        self.result: Optional[CardResult] = None
+        self.card_so_far: Optional[Card] = None  # the card before its thumbnail
+        self._lock = threading.Lock()
+        self._connection: Optional[http.client.HTTPConnection] = None
+        self._abandoned = False
+
+    # The one broad catch of this module: the post must go out whatever a page does, and an
+    # exception in this thread would be lost, so anything unforeseen becomes "no card" and is logged.
+    def run(self) -> None:
+        try:
+            result = self._card()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("link card: unexpected %s while fetching %s (%s): please report it", type(exc).__name__, self.url, exc)
+            result = self._result(None, f"unexpected {type(exc).__name__}")
+        self.result = result
+
+    def abandon(self) -> None:
+        """Stop: close the connection in use, so the thread ends soon."""
+        with self._lock:
+            self._abandoned = True
+            connection = self._connection
+        if connection is not None and connection.sock is not None:
+            with contextlib.suppress(OSError):
+                connection.sock.shutdown(socket.SHUT_RDWR)
+
+    def _result(self, card: Optional[Card], reason: str) -> CardResult:
+        return CardResult(self.url, card, reason, self.clock() - self.started)
+
+    def _card(self) -> CardResult:
+        try:
+            page = self._page()
+        except _NoCard as exc:
+            return self._result(None, str(exc))
+        except socket.timeout:
+            return self._result(None, f"{self.url} took over {self.limits.seconds:g} s")
+        except (OSError, http.client.HTTPException, UnicodeError, ValueError) as exc:
+            return self._result(None, f"{self.url} could not be read ({_describe(exc)})")
+        if not page.title:
+            return self._result(None, f"{self.url} has no title (no og:title, no <title>)")
+        card = Card(uri=self.url, title=page.title, description=page.description)
+        self.card_so_far = card
+        if not page.image:
+            return self._result(card, "the page names no picture (og:image)")
+        try:
+            thumb = self._thumbnail(page.image)
+        except _NoCard as exc:
+            return self._result(card, str(exc))
+        except socket.timeout:
+            return self._result(card, f"its picture {page.image} took too long (over {self.limits.seconds:g} s in all)")
+        except (OSError, http.client.HTTPException, UnicodeError, ValueError) as exc:
+            return self._result(card, f"its picture {page.image} could not be read ({_describe(exc)})")
+        return self._result(Card(card.uri, card.title, card.description, thumb), "")
+
+    def _page(self) -> PageData:
+        fetched = self._get(self.url, accept="text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
+        limit = self.limits.max_html_bytes
+        try:
+            if fetched.content_type and fetched.content_type not in _HTML_TYPES:
+                raise _NoCard(f"{fetched.url} is not a web page ({fetched.content_type})")
+            parser = _OpenGraphParser()
+            start = b""  # the first bytes, kept until the encoding is known
+            decoder = None
+            total = 0
+            while not parser.done and total < limit:
+                chunk = self._read(fetched, min(_CHUNK, limit - total))
+                if not chunk:
+                    break
+                total += len(chunk)
+                if decoder is None:
+                    start += chunk
+                    if len(start) < 1024:
+                        continue
+                    decoder = _decoder(fetched, start)
+                    chunk, start = start, b""
+                parser.feed_safely(decoder.decode(chunk))
+            if decoder is None:  # the whole page is shorter than 1 KB
+                if not start:
+                    raise _NoCard(f"{fetched.url} is empty")
+                parser.feed_safely(_decoder(fetched, start).decode(start, final=True))
+            page = parser.page(fetched.url)
+            if total >= limit and not parser.done and not page.title:
+                declared = _length(fetched.response)
+                size = f"{declared:,} bytes" if declared else f"over {limit:,} bytes"
+                raise _NoCard(f"{fetched.url} is too big ({size}) and its first {limit:,} bytes hold no title")
+            return page  # from a huge page, what its first megabyte says
+        finally:
+            fetched.connection.close()
+
+    def _thumbnail(self, image_url: str) -> Thumbnail:
+        fetched = self._get(image_url, accept="image/*")
+        try:
+            if fetched.content_type and not (
+                fetched.content_type.startswith("image/") or fetched.content_type == "application/octet-stream"
+            ):
+                raise _NoCard(f"its picture {fetched.url} is not an image ({fetched.content_type})")
+            limit = self.limits.max_image_bytes
+            declared = _length(fetched.response)
+            if declared is not None and declared > limit:
+                raise _NoCard(f"its picture {fetched.url} is too big ({declared:,} bytes, over {limit:,})")
+            data = bytearray()
+            while True:
+                chunk = self._read(fetched, _CHUNK)
+                if not chunk:
+                    break
+                data += chunk
+                if len(data) > limit:
+                    raise _NoCard(f"its picture {fetched.url} is too big (over {limit:,} bytes)")
+        finally:
+            fetched.connection.close()
+        self._check_time("its picture was read")
+        try:
+            encoded, mime_type, width, height = fit_thumbnail(bytes(data), max_bytes=self.limits.thumb_bytes)
+        except ThumbnailError as exc:
+            raise _NoCard(f"its picture {fetched.url} cannot be used ({exc})") from None
+        return Thumbnail(encoded, mime_type, width, height, fetched.url)
+
+    def _get(self, url: str, *, accept: str) -> _Response:
+        """A 200 response to GET `url`, following at most `max_redirects` redirects."""
+        for _ in range(self.limits.max_redirects + 1):
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https"):
+                raise _NoCard(f"{url} is not an http or https link")
+            if not parts.hostname:
+                raise _NoCard(f"{url} names no server")
+            port = parts.port  # ValueError for a port that is not a number
+            timeout = self._check_time("no answer yet")
+            if parts.scheme == "https":
+                connection: http.client.HTTPConnection = http.client.HTTPSConnection(
+                    parts.hostname, port, timeout=timeout, context=ssl.create_default_context()
+                )
+            else:
+                connection = http.client.HTTPConnection(parts.hostname, port, timeout=timeout)
+            with self._lock:
+                if self._abandoned:
+                    raise _NoCard("stopped at the time limit")
+                self._connection = connection
+            target = quote(parts.path or "/", safe="/%:@!$&'()*+,;=~") + (
+                "?" + quote(parts.query, safe="/%:@!$&'()*+,;=~?") if parts.query else ""
+            )
+            try:
+                connection.request(
+                    "GET", target, headers={"User-Agent": USER_AGENT, "Accept": accept, "Accept-Encoding": "identity"}
+                )
+                connection.sock.settimeout(self._check_time("no answer yet"))
+                response = connection.getresponse()
+            except BaseException:
+                connection.close()
+                raise
+            if response.status in _REDIRECTS:
+                location = (response.getheader("Location") or "").strip()
+                connection.close()
+                if not location:
+                    raise _NoCard(f"{url} redirects ({response.status}) without saying where")
+                url = urljoin(url, location)
+                continue
+            if response.status != 200:
+                connection.close()
+                raise _NoCard(f"{url} answered {response.status} {response.reason}".rstrip())
+            content_type = response.getheader("Content-Type") or ""
+            mime, _, parameters = content_type.partition(";")
+            match = re.search(r"charset\s*=\s*[\"']?([\w.:-]+)", parameters, re.IGNORECASE)
+            return _Response(url, mime.strip().lower(), match.group(1) if match else None, connection, response)
+        raise _NoCard(f"{self.url} redirects more than {self.limits.max_redirects} times")
+
+    def _read(self, fetched: _Response, size: int) -> bytes:
+        sock = fetched.connection.sock
+        if sock is not None:
+            sock.settimeout(self._check_time("still reading"))
+        return fetched.response.read1(size)
+
+    def _check_time(self, doing: str) -> float:
+        """The time left, or _NoCard when it is up."""
+        left = self.deadline - self.clock()
+        if left <= 0:
+            raise _NoCard(f"{self.url} took over {self.limits.seconds:g} s ({doing})")
+        return left
+
+
+def _length(response: http.client.HTTPResponse) -> Optional[int]:
+    try:
+        return int(response.getheader("Content-Length") or "")
+    except ValueError:
+        return None
+
+
+def _decoder(fetched: _Response, start: bytes) -> codecs.IncrementalDecoder:
+    """A decoder for the page, once its first bytes are known; _NoCard if they are not HTML."""
+    if not fetched.content_type and not _looks_like_html(start):
+        raise _NoCard(f"{fetched.url} is not a web page (it sends no content type, and no HTML)")
+    return codecs.getincrementaldecoder(_charset(fetched.charset, start))(errors="replace")
+
+
+def _looks_like_html(start: bytes) -> bool:
+    lowered = start[:1024].lower()
+    return b"<html" in lowered or b"<!doctype html" in lowered or b"<head" in lowered or b"<meta" in lowered
+
+
+_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.IGNORECASE)
+
+
+def _charset(declared: Optional[str], start: bytes) -> str:
+    """The page's encoding: its BOM, the Content-Type's, a <meta charset> near the top, else UTF-8."""
+    if start.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    candidates = [declared]
+    match = _META_CHARSET.search(start[:1024])
+    if match:
+        candidates.append(match.group(1).decode("ascii", "replace"))
+    for name in candidates:
+        if not name:
+            continue
+        try:
+            return codecs.lookup(name).name
+        except LookupError:
+            continue
+    return "utf-8"
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, socket.timeout):
+        return "timed out"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return "its certificate was not trusted"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+
+
+def fetch_card(
+    url: str, *, limits: Optional[Limits] = None, clock: Callable[[], float] = time.monotonic
+) -> CardResult:
+    """The card of the page at `url`, or the reason there is none, in at most `limits.seconds`
+    (and a moment): past the limit the caller stops waiting and gets the card without its
+    thumbnail if the page was read, else none. Logs what it found or why there is none."""
+    limits = limits or Limits()
+    fetch = _CardFetch(url, limits, clock)
+    worker = threading.Thread(target=fetch.run, name="link-card", daemon=True)
+    worker.start()
+    worker.join(limits.seconds + _GRACE)
+    result = fetch.result
+    if result is None:
+        fetch.abandon()
+        result = fetch.result  # it may have finished just now
+    if result is None:
+        elapsed = clock() - fetch.started
+        reason = f"{url} took over {limits.seconds:g} s"
+        if fetch.card_so_far is not None:
+            result = CardResult(url, fetch.card_so_far, f"{reason} (its picture was not ready)", elapsed)
+        else:
+            result = CardResult(url, None, reason, elapsed)
+    if result.card is None:
+        log.info("link card: none for %s: %s (%.1f s)", url, result.reason, result.seconds)
+    elif result.reason:
+        log.info("link card: %r without a thumbnail: %s (%.1f s)", result.card.title, result.reason, result.seconds)
+    else:
+        log.debug("link card: %r with a thumbnail (%.1f s)", result.card.title, result.seconds)
+    return result
+
+
+def describe(result: CardResult, folder: Optional[Path] = None, name: str = "card") -> List[str]:
+    """Lines that show a card to a person (a dry run, `check --online`); the thumbnail is written to
+    `folder` (as ``name.jpg``) when one is given, so it can be opened."""
+    card = result.card
+    if card is None:
+        return [f"no link card for {result.url}: {result.reason}"]
+    lines = [f"link card for {card.uri}:", f"    title: {card.title}", f"    description: {card.description or '(none)'}"]
+    thumb = card.thumb
+    if thumb is None:
+        lines.append(f"    thumbnail: none ({result.reason})")
+    else:
+        size = f"{thumb.width}x{thumb.height}, {len(thumb.data):,} bytes, {thumb.mime_type}, no metadata"
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{name}{'.png' if thumb.mime_type == 'image/png' else '.jpg'}"
+            path.write_bytes(thumb.data)
+            lines.append(f"    thumbnail: {path} ({size}; from {thumb.source})")
+        else:
+            lines.append(f"    thumbnail: {size} (from {thumb.source})")
+    return lines
