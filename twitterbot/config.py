@@ -115,6 +115,12 @@ SETTINGS: Dict[str, Setting] = {
     "BLUESKY_SERVICE": Setting(
         "https://bsky.social", "url", "Bluesky: your PDS (the default serves bsky.social accounts)"
     ),
+    "BLUESKY_LINK_CARDS": Setting(
+        "yes",
+        "bool",
+        "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
+        "picture), fetched at post time within 10 s; no turns it off",
+    ),
 }
 
 CREDENTIAL_NAMES = (
@@ -165,6 +171,7 @@ class BlueskyAccount:
     handle: str  # "" when not set
     app_password: str = field(repr=False)
     service: str = "https://bsky.social"
+    link_cards: bool = True  # BLUESKY_LINK_CARDS
 
 
 @dataclass(frozen=True)
@@ -308,7 +315,12 @@ def load_config(
         mastodon=MastodonAccount(
             values["MASTODON_INSTANCE"], values["MASTODON_ACCESS_TOKEN"], values["MASTODON_VISIBILITY"]
         ),
-        bluesky=BlueskyAccount(values["BLUESKY_HANDLE"], values["BLUESKY_APP_PASSWORD"], values["BLUESKY_SERVICE"]),
+        bluesky=BlueskyAccount(
+            values["BLUESKY_HANDLE"],
+            values["BLUESKY_APP_PASSWORD"],
+            values["BLUESKY_SERVICE"],
+            values["BLUESKY_LINK_CARDS"],
+        ),
         tweets_file=values["TWEETS_FILE"],
         one_in=values["TWEET_ONE_IN"],
         max_posts_per_day=values["MAX_POSTS_PER_DAY"],

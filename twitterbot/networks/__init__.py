@@ -173,6 +173,7 @@ def _poster(network: str, config: Config) -> Poster:
             session_file=config.state_dir / "bluesky-session.json",
             timeout=config.api_timeout,
             retries=config.api_retries,
+            link_cards=config.bluesky.link_cards,
         )
     from .x import XPoster
 

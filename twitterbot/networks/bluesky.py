@@ -33,6 +33,7 @@ from ..errors import ExitStatus, PostError
 from ..secrets import scrub_also
 from . import Fit, PostResult, rejected, server_error
 from .graphemes import count_graphemes
+from .linkcard import Card, Limits, describe, fetch_card
 
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
     from atproto import Client
@@ -43,9 +44,11 @@ __all__ = [
     "MAX_GRAPHEMES",
     "BlueskyPoster",
     "PostRef",
+    "first_link",
     "measure",
     "new_record_key",
     "post_url",
+    "preview_link_card",
 ]
 
 DEFAULT_SERVICE = "https://bsky.social"
@@ -132,6 +135,8 @@ class BlueskyPoster:
         retries: int,
         sleep: Callable[[float], None] = time.sleep,
         backoff: float = 2.0,
+        link_cards: bool = True,
+        card_limits: Optional[Limits] = None,
     ) -> None:
         self.handle = handle.strip().lstrip("@").lower()  # handles are case-insensitive
         self._password = app_password
@@ -144,6 +149,8 @@ class BlueskyPoster:
         self._backoff = backoff
         self._client: Optional[Client] = None
         self._did: Optional[str] = None
+        self._link_cards = link_cards  # BLUESKY_LINK_CARDS
+        self._card_limits = card_limits
 
     @property
     def account_url(self) -> str:
@@ -171,6 +178,7 @@ class BlueskyPoster:
         parent = PostRef.decode(reply_to) if reply_to else None
         record_key = new_record_key()
         created_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        card = self._link_card(text)  # the attempt is recorded already; fetched once, before any try
         record = None
         error: Optional[PostError] = None
         kinds: List[str] = []  # what each failed try met
@@ -193,7 +201,7 @@ class BlueskyPoster:
             try:
                 client = self._call(self._connect)
                 if record is None:
-                    record = self._call(self._record, client, text, created_at, parent)
+                    record = self._call(self._record, client, text, created_at, parent, card)
                 return self._call(self._create, client, text, record_key, record, parent)
             except PostError as exc:
                 error = exc
@@ -214,7 +222,9 @@ class BlueskyPoster:
 
     # -- the steps, each through the SDK -------------------------------------------------------
 
-    def _record(self, client: Client, text: str, created_at: str, parent: Optional[PostRef]) -> Any:
+    def _record(
+        self, client: Client, text: str, created_at: str, parent: Optional[PostRef], card: Optional[Card] = None
+    ) -> Any:
         from atproto import models
 
         reply = None
@@ -224,7 +234,8 @@ class BlueskyPoster:
                 parent=models.ComAtprotoRepoStrongRef.Main(uri=parent.uri, cid=parent.cid),
             )
         facets = client.detect_facets(text) or None  # resolves each @handle; one that does not stays text
-        return models.AppBskyFeedPost.Record(created_at=created_at, text=text, facets=facets, reply=reply)
+        embed = self._external(client, card) if card else None
+        return models.AppBskyFeedPost.Record(created_at=created_at, text=text, facets=facets, reply=reply, embed=embed)
 
     def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
         from atproto import models
@@ -334,6 +345,30 @@ class BlueskyPoster:
             raise _classify(exc, self) from None
         except httpx.TransportError as exc:  # the SDK passes some through as they are (a dropped reply)
             raise _network_error(exc, self) from None
+
+    # -- link cards (docs/bluesky-link-cards.md) -----------------------------------------------
+
+    def _link_card(self, text: str) -> Optional[Card]:
+        """The card of the text's first link, as Bluesky's app would attach it, or None (cards off,
+        no link, or the page gave none: `fetch_card` logs why). Never raises for a page's doing."""
+        link = first_link(text) if self._link_cards else None
+        return fetch_card(link, limits=self._card_limits).card if link else None
+
+    def _external(self, client: Client, card: Card) -> Any:
+        """The app.bsky.embed.external of `card`, its thumbnail uploaded as a blob. A refused upload
+        costs the thumbnail, not the post."""
+        from atproto import models
+
+        thumb = None
+        if card.thumb is not None:
+            try:
+                thumb = self._call(client.upload_blob, card.thumb.data).blob
+            except PostError as exc:
+                log.warning("link card: the thumbnail was not uploaded (%s): posting the card without it", exc.summary)
+        external = models.AppBskyEmbedExternal.External(
+            uri=card.uri, title=card.title, description=card.description, thumb=thumb
+        )
+        return models.AppBskyEmbedExternal.Main(external=external)
 
 
 # Kinds of failure: retried (the record key makes it safe), and those after which the post may
@@ -476,3 +511,23 @@ def _network_error(exc: Exception, poster: BlueskyPoster) -> PostError:
         exit_status=ExitStatus.TEMPORARY_FAILURE,
         summary=what,
     )
+
+
+def first_link(text: str) -> Optional[str]:
+    """The first link of `text` as its facets find it (the SDK's own detection, which needs no
+    connection): the page a link card shows."""
+    from atproto_client.utils.facet_detection import detect_facets
+
+    for facet in detect_facets(text):
+        for feature in facet.features:
+            uri = getattr(feature, "uri", None)
+            if uri:
+                return uri
+    return None
+
+
+def preview_link_card(text: str, *, folder: Optional[Path], limits: Optional[Limits] = None) -> List[str]:
+    """What a post of `text` would carry as its link card, in lines for a person (a dry run, `check
+    --online`), its thumbnail written into `folder` if given; [] when the text has no link."""
+    link = first_link(text)
+    return describe(fetch_card(link, limits=limits), folder) if link else []
