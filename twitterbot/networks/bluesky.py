@@ -33,10 +33,11 @@ from ..errors import ExitStatus, PostError
 from ..secrets import scrub_also
 from . import Fit, PostResult, rejected, server_error
 from .graphemes import count_graphemes
-from .linkcard import Card, Limits, describe, fetch_card
 
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
     from atproto import Client
+
+    from .linkcard import Card, CardResult, Limits  # and the card fetcher when a post has a link
 
 __all__ = [
     "DEFAULT_SERVICE",
@@ -47,8 +48,8 @@ __all__ = [
     "first_link",
     "measure",
     "new_record_key",
+    "fetch_link_card",
     "post_url",
-    "preview_link_card",
 ]
 
 DEFAULT_SERVICE = "https://bsky.social"
@@ -351,8 +352,8 @@ class BlueskyPoster:
     def _link_card(self, text: str) -> Optional[Card]:
         """The card of the text's first link, as Bluesky's app would attach it, or None (cards off,
         no link, or the page gave none: `fetch_card` logs why). Never raises for a page's doing."""
-        link = first_link(text) if self._link_cards else None
-        return fetch_card(link, limits=self._card_limits).card if link else None
+        found = fetch_link_card(text, limits=self._card_limits) if self._link_cards else None
+        return found.card if found else None
 
     def _external(self, client: Client, card: Card) -> Any:
         """The app.bsky.embed.external of `card`, its thumbnail uploaded as a blob. A refused upload
@@ -526,8 +527,10 @@ def first_link(text: str) -> Optional[str]:
     return None
 
 
-def preview_link_card(text: str, *, folder: Optional[Path], limits: Optional[Limits] = None) -> List[str]:
-    """What a post of `text` would carry as its link card, in lines for a person (a dry run, `check
-    --online`), its thumbnail written into `folder` if given; [] when the text has no link."""
+def fetch_link_card(text: str, *, limits: Optional[Limits] = None) -> Optional[CardResult]:
+    """The card a post of `text` would carry (its first link's page), or why it has none; None
+    when the text has no link. What a dry run and `check --online` show."""
+    from .linkcard import fetch_card
+
     link = first_link(text)
-    return describe(fetch_card(link, limits=limits), folder) if link else []
+    return fetch_card(link, limits=limits) if link else None

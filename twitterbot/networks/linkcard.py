@@ -45,6 +45,7 @@ __all__ = [
     "describe",
     "fetch_card",
     "parse_page",
+    "summary",
 ]
 
 log = logging.getLogger(__name__)
@@ -492,6 +493,17 @@ def fetch_card(
     else:
         log.debug("link card: %r with a thumbnail (%.1f s)", result.card.title, result.seconds)
     return result
+
+
+def summary(result: CardResult) -> str:
+    """One line about a card (for `check --online`)."""
+    card = result.card
+    if card is None:
+        return f"no card: {result.reason}"
+    thumb = card.thumb
+    picture = f"thumbnail {thumb.width}x{thumb.height}, {len(thumb.data):,} bytes" if thumb else f"no thumbnail: {result.reason}"
+    description = f", {_clean(card.description, 60)!r}" if card.description else ""
+    return f"card {card.title!r}{description} ({picture}; {result.seconds:.1f} s)"
 
 
 def describe(result: CardResult, folder: Optional[Path] = None, name: str = "card") -> List[str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import logging
 import random
+import tempfile
 import time
+from pathlib import Path
 from typing import Any, List, Optional
 
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
@@ -21,8 +23,8 @@ from ..lock import run_lock
 from ..networks import check_keys, label, posters_for
 from ..secrets import scrub
 from ..wording import plural
-from .scheduled import log_result, run_once, wait_jitter
-from .tweets import load_tweets, preview, url_cost
+from .scheduled import RunResult, log_result, run_once, wait_jitter
+from .tweets import TweetLine, load_tweets, preview, url_cost
 
 __all__ = ["register"]
 
@@ -49,6 +51,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
+    _show_link_card(config, result)
     if args.dry_run and result.action == "skipped" and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
@@ -78,11 +81,13 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         + (f"not set: {', '.join(missing)}" if missing else "every key it needs is set"),
     )
 
+    tweet_lines: List[TweetLine] = []
     try:
         tweets = load_tweets(config.tweets_file, config.post_to)
     except BotError as exc:
         report(False, str(exc), exc)
     else:
+        tweet_lines = tweets.lines
         with_url = [line for line in tweets.lines if line.has_url]
         count = len(tweets.lines)
         report(
@@ -122,6 +127,8 @@ def _check(args: argparse.Namespace, config: Config) -> int:
     else:
         report(True, f"state folder {config.state_dir} is writable and its history is readable")
 
+    if args.online and tweet_lines:
+        _check_link_cards(config, tweet_lines)
     if args.online:
         if missing:
             report(False, "cannot check the accounts online until every key is set")
@@ -141,6 +148,38 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         return int(problems[0].exit_status)
     print("all good")
     return int(ExitStatus.OK)
+
+
+def _show_link_card(config: Config, result: RunResult) -> None:
+    """A dry run shows the link card Bluesky's post would carry, its thumbnail written to a new
+    folder it names (docs/bluesky-link-cards.md)."""
+    to_bluesky = any(sent.network == "bluesky" and sent.outcome == "would_post" for sent in result.networks)
+    if not (to_bluesky and config.bluesky.link_cards and result.line):
+        return
+    from ..networks.bluesky import fetch_link_card
+    from ..networks.linkcard import describe
+
+    found = fetch_link_card(result.line.text)
+    if found is not None:
+        folder = Path(tempfile.mkdtemp(prefix="twitterbot-dry-run-")) if found.card and found.card.thumb else None
+        log.info("dry run: Bluesky would show this %s", "\n".join(describe(found, folder)))
+
+
+def _check_link_cards(config: Config, lines: List[TweetLine]) -> None:
+    """`check --online`: the link card each line with a link (as Bluesky finds links) would show
+    there. Not a problem when there is none: the post goes out without it."""
+    if "bluesky" not in config.post_to or not config.bluesky.link_cards:
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..networks.bluesky import fetch_link_card
+    from ..networks.linkcard import summary
+
+    with ThreadPoolExecutor(max_workers=4) as pool:  # each fetch is bounded (10 s); four at a time
+        found = list(pool.map(lambda line: fetch_link_card(line.text), lines))
+    for line, result in zip(lines, found):
+        if result is not None:
+            print(f"note     {config.tweets_file} line {line.lineno}: Bluesky link {result.url}: {summary(result)}")
 
 
 def _history(args: argparse.Namespace, config: Config) -> int:
