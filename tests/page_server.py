@@ -16,8 +16,10 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
+
+from loopback import LoopbackServer
 
 __all__ = ["Page", "PageServer"]
 
@@ -83,16 +85,13 @@ class PageServer:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._server = LoopbackServer(Handler)
+        self.url = self._server.url
 
     def __enter__(self) -> PageServer:
-        self._thread.start()
+        self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self._stop.set()  # lets the hanging and streaming answers end
+        self._server.stop()

@@ -107,7 +107,13 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency() -> N
 
     declared = {canonicalize_name(name) for name in ranges(project_table()["dependencies"])}
     # Import names that differ from their distribution's name.
-    distribution = {"dotenv": "python-dotenv", "twitter_text": "twitter-text-parser", "mastodon": "Mastodon.py"}
+    distribution = {
+        "dotenv": "python-dotenv",
+        "twitter_text": "twitter-text-parser",
+        "mastodon": "Mastodon.py",
+        "PIL": "Pillow",
+        "atproto_client": "atproto",
+    }
     missing = set()
     for source in sorted((REPO / "twitterbot").rglob("*.py")):
         for node in ast.walk(ast.parse(source.read_text())):

@@ -97,6 +97,7 @@ def poster(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path) -> BlueskyPost
         timeout=10,
         retries=1,
         sleep=lambda seconds: None,
+        link_cards=True,  # as BLUESKY_LINK_CARDS (yes by default) makes it
     )
 
 
@@ -204,7 +205,7 @@ def test_a_page_that_gives_no_card_gives_a_post_without_one(
         assert len(pages.requests) == 4  # the first request and 3 redirects
 
 
-def test_cards_off_fetches_nothing(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path, pages: PageServer) -> None:
+def test_a_poster_made_without_link_cards_fetches_nothing(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path, pages: PageServer) -> None:
     poster = BlueskyPoster(
         handle=account.handle,
         app_password=bluesky_pds.app_password(account),
@@ -212,7 +213,6 @@ def test_cards_off_fetches_nothing(bluesky_pds: Pds, account: PdsAccount, tmp_pa
         session_file=tmp_path / "session.json",
         timeout=10,
         retries=0,
-        link_cards=False,
     )
     poster.post(f"no card {pages.url}/post")
     assert "embed" not in only_post(bluesky_pds, account)

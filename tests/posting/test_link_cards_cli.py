@@ -100,3 +100,22 @@ def test_check_online_previews_the_card_of_each_line_with_a_link(
     assert f"note     {tweets} line 3: Bluesky link {pages.url}/gone: no card: " in result.stdout
     assert "line 1:" not in result.stdout
     assert bluesky_pds.posts(account) == []  # a check posts nothing
+
+
+def test_a_scheduled_run_posts_the_card_with_the_setting_at_its_default(
+    bluesky_home: BotHome, bluesky_pds: Pds, pages: PageServer
+) -> None:
+    account = bluesky_pds.create_account("run")
+    bluesky_home.write_env(
+        BLUESKY_HANDLE=account.handle,
+        BLUESKY_APP_PASSWORD=bluesky_pds.app_password(account),
+        BLUESKY_SERVICE=bluesky_pds.url,
+    )
+    link = f"{pages.url}/blog/pegs"
+    bluesky_home.write_tweets(f"Solved every board: {link}\n")
+    result = bluesky_home.run("--force")
+    assert result.returncode == 0, result.stderr
+    (post,) = bluesky_pds.posts(account)
+    external = post["value"]["embed"]["external"]
+    assert (external["uri"], external["title"]) == (link, "Peg solitaire, solved")
+    assert external["thumb"]["mimeType"] == "image/jpeg"

@@ -136,7 +136,7 @@ class BlueskyPoster:
         retries: int,
         sleep: Callable[[float], None] = time.sleep,
         backoff: float = 2.0,
-        link_cards: bool = True,
+        link_cards: bool = False,
         card_limits: Optional[Limits] = None,
     ) -> None:
         self.handle = handle.strip().lstrip("@").lower()  # handles are case-insensitive
@@ -150,7 +150,7 @@ class BlueskyPoster:
         self._backoff = backoff
         self._client: Optional[Client] = None
         self._did: Optional[str] = None
-        self._link_cards = link_cards  # BLUESKY_LINK_CARDS
+        self._link_cards = link_cards  # BLUESKY_LINK_CARDS (on unless set to no) turns them on
         self._card_limits = card_limits
 
     @property
