@@ -8,7 +8,7 @@ From the top down:
     progress                   the reporter, watch, the status line
     posting                    the tweets file, choosing, one scheduled run
     networks                   one module per network behind one interface
-    foundation                 config, errors, history, records, lock, secrets, files, arguments, wording, twittertext
+    foundation                 config, errors, state, lock, secrets, files, arguments, wording, twittertext
 
 A job never imports another job, and nothing below `cli` imports `cli`.
 """
@@ -26,8 +26,7 @@ PACKAGE = REPO / "twitterbot"
 FOUNDATION = {
     "config",
     "errors",
-    "history",
-    "records",
+    "state",
     "lock",
     "secrets",
     "files",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import LockHeld
-from .history import state_error
+from .state.folder import state_error
 
 __all__ = ["run_lock"]
 

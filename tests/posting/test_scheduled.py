@@ -15,10 +15,10 @@ import pytest
 from conftest import REPO, SAMPLE_TWEETS, BotHome, credentials_for
 from x_emulator import XEmulator
 
-from twitterbot.history import HistoryStore
 from twitterbot.networks.x import XPoster
 from twitterbot.posting.scheduled import MAX_DUPLICATE_TRIES, decide_and_post
 from twitterbot.posting.tweets import parse_tweets
+from twitterbot.state import HistoryStore
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
 
@@ -272,7 +272,7 @@ class Statvfs:
 
 def test_a_nearly_full_disk_stops_the_run_before_it_posts(tmp_path: Path, emulator: XEmulator, poster) -> None:
     from twitterbot.errors import StateError
-    from twitterbot.history import MIN_FREE_BYTES
+    from twitterbot.state import MIN_FREE_BYTES
 
     store = HistoryStore(tmp_path / "history.sqlite3", statvfs=Statvfs(MIN_FREE_BYTES // 2))
     with pytest.raises(StateError, match=r"not posting: the disk holding .* has 512 KiB free") as raised:

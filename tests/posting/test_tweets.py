@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twitterbot.errors import StateError, TweetFileError
-from twitterbot.history import HistoryStore
 from twitterbot.posting.tweets import load_tweets, measure, parse_tweets
+from twitterbot.state import HistoryStore
 
 PATH = Path("tweets.txt")
 

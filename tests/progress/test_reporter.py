@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from twitterbot.config import load_config
 from twitterbot.errors import ConfigError, LockHeld
-from twitterbot.history import HistoryStore
 from twitterbot.networks.dryrun import DryRunPoster
 from twitterbot.networks.x import XPoster
 from twitterbot.posting.scheduled import decide_and_post
@@ -30,6 +29,7 @@ from twitterbot.progress.reporter import (
     format_elapsed,
     open_reporter,
 )
+from twitterbot.state import HistoryStore
 
 HOUR = 3600
 

@@ -18,10 +18,10 @@ from typing import Any, List, Optional
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..config import Config, env_file_warnings
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
-from ..history import HistoryStore, ensure_state_dir, probe_state_dir
 from ..lock import run_lock
 from ..networks import check_keys, label, posters_for
 from ..secrets import scrub
+from ..state import HistoryStore, ensure_state_dir, probe_state_dir
 from ..wording import plural
 from .scheduled import RunResult, log_result, run_once, wait_jitter
 from .tweets import TweetLine, load_tweets, preview, url_cost
@@ -190,7 +190,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         else:
             print(f"no runs recorded yet ({config.history_file} does not exist)")
         return int(ExitStatus.OK)
-    from ..records import RunRecord  # here: a plain run, which imports this module, never needs it
+    from ..state.records import RunRecord  # here: a plain run, which imports this module, never needs it
 
     with HistoryStore(config.history_file) as store:
         entries: List[Any] = [*store.recent_runs(args.limit), *store.recent_job_posts(args.limit)]
@@ -233,7 +233,7 @@ def _x_link(tweet_id: Optional[str]) -> Optional[str]:
 
 def _history_json(entry: Any) -> dict:
     """One entry of `history --json`: the same keys for both kinds, plus each kind's own."""
-    from ..records import RunRecord
+    from ..state.records import RunRecord
 
     if isinstance(entry, RunRecord):
         return {

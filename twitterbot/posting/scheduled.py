@@ -21,9 +21,9 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from ..config import Config
 from ..errors import BotError, DuplicatePost, ExitStatus, PostError, StateError
-from ..history import TEMPORARY, HistoryStore, ensure_state_dir
 from ..lock import run_lock
 from ..networks import NETWORKS, Fit, Poster, PostResult, label
+from ..state import TEMPORARY, HistoryStore, ensure_state_dir
 from ..wording import format_duration
 from .choose import hits, pick, roll
 from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview, url_cost

@@ -30,7 +30,6 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 
 from ..config import PROJECT_DIR, Config, load_config
 from ..errors import ConfigError, DuplicatePost, PostError
-from ..history import HistoryStore, ensure_state_dir
 from ..lock import run_lock
 from ..networks import Poster, label, posters_for
 from ..networks import measure as measure_on
@@ -38,7 +37,8 @@ from ..networks.dryrun import DryRunPoster
 from ..networks.x import status_url
 from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
 from ..posting.tweets import MAX_WEIGHTED_LENGTH, measure, preview
-from ..records import JobRecord
+from ..state import HistoryStore, ensure_state_dir
+from ..state.records import JobRecord
 from ..wording import plural
 from .statusline import NullStatusLine
 

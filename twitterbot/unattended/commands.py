@@ -19,11 +19,11 @@ from ..arguments import Commands, Parser, add_command, global_settings
 from ..config import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
-from ..history import ensure_state_dir
 from ..networks import posters_for
 from ..posting.scheduled import log_result, run_once
 from ..posting.tweets import load_tweets
 from ..secrets import scrub, scrub_also
+from ..state import ensure_state_dir
 from ..wording import plural
 from .daemon import Daemon, use_zone, zone_for
 from .install import Paths, crontab, systemd_units, unit_user

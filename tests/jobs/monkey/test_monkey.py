@@ -21,7 +21,6 @@ import pytest
 from conftest import BOT_PY
 
 from twitterbot.errors import ExitStatus, UsageError
-from twitterbot.history import HistoryStore
 from twitterbot.jobs.monkey.job import (
     FIELDS,
     TEMPLATES,
@@ -57,6 +56,7 @@ from twitterbot.jobs.monkey.texts import (
 from twitterbot.networks.dryrun import DryRunPoster
 from twitterbot.progress.reporter import NullReporter, Reporter
 from twitterbot.progress.statusline import StatusLine
+from twitterbot.state import HistoryStore
 
 Found = List[Tuple[int, int, str]]
 

@@ -11,7 +11,6 @@ from typing import Dict, List, Set, Tuple
 import pytest
 from conftest import BotHome
 
-from twitterbot.history import HistoryStore
 from twitterbot.jobs.pegs.board import (
     BOARDS,
     BoardFileError,
@@ -26,6 +25,7 @@ from twitterbot.jobs.pegs.solve import Impossible, Searching, Solved, solution_t
 from twitterbot.networks.dryrun import DryRunPoster
 from twitterbot.progress.reporter import NullReporter, Reporter
 from twitterbot.progress.statusline import StatusLine, status_line_for
+from twitterbot.state import HistoryStore
 
 SOLVABLE = ["english", "cross", "plus", "fireplace", "pyramid", "arrow", "german"]
 IMPOSSIBLE = ["french", "diamond", "english-diamond"]

@@ -13,7 +13,6 @@ from typing import List
 
 import pytest
 
-from twitterbot.history import HistoryStore
 from twitterbot.jobs.puzzles import hidoku, jodici
 from twitterbot.jobs.puzzles.job import (
     challenge_key,
@@ -26,6 +25,7 @@ from twitterbot.jobs.puzzles.job import (
 )
 from twitterbot.progress import NullReporter, Reporter
 from twitterbot.progress.reporter import Templates
+from twitterbot.state import HistoryStore
 
 MANY = "1,_,_,_\n_,_,_,_\n_,_,_,_\n"  # a Hidoku with thousands of solutions
 

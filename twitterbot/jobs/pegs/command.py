@@ -9,10 +9,10 @@ import sys
 from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...config import Config
 from ...errors import ExitStatus, UsageError
-from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
+from ...state import ensure_state_dir
 from .board import BOARDS, builtin, check_countable, load_board, with_empty_hole
 
 __all__ = ["register"]

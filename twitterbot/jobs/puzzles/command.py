@@ -22,11 +22,11 @@ from pathlib import Path
 from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...config import Config
 from ...errors import ExitStatus, UsageError
-from ...history import ensure_state_dir
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.reporter import Templates
 from ...progress.statusline import status_line_for
+from ...state import ensure_state_dir
 from . import KINDS, PuzzleFileError
 from .job import (
     available_kinds,

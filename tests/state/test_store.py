@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from twitterbot.errors import HistoryError
-from twitterbot.history import HistoryStore, ensure_state_dir
+from twitterbot.state import HistoryStore, ensure_state_dir
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
 
@@ -119,15 +119,15 @@ def test_a_state_dir_that_is_a_file_is_an_error(tmp_path: Path) -> None:
 
 
 def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_history(tmp_path: Path) -> None:
-    from twitterbot import history
+    from twitterbot.state import database, schema
 
     path = tmp_path / "history.sqlite3"
     with sqlite3.connect(path) as conn:  # a file as the first release wrote it
         conn.executescript(
-            history._SCHEMA + f"PRAGMA application_id = {history.APPLICATION_ID}; PRAGMA user_version = 1;"
+            schema._SCHEMA + f"PRAGMA application_id = {schema.APPLICATION_ID}; PRAGMA user_version = 1;"
         )
         conn.execute(
-            "INSERT INTO attempts (text, sent_at, outcome) VALUES ('old post', ?, 'posted')", (history._iso(NOW),)
+            "INSERT INTO attempts (text, sent_at, outcome) VALUES ('old post', ?, 'posted')", (database.iso(NOW),)
         )
     conn.close()
     with HistoryStore(path) as store:
@@ -135,7 +135,7 @@ def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_history(tmp_path: P
         job = store.open_job("pegs", at=NOW)
         assert (job.name, job.posts, job.thread_root) == ("pegs", 0, None)
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == history.SCHEMA_VERSION
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
 
 
 def test_a_running_job_s_pending_post_is_left_alone_by_a_scheduled_run(tmp_path: Path) -> None:
@@ -236,18 +236,18 @@ def test_an_empty_file_is_refused_not_taken_for_a_new_history(tmp_path: Path) ->
 
 
 def test_an_empty_database_with_our_mark_is_a_clear_error(tmp_path: Path) -> None:
-    from twitterbot import history
+    from twitterbot.state import database, schema
 
     path = tmp_path / "history.sqlite3"
     with sqlite3.connect(path) as conn:
-        conn.execute(f"PRAGMA application_id = {history.APPLICATION_ID}")
+        conn.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
     conn.close()
     with pytest.raises(HistoryError, match="marked as a twitterbot history but has no tables"):
         HistoryStore(path)
 
 
 def test_a_marked_database_missing_a_table_is_refused(tmp_path: Path) -> None:
-    from twitterbot import history
+    from twitterbot.state import database, schema
 
     path = tmp_path / "history.sqlite3"
     HistoryStore(path).close()
@@ -256,7 +256,7 @@ def test_a_marked_database_missing_a_table_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(HistoryError, match="has no bag"):
         HistoryStore(path)
-    assert history.SCHEMA_VERSION >= 2
+    assert schema.SCHEMA_VERSION >= 2
 
 
 def test_an_empty_sqlite_database_is_not_ours(tmp_path: Path) -> None:
@@ -269,20 +269,20 @@ def test_an_empty_sqlite_database_is_not_ours(tmp_path: Path) -> None:
 
 
 def test_a_new_history_is_created_whole_at_the_newest_schema(tmp_path: Path) -> None:
-    from twitterbot import history
+    from twitterbot.state import database, schema
 
     path = tmp_path / "history.sqlite3"
     HistoryStore(path).close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["history.sqlite3"]  # no temp file left behind
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == history.SCHEMA_VERSION
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     conn.close()
 
 
 _CREATE_FOREVER = """
 import sys
 from pathlib import Path
-from twitterbot.history import HistoryStore
+from twitterbot.state import HistoryStore
 root = Path(sys.argv[1])
 number = 0
 while True:
@@ -303,7 +303,7 @@ def test_a_run_killed_while_creating_the_history_leaves_no_empty_file(tmp_path: 
     import sys
     import time
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     rng = random.Random(13)
     for kill in range(6):
         root = tmp_path / f"kill{kill}"

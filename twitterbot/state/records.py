@@ -1,11 +1,11 @@
 """The rows the history store reads back: past runs and progress jobs for `history` and the
 reporter, and posts a network still lacks. A plain dataclass each.
 
-They live apart from history.py so that a scheduled run, which reads none of them back (or only
+They live apart from the store so that a scheduled run, which reads none of them back (or only
 when a network missed a post), does not pay for making their classes: on Python 3.11 making a
 frozen dataclass costs about 1 ms of CPU, which a Pi Zero pays four times a day::
 
-    from twitterbot.records import RunRecord
+    from twitterbot.state.records import RunRecord
     [run.action for run in store.recent_runs(10)]
 """
 
