@@ -217,3 +217,25 @@ def test_a_poster_made_without_link_cards_fetches_nothing(bluesky_pds: Pds, acco
     poster.post(f"no card {pages.url}/post")
     assert "embed" not in only_post(bluesky_pds, account)
     assert pages.requests == []
+
+
+def test_a_lost_thumbnail_upload_costs_the_thumbnail_not_the_card_nor_the_post(
+    bluesky_pds: Pds, account: PdsAccount, pages: PageServer, tmp_path: Path
+) -> None:
+    from bluesky_emulator import LossyProxy
+
+    with LossyProxy(bluesky_pds.url, lose={"com.atproto.repo.uploadBlob": 1}) as proxy:
+        poster = BlueskyPoster(
+            handle=account.handle,
+            app_password=bluesky_pds.app_password(account),
+            service=proxy.url,
+            session_file=tmp_path / "session.json",
+            timeout=10,
+            retries=1,
+            sleep=lambda seconds: None,
+            link_cards=True,
+        )
+        assert poster.post(f"card without its picture {pages.url}/post").confirmed
+    external = only_post(bluesky_pds, account)["embed"]["external"]
+    assert external["title"] == "Solving pegs & holes on a Pi" and "thumb" not in external
+    assert (proxy.calls["com.atproto.repo.uploadBlob"], proxy.calls["com.atproto.repo.createRecord"]) == (1, 1)
