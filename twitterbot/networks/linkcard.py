@@ -27,24 +27,22 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, List, Optional
 from urllib.parse import quote, urljoin, urlsplit
 
 from .. import __version__
 from .linkcard_thumbnail import ThumbnailError, fit_thumbnail
+from .opengraph import OpenGraphParser, PageData, clean
 
 __all__ = [
     "USER_AGENT",
     "Card",
     "CardResult",
     "Limits",
-    "PageData",
     "Thumbnail",
     "describe",
     "fetch_card",
-    "parse_page",
     "summary",
 ]
 
@@ -54,8 +52,6 @@ USER_AGENT = f"twitterbot/{__version__} (a Raspberry Pi posting bot, fetching a 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _CHUNK = 64 * 1024
-_MAX_TITLE = 300  # characters: a card shows a line or two; longer titles are cut with an ellipsis
-_MAX_DESCRIPTION = 1000
 # After the time limit the post stops waiting; this much more lets a fetch that ends right at the
 # limit report its own reason.
 _GRACE = 0.25
@@ -71,16 +67,6 @@ class Limits:
     max_html_bytes: int = 1_000_000
     max_image_bytes: int = 5_000_000
     thumb_bytes: int = 1_000_000  # app.bsky.embed.external's thumb: maxSize
-
-
-@dataclass(frozen=True)
-class PageData:
-    """What a page says about itself: its title and description ("" when it says none) and the
-    absolute URL of its picture (None when it names none, or names one that is not http(s))."""
-
-    title: str
-    description: str
-    image: Optional[str]
 
 
 @dataclass(frozen=True)
@@ -119,100 +105,6 @@ class CardResult:
 
 class _NoCard(Exception):
     """Why a fetch gave up: a page's own doing, never a bug."""
-
-
-# -- the parser ---------------------------------------------------------------------------------
-
-# What a page may say, in the order each is preferred: Open Graph first, then Twitter's names, then
-# the page's own <title> and meta description.
-_TITLE_KEYS = ("og:title", "twitter:title")
-_DESCRIPTION_KEYS = ("og:description", "twitter:description", "description")
-_IMAGE_KEYS = ("og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src")
-_WANTED = frozenset(_TITLE_KEYS + _DESCRIPTION_KEYS + _IMAGE_KEYS)
-
-
-class _OpenGraphParser(HTMLParser):
-    """Collects the head's meta data and first <title>, fed piece by piece; `done` once the head
-    has ended (its end tag, or the body's start), so the rest of the page need not be read."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)  # entities decoded in text and attribute values
-        self.meta: Dict[str, str] = {}
-        self.title: List[str] = []
-        self._in_title = False
-        self._title_seen = False
-        self.done = False
-
-    def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
-        if self.done:
-            return
-        if tag == "meta":
-            values = {name: value or "" for name, value in attrs}
-            key = (values.get("property") or values.get("name") or "").strip().lower()
-            content = values.get("content", "").strip()
-            if key in _WANTED and content and key not in self.meta:
-                self.meta[key] = content
-        elif tag == "title" and not self._title_seen:
-            self._in_title = True
-        elif tag == "body":
-            self.done = True
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title" and self._in_title:
-            self._in_title = False
-            self._title_seen = True
-        elif tag == "head":
-            self.done = True
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title and not self.done:
-            self.title.append(data)
-
-    def feed_safely(self, text: str) -> None:
-        """Feed `text`; markup the parser cannot follow ends the reading, keeping what was found."""
-        try:
-            self.feed(text)
-        except (AssertionError, AttributeError, ValueError, IndexError) as exc:
-            # Some Pythons' html.parser fail on odd marked sections ("<![if ...") instead of skipping them.
-            log.debug("link card: the page's markup stopped the parser (%s: %s)", type(exc).__name__, exc)
-            self.done = True
-
-    def page(self, base_url: str) -> PageData:
-        meta = self.meta
-        title = _first(meta, _TITLE_KEYS) or "".join(self.title)
-        image = _first(meta, _IMAGE_KEYS)
-        absolute = urljoin(base_url, image) if image else None
-        if absolute and urlsplit(absolute).scheme not in ("http", "https"):
-            absolute = None
-        return PageData(
-            title=_clean(title, _MAX_TITLE), description=_clean(_first(meta, _DESCRIPTION_KEYS), _MAX_DESCRIPTION), image=absolute
-        )
-
-
-def _first(meta: Dict[str, str], keys: Tuple[str, ...]) -> str:
-    return next((meta[key] for key in keys if key in meta), "")
-
-
-def _clean(text: str, limit: int) -> str:
-    """One line of plain text, at most `limit` characters (cut at a word, with an ellipsis)."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut.rsplit(" ", 1)[0]
-    return cut.rstrip() + "…"
-
-
-def parse_page(html: str, base_url: str) -> PageData:
-    """The title, description and picture a page's HTML gives (its head only). Relative picture
-    URLs are resolved against `base_url`, the page's own URL after redirects."""
-    parser = _OpenGraphParser()
-    parser.feed_safely(html)
-    if not parser.done:
-        with contextlib.suppress(AssertionError, AttributeError, ValueError, IndexError):
-            parser.close()
-    return parser.page(base_url)
 
 
 # -- the fetcher --------------------------------------------------------------------------------
@@ -296,7 +188,7 @@ class _CardFetch:
         try:
             if fetched.content_type and fetched.content_type not in _HTML_TYPES:
                 raise _NoCard(f"{fetched.url} is not a web page ({fetched.content_type})")
-            parser = _OpenGraphParser()
+            parser = OpenGraphParser()
             start = b""  # the first bytes, kept until the encoding is known
             decoder = None
             total = 0
@@ -502,7 +394,7 @@ def summary(result: CardResult) -> str:
         return f"no card: {result.reason}"
     thumb = card.thumb
     picture = f"thumbnail {thumb.width}x{thumb.height}, {len(thumb.data):,} bytes" if thumb else f"no thumbnail: {result.reason}"
-    description = f", {_clean(card.description, 60)!r}" if card.description else ""
+    description = f", {clean(card.description, 60)!r}" if card.description else ""
     return f"card {card.title!r}{description} ({picture}; {result.seconds:.1f} s)"
 
 
