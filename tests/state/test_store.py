@@ -236,7 +236,7 @@ def test_an_empty_file_is_refused_not_taken_for_a_new_history(tmp_path: Path) ->
 
 
 def test_an_empty_database_with_our_mark_is_a_clear_error(tmp_path: Path) -> None:
-    from twitterbot.state import database, schema
+    from twitterbot.state import schema
 
     path = tmp_path / "history.sqlite3"
     with sqlite3.connect(path) as conn:
@@ -247,7 +247,7 @@ def test_an_empty_database_with_our_mark_is_a_clear_error(tmp_path: Path) -> Non
 
 
 def test_a_marked_database_missing_a_table_is_refused(tmp_path: Path) -> None:
-    from twitterbot.state import database, schema
+    from twitterbot.state import schema
 
     path = tmp_path / "history.sqlite3"
     HistoryStore(path).close()
@@ -269,7 +269,7 @@ def test_an_empty_sqlite_database_is_not_ours(tmp_path: Path) -> None:
 
 
 def test_a_new_history_is_created_whole_at_the_newest_schema(tmp_path: Path) -> None:
-    from twitterbot.state import database, schema
+    from twitterbot.state import schema
 
     path = tmp_path / "history.sqlite3"
     HistoryStore(path).close()

@@ -1,0 +1,65 @@
+"""A history written by the last release (schema 3, made by that release's code and checked in as
+tests/fixtures/state/history-schema3.sqlite) opens with today's store and keeps working: every
+row reads back, the daily cap and the bag count it, its killed job is settled, and new rows go in."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from twitterbot.state import HistoryStore
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "state" / "history-schema3.sqlite"
+WRITTEN = datetime(2026, 11, 20, 6, 0, tzinfo=timezone.utc)  # when the fixture's first run started
+
+
+@pytest.fixture
+def old_history(tmp_path: Path) -> Path:
+    copy = tmp_path / "history.sqlite3"
+    shutil.copyfile(FIXTURE, copy)  # never the checked-in file itself
+    return copy
+
+
+def test_the_last_releases_history_reads_back_whole(old_history: Path) -> None:
+    with HistoryStore(old_history) as store:
+        runs = store.recent_runs(10)
+        assert [run.action for run in runs] == ["uncertain", "skipped", "posted"]
+        assert runs[2].text == "Hello from my Pi" and runs[2].url.endswith("/1890000000000000001")
+        assert runs[1].reason == "rolled 3 of 4"
+        assert store.used_texts() == {"Hello from my Pi", "Second line <b>"}
+        # The post to X and Mastodon is one post; the uncertain Bluesky post counts too; the job's posts count.
+        assert store.posts_since(WRITTEN - timedelta(seconds=1), WRITTEN + timedelta(days=1)) == 4
+        assert store.last_posted_text() == "The monkey has typed 2,000 keys"
+        assert store.measured_lengths("x", "3.0.0") == {"Hello from my Pi": (16, ()), "Second line <b>": (15, ())}
+        assert store.measured_file("x", "3.0.0") == "abc123"
+        # Mastodon failed for a temporary reason while X took the post: a catch-up is owed.
+        owed = store.catch_ups(WRITTEN - timedelta(hours=1), ["mastodon"])
+        assert [(c.network, c.text) for c in owed] == [("mastodon", "Hello from my Pi")]
+
+
+def test_the_last_releases_killed_job_is_settled_and_its_thread_continues(old_history: Path) -> None:
+    later = WRITTEN + timedelta(days=1)
+    with HistoryStore(old_history) as store:
+        job = store.open_job("monkey", at=later, run_key="seed-7")
+        assert job.threads == {"x": "1890000000000000002"} and job.posts == 1
+        posts = store.recent_job_posts(5)
+        assert [post.outcome for post in posts] == ["interrupted", "posted"]  # the pending one: may have gone
+        attempt = store.begin_job_attempt(job.id, "Done", at=later, final=True, network="x")
+        store.record_job_post(job.id, attempt, at=later, tweet_id="1890000000000000003", news="done", detail=None)
+        store.finish_job(job.id, "done", at=later)
+        assert store.job(job.id).final_sent and store.job(job.id).outcome == "done"
+
+
+def test_the_last_releases_history_takes_new_runs_after_reopening(old_history: Path) -> None:
+    later = WRITTEN + timedelta(days=2)
+    with HistoryStore(old_history) as store:
+        run = store.begin_run(at=later, one_in=4, roll=1, forced=False, dry_run=False)
+        attempt = store.begin_attempt("Third", run_id=run, at=later, network="bluesky")
+        store.finish_attempt(attempt, "posted", at=later, tweet_id="at://did:plc:x/post/1", mark_used=True)
+        store.finish_run(run, at=later, action="posted", text="Third")
+    with HistoryStore(old_history) as store:  # what was written is there after reopening
+        assert store.recent_runs(1)[0].text == "Third"
+        assert "Third" in store.used_texts()

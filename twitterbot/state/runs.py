@@ -1,0 +1,207 @@
+"""Runs and post attempts: what each scheduled run decided, and every post it (or a progress
+job) sent, recorded *before* the request goes out and settled after. These rows are what the daily
+cap, the minimum gap and catch-up count, so an attempt that may have reached a network counts as
+posted (`COUNTED_OUTCOMES`) and is never sent again."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, List, Optional, Sequence
+
+from .database import Database, iso, parse_iso
+
+if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
+    from .records import CatchUp, RunRecord
+
+__all__ = ["COUNTED_OUTCOMES", "MAYBE_POSTED", "TEMPORARY", "RunLog"]
+
+# Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached a
+# network. pending: being sent now (or its run was killed); interrupted: a killed run's pending
+# attempt, settled; uncertain: sent, but the answer was lost. None of them is ever sent again.
+# (MAX_POSTS_PER_DAY counts posts, not networks: one post to three networks counts once.)
+COUNTED_OUTCOMES = ("pending", "posted", "interrupted", "uncertain")
+# A certain failure that a later run may make good (the network was down or rate limited while the
+# same post went to another network): see `catch_ups`.
+TEMPORARY = "temporary"
+
+MAYBE_POSTED = "the run stopped before the network answered; it may have been posted"
+
+
+class RunLog(Database):
+    """The runs and attempts tables."""
+
+    def begin_run(self, *, at: datetime, one_in: int, roll: Optional[int], forced: bool, dry_run: bool) -> int:
+        """Record that a run started; `finish_run` fills in what it did."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO runs (started_at, one_in, roll, forced, dry_run, action) VALUES (?, ?, ?, ?, ?, 'running')",
+                (iso(at), one_in, roll, int(forced), int(dry_run)),
+            )
+            return int(cursor.lastrowid)
+
+    def finish_run(
+        self,
+        run_id: int,
+        *,
+        at: datetime,
+        action: str,
+        reason: Optional[str] = None,
+        text: Optional[str] = None,
+        tweet_id: Optional[str] = None,
+        url: Optional[str] = None,
+    ) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE runs SET finished_at = ?, action = ?, reason = ?, text = ?, tweet_id = ?, url = ? WHERE id = ?",
+                (iso(at), action, reason, text, tweet_id, url, run_id),
+            )
+
+    def recent_runs(self, limit: int) -> List[RunRecord]:
+        """The last `limit` runs, newest first."""
+        from .records import RunRecord
+
+        rows = self._read(
+            "SELECT id, started_at, action, reason, text, tweet_id, one_in, roll, dry_run, url"
+            " FROM runs ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        return [
+            RunRecord(row[0], parse_iso(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]), row[9])
+            for row in rows
+        ]
+
+
+    def begin_attempt(
+        self,
+        text: str,
+        *,
+        run_id: Optional[int],
+        at: datetime,
+        source: str = "scheduled",
+        network: str = "x",
+        group: Optional[int] = None,
+    ) -> int:
+        """Commit a pending attempt *before* sending, so a crash cannot lead to a second send.
+        `group` is the id of the first attempt carrying the same post to another network (None:
+        this attempt starts a group)."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+                (run_id, source, text, iso(at), network, group),
+            )
+            attempt_id = int(cursor.lastrowid)
+            if group is None:
+                conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt_id,))
+            return attempt_id
+
+    def catch_ups(self, since: datetime, networks: Sequence[str]) -> List[CatchUp]:
+        """Posts sent since `since` that one of `networks` still lacks: it failed there for a
+        temporary reason (outcome "temporary", and nothing sent there since) while the same post
+        went, or may have gone, to another network. Oldest first."""
+        if not networks:
+            return []
+        counted = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        wanted = ", ".join("?" for _ in networks)
+        # The window runs from the post's first attempt: a network that keeps failing is given up
+        # once the post is `since` old, however often it was retried.
+        rows = self._read(
+            "SELECT a.post_group, a.network, a.text, a.run_id, a.job_id, a.source,"
+            " (SELECT min(g.sent_at) FROM attempts g WHERE g.post_group = a.post_group) AS first_sent"
+            f" FROM attempts a WHERE a.outcome = ? AND a.network IN ({wanted}) AND a.post_group IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.post_group = a.post_group"
+            "  AND b.network = a.network AND b.id > a.id)"
+            " AND EXISTS (SELECT 1 FROM attempts c WHERE c.post_group = a.post_group"
+            f"  AND c.network != a.network AND c.outcome IN ({counted}))"
+            " AND first_sent > ? ORDER BY first_sent, a.network",
+            (TEMPORARY, *networks, *COUNTED_OUTCOMES, iso(since)),
+        )
+        if not rows:  # the usual run: nothing to catch up, and no need to make the rows' class
+            return []
+        from .records import CatchUp
+
+        return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6])) for row in rows]
+
+    def finish_attempt(
+        self,
+        attempt_id: int,
+        outcome: str,
+        *,
+        at: datetime,
+        tweet_id: Optional[str] = None,
+        detail: Optional[str] = None,
+        mark_used: bool = False,
+        url: Optional[str] = None,
+    ) -> None:
+        """Record an attempt's outcome; with `mark_used`, take its text out of this round in the same transaction."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ?, url = ? WHERE id = ?",
+                (outcome, iso(at), tweet_id, detail, url, attempt_id),
+            )
+            if mark_used:
+                (text,) = conn.execute("SELECT text FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+                conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, iso(at)))
+
+    def recover_interrupted(self, *, at: datetime) -> List[str]:
+        """Settle what a killed scheduled run left behind. Its pending attempts may have reached X,
+        so their texts leave the round and keep counting against the daily cap. Returns those texts.
+        (A progress job's pending attempts belong to that job; `open_job` settles them.)"""
+        with self._write() as conn:
+            texts = [
+                row[0] for row in conn.execute("SELECT text FROM attempts WHERE outcome = 'pending' AND job_id IS NULL")
+            ]
+            conn.execute(
+                "UPDATE attempts SET outcome = 'interrupted', finished_at = ?, detail = ?"
+                " WHERE outcome = 'pending' AND job_id IS NULL",
+                (iso(at), MAYBE_POSTED),
+            )
+            conn.execute(
+                "UPDATE runs SET action = 'interrupted', finished_at = ?,"
+                " reason = 'the run stopped before it finished' WHERE action = 'running'",
+                (iso(at),),
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", [(text, iso(at)) for text in texts]
+            )
+        return texts
+
+    def posts_since(self, since: datetime, until: Optional[datetime] = None) -> int:
+        """How many posts went (or may have gone) to X after `since` and up to `until`, from every
+        source. Rows dated after `until` (made while the clock was ahead) are left out."""
+        return int(self._counted_since("count(DISTINCT coalesce(post_group, id))", since, until))
+
+    def oldest_post_since(self, since: datetime, until: Optional[datetime] = None) -> Optional[datetime]:
+        """When the oldest counted post in the window was sent: the cap frees up 24 h after it."""
+        oldest = self._counted_since("min(sent_at)", since, until)
+        return parse_iso(oldest) if oldest else None
+
+    def last_scheduled_post(self, until: datetime) -> Optional[datetime]:
+        """When the newest scheduled post (made or maybe made) up to `until` was sent, for
+        MIN_POST_GAP. Progress jobs' posts are not scheduled posts and are left out."""
+        newest = self._counted_since("max(sent_at)", None, until, where="job_id IS NULL")
+        return parse_iso(newest) if newest else None
+
+    def last_run_started(self) -> Optional[datetime]:
+        """When the newest run (the last one written) says it started: later than now means the
+        clock was ahead then, or is behind now."""
+        rows = self._read("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")
+        return parse_iso(rows[0][0]) if rows else None
+
+    def _counted_since(
+        self, aggregate: str, since: Optional[datetime], until: Optional[datetime], where: str = "1"
+    ) -> object:
+        # One post to several networks is one post: count its group once (old rows have none).
+        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        rows = self._read(
+            f"SELECT {aggregate} FROM attempts WHERE sent_at > ? AND sent_at <= ? AND outcome IN ({marks}) AND {where}",
+            (iso(since) if since else "", iso(until) if until else "9999", *COUNTED_OUTCOMES),
+        )
+        return rows[0][0]
+
+    def last_posted_text(self) -> Optional[str]:
+        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        rows = self._read(
+            f"SELECT text FROM attempts WHERE outcome IN ({marks}) ORDER BY id DESC LIMIT 1", COUNTED_OUTCOMES
+        )
+        return rows[0][0] if rows else None

@@ -1,0 +1,139 @@
+"""The history file's schema and its migrations: what a new file is made of, what each schema
+version must hold, and how an older file is brought up to date. Each migration is one
+all-or-nothing step, and `user_version` says how far a file got, so a history written by any
+earlier release opens and keeps working (tests/fixtures/state holds one)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..errors import HistoryError
+
+__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "create_script", "check_and_migrate"]
+
+APPLICATION_ID = 0x54574254  # "TWBT": marks the file as ours, so a foreign database is refused
+
+_SCHEMA = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    one_in INTEGER,
+    roll INTEGER,
+    forced INTEGER NOT NULL DEFAULT 0,
+    dry_run INTEGER NOT NULL DEFAULT 0,
+    action TEXT NOT NULL,          -- running, posted, uncertain, would_post, skipped, failed, interrupted
+    reason TEXT,
+    text TEXT,
+    tweet_id TEXT
+);
+CREATE INDEX runs_started_at ON runs (started_at);
+CREATE TABLE attempts (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs (id),
+    source TEXT NOT NULL DEFAULT 'scheduled',
+    text TEXT NOT NULL,
+    sent_at TEXT NOT NULL,
+    finished_at TEXT,
+    outcome TEXT NOT NULL,         -- pending, posted, uncertain, duplicate, failed, interrupted
+    tweet_id TEXT,
+    detail TEXT
+);
+CREATE INDEX attempts_sent_at ON attempts (sent_at);
+-- The shuffle bag: texts already posted in the current round.
+CREATE TABLE bag (
+    text TEXT PRIMARY KEY,
+    used_at TEXT NOT NULL
+);
+"""
+
+# Schema changes, applied in order to new and old files alike: user_version says how far a file got.
+_MIGRATIONS = {
+    2: """
+-- Progress jobs: what a reporter needs to continue a run's thread after a restart.
+CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    run_key TEXT,                  -- the job's own id for this run, if it has one
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    outcome TEXT,                  -- NULL while running, then done or failed
+    thread_root TEXT,              -- the id of the run's first post; later posts reply to it
+    last_post_at TEXT,
+    last_text TEXT,
+    last_news TEXT,                -- the message and fields of the last post, to skip repeats
+    posts INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX jobs_name ON jobs (name, run_key);
+ALTER TABLE attempts ADD COLUMN job_id INTEGER REFERENCES jobs (id);
+""",
+    3: """
+-- Several networks: each attempt names its network, and the attempts that carry one post (a pick,
+-- or a job's post) to every network share post_group, the id of the first of them.
+ALTER TABLE attempts ADD COLUMN network TEXT NOT NULL DEFAULT 'x';
+ALTER TABLE attempts ADD COLUMN post_group INTEGER;
+CREATE INDEX attempts_post_group ON attempts (post_group, network);
+-- The post's public link, in its network's own form (X's can be made from the id; others not).
+ALTER TABLE attempts ADD COLUMN url TEXT;
+ALTER TABLE runs ADD COLUMN url TEXT;
+-- A progress job's thread on each network: the id of its first post there.
+CREATE TABLE job_threads (
+    job_id INTEGER NOT NULL REFERENCES jobs (id),
+    network TEXT NOT NULL,
+    thread_root TEXT NOT NULL,
+    PRIMARY KEY (job_id, network)
+);
+INSERT INTO job_threads (job_id, network, thread_root) SELECT id, 'x', thread_root FROM jobs WHERE thread_root IS NOT NULL;
+""",
+}
+SCHEMA_VERSION = max(_MIGRATIONS)
+# The tables a file of each schema version must have; a file that lacks one is not a whole history.
+_TABLES = {
+    1: {"runs", "attempts", "bag"},
+    2: {"runs", "attempts", "bag", "jobs"},
+    3: {"runs", "attempts", "bag", "jobs", "job_threads"},
+}
+
+
+
+def create_script() -> str:
+    """The whole schema, at the newest version, in one transaction."""
+    steps = " ".join(_MIGRATIONS[version] for version in sorted(_MIGRATIONS))
+    return (
+        f"BEGIN; {_SCHEMA} {steps} PRAGMA application_id = {APPLICATION_ID};"
+        f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+    )
+
+
+def check_and_migrate(conn: sqlite3.Connection, label: str) -> None:
+    """Refuse a file that is not a whole history of ours (naming what to do about it), then apply
+    the migrations it lacks. Damage SQLite finds surfaces as `sqlite3.DatabaseError` for the caller
+    to explain."""
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if app_id != APPLICATION_ID:
+        what = "an empty database" if not tables else "it holds other data"
+        raise HistoryError(
+            f"{label} is not a twitterbot history database ({what}): "
+            "set BOT_STATE_DIR to another folder, or move the file aside"
+        )
+    if version > SCHEMA_VERSION:
+        raise HistoryError(
+            f"{label} was written by a newer twitterbot (schema {version}, this one knows "
+            f"{SCHEMA_VERSION}): update twitterbot (git pull) before running it again"
+        )
+    missing = _TABLES.get(version, _TABLES[1]) - tables
+    if version < 1 or missing:
+        held = "no tables at all" if not tables else f"no {', '.join(sorted(missing)) or 'schema version'}"
+        raise HistoryError(
+            f"{label} is marked as a twitterbot history but has {held}, so it is not a whole"
+            " history: restore it from a backup, or delete it to start a new history (the bot will"
+            " then not know what it already posted)"
+        )
+    problems = conn.execute("PRAGMA quick_check").fetchall()
+    if problems != [("ok",)]:
+        raise sqlite3.DatabaseError(problems[0][0])
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        # executescript commits first; BEGIN..COMMIT makes each step all-or-nothing.
+        conn.executescript(f"BEGIN; {_MIGRATIONS[target]} PRAGMA user_version = {target}; COMMIT;")
