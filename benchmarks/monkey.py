@@ -35,10 +35,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from twitterbot.config import PROJECT_DIR, load_config  # noqa: E402
 from twitterbot.jobs.monkey.job import Options, prepare  # noqa: E402
 from twitterbot.jobs.monkey.kernel import Kernel, load  # noqa: E402
 from twitterbot.jobs.monkey.simulation import DRAW, KeyStream, Monkey, Round, Simulation  # noqa: E402
+from twitterbot.settings import PROJECT_DIR, load_config  # noqa: E402
 
 KEYS = 27
 MIB = 1024 * 1024

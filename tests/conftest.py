@@ -11,8 +11,7 @@ from typing import Dict, Iterator, Optional
 
 import pytest
 
-from twitterbot.config import Credentials
-from twitterbot.networks.x import XPoster
+from twitterbot.networks.x import Credentials, XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))
 from mastodon_server import mastodon_emulator, mastodon_mock, mastodon_mock_started  # noqa: E402, F401
@@ -91,7 +90,7 @@ def home(tmp_path: Path, emulator: XEmulator) -> BotHome:
     """A bot home wired to the emulator: keys, X_API_BASE_URL, no retry delays worth waiting for."""
     bot_home = BotHome(tmp_path / "bot", emulator)
     bot_home.path.mkdir()
-    bot_home.write_env(**emulator.env(), TWEET_ONE_IN="1", X_API_RETRIES="0", X_API_TIMEOUT="3")
+    bot_home.write_env(**emulator.env(), TWEET_ONE_IN="1", API_RETRIES="0", API_TIMEOUT="3")
     bot_home.write_tweets(SAMPLE_TWEETS)
     return bot_home
 

@@ -108,7 +108,7 @@ def test_each_x_failure_end_to_end(home: BotHome, emulator: XEmulator, failure: 
 def test_a_lost_reply_is_uncertain_exits_75_and_is_never_sent_again(home: BotHome, emulator: XEmulator, fault) -> None:
     emulator.duplicate_check = False
     home.write_tweets("alpha\nbeta\n")
-    home.write_env(X_API_RETRIES="2")
+    home.write_env(API_RETRIES="2")
     emulator.fail_next(fault)
     result = home.run("--json")
     assert result.returncode == 75, result.stderr
@@ -125,7 +125,7 @@ def test_a_lost_reply_is_uncertain_exits_75_and_is_never_sent_again(home: BotHom
 
 
 def test_a_slow_x_times_out_with_a_clear_message(home: BotHome, emulator: XEmulator) -> None:
-    home.write_env(X_API_TIMEOUT="0.5")
+    home.write_env(API_TIMEOUT="0.5")
     emulator.slow_seconds = 2
     emulator.fail_next("slow")
     result = home.run()
@@ -167,7 +167,7 @@ def test_usage_errors_exit_64(home: BotHome) -> None:
 
 
 def test_two_runs_at_once_post_once(home: BotHome, emulator: XEmulator) -> None:
-    home.write_env(X_API_TIMEOUT="30")
+    home.write_env(API_TIMEOUT="30")
     emulator.slow_seconds = 25  # held until the second run is over, however slow the machine
     emulator.fail_next("slow")
     first = home.start("--force")

@@ -7,8 +7,8 @@ import re
 from conftest import REPO
 from dotenv import dotenv_values
 
-from twitterbot.config import SETTINGS
 from twitterbot.errors import ExitStatus
+from twitterbot.settings import SETTINGS
 
 README = (REPO / "README.md").read_text()
 EXAMPLE = REPO / "config.example.env"
@@ -38,7 +38,7 @@ def test_every_setting_is_in_the_example_and_the_readme_and_nothing_else_is() ->
 
 
 def test_the_example_env_file_is_valid_config(tmp_path) -> None:
-    from twitterbot.config import load_config
+    from twitterbot.settings import load_config
 
     config = load_config(project_dir=tmp_path, env_file=EXAMPLE, environ={})
     assert config.one_in == int(SETTINGS["TWEET_ONE_IN"].default)

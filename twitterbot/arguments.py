@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, NoReturn, Optional, Sequence, Tuple
 
-from .config import check_setting, did_you_mean
 from .errors import ConfigError, ExitStatus
-from .secrets import MASK, Scrubber
+from .settings import check_setting, did_you_mean
+from .settings.secrets import MASK, Scrubber
 
 __all__ = [
     "BadCommandLine",

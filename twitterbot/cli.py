@@ -28,10 +28,10 @@ from typing import List, Mapping, Optional, Sequence
 
 from . import __version__
 from .arguments import BadCommandLine, Parser, absolute, global_settings, print_json
-from .config import PROJECT_DIR, Config, load_config
 from .errors import BotError, ConfigError, ExitStatus, UsageError
 from .posting.scheduled import RunResult
-from .secrets import ScrubSecrets, scrub
+from .settings import PROJECT_DIR, Config, load_config
+from .settings.secrets import ScrubSecrets, scrub
 
 __all__ = ["COMMANDS", "main", "parse_args"]
 

@@ -16,6 +16,7 @@ __all__ = [
     "CommandError",
     "ConfigError",
     "DuplicatePost",
+    "ErrorKind",
     "ExitStatus",
     "HistoryError",
     "LockHeld",
@@ -40,6 +41,33 @@ class ExitStatus(enum.IntEnum):
     BROKEN_PIPE = 141  # as the shell (128 + SIGPIPE): the reader of the output went away, e.g. `| head`
     CANNOT_EXECUTE = 126  # as the shell: watch's command is not executable
     COMMAND_NOT_FOUND = 127  # as the shell: watch's command does not exist
+
+
+class ErrorKind(str, enum.Enum):
+    """What went wrong with a post, as `PostError.kind`: a stable word that `--json`, the history
+    and scripts keep (the values never change). Compares equal to its value."""
+
+    DUPLICATE = "duplicate"  # the network already has this text
+    TOO_LONG = "too_long"  # the network says the text is too long
+    UNAUTHORIZED = "unauthorized"  # the keys, token or password were refused
+    READ_ONLY = "read_only"  # the keys may only read
+    NOT_IN_PROJECT = "not_in_project"  # X: the app is in no Project
+    CREDITS = "credits"  # X: no API credits left
+    FORBIDDEN = "forbidden"  # the account may not post (suspended, disabled, scope)
+    NOT_FOUND = "not_found"  # the server has no such API
+    RATE_LIMITED = "rate_limited"  # too many requests (429)
+    SERVER_ERROR = "server_error"  # the network failed (5xx): certainly no post
+    UNREACHABLE = "unreachable"  # no connection was made: certainly no post
+    TIMEOUT = "timeout"  # sent, and no answer in time: maybe posted
+    NETWORK = "network"  # sent, and the connection broke: maybe posted
+    EXISTS = "exists"  # Bluesky: a record under this post's key exists already
+    BAD_REPLY_TO = "bad_reply_to"  # the post to reply to is not this network's
+    REJECTED = "rejected"  # a refusal no rule foresaw
+    UNCERTAIN = "uncertain"  # it may or may not have been posted
+    UNEXPECTED = "unexpected"  # the client library failed in a way we do not know
+
+    __str__ = str.__str__  # "rate_limited", not "ErrorKind.RATE_LIMITED", in messages
+    __format__ = str.__format__
 
 
 class BotError(Exception):
@@ -110,13 +138,13 @@ class CommandError(BotError):
 
 
 class PostError(BotError):
-    """X did not take the post. `kind` names the case (see `networks.x`); the message says what to do."""
+    """A network did not take the post. `kind` names the case (`ErrorKind`); the message says what to do."""
 
     def __init__(
         self,
         message: str,
         *,
-        kind: str,
+        kind: ErrorKind,
         exit_status: ExitStatus,
         retry_at: Optional[datetime] = None,
         summary: Optional[str] = None,
@@ -124,13 +152,13 @@ class PostError(BotError):
         super().__init__(message)
         self.kind = kind
         self.exit_status = exit_status
-        self.retry_at = retry_at  # when X says trying again makes sense (rate limits)
+        self.retry_at = retry_at  # when the network says trying again makes sense (rate limits)
         # What happened, without the advice: an in-run retry says this, then what it does next.
         self.summary = summary or message
 
 
 class DuplicatePost(PostError):
-    """X already has a post with this exact text: not a failure of the bot, pick another line."""
+    """The network already has a post with this exact text: not a failure of the bot, pick another line."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, kind="duplicate", exit_status=ExitStatus.DATA_ERROR)
+        super().__init__(message, kind=ErrorKind.DUPLICATE, exit_status=ExitStatus.DATA_ERROR)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -10,9 +11,13 @@ __all__ = ["write_atomically"]
 
 def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
     """Write via a temporary file and a rename, so a crash never leaves half a file (a unit, a
-    checkpoint, a solution)."""
+    checkpoint, a solution, a saved session). The temporary file has `mode` from its creation, so
+    a private file (0600) is never readable by others, not even for a moment."""
     temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()  # a crash's leftover, maybe with another mode
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())

@@ -19,7 +19,7 @@ from bluesky_emulator import BlueskyEmulator, Fault
 
 from twitterbot.errors import ExitStatus, PostError
 from twitterbot.networks.bluesky import BlueskyPoster, PostRef, measure, new_record_key
-from twitterbot.secrets import ScrubSecrets
+from twitterbot.settings.secrets import ScrubSecrets
 
 REPO = Path(__file__).resolve().parents[2]
 CREATE = "com.atproto.repo.createRecord"
@@ -86,7 +86,7 @@ def test_a_reply_lost_after_the_record_was_written_is_found_by_its_key(
     result = poster_for(emulator, tmp_path / "s.json").post("once")
     assert result.confirmed
     (record,) = emulator.posts()
-    assert PostRef.decode(result.tweet_id).uri == record["uri"]
+    assert PostRef.decode(result.post_id).uri == record["uri"]
     assert emulator.calls[CREATE] == 1
 
 
@@ -134,7 +134,7 @@ def test_connections_dropped_on_every_try_leave_the_post_uncertain(emulator: Blu
     emulator.fail(CREATE, Fault.drop(), Fault.drop(), Fault.drop())
     emulator.fail("com.atproto.repo.getRecord", Fault.drop(), Fault.drop(), Fault.drop())
     result = poster_for(emulator, tmp_path / "s.json").post("who knows")
-    assert not result.confirmed and result.tweet_id is None
+    assert not result.confirmed and result.post_id is None
     assert "broke after the request was sent" in result.uncertain
     assert result.check_url == f"https://bsky.app/profile/{emulator.handle}"
 

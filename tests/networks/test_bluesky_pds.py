@@ -45,7 +45,7 @@ def test_a_post_lands_with_its_link_and_a_reference_to_it(
     assert record["value"]["text"] == "Hello from my Pi"
     rkey = record["uri"].rsplit("/", 1)[-1]
     assert result.url == f"https://bsky.app/profile/{account.handle}/post/{rkey}"
-    assert PostRef.decode(result.tweet_id) == (record["uri"], record["cid"], record["uri"], record["cid"])
+    assert PostRef.decode(result.post_id) == (record["uri"], record["cid"], record["uri"], record["cid"])
     assert poster.account() == f"@{account.handle} ({account.did})"
 
 
@@ -106,8 +106,8 @@ def test_replies_form_one_thread_with_the_root_and_the_parent(
 ) -> None:
     poster = make_poster(bluesky_pds.url, account, app_password, tmp_path / "session.json")
     first = poster.post("Progress: 1 of 3")
-    second = poster.post("Progress: 2 of 3", reply_to=first.tweet_id)
-    third = poster.post("Progress: 3 of 3", reply_to=second.tweet_id)
+    second = poster.post("Progress: 2 of 3", reply_to=first.post_id)
+    third = poster.post("Progress: 3 of 3", reply_to=second.post_id)
 
     records = {r["value"]["text"]: r for r in bluesky_pds.posts(account)}
     root, middle = records["Progress: 1 of 3"], records["Progress: 2 of 3"]
@@ -166,7 +166,7 @@ def test_after_a_lost_reply_the_post_is_found_under_its_record_key_and_not_sent_
 
     assert result.confirmed
     (record,) = bluesky_pds.posts(account)
-    assert PostRef.decode(result.tweet_id).uri == record["uri"]
+    assert PostRef.decode(result.post_id).uri == record["uri"]
     assert result.url.endswith(record["uri"].rsplit("/", 1)[-1])
     assert (proxy.calls["com.atproto.repo.createRecord"], proxy.calls["com.atproto.repo.getRecord"]) == (1, 1)
 
@@ -183,7 +183,7 @@ def test_sending_the_same_record_key_again_makes_no_second_post(
 
     assert result.confirmed
     (record,) = bluesky_pds.posts(account)
-    assert PostRef.decode(result.tweet_id).uri == record["uri"]
+    assert PostRef.decode(result.post_id).uri == record["uri"]
     assert (proxy.calls["com.atproto.repo.createRecord"], proxy.calls["com.atproto.repo.getRecord"]) == (2, 2)
 
 

@@ -15,7 +15,7 @@ from mastodon_server import FIRST_ID, TOKEN, MastodonEmulator, MockInstance
 
 from twitterbot.errors import ConfigError, ExitStatus, PostError
 from twitterbot.networks.mastodon import IDEMPOTENCY_KEY_LIFETIME, MastodonPoster
-from twitterbot.secrets import encodings
+from twitterbot.settings.secrets import encodings
 
 
 def poster_for(server, *, retries: int = 1, timeout: float = 2, sleeps: List[float] = None, **kwargs) -> MastodonPoster:
@@ -37,18 +37,18 @@ def poster_for(server, *, retries: int = 1, timeout: float = 2, sleeps: List[flo
 
 def test_a_post_reaches_the_mock_and_comes_back_with_its_id_and_link(mastodon_mock: MockInstance) -> None:
     result = poster_for(mastodon_mock).post("Hello from the Pi")
-    assert result.confirmed and result.tweet_id
+    assert result.confirmed and result.post_id
     (status,) = mastodon_mock.statuses()
-    assert str(status["id"]) == result.tweet_id and status["visibility"] == "unlisted"
+    assert str(status["id"]) == result.post_id and status["visibility"] == "unlisted"
     assert result.url == status["url"]
 
 
 def test_a_thread_on_the_mock(mastodon_mock: MockInstance) -> None:
     poster = poster_for(mastodon_mock)
     root = poster.post("Job started")
-    child = poster.post("Halfway", reply_to=root.tweet_id)
+    child = poster.post("Halfway", reply_to=root.post_id)
     statuses = {str(status["id"]): status for status in mastodon_mock.statuses()}
-    assert str(statuses[child.tweet_id]["in_reply_to_id"]) == root.tweet_id
+    assert str(statuses[child.post_id]["in_reply_to_id"]) == root.post_id
 
 
 def test_the_visibility_setting_reaches_the_server(mastodon_mock: MockInstance) -> None:
@@ -123,7 +123,7 @@ def test_the_mock_replays_a_repeated_idempotency_key(mastodon_mock: MockInstance
 
 def test_a_post_to_the_emulator_sends_what_mastodon_reads(mastodon_emulator: MastodonEmulator) -> None:
     result = poster_for(mastodon_emulator).post("Hello https://example.com/" + "p" * 600)
-    assert result.tweet_id == str(FIRST_ID) and result.url == mastodon_emulator.status_url(str(FIRST_ID))
+    assert result.post_id == str(FIRST_ID) and result.url == mastodon_emulator.status_url(str(FIRST_ID))
     (seen,) = mastodon_emulator.seen
     assert (seen.method, seen.path, seen.status) == ("POST", "/api/v1/statuses", 200)
     assert seen.fields["visibility"] == "unlisted" and seen.fields["status"].startswith("Hello https://")
@@ -142,8 +142,8 @@ def test_each_post_has_its_own_idempotency_key(mastodon_emulator: MastodonEmulat
 def test_a_reply_names_its_parent(mastodon_emulator: MastodonEmulator) -> None:
     poster = poster_for(mastodon_emulator)
     root = poster.post("root")
-    poster.post("child", reply_to=root.tweet_id)
-    assert mastodon_emulator.statuses[1].in_reply_to_id == root.tweet_id
+    poster.post("child", reply_to=root.post_id)
+    assert mastodon_emulator.statuses[1].in_reply_to_id == root.post_id
 
 
 def test_a_reply_to_a_deleted_status_is_refused(mastodon_emulator: MastodonEmulator) -> None:
@@ -213,7 +213,7 @@ def test_a_lost_reply_is_retried_with_the_same_key_and_makes_exactly_one_status(
         time.sleep(0.9 if "slow" in fault else 0)  # let a slow first try finish on the server
         statuses = [status for status in emulator.statuses if status.text == "only once"]
         tries = [seen for seen in emulator.seen if seen.path == "/api/v1/statuses"]
-    assert result.confirmed and len(statuses) == 1 and result.tweet_id == statuses[0].id
+    assert result.confirmed and len(statuses) == 1 and result.post_id == statuses[0].id
     assert len({seen.headers["Idempotency-Key"] for seen in tries}) == 1  # every try, one key
 
 
@@ -222,7 +222,7 @@ def test_no_answer_after_every_retry_is_uncertain_not_an_error() -> None:
         emulator.fail_next("posted_then_drop", "drop", "drop")
         sleeps: List[float] = []
         result = poster_for(emulator, retries=2, sleeps=sleeps).post("lost")
-    assert not result.confirmed and result.tweet_id is None
+    assert not result.confirmed and result.post_id is None
     assert "broke after the request was sent" in result.uncertain and "3 tries" in result.uncertain
     assert result.check_url == emulator.url
     assert emulator.texts == ["lost"] and len(sleeps) == 2
@@ -238,7 +238,7 @@ def test_an_answer_whose_headers_cannot_be_read_is_uncertain_never_rate_limited(
         retried = poster_for(emulator, retries=1).post("made it too")
     assert not unsure.confirmed and "rate-limit headers that could not be read" in unsure.uncertain
     # The retry, with the same key, got the first try's status back: confirmed, and no second one.
-    assert retried.confirmed and retried.tweet_id == emulator.statuses[1].id
+    assert retried.confirmed and retried.post_id == emulator.statuses[1].id
     assert emulator.texts == ["made it", "made it too"]
 
 

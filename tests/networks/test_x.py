@@ -12,15 +12,14 @@ import urllib3
 from conftest import credentials_for
 from x_emulator import ERRORS, FIRST_ID, XEmulator, recorded_create_reply
 
-from twitterbot.config import Credentials
 from twitterbot.errors import DuplicatePost, ExitStatus, PostError
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.networks.x import XPoster, _network_error
+from twitterbot.networks.x import Credentials, XPoster, _network_error
 
 
 def test_a_post_reaches_x_signed_and_comes_back_with_its_id(emulator: XEmulator, poster: XPoster) -> None:
     result = poster.post("Hello from the Pi")
-    assert result.tweet_id == str(FIRST_ID) and result.confirmed
+    assert result.post_id == str(FIRST_ID) and result.confirmed
     assert result.url == f"https://x.com/i/status/{FIRST_ID}"
     assert emulator.texts == ["Hello from the Pi"]
     (seen,) = emulator.seen
@@ -35,8 +34,8 @@ def test_the_emulator_answers_in_the_recorded_shape() -> None:
 
 def test_replies_carry_in_reply_to(emulator: XEmulator, poster: XPoster) -> None:
     first = poster.post("root")
-    poster.post("child", reply_to=first.tweet_id)
-    assert emulator.posts[1].reply_to == first.tweet_id
+    poster.post("child", reply_to=first.post_id)
+    assert emulator.posts[1].reply_to == first.post_id
 
 
 def test_a_wrong_secret_fails_the_signature_check(emulator: XEmulator) -> None:
@@ -96,7 +95,7 @@ def test_server_errors_are_retried_with_backoff_then_succeed(emulator: XEmulator
     sleeps = []
     poster = XPoster(credentials_for(emulator), timeout=2, retries=2, base_url=emulator.url, sleep=sleeps.append)
     emulator.fail_next("server_error", "server_error")
-    assert poster.post("eventually").tweet_id
+    assert poster.post("eventually").post_id
     assert sleeps == [2.0, 4.0]
     assert emulator.texts == ["eventually"]
 
@@ -116,7 +115,7 @@ def test_a_slow_reply_times_out_instead_of_hanging_and_is_uncertain(emulator: XE
     emulator.fail_next("slow")
     poster = XPoster(credentials_for(emulator), timeout=0.3, retries=2, base_url=emulator.url, sleep=lambda s: None)
     result = poster.post("slowly")
-    assert not result.confirmed and result.tweet_id is None
+    assert not result.confirmed and result.post_id is None
     assert "did not answer in time" in result.uncertain
     assert len(emulator.seen) <= 1  # sent once, never again
 
@@ -130,7 +129,7 @@ def test_a_request_that_may_have_reached_x_is_never_sent_again(fault: str) -> No
         time.sleep(0.7 if fault == "posted_then_slow" else 0)  # let the emulator finish its slow reply
         posts = [post for post in emulator.posts if post.text == "only once"]
         received = [seen for seen in emulator.seen if seen.path == "/2/tweets"]
-    assert not result.confirmed and result.tweet_id is None
+    assert not result.confirmed and result.post_id is None
     assert len(posts) == (0 if fault == "drop" else 1)  # zero doubles, with no duplicate check to save us
     assert len(received) == 1
     assert result.check_url == "https://x.com/intent/user?user_id=12345"  # from the access token "12345-..."

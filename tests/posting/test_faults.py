@@ -55,8 +55,8 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
             TWEET_ONE_IN="1",
             MAX_POSTS_PER_DAY="1000000",
             MIN_POST_GAP="0",
-            X_API_RETRIES="1",
-            X_API_TIMEOUT="0.5",
+            API_RETRIES="1",
+            API_TIMEOUT="0.5",
         )
         # One round: more lines than runs, so any repeated text on X is a double post.
         home.write_tweets("".join(f"fault test line {number}\n" for number in range(RUNS * 2 + 10)))

@@ -53,10 +53,10 @@ def run(store, poster, file, *, clock=None, seed=0, one_in=1, cap=4, gap=timedel
 def test_a_hit_posts_and_records_everything(emulator: XEmulator, poster: XPoster) -> None:
     store = HistoryStore(":memory:")
     result = run(store, poster, tweets("only line"))
-    assert result.action == "posted" and result.tweet_id and result.exit_status == 0
+    assert result.action == "posted" and result.post_id and result.exit_status == 0
     assert emulator.texts == ["only line"]
     (record,) = store.recent_runs(5)
-    assert (record.action, record.text, record.tweet_id, record.roll) == ("posted", "only line", result.tweet_id, 0)
+    assert (record.action, record.text, record.tweet_id, record.roll) == ("posted", "only line", result.post_id, 0)
     assert store.used_texts() == {"only line"}
 
 
@@ -300,7 +300,7 @@ class PostsThenTheDiskFills:
         self.texts.append(text)
         pages = self.store._conn.execute("PRAGMA page_count").fetchone()[0]
         self.store._conn.execute(f"PRAGMA max_page_count = {pages}")
-        return PostResult(text, tweet_id="1" * 20_000)  # needs new pages to record
+        return PostResult(text, post_id="1" * 20_000)  # needs new pages to record
 
 
 class Accepts:
@@ -309,7 +309,7 @@ class Accepts:
     def post(self, text: str, reply_to=None):
         from twitterbot.networks import PostResult
 
-        return PostResult(text, tweet_id="2")
+        return PostResult(text, post_id="2")
 
 
 def test_a_disk_that_fills_while_posting_is_named_and_the_post_is_never_sent_again(tmp_path: Path) -> None:
@@ -334,9 +334,9 @@ def test_a_disk_that_fills_while_posting_is_named_and_the_post_is_never_sent_aga
 
 
 def test_a_run_the_roll_skips_reads_no_tweets_file_and_a_hit_still_checks_it(tmp_path: Path) -> None:
-    from twitterbot.config import load_config
     from twitterbot.errors import TweetFileError
     from twitterbot.posting.scheduled import run_once
+    from twitterbot.settings import load_config
 
     missing = tmp_path / "no such tweets.txt"
     config = load_config(

@@ -134,7 +134,7 @@ def test_a_progress_job_threads_on_both(
 def test_a_lost_reply_is_retried_with_the_same_key_and_posts_once(
     both: BotHome, mastodon_emulator: MastodonEmulator
 ) -> None:
-    both.write_env(X_API_RETRIES="1")
+    both.write_env(API_RETRIES="1")
     mastodon_emulator.fail_next("posted_then_drop")
     result = both.run("--force", "--json")
     assert result.returncode == 0, result.stderr

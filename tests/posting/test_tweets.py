@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twitterbot.errors import StateError, TweetFileError
-from twitterbot.posting.tweets import load_tweets, measure, parse_tweets
+from twitterbot.networks.x import measure
+from twitterbot.posting.tweets import load_tweets, parse_tweets
 from twitterbot.state import HistoryStore
 
 PATH = Path("tweets.txt")
@@ -46,25 +47,6 @@ def test_repeated_lines_are_reported_and_kept_once() -> None:
     tweets = parse_tweets(b"same\nsame\n", PATH)
     assert len(tweets.lines) == 1
     assert tweets.problems[0].lineno == 2 and "repeats line 1" in tweets.problems[0].message
-
-
-@pytest.mark.parametrize(
-    ("text", "weighted", "has_url"),
-    [
-        ("hello", 5, False),
-        ("a" * 280, 280, False),
-        ("日本語", 6, False),  # CJK counts 2
-        ("😀", 2, False),  # emoji count 2
-        ("👨‍👩‍👧", 2, False),  # a ZWJ family is one emoji
-        ("see https://example.com/a/very/long/path/that/goes/on", 27, True),  # URLs count 23
-        ("see example.com", 27, True),  # bare domains are URLs too
-        ("café", 4, False),  # NFC first
-        ("cafe\u0301", 4, False),
-    ],
-)
-def test_weighted_length_is_x_s(text: str, weighted: int, has_url: bool) -> None:
-    measured = measure(text)
-    assert (measured.weighted_length, measured.has_url, measured.problem) == (weighted, has_url, None)
 
 
 def test_an_over_long_line_is_reported_with_its_number_and_weighted_length_and_never_picked() -> None:
@@ -106,17 +88,6 @@ def test_the_bundled_tweets_file_has_no_line_x_counts_as_a_url() -> None:
     tweets = load_tweets(REPO / "tweets.txt")
     assert [(line.lineno, line.urls) for line in tweets.lines if line.has_url] == []
     assert tweets.problems == []
-
-
-def test_url_cost_names_the_urls_and_both_prices_from_the_one_constant() -> None:
-    from twitterbot.posting.tweets import PRICES, url_cost
-
-    line, plain = parse_tweets(b"run python bot.py and see https://example.com/x\nno link here\n", PATH).lines
-    assert line.urls == ("bot.py", "https://example.com/x")
-    note = url_cost(line)
-    assert "bot.py, https://example.com/x" in note
-    assert f"${PRICES.post_with_url:.2f}" in note and f"${PRICES.post:.3f}" in note
-    assert url_cost(plain) is None
 
 
 def test_check_and_the_dry_run_name_each_line_with_a_url_and_its_cost(tmp_path: Path, capsys) -> None:

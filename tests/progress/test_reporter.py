@@ -14,12 +14,11 @@ from conftest import credentials_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twitterbot.config import load_config
 from twitterbot.errors import ConfigError, LockHeld
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.networks.x import XPoster
+from twitterbot.networks.x import XPoster, measure
 from twitterbot.posting.scheduled import decide_and_post
-from twitterbot.posting.tweets import measure, parse_tweets
+from twitterbot.posting.tweets import parse_tweets
 from twitterbot.progress.reporter import (
     NullReporter,
     Reporter,
@@ -27,8 +26,9 @@ from twitterbot.progress.reporter import (
     check_template,
     fit,
     format_elapsed,
-    open_reporter,
 )
+from twitterbot.progress.session import open_reporter
+from twitterbot.settings import load_config
 from twitterbot.state import HistoryStore
 
 HOUR = 3600
@@ -212,7 +212,7 @@ def test_a_long_message_is_shortened_at_a_word_and_the_rest_is_kept() -> None:
     message = " ".join(["word"] * 100) + " https://example.com/" + "x" * 50
     text = fit("{name}: {message} ({elapsed})", {"name": "job", "elapsed": "3h"}, message)
     assert text is not None
-    assert measure(text).weighted_length <= 280
+    assert measure(text).length <= 280
     assert text.startswith("job: word word") and text.endswith("… (3h)")
     assert "https://example.com/x" not in text  # the link is dropped whole, never cut
 
@@ -221,12 +221,12 @@ def test_a_link_that_fits_is_kept_whole() -> None:
     link = "https://example.com/" + "x" * 300  # X counts any link as 23
     text = fit("{message}", {}, "see " + link + " " + "word " * 80)
     assert text is not None and link in text
-    assert measure(text).weighted_length <= 280
+    assert measure(text).length <= 280
 
 
 def test_wide_characters_count_double() -> None:
     text = fit("{message}", {}, "猿 " * 200)
-    assert text is not None and measure(text).weighted_length <= 280
+    assert text is not None and measure(text).length <= 280
     assert text.count("猿") == 93  # 93 x 2 + 92 spaces + the ellipsis
     # Text without spaces (Japanese, say) is cut between characters instead.
     unspaced = fit("{message}", {}, "猿" * 200)
@@ -243,7 +243,7 @@ def test_fit_never_goes_over_280_and_cuts_only_between_words(words: list, name: 
     text = fit("{message} #{name}", {"name": name}, message)
     if text is None:
         return
-    assert measure(text).weighted_length <= 280
+    assert measure(text).length <= 280
     if text.endswith(f"… #{name}") and "…" not in message:
         kept = text[: -len(f"… #{name}")].rstrip()
         assert message.startswith(kept)
@@ -292,7 +292,7 @@ def test_control_characters_and_colour_codes_never_reach_a_post(store, poster, e
 
 def test_posts_of_a_run_reply_to_its_first_post(store, poster, emulator, clock) -> None:
     report = reporter(store, poster, clock)
-    first = report.update("started").tweet_id
+    first = report.update("started").post_id
     clock.advance(hours=6)
     report.update("halfway")
     report.done("typed 'to be'")
@@ -350,7 +350,7 @@ def test_a_restarted_job_continues_its_thread_without_announcing_itself_again(
 ) -> None:
     path = tmp_path / "history.sqlite3"
     with HistoryStore(path) as store:
-        first = reporter(store, poster, clock).update("started").tweet_id
+        first = reporter(store, poster, clock).update("started").post_id
     clock.advance(hours=1)  # a reboot
     with HistoryStore(path) as store:
         report = reporter(store, poster, clock)
@@ -427,13 +427,13 @@ def test_a_post_whose_reply_was_lost_counts_and_is_never_sent_again(store, emula
 
 def test_a_deleted_first_post_starts_a_new_thread(store, poster, emulator, clock) -> None:
     report = reporter(store, poster, clock)
-    first = report.update("started").tweet_id
+    first = report.update("started").post_id
     emulator.delete(first)
     clock.advance(hours=6)
     second = report.update("halfway")
     assert second.action == "posted"
     report.done("ok")
-    assert [post.reply_to for post in emulator.posts] == [None, None, second.tweet_id]
+    assert [post.reply_to for post in emulator.posts] == [None, None, second.post_id]
 
 
 # -- wiring ----------------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ import pytest
 from conftest import REPO
 from croniter import croniter
 
-from twitterbot.config import load_config
 from twitterbot.errors import ConfigError, UsageError
+from twitterbot.settings import load_config
 from twitterbot.unattended.install import (
     EXAMPLE_DIR,
     UNIT_NAMES,

@@ -1,61 +1,87 @@
-"""The networks the bot posts to, each one module behind one small interface.
+"""The networks the bot posts to: one module each, found through one registry.
 
-A poster is anything with ``post(text, reply_to=None) -> PostResult`` that also states how it keeps
-a repeated request from making a second post (`retry_safety`) and decides which failures it sends
-again (`may_retry`). Each network's module owns its length rule, its error mapping and its retry
-policy: `x.py` is X (tweepy), `mastodon.py` Mastodon (Mastodon.py), `bluesky.py` Bluesky (the
-atproto SDK), and `dryrun.py` prints instead of posting. A run posts to every network in POST_TO::
+Each network's module (`x.py`, `mastodon.py`, `bluesky.py`) holds everything about it, as data
+on a `Network` subclass: its name and label, the settings it needs and the docs section that
+explains them, its length rule and what a post costs, how a post's link and an account's page
+look, and how to build its poster from the settings. Its poster (`post(text, reply_to=None) ->
+PostResult`) states how a retry is made safe and maps the network's errors. The rest of the
+package asks this registry and never decides by a network's name. A module imports its client
+library only when it makes a poster, so asking the registry is cheap::
 
-    posters = posters_for(config)        # {network: poster} for POST_TO, with their keys checked
+    get("bluesky").label                  # 'Bluesky'
+    posters = posters_for(config)         # {network: poster} for POST_TO, with their keys checked
     result = posters["x"].post("Hello from my Pi")
-    result.tweet_id, result.confirmed
+    result.post_id, result.confirmed
+
+A fourth network is one more module: a `Network` subclass, passed to `register` (the built-in
+ones are listed in `_BUILT_IN`).
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Dict, Optional, Protocol
+from typing import (
+    TYPE_CHECKING,
+    AbstractSet,
+    Callable,
+    ClassVar,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Tuple,
+)
 
-from ..config import Config
-from ..errors import ConfigError, ExitStatus, PostError
+from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..settings import Config, Setting
+    from ..settings.parsers import Parser
 
 __all__ = [
-    "NETWORKS",
     "Fit",
+    "LengthCache",
+    "Network",
     "Poster",
     "PostResult",
     "check_keys",
+    "default",
+    "generation",
+    "get",
     "label",
     "measure",
+    "names",
     "posters_for",
+    "register",
+    "registered",
     "rejected",
+    "renamed",
     "server_error",
+    "unregister",
 ]
-
-# Every network the bot can post to, in the order runs post and reports list them. Each has a
-# module of that name here with `measure(text) -> Fit` (its length rule, cheap: no client library
-# imported) and a poster class.
-NETWORKS = ("x", "mastodon", "bluesky")
-_LABELS = {"x": "X", "mastodon": "Mastodon", "bluesky": "Bluesky"}
-
-
-def label(network: str) -> str:
-    """A network's name as people write it, for messages: "x" is X."""
-    return _LABELS.get(network, network)
 
 
 @dataclass(frozen=True)
 class Fit:
     """How long a text is as one network counts it, against that network's limit. `unit` names
     what is counted ("weighted characters", "characters", "graphemes"); `reason` says why it does
-    not fit when a second rule fails (Bluesky's 3,000-byte limit), else it is None."""
+    not fit when a second rule fails (Bluesky's 3,000-byte limit, a character X refuses), else it
+    is None. `problem` is the network's own sentence for a line it alone refuses; `urls` the links
+    it found and `cost`, when posting this text costs more there, why (X's price of a link)."""
 
     network: str
     length: int
     limit: int
     unit: str = "characters"
     reason: Optional[str] = None
+    urls: Tuple[str, ...] = ()
+    cost: Optional[str] = None
+    problem: Optional[str] = None
 
     @property
     def fits(self) -> bool:
@@ -65,13 +91,13 @@ class Fit:
 @dataclass(frozen=True)
 class PostResult:
     """What became of one post. Confirmed (`uncertain` is None): the network answered with the
-    post's `tweet_id`. Uncertain: the request may have reached the network but no answer came, so
+    post's `post_id`. Uncertain: the request may have reached the network but no answer came, so
     nobody can tell whether the post exists; `uncertain` says why and `check_url` is where a person
     can look. Callers count an uncertain post as made and never send its text again. `url` is the
     post's public link, in the network's own form."""
 
     text: str
-    tweet_id: Optional[str]
+    post_id: Optional[str]
     uncertain: Optional[str] = None
     check_url: Optional[str] = None
     url: Optional[str] = None
@@ -84,7 +110,7 @@ class PostResult:
 class Poster(Protocol):
     """A network to post to. Each one states how it keeps a repeated request from making a second
     post (`retry_safety`) and decides with `may_retry` which failures it sends again. `reply_to`
-    is the `tweet_id` of an earlier `PostResult` from the same network: an opaque string that only
+    is the `post_id` of an earlier `PostResult` from the same network: an opaque string that only
     that network's module reads."""
 
     name: str
@@ -99,12 +125,158 @@ class Poster(Protocol):
         ...
 
 
+class LengthCache(Protocol):
+    """Where measured lengths are kept between runs (the history store): for each exact text a
+    network accepts, its length and its URLs, as measured by `version`."""
+
+    def measured_texts(self, kind: str, version: str, longest: int) -> AbstractSet[str]: ...
+
+    def measured_file(self, kind: str, version: str) -> Optional[str]: ...
+
+    def remember_measured_file(self, kind: str, version: str, digest: str) -> None: ...
+
+    def measured_lengths(
+        self, kind: str, version: str, texts: Optional[Iterable[str]] = None
+    ) -> Dict[str, Tuple[int, Tuple[str, ...]]]: ...
+
+    def remember_lengths(self, kind: str, version: str, lengths: Mapping[str, Tuple[int, Tuple[str, ...]]]) -> None: ...
+
+
+class Network:
+    """One network's facts, as class data, and the few things only it can do. A subclass sets
+    the data and implements `measure` and `poster`; the rest has defaults that suit most."""
+
+    name: ClassVar[str]  # as POST_TO writes it
+    label: ClassVar[str]  # as people write it, for messages
+    # Its settings, in the order config.example.env lists them, and those a post cannot do without.
+    settings: ClassVar[Mapping[str, Setting]] = {}
+    required: ClassVar[Tuple[str, ...]] = ()
+    parsers: ClassVar[Mapping[str, Parser]] = {}  # the setting kinds only this network has
+    guide: ClassVar[str] = ""  # the docs section that shows where to find the settings
+    site: ClassVar[str] = ""  # where a person looks for a post, in words ("bsky.app")
+    former_names: ClassVar[Tuple[str, ...]] = ()  # what POST_TO may say by habit ("twitter")
+
+    def measure(self, text: str) -> Fit:
+        """`text` as this network counts it, against its limit; cheap (no client library)."""
+        raise NotImplementedError
+
+    def measure_lines(self, texts: Iterable[str], cache: Optional[LengthCache]) -> Dict[str, Fit]:
+        """Every one of `texts` measured (a network whose rule is slow keeps lengths in `cache`)."""
+        return {text: self.measure(text) for text in texts}
+
+    def known_lines(self, texts: Iterable[str], cache: Optional[LengthCache]) -> Optional[Callable[[str], Fit]]:
+        """When `cache` knows every text and all fit: how to get one text's `Fit` from it, so a
+        run that posts one line measures nothing. None: measure them (`measure_lines`)."""
+        return None
+
+    def lines_measured(self) -> object:
+        """A context manager around measuring a file's lines (X lets go of twitter-text after)."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def describe(self, fit: Fit) -> str:
+        """A fit in words, for a dry run's log line: "12 of 300 graphemes"."""
+        return f"{fit.length} of {fit.limit} {fit.unit}"
+
+    def post_url(self, post_id: Optional[str]) -> Optional[str]:
+        """A post's public link made from its id alone (older history rows have no link), if it can be."""
+        return None
+
+    def missing(self, values: Mapping[str, object]) -> List[str]:
+        """The required settings still empty."""
+        return [name for name in self.required if not values.get(name)]
+
+    def poster(self, config: Config) -> Poster:
+        """A poster for this network, built from the settings (the client library is imported here)."""
+        raise NotImplementedError
+
+    def preview(self, text: str, config: Config, *, folder: Optional[Callable[[], Path]]) -> List[str]:
+        """What a post of `text` would carry here beyond its text (Bluesky's link card), for a
+        person: a dry run's lines, with what can be opened written into `folder()`; or, when
+        `folder` is None (`check --online`), one short line each. Most networks add nothing."""
+        return []
+
+
+# The networks that come with the bot, in the order runs post and reports list them; each is the
+# module of that name here, whose `NETWORK` is its `Network`.
+_BUILT_IN = ("x", "mastodon", "bluesky")
+_registry: Dict[str, Network] = {}
+_generation = [0]  # the built-in networks are loaded at 1; every change adds one
+
+
+def registered() -> Tuple[Network, ...]:
+    """Every network, the built-in ones first (importing their modules, which import nothing heavy)."""
+    if not _generation[0]:
+        for name in _BUILT_IN:
+            _registry[name] = importlib.import_module(f"{__name__}.{name}").NETWORK
+        _generation[0] = 1
+    return tuple(_registry.values())
+
+
+def register(network: Network) -> Network:
+    """Add a network (or replace one of the same name): POST_TO, the settings table and every
+    run know it from now on. Returns it, so a module may write ``NETWORK = register(MyNetwork())``."""
+    registered()
+    _registry[network.name] = network
+    _generation[0] += 1
+    return network
+
+
+def unregister(name: str) -> None:
+    """Forget a network (tests put back what they registered)."""
+    registered()
+    _registry.pop(name, None)
+    _generation[0] += 1
+
+
+def generation() -> int:
+    """Changes whenever a network is registered or removed: the settings table is assembled again."""
+    return _generation[0]
+
+
+def names() -> Tuple[str, ...]:
+    """Every network's name, as POST_TO writes them."""
+    return tuple(network.name for network in registered())
+
+
+def get(name: str) -> Network:
+    """The network called `name`; KeyError if there is none (POST_TO is checked when read)."""
+    registered()
+    return _registry[name]
+
+
+def default() -> str:
+    """The first network: the one POST_TO names by default and that older history rows were made on."""
+    return names()[0]
+
+
+def label(network: str) -> str:
+    """A network's name as people write it, for messages: "x" is X."""
+    registered()
+    found = _registry.get(network)
+    return found.label if found else network
+
+
+def renamed(word: str) -> Optional[str]:
+    """A hint when POST_TO names a network by a former name: "X was called Twitter: write x"."""
+    for network in registered():
+        if word in network.former_names:
+            return f"{network.label} was called {word.title()}: write {network.name}"
+    return None
+
+
+def measure(network: str, text: str) -> Fit:
+    """`text` as `network` counts it."""
+    return get(network).measure(text)
+
+
 def server_error(where: str, said: str) -> PostError:
     """A network's own failure (a 5xx): certainly no post, nothing for the user to fix."""
     what = f"{where} had a server error ({said})"
     return PostError(
         f"{what}: nothing to fix here; the next run will try again",
-        kind="server_error",
+        kind=ErrorKind.SERVER_ERROR,
         exit_status=ExitStatus.TEMPORARY_FAILURE,
         summary=what,
     )
@@ -115,23 +287,16 @@ def rejected(where: str, said: str, status: int) -> PostError:
     case this module does not know yet, i.e. a bug (exit 1)."""
     return PostError(
         f"{where} rejected the request ({said}): run with -v and report it if it persists",
-        kind="rejected",
+        kind=ErrorKind.REJECTED,
         exit_status=ExitStatus.DATA_ERROR if status == 400 else ExitStatus.UNEXPECTED,
     )
-
-
-def measure(network: str, text: str) -> Fit:
-    """`text` as `network` counts it. X's rule lives with the tweets file (`posting.tweets.measure`,
-    which also knows what X charges); the other networks' rules are cheap functions of their
-    modules, which import their client libraries only to post."""
-    return importlib.import_module(f"{__name__}.{network}").measure(text)
 
 
 def posters_for(config: Config) -> Dict[str, Poster]:
     """A poster for each network in POST_TO, in that order, or one ConfigError naming every
     setting still missing (only the networks in POST_TO need theirs)."""
     check_keys(config)
-    return {network: _poster(network, config) for network in config.post_to}
+    return {network: get(network).poster(config) for network in config.post_to}
 
 
 def check_keys(config: Config) -> None:
@@ -139,44 +304,10 @@ def check_keys(config: Config) -> None:
     missing = config.missing()
     if missing:
         where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
-        guides = {
-            "x": "'Getting X keys'",
-            "mastodon": "'Getting a Mastodon token'",
-            "bluesky": "'Getting a Bluesky app password'",
-        }
-        guide = " and ".join(guides[network] for network in config.post_to)
+        guides = [get(network).guide for network in config.post_to if get(network).guide]
+        guide = " and ".join(f"'{title}'" for title in guides)
+        shows = f"; README {guide} shows where to find them" if guide else ""
         raise ConfigError(
             f"{', '.join(missing)} not set (POST_TO={','.join(config.post_to)}): put them in {where} (copy "
-            f"config.example.env; README {guide} shows where to find them), or try --dry-run"
+            f"config.example.env{shows}), or try --dry-run"
         )
-
-
-def _poster(network: str, config: Config) -> Poster:
-    if network == "mastodon":
-        from .mastodon import MastodonPoster
-
-        account = config.mastodon
-        return MastodonPoster(
-            instance=account.instance,
-            access_token=account.access_token,
-            visibility=account.visibility,
-            timeout=config.api_timeout,
-            retries=config.api_retries,
-        )
-    if network == "bluesky":
-        from .bluesky import BlueskyPoster
-
-        return BlueskyPoster(
-            handle=config.bluesky.handle,
-            app_password=config.bluesky.app_password,
-            service=config.bluesky.service,
-            session_file=config.state_dir / "bluesky-session.json",
-            timeout=config.api_timeout,
-            retries=config.api_retries,
-            link_cards=config.bluesky.link_cards,
-        )
-    from .x import XPoster
-
-    return XPoster(
-        config.credentials, timeout=config.api_timeout, retries=config.api_retries, base_url=config.api_base_url
-    )

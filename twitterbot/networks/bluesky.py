@@ -1,56 +1,43 @@
-"""Bluesky: posting through the atproto SDK, Bluesky's error replies, and how a retry is made safe.
-
-`BlueskyPoster` writes an ``app.bsky.feed.post`` record into the account's repository with
+"""Bluesky: its settings and length rule, posting through the atproto SDK, Bluesky's error replies,
+and how a retry is made safe. `BlueskyPoster` writes an ``app.bsky.feed.post`` record into the account's repository with
 ``com.atproto.repo.createRecord``, logged in with an app password. Links, hashtags and mentions
 become facets so they are clickable (the SDK finds them; a mention is linked only when its handle
 resolves). The session is kept in a file (mode 0600) and refreshed, because ``createSession`` is
 rate limited (30 per 5 minutes, a few hundred a day): the password is sent again only when the
 saved refresh token is refused::
 
-    poster = BlueskyPoster(handle="alice.bsky.social", app_password="abcd-efgh-ijkl-mnop",
-                           service="https://bsky.social", session_file=state / "bluesky-session.json",
-                           timeout=20, retries=2)
-    result = poster.post("Hello from my Pi")
+    result = NETWORK.poster(config).post("Hello from my Pi")
     result.url   # 'https://bsky.app/profile/alice.bsky.social/post/3lbq7...'
 
-The module imports the atproto SDK only when a poster connects: `measure` is cheap, and a run that
-posts only to X never loads it.
+The atproto SDK is imported only when a poster connects: `measure` is cheap, and a run that posts
+only to X never loads it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import random
+import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional
 
-from ..errors import ExitStatus, PostError
-from ..secrets import scrub_also
-from . import Fit, PostResult, rejected, server_error
-from .graphemes import count_graphemes
+from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
+from ..files import write_atomically
+from ..settings.parsers import show
+from ..settings.secrets import scrub_also
+from ..settings.table import Setting
+from . import Fit, Network, PostResult, rejected, server_error
 
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
     from atproto import Client
 
+    from ..settings import Config
     from .linkcard import Card, CardResult, Limits  # and the card fetcher when a post has a link
 
-__all__ = [
-    "DEFAULT_SERVICE",
-    "MAX_BYTES",
-    "MAX_GRAPHEMES",
-    "BlueskyPoster",
-    "PostRef",
-    "first_link",
-    "measure",
-    "new_record_key",
-    "fetch_link_card",
-    "post_url",
-]
+__all__ = ["DEFAULT_SERVICE", "MAX_BYTES", "MAX_GRAPHEMES", "NETWORK", "BlueskyPoster", "PostRef"]
+__all__ += ["fetch_link_card", "first_link", "measure", "new_record_key", "post_url"]
 
 DEFAULT_SERVICE = "https://bsky.social"
 MAX_GRAPHEMES = 300  # app.bsky.feed.post's text: maxGraphemes
@@ -63,6 +50,8 @@ log = logging.getLogger(__name__)
 def measure(text: str) -> Fit:
     """The text's length as Bluesky counts it (extended grapheme clusters, at most 300), and the
     byte rule (3,000 bytes of UTF-8) as the reason when that one fails."""
+    from .graphemes import count_graphemes
+
     size = len(text.encode("utf-8"))
     reason = None
     if size > MAX_BYTES:
@@ -83,6 +72,8 @@ _S32 = "234567abcdefghijklmnopqrstuvwxyz"
 def new_record_key(now: Optional[float] = None, clock_id: Optional[int] = None) -> str:
     """A fresh TID to use as one post's record key (the same key on every retry of that post)."""
     micros = int((time.time() if now is None else now) * 1_000_000)
+    import random
+
     clock = random.getrandbits(10) if clock_id is None else clock_id & 0x3FF
     value = ((micros & ((1 << 53) - 1)) << 10) | clock
     return "".join(_S32[(value >> (5 * i)) & 31] for i in range(12, -1, -1))
@@ -90,7 +81,7 @@ def new_record_key(now: Optional[float] = None, clock_id: Optional[int] = None) 
 
 class PostRef(NamedTuple):
     """What a reply needs to know of its parent: the parent's and the thread root's uri and cid.
-    It travels as `PostResult.tweet_id`, written ``"<uri> <cid> <root uri> <root cid>"``."""
+    It travels as `PostResult.post_id`, written ``"<uri> <cid> <root uri> <root cid>"``."""
 
     uri: str
     cid: str
@@ -107,10 +98,97 @@ class PostRef(NamedTuple):
             raise PostError(
                 f"{text!r} is not a Bluesky post reference (expected '<at:// uri> <cid> <root uri> <root cid>'): "
                 "the thread to reply to was recorded by another network or is damaged; start a new thread",
-                kind="bad_reply_to",
+                kind=ErrorKind.BAD_REPLY_TO,
                 exit_status=ExitStatus.DATA_ERROR,
             )
         return cls(*parts)
+
+
+# A handle is a domain name: letters, digits and hyphens in dot-separated parts. Kept as text: `re`
+# compiles it (and caches it) only for a run that has a handle to check.
+_HANDLE = r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?"
+# Bluesky makes app passwords as four groups of four letters and digits: xxxx-xxxx-xxxx-xxxx.
+_APP_PASSWORD = r"[a-z0-9]{4}(-[a-z0-9]{4}){3}"
+
+
+def _parse_handle(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip().lstrip("@").lower()
+    if value and not re.fullmatch(_HANDLE, value):
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a Bluesky handle: write it like alice.bsky.social"
+            " (your profile shows it after the @)"
+        )
+    return value
+
+
+def _parse_app_password(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip()
+    if value and not re.fullmatch(_APP_PASSWORD, value):
+        # Never echo it: it may be the account's real password.
+        raise ConfigError(
+            f"{name} from {where} is not an app password (they look like xxxx-xxxx-xxxx-xxxx): make one in"
+            " Bluesky's Settings > Privacy and security > App passwords; never put your account password here"
+        )
+    return value
+
+
+class Bluesky(Network):
+    """Bluesky: a handle and an app password on a PDS; 300 graphemes and 3,000 bytes."""
+
+    name = "bluesky"
+    label = "Bluesky"
+    settings = {
+        "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social", network="bluesky"),
+        "BLUESKY_APP_PASSWORD": Setting(
+            "",
+            "app_password",
+            "Bluesky: an app password (never your account password)",
+            True,
+            "bluesky",
+            "Bluesky (Settings > Privacy and security > App passwords)",
+        ),
+        "BLUESKY_SERVICE": Setting(
+            DEFAULT_SERVICE, "url", "Bluesky: your PDS (the default serves bsky.social accounts)", network="bluesky"
+        ),
+        "BLUESKY_LINK_CARDS": Setting(
+            "yes",
+            "bool",
+            "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
+            "picture), fetched at post time within 10 s; no turns it off",
+            network="bluesky",
+        ),
+    }
+    required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
+    parsers = {"handle": _parse_handle, "app_password": _parse_app_password}
+    guide = "Getting a Bluesky app password"
+    site = "bsky.app"
+
+    def measure(self, text: str) -> Fit:
+        return measure(text)
+
+    def poster(self, config: Config) -> BlueskyPoster:
+        return BlueskyPoster(
+            handle=str(config.setting("BLUESKY_HANDLE")),
+            app_password=str(config.setting("BLUESKY_APP_PASSWORD")),
+            service=str(config.setting("BLUESKY_SERVICE")),
+            session_file=config.state_dir / "bluesky-session.json",
+            timeout=config.api_timeout,
+            retries=config.api_retries,
+            link_cards=bool(config.setting("BLUESKY_LINK_CARDS")),
+        )
+
+    def preview(self, text: str, config: Config, *, folder: Optional[Callable[[], Path]]) -> List[str]:
+        """The link card a post of `text` would carry (docs/bluesky-link-cards.md), its thumbnail
+        written into `folder()` for a dry run; one line for `check --online`."""
+        found = fetch_link_card(text) if config.setting("BLUESKY_LINK_CARDS") else None
+        if found is None:
+            return []
+        from .linkcard import describe, summary
+
+        if folder is None:
+            return [f"link {found.url}: {summary(found)}"]
+        has_thumb = found.card is not None and found.card.thumb is not None
+        return ["\n".join(describe(found, folder() if has_thumb else None))]
 
 
 class BlueskyPoster:
@@ -145,9 +223,9 @@ class BlueskyPoster:
         self._service = service.rstrip("/")
         self._session_file = Path(session_file)
         self._timeout = timeout
-        self._retries = retries
-        self._sleep = sleep
-        self._backoff = backoff
+        from .retry import Backoff  # here: the registry imports this module on every run
+
+        self._policy = Backoff(retries, backoff, sleep)
         self._client: Optional[Client] = None
         self._did: Optional[str] = None
         self._link_cards = link_cards  # BLUESKY_LINK_CARDS (on unless set to no) turns them on
@@ -173,7 +251,7 @@ class BlueskyPoster:
         return f"@{session.handle} ({session.did})"
 
     def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
-        """Create one post (a reply to `reply_to`, an earlier result's `tweet_id`, if given).
+        """Create one post (a reply to `reply_to`, an earlier result's `post_id`, if given).
         Returns a confirmed `PostResult`, or an uncertain one when no try got an answer and the
         post cannot be looked up. Raises `PostError` when Bluesky certainly did not post it."""
         parent = PostRef.decode(reply_to) if reply_to else None
@@ -183,18 +261,10 @@ class BlueskyPoster:
         record = None
         error: Optional[PostError] = None
         kinds: List[str] = []  # what each failed try met
-        for attempt in range(self._retries + 1):
+        for attempt in self._policy.attempts():
             if attempt:
                 assert error is not None
-                delay = self._backoff * 2 ** (attempt - 1)
-                log.warning(
-                    "%s; sending the same record again in %.0f s (retry %d of %d)",
-                    error.summary,
-                    delay,
-                    attempt,
-                    self._retries,
-                )
-                self._sleep(delay)
+                self._policy.wait(attempt, error, "with the same record key")
                 # The earlier try may have landed: then there is nothing to send.
                 found = self._look_up(record_key, text, parent)
                 if found:
@@ -212,13 +282,13 @@ class BlueskyPoster:
         assert error is not None
         # Any try that got no answer may have landed (or may still land: the key keeps it to one).
         maybe_posted = error.kind in _MAYBE_POSTED or any(kind in _MAYBE_POSTED for kind in kinds)
-        if attempt or maybe_posted or error.kind == "exists":
+        if attempt or maybe_posted or error.kind == ErrorKind.EXISTS:
             found = self._look_up(record_key, text, parent)
             if found:
                 return found
         if maybe_posted:
             log.debug("not known whether it was posted: %s", self.retry_safety)
-            return PostResult(text=text, tweet_id=None, uncertain=error.summary, check_url=self.account_url)
+            return PostResult(text=text, post_id=None, uncertain=error.summary, check_url=self.account_url)
         raise error
 
     # -- the steps, each through the SDK -------------------------------------------------------
@@ -251,7 +321,7 @@ class BlueskyPoster:
     def _result(self, text: str, uri: str, cid: str, parent: Optional[PostRef]) -> PostResult:
         root_uri, root_cid = (parent.root_uri, parent.root_cid) if parent else (uri, cid)
         return PostResult(
-            text=text, tweet_id=PostRef(uri, cid, root_uri, root_cid).encode(), url=post_url(self.handle, uri)
+            text=text, post_id=PostRef(uri, cid, root_uri, root_cid).encode(), url=post_url(self.handle, uri)
         )
 
     def _look_up(self, record_key: str, text: str, parent: Optional[PostRef]) -> Optional[PostResult]:
@@ -324,7 +394,8 @@ class BlueskyPoster:
         self._did = session.did
         document = json.dumps({"service": self._service, "handle": self.handle, "session": text})
         try:
-            _write_private(self._session_file, document + "\n")
+            self._session_file.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(self._session_file, document + "\n", 0o600)
         except OSError as exc:  # the post can still go out; only the next run's login is at stake
             log.warning(
                 "could not save the Bluesky session to %s (%s): the next run logs in again, and Bluesky "
@@ -374,22 +445,8 @@ class BlueskyPoster:
 
 # Kinds of failure: retried (the record key makes it safe), and those after which the post may
 # exist (the request was sent; no answer came).
-_RETRYABLE = {"unreachable", "server_error", "timeout", "network"}
-_MAYBE_POSTED = {"timeout", "network"}
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file that is 0600 from its creation, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        temporary.unlink()
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+_RETRYABLE = {ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR, ErrorKind.TIMEOUT, ErrorKind.NETWORK}
+_MAYBE_POSTED = {ErrorKind.TIMEOUT, ErrorKind.NETWORK}
 
 
 def _tokens(session_string: str) -> list:
@@ -414,7 +471,7 @@ def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
     if response is None:
         return PostError(
             f"the atproto SDK failed: {exc}: run with -v and report it if it persists",
-            kind="unexpected",
+            kind=ErrorKind.UNEXPECTED,
             exit_status=ExitStatus.UNEXPECTED,
         )
     status = response.status_code
@@ -430,13 +487,13 @@ def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
         return PostError(
             f"Bluesky says the account @{poster.handle} is suspended or taken down ({said}): nothing was "
             "posted; see the email Bluesky sent, or its moderation appeal form",
-            kind="forbidden",
+            kind=ErrorKind.FORBIDDEN,
             exit_status=ExitStatus.PERMISSION_DENIED,
         )
     if error == "AccountDeactivated":
         return PostError(
             f"the Bluesky account @{poster.handle} is deactivated ({said}): reactivate it by logging in on bsky.app",
-            kind="forbidden",
+            kind=ErrorKind.FORBIDDEN,
             exit_status=ExitStatus.PERMISSION_DENIED,
         )
     if status in (401, 403) or error in (
@@ -449,7 +506,7 @@ def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
             f"Bluesky refused the login for {poster.handle} on {poster._service} ({said}): check BLUESKY_HANDLE "
             "and BLUESKY_APP_PASSWORD (make an app password in Bluesky: Settings > Privacy and security > "
             "App passwords; a revoked one stops working), and BLUESKY_SERVICE if your account is on another server",
-            kind="unauthorized",
+            kind=ErrorKind.UNAUTHORIZED,
             exit_status=ExitStatus.PERMISSION_DENIED,
             summary=f"Bluesky refused the login ({said})",
         )
@@ -457,13 +514,13 @@ def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
         return PostError(
             f"Bluesky says the text is too long ({said}): it allows {MAX_GRAPHEMES} graphemes and "
             f"{MAX_BYTES:,} bytes; shorten that line of the tweets file",
-            kind="too_long",
+            kind=ErrorKind.TOO_LONG,
             exit_status=ExitStatus.DATA_ERROR,
         )
     if "already exist" in lowered or error == "RecordAlreadyExists":
         return PostError(
             f"Bluesky already has a record under this post's key ({said})",
-            kind="exists",
+            kind=ErrorKind.EXISTS,
             exit_status=ExitStatus.TEMPORARY_FAILURE,
         )
     if status >= 500:
@@ -472,45 +529,21 @@ def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
 
 
 def _rate_limited(exc: Exception, said: str) -> PostError:
-    retry_at = getattr(exc, "reset_at", None)
-    when = "after " + retry_at.astimezone().strftime("%Y-%m-%d %H:%M %Z") if retry_at else "later"
-    return PostError(
-        f"Bluesky says too many requests ({said}): nothing was posted; posting works again {when}",
-        kind="rate_limited",
-        exit_status=ExitStatus.TEMPORARY_FAILURE,
-        retry_at=retry_at,
-    )
+    from .retry import rate_limited
+
+    return rate_limited("Bluesky", said, getattr(exc, "reset_at", None))
 
 
 def _network_error(exc: Exception, poster: BlueskyPoster) -> PostError:
     """No answer came: either no connection was made (nothing was sent), or it was sent and the
     answer was lost (the server may have acted on it)."""
-    import httpx
+    from .http import httpx_error
 
-    cause = exc
-    where = poster._service  # noqa: SLF001
-    if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout)):
-        what = f"could not reach {where} ({type(cause).__name__}: {cause})"
-        return PostError(
-            f"{what}: check the network connection, DNS and BLUESKY_SERVICE; the next run will try again",
-            kind="unreachable",
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            summary=what,
-        )
-    if isinstance(cause, httpx.TimeoutException):
-        what = f"{where} did not answer in time (after the request was sent)"
-        return PostError(
-            f"{what}: the server may be slow, or the network flaky; the next run tries again",
-            kind="timeout",
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            summary=what,
-        )
-    what = f"the connection to {where} broke after the request was sent ({type(cause).__name__})"
-    return PostError(
-        f"{what}: check the network connection, or a proxy in between",
-        kind="network",
-        exit_status=ExitStatus.TEMPORARY_FAILURE,
-        summary=what,
+    return httpx_error(
+        exc,
+        where=poster._service,  # noqa: SLF001
+        unreachable="check the network connection, DNS and BLUESKY_SERVICE; the next run will try again",
+        slow="the server may be slow, or the network flaky; the next run tries again",
     )
 
 
@@ -534,3 +567,6 @@ def fetch_link_card(text: str, *, limits: Optional[Limits] = None) -> Optional[C
 
     link = first_link(text)
     return fetch_card(link, limits=limits) if link else None
+
+
+NETWORK = Bluesky()

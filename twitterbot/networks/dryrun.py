@@ -32,7 +32,7 @@ class DryRunPoster:
         to = f" (reply to {reply_to})" if reply_to else ""
         stream.write(f"dry run, not posted{to}:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
         stream.flush()
-        return PostResult(text=text, tweet_id=f"dry-run-{next(self._ids)}")
+        return PostResult(text=text, post_id=f"dry-run-{next(self._ids)}")
 
     def may_retry(self, error: PostError) -> bool:
         return False

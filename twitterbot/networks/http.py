@@ -1,5 +1,5 @@
-"""What a failed HTTP request (requests and urllib3, under tweepy and Mastodon.py) says about a
-post: no connection was made, so the post certainly does not exist and a retry is safe; or the
+"""What a failed HTTP request (requests and urllib3 under tweepy and Mastodon.py, httpx under the
+atproto SDK) says about a post: no connection was made, so the post certainly does not exist and a retry is safe; or the
 request left and no answer came, so the post may exist. Each network words its own advice."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Optional
 import requests
 import urllib3
 
-from ..errors import ExitStatus, PostError
+from ..errors import ErrorKind, ExitStatus, PostError
 
-__all__ = ["network_error", "never_connected"]
+__all__ = ["httpx_error", "network_error", "never_connected"]
 
 
 def network_error(cause: Optional[BaseException], *, where: str, unreachable: str, slow: str) -> PostError:
@@ -21,15 +21,36 @@ def network_error(cause: Optional[BaseException], *, where: str, unreachable: st
     if cause is not None and never_connected(cause):
         what = f"could not reach {where} ({_connect_failure(cause)})"
         return PostError(
-            f"{what}: {unreachable}", kind="unreachable", exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what
+            f"{what}: {unreachable}", kind=ErrorKind.UNREACHABLE, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what
         )
     if isinstance(cause, requests.Timeout):
         what = f"{where} did not answer in time (read timed out after the request was sent)"
-        return PostError(f"{what}: {slow}", kind="timeout", exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what)
+        return PostError(f"{what}: {slow}", kind=ErrorKind.TIMEOUT, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what)
     what = f"the connection to {where} broke after the request was sent ({_innermost(cause)})"
     return PostError(
         f"{what}: check the network connection, or a proxy in between",
-        kind="network",
+        kind=ErrorKind.NETWORK,
+        exit_status=ExitStatus.TEMPORARY_FAILURE,
+        summary=what,
+    )
+
+
+def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str) -> PostError:
+    """`network_error` for httpx (the atproto SDK's client), whose exceptions say the same plainly."""
+    import httpx
+
+    if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout)):
+        what = f"could not reach {where} ({type(cause).__name__}: {cause})"
+        return PostError(
+            f"{what}: {unreachable}", kind=ErrorKind.UNREACHABLE, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what
+        )
+    if isinstance(cause, httpx.TimeoutException):
+        what = f"{where} did not answer in time (after the request was sent)"
+        return PostError(f"{what}: {slow}", kind=ErrorKind.TIMEOUT, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what)
+    what = f"the connection to {where} broke after the request was sent ({type(cause).__name__})"
+    return PostError(
+        f"{what}: check the network connection, or a proxy in between",
+        kind=ErrorKind.NETWORK,
         exit_status=ExitStatus.TEMPORARY_FAILURE,
         summary=what,
     )

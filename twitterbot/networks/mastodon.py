@@ -16,21 +16,26 @@ from __future__ import annotations
 import logging
 import re
 import time
-import uuid
 from datetime import datetime, timezone
-from typing import Any, Callable, List, Optional, Tuple
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
-from .. import twittertext
-from ..errors import ConfigError, ExitStatus, PostError
-from ..secrets import looks_like_a_key, scrub_also
-from . import Fit, PostResult, rejected, server_error
+from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
+from ..settings.parsers import show
+from ..settings.secrets import looks_like_a_key, scrub_also
+from ..settings.table import Setting
+from . import Fit, Network, PostResult, rejected, server_error, twittertext
+
+if TYPE_CHECKING:
+    from ..settings import Config
 
 __all__ = [
     "DEFAULT_LIMIT",
     "IDEMPOTENCY_KEY_LIFETIME",
     "URL_LENGTH",
     "VISIBILITIES",
+    "NETWORK",
     "MastodonPoster",
     "measure",
     "status_length",
@@ -52,13 +57,14 @@ VISIBILITIES = ("public", "unlisted", "private", "direct")
 IDEMPOTENCY_KEY_LIFETIME = 3600
 
 # Mastodon's Account::MENTION_RE: "@user" or "@user@domain", not after a word character, '=' or '/'.
-_MENTION = re.compile(
-    r"(?<![=/\w])@(?P<name>(?P<user>[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?)(?:@(?P<domain>[\w.-]+\w+))?)",
-    re.IGNORECASE,
+# Both patterns are text, compiled (and cached by `re`) only when a text has an @: the registry
+# imports this module on every run.
+_MENTION = (
+    r"(?i)(?<![=/\w])@(?P<name>(?P<user>[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?)(?:@(?P<domain>[\w.-]+\w+))?)"
 )
 # twitter-text's end_mention_match: what may not follow a mention (another @, an accented
 # Latin letter, "://").
-_NOT_AFTER_MENTION = re.compile(
+_NOT_AFTER_MENTION = (
     "[@\uff20\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff\u0100-\u024f\u0253\u0254\u0256\u0257\u0259\u025b"
     "\u0263\u0268\u026f\u0272\u0289\u028b\u02bb\u0300-\u036f\u1e00-\u1eff]|://"
 )
@@ -95,8 +101,9 @@ def _countable_text(text: str) -> str:
             start, end = url["indices"]
             entities.append((start, end, "x" * URL_LENGTH))
     if "@" in text:
-        for match in _MENTION.finditer(text):
-            if _NOT_AFTER_MENTION.match(text, match.end()):
+        not_after = re.compile(_NOT_AFTER_MENTION)
+        for match in re.finditer(_MENTION, text):
+            if not_after.match(text, match.end()):
                 continue
             domain = match.group("domain")
             if domain and len(domain) > _MAX_DOMAIN_LENGTH:
@@ -113,6 +120,58 @@ def _countable_text(text: str) -> str:
         position = end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip().lower()
+    if value not in VISIBILITIES:
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a visibility: use {', '.join(VISIBILITIES)}"
+            " (unlisted keeps a bot out of the public timelines, as most servers ask)"
+        )
+    return value
+
+
+class Mastodon(Network):
+    """Mastodon: a server and an application's token; the server's own count of a status."""
+
+    name = "mastodon"
+    label = "Mastodon"
+    settings = {
+        "MASTODON_INSTANCE": Setting(
+            "", "optional_url", "Mastodon: your server's address, e.g. https://mastodon.social", network="mastodon"
+        ),
+        "MASTODON_ACCESS_TOKEN": Setting(
+            "",
+            "secret",
+            "Mastodon: access token of an application (Preferences > Development)",
+            True,
+            "mastodon",
+            "your Mastodon server (Preferences > Development > your application)",
+        ),
+        "MASTODON_VISIBILITY": Setting(
+            "unlisted", "visibility", "Mastodon: public, unlisted, private or direct", network="mastodon"
+        ),
+    }
+    required = ("MASTODON_INSTANCE", "MASTODON_ACCESS_TOKEN")
+    parsers = {"visibility": _parse_visibility}
+    guide = "Getting a Mastodon token"
+    site = "your Mastodon server"
+
+    def measure(self, text: str) -> Fit:
+        return measure(text)
+
+    def lines_measured(self) -> object:
+        return twittertext.borrowed()  # links are found with twitter-text, as Mastodon does
+
+    def poster(self, config: Config) -> MastodonPoster:
+        return MastodonPoster(
+            instance=str(config.setting("MASTODON_INSTANCE")),
+            access_token=str(config.setting("MASTODON_ACCESS_TOKEN")),
+            visibility=str(config.setting("MASTODON_VISIBILITY")),
+            timeout=config.api_timeout,
+            retries=config.api_retries,
+        )
 
 
 class MastodonPoster:
@@ -162,9 +221,9 @@ class MastodonPoster:
             user_agent=f"twitterbot/{__version__}",
         )
         self._visibility = visibility
-        self._retries = retries
-        self._sleep = sleep
-        self._backoff = backoff
+        from .retry import Backoff  # here: the registry imports this module on every run
+
+        self._policy = Backoff(retries, backoff, sleep)
         self._account_url: Optional[str] = None
 
     def __repr__(self) -> str:  # the client holds the token: never show it
@@ -184,11 +243,19 @@ class MastodonPoster:
         """Create one status (a reply to status `reply_to`, when given). Returns a confirmed
         `PostResult`, or an uncertain one when some try may have reached the server and none
         got an answer. Raises `PostError` when Mastodon certainly did not post it."""
+        import uuid
+
         from mastodon import MastodonError
 
         key = uuid.uuid4().hex
         maybe_posted: Optional[str] = None  # why an earlier try may have made the status
-        for attempt in range(self._retries + 1):
+        error: Optional[PostError] = None
+        tries = 0
+        for attempt in self._policy.attempts():
+            if attempt:
+                assert error is not None
+                self._policy.wait(attempt, error, "with the same Idempotency-Key")
+            tries += 1
             try:
                 status = self._client.status_post(
                     text, in_reply_to_id=reply_to, visibility=self._visibility, idempotency_key=key
@@ -197,24 +264,15 @@ class MastodonPoster:
                 error = self._classify(exc, reply_to=reply_to)
             else:
                 return self._result(text, status)
-
             if error.kind in _MAYBE_POSTED:
                 maybe_posted = maybe_posted or error.summary
-            if not self.may_retry(error) or attempt == self._retries:
-                if maybe_posted:
-                    tries = f"{attempt + 1} tries" if attempt else "1 try"
-                    return self._uncertain(text, f"{maybe_posted} ({tries} with the same Idempotency-Key)")
-                raise error
-            delay = self._backoff * 2**attempt
-            log.warning(
-                "%s; trying again in %.0f s with the same Idempotency-Key (retry %d of %d)",
-                error.summary,
-                delay,
-                attempt + 1,
-                self._retries,
-            )
-            self._sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+            if not self.may_retry(error):
+                break
+        assert error is not None
+        if maybe_posted:
+            counted = f"{tries} tries" if tries > 1 else "1 try"
+            return self._uncertain(text, f"{maybe_posted} ({counted} with the same Idempotency-Key)")
+        raise error
 
     def limit(self) -> int:
         """The instance's own status length limit, from ``/api/v2/instance`` (Mastodon 4.0+), else
@@ -264,11 +322,11 @@ class MastodonPoster:
             return self._uncertain(text, "Mastodon answered without the status's id")
         account = status.get("account") or {}
         self._account_url = account.get("url") or self._account_url
-        return PostResult(text=text, tweet_id=str(status_id), url=status.get("url") or status.get("uri"))
+        return PostResult(text=text, post_id=str(status_id), url=status.get("url") or status.get("uri"))
 
     def _uncertain(self, text: str, why: str) -> PostResult:
         log.debug("outcome unknown: %s", self.retry_safety)
-        return PostResult(text=text, tweet_id=None, uncertain=why, check_url=self._account_url or self.instance)
+        return PostResult(text=text, post_id=None, uncertain=why, check_url=self._account_url or self.instance)
 
     def _classify(self, exc: Exception, reply_to: Optional[str] = None) -> PostError:
         """Turn Mastodon.py's exception into a PostError that says what to do."""
@@ -282,7 +340,7 @@ class MastodonPoster:
             what = f"{self.instance} answered with rate-limit headers that could not be read"
             return PostError(
                 f"{what}: a proxy in between may be rewriting them; run with -v and report it if it persists",
-                kind="network",
+                kind=ErrorKind.NETWORK,
                 exit_status=ExitStatus.TEMPORARY_FAILURE,
                 summary=what,
             )
@@ -295,7 +353,7 @@ class MastodonPoster:
             what = f"{self.instance} sent an answer that could not be read"
             return PostError(
                 f"{what}: a proxy in between may be mangling it; run with -v and report it if it persists",
-                kind="network",
+                kind=ErrorKind.NETWORK,
                 exit_status=ExitStatus.TEMPORARY_FAILURE,
                 summary=what,
             )
@@ -309,7 +367,7 @@ class MastodonPoster:
                 "Development > your application and copy 'Your access token' into MASTODON_ACCESS_TOKEN "
                 "(a regenerated token replaces the old one); check MASTODON_INSTANCE is the server the "
                 "account is on",
-                kind="unauthorized",
+                kind=ErrorKind.UNAUTHORIZED,
                 exit_status=ExitStatus.PERMISSION_DENIED,
             )
         if status == 403:
@@ -328,33 +386,33 @@ class MastodonPoster:
                 advice = f"log in on {self.instance} and check the account"
             return PostError(
                 f"Mastodon refused the account ({said}): {advice}",
-                kind="forbidden",
+                kind=ErrorKind.FORBIDDEN,
                 exit_status=ExitStatus.PERMISSION_DENIED,
             )
         if status == 422:
             if "character limit" in lowered or "too long" in lowered:
                 return PostError(
                     f"Mastodon says the text is too long ({said}): shorten that line of the tweets file",
-                    kind="too_long",
+                    kind=ErrorKind.TOO_LONG,
                     exit_status=ExitStatus.DATA_ERROR,
                 )
             return PostError(
                 f"Mastodon refused the post ({said}): fix that line of the tweets file",
-                kind="rejected",
+                kind=ErrorKind.REJECTED,
                 exit_status=ExitStatus.DATA_ERROR,
             )
         if status == 404 and reply_to:
             return PostError(
                 f"Mastodon cannot find the status this replies to, {reply_to} ({said}): it was deleted, "
                 "or this account cannot see it",
-                kind="rejected",
+                kind=ErrorKind.REJECTED,
                 exit_status=ExitStatus.DATA_ERROR,
             )
         if status == 404:
             return PostError(
                 f"{self.instance} has no Mastodon API ({said}): MASTODON_INSTANCE must be the address of "
                 "the Mastodon server the account is on, e.g. https://mastodon.social",
-                kind="not_found",
+                kind=ErrorKind.NOT_FOUND,
                 exit_status=ExitStatus.CONFIG_ERROR,
             )
         if status == 429:
@@ -367,16 +425,11 @@ class MastodonPoster:
         # Mastodon.py read X-RateLimit-Reset (an ISO time) and moved it onto our clock.
         reset = getattr(self._client, "ratelimit_reset", None)
         retry_at = None
-        when = "later"
         if isinstance(reset, (int, float)) and reset > time.time():
             retry_at = datetime.fromtimestamp(int(reset) + 1, tz=timezone.utc)
-            when = "after " + retry_at.astimezone().strftime("%Y-%m-%d %H:%M %Z")
-        return PostError(
-            f"Mastodon says too many requests (429): nothing was posted; posting works again {when}",
-            kind="rate_limited",
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            retry_at=retry_at,
-        )
+        from .retry import rate_limited
+
+        return rate_limited("Mastodon", "429", retry_at)
 
     def _network_error(self, cause: Optional[BaseException]) -> PostError:
         """No answer: either no connection was made (the request never left), or it was sent and the
@@ -393,8 +446,8 @@ class MastodonPoster:
 
 # What each failure says about the post. Retried (with the same key): everything that did not get
 # a refusal. Maybe posted: the request was sent and no readable answer came back.
-_MAYBE_POSTED = {"timeout", "network"}
-_RETRYABLE = {"unreachable", "server_error"} | _MAYBE_POSTED
+_MAYBE_POSTED = {ErrorKind.TIMEOUT, ErrorKind.NETWORK}
+_RETRYABLE = {ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR} | _MAYBE_POSTED
 
 
 def _base_url(instance: str) -> str:
@@ -411,3 +464,6 @@ def _max_characters(info: Any) -> Optional[int]:
         if isinstance(value, int) and value > 0:
             return value
     return None
+
+
+NETWORK = Mastodon()

@@ -15,16 +15,18 @@ import time
 from pathlib import Path
 from typing import Any, List, Optional
 
+from .. import networks
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
-from ..config import Config, env_file_warnings
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..lock import run_lock
 from ..networks import check_keys, label, posters_for
-from ..secrets import scrub
+from ..settings import Config, env_file_warnings
+from ..settings.secrets import scrub
 from ..state import HistoryStore, ensure_state_dir, probe_state_dir
+from ..state.outcomes import Outcome
 from ..wording import plural
 from .scheduled import RunResult, log_result, run_once, wait_jitter
-from .tweets import TweetLine, load_tweets, preview, url_cost
+from .tweets import TweetLine, load_tweets, preview
 
 __all__ = ["register"]
 
@@ -51,12 +53,12 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
-    _show_link_card(config, result)
-    if args.dry_run and result.action == "skipped" and result.roll is not None:
+    _show_previews(config, result)
+    if args.dry_run and result.action == Outcome.SKIPPED and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
         print_json(result.as_dict(), secrets=config.secrets())
-    elif result.action == "would_post" and result.line:
+    elif result.action == Outcome.WOULD_POST and result.line:
         print(result.line.text)
     return int(result.exit_status)
 
@@ -71,6 +73,8 @@ def _check(args: argparse.Namespace, config: Config) -> int:
             problems.append(error or ConfigError(message))
 
     report(True, f"settings read from {config.env_file or 'the environment (no env file)'}")
+    for old, new, where in config.deprecated:
+        print(f"note     {old} (from {where}) is deprecated: rename it {new}; it is read as {new} for now")
     for warning in env_file_warnings(config):
         report(False, warning)
     missing = config.missing()
@@ -88,16 +92,17 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         report(False, str(exc), exc)
     else:
         tweet_lines = tweets.lines
-        with_url = [line for line in tweets.lines if line.has_url]
+        with_url = [line for line in tweets.lines if any(fit.cost for fit in line.fits)]
         count = len(tweets.lines)
         report(
             True,
             f"{config.tweets_file}: {plural(count, 'line')} ready to post"
             + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
         )
-        if "x" in config.post_to:
-            for line in with_url:  # not a problem, but X charges more: say which lines and how much
-                print(f"note     {config.tweets_file} line {line.lineno} {url_cost(line)}")
+        for line in with_url:  # not a problem, but a network charges more: say which lines and how much
+            for fit in line.fits:
+                if fit.cost:
+                    print(f"note     {config.tweets_file} line {line.lineno} {fit.cost}")
         for line in tweets.lines:  # posted only where it fits: say where it will not go
             for fit in line.fits:
                 if not fit.fits:
@@ -128,7 +133,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         report(True, f"state folder {config.state_dir} is writable and its history is readable")
 
     if args.online and tweet_lines:
-        _check_link_cards(config, tweet_lines)
+        _check_previews(config, tweet_lines)
     if args.online:
         if missing:
             report(False, "cannot check the accounts online until every key is set")
@@ -150,36 +155,36 @@ def _check(args: argparse.Namespace, config: Config) -> int:
     return int(ExitStatus.OK)
 
 
-def _show_link_card(config: Config, result: RunResult) -> None:
-    """A dry run shows the link card Bluesky's post would carry, its thumbnail written to a new
-    folder it names (docs/bluesky-link-cards.md)."""
-    to_bluesky = any(sent.network == "bluesky" and sent.outcome == "would_post" for sent in result.networks)
-    if not (to_bluesky and config.bluesky.link_cards and result.line):
+def _show_previews(config: Config, result: RunResult) -> None:
+    """A dry run shows what each network would attach to the post beyond its text (Bluesky's link
+    card), writing what can be opened (a thumbnail) to a new folder it names."""
+    if result.action != Outcome.WOULD_POST or result.line is None:
         return
-    from ..networks.bluesky import fetch_link_card
-    from ..networks.linkcard import describe
+    folder: List[Path] = []
 
-    found = fetch_link_card(result.line.text)
-    if found is not None:
-        folder = Path(tempfile.mkdtemp(prefix="twitterbot-dry-run-")) if found.card and found.card.thumb else None
-        log.info("dry run: Bluesky would show this %s", "\n".join(describe(found, folder)))
+    def make_folder() -> Path:  # made only when something is written
+        if not folder:
+            folder.append(Path(tempfile.mkdtemp(prefix="twitterbot-dry-run-")))
+        return folder[0]
+
+    for sent in result.networks:
+        if sent.outcome == Outcome.WOULD_POST:
+            for shown in networks.get(sent.network).preview(result.line.text, config, folder=make_folder):
+                log.info("dry run: %s would show this %s", label(sent.network), shown)
 
 
-def _check_link_cards(config: Config, lines: List[TweetLine]) -> None:
-    """`check --online`: the link card each line with a link (as Bluesky finds links) would show
-    there. Not a problem when there is none: the post goes out without it."""
-    if "bluesky" not in config.post_to or not config.bluesky.link_cards:
-        return
+def _check_previews(config: Config, lines: List[TweetLine]) -> None:
+    """`check --online`: what each network would attach to each line (Bluesky's link card), one
+    note each. Never a problem: a post goes out without it."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..networks.bluesky import fetch_link_card
-    from ..networks.linkcard import summary
-
-    with ThreadPoolExecutor(max_workers=4) as pool:  # each fetch is bounded (10 s); four at a time
-        found = list(pool.map(lambda line: fetch_link_card(line.text), lines))
-    for line, result in zip(lines, found):
-        if result is not None:
-            print(f"note     {config.tweets_file} line {line.lineno}: Bluesky link {result.url}: {summary(result)}")
+    for network in config.post_to:
+        preview = networks.get(network).preview
+        with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
+            shown = list(pool.map(lambda line, preview=preview: preview(line.text, config, folder=None), lines))
+        for line, notes in zip(lines, shown):
+            for note in notes:
+                print(f"note     {config.tweets_file} line {line.lineno}: {label(network)} {note}")
 
 
 def _history(args: argparse.Namespace, config: Config) -> int:
@@ -202,14 +207,14 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     for entry in entries:
         if isinstance(entry, RunRecord):
             when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry)
-            what = entry.action + (" (dry run)" if entry.dry_run and entry.action != "would_post" else "")
+            what = entry.action + (" (dry run)" if entry.dry_run and entry.action != Outcome.WOULD_POST else "")
             tag = ""
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry), entry.outcome
             thread = (
                 f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.tweet_id else ""
             )
-            on = f" on {label(entry.network)}" if entry.network != "x" else ""
+            on = f" on {label(entry.network)}" if entry.network != networks.default() else ""
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
         detail = " ".join(part for part in (tag, preview(text, 50) if text else "", reason or "", url or "") if part)
         print(f"{when.astimezone():%Y-%m-%d %H:%M}  {what:<11} {detail}")
@@ -219,16 +224,16 @@ def _history(args: argparse.Namespace, config: Config) -> int:
 
 
 def _url(entry: Any) -> Optional[str]:
-    """A history entry's link: stored since several networks; made from the id for older X posts."""
-    if entry.url:
-        return entry.url
-    return _x_link(entry.tweet_id) if getattr(entry, "network", "x") == "x" else None
+    """A history entry's link: stored since several networks; made from the id for older posts."""
+    return entry.url or _link(getattr(entry, "network", None), entry.tweet_id)
 
 
-def _x_link(tweet_id: Optional[str]) -> Optional[str]:
-    from ..networks.x import status_url  # here, not at the top: it imports tweepy, which a plain run may not need
-
-    return status_url(tweet_id)
+def _link(network: Optional[str], post_id: Optional[str]) -> Optional[str]:
+    """A post's link made from its id, where its network can (older scheduled runs: the default one)."""
+    try:
+        return networks.get(network or networks.default()).post_url(post_id)
+    except KeyError:  # a network no longer registered
+        return None
 
 
 def _history_json(entry: Any) -> dict:
@@ -261,7 +266,7 @@ def _history_json(entry: Any) -> dict:
         "job_run": entry.job_id,
         "result": entry.final,
         "thread": entry.thread_root,
-        "thread_url": _x_link(entry.thread_root) if entry.network == "x" else None,
+        "thread_url": _link(entry.network, entry.thread_root),
     }
 
 

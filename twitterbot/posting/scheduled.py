@@ -5,7 +5,7 @@ history, reads the tweets file and hands over to `decide_and_post`, which holds 
 roll and one pick per run; the picked line goes to every network in POST_TO that it fits, each
 recorded before it is sent::
 
-    result = run_once(config, poster={"x": XPoster(...), "bluesky": ...}, rng=random.Random(), clock=utc_now)
+    result = run_once(config, poster=lambda: posters_for(config), rng=random.Random(), clock=utc_now)
     result.action     # 'posted', 'uncertain', 'would_post', 'skipped' or 'failed'
     result.networks   # what became of the post on each network
 """
@@ -19,14 +19,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
-from ..config import Config
-from ..errors import BotError, DuplicatePost, ExitStatus, PostError, StateError
+from .. import networks
+from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
 from ..lock import run_lock
-from ..networks import NETWORKS, Fit, Poster, PostResult, label
-from ..state import TEMPORARY, HistoryStore, ensure_state_dir
+from ..networks import Poster, label
+from ..settings import Config
+from ..state import HistoryStore, ensure_state_dir
+from ..state.outcomes import Outcome
 from ..wording import format_duration
 from .choose import hits, pick, roll
-from .tweets import MAX_WEIGHTED_LENGTH, TweetFile, TweetLine, load_tweets, preview, url_cost
+from .send import Sent, recorder, send
+from .tweets import TweetFile, TweetLine, load_tweets, preview
 
 __all__ = [
     "CapReached",
@@ -111,50 +114,17 @@ def _warn_if_the_clock_went_back(store: HistoryStore, now: datetime) -> None:
 
 
 @dataclass(frozen=True)
-class Sent:
-    """What became of a post on one network. `outcome`: posted, uncertain, duplicate, failed,
-    temporary (a certain failure a later run makes good), too_long (not sent: it does not fit
-    there) or would_post (a dry run)."""
-
-    network: str
-    outcome: str
-    fit: Optional[Fit] = None
-    result: Optional[PostResult] = None
-    error: Optional[BotError] = None
-
-    @property
-    def reached(self) -> bool:
-        """The post is, or may be, on this network now."""
-        return self.outcome in ("posted", "uncertain")
-
-    def as_dict(self) -> dict:
-        fit, result = self.fit, self.result
-        return {
-            "network": self.network,
-            "outcome": self.outcome,
-            "length": fit.length if fit else None,
-            "limit": fit.limit if fit else None,
-            "counted_in": fit.unit if fit else None,
-            "id": result.tweet_id if result else None,
-            "url": result.url if result else None,
-            "check_url": result.check_url if result else None,
-            "error": self.error.kind if self.error else None,
-            "reason": str(self.error) if self.error else (fit.reason if fit and not fit.fits else None),
-        }
-
-
-@dataclass(frozen=True)
 class RunResult:
     """What a run decided and did; `--json` prints it, the log line is made from it."""
 
-    action: str  # posted | uncertain | would_post | skipped | failed
+    action: Outcome  # posted | uncertain | would_post | skipped | failed
     reason: str  # one sentence for the log
     one_in: Optional[int]  # None only when the run failed before reading the settings
     roll: Optional[int]  # None when --force skipped the roll
     line: Optional[TweetLine] = None
-    tweet_id: Optional[str] = None
+    post_id: Optional[str] = None  # the first network's post
     error: Optional[BotError] = None  # a PostError, or (--json of a failed command) any BotError
-    check_url: Optional[str] = None  # uncertain: where to see whether the post is on X
+    check_url: Optional[str] = None  # uncertain: where to see whether the post was made
     networks: Tuple[Sent, ...] = ()  # the post on each network in POST_TO
     caught_up: Tuple[Sent, ...] = ()  # earlier posts this run sent to a network that had missed them
 
@@ -176,7 +146,7 @@ class RunResult:
             "line": line.lineno if line else None,
             "weighted_length": line.weighted_length if line else None,
             "has_url": line.has_url if line else None,
-            "tweet_id": self.tweet_id,
+            "tweet_id": self.post_id,
             "url": self.url,
             "check_url": self.check_url,
             "one_in": self.one_in,
@@ -282,7 +252,7 @@ def decide_and_post(
 
     caught_up = () if dry_run else _catch_up(store, posters, run_id=run_id, clock=clock)
 
-    def finish(action: str, reason: str, **fields: object) -> RunResult:
+    def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
         result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, **fields)  # type: ignore[arg-type]
         line = result.line
         store.finish_run(
@@ -291,26 +261,26 @@ def decide_and_post(
             action=action,
             reason=reason,
             text=line.text if line else None,
-            tweet_id=result.tweet_id,
+            tweet_id=result.post_id,
             url=result.url,
         )
         return result
 
     if rolled is not None and not hits(rolled):
-        return finish("skipped", f"rolled {rolled} (posts on 0 of 1-in-{one_in})")
+        return finish(Outcome.SKIPPED, f"rolled {rolled} (posts on 0 of 1-in-{one_in})")
     why = "forced" if rolled is None else f"rolled 0 of 1-in-{one_in}"
 
     capped = cap_reached(store, now, max_posts_per_day)
     if capped:
         after = f"; the next can go after {capped.frees_at.astimezone():%Y-%m-%d %H:%M}" if capped.frees_at else ""
-        return finish("skipped", f"{why}, but {capped.reason(max_posts_per_day)}{after}")
+        return finish(Outcome.SKIPPED, f"{why}, but {capped.reason(max_posts_per_day)}{after}")
 
     gap_ends = gap_not_passed(store, now, min_post_gap)
     if gap_ends:
         last = (gap_ends - min_post_gap).astimezone()
         too_soon = f"the last scheduled post went out at {last:%H:%M}, less than MIN_POST_GAP={format_duration(min_post_gap)} ago"
         if not force:
-            return finish("skipped", f"{why}, but {too_soon}; the next can go after {gap_ends.astimezone():%H:%M}")
+            return finish(Outcome.SKIPPED, f"{why}, but {too_soon}; the next can go after {gap_ends.astimezone():%H:%M}")
         log.warning("--force: posting although %s", too_soon)
         why = f"forced, although {too_soon}"
 
@@ -326,14 +296,14 @@ def decide_and_post(
     line = tweets.line(chosen.index)
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
-        planned = tuple(Sent(fit.network, "would_post" if fit.fits else "too_long", fit) for fit in line.fits)
-        return finish("would_post", f"{why}; dry run, nothing sent{round_note}", line=line, networks=planned)
+        planned = tuple(Sent(fit.network, Outcome.WOULD_POST if fit.fits else Outcome.TOO_LONG, fit) for fit in line.fits)
+        return finish(Outcome.WOULD_POST, f"{why}; dry run, nothing sent{round_note}", line=line, networks=planned)
     if not posters():
         raise ValueError("a real run needs a poster")
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
     except StateError as exc:
-        finish("failed", str(exc))
+        finish(Outcome.FAILED, str(exc))
         raise
     if chosen.new_round:
         log.info("every line of %s has been posted: starting a new round", tweets.path.name)
@@ -343,7 +313,9 @@ def decide_and_post(
     tried: List[TweetLine] = []  # lines every network already had
     while True:
         sent = _post_everywhere(store, posters(), line, run_id=run_id, clock=clock)
-        if any(each.reached for each in sent) or not all(each.outcome in ("duplicate", "too_long") for each in sent):
+        if any(each.reached for each in sent) or not all(
+            each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
+        ):
             return finish(*_outcome(why, line, sent), line=line, networks=sent, **_first_post(sent))
         tried.append(line)
         used = used | {line.text}
@@ -352,10 +324,10 @@ def decide_and_post(
             # Every line is there already (a new round would only repeat them), or the budget is spent.
             left = 0 if another is None or another.new_round else sum(1 for text in texts if text not in used)
             error = _duplicates_error(tried, left)
-            return finish("failed", str(error), line=line, error=error, networks=sent)
+            return finish(Outcome.FAILED, str(error), line=line, error=error, networks=sent)
         log.warning(
             "%s already %s line %d %s; marked it used and trying another (%d of at most %d)",
-            _names(each.network for each in sent if each.outcome == "duplicate"),
+            _names(each.network for each in sent if each.outcome == Outcome.DUPLICATE),
             "has" if len(sent) == 1 else "have",
             line.lineno,
             preview(line.text),
@@ -375,7 +347,7 @@ def _post_everywhere(
     for network, poster in posters.items():
         fit = line.fit(network)
         if fit is None or not fit.fits:
-            sent.append(Sent(network, "too_long", fit))
+            sent.append(Sent(network, Outcome.TOO_LONG, fit))
             continue
         attempt = store.begin_attempt(line.text, run_id=run_id, at=clock(), network=network, group=group)
         group = group or attempt
@@ -383,34 +355,9 @@ def _post_everywhere(
     return tuple(sent)
 
 
-def _send(
-    store: HistoryStore, poster: Poster, attempt: int, text: str, *, fit: Optional[Fit], clock: Callable[[], datetime]
-) -> Sent:
-    """Post `text` for a recorded attempt and record what came of it. A post that reached, or may
-    have reached, the network leaves the round (never sent again); so does one the network says it
-    already has. A temporary failure is left for a later run to catch up."""
-    network = poster.name
-    try:
-        result = poster.post(text)
-    except DuplicatePost as exc:
-        store.finish_attempt(attempt, "duplicate", at=clock(), detail=str(exc), mark_used=True)
-        return Sent(network, "duplicate", fit, error=exc)
-    except PostError as exc:
-        outcome = TEMPORARY if exc.exit_status == ExitStatus.TEMPORARY_FAILURE else "failed"
-        store.finish_attempt(attempt, outcome, at=clock(), detail=str(exc))
-        return Sent(network, outcome, fit, error=exc)
-    if not result.confirmed:
-        # It may be posted: counted as posted, never sent again (at most once).
-        store.finish_attempt(attempt, "uncertain", at=clock(), detail=result.uncertain, mark_used=True)
-        where = result.check_url or f"the account's profile on {_SITE.get(network, network)}"
-        reason = (
-            f"{label(network)} may or may not have posted it ({result.uncertain}): it counts as posted"
-            f" and will not be sent again; see {where} to check"
-        )
-        error = PostError(reason, kind="uncertain", exit_status=ExitStatus.TEMPORARY_FAILURE)
-        return Sent(network, "uncertain", fit, result, error)
-    store.finish_attempt(attempt, "posted", at=clock(), tweet_id=result.tweet_id, mark_used=True, url=result.url)
-    return Sent(network, "posted", fit, result)
+def _send(store: HistoryStore, poster: Poster, attempt: int, text: str, *, fit: object, clock: Callable[[], datetime]) -> Sent:
+    """A scheduled post's attempt through the one send step (`send.send`)."""
+    return send(lambda: poster.post(text), network=poster.name, record=recorder(store, attempt, clock), fit=fit)
 
 
 def _catch_up(
@@ -420,7 +367,7 @@ def _catch_up(
     (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
     when first posted. A progress job's post is not caught up: its thread has moved on."""
     done: List[Sent] = []
-    missing = [each for each in store.catch_ups(clock() - CATCH_UP_WINDOW, NETWORKS) if each.job_id is None]
+    missing = [each for each in store.catch_ups(clock() - CATCH_UP_WINDOW, networks.names()) if each.job_id is None]
     for missed in missing:
         if missed.network not in posters():
             continue
@@ -441,19 +388,25 @@ def _catch_up(
     return tuple(done)
 
 
-def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[str, str]:
+def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:
     """The run's action and reason from what became of the post on each network."""
     reached = [each for each in sent if each.reached]
     if len(sent) == 1 and sent[0].error is not None:
-        return ("uncertain" if sent[0].reached else "failed"), str(sent[0].error)
-    action = "posted" if any(each.outcome == "posted" for each in sent) else "uncertain" if reached else "failed"
+        return (Outcome.UNCERTAIN if sent[0].reached else Outcome.FAILED), str(sent[0].error)
+    action = (
+        Outcome.POSTED
+        if any(each.outcome == Outcome.POSTED for each in sent)
+        else Outcome.UNCERTAIN
+        if reached
+        else Outcome.FAILED
+    )
     if len(sent) == 1:
         return action, why
     parts = []
     for each in sent:
-        if each.outcome == "too_long" and each.fit:
+        if each.outcome == Outcome.TOO_LONG and each.fit:
             parts.append(f"{each.network}: not sent, too long ({each.fit.length} of {each.fit.limit} {each.fit.unit})")
-        elif each.outcome == TEMPORARY and reached:
+        elif each.outcome == Outcome.TEMPORARY and reached:
             parts.append(f"{each.network}: {each.error} (a later run sends it there)")
         elif each.error is not None:
             parts.append(f"{each.network}: {each.error}")
@@ -464,16 +417,13 @@ def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[str, st
 
 def _first_post(sent: Tuple[Sent, ...]) -> dict:
     """The run's error (the first network's problem, if any) and its first post's id and check link."""
-    error = next((each.error for each in sent if each.error is not None and each.outcome != "duplicate"), None)
+    error = next((each.error for each in sent if each.error is not None and each.outcome != Outcome.DUPLICATE), None)
     posted = next((each.result for each in sent if each.result is not None), None)
     return {
         "error": error,
-        "tweet_id": posted.tweet_id if posted and posted.confirmed else None,
+        "post_id": posted.post_id if posted and posted.confirmed else None,
         "check_url": posted.check_url if posted and not posted.confirmed else None,
     }
-
-
-_SITE = {"x": "x.com", "mastodon": "your Mastodon server", "bluesky": "bsky.app"}
 
 
 def _names(networks: object) -> str:
@@ -494,7 +444,7 @@ def _duplicates_error(tried: List[TweetLine], untried: int) -> PostError:
             f"X already has every line left in this round ({lines} tried by this run, now marked used): "
             "add new lines to the tweets file"
         )
-    return PostError(message, kind="duplicate", exit_status=ExitStatus.DATA_ERROR)
+    return PostError(message, kind=ErrorKind.DUPLICATE, exit_status=ExitStatus.DATA_ERROR)
 
 
 def wait_jitter(jitter: float, *, rng: random.Random, wait: Callable[[float], object], what: str) -> object:
@@ -507,36 +457,32 @@ def wait_jitter(jitter: float, *, rng: random.Random, wait: Callable[[float], ob
 
 
 def _where(planned: Tuple[Sent, ...], line: TweetLine) -> str:
-    """Where a dry run would post the line, each network with its count (and X its cost)."""
+    """Where a dry run would post the line, each network with its count (and what it costs there)."""
     parts = []
     for sent in planned:
         fit = sent.fit
         if fit is None:
             continue
-        counted = (
-            f"{fit.length} of {fit.limit} {fit.unit}"
-            if fit.network != "x"
-            else f"{fit.length} of {fit.limit} as X counts"
-        )
+        counted = networks.get(fit.network).describe(fit)
         if not fit.fits:
             parts.append(f"not to {label(fit.network)}: too long ({fit.reason or counted})")
-        elif fit.network == "x" and line.has_url:
-            parts.append(f"to X ({counted}; it {url_cost(line)})")
+        elif fit.cost:
+            parts.append(f"to {label(fit.network)} ({counted}; it {fit.cost})")
         else:
             parts.append(f"to {label(fit.network)} ({counted})")
-    return ", ".join(parts) or f"({line.weighted_length} of {MAX_WEIGHTED_LENGTH} as X counts)"
+    return ", ".join(parts) or "(to no network)"
 
 
 def log_result(result: RunResult) -> None:
     """The one human line per decision (cron mail and journald keep it)."""
     line = result.line
-    if result.action == "posted" and line:
+    if result.action == Outcome.POSTED and line:
         log.info("posted line %d %s %s (%s)", line.lineno, preview(line.text), result.url or "", result.reason)
-    elif result.action == "uncertain" and line:
+    elif result.action == Outcome.UNCERTAIN and line:
         log.warning("uncertain: line %d %s: %s", line.lineno, preview(line.text), result.reason)
-    elif result.action == "would_post" and line:
+    elif result.action == Outcome.WOULD_POST and line:
         log.info("dry run: would post line %d %s; %s", line.lineno, _where(result.networks, line), result.reason)
-    elif result.action == "skipped":
+    elif result.action == Outcome.SKIPPED:
         log.info("skipped: %s", result.reason)
     else:
         log.error("failed: %s", result.reason)

@@ -11,9 +11,10 @@ import sys
 from typing import Any, Dict, Tuple
 
 from ..arguments import Commands, Parser, add_command
-from ..config import Config, env_file_warnings
 from ..errors import UsageError
-from .reporter import BASE_FIELDS, check_template, open_reporter
+from ..settings import Config, env_file_warnings
+from .reporter import BASE_FIELDS, check_template
+from .session import open_reporter
 from .statusline import status_line_for
 from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, watch
 

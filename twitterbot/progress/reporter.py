@@ -8,7 +8,7 @@ post's news and always leaving room under MAX_POSTS_PER_DAY for the result.
 `done` and `failed` post the result once. Posts of one run form a thread under its first post,
 and the run's state lives in the history database, so a restarted job continues its thread::
 
-    with open_reporter("hamlet", config=config) as report:
+    with open_reporter("hamlet", config=config) as report:   # session.py
         for step in job():
             report.update(f"{step.count:,} keystrokes, best {step.best!r}", milestone=step.is_record)
         report.done(f"typed {step.best!r}")
@@ -19,28 +19,26 @@ without progress posts.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import re
-import string
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Protocol, Sequence
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence
 
-from ..config import PROJECT_DIR, Config, load_config
-from ..errors import ConfigError, DuplicatePost, PostError
-from ..lock import run_lock
-from ..networks import Poster, label, posters_for
-from ..networks import measure as measure_on
+from .. import networks
+from ..errors import ErrorKind, PostError
+from ..networks import Poster, PostResult, label
+from ..networks import default as networks_default
 from ..networks.dryrun import DryRunPoster
-from ..networks.x import status_url
 from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
-from ..posting.tweets import MAX_WEIGHTED_LENGTH, measure, preview
-from ..state import HistoryStore, ensure_state_dir
-from ..state.records import JobRecord
+from ..posting.send import Sent, send
+from ..posting.tweets import preview
+from ..state import HistoryStore
+from ..state.records import JobRecord, Outcome
 from ..wording import plural
 from .statusline import NullStatusLine
+from .text import _clean, _tidy, check_template, fit, format_elapsed
 
 __all__ = [
     "BASE_FIELDS",
@@ -51,7 +49,6 @@ __all__ = [
     "check_template",
     "fit",
     "format_elapsed",
-    "open_reporter",
     "slug",
 ]
 
@@ -62,8 +59,7 @@ BASE_FIELDS = ("name", "message", "elapsed", "posts")
 # After a failed post, wait at least this long (or until X's rate limit resets) before the next try.
 RETRY_AFTER_FAILURE = timedelta(minutes=15)
 # Report actions after which the post may be on X: its news is never sent again.
-_SENT = ("posted", "uncertain")
-_ELLIPSIS = "…"
+_SENT = (Outcome.POSTED, Outcome.UNCERTAIN)
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,7 @@ class Report:
     action: str  # posted | uncertain | waiting | unchanged | capped | failed | idle | finished
     reason: str
     text: Optional[str] = None
-    tweet_id: Optional[str] = None
+    post_id: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -150,7 +146,7 @@ class Reporter:
             isinstance(each, DryRunPoster) for each in self._posters.values()
         )  # only the log's wording differs
         # What a post's text must fit: every network posted to (a dry run says which it stands for).
-        self._networks = tuple(networks or [n for n in self._posters if n != "dry-run"] or ["x"])
+        self._networks = tuple(networks or [n for n in self._posters if n != DryRunPoster.name] or [networks_default()])
         self._status: Status = status or NullStatusLine()
         self._pending: Optional[_Update] = None
         self._stopped = False
@@ -275,7 +271,7 @@ class Reporter:
         text = self._text_for(pending, now)
         if text is None:
             self._pending = None
-            return Report("failed", "the text cannot be made to fit in a post")
+            return Report(Outcome.FAILED, "the text cannot be made to fit in a post")
         if text == self.job.last_text:
             self._pending = None
             return Report("unchanged", "same text as the last post")
@@ -299,7 +295,7 @@ class Reporter:
         update = _Update(_clean(message), fields, milestone=False)
         text = self._render(outcome, update, now)
         if text is None:
-            report = Report("failed", "the result cannot be made to fit in a post")
+            report = Report(Outcome.FAILED, "the result cannot be made to fit in a post")
         else:
             report = self._cap_reached(now, reserve=0) or self._post(text, reason="final", news=update.news, final=True)
         if report.action not in _SENT:
@@ -336,35 +332,39 @@ class Reporter:
                 self.job.id, text, at=self._clock(), final=final, network=network, group=group
             )
             group = group or attempt
-            try:
-                reports.append(self._send(poster, network, attempt, text, reason=reason, news=news))
-            except PostError as exc:
-                outcome = "duplicate" if isinstance(exc, DuplicatePost) else "failed"
-                self._store.finish_attempt(attempt, outcome, at=self._clock(), detail=str(exc))
-                errors.append(exc)
-                if not isinstance(exc, DuplicatePost):
-                    log.error("%s: posting to %s failed (%s); the job carries on", self.name, label(network), exc)
+            sent = send(
+                lambda poster=poster, network=network: self._reply(poster, network, text),  # type: ignore[misc]
+                network=network,
+                record=self._recorder(attempt, news),
+            )
+            if sent.reached:
+                reports.append(self._sent(sent, network, text, reason))
+            else:
+                assert isinstance(sent.error, PostError)
+                errors.append(sent.error)
+                if sent.outcome != Outcome.DUPLICATE:
+                    log.error("%s: posting to %s failed (%s); the job carries on", self.name, label(network), sent.error)
         self.job = self._store.job(self.job.id)
-        sent = [report for report in reports if report.action in _SENT]
-        if sent:
+        done = [report for report in reports if report.action in _SENT]
+        if done:
             self._not_before = None
-            return next((report for report in sent if report.action == "posted"), sent[0])
-        if errors and all(isinstance(exc, DuplicatePost) for exc in errors):
+            return next((report for report in done if report.action == Outcome.POSTED), done[0])
+        if errors and all(exc.kind == ErrorKind.DUPLICATE for exc in errors):
             self._pending = None  # every network has this very text already: trying again cannot help
             log.warning("%s: the networks already have this text; skipped it (%s)", self.name, preview(text))
             return Report("unchanged", str(errors[0]), text)
-        first = next(exc for exc in errors if not isinstance(exc, DuplicatePost))
+        first = next(exc for exc in errors if exc.kind != ErrorKind.DUPLICATE)
         retry_at = first.retry_at or self._clock() + min(RETRY_AFTER_FAILURE, self._every)
         self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))
-        return Report("failed", str(first), text)
+        return Report(Outcome.FAILED, str(first), text)
 
-    def _send(self, poster: Poster, network: str, attempt: int, text: str, *, reason: str, news: str) -> Report:
-        """One network's post, a reply in that network's thread; raises PostError when it certainly failed."""
+    def _reply(self, poster: Poster, network: str, text: str) -> PostResult:
+        """One network's post, a reply in that network's thread (a new thread if the first post is gone)."""
         reply_to = self.job.threads.get(network) if self._thread else None
         try:
-            result = poster.post(text, reply_to=reply_to)
+            return poster.post(text, reply_to=reply_to)
         except PostError as exc:
-            if reply_to is None or exc.kind != "rejected":
+            if reply_to is None or exc.kind != ErrorKind.REJECTED:
                 raise
             # A network refuses replies to a post that is gone (deleted): start a new thread there.
             log.warning(
@@ -372,17 +372,35 @@ class Reporter:
             )
             result = poster.post(text)
             self._store.reset_thread(self.job.id, network)  # this post becomes the new thread's first
-        self._store.record_job_post(
-            self.job.id,
-            attempt,
-            at=self._clock(),
-            tweet_id=result.tweet_id,
-            url=result.url,
-            news=news,
-            detail=result.uncertain,
-            outcome="posted" if result.confirmed else "uncertain",
-        )
-        if not result.confirmed:
+            return result
+
+    def _recorder(self, attempt: int, news: str) -> Callable[[Outcome, Optional[PostResult], Optional[str]], None]:
+        """How a job's post is written down: one that reached, or may have reached, the network
+        moves the job's thread and its last news; a failed one is only a failed attempt."""
+
+        def record(outcome: Outcome, result: Optional[PostResult], detail: Optional[str]) -> None:
+            if result is None:  # a job does not catch up: a passing failure is a failure
+                failed = Outcome.DUPLICATE if outcome == Outcome.DUPLICATE else Outcome.FAILED
+                self._store.finish_attempt(attempt, failed, at=self._clock(), detail=detail)
+                return
+            self._store.record_job_post(
+                self.job.id,
+                attempt,
+                at=self._clock(),
+                tweet_id=result.post_id,
+                url=result.url,
+                news=news,
+                detail=result.uncertain,
+                outcome=outcome,
+            )
+
+        return record
+
+    def _sent(self, sent: Sent, network: str, text: str, reason: str) -> Report:
+        """The report of a post that reached, or may have reached, one network."""
+        result = sent.result
+        assert result is not None
+        if sent.outcome == Outcome.UNCERTAIN:
             # Counted as posted and never sent again (at most once); the thread goes on under its root.
             log.warning(
                 "%s: %s may or may not have posted it (%s): it counts as posted and will not be sent again; see %s",
@@ -391,10 +409,10 @@ class Reporter:
                 result.uncertain,
                 result.check_url or "the account's profile",
             )
-            return Report("uncertain", result.uncertain or "", text, None)
+            return Report(Outcome.UNCERTAIN, result.uncertain or "", text, None)
         if not self._dry_run:  # a dry run's made-up id is no post: the dry-run poster said what it would send
-            log.info("%s: posted %s", self.name, result.url or status_url(result.tweet_id) or result.tweet_id)
-        return Report("posted", reason, text, result.tweet_id)
+            log.info("%s: posted %s", self.name, result.url or _link(network, result.post_id) or result.post_id)
+        return Report(Outcome.POSTED, reason, text, result.post_id)
 
     # -- text ----------------------------------------------------------------------------------
 
@@ -456,173 +474,11 @@ class NullReporter:
         pass
 
 
-@contextlib.contextmanager
-def open_reporter(
-    name: str,
-    *,
-    config: Optional[Config] = None,
-    dry_run: bool = False,
-    poster: Optional[Poster] = None,
-    every: Optional[float] = None,
-    milestone_every: Optional[float] = None,
-    first_after: Optional[float] = None,
-    thread: Optional[bool] = None,
-    templates: Optional[Templates] = None,
-    run_key: Optional[str] = None,
-    job_fields: Iterable[str] = (),
-    clock: Callable[[], datetime] = utc_now,
-    status: Optional[Status] = None,
-) -> Iterator[Reporter]:
-    """A reporter wired to the bot's settings (read from .env when `config` is None): the history
-    database, the X keys, PROGRESS_* for anything not given here (so the first progress post waits
-    PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock per job name,
-    so one job is not reported twice at once. A dry run prints its posts and keeps no state."""
-    config = config or load_config(project_dir=PROJECT_DIR)
-    # The job's own defaults, then PROGRESS_*TEMPLATE (which command-line flags override).
-    merged = (templates or Templates()).merged(
-        config.progress_template, config.progress_done_template, config.progress_failed_template
-    )
-    if dry_run:
-        lock: contextlib.AbstractContextManager = contextlib.nullcontext()
-        store = HistoryStore(":memory:")
-        poster = DryRunPoster()
-    else:
-        ensure_state_dir(config.state_dir)
-        lock = run_lock(
-            config.state_dir / f"job-{slug(name)}.lock",
-            busy=f"another process is already reporting the job {name!r}",
-            advice="stop it first, or give this job another name",
-            remove=True,  # one lock file per job name would pile up in the state folder
-        )
-        store = HistoryStore(config.history_file)
-        poster = poster or posters_for(config)
-    with lock, store:
-        try:
-            reporter = Reporter(
-                name,
-                poster=poster,
-                store=store,
-                every=config.progress_every if every is None else every,
-                milestone_every=config.progress_milestone_every if milestone_every is None else milestone_every,
-                first_after=config.progress_first_after if first_after is None else first_after,
-                max_posts_per_day=config.max_posts_per_day,
-                templates=merged,
-                thread=config.progress_thread if thread is None else thread,
-                run_key=run_key,
-                job_fields=job_fields,
-                clock=clock,
-                status=status,
-                networks=config.post_to,
-            )
-        except ValueError as exc:
-            raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None
-        with reporter:
-            yield reporter
-
-
-def check_template(template: str, known: Iterable[str]) -> None:
-    """Raise ValueError naming the first field `template` uses that is not in `known`."""
-    names = set(known)
-    for _, field, _, _ in string.Formatter().parse(template):
-        if field is None:
-            continue
-        base = re.split(r"[.\[]", field, maxsplit=1)[0]
-        if base == "" or base.isdigit():
-            raise ValueError(f"template {template!r} has an unnamed field {{{field}}}: name it, e.g. {{message}}")
-        if base not in names:
-            raise ValueError(
-                f"template {template!r} uses {{{base}}}, which this job does not have: use {', '.join(sorted(names))}"
-            )
-
-
-def fit(template: str, fields: Mapping[str, object], message: str, networks: Sequence[str] = ("x",)) -> Optional[str]:
-    """Fill `template` and make it fit every one of `networks` (X's weighted 280, Bluesky's 300
-    graphemes...): shorten the message a word at a time (URLs are words, so never cut), then, if
-    the rest alone is too long, the whole text. None if nothing sensible fits."""
-
-    def _fits(text: str) -> bool:
-        return _fits_all(text, networks)
-
-    full = _tidy(template.format_map({**fields, "message": message}))
-    if _fits(full):
-        return full
-    words = message.split(" ")
-    shortened = _longest_fitting(
-        len(words), lambda n: _tidy(template.format_map({**fields, "message": _cut(words, n)})), _fits
-    )
-    if shortened is not None:
-        return shortened
-    if "://" not in message and "www." not in message:
-        # Scripts written without spaces (Chinese, Japanese) have no words to cut at.
-        shortened = _longest_fitting(
-            len(message), lambda n: _tidy(template.format_map({**fields, "message": message[:n] + _ELLIPSIS})), _fits
-        )
-        if shortened is not None:
-            return shortened
-    all_words = full.split(" ")
-    return _longest_fitting(len(all_words), lambda n: _cut(all_words, n), _fits)
-
-
-def format_elapsed(seconds: float) -> str:
-    """A short duration: 45s, 12m, 3h12m, 2d3h."""
-    seconds = max(0, int(seconds))
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d{hours}h" if hours else f"{days}d"
-    if hours:
-        return f"{hours}h{minutes:02d}m" if minutes else f"{hours}h"
-    if minutes:
-        return f"{minutes}m"
-    return f"{secs}s"
-
-
-def _longest_fitting(count: int, text_for: Callable[[int], str], _fits: Callable[[str], bool]) -> Optional[str]:
-    """The text for the largest n in 1..count-1 that fits (binary search: longer never fits better)."""
-    low, high, best = 1, count - 1, None
-    while low <= high:
-        middle = (low + high) // 2
-        text = text_for(middle)
-        if _fits(text):
-            best, low = text, middle + 1
-        else:
-            high = middle - 1
-    return best
-
-
-def _cut(words: list, count: int) -> str:
-    kept = " ".join(words[:count]).rstrip(" ,;:-")
-    # An ellipsis glued to a URL would become part of the link.
-    return kept + (" " if "://" in words[count - 1] or "www." in words[count - 1] else "") + _ELLIPSIS
-
-
-def _fits_all(text: str, networks: Sequence[str]) -> bool:
-    if not text:
-        return False
-    for network in networks:
-        if network == "x":
-            checked = measure(text)
-            if checked.problem is not None or checked.weighted_length > MAX_WEIGHTED_LENGTH:
-                return False
-        elif not measure_on(network, text).fits:
-            return False
-    return True
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
-
-
-def _clean(message: str) -> str:
-    """A job's message as one line of plain text: no colour codes, no control characters."""
-    return " ".join(_CONTROL.sub(" ", _ANSI.sub("", message)).split())
-
-
-def _tidy(text: str) -> str:
-    """Drop what an empty field leaves behind: "finished in 3h: " -> "finished in 3h", "()" -> ""."""
-    text = re.sub(r"\s*\(\s*\)", "", text)
-    return re.sub(r"[\s:;,\-–—]+$", "", text).strip()
+def _link(network: str, post_id: Optional[str]) -> Optional[str]:
+    try:
+        return networks.get(network).post_url(post_id)
+    except KeyError:  # a poster no registered network stands for (a test's, the dry run)
+        return None
 
 
 def _posts(count: int) -> str:

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Dict, Optional
 
-__all__ = ["CatchUp", "JobPost", "JobRecord", "RunRecord"]
+from .outcomes import Outcome  # the outcomes live apart: a run that reads no record needs them
+
+__all__ = ["CatchUp", "JobPost", "JobRecord", "Outcome", "RunRecord"]
 
 
 @dataclass(frozen=True)

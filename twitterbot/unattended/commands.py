@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import List, Optional
 
 from ..arguments import Commands, Parser, add_command, global_settings
-from ..config import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
 from ..networks import posters_for
 from ..posting.scheduled import log_result, run_once
 from ..posting.tweets import load_tweets
-from ..secrets import scrub, scrub_also
+from ..settings import PROJECT_DIR, SETTINGS, Config, env_file_warnings, load_config
+from ..settings.secrets import scrub, scrub_also
 from ..state import ensure_state_dir
 from ..wording import plural
 from .daemon import Daemon, use_zone, zone_for
@@ -114,22 +114,19 @@ _SETTING_OF_FIELD = {
     "times": "TWEET_TIMES",
     "timezone": "TWEET_TIMEZONE",
     "jitter": "TWEET_JITTER",
-    "api_timeout": "X_API_TIMEOUT",
-    "api_retries": "X_API_RETRIES",
-    "api_base_url": "X_API_BASE_URL",
+    "api_timeout": "API_TIMEOUT",
+    "api_retries": "API_RETRIES",
     "post_to": "POST_TO",
-    "mastodon.instance": "MASTODON_INSTANCE",
-    "mastodon.visibility": "MASTODON_VISIBILITY",
-    "bluesky.handle": "BLUESKY_HANDLE",
-    "bluesky.service": "BLUESKY_SERVICE",
 }
 
 
-def _field(config: Config, dotted: str) -> object:
-    value: object = config
-    for name in dotted.split("."):
-        value = getattr(value, name)
-    return value
+def _field(config: Config, name: str) -> object:
+    return getattr(config, name)
+
+
+def _network_settings() -> List[str]:
+    """Each network's settings that are not secret (a secret is only said to have changed)."""
+    return [name for name, setting in SETTINGS.items() if setting.network and not setting.secret]
 
 
 def _changed_settings(old: Config, new: Config) -> List[str]:
@@ -140,6 +137,10 @@ def _changed_settings(old: Config, new: Config) -> List[str]:
         if before != after:
             show = (lambda value: ",".join(value)) if name in ("times", "post_to") else str
             changes.append(f"{setting} {show(before)} -> {show(after)}")
+    for setting in _network_settings():
+        before, after = old.values.get(setting), new.values.get(setting)
+        if before != after:
+            changes.append(f"{setting} {before} -> {after}")
     if old.log_file != new.log_file:
         changes.append("(LOG_FILE takes effect at the next start)")
     return changes

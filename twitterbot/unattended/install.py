@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional
 
-from ..config import Config, load_config, time_to_seconds
 from ..errors import ConfigError, UsageError
+from ..settings import Config, load_config, time_to_seconds
 
 __all__ = ["Paths", "UNIT_NAMES", "crontab", "systemd_units", "unit_user"]
 
@@ -142,7 +142,7 @@ Description=twitterbot: one scheduled run (post a line of tweets.txt on 1 run in
 Type=oneshot
 {who}WorkingDirectory={paths.project_dir}
 ExecStart={paths.command()}
-# A run takes seconds; a slow network can stretch it to X_API_TIMEOUT per try.
+# A run takes seconds; a slow network can stretch it to API_TIMEOUT per try.
 TimeoutStartSec=10min
 {hardening}"""
     timer = f"""[Unit]

@@ -8,11 +8,11 @@ import sys
 from dataclasses import replace
 
 from ...arguments import Commands, Parser, absolute, add_command, positive_int
-from ...config import Config, parse_duration
 from ...errors import ExitStatus, UsageError
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
+from ...settings import Config, parse_duration
 from ...state import ensure_state_dir
 from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES
 

@@ -7,11 +7,11 @@ import shutil
 import sys
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
-from ...config import Config
 from ...errors import ExitStatus, UsageError
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
+from ...settings import Config
 from ...state import ensure_state_dir
 from .board import BOARDS, builtin, check_countable, load_board, with_empty_hole
 

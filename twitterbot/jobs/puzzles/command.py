@@ -20,12 +20,12 @@ from datetime import datetime
 from pathlib import Path
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
-from ...config import Config
 from ...errors import ExitStatus, UsageError
 from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.reporter import Templates
 from ...progress.statusline import status_line_for
+from ...settings import Config
 from ...state import ensure_state_dir
 from . import KINDS, PuzzleFileError
 from .job import (

@@ -22,9 +22,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Dict, List, Optional, TextIO, Union
 
+from ... import networks
 from ...errors import BotError, ExitStatus, UsageError
 from ...files import write_atomically
-from ...posting.tweets import MAX_WEIGHTED_LENGTH, measure
 from ...progress import NullReporter, Reporter
 from ...progress.reporter import slug
 from ...progress.statusline import NullStatusLine, StatusLine
@@ -282,10 +282,10 @@ def make_challenge(name: str, rows: int, cols: int, rng: random.Random) -> Chall
 
     puzzle, solution = hidoku.generate(rows, cols, rng)
     text = hidoku.challenge_text(puzzle, name)
-    length = measure(text).weighted_length
-    if length > MAX_WEIGHTED_LENGTH:
+    fit = networks.measure(networks.default(), text)
+    if fit.length > fit.limit:
         raise UsageError(
-            f"a {rows}x{cols} Hidoku takes {length} of a post's {MAX_WEIGHTED_LENGTH} characters: "
+            f"a {rows}x{cols} Hidoku takes {fit.length} of a post's {fit.limit} characters: "
             "choose a smaller --size, e.g. 7x7"
         )
     return Challenge(name, hidoku.render_puzzle(puzzle), hidoku.solution_json(puzzle, solution), text)

@@ -12,8 +12,8 @@ from conftest import REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from twitterbot.config import SETTINGS, env_file_warnings, load_config
 from twitterbot.errors import ConfigError
+from twitterbot.settings import SETTINGS, env_file_warnings, load_config
 
 
 def write(path: Path, text: str, mode: int = 0o600) -> Path:
@@ -29,8 +29,8 @@ def test_defaults_resolve_beside_bot_py_when_there_is_no_env_file(tmp_path: Path
     assert config.state_dir == tmp_path / "state"
     assert config.one_in == 4 and config.max_posts_per_day == 4
     assert config.log_file is None and config.log_level == "INFO"
-    assert config.api_base_url == "https://api.twitter.com"
-    assert config.credentials.missing() == [
+    assert config.setting("X_API_BASE_URL") == "https://api.twitter.com"
+    assert config.missing() == [
         "TWITTER_API_KEY",
         "TWITTER_API_SECRET",
         "TWITTER_ACCESS_TOKEN",
@@ -120,7 +120,7 @@ def test_secrets_never_appear_in_repr_or_errors(tmp_path: Path) -> None:
     assert "TWITTER_API_SECRET" in str(caught.value) and "has space" not in str(caught.value)
     write(env, "TWITTER_API_KEY=sekritKey123\n")
     config = load_config(project_dir=tmp_path, env_file=env, environ={})
-    assert config.credentials.api_key == "sekritKey123"
+    assert config.setting("TWITTER_API_KEY") == "sekritKey123"
     assert "sekritKey123" not in repr(config)
 
 
@@ -128,7 +128,7 @@ def test_quoted_values_and_comments_are_read_like_dotenv_does(tmp_path: Path) ->
     env = write(tmp_path / ".env", '# my bot\nTWEETS_FILE="my tweets.txt"  # spaces are fine\nTWITTER_API_KEY=abc123\n')
     config = load_config(project_dir=tmp_path, env_file=env, environ={})
     assert config.tweets_file == tmp_path / "my tweets.txt"
-    assert config.credentials.api_key == "abc123"
+    assert config.setting("TWITTER_API_KEY") == "abc123"
 
 
 @pytest.mark.parametrize(("mode", "warned"), [(0o600, False), (0o640, True), (0o644, True), (0o400, False)])
@@ -378,3 +378,41 @@ def test_no_env_file_makes_the_bot_exit_1_and_json_is_always_printed(
 def test_post_to_twitter_is_refused_with_the_name_to_write(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="X was called Twitter: write x"):
         load_config(project_dir=tmp_path, environ={"POST_TO": "twitter,mastodon"})
+
+
+def test_the_old_x_api_names_are_read_as_the_new_ones_and_check_says_to_rename_them(tmp_path: Path, capsys) -> None:
+    from twitterbot.cli import main
+
+    env = write(tmp_path / ".env", "X_API_TIMEOUT=7\nX_API_RETRIES=1\n")
+    config = load_config(project_dir=tmp_path, env_file=env, environ={})
+    assert (config.api_timeout, config.api_retries) == (7, 1)
+    assert [(old, new) for old, new, _ in config.deprecated] == [
+        ("X_API_TIMEOUT", "API_TIMEOUT"),
+        ("X_API_RETRIES", "API_RETRIES"),
+    ]
+    main(["--env-file", str(env), "check"], environ={})
+    out = capsys.readouterr().out
+    assert f"X_API_TIMEOUT (from {env} line 1) is deprecated: rename it API_TIMEOUT" in out
+    assert "X_API_RETRIES" in out and "rename it API_RETRIES" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "timeout"),
+    [
+        ("API_TIMEOUT=5\nX_API_TIMEOUT=7\n", 5),  # in one file the new name wins, wherever it is
+        ("X_API_TIMEOUT=7\nAPI_TIMEOUT=5\n", 5),
+    ],
+)
+def test_the_new_name_wins_over_the_old_one(tmp_path: Path, text: str, timeout: float) -> None:
+    env = write(tmp_path / ".env", text)
+    assert load_config(project_dir=tmp_path, env_file=env, environ={}).api_timeout == timeout
+    assert load_config(project_dir=tmp_path, env_file=env, environ={"X_API_TIMEOUT": "9"}).api_timeout == 9
+
+
+def test_a_quoted_value_over_several_lines_keeps_the_line_numbers_after_it(tmp_path: Path) -> None:
+    env = write(tmp_path / ".env", 'PROGRESS_TEMPLATE="{name}:\n{message}"\nTWEET_ONE_IN=zero\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(project_dir=tmp_path, env_file=env, environ={})
+    assert str(caught.value).startswith(f"TWEET_ONE_IN='zero' from {env} line 3 ")
+    write(env, 'PROGRESS_TEMPLATE="{name}:\n{message}"\n')
+    assert load_config(project_dir=tmp_path, env_file=env, environ={}).progress_template == "{name}:\n{message}"

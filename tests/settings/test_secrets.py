@@ -11,9 +11,9 @@ import pytest
 from conftest import BotHome
 from x_emulator import XEmulator
 
-from twitterbot.config import load_config
 from twitterbot.errors import ConfigError
-from twitterbot.secrets import MASK, Scrubber, ScrubSecrets, encodings
+from twitterbot.settings import load_config
+from twitterbot.settings.secrets import MASK, Scrubber, ScrubSecrets, encodings
 
 # Keys with the characters that percent-encoding changes (X's own keys are letters and digits, but
 # nothing stops a proxy or a future key format from using base64's alphabet).
@@ -90,7 +90,7 @@ def awkward_home(tmp_path: Path):
     with XEmulator(keys=dict(AWKWARD_KEYS)) as emulator:
         home = BotHome(tmp_path / "bot", emulator)
         home.path.mkdir()
-        home.write_env(**emulator.env(), TWEET_ONE_IN="1", X_API_RETRIES="0", X_API_TIMEOUT="3")
+        home.write_env(**emulator.env(), TWEET_ONE_IN="1", API_RETRIES="0", API_TIMEOUT="3")
         home.write_tweets("First post\nSecond post\n")
         yield home
 
@@ -113,7 +113,7 @@ def test_keys_with_plus_slash_and_equals_never_appear_in_debug_output(awkward_ho
 
 def test_a_key_with_undecodable_bytes_is_still_hidden() -> None:
     """os.environ turns bytes that are not UTF-8 into lone surrogates; hiding such a key must not fail."""
-    from twitterbot.secrets import Scrubber
+    from twitterbot.settings.secrets import Scrubber
 
     key = "\udc80AbCdEf0123456789GhIj"
     assert Scrubber([key])(f"key={key}") == "key=********"

@@ -31,7 +31,7 @@ def _measure(setup: str) -> dict:
 
 
 def test_twitter_text_loads_without_pkg_resources_and_measures_alike() -> None:
-    ours = _measure("from twitterbot import twittertext; twittertext.load()")
+    ours = _measure("from twitterbot.networks import twittertext; twittertext.load()")
     assert ours["pkg_resources"] is False  # the stand-in is gone once twitter-text is in
     assert ours["emoji"] > 3000  # the whole emoji list was read through the stand-in
     assert ours["lengths"] == [2 + 7, 2, 2, 10, 4 + 23 + 3]
@@ -43,7 +43,7 @@ def test_twitter_text_loads_without_pkg_resources_and_measures_alike() -> None:
 
 
 def test_the_real_pkg_resources_is_used_when_it_is_already_there(monkeypatch) -> None:
-    from twitterbot import twittertext
+    from twitterbot.networks import twittertext
 
     marker = object()
     monkeypatch.setitem(sys.modules, "pkg_resources", marker)

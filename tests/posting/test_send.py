@@ -1,0 +1,66 @@
+"""The one send step (`twitterbot/posting/send.py`): a recorded attempt goes through send ->
+outcome -> record, whatever the network answers, with a real history in memory."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from typing import Callable, Optional
+
+import pytest
+
+from twitterbot.errors import DuplicatePost, ErrorKind, ExitStatus, PostError
+from twitterbot.networks import PostResult
+from twitterbot.posting.send import recorder, send
+from twitterbot.state import HistoryStore
+from twitterbot.state.outcomes import Outcome
+
+NOW = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+
+
+def _answer(kind: str) -> Callable[[], PostResult]:
+    def post() -> PostResult:
+        if kind == "posted":
+            return PostResult("hello", post_id="42", url="https://x.com/i/status/42")
+        if kind == "uncertain":
+            return PostResult("hello", post_id=None, uncertain="no answer came", check_url="https://x.com/pibot")
+        if kind == "duplicate":
+            raise DuplicatePost("X already has a post with exactly this text")
+        status = ExitStatus.TEMPORARY_FAILURE if kind == "temporary" else ExitStatus.PERMISSION_DENIED
+        raise PostError(f"{kind} failure", kind=ErrorKind.SERVER_ERROR, exit_status=status)
+
+    return post
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome", "used", "post_id"),
+    [
+        ("posted", Outcome.POSTED, True, "42"),
+        ("uncertain", Outcome.UNCERTAIN, True, None),  # counted as posted: never sent again
+        ("duplicate", Outcome.DUPLICATE, True, None),
+        ("temporary", Outcome.TEMPORARY, False, None),  # a later run catches up
+        ("failed", Outcome.FAILED, False, None),
+    ],
+)
+def test_each_answer_is_recorded_as_its_outcome(
+    tmp_path, answer: str, outcome: Outcome, used: bool, post_id: Optional[str]
+) -> None:
+    path = tmp_path / "history.sqlite3"
+    with HistoryStore(path) as store:
+        run = store.begin_run(at=NOW, one_in=1, roll=0, forced=False, dry_run=False)
+        attempt = store.begin_attempt("hello", run_id=run, at=NOW, network="x")
+        sent = send(_answer(answer), network="x", record=recorder(store, attempt, lambda: NOW))
+        assert sent.outcome == outcome and sent.reached == (outcome in (Outcome.POSTED, Outcome.UNCERTAIN))
+        assert ("hello" in store.used_texts()) == used
+    row = sqlite3.connect(path).execute("SELECT outcome, tweet_id FROM attempts WHERE id = ?", (attempt,)).fetchone()
+    assert row == (outcome.value, post_id)
+    assert sent.as_dict()["outcome"] == outcome.value
+
+
+def test_an_uncertain_post_says_where_to_look() -> None:
+    recorded = []
+    sent = send(_answer("uncertain"), network="x", record=lambda *args: recorded.append(args))
+    assert recorded == [(Outcome.UNCERTAIN, sent.result, "no answer came")]
+    assert sent.error is not None and sent.error.kind == ErrorKind.UNCERTAIN
+    assert "X may or may not have posted it (no answer came)" in str(sent.error)
+    assert "see https://x.com/pibot to check" in str(sent.error)

@@ -1,0 +1,315 @@
+"""How each kind of setting is read: one parser per `Setting.kind`, each raising a `ConfigError`
+that names the setting, where its value came from, and the fix. A network adds the kinds only it
+needs (a Bluesky handle, a Mastodon visibility) in its own module; `parser_for` finds them::
+
+    parser_for("duration")("MIN_POST_GAP", "1h", "the environment", None)   # 3600.0
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Optional, Tuple
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError
+from .secrets import looks_like_a_key
+from .table import MAX_DURATION, MAX_RETRIES, SETTINGS
+
+__all__ = [
+    "LOG_LEVELS",
+    "Parser",
+    "check_jitter_fits",
+    "did_you_mean",
+    "parse_duration",
+    "parser_for",
+    "show",
+    "time_to_seconds",
+]
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+# A parser: (setting name, text, where it came from, the folder relative paths start from) -> value.
+Parser = Callable[[str, str, str, Optional[Path]], object]
+
+
+def parser_for(kind: str) -> Parser:
+    """The parser of a setting's `kind`: one of these, or one a registered network brings."""
+    if kind in _PARSERS:
+        return _PARSERS[kind]
+    from .. import networks
+
+    for network in networks.registered():
+        if kind in network.parsers:
+            return network.parsers[kind]
+    raise KeyError(f"no parser for settings of kind {kind!r}")  # a bug in a network's table
+
+
+def _source(name: str) -> str:
+    """Where the user copies a secret from, as its network's module says."""
+    return (SETTINGS[name].source if name in SETTINGS else "") or "the service that issued it"
+
+
+def _parse_networks(name: str, text: str, where: str, base_dir: Optional[Path]) -> Tuple[str, ...]:
+    from .. import networks
+
+    known = networks.names()
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    unknown = [part for part in names if part not in known]
+    if unknown or not names:
+        what = f"{show(unknown[0])} is not a network" if unknown else "it names no network"
+        renamed = networks.renamed(unknown[0]) if unknown else None
+        hint = renamed or (did_you_mean(unknown[0], known) if unknown else None)
+        listed = ", ".join(known[:-1]) + f" or {known[-1]}" if len(known) > 1 else known[0]
+        raise ConfigError(
+            f"{name}={show(text)} from {where}: {what}"
+            f"{f' ({hint})' if hint else ''}: use {listed}, or several separated by commas"
+        )
+    return tuple(dict.fromkeys(names))  # each once, in the order given
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> Optional[str]:
+    """ "did you mean X?" for the one of `choices` closest to a misspelt `word`, or None."""
+    import difflib  # only for a mistake
+
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"did you mean {close[0]}?" if close else None
+
+
+def show(text: str, limit: int = 40) -> str:
+    """A value quoted for an error message: shortened, and hidden if it looks like an X key
+    (a key pasted into the wrong setting must not end up in a log or cron mail)."""
+    if looks_like_a_key(text):
+        return "(a value that looks like an X key, not shown)"
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+# Keys and tokens are printable ASCII; anything else is a paste gone wrong (and would break a header).
+_SECRET_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F)) - set("\"'")
+
+
+def _parse_secret(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip()
+    if not set(value) <= _SECRET_CHARACTERS:
+        # Never echo the value: it is a secret.
+        raise ConfigError(
+            f"{name} from {where} contains spaces, quotes or characters keys never have: "
+            f"paste the value exactly as {_source(name)} shows it"
+        )
+    return value
+
+
+def _parse_optional_url(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    return _parse_url(name, text, where, base_dir) if text.strip() else ""
+
+
+def _parse_path(name: str, text: str, where: str, base_dir: Optional[Path]) -> Path:
+    value = text.strip()
+    if "\0" in value:
+        raise ConfigError(f"{name} from {where} contains a NUL byte (\\0): retype the path")
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError:  # ~ with no home folder to expand it to
+        raise ConfigError(
+            f"{name} from {where} starts with ~ but there is no home folder: write the full path"
+        ) from None
+    if path.is_absolute():
+        return path
+    if base_dir is None:
+        raise ConfigError(
+            f"{name}={show(value)} from {where} is a relative path, and the installed twitterbot command has no "
+            "project folder to resolve it from: pass --env-file PATH (relative paths then resolve from its "
+            f"folder), or set {name} to an absolute path"
+        )
+    return base_dir / path
+
+
+def _parse_optional_path(name: str, text: str, where: str, base_dir: Optional[Path]) -> Optional[Path]:
+    return _parse_path(name, text, where, base_dir) if text.strip() else None
+
+
+def _parse_int(name: str, text: str, where: str, minimum: int, maximum: Optional[int], example: str) -> int:
+    value = int(text.strip()) if _ASCII_INTEGER.fullmatch(text.strip()) else None
+    if value is None or value < minimum or (maximum is not None and value > maximum):
+        bounds = f"of {minimum} or more" if maximum is None else f"from {minimum} to {maximum}"
+        raise ConfigError(f"{name}={show(text)} from {where} is not a whole number {bounds}: set it to e.g. {example}")
+    return value
+
+
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # more digits than 10**18 is never a count of anything
+
+
+def _parse_positive_int(name: str, text: str, where: str, base_dir: Optional[Path]) -> int:
+    example = "4 (1 = post on every run)" if name == "TWEET_ONE_IN" else "4"
+    return _parse_int(name, text, where, 1, None, example)
+
+
+def _parse_count(name: str, text: str, where: str, base_dir: Optional[Path]) -> int:
+    return _parse_int(name, text, where, 0, MAX_RETRIES, "2")
+
+
+def _parse_seconds(name: str, text: str, where: str, base_dir: Optional[Path]) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 600:  # also refuses nan and inf
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a number of seconds between 0 and 600: set it to e.g. 20"
+        )
+    return value
+
+
+def _parse_log_level(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip().upper()
+    if value not in LOG_LEVELS:
+        raise ConfigError(f"{name}={show(text)} from {where} is not a log level: use one of {', '.join(LOG_LEVELS)}")
+    return value
+
+
+def _parse_url(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip().rstrip("/")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError:  # e.g. http://[::1 (an unclosed IPv6 bracket)
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or not value.isascii()
+        or any(ch.isspace() or not ch.isprintable() for ch in value)
+    ):
+        example = SETTINGS[name].default if name in SETTINGS and SETTINGS[name].default else "https://example.com"
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a base URL like {example}: "
+            "leave it unset unless you test against an emulator or proxy"
+        )
+    return value
+
+
+_TIME_FIELD = re.compile(r"[0-9]{1,2}")  # ASCII digits only: '²'.isdigit() is True, int('²') fails
+
+
+def _parse_times(name: str, text: str, where: str, base_dir: Optional[Path]) -> Tuple[str, ...]:
+    times = set()
+    for part in text.replace(" ", "").split(","):
+        fields = part.split(":")
+        numbers = [int(field) for field in fields if _TIME_FIELD.fullmatch(field)]
+        if (
+            len(fields) not in (2, 3)
+            or len(numbers) != len(fields)
+            or not all(value < limit for value, limit in zip(numbers, (24, 60, 60)))
+        ):
+            raise ConfigError(
+                f"{name}={show(text)} from {where}: {show(part)} is not a time of day: use 24-hour HH:MM times "
+                "separated by commas, e.g. 00:00,06:00,12:00,18:00"
+            )
+        times.add(":".join(f"{value:02d}" for value in numbers))
+    return tuple(sorted(times))
+
+
+def time_to_seconds(time_of_day: str) -> int:
+    """Seconds after midnight of an "HH:MM" or "HH:MM:SS" from TWEET_TIMES."""
+    hours, minutes, *seconds = (int(part) for part in time_of_day.split(":"))
+    return hours * 3600 + minutes * 60 + (seconds[0] if seconds else 0)
+
+
+def _parse_timezone(name: str, text: str, where: str, base_dir: Optional[Path]) -> Optional[str]:
+    value = text.strip()
+    if not value:
+        return None
+    import zoneinfo  # only when a time zone is set: its import is a noticeable part of a run
+
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, a name too long
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a time zone: use a name like Europe/London or "
+            "America/New_York (timedatectl list-timezones shows them), or leave it empty for the system's"
+        ) from None
+    return value
+
+
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION_PART = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,9})?)([smhd])")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration like 90s, 10m, 6h, 1d or 3h30m, at most a year; "0" is zero.
+    ValueError if malformed."""
+    value = text.strip().lower().replace(" ", "")
+    if value == "0":
+        return 0.0
+    parts = _DURATION_PART.findall(value)
+    if not parts or "".join(number + unit for number, unit in parts) != value:
+        raise ValueError(f"{show(text)} is not a duration: use a number with s, m, h or d, e.g. 10m, 6h or 3h30m")
+    seconds = sum(float(number) * _DURATION_UNITS[unit] for number, unit in parts)
+    if not math.isfinite(seconds) or seconds > MAX_DURATION:
+        raise ValueError(f"{show(text)} is longer than a year: use at most 366d")
+    return seconds
+
+
+def _parse_duration(name: str, text: str, where: str, base_dir: Optional[Path]) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise ConfigError(f"{name} from {where}: {exc}") from None
+
+
+_BOOLEANS = {"yes": True, "true": True, "on": True, "1": True, "no": False, "false": False, "off": False, "0": False}
+
+
+def _parse_bool(name: str, text: str, where: str, base_dir: Optional[Path]) -> bool:
+    try:
+        return _BOOLEANS[text.strip().lower()]
+    except KeyError:
+        raise ConfigError(f"{name}={show(text)} from {where} is not yes or no: set it to yes or no") from None
+
+
+def _parse_template(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    try:
+        list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise ConfigError(
+            f"{name} from {where} is not a template ({exc}): put fields in braces like {{message}}, "
+            "and write a literal brace twice: {{ or }}"
+        ) from None
+    return text
+
+
+def check_jitter_fits(jitter: float, times: Tuple[str, ...], where: str) -> None:
+    """A delay longer than the gap between two times would let one run spill into the next slot."""
+    seconds = sorted(time_to_seconds(t) for t in times)
+    gaps = [later - earlier for earlier, later in zip(seconds, seconds[1:] + [seconds[0] + 24 * 3600])]
+    smallest = min(gaps)
+    if jitter >= smallest:
+        raise ConfigError(
+            f"TWEET_JITTER from {where} ({jitter / 60:g} min) must be shorter than the smallest gap between "
+            f"TWEET_TIMES ({smallest / 60:g} min): shorten it"
+        )
+
+
+_PARSERS: Dict[str, Parser] = {
+    "networks": _parse_networks,
+    "secret": _parse_secret,
+    "path": _parse_path,
+    "optional_path": _parse_optional_path,
+    "positive_int": _parse_positive_int,
+    "count": _parse_count,
+    "seconds": _parse_seconds,
+    "log_level": _parse_log_level,
+    "url": _parse_url,
+    "times": _parse_times,
+    "timezone": _parse_timezone,
+    "duration": _parse_duration,
+    "bool": _parse_bool,
+    "template": _parse_template,
+    "optional_url": _parse_optional_url,
+}
