@@ -16,6 +16,8 @@ import pytest
 from conftest import REPO, BotHome
 from x_emulator import KEYS, XEmulator
 
+from twitterbot import __version__
+
 
 def history(home: BotHome) -> list:
     result = home.run("history", "--json")
@@ -204,6 +206,20 @@ def test_check_reports_all_good(home: BotHome) -> None:
     result = home.run("check", "--online")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "posting as @pi_bot" in result.stdout and "all good" in result.stdout
+    assert result.stdout.startswith(f"twitterbot {__version__} (Python 3.")  # what a bug report needs
+
+
+def test_a_bug_asks_for_a_report_naming_the_version(monkeypatch, capsys, tmp_path: Path) -> None:
+    """Exit 1 is a bug: its one line says to report it, and with which version."""
+    from twitterbot import cli
+
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(cli, "load_config", broken)
+    assert cli.main(["history"], environ={}, project_dir=tmp_path) == 1
+    said = capsys.readouterr().err
+    assert "unexpected error (RuntimeError: a bug)" in said and f"twitterbot {__version__}, Python 3." in said
 
 
 def test_check_names_each_problem(home: BotHome) -> None:

@@ -33,7 +33,7 @@ from .posting.scheduled import RunResult
 from .settings import PROJECT_DIR, Config, load_config
 from .settings.secrets import ScrubSecrets, scrub
 
-__all__ = ["COMMANDS", "main", "parse_args"]
+__all__ = ["COMMANDS", "build_parser", "main", "parse_args"]
 
 log = logging.getLogger("twitterbot")
 
@@ -105,12 +105,20 @@ def main(
         if args.debug:
             sys.stderr.write(scrub(traceback.format_exc(), secrets))
         log.error(
-            "unexpected error (%s): run again with --debug to see where, and report it",
+            "unexpected error (%s): run again with --debug to see where, and report it with the version (%s)",
             scrub(f"{type(exc).__name__}: {exc}", secrets),
+            _version_line(),
         )
         return int(ExitStatus.UNEXPECTED)
     finally:
         logging.shutdown()
+
+
+def _version_line() -> str:
+    """What a bug report must name: this bot's version and the Python it runs on."""
+    import platform
+
+    return f"twitterbot {__version__}, Python {platform.python_version()}"
 
 
 def _failure_json(error: BotError, message: str) -> dict:
@@ -201,9 +209,15 @@ def _plain_run(parser: Parser, argv: Sequence[str]) -> bool:
     return True
 
 
+def build_parser() -> Parser:
+    """The whole command line's parser, every command registered: the reference page of commands
+    (docs/gen_reference.py) is written by walking it."""
+    return _build_parser()
+
+
 def _build_parser(modules: Sequence[str] = COMMANDS) -> Parser:
     parser = Parser(
-        description="Post a random line of tweets.txt to X, on 1 run in N. Without a command: one scheduled run.",
+        description="Post a random line of tweets.txt to the networks in POST_TO, on 1 run in N. Without a command: one scheduled run.",
     )
     parser.add_argument("--version", action="version", version=f"twitterbot {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import re
 from datetime import datetime
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 __all__ = [
     "BotError",
@@ -17,6 +17,7 @@ __all__ = [
     "ConfigError",
     "DuplicatePost",
     "ErrorKind",
+    "EXIT_STATUS_HELP",
     "ExitStatus",
     "HistoryError",
     "LockHeld",
@@ -68,6 +69,59 @@ class ErrorKind(str, enum.Enum):
 
     __str__ = str.__str__  # "rate_limited", not "ErrorKind.RATE_LIMITED", in messages
     __format__ = str.__format__
+# What each exit status means and what to do about it: the reference page of exit codes is
+# generated from this table (docs/gen_reference.py), so a new status cannot go undocumented.
+EXIT_STATUS_HELP: Dict[ExitStatus, Tuple[str, str]] = {
+    ExitStatus.OK: ("posted, skipped (by chance or by the cap), or dry run", "nothing"),
+    ExitStatus.UNEXPECTED: ("unexpected error (a bug)", "run again with `--debug` and report it, with `bot.py --version`"),
+    ExitStatus.USAGE: (
+        "command-line usage error: an unknown flag, a flag the command does not take, a bad flag value "
+        "(also: `monkey` asked to resume a checkpoint saved with other options)",
+        "see `--help`, or the message",
+    ),
+    ExitStatus.DATA_ERROR: (
+        "the tweets file needs fixing, or a network refused a line (too long, or every line the run tried "
+        "was already posted); `monkey`: the `--target` file or texts archive is unusable; `pegs`: the board "
+        "file; `puzzle`: the puzzle file (the message names the line)",
+        "fix the named line or file",
+    ),
+    ExitStatus.CANNOT_CREATE: (
+        "the state folder cannot be written: it or a file in it belongs to another user (often one made by "
+        "a command run with `sudo`) or is read-only, the filesystem is read-only, or the disk is full (a "
+        "real run then posts nothing); `puzzle`: also its `--output` file",
+        "what the message says, e.g. `sudo chown -R pi: /home/pi/twitterbot/state` or free some space; "
+        "keep the history",
+    ),
+    ExitStatus.TEMPORARY_FAILURE: (
+        "temporary: rate limit, a network's server error, no connection, another run holds the lock; "
+        "`monkey`: the texts could not be downloaded. Also `uncertain`: the post was sent but the reply "
+        "was lost (timeout, dropped connection), so it may or may not be there",
+        "nothing; the next run tries again. For `uncertain`, the line counts as posted and is never sent "
+        "again: look at the link in the message if you want to know",
+    ),
+    ExitStatus.PERMISSION_DENIED: (
+        "a network refused the keys or the account: 401, read-only app, no Project, no credits, a "
+        "suspended account",
+        "see Troubleshooting",
+    ),
+    ExitStatus.CONFIG_ERROR: (
+        "a setting is missing or malformed, or the history database is unusable",
+        "fix the named setting or file",
+    ),
+    ExitStatus.BROKEN_PIPE: (
+        "the reader of the output went away (`bot.py history | head -1`); nothing else is printed, as "
+        "with `git log | head`",
+        "nothing",
+    ),
+    ExitStatus.CANNOT_EXECUTE: (
+        "`watch`: the command is not an executable file",
+        "`chmod +x` it, or run it through its interpreter",
+    ),
+    ExitStatus.COMMAND_NOT_FOUND: (
+        "`watch`: the command was not found",
+        "check its spelling; give its full path (cron and systemd have a short `PATH`)",
+    ),
+}
 
 
 class BotError(Exception):

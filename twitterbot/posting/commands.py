@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import platform
 import random
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, List, Optional
 
-from .. import networks
+from .. import __version__, networks
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..lock import run_lock
@@ -72,6 +73,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         if not ok:
             problems.append(error or ConfigError(message))
 
+    print(f"twitterbot {__version__} (Python {platform.python_version()})")  # the first thing a bug report needs
     report(True, f"settings read from {config.env_file or 'the environment (no env file)'}")
     for old, new, where in config.deprecated:
         print(f"note     {old} (from {where}) is deprecated: rename it {new}; it is read as {new} for now")
