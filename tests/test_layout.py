@@ -4,6 +4,7 @@ import in `twitterbot/` (at module level or inside a function) and fails on one 
 From the top down:
 
     cli                        assembles the commands, the one error boundary
+    web                        the status page: reads what every part below left behind
     jobs.<job>, unattended     a job uses progress mode; running unattended uses the scheduled post
     progress                   the reporter, watch, the status line
     posting                    the tweets file, choosing, the one send step, one scheduled run
@@ -46,7 +47,8 @@ ALLOWED = {
     "progress": {"posting", "networks"},
     "unattended": {"posting", "networks"},
     "jobs": {"progress", "posting", "networks"},
-    "cli": {"jobs", "unattended", "progress", "posting", "networks"},
+    "web": {"unattended", "progress", "posting", "networks"},
+    "cli": {"jobs", "unattended", "progress", "posting", "networks", "web"},
 }
 
 

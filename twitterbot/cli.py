@@ -8,6 +8,7 @@
     python bot.py watch [--every 6h] -- CMD ARGS...    run CMD, post its progress and its result
     python bot.py pegs solve|count|boards [BOARD]      the peg solitaire job
     python bot.py monkey [--mode prefix] [--workers 4] the infinite-monkey job
+    python bot.py serve [--host H] [--port 8080]       a read-only status page and /status.json
 
 Each capability registers its own commands (`COMMANDS`); this module holds no command's options.
 It is the only place that catches broadly: a `BotError` becomes one log line and its exit
@@ -46,6 +47,7 @@ COMMANDS = (
     "twitterbot.jobs.pegs.command",  # pegs
     "twitterbot.jobs.monkey.command",  # monkey
     "twitterbot.jobs.puzzles.command",  # puzzle
+    "twitterbot.web.command",  # serve: the status page
 )
 
 

@@ -134,3 +134,19 @@ def test_json_output_masks_secrets_value_by_value_and_stays_json(capsys) -> None
     assert value["text"] == "key ******** and ********"
     assert value["nested"] == [{"********": "********"}] and value["count"] == "********"
     assert "1234" not in printed and "sk+" not in printed
+
+
+def test_a_short_secret_does_not_mask_the_setting_name_that_says_what_to_fix(tmp_path: Path) -> None:
+    """Found by hypothesis: an app password "blue" turned BLUESKY_APP_PASSWORD into ********SKY_..."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(project_dir=tmp_path, environ={"BLUESKY_APP_PASSWORD": "blue", "POST_TO": "bluesky"})
+    (problem,) = caught.value.problems
+    assert problem.startswith("BLUESKY_APP_PASSWORD from the environment is not an app password")
+
+
+def test_a_secret_that_contains_a_setting_name_is_still_masked_whole() -> None:
+    secret = "xxPOST_TOyyzz1234567890abcdef"
+    scrub = Scrubber([secret])
+    assert scrub(f"TWEET_ONE_IN='{secret}' is not a number", keep=["POST_TO", "TWEET_ONE_IN"]) == (
+        f"TWEET_ONE_IN='{MASK}' is not a number"
+    )

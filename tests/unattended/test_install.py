@@ -164,7 +164,7 @@ def test_the_examples_are_the_generators_output() -> None:
         )
 
 
-def test_systemd_examples_cover_the_three_units() -> None:
+def test_systemd_examples_cover_every_unit() -> None:
     assert sorted(path.name for path in (REPO / "systemd").iterdir()) == sorted(UNIT_NAMES)
 
 
@@ -344,16 +344,23 @@ def test_the_systemd_command_refuses_run_as_without_system(tmp_path: Path) -> No
 def test_the_systemd_command_writes_the_user_asked_for(tmp_path: Path) -> None:
     result = run_systemd_command(tmp_path, "--system", "--run-as", "pi")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("User=pi\n") == 2  # the oneshot service and the daemon service
+    assert result.stdout.count("User=pi\n") == 3  # the oneshot service, the daemon and the status page
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="shows what sudo does: needs to run as root")
 def test_the_systemd_command_under_sudo_takes_the_user_from_sudo(tmp_path: Path) -> None:
     result = run_systemd_command(tmp_path, "--system", SUDO_USER="pi")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("User=pi\n") == 2 and "User=root" not in result.stdout
+    assert result.stdout.count("User=pi\n") == 3 and "User=root" not in result.stdout
     assert "running under sudo: the units will run as pi" in result.stderr
     as_root = run_systemd_command(tmp_path, "--system")
     assert as_root.returncode == 64 and "would run as root" in as_root.stderr and as_root.stdout == ""
     explicit = run_systemd_command(tmp_path, "--system", "--run-as", "root")
     assert explicit.returncode == 0 and "User=root\n" in explicit.stdout
+
+
+def test_the_status_page_unit_serves_on_loopback_and_stops_on_sigterm() -> None:
+    web = examples()["systemd/twitterbot-web.service"]
+    assert "ExecStart=/home/pi/twitterbot/.venv/bin/python /home/pi/twitterbot/bot.py serve\n" in web
+    assert "--host" not in web.split("ExecStart=", 1)[1].split("\n", 1)[0]  # 127.0.0.1 unless the owner opens it
+    assert "KillSignal" not in web and "RestartPreventExitStatus=64 65 77 78" in web  # 78: a host without a password

@@ -183,6 +183,11 @@ class Network:
         """A post's public link made from its id alone (older history rows have no link), if it can be."""
         return None
 
+    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
+        """Where a person looks for the account's posts (to check an uncertain one), from the
+        settings alone, without the client library; None if the settings cannot say."""
+        return None
+
     def missing(self, values: Mapping[str, object]) -> List[str]:
         """The required settings still empty."""
         return [name for name in self.required if not values.get(name)]

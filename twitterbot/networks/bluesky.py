@@ -21,7 +21,7 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, NamedTuple, Optional
 
 from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
 from ..files import write_atomically
@@ -162,6 +162,10 @@ class Bluesky(Network):
     parsers = {"handle": _parse_handle, "app_password": _parse_app_password}
     guide = "Getting a Bluesky app password"
     site = "bsky.app"
+
+    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
+        handle = str(values.get("BLUESKY_HANDLE") or "")
+        return f"https://bsky.app/profile/{handle}" if handle else None
 
     def measure(self, text: str) -> Fit:
         return measure(text)

@@ -18,7 +18,7 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
@@ -157,6 +157,9 @@ class Mastodon(Network):
     parsers = {"visibility": _parse_visibility}
     guide = "Getting a Mastodon token"
     site = "your Mastodon server"
+
+    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
+        return str(values.get("MASTODON_INSTANCE") or "") or None  # the profile's address needs a request
 
     def measure(self, text: str) -> Fit:
         return measure(text)

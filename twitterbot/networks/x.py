@@ -142,6 +142,11 @@ class X(Network):
     def post_url(self, post_id: Optional[str]) -> Optional[str]:
         return status_url(post_id)
 
+    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
+        # An access token starts with the account's numeric id: public, and enough for a link.
+        user_id = str(values.get("TWITTER_ACCESS_TOKEN") or "").split("-", 1)[0]
+        return f"https://x.com/intent/user?user_id={user_id}" if user_id.isdigit() else "https://x.com/home"
+
     def lines_measured(self) -> object:
         return twittertext.borrowed()  # 6 MiB a run needs no more once it has measured its new lines
 

@@ -208,7 +208,9 @@ def load_config(
         secrets = [raw[name][0].strip() for name, setting in table.items() if setting.secret]
         pasted = [text.strip() for text, _, _, _ in raw.values() if looks_like_a_key(text, secrets)]
         scrub = Scrubber([*secrets, *pasted])
-        raise ConfigError(*(scrub(problem) for _, problem in sorted(problems, key=lambda item: item[0])))
+        raise ConfigError(
+            *(scrub(problem, keep=table) for _, problem in sorted(problems, key=lambda item: item[0]))
+        )
     return Config(
         **{attribute: values[name] for attribute, name in _FIELDS.items()},  # type: ignore[arg-type]
         env_file=env_path,

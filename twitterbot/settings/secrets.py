@@ -70,8 +70,22 @@ class Scrubber:
             alternatives = sorted(forms, key=len, reverse=True)  # longest first: replace whole forms
             self._pattern = re.compile("|".join(map(re.escape, alternatives)), re.IGNORECASE)
 
-    def __call__(self, text: str) -> str:
-        return self._pattern.sub(MASK, text) if self._pattern else text
+    def __call__(self, text: str, keep: Iterable[str] = ()) -> str:
+        """`text` with every secret masked, except a match that lies wholly inside one of the words
+        in `keep` (setting names): a short secret ("blue") must not mask the name that says what to
+        fix (BLUESKY_APP_PASSWORD). A secret that merely contains such a word is masked whole."""
+        if not self._pattern:
+            return text
+        words = sorted(keep, key=len, reverse=True)
+        if not words:
+            return self._pattern.sub(MASK, text)
+        kept = [match.span() for match in re.finditer("|".join(map(re.escape, words)), text)]
+
+        def mask(match: re.Match) -> str:
+            inside = any(start <= match.start() and match.end() <= end for start, end in kept)
+            return match.group() if inside else MASK
+
+        return self._pattern.sub(mask, text)
 
     def contains(self, text: str) -> bool:
         """Whether any form of a secret appears in `text`."""

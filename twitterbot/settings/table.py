@@ -61,6 +61,13 @@ _CORE: Dict[str, Setting] = {
     "PROGRESS_TEMPLATE": Setting("", "template", "progress mode: text of a progress post (default: the job's)"),
     "PROGRESS_DONE_TEMPLATE": Setting("", "template", "progress mode: text of the result post"),
     "PROGRESS_FAILED_TEMPLATE": Setting("", "template", "progress mode: text of the failure post"),
+    "WEB_PASSWORD": Setting(
+        "",
+        "secret",
+        "the status page's password (bot.py serve, HTTP Basic auth); required for any --host but 127.0.0.1",
+        secret=True,
+        source="your password manager",
+    ),
 }
 
 # Old names still read, each as its new name; `check` says to rename them.

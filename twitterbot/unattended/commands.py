@@ -176,6 +176,7 @@ def _systemd(args: argparse.Namespace, config: Config) -> int:
     print(f"wrote {', '.join(units)} to {folder}. Next:")
     print(f"  {ctl} daemon-reload")
     print(f"  {ctl} enable --now twitterbot.timer        # or twitterbot-daemon.service, not both")
+    print(f"  {ctl} enable --now twitterbot-web.service  # optional: the status page on 127.0.0.1:8080")
     if not args.system:
         print(f"  sudo loginctl enable-linger {_current_user()}   # keep user timers running after you log out")
     print(

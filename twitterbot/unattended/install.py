@@ -27,7 +27,8 @@ __all__ = ["Paths", "UNIT_NAMES", "crontab", "systemd_units", "unit_user"]
 log = logging.getLogger(__name__)
 
 SERVICE, TIMER, DAEMON = "twitterbot.service", "twitterbot.timer", "twitterbot-daemon.service"
-UNIT_NAMES = (SERVICE, TIMER, DAEMON)
+WEB = "twitterbot-web.service"  # the status page (bot.py serve, docs/status-page.md)
+UNIT_NAMES = (SERVICE, TIMER, DAEMON, WEB)
 
 # Exit codes that another try cannot fix (usage, tweets file, keys, config): no restart loop.
 _NO_RESTART = "64 65 77 78"
@@ -177,7 +178,29 @@ TimeoutStopSec=90s
 [Install]
 WantedBy={wanted_by}
 """
-    return {SERVICE: service, TIMER: timer, DAEMON: daemon}
+    web = f"""[Unit]
+Description=twitterbot status page (bot.py serve): read-only, on 127.0.0.1:8080
+Documentation=file://{paths.project_dir / "docs/status-page.md"}
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=simple
+{who}WorkingDirectory={paths.project_dir}
+# To open it to the home network: set WEB_PASSWORD in the env file, then add --host 0.0.0.0.
+ExecStart={paths.command("serve")}
+# SIGTERM stops it within a second, after the requests in hand.
+Restart=on-failure
+RestartSec=30s
+RestartPreventExitStatus={_NO_RESTART}
+TimeoutStopSec=15s
+# The page rests at about 45 MiB (docs/status-page.md); far more would be a leak.
+MemoryMax=150M
+{hardening}
+[Install]
+WantedBy={wanted_by}
+"""
+    return {SERVICE: service, TIMER: timer, DAEMON: daemon, WEB: web}
 
 
 def unit_user(requested: Optional[str], *, system: bool, current: str, environ: Mapping[str, str]) -> Optional[str]:

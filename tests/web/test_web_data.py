@@ -1,0 +1,261 @@
+"""The status page's facts without a server: the read-only snapshot (`web.data`), where the next
+run comes from (`web.nextrun`) and the links (`web.links`), over real SQLite files."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Dict, Optional, Sequence
+
+import pytest
+
+from twitterbot.settings import load_config
+from twitterbot.state import HistoryStore
+from twitterbot.state.schema import APPLICATION_ID
+from twitterbot.web.data import read_status
+from twitterbot.web.links import check_url, post_url, safe_href
+from twitterbot.web.nextrun import NextRun, _cron_field, next_run, next_time
+
+NOW = datetime(2026, 3, 10, 9, 30, tzinfo=timezone.utc)
+UTC_TIMES = ("00:00", "06:00", "12:00", "18:00")
+
+
+def settings(tmp_path: Path, **values: str):
+    env = tmp_path / ".env"
+    lines = {"TWEETS_FILE": str(tmp_path / "tweets.txt"), "BOT_STATE_DIR": str(tmp_path / "state"), "TWEET_TIMEZONE": "UTC"}
+    lines.update(values)
+    env.write_text("".join(f"{name}={value}\n" for name, value in lines.items()))
+    if not (tmp_path / "tweets.txt").exists():
+        (tmp_path / "tweets.txt").write_text("one\ntwo\nthree\n")
+    (tmp_path / "state").mkdir(exist_ok=True)
+    return load_config(project_dir=None, env_file=env, environ={})
+
+
+def fixed(config, *, now: datetime) -> NextRun:
+    return NextRun(None, "settings", "fixed")
+
+
+def post(store: HistoryStore, text: str, at: datetime, outcome: str = "posted", job: bool = False) -> None:
+    run_id = None if job else store.begin_run(at=at, one_in=1, roll=0, forced=False, dry_run=False)
+    attempt = store.begin_attempt(text, run_id=run_id, at=at)
+    tweet_id = "1" + str(int(at.timestamp())) if outcome == "posted" else None
+    store.finish_attempt(attempt, outcome, at=at, tweet_id=tweet_id, mark_used=outcome in ("posted", "uncertain"))
+    if run_id:
+        store.finish_run(run_id, at=at, action=outcome, text=text, tweet_id=tweet_id)
+
+
+def test_the_cap_counts_24_hours_and_says_when_the_next_post_may_go(tmp_path: Path) -> None:
+    config = settings(tmp_path, MAX_POSTS_PER_DAY="2", MIN_POST_GAP="0")
+    with HistoryStore(config.history_file) as store:
+        post(store, "one", NOW - timedelta(hours=30))  # out of the window
+        post(store, "two", NOW - timedelta(hours=20))
+        post(store, "three", NOW - timedelta(hours=2), outcome="uncertain")  # counts as posted
+        post(store, "one", NOW - timedelta(hours=1), outcome="failed")  # does not
+    status = read_status(config, now=NOW, probe=fixed)
+    assert (status.cap.posts, status.cap.limit) == (2, 2)
+    assert status.cap.next_allowed == NOW - timedelta(hours=20) + timedelta(hours=24)
+    assert "MAX_POSTS_PER_DAY=2" in status.cap.why
+    assert (status.bag.left, status.bag.total) == (0, 3)  # a failure does not put a posted line back
+
+
+def test_the_gap_delays_the_next_post(tmp_path: Path) -> None:
+    config = settings(tmp_path, MIN_POST_GAP="3h")
+    with HistoryStore(config.history_file) as store:
+        post(store, "one", NOW - timedelta(hours=1))
+    status = read_status(config, now=NOW, probe=fixed)
+    assert status.cap.next_allowed == NOW + timedelta(hours=2) and "MIN_POST_GAP" in status.cap.why
+
+
+def test_reading_changes_nothing_and_makes_no_file(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    with HistoryStore(config.history_file) as store:
+        post(store, "one", NOW - timedelta(hours=1))
+    before = {path.name: (path.stat().st_mtime_ns, path.read_bytes()) for path in (tmp_path / "state").iterdir()}
+    for _ in range(3):
+        read_status(config, now=NOW, probe=fixed)
+    after = {path.name: (path.stat().st_mtime_ns, path.read_bytes()) for path in (tmp_path / "state").iterdir()}
+    assert after == before
+
+
+def test_a_run_holding_the_write_lock_only_delays_the_page(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    with HistoryStore(config.history_file) as store:
+        post(store, "one", NOW - timedelta(hours=1))
+    writer = sqlite3.connect(config.history_file)
+    writer.execute("BEGIN IMMEDIATE")  # a run between its attempt and its commit
+    writer.execute("INSERT INTO bag (text, used_at) VALUES ('two', 'x')")
+    try:
+        status = read_status(config, now=NOW, probe=fixed)
+    finally:
+        writer.rollback()
+        writer.close()
+    assert status.history_problem is None and status.cap.posts == 1
+
+
+def test_uncertain_posts_failures_and_refused_keys_need_attention_most_urgent_first(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    with HistoryStore(config.history_file) as store:
+        post(store, "maybe", NOW - timedelta(hours=3), outcome="uncertain")
+        run_id = store.begin_run(at=NOW - timedelta(hours=1), one_in=1, roll=0, forced=False, dry_run=False)
+        attempt = store.begin_attempt("refused", run_id=run_id, at=NOW - timedelta(hours=1))
+        refusal = "X rejected the keys (401 Unauthorized): check TWITTER_API_KEY"
+        store.finish_attempt(attempt, "failed", at=NOW - timedelta(hours=1), detail=refusal)
+        store.finish_run(run_id, at=NOW - timedelta(hours=1), action="failed", reason=refusal, text="refused")
+        post(store, "long ago", NOW - timedelta(days=9), outcome="uncertain")  # older than a week: not listed
+    (tmp_path / "tweets.txt").write_text("one\n" + "x" * 400 + "\n")
+    status = read_status(config, now=NOW, probe=fixed)
+    kinds = [item.kind for item in status.attention]
+    assert kinds == ["keys", "keys", "uncertain", "tweets_file"]  # keys not set, keys refused (the failed run is that)
+    uncertain = status.attention[2]
+    assert "maybe" in uncertain.title and uncertain.link == "https://x.com/home"  # no access token: X's home
+    assert "line 2" in status.attention[3].title
+
+
+def test_jobs_show_their_state_and_thread(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    with HistoryStore(config.history_file) as store:
+        job = store.open_job("watch make", at=NOW - timedelta(hours=2))
+        attempt = store.begin_job_attempt(job.id, "watch make: 10%", at=NOW - timedelta(hours=1), final=False)
+        store.record_job_post(job.id, attempt, at=NOW - timedelta(hours=1), tweet_id="77", news="10%", detail=None)
+        finished = store.open_job("pegs", at=NOW - timedelta(days=1))
+        store.finish_job(finished.id, "failed", at=NOW - timedelta(hours=20))
+    status = read_status(config, now=NOW, probe=fixed, picture_for=lambda job: "/pictures/1.png" if job.name == "pegs" else None)
+    jobs = {job.name: job for job in status.jobs}
+    assert jobs["watch make"].state == "stopped"  # unfinished, and no process holds its lock
+    assert jobs["watch make"].threads == (("X", "https://x.com/i/status/77"),)
+    assert jobs["watch make"].last_text == "watch make: 10%"
+    assert jobs["pegs"].state == "failed" and jobs["pegs"].picture == "/pictures/1.png"
+    assert {item.title for item in status.attention if item.kind == "job"} == {"Job 'watch make' stopped", "Job 'pegs' failed"}
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (None, "no history yet"),
+        (b"", "is empty (0 bytes)"),
+        (b"garbage" * 1000, "is damaged"),
+    ],
+)
+def test_a_missing_or_damaged_history_is_a_sentence(tmp_path: Path, content: Optional[bytes], words: str) -> None:
+    config = settings(tmp_path)
+    if content is not None:
+        config.history_file.write_bytes(content)
+    status = read_status(config, now=NOW, probe=fixed)
+    assert words in status.history_problem and status.runs == () and status.cap is None
+    assert status.as_dict()["history_problem"] == status.history_problem
+
+
+def test_a_history_of_an_older_format_is_left_for_a_run_to_upgrade(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    with sqlite3.connect(config.history_file) as conn:
+        conn.executescript(
+            f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 2;"
+            " CREATE TABLE runs (id INTEGER); CREATE TABLE attempts (id INTEGER); CREATE TABLE bag (text TEXT);"
+        )
+    status = read_status(config, now=NOW, probe=fixed)
+    assert "older format" in status.history_problem
+    with sqlite3.connect(config.history_file) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+# -- when the next run is due ----------------------------------------------------------------------
+
+
+def test_next_time_is_the_first_of_the_times_after_now() -> None:
+    assert next_time(UTC_TIMES, now=NOW, zone=timezone.utc) == NOW.replace(hour=12, minute=0)
+    assert next_time(UTC_TIMES, now=NOW.replace(hour=18, minute=0), zone=timezone.utc) == NOW.replace(day=11, hour=0, minute=0)
+    assert next_time(("06:00:30",), now=NOW, zone=timezone.utc) == NOW.replace(day=11, hour=6, minute=0, second=30)
+
+
+@pytest.mark.parametrize(
+    ("field", "size", "values"),
+    [("0", 60, [0]), ("0,30", 60, [0, 30]), ("*/15", 60, [0, 15, 30, 45]), ("1-3", 24, [1, 2, 3]), ("0-23/6", 24, [0, 6, 12, 18]),
+     ("L", 60, []), ("61", 60, []), ("*/0", 60, [])],
+)
+def test_cron_fields(field: str, size: int, values: list) -> None:
+    assert _cron_field(field, size) == values
+
+
+class Runner:
+    """Answers commands from a table, as `systemctl` and `crontab` would; None for the rest."""
+
+    def __init__(self, answers: Dict[str, str]) -> None:
+        self.answers = answers
+
+    def __call__(self, command: Sequence[str]) -> Optional[str]:
+        key = " ".join(command[:4])
+        return next((answer for prefix, answer in self.answers.items() if key.startswith(prefix)), None)
+
+
+def test_a_crontab_line_for_this_checkout_gives_the_next_run(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    bot = tmp_path / "bot.py"
+    table = f"# mine\n5 3 * * * /usr/bin/other\n0 */6 * * * /usr/bin/flock -n /x {bot} -q --jitter\n"
+    due = next_run(config, now=NOW, run=Runner({"crontab -l": table}), proc=tmp_path / "noproc", bot_py=bot)
+    assert due.source == "cron" and str(bot) in due.detail
+    assert due.at is not None and due.at.astimezone().hour % 6 == 0 and due.at > NOW
+
+
+def test_the_systemd_timer_of_this_checkout_wins_over_cron(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    bot = tmp_path / "bot.py"
+    stamp = int((NOW + timedelta(hours=2)).timestamp())
+    runner = Runner(
+        {
+            "systemctl --user show twitterbot.service": f"ExecStart={{ path=/venv/bin/python ; argv[]=/venv/bin/python {bot} ; }}\n",
+            "systemctl --user show twitterbot.timer": f"ActiveState=active\nNextElapseUSecRealtime=@{stamp}\n",
+            "crontab -l": f"0 * * * * {bot}\n",
+        }
+    )
+    due = next_run(config, now=NOW, run=runner, proc=tmp_path / "noproc", bot_py=bot)
+    assert due.source == "systemd" and due.at == NOW + timedelta(hours=2)
+
+
+def test_a_running_daemon_of_this_checkout_is_found_in_proc(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    bot = tmp_path / "bot.py"
+    proc = tmp_path / "proc"
+    (proc / "4242").mkdir(parents=True)
+    (proc / "4242" / "cmdline").write_bytes(b"\0".join([b"/venv/bin/python", str(bot).encode(), b"daemon", b""]))
+    (proc / "self").mkdir()
+    due = next_run(config, now=NOW, run=Runner({}), proc=proc, bot_py=bot)
+    assert due.source == "daemon" and "4242" in due.detail and due.at == NOW.replace(hour=12, minute=0)
+
+
+def test_nothing_found_falls_back_to_tweet_times(tmp_path: Path) -> None:
+    config = settings(tmp_path, TWEET_JITTER="10m")
+    due = next_run(config, now=NOW, run=Runner({"crontab -l": "0 * * * * /elsewhere/bot.py\n"}), proc=tmp_path, bot_py=tmp_path / "bot.py")
+    assert due.source == "settings" and due.at == NOW.replace(hour=12, minute=0)
+    assert "10m of TWEET_JITTER" in due.detail
+
+
+# -- links -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "safe"),
+    [
+        ("https://x.com/i/status/1", "https://x.com/i/status/1"),
+        ("http://mastodon.local/@me/1", "http://mastodon.local/@me/1"),
+        ("javascript:alert(1)", None),
+        (" JaVaScRiPt:alert(1)", None),
+        ("data:text/html,<script>", None),
+        ("file:///etc/passwd", None),
+        ("//evil.example/x", None),
+        ("", None),
+    ],
+)
+def test_only_http_links_are_ever_shown(url: str, safe: Optional[str]) -> None:
+    assert safe_href(url) == safe
+
+
+def test_post_and_check_links(tmp_path: Path) -> None:
+    assert post_url("x", "123", None) == "https://x.com/i/status/123"
+    assert post_url("x", "dry-run-1", None) is None
+    assert post_url("mastodon", "55", None) is None  # only the link the network gave
+    assert post_url("bluesky", "at://did", "https://bsky.app/profile/a/post/b") == "https://bsky.app/profile/a/post/b"
+    config = settings(tmp_path, BLUESKY_HANDLE="alice.example.com", MASTODON_INSTANCE="https://mastodon.local")
+    assert check_url("bluesky", config) == "https://bsky.app/profile/alice.example.com"
+    assert check_url("mastodon", config) == "https://mastodon.local"
+

@@ -1,0 +1,257 @@
+"""The status page as a Flask application: one blueprint, two views, read-only.
+
+`create_app` is the application factory: it takes the settings (and, for tests, a clock and a
+reader) and returns a WSGI app that waitress serves (`server.serve`). Every request reads the
+history afresh; nothing is cached but where the runs come from (`nextrun`, re-checked every
+`PROBE_EVERY`)::
+
+    app = create_app(config)                      # WEB_PASSWORD set: every request needs it
+    app.test_client().get("/status.json").json["cap"]
+
+Safety, in one place: GET and HEAD only (anything else is 405), HTTP Basic auth compared in
+constant time when a password is set, every value shown passes a scrubber that masks each secret
+in every encoding (raw, URL, JSON, base64), Jinja escapes whatever a user wrote, and the headers
+forbid scripts, framing and MIME sniffing.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import logging
+import threading
+from datetime import datetime, timedelta, timezone
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+from flask import Blueprint, Flask, Response, abort, current_app, render_template, request
+
+from ..networks import label
+from ..settings import Config
+from ..settings.secrets import MASK, Scrubber
+from ..wording import plural
+from .data import JobView, Status, TweetsFile, read_status
+from .links import safe_href
+from .nextrun import NextRun, next_run
+
+__all__ = ["create_app", "PROBE_EVERY", "REFRESH_SECONDS", "SECURITY_HEADERS"]
+
+log = logging.getLogger(__name__)
+
+REFRESH_SECONDS = 60  # the page reloads itself this often (a meta refresh: no script)
+PROBE_EVERY = timedelta(seconds=60)  # how often the daemon/timer/crontab look is made again
+REALM = "twitterbot"
+
+SECURITY_HEADERS = {
+    # No script at all, inline or not; styles and pictures from this server only; no forms, no framing.
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",  # a link to a post must not tell the network where the page lives
+    "Cache-Control": "no-store",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+status_page = Blueprint("status", __name__, template_folder="templates", static_folder="static")
+
+
+def create_app(
+    config: Config,
+    *,
+    password: Optional[str] = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    reader: Callable[..., Status] = read_status,
+    probe: Callable[..., NextRun] = next_run,
+    picture_for: Callable[[JobView], Optional[str]] = lambda job: None,
+) -> Flask:
+    """The status page's WSGI application for `config`. `password` (WEB_PASSWORD) makes every
+    request need HTTP Basic auth with it (any user name); `picture_for` gives a job's latest
+    picture's address (the pictures work plugs in here); `clock`, `reader` and `probe` are
+    injected by tests."""
+    from ..unattended.daemon import zone_for
+
+    app = Flask(__name__, static_folder=None)  # the blueprint serves the one stylesheet
+    secrets = [*config.secrets(), *([password] if password else [])]
+    scrubber = Scrubber(_every_form(secrets))
+    app.extensions["twitterbot"] = _Page(
+        config=config,
+        password=password,
+        clock=clock,
+        reader=reader,
+        probe=_Remembered(probe, PROBE_EVERY),
+        tweets=TweetsFile(),
+        picture_for=picture_for,
+        scrub=scrubber,
+    )
+    app.jinja_env.autoescape = True  # every template, whatever its name
+    app.jinja_env.finalize = lambda value: scrubber(value) if isinstance(value, str) else value
+    zone = zone_for(config.timezone)
+    app.jinja_env.filters["when"] = lambda moment: _when(moment, clock(), zone)
+    app.jinja_env.filters["ago"] = lambda moment: _ago(moment, clock())
+    app.jinja_env.filters["href"] = safe_href
+    app.jinja_env.filters["network"] = label
+    app.jinja_env.filters["capitalize_first"] = lambda text: text[:1].upper() + text[1:]
+    app.jinja_env.globals["plural"] = plural
+    app.before_request(_guard)
+    app.after_request(_headers)
+    app.register_error_handler(500, _failed)
+    app.register_blueprint(status_page)
+    return app
+
+
+class _Page:
+    """What the views need, kept on the app (`app.extensions["twitterbot"]`), not in globals."""
+
+    def __init__(self, **parts: object) -> None:
+        self.__dict__.update(parts)
+
+    def status(self) -> Status:
+        now = self.clock()  # type: ignore[attr-defined]
+        return self.reader(  # type: ignore[attr-defined]
+            self.config,  # type: ignore[attr-defined]
+            now=now,
+            probe=self.probe,  # type: ignore[attr-defined]
+            tweets=self.tweets,  # type: ignore[attr-defined]
+            picture_for=self.picture_for,  # type: ignore[attr-defined]
+        )
+
+
+class _Remembered:
+    """`probe`'s answer, kept for `every` and while its time is still ahead: looking for the daemon,
+    the timer and the crontab spawns processes, and they change only when the owner installs one."""
+
+    def __init__(self, probe: Callable[..., NextRun], every: timedelta) -> None:
+        self._probe, self._every = probe, every
+        self._kept: Optional[Tuple[datetime, NextRun]] = None
+        self._lock = threading.Lock()
+
+    def __call__(self, config: Config, *, now: datetime) -> NextRun:
+        with self._lock:
+            if self._kept:
+                at, answer = self._kept
+                fresh = timedelta(0) <= now - at < self._every
+                if fresh and (answer.at is None or answer.at > now):
+                    return answer
+            answer = self._probe(config, now=now)
+            self._kept = (now, answer)
+            return answer
+
+
+def _page() -> _Page:
+    return current_app.extensions["twitterbot"]
+
+
+@status_page.route("/", methods=["GET"], provide_automatic_options=False)
+def index() -> Response:
+    status = _page().status()
+    html = render_template("status.html", status=status, refresh=REFRESH_SECONDS)
+    return Response(html, mimetype="text/html")
+
+
+@status_page.route("/status.json", methods=["GET"], provide_automatic_options=False)
+def status_json() -> Response:
+    page = _page()
+    masked = _masked(page.status().as_dict(), page.scrub)
+    return current_app.json.response(masked)
+
+
+def _guard() -> Optional[Response]:
+    """Before every request: the password (when set), then the method. Nothing here changes state."""
+    page = _page()
+    if page.password is not None and not _authorised(page.password):
+        return Response(
+            "This page needs the password (WEB_PASSWORD).\n",
+            status=401,
+            mimetype="text/plain",
+            headers={"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8"'},
+        )
+    if request.method not in ("GET", "HEAD"):
+        abort(405)
+    return None
+
+
+def _authorised(password: str) -> bool:
+    """HTTP Basic auth with `password` (any user name), compared in constant time."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic":
+        return False
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    _, colon, given = decoded.partition(":")
+    return bool(colon) & hmac.compare_digest(given.encode("utf-8"), password.encode("utf-8"))
+
+
+def _headers(response: Response) -> Response:
+    response.headers.update(SECURITY_HEADERS)
+    if response.status_code == 405:
+        response.headers["Allow"] = "GET, HEAD"
+    return response
+
+
+def _failed(error: Exception) -> Response:
+    """A bug while making the page: a short page that says where to look, never a traceback."""
+    return Response(
+        "The status page failed to read the bot's state; the server's log (journalctl) has the details.\n",
+        status=500,
+        mimetype="text/plain",
+    )
+
+
+def _every_form(secrets: Iterable[str]) -> List[str]:
+    """Each secret and its base64 forms (standard and URL-safe, with and without padding); the
+    scrubber adds the URL and JSON forms."""
+    forms = []
+    for secret in secrets:
+        if not secret:
+            continue
+        forms.append(secret)
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = encode(secret.encode("utf-8", "surrogatepass")).decode("ascii")
+            forms += [encoded, encoded.rstrip("=")]
+    return forms
+
+
+def _masked(value: object, scrub: Scrubber) -> object:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub(str(key)): _masked(item, scrub) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item, scrub) for item in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and scrub.contains(str(value)):
+        return MASK
+    return value
+
+
+def _when(moment: Optional[datetime], now: datetime, zone: object) -> str:
+    """A time as the owner reads it: the time of day in TWEET_TIMEZONE, with the day unless today."""
+    if moment is None:
+        return ""
+    local, today = moment.astimezone(zone), now.astimezone(zone)  # type: ignore[arg-type]
+    if local.date() == today.date():
+        return f"{local:%H:%M}"
+    if abs((local.date() - today.date()).days) < 7:
+        return f"{local:%a %H:%M}"
+    return f"{local:%d %b %Y %H:%M}"
+
+
+def _ago(moment: Optional[datetime], now: datetime) -> str:
+    """ "5 min ago", "in 2 h": how far `moment` is from now, roughly."""
+    if moment is None:
+        return ""
+    seconds = (moment - now).total_seconds()
+    span = abs(seconds)
+    units: Dict[str, float] = {"d": 86400, "h": 3600, "min": 60}
+    text = "now"
+    for unit, size in units.items():
+        if span >= size:
+            text = f"{int(span // size)} {unit}"
+            break
+    else:
+        return "just now" if seconds <= 0 else "in under a minute"
+    return f"in {text}" if seconds > 0 else f"{text} ago"
