@@ -1,12 +1,13 @@
 """The one way the tests' HTTP servers (the X, Mastodon and Bluesky emulators) listen: on
-127.0.0.1 at a free port, served from a daemon thread, quiet about clients that hang up."""
+127.0.0.1 at a free port, served from a daemon thread, quiet about clients that hang up; and what
+they share to read an upload (a multipart form, a picture's type from its first bytes)."""
 
 from __future__ import annotations
 
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Type
+from typing import Dict, Optional, Tuple, Type
 
 
 class LoopbackServer(ThreadingHTTPServer):
@@ -33,3 +34,31 @@ class LoopbackServer(ThreadingHTTPServer):
         """A client that gave up (timeout, kill) leaves a broken pipe behind: expected here."""
         if not isinstance(sys.exc_info()[1], (ConnectionError, OSError)):
             super().handle_error(request, client_address)
+
+
+def multipart_fields(content_type: str, raw: bytes) -> Dict[str, Tuple[bytes, Optional[str]]]:
+    """The fields of a multipart/form-data body, by name: (bytes, the part's Content-Type)."""
+    from email import policy
+    from email.parser import BytesParser
+
+    message = BytesParser(policy=policy.HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    fields: Dict[str, Tuple[bytes, Optional[str]]] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name:
+            fields[str(name)] = (part.get_payload(decode=True) or b"", part.get_content_type())
+    return fields
+
+
+def picture_type(data: bytes) -> Optional[str]:
+    """The image type a server reads from a file's first bytes (JPEG, PNG, GIF, WebP), or None:
+    written here again, not taken from twitterbot.pictures, so the servers check the bot."""
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None

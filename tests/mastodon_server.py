@@ -12,7 +12,11 @@ a connection, or make a status and then lose the reply.
 `mastodon_emulator` (fixture): `MastodonEmulator`, a stdlib HTTP server that checks what a real
 server checks (the Bearer token, the form or JSON fields, the length as Mastodon counts it against
 its own limit, the visibility, the status replied to, Idempotency-Key reuse per account for an
-hour) and answers in Mastodon's shapes. Tests script the faults with `fail_next`.
+hour) and answers in Mastodon's shapes. Tests script the faults with `fail_next`. It takes
+pictures too: ``POST /api/v2/media`` (multipart: the file and its ``description``), refused with
+Mastodon's 422s when the type is not one it takes, the file is over its ``image_size_limit`` or
+the description over 1,500 characters; ``media_ids`` on a status; its limits in
+``/api/v2/instance``. `fail_next_upload` scripts the uploads' faults.
 
 Both give `env()`: the settings that point the bot at them.
 """
@@ -32,7 +36,7 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from loopback import LoopbackServer
+from loopback import LoopbackServer, multipart_fields, picture_type
 
 TOKEN = "emuMastodonToken0123456789AbCdEfGhIjK"  # made up: 43 characters like a real one
 FIRST_ID = 113456789012345678  # Mastodon ids are snowflake-like; later statuses count up
@@ -76,6 +80,7 @@ class Status:
     visibility: str
     in_reply_to_id: Optional[str]
     created_at: datetime
+    media: List[Dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -104,7 +109,12 @@ class MastodonEmulator:
     slow_seconds: float = 3.0
     idempotency_ttl: float = 3600.0
     statuses: List[Status] = field(default_factory=list)
+    media: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # uploads by id: data, mime, description
+    image_size_limit: int = 16 * 1024 * 1024  # Mastodon 4's default
+    image_matrix_limit: int = 33_177_600
+    supported_mime_types: Tuple[str, ...] = ("image/jpeg", "image/png", "image/gif", "image/webp")
     seen: List[Seen] = field(default_factory=list)
+    _upload_script: Deque[str] = field(default_factory=deque)
     _keys: Dict[str, Tuple[str, float]] = field(default_factory=dict)
     _script: Deque[str] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -140,6 +150,13 @@ class MastodonEmulator:
             if kind not in ERRORS and kind not in BEHAVIOURS:
                 raise ValueError(f"unknown failure {kind}")
             self._script.append(kind)
+
+    def fail_next_upload(self, *kinds: str) -> None:
+        """Answer the next POST /api/v2/media with these failures, in order."""
+        for kind in kinds:
+            if kind not in ERRORS and kind not in BEHAVIOURS:
+                raise ValueError(f"unknown failure {kind}")
+            self._upload_script.append(kind)
 
     @property
     def texts(self) -> List[str]:
@@ -203,7 +220,54 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(200, self._account())
         if path == "/api/v1/statuses" and method == "POST":
             return self._post_status()
+        if path == "/api/v2/media" and method == "POST":
+            return self._post_media(raw)
         return self._error(404, "Record not found")
+
+    def _post_media(self, raw: bytes) -> int:
+        """One upload, checked as Mastodon's MediaAttachment validations check it."""
+        emu = self.emu
+        scripted = emu._upload_script.popleft() if emu._upload_script else None
+        if scripted == "drop":
+            return self._drop()
+        if scripted in ERRORS:
+            status, body = ERRORS[scripted]
+            return self._json(status, body, rate_limited=scripted == "rate_limit")
+        content_type = self.headers.get("Content-Type") or ""
+        if not content_type.startswith("multipart/form-data"):
+            return self._error(422, "Validation failed: File can't be blank")
+        fields = multipart_fields(content_type, raw)
+        if "file" not in fields:
+            return self._error(422, "Validation failed: File can't be blank")
+        data = fields["file"][0]
+        description = fields.get("description", (b"", None))[0].decode()
+        mime = picture_type(data)
+        if mime not in emu.supported_mime_types:
+            return self._error(422, "Validation failed: File content type is invalid, File file type is invalid")
+        if len(data) > emu.image_size_limit:
+            return self._error(
+                422, f"Validation failed: File file size must be less than {emu.image_size_limit // (1024 * 1024)} MB"
+            )
+        if len(description) > 1500:
+            return self._error(422, "Validation failed: Description is too long (maximum is 1500 characters)")
+        with emu._lock:
+            media_id = str(FIRST_ID + 500_000 + len(emu.media))
+            emu.media[media_id] = {"data": data, "mime": mime, "description": description}
+        if scripted == "posted_then_drop":
+            return self._drop()
+        return self._json(
+            200,
+            {
+                "id": media_id,
+                "type": "gifv" if mime == "image/gif" else "image",
+                "url": f"https://{emu.domain}/system/media_attachments/files/{media_id}/original/picture",
+                "preview_url": f"https://{emu.domain}/system/media_attachments/files/{media_id}/small/picture",
+                "remote_url": None,
+                "meta": {},
+                "description": description or None,
+                "blurhash": None,
+            },
+        )
 
     def _fields(self, raw: bytes) -> Dict[str, Any]:
         """The request's parameters: a form (Mastodon.py's default) or JSON, as Rails reads both."""
@@ -213,7 +277,11 @@ class _Handler(BaseHTTPRequestHandler):
         if content_type.startswith("application/json"):
             return json.loads(raw)
         if content_type.startswith("application/x-www-form-urlencoded"):
-            return {name: values[-1] for name, values in parse_qs(raw.decode(), keep_blank_values=True).items()}
+            # Rails reads name[] as a list (media_ids[]), any other name's last value.
+            return {
+                name[:-2] if name.endswith("[]") else name: values if name.endswith("[]") else values[-1]
+                for name, values in parse_qs(raw.decode(), keep_blank_values=True).items()
+            }
         return {"_unreadable": content_type}
 
     def _authorized(self) -> bool:
@@ -248,7 +316,14 @@ class _Handler(BaseHTTPRequestHandler):
         if reply_to is not None and str(reply_to) not in {status.id for status in emu.statuses}:
             return self._error(404, "The post you are trying to reply to does not appear to exist.")
 
+        media_ids = fields.get("media_ids") or []
+        if len(media_ids) > 4:
+            return self._error(422, "Validation failed: Media attachments too many")
+        unknown = [media_id for media_id in media_ids if str(media_id) not in emu.media]
+        if unknown:
+            return self._error(422, f"Validation failed: Media attachments {unknown} not found")
         status = emu._create(text, visibility, None if reply_to is None else str(reply_to), key)
+        status.media = [emu.media[str(media_id)] for media_id in media_ids]
         if scripted == "posted_then_drop":
             return self._drop()
         if scripted == "posted_then_slow":
@@ -315,11 +390,17 @@ class _Handler(BaseHTTPRequestHandler):
         emu = self.emu
         statuses = {"max_characters": emu.max_characters, "max_media_attachments": 4, "characters_reserved_per_url": 23}
         if version == 2:
+            media = {
+                "supported_mime_types": list(emu.supported_mime_types),
+                "image_size_limit": emu.image_size_limit,
+                "image_matrix_limit": emu.image_matrix_limit,
+                "description_limit": 1500,
+            }
             return {
                 "domain": emu.domain,
                 "title": "Example",
-                "version": "4.3.0",
-                "configuration": {"statuses": statuses},
+                "version": "4.4.0",
+                "configuration": {"statuses": statuses, "media_attachments": media},
             }
         if emu.instance_api == "legacy":  # Pleroma and glitch-soc's v1: no configuration block
             return {

@@ -42,13 +42,14 @@ ALLOWED = {
     "foundation": set(),
     "settings": {"networks"},  # the registry only (test_settings_ask_only_the_registry)
     "state": set(),
-    "networks": set(),
-    "posting": {"networks"},
-    "progress": {"posting", "networks"},
-    "unattended": {"posting", "networks"},
-    "jobs": {"progress", "posting", "networks"},
-    "web": {"unattended", "progress", "posting", "networks"},
-    "cli": {"jobs", "unattended", "progress", "posting", "networks", "web"},
+    "pictures": set(),
+    "networks": {"pictures"},
+    "posting": {"networks", "pictures"},
+    "progress": {"posting", "networks", "pictures"},
+    "unattended": {"posting", "networks", "pictures"},
+    "jobs": {"progress", "posting", "networks", "pictures"},
+    "web": {"unattended", "progress", "posting", "networks", "pictures"},
+    "cli": {"jobs", "unattended", "progress", "posting", "networks", "web", "pictures"},
 }
 
 

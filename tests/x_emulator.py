@@ -6,7 +6,12 @@ It is a real HTTP server on 127.0.0.1 that checks what X checks and answers as X
   the bot's adapter only redirects the request here), known keys, timestamp window, fresh nonce;
 - ``POST /2/tweets``: JSON body with ``text`` (and optional ``reply``), X's weighted length,
   duplicate text, the 15-minute and 24-hour post limits with X's rate-limit headers;
-- ``GET /2/users/me``.
+- ``GET /2/users/me``;
+- the v2 media endpoints: ``POST /2/media/upload`` (multipart/form-data, the file in ``media``
+  and ``media_category``; X's 5 MB image limit and its image types, checked from the bytes),
+  ``POST /2/media/metadata`` (alt text, at most 1,000 characters) and ``media.media_ids`` on
+  ``POST /2/tweets`` (ids this server gave out, at most four). The OAuth 1.0a check is the same
+  for every endpoint: a multipart body is not part of the signature, as for JSON.
 
 Replies use the shapes X documents for API v2, and a successful post copies its status, headers
 and body layout from the recorded cassette in ``tests/fixtures/x-api/`` (see its SOURCE.md). Tests
@@ -32,7 +37,7 @@ from types import SimpleNamespace
 from typing import Deque, Dict, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
-from loopback import LoopbackServer
+from loopback import LoopbackServer, multipart_fields, picture_type
 from oauthlib.oauth1.rfc5849 import signature, utils
 from twitter_text import parse_tweet
 
@@ -127,8 +132,8 @@ ERRORS: Dict[str, Tuple[int, dict]] = {
 # drop: close the connection without reading further or posting; slow: answer (and post) only after
 # `slow_seconds`; posted_then_drop: post, then close without a reply; posted_then_slow: post, then
 # reply after `slow_seconds` (past the client's timeout); posted_then_hang: post, then hold the
-# connection until `release` is set.
-BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_slow", "posted_then_hang"}
+# connection until `release` is set; ok: answer as usual (to script a later request's failure).
+BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_slow", "posted_then_hang", "ok"}
 
 
 @dataclass
@@ -137,6 +142,24 @@ class Post:
     text: str
     reply_to: Optional[str]
     at: float
+    media: List[Media] = field(default_factory=list)
+
+
+@dataclass
+class Media:
+    """An uploaded picture: its bytes, the type X read from them, and the alt text set on it."""
+
+    id: str
+    data: bytes
+    media_type: str
+    category: str
+    alt: Optional[str] = None
+
+
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # X: images up to 5 MB
+MAX_ALT = 1000
+MAX_MEDIA = 4
+FIRST_MEDIA_ID = 1880028106020515840
 
 
 @dataclass
@@ -161,6 +184,8 @@ class XEmulator:
     clock_skew_allowed: int = 300
     duplicate_check: bool = True  # False: accept a text X already has (a second, double post)
     posts: List[Post] = field(default_factory=list)
+    media: Dict[str, Media] = field(default_factory=dict)  # uploads, by media id
+    max_image_bytes: int = MAX_IMAGE_BYTES
     deleted: Set[str] = field(default_factory=set)  # ids the account deleted (see `delete`)
     seen: List[Seen] = field(default_factory=list)
     _script: Deque[str] = field(default_factory=deque)
@@ -217,11 +242,17 @@ class XEmulator:
     def texts(self) -> List[str]:
         return [post.text for post in self.posts]
 
-    def _create(self, text: str, reply_to: Optional[str]) -> Post:
+    def _create(self, text: str, reply_to: Optional[str], media: Optional[List[Media]] = None) -> Post:
         with self._lock:
-            post = Post(str(FIRST_ID + len(self.posts)), text, reply_to, time.time())
+            post = Post(str(FIRST_ID + len(self.posts)), text, reply_to, time.time(), list(media or []))
             self.posts.append(post)
             return post
+
+    def _upload(self, data: bytes, media_type: str, category: str) -> Media:
+        with self._lock:
+            media = Media(str(FIRST_MEDIA_ID + len(self.media)), data, media_type, category)
+            self.media[media.id] = media
+            return media
 
     def _posts_since(self, seconds: float) -> List[Post]:
         now = time.time()
@@ -301,6 +332,10 @@ class _Handler(BaseHTTPRequestHandler):
 
         if method == "GET" and path == "/2/users/me":
             return self._json(200, {"data": {"id": "1234567890", "name": "Pi Bot", "username": emu.username}})
+        if method == "POST" and path == "/2/media/upload":
+            return self._media_upload(raw, scripted)
+        if method == "POST" and path == "/2/media/metadata":
+            return self._media_metadata(body)
         if method != "POST" or path != "/2/tweets":
             return self._json(
                 404,
@@ -320,6 +355,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._invalid(
                 f"The query parameters [{', '.join(sorted(unknown))}] is not one of the allowed fields"
             )
+        attached: List[Media] = []
+        if "media" in body:
+            ids = (body["media"] or {}).get("media_ids")
+            if not isinstance(ids, list) or not ids or len(ids) > MAX_MEDIA or not all(isinstance(i, str) for i in ids):
+                return self._invalid(f"media.media_ids must be a list of 1 to {MAX_MEDIA} media id strings")
+            if any(media_id not in emu.media for media_id in ids):
+                return self._invalid("Your media IDs are invalid.")
+            attached = [emu.media[media_id] for media_id in ids]
         reply_to = None
         if "reply" in body:
             reply_to = (body["reply"] or {}).get("in_reply_to_tweet_id")
@@ -335,7 +378,7 @@ class _Handler(BaseHTTPRequestHandler):
         if len(emu._posts_since(24 * 3600)) >= emu.posts_per_day:
             return self._error("rate_limit", day_exhausted=True)
 
-        post = emu._create(body["text"], reply_to)
+        post = emu._create(body["text"], reply_to, attached)
         if scripted == "posted_then_drop":
             return self._drop()
         if scripted == "posted_then_slow":
@@ -399,6 +442,53 @@ class _Handler(BaseHTTPRequestHandler):
             if not hmac.compare_digest(digest, params["oauth_body_hash"]):
                 return "body does not match oauth_body_hash"
         return None
+
+    # -- media -------------------------------------------------------------------------------
+
+    def _media_upload(self, raw: bytes, scripted: Optional[str]) -> int:
+        """One picture in one multipart request, as X's v2 upload takes images."""
+        content_type = self.headers.get("Content-Type") or ""
+        if not content_type.startswith("multipart/form-data"):
+            return self._invalid("Content-Type must be multipart/form-data")
+        fields = multipart_fields(content_type, raw)
+        if "media" not in fields:
+            return self._invalid("The `media` field is required")
+        data = fields["media"][0]
+        category = fields.get("media_category", (b"", None))[0].decode()
+        if category not in ("tweet_image", "tweet_gif", "dm_image", "subtitles"):
+            return self._invalid(f"media_category {category!r} is not one of tweet_image, tweet_gif, dm_image")
+        media_type = picture_type(data)
+        if media_type is None:
+            return self._invalid("media type unrecognized.")
+        if len(data) > self.emu.max_image_bytes:
+            return self._invalid(f"File size exceeds {self.emu.max_image_bytes} bytes.")
+        media = self.emu._upload(data, media_type, category)
+        if scripted == "posted_then_drop":
+            return self._drop()
+        return self._json(
+            200,
+            {
+                "data": {
+                    "id": media.id,
+                    "media_key": f"3_{media.id}",
+                    "size": len(data),
+                    "expires_after_secs": 86400,
+                    "image": {"image_type": media_type},
+                }
+            },
+        )
+
+    def _media_metadata(self, body: Optional[dict]) -> int:
+        if "application/json" not in (self.headers.get("Content-Type") or ""):
+            return self._invalid("Content-Type must be application/json")
+        media_id = (body or {}).get("id")
+        alt = ((body or {}).get("metadata") or {}).get("alt_text", {}).get("text")
+        if media_id not in self.emu.media:
+            return self._invalid("The `id` is not a media id of this account")
+        if not isinstance(alt, str) or len(alt) > MAX_ALT:
+            return self._invalid(f"alt_text.text must be a string of at most {MAX_ALT} characters")
+        self.emu.media[media_id].alt = alt
+        return self._json(200, {"data": {"id": media_id, "associated_metadata": True}})
 
     # -- replies -------------------------------------------------------------------------------
 

@@ -65,6 +65,8 @@ class ErrorKind(str, enum.Enum):
     BAD_REPLY_TO = "bad_reply_to"  # the post to reply to is not this network's
     REJECTED = "rejected"  # a refusal no rule foresaw
     UNCERTAIN = "uncertain"  # it may or may not have been posted
+    PICTURE = "picture"  # a picture cannot be posted: unreadable, too big, refused by the network
+    UPLOAD = "upload"  # a picture could not be uploaded (network, server): nothing was posted
     UNEXPECTED = "unexpected"  # the client library failed in a way we do not know
 
     __str__ = str.__str__  # "rate_limited", not "ErrorKind.RATE_LIMITED", in messages

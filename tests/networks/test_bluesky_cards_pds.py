@@ -239,3 +239,22 @@ def test_a_lost_thumbnail_upload_costs_the_thumbnail_not_the_card_nor_the_post(
     external = only_post(bluesky_pds, account)["embed"]["external"]
     assert external["title"] == "Solving pegs & holes on a Pi" and "thumb" not in external
     assert (proxy.calls["com.atproto.repo.uploadBlob"], proxy.calls["com.atproto.repo.createRecord"]) == (1, 1)
+
+
+def test_a_line_with_a_picture_and_a_link_keeps_its_picture_and_fetches_no_card(
+    bluesky_pds: Pds, account: PdsAccount, poster: BlueskyPoster, pages: PageServer
+) -> None:
+    """A post has one embed: the picture the user chose wins; the link stays a clickable facet."""
+    from twitterbot.pictures.prepare import Attachment
+
+    square = io.BytesIO()
+    Image.new("RGB", (640, 480), (30, 140, 60)).save(square, "PNG")
+    link = pages.url + "/post"
+    picture = Attachment(square.getvalue(), "A green rectangle", "square.png")
+    assert poster.post(f"the garden and {link}", images=[picture]).confirmed
+
+    value = only_post(bluesky_pds, account)
+    assert value["embed"]["$type"] == "app.bsky.embed.images"
+    assert [image["alt"] for image in value["embed"]["images"]] == ["A green rectangle"]
+    assert link_facets(value) == [link]
+    assert pages.requests == []  # the page was never fetched

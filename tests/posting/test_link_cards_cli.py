@@ -60,8 +60,9 @@ def test_a_dry_run_shows_the_card_and_writes_its_thumbnail(bluesky_home: BotHome
     assert "Bluesky would show this link card for " + link in result.stderr
     assert "title: Peg solitaire, solved" in result.stderr
     assert "description: Every board & its shortest solution." in result.stderr
-    (written,) = re.findall(r"thumbnail: (\S+\.jpg) \(1200x630, ", result.stderr)
-    assert Path(written).read_bytes()[:3] == b"\xff\xd8\xff"
+    (written,) = re.findall(r"thumbnail: (\S+/card\.png) \(1200x630, ", result.stderr)  # a PNG that fits stays PNG
+    assert Path(written).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert Path(written).parent.name.startswith("twitterbot-dry-run-")
     assert f"from {pages.url}/blog/pics/board.png" in result.stderr
     assert result.stdout == f"Solved every board: {link}\n"  # stdout is still the line alone
 
@@ -118,4 +119,18 @@ def test_a_scheduled_run_posts_the_card_with_the_setting_at_its_default(
     (post,) = bluesky_pds.posts(account)
     external = post["value"]["embed"]["external"]
     assert (external["uri"], external["title"]) == (link, "Peg solitaire, solved")
-    assert external["thumb"]["mimeType"] == "image/jpeg"
+    assert external["thumb"]["mimeType"] == "image/png" and external["thumb"]["size"] <= 1_000_000
+
+
+def test_a_dry_run_of_a_line_with_a_picture_shows_the_picture_and_no_card(
+    bluesky_home: BotHome, pages: PageServer
+) -> None:
+    from PIL import Image
+
+    Image.new("RGB", (640, 480), (30, 140, 60)).save(bluesky_home.path / "square.png")
+    bluesky_home.write_tweets(f"The garden ![A green rectangle](square.png) {pages.url}/blog/pegs\n")
+    result = bluesky_home.run("--dry-run", "--force")
+    assert result.returncode == 0, result.stderr
+    assert "picture 1 for Bluesky" in result.stderr and "A green rectangle" in result.stderr
+    assert "link card" not in result.stderr
+    assert pages.requests == []

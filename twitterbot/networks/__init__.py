@@ -40,6 +40,7 @@ from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..pictures.limits import ImageLimits
     from ..settings import Config, Setting
     from ..settings.parsers import Parser
 
@@ -196,10 +197,21 @@ class Network:
         """A poster for this network, built from the settings (the client library is imported here)."""
         raise NotImplementedError
 
-    def preview(self, text: str, config: Config, *, folder: Optional[Callable[[], Path]]) -> List[str]:
-        """What a post of `text` would carry here beyond its text (Bluesky's link card), for a
-        person: a dry run's lines, with what can be opened written into `folder()`; or, when
-        `folder` is None (`check --online`), one short line each. Most networks add nothing."""
+    def image_limits(self) -> ImageLimits:
+        """What a picture may be here (bytes, pixels, formats, alt text), without asking the
+        network: a poster may know better once online (a Mastodon server's own limits). The
+        default suits a network that states nothing: 1 MB, 4,096 pixels a side, 1,000 characters."""
+        from ..pictures.limits import ImageLimits
+
+        return ImageLimits(self.name, 1_000_000, 4096 * 4096, 4096, 1000, title=self.label)
+
+    def preview(
+        self, text: str, config: Config, *, pictures: int = 0, folder: Optional[Callable[[], Path]]
+    ) -> List[str]:
+        """What a post of `text` (with that many `pictures`) would carry here beyond its text and
+        pictures (Bluesky's link card), for a person: a dry run's lines, with what can be opened
+        written into `folder()`; or, when `folder` is None (`check --online`), one short line each.
+        Most networks add nothing."""
         return []
 
 

@@ -21,7 +21,7 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Mapping, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, NamedTuple, Optional, Sequence
 
 from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
 from ..files import write_atomically
@@ -33,6 +33,7 @@ from . import Fit, Network, PostResult, rejected, server_error
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
     from atproto import Client
 
+    from ..pictures.limits import ImageLimits
     from ..settings import Config
     from .linkcard import Card, CardResult, Limits  # and the card fetcher when a post has a link
 
@@ -170,6 +171,14 @@ class Bluesky(Network):
     def measure(self, text: str) -> Fit:
         return measure(text)
 
+    def image_limits(self) -> ImageLimits:
+        """A blob of ``app.bsky.embed.images`` is at most 2,000,000 bytes (the lexicon since April
+        2026); the official app caps alt text at 2,000 characters and pictures at 4,000 pixels,
+        and shows no animated GIFs as pictures."""
+        from ..pictures.limits import ImageLimits
+
+        return ImageLimits("bluesky", 2_000_000, 4000 * 4000, 4000, 2000, title=self.label)
+
     def poster(self, config: Config) -> BlueskyPoster:
         return BlueskyPoster(
             handle=str(config.setting("BLUESKY_HANDLE")),
@@ -181,10 +190,13 @@ class Bluesky(Network):
             link_cards=bool(config.setting("BLUESKY_LINK_CARDS")),
         )
 
-    def preview(self, text: str, config: Config, *, folder: Optional[Callable[[], Path]]) -> List[str]:
-        """The link card a post of `text` would carry (docs/bluesky-link-cards.md), its thumbnail
-        written into `folder()` for a dry run; one line for `check --online`."""
-        found = fetch_link_card(text) if config.setting("BLUESKY_LINK_CARDS") else None
+    def preview(
+        self, text: str, config: Config, *, pictures: int = 0, folder: Optional[Callable[[], Path]]
+    ) -> List[str]:
+        """The link card a post of `text` would carry (docs/bluesky-link-cards.md): none with
+        pictures (a post has one embed); its thumbnail written into `folder()` for a dry run; one
+        line for `check --online`."""
+        found = fetch_link_card(text) if config.setting("BLUESKY_LINK_CARDS") and not pictures else None
         if found is None:
             return []
         from .linkcard import describe, summary
@@ -254,14 +266,17 @@ class BlueskyPoster:
         self.handle = session.handle
         return f"@{session.handle} ({session.did})"
 
-    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Any] = ()) -> PostResult:
         """Create one post (a reply to `reply_to`, an earlier result's `post_id`, if given).
         Returns a confirmed `PostResult`, or an uncertain one when no try got an answer and the
         post cannot be looked up. Raises `PostError` when Bluesky certainly did not post it."""
         parent = PostRef.decode(reply_to) if reply_to else None
+        embed = self._pictures(images) if images else None  # uploaded before the post: a failure here posted nothing
         record_key = new_record_key()
         created_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        card = self._link_card(text)  # the attempt is recorded already; fetched once, before any try
+        # The attempt is recorded already; the card is fetched once, before any try. A post has one
+        # embed: the pictures the user chose come before a link card.
+        card = None if images else self._link_card(text)
         record = None
         error: Optional[PostError] = None
         kinds: List[str] = []  # what each failed try met
@@ -276,7 +291,7 @@ class BlueskyPoster:
             try:
                 client = self._call(self._connect)
                 if record is None:
-                    record = self._call(self._record, client, text, created_at, parent, card)
+                    record = self._call(self._record, client, text, created_at, parent, embed, card)
                 return self._call(self._create, client, text, record_key, record, parent)
             except PostError as exc:
                 error = exc
@@ -297,8 +312,21 @@ class BlueskyPoster:
 
     # -- the steps, each through the SDK -------------------------------------------------------
 
+    def _pictures(self, images: Sequence[Any]) -> Any:
+        """The pictures fitted to Bluesky's limits, uploaded as blobs, as the post's embed (networks/media.py)."""
+        from .media import bluesky_embed, fit_pictures
+
+        prepared = fit_pictures(images, NETWORK.image_limits())
+        return bluesky_embed(self._call(self._connect), prepared, policy=self._policy, call=self._call)
+
     def _record(
-        self, client: Client, text: str, created_at: str, parent: Optional[PostRef], card: Optional[Card] = None
+        self,
+        client: Client,
+        text: str,
+        created_at: str,
+        parent: Optional[PostRef],
+        embed: Any = None,
+        card: Optional[Card] = None,
     ) -> Any:
         from atproto import models
 
@@ -309,7 +337,8 @@ class BlueskyPoster:
                 parent=models.ComAtprotoRepoStrongRef.Main(uri=parent.uri, cid=parent.cid),
             )
         facets = client.detect_facets(text) or None  # resolves each @handle; one that does not stays text
-        embed = self._external(client, card) if card else None
+        if embed is None and card is not None:
+            embed = self._external(client, card)
         return models.AppBskyFeedPost.Record(created_at=created_at, text=text, facets=facets, reply=reply, embed=embed)
 
     def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:

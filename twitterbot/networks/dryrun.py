@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import itertools
 import sys
-from typing import Optional, TextIO
+from pathlib import Path
+from typing import Optional, Sequence, TextIO
 
 from ..errors import PostError
 from . import PostResult
@@ -23,14 +24,28 @@ class DryRunPoster:
     name = "dry-run"
     retry_safety = "not needed: nothing is sent"
 
-    def __init__(self, stream: Optional[TextIO] = None) -> None:
+    def __init__(
+        self, stream: Optional[TextIO] = None, *, networks: Sequence[str] = ("x",), folder: Optional[Path] = None
+    ) -> None:
         self._stream = stream
         self._ids = itertools.count(1)
+        self._networks = tuple(networks)  # whose limits a post's pictures are fitted to
+        self._folder = folder  # where they are written; a new temporary folder at the first picture
+        self._pictures = 0
 
-    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[object] = ()) -> PostResult:
         stream = self._stream or sys.stderr
         to = f" (reply to {reply_to})" if reply_to else ""
         stream.write(f"dry run, not posted{to}:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
+        if images:  # each picture as each network would get it, written where the user can open it
+            from ..pictures.dryrun import dry_run_folder, write_prepared
+            from . import get
+
+            self._folder = self._folder or dry_run_folder()
+            limits = [get(name).image_limits() for name in self._networks]
+            said = write_prepared(images, limits, self._folder, start=self._pictures + 1)  # type: ignore[arg-type]
+            self._pictures += len(images)
+            stream.write("".join(f"    {line}\n" for line in said))
         stream.flush()
         return PostResult(text=text, post_id=f"dry-run-{next(self._ids)}")
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import http.client
+import io
 import logging
 import re
 import socket
@@ -32,7 +33,6 @@ from typing import Callable, List, Optional
 from urllib.parse import quote, urljoin, urlsplit
 
 from .. import __version__
-from .linkcard_thumbnail import ThumbnailError, fit_thumbnail
 from .opengraph import OpenGraphParser, PageData, clean
 
 __all__ = [
@@ -52,6 +52,8 @@ USER_AGENT = f"twitterbot/{__version__} (a Raspberry Pi posting bot, fetching a 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _CHUNK = 64 * 1024
+THUMB_SIDE = 2000  # pixels: a card shows its picture small; Bluesky's app sends no larger
+MAX_PIXELS = 50_000_000  # a bigger picture from the web is refused before it is decoded (a Pi's memory)
 # After the time limit the post stops waiting; this much more lets a fetch that ends right at the
 # limit report its own reason.
 _GRACE = 0.25
@@ -239,11 +241,7 @@ class _CardFetch:
         finally:
             fetched.connection.close()
         self._check_time("its picture was read")
-        try:
-            encoded, mime_type, width, height = fit_thumbnail(bytes(data), max_bytes=self.limits.thumb_bytes)
-        except ThumbnailError as exc:
-            raise _NoCard(f"its picture {fetched.url} cannot be used ({exc})") from None
-        return Thumbnail(encoded, mime_type, width, height, fetched.url)
+        return _fit(bytes(data), fetched.url, self.limits.thumb_bytes)
 
     def _get(self, url: str, *, accept: str) -> _Response:
         """A 200 response to GET `url`, following at most `max_redirects` redirects."""
@@ -305,6 +303,31 @@ class _CardFetch:
         if left <= 0:
             raise _NoCard(f"{self.url} took over {self.limits.seconds:g} s ({doing})")
         return left
+
+
+def _fit(data: bytes, url: str, max_bytes: int) -> Thumbnail:
+    """The picture made a thumbnail by the pictures' own preparation (upright, all metadata
+    dropped, within `max_bytes` and `THUMB_SIDE` pixels a side); _NoCard if it cannot be."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise _NoCard("Pillow is not installed (pip install -r requirements.txt): no thumbnail") from None
+    from ..pictures.limits import ImageLimits
+    from ..pictures.prepare import PictureError, prepare
+
+    try:  # a picture from the web may be anything: its size is read before it is decoded
+        with Image.open(io.BytesIO(data)) as probe:
+            pixels = probe.width * probe.height
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+        pixels = 0  # not a picture Pillow knows: prepare() says so in its words
+    if pixels > MAX_PIXELS:
+        raise _NoCard(f"its picture {url} has {pixels:,} pixels, over {MAX_PIXELS:,}: no thumbnail")
+    limits = ImageLimits("bluesky", max_bytes, THUMB_SIDE * THUMB_SIDE, THUMB_SIDE, 1000, title="a link card")
+    try:
+        prepared = prepare(io.BytesIO(data), "thumbnail", limits, name=f"its picture {url}")
+    except PictureError as exc:
+        raise _NoCard(f"{exc}: no thumbnail") from None
+    return Thumbnail(prepared.data, prepared.mime_type, prepared.width, prepared.height, url)
 
 
 def _length(response: http.client.HTTPResponse) -> Optional[int]:

@@ -18,7 +18,7 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
@@ -28,6 +28,7 @@ from ..settings.table import Setting
 from . import Fit, Network, PostResult, rejected, server_error, twittertext
 
 if TYPE_CHECKING:
+    from ..pictures.limits import ImageLimits
     from ..settings import Config
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "VISIBILITIES",
     "NETWORK",
     "MastodonPoster",
+    "limits_from_instance",
     "measure",
     "status_length",
 ]
@@ -164,6 +166,15 @@ class Mastodon(Network):
     def measure(self, text: str) -> Fit:
         return measure(text)
 
+    def image_limits(self) -> ImageLimits:
+        """Each server sets its own (`MastodonPoster.image_limits` asks it); until it says, those of
+        Mastodon 3.5, which every later server takes too: 8 MiB, 16.7 megapixels (4.x allows 16 MiB
+        and 33 megapixels), alt text ("description") 1,500 characters, animated GIFs within the size."""
+        from ..pictures.limits import ImageLimits
+
+        size = 8 * 1024 * 1024
+        return ImageLimits("mastodon", size, 16_777_216, 8192, 1500, animated_gif_bytes=size, title=self.label)
+
     def lines_measured(self) -> object:
         return twittertext.borrowed()  # links are found with twitter-text, as Mastodon does
 
@@ -228,6 +239,7 @@ class MastodonPoster:
 
         self._policy = Backoff(retries, backoff, sleep)
         self._account_url: Optional[str] = None
+        self._image_limits: Optional[ImageLimits] = None  # the server's, asked at the first picture
 
     def __repr__(self) -> str:  # the client holds the token: never show it
         return f"MastodonPoster(instance={self.instance!r}, visibility={self._visibility!r})"
@@ -242,14 +254,16 @@ class MastodonPoster:
         status: no connection was made, the server failed, or no answer came (see `retry_safety`)."""
         return error.kind in _RETRYABLE
 
-    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
-        """Create one status (a reply to status `reply_to`, when given). Returns a confirmed
-        `PostResult`, or an uncertain one when some try may have reached the server and none
-        got an answer. Raises `PostError` when Mastodon certainly did not post it."""
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Any] = ()) -> PostResult:
+        """Create one status (a reply to status `reply_to`, when given), with `images` uploaded
+        first. Returns a confirmed `PostResult`, or an uncertain one when some try may have
+        reached the server and none got an answer. Raises `PostError` when Mastodon certainly did
+        not post it."""
         import uuid
 
         from mastodon import MastodonError
 
+        media_ids = self._upload(images) if images else None
         key = uuid.uuid4().hex
         maybe_posted: Optional[str] = None  # why an earlier try may have made the status
         error: Optional[PostError] = None
@@ -261,7 +275,7 @@ class MastodonPoster:
             tries += 1
             try:
                 status = self._client.status_post(
-                    text, in_reply_to_id=reply_to, visibility=self._visibility, idempotency_key=key
+                    text, in_reply_to_id=reply_to, visibility=self._visibility, idempotency_key=key, media_ids=media_ids
                 )
             except MastodonError as exc:
                 error = self._classify(exc, reply_to=reply_to)
@@ -276,6 +290,26 @@ class MastodonPoster:
             counted = f"{tries} tries" if tries > 1 else "1 try"
             return self._uncertain(text, f"{maybe_posted} ({counted} with the same Idempotency-Key)")
         raise error
+
+    def _upload(self, images: Sequence[Any]) -> List[str]:
+        """The pictures fitted to this server's limits and uploaded with their alt text (networks/media.py)."""
+        from .media import fit_pictures, upload_to_mastodon
+
+        prepared = fit_pictures(images, self.image_limits())
+        return upload_to_mastodon(self._client, prepared, policy=self._policy, classify=self._classify)
+
+    def image_limits(self) -> ImageLimits:
+        """This server's picture limits, from ``/api/v2/instance`` (asked once); Mastodon's usual
+        defaults, with a log line, when it does not say."""
+        from mastodon import MastodonError
+
+        if self._image_limits is None:
+            try:
+                self._image_limits = limits_from_instance(self._client.instance_v2())
+            except MastodonError as exc:
+                log.info("%s did not say its picture limits (%s): fitting pictures to the defaults", self.instance, exc)
+                self._image_limits = NETWORK.image_limits()
+        return self._image_limits
 
     def limit(self) -> int:
         """The instance's own status length limit, from ``/api/v2/instance`` (Mastodon 4.0+), else
@@ -470,3 +504,34 @@ def _max_characters(info: Any) -> Optional[int]:
 
 
 NETWORK = Mastodon()
+
+
+def limits_from_instance(instance: Mapping[str, Any]) -> ImageLimits:
+    """The picture limits a server states in its ``/api/v2/instance`` reply
+    (configuration.media_attachments), Mastodon's defaults for what it leaves out."""
+    from dataclasses import replace
+
+    from ..pictures.limits import STILLS
+
+    base = NETWORK.image_limits()
+    configuration = instance.get("configuration") or {}
+    media = configuration.get("media_attachments") if isinstance(configuration, Mapping) else None
+    if not isinstance(media, Mapping) or not media:
+        return base
+
+    def number(name: str, default: int) -> int:
+        value = media.get(name)
+        return value if isinstance(value, int) and value > 0 else default
+
+    types = media.get("supported_mime_types")
+    stills = frozenset(t for t in types if isinstance(t, str)) & STILLS if types else base.mime_types
+    size = number("image_size_limit", base.max_bytes)
+    return replace(
+        base,
+        max_bytes=size,
+        max_pixels=number("image_matrix_limit", base.max_pixels),
+        max_alt=number("description_limit", base.max_alt),
+        mime_types=stills or base.mime_types,
+        animated_gif_bytes=size if "image/gif" in stills else 0,
+        source="the server's instance settings",
+    )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import DuplicatePost, ErrorKind, ExitStatus, PostError
 from ..settings.table import Setting
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     import requests
     import tweepy
 
+    from ..pictures.limits import ImageLimits
+    from ..pictures.prepare import Attachment
     from ..settings import Config
 
 __all__ = [
@@ -136,6 +138,14 @@ class X(Network):
     def measure(self, text: str) -> Fit:
         return measure(text)
 
+    def image_limits(self) -> ImageLimits:
+        """5 MB a picture (JPEG, PNG, GIF, WebP), alt text up to 1,000 characters; X shows at most
+        4,096 pixels a side, so the bot sends no more. An animated GIF may be 15 MB, but only
+        through the chunked upload: through the one-request upload the bot uses, 5 MB too."""
+        from ..pictures.limits import ImageLimits
+
+        return ImageLimits("x", 5_000_000, 4096 * 4096, 4096, 1000, animated_gif_bytes=5_000_000, title=self.label)
+
     def describe(self, fit: Fit) -> str:
         return f"{fit.length} of {fit.limit} as X counts"
 
@@ -234,6 +244,7 @@ class XPoster:
         from .retry import Backoff
 
         self._policy = Backoff(retries, backoff, sleep)
+        self._credentials = credentials  # the media upload signs its own requests (networks/media.py)
         # An access token starts with the account's numeric id ("12345-abc..."): public, and
         # enough for a link to the account's posts without asking X.
         user_id = credentials.access_token.split("-", 1)[0]
@@ -253,20 +264,23 @@ class XPoster:
         """Whether sending the request again cannot make a second post (see `retry_safety`)."""
         return error.kind in _NEVER_POSTED_RETRYABLE
 
-    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
-        """Create one post. Returns a confirmed `PostResult`, or an uncertain one when the request
-        may have reached X but no answer came (never sent again). Raises `DuplicatePost` if X
-        already has this text, `PostError` when X certainly did not post it."""
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Attachment] = ()) -> PostResult:
+        """Create one post, with `images` uploaded first. Returns a confirmed `PostResult`, or an
+        uncertain one when the request may have reached X but no answer came (never sent again).
+        Raises `DuplicatePost` if X already has this text, `PostError` when X certainly did not post it."""
         import requests
         import tweepy
 
+        media_ids = self._upload(images) if images else None
         error: Optional[PostError] = None
         for attempt in self._policy.attempts():
             if attempt:
                 assert error is not None
                 self._policy.wait(attempt, error)
             try:
-                response = self._client.create_tweet(text=text, in_reply_to_tweet_id=reply_to, user_auth=True)
+                response = self._client.create_tweet(
+                    text=text, in_reply_to_tweet_id=reply_to, media_ids=media_ids, user_auth=True
+                )
             except tweepy.TweepyException as exc:
                 error = _classify(exc)
             except requests.RequestException as exc:
@@ -282,6 +296,21 @@ class XPoster:
                 break
         assert error is not None
         raise error
+
+    def _upload(self, images: Sequence[Attachment]) -> List[str]:
+        """The pictures fitted to X's limits and uploaded with their alt text (networks/media.py)."""
+        import tweepy
+
+        from .media import fit_pictures, upload_to_x
+
+        return upload_to_x(
+            self._client.session,
+            self._credentials,
+            fit_pictures(images, NETWORK.image_limits()),
+            policy=self._policy,
+            classify=lambda response: _classify(tweepy.HTTPException(response)),
+            network_error=_network_error,
+        )
 
     def _uncertain(self, text: str, why: str) -> PostResult:
         log.debug("not sending it again: %s", self.retry_safety)

@@ -11,7 +11,6 @@ import argparse
 import logging
 import platform
 import random
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, List, Optional
@@ -54,6 +53,8 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result)
+    if result.action == Outcome.WOULD_POST and result.line and result.line.images:
+        _show_pictures(result.line, config)
     _show_previews(config, result)
     if args.dry_run and result.action == Outcome.SKIPPED and result.roll is not None:
         log.info("add --force to see which line it would have posted")
@@ -62,6 +63,17 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     elif result.action == Outcome.WOULD_POST and result.line:
         print(result.line.text)
     return int(result.exit_status)
+
+
+def _show_pictures(line: Any, config: Config) -> None:
+    """The dry run's pictures: each one as each network would get it, in a folder to open."""
+    from ..pictures.dryrun import dry_run_folder, write_prepared
+
+    folder = dry_run_folder()
+    limits = [networks.get(fit.network).image_limits() for fit in line.fits if fit.fits]
+    log.info("dry run: the pictures of line %d, as each network would get them, are in %s", line.lineno, folder)
+    for said in write_prepared([image.attachment for image in line.images], limits, folder):
+        log.info("dry run: %s", said)
 
 
 def _check(args: argparse.Namespace, config: Config) -> int:
@@ -117,6 +129,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
                         f"note     {config.tweets_file} line {line.lineno} is too long for {label(fit.network)}"
                         f" ({why}): it is posted to the other networks only"
                     )
+        _check_pictures(tweets, config, report)
         for problem in tweets.problems:
             message = f"{config.tweets_file} line {problem.lineno} {problem.message}"
             report(problem.message.startswith("repeats"), message, TweetFileError(message))
@@ -166,12 +179,16 @@ def _show_previews(config: Config, result: RunResult) -> None:
 
     def make_folder() -> Path:  # made only when something is written
         if not folder:
-            folder.append(Path(tempfile.mkdtemp(prefix="twitterbot-dry-run-")))
+            from ..pictures.dryrun import dry_run_folder
+
+            folder.append(dry_run_folder())
         return folder[0]
 
+    line = result.line
     for sent in result.networks:
         if sent.outcome == Outcome.WOULD_POST:
-            for shown in networks.get(sent.network).preview(result.line.text, config, folder=make_folder):
+            preview = networks.get(sent.network).preview
+            for shown in preview(line.text, config, pictures=len(line.images), folder=make_folder):
                 log.info("dry run: %s would show this %s", label(sent.network), shown)
 
 
@@ -183,10 +200,34 @@ def _check_previews(config: Config, lines: List[TweetLine]) -> None:
     for network in config.post_to:
         preview = networks.get(network).preview
         with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
-            shown = list(pool.map(lambda line, preview=preview: preview(line.text, config, folder=None), lines))
+            shown = list(
+                pool.map(
+                    lambda line, preview=preview: preview(line.text, config, pictures=len(line.images), folder=None),
+                    lines,
+                )
+            )
         for line, notes in zip(lines, shown):
             for note in notes:
                 print(f"note     {config.tweets_file} line {line.lineno}: {label(network)} {note}")
+
+
+def _check_pictures(tweets: Any, config: Config, report: Any) -> None:
+    """Every picture of every line, prepared as each network in POST_TO will get it (a Mastodon
+    server's own limits are read by `check --online` only when posting: offline, the defaults)."""
+    lines = [line for line in tweets.lines if line.images]
+    if not lines:
+        return  # a file without pictures never imports Pillow
+    from ..pictures.prepare import PictureError
+    from .images import how_sent
+
+    limits = [networks.get(name).image_limits() for name in config.post_to]
+    for line in lines:
+        for image, where, prepared in how_sent(line.images, limits):
+            said = f"{config.tweets_file} line {line.lineno} {image.written} for {where}"
+            if isinstance(prepared, PictureError):
+                report(False, f"{said}: {prepared}", prepared)
+            else:
+                print(f"note     {said}: {prepared.describe()}")  # type: ignore[attr-defined]
 
 
 def _history(args: argparse.Namespace, config: Config) -> int:

@@ -17,7 +17,8 @@ import logging
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import networks
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
@@ -30,6 +31,9 @@ from ..wording import format_duration
 from .choose import hits, pick, roll
 from .send import Sent, recorder, send
 from .tweets import TweetFile, TweetLine, load_tweets, preview
+
+if TYPE_CHECKING:
+    from .images import LineImage
 
 __all__ = [
     "CapReached",
@@ -208,6 +212,7 @@ def run_once(
             min_post_gap=timedelta(seconds=config.min_post_gap),
             dry_run=dry_run,
             force=force,
+            pictures_folder=config.tweets_file.parent,  # a caught-up post's pictures are read from there
         )
 
 
@@ -223,6 +228,7 @@ def decide_and_post(
     min_post_gap: timedelta,
     dry_run: bool = False,
     force: bool = False,
+    pictures_folder: Optional[Path] = None,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
     `tweets` may be a function that reads the file: only a run the roll does not skip calls it."""
@@ -250,7 +256,7 @@ def decide_and_post(
             made.update(posters_by_network(poster))
         return made
 
-    caught_up = () if dry_run else _catch_up(store, posters, run_id=run_id, clock=clock)
+    caught_up = () if dry_run else _catch_up(store, posters, run_id=run_id, clock=clock, pictures_folder=pictures_folder)
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
         result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, **fields)  # type: ignore[arg-type]
@@ -260,7 +266,7 @@ def decide_and_post(
             at=clock(),
             action=action,
             reason=reason,
-            text=line.text if line else None,
+            text=line.key if line else None,
             tweet_id=result.post_id,
             url=result.url,
         )
@@ -318,7 +324,7 @@ def decide_and_post(
         ):
             return finish(*_outcome(why, line, sent), line=line, networks=sent, **_first_post(sent))
         tried.append(line)
-        used = used | {line.text}
+        used = used | {line.key}
         another = pick(texts, used=used, last_posted=None, rng=rng)
         if another is None or another.new_round or len(tried) >= MAX_DUPLICATE_TRIES:
             # Every line is there already (a new round would only repeat them), or the budget is spent.
@@ -349,19 +355,49 @@ def _post_everywhere(
         if fit is None or not fit.fits:
             sent.append(Sent(network, Outcome.TOO_LONG, fit))
             continue
-        attempt = store.begin_attempt(line.text, run_id=run_id, at=clock(), network=network, group=group)
+        attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group)
         group = group or attempt
-        sent.append(_send(store, poster, attempt, line.text, fit=fit, clock=clock))
+        sent.append(_send(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images))
     return tuple(sent)
 
 
-def _send(store: HistoryStore, poster: Poster, attempt: int, text: str, *, fit: object, clock: Callable[[], datetime]) -> Sent:
-    """A scheduled post's attempt through the one send step (`send.send`)."""
-    return send(lambda: poster.post(text), network=poster.name, record=recorder(store, attempt, clock), fit=fit)
+def _send(
+    store: HistoryStore,
+    poster: Poster,
+    attempt: int,
+    text: str,
+    *,
+    fit: object,
+    clock: Callable[[], datetime],
+    images: Sequence[LineImage] = (),
+) -> Sent:
+    """A scheduled post's attempt through the one send step (`send.send`). Pictures are uploaded by
+    the poster before the post: a failed upload is a PostError, so no post and nothing half-done."""
+    with_pictures = {"images": [image.attachment for image in images]} if images else {}
+    return send(
+        lambda: poster.post(text, **with_pictures),  # type: ignore[call-arg]
+        network=poster.name,
+        record=recorder(store, attempt, clock),
+        fit=fit,
+    )
+
+
+def _pictures_of(key: str, folder: Optional[Path]) -> Tuple[str, Sequence[LineImage]]:
+    """A recorded post's text and pictures: a line with pictures is recorded as written."""
+    if folder is None or "![" not in key:
+        return key, ()
+    from .images import split_images
+
+    return split_images(key, folder)
 
 
 def _catch_up(
-    store: HistoryStore, posters: Callable[[], Mapping[str, Poster]], *, run_id: int, clock: Callable[[], datetime]
+    store: HistoryStore,
+    posters: Callable[[], Mapping[str, Poster]],
+    *,
+    run_id: int,
+    clock: Callable[[], datetime],
+    pictures_folder: Optional[Path] = None,
 ) -> Tuple[Sent, ...]:
     """Send each recent scheduled post to the networks that missed it for a temporary reason
     (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
@@ -374,7 +410,8 @@ def _catch_up(
         attempt = store.begin_attempt(
             missed.text, run_id=run_id, at=clock(), source="catch_up", network=missed.network, group=missed.group
         )
-        sent = _send(store, posters()[missed.network], attempt, missed.text, fit=None, clock=clock)
+        text, images = _pictures_of(missed.text, pictures_folder)
+        sent = _send(store, posters()[missed.network], attempt, text, fit=None, clock=clock, images=images)
         level = logging.INFO if sent.reached else logging.WARNING
         log.log(
             level,

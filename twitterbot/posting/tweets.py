@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .. import networks
 from ..errors import TweetFileError
 from ..networks import Fit, LengthCache
+
+if TYPE_CHECKING:
+    from .images import LineImage
 
 __all__ = [
     "TweetFile",
@@ -50,6 +53,14 @@ class TweetLine:
     lineno: int
     text: str
     fits: Tuple[Fit, ...] = ()
+    images: Tuple[LineImage, ...] = ()  # its pictures (posting/images.py), in the order written
+    written: str = ""  # the line as written, pictures and all, when it has pictures
+
+    @property
+    def key(self) -> str:
+        """What names this post in the history and the bag: its text, or with pictures the whole
+        line, so the same words with other pictures are another post."""
+        return self.written or self.text
 
     @property
     def weighted_length(self) -> int:
@@ -86,7 +97,8 @@ class LineProblem:
 class TweetFile:
     """The parsed file: the postable texts in file order (each once) with their line numbers,
     the lines set aside, and each text's `TweetLine` on demand (`line`). Every text fits at least
-    one network: a text that fits none is among the problems, never among the texts."""
+    one network: a text that fits none is among the problems, never among the texts. A line with
+    pictures is among the texts as written (`TweetLine.key`): its text alone is what is sent."""
 
     path: Path
     texts: List[str]
@@ -151,24 +163,34 @@ def parse_tweets(
             problems.append(LineProblem(lineno, f"repeats line {first}; it is posted only once per round"))
 
     names = networks or (_default_network(),)
+    pictures = _pictures(first_seen, path, names)  # {} for a file without "![" (most)
+    # What each network measures: a line's text without its pictures.
+    bodies: Dict[str, int] = {}
+    for post, lineno in first_seen.items():
+        bodies.setdefault(pictures[post][0] if post in pictures else post, lineno)
     if first_seen and cache is not None and len(names) == 1:
         # The usual scheduled run: the network took every line before. Nothing to measure; a run
         # posts one line, so only that line's length is looked up, when it is picked.
-        known = _network(names[0]).known_lines(first_seen, cache)
+        known = _network(names[0]).known_lines(bodies, cache)
         if known is not None:
             texts, linenos = list(first_seen), list(first_seen.values())
-            return TweetFile(
-                path, texts, linenos, problems, lambda index: TweetLine(linenos[index], texts[index], (known(texts[index]),))
-            )
+
+            def line_at(index: int) -> TweetLine:
+                post = texts[index]
+                body = pictures[post][0] if post in pictures else post
+                return _with_pictures(TweetLine(linenos[index], body, (known(body),)), post, pictures)
+
+            return TweetFile(path, texts, linenos, problems, line_at)
 
     with contextlib.ExitStack() as measuring:
         for name in names:
             measuring.enter_context(_network(name).lines_measured())  # type: ignore[arg-type]
-        fits = {name: _network(name).measure_lines(first_seen, cache) for name in names}
+        fits = {name: _network(name).measure_lines(bodies, cache) for name in names}
     lines: List[TweetLine] = []
     problems = list(problems)
     for post, lineno in first_seen.items():
-        line = TweetLine(lineno, post, tuple(fits[name][post] for name in names))
+        body = pictures[post][0] if post in pictures else post
+        line = _with_pictures(TweetLine(lineno, body, tuple(fits[name][body] for name in names)), post, pictures)
         if line.networks:
             lines.append(line)
         else:
@@ -180,7 +202,34 @@ def parse_tweets(
             f"{path} has no lines to post{detail}; add one post per line "
             "(blank lines and lines starting with # are skipped)"
         )
-    return TweetFile(path, [line.text for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
+    return TweetFile(path, [line.key for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
+
+
+def _pictures(first_seen: Mapping[str, int], path: Path, names: Tuple[str, ...]) -> Dict[str, Tuple[str, tuple]]:
+    """Each line with pictures: its text without them and its pictures. Raises one
+    `TweetFileError` naming every line whose pictures cannot be posted (a missing file, no alt
+    text...): a picture is not left out silently."""
+    if not any("![" in post for post in first_seen):
+        return {}
+    from .images import image_problems, split_images
+
+    found: Dict[str, Tuple[str, tuple]] = {}
+    wrong: List[str] = []
+    for post, lineno in first_seen.items():
+        text, images = split_images(post, path.parent)
+        if images:
+            found[post] = (text, images)
+            wrong += [f"{path} line {lineno} {problem}" for problem in image_problems(text, images, names)]
+    if wrong:
+        raise TweetFileError("\n".join(wrong))
+    return found
+
+
+def _with_pictures(line: TweetLine, post: str, pictures: Mapping[str, Tuple[str, tuple]]) -> TweetLine:
+    """`line` (made from the text alone) with the pictures of `post`, its line as written."""
+    if post not in pictures:
+        return line
+    return replace(line, images=pictures[post][1], written=post)
 
 
 def _network(name: str) -> networks.Network:

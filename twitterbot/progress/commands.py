@@ -8,9 +8,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 from typing import Any, Dict, Tuple
 
-from ..arguments import Commands, Parser, add_command
+from ..arguments import Commands, Parser, absolute, add_command
 from ..errors import UsageError
 from ..settings import Config, env_file_warnings
 from .reporter import BASE_FIELDS, check_template
@@ -49,6 +50,8 @@ def _watch(args: argparse.Namespace, config: Config) -> int:
     if not args.dry_run:
         for warning in env_file_warnings(config):
             log.warning(warning)
+    if bool(args.image) != bool(args.image_alt):
+        raise UsageError("--image and --image-alt go together: the picture needs its alt text (what it shows)")
     name = args.name or default_name(command)
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
@@ -59,8 +62,34 @@ def _watch(args: argparse.Namespace, config: Config) -> int:
         templates=TEMPLATES,
         job_fields=(*FIELDS, *patterns.fields),
         status=status,
+        pictures=not args.no_pictures,
     ) as reporter:
+        if args.image:
+            reporter = _FinalPicture(reporter, absolute(args.image), args.image_alt)  # type: ignore[assignment]
         return watch(command, reporter, patterns=patterns, status=status)
+
+
+class _FinalPicture:
+    """The reporter, with `watch --image FILE` attached to the result post (read when it is
+    posted: the command makes the file)."""
+
+    def __init__(self, reporter: Any, path: Path, alt: str) -> None:
+        self._reporter, self._path, self._alt = reporter, path, alt
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reporter, name)
+
+    def done(self, message: str = "", **fields: object) -> Any:
+        return self._reporter.done(message, picture=self._picture, **fields)
+
+    def _picture(self) -> Any:
+        from ..pictures.draw import Picture
+
+        try:
+            return Picture(self._path.read_bytes(), self._alt, self._path.name)
+        except OSError as exc:
+            log.warning("--image %s cannot be read (%s): the result is posted without it", self._path, exc.strerror)
+            return None
 
 
 def _add_watch(commands: Commands) -> None:
@@ -84,6 +113,9 @@ def _add_watch(commands: Commands) -> None:
     )
     job.add_argument("--milestone", metavar="REGEX", help="lines matching this are milestones: they may post sooner")
     add_progress_flags(job, "no_thread")
+    job.add_argument("--image", metavar="FILE", help="attach this picture (made by the command) to the result post")
+    job.add_argument("--image-alt", metavar="TEXT", help="the alt text of --image: what the picture shows, in words")
+    job.add_argument("--no-pictures", action="store_true", help="post without pictures (PICTURES)")
     job.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments, after --")
 
 

@@ -24,7 +24,7 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence
 
 from .. import networks
 from ..errors import ErrorKind, PostError
@@ -39,6 +39,9 @@ from ..state.records import JobRecord, Outcome
 from ..wording import plural
 from .statusline import NullStatusLine
 from .text import _clean, _tidy, check_template, fit, format_elapsed
+
+if TYPE_CHECKING:
+    from ..pictures.draw import Picture
 
 __all__ = [
     "BASE_FIELDS",
@@ -88,11 +91,16 @@ class Report:
     post_id: Optional[str] = None
 
 
+# A job's picture, drawn only when a post will carry it (drawing imports Pillow and takes time).
+PictureMaker = Callable[[], Optional["Picture"]]
+
+
 @dataclass(frozen=True)
 class _Update:
     message: str
     fields: Mapping[str, object]
     milestone: bool
+    picture: Optional[PictureMaker] = None
 
     @property
     def news(self) -> str:
@@ -128,6 +136,8 @@ class Reporter:
         clock: Callable[[], datetime] = utc_now,
         status: Optional[Status] = None,
         networks: Optional[Sequence[str]] = None,
+        pictures: bool = False,
+        picture_every: float = 86400.0,
     ) -> None:
         known = (*BASE_FIELDS, *job_fields)
         for template in (templates.progress, templates.done, templates.failed):
@@ -151,6 +161,12 @@ class Reporter:
         self._pending: Optional[_Update] = None
         self._stopped = False
         self._not_before: Optional[datetime] = None  # after a failure or while the cap is reached
+        # Pictures (PICTURES, --no-pictures): the run's first post may carry the job's opening
+        # picture, a progress post one at most every PICTURES_EVERY, the result its own.
+        self.wants_pictures = pictures
+        self._picture_every = timedelta(seconds=picture_every)
+        self._last_picture_at: Optional[datetime] = None
+        self._opening: Optional[PictureMaker] = None
         self.job: JobRecord = store.open_job(name, at=clock(), run_key=run_key)
         if self.job.finished_at:
             log.info("%s: this run already finished (%s); it will not post again", name, self.job.outcome)
@@ -164,13 +180,23 @@ class Reporter:
 
     # -- what the job calls --------------------------------------------------------------------
 
-    def update(self, message: str, *, milestone: bool = False, **fields: object) -> Report:
+    def update(
+        self, message: str, *, milestone: bool = False, picture: Optional[PictureMaker] = None, **fields: object
+    ) -> Report:
         """The job's latest news. Posted now if a post is due, otherwise kept until one is (a
-        pending milestone is not replaced by ordinary news)."""
-        update = _Update(_clean(message), fields, milestone)
-        if not (self._pending and self._pending.milestone and not milestone):
+        pending milestone is not replaced by ordinary news). `picture` draws a picture for the
+        post, which carries it if PICTURES_EVERY has passed since the last one."""
+        pending = self._pending
+        kept = pending.picture if pending and picture is None else picture
+        update = _Update(_clean(message), fields, milestone, kept if self.wants_pictures else None)
+        if not (pending and pending.milestone and not milestone):
             self._pending = update
         return self.tick()
+
+    def opening_picture(self, picture: PictureMaker) -> None:
+        """A picture for the run's first post (the position a job starts from), if pictures are on."""
+        if self.wants_pictures:
+            self._opening = picture
 
     def tick(self) -> Report:
         """Post the pending update if it is due now. Jobs that go quiet call this now and then."""
@@ -179,9 +205,9 @@ class Reporter:
         self._status.show(self.describe(now))
         return report
 
-    def done(self, message: str = "", **fields: object) -> Report:
-        """Post the result, once per run, and mark the run finished."""
-        return self._finish("done", message, fields)
+    def done(self, message: str = "", *, picture: Optional[PictureMaker] = None, **fields: object) -> Report:
+        """Post the result, once per run, and mark the run finished; `picture` draws the result's picture."""
+        return self._finish("done", message, fields, picture if self.wants_pictures else None)
 
     def failed(self, error: object, **fields: object) -> Report:
         """Post that the job failed (with `error` as the message), once per run, and mark the run finished."""
@@ -279,12 +305,27 @@ class Reporter:
         capped = self._cap_reached(now, reserve=1 if self._max_posts > 1 else 0)
         if capped:
             return capped
-        report = self._post(text, reason=reason, news=pending.news, final=False)
+        periodic = pending.picture is not None and (
+            self._last_picture_at is None or now - self._last_picture_at >= self._picture_every
+        )
+        pictures = self._pictures_for(pending.picture if periodic else None)
+        report = self._post(text, reason=reason, news=pending.news, final=False, pictures=pictures)
         if report.action in _SENT:
             self._pending = None
+            if periodic:
+                self._last_picture_at = now
         return report
 
-    def _finish(self, outcome: str, message: str, fields: Mapping[str, object]) -> Report:
+    def _pictures_for(self, picture: Optional[PictureMaker]) -> List[Picture]:
+        """The pictures a post carries, drawn now: the opening picture on the run's first post,
+        then the job's own."""
+        makers = [self._opening] if self._opening is not None and self.job.posts == 0 else []
+        drawn = [make() for make in [*makers, *([picture] if picture else [])]]
+        return [each for each in drawn if each is not None]  # a maker returns None when it has nothing to show
+
+    def _finish(
+        self, outcome: str, message: str, fields: Mapping[str, object], picture: Optional[PictureMaker] = None
+    ) -> Report:
         if self.finished or self.job.final_sent:
             log.info("%s: the result of this run was already posted; not posting it again", self.name)
             if not self.finished:
@@ -297,7 +338,9 @@ class Reporter:
         if text is None:
             report = Report(Outcome.FAILED, "the result cannot be made to fit in a post")
         else:
-            report = self._cap_reached(now, reserve=0) or self._post(text, reason="final", news=update.news, final=True)
+            report = self._cap_reached(now, reserve=0) or self._post(
+                text, reason="final", news=update.news, final=True, pictures=self._pictures_for(picture)
+            )
         if report.action not in _SENT:
             log.error("%s: the result was not posted (%s): %s", self.name, report.reason, text or update.message)
         self._store.finish_job(self.job.id, outcome, at=self._clock())
@@ -318,7 +361,7 @@ class Reporter:
         log.warning("%s: not posting: %s", self.name, reason)
         return Report("capped", reason)
 
-    def _post(self, text: str, *, reason: str, news: str, final: bool) -> Report:
+    def _post(self, text: str, *, reason: str, news: str, final: bool, pictures: Sequence[Picture] = ()) -> Report:
         """Send one post to every network, each recorded before it is sent; the job moves on once
         it reached (or may have reached) any of them. A network that fails is logged and skipped
         for this post: its thread goes on with the next one."""
@@ -333,7 +376,7 @@ class Reporter:
             )
             group = group or attempt
             sent = send(
-                lambda poster=poster, network=network: self._reply(poster, network, text),  # type: ignore[misc]
+                lambda poster=poster, network=network: self._reply(poster, network, text, pictures),  # type: ignore[misc]
                 network=network,
                 record=self._recorder(attempt, news),
             )
@@ -358,11 +401,13 @@ class Reporter:
         self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))
         return Report(Outcome.FAILED, str(first), text)
 
-    def _reply(self, poster: Poster, network: str, text: str) -> PostResult:
+    def _reply(self, poster: Poster, network: str, text: str, pictures: Sequence[Picture] = ()) -> PostResult:
         """One network's post, a reply in that network's thread (a new thread if the first post is gone)."""
         reply_to = self.job.threads.get(network) if self._thread else None
+        # Only a post with pictures passes them: a poster without picture support still takes the rest.
+        with_pictures = {"images": [picture.attachment for picture in pictures]} if pictures else {}
         try:
-            return poster.post(text, reply_to=reply_to)
+            return poster.post(text, reply_to=reply_to, **with_pictures)
         except PostError as exc:
             if reply_to is None or exc.kind != ErrorKind.REJECTED:
                 raise
@@ -370,7 +415,7 @@ class Reporter:
             log.warning(
                 "%s: %s refused the reply to %s (%s); posting it on its own", self.name, label(network), reply_to, exc
             )
-            result = poster.post(text)
+            result = poster.post(text, **with_pictures)
             self._store.reset_thread(self.job.id, network)  # this post becomes the new thread's first
             return result
 
@@ -451,6 +496,10 @@ class NullReporter:
     """The reporter for a job run without progress posts: takes every call, does nothing."""
 
     finished = False
+    wants_pictures = False  # no posts: nothing to draw for
+
+    def opening_picture(self, picture: object) -> None:
+        pass
 
     def update(self, message: str, *, milestone: bool = False, **fields: object) -> Report:
         return Report("idle", "progress posts are off")

@@ -39,11 +39,13 @@ def open_reporter(
     job_fields: Iterable[str] = (),
     clock: Callable[[], datetime] = utc_now,
     status: Optional[Status] = None,
+    pictures: bool = True,
 ) -> Iterator[Reporter]:
     """A reporter wired to the bot's settings (read from .env when `config` is None): the history
     database, the X keys, PROGRESS_* for anything not given here (so the first progress post waits
     PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock per job name,
-    so one job is not reported twice at once. A dry run prints its posts and keeps no state."""
+    so one job is not reported twice at once. A dry run prints its posts and keeps no state.
+    `pictures=False` (a job's --no-pictures) turns pictures off, as PICTURES=no does for all."""
     config = config or load_config(project_dir=PROJECT_DIR)
     # The job's own defaults, then PROGRESS_*TEMPLATE (which command-line flags override).
     merged = (templates or Templates()).merged(
@@ -52,7 +54,7 @@ def open_reporter(
     if dry_run:
         lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         store = HistoryStore(":memory:")
-        poster = DryRunPoster()
+        poster = DryRunPoster(networks=config.post_to)
     else:
         ensure_state_dir(config.state_dir)
         lock = run_lock(
@@ -80,6 +82,8 @@ def open_reporter(
                 clock=clock,
                 status=status,
                 networks=config.post_to,
+                pictures=pictures and config.pictures,
+                picture_every=config.pictures_every,
             )
         except ValueError as exc:
             raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None

@@ -69,6 +69,8 @@ class Config:
     progress_template: str  # "" = the job's default
     progress_done_template: str
     progress_failed_template: str
+    pictures: bool
+    pictures_every: float  # seconds
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
     # Every setting's checked value by name (secrets too: kept out of repr()).
@@ -123,6 +125,8 @@ _FIELDS = {
     "progress_template": "PROGRESS_TEMPLATE",
     "progress_done_template": "PROGRESS_DONE_TEMPLATE",
     "progress_failed_template": "PROGRESS_FAILED_TEMPLATE",
+    "pictures": "PICTURES",
+    "pictures_every": "PICTURES_EVERY",
 }
 
 

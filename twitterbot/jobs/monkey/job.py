@@ -31,6 +31,7 @@ from ...progress.reporter import NullReporter, Reporter, Templates, format_elaps
 from ...progress.statusline import NullStatusLine, StatusLine
 from . import MODES
 from .cache import StartupCache
+from .chart import monkey_chart
 from .kernel import Kernel
 from .simulation import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
 from .texts import (
@@ -232,6 +233,10 @@ def run_monkey(
     out.flush()
     stopping: List[str] = []
     previous = _on_signals(lambda name: stopping.append(name))
+
+    def chart() -> Any:  # drawn only when a post carries it (PICTURES_EVERY)
+        return monkey_chart(setup, list(records))
+
     started = clock()
     last_news = last_log = last_save = last_tick = started
 
@@ -274,6 +279,7 @@ def run_monkey(
                     f"New record after {_plural(event.keystrokes, 'keystroke')}: {text!r} "
                     f"({_plural(event.length, 'letter')}, from {record.source})",
                     milestone=True,
+                    picture=chart,
                     **figures(),
                 )
                 continue
@@ -285,7 +291,7 @@ def run_monkey(
             if now - last_news >= NEWS_EVERY:
                 last_news = last_tick = now
                 latest = figures()
-                reporter.update(_progress_message(latest, setup), **latest)
+                reporter.update(_progress_message(latest, setup), picture=chart, **latest)
             elif now - last_tick >= 1.0:  # a due post, and the status line's countdown
                 last_tick = now
                 reporter.tick()
@@ -315,7 +321,7 @@ def run_monkey(
             f"typed {_plural(simulation.keystrokes, 'keystroke', exact=True)} in {typing_seconds:,.1f} s of typing "
             f"({latest['rate']})\n"
         )
-        reporter.done(summary, **latest)
+        reporter.done(summary, picture=chart, **latest)
     return final
 
 

@@ -49,7 +49,9 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
     reporter = (
-        NullReporter() if args.no_post else open_reporter(name, config=config, dry_run=args.dry_run, status=status)
+        NullReporter()
+        if args.no_post
+        else open_reporter(name, config=config, dry_run=args.dry_run, status=status, pictures=not args.no_pictures)
     )
     with reporter as report:
         if args.action == "solve":
@@ -129,3 +131,4 @@ def _add_pegs(commands: Commands) -> None:
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
     add_progress_flags(pegs, "every", "first_after")
     pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
+    pegs.add_argument("--no-pictures", action="store_true", help="posts without the board's pictures (PICTURES)")

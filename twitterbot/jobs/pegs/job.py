@@ -23,6 +23,7 @@ from .board import Board
 from .count import Counting, Level, count_levels, finishable_counts
 from .fewest import Counted, FewestMoves, Searched, TooBig, group_moves, search_fewest
 from .kernel import Kernel
+from .picture import solution_picture, start_picture
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
 __all__ = ["run_count", "run_fewest", "run_solve"]
@@ -46,6 +47,7 @@ def run_fewest(
     position first counts the board (its levels kept in `folder`), which on the English board
     takes most of the time: the status line and the reporter follow both stages."""
     status = status or NullStatusLine()
+    reporter.opening_picture(lambda: start_picture(board))
 
     def counting(progress: Counting) -> None:
         status.show(
@@ -89,7 +91,11 @@ def run_fewest(
     out.write(text)
     if output:
         write_atomically(output, text, 0o644)
-    reporter.done(f"solved in {plural(len(moves), 'move')} ({proved}), {plural(len(result.jumps), 'jump')}: {line}")
+    jumps = result.jumps
+    reporter.done(
+        f"solved in {plural(len(moves), 'move')} ({proved}), {plural(len(jumps), 'jump')}: {line}",
+        picture=lambda: solution_picture(board, jumps, title=f"{board.name}: {plural(len(moves), 'move')}, {proved}"),
+    )
     return True
 
 
@@ -106,6 +112,7 @@ def run_solve(
     proof that there is none. True if solved. With `kernel` (kernel.load), the depth-first
     searches run in C."""
     status = status or NullStatusLine()
+    reporter.opening_picture(lambda: start_picture(board))
     for event in solve(board, kernel=kernel):
         if isinstance(event, Searching):
             searched = f"searched {plural(event.positions, 'position')} ({event.per_second:,.0f}/s)"
@@ -122,7 +129,8 @@ def run_solve(
             moves = " ".join(board.describe(jump) for jump in event.jumps)
             reporter.done(
                 f"solved in {plural(len(event.jumps), 'jump')}, after trying {plural(event.positions, 'position')} "
-                f"in {event.seconds:.2f} s: {moves}"
+                f"in {event.seconds:.2f} s: {moves}",
+                picture=lambda jumps=event.jumps: solution_picture(board, jumps),
             )
             return True
         elif isinstance(event, Impossible):
@@ -154,6 +162,7 @@ def run_count(
     which the goal can still be reached once the count is done (a central game only). With
     `kernel` (kernel.load), the levels are made in C: the same output, faster."""
     status = status or NullStatusLine()
+    reporter.opening_picture(lambda: start_picture(board))
     total = 0
     last: Optional[Level] = None
     most = board.pegs(board.start) - 1  # the game cannot last longer

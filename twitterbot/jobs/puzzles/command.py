@@ -82,6 +82,7 @@ def register(parser: Parser, commands: Commands) -> None:
     parser.add_argument("--restart", action="store_true", help="ignore a saved checkpoint and search from the start")
     add_progress_flags(parser, "every", "first_after")
     parser.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
+    parser.add_argument("--no-pictures", action="store_true", help="post the result without its picture (PICTURES)")
     challenge = parser.add_argument_group("the daily Hidoku challenge (KIND hidoku)")
     challenge.add_argument(
         "--generate", action="store_true", help="make a new puzzle with one solution and post it (its name: --name)"
@@ -141,7 +142,9 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
     reporter = (
-        NullReporter() if args.no_post else open_reporter(name, config=config, dry_run=args.dry_run, status=status)
+        NullReporter()
+        if args.no_post
+        else open_reporter(name, config=config, dry_run=args.dry_run, status=status, pictures=not args.no_pictures)
     )
     with reporter as report:
         run_puzzle(

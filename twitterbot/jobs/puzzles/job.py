@@ -30,6 +30,7 @@ from ...progress.reporter import slug
 from ...progress.statusline import NullStatusLine, StatusLine
 from ...wording import plural
 from . import KINDS, Finished, Found, Progress
+from .picture import solved_picture
 
 __all__ = [
     "Challenge",
@@ -231,9 +232,11 @@ def run_puzzle(
         except OSError as exc:
             raise PuzzleOutputError(f"cannot write --output {output} ({exc.strerror}): check the path") from None
     message = summary(result)
+    solved = None
     if result.first is not None:
         message += ": " + _compact(result.first)
-    reporter.done(message)
+        solved = lambda: solved_picture(module.NAME, source, result.first, result.first_text)  # noqa: E731
+    reporter.done(message, picture=solved)
     if checkpoint and checkpoint.exists():
         checkpoint.unlink()  # finished: the next run starts afresh
     return result

@@ -1,0 +1,105 @@
+"""The reporter's pictures: the opening picture on a run's first post, a progress picture at most
+every PICTURES_EVERY, the result's own, none when pictures are off; and `watch --image`.
+Posts go through the real tweepy client to the X emulator, with its media endpoints."""
+
+from __future__ import annotations
+
+import io
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import List
+
+import pytest
+from conftest import BotHome
+from PIL import Image
+
+from twitterbot.pictures.draw import Picture, to_picture
+from twitterbot.progress.reporter import Reporter
+from twitterbot.state import HistoryStore
+
+HOUR = 3600
+
+
+class Clock:
+    """The reporter's clock, moved on by the test (started at the real time, as the emulator's limits are real)."""
+
+    now = datetime.now(timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def square(colour: str, alt: str) -> Picture:
+    return to_picture(Image.new("RGB", (64, 48), colour), alt, f"{colour}.png")
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with HistoryStore(tmp_path / "history.sqlite3") as history:
+        yield history
+
+
+def make(store, poster, clock, **options) -> Reporter:
+    settings = dict(every=HOUR, milestone_every=HOUR, first_after=0, max_posts_per_day=50, clock=clock)
+    settings.update(options)
+    return Reporter("pegs", poster=poster, store=store, **settings)
+
+
+def alts(emulator) -> List[List[str]]:
+    return [[media.alt for media in post.media] for post in emulator.posts]
+
+
+def test_opening_progress_and_result_pictures(store, poster, emulator) -> None:
+    clock = Clock()
+    drawn: List[str] = []
+
+    def chart() -> Picture:
+        drawn.append("chart")
+        return square("blue", "A chart")
+
+    reporter = make(store, poster, clock, pictures=True, picture_every=24 * HOUR)
+    reporter.opening_picture(lambda: square("white", "The board at the start"))
+    reporter.update("searching", picture=chart)  # first post: the opening picture and the chart
+    clock.now += timedelta(hours=2)
+    reporter.update("still searching", picture=chart)  # within PICTURES_EVERY: text only, not even drawn
+    clock.now += timedelta(hours=23)
+    reporter.update("searching more", picture=chart)  # a day later: the chart again
+    reporter.done("solved", picture=lambda: square("green", "The solution"))
+    assert alts(emulator) == [["The board at the start", "A chart"], [], ["A chart"], ["The solution"]]
+    assert drawn == ["chart", "chart"]
+    with Image.open(io.BytesIO(emulator.posts[0].media[0].data)) as first:
+        assert first.format == "PNG" and first.size == (64, 48)
+
+
+def test_a_picture_offered_while_no_post_is_due_goes_with_the_next_post(store, poster, emulator) -> None:
+    clock = Clock()
+    reporter = make(store, poster, clock, pictures=True, first_after=HOUR)
+    reporter.update("early news", picture=lambda: square("blue", "A chart"))  # not due yet
+    clock.now += timedelta(hours=2)
+    reporter.update("later news")  # no picture offered now: the pending one is kept
+    assert alts(emulator) == [["A chart"]]
+
+
+def test_no_pictures_when_they_are_off(store, poster, emulator) -> None:
+    reporter = make(store, poster, Clock(), pictures=False)
+    reporter.opening_picture(lambda: pytest.fail("drawn although pictures are off"))
+    reporter.update("news", picture=lambda: pytest.fail("drawn although pictures are off"))
+    reporter.done("done", picture=lambda: pytest.fail("drawn although pictures are off"))
+    assert alts(emulator) == [[], []] and all(seen.path == "/2/tweets" for seen in emulator.seen)
+
+
+def test_watch_attaches_the_image_the_command_made(home: BotHome, emulator, tmp_path: Path) -> None:
+    plot = tmp_path / "plot.png"
+    script = f"from PIL import Image; Image.new('RGB', (300, 200), 'teal').save({str(plot)!r})"
+    run = home.run("watch", "--image", str(plot), "--image-alt", "A teal rectangle", "--", sys.executable, "-c", script)
+    assert run.returncode == 0, run.stderr
+    assert alts(emulator) == [["A teal rectangle"]]
+    refused = home.run("watch", "--image", str(plot), "--", "true")
+    assert refused.returncode == 64 and "--image-alt" in refused.stderr
+
+
+def test_watch_posts_without_the_image_when_the_command_made_none(home: BotHome, emulator, tmp_path: Path) -> None:
+    run = home.run("watch", "--image", str(tmp_path / "none.png"), "--image-alt", "A plot", "--", "true")
+    assert run.returncode == 0, run.stderr
+    assert alts(emulator) == [[]] and "cannot be read" in run.stderr
