@@ -19,6 +19,7 @@ from twitterbot.networks.bluesky import BlueskyPoster
 from twitterbot.networks.linkcard import Limits
 
 PIL = pytest.importorskip("PIL", reason="Pillow makes the test's photo (requirements.txt installs it)")
+import images  # noqa: E402
 from PIL import Image  # noqa: E402
 
 OG_PAGE = """<!doctype html>
@@ -29,25 +30,6 @@ OG_PAGE = """<!doctype html>
 <meta property="og:image" content="/images/board.jpg">
 </head><body><p>The post itself.</p></body></html>
 """
-
-
-def photo_with_gps(width: int = 3000, height: int = 2000) -> bytes:
-    """A noisy photo (about 3 MB as JPEG, so it must be scaled to fit), taken sideways (EXIF
-    orientation 6) with its GPS position in its EXIF data, as a phone writes it."""
-    import numpy
-
-    rng = numpy.random.default_rng(7)
-    rows, columns = numpy.mgrid[0:height, 0:width]
-    base = numpy.stack([columns * 255 // width, rows * 255 // height, (rows + columns) * 255 // (width + height)], -1)
-    pixels = numpy.clip(base + rng.integers(-40, 40, (height, width, 3)), 0, 255).astype(numpy.uint8)
-    exif = Image.Exif()
-    exif[0x0112] = 6  # orientation: turn 90 degrees clockwise to view
-    exif[0x010F] = "PiCam"
-    gps = exif.get_ifd(0x8825)
-    gps.update({1: "N", 2: (51.0, 30.0, 0.0), 3: "W", 4: (0.0, 7.0, 0.0)})
-    out = io.BytesIO()
-    Image.fromarray(pixels).save(out, "JPEG", quality=90, exif=exif)
-    return out.getvalue()
 
 
 def huge_page() -> Iterator[bytes]:
@@ -61,8 +43,9 @@ def huge_page() -> Iterator[bytes]:
 
 
 @pytest.fixture(scope="module")
-def photo() -> bytes:
-    return photo_with_gps()
+def photo(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A phone photo (tests/images.py): 3,000x2,000 stored sideways, GPS in its EXIF, 2.6 MB."""
+    return images.photo(tmp_path_factory.mktemp("photo") / "board.jpg", size=(3000, 2000)).read_bytes()
 
 
 @pytest.fixture
@@ -137,7 +120,7 @@ def test_a_page_with_open_graph_data_gives_the_card_with_a_fitted_thumbnail_and_
     assert len(data) == thumb["size"] <= 1_000_000
     stored = Image.open(io.BytesIO(data))
     assert stored.format == "JPEG"
-    assert not stored.getexif() and b"Exif" not in data[:4096] and "exif" not in stored.info
+    assert not images.has_location(data)
     assert stored.height > stored.width  # turned upright by its orientation before the EXIF went
     assert max(stored.size) <= 2000
 
