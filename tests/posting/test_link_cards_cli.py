@@ -134,3 +134,33 @@ def test_a_dry_run_of_a_line_with_a_picture_shows_the_picture_and_no_card(
     assert "picture 1 for Bluesky" in result.stderr and "A green rectangle" in result.stderr
     assert "link card" not in result.stderr
     assert pages.requests == []
+
+
+def test_the_page_is_fetched_after_the_attempt_is_recorded_and_before_the_post(
+    bluesky_home: BotHome, bluesky_pds: Pds, pages: PageServer
+) -> None:
+    """At most once is unchanged: when the linked page is asked for, the history already holds the
+    attempt (pending), and the network has no post yet."""
+    import sqlite3
+
+    account = bluesky_pds.create_account("order")
+    bluesky_home.write_env(
+        BLUESKY_HANDLE=account.handle,
+        BLUESKY_APP_PASSWORD=bluesky_pds.app_password(account),
+        BLUESKY_SERVICE=bluesky_pds.url,
+    )
+    seen = []
+
+    def page() -> Iterator[bytes]:
+        history = bluesky_home.path / "state" / "history.sqlite3"
+        with sqlite3.connect(f"file:{history}?mode=ro", uri=True) as db:
+            seen.append((db.execute("SELECT network, outcome, text FROM attempts").fetchall(), len(bluesky_pds.posts(account))))
+        yield PAGE
+
+    pages.pages["/recorded"] = Page(page)
+    line = f"Recorded first: {pages.url}/recorded"
+    bluesky_home.write_tweets(line + "\n")
+    result = bluesky_home.run("--force")
+    assert result.returncode == 0, result.stderr
+    assert seen == [([("bluesky", "pending", line)], 0)]
+    assert bluesky_pds.posts(account)[0]["value"]["embed"]["external"]["title"] == "Peg solitaire, solved"
