@@ -118,7 +118,13 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency() -> N
     # The cluster extra's imports live in its own code path (jobs/cluster.py and what it runs).
     declared |= {canonicalize_name(name) for name in ranges(project["optional-dependencies"]["cluster"])}
     # Import names that differ from their distribution's name.
-    distribution = {"dotenv": "python-dotenv", "twitter_text": "twitter-text-parser", "mastodon": "Mastodon.py", "PIL": "Pillow"}
+    distribution = {
+        "dotenv": "python-dotenv",
+        "twitter_text": "twitter-text-parser",
+        "mastodon": "Mastodon.py",
+        "PIL": "Pillow",
+        "atproto_client": "atproto",
+    }
     missing = set()
     for source in sorted((REPO / "twitterbot").rglob("*.py")):
         for node in ast.walk(ast.parse(source.read_text())):

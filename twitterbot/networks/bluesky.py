@@ -35,9 +35,10 @@ if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module
 
     from ..pictures.limits import ImageLimits
     from ..settings import Config
+    from .linkcard import Card, CardResult, Limits  # and the card fetcher when a post has a link
 
 __all__ = ["DEFAULT_SERVICE", "MAX_BYTES", "MAX_GRAPHEMES", "NETWORK", "BlueskyPoster", "PostRef"]
-__all__ += ["measure", "new_record_key", "post_url"]
+__all__ += ["fetch_link_card", "first_link", "measure", "new_record_key", "post_url"]
 
 DEFAULT_SERVICE = "https://bsky.social"
 MAX_GRAPHEMES = 300  # app.bsky.feed.post's text: maxGraphemes
@@ -150,6 +151,13 @@ class Bluesky(Network):
         "BLUESKY_SERVICE": Setting(
             DEFAULT_SERVICE, "url", "Bluesky: your PDS (the default serves bsky.social accounts)", network="bluesky"
         ),
+        "BLUESKY_LINK_CARDS": Setting(
+            "yes",
+            "bool",
+            "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
+            "picture), fetched at post time within 10 s; no turns it off",
+            network="bluesky",
+        ),
     }
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
     parsers = {"handle": _parse_handle, "app_password": _parse_app_password}
@@ -179,7 +187,24 @@ class Bluesky(Network):
             session_file=config.state_dir / "bluesky-session.json",
             timeout=config.api_timeout,
             retries=config.api_retries,
+            link_cards=bool(config.setting("BLUESKY_LINK_CARDS")),
         )
+
+    def preview(
+        self, text: str, config: Config, *, pictures: int = 0, folder: Optional[Callable[[], Path]]
+    ) -> List[str]:
+        """The link card a post of `text` would carry (docs/bluesky-link-cards.md): none with
+        pictures (a post has one embed); its thumbnail written into `folder()` for a dry run; one
+        line for `check --online`."""
+        found = fetch_link_card(text) if config.setting("BLUESKY_LINK_CARDS") and not pictures else None
+        if found is None:
+            return []
+        from .linkcard import describe, summary
+
+        if folder is None:
+            return [f"link {found.url}: {summary(found)}"]
+        has_thumb = found.card is not None and found.card.thumb is not None
+        return ["\n".join(describe(found, folder() if has_thumb else None))]
 
 
 class BlueskyPoster:
@@ -205,6 +230,8 @@ class BlueskyPoster:
         retries: int,
         sleep: Callable[[float], None] = time.sleep,
         backoff: float = 2.0,
+        link_cards: bool = False,
+        card_limits: Optional[Limits] = None,
     ) -> None:
         self.handle = handle.strip().lstrip("@").lower()  # handles are case-insensitive
         self._password = app_password
@@ -217,6 +244,8 @@ class BlueskyPoster:
         self._policy = Backoff(retries, backoff, sleep)
         self._client: Optional[Client] = None
         self._did: Optional[str] = None
+        self._link_cards = link_cards  # BLUESKY_LINK_CARDS (on unless set to no) turns them on
+        self._card_limits = card_limits
 
     @property
     def account_url(self) -> str:
@@ -245,6 +274,9 @@ class BlueskyPoster:
         embed = self._pictures(images) if images else None  # uploaded before the post: a failure here posted nothing
         record_key = new_record_key()
         created_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        # The attempt is recorded already; the card is fetched once, before any try. A post has one
+        # embed: the pictures the user chose come before a link card.
+        card = None if images else self._link_card(text)
         record = None
         error: Optional[PostError] = None
         kinds: List[str] = []  # what each failed try met
@@ -259,7 +291,7 @@ class BlueskyPoster:
             try:
                 client = self._call(self._connect)
                 if record is None:
-                    record = self._call(self._record, client, text, created_at, parent, embed)
+                    record = self._call(self._record, client, text, created_at, parent, embed, card)
                 return self._call(self._create, client, text, record_key, record, parent)
             except PostError as exc:
                 error = exc
@@ -288,7 +320,13 @@ class BlueskyPoster:
         return bluesky_embed(self._call(self._connect), prepared, policy=self._policy, call=self._call)
 
     def _record(
-        self, client: Client, text: str, created_at: str, parent: Optional[PostRef], embed: Any = None
+        self,
+        client: Client,
+        text: str,
+        created_at: str,
+        parent: Optional[PostRef],
+        embed: Any = None,
+        card: Optional[Card] = None,
     ) -> Any:
         from atproto import models
 
@@ -299,6 +337,8 @@ class BlueskyPoster:
                 parent=models.ComAtprotoRepoStrongRef.Main(uri=parent.uri, cid=parent.cid),
             )
         facets = client.detect_facets(text) or None  # resolves each @handle; one that does not stays text
+        if embed is None and card is not None:
+            embed = self._external(client, card)
         return models.AppBskyFeedPost.Record(created_at=created_at, text=text, facets=facets, reply=reply, embed=embed)
 
     def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
@@ -411,6 +451,30 @@ class BlueskyPoster:
         except httpx.TransportError as exc:  # the SDK passes some through as they are (a dropped reply)
             raise _network_error(exc, self) from None
 
+    # -- link cards (docs/bluesky-link-cards.md) -----------------------------------------------
+
+    def _link_card(self, text: str) -> Optional[Card]:
+        """The card of the text's first link, as Bluesky's app would attach it, or None (cards off,
+        no link, or the page gave none: `fetch_card` logs why). Never raises for a page's doing."""
+        found = fetch_link_card(text, limits=self._card_limits) if self._link_cards else None
+        return found.card if found else None
+
+    def _external(self, client: Client, card: Card) -> Any:
+        """The app.bsky.embed.external of `card`, its thumbnail uploaded as a blob. A refused upload
+        costs the thumbnail, not the post."""
+        from atproto import models
+
+        thumb = None
+        if card.thumb is not None:
+            try:
+                thumb = self._call(client.upload_blob, card.thumb.data).blob
+            except PostError as exc:
+                log.warning("link card: the thumbnail was not uploaded (%s): posting the card without it", exc.summary)
+        external = models.AppBskyEmbedExternal.External(
+            uri=card.uri, title=card.title, description=card.description, thumb=thumb
+        )
+        return models.AppBskyEmbedExternal.Main(external=external)
+
 
 # Kinds of failure: retried (the record key makes it safe), and those after which the post may
 # exist (the request was sent; no answer came).
@@ -514,6 +578,28 @@ def _network_error(exc: Exception, poster: BlueskyPoster) -> PostError:
         unreachable="check the network connection, DNS and BLUESKY_SERVICE; the next run will try again",
         slow="the server may be slow, or the network flaky; the next run tries again",
     )
+
+
+def first_link(text: str) -> Optional[str]:
+    """The first link of `text` as its facets find it (the SDK's own detection, which needs no
+    connection): the page a link card shows."""
+    from atproto_client.utils.facet_detection import detect_facets
+
+    for facet in detect_facets(text):
+        for feature in facet.features:
+            uri = getattr(feature, "uri", None)
+            if uri:
+                return uri
+    return None
+
+
+def fetch_link_card(text: str, *, limits: Optional[Limits] = None) -> Optional[CardResult]:
+    """The card a post of `text` would carry (its first link's page), or why it has none; None
+    when the text has no link. What a dry run and `check --online` show."""
+    from .linkcard import fetch_card
+
+    link = first_link(text)
+    return fetch_card(link, limits=limits) if link else None
 
 
 NETWORK = Bluesky()
