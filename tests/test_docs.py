@@ -212,3 +212,11 @@ def test_every_repository_path_the_docs_name_exists() -> None:
     named = set(re.findall(r"(?<![\w/.-])((?:twitterbot|tests|benchmarks)/[\w/.-]+\.py)\b", texts))
     assert named, "the README names no file: the pattern is wrong"
     assert sorted(path for path in named if not (REPO / path).exists()) == []
+
+
+def test_the_changelog_links_nothing_the_docs_site_cannot_follow() -> None:
+    """CHANGELOG.md is shown on GitHub and inside the site (docs/changelog.md includes it), where a
+    path relative to the repository breaks `mkdocs build --strict`: name pages, do not link them."""
+    changelog = re.sub(r"`[^`]*`", "", (REPO / "CHANGELOG.md").read_text())  # code spans are not links
+    relative = re.findall(r"\]\((?!https?://|#)([^)]+)\)", changelog)
+    assert not relative, f"CHANGELOG.md links {relative}: write the path as `code` instead"

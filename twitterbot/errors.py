@@ -38,8 +38,8 @@ class ExitStatus(enum.IntEnum):
     OK = 0  # posted, skipped, or dry run
     UNEXPECTED = 1  # a bug: run again with --debug and report it
     USAGE = 64  # EX_USAGE: bad command line
-    UNAVAILABLE = 69  # EX_UNAVAILABLE: a package the command needs is missing or broken (a partial install)
     DATA_ERROR = 65  # EX_DATAERR: the tweets file (or a line X refused) needs fixing
+    UNAVAILABLE = 69  # EX_UNAVAILABLE: a package missing or broken (a partial install), the cluster extra absent, no scheduler
     CANNOT_CREATE = 73  # EX_CANTCREAT: the state folder cannot be written (permissions, read-only, disk full)
     TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: rate limit, X server error, network, lock held
     PERMISSION_DENIED = 77  # EX_NOPERM: keys rejected, read-only app, no Project, no credits
@@ -86,16 +86,19 @@ EXIT_STATUS_HELP: Dict[ExitStatus, Tuple[str, str]] = {
         "(also: `monkey` asked to resume a checkpoint saved with other options)",
         "see `--help`, or the message",
     ),
-    ExitStatus.UNAVAILABLE: (
-        "a package the command needs is missing or broken (a partial install), `--help` included: the "
-        "message names it (see [Edge cases](../troubleshooting-edges.md))",
-        "run the `pip` command the message gives",
-    ),
     ExitStatus.DATA_ERROR: (
         "the tweets file needs fixing, or a network refused a line (too long, or every line the run tried "
         "was already posted); `monkey`: the `--target` file or texts archive is unusable; `pegs`: the board "
         "file; `puzzle`: the puzzle file (the message names the line)",
         "fix the named line or file",
+    ),
+    ExitStatus.UNAVAILABLE: (
+        "a package the command needs is missing or broken (a partial install), `--help` included: the "
+        "message names it and the `pip` command (see [Edge cases](../troubleshooting-edges.md)); or "
+        "`--cluster` (or `DASK_SCHEDULER`) without the cluster extra installed, or a Dask scheduler that "
+        "cannot be reached or has no workers",
+        "run the `pip` command the message gives (the cluster: `pip install -r requirements-cluster.txt`), "
+        "or start the scheduler and workers (docs/cluster.md)",
     ),
     ExitStatus.CANNOT_CREATE: (
         "the state folder cannot be written: it or a file in it belongs to another user (often one made by "
@@ -106,7 +109,7 @@ EXIT_STATUS_HELP: Dict[ExitStatus, Tuple[str, str]] = {
     ),
     ExitStatus.TEMPORARY_FAILURE: (
         "temporary: rate limit, a network's server error, no connection, another run holds the lock; "
-        "`monkey`: the texts could not be downloaded. Also `uncertain`: the post was sent but the reply "
+        "`monkey`: the texts could not be downloaded; `--cluster`: the Dask scheduler went away mid-job (the job saved its checkpoint). Also `uncertain`: the post was sent but the reply "
         "was lost (timeout, dropped connection), so it may or may not be there",
         "nothing; the next run tries again. For `uncertain`, the line counts as posted and is never sent "
         "again: look at the link in the message if you want to know",
@@ -117,7 +120,8 @@ EXIT_STATUS_HELP: Dict[ExitStatus, Tuple[str, str]] = {
         "see Troubleshooting",
     ),
     ExitStatus.CONFIG_ERROR: (
-        "a setting is missing or malformed, or the history database is unusable",
+        "a setting is missing or malformed, or the history database is unusable; `--cluster`: the nodes run "
+        "other versions of Python or the packages",
         "fix the named setting or file",
     ),
     ExitStatus.BROKEN_PIPE: (

@@ -303,6 +303,7 @@ _EXAMPLES = {
     "visibility": ["unlisted", "public"],
     "handle": ["alice.bsky.social", "@bob.test"],
     "app_password": ["abcd-efgh-ijkl-mnop", "2k4j-x9q0-aaaa-zzzz"],
+    "scheduler": ["tls://10.0.0.2:8786", "tcp://127.0.0.1:8786", ""],
     "kernel": ["auto", "numpy", "C"],
 }
 _TRICKY = st.one_of(st.sampled_from("[]:/.%@#'\"\\{}\x00\u00b2\u0663\ufeff \t"), st.characters())

@@ -38,6 +38,8 @@ from typing import (
 from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..pictures.limits import ImageLimits
     from ..settings import Config, Setting
     from ..settings.parsers import Parser
@@ -202,6 +204,15 @@ class Network:
         from ..pictures.limits import ImageLimits
 
         return ImageLimits(self.name, 1_000_000, 4096 * 4096, 4096, 1000, title=self.label)
+
+    def preview(
+        self, text: str, config: Config, *, pictures: int = 0, folder: Optional[Callable[[], Path]]
+    ) -> List[str]:
+        """What a post of `text` (with that many `pictures`) would carry here beyond its text and
+        pictures (Bluesky's link card), for a person: a dry run's lines, with what can be opened
+        written into `folder()`; or, when `folder` is None (`check --online`), one short line each.
+        Most networks add nothing."""
+        return []
 
 
 # The networks that come with the bot, in the order runs post and reports list them; each is the

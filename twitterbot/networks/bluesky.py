@@ -1,5 +1,5 @@
-"""Bluesky: its settings and length rule, posting through the atproto SDK, Bluesky's error replies,
-and how a retry is made safe. `BlueskyPoster` writes an ``app.bsky.feed.post`` record into the account's repository with
+"""Bluesky: its settings and length rule, posting through the atproto SDK, and how a retry is made
+safe. `BlueskyPoster` writes an ``app.bsky.feed.post`` record into the account's repository with
 ``com.atproto.repo.createRecord``, logged in with an app password. Links, hashtags and mentions
 become facets so they are clickable (the SDK finds them; a mention is linked only when its handle
 resolves). The session is kept in a file (mode 0600) and refreshed, because ``createSession`` is
@@ -10,12 +10,13 @@ saved refresh token is refused::
     result.url   # 'https://bsky.app/profile/alice.bsky.social/post/3lbq7...'
 
 The atproto SDK is imported only when a poster connects: `measure` is cheap, and a run that posts
-only to X never loads it.
+only to X never loads it. Its siblings, imported with the SDK: `bluesky_session` (the saved login),
+`bluesky_records` (the post's record: facets, reply, embed) and `bluesky_errors` (Bluesky's error
+replies as `PostError`s).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
@@ -24,20 +25,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, Mapping, NamedTuple, Optional, Sequence
 
 from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
-from ..files import write_atomically
 from ..settings.parsers import show
 from ..settings.secrets import scrub_also
 from ..settings.table import Setting
-from . import Fit, Network, PostResult, rejected, server_error
+from . import Fit, Network, PostResult
 
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
     from atproto import Client
 
     from ..pictures.limits import ImageLimits
     from ..settings import Config
+    from .linkcard import Card, CardResult, Limits  # and the card fetcher when a post has a link
 
 __all__ = ["DEFAULT_SERVICE", "MAX_BYTES", "MAX_GRAPHEMES", "NETWORK", "BlueskyPoster", "PostRef"]
-__all__ += ["measure", "new_record_key", "post_url"]
+__all__ += ["fetch_link_card", "first_link", "measure", "new_record_key", "post_url"]
 
 DEFAULT_SERVICE = "https://bsky.social"
 MAX_GRAPHEMES = 300  # app.bsky.feed.post's text: maxGraphemes
@@ -150,6 +151,13 @@ class Bluesky(Network):
         "BLUESKY_SERVICE": Setting(
             DEFAULT_SERVICE, "url", "Bluesky: your PDS (the default serves bsky.social accounts)", network="bluesky"
         ),
+        "BLUESKY_LINK_CARDS": Setting(
+            "yes",
+            "bool",
+            "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
+            "picture), fetched at post time within 10 s; no turns it off",
+            network="bluesky",
+        ),
     }
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
     parsers = {"handle": _parse_handle, "app_password": _parse_app_password}
@@ -179,7 +187,24 @@ class Bluesky(Network):
             session_file=config.state_dir / "bluesky-session.json",
             timeout=config.api_timeout,
             retries=config.api_retries,
+            link_cards=bool(config.setting("BLUESKY_LINK_CARDS")),
         )
+
+    def preview(
+        self, text: str, config: Config, *, pictures: int = 0, folder: Optional[Callable[[], Path]]
+    ) -> List[str]:
+        """The link card a post of `text` would carry (docs/bluesky-link-cards.md): none with
+        pictures (a post has one embed); its thumbnail written into `folder()` for a dry run; one
+        line for `check --online`."""
+        found = fetch_link_card(text) if config.setting("BLUESKY_LINK_CARDS") and not pictures else None
+        if found is None:
+            return []
+        from .linkcard import describe, summary
+
+        if folder is None:
+            return [f"link {found.url}: {summary(found)}"]
+        has_thumb = found.card is not None and found.card.thumb is not None
+        return ["\n".join(describe(found, folder() if has_thumb else None))]
 
 
 class BlueskyPoster:
@@ -205,6 +230,8 @@ class BlueskyPoster:
         retries: int,
         sleep: Callable[[float], None] = time.sleep,
         backoff: float = 2.0,
+        link_cards: bool = False,
+        card_limits: Optional[Limits] = None,
     ) -> None:
         self.handle = handle.strip().lstrip("@").lower()  # handles are case-insensitive
         self._password = app_password
@@ -217,6 +244,8 @@ class BlueskyPoster:
         self._policy = Backoff(retries, backoff, sleep)
         self._client: Optional[Client] = None
         self._did: Optional[str] = None
+        self._link_cards = link_cards  # BLUESKY_LINK_CARDS (on unless set to no) turns them on
+        self._card_limits = card_limits
 
     @property
     def account_url(self) -> str:
@@ -245,6 +274,9 @@ class BlueskyPoster:
         embed = self._pictures(images) if images else None  # uploaded before the post: a failure here posted nothing
         record_key = new_record_key()
         created_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        # The attempt is recorded already; the card is fetched once, before any try. A post has one
+        # embed: the pictures the user chose come before a link card.
+        card = None if images else self._link_card(text)
         record = None
         error: Optional[PostError] = None
         kinds: List[str] = []  # what each failed try met
@@ -259,7 +291,7 @@ class BlueskyPoster:
             try:
                 client = self._call(self._connect)
                 if record is None:
-                    record = self._call(self._record, client, text, created_at, parent, embed)
+                    record = self._call(self._record, client, text, created_at, parent, embed, card)
                 return self._call(self._create, client, text, record_key, record, parent)
             except PostError as exc:
                 error = exc
@@ -288,18 +320,17 @@ class BlueskyPoster:
         return bluesky_embed(self._call(self._connect), prepared, policy=self._policy, call=self._call)
 
     def _record(
-        self, client: Client, text: str, created_at: str, parent: Optional[PostRef], embed: Any = None
+        self,
+        client: Client,
+        text: str,
+        created_at: str,
+        parent: Optional[PostRef],
+        embed: Any = None,
+        card: Optional[Card] = None,
     ) -> Any:
-        from atproto import models
+        from .bluesky_records import post_record
 
-        reply = None
-        if parent:
-            reply = models.AppBskyFeedPost.ReplyRef(
-                root=models.ComAtprotoRepoStrongRef.Main(uri=parent.root_uri, cid=parent.root_cid),
-                parent=models.ComAtprotoRepoStrongRef.Main(uri=parent.uri, cid=parent.cid),
-            )
-        facets = client.detect_facets(text) or None  # resolves each @handle; one that does not stays text
-        return models.AppBskyFeedPost.Record(created_at=created_at, text=text, facets=facets, reply=reply, embed=embed)
+        return post_record(client, text, created_at, parent, embed, card, self._call)
 
     def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
         from atproto import models
@@ -334,82 +365,58 @@ class BlueskyPoster:
         log.info("the post had landed on an earlier try (found under its record key %s)", record_key)
         return self._result(text, found.uri, found.cid or "", parent)
 
-    # -- the session ---------------------------------------------------------------------------
+    # -- the session (networks/bluesky_session.py) ---------------------------------------------
 
     def _connect(self, fresh: bool = False) -> Client:
         """A logged-in client: the saved session if the server still takes it (refreshed when its
         access token is old), else (or when `fresh`) a new one made with the app password (and saved)."""
         if self._client is not None and not fresh:
             return self._client
-        from atproto import Client, Request
-        from atproto.exceptions import BadRequestError, UnauthorizedError
+        from .bluesky_session import log_in
 
-        client = Client(base_url=self._service, request=Request(timeout=self._timeout))
-        client.on_session_change(lambda event, session: self._save(session))
         saved = None if fresh else self._load()
-        if saved:
-            try:
-                client.login(session_string=saved, fetch_bsky_profile=False)
-                session = client.com.atproto.server.get_session()  # refreshes first if the access token is old
-            except (BadRequestError, UnauthorizedError) as exc:
-                log.info("the saved Bluesky session was refused (%s): logging in with the app password", _reason(exc))
-                client = Client(base_url=self._service, request=Request(timeout=self._timeout))
-                client.on_session_change(lambda event, session: self._save(session))
-                saved = None
-            else:
-                self._did = session.did
-        if not saved:
-            client.login(self.handle, self._password, fetch_bsky_profile=False)  # _save notes the DID
+        client, did = log_in(self._service, self._timeout, self.handle, self._password, saved, self._save)
+        if did:
+            self._did = did
         self._client = client
         return client
 
     def _load(self) -> Optional[str]:
         """The saved session string, if it is for this account and server."""
-        try:
-            saved = json.loads(self._session_file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            log.warning("ignoring the saved Bluesky session %s (%s): logging in again", self._session_file, exc)
-            return None
-        if not isinstance(saved, dict) or saved.get("handle") != self.handle or saved.get("service") != self._service:
-            return None
-        session = saved.get("session")
-        if not isinstance(session, str):
-            return None
-        scrub_also(_tokens(session))
-        return session
+        from .bluesky_session import load_session
+
+        return load_session(self._session_file, self.handle, self._service)
 
     def _save(self, session: Any) -> None:
-        """Keep the session (mode 0600, written whole or not at all) for the next run."""
-        text = session.encode()
-        scrub_also(_tokens(text))
-        self._did = session.did
-        document = json.dumps({"service": self._service, "handle": self.handle, "session": text})
-        try:
-            self._session_file.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(self._session_file, document + "\n", 0o600)
-        except OSError as exc:  # the post can still go out; only the next run's login is at stake
-            log.warning(
-                "could not save the Bluesky session to %s (%s): the next run logs in again, and Bluesky "
-                "allows only 30 logins in 5 minutes; make the state folder writable",
-                self._session_file,
-                exc.strerror or exc,
-            )
+        """Keep the session (mode 0600, written whole or not at all) for the next run; note its DID."""
+        from .bluesky_session import save_session
 
-    # -- errors --------------------------------------------------------------------------------
+        self._did = session.did
+        save_session(self._session_file, self.handle, self._service, session)
+
+    # -- errors (networks/bluesky_errors.py) ------------------------------------------------------
 
     def _call(self, step: Callable[..., Any], *args: Any) -> Any:
         """Run one SDK step, turning its exceptions into PostErrors that say what to do."""
         import httpx
         from atproto.exceptions import AtProtocolError
 
+        from .bluesky_errors import classify, network_error
+
         try:
             return step(*args)
         except AtProtocolError as exc:
-            raise _classify(exc, self) from None
+            raise classify(exc, self.handle, self._service) from None
         except httpx.TransportError as exc:  # the SDK passes some through as they are (a dropped reply)
-            raise _network_error(exc, self) from None
+            raise network_error(exc, self._service) from None
+
+    # -- link cards (docs/bluesky-link-cards.md; their embed: networks/bluesky_records.py) -----
+
+    def _link_card(self, text: str) -> Optional[Card]:
+        """The card of the text's first link, as Bluesky's app would attach it, or None (cards off,
+        no link, or the page gave none: `fetch_card` logs why). Never raises for a page's doing."""
+        found = fetch_link_card(text, limits=self._card_limits) if self._link_cards else None
+        return found.card if found else None
 
 
 # Kinds of failure: retried (the record key makes it safe), and those after which the post may
@@ -418,102 +425,26 @@ _RETRYABLE = {ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR, ErrorKind.TIMEOUT, 
 _MAYBE_POSTED = {ErrorKind.TIMEOUT, ErrorKind.NETWORK}
 
 
-def _tokens(session_string: str) -> list:
-    """The secret parts of an exported session string (the access and refresh tokens)."""
-    return [part for part in session_string.split(":::") if part.count(".") == 2 and len(part) > 20]
+def first_link(text: str) -> Optional[str]:
+    """The first link of `text` as its facets find it (the SDK's own detection, which needs no
+    connection): the page a link card shows."""
+    from atproto_client.utils.facet_detection import detect_facets
+
+    for facet in detect_facets(text):
+        for feature in facet.features:
+            uri = getattr(feature, "uri", None)
+            if uri:
+                return uri
+    return None
 
 
-def _reason(exc: Exception) -> str:
-    content = getattr(getattr(exc, "response", None), "content", None)
-    error = getattr(content, "error", None)
-    message = getattr(content, "message", None)
-    return ": ".join(str(part) for part in (error, message) if part) or type(exc).__name__
+def fetch_link_card(text: str, *, limits: Optional[Limits] = None) -> Optional[CardResult]:
+    """The card a post of `text` would carry (its first link's page), or why it has none; None
+    when the text has no link. What a dry run and `check --online` show."""
+    from .linkcard import fetch_card
 
-
-def _classify(exc: Exception, poster: BlueskyPoster) -> PostError:
-    """Turn an SDK exception into a PostError with the kinds `networks.x` uses where they mean the same."""
-    from atproto import exceptions
-
-    response = getattr(exc, "response", None)
-    if isinstance(exc, exceptions.NetworkError) and response is None:
-        return _network_error(exc.__cause__ or exc, poster)
-    if response is None:
-        return PostError(
-            f"the atproto SDK failed: {exc}: run with -v and report it if it persists",
-            kind=ErrorKind.UNEXPECTED,
-            exit_status=ExitStatus.UNEXPECTED,
-        )
-    status = response.status_code
-    content = response.content
-    error = str(getattr(content, "error", "") or "")
-    message = str(getattr(content, "message", "") or "")
-    said = f"{status} {error}: {message}".strip().rstrip(":") if error or message else str(status)
-    lowered = f"{error} {message}".lower()
-
-    if status == 429 or isinstance(exc, exceptions.RateLimitExceededError):
-        return _rate_limited(exc, said)
-    if error in ("AccountTakedown", "AccountSuspended") or "takendown" in lowered or "suspended" in lowered:
-        return PostError(
-            f"Bluesky says the account @{poster.handle} is suspended or taken down ({said}): nothing was "
-            "posted; see the email Bluesky sent, or its moderation appeal form",
-            kind=ErrorKind.FORBIDDEN,
-            exit_status=ExitStatus.PERMISSION_DENIED,
-        )
-    if error == "AccountDeactivated":
-        return PostError(
-            f"the Bluesky account @{poster.handle} is deactivated ({said}): reactivate it by logging in on bsky.app",
-            kind=ErrorKind.FORBIDDEN,
-            exit_status=ExitStatus.PERMISSION_DENIED,
-        )
-    if status in (401, 403) or error in (
-        "AuthenticationRequired",
-        "InvalidToken",
-        "ExpiredToken",
-        "AuthFactorTokenRequired",
-    ):
-        return PostError(
-            f"Bluesky refused the login for {poster.handle} on {poster._service} ({said}): check BLUESKY_HANDLE "
-            "and BLUESKY_APP_PASSWORD (make an app password in Bluesky: Settings > Privacy and security > "
-            "App passwords; a revoked one stops working), and BLUESKY_SERVICE if your account is on another server",
-            kind=ErrorKind.UNAUTHORIZED,
-            exit_status=ExitStatus.PERMISSION_DENIED,
-            summary=f"Bluesky refused the login ({said})",
-        )
-    if "$.record.text" in message and ("too long" in lowered or "too big" in lowered or "grapheme" in lowered):
-        return PostError(
-            f"Bluesky says the text is too long ({said}): it allows {MAX_GRAPHEMES} graphemes and "
-            f"{MAX_BYTES:,} bytes; shorten that line of the tweets file",
-            kind=ErrorKind.TOO_LONG,
-            exit_status=ExitStatus.DATA_ERROR,
-        )
-    if "already exist" in lowered or error == "RecordAlreadyExists":
-        return PostError(
-            f"Bluesky already has a record under this post's key ({said})",
-            kind=ErrorKind.EXISTS,
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-        )
-    if status >= 500:
-        return server_error("Bluesky", said)
-    return rejected("Bluesky", said, status)
-
-
-def _rate_limited(exc: Exception, said: str) -> PostError:
-    from .retry import rate_limited
-
-    return rate_limited("Bluesky", said, getattr(exc, "reset_at", None))
-
-
-def _network_error(exc: Exception, poster: BlueskyPoster) -> PostError:
-    """No answer came: either no connection was made (nothing was sent), or it was sent and the
-    answer was lost (the server may have acted on it)."""
-    from .http import httpx_error
-
-    return httpx_error(
-        exc,
-        where=poster._service,  # noqa: SLF001
-        unreachable="check the network connection, DNS and BLUESKY_SERVICE; the next run will try again",
-        slow="the server may be slow, or the network flaky; the next run tries again",
-    )
+    link = first_link(text)
+    return fetch_card(link, limits=limits) if link else None
 
 
 NETWORK = Bluesky()

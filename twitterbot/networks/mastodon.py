@@ -1,8 +1,9 @@
-"""Mastodon: its length rule, its error replies, and how its Idempotency-Key makes a retry safe.
+"""Mastodon: its settings and length rule, posting, and how its Idempotency-Key makes a retry safe.
 
 `measure` counts a text the way Mastodon's server does (no network, no client library), and
 `MastodonPoster` posts through Mastodon.py, which is imported only when a poster is made, so a
-run that posts only to X never loads it::
+run that posts only to X never loads it (nor its siblings `mastodon_errors`, the server's error
+replies as `PostError`s, and `mastodon_instance`, what the server says of its limits)::
 
     measure("Hello https://example.com/a/very/long/path").length   # 29: a link counts 23
     poster = MastodonPoster(instance="https://example.social", access_token=token,
@@ -16,16 +17,15 @@ from __future__ import annotations
 import logging
 import re
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
-from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
+from ..errors import ConfigError, ErrorKind, PostError
 from ..settings.parsers import show
 from ..settings.secrets import looks_like_a_key, scrub_also
 from ..settings.table import Setting
-from . import Fit, Network, PostResult, rejected, server_error, twittertext
+from . import Fit, Network, PostResult, twittertext
 
 if TYPE_CHECKING:
     from ..pictures.limits import ImageLimits
@@ -38,7 +38,6 @@ __all__ = [
     "VISIBILITIES",
     "NETWORK",
     "MastodonPoster",
-    "limits_from_instance",
     "measure",
     "status_length",
 ]
@@ -303,6 +302,8 @@ class MastodonPoster:
         defaults, with a log line, when it does not say."""
         from mastodon import MastodonError
 
+        from .mastodon_instance import limits_from_instance
+
         if self._image_limits is None:
             try:
                 self._image_limits = limits_from_instance(self._client.instance_v2())
@@ -316,6 +317,8 @@ class MastodonPoster:
         ``/api/v1/instance``; Mastodon's default 500, with a log line, when neither says."""
         from mastodon import MastodonError
 
+        from .mastodon_instance import max_characters
+
         problems = []
         for version, fetch in (("v2", self._client.instance_v2), ("v1", self._client.instance_v1)):
             try:
@@ -323,7 +326,7 @@ class MastodonPoster:
             except MastodonError as exc:
                 problems.append(f"{version}: {self._classify(exc).summary}")
                 continue
-            value = _max_characters(info)
+            value = max_characters(info)
             if value:
                 return value
             problems.append(f"{version}: no max_characters in the answer")
@@ -366,119 +369,10 @@ class MastodonPoster:
         return PostResult(text=text, post_id=None, uncertain=why, check_url=self._account_url or self.instance)
 
     def _classify(self, exc: Exception, reply_to: Optional[str] = None) -> PostError:
-        """Turn Mastodon.py's exception into a PostError that says what to do."""
-        from mastodon import MastodonAPIError, MastodonNetworkError, MastodonRatelimitError
+        """Turn Mastodon.py's exception into a PostError that says what to do (networks/mastodon_errors.py)."""
+        from .mastodon_errors import classify
 
-        if isinstance(exc, MastodonRatelimitError) and "hit rate limit" in str(exc).lower():
-            return self._rate_limited()
-        if isinstance(exc, MastodonRatelimitError):
-            # Mastodon.py could not read the rate-limit headers of an answer, whatever its status:
-            # a 200 (the status was made) looks the same as a 429 here.
-            what = f"{self.instance} answered with rate-limit headers that could not be read"
-            return PostError(
-                f"{what}: a proxy in between may be rewriting them; run with -v and report it if it persists",
-                kind=ErrorKind.NETWORK,
-                exit_status=ExitStatus.TEMPORARY_FAILURE,
-                summary=what,
-            )
-        if isinstance(exc, MastodonNetworkError):
-            return self._network_error(exc.__context__)
-        args = exc.args if isinstance(exc, MastodonAPIError) else ()
-        if len(args) < 4 or not isinstance(args[1], int):
-            # Mastodon.py could not read an answer it got (a 2xx that is not JSON): the server may
-            # well have made the status.
-            what = f"{self.instance} sent an answer that could not be read"
-            return PostError(
-                f"{what}: a proxy in between may be mangling it; run with -v and report it if it persists",
-                kind=ErrorKind.NETWORK,
-                exit_status=ExitStatus.TEMPORARY_FAILURE,
-                summary=what,
-            )
-        status, reason = args[1], str(args[2] or "")
-        message = str(args[3] or reason)
-        said = f"{status}: {message}" if message else str(status)
-        lowered = message.lower()
-        if status == 401:
-            return PostError(
-                f"Mastodon rejected MASTODON_ACCESS_TOKEN ({said}): on {self.instance}, open Preferences > "
-                "Development > your application and copy 'Your access token' into MASTODON_ACCESS_TOKEN "
-                "(a regenerated token replaces the old one); check MASTODON_INSTANCE is the server the "
-                "account is on",
-                kind=ErrorKind.UNAUTHORIZED,
-                exit_status=ExitStatus.PERMISSION_DENIED,
-            )
-        if status == 403:
-            if "scope" in lowered:
-                advice = (
-                    f"the token may not post: on {self.instance}, Preferences > Development, give the "
-                    "application the write:statuses scope (or make a new one with it) and put its new "
-                    "token in MASTODON_ACCESS_TOKEN"
-                )
-            elif any(word in lowered for word in ("disabled", "suspended", "approval", "confirmed", "e-mail")):
-                advice = (
-                    f"log in on {self.instance} to see why: a suspended or disabled account, an "
-                    "unconfirmed e-mail address, or an account still waiting for approval"
-                )
-            else:
-                advice = f"log in on {self.instance} and check the account"
-            return PostError(
-                f"Mastodon refused the account ({said}): {advice}",
-                kind=ErrorKind.FORBIDDEN,
-                exit_status=ExitStatus.PERMISSION_DENIED,
-            )
-        if status == 422:
-            if "character limit" in lowered or "too long" in lowered:
-                return PostError(
-                    f"Mastodon says the text is too long ({said}): shorten that line of the tweets file",
-                    kind=ErrorKind.TOO_LONG,
-                    exit_status=ExitStatus.DATA_ERROR,
-                )
-            return PostError(
-                f"Mastodon refused the post ({said}): fix that line of the tweets file",
-                kind=ErrorKind.REJECTED,
-                exit_status=ExitStatus.DATA_ERROR,
-            )
-        if status == 404 and reply_to:
-            return PostError(
-                f"Mastodon cannot find the status this replies to, {reply_to} ({said}): it was deleted, "
-                "or this account cannot see it",
-                kind=ErrorKind.REJECTED,
-                exit_status=ExitStatus.DATA_ERROR,
-            )
-        if status == 404:
-            return PostError(
-                f"{self.instance} has no Mastodon API ({said}): MASTODON_INSTANCE must be the address of "
-                "the Mastodon server the account is on, e.g. https://mastodon.social",
-                kind=ErrorKind.NOT_FOUND,
-                exit_status=ExitStatus.CONFIG_ERROR,
-            )
-        if status == 429:
-            return self._rate_limited()
-        if status >= 500:
-            return server_error(self.instance, f"{status} {reason}")
-        return rejected("Mastodon", said, status)
-
-    def _rate_limited(self) -> PostError:
-        # Mastodon.py read X-RateLimit-Reset (an ISO time) and moved it onto our clock.
-        reset = getattr(self._client, "ratelimit_reset", None)
-        retry_at = None
-        if isinstance(reset, (int, float)) and reset > time.time():
-            retry_at = datetime.fromtimestamp(int(reset) + 1, tz=timezone.utc)
-        from .retry import rate_limited
-
-        return rate_limited("Mastodon", "429", retry_at)
-
-    def _network_error(self, cause: Optional[BaseException]) -> PostError:
-        """No answer: either no connection was made (the request never left), or it was sent and the
-        answer never came (the status may exist)."""
-        from .http import network_error
-
-        return network_error(
-            cause,
-            where=self.instance,
-            unreachable="check the network connection and DNS, and MASTODON_INSTANCE; the next run will try again",
-            slow="the server may be slow; the post may have been made, look at the account",
-        )
+        return classify(exc, self.instance, self._client, reply_to)
 
 
 # What each failure says about the post. Retried (with the same key): everything that did not get
@@ -493,45 +387,4 @@ def _base_url(instance: str) -> str:
     return instance if "://" in instance else "https://" + instance
 
 
-def _max_characters(info: Any) -> Optional[int]:
-    """The status length limit in an instance endpoint's answer (v2 and v1 keep it in
-    configuration.statuses; Pleroma and glitch-soc's v1 say max_toot_chars)."""
-    statuses = ((info or {}).get("configuration") or {}).get("statuses") or {}
-    for value in (statuses.get("max_characters"), (info or {}).get("max_toot_chars")):
-        if isinstance(value, int) and value > 0:
-            return value
-    return None
-
-
 NETWORK = Mastodon()
-
-
-def limits_from_instance(instance: Mapping[str, Any]) -> ImageLimits:
-    """The picture limits a server states in its ``/api/v2/instance`` reply
-    (configuration.media_attachments), Mastodon's defaults for what it leaves out."""
-    from dataclasses import replace
-
-    from ..pictures.limits import STILLS
-
-    base = NETWORK.image_limits()
-    configuration = instance.get("configuration") or {}
-    media = configuration.get("media_attachments") if isinstance(configuration, Mapping) else None
-    if not isinstance(media, Mapping) or not media:
-        return base
-
-    def number(name: str, default: int) -> int:
-        value = media.get(name)
-        return value if isinstance(value, int) and value > 0 else default
-
-    types = media.get("supported_mime_types")
-    stills = frozenset(t for t in types if isinstance(t, str)) & STILLS if types else base.mime_types
-    size = number("image_size_limit", base.max_bytes)
-    return replace(
-        base,
-        max_bytes=size,
-        max_pixels=number("image_matrix_limit", base.max_pixels),
-        max_alt=number("description_limit", base.max_alt),
-        mime_types=stills or base.mime_types,
-        animated_gif_bytes=size if "image/gif" in stills else 0,
-        source="the server's instance settings",
-    )

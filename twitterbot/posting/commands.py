@@ -12,6 +12,7 @@ import logging
 import platform
 import random
 import time
+from pathlib import Path
 from typing import Any, List, Optional
 
 from .. import __version__, networks
@@ -24,8 +25,8 @@ from ..settings.secrets import scrub
 from ..state import HistoryStore, ensure_state_dir, probe_state_dir
 from ..state.outcomes import Outcome
 from ..wording import plural
-from .scheduled import log_result, run_once, wait_jitter
-from .tweets import load_tweets, preview
+from .scheduled import RunResult, log_result, run_once, wait_jitter
+from .tweets import TweetLine, load_tweets, preview
 
 __all__ = ["register"]
 
@@ -54,6 +55,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     log_result(result)
     if result.action == Outcome.WOULD_POST and result.line and result.line.images:
         _show_pictures(result.line, config)
+    _show_previews(config, result)
     if args.dry_run and result.action == Outcome.SKIPPED and result.roll is not None:
         log.info("add --force to see which line it would have posted")
     if args.json:
@@ -97,11 +99,13 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         + (f"not set: {', '.join(missing)}" if missing else "every key it needs is set"),
     )
 
+    tweet_lines: List[TweetLine] = []
     try:
         tweets = load_tweets(config.tweets_file, config.post_to)
     except BotError as exc:
         report(False, str(exc), exc)
     else:
+        tweet_lines = tweets.lines
         with_url = [line for line in tweets.lines if any(fit.cost for fit in line.fits)]
         count = len(tweets.lines)
         report(
@@ -150,6 +154,8 @@ def _check(args: argparse.Namespace, config: Config) -> int:
             else:
                 report(status == "ok", message)
 
+    if args.online and tweet_lines:
+        _check_previews(config, tweet_lines)
     if args.online:
         if missing:
             report(False, "cannot check the accounts online until every key is set")
@@ -169,6 +175,47 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         return int(problems[0].exit_status)
     print("all good")
     return int(ExitStatus.OK)
+
+
+def _show_previews(config: Config, result: RunResult) -> None:
+    """A dry run shows what each network would attach to the post beyond its text (Bluesky's link
+    card), writing what can be opened (a thumbnail) to a new folder it names."""
+    if result.action != Outcome.WOULD_POST or result.line is None:
+        return
+    folder: List[Path] = []
+
+    def make_folder() -> Path:  # made only when something is written
+        if not folder:
+            from ..pictures.dryrun import dry_run_folder
+
+            folder.append(dry_run_folder())
+        return folder[0]
+
+    line = result.line
+    for sent in result.networks:
+        if sent.outcome == Outcome.WOULD_POST:
+            preview = networks.get(sent.network).preview
+            for shown in preview(line.text, config, pictures=len(line.images), folder=make_folder):
+                log.info("dry run: %s would show this %s", label(sent.network), shown)
+
+
+def _check_previews(config: Config, lines: List[TweetLine]) -> None:
+    """`check --online`: what each network would attach to each line (Bluesky's link card), one
+    note each. Never a problem: a post goes out without it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    for network in config.post_to:
+        preview = networks.get(network).preview
+        with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
+            shown = list(
+                pool.map(
+                    lambda line, preview=preview: preview(line.text, config, pictures=len(line.images), folder=None),
+                    lines,
+                )
+            )
+        for line, notes in zip(lines, shown):
+            for note in notes:
+                print(f"note     {config.tweets_file} line {line.lineno}: {label(network)} {note}")
 
 
 def _check_pictures(tweets: Any, config: Config, report: Any) -> None:

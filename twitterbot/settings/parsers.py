@@ -303,6 +303,16 @@ def check_jitter_fits(jitter: float, times: Tuple[str, ...], where: str) -> None
         )
 
 
+def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+    value = text.strip()
+    if value and not re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", value):
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a Dask scheduler address like tls://10.0.0.2:8786 "
+            "(or tcp://HOST:8786 on a private network): see docs/cluster.md, or leave it empty"
+        )
+    return value
+
+
 _PARSERS: Dict[str, Parser] = {
     "networks": _parse_networks,
     "secret": _parse_secret,
@@ -320,4 +330,5 @@ _PARSERS: Dict[str, Parser] = {
     "template": _parse_template,
     "optional_url": _parse_optional_url,
     "kernel": _parse_kernel,
+    "scheduler": _parse_scheduler,
 }

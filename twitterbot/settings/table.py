@@ -61,6 +61,12 @@ _CORE: Dict[str, Setting] = {
     "PROGRESS_TEMPLATE": Setting("", "template", "progress mode: text of a progress post (default: the job's)"),
     "PROGRESS_DONE_TEMPLATE": Setting("", "template", "progress mode: text of the result post"),
     "PROGRESS_FAILED_TEMPLATE": Setting("", "template", "progress mode: text of the failure post"),
+    "DASK_SCHEDULER": Setting(
+        "",
+        "scheduler",
+        "long jobs (monkey, pegs count): a Dask scheduler to run them on, e.g. tls://10.0.0.2:8786 (needs the "
+        "cluster extra; see the cluster guide); empty: this machine. --cluster overrides it",
+    ),
     "PICTURES": Setting("yes", "bool", "jobs attach their pictures (boards, solutions, charts); no: text only"),
     "PICTURES_EVERY": Setting("1d", "duration", "progress mode: at most one picture in progress posts per this long"),
     "WEB_PASSWORD": Setting(

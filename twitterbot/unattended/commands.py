@@ -158,6 +158,10 @@ def _systemd(args: argparse.Namespace, config: Config) -> int:
     user = unit_user(args.run_as, system=args.system, current=_current_user(), environ=os.environ)
     _make_state_dir_for(config.state_dir, user)  # ReadWritePaths= needs it to exist
     units = systemd_units(config, _paths(config, user=user or _current_user()), system=args.system)
+    if args.dask:
+        from .dask_units import dask_units
+
+        units.update(dask_units(config, _paths(config, user=user or _current_user()), system=args.system))
     if not args.write:
         for name, text in units.items():
             print(f"# ---- {name} ----\n{text}")
@@ -247,3 +251,6 @@ def _add_systemd(commands: Commands) -> None:
         "unless given)",
     )
     units.add_argument("--write", action="store_true", help="write them to the unit folder instead of printing")
+    units.add_argument(
+        "--dask", action="store_true", help="also the Dask scheduler's and workers' units (docs/cluster.md)"
+    )

@@ -502,7 +502,7 @@ def test_records_reach_x_through_the_reporter(tmp_path: Path, poster, emulator) 
     assert emulator.texts[len(records) - 1].startswith(f"New record after {approximate(records[-1]['keystrokes'])}")
     assert "3.0 million keystrokes" in emulator.texts[-1] and f"Record: {records[-1]['text']!r}" in emulator.texts[-1]
     assert all(post.reply_to == emulator.posts[0].id for post in emulator.posts[1:])
-    assert json.loads((tmp_path / "monkey.json").read_text())["simulation"]["monkeys"][0]["typed"] == 3_000_000
+    assert json.loads((tmp_path / "monkey.json").read_text())["simulation"]["typed"] == 3_000_000
     assert f"{records[-1]['keystrokes']:,}" in out.getvalue()
 
 
@@ -523,14 +523,14 @@ def test_the_command_resumes_after_sigterm_exactly(home, tmp_path: Path) -> None
     common = ("monkey", "--target", str(verse), "--seed", "7", "--no-post", "--workers", "2")
     process = home.start(*common)
     first_line = process.stdout.readline()
-    assert "2 monkeys typing at verse (anywhere mode, 27 keys, seed 7)" in first_line
+    assert "the monkey types at verse (anywhere mode, 27 keys, seed 7) on 2 processes of this machine" in first_line
     process.stdout.readline()  # a record: the typing is under way
     process.send_signal(signal.SIGTERM)
     stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     assert "stopped by SIGTERM after" in stdout
     state = json.loads((home.path / "state" / "monkey-monkey.json").read_text())
-    typed = sum(monkey["typed"] for monkey in state["simulation"]["monkeys"])
+    typed = state["simulation"]["typed"]
     assert typed < 200_000_000
     resumed = home.run(*common, "--keystrokes", "200M")
     assert resumed.returncode == 0, resumed.stderr
@@ -540,7 +540,7 @@ def test_the_command_resumes_after_sigterm_exactly(home, tmp_path: Path) -> None
     fresh = json.loads((home.path / "state" / "monkey-uninterrupted.json").read_text())
     assert after["records"] == fresh["records"]
     assert len(fresh["records"]) >= 6
-    assert after["simulation"]["monkeys"] == fresh["simulation"]["monkeys"]
+    assert after["simulation"] == fresh["simulation"]
 
 
 def test_the_command_posts_and_refuses_bad_input(home) -> None:
@@ -572,7 +572,7 @@ def test_a_dry_run_on_the_complete_works(home, shakespeare: Path) -> None:
     shutil.copytree(shakespeare, home.path / "state" / "texts")
     result = home.run("monkey", "--dry-run", "--keystrokes", "2M", "--seed", "1", "--mode", "prefix")
     assert result.returncode == 0, result.stderr
-    assert "1 monkey typing at Hamlet (prefix mode, 27 keys, seed 1)" in result.stdout
+    assert "the monkey types at Hamlet (prefix mode, 27 keys, seed 1) on one core of this machine" in result.stdout
     assert "dry run, not posted" in result.stdout + result.stderr
     assert "'haml'" in result.stdout and "(the start of Hamlet)" in result.stdout
     assert not (home.path / "state" / "monkey-monkey.json").exists()
@@ -650,12 +650,12 @@ class Terminal(io.StringIO):
 
 def test_a_live_status_line_without_posts(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: nothing cut
-    options, setup = verse_setup(tmp_path, keystrokes=20_000_000)
+    options, setup = verse_setup(tmp_path, keystrokes=100_000_000)  # three chunks of 2^25 keys
     screen, out = Terminal(), io.StringIO()
     status = StatusLine(screen, min_interval=0)
     run_monkey(setup, options, NullReporter(), checkpoint=None, out=out, status=status)
     drawn = screen.getvalue().split("\r\x1b[K")
-    line = re.compile(r"4\.2 million keystrokes at \S+ \S+/s, record \d letters, 21% of 20 million, \w+ left")
+    line = re.compile(r"34 million keystrokes at \S+ \S+/s, record \d+ letters, 34% of 100 million, \w+ left")
     assert any(line.fullmatch(text) for text in drawn), drawn
     assert screen.getvalue().endswith("\r\x1b[K")  # cleared at the end
     assert "\r" not in out.getvalue()

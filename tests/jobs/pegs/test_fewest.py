@@ -121,6 +121,10 @@ class Recorder:
         self.updates: List[Tuple[str, bool]] = []
         self.ticks = 0
         self.result = ""
+        self.pictures: List[object] = []
+
+    def opening_picture(self, picture: object) -> None:
+        self.pictures.append(picture)
 
     def update(self, message: str, *, milestone: bool = False) -> None:
         self.updates.append((message, milestone))
@@ -128,8 +132,9 @@ class Recorder:
     def tick(self) -> None:
         self.ticks += 1
 
-    def done(self, message: str = "") -> None:
+    def done(self, message: str = "", *, picture: object = None, **fields: object) -> None:
         self.result = message
+        self.pictures.append(picture)
 
 
 def test_the_job_reports_the_count_and_each_move_then_the_answer() -> None:
@@ -144,6 +149,7 @@ def test_the_job_reports_the_count_and_each_move_then_the_answer() -> None:
     assert reporter.ticks > 0
     assert reporter.result.startswith("solved in 8 moves (proved the fewest)")
     assert "Moves (8, proved the fewest): " in out.getvalue()
+    assert len(reporter.pictures) == 2 and all(callable(picture) for picture in reporter.pictures)  # start, solution
 
 
 def test_a_board_too_big_is_refused_with_the_reason() -> None:

@@ -7,7 +7,7 @@ import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Tuple
+from typing import TYPE_CHECKING, Any, List, Tuple
 
 from ...arguments import Commands, Parser, absolute, add_command, positive_int
 from ...errors import ExitStatus, UsageError
@@ -16,6 +16,7 @@ from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
 from ...settings import Config, parse_duration
 from ...state import ensure_state_dir
+from ..cluster import add_cluster_flag, cluster_for
 from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES
 
 if TYPE_CHECKING:
@@ -85,6 +86,9 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     if finished:
         log.warning("%s", finished)  # before the reporter, which would post a result again
         return int(ExitStatus.OK)
+    if args.cluster and args.workers > 1:
+        raise UsageError("--workers N types on this machine, --cluster on a cluster's workers: give one of them")
+    cluster = cluster_for(args, config)  # before any post: a cluster that cannot run the job posts nothing
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
     reporter = (
@@ -102,9 +106,35 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
         )
     )
     kernel = load_kernel(config.state_dir / "monkey-cache", switch=config.values.get("TWITTERBOT_MONKEY_KERNEL"))  # None: numpy, the same records
-    with reporter as report:
-        run_monkey(setup, options, report, checkpoint=checkpoint, restart=args.restart, status=status, kernel=kernel)
+    typing = _typing(cluster, setup, options, kernel)
+    try:
+        with reporter as report:
+            run_monkey(
+                setup,
+                options,
+                report,
+                checkpoint=checkpoint,
+                restart=args.restart,
+                status=status,
+                kernel=kernel,
+                typing=typing,
+            )
+    finally:
+        typing.close()
+        if cluster is not None:
+            cluster.close()
     return int(ExitStatus.OK)
+
+
+def _typing(cluster: Any, setup: Any, options: Any, kernel: Any) -> Any:
+    """Who types the chunks: the cluster's workers, forked processes, or this process."""
+    from .chunks import ClusterTyping, ForkedTyping, LocalTyping
+
+    if cluster is not None:
+        return ClusterTyping(cluster, setup.matcher, setup.keyboard.count)
+    if options.workers > 1:
+        return ForkedTyping(setup.matcher, setup.keyboard.count, options.workers, kernel)
+    return LocalTyping(setup.matcher, setup.keyboard.count, kernel)
 
 
 def _chart(path: Path, setup: Setup, checkpoint: Path) -> int:
@@ -172,8 +202,9 @@ def _add_monkey(commands: Commands) -> None:
         type=positive_int,
         default=1,
         metavar="N",
-        help="monkeys typing side by side, one per CPU core (default: 1)",
+        help="processes typing side by side on this machine, one per CPU core (default: 1); the same records",
     )
+    add_cluster_flag(monkey)
     monkey.add_argument("--keystrokes", type=_count, metavar="N", help="stop after N keystrokes in all, e.g. 1e9")
     monkey.add_argument("--until-length", type=positive_int, metavar="L", help="stop once a record is L letters")
     monkey.add_argument("--name", help="the job's name in posts and its checkpoint's (default: monkey)")

@@ -29,9 +29,11 @@ from ...errors import UsageError
 from ...files import write_atomically
 from ...progress.reporter import NullReporter, Reporter, Templates, format_elapsed, slug
 from ...progress.statusline import NullStatusLine, StatusLine
+from ..cluster import ClusterLost
 from . import MODES
 from .cache import StartupCache
 from .chart import monkey_chart
+from .chunks import ChunkedSimulation, LocalTyping
 from .kernel import Kernel
 from .simulation import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
 from .texts import (
@@ -66,13 +68,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FIELDS = ("keystrokes", "rate", "record", "length", "source", "factor")
+FIELDS = ("keystrokes", "rate", "record", "length", "source", "factor", "workers", "where")
 TEMPLATES = Templates(
     progress="{message}",
     done="{name} finished after {elapsed}: {message}",
     failed="{name} failed after {elapsed}: {message}",
 )
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2  # 2: the typing in chunks (any number of workers); 1: one stream per worker
 # How often the reporter hears the latest figures (it decides when they become a post).
 NEWS_EVERY = 10.0
 # How often the log gets a progress line (the journal under systemd).
@@ -91,6 +93,7 @@ class Options:
     target: Optional[Path] = None  # instead of the complete works
     seed: Optional[int] = None
     workers: int = 1
+    cluster: Optional[str] = None  # a Dask scheduler's address: the typing on its workers
     keystrokes: Optional[int] = None  # stop after this many in all
     until_length: Optional[int] = None  # stop once a record is this long
     checkpoint_every: float = 60.0
@@ -203,13 +206,16 @@ def run_monkey(
     clock: Callable[[], float] = time.monotonic,
     status: Optional[Union[StatusLine, NullStatusLine]] = None,
     kernel: Optional[Kernel] = None,
+    typing: Any = None,
 ) -> Dict[str, Any]:
     """Type until a stop condition, a signal, or forever; report records and progress. With
     `checkpoint`, resume from it and save to it; with `kernel` (kernel.load), type in C, with the
-    same records and checkpoints. Returns the final state (as the checkpoint)."""
+    same records and checkpoints; `typing` (chunks.ForkedTyping, ClusterTyping) types on more
+    cores or machines, with the same records again. Returns the final state (as the checkpoint)."""
+    typing = typing or LocalTyping(setup.matcher, setup.keyboard.count, kernel)
     state = _load(checkpoint, setup, options) if checkpoint and not restart else None
     if state:
-        simulation = Simulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"], kernel=kernel)
+        simulation = _restore(setup, state, kernel, typing)
         if simulation.finished(options.keystrokes, options.until_length):
             assert checkpoint is not None
             log.warning("%s", _finished_message(checkpoint, simulation))
@@ -222,13 +228,12 @@ def run_monkey(
             _plural(simulation.record, "letter", exact=True),
         )
     else:
-        simulation = Simulation(
-            setup.matcher, key_count=setup.keyboard.count, seed=options.seed, workers=options.workers, kernel=kernel
-        )
+        simulation = ChunkedSimulation(setup.matcher, key_count=setup.keyboard.count, seed=options.seed, typing=typing)
         records, typing_seconds = [], 0.0
+    where = typing.where if isinstance(simulation, ChunkedSimulation) else f"{simulation.workers} streams"
     out.write(
-        f"{simulation.workers} monkey{'s' if simulation.workers > 1 else ''} typing at {setup.title} "
-        f"({options.mode} mode, {setup.keyboard.count} keys, seed {simulation.seed})\n"
+        f"the monkey types at {setup.title} ({options.mode} mode, {setup.keyboard.count} keys, "
+        f"seed {simulation.seed}) on {where}\n"
     )
     out.flush()
     stopping: List[str] = []
@@ -250,12 +255,14 @@ def run_monkey(
             "length": length,
             "source": best.source if best else "",
             "factor": f"{setup.matcher.expected_factor(length, setup.keyboard.count):.0f}",
+            "workers": simulation.workers,
+            "where": where,
         }
 
     def save() -> Dict[str, Any]:
         saved = {
-            "format": CHECKPOINT_FORMAT,
-            "setup": _identity(setup, options, simulation.workers),
+            "format": CHECKPOINT_FORMAT if isinstance(simulation, ChunkedSimulation) else 1,
+            "setup": _identity(setup, None if isinstance(simulation, ChunkedSimulation) else simulation.workers),
             "simulation": simulation.state(),
             "records": [asdict(record) for record in records],
             "seconds": typing_seconds,
@@ -303,6 +310,9 @@ def run_monkey(
                 save()
             if stopping:
                 break
+    except ClusterLost:
+        save()  # as of the last piece taken in: the same command continues from here
+        raise
     finally:
         _restore_signals(previous)
     final = save()
@@ -331,8 +341,9 @@ def _progress_message(figures: Dict[str, object], setup: Setup) -> str:
     if not length:
         return f"{keystrokes} at {figures['rate']}; no record yet"
     assert isinstance(length, int)
+    where = f" on {figures['where']}" if str(figures.get("where", "")).startswith("a cluster") else ""
     return (
-        f"{keystrokes} at {figures['rate']}. Record: {figures['record']!r} ({_plural(length, 'letter')}, "
+        f"{keystrokes} at {figures['rate']}{where}. Record: {figures['record']!r} ({_plural(length, 'letter')}, "
         f"from {figures['source']}). One more letter should take about {figures['factor']} times as much typing"
     )
 
@@ -364,7 +375,14 @@ def _plural(count: int, noun: str, *, exact: bool = False) -> str:
     return f"{shown} {noun}{'' if count == 1 else 's'}"
 
 
-def _finished_message(checkpoint: Path, simulation: Simulation) -> str:
+def _restore(setup: Setup, state: Dict[str, Any], kernel: Optional[Kernel], typing: Any = None) -> Any:
+    """The simulation a checkpoint holds: typed in chunks, or (format 1) one stream per worker."""
+    if state["format"] == 1:
+        return Simulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"], kernel=kernel)
+    return ChunkedSimulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"], typing=typing)
+
+
+def _finished_message(checkpoint: Path, simulation: Any) -> str:
     return (
         f"{checkpoint} holds a run that has already finished ({_plural(simulation.keystrokes, 'keystroke', exact=True)}"
         f", record {_plural(simulation.record, 'letter')}): nothing to do. Pass --restart to type it again from "
@@ -378,7 +396,7 @@ def finished_run(setup: Setup, options: Options, checkpoint: Optional[Path]) -> 
     state = _load(checkpoint, setup, options) if checkpoint else None
     if state is None:
         return None
-    simulation = Simulation(setup.matcher, key_count=setup.keyboard.count, state=state["simulation"])
+    simulation = _restore(setup, state, None)
     if not simulation.finished(options.keystrokes, options.until_length):
         return None
     assert checkpoint is not None
@@ -395,8 +413,10 @@ def approximate(number: float) -> str:
     return f"{number:,.0f}"
 
 
-def _identity(setup: Setup, options: Options, workers: int) -> Dict[str, Any]:
-    return {"mode": setup.mode, "keys": setup.keyboard.keys, "text": setup.identity, "workers": workers}
+def _identity(setup: Setup, workers: Optional[int] = None) -> Dict[str, Any]:
+    """What a checkpoint must match to be resumed (the workers only for format 1's streams)."""
+    identity = {"mode": setup.mode, "keys": setup.keyboard.keys, "text": setup.identity}
+    return identity if workers is None else {**identity, "workers": workers}
 
 
 def _load(checkpoint: Path, setup: Setup, options: Options) -> Optional[Dict[str, Any]]:
@@ -409,9 +429,9 @@ def _load(checkpoint: Path, setup: Setup, options: Options) -> Optional[Dict[str
         raise TextsError(
             f"{checkpoint} cannot be read ({exc}): move it away, or pass --restart to start a new run"
         ) from None
-    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+    if not isinstance(state, dict) or state.get("format") not in (1, CHECKPOINT_FORMAT):
         raise TextsError(f"{checkpoint} is not a checkpoint this version can resume: pass --restart to start again")
-    mine = {**_identity(setup, options, options.workers), "seed": options.seed}
+    mine = {**_identity(setup, options.workers if state["format"] == 1 else None), "seed": options.seed}
     theirs = {**state.get("setup", {}), "seed": state["simulation"]["seed"]}
     differs = [name for name in mine if theirs.get(name) != mine[name] and not (name == "seed" and mine[name] is None)]
     if differs:
@@ -448,7 +468,7 @@ def checkpoint_for(state_dir: Path, name: str) -> Path:
 
 def run_key(setup: Setup, options: Options, seed: Optional[int]) -> str:
     """The reporter's name for this run: the same typing towards the same goal continues one thread."""
-    parts = [setup.mode, setup.identity, setup.keyboard.keys, f"seed={seed}", f"workers={options.workers}"]
+    parts = [setup.mode, setup.identity, setup.keyboard.keys, f"seed={seed}"]
     if options.keystrokes is not None:
         parts.append(f"keystrokes={options.keystrokes}")
     if options.until_length is not None:

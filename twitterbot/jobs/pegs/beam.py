@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .board import Board, Jump, distances, pagoda_weights
+from .board import Board, Jump
+from .bounds import distances, pagoda_weights
 
 if TYPE_CHECKING:
     from .meet import MeetInTheMiddle

@@ -9,7 +9,9 @@ optional ``kind:`` and ``finish:`` lines::
 
     board = builtin("english")
     board.render(board.start)      # the seed's picture: X pegs, O holes
-    proof = position_class_proof(board)   # None, or why the game cannot be won
+
+The built-in drawings are in `boards.py`; what can be proved of a game before searching it
+(position classes, pagoda weights) is in `bounds.py`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ...errors import BotError, ExitStatus, UsageError
+from .boards import BOARDS, HOLE, PEG
 
 __all__ = [
     "BOARDS",
@@ -28,15 +31,11 @@ __all__ = [
     "Jump",
     "builtin",
     "check_countable",
-    "distances",
     "load_board",
-    "pagoda_weights",
     "parse_board",
-    "position_class_proof",
     "with_empty_hole",
 ]
 
-PEG, HOLE = "X", "O"
 OFF_BOARD = (" ", ".")
 MAX_HOLES = 128  # the solver's compiled search holds a position in two 64-bit words
 MAX_COUNTED_HOLES = 64  # the count, fewest moves and the search from both ends: numpy uint64
@@ -420,104 +419,6 @@ def load_board(path: Path, *, finish: Optional[str] = None) -> Board:
     return parse_board(text, name=path.stem, source=str(path), finish=finish)
 
 
-def _triangle(rows: int) -> str:
-    """A triangle of `rows` rows, full but its top hole, drawn as board files draw it."""
-    return "\n".join(
-        " " * (rows - 1 - row) + " ".join(HOLE if row == 0 else PEG for _ in range(row + 1)) for row in range(rows)
-    )
-
-
-def _cross_board(arm: int, middle: int, hole: Tuple[int, int]) -> str:
-    """A plus-shaped board (English, German) with every hole filled but `hole`."""
-    size = 2 * arm + middle
-    rows = []
-    for row in range(size):
-        line = ""
-        for col in range(size):
-            in_arm = arm <= row < arm + middle or arm <= col < arm + middle
-            line += (HOLE if (row, col) == hole else PEG) if in_arm else " "
-        rows.append(line)
-    return "\n".join(rows)
-
-
-def _french() -> str:
-    widths = (3, 5, 7, 7, 7, 5, 3)
-    return "\n".join(
-        "".join(HOLE if (row, col) == (3, 3) else PEG if abs(col - 3) <= width // 2 else " " for col in range(7))
-        for row, width in enumerate(widths)
-    )
-
-
-def _diamond() -> str:
-    return "\n".join(
-        "".join(HOLE if (row, col) == (4, 4) else PEG if abs(row - 4) + abs(col - 4) <= 4 else " " for col in range(9))
-        for row in range(9)
-    )
-
-
-def _english_pattern(pegs: Sequence[Tuple[int, int]]) -> str:
-    """One of the seed's patterns on the English board; `pegs` are the seed's (x, y) = (column, row)."""
-    english = _cross_board(2, 3, (3, 3))
-    return "\n".join(
-        "".join((PEG if (col, row) in pegs else HOLE) if char != " " else " " for col, char in enumerate(line))
-        for row, line in enumerate(english.split("\n"))
-    )
-
-
-def _pegs_except(holes: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
-    """The seed's setups start full and set holes ('O'); these are the (x, y) left with pegs."""
-    english = _cross_board(2, 3, (-1, -1)).split("\n")
-    everything = [(col, row) for row, line in enumerate(english) for col, char in enumerate(line) if char != " "]
-    return [cell for cell in everything if cell not in holes]
-
-
-# The six patterns exactly as the seed's setup functions define them (board[x, y], x the column).
-_SEED_PATTERNS: Dict[str, List[Tuple[int, int]]] = {
-    "cross": _pegs_except(
-        [(2, 0), (3, 0), (4, 0), (2, 1), (4, 1), (0, 2), (1, 2), (5, 2), (6, 2), (0, 3), (1, 3), (2, 3), (4, 3)]
-        + [(5, 3), (6, 3), (0, 4), (1, 4), (2, 4), (4, 4), (5, 4), (6, 4), (2, 5), (3, 5), (4, 5), (2, 6), (3, 6)]
-        + [(4, 6)]
-    ),
-    "plus": _pegs_except(
-        [(2, 0), (3, 0), (4, 0), (2, 1), (4, 1), (0, 2), (1, 2), (2, 2), (4, 2), (5, 2), (6, 2), (0, 3), (6, 3)]
-        + [(0, 4), (1, 4), (2, 4), (4, 4), (5, 4), (6, 4), (2, 5), (4, 5), (2, 6), (3, 6), (4, 6)]
-    ),
-    "fireplace": _pegs_except(
-        [(0, 2), (1, 2), (5, 2), (6, 2), (0, 3), (1, 3), (3, 3), (5, 3), (6, 3), (0, 4), (1, 4), (2, 4), (3, 4)]
-        + [(4, 4), (5, 4), (6, 4), (2, 5), (3, 5), (4, 5), (2, 6), (3, 6), (4, 6)]
-    ),
-    "pyramid": _pegs_except(
-        [(2, 0), (3, 0), (4, 0), (2, 1), (4, 1), (0, 2), (1, 2), (5, 2), (6, 2), (0, 3), (6, 3), (2, 5), (3, 5)]
-        + [(4, 5), (2, 6), (3, 6), (4, 6)]
-    ),
-    "arrow": _pegs_except(
-        [(2, 0), (4, 0), (0, 2), (6, 2), (0, 3), (1, 3), (2, 3), (4, 3), (5, 3), (6, 3), (0, 4), (1, 4), (2, 4)]
-        + [(4, 4), (5, 4), (6, 4)]
-    ),
-    "english-diamond": _pegs_except([(2, 0), (4, 0), (0, 2), (6, 2), (0, 4), (6, 4), (2, 6), (4, 6)]),
-}
-
-# name -> (board text, kind, finish, what it is)
-BOARDS: Dict[str, Tuple[str, str, str, str]] = {
-    "english": (_cross_board(2, 3, (3, 3)), "orthogonal", "centre", "33 holes, all full but the centre"),
-    **{
-        name: (
-            _english_pattern(pegs),
-            "orthogonal",
-            "centre",
-            f"the seed's {name.replace('english-', '')} pattern on the English board",
-        )
-        for name, pegs in _SEED_PATTERNS.items()
-    },
-    "german": (_cross_board(3, 3, (4, 4)), "orthogonal", "centre", "45 holes (9x9 without 3x3 corners)"),
-    "french": (_french(), "orthogonal", "centre", "37 holes, central game (impossible)"),
-    "diamond": (_diamond(), "orthogonal", "centre", "41 holes, central game (impossible)"),
-    "french-diagonal": (_french(), "diagonal", "centre", "37 holes, jumps along diagonals too"),
-    "triangle": (_triangle(5), "triangular", "any", "15 holes in 5 rows, top hole empty"),
-    "triangle6": (_triangle(6), "triangular", "any", "21 holes in 6 rows, top hole empty"),
-}
-
-
 def builtin(name: str, *, finish: Optional[str] = None) -> Board:
     try:
         text, kind, default_finish, _ = BOARDS[name]
@@ -528,121 +429,14 @@ def builtin(name: str, *, finish: Optional[str] = None) -> Board:
     return parse_board(f"kind: {kind}\n{text}", name=name, source=f"board {name}", finish=finish or default_finish)
 
 
-def position_class_proof(board: Board) -> Optional[str]:
-    """Why the game cannot be won, by the position-class argument, or None if it may be.
-
-    Every jump flips exactly three holes (two pegs out, one in), so after any jumps the position
-    differs from the start by a sum (exclusive-or) of jumps' flip patterns. A finish that differs
-    from the start by something outside their span is out of reach: that is the classic
-    position-class argument, done by linear algebra over the two-element field so that it holds
-    for every jump kind and every board shape.
-    """
-    basis = _span(board.jumps)
-    finishes = [board.goal] if board.goal is not None else [1 << hole for hole in board.end_holes]
-    if any(_reduce(board.start ^ finish, basis) == 0 for finish in finishes):
-        return None
-    if board.kind == "orthogonal" and board.goal is not None and board.target is not None:
-        start, end = _classes(board, board.start), _classes(board, board.goal)
-        if start != end:
-            return (
-                f"impossible: count the pegs on each of the three diagonal colour classes ((row+col) mod 3, and "
-                f"(row-col) mod 3). Every jump changes each count by one, so their odd/even pattern can only flip "
-                f"as a whole. The start's patterns are {_show(start)}; a single peg in {board.name_of(board.target)} "
-                f"has {_show(end)}, which no sequence of jumps can reach"
-            )
-    if board.kind == "orthogonal" and board.goal is None and board.ends is None:
-        start = _classes(board, board.start)
-        if all(_classes(board, 1 << hole) != start for hole in range(board.size)):
-            return (
-                "impossible: count the pegs on each of the three diagonal colour classes ((row+col) mod 3, and "
-                "(row-col) mod 3). Every jump changes each count by one, so their odd/even pattern can only flip "
-                f"as a whole. The start's patterns are {_show(start)}, and no single peg anywhere has them"
-            )
-    where = board.goal_text
-    return (
-        f"impossible (position classes): every jump flips three holes, so a reachable position differs from "
-        f"the start by an exclusive-or of jumps; the start and {where} differ by a pattern no combination of "
-        f"this board's {len(board.jumps)} jumps makes, so no sequence of jumps gets there"
-    )
+_MOVED_TO_BOUNDS = ("distances", "pagoda_towards", "pagoda_weights", "position_class_proof")
 
 
-def pagoda_weights(board: Board) -> Optional[List[float]]:
-    """A pagoda function for a goal of one peg on a given hole, or None without one.
+def __getattr__(name: str) -> object:
+    """The bounds moved to `bounds.py` stay importable from here (loaded on first use: bounds.py
+    imports this module, so importing it at the top would be circular)."""
+    if name in _MOVED_TO_BOUNDS:
+        from . import bounds
 
-    A pagoda function gives each hole a weight such that for every jump a over b into c,
-    w(a) + w(b) >= w(c): a jump never raises the total weight of the pegs. So a position whose
-    pegs weigh less than the goal can never reach it. With w = s^d, d the number of steps to the
-    goal hole along the board's lattice and s = 0.618 (1/golden ratio, so that s^2 + s = 1), a
-    jump two steps nearer keeps the total, any other lowers it (Conway's soldiers argument)."""
-    if board.target is None:
-        return None
-    return pagoda_towards(board, board.target)
-
-
-def pagoda_towards(board: Board, target: int) -> Optional[List[float]]:
-    """`pagoda_weights` for a goal of one peg in `target`, whatever the board's own goal: every
-    hole gives one, and any of them bounds any goal (a position weighing less than a goal's
-    pegs, by any pagoda function, cannot reach it)."""
-    steps = distances(board, target)
-    ratio = (5**0.5 - 1) / 2
-    weights = [ratio**step if step >= 0 else 0.0 for step in steps]
-    for jump in board.jumps:  # the lattice distance makes it so; check rather than trust
-        if weights[jump.start] + weights[jump.over] < weights[jump.end] - 1e-12:
-            return None
-    return weights
-
-
-def distances(board: Board, target: int) -> List[int]:
-    """Steps from each hole to `target` moving between neighbours of the lattice (-1: none)."""
-    neighbours: List[List[int]] = [[] for _ in board.cells]
-    for jump in board.jumps:
-        neighbours[jump.start].append(jump.over)
-        neighbours[jump.over].append(jump.end)
-    found = [-1] * board.size
-    found[target] = 0
-    frontier = [target]
-    while frontier:
-        following = []
-        for hole in frontier:
-            for other in neighbours[hole]:
-                if found[other] < 0:
-                    found[other] = found[hole] + 1
-                    following.append(other)
-        frontier = following
-    return found
-
-
-def _span(jumps: Sequence[Jump]) -> Dict[int, int]:
-    """A basis of the jumps' flip patterns over GF(2), keyed by each vector's highest bit."""
-    basis: Dict[int, int] = {}
-    for jump in jumps:
-        vector = _reduce(jump.flips, basis)
-        if vector:
-            basis[vector.bit_length() - 1] = vector
-    return basis
-
-
-def _reduce(vector: int, basis: Dict[int, int]) -> int:
-    while vector:
-        top = vector.bit_length() - 1
-        if top not in basis:
-            return vector
-        vector ^= basis[top]
-    return 0
-
-
-def _classes(board: Board, position: int) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
-    sums, diffs = [0, 0, 0], [0, 0, 0]
-    for i, (row, col) in enumerate(board.cells):
-        if position >> i & 1:
-            sums[(row + col) % 3] ^= 1
-            diffs[(row - col) % 3] ^= 1
-    # Up to flipping all three: normalise so that the first parity is even.
-    return tuple(p ^ sums[0] for p in sums), tuple(p ^ diffs[0] for p in diffs)
-
-
-def _show(classes: Tuple[Tuple[int, ...], Tuple[int, ...]]) -> str:
-    def word(parities: Tuple[int, ...]) -> str:
-        return "/".join("odd" if p else "even" for p in parities)
-
-    return f"{word(classes[0])} and {word(classes[1])}"
+        return getattr(bounds, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from typing import List, Tuple
+from pathlib import Path
+from typing import Any, List, Optional, Tuple
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...errors import ExitStatus, UsageError
@@ -14,7 +15,8 @@ from ...progress.commands import add_progress_flags
 from ...progress.statusline import status_line_for
 from ...settings import Config
 from ...state import ensure_state_dir
-from .board import BOARDS, builtin, check_countable, load_board, with_empty_hole
+from ..cluster import add_cluster_flag, cluster_for
+from .board import BOARDS, BoardFileError, builtin, check_countable, load_board, with_empty_hole
 
 __all__ = ["register"]
 
@@ -33,13 +35,12 @@ def _kernel_check(config: Config) -> List[Tuple[str, str]]:
 
 def _pegs(args: argparse.Namespace, config: Config) -> int:
     """Solve or count a peg solitaire board, posting progress and the result."""
-    from .job import run_count, run_fewest, run_solve  # the counter needs numpy: only for this command
-    from .kernel import load as load_kernel
-
     if args.action == "boards":
         for name, (_, kind, _, about) in BOARDS.items():
             print(f"{name:16} {kind:11} {builtin(name).goal_text:18} {about}")
         return int(ExitStatus.OK)
+    if args.batch:
+        return _batch(args, config)
     if args.fewest_moves and args.action != "solve":
         raise UsageError(f"--fewest-moves is for pegs solve, not pegs {args.action}: drop it, or use solve")
     if args.file and args.board:
@@ -54,6 +55,9 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
         board = with_empty_hole(board, args.empty)
     if args.action == "count" or args.fewest_moves:  # refused before anything is printed or posted
         check_countable(board, "pegs count" if args.action == "count" else "pegs solve --fewest-moves")
+    if args.cluster and args.action != "count":
+        raise UsageError(f"--cluster is for pegs count and pegs solve --batch, not pegs {args.action}: drop it")
+    cluster = cluster_for(args, config) if args.action == "count" else None  # before anything is posted
     name = args.name or f"pegs {args.action} {board.name}"
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
@@ -62,44 +66,105 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
         if args.no_post
         else open_reporter(name, config=config, dry_run=args.dry_run, status=status, pictures=not args.no_pictures)
     )
-    with reporter as report:
-        if args.action == "solve":
-            if args.fewest_moves:
-                ensure_state_dir(config.state_dir)
-                levels = config.state_dir / f"pegs-fewest-{board.name}"
-                try:
-                    run_fewest(
-                        board,
-                        report,
-                        output=absolute(args.output),
-                        status=status,
-                        folder=levels,
-                        kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: numpy, the same levels
-                    )
-                finally:
-                    shutil.rmtree(levels, ignore_errors=True)  # the count's levels were only for this search
-            else:
-                run_solve(
+    try:
+        with reporter as report:
+            return _run(args, config, board, report, status, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _batch(args: argparse.Namespace, config: Config) -> int:
+    """`pegs solve --batch FILE`: every board of the file solved (on the cluster, if one is named),
+    printed in the file's order."""
+    from ..batch import in_order
+    from .job import solve_text, solve_text_on_worker
+    from .kernel import load as load_kernel
+
+    if args.action != "solve" or args.board or args.file or args.fewest_moves or args.empty:
+        raise UsageError("--batch FILE goes with pegs solve alone: the boards are the file's lines")
+    boards = _batch_boards(absolute(args.batch), args.finish)
+    cluster = cluster_for(args, config)
+    try:
+        if cluster is None:
+            kernel = load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL"))
+            texts = in_order(lambda board: solve_text(board, kernel), [(board,) for board in boards])
+        else:
+            texts = in_order(solve_text_on_worker, [(board,) for board in boards], cluster)
+        for number, text in enumerate(texts, 1):
+            sys.stdout.write(f"== {number}/{len(boards)}: {boards[number - 1].name} ==\n{text}")
+            sys.stdout.flush()
+    finally:
+        if cluster is not None:
+            cluster.close()
+    return int(ExitStatus.OK)
+
+
+def _batch_boards(path: Path, finish: Optional[str]) -> List[Any]:
+    """The boards of a batch file: one a line, a built-in name or a board file (relative to the
+    batch file's folder), then optionally the hole to leave empty; # starts a comment."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BoardFileError(f"cannot read the batch file {path} ({getattr(exc, 'strerror', None) or exc})") from None
+    boards = []
+    for number, line in enumerate(lines, 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) > 2:
+            raise BoardFileError(f"{path} line {number}: write a board and at most one empty hole, e.g. 'english d4'")
+        name = words[0]
+        board = builtin(name, finish=finish) if name in BOARDS else load_board(path.parent / name, finish=finish)
+        boards.append(with_empty_hole(board, words[1]) if len(words) == 2 else board)
+    if not boards:
+        raise BoardFileError(f"{path} names no board: one a line, e.g. 'english' or 'boards/cross.txt d4'")
+    return boards
+
+
+def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, status: Any, cluster: Any) -> int:
+    """The action, with the reporter open."""
+    from .job import run_count, run_fewest, run_solve  # the counter needs numpy: only for this command
+    from .kernel import load as load_kernel
+
+    if args.action == "solve":
+        if args.fewest_moves:
+            ensure_state_dir(config.state_dir)
+            levels = config.state_dir / f"pegs-fewest-{board.name}"
+            try:
+                run_fewest(
                     board,
                     report,
                     output=absolute(args.output),
                     status=status,
-                    kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: the search runs in Python
+                    folder=levels,
+                    kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: numpy, the same levels
                 )
-            return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
-        ensure_state_dir(config.state_dir)
-        levels = config.state_dir / f"pegs-levels-{board.name}"
-        levels.mkdir(exist_ok=True)
-        run_count(
-            board,
-            report,
-            checkpoint=config.state_dir / f"pegs-count-{board.name}.npz",
-            status=status,
-            levels=levels,
-            kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: numpy, the same levels
-        )
-        shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
-        return int(ExitStatus.OK)
+            finally:
+                shutil.rmtree(levels, ignore_errors=True)  # the count's levels were only for this search
+        else:
+            run_solve(
+                board,
+                report,
+                output=absolute(args.output),
+                status=status,
+                kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: the search runs in Python
+            )
+        return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
+    ensure_state_dir(config.state_dir)
+    levels = config.state_dir / f"pegs-levels-{board.name}"
+    levels.mkdir(exist_ok=True)
+    run_count(
+        board,
+        report,
+        checkpoint=config.state_dir / (f"pegs-count-{board.name}" + (".cluster" if cluster else ".npz")),
+        status=status,
+        levels=levels,
+        kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: numpy, the same levels
+        cluster=cluster,
+    )
+    shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
+    return int(ExitStatus.OK)
 
 
 def _add_pegs(commands: Commands) -> None:
@@ -137,6 +202,13 @@ def _add_pegs(commands: Commands) -> None:
         "(english: 18 moves, about a minute); one peg anywhere: small boards only",
     )
     pegs.add_argument("--output", metavar="PATH", help="solve: also write the solution to this file")
+    pegs.add_argument(
+        "--batch",
+        metavar="FILE",
+        help="solve: every board of FILE (one a line: a built-in name or board file, then optionally the hole to "
+        "leave empty), printed in the file's order; with --cluster, on its workers",
+    )
+    add_cluster_flag(pegs)
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")
     add_progress_flags(pegs, "every", "first_after")
     pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")

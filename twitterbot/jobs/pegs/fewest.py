@@ -27,7 +27,8 @@ from typing import Callable, Deque, Dict, Iterator, List, Optional, Sequence, Tu
 
 import numpy as np
 
-from .board import Board, Jump, check_countable, position_class_proof
+from .board import Board, Jump, check_countable
+from .bounds import position_class_proof
 from .count import Counting, count_levels
 from .kernel import Kernel
 from .orient import Orienter

@@ -9,10 +9,11 @@ reads their events and tells the reporter.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional, TextIO, Union
+from typing import Any, Callable, List, Optional, TextIO, Union
 
 from ...errors import UsageError
 from ...files import write_atomically
@@ -26,7 +27,7 @@ from .kernel import Kernel
 from .picture import solution_picture, start_picture
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
-__all__ = ["run_count", "run_fewest", "run_solve"]
+__all__ = ["run_count", "run_fewest", "run_solve", "solve_text", "solve_text_on_worker"]
 
 AnyReporter = Union[Reporter, NullReporter]
 AnyStatus = Union[StatusLine, NullStatusLine]
@@ -144,6 +145,22 @@ def run_solve(
     raise AssertionError("solve() always ends with Solved or Impossible")  # pragma: no cover
 
 
+def solve_text(board: Board, kernel: Optional[Kernel] = None) -> str:
+    """What `pegs solve` prints for `board`: its solution, or why there is none (a batch's task)."""
+    import io
+
+    out = io.StringIO()
+    run_solve(board, NullReporter(), out=out, kernel=kernel)
+    return out.getvalue()
+
+
+def solve_text_on_worker(board: Board) -> str:
+    """`solve_text` as a Dask task, with the worker's own kernel if it can build one."""
+    from .spread import _worker_kernel
+
+    return solve_text(board, _worker_kernel())
+
+
 def run_count(
     board: Board,
     reporter: AnyReporter,
@@ -154,13 +171,16 @@ def run_count(
     clock: Callable[[], float] = time.monotonic,
     levels: Optional[Path] = None,
     kernel: Optional[Kernel] = None,
+    cluster: Any = None,
 ) -> Level:
     """Count `board` level by level, printing a line and reporting each level; returns the last.
     With `checkpoint`, a stopped count resumes after its last finished level. On a terminal the
     status line shows the level being counted, how far it is and, at its pace, how long it has left.
     With `levels` (a folder), each level's positions are kept there, to count the positions from
     which the goal can still be reached once the count is done (a central game only). With
-    `kernel` (kernel.load), the levels are made in C: the same output, faster."""
+    `kernel` (kernel.load), the levels are made in C: the same output, faster. With `cluster`
+    (jobs.cluster.Cluster), the levels are spread over its workers, `checkpoint` is a folder of
+    shares, and the output is the same again."""
     status = status or NullStatusLine()
     reporter.opening_picture(lambda: start_picture(board))
     total = 0
@@ -180,14 +200,22 @@ def run_count(
 
     out.write("jumps  positions  sequences  complete games ending here\n")
     games = 0
-    for level in count_levels(board, checkpoint=checkpoint, progress=counting, clock=clock, keep=levels, kernel=kernel):
+    on = f" on a cluster of {plural(cluster.workers, 'worker')}" if cluster is not None else ""
+    finishable: Optional[List[int]] = [] if cluster is not None else None
+    if cluster is not None:
+        from .spread import count_on_cluster  # needs a cluster: only with --cluster
+
+        counted = count_on_cluster(board, cluster, checkpoint=checkpoint, progress=counting, finishable=finishable)
+    else:
+        counted = count_levels(board, checkpoint=checkpoint, progress=counting, clock=clock, keep=levels, kernel=kernel)
+    for level in counted:
         total += level.positions
         games += level.games
         status.clear()
         out.write(f"{level.jumps:>5}  {level.positions:>9,}  {level.sequences:,}  {level.games:,}\n")
         out.flush()
         reporter.update(
-            f"after {plural(level.jumps, 'jump')}: {plural(level.positions, 'distinct position')} ({total:,} so far)",
+            f"after {plural(level.jumps, 'jump')}: {plural(level.positions, 'distinct position')} ({total:,} so far){on}",
             milestone=True,
         )
         last = level
@@ -199,15 +227,17 @@ def run_count(
     )
     status.clear()
     out.write(f"{board.name}: {summary} ({last.seconds:.1f} s)\n")
-    if levels is not None:
+    if levels is not None and cluster is None:
         finishable = finishable_counts(board, levels, last.jumps + 1, kernel=kernel)
-        if finishable is not None:
-            out.write(
-                "positions from which the goal can still be reached, per level (OEIS A112738 for english): "
-                + ", ".join(f"{number:,}" for number in finishable)
-                + f"; {sum(finishable):,} in all\n"
-            )
+    if finishable:
+        out.write(
+            "positions from which the goal can still be reached, per level (OEIS A112738 for english): "
+            + ", ".join(f"{number:,}" for number in finishable)
+            + f"; {sum(finishable):,} in all\n"
+        )
     reporter.done(summary)
-    if checkpoint and checkpoint.exists():
-        checkpoint.unlink()  # finished: the next count starts afresh
+    if checkpoint and checkpoint.is_dir():
+        shutil.rmtree(checkpoint, ignore_errors=True)  # finished: the next count starts afresh
+    elif checkpoint and checkpoint.exists():
+        checkpoint.unlink()
     return last

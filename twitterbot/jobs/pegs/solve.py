@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from .board import MAX_COUNTED_HOLES, Board, Jump, pagoda_towards, pagoda_weights, position_class_proof
+from .board import MAX_COUNTED_HOLES, Board, Jump
+from .bounds import pagoda_towards, pagoda_weights, position_class_proof
 
 if TYPE_CHECKING:  # numpy: imported only for a final pattern, or with the kernel
     from .kernel import DeadPositions, Kernel

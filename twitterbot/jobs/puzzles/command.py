@@ -18,6 +18,7 @@ import re
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...errors import ExitStatus, UsageError
@@ -27,6 +28,7 @@ from ...progress.reporter import Templates
 from ...progress.statusline import status_line_for
 from ...settings import Config
 from ...state import ensure_state_dir
+from ..cluster import add_cluster_flag
 from . import KINDS, PuzzleFileError
 from .job import (
     available_kinds,
@@ -78,6 +80,12 @@ def register(parser: Parser, commands: Commands) -> None:
         "--board", metavar="RxC", help="checkerboard: the board's size, e.g. 8x8 (default: from the stones)"
     )
     parser.add_argument("--output", metavar="PATH", help="also write what is printed to this file")
+    parser.add_argument(
+        "--batch",
+        metavar="FOLDER",
+        help="solve every file of FOLDER, printed in the order of their names; with --cluster, on its workers",
+    )
+    add_cluster_flag(parser)
     parser.add_argument("--name", help="the job's name in posts (default: 'puzzle KIND FILE')")
     parser.add_argument("--restart", action="store_true", help="ignore a saved checkpoint and search from the start")
     add_progress_flags(parser, "every", "first_after")
@@ -113,6 +121,8 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
         return int(ExitStatus.OK)
     if args.generate or args.reveal:
         return _challenge(args, config)
+    if args.batch:
+        return _batch(args, config, module)
     if args.file and args.example:
         raise UsageError(f"puzzle {args.kind} got both the file {args.file} and --example: give one of them")
     if args.all and args.first:
@@ -159,6 +169,43 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
             as_json=args.json,
         )
     return int(ExitStatus.OK)  # solved, or proved to have no solution: either is an answer
+
+
+def _batch(args: argparse.Namespace, config: Config, module: Any) -> int:
+    """`puzzle KIND --batch FOLDER`: every file of the folder solved (on the cluster, if one is
+    named), printed in the order of their names."""
+    from ..batch import in_order
+    from ..cluster import cluster_for
+    from .job import solve_text
+
+    if args.file or args.example or args.json or args.output:
+        raise UsageError("--batch FOLDER goes without FILE, --example, --json and --output: the puzzles are its files")
+    folder = absolute(args.batch)
+    try:
+        files = sorted(path for path in folder.iterdir() if path.is_file() and not path.name.startswith("."))
+    except OSError as exc:
+        raise PuzzleFileError(f"cannot read the folder {folder} ({exc.strerror}): check the path") from None
+    if not files:
+        raise PuzzleFileError(f"{folder} holds no puzzle file")
+    options = {"board": args.board} if args.board else {}
+    all_solutions = True if args.all else False if args.first else module.ALL_BY_DEFAULT
+    work = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PuzzleFileError(f"cannot read the puzzle file {path} ({getattr(exc, 'strerror', None) or exc})") from None
+        module.parse(text, str(path), **options)  # a bad file is refused before any solving starts
+        work.append((args.kind, text, str(path), all_solutions, options))
+    cluster = cluster_for(args, config)
+    try:
+        for number, text in enumerate(in_order(solve_text, work, cluster), 1):
+            sys.stdout.write(f"== {number}/{len(work)}: {files[number - 1].name} ==\n{text}")
+            sys.stdout.flush()
+    finally:
+        if cluster is not None:
+            cluster.close()
+    return int(ExitStatus.OK)
 
 
 def _challenge(args: argparse.Namespace, config: Config) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import io
 import json
 import logging
 import random
@@ -240,6 +241,14 @@ def run_puzzle(
     if checkpoint and checkpoint.exists():
         checkpoint.unlink()  # finished: the next run starts afresh
     return result
+
+
+def solve_text(kind: str, text: str, source: str, all_solutions: bool, options: Dict[str, Any]) -> str:
+    """What `puzzle KIND FILE` prints for one puzzle (a batch's task: a pure function of the file)."""
+    module = load_kind(kind)
+    out = io.StringIO()
+    run_puzzle(module, module.parse(text, source, **options), NullReporter(), source=source, all_solutions=all_solutions, out=out)
+    return out.getvalue()
 
 
 def summary(result: PuzzleResult) -> str:

@@ -1,0 +1,168 @@
+"""The long jobs on a Dask cluster (issue 28): what two workers buy over one.
+
+    .venv/bin/python benchmarks/cluster.py            # about three minutes on a PC
+    .venv/bin/python benchmarks/cluster.py --quick    # the monkey and the task overhead only
+
+Everything runs on this machine: LocalClusters of one and two single-threaded worker processes
+on 127.0.0.1 (a cluster of Pis adds the network, about a millisecond a task on a LAN).
+
+- monkey: keys per second of typing at a short text, anywhere mode, on one worker and on two
+  (target: two at least 1.8 times one, on two free cores), after a warm-up that builds each
+  worker's kernel and sends it the index;
+- pegs count english: one process (numpy, and the compiled kernel) against two workers: time, and
+  peak memory, the one process's against the largest worker's (target: at most 0.6 of it);
+- the overhead of a task: many empty tasks at once (throughput) and one at a time (latency).
+
+The figures are in docs/cluster.md. Needs requirements-cluster.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from distributed import LocalCluster  # noqa: E402
+
+from twitterbot.jobs.cluster import connect  # noqa: E402
+from twitterbot.jobs.monkey.chunks import CHUNK, ChunkedSimulation, ClusterTyping  # noqa: E402
+from twitterbot.jobs.monkey.job import Options, prepare  # noqa: E402
+
+VERSE = (
+    "to be or not to be that is the question whether tis nobler in the mind to suffer the slings and "
+    "arrows of outrageous fortune or to take arms against a sea of troubles and by opposing end them"
+)
+
+
+def cluster_of(workers: int) -> LocalCluster:
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        memory_limit="2GiB",
+        silence_logs=40,
+    )
+
+
+def monkey_rates(chunks: int, folder: Path, rounds: int) -> dict:
+    """Keys per second on one worker and on two: the best of `rounds` runs each, taken in turns
+    (other work on the machine slows some runs; the best is the closest to the machine's own)."""
+    verse = folder / "verse.txt"
+    verse.write_text(VERSE, encoding="utf-8")
+    setup = prepare(Options(target=verse), folder)
+    best = {1: 0.0, 2: 0.0}
+    with cluster_of(1) as one, cluster_of(2) as two:
+        clusters = {1: connect(one.scheduler_address), 2: connect(two.scheduler_address)}
+        typings = {n: ClusterTyping(cluster, setup.matcher, setup.keyboard.count) for n, cluster in clusters.items()}
+        for workers, typing in typings.items():  # builds each worker's kernel, sends it the index
+            for _ in ChunkedSimulation(setup.matcher, key_count=27, seed=1, typing=typing).run(
+                keystrokes=2 * workers * CHUNK
+            ):
+                pass
+        for seed in range(rounds):
+            for workers, typing in typings.items():
+                simulation = ChunkedSimulation(setup.matcher, key_count=27, seed=2 + seed, typing=typing)
+                started = time.perf_counter()
+                for _ in simulation.run(keystrokes=chunks * CHUNK):
+                    pass
+                best[workers] = max(best[workers], chunks * CHUNK / (time.perf_counter() - started))
+        for cluster in clusters.values():
+            cluster.close()
+    return best
+
+
+def task_overhead() -> tuple:
+    with cluster_of(2) as local, connect(local.scheduler_address) as cluster:
+        client = cluster.client
+        many = 2000
+        started = time.perf_counter()
+        client.gather(client.map(abs, range(many), pure=False))
+        throughput = (time.perf_counter() - started) / many
+        started = time.perf_counter()
+        for number in range(200):
+            client.submit(abs, number, pure=False).result()
+        latency = (time.perf_counter() - started) / 200
+        return throughput, latency
+
+
+ONE_PROCESS = """
+import resource, sys, time
+sys.path.insert(0, {repo!r})
+from twitterbot.jobs.pegs.board import builtin
+from twitterbot.jobs.pegs.count import count_levels
+from twitterbot.jobs.pegs.kernel import load
+kernel = load(None) if {compiled} else None
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+total = sum(level.positions for level in count_levels(builtin("english"), kernel=kernel))
+print(total, time.perf_counter() - started, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def one_process_count(compiled: bool) -> tuple:
+    code = ONE_PROCESS.format(repo=str(Path(__file__).resolve().parents[1]), compiled=compiled)
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    total, seconds, before, peak = int(output[0]), float(output[1]), int(output[2]), int(output[3])
+    return total, seconds, before / 1024, peak / 1024  # MiB
+
+
+def cluster_count() -> tuple:
+    from twitterbot.jobs.pegs.board import builtin
+    from twitterbot.jobs.pegs.spread import count_on_cluster
+
+    def peaks(client) -> dict:
+        return client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+    with cluster_of(2) as local, connect(local.scheduler_address) as cluster:
+        cluster.client.run(lambda: __import__("twitterbot.jobs.pegs.spread", fromlist=["x"])._worker_kernel() and 0)
+        before = peaks(cluster.client)
+        started = time.perf_counter()
+        total = sum(level.positions for level in count_on_cluster(builtin("english"), cluster))
+        seconds = time.perf_counter() - started
+        return total, seconds, max(before.values()), max(peaks(cluster.client).values())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="the monkey and the task overhead only")
+    parser.add_argument("--chunks", type=int, default=32, help="chunks typed per measurement (default 32)")
+    parser.add_argument("--rounds", type=int, default=3, help="measurements of each, the best kept (default 3)")
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; chunk {CHUNK:,} keys")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        rates = monkey_rates(args.chunks, Path(folder), args.rounds)
+    one, two = rates[1], rates[2]
+    print(
+        f"monkey (best of {args.rounds}): 1 worker {one / 1e6:,.0f} M keys/s, 2 workers {two / 1e6:,.0f} M keys/s: "
+        f"{two / one:.2f}x"
+    )
+    throughput, latency = task_overhead()
+    print(f"task overhead: {throughput * 1e3:.2f} ms a task in a batch of 2000, {latency * 1e3:.2f} ms one at a time")
+    if args.quick:
+        return 0
+    for compiled in (False, True):
+        total, seconds, before, peak = one_process_count(compiled)
+        print(
+            f"pegs count english, one process ({'kernel' if compiled else 'numpy'}): {total:,} positions in "
+            f"{seconds:.1f} s, peak {peak:,.0f} MiB ({peak - before:,.0f} MiB above its start)"
+        )
+    total, seconds, before, peak = cluster_count()
+    print(
+        f"pegs count english, 2 workers: {total:,} positions in {seconds:.1f} s, largest worker's peak "
+        f"{peak:,.0f} MiB ({peak - before:,.0f} MiB above its start)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""The long jobs on a Dask cluster: a LocalCluster of two worker processes on 127.0.0.1.
+
+The figures must be exactly those of one machine, whatever happens to the cluster meanwhile: a
+worker killed mid-job, the scheduler stopped mid-job (exit 75, a checkpoint, and the same
+command continues), nodes of other versions (refused), and no extra installed (exit 69).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO
+
+from twitterbot.errors import ExitStatus
+from twitterbot.jobs.cluster import Cluster, ClusterMismatch, connect, node_versions
+
+distributed = pytest.importorskip(
+    "distributed", reason="NO DASK: the cluster extra (requirements-cluster.txt) is NOT tested here"
+)
+
+VERSE = (
+    "to be or not to be that is the question whether tis nobler in the mind to suffer the slings and "
+    "arrows of outrageous fortune or to take arms against a sea of troubles and by opposing end them"
+)
+# OEIS A112738: English board positions from which the centre can still be reached, per level.
+A112738 = [1, 1, 2, 8, 38, 164, 635, 2089, 6174, 16020, 35749, 68326, 112788, 162319, 204992, 230230]
+A112738 += list(reversed(A112738))
+
+
+def local_cluster():
+    return distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        memory_limit="1GiB",
+        silence_logs=40,
+    )
+
+
+@pytest.fixture(scope="module")
+def two_workers():
+    with local_cluster() as cluster:
+        yield cluster.scheduler_address
+
+
+def monkey_home(home, *extra: str):
+    verse = home.path / "verse.txt"
+    verse.write_text(VERSE, encoding="utf-8")
+    return ("monkey", "--target", str(verse), "--seed", "7", "--no-post", *extra)
+
+
+def saved(home, name: str) -> dict:
+    return json.loads((home.path / "state" / f"monkey-{name}.json").read_text())
+
+
+def test_the_monkey_on_a_cluster_finds_the_records_of_one_core(home, two_workers: str) -> None:
+    common = monkey_home(home, "--keystrokes", "120M")
+    spread = home.run(*common, "--cluster", two_workers, "--name", "spread", timeout=120)
+    assert spread.returncode == 0, spread.stderr
+    assert "on a cluster of 2 workers" in spread.stdout
+    alone = home.run(*common, "--name", "alone", timeout=120)
+    assert alone.returncode == 0, alone.stderr
+    assert saved(home, "spread")["records"] == saved(home, "alone")["records"]
+    assert saved(home, "spread")["simulation"] == saved(home, "alone")["simulation"]
+    assert len(saved(home, "alone")["records"]) >= 6
+
+
+def test_a_worker_killed_mid_job_changes_nothing(two_workers: str, tmp_path: Path) -> None:
+    from twitterbot.jobs.monkey.chunks import ChunkedSimulation, ClusterTyping, LocalTyping
+    from twitterbot.jobs.monkey.job import Options, prepare
+    from twitterbot.jobs.monkey.simulation import NewRecord, Round
+
+    verse = tmp_path / "verse.txt"
+    verse.write_text(VERSE, encoding="utf-8")
+    setup = prepare(Options(target=verse), tmp_path)
+    chunk, budget = 1 << 22, 24 << 22  # short tasks: 24 of them
+    with connect(two_workers) as cluster:
+        simulation = ChunkedSimulation(
+            setup.matcher, key_count=27, seed=11, chunk=chunk, typing=ClusterTyping(cluster, setup.matcher, 27)
+        )
+        pids = cluster.client.run(os.getpid)
+        spread, killed = [], False
+        for event in simulation.run(keystrokes=budget):
+            if isinstance(event, NewRecord):
+                spread.append(event)
+            elif isinstance(event, Round) and not killed:
+                os.kill(next(iter(pids.values())), signal.SIGKILL)  # its pieces are typed again elsewhere
+                killed = True
+        assert killed and simulation.typed == budget
+    alone = ChunkedSimulation(setup.matcher, key_count=27, seed=11, chunk=chunk, typing=LocalTyping(setup.matcher, 27))
+    assert [event for event in alone.run(keystrokes=budget) if isinstance(event, NewRecord)] == spread
+
+
+def test_the_scheduler_stopped_mid_job_exits_75_and_the_same_command_continues(home) -> None:
+    common = monkey_home(home, "--keystrokes", "1G")
+    with local_cluster() as cluster:
+        process = home.start(*common, "--cluster", cluster.scheduler_address)
+        assert "on a cluster of 2 workers" in process.stdout.readline()
+        process.stdout.readline()  # a record: the typing is under way
+    stdout, stderr = process.communicate(timeout=120)  # the cluster is closed: scheduler and workers
+    assert process.returncode == ExitStatus.TEMPORARY_FAILURE, stdout + stderr
+    assert "lost the Dask scheduler" in stderr and "run the same command to continue" in stderr
+    assert 0 < saved(home, "monkey")["simulation"]["typed"] < 1 << 30
+    with local_cluster() as cluster:
+        resumed = home.run(*common, "--cluster", cluster.scheduler_address, timeout=180)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "continuing after" in resumed.stderr
+    whole = home.run(*common, "--name", "whole", timeout=180)
+    assert whole.returncode == 0, whole.stderr
+    assert saved(home, "monkey")["records"] == saved(home, "whole")["records"]
+    assert saved(home, "monkey")["simulation"] == saved(home, "whole")["simulation"]
+
+
+def test_the_english_count_on_a_cluster_is_exact(two_workers: str) -> None:
+    from twitterbot.jobs.pegs.board import builtin
+    from twitterbot.jobs.pegs.spread import count_on_cluster
+
+    finishable: list = []
+    with connect(two_workers) as cluster:
+        levels = list(count_on_cluster(builtin("english"), cluster, finishable=finishable))
+    assert sum(level.positions for level in levels) == 23_475_688  # OEIS A112737, summed
+    assert levels[-1].solutions == 40_861_647_040_079_968
+    assert sum(level.games for level in levels) == 577_116_156_815_309_849_672
+    assert finishable == A112738
+
+
+def test_pegs_count_on_a_cluster_prints_what_one_machine_prints(home, two_workers: str) -> None:
+    spread = home.run("pegs", "count", "triangle6", "--no-post", "--cluster", two_workers, timeout=120)
+    alone = home.run("pegs", "count", "triangle6", "--no-post", timeout=120)
+    assert spread.returncode == alone.returncode == 0, spread.stderr + alone.stderr
+
+    def figures(text: str) -> list:
+        return [line.split(" (")[0] for line in text.splitlines()]  # without the seconds
+
+    assert figures(spread.stdout) == figures(alone.stdout)
+    assert not list((home.path / "state").glob("pegs-count-*"))  # finished: no checkpoint left
+
+
+def test_nodes_of_other_versions_are_refused() -> None:
+    class Client:
+        def run(self, function):
+            return {"tcp://10.0.0.3:40000": {**node_versions(), "numpy": "1.26.4"}}
+
+    with pytest.raises(ClusterMismatch, match=r"tcp://10\.0\.0\.3:40000 has numpy 1\.26\.4, this machine " + np.__version__):
+        Cluster(Client(), "tcp://10.0.0.2:8786").check_versions()
+
+
+def test_without_the_extra_cluster_says_how_to_install_it(home, tmp_path: Path) -> None:
+    hidden = tmp_path / "no-dask"
+    hidden.mkdir()
+    (hidden / "distributed.py").write_text("raise ImportError('the cluster extra is not installed')\n")
+    result = home.run(
+        *monkey_home(home, "--keystrokes", "1M"), "--cluster", "tcp://127.0.0.1:9", env={"PYTHONPATH": str(hidden)}
+    )
+    assert result.returncode == ExitStatus.UNAVAILABLE == 69, result.stderr
+    assert "pip install -r requirements-cluster.txt" in result.stderr
+
+
+def test_a_run_without_cluster_imports_no_dask(home) -> None:
+    code = (
+        "import sys; from twitterbot.cli import main; status = main(sys.argv[1:]); "
+        "print('dask imported' if {'dask', 'distributed'} & set(sys.modules) else 'no dask'); sys.exit(status)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "--env-file", str(home.env_file), *monkey_home(home, "--keystrokes", "1M")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "no dask"
+
+
+def test_batches_on_a_cluster_print_what_one_machine_prints_in_input_order(home, two_workers: str) -> None:
+    batch = home.path / "boards.txt"
+    batch.write_text("triangle\nenglish\n# impossible, by position classes:\nfrench\ntriangle c3\n")
+    spread = home.run("pegs", "solve", "--batch", str(batch), "--no-post", "--cluster", two_workers, timeout=120)
+    alone = home.run("pegs", "solve", "--batch", str(batch), "--no-post", timeout=120)
+    assert spread.returncode == alone.returncode == 0, spread.stderr + alone.stderr
+    assert spread.stdout == alone.stdout
+    headers = [line for line in spread.stdout.splitlines() if line.startswith("== ")]
+    assert headers == ["== 1/4: triangle ==", "== 2/4: english ==", "== 3/4: french ==", "== 4/4: triangle =="]
+
+    folder = home.path / "puzzles"
+    folder.mkdir()
+    example = home.run("puzzle", "hidoku", "--show-example").stdout
+    for name in ("b.txt", "a.txt"):
+        (folder / name).write_text(example)
+    spread = home.run("puzzle", "hidoku", "--batch", str(folder), "--no-post", "--cluster", two_workers, timeout=120)
+    alone = home.run("puzzle", "hidoku", "--batch", str(folder), "--no-post", timeout=120)
+    assert spread.returncode == alone.returncode == 0, spread.stderr + alone.stderr
+
+    def untimed(text: str) -> list:
+        return [line.split(" in ")[0] for line in text.splitlines()]
+
+    assert untimed(spread.stdout) == untimed(alone.stdout)
+    assert [line for line in spread.stdout.splitlines() if line.startswith("== ")] == ["== 1/2: a.txt ==", "== 2/2: b.txt =="]

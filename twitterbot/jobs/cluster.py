@@ -1,0 +1,259 @@
+"""The long jobs on a Dask cluster: connect, check that every node runs the same versions, and
+run short pure tasks whose results come back in the order they were asked for.
+
+Dask is an optional extra (``pip install -r requirements-cluster.txt``, or ``.[cluster]``): it is
+imported only here, only by a command given ``--cluster`` (or ``DASK_SCHEDULER``), so a bot that
+only posts never loads it. Usage::
+
+    with connect("tls://10.0.0.2:8786", tls_dir=state_dir / "cluster") as cluster:
+        future = cluster.submit(function, arguments...)     # pure: the same inputs, the same key
+        cluster.result(future)                              # ClusterLost if the scheduler is gone
+
+Each task must be a pure function of its arguments, so a task redone after its worker is lost
+gives the same answer; the jobs count each result once, by its place in their own sequence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+from ..errors import BotError, ExitStatus
+
+__all__ = [
+    "INSTALL_HINT",
+    "TLS_FILES",
+    "Cluster",
+    "ClusterLost",
+    "ClusterMismatch",
+    "ClusterUnavailable",
+    "connect",
+    "node_versions",
+]
+
+INSTALL_HINT = (
+    "the cluster extra is not installed: run `.venv/bin/pip install -r requirements-cluster.txt` "
+    "(or `pip install 'twitterbot[cluster]'`) on this machine and on every worker, then try again"
+)
+# What must be equal on every node: a task pickled here is unpickled and run there.
+COMPARED = ("python", "twitterbot", "numpy", "dask", "distributed", "cloudpickle", "msgpack", "tornado")
+# A tls:// address takes its certificates from this folder (docs/cluster.md makes them once).
+TLS_FILES = {"ca": "ca.pem", "cert": "node.pem", "key": "node-key.pem"}
+# How long a result may take before we ask whether the scheduler is still there.
+POLL = 2.0
+
+
+class ClusterUnavailable(BotError):
+    """`--cluster` without the extra installed, or a scheduler that cannot be reached."""
+
+    exit_status = ExitStatus.UNAVAILABLE
+
+
+class ClusterLost(BotError):
+    """The scheduler went away mid-job: the job checkpoints and the same command continues."""
+
+    exit_status = ExitStatus.TEMPORARY_FAILURE
+
+
+class ClusterMismatch(BotError):
+    """The nodes run different versions of Python or of the packages a task needs."""
+
+    exit_status = ExitStatus.CONFIG_ERROR
+
+
+def node_versions() -> Dict[str, str]:
+    """This process's versions of everything in COMPARED (run on every worker too)."""
+    versions = {"python": platform.python_version()}
+    for name in COMPARED[1:]:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    if versions["twitterbot"] == "not installed":  # a checkout, not an installed package
+        from .. import __version__
+
+        versions["twitterbot"] = __version__
+    return versions
+
+
+@dataclass
+class Cluster:
+    """A connected client. `workers` is the cluster's size when the job started (the posts say it)."""
+
+    client: Any
+    address: str
+
+    @property
+    def workers(self) -> int:
+        return len(self.client.scheduler_info().get("workers", {}))
+
+    def check_versions(self) -> None:
+        """Refuse to run on nodes that differ from this machine in any of COMPARED."""
+        mine = node_versions()
+        try:
+            theirs: Dict[str, Dict[str, str]] = self.client.run(node_versions)
+        except Exception as exc:  # a worker that cannot even unpickle our function differs too
+            raise ClusterMismatch(
+                f"the workers of {self.address} cannot run this bot's code ({type(exc).__name__}: {exc}): install "
+                "the same twitterbot and requirements-cluster.txt on every node (docs/cluster.md, 'Same versions')"
+            ) from None
+        problems = [
+            f"{worker} has {name} {versions.get(name)}, this machine {mine[name]}"
+            for worker, versions in sorted(theirs.items())
+            for name in COMPARED
+            if versions.get(name) != mine[name]
+        ]
+        if problems:
+            raise ClusterMismatch(
+                "the cluster's nodes run other versions than this machine: "
+                + "; ".join(problems[:6])
+                + ("; ..." if len(problems) > 6 else "")
+                + ". Install the same Python and `pip install -r requirements-cluster.txt` everywhere "
+                "(docs/cluster.md, 'Same versions'), then start the workers again"
+            )
+
+    def submit(self, function: Callable[..., Any], *args: Any, key: Optional[str] = None) -> Any:
+        """A future for `function(*args)`; pure, so a task asked for twice is computed once and a
+        task redone after a lost worker gives the same answer."""
+        return self.client.submit(function, *args, pure=True, key=key)
+
+    def scatter(self, value: Any) -> Any:
+        """`value` copied once to every worker (the monkey's corpus index), as a future."""
+        return self.client.scatter(value, broadcast=True, hash=True)
+
+    def result(self, future: Any) -> Any:
+        """The future's value; ClusterLost if the scheduler is gone meanwhile."""
+        from distributed import TimeoutError as DaskTimeout
+
+        while True:
+            try:
+                return future.result(timeout=POLL)
+            except (DaskTimeout, TimeoutError):
+                self._still_there()
+            except Exception as exc:
+                if self.client.status not in ("running", "connecting", "newly-created"):
+                    raise self._lost() from None
+                if type(exc).__name__ in ("CancelledError", "FutureCancelledError", "CommClosedError"):
+                    raise self._lost() from None
+                raise
+
+    def wait(self, futures: List[Any]) -> None:
+        """Until the futures are done, their values left on the workers; ClusterLost as `result`."""
+        asked = time.monotonic()
+        while not all(future.done() for future in futures):
+            time.sleep(0.02)
+            if time.monotonic() - asked > POLL:
+                self._still_there()
+                asked = time.monotonic()
+
+    def results(self, futures: List[Any]) -> List[Any]:
+        return [self.result(future) for future in futures]
+
+    def _still_there(self) -> None:
+        if self.client.status not in ("running", "connecting", "newly-created"):
+            raise self._lost()
+
+    def _lost(self) -> ClusterLost:
+        return ClusterLost(
+            f"lost the Dask scheduler at {self.address}: the job saved its checkpoint; start the scheduler "
+            "again (systemctl start twitterbot-dask-scheduler) and run the same command to continue"
+        )
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):  # a client whose scheduler is gone can fail to close: nothing to keep
+            self.client.close(timeout=5)
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(
+    address: str,
+    *,
+    tls_dir: Optional[Path] = None,
+    timeout: float = 10.0,
+    check: bool = True,
+    wait_for: float = 0.0,
+) -> Cluster:
+    """Connect to the scheduler at `address` (tcp://host:8786 on a private network, tls://host:8786
+    with certificates from `tls_dir`), check the versions, and return the cluster. `wait_for`:
+    seconds to wait for at least one worker."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ClusterUnavailable(INSTALL_HINT) from None
+    security = _security(address, tls_dir)
+    try:
+        client = Client(address, security=security, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterUnavailable(
+            f"cannot reach the Dask scheduler at {address} ({exc}): is it running (systemctl status "
+            "twitterbot-dask-scheduler)? Check DASK_SCHEDULER or --cluster, and docs/cluster.md"
+        ) from None
+    cluster = Cluster(client, address)
+    try:
+        deadline = time.monotonic() + wait_for
+        while not cluster.workers and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not cluster.workers:
+            raise ClusterUnavailable(
+                f"the Dask scheduler at {address} has no workers: start some (systemctl start "
+                "twitterbot-dask-worker on each worker Pi), then run the command again"
+            )
+        if check:
+            cluster.check_versions()
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
+def _security(address: str, tls_dir: Optional[Path]) -> Any:
+    """Dask's Security for a tls:// address, from the certificates in `tls_dir`; None for tcp://."""
+    if not address.startswith("tls://"):
+        return None
+    from distributed.security import Security
+
+    if tls_dir is None:
+        raise ClusterUnavailable(f"{address} is a TLS address but no certificate folder was given")
+    files = {name: tls_dir / file for name, file in TLS_FILES.items()}
+    missing = [str(path) for path in files.values() if not path.is_file()]
+    if missing:
+        raise ClusterUnavailable(
+            f"{address} needs TLS certificates, and {', '.join(missing)} is missing: make them once "
+            "as docs/cluster.md ('TLS') says and copy them to every node"
+        )
+    return Security(
+        tls_ca_file=str(files["ca"]),
+        tls_client_cert=str(files["cert"]),
+        tls_client_key=str(files["key"]),
+        require_encryption=True,
+    )
+
+
+def add_cluster_flag(parser: Any) -> None:
+    """`--cluster ADDRESS` on a long job's command (one wording for every job)."""
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the work on the Dask cluster whose scheduler is at ADDRESS, e.g. tls://10.0.0.2:8786 "
+        "(default: DASK_SCHEDULER; empty: this machine). Needs requirements-cluster.txt; see docs/cluster.md",
+    )
+
+
+def cluster_for(args: Any, config: Any) -> Optional[Cluster]:
+    """The cluster `--cluster` or DASK_SCHEDULER names, connected and checked; None for this machine."""
+    address = getattr(args, "cluster", None) or str(config.setting("DASK_SCHEDULER") or "")
+    if not address:
+        return None
+    if "://" not in address:
+        address = f"tcp://{address}"
+    return connect(address, tls_dir=config.state_dir / "cluster")

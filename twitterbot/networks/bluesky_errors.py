@@ -1,0 +1,104 @@
+"""Bluesky's error replies, turned into `PostError`s that say what to do. Imported by the poster
+(`networks/bluesky.py`) only when an SDK step runs, with the atproto SDK itself."""
+
+from __future__ import annotations
+
+from ..errors import ErrorKind, ExitStatus, PostError
+from . import rejected, server_error
+from .bluesky import MAX_BYTES, MAX_GRAPHEMES
+
+__all__ = ["classify", "network_error", "reason"]
+
+
+def reason(exc: Exception) -> str:
+    """What the server said in a refusal (its error and message), or the exception's type."""
+    content = getattr(getattr(exc, "response", None), "content", None)
+    error = getattr(content, "error", None)
+    message = getattr(content, "message", None)
+    return ": ".join(str(part) for part in (error, message) if part) or type(exc).__name__
+
+
+def classify(exc: Exception, handle: str, service: str) -> PostError:
+    """Turn an SDK exception into a PostError with the kinds `networks.x` uses where they mean the same."""
+    from atproto import exceptions
+
+    response = getattr(exc, "response", None)
+    if isinstance(exc, exceptions.NetworkError) and response is None:
+        return network_error(exc.__cause__ or exc, service)
+    if response is None:
+        return PostError(
+            f"the atproto SDK failed: {exc}: run with -v and report it if it persists",
+            kind=ErrorKind.UNEXPECTED,
+            exit_status=ExitStatus.UNEXPECTED,
+        )
+    status = response.status_code
+    content = response.content
+    error = str(getattr(content, "error", "") or "")
+    message = str(getattr(content, "message", "") or "")
+    said = f"{status} {error}: {message}".strip().rstrip(":") if error or message else str(status)
+    lowered = f"{error} {message}".lower()
+
+    if status == 429 or isinstance(exc, exceptions.RateLimitExceededError):
+        return _rate_limited(exc, said)
+    if error in ("AccountTakedown", "AccountSuspended") or "takendown" in lowered or "suspended" in lowered:
+        return PostError(
+            f"Bluesky says the account @{handle} is suspended or taken down ({said}): nothing was "
+            "posted; see the email Bluesky sent, or its moderation appeal form",
+            kind=ErrorKind.FORBIDDEN,
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if error == "AccountDeactivated":
+        return PostError(
+            f"the Bluesky account @{handle} is deactivated ({said}): reactivate it by logging in on bsky.app",
+            kind=ErrorKind.FORBIDDEN,
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if status in (401, 403) or error in (
+        "AuthenticationRequired",
+        "InvalidToken",
+        "ExpiredToken",
+        "AuthFactorTokenRequired",
+    ):
+        return PostError(
+            f"Bluesky refused the login for {handle} on {service} ({said}): check BLUESKY_HANDLE "
+            "and BLUESKY_APP_PASSWORD (make an app password in Bluesky: Settings > Privacy and security > "
+            "App passwords; a revoked one stops working), and BLUESKY_SERVICE if your account is on another server",
+            kind=ErrorKind.UNAUTHORIZED,
+            exit_status=ExitStatus.PERMISSION_DENIED,
+            summary=f"Bluesky refused the login ({said})",
+        )
+    if "$.record.text" in message and ("too long" in lowered or "too big" in lowered or "grapheme" in lowered):
+        return PostError(
+            f"Bluesky says the text is too long ({said}): it allows {MAX_GRAPHEMES} graphemes and "
+            f"{MAX_BYTES:,} bytes; shorten that line of the tweets file",
+            kind=ErrorKind.TOO_LONG,
+            exit_status=ExitStatus.DATA_ERROR,
+        )
+    if "already exist" in lowered or error == "RecordAlreadyExists":
+        return PostError(
+            f"Bluesky already has a record under this post's key ({said})",
+            kind=ErrorKind.EXISTS,
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+        )
+    if status >= 500:
+        return server_error("Bluesky", said)
+    return rejected("Bluesky", said, status)
+
+
+def _rate_limited(exc: Exception, said: str) -> PostError:
+    from .retry import rate_limited
+
+    return rate_limited("Bluesky", said, getattr(exc, "reset_at", None))
+
+
+def network_error(exc: Exception, service: str) -> PostError:
+    """No answer came: either no connection was made (nothing was sent), or it was sent and the
+    answer was lost (the server may have acted on it)."""
+    from .http import httpx_error
+
+    return httpx_error(
+        exc,
+        where=service,
+        unreachable="check the network connection, DNS and BLUESKY_SERVICE; the next run will try again",
+        slow="the server may be slow, or the network flaky; the next run tries again",
+    )

@@ -1,0 +1,91 @@
+"""Bluesky's login session: kept in a file (mode 0600) and refreshed, because ``createSession`` is
+rate limited (30 per 5 minutes, a few hundred a day), so the app password is sent again only when
+the saved refresh token is refused. Imported by the poster (`networks/bluesky.py`) when it connects,
+with the atproto SDK."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
+
+from ..files import write_atomically
+from ..settings.secrets import scrub_also
+
+if TYPE_CHECKING:
+    from atproto import Client
+
+__all__ = ["load_session", "log_in", "save_session", "tokens"]
+
+log = logging.getLogger(f"{__package__}.bluesky")  # its lines log as the poster's do
+
+
+def log_in(
+    service: str, timeout: float, handle: str, password: str, saved: Optional[str], save: Callable[[Any], None]
+) -> Tuple[Client, Optional[str]]:
+    """A logged-in client and, when the saved session was taken, its DID: the `saved` session if the
+    server still takes it (refreshed when its access token is old), else a new one made with the app
+    password. `save` is called with every new or refreshed session (it notes the DID then)."""
+    from atproto import Client, Request
+    from atproto.exceptions import BadRequestError, UnauthorizedError
+
+    from .bluesky_errors import reason
+
+    did = None
+    client = Client(base_url=service, request=Request(timeout=timeout))
+    client.on_session_change(lambda event, session: save(session))
+    if saved:
+        try:
+            client.login(session_string=saved, fetch_bsky_profile=False)
+            session = client.com.atproto.server.get_session()  # refreshes first if the access token is old
+        except (BadRequestError, UnauthorizedError) as exc:
+            log.info("the saved Bluesky session was refused (%s): logging in with the app password", reason(exc))
+            client = Client(base_url=service, request=Request(timeout=timeout))
+            client.on_session_change(lambda event, session: save(session))
+            saved = None
+        else:
+            did = session.did
+    if not saved:
+        client.login(handle, password, fetch_bsky_profile=False)  # save notes the DID
+    return client, did
+
+
+def load_session(session_file: Path, handle: str, service: str) -> Optional[str]:
+    """The saved session string, if it is for this account and server."""
+    try:
+        saved = json.loads(session_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring the saved Bluesky session %s (%s): logging in again", session_file, exc)
+        return None
+    if not isinstance(saved, dict) or saved.get("handle") != handle or saved.get("service") != service:
+        return None
+    session = saved.get("session")
+    if not isinstance(session, str):
+        return None
+    scrub_also(tokens(session))
+    return session
+
+
+def save_session(session_file: Path, handle: str, service: str, session: Any) -> None:
+    """Keep the session (mode 0600, written whole or not at all) for the next run."""
+    text = session.encode()
+    scrub_also(tokens(text))
+    document = json.dumps({"service": service, "handle": handle, "session": text})
+    try:
+        session_file.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(session_file, document + "\n", 0o600)
+    except OSError as exc:  # the post can still go out; only the next run's login is at stake
+        log.warning(
+            "could not save the Bluesky session to %s (%s): the next run logs in again, and Bluesky "
+            "allows only 30 logins in 5 minutes; make the state folder writable",
+            session_file,
+            exc.strerror or exc,
+        )
+
+
+def tokens(session_string: str) -> list:
+    """The secret parts of an exported session string (the access and refresh tokens)."""
+    return [part for part in session_string.split(":::") if part.count(".") == 2 and len(part) > 20]

@@ -1,0 +1,131 @@
+"""Mastodon's error replies, turned into `PostError`s that say what to do. Imported with
+Mastodon.py, when the poster (`networks/mastodon.py`) meets a failure."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from ..errors import ErrorKind, ExitStatus, PostError
+from . import rejected, server_error
+
+__all__ = ["classify", "network_error", "rate_limited"]
+
+
+def classify(exc: Exception, instance: str, client: Any, reply_to: Optional[str] = None) -> PostError:
+    """Turn Mastodon.py's exception into a PostError that says what to do (`client` is the poster's
+    Mastodon.py client, which knows when a rate limit ends)."""
+    from mastodon import MastodonAPIError, MastodonNetworkError, MastodonRatelimitError
+
+    if isinstance(exc, MastodonRatelimitError) and "hit rate limit" in str(exc).lower():
+        return rate_limited(client)
+    if isinstance(exc, MastodonRatelimitError):
+        # Mastodon.py could not read the rate-limit headers of an answer, whatever its status:
+        # a 200 (the status was made) looks the same as a 429 here.
+        what = f"{instance} answered with rate-limit headers that could not be read"
+        return PostError(
+            f"{what}: a proxy in between may be rewriting them; run with -v and report it if it persists",
+            kind=ErrorKind.NETWORK,
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+            summary=what,
+        )
+    if isinstance(exc, MastodonNetworkError):
+        return network_error(exc.__context__, instance)
+    args = exc.args if isinstance(exc, MastodonAPIError) else ()
+    if len(args) < 4 or not isinstance(args[1], int):
+        # Mastodon.py could not read an answer it got (a 2xx that is not JSON): the server may
+        # well have made the status.
+        what = f"{instance} sent an answer that could not be read"
+        return PostError(
+            f"{what}: a proxy in between may be mangling it; run with -v and report it if it persists",
+            kind=ErrorKind.NETWORK,
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+            summary=what,
+        )
+    status, reason = args[1], str(args[2] or "")
+    message = str(args[3] or reason)
+    said = f"{status}: {message}" if message else str(status)
+    lowered = message.lower()
+    if status == 401:
+        return PostError(
+            f"Mastodon rejected MASTODON_ACCESS_TOKEN ({said}): on {instance}, open Preferences > "
+            "Development > your application and copy 'Your access token' into MASTODON_ACCESS_TOKEN "
+            "(a regenerated token replaces the old one); check MASTODON_INSTANCE is the server the "
+            "account is on",
+            kind=ErrorKind.UNAUTHORIZED,
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if status == 403:
+        if "scope" in lowered:
+            advice = (
+                f"the token may not post: on {instance}, Preferences > Development, give the "
+                "application the write:statuses scope (or make a new one with it) and put its new "
+                "token in MASTODON_ACCESS_TOKEN"
+            )
+        elif any(word in lowered for word in ("disabled", "suspended", "approval", "confirmed", "e-mail")):
+            advice = (
+                f"log in on {instance} to see why: a suspended or disabled account, an "
+                "unconfirmed e-mail address, or an account still waiting for approval"
+            )
+        else:
+            advice = f"log in on {instance} and check the account"
+        return PostError(
+            f"Mastodon refused the account ({said}): {advice}",
+            kind=ErrorKind.FORBIDDEN,
+            exit_status=ExitStatus.PERMISSION_DENIED,
+        )
+    if status == 422:
+        if "character limit" in lowered or "too long" in lowered:
+            return PostError(
+                f"Mastodon says the text is too long ({said}): shorten that line of the tweets file",
+                kind=ErrorKind.TOO_LONG,
+                exit_status=ExitStatus.DATA_ERROR,
+            )
+        return PostError(
+            f"Mastodon refused the post ({said}): fix that line of the tweets file",
+            kind=ErrorKind.REJECTED,
+            exit_status=ExitStatus.DATA_ERROR,
+        )
+    if status == 404 and reply_to:
+        return PostError(
+            f"Mastodon cannot find the status this replies to, {reply_to} ({said}): it was deleted, "
+            "or this account cannot see it",
+            kind=ErrorKind.REJECTED,
+            exit_status=ExitStatus.DATA_ERROR,
+        )
+    if status == 404:
+        return PostError(
+            f"{instance} has no Mastodon API ({said}): MASTODON_INSTANCE must be the address of "
+            "the Mastodon server the account is on, e.g. https://mastodon.social",
+            kind=ErrorKind.NOT_FOUND,
+            exit_status=ExitStatus.CONFIG_ERROR,
+        )
+    if status == 429:
+        return rate_limited(client)
+    if status >= 500:
+        return server_error(instance, f"{status} {reason}")
+    return rejected("Mastodon", said, status)
+
+def rate_limited(client: Any) -> PostError:
+    """A 429: when it ends, if Mastodon.py could read it."""
+    # Mastodon.py read X-RateLimit-Reset (an ISO time) and moved it onto our clock.
+    reset = getattr(client, "ratelimit_reset", None)
+    retry_at = None
+    if isinstance(reset, (int, float)) and reset > time.time():
+        retry_at = datetime.fromtimestamp(int(reset) + 1, tz=timezone.utc)
+    from .retry import rate_limited
+
+    return rate_limited("Mastodon", "429", retry_at)
+
+def network_error(cause: Optional[BaseException], instance: str) -> PostError:
+    """No answer: either no connection was made (the request never left), or it was sent and the
+    answer never came (the status may exist)."""
+    from .http import network_error as http_network_error
+
+    return http_network_error(
+        cause,
+        where=instance,
+        unreachable="check the network connection and DNS, and MASTODON_INSTANCE; the next run will try again",
+        slow="the server may be slow; the post may have been made, look at the account",
+    )
