@@ -256,7 +256,11 @@ def decide_and_post(
             made.update(posters_by_network(poster))
         return made
 
-    caught_up = () if dry_run else _catch_up(store, posters, run_id=run_id, clock=clock, pictures_folder=pictures_folder)
+    caught_up: Tuple[Sent, ...] = ()
+    if not dry_run:
+        from .catchup import catch_up  # only a real run catches up: a dry run imports no more than before
+
+        caught_up = catch_up(store, posters, run_id=run_id, clock=clock, pictures_folder=pictures_folder)
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
         result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, **fields)  # type: ignore[arg-type]
@@ -380,49 +384,6 @@ def _send(
         record=recorder(store, attempt, clock),
         fit=fit,
     )
-
-
-def _pictures_of(key: str, folder: Optional[Path]) -> Tuple[str, Sequence[LineImage]]:
-    """A recorded post's text and pictures: a line with pictures is recorded as written."""
-    if folder is None or "![" not in key:
-        return key, ()
-    from .images import split_images
-
-    return split_images(key, folder)
-
-
-def _catch_up(
-    store: HistoryStore,
-    posters: Callable[[], Mapping[str, Poster]],
-    *,
-    run_id: int,
-    clock: Callable[[], datetime],
-    pictures_folder: Optional[Path] = None,
-) -> Tuple[Sent, ...]:
-    """Send each recent scheduled post to the networks that missed it for a temporary reason
-    (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
-    when first posted. A progress job's post is not caught up: its thread has moved on."""
-    done: List[Sent] = []
-    missing = [each for each in store.catch_ups(clock() - CATCH_UP_WINDOW, networks.names()) if each.job_id is None]
-    for missed in missing:
-        if missed.network not in posters():
-            continue
-        attempt = store.begin_attempt(
-            missed.text, run_id=run_id, at=clock(), source="catch_up", network=missed.network, group=missed.group
-        )
-        text, images = _pictures_of(missed.text, pictures_folder)
-        sent = _send(store, posters()[missed.network], attempt, text, fit=None, clock=clock, images=images)
-        level = logging.INFO if sent.reached else logging.WARNING
-        log.log(
-            level,
-            "catching up on %s: %s from %s: %s",
-            label(missed.network),
-            preview(missed.text),
-            f"{missed.first_sent_at.astimezone():%Y-%m-%d %H:%M}",
-            sent.outcome if sent.error is None else f"{sent.outcome} ({sent.error})",
-        )
-        done.append(sent)
-    return tuple(done)
 
 
 def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:

@@ -29,9 +29,10 @@ from ..networks import label
 from ..settings import Config
 from ..settings.secrets import MASK, Scrubber
 from ..wording import plural
-from .data import JobView, Status, TweetsFile, read_status
+from .data import JobView, Status, read_status
 from .links import safe_href
 from .nextrun import NextRun, next_run
+from .tweetsfile import TweetsFile
 
 __all__ = ["create_app", "PROBE_EVERY", "REFRESH_SECONDS", "SECURITY_HEADERS"]
 

@@ -13,18 +13,14 @@ bot's gives a `Status` whose `history_problem` says so, never an exception::
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import sqlite3
-import threading
 from contextlib import closing
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
-from ..errors import BotError
 from ..networks import label
 from ..posting.scheduled import CAP_WINDOW, CLOCK_SLACK
 from ..settings import Config
@@ -32,6 +28,9 @@ from ..state import COUNTED_OUTCOMES
 from ..state.schema import APPLICATION_ID
 from .links import check_url, post_url
 from .nextrun import NextRun, next_run
+
+if TYPE_CHECKING:
+    from .tweetsfile import TweetsFile
 
 __all__ = [
     "Attention",
@@ -41,7 +40,6 @@ __all__ = [
     "NetworkOutcome",
     "RunView",
     "Status",
-    "TweetsFile",
     "read_status",
     "RECENT_RUNS",
 ]
@@ -176,6 +174,8 @@ def read_status(
     missing = config.missing()
     if missing:
         attention.append(Attention("keys", "Keys not set", f"{', '.join(missing)} (POST_TO needs them): see `bot.py check`"))
+    from .tweetsfile import TweetsFile  # tweetsfile.py reads Attention from here: imported late, no cycle
+
     texts, tweets_attention = (tweets or TweetsFile())(config)
     attention += tweets_attention
     schedule = (probe or next_run)(config, now=now)
@@ -193,6 +193,8 @@ def read_status(
             " `bot.py check` says what to do"
         )
     else:
+        from .jobs import job_views  # jobs.py reads JobView from here: imported late, no import cycle
+
         try:
             with closing(_open_read_only(history)) as conn:
                 conn.execute("BEGIN")  # one consistent snapshot, over in milliseconds
@@ -200,7 +202,7 @@ def read_status(
                 used = {row[0] for row in conn.execute("SELECT text FROM bag")}
                 runs = _runs(conn, config)
                 attention += _history_attention(conn, config, now)
-                jobs = _jobs(conn, config, picture_for)
+                jobs = job_views(conn, config, picture_for)
                 conn.execute("ROLLBACK")
         except _NotAHistory as exc:
             problem = str(exc)
@@ -249,45 +251,6 @@ def _once(items: List[Attention]) -> Tuple[Attention, ...]:
     the keys is the keys' item, not a second one that says the same."""
     said = {item.detail for item in items if item.kind != "failed"}
     return tuple(item for item in items if item.kind != "failed" or item.detail not in said)
-
-
-# -- the tweets file -------------------------------------------------------------------------------
-
-
-class TweetsFile:
-    """The tweets file's postable texts and its problems, as `bot.py check` reports them (a
-    repeated line is a note there, not a problem). The file is read at every call; it is measured
-    again only when its bytes (or POST_TO) changed, since measuring a long file with twitter-text
-    takes longer than the rest of the page."""
-
-    def __init__(self) -> None:
-        self._kept: Optional[Tuple[bytes, Tuple[str, ...], List[str], List[Attention]]] = None
-        self._lock = threading.Lock()
-
-    def __call__(self, config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
-        from ..posting.tweets import load_tweets, parse_tweets  # measuring imports twitter-text: only here
-
-        path = config.tweets_file
-        try:
-            data = path.read_bytes()
-        except OSError:
-            data = None
-        with self._lock:
-            digest = hashlib.sha256(data).digest() if data is not None else b""
-            kept = self._kept
-            if data is not None and kept and kept[0] == digest and kept[1] == config.post_to:
-                return kept[2], kept[3]
-            try:
-                tweets = parse_tweets(data, path, config.post_to) if data is not None else load_tweets(path, config.post_to)
-            except BotError as exc:
-                return None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
-            problems = [
-                Attention("tweets_file", f"{path.name} line {problem.lineno}", problem.message)
-                for problem in tweets.problems
-                if not problem.message.startswith("repeats")
-            ]
-            self._kept = (digest, config.post_to, tweets.texts, problems)
-            return tweets.texts, problems
 
 
 # -- the history, read-only ------------------------------------------------------------------------
@@ -480,64 +443,6 @@ def _history_attention(conn: sqlite3.Connection, config: Config, now: datetime) 
             )
         )
     return items
-
-
-def _jobs(conn: sqlite3.Connection, config: Config, picture_for: Callable[[JobView], Optional[str]]) -> Tuple[JobView, ...]:
-    """The latest run of each job name, most recently active first."""
-    rows = conn.execute(
-        "SELECT id, name, started_at, finished_at, outcome, last_post_at, last_text, posts FROM jobs"
-        " WHERE id IN (SELECT max(id) FROM jobs GROUP BY name)"
-        " ORDER BY coalesce(last_post_at, started_at) DESC LIMIT 10"
-    ).fetchall()
-    views = []
-    for job_id, name, started_at, finished_at, outcome, last_post_at, last_text, posts in rows:
-        threads = []
-        for network, root in conn.execute(
-            "SELECT network, thread_root FROM job_threads WHERE job_id = ? ORDER BY network", (job_id,)
-        ):
-            stored = conn.execute(
-                "SELECT url FROM attempts WHERE job_id = ? AND network = ? AND tweet_id = ? AND url IS NOT NULL LIMIT 1",
-                (job_id, network, root),
-            ).fetchone()
-            threads.append((label(network), post_url(network, root, stored[0] if stored else None)))
-        if finished_at:
-            state = outcome or "done"
-        else:
-            running = _job_running(config, name)
-            state = "running" if running else "stopped" if running is False else "unfinished"
-        view = JobView(
-            id=job_id,
-            name=name,
-            state=state,
-            started_at=_parsed(started_at) or datetime.min.replace(tzinfo=timezone.utc),
-            finished_at=_parsed(finished_at),
-            last_post_at=_parsed(last_post_at),
-            last_text=last_text,
-            posts=int(posts),
-            threads=tuple(threads),
-        )
-        picture = picture_for(view)
-        views.append(view if picture is None else replace(view, picture=picture))
-    return tuple(views)
-
-
-def _job_running(config: Config, name: str) -> Optional[bool]:
-    """Whether a process holds the job's lock (progress/reporter.py takes one per job name): read
-    from /proc/locks, so the page never touches the lock itself. None when it cannot be known."""
-    from ..progress.reporter import slug
-
-    lock = config.state_dir / f"job-{slug(name)}.lock"
-    try:
-        info = lock.stat()
-    except OSError:
-        return False  # the lock file is removed when its holder lets go
-    try:
-        with open("/proc/locks", encoding="ascii") as table:
-            held = table.read().split("\n")
-    except OSError:
-        return None
-    wanted = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
-    return any(wanted in line.split() for line in held)
 
 
 def _plain(value: object) -> object:

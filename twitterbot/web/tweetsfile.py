@@ -1,0 +1,50 @@
+"""The status page's view of the tweets file: its postable texts and its problems, kept between
+requests until the file changes. Split from data.py, which reads the history."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import List, Optional, Tuple
+
+from ..errors import BotError
+from ..settings import Config
+from .data import Attention
+
+__all__ = ["TweetsFile"]
+
+
+class TweetsFile:
+    """The tweets file's postable texts and its problems, as `bot.py check` reports them (a
+    repeated line is a note there, not a problem). The file is read at every call; it is measured
+    again only when its bytes (or POST_TO) changed, since measuring a long file with twitter-text
+    takes longer than the rest of the page."""
+
+    def __init__(self) -> None:
+        self._kept: Optional[Tuple[bytes, Tuple[str, ...], List[str], List[Attention]]] = None
+        self._lock = threading.Lock()
+
+    def __call__(self, config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
+        from ..posting.tweets import load_tweets, parse_tweets  # measuring imports twitter-text: only here
+
+        path = config.tweets_file
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = None
+        with self._lock:
+            digest = hashlib.sha256(data).digest() if data is not None else b""
+            kept = self._kept
+            if data is not None and kept and kept[0] == digest and kept[1] == config.post_to:
+                return kept[2], kept[3]
+            try:
+                tweets = parse_tweets(data, path, config.post_to) if data is not None else load_tweets(path, config.post_to)
+            except BotError as exc:
+                return None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
+            problems = [
+                Attention("tweets_file", f"{path.name} line {problem.lineno}", problem.message)
+                for problem in tweets.problems
+                if not problem.message.startswith("repeats")
+            ]
+            self._kept = (digest, config.post_to, tweets.texts, problems)
+            return tweets.texts, problems
