@@ -12,12 +12,13 @@ from logs and messages::
 
 from __future__ import annotations
 
-from .loading import PROJECT_DIR, Config, check_setting, env_file_warnings, load_config
+from .loading import FIELDS, PROJECT_DIR, Config, check_setting, env_file_warnings, load_config
 from .parsers import LOG_LEVELS, did_you_mean, parse_duration, time_to_seconds
 from .table import DEPRECATED, SETTINGS, Setting, all_settings
 
 __all__ = [
     "DEPRECATED",
+    "FIELDS",
     "LOG_LEVELS",
     "PROJECT_DIR",
     "SETTINGS",

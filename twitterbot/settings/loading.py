@@ -29,7 +29,7 @@ from .parsers import check_jitter_fits, did_you_mean, parser_for, show
 from .secrets import Scrubber, looks_like_a_key
 from .table import DEPRECATED, SETTINGS
 
-__all__ = ["PROJECT_DIR", "Config", "check_setting", "env_file_warnings", "load_config"]
+__all__ = ["FIELDS", "PROJECT_DIR", "Config", "check_setting", "env_file_warnings", "load_config"]
 
 
 def _checkout_dir() -> Optional[Path]:
@@ -104,7 +104,7 @@ class Config:
 
 
 # Config's fields and the settings that set them; the rest of the settings are read by networks.
-_FIELDS = {
+FIELDS = {
     "post_to": "POST_TO",
     "tweets_file": "TWEETS_FILE",
     "one_in": "TWEET_ONE_IN",
@@ -216,7 +216,7 @@ def load_config(
             *(scrub(problem, keep=table) for _, problem in sorted(problems, key=lambda item: item[0]))
         )
     return Config(
-        **{attribute: values[name] for attribute, name in _FIELDS.items()},  # type: ignore[arg-type]
+        **{attribute: values[name] for attribute, name in FIELDS.items()},  # type: ignore[arg-type]
         env_file=env_path,
         base_dir=base_dir,
         values=MappingProxyType(values),

@@ -21,7 +21,7 @@ from ..files import write_atomically
 from ..networks import posters_for
 from ..posting.scheduled import log_result, run_once
 from ..posting.tweets import load_tweets
-from ..settings import PROJECT_DIR, SETTINGS, Config, env_file_warnings, load_config
+from ..settings import FIELDS, PROJECT_DIR, SETTINGS, Config, env_file_warnings, load_config
 from ..settings.secrets import scrub, scrub_also
 from ..state import ensure_state_dir
 from ..wording import plural
@@ -102,24 +102,6 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     return int(ExitStatus.OK)
 
 
-# Config fields as the settings that set them, for the reload's log line.
-_SETTING_OF_FIELD = {
-    "tweets_file": "TWEETS_FILE",
-    "one_in": "TWEET_ONE_IN",
-    "max_posts_per_day": "MAX_POSTS_PER_DAY",
-    "min_post_gap": "MIN_POST_GAP",
-    "state_dir": "BOT_STATE_DIR",
-    "log_file": "LOG_FILE",
-    "log_level": "LOG_LEVEL",
-    "times": "TWEET_TIMES",
-    "timezone": "TWEET_TIMEZONE",
-    "jitter": "TWEET_JITTER",
-    "api_timeout": "API_TIMEOUT",
-    "api_retries": "API_RETRIES",
-    "post_to": "POST_TO",
-}
-
-
 def _field(config: Config, name: str) -> object:
     return getattr(config, name)
 
@@ -132,7 +114,7 @@ def _network_settings() -> List[str]:
 def _changed_settings(old: Config, new: Config) -> List[str]:
     """What a reload changed, as "SETTING old -> new"; the keys are only named, never shown."""
     changes = ["the keys changed"] if old.secrets() != new.secrets() else []
-    for name, setting in _SETTING_OF_FIELD.items():
+    for name, setting in FIELDS.items():
         before, after = _field(old, name), _field(new, name)
         if before != after:
             show = (lambda value: ",".join(value)) if name in ("times", "post_to") else str
