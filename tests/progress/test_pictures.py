@@ -103,3 +103,44 @@ def test_watch_posts_without_the_image_when_the_command_made_none(home: BotHome,
     run = home.run("watch", "--image", str(tmp_path / "none.png"), "--image-alt", "A plot", "--", "true")
     assert run.returncode == 0, run.stderr
     assert alts(emulator) == [[]] and "cannot be read" in run.stderr
+
+
+def test_the_last_picture_of_each_post_sent_is_kept_for_the_status_page(store, poster, emulator, tmp_path: Path) -> None:
+    kept = tmp_path / "state" / "pictures"
+    clock = Clock()
+    reporter = make(store, poster, clock, pictures=True, keep_pictures_in=kept)
+    reporter.opening_picture(lambda: square("white", "The board at the start"))
+    reporter.update("searching", picture=lambda: square("blue", "A chart"))
+    job = reporter.job.id
+    assert (kept / f"job-{job}.png").read_bytes() == emulator.posts[0].media[1].data  # the post's last picture
+    assert (kept / f"job-{job}.txt").read_text(encoding="utf-8") == "A chart"
+    reporter.done("solved", picture=lambda: square("green", "The solution <3"))
+    with Image.open(kept / f"job-{job}.png") as result:
+        assert result.getpixel((0, 0)) == (0, 128, 0)
+    assert (kept / f"job-{job}.txt").read_text(encoding="utf-8") == "The solution <3"
+    assert sorted(path.name for path in kept.iterdir()) == [f"job-{job}.png", f"job-{job}.txt"]  # no temporary left
+
+
+def test_a_picture_that_cannot_be_kept_is_logged_and_the_post_goes_out(store, poster, emulator, tmp_path: Path, caplog) -> None:
+    in_the_way = tmp_path / "pictures"
+    in_the_way.write_text("a file where the folder should be")
+    reporter = make(store, poster, Clock(), pictures=True, keep_pictures_in=in_the_way)
+    report = reporter.done("solved", picture=lambda: square("green", "The solution"))
+    assert report.action == "posted" and alts(emulator) == [["The solution"]]
+    (warning,) = [record for record in caplog.records if "could not keep" in record.getMessage()]
+    assert warning.levelname == "WARNING" and str(in_the_way) in warning.getMessage()
+
+
+def test_watch_keeps_its_posted_image_in_the_state_folder(home: BotHome, emulator, tmp_path: Path) -> None:
+    plot = tmp_path / "plot.png"
+    script = f"from PIL import Image; Image.new('RGB', (300, 200), 'teal').save({str(plot)!r})"
+    run = home.run("watch", "--image", str(plot), "--image-alt", "A teal rectangle", "--", sys.executable, "-c", script)
+    assert run.returncode == 0, run.stderr
+    kept = home.path / "state" / "pictures"
+    (png,) = kept.glob("job-*.png")
+    with Image.open(png) as picture:  # the picture as the job made it, before any network's fitting
+        assert picture.format == "PNG" and picture.size == (300, 200) and picture.convert("RGB").getpixel((0, 0)) == (0, 128, 128)
+    assert png.with_suffix(".txt").read_text(encoding="utf-8") == "A teal rectangle"
+    dry = home.run("watch", "--dry-run", "--name", "rehearsal", "--image", str(plot), "--image-alt", "A plot", "--", "true")
+    assert dry.returncode == 0, dry.stderr
+    assert list(kept.glob("job-*.png")) == [png]  # a dry run keeps nothing

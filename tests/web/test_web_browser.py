@@ -16,7 +16,18 @@ from typing import Iterator
 
 import pytest
 from conftest import BotHome
-from web_home import PASSWORD, PLAIN_LINE, SCRIPT_LINE, UNCERTAIN_LINE, Made, Server, populate, served
+from web_home import (
+    PASSWORD,
+    PICTURE_ALT,
+    PLAIN_LINE,
+    SCRIPT_LINE,
+    UNCERTAIN_LINE,
+    Made,
+    Server,
+    keep_job_picture,
+    populate,
+    served,
+)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -129,10 +140,11 @@ def server(home: BotHome, made: Made) -> Iterator[Server]:
 
 
 def test_the_owner_sees_the_post_the_uncertain_one_the_job_and_a_script_as_text(
-    browser, server: Server, made: Made, running_job: str, bad_day: None, tmp_path: Path
+    browser, home: BotHome, server: Server, made: Made, running_job: str, bad_day: None, tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.by import By
 
+    job_id, _ = keep_job_picture(home, made.job_name)  # as the reporter keeps a posted picture
     driver = browser
     authorise(driver)
     driver.get(server.url)
@@ -159,6 +171,12 @@ def test_the_owner_sees_the_post_the_uncertain_one_the_job_and_a_script_as_text(
     assert "typed 5 of 18 letters" in jobs[running_job].text
     assert jobs[running_job].find_element(By.CSS_SELECTOR, "a").get_attribute("href").startswith("https://x.com/i/status/")
     assert "done" in jobs[made.job_name].find_element(By.CSS_SELECTOR, ".chip").text
+    # The finished job's latest picture, loaded (same origin, with the password) and described.
+    picture = jobs[made.job_name].find_element(By.CSS_SELECTOR, "img.picture")
+    assert picture.get_attribute("alt") == PICTURE_ALT
+    assert picture.get_attribute("src") == f"{server.url}jobs/{job_id}/picture.png"
+    assert picture.is_displayed() and driver.execute_script("return arguments[0].naturalWidth", picture) == 48
+    assert jobs[running_job].find_elements(By.CSS_SELECTOR, "img") == []
 
     # A line holding <script> is text on the page, and no script element exists at all.
     lines = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#runs .line")]

@@ -13,7 +13,7 @@ import pytest
 from twitterbot.settings import load_config
 from twitterbot.state import HistoryStore
 from twitterbot.state.schema import APPLICATION_ID
-from twitterbot.web.data import read_status
+from twitterbot.web.data import JobPicture, read_status
 from twitterbot.web.links import check_url, post_url, safe_href
 from twitterbot.web.nextrun import NextRun, _cron_field, next_run, next_time
 
@@ -120,12 +120,13 @@ def test_jobs_show_their_state_and_thread(tmp_path: Path) -> None:
         store.record_job_post(job.id, attempt, at=NOW - timedelta(hours=1), tweet_id="77", news="10%", detail=None)
         finished = store.open_job("pegs", at=NOW - timedelta(days=1))
         store.finish_job(finished.id, "failed", at=NOW - timedelta(hours=20))
-    status = read_status(config, now=NOW, probe=fixed, picture_for=lambda job: "/pictures/1.png" if job.name == "pegs" else None)
+    status = read_status(config, now=NOW, probe=fixed, picture_for=lambda job: JobPicture("/pictures/1.png", "a board") if job.name == "pegs" else None)
     jobs = {job.name: job for job in status.jobs}
     assert jobs["watch make"].state == "stopped"  # unfinished, and no process holds its lock
     assert jobs["watch make"].threads == (("X", "https://x.com/i/status/77"),)
     assert jobs["watch make"].last_text == "watch make: 10%"
     assert jobs["pegs"].state == "failed" and jobs["pegs"].picture == "/pictures/1.png"
+    assert jobs["pegs"].picture_alt == "a board" and jobs["watch make"].picture is None
     assert {item.title for item in status.attention if item.kind == "job"} == {"Job 'watch make' stopped", "Job 'pegs' failed"}
 
 

@@ -19,11 +19,13 @@ from web_home import (
     BLUESKY_PASSWORD,
     MASTODON_TOKEN,
     PASSWORD,
+    PICTURE_ALT,
     PLAIN_LINE,
     SCRIPT_LINE,
     UNCERTAIN_LINE,
     Made,
     Server,
+    keep_job_picture,
     populate,
     secret_forms,
     served,
@@ -111,6 +113,46 @@ def test_with_a_password_every_request_needs_it(server: Server, password) -> Non
         assert status == 401, path
         assert headers["WWW-Authenticate"].startswith('Basic realm="twitterbot"')
         assert PLAIN_LINE not in body
+
+
+def test_a_job_shows_its_kept_picture_with_its_alt_text(home: BotHome, made: Made) -> None:
+    job_id, png = keep_job_picture(home, made.job_name)
+    server = start_server(home)
+    try:
+        _, _, html = server.get()
+        status, headers, body = server.get_bytes(f"jobs/{job_id}/picture.png")
+        head_status, _, head_body = server.get_bytes(f"jobs/{job_id}/picture.png", method="HEAD")
+        data = json.loads(server.get("status.json")[2])
+    finally:
+        server.stop()
+    escaped = "A 7 by 7 board, &#34;pegs&#34; &lt;b&gt;left&lt;/b&gt;: 12 &amp; counting"
+    assert f'<img class="picture" src="/jobs/{job_id}/picture.png" alt="{escaped}">' in html
+    assert "<b>left</b>" not in html
+    assert status == 200 and headers["Content-Type"] == "image/png" and body == png
+    assert headers["X-Content-Type-Options"] == "nosniff" and "default-src 'none'" in headers["Content-Security-Policy"]
+    assert head_status == 200 and head_body == b""
+    (job,) = data["jobs"]
+    assert job["picture"] == f"/jobs/{job_id}/picture.png" and job["picture_alt"] == PICTURE_ALT
+
+
+def test_a_job_without_a_kept_picture_shows_none_and_its_address_is_404(server: Server) -> None:
+    _, _, html = server.get()
+    assert "<img" not in html
+    for path in ("jobs/1/picture.png", "jobs/999/picture.png", "jobs/x/picture.png", "jobs/-1/picture.png"):
+        status, headers, _ = server.get_bytes(path)
+        assert status == 404, path
+        assert headers["X-Frame-Options"] == "DENY"
+
+
+def test_a_kept_picture_needs_the_password_too(home: BotHome, made: Made, server: Server) -> None:
+    job_id, png = keep_job_picture(home, made.job_name)
+    for password in (None, "wrong"):
+        status, headers, body = server.get_bytes(f"jobs/{job_id}/picture.png", password=password)
+        assert status == 401 and headers["WWW-Authenticate"].startswith("Basic") and png not in body
+    status, _, body = server.get_bytes(f"jobs/{job_id}/picture.png")
+    assert status == 200 and body == png
+    status, headers, _ = server.get_bytes(f"jobs/{job_id}/picture.png", method="POST")
+    assert status == 405 and headers["Allow"] == "GET, HEAD"
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])

@@ -8,6 +8,7 @@ import json
 import re
 import select
 import signal
+import sqlite3
 import subprocess
 import time
 import urllib.error
@@ -24,6 +25,7 @@ BLUESKY_PASSWORD = "abcd-efgh-ijkl-mnop"
 SCRIPT_LINE = "A line with <script>alert('owned')</script> in it"
 PLAIN_LINE = "Hello from the Pi in the cupboard"
 UNCERTAIN_LINE = "Did this one make it?"
+PICTURE_ALT = 'A 7 by 7 board, "pegs" <b>left</b>: 12 & counting'  # quotes and markup, to be escaped
 
 
 @dataclass
@@ -63,6 +65,24 @@ def populate(home: BotHome, *, job: bool = True) -> Made:
     return Made(posts[PLAIN_LINE], posts[SCRIPT_LINE], name)
 
 
+def keep_job_picture(home: BotHome, name: str, alt: str = PICTURE_ALT) -> Tuple[int, bytes]:
+    """Keep a real PNG as job `name`'s latest picture, as the reporter does after a post with
+    pictures (tests/progress covers that part): the job's id and the PNG's bytes."""
+    import io
+
+    from PIL import Image
+
+    from twitterbot.pictures.kept import PICTURES_FOLDER, keep
+
+    state = home.path / "state"
+    with sqlite3.connect(state / "history.sqlite3") as conn:
+        (job_id,) = conn.execute("SELECT max(id) FROM jobs WHERE name = ?", (name,)).fetchone()
+    buffer = io.BytesIO()
+    Image.new("RGB", (48, 32), (30, 120, 200)).save(buffer, "PNG")
+    keep(state / PICTURES_FOLDER, job_id, buffer.getvalue(), alt)
+    return job_id, buffer.getvalue()
+
+
 def secret_forms(secrets: List[str]) -> Dict[str, str]:
     """Every secret in every encoding a page or a JSON document could carry it in."""
     forms = {}
@@ -94,15 +114,19 @@ class Server:
         return f"http://127.0.0.1:{self.port}/"
 
     def get(self, path: str = "", *, password: Optional[str] = PASSWORD, method: str = "GET") -> Tuple[int, Any, str]:
+        status, headers, body = self.get_bytes(path, password=password, method=method)
+        return status, headers, body.decode()
+
+    def get_bytes(self, path: str = "", *, password: Optional[str] = PASSWORD, method: str = "GET") -> Tuple[int, Any, bytes]:
         request = urllib.request.Request(self.url + path.lstrip("/"), method=method)
         if password is not None:
             token = base64.b64encode(f"owner:{password}".encode()).decode()
             request.add_header("Authorization", f"Basic {token}")
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, response.headers, response.read().decode()
+                return response.status, response.headers, response.read()
         except urllib.error.HTTPError as exc:
-            return exc.code, exc.headers, exc.read().decode()
+            return exc.code, exc.headers, exc.read()
 
     def stop(self) -> Tuple[int, str]:
         """SIGTERM, as systemctl stop sends: its exit status and what it logged."""

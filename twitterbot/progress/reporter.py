@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from .. import networks
@@ -29,6 +30,7 @@ from ..errors import ErrorKind, PostError
 from ..networks import Poster, PostResult, label
 from ..networks import default as networks_default
 from ..networks.dryrun import DryRunPoster
+from ..pictures.kept import keep
 from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
 from ..posting.send import Sent, send
 from ..posting.tweets import preview
@@ -88,6 +90,7 @@ class Reporter:
         networks: Optional[Sequence[str]] = None,
         pictures: bool = False,
         picture_every: float = 86400.0,
+        keep_pictures_in: Optional[Path] = None,
     ) -> None:
         known = (*BASE_FIELDS, *job_fields)
         for template in (templates.progress, templates.done, templates.failed):
@@ -117,6 +120,8 @@ class Reporter:
         self._picture_every = timedelta(seconds=picture_every)
         self._last_picture_at: Optional[datetime] = None
         self._opening: Optional[PictureMaker] = None
+        # Where the last picture of each post sent is kept for the status page (None: not kept).
+        self._keep_pictures_in = keep_pictures_in
         self.job: JobRecord = store.open_job(name, at=clock(), run_key=run_key)
         if self.job.finished_at:
             log.info("%s: this run already finished (%s); it will not post again", name, self.job.outcome)
@@ -342,6 +347,8 @@ class Reporter:
         done = [report for report in reports if report.action in _SENT]
         if done:
             self._not_before = None
+            if pictures:
+                self._keep(pictures[-1])
             return next((report for report in done if report.action == Outcome.POSTED), done[0])
         if errors and all(exc.kind == ErrorKind.DUPLICATE for exc in errors):
             self._pending = None  # every network has this very text already: trying again cannot help
@@ -351,6 +358,21 @@ class Reporter:
         retry_at = first.retry_at or self._clock() + min(RETRY_AFTER_FAILURE, self._every)
         self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))
         return Report(Outcome.FAILED, str(first), text)
+
+    def _keep(self, picture: Picture) -> None:
+        """Keep a sent post's picture as the job's latest, for the status page. Best effort: a
+        picture that cannot be kept is logged, and the job and its posts go on."""
+        if self._keep_pictures_in is None:
+            return
+        try:
+            keep(self._keep_pictures_in, self.job.id, picture.png, picture.alt)
+        except (OSError, ValueError) as exc:  # ValueError: an alt text that cannot be written as UTF-8
+            log.warning(
+                "%s: could not keep the latest picture for the status page in %s (%s); the post went out anyway",
+                self.name,
+                self._keep_pictures_in,
+                exc,
+            )
 
     def _reply(self, poster: Poster, network: str, text: str, pictures: Sequence[Picture] = ()) -> PostResult:
         """One network's post, a reply in that network's thread (a new thread if the first post is gone)."""

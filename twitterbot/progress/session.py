@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime
+from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
 from ..errors import ConfigError
 from ..lock import run_lock
 from ..networks import Poster, posters_for
 from ..networks.dryrun import DryRunPoster
+from ..pictures.kept import PICTURES_FOLDER
 from ..posting.scheduled import utc_now
 from ..settings import PROJECT_DIR, Config, load_config
 from ..state import HistoryStore, ensure_state_dir
@@ -44,7 +46,8 @@ def open_reporter(
     """A reporter wired to the bot's settings (read from .env when `config` is None): the history
     database, the X keys, PROGRESS_* for anything not given here (so the first progress post waits
     PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock per job name,
-    so one job is not reported twice at once. A dry run prints its posts and keeps no state.
+    so one job is not reported twice at once. The last picture of each post sent is kept in the
+    state folder for the status page. A dry run prints its posts and keeps no state.
     `pictures=False` (a job's --no-pictures) turns pictures off, as PICTURES=no does for all."""
     config = config or load_config(project_dir=PROJECT_DIR)
     # The job's own defaults, then PROGRESS_*TEMPLATE (which command-line flags override).
@@ -55,6 +58,7 @@ def open_reporter(
         lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         store = HistoryStore(":memory:")
         poster = DryRunPoster(networks=config.post_to)
+        kept: Optional[Path] = None  # a dry run keeps no state, and its in-memory job ids name no real run
     else:
         ensure_state_dir(config.state_dir)
         lock = run_lock(
@@ -65,6 +69,7 @@ def open_reporter(
         )
         store = HistoryStore(config.history_file)
         poster = poster or posters_for(config)
+        kept = config.state_dir / PICTURES_FOLDER
     with lock, store:
         try:
             reporter = Reporter(
@@ -84,6 +89,7 @@ def open_reporter(
                 networks=config.post_to,
                 pictures=pictures and config.pictures,
                 picture_every=config.pictures_every,
+                keep_pictures_in=kept,
             )
         except ValueError as exc:
             raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None

@@ -8,6 +8,9 @@ history afresh; nothing is cached but where the runs come from (`nextrun`, re-ch
     app = create_app(config)                      # WEB_PASSWORD set: every request needs it
     app.test_client().get("/status.json").json["cap"]
 
+Each job's latest posted picture, which the reporter keeps in the state folder
+(`pictures/kept.py`), is served read-only at `/jobs/<id>/picture.png`.
+
 Safety, in one place: GET and HEAD only (anything else is 405), HTTP Basic auth compared in
 constant time when a password is set, every value shown passes a scrubber that masks each secret
 in every encoding (raw, URL, JSON, base64), Jinja escapes whatever a user wrote, and the headers
@@ -21,15 +24,17 @@ import hmac
 import logging
 import threading
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from flask import Blueprint, Flask, Response, abort, current_app, render_template, request
+from flask import Blueprint, Flask, Response, abort, current_app, render_template, request, url_for
 
 from ..networks import label
+from ..pictures.kept import PICTURES_FOLDER, kept_alt, kept_png
 from ..settings import Config
 from ..settings.secrets import MASK, Scrubber
 from ..wording import plural
-from .data import JobView, Status, read_status
+from .data import JobPicture, JobView, Status, read_status
 from .links import safe_href
 from .nextrun import NextRun, next_run
 from .tweetsfile import TweetsFile
@@ -65,12 +70,12 @@ def create_app(
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
     reader: Callable[..., Status] = read_status,
     probe: Callable[..., NextRun] = next_run,
-    picture_for: Callable[[JobView], Optional[str]] = lambda job: None,
+    picture_for: Optional[Callable[[JobView], Optional[JobPicture]]] = None,
 ) -> Flask:
     """The status page's WSGI application for `config`. `password` (WEB_PASSWORD) makes every
     request need HTTP Basic auth with it (any user name); `picture_for` gives a job's latest
-    picture's address (the pictures work plugs in here); `clock`, `reader` and `probe` are
-    injected by tests."""
+    picture's address and alt text (by default the one the reporter kept in the state folder);
+    `clock`, `reader` and `probe` are injected by tests."""
     from ..unattended.daemon import zone_for
 
     app = Flask(__name__, static_folder=None)  # the blueprint serves the one stylesheet
@@ -83,7 +88,8 @@ def create_app(
         reader=reader,
         probe=_Remembered(probe, PROBE_EVERY),
         tweets=TweetsFile(),
-        picture_for=picture_for,
+        picture_for=picture_for or _kept_picture_for(config.state_dir / PICTURES_FOLDER),
+        pictures=config.state_dir / PICTURES_FOLDER,
         scrub=scrubber,
     )
     app.jinja_env.autoescape = True  # every template, whatever its name
@@ -156,6 +162,25 @@ def status_json() -> Response:
     page = _page()
     masked = _masked(page.status().as_dict(), page.scrub)
     return current_app.json.response(masked)
+
+
+@status_page.route("/jobs/<int:job_id>/picture.png", methods=["GET"], provide_automatic_options=False)
+def job_picture(job_id: int) -> Response:
+    """A job's latest posted picture, as the reporter kept it; 404 when none is kept."""
+    png = kept_png(_page().pictures, job_id)  # type: ignore[attr-defined]
+    if png is None:
+        abort(404)
+    return Response(png, mimetype="image/png")
+
+
+def _kept_picture_for(folder: Path) -> Callable[[JobView], Optional[JobPicture]]:
+    """The default `picture_for`: the job's kept picture, served by `job_picture`, with its alt text."""
+
+    def picture_for(job: JobView) -> Optional[JobPicture]:
+        alt = kept_alt(folder, job.id)
+        return None if alt is None else JobPicture(url_for("status.job_picture", job_id=job.id), alt)
+
+    return picture_for
 
 
 def _guard() -> Optional[Response]:

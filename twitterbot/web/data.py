@@ -36,6 +36,7 @@ __all__ = [
     "Attention",
     "Bag",
     "Cap",
+    "JobPicture",
     "JobView",
     "NetworkOutcome",
     "RunView",
@@ -117,8 +118,8 @@ class Bag:
 class JobView:
     """A progress job's latest run: its state, last progress and thread on each network.
 
-    `picture` is the hook for the pictures work: the page shows it (an http(s) or same-site
-    address) when set; nothing sets it yet."""
+    `picture` is the job's latest posted picture (an http(s) or same-site address) and
+    `picture_alt` its alt text, both set by the page's `picture_for` (`JobPicture`)."""
 
     id: int
     name: str
@@ -130,6 +131,15 @@ class JobView:
     posts: int
     threads: Tuple[Tuple[str, Optional[str]], ...] = ()  # (network label, link to the first post)
     picture: Optional[str] = None
+    picture_alt: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class JobPicture:
+    """What `picture_for` answers for a job: where its latest picture is, and its alt text."""
+
+    url: str
+    alt: str = ""
 
 
 @dataclass(frozen=True)
@@ -163,7 +173,7 @@ def read_status(
     config: Config,
     *,
     now: datetime,
-    picture_for: Callable[[JobView], Optional[str]] = lambda job: None,
+    picture_for: Callable[[JobView], Optional[JobPicture]] = lambda job: None,
     probe: Optional[Callable[..., NextRun]] = None,
     tweets: Optional[TweetsFile] = None,
 ) -> Status:

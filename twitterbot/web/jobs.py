@@ -11,11 +11,11 @@ from typing import Callable, Optional, Tuple
 
 from ..networks import label
 from ..settings import Config
-from .data import JobView, _parsed
+from .data import JobPicture, JobView, _parsed
 from .links import post_url
 
 
-def job_views(conn: sqlite3.Connection, config: Config, picture_for: Callable[[JobView], Optional[str]]) -> Tuple[JobView, ...]:
+def job_views(conn: sqlite3.Connection, config: Config, picture_for: Callable[[JobView], Optional[JobPicture]]) -> Tuple[JobView, ...]:
     """The latest run of each job name, most recently active first."""
     rows = conn.execute(
         "SELECT id, name, started_at, finished_at, outcome, last_post_at, last_text, posts FROM jobs"
@@ -50,7 +50,7 @@ def job_views(conn: sqlite3.Connection, config: Config, picture_for: Callable[[J
             threads=tuple(threads),
         )
         picture = picture_for(view)
-        views.append(view if picture is None else replace(view, picture=picture))
+        views.append(view if picture is None else replace(view, picture=picture.url, picture_alt=picture.alt))
     return tuple(views)
 
 
