@@ -19,20 +19,11 @@ def network_error(cause: Optional[BaseException], *, where: str, unreachable: st
     """A failure with no answer from `where`: "unreachable" when the request never left (advice
     `unreachable`), "timeout" (advice `slow`) or "network" when it was sent and no answer came."""
     if cause is not None and never_connected(cause):
-        what = f"could not reach {where} ({_connect_failure(cause)})"
-        return PostError(
-            f"{what}: {unreachable}", kind=ErrorKind.UNREACHABLE, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what
-        )
+        return _no_answer(f"could not reach {where} ({_connect_failure(cause)})", unreachable, ErrorKind.UNREACHABLE)
     if isinstance(cause, requests.Timeout):
         what = f"{where} did not answer in time (read timed out after the request was sent)"
-        return PostError(f"{what}: {slow}", kind=ErrorKind.TIMEOUT, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what)
-    what = f"the connection to {where} broke after the request was sent ({_innermost(cause)})"
-    return PostError(
-        f"{what}: check the network connection, or a proxy in between",
-        kind=ErrorKind.NETWORK,
-        exit_status=ExitStatus.TEMPORARY_FAILURE,
-        summary=what,
-    )
+        return _no_answer(what, slow, ErrorKind.TIMEOUT)
+    return _no_answer(f"the connection to {where} broke after the request was sent ({_innermost(cause)})", _BROKE, ErrorKind.NETWORK)
 
 
 def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str) -> PostError:
@@ -40,20 +31,19 @@ def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str
     import httpx
 
     if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout)):
-        what = f"could not reach {where} ({type(cause).__name__}: {cause})"
-        return PostError(
-            f"{what}: {unreachable}", kind=ErrorKind.UNREACHABLE, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what
-        )
+        return _no_answer(f"could not reach {where} ({type(cause).__name__}: {cause})", unreachable, ErrorKind.UNREACHABLE)
     if isinstance(cause, httpx.TimeoutException):
-        what = f"{where} did not answer in time (after the request was sent)"
-        return PostError(f"{what}: {slow}", kind=ErrorKind.TIMEOUT, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what)
+        return _no_answer(f"{where} did not answer in time (after the request was sent)", slow, ErrorKind.TIMEOUT)
     what = f"the connection to {where} broke after the request was sent ({type(cause).__name__})"
-    return PostError(
-        f"{what}: check the network connection, or a proxy in between",
-        kind=ErrorKind.NETWORK,
-        exit_status=ExitStatus.TEMPORARY_FAILURE,
-        summary=what,
-    )
+    return _no_answer(what, _BROKE, ErrorKind.NETWORK)
+
+
+_BROKE = "check the network connection, or a proxy in between"
+
+
+def _no_answer(what: str, advice: str, kind: ErrorKind) -> PostError:
+    """One temporary failure: the next run tries again, whatever the client library said."""
+    return PostError(f"{what}: {advice}", kind=kind, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what)
 
 
 def never_connected(cause: BaseException) -> bool:
