@@ -4,8 +4,9 @@ and find the same records.
 Chunk c of a run is CHUNK keys from its own generator, seeded by (seed, monkey 0, chunk c) with
 `numpy.random.SeedSequence`: a pure function of those numbers. The run's typing is chunk 0, then
 chunk 1, and so on. A piece (part of one chunk) is typed anywhere - in this process, in forked
-processes (``--workers N``) or on a Dask cluster (``--cluster``) - and gives back its records and
-its first and last few keys. The command's process takes the pieces in order: it finds the
+processes (``--workers N``) or on a Dask cluster (``--cluster``, several pieces to a task, so
+that a task's overhead stays small beside its typing) - and gives back its records and its
+first and last few keys. The command's process takes the pieces in order: it finds the
 records that straddle two pieces from those ends, and counts each piece once, however often a
 lost worker made it be typed::
 
@@ -44,13 +45,18 @@ __all__ = [
     "Piece",
     "Typed",
     "stream_keys",
+    "TASK_KEYS",
     "type_piece",
+    "type_pieces",
 ]
 
 # Keys in a chunk: part of what a seed means (stored in the checkpoint). A chunk is about a
 # second of typing on a PC and a few on a Pi: long enough to dwarf a task's overhead, short
 # enough for a worker to answer its heartbeats and for a lost one to cost little.
 CHUNK = 1 << 25
+# Keys a cluster's task types, at least (several chunks): a few tenths of a second on a PC, a few
+# seconds on a Pi, so the scheduler's few milliseconds a task cost about 1%.
+TASK_KEYS = 1 << 28
 # Keys each piece gives back from each of its ends, at least: records straddling two pieces are
 # found from them. (A record longer than this is found by typing the seam again here.)
 MARGIN = 64
@@ -135,28 +141,47 @@ def stream_keys(key_count: int, seed: int, chunk_size: int, low: int, high: int)
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint8)
 
 
-class _Later:
-    """A piece typed when its result is asked for (one core: nothing runs meanwhile)."""
+def type_pieces(
+    matcher: Matcher,
+    key_count: int,
+    seed: int,
+    pieces: Tuple[Piece, ...],
+    floor: int,
+    margin: int,
+    kernel: Optional[Kernel] = None,
+) -> Tuple[Typed, ...]:
+    """`type_piece` for each of `pieces`, in order: one task's work."""
+    return tuple(type_piece(matcher, key_count, seed, piece, floor, margin, kernel) for piece in pieces)
 
-    def __init__(self, work: Callable[[], Typed]) -> None:
+
+class _Later:
+    """Pieces typed when their result is asked for (one core: nothing runs meanwhile)."""
+
+    def __init__(self, work: Callable[[], Tuple[Typed, ...]]) -> None:
         self._work = work
 
-    def result(self) -> Typed:
+    def result(self) -> Tuple[Typed, ...]:
         return self._work()
 
 
 class LocalTyping:
-    """Pieces typed in this process, one at a time."""
+    """Pieces typed in this process, one at a time.
+
+    Every typing has the same face: `submit(seed, pieces, floor, margin)` gives a handle whose
+    `result()` is the pieces' `Typed`, in order; `task_keys` is how many keys a task should hold
+    (0: one piece), `window` how many tasks may be out at once, `size` and `where` what the posts
+    say."""
 
     size = 1
     window = 1
+    task_keys = 0
     where = "one core of this machine"
 
     def __init__(self, matcher: Matcher, key_count: int, kernel: Optional[Kernel] = None) -> None:
         self._matcher, self._key_count, self._kernel = matcher, key_count, kernel
 
-    def submit(self, seed: int, piece: Piece, floor: int, margin: int) -> _Later:
-        return _Later(lambda: type_piece(self._matcher, self._key_count, seed, piece, floor, margin, self._kernel))
+    def submit(self, seed: int, pieces: Tuple[Piece, ...], floor: int, margin: int) -> _Later:
+        return _Later(lambda: type_pieces(self._matcher, self._key_count, seed, pieces, floor, margin, self._kernel))
 
     def close(self) -> None:
         pass
@@ -174,15 +199,15 @@ def _serve(matcher: Matcher, key_count: int, kernel: Optional[Kernel], pipe: Any
             return
         if task is None:
             return
-        number, (seed, piece, floor, margin) = task
-        pipe.send((number, type_piece(matcher, key_count, seed, piece, floor, margin, kernel)))
+        number, (seed, pieces, floor, margin) = task
+        pipe.send((number, type_pieces(matcher, key_count, seed, pieces, floor, margin, kernel)))
 
 
 class _Waiting:
     def __init__(self, typing: ForkedTyping, number: int) -> None:
         self._typing, self._number = typing, number
 
-    def result(self) -> Typed:
+    def result(self) -> Tuple[Typed, ...]:
         return self._typing._wait(self._number)
 
 
@@ -201,19 +226,20 @@ class ForkedTyping:
             child.close()
             self._pipes.append(parent)
             self._processes.append(process)
-        self._done: Dict[int, Typed] = {}
+        self._done: Dict[int, Tuple[Typed, ...]] = {}
         self._asked = 0
         self.size = workers
         self.window = 2 * workers
+        self.task_keys = 0  # a pipe costs next to nothing: a piece at a time
         self.where = f"{workers} processes of this machine"
 
-    def submit(self, seed: int, piece: Piece, floor: int, margin: int) -> _Waiting:
+    def submit(self, seed: int, pieces: Tuple[Piece, ...], floor: int, margin: int) -> _Waiting:
         number = self._asked
         self._asked += 1
-        self._pipes[number % self.size].send((number, (seed, piece, floor, margin)))
+        self._pipes[number % self.size].send((number, (seed, pieces, floor, margin)))
         return _Waiting(self, number)
 
-    def _wait(self, number: int) -> Typed:
+    def _wait(self, number: int) -> Tuple[Typed, ...]:
         pipe = self._pipes[number % self.size]
         while number not in self._done:
             try:
@@ -239,33 +265,37 @@ def _worker_kernel() -> Optional[Kernel]:
     return load(None)
 
 
-def type_piece_on_worker(matcher: Matcher, key_count: int, seed: int, piece: Piece, floor: int, margin: int) -> Typed:
-    """`type_piece` as a Dask task: with the worker's own kernel, if it can build one."""
-    return type_piece(matcher, key_count, seed, piece, floor, margin, _worker_kernel())
+def type_pieces_on_worker(
+    matcher: Matcher, key_count: int, seed: int, pieces: Tuple[Piece, ...], floor: int, margin: int
+) -> Tuple[Typed, ...]:
+    """`type_pieces` as a Dask task: with the worker's own kernel, if it can build one."""
+    return type_pieces(matcher, key_count, seed, pieces, floor, margin, _worker_kernel())
 
 
 class _Remote:
     def __init__(self, cluster: Cluster, future: Any) -> None:
         self._cluster, self._future = cluster, future
 
-    def result(self) -> Typed:
+    def result(self) -> Tuple[Typed, ...]:
         return self._cluster.result(self._future)
 
 
 class ClusterTyping:
-    """Pieces typed by a Dask cluster's workers; the index goes to each worker once."""
+    """Pieces typed by a Dask cluster's workers, at least `task_keys` keys to a task; the index
+    goes to each worker once."""
 
-    def __init__(self, cluster: Cluster, matcher: Matcher, key_count: int) -> None:
+    def __init__(self, cluster: Cluster, matcher: Matcher, key_count: int, task_keys: int = TASK_KEYS) -> None:
         self._cluster = cluster
         self._key_count = key_count
         self._matcher = cluster.scatter(matcher)
         self.size = cluster.workers
         self.window = 2 * self.size + 1
+        self.task_keys = task_keys
         self.where = f"a cluster of {self.size} worker{'s' if self.size != 1 else ''}"
 
-    def submit(self, seed: int, piece: Piece, floor: int, margin: int) -> _Remote:
+    def submit(self, seed: int, pieces: Tuple[Piece, ...], floor: int, margin: int) -> _Remote:
         future = self._cluster.submit(
-            type_piece_on_worker, self._matcher, self._key_count, seed, piece, floor, margin
+            type_pieces_on_worker, self._matcher, self._key_count, seed, pieces, floor, margin
         )
         return _Remote(self._cluster, future)
 
@@ -333,14 +363,19 @@ class ChunkedSimulation:
         asked = self.typed
         while not self.finished(keystrokes, until_length):
             while len(pending) < self.typing.window and (keystrokes is None or asked < keystrokes):
-                piece = self._piece_at(asked, keystrokes)
-                pending.append(self.typing.submit(self.seed, piece, self.record, self._margin_for(self.record)))
-                asked += piece.size
+                pieces = [self._piece_at(asked, keystrokes)]
+                asked += pieces[-1].size
+                while sum(piece.size for piece in pieces) < self.typing.task_keys and (
+                    keystrokes is None or asked < keystrokes
+                ):
+                    pieces.append(self._piece_at(asked, keystrokes))
+                    asked += pieces[-1].size
+                pending.append(self.typing.submit(self.seed, tuple(pieces), self.record, self._margin_for(self.record)))
             started = time.perf_counter()
-            typed = pending.popleft().result()
-            seconds = time.perf_counter() - started
-            yield from self._take(typed)
-            yield Round(self.typed, seconds)
+            for typed in pending.popleft().result():
+                yield from self._take(typed)
+                yield Round(self.typed, time.perf_counter() - started)
+                started = time.perf_counter()
 
     def _piece_at(self, at: int, keystrokes: Optional[int]) -> Piece:
         chunk, start = divmod(at, self.chunk)
