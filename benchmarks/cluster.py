@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/cluster.py            # about three minutes on a PC
     .venv/bin/python benchmarks/cluster.py --quick    # the monkey and the task overhead only
+    .venv/bin/python benchmarks/cluster.py --french   # and pegs count french: ten minutes, 5 GiB
 
 Everything runs on this machine: LocalClusters of one and two single-threaded worker processes
 on 127.0.0.1 (a cluster of Pis adds the network, about a millisecond a task on a LAN).
@@ -10,7 +11,11 @@ on 127.0.0.1 (a cluster of Pis adds the network, about a millisecond a task on a
   (target: two at least 1.8 times one, on two free cores), after a warm-up that builds each
   worker's kernel and sends it the index;
 - pegs count english: one process (numpy, and the compiled kernel) against two workers: time, and
-  peak memory, the one process's against the largest worker's (target: at most 0.6 of it);
+  peak memory, the one process's against the largest worker's (target: at most 0.6 of it), both
+  as the whole process and as what the count added to it (each process starts with about 90 MiB
+  of Python, numpy and this package before it counts anything);
+- with --french, the same for the French board (one process with the kernel, two workers): the
+  board a cluster is for, 374 million positions;
 - the overhead of a task: many empty tasks at once (throughput) and one at a time (latency).
 
 The figures are in docs/cluster.md. Needs requirements-cluster.txt.
@@ -31,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from distributed import LocalCluster  # noqa: E402
 
 from twitterbot.jobs.cluster import connect  # noqa: E402
-from twitterbot.jobs.monkey.chunks import CHUNK, ChunkedSimulation, ClusterTyping  # noqa: E402
+from twitterbot.jobs.monkey.chunks import CHUNK, TASK_KEYS, ChunkedSimulation, ClusterTyping  # noqa: E402
 from twitterbot.jobs.monkey.job import Options, prepare  # noqa: E402
 
 VERSE = (
@@ -40,14 +45,14 @@ VERSE = (
 )
 
 
-def cluster_of(workers: int) -> LocalCluster:
+def cluster_of(workers: int, memory_limit: str = "2GiB") -> LocalCluster:
     return LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
         dashboard_address=None,
-        memory_limit="2GiB",
+        memory_limit=memory_limit,
         silence_logs=40,
     )
 
@@ -64,7 +69,7 @@ def monkey_rates(chunks: int, folder: Path, rounds: int) -> dict:
         typings = {n: ClusterTyping(cluster, setup.matcher, setup.keyboard.count) for n, cluster in clusters.items()}
         for workers, typing in typings.items():  # builds each worker's kernel, sends it the index
             for _ in ChunkedSimulation(setup.matcher, key_count=27, seed=1, typing=typing).run(
-                keystrokes=2 * workers * CHUNK
+                keystrokes=2 * workers * typing.task_keys
             ):
                 pass
         for seed in range(rounds):
@@ -102,41 +107,67 @@ from twitterbot.jobs.pegs.kernel import load
 kernel = load(None) if {compiled} else None
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
-total = sum(level.positions for level in count_levels(builtin("english"), kernel=kernel))
+total = sum(level.positions for level in count_levels(builtin({board!r}), kernel=kernel))
 print(total, time.perf_counter() - started, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def one_process_count(compiled: bool) -> tuple:
-    code = ONE_PROCESS.format(repo=str(Path(__file__).resolve().parents[1]), compiled=compiled)
+def one_process_count(board: str, compiled: bool) -> tuple:
+    code = ONE_PROCESS.format(repo=str(Path(__file__).resolve().parents[1]), compiled=compiled, board=board)
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     total, seconds, before, peak = int(output[0]), float(output[1]), int(output[2]), int(output[3])
     return total, seconds, before / 1024, peak / 1024  # MiB
 
 
-def cluster_count() -> tuple:
+def cluster_count(board: str, memory_limit: str) -> tuple:
     from twitterbot.jobs.pegs.board import builtin
     from twitterbot.jobs.pegs.spread import count_on_cluster
 
     def peaks(client) -> dict:
         return client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
-    with cluster_of(2) as local, connect(local.scheduler_address) as cluster:
+    with cluster_of(2, memory_limit) as local, connect(local.scheduler_address) as cluster:
         cluster.client.run(lambda: __import__("twitterbot.jobs.pegs.spread", fromlist=["x"])._worker_kernel() and 0)
         before = peaks(cluster.client)
         started = time.perf_counter()
-        total = sum(level.positions for level in count_on_cluster(builtin("english"), cluster))
+        total = sum(level.positions for level in count_on_cluster(builtin(board), cluster))
         seconds = time.perf_counter() - started
-        return total, seconds, max(before.values()), max(peaks(cluster.client).values())
+        after = peaks(cluster.client)
+        largest = max(after, key=after.get)
+        return total, seconds, before[largest], after[largest]
+
+
+def compare_counts(board: str, numpy_too: bool, memory_limit: str) -> None:
+    """One process against two workers, on `board`: the figures and the ratios."""
+    alone = None
+    for compiled in (False, True) if numpy_too else (True,):
+        total, seconds, before, peak = one_process_count(board, compiled)
+        print(
+            f"pegs count {board}, one process ({'kernel' if compiled else 'numpy'}): {total:,} positions in "
+            f"{seconds:.1f} s, peak {peak:,.0f} MiB ({peak - before:,.0f} MiB above its start)"
+        )
+        alone = (seconds, before, peak)
+    total, seconds, before, peak = cluster_count(board, memory_limit)
+    assert alone is not None
+    print(
+        f"pegs count {board}, 2 workers: {total:,} positions in {seconds:.1f} s ({seconds / alone[0]:.2f}x the "
+        f"kernel's time), largest worker's peak {peak:,.0f} MiB ({peak - before:,.0f} MiB above its start): "
+        f"{peak / alone[2]:.2f} of the one process's peak, {(peak - before) / (alone[2] - alone[1]):.2f} of what "
+        "the count added to it (target: at most 0.6)"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="the monkey and the task overhead only")
-    parser.add_argument("--chunks", type=int, default=32, help="chunks typed per measurement (default 32)")
+    parser.add_argument("--chunks", type=int, default=512, help="chunks typed per measurement (default 512)")
     parser.add_argument("--rounds", type=int, default=3, help="measurements of each, the best kept (default 3)")
+    parser.add_argument("--french", action="store_true", help="also pegs count french: ten minutes, 5 GiB")
     args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; chunk {CHUNK:,} keys")
+    print(
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; chunk {CHUNK:,} keys, "
+        f"a task {TASK_KEYS // CHUNK} chunks"
+    )
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
@@ -150,17 +181,9 @@ def main() -> int:
     print(f"task overhead: {throughput * 1e3:.2f} ms a task in a batch of 2000, {latency * 1e3:.2f} ms one at a time")
     if args.quick:
         return 0
-    for compiled in (False, True):
-        total, seconds, before, peak = one_process_count(compiled)
-        print(
-            f"pegs count english, one process ({'kernel' if compiled else 'numpy'}): {total:,} positions in "
-            f"{seconds:.1f} s, peak {peak:,.0f} MiB ({peak - before:,.0f} MiB above its start)"
-        )
-    total, seconds, before, peak = cluster_count()
-    print(
-        f"pegs count english, 2 workers: {total:,} positions in {seconds:.1f} s, largest worker's peak "
-        f"{peak:,.0f} MiB ({peak - before:,.0f} MiB above its start)"
-    )
+    compare_counts("english", numpy_too=True, memory_limit="2GiB")
+    if args.french:
+        compare_counts("french", numpy_too=False, memory_limit="16GiB")
     return 0
 
 

@@ -82,11 +82,10 @@ def test_a_worker_killed_mid_job_changes_nothing(two_workers: str, tmp_path: Pat
     verse = tmp_path / "verse.txt"
     verse.write_text(VERSE, encoding="utf-8")
     setup = prepare(Options(target=verse), tmp_path)
-    chunk, budget = 1 << 22, 24 << 22  # short tasks: 24 of them
+    chunk, budget = 1 << 22, 24 << 22  # short tasks: 12 of them, two chunks each
     with connect(two_workers) as cluster:
-        simulation = ChunkedSimulation(
-            setup.matcher, key_count=27, seed=11, chunk=chunk, typing=ClusterTyping(cluster, setup.matcher, 27)
-        )
+        typing = ClusterTyping(cluster, setup.matcher, 27, task_keys=2 * chunk)
+        simulation = ChunkedSimulation(setup.matcher, key_count=27, seed=11, chunk=chunk, typing=typing)
         pids = cluster.client.run(os.getpid)
         spread, killed = [], False
         for event in simulation.run(keystrokes=budget):
@@ -205,3 +204,23 @@ def test_batches_on_a_cluster_print_what_one_machine_prints_in_input_order(home,
 
     assert untimed(spread.stdout) == untimed(alone.stdout)
     assert [line for line in spread.stdout.splitlines() if line.startswith("== ")] == ["== 1/2: a.txt ==", "== 2/2: b.txt =="]
+
+
+def test_a_worker_killed_mid_count_changes_no_figure(two_workers: str, tmp_path: Path) -> None:
+    """The killed worker's shares are gone: the count goes on from its checkpoint, exactly."""
+    from twitterbot.jobs.pegs.board import builtin
+    from twitterbot.jobs.pegs.spread import count_on_cluster
+
+    checkpoint = tmp_path / "pegs-count-english.cluster"
+    with connect(two_workers) as cluster:
+        pids = cluster.client.run(os.getpid)
+        levels = []
+        for level in count_on_cluster(builtin("english"), cluster, checkpoint=checkpoint):
+            levels.append(level)
+            if level.jumps == 12:
+                os.kill(next(iter(pids.values())), signal.SIGKILL)
+        assert pids != cluster.client.run(os.getpid)  # one of them is a new process
+    assert [level.jumps for level in levels] == list(range(32))  # each level once, in order
+    assert sum(level.positions for level in levels) == 23_475_688
+    assert levels[-1].solutions == 40_861_647_040_079_968
+    assert sum(level.games for level in levels) == 577_116_156_815_309_849_672

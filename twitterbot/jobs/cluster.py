@@ -21,7 +21,7 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, FrozenSet, List, Optional
 
 from ..errors import BotError, ExitStatus
 
@@ -32,6 +32,7 @@ __all__ = [
     "ClusterLost",
     "ClusterMismatch",
     "ClusterUnavailable",
+    "WorkerLost",
     "connect",
     "node_versions",
 ]
@@ -66,6 +67,12 @@ class ClusterMismatch(BotError):
     exit_status = ExitStatus.CONFIG_ERROR
 
 
+class WorkerLost(Exception):
+    """A worker watched by `Cluster.watching` left mid-job, and with it the data it held: a job
+    whose tasks hold data between steps (the peg count's shares) starts again from its checkpoint.
+    Not a BotError: the job catches it."""
+
+
 def node_versions() -> Dict[str, str]:
     """This process's versions of everything in COMPARED (run on every worker too)."""
     versions = {"python": platform.python_version()}
@@ -87,6 +94,16 @@ class Cluster:
 
     client: Any
     address: str
+    watching: Optional[FrozenSet[str]] = None  # workers whose loss `result` and `wait` report
+
+    def members(self) -> FrozenSet[str]:
+        """The addresses of the workers the scheduler knows now (asks it)."""
+        return frozenset(self.client.scheduler_info().get("workers", {}))
+
+    def watch(self) -> FrozenSet[str]:
+        """From now on, `result` and `wait` raise WorkerLost once any of today's workers is gone."""
+        self.watching = self.members()
+        return self.watching
 
     @property
     def workers(self) -> int:
@@ -117,9 +134,12 @@ class Cluster:
                 "(docs/cluster.md, 'Same versions'), then start the workers again"
             )
 
-    def submit(self, function: Callable[..., Any], *args: Any, key: Optional[str] = None) -> Any:
+    def submit(self, function: Callable[..., Any], *args: Any, key: Optional[str] = None, near: str = "") -> Any:
         """A future for `function(*args)`; pure, so a task asked for twice is computed once and a
-        task redone after a lost worker gives the same answer."""
+        task redone after a lost worker gives the same answer. `near`: a worker's address where
+        it should run if that worker is there (any other may run it instead)."""
+        if near:
+            return self.client.submit(function, *args, pure=True, key=key, workers=[near], allow_other_workers=True)
         return self.client.submit(function, *args, pure=True, key=key)
 
     def scatter(self, value: Any) -> Any:
@@ -138,6 +158,7 @@ class Cluster:
             except Exception as exc:
                 if self.client.status not in ("running", "connecting", "newly-created"):
                     raise self._lost() from None
+                self.check_workers()  # data lost with a worker: WorkerLost, not the task's error
                 if type(exc).__name__ in ("CancelledError", "FutureCancelledError", "CommClosedError"):
                     raise self._lost() from None
                 raise
@@ -157,6 +178,15 @@ class Cluster:
     def _still_there(self) -> None:
         if self.client.status not in ("running", "connecting", "newly-created"):
             raise self._lost()
+        self.check_workers()
+
+    def check_workers(self) -> None:
+        """WorkerLost if a worker watched since `watch` is gone (asks the scheduler)."""
+        if self.watching is None:
+            return
+        gone = self.watching - self.members()
+        if gone:
+            raise WorkerLost(f"lost {len(gone)} of the cluster's {len(self.watching)} workers ({', '.join(sorted(gone))})")
 
     def _lost(self) -> ClusterLost:
         return ClusterLost(

@@ -362,6 +362,69 @@ int pegs_sort(uint64_t *values, size_t n, unsigned bits) {
     return 0;
 }
 
+/* Merge `k` runs, each sorted by position with no position twice, adding up the counts of equal
+ * positions (modulo 2^64 and modulo PRIME): a cluster's share of a level, from the pieces sent
+ * to it. Without `keys` out, only counts the distinct positions (to size the arrays first).
+ * Runs are few (a wave's), so the smallest head is found by looking at each. */
+size_t pegs_merge(uint32_t k, const uint64_t *const *run_keys, const uint64_t *const *run_counts,
+                  const uint32_t *const *run_checks, const size_t *sizes, uint64_t *keys, uint64_t *counts,
+                  uint32_t *checks) {
+    size_t at[64] = {0}, n = 0;
+    if (k > 64)
+        return (size_t)-1;
+    for (;;) {
+        uint64_t least = UINT64_MAX;
+        int any = 0;
+        for (uint32_t r = 0; r < k; r++)
+            if (at[r] < sizes[r] && (!any || run_keys[r][at[r]] < least))
+                least = run_keys[r][at[r]], any = 1;
+        if (!any)
+            return n;
+        uint64_t count = 0;
+        uint32_t check = 0;
+        for (uint32_t r = 0; r < k; r++)
+            if (at[r] < sizes[r] && run_keys[r][at[r]] == least) {
+                if (keys) {
+                    count += run_counts[r][at[r]];
+                    check = add_check(check, run_checks[r][at[r]]);
+                }
+                at[r]++;
+            }
+        if (keys)
+            keys[n] = least, counts[n] = count, checks[n] = check;
+        n++;
+    }
+}
+
+/* Which of `shares` shares of a level a position belongs to (spread.owners, the same numbers). */
+static inline uint32_t share_of(uint64_t key, uint32_t shares) {
+    return (uint32_t)(((key * 0x9E3779B97F4A7C15ULL) >> 40) % shares);
+}
+
+/* Reorder `n` positions (with their counts) by share, keeping their order within a share, into
+ * the out arrays; share s is then out[starts[s]..starts[s+1]). 0, or -1 without memory. */
+int pegs_cut(const uint64_t *keys, const uint64_t *counts, const uint32_t *checks, size_t n, uint32_t shares,
+             uint64_t *out_keys, uint64_t *out_counts, uint32_t *out_checks, size_t *starts) {
+    size_t *next = calloc(shares ? shares : 1, sizeof *next);
+    if (!next)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        next[share_of(keys[i], shares)]++;
+    size_t total = 0;
+    for (uint32_t s = 0; s < shares; s++) {
+        size_t here = next[s];
+        starts[s] = next[s] = total;
+        total += here;
+    }
+    starts[shares] = total;
+    for (size_t i = 0; i < n; i++) {
+        size_t at = next[share_of(keys[i], shares)]++;
+        out_keys[at] = keys[i], out_counts[at] = counts[i], out_checks[at] = checks[i];
+    }
+    free(next);
+    return 0;
+}
+
 /* How many values two sorted arrays of distinct values have in common. */
 size_t pegs_common(const uint64_t *a, size_t n, const uint64_t *b, size_t m) {
     size_t i = 0, j = 0, found = 0;

@@ -24,7 +24,7 @@ import ctypes
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -249,6 +249,12 @@ class Kernel:
         self._sort = library.pegs_sort
         self._sort.restype = ctypes.c_int
         self._sort.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
+        self._merge = library.pegs_merge
+        self._merge.restype = ctypes.c_size_t
+        self._merge.argtypes = [ctypes.c_uint32] + [ctypes.c_void_p] * 7
+        self._cut = library.pegs_cut
+        self._cut.restype = ctypes.c_int
+        self._cut.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_size_t, ctypes.c_uint32] + [ctypes.c_void_p] * 4
         self._common = library.pegs_common
         self._common.restype = ctypes.c_size_t
         self._common.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
@@ -339,6 +345,35 @@ class Kernel:
         if self._sort(out.ctypes.data, len(out), prepared.bits):
             out.sort()  # the kernel had no memory for its sort: numpy's
         return out
+
+    def merge(self, runs: Sequence[Arrays]) -> Arrays:
+        """Runs of (positions, counts, residues), each sorted with no position twice, as one: the
+        counts of equal positions added up. Only the result is allocated, at its exact size (a
+        first pass counts it), so the peak is the runs plus the result."""
+        runs = [tuple(np.ascontiguousarray(column) for column in run) for run in runs if len(run[0])]
+        if len(runs) > 64:  # kernel.c's bound: merged in two rounds
+            return self.merge([self.merge(runs[first : first + 64]) for first in range(0, len(runs), 64)])
+        pointers = [
+            (ctypes.c_void_p * len(runs))(*(run[column].ctypes.data for run in runs)) for column in range(3)
+        ]
+        sizes = (ctypes.c_size_t * len(runs))(*(len(run[0]) for run in runs))
+        size = self._merge(len(runs), *pointers, sizes, None, None, None)
+        keys = np.empty(size, dtype=np.uint64)
+        sums = np.empty(size, dtype=np.uint64)
+        residues = np.empty(size, dtype=np.uint32)
+        self._merge(len(runs), *pointers, sizes, keys.ctypes.data, sums.ctypes.data, residues.ctypes.data)
+        return keys, sums, residues
+
+    def cut(self, part: Arrays, shares: int) -> List[Arrays]:
+        """`part` cut into `shares` by spread.owners, each in the order it had: one copy of the
+        arrays, the pieces views of it."""
+        keys, counts, checks = (np.ascontiguousarray(column) for column in part)
+        out = (np.empty_like(keys), np.empty_like(counts), np.empty_like(checks))
+        starts = np.empty(shares + 1, dtype=np.uintp)
+        pointers = [column.ctypes.data for column in (keys, counts, checks)] + [column.ctypes.data for column in out]
+        if self._cut(*pointers[:3], len(keys), shares, *pointers[3:], starts.ctypes.data):
+            raise MemoryError(f"the peg counter's kernel could not cut {len(keys):,} positions into {shares} shares")
+        return [tuple(column[starts[j] : starts[j + 1]] for column in out) for j in range(shares)]  # type: ignore[misc]
 
     def common(self, first: np.ndarray, second: np.ndarray) -> int:
         """How many values two arrays of distinct uint64, each sorted, have in common."""

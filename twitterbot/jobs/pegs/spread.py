@@ -1,14 +1,22 @@
-"""The level-by-level count on a Dask cluster: each worker holds a share of a level, chosen by a
-hash of the position, so a board too big for one machine's memory is counted by several.
+"""The level-by-level count on a Dask cluster: the level is cut into shares by a hash of the
+position, a few shares per worker, so a board too big for one machine's memory is counted by
+several.
 
-One level becomes the next in two short steps. Each worker expands slices of the positions it
-holds (at most `SLICE` parents a task) and cuts the children by their owner's hash; then each
-owner merges the children sent to it, adding up the counts of equal positions. Nothing but the
-figures of each level (sizes and residues) comes back to the command's machine, and the levels
-are exactly those of `count.count_levels`::
+One level becomes the next in waves of a few slices of parents each. A task expands a slice (the
+compiled kernel where the worker can build it, numpy otherwise) and cuts the children by the
+share of the next level they belong to; then each share of the next level is merged with the
+children sent to it, adding up the counts of equal positions. So a worker holds its shares of
+the next level, what is left of its parents (a share of parents is let go once expanded) and one
+wave's children, and a merge needs room for one share more, not for everything a worker holds.
+Nothing but the figures of each level (sizes and residues) comes back to the command's machine,
+and the levels are exactly those of `count.count_levels`::
 
-    for level in count_on_cluster(board, cluster):
+    for level in count_on_cluster(board, cluster, checkpoint=state / "pegs-count-french.cluster"):
         print(level.jumps, level.positions, level.sequences)
+
+A worker lost mid-count takes its shares with it: the count starts again from its last
+checkpoint (or from the start, without one) on the workers that are left, and the caller never
+sees a level twice.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import logging
 import operator
 import time
 from pathlib import Path
@@ -24,25 +33,44 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 from ...files import write_atomically
+from ...wording import plural
+from ..cluster import ClusterLost, WorkerLost
 from .board import Board, check_countable
 from .count import BLOCK, PRIME, Counting, Level, _exact, _merge, _next_level
 from .orient import Orienter
 
-__all__ = ["SLICE", "count_on_cluster", "owners"]
+__all__ = ["SHARES_PER_WORKER", "SLICE", "count_on_cluster", "owners"]
 
-SLICE = 200_000  # parents expanded by one task: about a second on a Pi, a fifth of that on a PC
+log = logging.getLogger(__name__)
+
+# Parents expanded by one task, at least: a twentieth of a second on a PC, under a second on a Pi.
+# Its children (and the kernel's table making them) are what a worker holds beside its shares.
+SLICE = 50_000
+# Slices of a level per worker, at most: a huge level gets longer slices rather than more tasks.
+SLICES_PER_WORKER = 32
+# Shares of a level each worker holds, at least; more once a share would pass SHARE positions
+# (40 MB): a merge needs room for one share more, and each wave sends every share a piece of
+# each slice, so more shares mean a lower peak and more tasks.
+SHARES_PER_WORKER = 2
+SHARE = 2_000_000
+# Slices expanded at once, per worker (and the wave before's merges still running).
+WAVE = 1
 # Positions kept on the workers (8 bytes each) to count the finishable positions at the end;
 # beyond this the count goes on without them (french: far beyond).
 KEEP_AT_MOST = 60_000_000
+# Workers lost in a row (no level finished in between) before the count gives up: a level that
+# keeps killing its workers (out of memory) will not finish by being tried again.
+MOST_LOSSES = 3
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: neighbouring positions land far apart
 
 Part = Tuple[np.ndarray, np.ndarray, np.ndarray]  # positions, counts mod 2^64, counts mod PRIME
+Figures = Tuple[int, int, int, int, int]  # size, counts' sums mod 2^64 and PRIME, and the won's
 _ORIENTERS: Dict[Tuple[int, int, str], Orienter] = {}  # one per board in each worker process
 
 
-def owners(positions: np.ndarray, parts: int) -> np.ndarray:
-    """Which of `parts` workers owns each position: a pure function of the position."""
-    return ((positions * _MIX) >> np.uint64(40)) % np.uint64(parts)
+def owners(positions: np.ndarray, shares: int) -> np.ndarray:
+    """Which of `shares` shares each position belongs to: a pure function of the position."""
+    return ((positions * _MIX) >> np.uint64(40)) % np.uint64(shares)
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,31 +89,46 @@ def _orienter(board: Board) -> Orienter:
     return _ORIENTERS[key]
 
 
-def _expand(board: Board, part: Part, low: int, high: int, parts: int) -> Tuple[List[Part], int]:
-    """Task: the children of parents [low, high) of a part, cut by owner, and the games ending there."""
+def _empty() -> Part:
+    empty = np.zeros(0, dtype=np.uint64)
+    return empty, empty, np.zeros(0, dtype=np.uint32)
+
+
+def _expand(board: Board, part: Part, low: int, high: int, shares: int) -> Tuple[List[Part], int]:
+    """Task: the children of parents [low, high) of a share, cut by the next level's share, and
+    the games ending there."""
     sliced = (part[0][low:high], part[1][low:high], part[2][low:high])
     kernel = _worker_kernel()
     if kernel is None:
         children, games = _next_level(board, _orienter(board), sliced, BLOCK)
-    else:
-        children, stuck = kernel.next_level(board, sliced, BLOCK, 4 * (high - low) + 16, lambda done, total: None)
-        games = _exact(*stuck)
-    owner = owners(children[0], parts)
-    cut = [tuple(column[owner == np.uint64(j)] for column in children) for j in range(parts)]
-    return cut, games  # type: ignore[return-value]
+        return cut(children, shares), games
+    children, stuck = kernel.next_level(board, sliced, BLOCK, 4 * (high - low) + 16, lambda done, total: None)
+    return kernel.cut(children, shares), _exact(*stuck)
+
+
+def cut(part: Part, shares: int) -> List[Part]:
+    """`part` cut into `shares` by `owners`, each in the order it had (kernel.cut, in numpy)."""
+    share = owners(part[0], shares).astype(np.uint16 if shares < 1 << 16 else np.uint64)
+    order = np.argsort(share, kind="stable")  # a radix sort for 16-bit numbers
+    starts = np.searchsorted(share[order], np.arange(shares + 1))
+    columns = [column[order] for column in part]
+    return [tuple(column[starts[j] : starts[j + 1]] for column in columns) for j in range(shares)]  # type: ignore[misc]
 
 
 def _own(*pieces: Part) -> Part:
-    """Task: an owner's share of the next level, from the children sent to it."""
+    """Task: a share of the next level, from what it held so far and the children sent to it
+    (each sorted, no position twice)."""
     kept = [piece for piece in pieces if len(piece[0])]
     if not kept:
-        empty = np.zeros(0, dtype=np.uint64)
-        return empty, empty, np.zeros(0, dtype=np.uint32)
-    return kept[0] if len(kept) == 1 else _merge(kept)
+        return _empty()
+    if len(kept) == 1:  # a piece is a view, which would keep all of its slice's children: copied
+        return tuple(column if column.base is None else column.copy() for column in kept[0])  # type: ignore[return-value]
+    kernel = _worker_kernel()
+    return kernel.merge(kept) if kernel is not None else _merge(kept)
 
 
-def _figures(board: Board, part: Part, jumps: int) -> Tuple[int, int, int, int, int]:
-    """Task: a part's size, its counts' sums (mod 2^64 and PRIME), and those of the won positions."""
+def _figures(board: Board, part: Part, jumps: int) -> Figures:
+    """Task: a share's size, its counts' sums (mod 2^64 and PRIME), and those of the won positions."""
     positions, counts, checks = part
     won64 = wonp = 0
     if board.pegs(board.start) - jumps == 1 and len(positions):
@@ -103,15 +146,15 @@ def _figures(board: Board, part: Part, jumps: int) -> Tuple[int, int, int, int, 
     )
 
 
-def _complements(board: Board, positions: np.ndarray, parts: int) -> List[np.ndarray]:
-    """Task: the complements of a level's positions, oriented and cut by owner."""
+def _complements(board: Board, positions: np.ndarray, shares: int) -> List[np.ndarray]:
+    """Task: the complements of a level's positions, oriented and cut by share."""
     there = _orienter(board).canonical(positions ^ np.uint64(board.full))
-    owner = owners(there, parts)
-    return [there[owner == np.uint64(j)] for j in range(parts)]
+    share = owners(there, shares)
+    return [there[share == np.uint64(j)] for j in range(shares)]
 
 
 def _common(here: np.ndarray, *there: np.ndarray) -> int:
-    """Task: how many of an owner's positions are among the complements sent to it."""
+    """Task: how many of a share's positions are among the complements sent to it."""
     wanted = np.concatenate(there) if there else np.zeros(0, dtype=np.uint64)
     return int(np.isin(here, wanted).sum())
 
@@ -132,57 +175,77 @@ def count_on_cluster(
     """As `count.count_levels`, on the cluster's workers. With `checkpoint` (a folder), each level
     is saved there, one file per share, and a later call resumes after the last saved level. With
     `finishable` (a list), it is filled at the end with the positions from which the goal can still
-    be reached, per level (a central game counted from its start only, as `finishable_counts`)."""
+    be reached, per level (a central game counted from its start only, as `finishable_counts`).
+
+    A worker lost mid-count (its shares gone with it) makes the count start again from the
+    checkpoint, or from the start without one; after MOST_LOSSES in a row it stops with
+    ClusterLost (exit 75), the checkpoint kept."""
     check_countable(board, "pegs count")
+    given, losses = 0, 0  # levels given to the caller; workers lost since the last new level
+    while True:
+        try:
+            for level in _count(board, cluster, checkpoint, clock, progress, finishable if not given else None):
+                if level.jumps >= given:  # after a restart, the levels before were given already
+                    given, losses = level.jumps + 1, 0
+                    yield level
+            return
+        except WorkerLost as lost:
+            losses += 1
+            if losses >= MOST_LOSSES or not _workers_back(cluster):
+                raise ClusterLost(
+                    f"{lost}, {plural(losses, 'time')} while counting level {given}: out of memory? "
+                    "Look at the workers' logs (journalctl -u twitterbot-dask-worker), add workers or memory, and "
+                    "run the same command to continue from its checkpoint"
+                ) from None
+            log.warning(
+                "%s: counting again from %s on %s", lost, "the last checkpoint" if checkpoint else "the start",
+                plural(cluster.workers, "worker"),
+            )  # fmt: skip
+            if finishable is not None:
+                finishable.clear()  # counted from the levels kept on the workers: gone
+
+
+def _workers_back(cluster: Any, seconds: float = 30.0) -> bool:
+    """Whether the cluster has a worker again within `seconds` (a nanny restarts a killed one)."""
+    deadline = time.monotonic() + seconds
+    while not cluster.workers:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
+def _count(
+    board: Board,
+    cluster: Any,
+    checkpoint: Optional[Path],
+    clock: Callable[[], float],
+    progress: Optional[Callable[[Counting], None]],
+    finishable: Optional[List[int]],
+) -> Iterator[Level]:
+    cluster.watch()  # a worker lost from now on: WorkerLost
     parts = max(1, cluster.workers)
-    history: List[Level] = []
+    client = cluster.client
     resumed = _load(checkpoint, board) if checkpoint else None
     if resumed:
-        history, shares = resumed
-        level = [cluster.client.scatter(share) for share in shares]
-        figures = [(len(share[0]), 0, 0, 0, 0) for share in shares]
+        history, names = resumed
+        level = [client.scatter(_load_share(checkpoint, name)) for name in names]  # one at a time
+        figures: List[Figures] = cluster.results([cluster.submit(_figures, board, share, 0) for share in level])
         yield from history[:-1]
         kept: Optional[List[List[Any]]] = None  # the levels before are gone: no finishable count
     else:
         start = Orienter(board).canonical(np.array([board.start], dtype=np.uint64))
         first = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))
-        owner = owners(start, parts)
-        shares = [tuple(column[owner == np.uint64(j)] for column in first) for j in range(parts)]
-        level = [cluster.client.scatter(share) for share in shares]  # share j holds what owner j owns
-        figures = [_figures(board, share, 0) for share in shares]
-        history.append(_level(board, 0, figures, 0.0))
+        level = [client.scatter(first)]
+        figures = [_figures(board, first, 0)]
+        history = [_level(board, 0, figures, 0.0)]
         kept = [] if finishable is not None and _central(board) else None
     began = clock()
-    board_future = cluster.client.scatter(board, broadcast=True, hash=True)
+    board_future = client.scatter(board, broadcast=True, hash=True)
     while True:
         if kept is not None:
             kept.append([cluster.submit(_positions, share) for share in level])
-        slices = [
-            (share, low, min(size, low + SLICE))
-            for share, size in zip(level, (f[0] for f in figures))
-            for low in range(0, size, SLICE)
-        ]
-        # In waves of a few slices per worker, each wave's children merged into the owners' shares
-        # before the next wave starts: a worker holds its share and a wave's children, never all
-        # of a level's children at once (they are several times the next level).
-        owned: List[Any] = [cluster.client.scatter(_own(), hash=True)] * parts
-        games, wave = 0, 2 * parts
-        for first in range(0, len(slices), wave):
-            expanded = [
-                cluster.submit(_expand, board_future, share, low, high, parts)
-                for share, low, high in slices[first : first + wave]
-            ]
-            owned = [
-                cluster.submit(_own, owned[j], *[cluster.submit(_child_share, result, j) for result in expanded])
-                for j in range(parts)
-            ]
-            games += sum(cluster.results([cluster.submit(operator.getitem, result, 1) for result in expanded]))
-            cluster.wait(owned)
-            del expanded
-            if progress:
-                done = min(len(slices), first + wave)
-                progress(Counting(len(history), done, len(slices), clock() - began))
-        level = owned
+        level, games = _next(board_future, level, [f[0] for f in figures], parts, cluster, progress, len(history), clock)
         jumps = len(history)
         figures = cluster.results([cluster.submit(_figures, board_future, share, jumps) for share in level])
         history[-1] = dataclasses.replace(history[-1], games=games)
@@ -195,18 +258,83 @@ def count_on_cluster(
         if checkpoint:
             _save(checkpoint, board, history, level, cluster)
     if finishable is not None and kept is not None:
-        finishable.extend(_finishable(board, cluster, kept, parts))
+        finishable.extend(_finishable(board, cluster, kept))
 
 
-def _child_share(result: Tuple[List[Part], int], owner: int) -> Part:
-    return result[0][owner]
+def _next(
+    board_future: Any,
+    level: List[Any],
+    sizes: List[int],
+    parts: int,
+    cluster: Any,
+    progress: Optional[Callable[[Counting], None]],
+    jumps: int,
+    clock: Callable[[], float],
+) -> Tuple[List[Any], int]:
+    """The next level's shares (futures) from this level's, and the games ending on this one."""
+    began = clock()
+    expected = 3 * sum(sizes) // 2  # the next level, about (the French board grows by at most this, once big)
+    shares = parts * max(SHARES_PER_WORKER, -(-expected // (parts * SHARE)))
+    step = max(SLICE, -(-sum(sizes) // (SLICES_PER_WORKER * parts)))
+    slices = [(index, low, min(size, low + step)) for index, size in enumerate(sizes) for low in range(0, size, step)]
+    last_slice = {index: number for number, (index, _, _) in enumerate(slices)}
+    # In waves of a slice per worker, each wave's children merged into the next level's shares
+    # while the next wave is expanded, never later: a worker never holds all of a level's
+    # children at once (they are several times the next level). Share j stays on worker j mod
+    # parts; a slice's children travel to each worker once, all of that worker's shares together.
+    owned: List[Any] = [None] * shares
+    homes = sorted(cluster.watching or cluster.members())[:parts]
+    merging: List[Any] = []  # the wave before's merges
+    games, wave = 0, WAVE * parts
+    for first in range(0, len(slices), wave):
+        expanded = [
+            cluster.submit(_expand, board_future, level[index], low, high, shares)
+            for index, low, high in slices[first : first + wave]
+        ]
+        sent = [[cluster.submit(_for_worker, result, w, len(homes)) for result in expanded] for w in range(len(homes))]
+        owned = [
+            cluster.submit(
+                _own_share,
+                j // len(homes),
+                owned[j],
+                *sent[j % len(homes)],
+                near=homes[j % len(homes)],  # the shares spread evenly, each staying where it is
+            )
+            for j in range(shares)
+        ]
+        games += sum(cluster.results([cluster.submit(operator.getitem, result, 1) for result in expanded]))
+        cluster.wait(merging)
+        merging = owned
+        del expanded, sent
+        done = first + wave
+        for index, number in last_slice.items():
+            if number < done:
+                level[index] = None  # expanded: its memory goes back to the worker
+        cluster.check_workers()  # a lost worker's shares are gone: start again, not wait
+        if progress:
+            progress(Counting(jumps, min(len(slices), done), len(slices), clock() - began))
+    cluster.wait(owned)
+    return owned, games
+
+
+def _for_worker(result: Tuple[List[Part], int], worker: int, workers: int) -> List[Part]:
+    """Task: the pieces of an expanded slice for the shares that stay on `worker` (j mod workers)."""
+    return result[0][worker::workers]
+
+
+def _own_share(index: int, held: Optional[Part], *sent: List[Part]) -> Part:
+    """Task: a share of the next level: what it `held` so far (None at first) and its piece of
+    each slice sent (the `index`-th of each worker's pieces)."""
+    return _own(*([held] if held is not None else []), *[pieces[index] for pieces in sent])
 
 
 def _central(board: Board) -> bool:
     return board.goal is not None and board.full ^ board.goal == board.start
 
 
-def _finishable(board: Board, cluster: Any, kept: List[List[Any]], parts: int) -> List[int]:
+def _finishable(board: Board, cluster: Any, kept: List[List[Any]]) -> List[int]:
+    """Per level, its positions whose complement is on the mirror level (`finishable_counts`):
+    each share j of a level matched with the complements that fall in its share j."""
     pegs = board.pegs(board.start)
     levels = len(kept)
     found = []
@@ -215,7 +343,7 @@ def _finishable(board: Board, cluster: Any, kept: List[List[Any]], parts: int) -
         if not 0 <= mirror < levels:
             found.append(0)
             continue
-        cut = [cluster.submit(_complements, board, share, parts) for share in kept[mirror]]
+        cut = [cluster.submit(_complements, board, share, len(kept[jumps])) for share in kept[mirror]]
         counts = [
             cluster.submit(_common, here, *[cluster.submit(operator.getitem, c, j) for c in cut])
             for j, here in enumerate(kept[jumps])
@@ -257,7 +385,9 @@ def _save(folder: Path, board: Board, history: List[Level], level: List[Any], cl
             old.unlink()
 
 
-def _load(folder: Path, board: Board) -> Optional[Tuple[List[Level], List[Part]]]:
+def _load(folder: Path, board: Board) -> Optional[Tuple[List[Level], List[str]]]:
+    """The levels saved in `folder` and the names of the newest level's share files, or None
+    (no checkpoint, another board's, or a damaged one: the count starts afresh)."""
     try:
         figures = json.loads((folder / "levels.json").read_text(encoding="utf-8"))
         if figures["start"] != board.start:
@@ -266,10 +396,14 @@ def _load(folder: Path, board: Board) -> Optional[Tuple[List[Level], List[Part]]
             Level(jumps, size, int(sequences), 0.0, None if solutions == "None" else int(solutions), int(games))
             for jumps, size, sequences, solutions, games in figures["levels"]
         ]
-        shares = []
-        for name in figures["shares"]:
-            with np.load(folder / name) as saved:
-                shares.append((saved["positions"], saved["counts"], saved["checks"]))
-        return history, shares
+        names = [str(name) for name in figures["shares"]]
+        if not all((folder / name).is_file() for name in names):
+            return None
+        return history, names
     except (OSError, KeyError, ValueError, TypeError):
         return None
+
+
+def _load_share(folder: Path, name: str) -> Part:
+    with np.load(folder / name) as saved:
+        return saved["positions"], saved["counts"], saved["checks"]
