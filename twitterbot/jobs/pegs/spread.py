@@ -6,8 +6,8 @@ One level becomes the next in waves of a few slices of parents each. A task expa
 compiled kernel where the worker can build it, numpy otherwise) and cuts the children by the
 share of the next level they belong to; then each share of the next level is merged with the
 children sent to it, adding up the counts of equal positions. So a worker holds its shares of
-the next level, what is left of its parents (a share of parents is let go once expanded) and one
-wave's children, and a merge needs room for one share more, not for everything a worker holds.
+the next level, what is left of its parents (a share of parents is let go once expanded) and two
+waves' children, and a merge needs room for one share more, not for everything a worker holds.
 Nothing but the figures of each level (sizes and residues) comes back to the command's machine,
 and the levels are exactly those of `count.count_levels`::
 
