@@ -69,6 +69,12 @@ class Counting:
         return self.seconds * (self.total - self.done) / self.done
 
 
+def _empty() -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A level (or a share of one) with no position."""
+    empty = np.zeros(0, dtype=np.uint64)
+    return empty, empty, np.zeros(0, dtype=np.uint32)
+
+
 def _merge(pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sort the pieces' positions together and add up the counts of equal positions, emptying
     `pieces` as it goes. The stable sort is timsort, which merges already sorted pieces in linear
@@ -163,8 +169,7 @@ def _next_level(
             pieces.append(_merge(pair))
     games = _exact(*stuck)
     if not pieces:
-        empty = np.zeros(0, dtype=np.uint64)
-        return (empty, empty, np.zeros(0, dtype=np.uint32)), games
+        return _empty(), games
     if len(pieces) == 1:
         return pieces[0], games
     return _merge(pieces), games

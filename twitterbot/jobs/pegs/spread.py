@@ -36,7 +36,7 @@ from ...files import write_atomically
 from ...wording import plural
 from ..cluster import ClusterLost, WorkerLost
 from .board import Board, check_countable
-from .count import BLOCK, PRIME, Counting, Level, _exact, _merge, _next_level
+from .count import BLOCK, PRIME, Counting, Level, _empty, _exact, _merge, _next_level
 from .orient import Orienter
 
 __all__ = ["SHARES_PER_WORKER", "SLICE", "count_on_cluster", "owners"]
@@ -87,11 +87,6 @@ def _orienter(board: Board) -> Orienter:
         _ORIENTERS.clear()
         _ORIENTERS[key] = Orienter(board)
     return _ORIENTERS[key]
-
-
-def _empty() -> Part:
-    empty = np.zeros(0, dtype=np.uint64)
-    return empty, empty, np.zeros(0, dtype=np.uint32)
 
 
 def _expand(board: Board, part: Part, low: int, high: int, shares: int) -> Tuple[List[Part], int]:
