@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import logging
 import platform
 import time
 from dataclasses import dataclass
@@ -220,6 +221,7 @@ def connect(
         from distributed import Client
     except ImportError:
         raise ClusterUnavailable(INSTALL_HINT) from None
+    _quiet_dask_logs()
     security = _security(address, tls_dir)
     try:
         client = Client(address, security=security, timeout=timeout, set_as_default=False)
@@ -246,6 +248,16 @@ def connect(
     return cluster
 
 
+def _quiet_dask_logs() -> None:
+    """Dask's own ERROR lines and tracebacks (a reconnect that failed, a worker gone) only with
+    --debug or -v: the job's one message says what happened and what to do."""
+    if logging.getLogger().isEnabledFor(logging.DEBUG):
+        return
+    names = ["distributed"] + [name for name in logging.root.manager.loggerDict if name.startswith("distributed.")]
+    for name in names:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def _security(address: str, tls_dir: Optional[Path]) -> Any:
     """Dask's Security for a tls:// address, from the certificates in `tls_dir`; None for tcp://."""
     if not address.startswith("tls://"):
@@ -258,7 +270,7 @@ def _security(address: str, tls_dir: Optional[Path]) -> Any:
     missing = [str(path) for path in files.values() if not path.is_file()]
     if missing:
         raise ClusterUnavailable(
-            f"{address} needs TLS certificates, and {', '.join(missing)} is missing: make them once "
+            f"{address} needs TLS certificates, and {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing: make them once "
             "as docs/cluster.md ('TLS') says and copy them to every node"
         )
     return Security(

@@ -123,7 +123,7 @@ def _alt(records: Sequence[Any], expected: Sequence[float], title: str, decades:
     return (
         f"{title}: a chart of record length in letters (up) against keystrokes typed (across, log scale, 1 to "
         f"{_power(decades)}). {plural(len(records), 'record')} as blue dots on a rising staircase, from "
-        f"{plural(first.length, 'letter')} after {first.keystrokes:,} keystrokes to {plural(best.length, 'letter')} "
+        f"{plural(first.length, 'letter')} after {plural(first.keystrokes, 'keystroke')} to {plural(best.length, 'letter')} "
         f"({best.text!r}) after {best.keystrokes:,}, the latest in orange. A dashed grey line shows the keystrokes "
         f"each length is expected to take; {luck}."
     )
