@@ -47,9 +47,11 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
+from twitterbot.builtin import built_in  # noqa: E402
 from twitterbot.cli import main  # noqa: E402
 from twitterbot.errors import ExitStatus  # noqa: E402
-from twitterbot.settings import SETTINGS  # noqa: E402
+
+SETTINGS = built_in().settings
 
 DOCUMENTED = {int(status) for status in ExitStatus} - {int(ExitStatus.UNEXPECTED)} | {130}
 REFUSED = {int(ExitStatus.DATA_ERROR), int(ExitStatus.CONFIG_ERROR), int(ExitStatus.USAGE)}

@@ -35,10 +35,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from twitterbot.builtin import read_config  # noqa: E402
 from twitterbot.jobs.monkey.job import Options, prepare  # noqa: E402
 from twitterbot.jobs.monkey.kernel import Kernel, load  # noqa: E402
 from twitterbot.jobs.monkey.simulation import DRAW, KeyStream, Monkey, Round, Simulation  # noqa: E402
-from twitterbot.settings import PROJECT_DIR, load_config  # noqa: E402
 
 KEYS = 27
 MIB = 1024 * 1024
@@ -126,8 +126,8 @@ def main() -> int:
     parser.add_argument("--throughput-only", action="store_true", help="skip the start-up and memory figures")
     args = parser.parse_args()
     count = int(args.keystrokes) // DRAW * DRAW
-    config = load_config(project_dir=PROJECT_DIR)
-    texts = config.state_dir / "texts"
+    config = read_config()
+    texts = config["BOT_STATE_DIR"] / "texts"
     print(
         f"Python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs; {count:,} keystrokes "
         f"per timing, {args.repeats} repeats, CPU time, medians (range)\n"

@@ -14,7 +14,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Mapping, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Sequence, Tuple
 
 __all__ = ["PAGES", "REFERENCE", "main", "render", "sources", "stale"]
 
@@ -27,36 +27,19 @@ _HEADER = (
 )
 
 
-def sources() -> Tuple[Mapping, Sequence[str], Callable[[], argparse.ArgumentParser], Mapping]:
-    """The code the pages are written from. The one place the generator imports the package."""
+def sources() -> Tuple[Any, Callable[[], argparse.ArgumentParser], Mapping]:
+    """The code the pages are written from: the registry the command line builds, its parser and
+    the exit codes. The one place the generator imports the package."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout, ahead of any installed copy
+    from twitterbot.builtin import built_in
     from twitterbot.cli import build_parser
     from twitterbot.errors import EXIT_STATUS_HELP
-    from twitterbot.settings import SETTINGS
 
-    secret_names = tuple(name for name, setting in SETTINGS.items() if setting.secret)
-    return SETTINGS, secret_names, build_parser, EXIT_STATUS_HELP
+    registry = built_in()
+    return registry, lambda: build_parser(registry), EXIT_STATUS_HELP
 
 
 # -- settings --------------------------------------------------------------------------------------
-
-# Every run's settings by theme; a network's own settings name their network in the table itself.
-_GROUPS = (
-    (("PROGRESS_",), "Progress mode", "../progress.md"),
-    (("TWEET_TIMES", "TWEET_TIMEZONE", "TWEET_JITTER"), "Schedule", "../scheduling.md"),
-)
-
-
-def _group_of(name: str, setting) -> Tuple[str, str, bool]:
-    """(group title, the page that explains it, whether only that network needs it)."""
-    if setting.network:
-        from twitterbot import networks
-
-        return networks.label(setting.network), f"../networks/{setting.network}.md", True
-    for prefixes, title, page in _GROUPS:
-        if name.startswith(prefixes):
-            return title, page, False
-    return "Every run", "../configuration.md", False
 
 
 def _cell(text: str) -> str:
@@ -64,30 +47,32 @@ def _cell(text: str) -> str:
 
 
 def settings_page() -> str:
-    settings, secret_names, _, _ = sources()
+    """Every setting, under the capability that declares it (a network's: needed only when POST_TO
+    names it), in the registry's order."""
+    registry, _, _ = sources()
     groups: Dict[str, List[str]] = {}
-    pages: Dict[str, Tuple[str, bool]] = {}
-    for name, setting in settings.items():
-        title, page, network = _group_of(name, setting)
-        pages[title] = (page, network)
+    for name, setting in registry.settings.items():
         default = f"`{setting.default}`" if setting.default else "(none)"
-        secret = "**secret**" if name in secret_names else ""
-        groups.setdefault(title, []).append(f"| `{name}` | {default} | {secret} | {_cell(setting.help)} |")
+        secret = "**secret**" if setting.secret else ""
+        owner = registry.owner(name)
+        groups.setdefault(owner.name, []).append(f"| `{name}` | {default} | {secret} | {_cell(setting.help)} |")
     out = [
-        _HEADER.format(source="the settings table (SETTINGS)"),
+        _HEADER.format(source="the settings each capability declares (twitterbot.builtin)"),
         "# Settings\n\n",
-        "Every setting the bot reads, with its default. Put them in `.env` (start from "
-        "`config.example.env`, which has the same list with comments) or the environment; "
-        "[Configuration](../configuration.md) says where settings come from and which wins. An empty "
-        "value means the default. A **secret** is never shown in any output, log or page.\n",
+        "Every setting the bot reads, with its default, under the part of the bot that declares it. Put "
+        "them in `.env` (start from `config.example.env`, which has the same list with comments) or the "
+        "environment; [Configuration](../configuration.md) says where settings come from and which wins. "
+        "An empty value means the default. A **secret** is never shown in any output, log or page.\n",
     ]
-    order = ["Every run", *(title for _, title, _ in _GROUPS)]
-    for title, rows in sorted(groups.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)):
-        page, network = pages[title]
+    for capability in registry.capabilities:
+        rows = groups.get(capability.name)
+        if not rows:
+            continue
+        title, page = capability.title, f"../{capability.page}"
         need = (
             f"Needed only when `POST_TO` names {title}; see [{title}]({page})."
-            if network
-            else f"See [{title.lower() if title != 'Every run' else 'Configuration'}]({page})."
+            if capability in registry.networks
+            else f"Declared by `{type(capability).__module__}`; see [{title}]({page})."
         )
         out.append(f"\n## {title}\n\n{need}\n\n| setting | default | secret | meaning |\n| --- | --- | --- | --- |\n")
         out.append("\n".join(rows) + "\n")
@@ -165,7 +150,7 @@ def _synopsis(path: Tuple[str, ...], parser: argparse.ArgumentParser) -> str:
 
 
 def commands_page() -> str:
-    _, _, build_parser, _ = sources()
+    _, build_parser, _ = sources()
     parser = build_parser()
     out = [
         _HEADER.format(source="the CLI's argparse parsers"),
@@ -202,7 +187,7 @@ def _anchor(command: str) -> str:
 
 
 def exit_codes_page() -> str:
-    _, _, _, exit_help = sources()
+    _, _, exit_help = sources()
     rows = [
         f"| {int(status)} | `{status.name}` | {_cell(meaning)} | {_cell(todo)} |"
         for status, (meaning, todo) in sorted(exit_help.items(), key=lambda item: int(item[0]))

@@ -11,6 +11,7 @@ from typing import Dict, Iterator, Optional
 
 import pytest
 
+from twitterbot.builtin import built_in
 from twitterbot.networks.x import Credentials, XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -20,6 +21,9 @@ from x_emulator import XEmulator  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BOT_PY = REPO / "bot.py"
+
+# The registry the command line builds: the built-in capabilities (tests/networks adds a fake network).
+REGISTRY = built_in()
 
 SAMPLE_TWEETS = "First post\nSecond post\nThird post\n"
 

@@ -213,7 +213,7 @@ def test_a_bug_asks_for_a_report_naming_the_version(monkeypatch, capsys, tmp_pat
     """Exit 1 is a bug: its one line says to report it, and with which version."""
     from twitterbot import cli, settings
 
-    def broken(**kwargs):
+    def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(settings, "load_config", broken)  # cli imports it inside its error boundary

@@ -13,7 +13,7 @@ import subprocess
 from typing import Dict, List, Tuple
 
 import pytest
-from conftest import BotHome
+from conftest import REGISTRY, BotHome
 
 from twitterbot.cli import parse_args
 
@@ -68,7 +68,7 @@ REFUSED = "refused"
 def parsed(argv: List[str], capsys: pytest.CaptureFixture) -> object:
     """The parsed namespace as a dict, or REFUSED after checking the refusal is a usage error (64)."""
     try:
-        return vars(parse_args(argv))
+        return vars(parse_args(argv, REGISTRY))
     except SystemExit as exc:
         assert exc.code == 64, argv
         return REFUSED
@@ -118,13 +118,13 @@ def test_a_flag_of_the_plain_run_is_refused_by_a_command_that_does_not_take_it(
 
 def test_every_registered_command_is_in_the_table() -> None:
     """A new command gets its row, so its flags are checked in every place too."""
-    from twitterbot.cli import _build_parser
+    from twitterbot.cli import build_parser
 
-    assert set(_build_parser().commands) | {"run"} == set(COMMANDS)
+    assert set(build_parser(REGISTRY).commands) | {"run"} == set(COMMANDS)
 
 
 def test_the_plain_run_takes_its_flags() -> None:
-    args = parse_args(["--force", "--one-in", "3", "--tweets", "t.txt", "--seed", "5", "--jitter", "--dry-run"])
+    args = parse_args(["--force", "--one-in", "3", "--tweets", "t.txt", "--seed", "5", "--jitter", "--dry-run"], REGISTRY)
     assert (args.force, args.one_in, args.tweets, args.seed, args.jitter, args.dry_run) == (
         True,
         "3",
@@ -133,7 +133,7 @@ def test_the_plain_run_takes_its_flags() -> None:
         True,
         True,
     )
-    plain = parse_args([])
+    plain = parse_args([], REGISTRY)
     assert (plain.force, plain.one_in, plain.seed, plain.jitter, plain.dry_run, plain.json) == (
         False,
         None,
@@ -145,7 +145,7 @@ def test_the_plain_run_takes_its_flags() -> None:
 
 
 def test_the_watched_command_keeps_its_own_flags() -> None:
-    args = parse_args(["watch", "--", "tool", "--dry-run", "--json", "--force"])
+    args = parse_args(["watch", "--", "tool", "--dry-run", "--json", "--force"], REGISTRY)
     assert args.command == ["--", "tool", "--dry-run", "--json", "--force"] and args.dry_run is False
 
 

@@ -18,18 +18,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NoReturn, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, NoReturn, Optional, Sequence, Tuple
 
 from .errors import ConfigError, ExitStatus
-from .settings import check_setting, did_you_mean
+from .settings.parsers import did_you_mean
 from .settings.secrets import MASK, Scrubber
 
 if TYPE_CHECKING:
-    from .settings import Config
+    pass
 
 __all__ = [
     "BadCommandLine",
-    "Check",
     "Commands",
     "Parser",
     "absolute",
@@ -54,7 +53,6 @@ _GLOBAL_FLAGS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
 _EVERY_COMMAND = ("env_file", "verbose", "quiet", "debug")
 
 Commands = Any  # argparse's subparsers action: what `register` functions add their commands to
-Check = Callable[["Config"], Iterable[Tuple[str, str]]]  # see Parser.add_check
 
 
 class BadCommandLine(SystemExit):
@@ -73,20 +71,13 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.late_defaults: Dict[str, object] = {}
         self.commands: Dict[str, Parser] = {}
-        self.checks: List[Check] = []
-        # dest -> (setting, the value a store_true flag stands for, whether the value is a path)
-        self._setting_flags: Dict[str, Tuple[str, Optional[str], bool]] = {}
+        # dest -> (setting, the value a store_true flag stands for, whether the value is a path, its flags)
+        self._setting_flags: Dict[str, Tuple[str, Optional[str], bool, str]] = {}
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise BadCommandLine(f"{self.prog}: {message}")
-
-    def add_check(self, check: Check) -> None:
-        """Something more for `bot.py check` to look at (a job's compiled kernel): `check(config)`
-        returns lines of ("ok" | "note" | "problem", message). It runs only when check does, so
-        it imports what it needs inside."""
-        self.checks.append(check)
 
     def add_shared(self, *flags: str, **options: Any) -> argparse.Action:
         """An option whose value may also come from before the command's name. argparse would
@@ -111,25 +102,37 @@ class Parser(argparse.ArgumentParser):
         shared: bool = False,
         **options: Any,
     ) -> argparse.Action:
-        """A flag that overrides `setting`: its value (checked as the setting's is), `value` for a
-        flag that takes none, or a path made absolute from the cwd, where the user typed it."""
+        """A flag that overrides `setting`: its value (checked as the setting's is, by
+        `check_settings`), `value` for a flag that takes none, or a path made absolute from the
+        cwd, where the user typed it."""
         if value is not None:
             options.setdefault("action", "store_true")
-        elif not path:
-            options.setdefault("type", _setting_type(setting))
         action = (self.add_shared if shared else self.add_argument)(*flags, **options)
-        self._setting_flags[action.dest] = (setting, value, path)
+        self._setting_flags[action.dest] = (setting, value, path, "/".join(action.option_strings))
         return action
 
     def settings_from(self, args: argparse.Namespace) -> Dict[str, str]:
         """The settings the flags of this parser set in `args`."""
         settings = {}
-        for dest, (setting, value, path) in self._setting_flags.items():
+        for dest, (setting, value, path, _) in self._setting_flags.items():
             given = getattr(args, dest, None)
             if given is None or given is False or given == "":
                 continue
             settings[setting] = value if value is not None else str(absolute(given)) if path else str(given)
         return settings
+
+    def check_settings(self, args: argparse.Namespace, check: Callable[[str, str, str], None]) -> None:
+        """Check each value a flag of this parser gave a setting by that setting's own rule
+        (`check(setting, text, where)` raises ConfigError): a bad flag is a usage error (64) where
+        the same value in the env file is a config error (78)."""
+        for dest, (setting, value, path, flags) in self._setting_flags.items():
+            given = getattr(args, dest, None)
+            if value is not None or path or given is None or given is False:
+                continue
+            try:
+                check(setting, str(given), "the command line")
+            except ConfigError as exc:
+                self.error(f"argument {flags}: {exc}")
 
     def flags(self) -> Dict[str, str]:
         """Every option string this parser takes, with its dest."""
@@ -179,20 +182,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
     return value
-
-
-def _setting_type(name: str) -> Callable[[str], str]:
-    """An argparse type for a flag that sets the setting `name`: checked by the same rule as the
-    env file's value, but a bad flag is a usage error (64) where a bad env file is a config one (78)."""
-
-    def check(text: str) -> str:
-        try:
-            check_setting(name, text, "the command line")
-        except ConfigError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-        return text
-
-    return check
 
 
 def absolute(path: Optional[str]) -> Optional[Path]:

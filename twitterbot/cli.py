@@ -10,9 +10,11 @@
     python bot.py monkey [--mode prefix] [--workers 4] the infinite-monkey job
     python bot.py serve [--host H] [--port 8080]       a read-only status page and /status.json
 
-Each capability registers its own commands (`COMMANDS`); this module holds no command's options.
-It is the only place that catches broadly: a `BotError` becomes one log line and its exit
-status; anything else is a bug, shown in full with ``--debug``.
+This is the composition root: `main` builds the one registry from the built-in capabilities
+(`twitterbot.builtin`), reads the settings they declare, builds the command line from the modules
+they name, and hands the registry down inside the `Config`. It holds no command's options. It is
+the only place that catches broadly: a `BotError` becomes one log line and its exit status;
+anything else is a bug, shown in full with ``--debug``.
 """
 
 from __future__ import annotations
@@ -32,23 +34,12 @@ from .errors import BotError, ConfigError, ExitStatus, MissingDependency, UsageE
 
 if TYPE_CHECKING:
     from .arguments import Parser
+    from .registry import Registry
     from .settings import Config
 
-__all__ = ["COMMANDS", "build_parser", "main", "parse_args"]
+__all__ = ["build_parser", "main", "parse_args"]
 
 log = logging.getLogger("twitterbot")
-
-# Every command, by the module that owns it; each module's `register(parser, commands)` adds its
-# parsers and handlers. Adding a job or a network's command is one line here.
-COMMANDS = (
-    "twitterbot.posting.commands",  # the plain run (no command), check, history
-    "twitterbot.unattended.commands",  # daemon, cron, systemd
-    "twitterbot.progress.commands",  # watch
-    "twitterbot.jobs.pegs.command",  # pegs
-    "twitterbot.jobs.monkey.command",  # monkey
-    "twitterbot.jobs.puzzles.command",  # puzzle
-    "twitterbot.web.command",  # serve: the status page
-)
 
 # This module imports nothing but the standard library and `errors` at its top: everything else
 # (python-dotenv with the settings, schedule with the daemon's command...) is imported inside
@@ -61,8 +52,10 @@ def main(
     *,
     environ: Optional[Mapping[str, str]] = None,
     project_dir: Optional[Path] = _CHECKOUT,
+    registry: Optional[Registry] = None,
 ) -> int:
-    """Run the command line and return the exit status (bot.py passes it to sys.exit)."""
+    """Run the command line and return the exit status (bot.py passes it to sys.exit). `registry`
+    None: the built-in capabilities (a test passes its own, with a fake network in it)."""
     environ = os.environ if environ is None else environ
     argv = sys.argv[1:] if argv is None else list(argv)
     own = _own_words(argv)
@@ -73,9 +66,11 @@ def main(
     secrets: Sequence[str] = ()
     try:
         from .arguments import BadCommandLine
+        from .builtin import built_in
 
+        registry = registry or built_in()
         try:
-            args = parse_args(argv)
+            args = parse_args(argv, registry)
         except BadCommandLine as exc:  # argparse printed the usage and the message
             if json_output:
                 _print_failure_json(UsageError(exc.message), exc.message, ())
@@ -92,6 +87,7 @@ def main(
         from .settings import PROJECT_DIR, load_config
 
         config = load_config(
+            registry,
             project_dir=PROJECT_DIR if project_dir is _CHECKOUT else project_dir,
             env_file=absolute(args.env_file),
             environ=environ,
@@ -203,13 +199,15 @@ def _detach_stdout() -> None:
 # (see `arguments`).
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+def parse_args(argv: Sequence[str], registry: Registry) -> argparse.Namespace:
     """The command line as one namespace, whatever the order of the flags and the command's name.
-    A flag the command does not take is a usage error (exit 64), already printed, never ignored."""
+    A flag the command does not take, or a setting's flag with a bad value, is a usage error (exit
+    64), already printed, never ignored."""
     # A plain run (cron's) needs only its own flags: the other commands' modules are not imported.
-    parser = _build_parser(COMMANDS[:1])
+    modules = registry.command_modules()
+    parser = _build_parser(modules[:1])
     if not _plain_run(parser, argv):
-        parser = _build_parser()
+        parser = _build_parser(modules)
     args, extras = parser.parse_known_args(argv)
     name = args.command_name
     command = parser.commands.get(name, parser)
@@ -233,9 +231,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     for dest, default in {**parser.late_defaults, **command.late_defaults}.items():
         if not hasattr(args, dest):
             setattr(args, dest, default)
-    # What the flags set, as settings: load_config checks them with the env file's.
+    # What the flags set, as settings, each checked by its setting's rule.
+    parser.check_settings(args, registry.check_setting)
+    if command is not parser:
+        command.check_settings(args, registry.check_setting)
     args.settings = {**parser.settings_from(args), **command.settings_from(args)}
-    args.checks = tuple(parser.checks)  # what the commands' modules add to `check`
     return args
 
 
@@ -262,13 +262,13 @@ def _plain_run(parser: Parser, argv: Sequence[str]) -> bool:
     return True
 
 
-def build_parser() -> Parser:
+def build_parser(registry: Registry) -> Parser:
     """The whole command line's parser, every command registered: the reference page of commands
     (docs/gen_reference.py) is written by walking it."""
-    return _build_parser()
+    return _build_parser(registry.command_modules())
 
 
-def _build_parser(modules: Sequence[str] = COMMANDS) -> Parser:
+def _build_parser(modules: Sequence[str]) -> Parser:
     from .arguments import Parser
 
     parser = Parser(
@@ -303,21 +303,21 @@ def _configure_logging(
     config: Config, args: argparse.Namespace, stderr_handler: logging.Handler, secrets: Sequence[str]
 ) -> None:
     root = logging.getLogger()
-    root.setLevel(config.log_level)
+    root.setLevel(config["LOG_LEVEL"])
     # tweepy and urllib3 log every request body at DEBUG: only with --debug.
     library_level = logging.DEBUG if getattr(args, "debug", False) else logging.WARNING
     for name in ("tweepy", "urllib3", "requests_oauthlib", "oauthlib"):
         logging.getLogger(name).setLevel(library_level)
     handlers: List[logging.Handler] = [stderr_handler]
-    if config.log_file:
+    if config["LOG_FILE"]:
         from logging.handlers import RotatingFileHandler  # only with LOG_FILE
 
         try:
-            config.log_file.parent.mkdir(parents=True, exist_ok=True)
-            file_handler = RotatingFileHandler(config.log_file, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+            config["LOG_FILE"].parent.mkdir(parents=True, exist_ok=True)
+            file_handler = RotatingFileHandler(config["LOG_FILE"], maxBytes=1_000_000, backupCount=3, encoding="utf-8")
         except OSError as exc:
             raise ConfigError(
-                f"LOG_FILE {config.log_file} cannot be opened ({exc.strerror}): fix the path or its permissions"
+                f"LOG_FILE {config['LOG_FILE']} cannot be opened ({exc.strerror}): fix the path or its permissions"
             ) from None
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         root.addHandler(file_handler)

@@ -1,5 +1,5 @@
-"""Adding a network is adding one module: a `Network` subclass and its poster, registered with
-the registry. This file is that module for a small fake network whose "server" is an HTTP server
+"""Adding a network is adding one module: a `Network` subclass and its poster, in the registry
+the command line is built from. This file is that module for a small fake network whose "server" is an HTTP server
 on 127.0.0.1, and it posts to it through the command line (POST_TO=fake), end to end: the
 settings table, POST_TO, `check`, the tweets file's length rule, the send step, the history and
 `--json` all learn of it from the registry alone."""
@@ -15,11 +15,11 @@ from typing import Iterator, List, Optional
 
 import pytest
 
-from twitterbot import networks
+from twitterbot.builtin import built_in
 from twitterbot.cli import main
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
 from twitterbot.networks import Fit, Network, PostResult
-from twitterbot.settings import SETTINGS, Setting
+from twitterbot.settings import Setting
 from twitterbot.state import HistoryStore
 
 
@@ -90,8 +90,8 @@ class Fake(Network):
     name = "fake"
     label = "Fake"
     settings = {
-        "FAKE_SERVER": Setting("", "optional_url", "Fake: the server's address", network="fake"),
-        "FAKE_TOKEN": Setting("", "secret", "Fake: the token", True, "fake", "the fake server"),
+        "FAKE_SERVER": Setting("", "optional_url", "Fake: the server's address"),
+        "FAKE_TOKEN": Setting("", "secret", "Fake: the token", True, "the fake server"),
     }
     required = ("FAKE_SERVER", "FAKE_TOKEN")
     guide = "Getting a fake token"
@@ -104,7 +104,10 @@ class Fake(Network):
         return None
 
     def poster(self, config: object) -> FakePoster:
-        return FakePoster(str(config.setting("FAKE_SERVER")), str(config.setting("FAKE_TOKEN")))  # type: ignore[attr-defined]
+        return FakePoster(str(config["FAKE_SERVER"]), str(config["FAKE_TOKEN"]))  # type: ignore[index]
+
+
+WITH_FAKE = built_in([Fake()])  # what the command line is built from, with the fake network last
 
 
 @pytest.fixture
@@ -112,11 +115,9 @@ def fake_server() -> Iterator[FakeServer]:
     server = FakeServer()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    networks.register(Fake())
     try:
         yield server
     finally:
-        networks.unregister("fake")
         server.shutdown()
         server.server_close()
 
@@ -140,10 +141,11 @@ def _home(tmp_path: Path, server: FakeServer, **settings: str) -> Path:
 def test_a_network_registered_from_one_module_is_posted_to_through_the_cli(
     tmp_path: Path, fake_server: FakeServer, capsys: pytest.CaptureFixture
 ) -> None:
-    assert "FAKE_TOKEN" in SETTINGS and SETTINGS["FAKE_TOKEN"].secret
+    assert "FAKE_TOKEN" in WITH_FAKE.settings and WITH_FAKE.settings["FAKE_TOKEN"].secret
+    assert WITH_FAKE.owner("FAKE_TOKEN").name == "fake" and "FAKE_TOKEN" not in built_in().settings
     env = _home(tmp_path, fake_server)
 
-    status = main(["--env-file", str(env), "--json"], environ={})
+    status = main(["--env-file", str(env), "--json"], environ={}, registry=WITH_FAKE)
 
     result = json.loads(capsys.readouterr().out)
     assert status == 0 and result["action"] == "posted"
@@ -158,9 +160,9 @@ def test_check_names_the_fake_network_s_missing_setting_and_its_guide(
     tmp_path: Path, fake_server: FakeServer, capsys: pytest.CaptureFixture
 ) -> None:
     env = _home(tmp_path, fake_server, FAKE_TOKEN="")
-    assert main(["--env-file", str(env)], environ={}) == int(ExitStatus.CONFIG_ERROR)
+    assert main(["--env-file", str(env)], environ={}, registry=WITH_FAKE) == int(ExitStatus.CONFIG_ERROR)
     assert "FAKE_TOKEN not set (POST_TO=fake)" in capsys.readouterr().err
-    assert main(["--env-file", str(env), "check"], environ={}) != 0
+    assert main(["--env-file", str(env), "check"], environ={}, registry=WITH_FAKE) != 0
     assert "posting to Fake (POST_TO): not set: FAKE_TOKEN" in capsys.readouterr().out
 
 
@@ -168,14 +170,13 @@ def test_a_wrong_token_is_the_network_s_own_error_and_never_shown(
     tmp_path: Path, fake_server: FakeServer, capsys: pytest.CaptureFixture
 ) -> None:
     env = _home(tmp_path, fake_server, FAKE_TOKEN="wrong-token-456789")
-    assert main(["--env-file", str(env), "--json"], environ={}) == int(ExitStatus.PERMISSION_DENIED)
+    assert main(["--env-file", str(env), "--json"], environ={}, registry=WITH_FAKE) == int(ExitStatus.PERMISSION_DENIED)
     out = capsys.readouterr()
     assert json.loads(out.out)["error"] == "unauthorized"
     assert "wrong-token-456789" not in out.out + out.err
 
 
-def test_unregistered_it_is_gone_from_post_to(tmp_path: Path, fake_server: FakeServer, capsys) -> None:
-    env = _home(tmp_path, fake_server)
-    networks.unregister("fake")
+def test_without_it_in_the_registry_it_is_not_a_network(tmp_path: Path, fake_server: FakeServer, capsys) -> None:
+    env = _home(tmp_path, fake_server, FAKE_SERVER="", FAKE_TOKEN="")
     assert main(["--env-file", str(env)], environ={}) == int(ExitStatus.CONFIG_ERROR)
     assert "'fake' is not a network" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SAMPLE_TWEETS, BotHome, credentials_for
+from conftest import REGISTRY, REPO, SAMPLE_TWEETS, BotHome, credentials_for
 from x_emulator import XEmulator
 
 from twitterbot.networks.x import XPoster
@@ -339,7 +339,7 @@ def test_a_run_the_roll_skips_reads_no_tweets_file_and_a_hit_still_checks_it(tmp
     from twitterbot.settings import load_config
 
     missing = tmp_path / "no such tweets.txt"
-    config = load_config(
+    config = load_config(REGISTRY,
         project_dir=tmp_path, environ={"TWEETS_FILE": str(missing), "BOT_STATE_DIR": str(tmp_path / "state")}
     )
     config = dataclasses.replace(config, one_in=4)

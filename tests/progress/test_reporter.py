@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import credentials_for
+from conftest import REGISTRY, credentials_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -454,8 +454,8 @@ def test_open_reporter_reads_the_settings_and_locks_the_job(tmp_path, emulator) 
     env.write_text(
         "\n".join([*lines, "PROGRESS_EVERY=1d", 'PROGRESS_DONE_TEMPLATE="{name} is done: {message}"']) + "\n"
     )
-    config = load_config(project_dir=tmp_path, env_file=env, environ={})
-    assert config.progress_first_after == 300  # the default: 5m
+    config = load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
+    assert config["PROGRESS_FIRST_AFTER"] == 300  # the default: 5m
     with open_reporter("pegs", config=config, first_after=0) as report:
         assert report._every == timedelta(days=1)
         with pytest.raises(LockHeld, match="already reporting the job 'pegs'"), open_reporter("pegs", config=config):
@@ -469,13 +469,13 @@ def test_open_reporter_reads_the_settings_and_locks_the_job(tmp_path, emulator) 
 def test_open_reporter_names_the_settings_when_a_template_does_not_fit_the_job(tmp_path) -> None:
     env = tmp_path / ".env"
     env.write_text('PROGRESS_TEMPLATE="{name}: {percent}%"\n')
-    config = load_config(project_dir=tmp_path, env_file=env, environ={})
+    config = load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
     with pytest.raises(ConfigError, match="PROGRESS_TEMPLATE"), open_reporter("pegs", config=config, dry_run=True):
         pass
 
 
 def test_a_dry_run_prints_each_post_and_keeps_no_state(tmp_path, capsys, caplog) -> None:
-    config = load_config(project_dir=tmp_path, environ={})
+    config = load_config(REGISTRY, project_dir=tmp_path, environ={})
     with caplog.at_level("INFO"), open_reporter("pegs", config=config, dry_run=True, first_after=0) as report:
         report.update("level 3: 8 positions")
     assert "dry run, would post (first progress post, after 0s)" in caplog.text
@@ -522,7 +522,7 @@ def test_a_job_s_lock_file_is_removed_when_the_job_ends(tmp_path) -> None:
     import io
 
     state = tmp_path / "state"
-    config = load_config(project_dir=tmp_path, environ={"BOT_STATE_DIR": str(state)})
+    config = load_config(REGISTRY, project_dir=tmp_path, environ={"BOT_STATE_DIR": str(state)})
     quiet = DryRunPoster(io.StringIO())
     for _ in range(2):  # and taken again afterwards, as a fresh file
         with open_reporter("pegs count english", config=config, poster=quiet, first_after=0) as report:

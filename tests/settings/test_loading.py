@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REGISTRY, REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from twitterbot.errors import ConfigError
-from twitterbot.settings import SETTINGS, env_file_warnings, load_config
+from twitterbot.settings import env_file_warnings, load_config
 
 
 def write(path: Path, text: str, mode: int = 0o600) -> Path:
@@ -23,13 +23,13 @@ def write(path: Path, text: str, mode: int = 0o600) -> Path:
 
 
 def test_defaults_resolve_beside_bot_py_when_there_is_no_env_file(tmp_path: Path) -> None:
-    config = load_config(project_dir=tmp_path, environ={})
+    config = load_config(REGISTRY, project_dir=tmp_path, environ={})
     assert config.env_file is None
-    assert config.tweets_file == tmp_path / "tweets.txt"
-    assert config.state_dir == tmp_path / "state"
-    assert config.one_in == 4 and config.max_posts_per_day == 4
-    assert config.log_file is None and config.log_level == "INFO"
-    assert config.setting("X_API_BASE_URL") == "https://api.twitter.com"
+    assert config["TWEETS_FILE"] == tmp_path / "tweets.txt"
+    assert config["BOT_STATE_DIR"] == tmp_path / "state"
+    assert config["TWEET_ONE_IN"] == 4 and config["MAX_POSTS_PER_DAY"] == 4
+    assert config["LOG_FILE"] is None and config["LOG_LEVEL"] == "INFO"
+    assert config["X_API_BASE_URL"] == "https://api.twitter.com"
     assert config.missing() == [
         "TWITTER_API_KEY",
         "TWITTER_API_SECRET",
@@ -43,29 +43,29 @@ def test_relative_paths_resolve_from_the_env_files_folder_not_the_cwd(tmp_path: 
     conf.mkdir()
     env = write(conf / "bot.env", "TWEETS_FILE=posts/mine.txt\nBOT_STATE_DIR=../var\nLOG_FILE=bot.log\n")
     monkeypatch.chdir(tmp_path)
-    config = load_config(project_dir=tmp_path / "elsewhere", env_file=env, environ={})
-    assert config.tweets_file == conf / "posts/mine.txt"
-    assert config.state_dir == conf / "../var"
-    assert config.log_file == conf / "bot.log"
+    config = load_config(REGISTRY, project_dir=tmp_path / "elsewhere", env_file=env, environ={})
+    assert config["TWEETS_FILE"] == conf / "posts/mine.txt"
+    assert config["BOT_STATE_DIR"] == conf / "../var"
+    assert config["LOG_FILE"] == conf / "bot.log"
     assert config.history_file == conf / "../var/history.sqlite3"
 
 
 def test_the_default_env_file_is_the_one_beside_bot_py(tmp_path: Path) -> None:
     write(tmp_path / ".env", "TWEET_ONE_IN=7\n")
-    assert load_config(project_dir=tmp_path, environ={}).one_in == 7
+    assert load_config(REGISTRY, project_dir=tmp_path, environ={})["TWEET_ONE_IN"] == 7
 
 
 def test_later_sources_win_defaults_file_environment_flags(tmp_path: Path) -> None:
     env = write(tmp_path / ".env", "TWEET_ONE_IN=2\nMAX_POSTS_PER_DAY=9\nLOG_LEVEL=debug\n")
-    config = load_config(
+    config = load_config(REGISTRY,
         project_dir=tmp_path,
         env_file=env,
         environ={"TWEET_ONE_IN": "3", "MAX_POSTS_PER_DAY": "", "UNRELATED": "x"},
         overrides={"TWEET_ONE_IN": "5"},
     )
-    assert config.one_in == 5  # flag beats environment beats file
-    assert config.max_posts_per_day == 9  # an empty environment value does not hide the file's
-    assert config.log_level == "DEBUG"
+    assert config["TWEET_ONE_IN"] == 5  # flag beats environment beats file
+    assert config["MAX_POSTS_PER_DAY"] == 9  # an empty environment value does not hide the file's
+    assert config["LOG_LEVEL"] == "DEBUG"
 
 
 @pytest.mark.parametrize(
@@ -92,49 +92,49 @@ def test_malformed_or_unknown_settings_are_errors_naming_the_setting_and_where(
 ) -> None:
     env = write(tmp_path / ".env", line + "\n")
     with pytest.raises(ConfigError) as caught:
-        load_config(project_dir=tmp_path, env_file=env, environ={})
+        load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
     assert expected in str(caught.value)
     assert str(env) in str(caught.value)
 
 
 def test_malformed_environment_value_names_the_environment(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="TWEET_ONE_IN='0' from the environment"):
-        load_config(project_dir=tmp_path, environ={"TWEET_ONE_IN": "0"})
+        load_config(REGISTRY, project_dir=tmp_path, environ={"TWEET_ONE_IN": "0"})
 
 
 def test_a_named_env_file_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
-        load_config(project_dir=tmp_path, env_file=tmp_path / "missing.env", environ={})
+        load_config(REGISTRY, project_dir=tmp_path, env_file=tmp_path / "missing.env", environ={})
 
 
 def test_env_file_must_be_utf8(tmp_path: Path) -> None:
     (tmp_path / ".env").write_bytes(b"TWEETS_FILE=caf\xe9.txt\n")
     with pytest.raises(ConfigError, match="not UTF-8"):
-        load_config(project_dir=tmp_path, environ={})
+        load_config(REGISTRY, project_dir=tmp_path, environ={})
 
 
 def test_secrets_never_appear_in_repr_or_errors(tmp_path: Path) -> None:
     env = write(tmp_path / ".env", "TWITTER_API_KEY=sekritKey123\nTWITTER_API_SECRET=has space\n")
     with pytest.raises(ConfigError) as caught:
-        load_config(project_dir=tmp_path, env_file=env, environ={})
+        load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
     assert "TWITTER_API_SECRET" in str(caught.value) and "has space" not in str(caught.value)
     write(env, "TWITTER_API_KEY=sekritKey123\n")
-    config = load_config(project_dir=tmp_path, env_file=env, environ={})
-    assert config.setting("TWITTER_API_KEY") == "sekritKey123"
+    config = load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
+    assert config["TWITTER_API_KEY"] == "sekritKey123"
     assert "sekritKey123" not in repr(config)
 
 
 def test_quoted_values_and_comments_are_read_like_dotenv_does(tmp_path: Path) -> None:
     env = write(tmp_path / ".env", '# my bot\nTWEETS_FILE="my tweets.txt"  # spaces are fine\nTWITTER_API_KEY=abc123\n')
-    config = load_config(project_dir=tmp_path, env_file=env, environ={})
-    assert config.tweets_file == tmp_path / "my tweets.txt"
-    assert config.setting("TWITTER_API_KEY") == "abc123"
+    config = load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
+    assert config["TWEETS_FILE"] == tmp_path / "my tweets.txt"
+    assert config["TWITTER_API_KEY"] == "abc123"
 
 
 @pytest.mark.parametrize(("mode", "warned"), [(0o600, False), (0o640, True), (0o644, True), (0o400, False)])
 def test_warns_when_the_env_file_with_keys_is_readable_by_others(tmp_path: Path, mode: int, warned: bool) -> None:
     env = write(tmp_path / ".env", "TWITTER_API_KEY=abc123\n", mode)
-    warnings = env_file_warnings(load_config(project_dir=tmp_path, env_file=env, environ={}))
+    warnings = env_file_warnings(load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={}))
     assert bool(warnings) is warned
     if warned:
         assert f"chmod 600 {env}" in warnings[0]
@@ -142,13 +142,13 @@ def test_warns_when_the_env_file_with_keys_is_readable_by_others(tmp_path: Path,
 
 def test_no_permission_warning_for_an_env_file_without_keys(tmp_path: Path) -> None:
     env = write(tmp_path / ".env", "TWEET_ONE_IN=2\n", 0o644)
-    assert env_file_warnings(load_config(project_dir=tmp_path, env_file=env, environ={})) == []
+    assert env_file_warnings(load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})) == []
 
 
 def test_every_setting_has_a_parser_and_a_default_that_parses(tmp_path: Path) -> None:
-    config = load_config(project_dir=tmp_path, environ={})
+    config = load_config(REGISTRY, project_dir=tmp_path, environ={})
     assert config is not None
-    assert all(setting.help for setting in SETTINGS.values())
+    assert all(setting.help for setting in REGISTRY.settings.values())
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -158,11 +158,11 @@ def test_any_env_file_text_gives_a_config_or_a_clear_error(tmp_path: Path, text:
     env.write_text(text, encoding="utf-8")
     env.chmod(0o600)
     try:
-        config = load_config(project_dir=tmp_path, env_file=env, environ={})
+        config = load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
     except ConfigError as exc:
         assert str(exc)
     else:
-        assert config.one_in >= 1 and config.max_posts_per_day >= 1
+        assert config["TWEET_ONE_IN"] >= 1 and config["MAX_POSTS_PER_DAY"] >= 1
 
 
 # -- an installed command (pip install .) has no checkout to find .env, tweets.txt and state/ in ---
@@ -207,10 +207,10 @@ def test_an_installed_command_finds_everything_beside_its_env_file(tmp_path: Pat
 
 def test_with_no_project_folder_absolute_paths_from_the_environment_are_enough(tmp_path: Path) -> None:
     environ = {"TWEETS_FILE": str(tmp_path / "t.txt"), "BOT_STATE_DIR": str(tmp_path / "s")}
-    config = load_config(project_dir=None, environ=environ)
-    assert config.tweets_file == tmp_path / "t.txt" and config.env_file is None
+    config = load_config(REGISTRY, project_dir=None, environ=environ)
+    assert config["TWEETS_FILE"] == tmp_path / "t.txt" and config.env_file is None
     with pytest.raises(ConfigError, match="TWEETS_FILE.*--env-file"):
-        load_config(project_dir=None, environ={"BOT_STATE_DIR": str(tmp_path / "s")})
+        load_config(REGISTRY, project_dir=None, environ={"BOT_STATE_DIR": str(tmp_path / "s")})
 
 
 # -- every problem at once; a BOM; no value crashes the bot -----------------------------------------
@@ -222,7 +222,7 @@ def test_every_problem_in_the_env_file_is_reported_at_once_in_file_order(tmp_pat
         "TWEET_ONE_IN=0\nLOG_LEVEL=loud\nTWEET_ONE_INN=3\nnot a setting\nX_API_TIMEOUT=soon\n",
     )
     with pytest.raises(ConfigError) as caught:
-        load_config(project_dir=tmp_path, env_file=env, environ={"MAX_POSTS_PER_DAY": "none"})
+        load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={"MAX_POSTS_PER_DAY": "none"})
     problems = caught.value.problems
     assert [problem.split(" is ")[0].split(":")[0] for problem in problems] == [
         f"TWEET_ONE_IN='0' from {env} line 1",
@@ -249,7 +249,7 @@ def test_check_reports_every_bad_setting_then_exits_78(tmp_path: Path, capsys) -
 @pytest.mark.parametrize("bom_text", ["\ufeffLOG_LEVEL=DEBUG\n", "\ufeffLOG_LEVEL=DEBUG\r\nTWEET_ONE_IN=2\r\n"])
 def test_an_env_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, bom_text: str) -> None:
     (tmp_path / ".env").write_text(bom_text, encoding="utf-8")
-    assert load_config(project_dir=tmp_path, environ={}).log_level == "DEBUG"
+    assert load_config(REGISTRY, project_dir=tmp_path, environ={})["LOG_LEVEL"] == "DEBUG"
 
 
 @pytest.mark.parametrize(
@@ -272,14 +272,14 @@ def test_an_env_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, bom_te
 def test_values_that_used_to_crash_are_config_errors(tmp_path: Path, line: str, expected: str) -> None:
     env = write(tmp_path / ".env", line + "\n")
     with pytest.raises(ConfigError, match=expected):
-        load_config(project_dir=tmp_path, env_file=env, environ={})
+        load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
 
 
-@pytest.mark.parametrize("name", [name for name, s in SETTINGS.items() if s.kind in ("path", "optional_path")])
+@pytest.mark.parametrize("name", [name for name, s in REGISTRY.settings.items() if s.kind in ("path", "optional_path")])
 def test_a_nul_byte_in_a_path_setting_is_a_config_error(tmp_path: Path, name: str) -> None:
     env = write(tmp_path / ".env", f"{name}=state\x00/x\n")
     with pytest.raises(ConfigError, match=f"{name} from {env} line 1 contains a NUL byte"):
-        load_config(project_dir=tmp_path, env_file=env, environ={})
+        load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
 
 
 # Values near valid ones find more than random text: one character inserted, replaced or deleted,
@@ -320,22 +320,22 @@ def near_valid(draw: st.DrawFn, kind: str) -> str:
 
 
 def any_value(name: str) -> st.SearchStrategy:
-    return st.one_of(st.text(max_size=60), near_valid(SETTINGS[name].kind))
+    return st.one_of(st.text(max_size=60), near_valid(REGISTRY.settings[name].kind))
 
 
-@pytest.mark.parametrize("name", list(SETTINGS))
+@pytest.mark.parametrize("name", list(REGISTRY.settings))
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_setting_turns_any_text_into_a_value_or_a_config_error(tmp_path: Path, name: str, data) -> None:
     text = data.draw(any_value(name))
     try:
-        config = load_config(project_dir=tmp_path, environ={name: text})
+        config = load_config(REGISTRY, project_dir=tmp_path, environ={name: text})
     except ConfigError as exc:
         assert exc.problems and all(problem.strip() for problem in exc.problems)
         assert all(name in problem for problem in exc.problems) or name in ("TWEET_TIMES", "TWEET_JITTER")
     else:
-        assert isinstance(config.times, tuple) and config.times
-        assert all(isinstance(path, Path) for path in (config.tweets_file, config.state_dir))
+        assert isinstance(config["TWEET_TIMES"], tuple) and config["TWEET_TIMES"]
+        assert all(isinstance(path, Path) for path in (config["TWEETS_FILE"], config["BOT_STATE_DIR"]))
 
 
 # An env file as a person (or a cat on the keyboard) might write it: known names with any value,
@@ -346,12 +346,12 @@ _SAFE_NAME = st.text(st.characters(blacklist_characters="/~", codec="utf-8"), mi
 
 
 def _setting_line(name: str) -> st.SearchStrategy:
-    value = _SAFE_NAME if SETTINGS[name].kind in ("path", "optional_path") else any_value(name)
+    value = _SAFE_NAME if REGISTRY.settings[name].kind in ("path", "optional_path") else any_value(name)
     return value.map(lambda text: f"{name}={text}")
 
 
 _ENV_LINE = st.one_of(
-    st.sampled_from(list(SETTINGS)).flatmap(_setting_line), st.text(max_size=40).filter(lambda line: "/" not in line)
+    st.sampled_from(list(REGISTRY.settings)).flatmap(_setting_line), st.text(max_size=40).filter(lambda line: "/" not in line)
 )
 
 
@@ -379,15 +379,15 @@ def test_no_env_file_makes_the_bot_exit_1_and_json_is_always_printed(
 
 def test_post_to_twitter_is_refused_with_the_name_to_write(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="X was called Twitter: write x"):
-        load_config(project_dir=tmp_path, environ={"POST_TO": "twitter,mastodon"})
+        load_config(REGISTRY, project_dir=tmp_path, environ={"POST_TO": "twitter,mastodon"})
 
 
 def test_the_old_x_api_names_are_read_as_the_new_ones_and_check_says_to_rename_them(tmp_path: Path, capsys) -> None:
     from twitterbot.cli import main
 
     env = write(tmp_path / ".env", "X_API_TIMEOUT=7\nX_API_RETRIES=1\n")
-    config = load_config(project_dir=tmp_path, env_file=env, environ={})
-    assert (config.api_timeout, config.api_retries) == (7, 1)
+    config = load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
+    assert (config["API_TIMEOUT"], config["API_RETRIES"]) == (7, 1)
     assert [(old, new) for old, new, _ in config.deprecated] == [
         ("X_API_TIMEOUT", "API_TIMEOUT"),
         ("X_API_RETRIES", "API_RETRIES"),
@@ -407,17 +407,17 @@ def test_the_old_x_api_names_are_read_as_the_new_ones_and_check_says_to_rename_t
 )
 def test_the_new_name_wins_over_the_old_one(tmp_path: Path, text: str, timeout: float) -> None:
     env = write(tmp_path / ".env", text)
-    assert load_config(project_dir=tmp_path, env_file=env, environ={}).api_timeout == timeout
-    assert load_config(project_dir=tmp_path, env_file=env, environ={"X_API_TIMEOUT": "9"}).api_timeout == 9
+    assert load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})["API_TIMEOUT"] == timeout
+    assert load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={"X_API_TIMEOUT": "9"})["API_TIMEOUT"] == 9
 
 
 def test_a_quoted_value_over_several_lines_keeps_the_line_numbers_after_it(tmp_path: Path) -> None:
     env = write(tmp_path / ".env", 'PROGRESS_TEMPLATE="{name}:\n{message}"\nTWEET_ONE_IN=zero\n')
     with pytest.raises(ConfigError) as caught:
-        load_config(project_dir=tmp_path, env_file=env, environ={})
+        load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
     assert str(caught.value).startswith(f"TWEET_ONE_IN='zero' from {env} line 3 ")
     write(env, 'PROGRESS_TEMPLATE="{name}:\n{message}"\n')
-    assert load_config(project_dir=tmp_path, env_file=env, environ={}).progress_template == "{name}:\n{message}"
+    assert load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})["PROGRESS_TEMPLATE"] == "{name}:\n{message}"
 
 
 @pytest.mark.parametrize("name", ["TWITTERBOT_PEGS_KERNEL", "TWITTERBOT_MONKEY_KERNEL"])
@@ -426,10 +426,10 @@ def test_the_kernel_switches_are_settings_like_any_other(tmp_path: Path, name: s
     and a value that is not auto, c or numpy is a config error naming the line."""
     env = tmp_path / ".env"
     env.write_text(f"{name}=numpy\n")
-    assert load_config(project_dir=tmp_path, env_file=env, environ={}).setting(name) == "numpy"
-    assert load_config(project_dir=tmp_path, env_file=env, environ={name: "C"}).setting(name) == "c"
+    assert load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})[name] == "numpy"
+    assert load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={name: "C"}).setting(name) == "c"
     (tmp_path / "fresh").mkdir()
-    assert load_config(project_dir=tmp_path / "fresh", environ={}).setting(name) == "auto"
+    assert load_config(REGISTRY, project_dir=tmp_path / "fresh", environ={}).setting(name) == "auto"
     env.write_text(f"{name}=fast\n")
     with pytest.raises(ConfigError, match=f"{env} line 1 is not auto, c or numpy"):
-        load_config(project_dir=tmp_path, env_file=env, environ={})
+        load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})

@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
-from conftest import BotHome
+from conftest import REGISTRY, BotHome
 from x_emulator import XEmulator
 
 from twitterbot.errors import ConfigError
@@ -71,7 +71,7 @@ def test_a_key_pasted_into_another_setting_is_not_echoed(tmp_path: Path) -> None
     env = tmp_path / ".env"
     env.write_text(f"TWITTER_API_KEY={key}\nTWEET_TIMES={key}\nLOG_LEVEL={key[:12]}\n")
     with pytest.raises(ConfigError) as caught:
-        load_config(project_dir=tmp_path, env_file=env, environ={})
+        load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
     message = str(caught.value)
     assert "TWEET_TIMES" in message and "LOG_LEVEL" in message and f"{env} line 3" in message
     assert key not in message and key[:12] not in message
@@ -80,7 +80,7 @@ def test_a_key_pasted_into_another_setting_is_not_echoed(tmp_path: Path) -> None
 def test_a_value_that_looks_like_a_key_is_not_echoed_even_when_no_key_is_set(tmp_path: Path) -> None:
     token = "1234567890-AbCdEfGhIjKlMnOpQrStUvWxYz0123"
     with pytest.raises(ConfigError) as caught:
-        load_config(project_dir=tmp_path, environ={"TWEET_ONE_IN": token})
+        load_config(REGISTRY, project_dir=tmp_path, environ={"TWEET_ONE_IN": token})
     assert "TWEET_ONE_IN" in str(caught.value) and token not in str(caught.value)
     assert "looks like an X key" in str(caught.value)
 
@@ -139,7 +139,7 @@ def test_json_output_masks_secrets_value_by_value_and_stays_json(capsys) -> None
 def test_a_short_secret_does_not_mask_the_setting_name_that_says_what_to_fix(tmp_path: Path) -> None:
     """Found by hypothesis: an app password "blue" turned BLUESKY_APP_PASSWORD into ********SKY_..."""
     with pytest.raises(ConfigError) as caught:
-        load_config(project_dir=tmp_path, environ={"BLUESKY_APP_PASSWORD": "blue", "POST_TO": "bluesky"})
+        load_config(REGISTRY, project_dir=tmp_path, environ={"BLUESKY_APP_PASSWORD": "blue", "POST_TO": "bluesky"})
     (problem,) = caught.value.problems
     assert problem.startswith("BLUESKY_APP_PASSWORD from the environment is not an app password")
 

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REGISTRY, REPO
 from croniter import croniter
 
 from twitterbot.errors import ConfigError, UsageError
@@ -36,7 +36,7 @@ def config_with(tmp_path: Path, **settings: str):
     env = tmp_path / ".env"
     env.write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
     env.chmod(0o600)
-    return load_config(project_dir=tmp_path, env_file=env, environ={})
+    return load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
 
 
 def paths_for(config, project: Path, python: Path = Path(sys.executable), user: str = "pi") -> Paths:
@@ -116,7 +116,7 @@ def test_cron_lines_pass_a_non_default_env_file(tmp_path: Path) -> None:
     other = tmp_path / "conf"
     other.mkdir()
     (other / "bot.env").write_text("TWEET_TIMES=09:00\n")
-    config = load_config(project_dir=tmp_path, env_file=other / "bot.env", environ={})
+    config = load_config(REGISTRY, project_dir=tmp_path, env_file=other / "bot.env", environ={})
     ((_, command),) = cron_jobs(crontab(config, paths_for(config, tmp_path)))
     assert f"--env-file {other / 'bot.env'}" in command
     assert str(other / "state" / "cron.lock") in command
@@ -131,7 +131,7 @@ def test_cron_cannot_do_seconds(tmp_path: Path) -> None:
 def test_paths_with_spaces_are_quoted(tmp_path: Path) -> None:
     project = tmp_path / "my bot"
     project.mkdir()
-    config = load_config(project_dir=project, environ={})
+    config = load_config(REGISTRY, project_dir=project, environ={})
     ((_, command),) = cron_jobs(crontab(config, paths_for(config, project)))
     assert f"'{project / 'bot.py'}'" in command
 
@@ -213,7 +213,7 @@ def test_generated_units_verify(tmp_path: Path, system: bool) -> None:
         TWEET_JITTER="10m",
         LOG_FILE=str(tmp_path / "logs" / "bot.log"),
     )
-    config.state_dir.mkdir()
+    config["BOT_STATE_DIR"].mkdir()
     (tmp_path / "logs").mkdir()
     units = systemd_units(config, paths_for(config, tmp_path, user="root"), system=system)
     folder = tmp_path / "units"
@@ -232,7 +232,7 @@ def test_units_say_what_they_should(tmp_path: Path) -> None:
     assert "FixedRandomDelay" not in timer  # a new delay each time, as cron --jitter and the daemon draw
     assert "Type=oneshot" in service and "User=pi" in service
     assert f"ExecStart={sys.executable} {tmp_path / 'bot.py'}\n" in service
-    assert f"ReadWritePaths={config.state_dir}\n" in service and "ProtectSystem=strict" in service
+    assert f"ReadWritePaths={config['BOT_STATE_DIR']}\n" in service and "ProtectSystem=strict" in service
     assert "After=network-online.target time-sync.target" in service
     assert (
         "Type=notify" in daemon and "Restart=on-failure" in daemon and "RestartPreventExitStatus=64 65 77 78" in daemon

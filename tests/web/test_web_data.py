@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Dict, Optional, Sequence
 
 import pytest
+from conftest import REGISTRY
 
 from twitterbot.settings import load_config
 from twitterbot.state import HistoryStore
@@ -29,7 +30,7 @@ def settings(tmp_path: Path, **values: str):
     if not (tmp_path / "tweets.txt").exists():
         (tmp_path / "tweets.txt").write_text("one\ntwo\nthree\n")
     (tmp_path / "state").mkdir(exist_ok=True)
-    return load_config(project_dir=None, env_file=env, environ={})
+    return load_config(REGISTRY, project_dir=None, env_file=env, environ={})
 
 
 def fixed(config, *, now: datetime) -> NextRun:

@@ -19,14 +19,19 @@ import contextlib
 import importlib.metadata
 import logging
 import platform
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Optional
 
-from ..errors import BotError, ExitStatus
+from ..capability import Capability
+from ..errors import BotError, ConfigError, ExitStatus
+from ..settings.parsers import show
+from ..settings.table import Setting
 
 __all__ = [
+    "CLUSTER",
     "INSTALL_HINT",
     "TLS_FILES",
     "Cluster",
@@ -49,6 +54,36 @@ TLS_FILES = {"ca": "ca.pem", "cert": "node.pem", "key": "node-key.pem"}
 # How long a result may take before we ask whether the scheduler is still there.
 POLL = 2.0
 
+
+
+def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    value = text.strip()
+    if value and not re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", value):
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a Dask scheduler address like tls://10.0.0.2:8786 "
+            "(or tcp://HOST:8786 on a private network): see docs/cluster.md, or leave it empty"
+        )
+    return value
+
+
+class DaskCluster(Capability):
+    """Where the long jobs run: the Dask scheduler of a cluster of Pis, or this machine."""
+
+    name = "cluster"
+    title = "Cluster"
+    page = "cluster.md"
+    settings = {
+        "DASK_SCHEDULER": Setting(
+            "",
+            "scheduler",
+            "long jobs (monkey, pegs count): a Dask scheduler to run them on, e.g. tls://10.0.0.2:8786 (needs the "
+            "cluster extra; see the cluster guide); empty: this machine. --cluster overrides it",
+        ),
+    }
+    parsers = {"scheduler": _parse_scheduler}
+
+
+CLUSTER = DaskCluster()
 
 class ClusterUnavailable(BotError):
     """`--cluster` without the extra installed, or a scheduler that cannot be reached."""
@@ -293,9 +328,9 @@ def add_cluster_flag(parser: Any) -> None:
 
 def cluster_for(args: Any, config: Any) -> Optional[Cluster]:
     """The cluster `--cluster` or DASK_SCHEDULER names, connected and checked; None for this machine."""
-    address = getattr(args, "cluster", None) or str(config.setting("DASK_SCHEDULER") or "")
+    address = getattr(args, "cluster", None) or config["DASK_SCHEDULER"]
     if not address:
         return None
     if "://" not in address:
         address = f"tcp://{address}"
-    return connect(address, tls_dir=config.state_dir / "cluster")
+    return connect(address, tls_dir=config["BOT_STATE_DIR"] / "cluster")

@@ -1,25 +1,26 @@
-"""The networks the bot posts to: one module each, found through one registry.
+"""The networks the bot posts to: what every network is and does, and one package each.
 
-Each network's module (`x.py`, `mastodon.py`, `bluesky.py`) holds everything about it, as data
-on a `Network` subclass: its name and label, the settings it needs and the docs section that
-explains them, its length rule and what a post costs, how a post's link and an account's page
-look, and how to build its poster from the settings. Its poster (`post(text, reply_to=None) ->
-PostResult`) states how a retry is made safe and maps the network's errors. The rest of the
-package asks this registry and never decides by a network's name. A module imports its client
-library only when it makes a poster, so asking the registry is cheap::
+Each network's package (`x`, `mastodon`, `bluesky`) holds everything about it, as data on a
+`Network` subclass (a `Capability`): its name and label, the settings it needs and the docs
+section that explains them, its length rule and what a post costs, how a post's link and an
+account's page look, and how to build its poster from the settings. Its poster (`post(text,
+reply_to=None) -> PostResult`) states how a retry is made safe and maps the network's errors.
+The rest of the package asks the registry (`twitterbot.registry`) and never decides by a
+network's name. A network imports its client library only when it makes a poster, so declaring
+it is cheap::
 
-    get("bluesky").label                  # 'Bluesky'
-    posters = posters_for(config)         # {network: poster} for POST_TO, with their keys checked
+    network = config.registry.network("bluesky")
+    network.label                                    # 'Bluesky'
+    posters = config.registry.posters_for(config)    # {network: poster} for POST_TO, keys checked
     result = posters["x"].post("Hello from my Pi")
     result.post_id, result.confirmed
 
-A fourth network is one more module: a `Network` subclass, passed to `register` (the built-in
-ones are listed in `_BUILT_IN`).
+A fourth network is one more package: a `Network` subclass, listed with the built-in
+capabilities (`twitterbot.builtin`).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -35,36 +36,16 @@ from typing import (
     Tuple,
 )
 
-from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
+from ..capability import Capability
+from ..errors import ErrorKind, ExitStatus, PostError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ..pictures.limits import ImageLimits
-    from ..settings import Config, Setting
-    from ..settings.parsers import Parser
+    from ..settings.loading import Config
 
-__all__ = [
-    "Fit",
-    "LengthCache",
-    "Network",
-    "Poster",
-    "PostResult",
-    "check_keys",
-    "default",
-    "generation",
-    "get",
-    "label",
-    "measure",
-    "names",
-    "posters_for",
-    "register",
-    "registered",
-    "rejected",
-    "renamed",
-    "server_error",
-    "unregister",
-]
+__all__ = ["Fit", "LengthCache", "Network", "PostResult", "Poster", "rejected", "server_error"]
 
 
 @dataclass(frozen=True)
@@ -143,17 +124,25 @@ class LengthCache(Protocol):
     def remember_lengths(self, kind: str, version: str, lengths: Mapping[str, Tuple[int, Tuple[str, ...]]]) -> None: ...
 
 
-class Network:
-    """One network's facts, as class data, and the few things only it can do. A subclass sets
-    the data and implements `measure` and `poster`; the rest has defaults that suit most."""
+class Network(Capability):
+    """One network's facts, as class data, and the few things only it can do: a capability whose
+    settings are needed only when POST_TO names it. A subclass sets the data and implements
+    `measure` and `poster`; the rest has defaults that suit most."""
 
     name: ClassVar[str]  # as POST_TO writes it
     label: ClassVar[str]  # as people write it, for messages
-    # Its settings, in the order config.example.env lists them, and those a post cannot do without.
-    settings: ClassVar[Mapping[str, Setting]] = {}
-    required: ClassVar[Tuple[str, ...]] = ()
-    parsers: ClassVar[Mapping[str, Parser]] = {}  # the setting kinds only this network has
-    guide: ClassVar[str] = ""  # the docs section that shows where to find the settings
+    required: ClassVar[Tuple[str, ...]] = ()  # the settings a post cannot do without
+    guide: ClassVar[str] = ""  # the README section that shows where to find the settings
+
+    @property
+    def title(self) -> str:  # type: ignore[override]
+        """Its heading in the settings reference: its label."""
+        return self.label
+
+    @property
+    def page(self) -> str:  # type: ignore[override]
+        """Its page of the docs, which says where to find its settings."""
+        return f"networks/{self.name}.md"
     site: ClassVar[str] = ""  # where a person looks for a post, in words ("bsky.app")
     former_names: ClassVar[Tuple[str, ...]] = ()  # what POST_TO may say by habit ("twitter")
 
@@ -184,14 +173,14 @@ class Network:
         """A post's public link made from its id alone (older history rows have no link), if it can be."""
         return None
 
-    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
+    def account_url(self, config: Config) -> Optional[str]:
         """Where a person looks for the account's posts (to check an uncertain one), from the
         settings alone, without the client library; None if the settings cannot say."""
         return None
 
-    def missing(self, values: Mapping[str, object]) -> List[str]:
+    def missing(self, config: Config) -> List[str]:
         """The required settings still empty."""
-        return [name for name in self.required if not values.get(name)]
+        return [name for name in self.required if not config[name]]
 
     def poster(self, config: Config) -> Poster:
         """A poster for this network, built from the settings (the client library is imported here)."""
@@ -215,79 +204,6 @@ class Network:
         return []
 
 
-# The networks that come with the bot, in the order runs post and reports list them; each is the
-# module of that name here, whose `NETWORK` is its `Network`.
-_BUILT_IN = ("x", "mastodon", "bluesky")
-_registry: Dict[str, Network] = {}
-_generation = [0]  # the built-in networks are loaded at 1; every change adds one
-
-
-def registered() -> Tuple[Network, ...]:
-    """Every network, the built-in ones first (importing their modules, which import nothing heavy)."""
-    if not _generation[0]:
-        for name in _BUILT_IN:
-            _registry[name] = importlib.import_module(f"{__name__}.{name}").NETWORK
-        _generation[0] = 1
-    return tuple(_registry.values())
-
-
-def register(network: Network) -> Network:
-    """Add a network (or replace one of the same name): POST_TO, the settings table and every
-    run know it from now on. Returns it, so a module may write ``NETWORK = register(MyNetwork())``."""
-    registered()
-    _registry[network.name] = network
-    _generation[0] += 1
-    return network
-
-
-def unregister(name: str) -> None:
-    """Forget a network (tests put back what they registered)."""
-    registered()
-    _registry.pop(name, None)
-    _generation[0] += 1
-
-
-def generation() -> int:
-    """Changes whenever a network is registered or removed: the settings table is assembled again."""
-    return _generation[0]
-
-
-def names() -> Tuple[str, ...]:
-    """Every network's name, as POST_TO writes them."""
-    return tuple(network.name for network in registered())
-
-
-def get(name: str) -> Network:
-    """The network called `name`; KeyError if there is none (POST_TO is checked when read)."""
-    registered()
-    return _registry[name]
-
-
-def default() -> str:
-    """The first network: the one POST_TO names by default and that older history rows were made on."""
-    return names()[0]
-
-
-def label(network: str) -> str:
-    """A network's name as people write it, for messages: "x" is X."""
-    registered()
-    found = _registry.get(network)
-    return found.label if found else network
-
-
-def renamed(word: str) -> Optional[str]:
-    """A hint when POST_TO names a network by a former name: "X was called Twitter: write x"."""
-    for network in registered():
-        if word in network.former_names:
-            return f"{network.label} was called {word.title()}: write {network.name}"
-    return None
-
-
-def measure(network: str, text: str) -> Fit:
-    """`text` as `network` counts it."""
-    return get(network).measure(text)
-
-
 def server_error(where: str, said: str) -> PostError:
     """A network's own failure (a 5xx): certainly no post, nothing for the user to fix."""
     what = f"{where} had a server error ({said})"
@@ -307,24 +223,3 @@ def rejected(where: str, said: str, status: int) -> PostError:
         kind=ErrorKind.REJECTED,
         exit_status=ExitStatus.DATA_ERROR if status == 400 else ExitStatus.UNEXPECTED,
     )
-
-
-def posters_for(config: Config) -> Dict[str, Poster]:
-    """A poster for each network in POST_TO, in that order, or one ConfigError naming every
-    setting still missing (only the networks in POST_TO need theirs)."""
-    check_keys(config)
-    return {network: get(network).poster(config) for network in config.post_to}
-
-
-def check_keys(config: Config) -> None:
-    """Raise one ConfigError naming every key POST_TO's networks still need, and where to put them."""
-    missing = config.missing()
-    if missing:
-        where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
-        guides = [get(network).guide for network in config.post_to if get(network).guide]
-        guide = " and ".join(f"'{title}'" for title in guides)
-        shows = f"; README {guide} shows where to find them" if guide else ""
-        raise ConfigError(
-            f"{', '.join(missing)} not set (POST_TO={','.join(config.post_to)}): put them in {where} (copy "
-            f"config.example.env{shows}), or try --dry-run"
-        )

@@ -22,7 +22,7 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Mapping, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Sequence
 
 from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
 from ..settings.parsers import show
@@ -112,7 +112,7 @@ _HANDLE = r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{
 _APP_PASSWORD = r"[a-z0-9]{4}(-[a-z0-9]{4}){3}"
 
 
-def _parse_handle(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+def _parse_handle(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
     value = text.strip().lstrip("@").lower()
     if value and not re.fullmatch(_HANDLE, value):
         raise ConfigError(
@@ -122,7 +122,7 @@ def _parse_handle(name: str, text: str, where: str, base_dir: Optional[Path]) ->
     return value
 
 
-def _parse_app_password(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+def _parse_app_password(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
     value = text.strip()
     if value and not re.fullmatch(_APP_PASSWORD, value):
         # Never echo it: it may be the account's real password.
@@ -139,24 +139,22 @@ class Bluesky(Network):
     name = "bluesky"
     label = "Bluesky"
     settings = {
-        "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social", network="bluesky"),
+        "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social"),
         "BLUESKY_APP_PASSWORD": Setting(
             "",
             "app_password",
             "Bluesky: an app password (never your account password)",
             True,
-            "bluesky",
             "Bluesky (Settings > Privacy and security > App passwords)",
         ),
         "BLUESKY_SERVICE": Setting(
-            DEFAULT_SERVICE, "url", "Bluesky: your PDS (the default serves bsky.social accounts)", network="bluesky"
+            DEFAULT_SERVICE, "url", "Bluesky: your PDS (the default serves bsky.social accounts)"
         ),
         "BLUESKY_LINK_CARDS": Setting(
             "yes",
             "bool",
             "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
             "picture), fetched at post time within 10 s; no turns it off",
-            network="bluesky",
         ),
     }
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
@@ -164,8 +162,8 @@ class Bluesky(Network):
     guide = "Getting a Bluesky app password"
     site = "bsky.app"
 
-    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
-        handle = str(values.get("BLUESKY_HANDLE") or "")
+    def account_url(self, config: Config) -> Optional[str]:
+        handle = str(config["BLUESKY_HANDLE"] or "")
         return f"https://bsky.app/profile/{handle}" if handle else None
 
     def measure(self, text: str) -> Fit:
@@ -181,13 +179,13 @@ class Bluesky(Network):
 
     def poster(self, config: Config) -> BlueskyPoster:
         return BlueskyPoster(
-            handle=str(config.setting("BLUESKY_HANDLE")),
-            app_password=str(config.setting("BLUESKY_APP_PASSWORD")),
-            service=str(config.setting("BLUESKY_SERVICE")),
-            session_file=config.state_dir / "bluesky-session.json",
-            timeout=config.api_timeout,
-            retries=config.api_retries,
-            link_cards=bool(config.setting("BLUESKY_LINK_CARDS")),
+            handle=str(config["BLUESKY_HANDLE"]),
+            app_password=str(config["BLUESKY_APP_PASSWORD"]),
+            service=str(config["BLUESKY_SERVICE"]),
+            session_file=config["BOT_STATE_DIR"] / "bluesky-session.json",
+            timeout=config["API_TIMEOUT"],
+            retries=config["API_RETRIES"],
+            link_cards=bool(config["BLUESKY_LINK_CARDS"]),
         )
 
     def preview(
@@ -196,7 +194,7 @@ class Bluesky(Network):
         """The link card a post of `text` would carry (docs/bluesky-link-cards.md): none with
         pictures (a post has one embed); its thumbnail written into `folder()` for a dry run; one
         line for `check --online`."""
-        found = fetch_link_card(text) if config.setting("BLUESKY_LINK_CARDS") and not pictures else None
+        found = fetch_link_card(text) if config["BLUESKY_LINK_CARDS"] and not pictures else None
         if found is None:
             return []
         from .linkcard import describe, summary

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from ..errors import PostError
-from . import PostResult
+from . import Network, PostResult
 
 __all__ = ["DryRunPoster"]
 
@@ -25,7 +25,7 @@ class DryRunPoster:
     retry_safety = "not needed: nothing is sent"
 
     def __init__(
-        self, stream: Optional[TextIO] = None, *, networks: Sequence[str] = ("x",), folder: Optional[Path] = None
+        self, stream: Optional[TextIO] = None, *, networks: Sequence[Network] = (), folder: Optional[Path] = None
     ) -> None:
         self._stream = stream
         self._ids = itertools.count(1)
@@ -39,10 +39,9 @@ class DryRunPoster:
         stream.write(f"dry run, not posted{to}:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
         if images:  # each picture as each network would get it, written where the user can open it
             from ..pictures.dryrun import dry_run_folder, write_prepared
-            from . import get
 
             self._folder = self._folder or dry_run_folder()
-            limits = [get(name).image_limits() for name in self._networks]
+            limits = [network.image_limits() for network in self._networks]
             said = write_prepared(images, limits, self._folder, start=self._pictures + 1)  # type: ignore[arg-type]
             self._pictures += len(images)
             stream.write("".join(f"    {line}\n" for line in said))

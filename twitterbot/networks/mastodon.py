@@ -18,7 +18,7 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, ErrorKind, PostError
@@ -123,7 +123,7 @@ def _countable_text(text: str) -> str:
     return "".join(pieces)
 
 
-def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
     value = text.strip().lower()
     if value not in VISIBILITIES:
         raise ConfigError(
@@ -140,18 +140,17 @@ class Mastodon(Network):
     label = "Mastodon"
     settings = {
         "MASTODON_INSTANCE": Setting(
-            "", "optional_url", "Mastodon: your server's address, e.g. https://mastodon.social", network="mastodon"
+            "", "optional_url", "Mastodon: your server's address, e.g. https://mastodon.social"
         ),
         "MASTODON_ACCESS_TOKEN": Setting(
             "",
             "secret",
             "Mastodon: access token of an application (Preferences > Development)",
             True,
-            "mastodon",
             "your Mastodon server (Preferences > Development > your application)",
         ),
         "MASTODON_VISIBILITY": Setting(
-            "unlisted", "visibility", "Mastodon: public, unlisted, private or direct", network="mastodon"
+            "unlisted", "visibility", "Mastodon: public, unlisted, private or direct"
         ),
     }
     required = ("MASTODON_INSTANCE", "MASTODON_ACCESS_TOKEN")
@@ -159,8 +158,8 @@ class Mastodon(Network):
     guide = "Getting a Mastodon token"
     site = "your Mastodon server"
 
-    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
-        return str(values.get("MASTODON_INSTANCE") or "") or None  # the profile's address needs a request
+    def account_url(self, config: Config) -> Optional[str]:
+        return str(config["MASTODON_INSTANCE"] or "") or None  # the profile's address needs a request
 
     def measure(self, text: str) -> Fit:
         return measure(text)
@@ -179,11 +178,11 @@ class Mastodon(Network):
 
     def poster(self, config: Config) -> MastodonPoster:
         return MastodonPoster(
-            instance=str(config.setting("MASTODON_INSTANCE")),
-            access_token=str(config.setting("MASTODON_ACCESS_TOKEN")),
-            visibility=str(config.setting("MASTODON_VISIBILITY")),
-            timeout=config.api_timeout,
-            retries=config.api_retries,
+            instance=str(config["MASTODON_INSTANCE"]),
+            access_token=str(config["MASTODON_ACCESS_TOKEN"]),
+            visibility=str(config["MASTODON_VISIBILITY"]),
+            timeout=config["API_TIMEOUT"],
+            retries=config["API_RETRIES"],
         )
 
 

@@ -121,14 +121,14 @@ class X(Network):
     label = "X"
     settings = {
         "TWITTER_API_KEY": Setting(
-            "", "secret", "API Key (consumer key) from the X developer portal", True, "x", _KEY_SOURCE
+            "", "secret", "API Key (consumer key) from the X developer portal", True, _KEY_SOURCE
         ),
-        "TWITTER_API_SECRET": Setting("", "secret", "API Key Secret (consumer secret)", True, "x", _KEY_SOURCE),
+        "TWITTER_API_SECRET": Setting("", "secret", "API Key Secret (consumer secret)", True, _KEY_SOURCE),
         "TWITTER_ACCESS_TOKEN": Setting(
-            "", "secret", "Access Token (with Read and write permission)", True, "x", _KEY_SOURCE
+            "", "secret", "Access Token (with Read and write permission)", True, _KEY_SOURCE
         ),
-        "TWITTER_ACCESS_TOKEN_SECRET": Setting("", "secret", "Access Token Secret", True, "x", _KEY_SOURCE),
-        "X_API_BASE_URL": Setting(DEFAULT_BASE_URL, "url", "where requests go (tests, proxies)", network="x"),
+        "TWITTER_ACCESS_TOKEN_SECRET": Setting("", "secret", "Access Token Secret", True, _KEY_SOURCE),
+        "X_API_BASE_URL": Setting(DEFAULT_BASE_URL, "url", "where requests go (tests, proxies)"),
     }
     required = _CREDENTIAL_NAMES
     guide = "Getting X keys"
@@ -152,9 +152,9 @@ class X(Network):
     def post_url(self, post_id: Optional[str]) -> Optional[str]:
         return status_url(post_id)
 
-    def account_url(self, values: Mapping[str, object]) -> Optional[str]:
+    def account_url(self, config: Config) -> Optional[str]:
         # An access token starts with the account's numeric id: public, and enough for a link.
-        user_id = str(values.get("TWITTER_ACCESS_TOKEN") or "").split("-", 1)[0]
+        user_id = str(config["TWITTER_ACCESS_TOKEN"] or "").split("-", 1)[0]
         return f"https://x.com/intent/user?user_id={user_id}" if user_id.isdigit() else "https://x.com/home"
 
     def lines_measured(self) -> object:
@@ -184,12 +184,12 @@ class X(Network):
         return fits
 
     def poster(self, config: Config) -> XPoster:
-        credentials = Credentials(*(str(config.setting(name)) for name in _CREDENTIAL_NAMES))
+        credentials = Credentials(*(str(config[name]) for name in _CREDENTIAL_NAMES))
         return XPoster(
             credentials,
-            timeout=config.api_timeout,
-            retries=config.api_retries,
-            base_url=str(config.setting("X_API_BASE_URL")),
+            timeout=config["API_TIMEOUT"],
+            retries=config["API_RETRIES"],
+            base_url=str(config["X_API_BASE_URL"]),
         )
 
 

@@ -1,11 +1,11 @@
 """What a network accepts as a picture: bytes, pixels, formats, animated GIFs, alt text.
 
 Plain data, cheap to import (no Pillow). Each network states its own limits in its module
-(`networks.get(name).image_limits()`); a Mastodon server's are its own, read online::
+(`registry.network(name).image_limits()`); a Mastodon server's are its own, read online::
 
-    limits = networks.get(name).image_limits()
+    limits = config.registry.network(name).image_limits()
     limits.max_bytes, limits.max_alt
-    strictest_alt([networks.get(name).image_limits() for name in config.post_to])
+    strictest_alt([network.image_limits() for network in config.registry.posting_to(config)])
 """
 
 from __future__ import annotations

@@ -1,1 +1,29 @@
 """The scheduled post: the tweets file, the roll and the pick, one run, and their commands."""
+
+from __future__ import annotations
+
+from ..capability import Capability
+from ..settings.table import Setting
+
+__all__ = ["POSTING"]
+
+
+class Posting(Capability):
+    """The scheduled post's settings (where to post, what, how often) and its commands: the plain
+    run, `check` and `history`. Its command module comes first: it owns the plain run."""
+
+    name = "posting"
+    title = "The scheduled post"
+    page = "configuration.md"
+    settings = {
+        # Its default and help name the registry's networks (`Registry`).
+        "POST_TO": Setting("", "networks", "where to post"),
+        "TWEETS_FILE": Setting("tweets.txt", "path", "the file of posts, one per line"),
+        "TWEET_ONE_IN": Setting("4", "positive_int", "post on 1 run in N (1 = every run)"),
+        "MAX_POSTS_PER_DAY": Setting("4", "positive_int", "at most this many posts in any 24 hours"),
+        "MIN_POST_GAP": Setting("1h", "duration", "at least this long between two scheduled posts (0 = no gap)"),
+    }
+    commands = "twitterbot.posting.commands"
+
+
+POSTING = Posting()

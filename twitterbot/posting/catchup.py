@@ -1,25 +1,28 @@
 """Catching up: a real scheduled run first sends recent scheduled posts to the networks that
-missed them for a temporary reason. Split from scheduled.py, which imports it only in a real run
-(a dry run catches nothing up), so a dry run loads no more modules than before."""
+missed them for a temporary reason. Only a real run imports this module (a dry run catches
+nothing up)."""
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
-from .. import networks
-from ..networks import Poster, label
+from ..networks import Poster
 from ..state import HistoryStore
-from .scheduled import CATCH_UP_WINDOW, _send
-from .send import Sent
+from .send import Sent, send_attempt
 from .tweets import preview
 
 if TYPE_CHECKING:
+    from ..registry import Registry
     from .images import LineImage
 
-log = logging.getLogger("twitterbot.posting.scheduled")  # the same logger as before the split
+log = logging.getLogger("twitterbot.posting.scheduled")  # a scheduled run's logger: its lines are the run's
+
+# A post that reached some networks but failed for a temporary reason on another (down, rate
+# limited) is sent there by the next runs, until it is this old: later, it would be old news.
+CATCH_UP_WINDOW = timedelta(hours=24)
 
 
 def _pictures_of(key: str, folder: Optional[Path]) -> Tuple[str, Sequence[LineImage]]:
@@ -38,12 +41,13 @@ def catch_up(
     run_id: int,
     clock: Callable[[], datetime],
     pictures_folder: Optional[Path] = None,
+    registry: Registry,
 ) -> Tuple[Sent, ...]:
     """Send each recent scheduled post to the networks that missed it for a temporary reason
     (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
     when first posted. A progress job's post is not caught up: its thread has moved on."""
     done: List[Sent] = []
-    missing = [each for each in store.catch_ups(clock() - CATCH_UP_WINDOW, networks.names()) if each.job_id is None]
+    missing = [each for each in store.catch_ups(clock() - CATCH_UP_WINDOW, registry.names()) if each.job_id is None]
     for missed in missing:
         if missed.network not in posters():
             continue
@@ -51,12 +55,14 @@ def catch_up(
             missed.text, run_id=run_id, at=clock(), source="catch_up", network=missed.network, group=missed.group
         )
         text, images = _pictures_of(missed.text, pictures_folder)
-        sent = _send(store, posters()[missed.network], attempt, text, fit=None, clock=clock, images=images)
+        sent = send_attempt(
+            store, posters()[missed.network], attempt, text, fit=None, clock=clock, images=images, registry=registry
+        )
         level = logging.INFO if sent.reached else logging.WARNING
         log.log(
             level,
             "catching up on %s: %s from %s: %s",
-            label(missed.network),
+            registry.label(missed.network),
             preview(missed.text),
             f"{missed.first_sent_at.astimezone():%Y-%m-%d %H:%M}",
             sent.outcome if sent.error is None else f"{sent.outcome} ({sent.error})",

@@ -15,11 +15,10 @@ import time
 from pathlib import Path
 from typing import Any, List, Optional
 
-from .. import __version__, networks
+from .. import __version__
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..lock import run_lock
-from ..networks import check_keys, label, posters_for
 from ..settings import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..state import HistoryStore, ensure_state_dir, probe_state_dir
@@ -45,14 +44,14 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     for warning in env_file_warnings(config):
         log.warning(warning)
     if not args.dry_run:
-        check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
-    poster = None if args.dry_run else (lambda: posters_for(config))
+        config.registry.check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
+    poster = None if args.dry_run else (lambda: config.registry.posters_for(config))
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
-    if args.jitter and config.jitter:
+    if args.jitter and config["TWEET_JITTER"]:
         # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
-        wait_jitter(config.jitter, rng=random.Random(), wait=time.sleep, what="this run")
+        wait_jitter(config["TWEET_JITTER"], rng=random.Random(), wait=time.sleep, what="this run")
     result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
-    log_result(result)
+    log_result(result, config.registry)
     if result.action == Outcome.WOULD_POST and result.line and result.line.images:
         _show_pictures(result.line, config)
     _show_previews(config, result)
@@ -70,7 +69,7 @@ def _show_pictures(line: Any, config: Config) -> None:
     from ..pictures.dryrun import dry_run_folder, write_prepared
 
     folder = dry_run_folder()
-    limits = [networks.get(fit.network).image_limits() for fit in line.fits if fit.fits]
+    limits = [config.registry.network(fit.network).image_limits() for fit in line.fits if fit.fits]
     log.info("dry run: the pictures of line %d, as each network would get them, are in %s", line.lineno, folder)
     for said in write_prepared([image.attachment for image in line.images], limits, folder):
         log.info("dry run: %s", said)
@@ -92,7 +91,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
     for warning in env_file_warnings(config):
         report(False, warning)
     missing = config.missing()
-    where = ", ".join(label(network) for network in config.post_to)
+    where = ", ".join(config.registry.label(network) for network in config["POST_TO"])
     report(
         not missing,
         f"posting to {where} (POST_TO): "
@@ -101,7 +100,7 @@ def _check(args: argparse.Namespace, config: Config) -> int:
 
     tweet_lines: List[TweetLine] = []
     try:
-        tweets = load_tweets(config.tweets_file, config.post_to)
+        tweets = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config))
     except BotError as exc:
         report(False, str(exc), exc)
     else:
@@ -110,13 +109,13 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         count = len(tweets.lines)
         report(
             True,
-            f"{config.tweets_file}: {plural(count, 'line')} ready to post"
+            f"{config['TWEETS_FILE']}: {plural(count, 'line')} ready to post"
             + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
         )
         for line in with_url:  # not a problem, but a network charges more: say which lines and how much
             for fit in line.fits:
                 if fit.cost:
-                    print(f"note     {config.tweets_file} line {line.lineno} {fit.cost}")
+                    print(f"note     {config['TWEETS_FILE']} line {line.lineno} {fit.cost}")
         for line in tweets.lines:  # posted only where it fits: say where it will not go
             for fit in line.fits:
                 if not fit.fits:
@@ -126,33 +125,32 @@ def _check(args: argparse.Namespace, config: Config) -> int:
                         else f"{fit.length} of {fit.limit} {fit.unit}"
                     )
                     print(
-                        f"note     {config.tweets_file} line {line.lineno} is too long for {label(fit.network)}"
+                        f"note     {config['TWEETS_FILE']} line {line.lineno} is too long for {config.registry.label(fit.network)}"
                         f" ({why}): it is posted to the other networks only"
                     )
         _check_pictures(tweets, config, report)
         for problem in tweets.problems:
-            message = f"{config.tweets_file} line {problem.lineno} {problem.message}"
+            message = f"{config['TWEETS_FILE']} line {problem.lineno} {problem.message}"
             report(problem.message.startswith("repeats"), message, TweetFileError(message))
 
     try:
         # What a real run does, changing nothing: create the folder, take the lock, open the
         # history and take its write lock (then let go), and see that there is room to record.
-        ensure_state_dir(config.state_dir)
-        probe_state_dir(config.state_dir)
+        ensure_state_dir(config["BOT_STATE_DIR"])
+        probe_state_dir(config["BOT_STATE_DIR"])
         with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
             store.check_writable()
             store.ensure_room_to_record()
     except BotError as exc:
         report(False, str(exc), exc)
     else:
-        report(True, f"state folder {config.state_dir} is writable and its history is readable")
+        report(True, f"state folder {config['BOT_STATE_DIR']} is writable and its history is readable")
 
-    for check in getattr(args, "checks", ()):  # what the jobs add: their compiled kernels
-        for status, message in check(config):
-            if status == "note":
-                print("note     " + message)
-            else:
-                report(status == "ok", message)
+    for status, message in config.registry.checks(config):  # what the jobs add: their compiled kernels
+        if status == "note":
+            print("note     " + message)
+        else:
+            report(status == "ok", message)
 
     if args.online and tweet_lines:
         _check_previews(config, tweet_lines)
@@ -160,13 +158,13 @@ def _check(args: argparse.Namespace, config: Config) -> int:
         if missing:
             report(False, "cannot check the accounts online until every key is set")
         else:
-            for network, poster in posters_for(config).items():
+            for network, poster in config.registry.posters_for(config).items():
                 try:
                     account = poster.account()
                 except PostError as exc:
-                    report(False, f"{label(network)}: {scrub(str(exc), config.secrets())}", exc)
+                    report(False, f"{config.registry.label(network)}: {scrub(str(exc), config.secrets())}", exc)
                 else:
-                    report(True, f"{label(network)} accepts the keys: posting as {account}")
+                    report(True, f"{config.registry.label(network)} accepts the keys: posting as {account}")
 
     if problems:
         print(
@@ -194,9 +192,9 @@ def _show_previews(config: Config, result: RunResult) -> None:
     line = result.line
     for sent in result.networks:
         if sent.outcome == Outcome.WOULD_POST:
-            preview = networks.get(sent.network).preview
+            preview = config.registry.network(sent.network).preview
             for shown in preview(line.text, config, pictures=len(line.images), folder=make_folder):
-                log.info("dry run: %s would show this %s", label(sent.network), shown)
+                log.info("dry run: %s would show this %s", config.registry.label(sent.network), shown)
 
 
 def _check_previews(config: Config, lines: List[TweetLine]) -> None:
@@ -204,8 +202,8 @@ def _check_previews(config: Config, lines: List[TweetLine]) -> None:
     note each. Never a problem: a post goes out without it."""
     from concurrent.futures import ThreadPoolExecutor
 
-    for network in config.post_to:
-        preview = networks.get(network).preview
+    for network in config["POST_TO"]:
+        preview = config.registry.network(network).preview
         with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
             shown = list(
                 pool.map(
@@ -215,7 +213,7 @@ def _check_previews(config: Config, lines: List[TweetLine]) -> None:
             )
         for line, notes in zip(lines, shown):
             for note in notes:
-                print(f"note     {config.tweets_file} line {line.lineno}: {label(network)} {note}")
+                print(f"note     {config['TWEETS_FILE']} line {line.lineno}: {config.registry.label(network)} {note}")
 
 
 def _check_pictures(tweets: Any, config: Config, report: Any) -> None:
@@ -227,10 +225,10 @@ def _check_pictures(tweets: Any, config: Config, report: Any) -> None:
     from ..pictures.prepare import PictureError
     from .images import how_sent
 
-    limits = [networks.get(name).image_limits() for name in config.post_to]
+    limits = [config.registry.network(name).image_limits() for name in config["POST_TO"]]
     for line in lines:
         for image, where, prepared in how_sent(line.images, limits):
-            said = f"{config.tweets_file} line {line.lineno} {image.written} for {where}"
+            said = f"{config['TWEETS_FILE']} line {line.lineno} {image.written} for {where}"
             if isinstance(prepared, PictureError):
                 report(False, f"{said}: {prepared}", prepared)
             else:
@@ -252,19 +250,19 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     entries.sort(key=lambda entry: entry.started_at if isinstance(entry, RunRecord) else entry.sent_at, reverse=True)
     entries = entries[: args.limit]
     if args.json:
-        print_json([_history_json(entry) for entry in entries])
+        print_json([_history_json(entry, config) for entry in entries])
         return int(ExitStatus.OK)
     for entry in entries:
         if isinstance(entry, RunRecord):
-            when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry)
+            when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry, config)
             what = entry.action + (" (dry run)" if entry.dry_run and entry.action != Outcome.WOULD_POST else "")
             tag = ""
         else:
-            when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry), entry.outcome
+            when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry, config), entry.outcome
             thread = (
                 f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.tweet_id else ""
             )
-            on = f" on {label(entry.network)}" if entry.network != networks.default() else ""
+            on = f" on {config.registry.label(entry.network)}" if entry.network != config.registry.default() else ""
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
         detail = " ".join(part for part in (tag, preview(text, 50) if text else "", reason or "", url or "") if part)
         print(f"{when.astimezone():%Y-%m-%d %H:%M}  {what:<11} {detail}")
@@ -273,20 +271,20 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     return int(ExitStatus.OK)
 
 
-def _url(entry: Any) -> Optional[str]:
+def _url(entry: Any, config: Config) -> Optional[str]:
     """A history entry's link: stored since several networks; made from the id for older posts."""
-    return entry.url or _link(getattr(entry, "network", None), entry.tweet_id)
+    return entry.url or _link(getattr(entry, "network", None), entry.tweet_id, config)
 
 
-def _link(network: Optional[str], post_id: Optional[str]) -> Optional[str]:
+def _link(network: Optional[str], post_id: Optional[str], config: Config) -> Optional[str]:
     """A post's link made from its id, where its network can (older scheduled runs: the default one)."""
     try:
-        return networks.get(network or networks.default()).post_url(post_id)
+        return config.registry.network(network or config.registry.default()).post_url(post_id)
     except KeyError:  # a network no longer registered
         return None
 
 
-def _history_json(entry: Any) -> dict:
+def _history_json(entry: Any, config: Config) -> dict:
     """One entry of `history --json`: the same keys for both kinds, plus each kind's own."""
     from ..state.records import RunRecord
 
@@ -298,7 +296,7 @@ def _history_json(entry: Any) -> dict:
             "reason": entry.reason,
             "text": entry.text,
             "tweet_id": entry.tweet_id,
-            "url": _url(entry),
+            "url": _url(entry, config),
             "one_in": entry.one_in,
             "roll": entry.roll,
             "dry_run": entry.dry_run,
@@ -310,13 +308,13 @@ def _history_json(entry: Any) -> dict:
         "reason": entry.detail,
         "text": entry.text,
         "tweet_id": entry.tweet_id,
-        "url": _url(entry),
+        "url": _url(entry, config),
         "network": entry.network,
         "job": entry.job_name,
         "job_run": entry.job_id,
         "result": entry.final,
         "thread": entry.thread_root,
-        "thread_url": _link(entry.network, entry.thread_root),
+        "thread_url": _link(entry.network, entry.thread_root, config),
     }
 
 

@@ -10,7 +10,7 @@ POST_TO, the file exists and starts like a picture. Fitting each picture to each
 
     split_images("Hi ![A cat](cat.jpg)", folder=Path("/home/pi/bot"))
     # ('Hi', (LineImage(path=PosixPath('/home/pi/bot/cat.jpg'), written='cat.jpg', alt='A cat'),))
-    image_problems(text, images, config.post_to)    # what is wrong with them, worded for the user
+    image_problems(text, images, config["POST_TO"])    # what is wrong with them, worded for the user
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Sequence, Tuple
 
-from .. import networks as registry
+from ..networks import Network
 from ..pictures.limits import MAX_IMAGES, ImageLimits, strictest_alt
 from ..pictures.prepare import Attachment
 
@@ -62,7 +62,7 @@ def split_images(post: str, folder: Path) -> Tuple[str, Tuple[LineImage, ...]]:
     return text, tuple(found)
 
 
-def image_problems(text: str, images: Tuple[LineImage, ...], networks: Tuple[str, ...]) -> List[str]:
+def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[Network]) -> List[str]:
     """What keeps a line's pictures from being posted, each worded for the user ("has ..."),
     checked without Pillow: the alt text, the count, the files and their first bytes."""
     from ..pictures.prepare import sniff
@@ -75,7 +75,7 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Tuple[str
         )
     if len(images) > MAX_IMAGES:
         problems.append(f"has {len(images)} pictures; a post takes {MAX_IMAGES}: move the others to another line")
-    strictest = strictest_alt([registry.get(name).image_limits() for name in networks])
+    strictest = strictest_alt([network.image_limits() for network in networks])
     limit = strictest.max_alt
     for image in images:
         if not image.alt:

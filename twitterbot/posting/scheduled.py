@@ -5,7 +5,7 @@ history, reads the tweets file and hands over to `decide_and_post`, which holds 
 roll and one pick per run; the picked line goes to every network in POST_TO that it fits, each
 recorded before it is sent::
 
-    result = run_once(config, poster=lambda: posters_for(config), rng=random.Random(), clock=utc_now)
+    result = run_once(config, poster=lambda: config.registry.posters_for(config), rng=random.Random(), clock=utc_now)
     result.action     # 'posted', 'uncertain', 'would_post', 'skipped' or 'failed'
     result.networks   # what became of the post on each network
 """
@@ -18,22 +18,21 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
-from .. import networks
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
 from ..lock import run_lock
-from ..networks import Poster, label
+from ..networks import Poster
 from ..settings import Config
 from ..state import HistoryStore, ensure_state_dir
 from ..state.outcomes import Outcome
 from ..wording import format_duration
 from .choose import hits, pick, roll
-from .send import Sent, recorder, send
+from .send import Sent, send_attempt
 from .tweets import TweetFile, TweetLine, load_tweets, preview
 
 if TYPE_CHECKING:
-    from .images import LineImage
+    from ..registry import Registry
 
 __all__ = [
     "CapReached",
@@ -46,7 +45,6 @@ __all__ = [
     "run_once",
     "utc_now",
     "wait_jitter",
-    "CATCH_UP_WINDOW",
     "CLOCK_SLACK",
     "MAX_DUPLICATE_TRIES",
 ]
@@ -61,9 +59,6 @@ CAP_WINDOW = timedelta(hours=24)
 # History rows dated later than now plus this were written while the clock was ahead: they are left
 # out of the cap and the gap (and the run warns), so fixing a clock never blocks posting for long.
 CLOCK_SLACK = timedelta(minutes=5)
-# A post that reached some networks but failed for a temporary reason on another (down, rate
-# limited) is sent there by the next runs, until it is this old: later, it would be old news.
-CATCH_UP_WINDOW = timedelta(hours=24)
 
 
 def utc_now() -> datetime:
@@ -191,12 +186,12 @@ def run_once(
     a dry run needs no lock and no poster, and changes nothing but its own history row (and the
     cache of measured lengths). `poster` may be a function that makes the posters: only a run
     that has something to send calls it, so a run the roll skips never imports a network's client."""
-    ensure_state_dir(config.state_dir)
+    ensure_state_dir(config["BOT_STATE_DIR"])
     lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file)
     with lock, HistoryStore(config.history_file) as store:
 
         def read_tweets() -> TweetFile:
-            tweets = load_tweets(config.tweets_file, config.post_to, cache=store)
+            tweets = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config), cache=store)
             for problem in tweets.problems:
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
             return tweets
@@ -207,12 +202,13 @@ def run_once(
             poster=poster,
             rng=rng,
             clock=clock,
-            one_in=config.one_in,
-            max_posts_per_day=config.max_posts_per_day,
-            min_post_gap=timedelta(seconds=config.min_post_gap),
+            one_in=config["TWEET_ONE_IN"],
+            max_posts_per_day=config["MAX_POSTS_PER_DAY"],
+            min_post_gap=timedelta(seconds=config["MIN_POST_GAP"]),
             dry_run=dry_run,
             force=force,
-            pictures_folder=config.tweets_file.parent,  # a caught-up post's pictures are read from there
+            pictures_folder=config["TWEETS_FILE"].parent,  # a caught-up post's pictures are read from there
+            registry=config.registry,
         )
 
 
@@ -229,6 +225,7 @@ def decide_and_post(
     dry_run: bool = False,
     force: bool = False,
     pictures_folder: Optional[Path] = None,
+    registry: Registry,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
     `tweets` may be a function that reads the file: only a run the roll does not skip calls it."""
@@ -260,7 +257,9 @@ def decide_and_post(
     if not dry_run:
         from .catchup import catch_up  # only a real run catches up: a dry run imports no more than before
 
-        caught_up = catch_up(store, posters, run_id=run_id, clock=clock, pictures_folder=pictures_folder)
+        caught_up = catch_up(
+            store, posters, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry
+        )
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
         result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, **fields)  # type: ignore[arg-type]
@@ -307,7 +306,9 @@ def decide_and_post(
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
         planned = tuple(Sent(fit.network, Outcome.WOULD_POST if fit.fits else Outcome.TOO_LONG, fit) for fit in line.fits)
-        return finish(Outcome.WOULD_POST, f"{why}; dry run, nothing sent{round_note}", line=line, networks=planned)
+        return finish(
+            Outcome.WOULD_POST, f"{why}; dry run, nothing sent{round_note}", line=line, networks=planned
+        )
     if not posters():
         raise ValueError("a real run needs a poster")
     try:
@@ -322,7 +323,7 @@ def decide_and_post(
 
     tried: List[TweetLine] = []  # lines every network already had
     while True:
-        sent = _post_everywhere(store, posters(), line, run_id=run_id, clock=clock)
+        sent = _post_everywhere(store, posters(), line, run_id=run_id, clock=clock, registry=registry)
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
         ):
@@ -337,7 +338,7 @@ def decide_and_post(
             return finish(Outcome.FAILED, str(error), line=line, error=error, networks=sent)
         log.warning(
             "%s already %s line %d %s; marked it used and trying another (%d of at most %d)",
-            _names(each.network for each in sent if each.outcome == Outcome.DUPLICATE),
+            _names(registry, (each.network for each in sent if each.outcome == Outcome.DUPLICATE)),
             "has" if len(sent) == 1 else "have",
             line.lineno,
             preview(line.text),
@@ -348,7 +349,13 @@ def decide_and_post(
 
 
 def _post_everywhere(
-    store: HistoryStore, posters: Mapping[str, Poster], line: TweetLine, *, run_id: int, clock: Callable[[], datetime]
+    store: HistoryStore,
+    posters: Mapping[str, Poster],
+    line: TweetLine,
+    *,
+    run_id: int,
+    clock: Callable[[], datetime],
+    registry: Registry,
 ) -> Tuple[Sent, ...]:
     """Send `line` to each network it fits, one after another, each attempt recorded before it is
     sent and its outcome after. The attempts share a group, so the post counts once in the cap."""
@@ -361,29 +368,10 @@ def _post_everywhere(
             continue
         attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group)
         group = group or attempt
-        sent.append(_send(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images))
+        sent.append(
+            send_attempt(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images, registry=registry)
+        )
     return tuple(sent)
-
-
-def _send(
-    store: HistoryStore,
-    poster: Poster,
-    attempt: int,
-    text: str,
-    *,
-    fit: object,
-    clock: Callable[[], datetime],
-    images: Sequence[LineImage] = (),
-) -> Sent:
-    """A scheduled post's attempt through the one send step (`send.send`). Pictures are uploaded by
-    the poster before the post: a failed upload is a PostError, so no post and nothing half-done."""
-    with_pictures = {"images": [image.attachment for image in images]} if images else {}
-    return send(
-        lambda: poster.post(text, **with_pictures),  # type: ignore[call-arg]
-        network=poster.name,
-        record=recorder(store, attempt, clock),
-        fit=fit,
-    )
 
 
 def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:
@@ -424,8 +412,8 @@ def _first_post(sent: Tuple[Sent, ...]) -> dict:
     }
 
 
-def _names(networks: object) -> str:
-    return " and ".join(label(name) for name in networks)  # type: ignore[attr-defined]
+def _names(registry: Registry, networks: Iterable[str]) -> str:
+    return " and ".join(registry.label(name) for name in networks)
 
 
 def _duplicates_error(tried: List[TweetLine], untried: int) -> PostError:
@@ -454,24 +442,24 @@ def wait_jitter(jitter: float, *, rng: random.Random, wait: Callable[[float], ob
     return wait(delay)
 
 
-def _where(planned: Tuple[Sent, ...], line: TweetLine) -> str:
+def _where(planned: Tuple[Sent, ...], registry: Registry) -> str:
     """Where a dry run would post the line, each network with its count (and what it costs there)."""
     parts = []
     for sent in planned:
         fit = sent.fit
         if fit is None:
             continue
-        counted = networks.get(fit.network).describe(fit)
+        counted = registry.network(fit.network).describe(fit)
         if not fit.fits:
-            parts.append(f"not to {label(fit.network)}: too long ({fit.reason or counted})")
+            parts.append(f"not to {registry.label(fit.network)}: too long ({fit.reason or counted})")
         elif fit.cost:
-            parts.append(f"to {label(fit.network)} ({counted}; it {fit.cost})")
+            parts.append(f"to {registry.label(fit.network)} ({counted}; it {fit.cost})")
         else:
-            parts.append(f"to {label(fit.network)} ({counted})")
+            parts.append(f"to {registry.label(fit.network)} ({counted})")
     return ", ".join(parts) or "(to no network)"
 
 
-def log_result(result: RunResult) -> None:
+def log_result(result: RunResult, registry: Registry) -> None:
     """The one human line per decision (cron mail and journald keep it)."""
     line = result.line
     if result.action == Outcome.POSTED and line:
@@ -479,7 +467,7 @@ def log_result(result: RunResult) -> None:
     elif result.action == Outcome.UNCERTAIN and line:
         log.warning("uncertain: line %d %s: %s", line.lineno, preview(line.text), result.reason)
     elif result.action == Outcome.WOULD_POST and line:
-        log.info("dry run: would post line %d %s; %s", line.lineno, _where(result.networks, line), result.reason)
+        log.info("dry run: would post line %d %s; %s", line.lineno, _where(result.networks, registry), result.reason)
     elif result.action == Outcome.SKIPPED:
         log.info("skipped: %s", result.reason)
     else:

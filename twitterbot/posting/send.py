@@ -6,7 +6,7 @@ posted: it is recorded as uncertain and never sent again (at most once). The cal
 outcome is written down (`record`), since a job's post also moves its thread::
 
     attempt = store.begin_attempt(text, run_id=run_id, at=clock(), network=poster.name)
-    sent = send(lambda: poster.post(text), network=poster.name, record=recorder(store, attempt, clock))
+    sent = send(lambda: poster.post(text), network=poster.name, registry=registry, record=recorder(store, attempt, clock))
     sent.outcome, sent.reached
 """
 
@@ -14,14 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from .. import networks
 from ..errors import BotError, DuplicatePost, ErrorKind, ExitStatus, PostError
-from ..networks import Fit, PostResult
+from ..networks import Fit, Poster, PostResult
+
+if TYPE_CHECKING:
+    from ..registry import Registry
+    from ..state import HistoryStore
+    from .images import LineImage
 from ..state.outcomes import Outcome
 
-__all__ = ["Record", "Sent", "recorder", "send"]
+__all__ = ["Record", "Sent", "recorder", "send", "send_attempt"]
 
 # How an outcome is written down: (outcome, the network's answer if it posted or may have, detail).
 Record = Callable[[Outcome, Optional[PostResult], Optional[str]], None]
@@ -60,7 +64,9 @@ class Sent:
         }
 
 
-def send(post: Callable[[], PostResult], *, network: str, record: Record, fit: Optional[Fit] = None) -> Sent:
+def send(
+    post: Callable[[], PostResult], *, network: str, registry: Registry, record: Record, fit: Optional[Fit] = None
+) -> Sent:
     """Send one recorded attempt (`post` makes the request) and record what came of it. A post the
     network already has is a duplicate; a certain failure is temporary (a later run may make it
     good) or failed; a post that may have reached the network is uncertain and counts as posted."""
@@ -75,22 +81,15 @@ def send(post: Callable[[], PostResult], *, network: str, record: Record, fit: O
         return Sent(network, outcome, fit, error=exc)
     if not result.confirmed:
         record(Outcome.UNCERTAIN, result, result.uncertain)
-        where = result.check_url or f"the account's profile on {_site(network)}"
+        where = result.check_url or f"the account's profile on {registry.site(network)}"
         reason = (
-            f"{networks.label(network)} may or may not have posted it ({result.uncertain}): it counts as posted"
+            f"{registry.label(network)} may or may not have posted it ({result.uncertain}): it counts as posted"
             f" and will not be sent again; see {where} to check"
         )
         error = PostError(reason, kind=ErrorKind.UNCERTAIN, exit_status=ExitStatus.TEMPORARY_FAILURE)
         return Sent(network, Outcome.UNCERTAIN, fit, result, error)
     record(Outcome.POSTED, result, None)
     return Sent(network, Outcome.POSTED, fit, result)
-
-
-def _site(network: str) -> str:
-    try:
-        return networks.get(network).site or network
-    except KeyError:  # a poster no registered network stands for (a test's)
-        return network
 
 
 def recorder(store: object, attempt: int, clock: Callable[[], datetime]) -> Record:
@@ -109,3 +108,26 @@ def recorder(store: object, attempt: int, clock: Callable[[], datetime]) -> Reco
         )
 
     return record
+
+
+def send_attempt(
+    store: HistoryStore,
+    poster: Poster,
+    attempt: int,
+    text: str,
+    *,
+    fit: object,
+    clock: Callable[[], datetime],
+    images: Sequence[LineImage] = (),
+    registry: Registry,
+) -> Sent:
+    """A scheduled post's attempt through the one send step (`send.send`). Pictures are uploaded by
+    the poster before the post: a failed upload is a PostError, so no post and nothing half-done."""
+    with_pictures = {"images": [image.attachment for image in images]} if images else {}
+    return send(
+        lambda: poster.post(text, **with_pictures),
+        network=poster.name,
+        registry=registry,
+        record=recorder(store, attempt, clock),
+        fit=fit,
+    )

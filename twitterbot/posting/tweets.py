@@ -5,9 +5,9 @@ becomes a line break; a line that must start with a hashtag is written ``\\#tag 
 that fits none of the networks it is for (too long, forbidden characters) is reported with its
 number and never posted; a line too long for one network only is posted to the others::
 
-    tweets = load_tweets(Path("tweets.txt"), networks=config.post_to)
+    tweets = load_tweets(Path("tweets.txt"), config.registry.posting_to(config))
     tweets.texts[0], tweets.linenos[0]            # what a pick needs: plain texts, in file order
-    tweets.line(0).fits, tweets.line(0).fit(config.post_to[0])
+    tweets.line(0).fits, tweets.line(0).fit(config["POST_TO"][0])
     [problem.message for problem in tweets.problems]
 
 Each network measures with its own rule (`networks.Network.measure_lines`). X's needs
@@ -23,11 +23,10 @@ import contextlib
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .. import networks
 from ..errors import TweetFileError
-from ..networks import Fit, LengthCache
+from ..networks import Fit, LengthCache, Network
 
 if TYPE_CHECKING:
     from .images import LineImage
@@ -117,11 +116,9 @@ class TweetFile:
         return [self.line_at(index) for index in range(len(self.texts))]
 
 
-def load_tweets(
-    path: Path, networks: Optional[Tuple[str, ...]] = None, cache: Optional[LengthCache] = None
-) -> TweetFile:
-    """Read and check the tweets file for `networks` (POST_TO; None: the default network). Raises `TweetFileError` if it is
-    unusable or has nothing to post."""
+def load_tweets(path: Path, networks: Sequence[Network], cache: Optional[LengthCache] = None) -> TweetFile:
+    """Read and check the tweets file for `networks` (POST_TO's, from the registry). Raises
+    `TweetFileError` if it is unusable or has nothing to post."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -134,7 +131,7 @@ def load_tweets(
 
 
 def parse_tweets(
-    data: bytes, path: Path, networks: Optional[Tuple[str, ...]] = None, cache: Optional[LengthCache] = None
+    data: bytes, path: Path, networks: Sequence[Network], cache: Optional[LengthCache] = None
 ) -> TweetFile:
     """Parse the bytes of a tweets file (`path` is only used in messages) for `networks`. With a
     `cache`, a network whose rule is slow (X's) takes the lines it measured before from it, and
@@ -162,8 +159,9 @@ def parse_tweets(
         if first != lineno:
             problems.append(LineProblem(lineno, f"repeats line {first}; it is posted only once per round"))
 
-    names = networks or (_default_network(),)
-    pictures = _pictures(first_seen, path, names)  # {} for a file without "![" (most)
+    by_name = {network.name: network for network in networks}
+    names = tuple(by_name)
+    pictures = _pictures(first_seen, path, networks)  # {} for a file without "![" (most)
     # What each network measures: a line's text without its pictures.
     bodies: Dict[str, int] = {}
     for post, lineno in first_seen.items():
@@ -171,7 +169,7 @@ def parse_tweets(
     if first_seen and cache is not None and len(names) == 1:
         # The usual scheduled run: the network took every line before. Nothing to measure; a run
         # posts one line, so only that line's length is looked up, when it is picked.
-        known = _network(names[0]).known_lines(bodies, cache)
+        known = by_name[names[0]].known_lines(bodies, cache)
         if known is not None:
             texts, linenos = list(first_seen), list(first_seen.values())
 
@@ -184,8 +182,8 @@ def parse_tweets(
 
     with contextlib.ExitStack() as measuring:
         for name in names:
-            measuring.enter_context(_network(name).lines_measured())  # type: ignore[arg-type]
-        fits = {name: _network(name).measure_lines(bodies, cache) for name in names}
+            measuring.enter_context(by_name[name].lines_measured())  # type: ignore[arg-type]
+        fits = {name: by_name[name].measure_lines(bodies, cache) for name in names}
     lines: List[TweetLine] = []
     problems = list(problems)
     for post, lineno in first_seen.items():
@@ -205,7 +203,7 @@ def parse_tweets(
     return TweetFile(path, [line.key for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
 
 
-def _pictures(first_seen: Mapping[str, int], path: Path, names: Tuple[str, ...]) -> Dict[str, Tuple[str, tuple]]:
+def _pictures(first_seen: Mapping[str, int], path: Path, networks: Sequence[Network]) -> Dict[str, Tuple[str, tuple]]:
     """Each line with pictures: its text without them and its pictures. Raises one
     `TweetFileError` naming every line whose pictures cannot be posted (a missing file, no alt
     text...): a picture is not left out silently."""
@@ -219,7 +217,7 @@ def _pictures(first_seen: Mapping[str, int], path: Path, names: Tuple[str, ...])
         text, images = split_images(post, path.parent)
         if images:
             found[post] = (text, images)
-            wrong += [f"{path} line {lineno} {problem}" for problem in image_problems(text, images, names)]
+            wrong += [f"{path} line {lineno} {problem}" for problem in image_problems(text, images, networks)]
     if wrong:
         raise TweetFileError("\n".join(wrong))
     return found
@@ -230,15 +228,6 @@ def _with_pictures(line: TweetLine, post: str, pictures: Mapping[str, Tuple[str,
     if post not in pictures:
         return line
     return replace(line, images=pictures[post][1], written=post)
-
-
-def _network(name: str) -> networks.Network:
-    """The registry's network (the parameter `networks` of the functions above hides the module)."""
-    return networks.get(name)
-
-
-def _default_network() -> str:
-    return networks.default()
 
 
 def _fits_nowhere(fits: Tuple[Fit, ...]) -> str:

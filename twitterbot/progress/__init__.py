@@ -5,14 +5,47 @@ text, `session.py` wires a reporter to the settings); `statusline.py` is the
 terminal's live line; `watch.py` wraps any shell command; `commands.py` registers ``bot.py watch``.
 A Python job needs only `open_reporter`::
 
-    from twitterbot.progress import open_reporter
+    from twitterbot.builtin import read_config
+    from twitterbot.progress.session import open_reporter
 
-    with open_reporter("my job") as report:
+    with open_reporter("my job", config=read_config()) as report:
         report.update("half done")
         report.done("finished")
 """
 
-from .reporter import NullReporter, Reporter
-from .session import open_reporter
+from __future__ import annotations
 
-__all__ = ["NullReporter", "Reporter", "open_reporter"]
+from ..capability import Capability
+from ..settings.table import Setting
+
+__all__ = ["PROGRESS"]
+
+
+class Progress(Capability):
+    """How often progress posts go out, what they say, and whether jobs attach their pictures;
+    the `watch` command."""
+
+    name = "progress"
+    title = "Progress mode"
+    page = "progress.md"
+    settings = {
+        "PROGRESS_EVERY": Setting("6h", "duration", "progress mode: at most one progress post per this long"),
+        "PROGRESS_MILESTONE_EVERY": Setting(
+            "1h", "duration", "progress mode: a milestone may post this soon after the last"
+        ),
+        "PROGRESS_FIRST_AFTER": Setting(
+            "5m", "duration", "progress mode: no progress post before the job has run this long"
+        ),
+        "PROGRESS_THREAD": Setting("yes", "bool", "progress mode: posts of a run reply to its first post"),
+        "PROGRESS_TEMPLATE": Setting("", "template", "progress mode: text of a progress post (default: the job's)"),
+        "PROGRESS_DONE_TEMPLATE": Setting("", "template", "progress mode: text of the result post"),
+        "PROGRESS_FAILED_TEMPLATE": Setting("", "template", "progress mode: text of the failure post"),
+        "PICTURES": Setting("yes", "bool", "jobs attach their pictures (boards, solutions, charts); no: text only"),
+        "PICTURES_EVERY": Setting(
+            "1d", "duration", "progress mode: at most one picture in progress posts per this long"
+        ),
+    }
+    commands = "twitterbot.progress.commands"
+
+
+PROGRESS = Progress()

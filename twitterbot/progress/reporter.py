@@ -25,10 +25,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from .. import networks
 from ..errors import ErrorKind, PostError
-from ..networks import Poster, PostResult, label
-from ..networks import default as networks_default
+from ..networks import Poster, PostResult
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import keep
 from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
@@ -43,6 +41,7 @@ from .text import _clean, _tidy, check_template, fit, format_elapsed
 
 if TYPE_CHECKING:
     from ..pictures.draw import Picture
+    from ..registry import Registry
 
 __all__ = [
     "BASE_FIELDS",
@@ -87,6 +86,7 @@ class Reporter:
         job_fields: Iterable[str] = (),
         clock: Callable[[], datetime] = utc_now,
         status: Optional[Status] = None,
+        registry: Registry,
         networks: Optional[Sequence[str]] = None,
         pictures: bool = False,
         picture_every: float = 86400.0,
@@ -109,7 +109,9 @@ class Reporter:
             isinstance(each, DryRunPoster) for each in self._posters.values()
         )  # only the log's wording differs
         # What a post's text must fit: every network posted to (a dry run says which it stands for).
-        self._networks = tuple(networks or [n for n in self._posters if n != DryRunPoster.name] or [networks_default()])
+        self._registry = registry
+        names = networks or [n for n in self._posters if n != DryRunPoster.name] or [registry.default()]
+        self._networks = tuple(registry.network(name) for name in names)
         self._status: Status = status or NullStatusLine()
         self._pending: Optional[_Update] = None
         self._stopped = False
@@ -334,6 +336,7 @@ class Reporter:
             sent = send(
                 lambda poster=poster, network=network: self._reply(poster, network, text, pictures),  # type: ignore[misc]
                 network=network,
+                registry=self._registry,
                 record=self._recorder(attempt, news),
             )
             if sent.reached:
@@ -342,7 +345,7 @@ class Reporter:
                 assert isinstance(sent.error, PostError)
                 errors.append(sent.error)
                 if sent.outcome != Outcome.DUPLICATE:
-                    log.error("%s: posting to %s failed (%s); the job carries on", self.name, label(network), sent.error)
+                    log.error("%s: posting to %s failed (%s); the job carries on", self.name, self._registry.label(network), sent.error)
         self.job = self._store.job(self.job.id)
         done = [report for report in reports if report.action in _SENT]
         if done:
@@ -386,7 +389,7 @@ class Reporter:
                 raise
             # A network refuses replies to a post that is gone (deleted): start a new thread there.
             log.warning(
-                "%s: %s refused the reply to %s (%s); posting it on its own", self.name, label(network), reply_to, exc
+                "%s: %s refused the reply to %s (%s); posting it on its own", self.name, self._registry.label(network), reply_to, exc
             )
             result = poster.post(text, **with_pictures)
             self._store.reset_thread(self.job.id, network)  # this post becomes the new thread's first
@@ -423,13 +426,13 @@ class Reporter:
             log.warning(
                 "%s: %s may or may not have posted it (%s): it counts as posted and will not be sent again; see %s",
                 self.name,
-                label(network),
+                self._registry.label(network),
                 result.uncertain,
                 result.check_url or "the account's profile",
             )
             return Report(Outcome.UNCERTAIN, result.uncertain or "", text, None)
         if not self._dry_run:  # a dry run's made-up id is no post: the dry-run poster said what it would send
-            log.info("%s: posted %s", self.name, result.url or _link(network, result.post_id) or result.post_id)
+            log.info("%s: posted %s", self.name, result.url or _link(self._registry, network, result.post_id) or result.post_id)
         return Report(Outcome.POSTED, reason, text, result.post_id)
 
     # -- text ----------------------------------------------------------------------------------
@@ -465,9 +468,9 @@ class Reporter:
             return fit(getattr(Templates(), kind), fields, update.message, self._networks)
 
 
-def _link(network: str, post_id: Optional[str]) -> Optional[str]:
+def _link(registry: Registry, network: str, post_id: Optional[str]) -> Optional[str]:
     try:
-        return networks.get(network).post_url(post_id)
+        return registry.network(network).post_url(post_id)
     except KeyError:  # a poster no registered network stands for (a test's, the dry run)
         return None
 

@@ -14,11 +14,11 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from ..errors import ConfigError
 from ..lock import run_lock
-from ..networks import Poster, posters_for
+from ..networks import Poster
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import PICTURES_FOLDER
 from ..posting.scheduled import utc_now
-from ..settings import PROJECT_DIR, Config, load_config
+from ..settings import Config
 from ..state import HistoryStore, ensure_state_dir
 from .reporter import Reporter, Status, Templates, slug
 
@@ -29,7 +29,7 @@ __all__ = ["open_reporter"]
 def open_reporter(
     name: str,
     *,
-    config: Optional[Config] = None,
+    config: Config,
     dry_run: bool = False,
     poster: Optional[Poster] = None,
     every: Optional[float] = None,
@@ -43,52 +43,52 @@ def open_reporter(
     status: Optional[Status] = None,
     pictures: bool = True,
 ) -> Iterator[Reporter]:
-    """A reporter wired to the bot's settings (read from .env when `config` is None): the history
+    """A reporter wired to the bot's settings (`twitterbot.builtin.read_config` reads them): the history
     database, the X keys, PROGRESS_* for anything not given here (so the first progress post waits
     PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock per job name,
     so one job is not reported twice at once. The last picture of each post sent is kept in the
     state folder for the status page. A dry run prints its posts and keeps no state.
     `pictures=False` (a job's --no-pictures) turns pictures off, as PICTURES=no does for all."""
-    config = config or load_config(project_dir=PROJECT_DIR)
     # The job's own defaults, then PROGRESS_*TEMPLATE (which command-line flags override).
     merged = (templates or Templates()).merged(
-        config.progress_template, config.progress_done_template, config.progress_failed_template
+        config["PROGRESS_TEMPLATE"], config["PROGRESS_DONE_TEMPLATE"], config["PROGRESS_FAILED_TEMPLATE"]
     )
     if dry_run:
         lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         store = HistoryStore(":memory:")
-        poster = DryRunPoster(networks=config.post_to)
+        poster = DryRunPoster(networks=config.registry.posting_to(config))
         kept: Optional[Path] = None  # a dry run keeps no state, and its in-memory job ids name no real run
     else:
-        ensure_state_dir(config.state_dir)
+        ensure_state_dir(config["BOT_STATE_DIR"])
         lock = run_lock(
-            config.state_dir / f"job-{slug(name)}.lock",
+            config["BOT_STATE_DIR"] / f"job-{slug(name)}.lock",
             busy=f"another process is already reporting the job {name!r}",
             advice="stop it first, or give this job another name",
             remove=True,  # one lock file per job name would pile up in the state folder
         )
         store = HistoryStore(config.history_file)
-        poster = poster or posters_for(config)
-        kept = config.state_dir / PICTURES_FOLDER
+        poster = poster or config.registry.posters_for(config)
+        kept = config["BOT_STATE_DIR"] / PICTURES_FOLDER
     with lock, store:
         try:
             reporter = Reporter(
                 name,
                 poster=poster,
                 store=store,
-                every=config.progress_every if every is None else every,
-                milestone_every=config.progress_milestone_every if milestone_every is None else milestone_every,
-                first_after=config.progress_first_after if first_after is None else first_after,
-                max_posts_per_day=config.max_posts_per_day,
+                every=config["PROGRESS_EVERY"] if every is None else every,
+                milestone_every=config["PROGRESS_MILESTONE_EVERY"] if milestone_every is None else milestone_every,
+                first_after=config["PROGRESS_FIRST_AFTER"] if first_after is None else first_after,
+                max_posts_per_day=config["MAX_POSTS_PER_DAY"],
                 templates=merged,
-                thread=config.progress_thread if thread is None else thread,
+                thread=config["PROGRESS_THREAD"] if thread is None else thread,
                 run_key=run_key,
                 job_fields=job_fields,
                 clock=clock,
                 status=status,
-                networks=config.post_to,
-                pictures=pictures and config.pictures,
-                picture_every=config.pictures_every,
+                registry=config.registry,
+                networks=config["POST_TO"],
+                pictures=pictures and config["PICTURES"],
+                picture_every=config["PICTURES_EVERY"],
                 keep_pictures_in=kept,
             )
         except ValueError as exc:

@@ -2,7 +2,7 @@
 it goes to, shortened a word at a time (a link is never cut), and the small wording helpers the
 reporter and the jobs share::
 
-    fit("{name}: {message} ({elapsed})", {"name": "hamlet", "elapsed": "3h"}, message, config.post_to)
+    fit("{name}: {message} ({elapsed})", {"name": "hamlet", "elapsed": "3h"}, message, config["POST_TO"])
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 import string
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
-from .. import networks
+from ..networks import Network
 
 __all__ = ["check_template", "fit", "format_elapsed"]
 
@@ -33,17 +33,13 @@ def check_template(template: str, known: Iterable[str]) -> None:
             )
 
 
-def fit(
-    template: str, fields: Mapping[str, object], message: str, networks: Optional[Sequence[str]] = None
-) -> Optional[str]:
+def fit(template: str, fields: Mapping[str, object], message: str, networks: Sequence[Network]) -> Optional[str]:
     """Fill `template` and make it fit every one of `networks` (X's weighted 280, Bluesky's 300
     graphemes...): shorten the message a word at a time (URLs are words, so never cut), then, if
     the rest alone is too long, the whole text. None if nothing sensible fits."""
 
-    counted = tuple(networks or (_default(),))
-
     def _fits(text: str) -> bool:
-        return _fits_all(text, counted)
+        return bool(text) and all(network.measure(text).fits for network in networks)
 
     full = _tidy(template.format_map({**fields, "message": message}))
     if _fits(full):
@@ -97,14 +93,6 @@ def _cut(words: list, count: int) -> str:
     kept = " ".join(words[:count]).rstrip(" ,;:-")
     # An ellipsis glued to a URL would become part of the link.
     return kept + (" " if "://" in words[count - 1] or "www." in words[count - 1] else "") + _ELLIPSIS
-
-
-def _fits_all(text: str, names: Sequence[str]) -> bool:
-    return bool(text) and all(networks.measure(name, text).fits for name in names)
-
-
-def _default() -> str:
-    return networks.default()
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")

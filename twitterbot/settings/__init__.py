@@ -1,31 +1,28 @@
-"""Settings: the table of every setting, reading them once at start-up, and keeping secrets out of
-every output.
+"""Settings: what a setting is, how each kind is read, reading them once at start-up, and keeping
+secrets out of every output.
 
-`table.py` lists the settings every run uses (each network's own are declared in its module and
-joined in from the network registry), `parsers.py` checks each kind of value, `loading.py` reads
-the env file, the environment and the flags into a frozen `Config`, and `secrets.py` scrubs keys
-from logs and messages::
+`table.py` defines a setting, `core.py` the foundation's own (each other part declares its settings
+on its capability; the registry joins them), `parsers.py` checks each kind of value, `loading.py`
+reads the env file, the environment and the flags into a frozen `Config`, and `secrets.py` scrubs
+keys from logs and messages::
 
-    from twitterbot.settings import SETTINGS, load_config
-    config = load_config(project_dir=PROJECT_DIR)
+    from twitterbot.settings import load_config
+    config = load_config(registry, project_dir=PROJECT_DIR)
+    config["TWEET_ONE_IN"]
 """
 
 from __future__ import annotations
 
-from .loading import FIELDS, PROJECT_DIR, Config, check_setting, env_file_warnings, load_config
+from .loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from .parsers import LOG_LEVELS, did_you_mean, parse_duration, time_to_seconds
-from .table import DEPRECATED, SETTINGS, Setting, all_settings
+from .table import DEPRECATED, Setting
 
 __all__ = [
     "DEPRECATED",
-    "FIELDS",
     "LOG_LEVELS",
     "PROJECT_DIR",
-    "SETTINGS",
     "Config",
     "Setting",
-    "all_settings",
-    "check_setting",
     "did_you_mean",
     "env_file_warnings",
     "load_config",

@@ -7,8 +7,8 @@ directory, because cron starts jobs in ``$HOME``. An installed package (``pip in
 ``bot.py`` folder, so it needs ``--env-file`` (or absolute paths). Every problem is reported at
 once, in one `ConfigError` with one line per problem::
 
-    config = load_config(project_dir=Path("/home/pi/twitterbot"), environ=os.environ)
-    config.tweets_file   # PosixPath('/home/pi/twitterbot/tweets.txt')
+    config = load_config(registry, project_dir=Path("/home/pi/twitterbot"), environ=os.environ)
+    config["TWEETS_FILE"]   # PosixPath('/home/pi/twitterbot/tweets.txt')
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from dotenv import dotenv_values
 
 from ..errors import ConfigError
-from .parsers import check_jitter_fits, did_you_mean, parser_for, show
+from .parsers import did_you_mean, show
 from .secrets import Scrubber, looks_like_a_key
-from .table import DEPRECATED, SETTINGS
+from .table import DEPRECATED, Setting
 
-__all__ = ["FIELDS", "PROJECT_DIR", "Config", "check_setting", "env_file_warnings", "load_config"]
+__all__ = ["PROJECT_DIR", "Config", "env_file_warnings", "load_config"]
 
 
 def _checkout_dir() -> Optional[Path]:
@@ -46,98 +46,50 @@ PROJECT_DIR: Optional[Path] = _checkout_dir()
 
 @dataclass(frozen=True)
 class Config:
-    """Everything a run needs to know, resolved to absolute paths and checked types. A network's
-    own settings are in `values` by name; its module reads them (`networks.account`)."""
+    """Every setting's checked value, read once at start-up, with where they came from. Code reads
+    a setting one way, by its name: ``config["TWEET_ONE_IN"]`` (an int), whoever declares it."""
 
-    post_to: Tuple[str, ...]  # the networks to post to, in the order given
-    tweets_file: Path
-    one_in: int
-    max_posts_per_day: int
-    min_post_gap: float  # seconds
-    state_dir: Path
-    log_file: Optional[Path]
-    log_level: str
-    times: Tuple[str, ...]  # "HH:MM", sorted
-    timezone: Optional[str]  # an IANA name, or None for the system's zone
-    jitter: float  # seconds
-    api_timeout: float
-    api_retries: int
-    progress_every: float  # seconds
-    progress_milestone_every: float
-    progress_first_after: float  # seconds
-    progress_thread: bool
-    progress_template: str  # "" = the job's default
-    progress_done_template: str
-    progress_failed_template: str
-    pictures: bool
-    pictures_every: float  # seconds
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
+    # The `twitterbot.registry.Registry` whose settings were read (typed loosely: the registry
+    # imports this module). Code that needs a network asks it: ``config.registry.network("x")``.
+    registry: Any = field(repr=False, compare=False)
     # Every setting's checked value by name (secrets too: kept out of repr()).
-    values: Mapping[str, object] = field(default_factory=dict, repr=False, compare=False)
+    values: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # Old names in use: (old name, new name, where it was set), for `check`.
     deprecated: Tuple[Tuple[str, str, str], ...] = ()
 
+    def __getitem__(self, name: str) -> Any:
+        """The checked value of the setting `name`; KeyError names a setting no capability declares."""
+        return self.values[name]
+
     def secrets(self) -> Tuple[str, ...]:
-        """Every non-empty secret of every network, for scrubbing text before it is shown."""
-        return tuple(
-            str(self.values[name]) for name, setting in SETTINGS.items() if setting.secret and self.values.get(name)
-        )
+        """Every non-empty secret, for scrubbing text before it is shown."""
+        return tuple(str(self.values[name]) for name in self.registry.secret_names() if self.values.get(name))
 
     def missing(self) -> List[str]:
-        """The settings the networks in POST_TO still need, each network's in its module's order."""
-        from .. import networks
-
-        return [name for network in self.post_to for name in networks.get(network).missing(self.values)]
-
-    def setting(self, name: str) -> object:
-        """The checked value of the setting `name` (a network's module reads its own this way)."""
-        return self.values[name]
+        """The settings the networks in POST_TO still need, each network's in its own order."""
+        return self.registry.missing(self["POST_TO"], self)
 
     @property
     def history_file(self) -> Path:
-        return self.state_dir / "history.sqlite3"
+        return self["BOT_STATE_DIR"] / "history.sqlite3"
 
     @property
     def lock_file(self) -> Path:
-        return self.state_dir / "bot.lock"
-
-
-# Config's fields and the settings that set them; the rest of the settings are read by networks.
-FIELDS = {
-    "post_to": "POST_TO",
-    "tweets_file": "TWEETS_FILE",
-    "one_in": "TWEET_ONE_IN",
-    "max_posts_per_day": "MAX_POSTS_PER_DAY",
-    "min_post_gap": "MIN_POST_GAP",
-    "state_dir": "BOT_STATE_DIR",
-    "log_file": "LOG_FILE",
-    "log_level": "LOG_LEVEL",
-    "times": "TWEET_TIMES",
-    "timezone": "TWEET_TIMEZONE",
-    "jitter": "TWEET_JITTER",
-    "api_timeout": "API_TIMEOUT",
-    "api_retries": "API_RETRIES",
-    "progress_every": "PROGRESS_EVERY",
-    "progress_milestone_every": "PROGRESS_MILESTONE_EVERY",
-    "progress_first_after": "PROGRESS_FIRST_AFTER",
-    "progress_thread": "PROGRESS_THREAD",
-    "progress_template": "PROGRESS_TEMPLATE",
-    "progress_done_template": "PROGRESS_DONE_TEMPLATE",
-    "progress_failed_template": "PROGRESS_FAILED_TEMPLATE",
-    "pictures": "PICTURES",
-    "pictures_every": "PICTURES_EVERY",
-}
+        return self["BOT_STATE_DIR"] / "bot.lock"
 
 
 def load_config(
+    registry: Any,
     *,
     project_dir: Optional[Path],
     env_file: Optional[Path] = None,
     environ: Optional[Mapping[str, str]] = None,
     overrides: Optional[Mapping[str, str]] = None,
 ) -> Config:
-    """Build the `Config` from defaults, env file, environment and `overrides` (later wins).
+    """Build the `Config` of `registry`'s settings from defaults, env file, environment and
+    `overrides` (later wins).
 
     `env_file` None means ``project_dir/.env`` if it exists; a named env file must exist.
     `project_dir` None (an installed package) has no default env file, and relative paths are
@@ -157,7 +109,7 @@ def load_config(
                 f"env file {env_path} does not exist: check the --env-file path, or copy config.example.env to it"
             )
     base_dir = env_path.parent if env_path else project_dir
-    table = dict(SETTINGS)
+    table: Mapping[str, Setting] = registry.settings
 
     # Each value with where it came from, and where its problem goes in the report: the env
     # file's in line order, then the environment's, then the command line's.
@@ -197,15 +149,13 @@ def load_config(
     values: Dict[str, object] = {}
     for name, (text, where, order, written) in raw.items():
         try:
-            values[name] = parser_for(table[name].kind)(written, text, where, base_dir)
+            values[name] = registry.parser(name)(written, text, where, base_dir, table[name])
         except ConfigError as exc:
             problems += [(order, problem) for problem in exc.problems]
-    if "TWEET_JITTER" in values and "TWEET_TIMES" in values:
-        _, where, order, _ = raw["TWEET_JITTER"]
-        try:
-            check_jitter_fits(values["TWEET_JITTER"], values["TWEET_TIMES"], where)  # type: ignore[arg-type]
-        except ConfigError as exc:
-            problems += [(order, problem) for problem in exc.problems]
+    if len(values) == len(table):  # each setting is good alone: now what only shows between them
+        sources = {name: where for name, (_, where, _, _) in raw.items()}
+        for blamed, problem in registry.validate(values, sources):
+            problems.append((raw[blamed][2], problem))
     if problems:
         # A key (or a piece of one) pasted into the wrong setting may be quoted above: hide every
         # form of every key, and every value that looks like one.
@@ -216,9 +166,9 @@ def load_config(
             *(scrub(problem, keep=table) for _, problem in sorted(problems, key=lambda item: item[0]))
         )
     return Config(
-        **{attribute: values[name] for attribute, name in FIELDS.items()},  # type: ignore[arg-type]
         env_file=env_path,
         base_dir=base_dir,
+        registry=registry,
         values=MappingProxyType(values),
         deprecated=tuple(old_names),
     )
@@ -236,13 +186,6 @@ def env_file_warnings(config: Config) -> List[str]:
     if mode & 0o077:
         return [f"{path} holds your keys but other users can read it (mode {mode:04o}): run chmod 600 {path}"]
     return []
-
-
-def check_setting(name: str, text: str, where: str) -> None:
-    """Raise `ConfigError` if `text` is not a valid value of the setting `name`. The command line
-    checks a flag's value with it while parsing (a bad flag is a usage error, exit 64), by the
-    same rule the env file's value is read with (exit 78)."""
-    parser_for(SETTINGS[name].kind)(name, text, where, Path("."))
 
 
 _FROM_ENVIRONMENT = 10**9  # after every line of the env file, in the order problems are reported

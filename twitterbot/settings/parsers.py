@@ -1,8 +1,8 @@
 """How each kind of setting is read: one parser per `Setting.kind`, each raising a `ConfigError`
-that names the setting, where its value came from, and the fix. A network adds the kinds only it
-needs (a Bluesky handle, a Mastodon visibility) in its own module; `parser_for` finds them::
+that names the setting, where its value came from, and the fix. A capability adds the kinds only
+it needs (a Bluesky handle, a Mastodon visibility) on itself; the registry joins them::
 
-    parser_for("duration")("MIN_POST_GAP", "1h", "the environment", None)   # 3600.0
+    PARSERS["duration"]("MIN_POST_GAP", "1h", "the environment", None, setting)   # 3600.0
 """
 
 from __future__ import annotations
@@ -11,64 +11,24 @@ import math
 import re
 import string
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
 from .secrets import looks_like_a_key
-from .table import MAX_DURATION, MAX_RETRIES, SETTINGS
+from .table import MAX_DURATION, MAX_RETRIES, Parser, Setting
 
 __all__ = [
     "LOG_LEVELS",
-    "Parser",
+    "PARSERS",
     "check_jitter_fits",
     "did_you_mean",
     "parse_duration",
-    "parser_for",
     "show",
     "time_to_seconds",
 ]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
-# A parser: (setting name, text, where it came from, the folder relative paths start from) -> value.
-Parser = Callable[[str, str, str, Optional[Path]], object]
-
-
-def parser_for(kind: str) -> Parser:
-    """The parser of a setting's `kind`: one of these, or one a registered network brings."""
-    if kind in _PARSERS:
-        return _PARSERS[kind]
-    from .. import networks
-
-    for network in networks.registered():
-        if kind in network.parsers:
-            return network.parsers[kind]
-    raise KeyError(f"no parser for settings of kind {kind!r}")  # a bug in a network's table
-
-
-def _source(name: str) -> str:
-    """Where the user copies a secret from, as its network's module says."""
-    return (SETTINGS[name].source if name in SETTINGS else "") or "the service that issued it"
-
-
-def _parse_networks(name: str, text: str, where: str, base_dir: Optional[Path]) -> Tuple[str, ...]:
-    from .. import networks
-
-    known = networks.names()
-    names = [part.strip().lower() for part in text.split(",") if part.strip()]
-    unknown = [part for part in names if part not in known]
-    if unknown or not names:
-        what = f"{show(unknown[0])} is not a network" if unknown else "it names no network"
-        renamed = networks.renamed(unknown[0]) if unknown else None
-        hint = renamed or (did_you_mean(unknown[0], known) if unknown else None)
-        listed = ", ".join(known[:-1]) + f" or {known[-1]}" if len(known) > 1 else known[0]
-        raise ConfigError(
-            f"{name}={show(text)} from {where}: {what}"
-            f"{f' ({hint})' if hint else ''}: use {listed}, or several separated by commas"
-        )
-    return tuple(dict.fromkeys(names))  # each once, in the order given
-
 
 def did_you_mean(word: str, choices: Iterable[str]) -> Optional[str]:
     """ "did you mean X?" for the one of `choices` closest to a misspelt `word`, or None."""
@@ -90,22 +50,22 @@ def show(text: str, limit: int = 40) -> str:
 _SECRET_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F)) - set("\"'")
 
 
-def _parse_secret(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+def _parse_secret(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
     value = text.strip()
     if not set(value) <= _SECRET_CHARACTERS:
         # Never echo the value: it is a secret.
         raise ConfigError(
             f"{name} from {where} contains spaces, quotes or characters keys never have: "
-            f"paste the value exactly as {_source(name)} shows it"
+            f"paste the value exactly as {setting.source or 'the service that issued it'} shows it"
         )
     return value
 
 
-def _parse_optional_url(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
-    return _parse_url(name, text, where, base_dir) if text.strip() else ""
+def _parse_optional_url(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    return _parse_url(name, text, where, base_dir, setting) if text.strip() else ""
 
 
-def _parse_path(name: str, text: str, where: str, base_dir: Optional[Path]) -> Path:
+def _parse_path(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> Path:
     value = text.strip()
     if "\0" in value:
         raise ConfigError(f"{name} from {where} contains a NUL byte (\\0): retype the path")
@@ -126,8 +86,8 @@ def _parse_path(name: str, text: str, where: str, base_dir: Optional[Path]) -> P
     return base_dir / path
 
 
-def _parse_optional_path(name: str, text: str, where: str, base_dir: Optional[Path]) -> Optional[Path]:
-    return _parse_path(name, text, where, base_dir) if text.strip() else None
+def _parse_optional_path(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> Optional[Path]:
+    return _parse_path(name, text, where, base_dir, setting) if text.strip() else None
 
 
 def _parse_int(name: str, text: str, where: str, minimum: int, maximum: Optional[int], example: str) -> int:
@@ -141,16 +101,16 @@ def _parse_int(name: str, text: str, where: str, minimum: int, maximum: Optional
 _ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # more digits than 10**18 is never a count of anything
 
 
-def _parse_positive_int(name: str, text: str, where: str, base_dir: Optional[Path]) -> int:
+def _parse_positive_int(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> int:
     example = "4 (1 = post on every run)" if name == "TWEET_ONE_IN" else "4"
     return _parse_int(name, text, where, 1, None, example)
 
 
-def _parse_count(name: str, text: str, where: str, base_dir: Optional[Path]) -> int:
+def _parse_count(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> int:
     return _parse_int(name, text, where, 0, MAX_RETRIES, "2")
 
 
-def _parse_seconds(name: str, text: str, where: str, base_dir: Optional[Path]) -> float:
+def _parse_seconds(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> float:
     try:
         value = float(text.strip())
     except ValueError:
@@ -162,14 +122,14 @@ def _parse_seconds(name: str, text: str, where: str, base_dir: Optional[Path]) -
     return value
 
 
-def _parse_log_level(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+def _parse_log_level(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
     value = text.strip().upper()
     if value not in LOG_LEVELS:
         raise ConfigError(f"{name}={show(text)} from {where} is not a log level: use one of {', '.join(LOG_LEVELS)}")
     return value
 
 
-def _parse_url(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+def _parse_url(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
     value = text.strip().rstrip("/")
     try:
         parts = urlsplit(value)
@@ -186,7 +146,7 @@ def _parse_url(name: str, text: str, where: str, base_dir: Optional[Path]) -> st
         or not value.isascii()
         or any(ch.isspace() or not ch.isprintable() for ch in value)
     ):
-        example = SETTINGS[name].default if name in SETTINGS and SETTINGS[name].default else "https://example.com"
+        example = setting.default or "https://example.com"
         raise ConfigError(
             f"{name}={show(text)} from {where} is not a base URL like {example}: "
             "leave it unset unless you test against an emulator or proxy"
@@ -197,7 +157,7 @@ def _parse_url(name: str, text: str, where: str, base_dir: Optional[Path]) -> st
 _TIME_FIELD = re.compile(r"[0-9]{1,2}")  # ASCII digits only: '²'.isdigit() is True, int('²') fails
 
 
-def _parse_times(name: str, text: str, where: str, base_dir: Optional[Path]) -> Tuple[str, ...]:
+def _parse_times(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> Tuple[str, ...]:
     times = set()
     for part in text.replace(" ", "").split(","):
         fields = part.split(":")
@@ -221,7 +181,7 @@ def time_to_seconds(time_of_day: str) -> int:
     return hours * 3600 + minutes * 60 + (seconds[0] if seconds else 0)
 
 
-def _parse_timezone(name: str, text: str, where: str, base_dir: Optional[Path]) -> Optional[str]:
+def _parse_timezone(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> Optional[str]:
     value = text.strip()
     if not value:
         return None
@@ -256,7 +216,7 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-def _parse_duration(name: str, text: str, where: str, base_dir: Optional[Path]) -> float:
+def _parse_duration(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> float:
     try:
         return parse_duration(text)
     except ValueError as exc:
@@ -266,14 +226,14 @@ def _parse_duration(name: str, text: str, where: str, base_dir: Optional[Path]) 
 _BOOLEANS = {"yes": True, "true": True, "on": True, "1": True, "no": False, "false": False, "off": False, "0": False}
 
 
-def _parse_bool(name: str, text: str, where: str, base_dir: Optional[Path]) -> bool:
+def _parse_bool(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> bool:
     try:
         return _BOOLEANS[text.strip().lower()]
     except KeyError:
         raise ConfigError(f"{name}={show(text)} from {where} is not yes or no: set it to yes or no") from None
 
 
-def _parse_template(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+def _parse_template(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
     try:
         list(string.Formatter().parse(text))
     except ValueError as exc:
@@ -284,7 +244,7 @@ def _parse_template(name: str, text: str, where: str, base_dir: Optional[Path]) 
     return text
 
 
-def _parse_kernel(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
+def _parse_kernel(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
     value = text.strip().lower()
     if value not in ("auto", "c", "numpy"):
         raise ConfigError(f"{name}={show(text)} from {where} is not auto, c or numpy: set it to one of them")
@@ -303,18 +263,9 @@ def check_jitter_fits(jitter: float, times: Tuple[str, ...], where: str) -> None
         )
 
 
-def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
-    value = text.strip()
-    if value and not re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", value):
-        raise ConfigError(
-            f"{name}={show(text)} from {where} is not a Dask scheduler address like tls://10.0.0.2:8786 "
-            "(or tcp://HOST:8786 on a private network): see docs/cluster.md, or leave it empty"
-        )
-    return value
-
-
-_PARSERS: Dict[str, Parser] = {
-    "networks": _parse_networks,
+# The kinds of setting every part may use; a capability adds its own (`Capability.parsers`), and
+# the registry reads POST_TO's kind, "networks", itself.
+PARSERS: Dict[str, Parser] = {
     "secret": _parse_secret,
     "path": _parse_path,
     "optional_path": _parse_optional_path,
@@ -330,5 +281,4 @@ _PARSERS: Dict[str, Parser] = {
     "template": _parse_template,
     "optional_url": _parse_optional_url,
     "kernel": _parse_kernel,
-    "scheduler": _parse_scheduler,
 }

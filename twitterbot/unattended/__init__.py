@@ -1,1 +1,39 @@
 """Running unattended: the daemon, and the cron lines and systemd units for this checkout."""
+
+from __future__ import annotations
+
+from typing import List, Mapping, Tuple
+
+from ..capability import Capability
+from ..errors import ConfigError
+from ..settings.parsers import check_jitter_fits
+from ..settings.table import Setting
+
+__all__ = ["SCHEDULE"]
+
+
+class Schedule(Capability):
+    """When the bot runs: the times of day the daemon, the cron lines and the systemd timer share."""
+
+    name = "schedule"
+    title = "Schedule"
+    page = "scheduling.md"
+    settings = {
+        "TWEET_TIMES": Setting("00:00,06:00,12:00,18:00", "times", "times of day to run (daemon, cron and systemd)"),
+        "TWEET_TIMEZONE": Setting(
+            "", "timezone", "time zone of TWEET_TIMES, e.g. Europe/London (default: the system's)"
+        ),
+        "TWEET_JITTER": Setting("0", "duration", "wait a random 0..this after each time, e.g. 10m"),
+    }
+    commands = "twitterbot.unattended.commands"
+
+    def validate(self, values: Mapping[str, object], where: Mapping[str, str]) -> List[Tuple[str, str]]:
+        """A delay longer than the gap between two times would let one run spill into the next slot."""
+        try:
+            check_jitter_fits(values["TWEET_JITTER"], values["TWEET_TIMES"], where["TWEET_JITTER"])  # type: ignore[arg-type]
+        except ConfigError as exc:
+            return [("TWEET_JITTER", problem) for problem in exc.problems]
+        return []
+
+
+SCHEDULE = Schedule()

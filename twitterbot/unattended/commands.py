@@ -18,10 +18,9 @@ from typing import List, Optional
 from ..arguments import Commands, Parser, add_command, global_settings
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
-from ..networks import posters_for
 from ..posting.scheduled import log_result, run_once
 from ..posting.tweets import load_tweets
-from ..settings import FIELDS, PROJECT_DIR, SETTINGS, Config, env_file_warnings, load_config
+from ..settings import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.secrets import scrub, scrub_also
 from ..state import ensure_state_dir
 from ..wording import plural
@@ -44,14 +43,14 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     SIGHUP re-reads the env file and the tweets file and carries on."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    current = {"config": config, "poster": None if args.dry_run else posters_for(config)}
+    current = {"config": config, "poster": None if args.dry_run else config.registry.posters_for(config)}
     rng = random.Random(args.seed)
 
     def run_slot(time_of_day: str) -> None:
         # The daemon's own error boundary: one bad run is logged and the daemon carries on.
         settings = current["config"]
         try:
-            log_result(run_once(settings, poster=current["poster"], rng=rng, dry_run=args.dry_run))
+            log_result(run_once(settings, poster=current["poster"], rng=rng, dry_run=args.dry_run), settings.registry)
         except BotError as exc:
             log.error("%s run: %s", time_of_day, scrub(str(exc), settings.secrets()))
         except Exception:
@@ -62,12 +61,13 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         old = current["config"]
         try:
             new = load_config(
+                old.registry,
                 project_dir=PROJECT_DIR,
                 env_file=old.env_file,
                 environ=os.environ,
                 overrides={**args.settings, **global_settings(args)},
             )
-            poster = None if args.dry_run else posters_for(new)
+            poster = None if args.dry_run else new.registry.posters_for(new)
         except BotError as exc:
             log.error("reload: %s; carrying on with the settings in use", scrub(str(exc), old.secrets()))
             return
@@ -76,25 +76,25 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         for warning in env_file_warnings(new):
             log.warning(warning)
         try:
-            tweets = load_tweets(new.tweets_file, new.post_to)
-            log.info("%s: %s ready to post", new.tweets_file, plural(len(tweets.texts), "line"))
+            tweets = load_tweets(new["TWEETS_FILE"], new.registry.posting_to(new))
+            log.info("%s: %s ready to post", new["TWEETS_FILE"], plural(len(tweets.texts), "line"))
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)
-        logging.getLogger().setLevel(new.log_level)
-        if (new.times, new.timezone, new.jitter) != (old.times, old.timezone, old.jitter):
-            use_zone(new.timezone)
-            daemon.reschedule(new.times, zone=zone_for(new.timezone), jitter=new.jitter)
+        logging.getLogger().setLevel(new["LOG_LEVEL"])
+        if (new["TWEET_TIMES"], new["TWEET_TIMEZONE"], new["TWEET_JITTER"]) != (old["TWEET_TIMES"], old["TWEET_TIMEZONE"], old["TWEET_JITTER"]):
+            use_zone(new["TWEET_TIMEZONE"])
+            daemon.reschedule(new["TWEET_TIMES"], zone=zone_for(new["TWEET_TIMEZONE"]), jitter=new["TWEET_JITTER"])
         scrub_also(new.secrets())
         current.update(config=new, poster=poster)
 
-    use_zone(config.timezone)  # before building the jobs: schedule works in local time
-    zone = zone_for(config.timezone)
-    daemon = Daemon.build(config.times, run_slot=run_slot, zone=zone, rng=rng, jitter=config.jitter, reload=reload)
+    use_zone(config["TWEET_TIMEZONE"])  # before building the jobs: schedule works in local time
+    zone = zone_for(config["TWEET_TIMEZONE"])
+    daemon = Daemon.build(config["TWEET_TIMES"], run_slot=run_slot, zone=zone, rng=rng, jitter=config["TWEET_JITTER"], reload=reload)
     daemon.install_signal_handlers()
     log.info(
         "daemon started: runs at %s (%s)%s",
-        ", ".join(config.times),
-        config.timezone or "system time zone",
+        ", ".join(config["TWEET_TIMES"]),
+        config["TWEET_TIMEZONE"] or "system time zone",
         "; dry run, nothing will be posted" if args.dry_run else "",
     )
     daemon.serve()
@@ -102,35 +102,22 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     return int(ExitStatus.OK)
 
 
-def _field(config: Config, name: str) -> object:
-    return getattr(config, name)
-
-
-def _network_settings() -> List[str]:
-    """Each network's settings that are not secret (a secret is only said to have changed)."""
-    return [name for name, setting in SETTINGS.items() if setting.network and not setting.secret]
-
-
 def _changed_settings(old: Config, new: Config) -> List[str]:
     """What a reload changed, as "SETTING old -> new"; the keys are only named, never shown."""
     changes = ["the keys changed"] if old.secrets() != new.secrets() else []
-    for name, setting in FIELDS.items():
-        before, after = _field(old, name), _field(new, name)
-        if before != after:
-            show = (lambda value: ",".join(value)) if name in ("times", "post_to") else str
-            changes.append(f"{setting} {show(before)} -> {show(after)}")
-    for setting in _network_settings():
-        before, after = old.values.get(setting), new.values.get(setting)
-        if before != after:
-            changes.append(f"{setting} {before} -> {after}")
-    if old.log_file != new.log_file:
+    for name, setting in new.registry.settings.items():
+        before, after = old[name], new[name]
+        if before != after and not setting.secret:
+            shown = (lambda value: ",".join(value)) if isinstance(after, tuple) else str
+            changes.append(f"{name} {shown(before)} -> {shown(after)}")
+    if old["LOG_FILE"] != new["LOG_FILE"]:
         changes.append("(LOG_FILE takes effect at the next start)")
     return changes
 
 
 def _cron(args: argparse.Namespace, config: Config) -> int:
     """Print crontab lines for this checkout."""
-    ensure_state_dir(config.state_dir)  # the lock and the log of the cron line live there
+    ensure_state_dir(config["BOT_STATE_DIR"])  # the lock and the log of the cron line live there
     print(crontab(config, _paths(config, user=_current_user())), end="")
     return int(ExitStatus.OK)
 
@@ -138,7 +125,7 @@ def _cron(args: argparse.Namespace, config: Config) -> int:
 def _systemd(args: argparse.Namespace, config: Config) -> int:
     """Print (or write) systemd units for this checkout."""
     user = unit_user(args.run_as, system=args.system, current=_current_user(), environ=os.environ)
-    _make_state_dir_for(config.state_dir, user)  # ReadWritePaths= needs it to exist
+    _make_state_dir_for(config["BOT_STATE_DIR"], user)  # ReadWritePaths= needs it to exist
     units = systemd_units(config, _paths(config, user=user or _current_user()), system=args.system)
     if args.dask:
         from .dask_units import dask_units

@@ -15,7 +15,7 @@ a year needs:
 
 ::
 
-    daemon = Daemon.build(config.times, run_slot=print, zone=zone_for(None))
+    daemon = Daemon.build(config["TWEET_TIMES"], run_slot=print, zone=zone_for(None))
     daemon.serve()          # until daemon.stop is set
 """
 

@@ -30,13 +30,13 @@ MEMORY_LIMIT = "0.2"
 
 def dask_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
     """The scheduler's and the workers' units, for the address in DASK_SCHEDULER."""
-    address = str(config.setting("DASK_SCHEDULER") or "") or "tcp://127.0.0.1:8786"
+    address = str(config["DASK_SCHEDULER"] or "") or "tcp://127.0.0.1:8786"
     parts = urlsplit(address)
     host, port = parts.hostname or "127.0.0.1", parts.port or 8786
     dask = paths.python.parent / "dask"  # the venv's: the same versions as the bot
     tls = ""
     if parts.scheme == "tls":
-        folder = config.state_dir / "cluster"
+        folder = config["BOT_STATE_DIR"] / "cluster"
         tls = (
             f" --tls-ca-file {folder / TLS_FILES['ca']} --tls-cert {folder / TLS_FILES['cert']}"
             f" --tls-key {folder / TLS_FILES['key']}"

@@ -17,10 +17,13 @@ import shlex
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional
 
 from ..errors import ConfigError, UsageError
 from ..settings import Config, load_config, time_to_seconds
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 __all__ = ["Paths", "UNIT_NAMES", "crontab", "systemd_units", "unit_user"]
 
@@ -49,7 +52,7 @@ class Paths:
     def for_checkout(cls, config: Config, *, python: Path, user: str, project_dir: Path) -> Paths:
         default_env = project_dir / ".env"
         env_file = config.env_file if config.env_file and config.env_file != default_env else None
-        return cls(project_dir, python, env_file, config.state_dir, config.log_file, user)
+        return cls(project_dir, python, env_file, config["BOT_STATE_DIR"], config["LOG_FILE"], user)
 
     @property
     def bot_py(self) -> Path:
@@ -65,7 +68,7 @@ class Paths:
 def crontab(config: Config, paths: Paths) -> str:
     """Crontab lines for TWEET_TIMES: one line per minute of the hour, with the hours listed."""
     hours_by_minute: Dict[int, List[int]] = defaultdict(list)
-    for time_of_day in config.times:
+    for time_of_day in config["TWEET_TIMES"]:
         seconds = time_to_seconds(time_of_day)
         if seconds % 60:
             raise ConfigError(
@@ -80,15 +83,15 @@ def crontab(config: Config, paths: Paths) -> str:
         f"/usr/bin/flock -n {shlex.quote(str(lock))} {paths.command('-q', '--jitter')} >> {shlex.quote(str(log))} 2>&1"
     )
     zone_note = (
-        f"# TWEET_TIMEZONE={config.timezone} is not used here: cron runs in the system's zone. cronie\n"
-        f"# understands a CRON_TZ={config.timezone} line above the jobs; Debian's cron does not, so set the\n"
+        f"# TWEET_TIMEZONE={config['TWEET_TIMEZONE']} is not used here: cron runs in the system's zone. cronie\n"
+        f"# understands a CRON_TZ={config['TWEET_TIMEZONE']} line above the jobs; Debian's cron does not, so set the\n"
         "# system's zone (sudo timedatectl set-timezone ...) or use the systemd timer instead.\n"
-        if config.timezone
+        if config["TWEET_TIMEZONE"]
         else "# Times are the system's local time (timedatectl shows the zone). cronie also reads a\n"
         "# CRON_TZ=Europe/London line above the jobs; Debian's cron does not.\n"
     )
     lines = [
-        f"# twitterbot: a scheduled run at {', '.join(config.times)}. Install with `crontab -e` and paste",
+        f"# twitterbot: a scheduled run at {', '.join(config['TWEET_TIMES'])}. Install with `crontab -e` and paste",
         "# these lines (piping into `crontab -` would replace your whole crontab).",
         "#",
         "# Every path is absolute because cron starts jobs in $HOME with PATH=/usr/bin:/bin.",
@@ -106,9 +109,9 @@ def crontab(config: Config, paths: Paths) -> str:
 
 def systemd_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
     """The oneshot service, its timer and the daemon service, for a system or a user install."""
-    zone = f" {config.timezone}" if config.timezone else ""
-    calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config.times)
-    jitter = int(config.jitter)
+    zone = f" {config['TWEET_TIMEZONE']}" if config['TWEET_TIMEZONE'] else ""
+    calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config["TWEET_TIMES"])
+    jitter = int(config["TWEET_JITTER"])
     delay = (
         f"# Wait a random 0-{jitter} s after each time (TWEET_JITTER), drawn anew each time, as the\n"
         "# cron line and the daemon do.\n"
@@ -147,7 +150,7 @@ ExecStart={paths.command()}
 TimeoutStartSec=10min
 {hardening}"""
     timer = f"""[Unit]
-Description=twitterbot at {", ".join(config.times)}{zone}
+Description=twitterbot at {", ".join(config["TWEET_TIMES"])}{zone}
 
 [Timer]
 {calendars}
@@ -274,11 +277,11 @@ def _is_within(path: Path, folder: Path) -> bool:
 EXAMPLE_DIR = Path("/home/pi/twitterbot")
 
 
-def examples() -> Dict[str, str]:
+def examples(registry: Registry) -> Dict[str, str]:
     """The repository's crontab.example and systemd/ files: this module's output for a typical Pi
     (checkout in /home/pi/twitterbot, user pi, default settings). Regenerate with
     ``python -m twitterbot.unattended.install``."""
-    config = load_config(project_dir=EXAMPLE_DIR, environ={})
+    config = load_config(registry, project_dir=EXAMPLE_DIR, environ={})
     paths = Paths.for_checkout(config, python=EXAMPLE_DIR / ".venv/bin/python", user="pi", project_dir=EXAMPLE_DIR)
     files = {"crontab.example": crontab(config, paths)}
     files.update({f"systemd/{name}": text for name, text in systemd_units(config, paths, system=True).items()})
@@ -286,10 +289,11 @@ def examples() -> Dict[str, str]:
 
 
 if __name__ == "__main__":
+    from ..builtin import built_in
     from ..files import write_atomically
 
     repository = Path(__file__).resolve().parents[2]
-    for relative, text in examples().items():
+    for relative, text in examples(built_in()).items():
         (repository / relative).parent.mkdir(exist_ok=True)
         write_atomically(repository / relative, text)
         print("wrote", relative)

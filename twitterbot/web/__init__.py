@@ -6,3 +6,31 @@
 Flask application factory; `server.serve` runs it under waitress. Flask and waitress are imported
 only by `app` and `server`, which only `serve` imports: a scheduled run never loads them.
 """
+
+from __future__ import annotations
+
+from ..capability import Capability
+from ..settings.table import Setting
+
+__all__ = ["WEB"]
+
+
+class StatusPage(Capability):
+    """The status page's password and its command, `serve`."""
+
+    name = "status page"
+    title = "Status page"
+    page = "status-page.md"
+    settings = {
+        "WEB_PASSWORD": Setting(
+            "",
+            "secret",
+            "the status page's password (bot.py serve, HTTP Basic auth); required for any --host but 127.0.0.1",
+            secret=True,
+            source="your password manager",
+        ),
+    }
+    commands = "twitterbot.web.command"
+
+
+WEB = StatusPage()

@@ -29,7 +29,6 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, request, url_for
 
-from ..networks import label
 from ..pictures.kept import PICTURES_FOLDER, kept_alt, kept_png
 from ..settings import Config
 from ..settings.secrets import MASK, Scrubber
@@ -88,17 +87,17 @@ def create_app(
         reader=reader,
         probe=_Remembered(probe, PROBE_EVERY),
         tweets=TweetsFile(),
-        picture_for=picture_for or _kept_picture_for(config.state_dir / PICTURES_FOLDER),
-        pictures=config.state_dir / PICTURES_FOLDER,
+        picture_for=picture_for or _kept_picture_for(config["BOT_STATE_DIR"] / PICTURES_FOLDER),
+        pictures=config["BOT_STATE_DIR"] / PICTURES_FOLDER,
         scrub=scrubber,
     )
     app.jinja_env.autoescape = True  # every template, whatever its name
     app.jinja_env.finalize = lambda value: scrubber(value) if isinstance(value, str) else value
-    zone = zone_for(config.timezone)
+    zone = zone_for(config["TWEET_TIMEZONE"])
     app.jinja_env.filters["when"] = lambda moment: _when(moment, clock(), zone)
     app.jinja_env.filters["ago"] = lambda moment: _ago(moment, clock())
     app.jinja_env.filters["href"] = safe_href
-    app.jinja_env.filters["network"] = label
+    app.jinja_env.filters["network"] = config.registry.label
     app.jinja_env.filters["capitalize_first"] = lambda text: text[:1].upper() + text[1:]
     app.jinja_env.globals["plural"] = plural
     app.before_request(_guard)

@@ -44,7 +44,7 @@ def is_loopback(host: str) -> bool:
 
 
 def _serve(args: argparse.Namespace, config: Config) -> int:
-    password = str(config.setting("WEB_PASSWORD") or "")
+    password = str(config["WEB_PASSWORD"] or "")
     if not is_loopback(args.host) and not password:
         raise ConfigError(
             f"--host {args.host} would show the status page to other machines, and WEB_PASSWORD is not set:"

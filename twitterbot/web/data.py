@@ -21,7 +21,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
-from ..networks import label
 from ..posting.scheduled import CAP_WINDOW, CLOCK_SLACK
 from ..settings import Config
 from ..state import COUNTED_OUTCOMES
@@ -232,15 +231,15 @@ def read_status(
         now=now,
         history_file=str(history),
         history_problem=problem,
-        post_to=config.post_to,
-        one_in=config.one_in,
+        post_to=config["POST_TO"],
+        one_in=config["TWEET_ONE_IN"],
         cap=cap,
         bag=bag,
         next_run=schedule,
         attention=_once(sorted(attention, key=_urgency)),
         runs=runs,
         jobs=jobs,
-        tweets_file=str(config.tweets_file),
+        tweets_file=str(config["TWEETS_FILE"]),
     )
 
 
@@ -339,17 +338,17 @@ def _cap(conn: sqlite3.Connection, config: Config, now: datetime) -> Cap:
         f"SELECT max(sent_at) FROM attempts WHERE sent_at <= ? AND outcome IN ({_COUNTED}) AND job_id IS NULL",
         (until, *COUNTED_OUTCOMES),
     ).fetchone()
-    limit = config.max_posts_per_day
+    limit = config["MAX_POSTS_PER_DAY"]
     waits: List[Tuple[datetime, str]] = []
     oldest_at = _parsed(oldest)
     if posts >= limit and oldest_at:
         waits.append((oldest_at + CAP_WINDOW, f"the cap is reached (MAX_POSTS_PER_DAY={limit})"))
     last_at = _parsed(last)
-    gap = timedelta(seconds=config.min_post_gap)
+    gap = timedelta(seconds=config["MIN_POST_GAP"])
     if last_at and gap > timedelta(0) and now - last_at < gap:
         waits.append((last_at + gap, "MIN_POST_GAP since the last scheduled post"))
     if not waits:
-        return Cap(int(posts), limit, None, f"a run that rolls a hit (1 in {config.one_in}) may post")
+        return Cap(int(posts), limit, None, f"a run that rolls a hit (1 in {config['TWEET_ONE_IN']}) may post")
     until_at, why = max(waits)
     return Cap(int(posts), limit, until_at, why)
 
@@ -392,9 +391,9 @@ def _outcome(
 ) -> NetworkOutcome:
     return NetworkOutcome(
         network=network,
-        label=label(network),
+        label=config.registry.label(network),
         outcome=outcome,
-        url=post_url(network, tweet_id, url) if outcome == "posted" else None,
+        url=post_url(network, tweet_id, url, config) if outcome == "posted" else None,
         check_url=check_url(network, config) if outcome in ("uncertain", "interrupted") else None,
         detail=detail,
     )
@@ -403,14 +402,14 @@ def _outcome(
 def _history_attention(conn: sqlite3.Connection, config: Config, now: datetime) -> List[Attention]:
     items: List[Attention] = []
     # Keys a network refused at its last try: nothing will post there until they are fixed.
-    for network in config.post_to:
+    for network in config["POST_TO"]:
         row = conn.execute(
             "SELECT outcome, detail, sent_at FROM attempts WHERE network = ? AND outcome != 'pending'"
             " ORDER BY sent_at DESC, id DESC LIMIT 1",
             (network,),
         ).fetchone()
         if row and row[0] == "failed" and row[1] and _KEYS_REFUSED.search(row[1]):
-            items.append(Attention("keys", f"{label(network)} refused the keys", row[1], at=_parsed(row[2])))
+            items.append(Attention("keys", f"{config.registry.label(network)} refused the keys", row[1], at=_parsed(row[2])))
     for network, text, detail, sent_at in conn.execute(
         "SELECT network, text, detail, sent_at FROM attempts WHERE outcome IN ('uncertain', 'interrupted')"
         " AND sent_at > ? ORDER BY id DESC LIMIT 10",
@@ -419,7 +418,7 @@ def _history_attention(conn: sqlite3.Connection, config: Config, now: datetime) 
         items.append(
             Attention(
                 "uncertain",
-                f"Maybe posted on {label(network)}: {text}",
+                f"Maybe posted on {config.registry.label(network)}: {text}",
                 f"{detail or 'no answer came'}; it counts as posted and is never sent again: look whether it is there",
                 link=check_url(network, config),
                 at=_parsed(sent_at),
@@ -436,7 +435,7 @@ def _history_attention(conn: sqlite3.Connection, config: Config, now: datetime) 
         (_stored(now - FAILURE_WINDOW),),
     ):
         items.append(
-            Attention("failed", f"Job {name!r}: a post to {label(network)} failed", detail or text, at=_parsed(sent_at))
+            Attention("failed", f"Job {name!r}: a post to {config.registry.label(network)} failed", detail or text, at=_parsed(sent_at))
         )
     for network, text, detail, sent_at in conn.execute(
         "SELECT a.network, a.text, a.detail, a.sent_at FROM attempts a WHERE a.outcome = 'temporary' AND a.sent_at > ?"
@@ -447,7 +446,7 @@ def _history_attention(conn: sqlite3.Connection, config: Config, now: datetime) 
         items.append(
             Attention(
                 "missed",
-                f"Not on {label(network)} yet: {text}",
+                f"Not on {config.registry.label(network)} yet: {text}",
                 f"{detail or ''} (the next runs send it there, for 24 hours)".strip(),
                 at=_parsed(sent_at),
             )

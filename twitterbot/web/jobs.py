@@ -9,7 +9,6 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Callable, Optional, Tuple
 
-from ..networks import label
 from ..settings import Config
 from .data import JobPicture, JobView, _parsed
 from .links import post_url
@@ -32,7 +31,9 @@ def job_views(conn: sqlite3.Connection, config: Config, picture_for: Callable[[J
                 "SELECT url FROM attempts WHERE job_id = ? AND network = ? AND tweet_id = ? AND url IS NOT NULL LIMIT 1",
                 (job_id, network, root),
             ).fetchone()
-            threads.append((label(network), post_url(network, root, stored[0] if stored else None)))
+            threads.append(
+                (config.registry.label(network), post_url(network, root, stored[0] if stored else None, config))
+            )
         if finished_at:
             state = outcome or "done"
         else:
@@ -59,7 +60,7 @@ def _job_running(config: Config, name: str) -> Optional[bool]:
     from /proc/locks, so the page never touches the lock itself. None when it cannot be known."""
     from ..progress.reporter import slug
 
-    lock = config.state_dir / f"job-{slug(name)}.lock"
+    lock = config["BOT_STATE_DIR"] / f"job-{slug(name)}.lock"
     try:
         info = lock.stat()
     except OSError:

@@ -3,7 +3,7 @@
 Kept in one small module so that each question has one answer: when the networks' registry learns
 to write its own links, these functions ask it instead::
 
-    post_url(network, post_id, stored_url)        # the stored link, else one made from the id
+    post_url(network, post_id, stored_url, config)        # the stored link, else one made from the id
     safe_href("javascript:alert(1)")               # None: only http(s) links are ever shown
 """
 
@@ -12,19 +12,18 @@ from __future__ import annotations
 from typing import Optional
 from urllib.parse import urlsplit
 
-from .. import networks
 from ..settings import Config
 
 __all__ = ["check_url", "post_url", "safe_href"]
 
 
-def post_url(network: str, post_id: Optional[str], url: Optional[str]) -> Optional[str]:
+def post_url(network: str, post_id: Optional[str], url: Optional[str], config: Config) -> Optional[str]:
     """A post's public link: the one its network gave and the history kept, else the one its
     network's module makes from the id (older rows), as `bot.py history` does."""
     if url:
         return safe_href(url)
     try:
-        return safe_href(networks.get(network).post_url(post_id))
+        return safe_href(config.registry.network(network).post_url(post_id))
     except KeyError:  # a network no longer registered
         return None
 
@@ -34,7 +33,7 @@ def check_url(network: str, config: Config) -> Optional[str]:
     network's module makes it from the settings (the page never asks a network, nor imports its
     client). The history does not keep the link the poster gave (`PostResult.check_url`)."""
     try:
-        return safe_href(networks.get(network).account_url(config.values))
+        return safe_href(config.registry.network(network).account_url(config))
     except KeyError:
         return None
 

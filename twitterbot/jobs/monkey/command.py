@@ -7,12 +7,13 @@ import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, List, Tuple
+from typing import TYPE_CHECKING, Any
 
 from ...arguments import Commands, Parser, absolute, add_command, positive_int
 from ...errors import ExitStatus, UsageError
-from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
+from ...progress.reports import NullReporter
+from ...progress.session import open_reporter
 from ...progress.statusline import status_line_for
 from ...settings import Config, parse_duration
 from ...state import ensure_state_dir
@@ -29,14 +30,6 @@ log = logging.getLogger("twitterbot")
 
 def register(parser: Parser, commands: Commands) -> None:
     _add_monkey(commands)
-    parser.add_check(_kernel_check)
-
-
-def _kernel_check(config: Config) -> List[Tuple[str, str]]:
-    """`bot.py check`: the compiled kernel built (now, if need be), loadable and in use, or why not."""
-    from .kernel import state  # numpy: only when check runs
-
-    return [state(config.state_dir / "monkey-cache", switch=config.values.get("TWITTERBOT_MONKEY_KERNEL")).check_line]
 
 
 def _monkey(args: argparse.Namespace, config: Config) -> int:
@@ -51,7 +44,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     from .kernel import load as load_kernel
     from .texts import fetch_texts
 
-    texts_dir = config.state_dir / "texts"
+    texts_dir = config["BOT_STATE_DIR"] / "texts"
     archive = absolute(args.texts_archive)
     if args.fetch_texts or archive:
         fetch_texts(texts_dir, archive=archive)
@@ -73,15 +66,15 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
         checkpoint_every=checkpoint_every,
     )
     name = args.name or "monkey"
-    checkpoint = None if args.dry_run else checkpoint_for(config.state_dir, name)
-    setup = prepare(options, texts_dir, cache_dir=config.state_dir / "monkey-cache")
+    checkpoint = None if args.dry_run else checkpoint_for(config["BOT_STATE_DIR"], name)
+    setup = prepare(options, texts_dir, cache_dir=config["BOT_STATE_DIR"] / "monkey-cache")
     if options.seed is None:
         saved = None if args.restart else peek_seed(checkpoint)
         options = replace(options, seed=saved if saved is not None else int(np.random.SeedSequence().entropy))
     if checkpoint:
-        ensure_state_dir(config.state_dir)
+        ensure_state_dir(config["BOT_STATE_DIR"])
     if args.chart:
-        return _chart(absolute(args.chart), setup, checkpoint_for(config.state_dir, name))
+        return _chart(absolute(args.chart), setup, checkpoint_for(config["BOT_STATE_DIR"], name))
     finished = None if args.restart else finished_run(setup, options, checkpoint)
     if finished:
         log.warning("%s", finished)  # before the reporter, which would post a result again
@@ -105,7 +98,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
             pictures=not args.no_pictures,
         )
     )
-    kernel = load_kernel(config.state_dir / "monkey-cache", switch=config.values.get("TWITTERBOT_MONKEY_KERNEL"))  # None: numpy, the same records
+    kernel = load_kernel(config["BOT_STATE_DIR"] / "monkey-cache", switch=config["TWITTERBOT_MONKEY_KERNEL"])  # None: numpy, the same records
     typing = _typing(cluster, setup, options, kernel)
     try:
         with reporter as report:

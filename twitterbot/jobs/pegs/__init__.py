@@ -1,1 +1,34 @@
 """The peg solitaire job: boards, a solver, a level-by-level counter, the job and its command."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from ...capability import Capability, CheckLine
+from ...settings.table import Setting
+
+if TYPE_CHECKING:
+    from ...settings.loading import Config
+
+
+class Pegs(Capability):
+    """The peg solitaire job: `bot.py pegs`, and the switch of its compiled kernel."""
+
+    name = "pegs"
+    title = "Peg solitaire"
+    page = "jobs/pegs.md"
+    settings = {
+        "TWITTERBOT_PEGS_KERNEL": Setting(
+            "auto", "kernel", "pegs: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)"
+        ),
+    }
+    commands = "twitterbot.jobs.pegs.command"
+
+    def checks(self, config: Config) -> Iterable[CheckLine]:
+        """The compiled kernel built (now, if need be), loadable and in use, or why not."""
+        from .kernel import state  # numpy: only when check runs
+
+        yield state(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]).check_line
+
+
+PEGS = Pegs()

@@ -6,12 +6,13 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...errors import ExitStatus, UsageError
-from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
+from ...progress.reports import NullReporter
+from ...progress.session import open_reporter
 from ...progress.statusline import status_line_for
 from ...settings import Config
 from ...state import ensure_state_dir
@@ -23,14 +24,6 @@ __all__ = ["register"]
 
 def register(parser: Parser, commands: Commands) -> None:
     _add_pegs(commands)
-    parser.add_check(_kernel_check)
-
-
-def _kernel_check(config: Config) -> List[Tuple[str, str]]:
-    """`bot.py check`: the compiled kernel built (now, if need be), loadable and in use, or why not."""
-    from .kernel import state  # numpy: only when check runs
-
-    return [state(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")).check_line]
 
 
 def _pegs(args: argparse.Namespace, config: Config) -> int:
@@ -87,7 +80,7 @@ def _batch(args: argparse.Namespace, config: Config) -> int:
     cluster = cluster_for(args, config)
     try:
         if cluster is None:
-            kernel = load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL"))
+            kernel = load_kernel(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"])
             texts = in_order(lambda board: solve_text(board, kernel), [(board,) for board in boards])
         else:
             texts = in_order(solve_text_on_worker, [(board,) for board in boards], cluster)
@@ -129,8 +122,8 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
 
     if args.action == "solve":
         if args.fewest_moves:
-            ensure_state_dir(config.state_dir)
-            levels = config.state_dir / f"pegs-fewest-{board.name}"
+            ensure_state_dir(config["BOT_STATE_DIR"])
+            levels = config["BOT_STATE_DIR"] / f"pegs-fewest-{board.name}"
             try:
                 run_fewest(
                     board,
@@ -138,7 +131,7 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
                     output=absolute(args.output),
                     status=status,
                     folder=levels,
-                    kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: numpy, the same levels
+                    kernel=load_kernel(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]),  # None: numpy, the same levels
                 )
             finally:
                 shutil.rmtree(levels, ignore_errors=True)  # the count's levels were only for this search
@@ -148,19 +141,19 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
                 report,
                 output=absolute(args.output),
                 status=status,
-                kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: the search runs in Python
+                kernel=load_kernel(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]),  # None: the search runs in Python
             )
         return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
-    ensure_state_dir(config.state_dir)
-    levels = config.state_dir / f"pegs-levels-{board.name}"
+    ensure_state_dir(config["BOT_STATE_DIR"])
+    levels = config["BOT_STATE_DIR"] / f"pegs-levels-{board.name}"
     levels.mkdir(exist_ok=True)
     run_count(
         board,
         report,
-        checkpoint=config.state_dir / (f"pegs-count-{board.name}" + (".cluster" if cluster else ".npz")),
+        checkpoint=config["BOT_STATE_DIR"] / (f"pegs-count-{board.name}" + (".cluster" if cluster else ".npz")),
         status=status,
         levels=levels,
-        kernel=load_kernel(config.state_dir / "pegs-cache", switch=config.values.get("TWITTERBOT_PEGS_KERNEL")),  # None: numpy, the same levels
+        kernel=load_kernel(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]),  # None: numpy, the same levels
         cluster=cluster,
     )
     shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count

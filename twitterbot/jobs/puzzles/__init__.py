@@ -25,9 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Union
 
+from ...capability import Capability
 from ...errors import BotError, ExitStatus
 
-__all__ = ["KINDS", "Event", "Finished", "Found", "Progress", "PuzzleFileError"]
+__all__ = ["KINDS", "PUZZLES", "Event", "Finished", "Found", "Progress", "PuzzleFileError"]
 
 KINDS = ("hidoku", "checkerboard", "jodici", "flowerdisk", "equation", "panguru")
 
@@ -77,3 +78,15 @@ class Finished:
 
 
 Event = Union[Progress, Found, Finished]
+
+
+class Puzzles(Capability):
+    """The seed puzzles' command, `bot.py puzzle KIND`; they have no settings of their own."""
+
+    name = "puzzles"
+    title = "Puzzles"
+    page = "jobs/puzzles.md"
+    commands = "twitterbot.jobs.puzzles.command"
+
+
+PUZZLES = Puzzles()

@@ -22,9 +22,10 @@ from typing import Any
 
 from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...errors import ExitStatus, UsageError
-from ...progress import NullReporter, open_reporter
 from ...progress.commands import add_progress_flags
 from ...progress.reporter import Templates
+from ...progress.reports import NullReporter
+from ...progress.session import open_reporter
 from ...progress.statusline import status_line_for
 from ...settings import Config
 from ...state import ensure_state_dir
@@ -144,8 +145,8 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
     all_solutions = True if args.all else False if args.first else module.ALL_BY_DEFAULT
     checkpoint = None
     if not args.dry_run:
-        ensure_state_dir(config.state_dir)
-        checkpoint = checkpoint_path(config.state_dir, args.kind, text, all_solutions)
+        ensure_state_dir(config["BOT_STATE_DIR"])
+        checkpoint = checkpoint_path(config["BOT_STATE_DIR"], args.kind, text, all_solutions)
         if args.restart and checkpoint.exists():
             checkpoint.unlink()
     name = args.name or f"puzzle {args.kind} {Path(source).name}"
@@ -219,7 +220,7 @@ def _challenge(args: argparse.Namespace, config: Config) -> int:
         raise UsageError("--no-post would keep the challenge to itself: use --dry-run to see the post")
     if args.json or args.output:
         raise UsageError("--generate and --reveal print the puzzle or its solution; leave out --json and --output")
-    state_dir = None if args.dry_run else config.state_dir
+    state_dir = None if args.dry_run else config["BOT_STATE_DIR"]
     if state_dir:
         ensure_state_dir(state_dir)
     if args.reveal:
@@ -240,7 +241,9 @@ def _challenge(args: argparse.Namespace, config: Config) -> int:
         log.warning("the challenge %r was already posted: reveal it with --reveal, or give another --name", name)
         return int(ExitStatus.OK)  # one name, one post: a second cron run the same day does nothing
     rows, cols = args.size
-    challenge = make_challenge(name, rows, cols, random.Random(args.seed))
+    challenge = make_challenge(
+        name, rows, cols, random.Random(args.seed), config.registry.network(config.registry.default())
+    )
     if state_dir:
         save_challenge(state_dir, challenge)
     with open_reporter(

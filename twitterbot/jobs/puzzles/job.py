@@ -23,11 +23,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Dict, List, Optional, TextIO, Union
 
-from ... import networks
 from ...errors import BotError, ExitStatus, UsageError
 from ...files import write_atomically
-from ...progress import NullReporter, Reporter
-from ...progress.reporter import slug
+from ...networks import Network
+from ...progress.reporter import Reporter, slug
+from ...progress.reports import NullReporter
 from ...progress.statusline import NullStatusLine, StatusLine
 from ...wording import plural
 from . import KINDS, Finished, Found, Progress
@@ -287,14 +287,14 @@ def challenge_path(state_dir: Path, name: str) -> Path:
     return state_dir / f"puzzle-challenge-{slug(name)}.json"
 
 
-def make_challenge(name: str, rows: int, cols: int, rng: random.Random) -> Challenge:
+def make_challenge(name: str, rows: int, cols: int, rng: random.Random, network: Network) -> Challenge:
     """A new Hidoku with exactly one solution, and the post that presents it; UsageError if that
-    post would be too long for X."""
+    post would be too long for `network` (POST_TO's default, X)."""
     from . import hidoku
 
     puzzle, solution = hidoku.generate(rows, cols, rng)
     text = hidoku.challenge_text(puzzle, name)
-    fit = networks.measure(networks.default(), text)
+    fit = network.measure(text)
     if fit.length > fit.limit:
         raise UsageError(
             f"a {rows}x{cols} Hidoku takes {fit.length} of a post's {fit.limit} characters: "
