@@ -427,9 +427,9 @@ def test_the_kernel_switches_are_settings_like_any_other(tmp_path: Path, name: s
     env = tmp_path / ".env"
     env.write_text(f"{name}=numpy\n")
     assert load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})[name] == "numpy"
-    assert load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={name: "C"}).setting(name) == "c"
+    assert load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={name: "C"})[name] == "c"
     (tmp_path / "fresh").mkdir()
-    assert load_config(REGISTRY, project_dir=tmp_path / "fresh", environ={}).setting(name) == "auto"
+    assert load_config(REGISTRY, project_dir=tmp_path / "fresh", environ={})[name] == "auto"
     env.write_text(f"{name}=fast\n")
     with pytest.raises(ConfigError, match=f"{env} line 1 is not auto, c or numpy"):
         load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
