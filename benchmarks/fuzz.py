@@ -47,8 +47,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from twitterbot.builtin import built_in  # noqa: E402
-from twitterbot.cli import main  # noqa: E402
+from twitterbot.cli import built_in, main  # noqa: E402
 from twitterbot.errors import ExitStatus  # noqa: E402
 
 SETTINGS = built_in().settings

@@ -31,8 +31,7 @@ def sources() -> Tuple[Any, Callable[[], argparse.ArgumentParser], Mapping]:
     """The code the pages are written from: the registry the command line builds, its parser and
     the exit codes. The one place the generator imports the package."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout, ahead of any installed copy
-    from twitterbot.builtin import built_in
-    from twitterbot.cli import build_parser
+    from twitterbot.cli import build_parser, built_in
     from twitterbot.errors import EXIT_STATUS_HELP
 
     registry = built_in()
@@ -57,7 +56,7 @@ def settings_page() -> str:
         owner = registry.owner(name)
         groups.setdefault(owner.name, []).append(f"| `{name}` | {default} | {secret} | {_cell(setting.help)} |")
     out = [
-        _HEADER.format(source="the settings each capability declares (twitterbot.builtin)"),
+        _HEADER.format(source="the settings each capability declares (twitterbot.cli.built_in)"),
         "# Settings\n\n",
         "Every setting the bot reads, with its default, under the part of the bot that declares it. Put "
         "them in `.env` (start from `config.example.env`, which has the same list with comments) or the "

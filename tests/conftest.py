@@ -11,7 +11,7 @@ from typing import Dict, Iterator, Optional
 
 import pytest
 
-from twitterbot.builtin import built_in
+from twitterbot.cli import built_in
 from twitterbot.networks.x import Credentials, XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -11,7 +11,7 @@
     python bot.py serve [--host H] [--port 8080]       a read-only status page and /status.json
 
 This is the composition root: `main` builds the one registry from the built-in capabilities
-(`twitterbot.builtin`), reads the settings they declare, builds the command line from the modules
+(`twitterbot.cli.built_in`), reads the settings they declare, builds the command line from the modules
 they name, and hands the registry down inside the `Config`. It holds no command's options. It is
 the only place that catches broadly: a `BotError` becomes one log line and its exit status;
 anything else is a bug, shown in full with ``--debug``.
@@ -34,10 +34,11 @@ from .errors import BotError, ConfigError, ExitStatus, MissingDependency, UsageE
 
 if TYPE_CHECKING:
     from .arguments import Parser
+    from .capability import Capability
     from .registry import Registry
     from .settings import Config
 
-__all__ = ["build_parser", "main", "parse_args"]
+__all__ = ["build_parser", "built_in", "main", "parse_args", "read_config"]
 
 log = logging.getLogger("twitterbot")
 
@@ -66,7 +67,6 @@ def main(
     secrets: Sequence[str] = ()
     try:
         from .arguments import BadCommandLine
-        from .builtin import built_in
 
         registry = registry or built_in()
         try:
@@ -116,6 +116,60 @@ def main(
         return _report_bug(exc, debug=debug, secrets=secrets)
     finally:
         logging.shutdown()
+
+
+# -- the composition ---------------------------------------------------------------------------------
+
+
+def built_in(extra: Sequence[Capability] = ()) -> Registry:
+    """The registry of the capabilities that come with the bot, and `extra` ones after them (a
+    test's network). A new job or network is one line here. Their order is the order of the
+    settings reference and of config.example.env; the networks' order is the order runs post to
+    them, the first being POST_TO's default; the scheduled post comes first among the commands (it
+    owns the plain run, `bot.py` with no command). Each is declared in a light module (its
+    package's ``__init__``), so this imports no client library, no numpy and no Flask; it is called
+    inside `main`'s error boundary, where a missing package is a sentence and exit 69."""
+    from .jobs.cluster import CLUSTER
+    from .jobs.monkey import MONKEY
+    from .jobs.pegs import PEGS
+    from .jobs.puzzles import PUZZLES
+    from .networks.bluesky import NETWORK as BLUESKY
+    from .networks.mastodon import NETWORK as MASTODON
+    from .networks.x import NETWORK as X
+    from .posting import POSTING
+    from .progress import PROGRESS
+    from .registry import Registry
+    from .settings.core import CORE
+    from .unattended import SCHEDULE
+    from .web import WEB
+
+    return Registry((CORE, POSTING, SCHEDULE, PROGRESS, X, MASTODON, BLUESKY, CLUSTER, PEGS, MONKEY, PUZZLES, WEB, *extra))
+
+
+def read_config(
+    *,
+    env_file: Optional[Path] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    project_dir: Optional[Path] = _CHECKOUT,
+    registry: Optional[Registry] = None,
+) -> Config:
+    """The settings as the command line reads them, for a program that uses the bot as a library:
+    the env file (``.env`` beside bot.py unless `env_file` names another), then the environment::
+
+        from twitterbot.cli import read_config
+        from twitterbot.progress.session import open_reporter
+
+        with open_reporter("my job", config=read_config()) as report:
+            report.done("finished")
+    """
+    from .settings import PROJECT_DIR, load_config
+
+    return load_config(
+        registry or built_in(),
+        project_dir=PROJECT_DIR if project_dir is _CHECKOUT else project_dir,
+        env_file=env_file,
+        environ=environ,
+    )
 
 
 def _report(error: BotError, *, debug: bool, json_output: bool, secrets: Sequence[str]) -> int:

@@ -1,6 +1,6 @@
 """The one registry: every capability the program is made of, and what follows from them.
 
-The command line builds it once from the built-in capabilities (`twitterbot.builtin`) and hands
+The command line builds it once from the built-in capabilities (`twitterbot.cli.built_in`) and hands
 it down inside the `Config` it reads; nothing registers itself at import time. It answers what
 used to be asked of module globals: the whole settings table and each setting's owner and parser,
 the networks in order, their labels, posters and checks::

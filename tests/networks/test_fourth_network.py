@@ -15,8 +15,7 @@ from typing import Iterator, List, Optional
 
 import pytest
 
-from twitterbot.builtin import built_in
-from twitterbot.cli import main
+from twitterbot.cli import built_in, main
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
 from twitterbot.networks import Fit, Network, PostResult
 from twitterbot.settings import Setting

@@ -16,7 +16,7 @@ it is cheap::
     result.post_id, result.confirmed
 
 A fourth network is one more package: a `Network` subclass, listed with the built-in
-capabilities (`twitterbot.builtin`).
+capabilities (`twitterbot.cli.built_in`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ text, `session.py` wires a reporter to the settings); `statusline.py` is the
 terminal's live line; `watch.py` wraps any shell command; `commands.py` registers ``bot.py watch``.
 A Python job needs only `open_reporter`::
 
-    from twitterbot.builtin import read_config
+    from twitterbot.cli import read_config
     from twitterbot.progress.session import open_reporter
 
     with open_reporter("my job", config=read_config()) as report:

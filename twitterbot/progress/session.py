@@ -43,7 +43,7 @@ def open_reporter(
     status: Optional[Status] = None,
     pictures: bool = True,
 ) -> Iterator[Reporter]:
-    """A reporter wired to the bot's settings (`twitterbot.builtin.read_config` reads them): the history
+    """A reporter wired to the bot's settings (`twitterbot.cli.read_config` reads them): the history
     database, the X keys, PROGRESS_* for anything not given here (so the first progress post waits
     PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock per job name,
     so one job is not reported twice at once. The last picture of each post sent is kept in the

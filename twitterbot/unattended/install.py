@@ -289,7 +289,7 @@ def examples(registry: Registry) -> Dict[str, str]:
 
 
 if __name__ == "__main__":
-    from ..builtin import built_in
+    from ..cli import built_in
     from ..files import write_atomically
 
     repository = Path(__file__).resolve().parents[2]
