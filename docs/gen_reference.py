@@ -1,7 +1,8 @@
-"""Write the reference pages under docs/reference/ from the code, so they cannot drift from it.
+"""Write the reference pages under docs/reference/, and the examples crontab.example and systemd/,
+from the code, so they cannot drift from it.
 
-    python docs/gen_reference.py            # rewrite the pages after changing a setting, a flag or an exit code
-    python docs/gen_reference.py --check    # list the stale pages and exit 1 (tests/test_docs.py does this)
+    python docs/gen_reference.py            # rewrite them after changing a setting, a flag, an exit code or a unit
+    python docs/gen_reference.py --check    # list the stale files and exit 1 (tests/test_docs.py does this)
 
 The settings page comes from the settings table, the commands page from the argparse parsers the
 CLI builds (every command, every flag, its help), the exit codes from the error family. Only
@@ -18,7 +19,8 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Sequence, Tuple
 
 __all__ = ["PAGES", "REFERENCE", "main", "render", "sources", "stale"]
 
-REFERENCE = Path(__file__).resolve().parent / "reference"
+REPOSITORY = Path(__file__).resolve().parents[1]
+REFERENCE = REPOSITORY / "docs" / "reference"
 PROGRAM = "bot.py"  # how the pages name the command (`twitterbot` when installed as a package)
 
 _HEADER = (
@@ -213,12 +215,16 @@ PAGES: Dict[str, Callable[[], str]] = {
 
 
 def render() -> Dict[str, str]:
-    """Every reference page's text, by file name."""
-    return {name: make() for name, make in PAGES.items()}
+    """Every reference page's text, and the repository's examples' (crontab.example, systemd/),
+    by their path from the repository's folder."""
+    registry, _, _ = sources()
+    from twitterbot.unattended.install import examples
+
+    return {**{f"docs/reference/{name}": make() for name, make in PAGES.items()}, **examples(registry)}
 
 
-def stale(folder: Path = REFERENCE) -> List[str]:
-    """The pages in `folder` that differ from what the code makes now (missing ones too)."""
+def stale(folder: Path = REPOSITORY) -> List[str]:
+    """The files under `folder` that differ from what the code makes now (missing ones too)."""
     return [
         name
         for name, text in render().items()
@@ -230,12 +236,12 @@ def main(argv: Sequence[str] = ()) -> int:
     if "--check" in argv:
         names = stale()
         for name in names:
-            print(f"docs/reference/{name} is stale: run  python docs/gen_reference.py", file=sys.stderr)
+            print(f"{name} is stale: run  python docs/gen_reference.py", file=sys.stderr)
         return 1 if names else 0
-    REFERENCE.mkdir(exist_ok=True)
     for name, text in render().items():
-        (REFERENCE / name).write_text(text, encoding="utf-8")
-        print(f"wrote docs/reference/{name}")
+        (REPOSITORY / name).parent.mkdir(exist_ok=True)
+        (REPOSITORY / name).write_text(text, encoding="utf-8")
+        print(f"wrote {name}")
     return 0
 
 

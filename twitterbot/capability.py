@@ -36,7 +36,7 @@ class Capability:
     """One part of the bot, as class data; a subclass sets what it has and overrides `checks` or
     `validate` when it has something to say."""
 
-    name: ClassVar[str]  # a short word: "pegs", "status page", "x"
+    name: ClassVar[str]  # a short word: pegs, status page, a network's as POST_TO writes it
     title: ClassVar[str] = ""  # its heading in the settings reference: "Peg solitaire"
     page: ClassVar[str] = ""  # the docs page (under docs/) that explains its settings
     # Its settings, in the order config.example.env lists them, and the parsers of the setting

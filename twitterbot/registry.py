@@ -8,7 +8,7 @@ the networks in order, their labels, posters and checks::
     registry = Registry((CORE, POSTING, X, MASTODON, BLUESKY, ...))
     registry.settings["TWEET_ONE_IN"]           # Setting(default='4', kind='positive_int', ...)
     registry.owner("BLUESKY_HANDLE").title      # 'Bluesky'
-    registry.network("bluesky").label           # 'Bluesky'
+    registry.network(name).label                # as people write the network's name
     posters = registry.posters_for(config)      # {network: poster} for POST_TO, keys checked
 """
 
@@ -153,14 +153,14 @@ class Registry:
         return self.networks[0].name
 
     def label(self, name: str) -> str:
-        """A network's name as people write it, for messages: "x" is X."""
+        """A network's name as people write it, for messages (its label)."""
         try:
             return self.network(name).label
         except KeyError:
             return name
 
     def site(self, name: str) -> str:
-        """Where a person looks for a post on the network `name`, in words ("bsky.app")."""
+        """Where a person looks for a post on the network `name`, in words (its site)."""
         try:
             return self.network(name).site or name
         except KeyError:  # a poster no network stands for (the dry run, a test's)

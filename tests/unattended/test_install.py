@@ -106,7 +106,7 @@ def test_cron_lines_ask_the_run_for_the_same_jitter_as_the_timer_and_the_daemon(
 
 
 def test_no_example_keeps_the_same_random_delay_every_day() -> None:
-    for relative, text in examples().items():
+    for relative, text in examples(REGISTRY).items():
         assert "FixedRandomDelay" not in text, relative
     ((_, command),) = cron_jobs((REPO / "crontab.example").read_text())
     assert " --jitter " in command
@@ -158,9 +158,9 @@ def test_the_cron_command_prints_lines_for_this_checkout(tmp_path: Path) -> None
 
 
 def test_the_examples_are_the_generators_output() -> None:
-    for relative, text in examples().items():
+    for relative, text in examples(REGISTRY).items():
         assert (REPO / relative).read_text() == text, (
-            f"{relative} is stale: run python -m twitterbot.unattended.install"
+            f"{relative} is stale: run python docs/gen_reference.py"
         )
 
 
@@ -313,7 +313,7 @@ def test_a_state_folder_made_under_sudo_belongs_to_the_user_the_units_run_as(tmp
 
 
 def test_the_daemon_unit_reloads_with_sighup() -> None:
-    daemon = examples()["systemd/twitterbot-daemon.service"]
+    daemon = examples(REGISTRY)["systemd/twitterbot-daemon.service"]
     assert "ExecReload=/bin/kill -HUP $MAINPID" in daemon
 
 
@@ -360,7 +360,7 @@ def test_the_systemd_command_under_sudo_takes_the_user_from_sudo(tmp_path: Path)
 
 
 def test_the_status_page_unit_serves_on_loopback_and_stops_on_sigterm() -> None:
-    web = examples()["systemd/twitterbot-web.service"]
+    web = examples(REGISTRY)["systemd/twitterbot-web.service"]
     assert "ExecStart=/home/pi/twitterbot/.venv/bin/python /home/pi/twitterbot/bot.py serve\n" in web
     assert "--host" not in web.split("ExecStart=", 1)[1].split("\n", 1)[0]  # 127.0.0.1 unless the owner opens it
     assert "KillSignal" not in web and "RestartPreventExitStatus=64 65 77 78" in web  # 78: a host without a password

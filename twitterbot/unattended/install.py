@@ -279,21 +279,11 @@ EXAMPLE_DIR = Path("/home/pi/twitterbot")
 
 def examples(registry: Registry) -> Dict[str, str]:
     """The repository's crontab.example and systemd/ files: this module's output for a typical Pi
-    (checkout in /home/pi/twitterbot, user pi, default settings). Regenerate with
-    ``python -m twitterbot.unattended.install``."""
+    (checkout in /home/pi/twitterbot, user pi, default settings). ``python docs/gen_reference.py``
+    writes them, with the reference pages."""
     config = load_config(registry, project_dir=EXAMPLE_DIR, environ={})
     paths = Paths.for_checkout(config, python=EXAMPLE_DIR / ".venv/bin/python", user="pi", project_dir=EXAMPLE_DIR)
     files = {"crontab.example": crontab(config, paths)}
     files.update({f"systemd/{name}": text for name, text in systemd_units(config, paths, system=True).items()})
     return files
 
-
-if __name__ == "__main__":
-    from ..cli import built_in
-    from ..files import write_atomically
-
-    repository = Path(__file__).resolve().parents[2]
-    for relative, text in examples(built_in()).items():
-        (repository / relative).parent.mkdir(exist_ok=True)
-        write_atomically(repository / relative, text)
-        print("wrote", relative)
