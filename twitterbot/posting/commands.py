@@ -262,7 +262,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry), entry.outcome
             thread = (
-                f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.tweet_id else ""
+                f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.post_id else ""
             )
             on = f" on {label(entry.network)}" if entry.network != networks.default() else ""
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
@@ -275,7 +275,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
 
 def _url(entry: Any) -> Optional[str]:
     """A history entry's link: stored since several networks; made from the id for older posts."""
-    return entry.url or _link(getattr(entry, "network", None), entry.tweet_id)
+    return entry.url or _link(getattr(entry, "network", None), entry.post_id)
 
 
 def _link(network: Optional[str], post_id: Optional[str]) -> Optional[str]:
@@ -297,7 +297,8 @@ def _history_json(entry: Any) -> dict:
             "action": entry.action,
             "reason": entry.reason,
             "text": entry.text,
-            "tweet_id": entry.tweet_id,
+            "post_id": entry.post_id,
+            "tweet_id": entry.post_id,  # deprecated alias of post_id, for one release
             "url": _url(entry),
             "one_in": entry.one_in,
             "roll": entry.roll,
@@ -309,7 +310,8 @@ def _history_json(entry: Any) -> dict:
         "action": entry.outcome,
         "reason": entry.detail,
         "text": entry.text,
-        "tweet_id": entry.tweet_id,
+        "post_id": entry.post_id,
+        "tweet_id": entry.post_id,  # deprecated alias of post_id, for one release
         "url": _url(entry),
         "network": entry.network,
         "job": entry.job_name,
