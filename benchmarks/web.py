@@ -67,14 +67,14 @@ def make_home(folder: Path, runs: int) -> Path:
                 store.finish_run(run_id, at=at, action="skipped", reason=f"rolled {roll} (posts on 0 of 1-in-4)")
                 continue
             text = f"Line number {index % 500} of the benchmark, with a few words"
-            attempt = store.begin_attempt(text, run_id=run_id, at=at)
-            tweet_id = str(1456012973835788293 + index)
-            url = f"https://x.com/i/status/{tweet_id}"
-            store.finish_attempt(attempt, "posted", at=at, tweet_id=tweet_id, mark_used=True, url=url)
-            store.finish_run(run_id, at=at, action="posted", reason="rolled 0 of 1-in-4", text=text, tweet_id=tweet_id, url=url)
+            attempt = store.begin_attempt(text, run_id=run_id, at=at, network="x")
+            post_id = str(1456012973835788293 + index)
+            url = f"https://x.com/i/status/{post_id}"
+            store.finish_attempt(attempt, "posted", at=at, post_id=post_id, mark_used=True, url=url)
+            store.finish_run(run_id, at=at, action="posted", reason="rolled 0 of 1-in-4", text=text, post_id=post_id, url=url)
         job = store.open_job("pegs english", at=start)
-        attempt = store.begin_job_attempt(job.id, "pegs english: 12 pegs left", at=start, final=False)
-        store.record_job_post(job.id, attempt, at=start, tweet_id="99", news="12", detail=None, url="https://x.com/i/status/99")
+        attempt = store.begin_job_attempt(job.id, "pegs english: 12 pegs left", at=start, final=False, network="x")
+        store.record_job_post(job.id, attempt, at=start, post_id="99", news="12", detail=None, url="https://x.com/i/status/99")
         store.finish_job(job.id, "done", at=start)
     return env
 

@@ -58,14 +58,15 @@ def test_a_run_posts_logs_and_records(home: BotHome, emulator: XEmulator) -> Non
     (post,) = emulator.posts
     assert post.text in ("First post", "Second post", "Third post")
     assert "posted line" in result.stderr and f"https://x.com/i/status/{post.id}" in result.stderr
-    assert history(home)[0]["tweet_id"] == post.id
+    assert history(home)[0]["post_id"] == post.id
     assert_no_secrets(result.stdout, result.stderr)
 
 
 def test_json_prints_exactly_one_object(home: BotHome, emulator: XEmulator) -> None:
     result = home.run("--json", "--seed", "3")
     report = json.loads(result.stdout)
-    assert report["action"] == "posted" and report["tweet_id"] == emulator.posts[0].id
+    assert report["action"] == "posted" and report["post_id"] == emulator.posts[0].id
+    assert report["tweet_id"] == report["post_id"]  # the deprecated alias, for one release
     assert report["text"] == emulator.posts[0].text and report["one_in"] == 1 and report["exit_status"] == 0
 
 
@@ -325,7 +326,8 @@ RUN_RESULT_KEYS = {
     "line",
     "weighted_length",
     "has_url",
-    "tweet_id",
+    "post_id",
+    "tweet_id",  # deprecated alias of post_id
     "url",
     "check_url",
     "one_in",

@@ -96,7 +96,7 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
         posts = {"x": [(post.id, post.text) for post in emulator.posts]}
         posts["mastodon"] = [(status.id, status.text) for status in mastodon.statuses]
         with sqlite3.connect(home.path / "state" / "history.sqlite3") as db:
-            attempts = db.execute("SELECT network, text, outcome, tweet_id FROM attempts").fetchall()
+            attempts = db.execute("SELECT network, text, outcome, post_id FROM attempts").fetchall()
             integrity = db.execute("PRAGMA integrity_check").fetchall()
 
     doubles = sum(count - 1 for each in posts.values() for count in Counter(text for _, text in each).values())
@@ -112,9 +112,9 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
     ]
     ids = {(network, post_id) for network, each in posts.items() for post_id, _ in each}
     phantom = [
-        (network, tweet_id)
-        for network, _, outcome, tweet_id in attempts
-        if outcome == "posted" and (network, tweet_id) not in ids
+        (network, post_id)
+        for network, _, outcome, post_id in attempts
+        if outcome == "posted" and (network, post_id) not in ids
     ]
     summary = (
         f"fault injection (seed {SEED}): {figures['runs']} runs, {figures['kills']} killed, {figures['faults']} "

@@ -56,7 +56,7 @@ def test_a_hit_posts_and_records_everything(emulator: XEmulator, poster: XPoster
     assert result.action == "posted" and result.post_id and result.exit_status == 0
     assert emulator.texts == ["only line"]
     (record,) = store.recent_runs(5)
-    assert (record.action, record.text, record.tweet_id, record.roll) == ("posted", "only line", result.post_id, 0)
+    assert (record.action, record.text, record.post_id, record.roll) == ("posted", "only line", result.post_id, 0)
     assert store.used_texts() == {"only line"}
 
 
@@ -226,8 +226,8 @@ def test_min_post_gap_keeps_two_runs_close_together_from_both_posting(
 def test_progress_posts_do_not_count_for_the_gap(emulator: XEmulator, poster: XPoster) -> None:
     store = HistoryStore(":memory:")
     job = store.open_job("watch", at=NOW)
-    attempt = store.begin_job_attempt(job.id, "watch: step 1", at=NOW, final=False)
-    store.record_job_post(job.id, attempt, at=NOW, tweet_id="1", news="step 1", detail=None)
+    attempt = store.begin_job_attempt(job.id, "watch: step 1", at=NOW, final=False, network="x")
+    store.record_job_post(job.id, attempt, at=NOW, post_id="1", news="step 1", detail=None)
     result = run(store, poster, tweets("a"), gap=timedelta(hours=1), cap=2)
     assert result.action == "posted"
 
@@ -248,7 +248,7 @@ def test_a_failed_post_is_recorded_and_the_line_stays_in_the_round(
 def test_a_run_that_died_mid_post_is_not_posted_again(emulator: XEmulator, poster: XPoster) -> None:
     store = HistoryStore(":memory:")
     run_id = store.begin_run(at=NOW, one_in=1, roll=0, forced=False, dry_run=False)
-    store.begin_attempt("maybe posted", run_id=run_id, at=NOW)  # and then the power went out
+    store.begin_attempt("maybe posted", run_id=run_id, at=NOW, network="x")  # and then the power went out
     result = run(store, poster, tweets("maybe posted", "other"), cap=2)
     assert result.line.text == "other"
     assert emulator.texts == ["other"]

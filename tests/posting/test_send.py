@@ -33,17 +33,17 @@ def _answer(kind: str) -> Callable[[], PostResult]:
 
 
 @pytest.mark.parametrize(
-    ("answer", "outcome", "used", "post_id"),
+    ("answer", "outcome", "used", "post_id", "error_kind"),
     [
-        ("posted", Outcome.POSTED, True, "42"),
-        ("uncertain", Outcome.UNCERTAIN, True, None),  # counted as posted: never sent again
-        ("duplicate", Outcome.DUPLICATE, True, None),
-        ("temporary", Outcome.TEMPORARY, False, None),  # a later run catches up
-        ("failed", Outcome.FAILED, False, None),
+        ("posted", Outcome.POSTED, True, "42", None),
+        ("uncertain", Outcome.UNCERTAIN, True, None, "uncertain"),  # counted as posted: never sent again
+        ("duplicate", Outcome.DUPLICATE, True, None, "duplicate"),
+        ("temporary", Outcome.TEMPORARY, False, None, "server_error"),  # a later run catches up
+        ("failed", Outcome.FAILED, False, None, "server_error"),
     ],
 )
 def test_each_answer_is_recorded_as_its_outcome(
-    tmp_path, answer: str, outcome: Outcome, used: bool, post_id: Optional[str]
+    tmp_path, answer: str, outcome: Outcome, used: bool, post_id: Optional[str], error_kind: Optional[str]
 ) -> None:
     path = tmp_path / "history.sqlite3"
     with HistoryStore(path) as store:
@@ -52,15 +52,16 @@ def test_each_answer_is_recorded_as_its_outcome(
         sent = send(_answer(answer), network="x", record=recorder(store, attempt, lambda: NOW))
         assert sent.outcome == outcome and sent.reached == (outcome in (Outcome.POSTED, Outcome.UNCERTAIN))
         assert ("hello" in store.used_texts()) == used
-    row = sqlite3.connect(path).execute("SELECT outcome, tweet_id FROM attempts WHERE id = ?", (attempt,)).fetchone()
-    assert row == (outcome.value, post_id)
+    query = "SELECT outcome, post_id, error_kind FROM attempts WHERE id = ?"
+    row = sqlite3.connect(path).execute(query, (attempt,)).fetchone()
+    assert row == (outcome.value, post_id, error_kind)  # the error's kind, as --json's "error"
     assert sent.as_dict()["outcome"] == outcome.value
 
 
 def test_an_uncertain_post_says_where_to_look() -> None:
     recorded = []
     sent = send(_answer("uncertain"), network="x", record=lambda *args: recorded.append(args))
-    assert recorded == [(Outcome.UNCERTAIN, sent.result, "no answer came")]
+    assert recorded == [(Outcome.UNCERTAIN, sent.result, "no answer came", ErrorKind.UNCERTAIN)]
     assert sent.error is not None and sent.error.kind == ErrorKind.UNCERTAIN
     assert "X may or may not have posted it (no answer came)" in str(sent.error)
     assert "see https://x.com/pibot to check" in str(sent.error)

@@ -394,7 +394,7 @@ def test_a_result_post_cut_off_by_a_crash_is_not_sent_again(tmp_path, emulator, 
     with HistoryStore(path) as store:
         report = reporter(store, crashing, clock, run_key="r1")
         job_id = report.job.id
-        attempt = store.begin_job_attempt(job_id, "monkey finished in 0s: done", at=clock(), final=True)
+        attempt = store.begin_job_attempt(job_id, "monkey finished in 0s: done", at=clock(), final=True, network="x")
         assert attempt  # the process is killed here, with the attempt still pending
     with HistoryStore(path) as store:
         resumed = reporter(store, crashing, clock, run_key="r1")

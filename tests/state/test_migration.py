@@ -1,16 +1,20 @@
-"""A history written by the last release (schema 3, made by that release's code and checked in as
-tests/fixtures/state/history-schema3.sqlite) opens with today's store and keeps working: every
-row reads back, the daily cap and the bag count it, its killed job is settled, and new rows go in."""
+"""A history written by the last release, 0.1.0 (schema 3, made by that release's code and checked
+in as tests/fixtures/state/history-schema3.sqlite) opens with today's store and keeps working: every
+row reads back, the daily cap and the bag count it, its killed job is settled, and new rows go in;
+migration 4 renames its tweet_id to post_id and keeps every row."""
 
 from __future__ import annotations
 
 import shutil
+import sqlite3
+from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from twitterbot.state import HistoryStore
+from twitterbot.state.schema import SCHEMA_VERSION
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "state" / "history-schema3.sqlite"
 WRITTEN = datetime(2026, 11, 20, 6, 0, tzinfo=timezone.utc)  # when the fixture's first run started
@@ -48,7 +52,7 @@ def test_the_last_releases_killed_job_is_settled_and_its_thread_continues(old_hi
         posts = store.recent_job_posts(5)
         assert [post.outcome for post in posts] == ["interrupted", "posted"]  # the pending one: may have gone
         attempt = store.begin_job_attempt(job.id, "Done", at=later, final=True, network="x")
-        store.record_job_post(job.id, attempt, at=later, tweet_id="1890000000000000003", news="done", detail=None)
+        store.record_job_post(job.id, attempt, at=later, post_id="1890000000000000003", news="done", detail=None)
         store.finish_job(job.id, "done", at=later)
         assert store.job(job.id).final_sent and store.job(job.id).outcome == "done"
 
@@ -58,8 +62,41 @@ def test_the_last_releases_history_takes_new_runs_after_reopening(old_history: P
     with HistoryStore(old_history) as store:
         run = store.begin_run(at=later, one_in=4, roll=1, forced=False, dry_run=False)
         attempt = store.begin_attempt("Third", run_id=run, at=later, network="bluesky")
-        store.finish_attempt(attempt, "posted", at=later, tweet_id="at://did:plc:x/post/1", mark_used=True)
+        store.finish_attempt(attempt, "posted", at=later, post_id="at://did:plc:x/post/1", mark_used=True)
         store.finish_run(run, at=later, action="posted", text="Third")
     with HistoryStore(old_history) as store:  # what was written is there after reopening
         assert store.recent_runs(1)[0].text == "Third"
         assert "Third" in store.used_texts()
+
+
+def _rows(path: Path, id_column: str) -> dict:
+    with closing(sqlite3.connect(path)) as conn:
+        return {
+            table: conn.execute(f"SELECT id, {id_column} FROM {table} ORDER BY id").fetchall() for table in ("runs", "attempts")
+        }
+
+
+def test_migration_4_renames_tweet_id_to_post_id_and_keeps_every_row(old_history: Path) -> None:
+    before = _rows(old_history, "tweet_id")
+    HistoryStore(old_history).close()
+    with closing(sqlite3.connect(old_history)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
+        kinds = conn.execute("SELECT DISTINCT error_kind FROM attempts").fetchall()
+    assert {"post_id", "error_kind"} <= columns and "tweet_id" not in columns
+    assert _rows(old_history, "post_id") == before and any(post_id for _, post_id in before["attempts"])
+    assert kinds == [(None,)]  # none of its failures was a refusal of the keys
+
+
+def test_migration_4_gives_old_refusals_of_the_keys_their_kind(old_history: Path) -> None:
+    with closing(sqlite3.connect(old_history)) as conn, conn:
+        for detail in ("X rejected the keys (401 Unauthorized): check TWITTER_API_KEY", "X is down (503)"):
+            conn.execute(
+                "INSERT INTO attempts (source, text, sent_at, outcome, detail, network)"
+                " VALUES ('scheduled', 'hi', '2026-11-21T06:00:00.000000Z', 'failed', ?, 'x')",
+                (detail,),
+            )
+    HistoryStore(old_history).close()
+    with closing(sqlite3.connect(old_history)) as conn:
+        kinds = conn.execute("SELECT detail, error_kind FROM attempts WHERE text = 'hi' ORDER BY id").fetchall()
+    assert [kind for _, kind in kinds] == ["unauthorized", None]

@@ -18,10 +18,10 @@ def test_a_new_file_gets_the_schema_and_reopens(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite3"
     with HistoryStore(path) as store:
         run = store.begin_run(at=NOW, one_in=4, roll=0, forced=False, dry_run=False)
-        store.finish_run(run, at=NOW, action="posted", text="hi", tweet_id="1")
+        store.finish_run(run, at=NOW, action="posted", text="hi", post_id="1")
     with HistoryStore(path) as store:
         (record,) = store.recent_runs(5)
-    assert (record.action, record.text, record.tweet_id, record.roll, record.started_at) == (
+    assert (record.action, record.text, record.post_id, record.roll, record.started_at) == (
         "posted",
         "hi",
         "1",
@@ -41,7 +41,7 @@ def test_posts_since_counts_what_reached_or_may_have_reached_x() -> None:
     store = HistoryStore(":memory:")
     outcomes = ["posted", "failed", "duplicate", "posted", "pending"]
     for hours_ago, outcome in zip([30, 5, 4, 3, 1], outcomes):
-        attempt = store.begin_attempt(f"t{hours_ago}", run_id=None, at=NOW - timedelta(hours=hours_ago))
+        attempt = store.begin_attempt(f"t{hours_ago}", run_id=None, at=NOW - timedelta(hours=hours_ago), network="x")
         if outcome != "pending":
             store.finish_attempt(attempt, outcome, at=NOW)
     assert store.posts_since(NOW - timedelta(hours=24)) == 2  # the 3h post and the pending one
@@ -50,9 +50,9 @@ def test_posts_since_counts_what_reached_or_may_have_reached_x() -> None:
 
 def test_finishing_a_post_takes_its_text_out_of_the_round_atomically() -> None:
     store = HistoryStore(":memory:")
-    attempt = store.begin_attempt("hello", run_id=None, at=NOW)
+    attempt = store.begin_attempt("hello", run_id=None, at=NOW, network="x")
     assert store.used_texts() == set()
-    store.finish_attempt(attempt, "posted", at=NOW, tweet_id="9", mark_used=True)
+    store.finish_attempt(attempt, "posted", at=NOW, post_id="9", mark_used=True)
     assert store.used_texts() == {"hello"}
     assert store.last_posted_text() == "hello"
     store.start_new_round()
@@ -62,7 +62,7 @@ def test_finishing_a_post_takes_its_text_out_of_the_round_atomically() -> None:
 def test_recovering_a_killed_run_keeps_its_text_out_and_counted() -> None:
     store = HistoryStore(":memory:")
     run = store.begin_run(at=NOW, one_in=1, roll=0, forced=False, dry_run=False)
-    store.begin_attempt("maybe sent", run_id=run, at=NOW)
+    store.begin_attempt("maybe sent", run_id=run, at=NOW, network="x")
     assert store.recover_interrupted(at=NOW) == ["maybe sent"]
     assert store.used_texts() == {"maybe sent"}
     assert store.posts_since(NOW - timedelta(hours=1)) == 1
@@ -99,7 +99,7 @@ def test_a_truncated_database_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite3"
     with HistoryStore(path) as store:
         for number in range(300):
-            store.begin_attempt(f"text number {number} " * 5, run_id=None, at=NOW)
+            store.begin_attempt(f"text number {number} " * 5, run_id=None, at=NOW, network="x")
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(HistoryError), HistoryStore(path) as store:
@@ -141,8 +141,8 @@ def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_history(tmp_path: P
 def test_a_running_job_s_pending_post_is_left_alone_by_a_scheduled_run(tmp_path: Path) -> None:
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         job = store.open_job("pegs", at=NOW)
-        store.begin_job_attempt(job.id, "pegs: level 3", at=NOW, final=False)  # in flight in another process
-        store.begin_attempt("scheduled line", run_id=None, at=NOW)  # left by a killed scheduled run
+        store.begin_job_attempt(job.id, "pegs: level 3", at=NOW, final=False, network="x")  # in flight in another process
+        store.begin_attempt("scheduled line", run_id=None, at=NOW, network="x")  # left by a killed scheduled run
         assert store.recover_interrupted(at=NOW) == ["scheduled line"]
         assert store.used_texts() == {"scheduled line"}
         # When the job itself restarts, its own pending post is settled as "may have been posted".
@@ -166,13 +166,13 @@ def test_jobs_are_found_by_name_and_run_key(tmp_path: Path) -> None:
 def test_job_posts_are_listed_with_their_job_and_thread(tmp_path: Path) -> None:
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         job = store.open_job("monkey", at=NOW)
-        first = store.begin_job_attempt(job.id, "record 1", at=NOW, final=False)
-        store.record_job_post(job.id, first, at=NOW, tweet_id="100", news="1", detail=None)
-        result = store.begin_job_attempt(job.id, "monkey finished", at=NOW + timedelta(hours=1), final=True)
-        store.record_job_post(job.id, result, at=NOW + timedelta(hours=1), tweet_id="101", news="2", detail=None)
-        store.begin_attempt("a scheduled line", run_id=None, at=NOW)  # not a job's
+        first = store.begin_job_attempt(job.id, "record 1", at=NOW, final=False, network="x")
+        store.record_job_post(job.id, first, at=NOW, post_id="100", news="1", detail=None)
+        result = store.begin_job_attempt(job.id, "monkey finished", at=NOW + timedelta(hours=1), final=True, network="x")
+        store.record_job_post(job.id, result, at=NOW + timedelta(hours=1), post_id="101", news="2", detail=None)
+        store.begin_attempt("a scheduled line", run_id=None, at=NOW, network="x")  # not a job's
         posts = store.recent_job_posts(5)
-        assert [(post.text, post.tweet_id, post.final, post.outcome) for post in posts] == [
+        assert [(post.text, post.post_id, post.final, post.outcome) for post in posts] == [
             ("monkey finished", "101", True, "posted"),
             ("record 1", "100", False, "posted"),
         ]
@@ -194,19 +194,20 @@ def test_the_history_command_interleaves_runs_and_job_posts(home) -> None:
     assert '[backup] "backup: copying (0s)"' in shown[1] and shown[1].endswith(progress.id)
     assert "[" not in shown[2] and shown[2].endswith(f"https://x.com/i/status/{scheduled.id}")
     entries = json.loads(home.run("history", "--json").stdout)
-    assert [(entry["source"], entry["tweet_id"]) for entry in entries] == [
+    assert [(entry["source"], entry["post_id"]) for entry in entries] == [
         ("job", result.id),
         ("job", progress.id),
         ("scheduled", scheduled.id),
     ]
     assert entries[0]["job"] == "backup" and entries[0]["result"] is True and entries[0]["thread"] == progress.id
-    assert all(entry["url"] == f"https://x.com/i/status/{entry['tweet_id']}" for entry in entries)
+    assert all(entry["url"] == f"https://x.com/i/status/{entry['post_id']}" for entry in entries)
+    assert all(entry["tweet_id"] == entry["post_id"] for entry in entries)  # the deprecated alias, for one release
     assert len(json.loads(home.run("history", "-n", "2", "--json").stdout)) == 2
 
 
 def test_an_uncertain_post_counts_against_the_cap_and_leaves_the_round() -> None:
     store = HistoryStore(":memory:")
-    attempt = store.begin_attempt("maybe on X", run_id=None, at=NOW)
+    attempt = store.begin_attempt("maybe on X", run_id=None, at=NOW, network="x")
     store.finish_attempt(attempt, "uncertain", at=NOW, detail="read timed out", mark_used=True)
     assert store.posts_since(NOW - timedelta(hours=1)) == 1
     assert store.used_texts() == {"maybe on X"}
@@ -217,7 +218,7 @@ def test_an_uncertain_post_counts_against_the_cap_and_leaves_the_round() -> None
 def test_posts_dated_after_until_are_left_out() -> None:
     store = HistoryStore(":memory:")
     for at in (NOW - timedelta(hours=2), NOW + timedelta(days=365)):
-        store.finish_attempt(store.begin_attempt(f"t{at}", run_id=None, at=at), "posted", at=at)
+        store.finish_attempt(store.begin_attempt(f"t{at}", run_id=None, at=at, network="x"), "posted", at=at)
     assert store.posts_since(NOW - timedelta(hours=24)) == 2
     assert store.posts_since(NOW - timedelta(hours=24), until=NOW) == 1
     assert store.oldest_post_since(NOW - timedelta(hours=24), until=NOW) == NOW - timedelta(hours=2)
@@ -330,7 +331,7 @@ def test_a_full_disk_is_named_as_such_never_as_damage(tmp_path: Path) -> None:
     pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
     store._conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's page limit stands in for a full disk
     with pytest.raises(StateError, match=f"the disk holding {tmp_path} is full") as raised:
-        store.begin_attempt("x" * 50_000, run_id=None, at=NOW)
+        store.begin_attempt("x" * 50_000, run_id=None, at=NOW, network="x")
     assert "damaged" not in str(raised.value) and "move it aside" not in str(raised.value)
     store.close()
     with HistoryStore(path) as reopened:  # nothing half-written
@@ -340,7 +341,7 @@ def test_a_full_disk_is_named_as_such_never_as_damage(tmp_path: Path) -> None:
 def _post_to_two(store: HistoryStore, text: str, at: datetime, second: str) -> int:
     """X takes `text`; Mastodon's attempt ends with `second`. Returns the group."""
     first = store.begin_attempt(text, run_id=None, at=at, network="x")
-    store.finish_attempt(first, "posted", at=at, tweet_id="1", mark_used=True)
+    store.finish_attempt(first, "posted", at=at, post_id="1", mark_used=True)
     other = store.begin_attempt(text, run_id=None, at=at, network="mastodon", group=first)
     store.finish_attempt(other, second, at=at)
     return first

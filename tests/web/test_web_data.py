@@ -14,7 +14,8 @@ from conftest import REGISTRY
 from twitterbot.settings import load_config
 from twitterbot.state import HistoryStore
 from twitterbot.state.schema import APPLICATION_ID
-from twitterbot.web.data import JobPicture, read_status
+from twitterbot.web.data import read_status
+from twitterbot.web.jobs import JobPicture
 from twitterbot.web.links import check_url, post_url, safe_href
 from twitterbot.web.nextrun import NextRun, _cron_field, next_run, next_time
 
@@ -39,11 +40,11 @@ def fixed(config, *, now: datetime) -> NextRun:
 
 def post(store: HistoryStore, text: str, at: datetime, outcome: str = "posted", job: bool = False) -> None:
     run_id = None if job else store.begin_run(at=at, one_in=1, roll=0, forced=False, dry_run=False)
-    attempt = store.begin_attempt(text, run_id=run_id, at=at)
-    tweet_id = "1" + str(int(at.timestamp())) if outcome == "posted" else None
-    store.finish_attempt(attempt, outcome, at=at, tweet_id=tweet_id, mark_used=outcome in ("posted", "uncertain"))
+    attempt = store.begin_attempt(text, run_id=run_id, at=at, network="x")
+    post_id = "1" + str(int(at.timestamp())) if outcome == "posted" else None
+    store.finish_attempt(attempt, outcome, at=at, post_id=post_id, mark_used=outcome in ("posted", "uncertain"))
     if run_id:
-        store.finish_run(run_id, at=at, action=outcome, text=text, tweet_id=tweet_id)
+        store.finish_run(run_id, at=at, action=outcome, text=text, post_id=post_id)
 
 
 def test_the_cap_counts_24_hours_and_says_when_the_next_post_may_go(tmp_path: Path) -> None:
@@ -99,9 +100,9 @@ def test_uncertain_posts_failures_and_refused_keys_need_attention_most_urgent_fi
     with HistoryStore(config.history_file) as store:
         post(store, "maybe", NOW - timedelta(hours=3), outcome="uncertain")
         run_id = store.begin_run(at=NOW - timedelta(hours=1), one_in=1, roll=0, forced=False, dry_run=False)
-        attempt = store.begin_attempt("refused", run_id=run_id, at=NOW - timedelta(hours=1))
+        attempt = store.begin_attempt("refused", run_id=run_id, at=NOW - timedelta(hours=1), network="x")
         refusal = "X rejected the keys (401 Unauthorized): check TWITTER_API_KEY"
-        store.finish_attempt(attempt, "failed", at=NOW - timedelta(hours=1), detail=refusal)
+        store.finish_attempt(attempt, "failed", at=NOW - timedelta(hours=1), detail=refusal, error_kind="unauthorized")
         store.finish_run(run_id, at=NOW - timedelta(hours=1), action="failed", reason=refusal, text="refused")
         post(store, "long ago", NOW - timedelta(days=9), outcome="uncertain")  # older than a week: not listed
     (tmp_path / "tweets.txt").write_text("one\n" + "x" * 400 + "\n")
@@ -117,8 +118,8 @@ def test_jobs_show_their_state_and_thread(tmp_path: Path) -> None:
     config = settings(tmp_path)
     with HistoryStore(config.history_file) as store:
         job = store.open_job("watch make", at=NOW - timedelta(hours=2))
-        attempt = store.begin_job_attempt(job.id, "watch make: 10%", at=NOW - timedelta(hours=1), final=False)
-        store.record_job_post(job.id, attempt, at=NOW - timedelta(hours=1), tweet_id="77", news="10%", detail=None)
+        attempt = store.begin_job_attempt(job.id, "watch make: 10%", at=NOW - timedelta(hours=1), final=False, network="x")
+        store.record_job_post(job.id, attempt, at=NOW - timedelta(hours=1), post_id="77", news="10%", detail=None)
         finished = store.open_job("pegs", at=NOW - timedelta(days=1))
         store.finish_job(finished.id, "failed", at=NOW - timedelta(hours=20))
     status = read_status(config, now=NOW, probe=fixed, picture_for=lambda job: JobPicture("/pictures/1.png", "a board") if job.name == "pegs" else None)

@@ -260,7 +260,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry, config), entry.outcome
             thread = (
-                f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.tweet_id else ""
+                f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.post_id else ""
             )
             on = f" on {config.registry.label(entry.network)}" if entry.network != config.registry.default() else ""
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
@@ -273,7 +273,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
 
 def _url(entry: Any, config: Config) -> Optional[str]:
     """A history entry's link: stored since several networks; made from the id for older posts."""
-    return entry.url or _link(getattr(entry, "network", None), entry.tweet_id, config)
+    return entry.url or _link(getattr(entry, "network", None), entry.post_id, config)
 
 
 def _link(network: Optional[str], post_id: Optional[str], config: Config) -> Optional[str]:
@@ -295,7 +295,8 @@ def _history_json(entry: Any, config: Config) -> dict:
             "action": entry.action,
             "reason": entry.reason,
             "text": entry.text,
-            "tweet_id": entry.tweet_id,
+            "post_id": entry.post_id,
+            "tweet_id": entry.post_id,  # deprecated alias of post_id, for one release
             "url": _url(entry, config),
             "one_in": entry.one_in,
             "roll": entry.roll,
@@ -307,7 +308,8 @@ def _history_json(entry: Any, config: Config) -> dict:
         "action": entry.outcome,
         "reason": entry.detail,
         "text": entry.text,
-        "tweet_id": entry.tweet_id,
+        "post_id": entry.post_id,
+        "tweet_id": entry.post_id,  # deprecated alias of post_id, for one release
         "url": _url(entry, config),
         "network": entry.network,
         "job": entry.job_name,

@@ -145,7 +145,8 @@ class RunResult:
             "line": line.lineno if line else None,
             "weighted_length": line.weighted_length if line else None,
             "has_url": line.has_url if line else None,
-            "tweet_id": self.post_id,
+            "post_id": self.post_id,
+            "tweet_id": self.post_id,  # deprecated alias of post_id, for one release
             "url": self.url,
             "check_url": self.check_url,
             "one_in": self.one_in,
@@ -270,8 +271,9 @@ def decide_and_post(
             action=action,
             reason=reason,
             text=line.key if line else None,
-            tweet_id=result.post_id,
+            post_id=result.post_id,
             url=result.url,
+            error_kind=result.error.kind if result.error else None,
         )
         return result
 
@@ -314,7 +316,7 @@ def decide_and_post(
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
     except StateError as exc:
-        finish(Outcome.FAILED, str(exc))
+        finish(Outcome.FAILED, str(exc), error=exc)
         raise
     if chosen.new_round:
         log.info("every line of %s has been posted: starting a new round", tweets.path.name)

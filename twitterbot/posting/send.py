@@ -27,8 +27,9 @@ from ..state.outcomes import Outcome
 
 __all__ = ["Record", "Sent", "recorder", "send", "send_attempt"]
 
-# How an outcome is written down: (outcome, the network's answer if it posted or may have, detail).
-Record = Callable[[Outcome, Optional[PostResult], Optional[str]], None]
+# How an outcome is written down: (outcome, the network's answer if it posted or may have, detail,
+# the kind of the error that ended the attempt).
+Record = Callable[[Outcome, Optional[PostResult], Optional[str], Optional[ErrorKind]], None]
 
 
 @dataclass(frozen=True)
@@ -73,14 +74,14 @@ def send(
     try:
         result = post()
     except DuplicatePost as exc:
-        record(Outcome.DUPLICATE, None, str(exc))
+        record(Outcome.DUPLICATE, None, str(exc), exc.kind)
         return Sent(network, Outcome.DUPLICATE, fit, error=exc)
     except PostError as exc:
         outcome = Outcome.TEMPORARY if exc.exit_status == ExitStatus.TEMPORARY_FAILURE else Outcome.FAILED
-        record(outcome, None, str(exc))
+        record(outcome, None, str(exc), exc.kind)
         return Sent(network, outcome, fit, error=exc)
     if not result.confirmed:
-        record(Outcome.UNCERTAIN, result, result.uncertain)
+        record(Outcome.UNCERTAIN, result, result.uncertain, ErrorKind.UNCERTAIN)
         where = result.check_url or f"the account's profile on {registry.site(network)}"
         reason = (
             f"{registry.label(network)} may or may not have posted it ({result.uncertain}): it counts as posted"
@@ -88,7 +89,7 @@ def send(
         )
         error = PostError(reason, kind=ErrorKind.UNCERTAIN, exit_status=ExitStatus.TEMPORARY_FAILURE)
         return Sent(network, Outcome.UNCERTAIN, fit, result, error)
-    record(Outcome.POSTED, result, None)
+    record(Outcome.POSTED, result, None, None)
     return Sent(network, Outcome.POSTED, fit, result)
 
 
@@ -96,7 +97,7 @@ def recorder(store: object, attempt: int, clock: Callable[[], datetime]) -> Reco
     """How a scheduled post's outcome is written: a post that reached, or may have reached, the
     network leaves the round (never sent again), and so does one the network already has."""
 
-    def record(outcome: Outcome, result: Optional[PostResult], detail: Optional[str]) -> None:
+    def record(outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]) -> None:
         posted = outcome == Outcome.POSTED and result is not None
         store.finish_attempt(  # type: ignore[attr-defined]
             attempt,
@@ -104,7 +105,8 @@ def recorder(store: object, attempt: int, clock: Callable[[], datetime]) -> Reco
             at=clock(),
             detail=detail,
             mark_used=outcome in (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE),
-            **({"tweet_id": result.post_id, "url": result.url} if posted else {}),
+            error_kind=kind,
+            **({"post_id": result.post_id, "url": result.url} if posted else {}),
         )
 
     return record

@@ -30,7 +30,7 @@ from ..networks import Poster, PostResult
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import keep
 from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
-from ..posting.send import Sent, send
+from ..posting.send import Record, Sent, send
 from ..posting.tweets import preview
 from ..state import HistoryStore
 from ..state.records import JobRecord, Outcome
@@ -395,24 +395,27 @@ class Reporter:
             self._store.reset_thread(self.job.id, network)  # this post becomes the new thread's first
             return result
 
-    def _recorder(self, attempt: int, news: str) -> Callable[[Outcome, Optional[PostResult], Optional[str]], None]:
+    def _recorder(self, attempt: int, news: str) -> Record:
         """How a job's post is written down: one that reached, or may have reached, the network
         moves the job's thread and its last news; a failed one is only a failed attempt."""
 
-        def record(outcome: Outcome, result: Optional[PostResult], detail: Optional[str]) -> None:
+        def record(
+            outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
+        ) -> None:
             if result is None:  # a job does not catch up: a passing failure is a failure
                 failed = Outcome.DUPLICATE if outcome == Outcome.DUPLICATE else Outcome.FAILED
-                self._store.finish_attempt(attempt, failed, at=self._clock(), detail=detail)
+                self._store.finish_attempt(attempt, failed, at=self._clock(), detail=detail, error_kind=kind)
                 return
             self._store.record_job_post(
                 self.job.id,
                 attempt,
                 at=self._clock(),
-                tweet_id=result.post_id,
+                post_id=result.post_id,
                 url=result.url,
                 news=news,
                 detail=result.uncertain,
                 outcome=outcome,
+                error_kind=kind,
             )
 
         return record

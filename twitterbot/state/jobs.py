@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, List, Optional
 
+from .counting import COUNTED_OUTCOMES
 from .database import Database, iso, parse_iso
-from .runs import COUNTED_OUTCOMES, MAYBE_POSTED
+from .runs import MAYBE_POSTED
 
 if TYPE_CHECKING:
     from .records import JobPost, JobRecord
@@ -73,7 +74,7 @@ class JobLog(Database):
         from .records import JobPost
 
         rows = self._read(
-            "SELECT attempts.id, sent_at, attempts.outcome, detail, text, tweet_id, source = 'final', jobs.id,"
+            "SELECT attempts.id, sent_at, attempts.outcome, detail, text, post_id, source = 'final', jobs.id,"
             " jobs.name, (SELECT thread_root FROM job_threads t WHERE t.job_id = jobs.id AND t.network = attempts.network),"
             " attempts.network, attempts.url FROM attempts JOIN jobs ON attempts.job_id = jobs.id"
             " ORDER BY sent_at DESC, attempts.id DESC LIMIT ?",
@@ -98,7 +99,7 @@ class JobLog(Database):
         ]
 
     def begin_job_attempt(
-        self, job_id: int, text: str, *, at: datetime, final: bool, network: str = "x", group: Optional[int] = None
+        self, job_id: int, text: str, *, at: datetime, final: bool, network: str, group: Optional[int] = None
     ) -> int:
         """Like `begin_attempt`, for a job's post; a final one is remembered so it is never sent twice."""
         with self._write() as conn:
@@ -118,23 +119,26 @@ class JobLog(Database):
         attempt_id: int,
         *,
         at: datetime,
-        tweet_id: Optional[str],
+        post_id: Optional[str],
         news: str,
         detail: Optional[str],
         outcome: str = "posted",
         url: Optional[str] = None,
+        error_kind: Optional[str] = None,
     ) -> None:
         """A job's post went out (`outcome` posted) or may have (uncertain): settle the attempt and
         move the job on, in one transaction, so the post is never sent again. The same post on a
-        second network moves the job on only once; each network keeps its own thread."""
+        second network moves the job on only once; each network keeps its own thread. `error_kind`:
+        as `finish_attempt`'s (an uncertain post's is "uncertain")."""
         counted = ", ".join("?" for _ in COUNTED_OUTCOMES)
         with self._write() as conn:
             (network, group) = conn.execute(
                 "SELECT network, post_group FROM attempts WHERE id = ?", (attempt_id,)
             ).fetchone()
             conn.execute(
-                "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ?, url = ? WHERE id = ?",
-                (outcome, iso(at), tweet_id, detail, url, attempt_id),
+                "UPDATE attempts SET outcome = ?, finished_at = ?, post_id = ?, detail = ?, url = ?, error_kind = ?"
+                " WHERE id = ?",
+                (outcome, iso(at), post_id, detail, url, error_kind, attempt_id),
             )
             conn.execute(
                 "UPDATE jobs SET posts = posts + 1, last_post_at = ?, last_news = ?,"
@@ -142,14 +146,14 @@ class JobLog(Database):
                 f" AND NOT EXISTS (SELECT 1 FROM attempts WHERE post_group = ? AND id != ? AND outcome IN ({counted}))",
                 (iso(at), news, attempt_id, job_id, group, attempt_id, *COUNTED_OUTCOMES),
             )
-            if tweet_id is not None:
+            if post_id is not None:
                 conn.execute(
                     "INSERT OR IGNORE INTO job_threads (job_id, network, thread_root) VALUES (?, ?, ?)",
-                    (job_id, network, tweet_id),
+                    (job_id, network, post_id),
                 )
-                conn.execute("UPDATE jobs SET thread_root = coalesce(thread_root, ?) WHERE id = ?", (tweet_id, job_id))
+                conn.execute("UPDATE jobs SET thread_root = coalesce(thread_root, ?) WHERE id = ?", (post_id, job_id))
 
-    def reset_thread(self, job_id: int, network: str = "x") -> None:
+    def reset_thread(self, job_id: int, network: str) -> None:
         """The thread's first post on `network` is gone: the next post there starts a new thread."""
         with self._write() as conn:
             conn.execute("DELETE FROM job_threads WHERE job_id = ? AND network = ?", (job_id, network))

@@ -29,7 +29,7 @@ class RunRecord:
     action: str
     reason: Optional[str]
     text: Optional[str]
-    tweet_id: Optional[str]
+    post_id: Optional[str]
     one_in: Optional[int]
     roll: Optional[int]
     dry_run: bool
@@ -77,10 +77,10 @@ class JobPost:
     outcome: str  # pending, posted, duplicate, failed, interrupted
     detail: Optional[str]
     text: str
-    tweet_id: Optional[str]
+    post_id: Optional[str]
     final: bool  # the run's result, not a progress post
     job_id: int
     job_name: str
     thread_root: Optional[str]  # the id of the run's first post on this network
-    network: str = "x"
+    network: str
     url: Optional[str] = None

@@ -8,18 +8,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
+from .counting import COUNTED_OUTCOMES, PostCounts
 from .database import Database, iso, parse_iso
 
 if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
     from .records import CatchUp, RunRecord
 
-__all__ = ["COUNTED_OUTCOMES", "MAYBE_POSTED", "TEMPORARY", "RunLog"]
+__all__ = ["MAYBE_POSTED", "TEMPORARY", "RunLog"]
 
-# Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached a
-# network. pending: being sent now (or its run was killed); interrupted: a killed run's pending
-# attempt, settled; uncertain: sent, but the answer was lost. None of them is ever sent again.
-# (MAX_POSTS_PER_DAY counts posts, not networks: one post to three networks counts once.)
-COUNTED_OUTCOMES = ("pending", "posted", "interrupted", "uncertain")
 # A certain failure that a later run may make good (the network was down or rate limited while the
 # same post went to another network): see `catch_ups`.
 TEMPORARY = "temporary"
@@ -27,8 +23,8 @@ TEMPORARY = "temporary"
 MAYBE_POSTED = "the run stopped before the network answered; it may have been posted"
 
 
-class RunLog(Database):
-    """The runs and attempts tables."""
+class RunLog(PostCounts, Database):
+    """The runs and attempts tables; the counting queries are `PostCounts`'."""
 
     def begin_run(self, *, at: datetime, one_in: int, roll: Optional[int], forced: bool, dry_run: bool) -> int:
         """Record that a run started; `finish_run` fills in what it did."""
@@ -47,13 +43,16 @@ class RunLog(Database):
         action: str,
         reason: Optional[str] = None,
         text: Optional[str] = None,
-        tweet_id: Optional[str] = None,
+        post_id: Optional[str] = None,
         url: Optional[str] = None,
+        error_kind: Optional[str] = None,
     ) -> None:
+        """Record what a run did; `error_kind` is the kind of the error it reported (`BotError.kind`)."""
         with self._write() as conn:
             conn.execute(
-                "UPDATE runs SET finished_at = ?, action = ?, reason = ?, text = ?, tweet_id = ?, url = ? WHERE id = ?",
-                (iso(at), action, reason, text, tweet_id, url, run_id),
+                "UPDATE runs SET finished_at = ?, action = ?, reason = ?, text = ?, post_id = ?, url = ?, error_kind = ?"
+                " WHERE id = ?",
+                (iso(at), action, reason, text, post_id, url, error_kind, run_id),
             )
 
     def recent_runs(self, limit: int) -> List[RunRecord]:
@@ -61,7 +60,7 @@ class RunLog(Database):
         from .records import RunRecord
 
         rows = self._read(
-            "SELECT id, started_at, action, reason, text, tweet_id, one_in, roll, dry_run, url"
+            "SELECT id, started_at, action, reason, text, post_id, one_in, roll, dry_run, url"
             " FROM runs ORDER BY id DESC LIMIT ?",
             (limit,),
         )
@@ -77,8 +76,8 @@ class RunLog(Database):
         *,
         run_id: Optional[int],
         at: datetime,
+        network: str,
         source: str = "scheduled",
-        network: str = "x",
         group: Optional[int] = None,
     ) -> int:
         """Commit a pending attempt *before* sending, so a crash cannot lead to a second send.
@@ -128,16 +127,19 @@ class RunLog(Database):
         outcome: str,
         *,
         at: datetime,
-        tweet_id: Optional[str] = None,
+        post_id: Optional[str] = None,
         detail: Optional[str] = None,
         mark_used: bool = False,
         url: Optional[str] = None,
+        error_kind: Optional[str] = None,
     ) -> None:
-        """Record an attempt's outcome; with `mark_used`, take its text out of this round in the same transaction."""
+        """Record an attempt's outcome, and for one that failed the kind of its error (`ErrorKind`);
+        with `mark_used`, take its text out of this round in the same transaction."""
         with self._write() as conn:
             conn.execute(
-                "UPDATE attempts SET outcome = ?, finished_at = ?, tweet_id = ?, detail = ?, url = ? WHERE id = ?",
-                (outcome, iso(at), tweet_id, detail, url, attempt_id),
+                "UPDATE attempts SET outcome = ?, finished_at = ?, post_id = ?, detail = ?, url = ?, error_kind = ?"
+                " WHERE id = ?",
+                (outcome, iso(at), post_id, detail, url, error_kind, attempt_id),
             )
             if mark_used:
                 (text,) = conn.execute("SELECT text FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
@@ -166,38 +168,11 @@ class RunLog(Database):
             )
         return texts
 
-    def posts_since(self, since: datetime, until: Optional[datetime] = None) -> int:
-        """How many posts went (or may have gone) to X after `since` and up to `until`, from every
-        source. Rows dated after `until` (made while the clock was ahead) are left out."""
-        return int(self._counted_since("count(DISTINCT coalesce(post_group, id))", since, until))
-
-    def oldest_post_since(self, since: datetime, until: Optional[datetime] = None) -> Optional[datetime]:
-        """When the oldest counted post in the window was sent: the cap frees up 24 h after it."""
-        oldest = self._counted_since("min(sent_at)", since, until)
-        return parse_iso(oldest) if oldest else None
-
-    def last_scheduled_post(self, until: datetime) -> Optional[datetime]:
-        """When the newest scheduled post (made or maybe made) up to `until` was sent, for
-        MIN_POST_GAP. Progress jobs' posts are not scheduled posts and are left out."""
-        newest = self._counted_since("max(sent_at)", None, until, where="job_id IS NULL")
-        return parse_iso(newest) if newest else None
-
     def last_run_started(self) -> Optional[datetime]:
         """When the newest run (the last one written) says it started: later than now means the
         clock was ahead then, or is behind now."""
         rows = self._read("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")
         return parse_iso(rows[0][0]) if rows else None
-
-    def _counted_since(
-        self, aggregate: str, since: Optional[datetime], until: Optional[datetime], where: str = "1"
-    ) -> object:
-        # One post to several networks is one post: count its group once (old rows have none).
-        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
-        rows = self._read(
-            f"SELECT {aggregate} FROM attempts WHERE sent_at > ? AND sent_at <= ? AND outcome IN ({marks}) AND {where}",
-            (iso(since) if since else "", iso(until) if until else "9999", *COUNTED_OUTCOMES),
-        )
-        return rows[0][0]
 
     def last_posted_text(self) -> Optional[str]:
         marks = ", ".join("?" for _ in COUNTED_OUTCOMES)

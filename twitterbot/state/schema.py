@@ -9,10 +9,12 @@ import sqlite3
 
 from ..errors import HistoryError
 
-__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "create_script", "check_and_migrate"]
+__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "TABLES", "check_and_migrate", "column", "create_script"]
 
 APPLICATION_ID = 0x54574254  # "TWBT": marks the file as ours, so a foreign database is refused
 
+# Schema 1, as the first files were made; the migrations below bring it up to date (tweet_id is
+# post_id since schema 4).
 _SCHEMA = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -46,6 +48,16 @@ CREATE TABLE bag (
     used_at TEXT NOT NULL
 );
 """
+
+# Before schema 4 an attempt kept only its error's message. The failures whose message says the keys,
+# token or password were refused (as X, Mastodon and Bluesky word it: "rejected the keys", 401,
+# "unauthorized", "invalid token") were that kind, so migration 4 gives them the kind, and a reader
+# of an older file reckons it the same way.
+_KEYS_REFUSED_BEFORE_4 = (
+    "(detail LIKE '%rejected the keys%' OR detail LIKE '%rejected the token%'"
+    " OR detail LIKE '%rejected the app password%' OR detail LIKE '%401%' OR detail LIKE '%unauthorized%'"
+    " OR detail LIKE '%unauthorised%' OR detail LIKE '%invalid%token%' OR detail LIKE '%invalid%password%')"
+)
 
 # Schema changes, applied in order to new and old files alike: user_version says how far a file got.
 _MIGRATIONS = {
@@ -85,14 +97,41 @@ CREATE TABLE job_threads (
 );
 INSERT INTO job_threads (job_id, network, thread_root) SELECT id, 'x', thread_root FROM jobs WHERE thread_root IS NOT NULL;
 """,
+    4: f"""
+-- A post's id on whichever network took it.
+ALTER TABLE runs RENAME COLUMN tweet_id TO post_id;
+ALTER TABLE attempts RENAME COLUMN tweet_id TO post_id;
+-- The kind of the error that ended a run or an attempt (an ErrorKind value, or a BotError's kind):
+-- what --json calls "error". NULL: no error, or a row written before schema 4.
+ALTER TABLE runs ADD COLUMN error_kind TEXT;
+ALTER TABLE attempts ADD COLUMN error_kind TEXT;
+UPDATE attempts SET error_kind = 'unauthorized' WHERE outcome = 'failed' AND {_KEYS_REFUSED_BEFORE_4};
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
-_TABLES = {
+TABLES = {
     1: {"runs", "attempts", "bag"},
     2: {"runs", "attempts", "bag", "jobs"},
     3: {"runs", "attempts", "bag", "jobs", "job_threads"},
+    4: {"runs", "attempts", "bag", "jobs", "job_threads"},
 }
+# How a file older than a schema version names today's columns, as SQL over its attempts: the status
+# page reads a history as it finds it (only a run migrates one).
+_EARLIER_COLUMNS = {
+    4: {
+        "post_id": "tweet_id",
+        "error_kind": f"CASE WHEN outcome = 'failed' AND {_KEYS_REFUSED_BEFORE_4} THEN 'unauthorized' END",
+    },
+}
+
+
+def column(name: str, version: int) -> str:
+    """Today's column `name` in a file of schema `version`, as an SQL expression to select."""
+    for since in sorted(_EARLIER_COLUMNS, reverse=True):
+        if version < since and name in _EARLIER_COLUMNS[since]:
+            return _EARLIER_COLUMNS[since][name]
+    return name
 
 
 
@@ -123,7 +162,7 @@ def check_and_migrate(conn: sqlite3.Connection, label: str) -> None:
             f"{label} was written by a newer twitterbot (schema {version}, this one knows "
             f"{SCHEMA_VERSION}): update twitterbot (git pull) before running it again"
         )
-    missing = _TABLES.get(version, _TABLES[1]) - tables
+    missing = TABLES.get(version, TABLES[1]) - tables
     if version < 1 or missing:
         held = "no tables at all" if not tables else f"no {', '.join(sorted(missing)) or 'schema version'}"
         raise HistoryError(

@@ -33,7 +33,8 @@ from ..pictures.kept import PICTURES_FOLDER, kept_alt, kept_png
 from ..settings import Config
 from ..settings.secrets import MASK, Scrubber
 from ..wording import plural
-from .data import JobPicture, JobView, Status, read_status
+from .data import Status, read_status
+from .jobs import JobPicture, JobView
 from .links import safe_href
 from .nextrun import NextRun, next_run
 from .tweetsfile import TweetsFile

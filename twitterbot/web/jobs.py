@@ -1,65 +1,98 @@
-"""The status page's jobs section: the latest run of each progress job from the history file, and
-whether its process still holds the job's lock. Split from data.py, which reads the rest."""
+"""The status page's jobs section: the latest run of each progress job from the history, whether
+its process still holds the job's lock, and its latest picture."""
 
 from __future__ import annotations
 
 import os
-import sqlite3
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Callable, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
+from ..progress.reporter import slug
 from ..settings import Config
-from .data import JobPicture, JobView, _parsed
+from ..state.reader import HistoryReader
+from .attention import Attention
 from .links import post_url
 
+__all__ = ["JobPicture", "JobView", "job_attention", "job_views"]
 
-def job_views(conn: sqlite3.Connection, config: Config, picture_for: Callable[[JobView], Optional[JobPicture]]) -> Tuple[JobView, ...]:
+_SHOWN = 10  # jobs listed on the page
+_TROUBLE = {
+    "failed": "its last run failed: its last post, and the log, say why",
+    "stopped": "its last run did not finish and no process runs it now (stopped, killed, or the machine restarted):"
+    " start it again and it carries on its thread",
+}
+
+
+@dataclass(frozen=True)
+class JobView:
+    """A progress job's latest run: its state, last progress and thread on each network.
+
+    `picture` is the job's latest posted picture (an http(s) or same-site address) and
+    `picture_alt` its alt text, both set by the page's `picture_for` (`JobPicture`)."""
+
+    id: int
+    name: str
+    state: str  # running, stopped (unfinished, no process holds its lock), done, failed
+    started_at: datetime
+    finished_at: Optional[datetime]
+    last_post_at: Optional[datetime]
+    last_text: Optional[str]
+    posts: int
+    threads: Tuple[Tuple[str, Optional[str]], ...] = ()  # (network label, link to the first post)
+    picture: Optional[str] = None
+    picture_alt: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class JobPicture:
+    """What `picture_for` answers for a job: where its latest picture is, and its alt text."""
+
+    url: str
+    alt: str = ""
+
+
+def job_views(
+    history: HistoryReader, config: Config, picture_for: Callable[[JobView], Optional[JobPicture]]
+) -> Tuple[JobView, ...]:
     """The latest run of each job name, most recently active first."""
-    rows = conn.execute(
-        "SELECT id, name, started_at, finished_at, outcome, last_post_at, last_text, posts FROM jobs"
-        " WHERE id IN (SELECT max(id) FROM jobs GROUP BY name)"
-        " ORDER BY coalesce(last_post_at, started_at) DESC LIMIT 10"
-    ).fetchall()
     views = []
-    for job_id, name, started_at, finished_at, outcome, last_post_at, last_text, posts in rows:
-        threads = []
-        for network, root in conn.execute(
-            "SELECT network, thread_root FROM job_threads WHERE job_id = ? ORDER BY network", (job_id,)
-        ):
-            stored = conn.execute(
-                "SELECT url FROM attempts WHERE job_id = ? AND network = ? AND tweet_id = ? AND url IS NOT NULL LIMIT 1",
-                (job_id, network, root),
-            ).fetchone()
-            threads.append(
-                (config.registry.label(network), post_url(network, root, stored[0] if stored else None, config))
-            )
-        if finished_at:
-            state = outcome or "done"
+    for job in history.latest_jobs(_SHOWN):
+        if job.finished_at:
+            state = job.outcome or "done"
         else:
-            running = _job_running(config, name)
+            running = _job_running(config, job.name)
             state = "running" if running else "stopped" if running is False else "unfinished"
         view = JobView(
-            id=job_id,
-            name=name,
+            id=job.id,
+            name=job.name,
             state=state,
-            started_at=_parsed(started_at) or datetime.min.replace(tzinfo=timezone.utc),
-            finished_at=_parsed(finished_at),
-            last_post_at=_parsed(last_post_at),
-            last_text=last_text,
-            posts=int(posts),
-            threads=tuple(threads),
+            started_at=job.started_at or datetime.min.replace(tzinfo=timezone.utc),
+            finished_at=job.finished_at,
+            last_post_at=job.last_post_at,
+            last_text=job.last_text,
+            posts=job.posts,
+            threads=tuple(
+                (config.registry.label(thread.network), post_url(thread.network, thread.post_id, thread.url, config)) for thread in job.threads
+            ),
         )
         picture = picture_for(view)
         views.append(view if picture is None else replace(view, picture=picture.url, picture_alt=picture.alt))
     return tuple(views)
 
 
+def job_attention(jobs: Tuple[JobView, ...]) -> List[Attention]:
+    """The jobs whose last run failed, or stopped unfinished with no process to carry it on."""
+    return [
+        Attention("job", f"Job {job.name!r} {job.state}", _TROUBLE[job.state], at=job.finished_at or job.last_post_at)
+        for job in jobs
+        if job.state in _TROUBLE
+    ]
+
+
 def _job_running(config: Config, name: str) -> Optional[bool]:
     """Whether a process holds the job's lock (progress/reporter.py takes one per job name): read
     from /proc/locks, so the page never touches the lock itself. None when it cannot be known."""
-    from ..progress.reporter import slug
-
     lock = config["BOT_STATE_DIR"] / f"job-{slug(name)}.lock"
     try:
         info = lock.stat()

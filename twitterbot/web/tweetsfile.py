@@ -1,5 +1,5 @@
 """The status page's view of the tweets file: its postable texts and its problems, kept between
-requests until the file changes. Split from data.py, which reads the history."""
+requests until the file changes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import List, Optional, Tuple
 
 from ..errors import BotError
 from ..settings import Config
-from .data import Attention
+from .attention import Attention
 
 __all__ = ["TweetsFile"]
 

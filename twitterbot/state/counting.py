@@ -1,0 +1,57 @@
+"""What the daily cap and the minimum gap count: the posts that went, or may have gone, to a
+network in a window of time. The store (runs.py) and the status page's reader (reader.py) ask the
+same questions of the attempts table, so the queries live here once::
+
+    store.posts_since(now - timedelta(hours=24), now)
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Callable, Optional
+
+from .database import iso, parse_iso
+
+__all__ = ["COUNTED_OUTCOMES", "PostCounts"]
+
+# Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached a
+# network. pending: being sent now (or its run was killed); interrupted: a killed run's pending
+# attempt, settled; uncertain: sent, but the answer was lost. None of them is ever sent again.
+# (MAX_POSTS_PER_DAY counts posts, not networks: one post to three networks counts once.)
+COUNTED_OUTCOMES = ("pending", "posted", "interrupted", "uncertain")
+
+
+class PostCounts:
+    """The counting queries, over a class's `_read(sql, params) -> rows`."""
+
+    _read: Callable[..., list]
+
+    def posts_since(self, since: datetime, until: Optional[datetime] = None) -> int:
+        """How many posts went (or may have gone) to a network after `since` and up to `until`, from
+        every source. Rows dated after `until` (made while the clock was ahead) are left out."""
+        return int(self._counted_since("count(DISTINCT coalesce(post_group, id))", since, until))
+
+    def oldest_post_since(self, since: datetime, until: Optional[datetime] = None) -> Optional[datetime]:
+        """When the oldest counted post in the window was sent: the cap frees up 24 h after it."""
+        oldest = self._counted_since("min(sent_at)", since, until)
+        return self._time(oldest) if oldest else None
+
+    def last_scheduled_post(self, until: datetime) -> Optional[datetime]:
+        """When the newest scheduled post (made or maybe made) up to `until` was sent, for
+        MIN_POST_GAP. Progress jobs' posts are not scheduled posts and are left out."""
+        newest = self._counted_since("max(sent_at)", None, until, where="job_id IS NULL")
+        return self._time(newest) if newest else None
+
+    def _time(self, text: str) -> Optional[datetime]:
+        return parse_iso(text)
+
+    def _counted_since(
+        self, aggregate: str, since: Optional[datetime], until: Optional[datetime], where: str = "1"
+    ) -> object:
+        # One post to several networks is one post: count its group once (old rows have none).
+        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        rows = self._read(
+            f"SELECT {aggregate} FROM attempts WHERE sent_at > ? AND sent_at <= ? AND outcome IN ({marks}) AND {where}",
+            (iso(since) if since else "", iso(until) if until else "9999", *COUNTED_OUTCOMES),
+        )
+        return rows[0][0]
