@@ -31,16 +31,8 @@ from twitterbot.jobs.monkey.job import (
     run_monkey,
     typing_rate,
 )
-from twitterbot.jobs.monkey.simulation import (
-    DRAW,
-    ROUND,
-    AnywhereMatcher,
-    KeyStream,
-    Monkey,
-    NewRecord,
-    PrefixMatcher,
-    Simulation,
-)
+from twitterbot.jobs.monkey.matchers import AnywhereMatcher, PrefixMatcher
+from twitterbot.jobs.monkey.simulation import DRAW, ROUND, KeyStream, Monkey, NewRecord, Simulation
 from twitterbot.jobs.monkey.texts import (
     ARCHIVE_NAME,
     DEFAULT_KEYS,

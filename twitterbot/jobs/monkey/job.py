@@ -35,7 +35,8 @@ from .cache import StartupCache
 from .chart import monkey_chart
 from .chunks import ChunkedSimulation, LocalTyping
 from .kernel import Kernel
-from .simulation import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
+from .matchers import AnywhereMatcher, PrefixMatcher
+from .simulation import NewRecord, Round, Simulation
 from .texts import (
     DEFAULT_KEYS,
     Keyboard,
