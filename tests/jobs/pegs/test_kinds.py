@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from conftest import BotHome
 
-from twitterbot.jobs.pegs.board import BOARDS, BoardFileError, builtin, load_board, parse_board, with_empty_hole
+from twitterbot.jobs.pegs.board import BoardFileError, builtin, load_board, parse_board, with_empty_hole
+from twitterbot.jobs.pegs.boards import BOARDS
 from twitterbot.jobs.pegs.count import count_levels
 from twitterbot.jobs.pegs.kernel import Kernel
 from twitterbot.jobs.pegs.solve import Impossible, Solved, solution_text, solve

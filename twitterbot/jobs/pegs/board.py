@@ -24,7 +24,6 @@ from ...errors import BotError, ExitStatus, UsageError
 from .boards import BOARDS, HOLE, PEG
 
 __all__ = [
-    "BOARDS",
     "KINDS",
     "Board",
     "BoardFileError",
@@ -428,15 +427,3 @@ def builtin(name: str, *, finish: Optional[str] = None) -> Board:
         ) from None
     return parse_board(f"kind: {kind}\n{text}", name=name, source=f"board {name}", finish=finish or default_finish)
 
-
-_MOVED_TO_BOUNDS = ("distances", "pagoda_towards", "pagoda_weights", "position_class_proof")
-
-
-def __getattr__(name: str) -> object:
-    """The bounds moved to `bounds.py` stay importable from here (loaded on first use: bounds.py
-    imports this module, so importing it at the top would be circular)."""
-    if name in _MOVED_TO_BOUNDS:
-        from . import bounds
-
-        return getattr(bounds, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
