@@ -189,7 +189,7 @@ def solve(
     """Search depth first, yielding Progress about every `progress_every` seconds, Found per
     solution and one Finished. `resume` is a Progress.state from an earlier run of the same puzzle:
     the search goes on where that one stopped. `limit` stops after that many solutions."""
-    solver = Propagator(puzzle)
+    solver = Propagator(puzzle.rows, puzzle.cols, puzzle.cells)
     started = clock()
     resume = resume or {}
     path: List[int] = list(resume.get("path", []))
