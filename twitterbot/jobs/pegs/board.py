@@ -135,16 +135,17 @@ class Board:
             if None in holes:
                 continue
             permutation = tuple(holes)  # type: ignore[arg-type]
-            if self.goal is not None and self._moved(self.goal, permutation) != self.goal:
+            if self.goal is not None and self.moved(self.goal, permutation) != self.goal:
                 continue
-            if self.ends is not None and self._moved(self.ends, permutation) != self.ends:
+            if self.ends is not None and self.moved(self.ends, permutation) != self.ends:
                 continue
             if permutation not in found:
                 found.append(permutation)
         return found
 
     @staticmethod
-    def _moved(position: int, permutation: Tuple[int, ...]) -> int:
+    def moved(position: int, permutation: Tuple[int, ...]) -> int:
+        """`position` with each hole's peg taken to the hole `permutation` maps it to."""
         image = 0
         for hole, to in enumerate(permutation):
             if position >> hole & 1:
