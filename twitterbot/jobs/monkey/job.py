@@ -30,7 +30,7 @@ from ...files import write_atomically
 from ...progress.reporter import NullReporter, Reporter, Templates, format_elapsed, slug
 from ...progress.statusline import NullStatusLine, StatusLine
 from ..cluster import ClusterLost
-from . import MODES
+from . import DEFAULT_KEYS
 from .cache import StartupCache
 from .chart import monkey_chart
 from .chunks import ChunkedSimulation, LocalTyping
@@ -38,7 +38,6 @@ from .kernel import Kernel
 from .matchers import AnywhereMatcher, PrefixMatcher
 from .simulation import NewRecord, Round, Simulation
 from .texts import (
-    DEFAULT_KEYS,
     Keyboard,
     TextsError,
     Work,
@@ -53,7 +52,6 @@ from .texts import (
 
 __all__ = [
     "FIELDS",
-    "MODES",
     "TEMPLATES",
     "Options",
     "Setup",
