@@ -127,7 +127,7 @@ def cluster_count(board: str, memory_limit: str) -> tuple:
         return client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
     with cluster_of(2, memory_limit) as local, connect(local.scheduler_address) as cluster:
-        cluster.client.run(lambda: __import__("twitterbot.jobs.pegs.spread", fromlist=["x"])._worker_kernel() and 0)
+        cluster.client.run(lambda: __import__("twitterbot.jobs.pegs.kernel", fromlist=["x"]).worker_kernel() and 0)
         before = peaks(cluster.client)
         started = time.perf_counter()
         total = sum(level.positions for level in count_on_cluster(builtin(board), cluster))

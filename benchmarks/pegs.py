@@ -41,7 +41,8 @@ from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from twitterbot.jobs.pegs.board import BOARDS, BoardFileError, builtin, parse_board  # noqa: E402
+from twitterbot.jobs.pegs.board import BoardFileError, builtin, parse_board  # noqa: E402
+from twitterbot.jobs.pegs.boards import BOARDS  # noqa: E402
 from twitterbot.jobs.pegs.solve import Impossible, Solved, replay, solve  # noqa: E402
 
 A112737_TOTAL = 23_475_688

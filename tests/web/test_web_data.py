@@ -254,11 +254,12 @@ def test_only_http_links_are_ever_shown(url: str, safe: Optional[str]) -> None:
 
 
 def test_post_and_check_links(tmp_path: Path) -> None:
-    assert post_url("x", "123", None) == "https://x.com/i/status/123"
-    assert post_url("x", "dry-run-1", None) is None
-    assert post_url("mastodon", "55", None) is None  # only the link the network gave
-    assert post_url("bluesky", "at://did", "https://bsky.app/profile/a/post/b") == "https://bsky.app/profile/a/post/b"
     config = settings(tmp_path, BLUESKY_HANDLE="alice.example.com", MASTODON_INSTANCE="https://mastodon.local")
+    assert post_url("x", "123", None, config) == "https://x.com/i/status/123"
+    assert post_url("x", "dry-run-1", None, config) is None
+    assert post_url("mastodon", "55", None, config) is None  # only the link the network gave
+    link = "https://bsky.app/profile/a/post/b"
+    assert post_url("bluesky", "at://did", link, config) == link
     assert check_url("bluesky", config) == "https://bsky.app/profile/alice.example.com"
     assert check_url("mastodon", config) == "https://mastodon.local"
 

@@ -17,15 +17,8 @@ import pytest
 from twitterbot.jobs import native
 from twitterbot.jobs.monkey import kernel as kernel_module
 from twitterbot.jobs.monkey.kernel import ENV, Kernel, load
-from twitterbot.jobs.monkey.simulation import (
-    DRAW,
-    AnywhereMatcher,
-    KeyStream,
-    Matcher,
-    NewRecord,
-    PrefixMatcher,
-    Simulation,
-)
+from twitterbot.jobs.monkey.matchers import AnywhereMatcher, Matcher, PrefixMatcher
+from twitterbot.jobs.monkey.simulation import DRAW, KeyStream, NewRecord, Simulation
 
 COMPILER = shutil.which("cc")
 
@@ -89,6 +82,15 @@ def _records(matcher: Matcher, key_count: int, seed: int, batches: List[int], ke
             if isinstance(event, NewRecord):
                 records.append((event.keystrokes, event.length, event.codes))
     return records, simulation.state()
+
+
+def anywhere_find(kernel: Kernel, typed: np.ndarray, fresh: int, record: int, matcher: AnywhereMatcher) -> Any:
+    """The kernel's anywhere search called directly, on the arrays the matcher hands it."""
+    index = matcher.index()
+    return kernel.anywhere_find(
+        typed, fresh, record,
+        gram_ok=index["gram_ok"], codes=index["codes"], corpus=matcher.corpus, base=matcher.base, depth=matcher.depth,
+    )  # fmt: skip
 
 
 def _prefix(key_count: int) -> PrefixMatcher:
@@ -247,7 +249,7 @@ def test_the_kernel_finds_anywhere_records_at_every_alignment(kernel: Kernel) ->
                     typed[size // 2 : size // 2 + 13] = crossing
             for fresh, record in ((0, 0), (start, 6), (0, 11), (start + 3, 13), (0, 20), (size // 2, 12)):
                 expected = matcher.find(typed, fresh, record)
-                assert kernel.anywhere_find(typed, fresh, record, matcher) == expected
+                assert anywhere_find(kernel, typed, fresh, record, matcher) == expected
                 assert matcher.find(typed, fresh, record, kernel) == expected
 
 
@@ -263,7 +265,7 @@ def test_anywhere_records_longer_than_a_code_are_looked_up_in_the_text(kernel: K
     typed[2000 : 2000 + depth + 4] = corpus[3000 : 3000 + depth + 4]
     expected = [(2000 + depth + 2, depth + 3), (2000 + depth + 3, depth + 4)]
     assert matcher.find(typed, 0, depth + 2) == expected
-    assert kernel.anywhere_find(typed, 0, depth + 2, matcher) == expected
+    assert anywhere_find(kernel, typed, 0, depth + 2, matcher) == expected
 
 
 def test_both_copies_of_the_block_sieve_agree_with_numpy(kernel: Kernel) -> None:
@@ -276,9 +278,10 @@ def test_both_copies_of_the_block_sieve_agree_with_numpy(kernel: Kernel) -> None
         typed = rng.integers(0, 27, size).astype(np.uint8)
         for at in range(0, size - 8, max(1, size // 50)):  # some blocks that pass
             typed[at : at + 8] = np.minimum(corpus[at : at + 8], 26)
-        expected = matcher._gram_ok[matcher._block_codes(typed)]
+        gram_ok = matcher.index()["gram_ok"]
+        expected = gram_ok[matcher._block_codes(typed)]
         assert expected.any() or size < 8
-        baseline, vectorised = kernel.block_sieve(typed, matcher, vector=False)
+        baseline, vectorised = kernel.block_sieve(typed, gram_ok, vector=False)
         assert not vectorised and np.array_equal(baseline, expected)
-        fast, _ = kernel.block_sieve(typed, matcher)
+        fast, _ = kernel.block_sieve(typed, gram_ok)
         assert np.array_equal(fast, expected)

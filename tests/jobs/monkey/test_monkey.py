@@ -21,6 +21,7 @@ import pytest
 from conftest import BOT_PY
 
 from twitterbot.errors import ExitStatus, UsageError
+from twitterbot.jobs.monkey import ARCHIVE_NAME, DEFAULT_KEYS
 from twitterbot.jobs.monkey.job import (
     FIELDS,
     TEMPLATES,
@@ -31,19 +32,9 @@ from twitterbot.jobs.monkey.job import (
     run_monkey,
     typing_rate,
 )
-from twitterbot.jobs.monkey.simulation import (
-    DRAW,
-    ROUND,
-    AnywhereMatcher,
-    KeyStream,
-    Monkey,
-    NewRecord,
-    PrefixMatcher,
-    Simulation,
-)
+from twitterbot.jobs.monkey.matchers import AnywhereMatcher, PrefixMatcher
+from twitterbot.jobs.monkey.simulation import DRAW, ROUND, KeyStream, Monkey, NewRecord, Simulation
 from twitterbot.jobs.monkey.texts import (
-    ARCHIVE_NAME,
-    DEFAULT_KEYS,
     Keyboard,
     TextsError,
     extract_texts,

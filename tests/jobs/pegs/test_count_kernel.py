@@ -17,11 +17,11 @@ from conftest import BotHome
 from twitterbot.jobs.pegs import kernel as kernel_module
 from twitterbot.jobs.pegs.board import Board, builtin, load_board, parse_board
 from twitterbot.jobs.pegs.count import (
-    _exact,
-    _next_level,
     count_levels,
+    exact_count,
     finishable_counts,
     load_checkpoint,
+    next_level,
 )
 from twitterbot.jobs.pegs.kernel import ENV, Kernel, load
 from twitterbot.jobs.pegs.orient import Orienter
@@ -61,11 +61,11 @@ def _walk(board: Board, kernel: Kernel, block: int, grow_from: int) -> List[Tupl
     level = (orient.canonical(np.array([board.start], dtype=np.uint64)), np.ones(1, np.uint64), np.ones(1, np.uint32))
     levels = []
     while len(level[0]):
-        expected, games = _next_level(board, orient, level, 50_000)
+        expected, games = next_level(board, orient, level, 50_000)
         compiled, stuck = kernel.next_level(board, level, block, grow_from, lambda done, total: None)
         for ours, theirs in zip(compiled, expected):
             assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
-        assert _exact(*stuck) == games
+        assert exact_count(*stuck) == games
         levels.append(expected)
         level = expected
     return levels
@@ -200,19 +200,19 @@ def test_a_resumed_count_sizes_its_table_from_the_saved_levels(kernel: Kernel, t
 
 def test_both_paths_cut_and_merge_a_cluster_level_alike(kernel: Kernel) -> None:
     """spread.py's shares: the kernel's cut and merge give numpy's arrays, and merging the pieces
-    of every slice of a level, share by share, gives the level `_next_level` makes whole."""
-    from twitterbot.jobs.pegs.count import _merge
+    of every slice of a level, share by share, gives the level `next_level` makes whole."""
+    from twitterbot.jobs.pegs.count import merge_pieces
     from twitterbot.jobs.pegs.spread import cut, owners
 
     board = builtin("english")
     orient = Orienter(board)
     level = (orient.canonical(np.array([board.start], dtype=np.uint64)), np.ones(1, np.uint64), np.ones(1, np.uint32))
     for _ in range(9):
-        level, _games = _next_level(board, orient, level, 50_000)
-    whole, _games = _next_level(board, orient, level, 50_000)
+        level, _games = next_level(board, orient, level, 50_000)
+    whole, _games = next_level(board, orient, level, 50_000)
     shares: List[List[Tuple[np.ndarray, ...]]] = [[] for _ in range(5)]
     for low in range(0, len(level[0]), 7_000):  # slices, as the workers expand them
-        children, _games = _next_level(board, orient, tuple(column[low : low + 7_000] for column in level), 50_000)
+        children, _games = next_level(board, orient, tuple(column[low : low + 7_000] for column in level), 50_000)
         numpy_pieces, kernel_pieces = cut(children, 5), kernel.cut(children, 5)
         for j, (ours, theirs) in enumerate(zip(kernel_pieces, numpy_pieces)):
             assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(ours, theirs))
@@ -220,7 +220,7 @@ def test_both_paths_cut_and_merge_a_cluster_level_alike(kernel: Kernel) -> None:
             shares[j].append(ours)
     merged = [kernel.merge(pieces) for pieces in shares]
     for ours, pieces in zip(merged, shares):
-        assert all(np.array_equal(a, b) for a, b in zip(ours, _merge(list(pieces))))
-    together = _merge(merged)
+        assert all(np.array_equal(a, b) for a, b in zip(ours, merge_pieces(list(pieces))))
+    together = merge_pieces(merged)
     assert all(np.array_equal(a, b) for a, b in zip(together, whole))
     assert kernel.merge([])[0].size == 0

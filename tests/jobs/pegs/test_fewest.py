@@ -14,7 +14,9 @@ import pytest
 from conftest import BotHome
 from test_kinds import FIXTURES, Cell, jumps_of, picture, referee, triangle_text
 
-from twitterbot.jobs.pegs.board import BOARDS, builtin, parse_board, position_class_proof
+from twitterbot.jobs.pegs.board import builtin, parse_board
+from twitterbot.jobs.pegs.boards import BOARDS
+from twitterbot.jobs.pegs.bounds import position_class_proof
 from twitterbot.jobs.pegs.fewest import Counted, FewestMoves, Searched, TooBig, fewest_moves, search_fewest
 from twitterbot.jobs.pegs.job import run_fewest
 from twitterbot.jobs.pegs.solve import solution_text

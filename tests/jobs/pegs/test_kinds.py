@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from conftest import BotHome
 
-from twitterbot.jobs.pegs.board import BOARDS, BoardFileError, builtin, load_board, parse_board, with_empty_hole
+from twitterbot.jobs.pegs.board import BoardFileError, builtin, load_board, parse_board, with_empty_hole
+from twitterbot.jobs.pegs.boards import BOARDS
 from twitterbot.jobs.pegs.count import count_levels
 from twitterbot.jobs.pegs.kernel import Kernel
 from twitterbot.jobs.pegs.solve import Impossible, Solved, solution_text, solve
@@ -299,10 +300,10 @@ def test_several_finishing_holes_mean_one_peg_on_any_of_them(tmp_path: Path) -> 
 
 
 def test_counts_past_2_64_are_exact() -> None:
-    from twitterbot.jobs.pegs.count import PRIME, _exact
+    from twitterbot.jobs.pegs.count import PRIME, exact_count
 
     for value in (0, 5, 2**64 - 1, 2**64, 40_861_647_040_079_968, 577_116_156_815_309_849_672, 2**90 + 12345):
-        assert _exact(value % 2**64, value % PRIME) == value
+        assert exact_count(value % 2**64, value % PRIME) == value
 
 
 def test_positions_that_can_still_finish_agree_with_brute_force(tmp_path: Path) -> None:

@@ -11,14 +11,9 @@ from typing import Dict, List, Set, Tuple
 import pytest
 from conftest import BotHome
 
-from twitterbot.jobs.pegs.board import (
-    BOARDS,
-    BoardFileError,
-    builtin,
-    load_board,
-    parse_board,
-    position_class_proof,
-)
+from twitterbot.jobs.pegs.board import BoardFileError, builtin, load_board, parse_board
+from twitterbot.jobs.pegs.boards import BOARDS
+from twitterbot.jobs.pegs.bounds import position_class_proof
 from twitterbot.jobs.pegs.count import Counting, count_levels, load_checkpoint
 from twitterbot.jobs.pegs.job import run_count, run_solve
 from twitterbot.jobs.pegs.solve import Impossible, Searching, Solved, solution_text, solve

@@ -21,7 +21,7 @@ from ..cluster import add_cluster_flag, cluster_for
 from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES
 
 if TYPE_CHECKING:
-    from .job import Setup
+    from .job import Options, Setup
 
 __all__ = ["register"]
 
@@ -39,7 +39,6 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
 
     from .job import FIELDS as MONKEY_FIELDS
     from .job import TEMPLATES as MONKEY_TEMPLATES
-    from .job import Options as MonkeyOptions
     from .job import checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
     from .kernel import load as load_kernel
     from .texts import fetch_texts
@@ -50,21 +49,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
         fetch_texts(texts_dir, archive=archive)
         if args.fetch_texts:
             return int(ExitStatus.OK)
-    try:
-        checkpoint_every = parse_duration(args.checkpoint_every)
-    except ValueError as exc:
-        raise UsageError(f"--checkpoint-every: {exc}") from None
-    options = MonkeyOptions(
-        mode=args.mode,
-        keys=args.keys,
-        work=args.work,
-        target=absolute(args.target),
-        seed=args.seed,
-        workers=args.workers,
-        keystrokes=args.keystrokes,
-        until_length=args.until_length,
-        checkpoint_every=checkpoint_every,
-    )
+    options = _options(args)
     name = args.name or "monkey"
     checkpoint = None if args.dry_run else checkpoint_for(config["BOT_STATE_DIR"], name)
     setup = prepare(options, texts_dir, cache_dir=config["BOT_STATE_DIR"] / "monkey-cache")
@@ -117,6 +102,27 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
         if cluster is not None:
             cluster.close()
     return int(ExitStatus.OK)
+
+
+def _options(args: argparse.Namespace) -> Options:
+    """The run's options (job.Options) from the command line; UsageError for a bad --checkpoint-every."""
+    from .job import Options  # numpy: only when the command runs
+
+    try:
+        checkpoint_every = parse_duration(args.checkpoint_every)
+    except ValueError as exc:
+        raise UsageError(f"--checkpoint-every: {exc}") from None
+    return Options(
+        mode=args.mode,
+        keys=args.keys,
+        work=args.work,
+        target=absolute(args.target),
+        seed=args.seed,
+        workers=args.workers,
+        keystrokes=args.keystrokes,
+        until_length=args.until_length,
+        checkpoint_every=checkpoint_every,
+    )
 
 
 def _typing(cluster: Any, setup: Any, options: Any, kernel: Any) -> Any:

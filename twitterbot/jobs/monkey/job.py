@@ -30,14 +30,14 @@ from ...files import write_atomically
 from ...progress.reporter import NullReporter, Reporter, Templates, format_elapsed, slug
 from ...progress.statusline import NullStatusLine, StatusLine
 from ..cluster import ClusterLost
-from . import MODES
+from . import DEFAULT_KEYS
 from .cache import StartupCache
 from .chart import monkey_chart
 from .chunks import ChunkedSimulation, LocalTyping
 from .kernel import Kernel
-from .simulation import AnywhereMatcher, NewRecord, PrefixMatcher, Round, Simulation
+from .matchers import AnywhereMatcher, PrefixMatcher
+from .simulation import NewRecord, Round, Simulation
 from .texts import (
-    DEFAULT_KEYS,
     Keyboard,
     TextsError,
     Work,
@@ -52,7 +52,6 @@ from .texts import (
 
 __all__ = [
     "FIELDS",
-    "MODES",
     "TEMPLATES",
     "Options",
     "Setup",
@@ -195,6 +194,51 @@ class RecordLine:
     source: str
 
 
+@dataclass
+class _Run:
+    """A run under way: its simulation, the records so far and the seconds spent typing them, and
+    what the posts, the log and the checkpoint say of it."""
+
+    setup: Setup
+    simulation: Any
+    records: List[RecordLine]
+    typing_seconds: float
+    where: str  # the cores or machines the typing runs on, as the posts say it
+
+    def chart(self) -> Any:  # drawn only when a post carries it (PICTURES_EVERY)
+        return monkey_chart(self.setup, list(self.records))
+
+    def figures(self) -> Dict[str, object]:
+        """The fields the reporter's templates fill in."""
+        best = self.records[-1] if self.records else None
+        length = best.length if best else 0
+        return {
+            "keystrokes": approximate(self.simulation.keystrokes),
+            "rate": typing_rate(self.simulation.keystrokes, self.typing_seconds),
+            "record": best.text if best else "",
+            "length": length,
+            "source": best.source if best else "",
+            "factor": f"{self.setup.matcher.expected_factor(length, self.setup.keyboard.count):.0f}",
+            "workers": self.simulation.workers,
+            "where": self.where,
+        }
+
+    def save(self, checkpoint: Optional[Path]) -> Dict[str, Any]:
+        """The run's state as a checkpoint holds it, written to `checkpoint` if there is one."""
+        chunked = isinstance(self.simulation, ChunkedSimulation)
+        saved = {
+            "format": CHECKPOINT_FORMAT if chunked else 1,
+            "setup": _identity(self.setup, None if chunked else self.simulation.workers),
+            "simulation": self.simulation.state(),
+            "records": [asdict(record) for record in self.records],
+            "seconds": self.typing_seconds,
+            "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        if checkpoint:
+            write_atomically(checkpoint, json.dumps(saved, indent=1) + "\n", 0o644)
+        return saved
+
+
 def run_monkey(
     setup: Setup,
     options: Options,
@@ -231,6 +275,7 @@ def run_monkey(
         simulation = ChunkedSimulation(setup.matcher, key_count=setup.keyboard.count, seed=options.seed, typing=typing)
         records, typing_seconds = [], 0.0
     where = typing.where if isinstance(simulation, ChunkedSimulation) else f"{simulation.workers} streams"
+    run = _Run(setup, simulation, records, typing_seconds, where)
     out.write(
         f"the monkey types at {setup.title} ({options.mode} mode, {setup.keyboard.count} keys, "
         f"seed {simulation.seed}) on {where}\n"
@@ -238,101 +283,112 @@ def run_monkey(
     out.flush()
     stopping: List[str] = []
     previous = _on_signals(lambda name: stopping.append(name))
-
-    def chart() -> Any:  # drawn only when a post carries it (PICTURES_EVERY)
-        return monkey_chart(setup, list(records))
-
-    started = clock()
-    last_news = last_log = last_save = last_tick = started
-
-    def figures() -> Dict[str, object]:
-        best = records[-1] if records else None
-        length = best.length if best else 0
-        return {
-            "keystrokes": approximate(simulation.keystrokes),
-            "rate": typing_rate(simulation.keystrokes, typing_seconds),
-            "record": best.text if best else "",
-            "length": length,
-            "source": best.source if best else "",
-            "factor": f"{setup.matcher.expected_factor(length, setup.keyboard.count):.0f}",
-            "workers": simulation.workers,
-            "where": where,
-        }
-
-    def save() -> Dict[str, Any]:
-        saved = {
-            "format": CHECKPOINT_FORMAT if isinstance(simulation, ChunkedSimulation) else 1,
-            "setup": _identity(setup, None if isinstance(simulation, ChunkedSimulation) else simulation.workers),
-            "simulation": simulation.state(),
-            "records": [asdict(record) for record in records],
-            "seconds": typing_seconds,
-            "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        }
-        if checkpoint:
-            write_atomically(checkpoint, json.dumps(saved, indent=1) + "\n", 0o644)
-        return saved
-
     try:
-        for event in simulation.run(keystrokes=options.keystrokes, until_length=options.until_length):
-            if isinstance(event, NewRecord):
-                text = setup.keyboard.decode(event.codes)
-                record = RecordLine(event.keystrokes, event.length, text, setup.source(text))
-                records.append(record)
-                if status:
-                    status.clear()
-                out.write(f"{event.keystrokes:>22,}  {event.length:>3}  {text!r}  ({record.source})\n")
-                out.flush()
-                reporter.update(
-                    f"New record after {_plural(event.keystrokes, 'keystroke')}: {text!r} "
-                    f"({_plural(event.length, 'letter')}, from {record.source})",
-                    milestone=True,
-                    picture=chart,
-                    **figures(),
-                )
-                continue
-            assert isinstance(event, Round)
-            typing_seconds += event.seconds
-            now = clock()
-            if status:
-                status.show(_status_text(simulation.keystrokes, typing_seconds, records, options), part="job")
-            if now - last_news >= NEWS_EVERY:
-                last_news = last_tick = now
-                latest = figures()
-                reporter.update(_progress_message(latest, setup), picture=chart, **latest)
-            elif now - last_tick >= 1.0:  # a due post, and the status line's countdown
-                last_tick = now
-                reporter.tick()
-            if now - last_log >= LOG_EVERY:
-                last_log = now
-                log.info("%s", _progress_message(figures(), setup))
-            if checkpoint and now - last_save >= options.checkpoint_every:
-                last_save = now
-                save()
-            if stopping:
-                break
+        _type(run, options, reporter, stopping, checkpoint=checkpoint, out=out, clock=clock, status=status)
     except ClusterLost:
-        save()  # as of the last piece taken in: the same command continues from here
+        run.save(checkpoint)  # as of the last piece taken in: the same command continues from here
         raise
     finally:
         _restore_signals(previous)
-    final = save()
-    latest = figures()
-    summary = _progress_message(latest, setup)
+    final = run.save(checkpoint)
+    _report_end(run, reporter, stopping, out=out, status=status)
+    return final
+
+
+def _type(
+    run: _Run,
+    options: Options,
+    reporter: AnyReporter,
+    stopping: List[str],
+    *,
+    checkpoint: Optional[Path],
+    out: TextIO,
+    clock: Callable[[], float],
+    status: Optional[Union[StatusLine, NullStatusLine]],
+) -> None:
+    """Type until the options' stop conditions, or the round after a stop signal lands in
+    `stopping`: each record printed and reported, progress reported, logged and checkpointed
+    on its own timer."""
+    simulation, setup = run.simulation, run.setup
+    started = clock()
+    last_news = last_log = last_save = last_tick = started
+    for event in simulation.run(keystrokes=options.keystrokes, until_length=options.until_length):
+        if isinstance(event, NewRecord):
+            _report_record(run, event, reporter, out=out, status=status)
+            continue
+        assert isinstance(event, Round)
+        run.typing_seconds += event.seconds
+        now = clock()
+        if status:
+            status.show(_status_text(simulation.keystrokes, run.typing_seconds, run.records, options), part="job")
+        if now - last_news >= NEWS_EVERY:
+            last_news = last_tick = now
+            latest = run.figures()
+            reporter.update(_progress_message(latest, setup), picture=run.chart, **latest)
+        elif now - last_tick >= 1.0:  # a due post, and the status line's countdown
+            last_tick = now
+            reporter.tick()
+        if now - last_log >= LOG_EVERY:
+            last_log = now
+            log.info("%s", _progress_message(run.figures(), setup))
+        if checkpoint and now - last_save >= options.checkpoint_every:
+            last_save = now
+            run.save(checkpoint)
+        if stopping:
+            break
+
+
+def _report_record(
+    run: _Run,
+    event: NewRecord,
+    reporter: AnyReporter,
+    *,
+    out: TextIO,
+    status: Optional[Union[StatusLine, NullStatusLine]],
+) -> None:
+    """Keep a new record, print it under the status line and report it as a milestone."""
+    text = run.setup.keyboard.decode(event.codes)
+    record = RecordLine(event.keystrokes, event.length, text, run.setup.source(text))
+    run.records.append(record)
+    if status:
+        status.clear()
+    out.write(f"{event.keystrokes:>22,}  {event.length:>3}  {text!r}  ({record.source})\n")
+    out.flush()
+    reporter.update(
+        f"New record after {_plural(event.keystrokes, 'keystroke')}: {text!r} "
+        f"({_plural(event.length, 'letter')}, from {record.source})",
+        milestone=True,
+        picture=run.chart,
+        **run.figures(),
+    )
+
+
+def _report_end(
+    run: _Run,
+    reporter: AnyReporter,
+    stopping: List[str],
+    *,
+    out: TextIO,
+    status: Optional[Union[StatusLine, NullStatusLine]],
+) -> None:
+    """The last line and the reporter's last word: stopped by a signal (and how to continue), or done."""
+    keystrokes = run.simulation.keystrokes
+    latest = run.figures()
+    summary = _progress_message(latest, run.setup)
     if status:
         status.clear()
     if stopping:
         out.write(
-            f"stopped by {stopping[0]} after {_plural(simulation.keystrokes, 'keystroke', exact=True)}; "
+            f"stopped by {stopping[0]} after {_plural(keystrokes, 'keystroke', exact=True)}; "
             "the same command continues from here\n"
         )
         reporter.stop()
     else:
         out.write(
-            f"typed {_plural(simulation.keystrokes, 'keystroke', exact=True)} in {typing_seconds:,.1f} s of typing "
+            f"typed {_plural(keystrokes, 'keystroke', exact=True)} in {run.typing_seconds:,.1f} s of typing "
             f"({latest['rate']})\n"
         )
-        reporter.done(summary, picture=chart, **latest)
-    return final
+        reporter.done(summary, picture=run.chart, **latest)
 
 
 def _progress_message(figures: Dict[str, object], setup: Setup) -> str:

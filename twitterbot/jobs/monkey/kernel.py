@@ -25,14 +25,11 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from .. import native
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .simulation import AnywhereMatcher
 
 __all__ = ["ABI", "ENV", "SPEC", "Kernel", "load", "state"]
 
@@ -65,7 +62,7 @@ class Kernel:
         self._sieve = library.monkey_sieve
         self._sieve.restype = ctypes.c_size_t
         self._sieve.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
-        self._index_of: Optional[AnywhereMatcher] = None
+        self._index_of: Tuple[int, ...] = ()  # which arrays (their ids) and numbers the index was made from
         self._index: Tuple[Any, ...] = ()
         self._arguments: Tuple[int, ...] = ()
         self._ok = np.empty(0, dtype=np.uint64)
@@ -120,18 +117,30 @@ class Kernel:
             record = found[-1][1]
 
     def anywhere_find(
-        self, typed: np.ndarray, fresh: int, record: int, matcher: AnywhereMatcher
+        self,
+        typed: np.ndarray,
+        fresh: int,
+        record: int,
+        *,
+        gram_ok: np.ndarray,
+        codes: np.ndarray,
+        corpus: np.ndarray,
+        base: int,
+        depth: int,
     ) -> List[Tuple[int, int]]:
-        """`AnywhereMatcher.find` in C, every sieve and the final check, for a matcher with 4-key
-        n-grams (32 keys or fewer, 5 bits a key): only the records cross back into Python."""
+        """`AnywhereMatcher.find` in C, every sieve and the final check, over the matcher's
+        arrays: `gram_ok` says which 4-key n-grams (5 bits a key) the corpus has, `codes` are its
+        sorted codes of `depth` letters in base `base`, `corpus` its keys. Only the records cross
+        back into Python."""
         typed = np.ascontiguousarray(typed, dtype=np.uint8)
         if len(self._ok) < len(typed) // 256 + 3:  # kept between batches: no allocation per batch
             self._ok = np.empty(len(typed) // 256 + 3, dtype=np.uint64)
+        index = self._index_for(gram_ok, codes, corpus, base, depth)
         found: List[Tuple[int, int]] = []
         ends, lengths = self._found
         while True:
             count = self._anywhere(
-                typed.ctypes.data, len(typed), fresh, record, *self._index_for(matcher),
+                typed.ctypes.data, len(typed), fresh, record, *index,
                 self._ok.ctypes.data, ends.ctypes.data, lengths.ctypes.data, _ROOM,
             )  # fmt: skip
             found += zip(ends[:count].tolist(), lengths[:count].tolist())
@@ -139,33 +148,37 @@ class Kernel:
                 return found
             record = found[-1][1]
 
-    def block_sieve(
-        self, typed: np.ndarray, matcher: AnywhereMatcher, *, vector: bool = True
-    ) -> Tuple[np.ndarray, bool]:
-        """Whether each aligned 4-key block of `typed` is a 4-gram of the corpus (the first sieve
-        of `anywhere_find`), and whether the AVX2 copy made it: for the tests, which compare
-        both copies with numpy."""
+    def block_sieve(self, typed: np.ndarray, gram_ok: np.ndarray, *, vector: bool = True) -> Tuple[np.ndarray, bool]:
+        """Whether each aligned 4-key block of `typed` is one of the n-grams `gram_ok` marks (the
+        first sieve of `anywhere_find`), and whether the AVX2 copy made it: for the tests, which
+        compare both copies with numpy."""
         typed = np.ascontiguousarray(typed, dtype=np.uint8)
         blocks = len(typed) // 4
         ok = np.empty(blocks // 64 + 3, dtype=np.uint64)
-        vectorised = self._sieve(typed.ctypes.data, blocks, self._index_for(matcher)[0], ok.ctypes.data, vector)
+        bits = self._packed(gram_ok)
+        vectorised = self._sieve(typed.ctypes.data, blocks, bits.ctypes.data, ok.ctypes.data, vector)
         known = np.unpackbits(ok.view(np.uint8), bitorder="little")[:blocks].astype(bool)
         return known, bool(vectorised)
 
-    def _index_for(self, matcher: AnywhereMatcher) -> Tuple[Any, ...]:
-        """The matcher's index as monkey_anywhere_find takes it, made once per matcher: the
-        4-gram table packed to a bit a code (128 KiB), the codes and the corpus as they are."""
-        if self._index_of is not matcher:
-            index, corpus = matcher.index(), matcher.corpus
-            gram_ok, codes = index["gram_ok"], index["codes"]
-            assert matcher.gram == 4 and gram_ok.dtype == np.bool_ and len(gram_ok) == 1 << 20
+    @staticmethod
+    def _packed(gram_ok: np.ndarray) -> np.ndarray:
+        """The 4-gram table packed to a bit a code (128 KiB), as the C sieve reads it."""
+        assert gram_ok.dtype == np.bool_ and len(gram_ok) == 1 << 20
+        return np.packbits(gram_ok, bitorder="little")
+
+    def _index_for(
+        self, gram_ok: np.ndarray, codes: np.ndarray, corpus: np.ndarray, base: int, depth: int
+    ) -> Tuple[int, ...]:
+        """The index as monkey_anywhere_find takes it, made once per set of arrays (a caller hands
+        the same ones every batch): the table packed, the codes and the corpus as they are."""
+        identity = (id(gram_ok), id(codes), id(corpus), base, depth)  # ids held: `_index` keeps the arrays alive
+        if self._index_of != identity:
             assert codes.dtype == np.uint64 and codes.flags.c_contiguous and corpus.flags.c_contiguous
-            bits = np.packbits(gram_ok, bitorder="little")
-            self._index_of = matcher
-            self._index = (bits, codes, corpus)  # kept alive while their addresses are in use
+            bits = self._packed(gram_ok)
+            self._index_of = identity
+            self._index = (gram_ok, bits, codes, corpus)  # kept alive while their ids and addresses are in use
             self._arguments = (
-                bits.ctypes.data, codes.ctypes.data, len(codes), matcher.base, matcher.depth,
-                corpus.ctypes.data, len(corpus),
+                bits.ctypes.data, codes.ctypes.data, len(codes), base, depth, corpus.ctypes.data, len(corpus),
             )  # fmt: skip
         return self._arguments
 

@@ -1,6 +1,7 @@
 """What the monkey's typing is compared with: the beginning of one text (`PrefixMatcher`) or
 every stretch of a corpus (`AnywhereMatcher`). Both find the new records in a block of typed keys
-with numpy, never a Python loop per keystroke; `simulation.py` feeds them the keys::
+with numpy, never a Python loop per keystroke, or with the compiled kernel when given one (the
+same records); `simulation.py` feeds them the keys::
 
     matcher = AnywhereMatcher(corpus_codes, key_count=27)
     matcher.find(typed, fresh=0, record=0)   # [(index of the last key, length), ...]
@@ -32,9 +33,14 @@ class PrefixMatcher:
         padded = np.concatenate([self.target, np.zeros(7, dtype=np.uint8)])
         self._words = [int(padded[o : o + 4].view("<u4")[0]) for o in range(4)]
 
-    def find(self, typed: np.ndarray, fresh: int, record: int) -> List[Tuple[int, int]]:
+    def find(
+        self, typed: np.ndarray, fresh: int, record: int, kernel: Optional[Kernel] = None
+    ) -> List[Tuple[int, int]]:
         """New records in `typed` as (index of the last key, length), in order. `typed[:fresh]`
-        was searched before; a record is at least `record` + 1 keys long."""
+        was searched before; a record is at least `record` + 1 keys long. With `kernel` the
+        search runs in C and gives the same records."""
+        if kernel is not None:
+            return kernel.prefix_find(typed, fresh, record, self.target)
         found = []
         target = self.target
         while record < len(target):
@@ -263,7 +269,10 @@ class AnywhereMatcher:
         """As `PrefixMatcher.find`. With `kernel` and 4-key n-grams (32 keys or fewer) it all runs
         in C, the same sieves with the same tables, and gives the same records."""
         if kernel is not None and self.gram == 4:
-            return kernel.anywhere_find(typed, fresh, record, self)
+            return kernel.anywhere_find(
+                typed, fresh, record,
+                gram_ok=self._gram_ok, codes=self._codes, corpus=self.corpus, base=self.base, depth=self.depth,
+            )  # fmt: skip
         found = []
         while True:
             length = record + 1

@@ -27,25 +27,12 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 
 import numpy as np
 
-from .matchers import (  # noqa: F401 (INDEX_CHUNK: importable here as before)
-    INDEX_CHUNK,
-    AnywhereMatcher,
-    Matcher,
-    PrefixMatcher,
-)
+from .matchers import Matcher
 
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
 
-__all__ = [
-    "AnywhereMatcher",
-    "KeyStream",
-    "Monkey",
-    "NewRecord",
-    "PrefixMatcher",
-    "Round",
-    "Simulation",
-]
+__all__ = ["DRAW", "ROUND", "Event", "KeyStream", "Monkey", "NewRecord", "Round", "Simulation"]
 
 # Keys are drawn this many at a time. It is part of what a seed means: change it and every
 # seeded stream changes, and checkpoints from before no longer resume.
@@ -136,8 +123,6 @@ class KeyStream:
         return values.view(np.uint8)
 
 
-
-
 class Monkey:
     """One monkey: a key stream, the longest record it has typed, and the last keys it typed
     (as many as the record is long: a longer record could start there). With `kernel`, records
@@ -173,12 +158,7 @@ class Monkey:
                 seen(keys)
             typed = self._behind_tail(keys) if self.tail.size else keys
             fresh = len(self.tail)
-            if self._kernel is None:
-                found = self.matcher.find(typed, fresh, self.record)
-            elif isinstance(self.matcher, PrefixMatcher):
-                found = self._kernel.prefix_find(typed, fresh, self.record, self.matcher.target)
-            else:
-                found = self.matcher.find(typed, fresh, self.record, self._kernel)
+            found = self.matcher.find(typed, fresh, self.record, self._kernel)
             for end, length in found:
                 records.append((self.typed + end - fresh, length, typed[end - length + 1 : end + 1].copy()))
                 self.record = length

@@ -33,12 +33,10 @@ from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
 import numpy as np
 
 from ...errors import BotError, ExitStatus
-from . import ARCHIVE_NAME, DEFAULT_KEYS
+from . import ARCHIVE_NAME
 
 __all__ = [
-    "ARCHIVE_NAME",
     "ARCHIVE_SHA256",
-    "DEFAULT_KEYS",
     "Keyboard",
     "TextsError",
     "Work",

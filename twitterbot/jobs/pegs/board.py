@@ -24,7 +24,6 @@ from ...errors import BotError, ExitStatus, UsageError
 from .boards import BOARDS, HOLE, PEG
 
 __all__ = [
-    "BOARDS",
     "KINDS",
     "Board",
     "BoardFileError",
@@ -136,16 +135,17 @@ class Board:
             if None in holes:
                 continue
             permutation = tuple(holes)  # type: ignore[arg-type]
-            if self.goal is not None and self._moved(self.goal, permutation) != self.goal:
+            if self.goal is not None and self.moved(self.goal, permutation) != self.goal:
                 continue
-            if self.ends is not None and self._moved(self.ends, permutation) != self.ends:
+            if self.ends is not None and self.moved(self.ends, permutation) != self.ends:
                 continue
             if permutation not in found:
                 found.append(permutation)
         return found
 
     @staticmethod
-    def _moved(position: int, permutation: Tuple[int, ...]) -> int:
+    def moved(position: int, permutation: Tuple[int, ...]) -> int:
+        """`position` with each hole's peg taken to the hole `permutation` maps it to."""
         image = 0
         for hole, to in enumerate(permutation):
             if position >> hole & 1:
@@ -428,15 +428,3 @@ def builtin(name: str, *, finish: Optional[str] = None) -> Board:
         ) from None
     return parse_board(f"kind: {kind}\n{text}", name=name, source=f"board {name}", finish=finish or default_finish)
 
-
-_MOVED_TO_BOUNDS = ("distances", "pagoda_towards", "pagoda_weights", "position_class_proof")
-
-
-def __getattr__(name: str) -> object:
-    """The bounds moved to `bounds.py` stay importable from here (loaded on first use: bounds.py
-    imports this module, so importing it at the top would be circular)."""
-    if name in _MOVED_TO_BOUNDS:
-        from . import bounds
-
-        return getattr(bounds, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

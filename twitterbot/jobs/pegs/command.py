@@ -17,7 +17,8 @@ from ...progress.statusline import status_line_for
 from ...settings import Config
 from ...state import ensure_state_dir
 from ..cluster import add_cluster_flag, cluster_for
-from .board import BOARDS, BoardFileError, builtin, check_countable, load_board, with_empty_hole
+from .board import BoardFileError, builtin, check_countable, load_board, with_empty_hole
+from .boards import BOARDS
 
 __all__ = ["register"]
 

@@ -30,7 +30,19 @@ from .orient import Orienter
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
 
-__all__ = ["Counting", "Level", "count_levels", "finishable_counts", "load_checkpoint"]
+__all__ = [
+    "BLOCK",
+    "PRIME",
+    "Counting",
+    "Level",
+    "count_levels",
+    "empty_level",
+    "exact_count",
+    "finishable_counts",
+    "load_checkpoint",
+    "merge_pieces",
+    "next_level",
+]
 
 PRIME = 4_294_967_291  # the largest prime below 2^32: sums of a block's counts stay below 2^64
 BLOCK = 50_000  # parents expanded at once
@@ -69,13 +81,13 @@ class Counting:
         return self.seconds * (self.total - self.done) / self.done
 
 
-def _empty() -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def empty_level() -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A level (or a share of one) with no position."""
     empty = np.zeros(0, dtype=np.uint64)
     return empty, empty, np.zeros(0, dtype=np.uint32)
 
 
-def _merge(pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def merge_pieces(pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sort the pieces' positions together and add up the counts of equal positions, emptying
     `pieces` as it goes. The stable sort is timsort, which merges already sorted pieces in linear
     time; one column at a time, each column's pieces let go as soon as they are joined, so that
@@ -138,7 +150,7 @@ def _children(
     return keys[starts], summed, summed_checks.astype(np.uint32)  # below PRIME < 2^32
 
 
-def _next_level(
+def next_level(
     board: Board,
     orient: Orienter,
     level: Tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -166,13 +178,13 @@ def _next_level(
         pieces.append(piece)
         while len(pieces) > 1 and 2 * len(pieces[-1][0]) >= len(pieces[-2][0]):
             pair = [pieces.pop(-2), pieces.pop()]
-            pieces.append(_merge(pair))
-    games = _exact(*stuck)
+            pieces.append(merge_pieces(pair))
+    games = exact_count(*stuck)
     if not pieces:
-        return _empty(), games
+        return empty_level(), games
     if len(pieces) == 1:
         return pieces[0], games
-    return _merge(pieces), games
+    return merge_pieces(pieces), games
 
 
 def count_levels(
@@ -212,11 +224,11 @@ def count_levels(
     while True:
         after_block = _progress_of(progress, len(history), clock) if progress else lambda done, total: None
         if kernel is None:
-            level, games = _next_level(board, orient, level, block, after_block)
+            level, games = next_level(board, orient, level, block, after_block)
         else:
             size = len(level[0])
             level, stuck = kernel.next_level(board, level, block, int(size * growth * 1.1) + 16, after_block)
-            games = _exact(*stuck)
+            games = exact_count(*stuck)
             growth = max(len(level[0]) / max(size, 1), 0.1)
         history[-1] = dataclasses.replace(history[-1], games=games)
         yield history[-1]
@@ -281,18 +293,18 @@ def _progress_of(
 
 def _level(board: Board, jumps: int, level, seconds: float) -> Level:
     positions, counts, checks = level
-    sequences = _exact(int(counts.sum(dtype=np.uint64)), int(checks.sum(dtype=np.uint64) % PRIME))
+    sequences = exact_count(int(counts.sum(dtype=np.uint64)), int(checks.sum(dtype=np.uint64) % PRIME))
     solutions = None
     if board.pegs(board.start) - jumps == 1:  # one peg left: the game is over
         if board.target is None and board.ends is None:
             solutions = sequences
         else:
             won = (positions & np.uint64(board.goal if board.goal is not None else board.ends)) != 0
-            solutions = _exact(int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum(dtype=np.uint64) % PRIME))
+            solutions = exact_count(int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum(dtype=np.uint64) % PRIME))
     return Level(jumps, len(positions), sequences, seconds, solutions)
 
 
-def _exact(modulo_2_64: int, modulo_prime: int) -> int:
+def exact_count(modulo_2_64: int, modulo_prime: int) -> int:
     """The count from its residues modulo 2^64 and modulo PRIME (Chinese remainders): exact for
     any count below 2^64 x PRIME, about 7.9 x 10^28. Every count here is at most the number of
     complete games (each jump sequence extends to one), 5.8 x 10^20 on the English board."""

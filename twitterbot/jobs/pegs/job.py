@@ -23,7 +23,7 @@ from ...wording import plural
 from .board import Board
 from .count import Counting, Level, count_levels, finishable_counts
 from .fewest import Counted, FewestMoves, Searched, TooBig, group_moves, search_fewest
-from .kernel import Kernel
+from .kernel import Kernel, worker_kernel
 from .picture import solution_picture, start_picture
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
@@ -156,9 +156,7 @@ def solve_text(board: Board, kernel: Optional[Kernel] = None) -> str:
 
 def solve_text_on_worker(board: Board) -> str:
     """`solve_text` as a Dask task, with the worker's own kernel if it can build one."""
-    from .spread import _worker_kernel
-
-    return solve_text(board, _worker_kernel())
+    return solve_text(board, worker_kernel())
 
 
 def run_count(

@@ -21,6 +21,7 @@ covering the source, the flags, the compiler and the platform), its interface ch
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 from pathlib import Path
@@ -31,7 +32,7 @@ import numpy as np
 from .. import native
 from .board import Board, Jump
 
-__all__ = ["ABI", "ENV", "SPEC", "DeadPositions", "Hunt", "Kernel", "load", "state"]
+__all__ = ["ABI", "ENV", "SPEC", "DeadPositions", "Hunt", "Kernel", "load", "state", "worker_kernel"]
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ class Prepared:
         self._needs = np.array([jump.needs for jump in board.jumps], dtype=np.uint64)
         self._flips = np.array([jump.flips for jump in board.jumps], dtype=np.uint64)
         self._images = np.array(
-            [[board._moved(jump.flips, permutation) for permutation in symmetries] for jump in board.jumps],
+            [[board.moved(jump.flips, permutation) for permutation in symmetries] for jump in board.jumps],
             dtype=np.uint64,
         ).reshape(len(board.jumps), len(symmetries))
         self.data = _BoardData(
@@ -173,7 +174,7 @@ class Hunt:
         self._arrays = {
             "needs": _pairs([jump.needs for jump in board.jumps]),
             "flips": _pairs([jump.flips for jump in board.jumps]),
-            "images": _pairs([board._moved(jump.flips, p) for jump in board.jumps for p in symmetries]),
+            "images": _pairs([board.moved(jump.flips, p) for jump in board.jumps for p in symmetries]),
             "change": np.array(
                 [[w[j.end] - w[j.start] - w[j.over] for j in board.jumps] for w in pagodas] or [[0.0]], dtype=np.float64
             ),
@@ -183,7 +184,7 @@ class Hunt:
             ),
             "order": np.array([number[jump] for jump in order], dtype=np.uint32),
             "edge": np.ascontiguousarray(edge if edge is not None else np.zeros(1), dtype=np.uint64),
-            "root": _pairs([board._moved(board.start, p) for p in symmetries]),
+            "root": _pairs([board.moved(board.start, p) for p in symmetries]),
             "weights": np.array(start_weights or [0.0], dtype=np.float64),
         }
         a = self._arrays
@@ -305,7 +306,7 @@ class Kernel:
         expected: int,
         after_block: Callable[[int, int], None],
     ) -> Tuple[Arrays, Tuple[int, int]]:
-        """count._next_level in C: the next level, sorted, and the sequences ending on this one
+        """count.next_level in C: the next level, sorted, and the sequences ending on this one
         (modulo 2^64 and modulo the prime). `expected` sizes the table (it grows if need be)."""
         prepared = self.prepare(board)
         positions, counts, checks = (np.ascontiguousarray(array) for array in level)
@@ -416,6 +417,13 @@ def load(
     the searches in Python, what it costs and the fix. `switch` is TWITTERBOT_PEGS_KERNEL from
     the config (without it, the environment's). Never raises: those paths give the same answers."""
     return native.load(Kernel, SPEC, cache_dir, log=log, environ=environ, switch=switch)
+
+
+@functools.lru_cache(maxsize=1)
+def worker_kernel() -> Optional[Kernel]:
+    """The kernel in a cluster's worker process, built once per process into a temporary folder
+    (None: numpy and Python, the same answers)."""
+    return load(None)
 
 
 def state(

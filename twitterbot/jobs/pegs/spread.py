@@ -22,7 +22,6 @@ sees a level twice.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import logging
 import operator
@@ -36,7 +35,8 @@ from ...files import write_atomically
 from ...wording import plural
 from ..cluster import ClusterLost, WorkerLost
 from .board import Board, check_countable
-from .count import BLOCK, PRIME, Counting, Level, _empty, _exact, _merge, _next_level
+from .count import BLOCK, PRIME, Counting, Level, empty_level, exact_count, merge_pieces, next_level
+from .kernel import worker_kernel
 from .orient import Orienter
 
 __all__ = ["SHARES_PER_WORKER", "SLICE", "count_on_cluster", "owners"]
@@ -73,14 +73,6 @@ def owners(positions: np.ndarray, shares: int) -> np.ndarray:
     return ((positions * _MIX) >> np.uint64(40)) % np.uint64(shares)
 
 
-@functools.lru_cache(maxsize=1)
-def _worker_kernel() -> Any:
-    """The compiled kernel in a worker process, built once (None: numpy, the same levels)."""
-    from .kernel import load
-
-    return load(None)
-
-
 def _orienter(board: Board) -> Orienter:
     key = (board.start, board.size, board.name)
     if key not in _ORIENTERS:
@@ -93,12 +85,12 @@ def _expand(board: Board, part: Part, low: int, high: int, shares: int) -> Tuple
     """Task: the children of parents [low, high) of a share, cut by the next level's share, and
     the games ending there."""
     sliced = (part[0][low:high], part[1][low:high], part[2][low:high])
-    kernel = _worker_kernel()
+    kernel = worker_kernel()
     if kernel is None:
-        children, games = _next_level(board, _orienter(board), sliced, BLOCK)
+        children, games = next_level(board, _orienter(board), sliced, BLOCK)
         return cut(children, shares), games
     children, stuck = kernel.next_level(board, sliced, BLOCK, 4 * (high - low) + 16, lambda done, total: None)
-    return kernel.cut(children, shares), _exact(*stuck)
+    return kernel.cut(children, shares), exact_count(*stuck)
 
 
 def cut(part: Part, shares: int) -> List[Part]:
@@ -115,11 +107,11 @@ def _own(*pieces: Part) -> Part:
     (each sorted, no position twice)."""
     kept = [piece for piece in pieces if len(piece[0])]
     if not kept:
-        return _empty()
+        return empty_level()
     if len(kept) == 1:  # a piece is a view, which would keep all of its slice's children: copied
         return tuple(column if column.base is None else column.copy() for column in kept[0])  # type: ignore[return-value]
-    kernel = _worker_kernel()
-    return kernel.merge(kept) if kernel is not None else _merge(kept)
+    kernel = worker_kernel()
+    return kernel.merge(kept) if kernel is not None else merge_pieces(kept)
 
 
 def _figures(board: Board, part: Part, jumps: int) -> Figures:
@@ -349,10 +341,10 @@ def _finishable(board: Board, cluster: Any, kept: List[List[Any]]) -> List[int]:
 
 def _level(board: Board, jumps: int, figures: List[Tuple[int, int, int, int, int]], seconds: float) -> Level:
     size = sum(f[0] for f in figures)
-    sequences = _exact(sum(f[1] for f in figures) % (1 << 64), sum(f[2] for f in figures) % PRIME)
+    sequences = exact_count(sum(f[1] for f in figures) % (1 << 64), sum(f[2] for f in figures) % PRIME)
     solutions = None
     if board.pegs(board.start) - jumps == 1:
-        solutions = _exact(sum(f[3] for f in figures) % (1 << 64), sum(f[4] for f in figures) % PRIME)
+        solutions = exact_count(sum(f[3] for f in figures) % (1 << 64), sum(f[4] for f in figures) % PRIME)
     return Level(jumps, size, sequences, seconds, solutions)
 
 

@@ -201,6 +201,57 @@ def summary_json(puzzle: Equation, finished: Finished) -> Dict[str, Any]:
 # -- the solver ------------------------------------------------------------------------------------
 
 
+class _Cells:
+    """The nine cells as the search fills them (None: not yet), and what the equations through a
+    cell still allow."""
+
+    def __init__(self, puzzle: Equation) -> None:
+        self.equations = puzzle.equations()
+        self.of_cell = [[index for index, (cells, _, _) in enumerate(self.equations) if cell in cells] for cell in range(9)]
+        self.values: List[Optional[int]] = list(puzzle.cells)
+        self.low, self.high = puzzle.low, puzzle.high
+        self.everything = range(puzzle.low, puzzle.high + 1)
+
+    def holds(self, index: int) -> bool:
+        """Equation `index`, all its cells filled, holds."""
+        cells, ops, result = self.equations[index]
+        return evaluate([self.values[cell] for cell in cells], ops) == result  # type: ignore[misc]
+
+    def candidates(self, index: int, cell: int) -> Sequence[int]:
+        """The values of `cell`, the one unknown of equation `index`, that make it hold."""
+        cells, ops, result = self.equations[index]
+        values = self.values
+        values[cell] = 0
+        constant = evaluate([values[c] for c in cells], ops)  # type: ignore[misc]
+        values[cell] = 1
+        slope = evaluate([values[c] for c in cells], ops) - constant  # type: ignore[misc]
+        values[cell] = None
+        if slope == 0:
+            return self.everything if constant == result else ()
+        value, left = divmod(result - constant, slope)
+        return (value,) if left == 0 and self.low <= value <= self.high else ()
+
+    def consistent(self, cell: int) -> bool:
+        """The equations through `cell` still hold (if full) or can (if one cell is left)."""
+        for index in self.of_cell[cell]:
+            unknown = [x for x in self.equations[index][0] if self.values[x] is None]
+            if not unknown:
+                if not self.holds(index):
+                    return False
+            elif len(unknown) == 1 and not self.candidates(index, unknown[0]):
+                return False
+        return True
+
+
+def _share_done(trail: Sequence[Tuple[int, int]]) -> float:
+    """About how much of the search lies behind the branches taken, each (index, of how many)."""
+    done, weight = 0.0, 1.0
+    for index, total in trail:
+        done += weight * index / total
+        weight /= total
+    return done
+
+
 def solve(
     puzzle: Equation,
     *,
@@ -212,56 +263,20 @@ def solve(
     """Every solution (or the first) as Found, then Finished; Progress about every
     `progress_every` seconds on a wide range. Searches are short, so it does not resume."""
     started = clock()
-    equations = puzzle.equations()
-    of_cell = [[index for index, (cells, _, _) in enumerate(equations) if cell in cells] for cell in range(9)]
-    values: List[Optional[int]] = list(puzzle.cells)
-    everything = range(puzzle.low, puzzle.high + 1)
+    grid = _Cells(puzzle)
+    equations, of_cell, values, everything = grid.equations, grid.of_cell, grid.values, grid.everything
+    holds, candidates, consistent = grid.holds, grid.candidates, grid.consistent
     nodes = found = 0
     stop = False
     next_report = started + progress_every
     trail: List[Tuple[int, int]] = []  # (index, of how many) of each branch taken, for the estimate
-
-    def holds(index: int) -> bool:
-        cells, ops, result = equations[index]
-        return evaluate([values[cell] for cell in cells], ops) == result  # type: ignore[misc]
-
-    def candidates(index: int, cell: int) -> Sequence[int]:
-        """The values of `cell`, the one unknown of equation `index`, that make it hold."""
-        cells, ops, result = equations[index]
-        values[cell] = 0
-        constant = evaluate([values[c] for c in cells], ops)  # type: ignore[misc]
-        values[cell] = 1
-        slope = evaluate([values[c] for c in cells], ops) - constant  # type: ignore[misc]
-        values[cell] = None
-        if slope == 0:
-            return everything if constant == result else ()
-        value, left = divmod(result - constant, slope)
-        return (value,) if left == 0 and puzzle.low <= value <= puzzle.high else ()
-
-    def consistent(cell: int) -> bool:
-        """The equations through `cell` still hold (if full) or can (if one cell is left)."""
-        for index in of_cell[cell]:
-            unknown = [x for x in equations[index][0] if values[x] is None]
-            if not unknown:
-                if not holds(index):
-                    return False
-            elif len(unknown) == 1 and not candidates(index, unknown[0]):
-                return False
-        return True
-
-    def share_done() -> float:
-        done, weight = 0.0, 1.0
-        for index, total in trail:
-            done += weight * index / total
-            weight /= total
-        return done
 
     def search() -> Iterator[Event]:
         nonlocal nodes, found, stop, next_report
         nodes += 1
         if nodes & 1023 == 0 and clock() >= next_report:
             next_report = clock() + progress_every
-            yield Progress(nodes, clock() - started, found, share_done())
+            yield Progress(nodes, clock() - started, found, _share_done(trail))
         open_equations = []
         for index, (cells, _, _) in enumerate(equations):
             unknown = [cell for cell in cells if values[cell] is None]

@@ -189,7 +189,7 @@ def solve(
     """Search depth first, yielding Progress about every `progress_every` seconds, Found per
     solution and one Finished. `resume` is a Progress.state from an earlier run of the same puzzle:
     the search goes on where that one stopped. `limit` stops after that many solutions."""
-    solver = Propagator(puzzle)
+    solver = Propagator(puzzle.rows, puzzle.cols, puzzle.cells)
     started = clock()
     resume = resume or {}
     path: List[int] = list(resume.get("path", []))
@@ -211,14 +211,6 @@ def solve(
             "seconds": elapsed(),
         }
 
-    def share_done(stack: List[_Frame]) -> float:
-        done, weight = 0.0, 1.0
-        for frame in stack:
-            total = max(len(frame.alternatives), 1)
-            done += weight * max(frame.next - 1, 0) / total
-            weight /= total
-        return min(done, 1.0)
-
     dom = list(solver.root)
     near = [solver.grid.dilate(bits) for bits in dom]
     stack: List[_Frame] = []
@@ -233,17 +225,7 @@ def solve(
         yield Finished(found, True, nodes, elapsed())
         return
     stack.append(_Frame(dom, near, solver.choices(dom)))
-    # Resuming: walk back down the recorded path; the alternatives before each step are done.
-    for depth, index in enumerate(path):
-        frame = stack[-1]
-        frame.next = index
-        if depth == len(path) - 1:
-            break
-        child = _descend(solver, frame)
-        frame.next = index + 1
-        if child is None:
-            break
-        stack.append(child)
+    _walk_down(solver, stack, path)
 
     while stack:
         frame = stack[-1]
@@ -257,7 +239,7 @@ def solve(
         nodes += 1
         if nodes & 63 == 0 and clock() >= next_report:
             next_report = clock() + progress_every
-            yield Progress(nodes, elapsed(), found, share_done(stack), state(stack))
+            yield Progress(nodes, elapsed(), found, _share_done(stack), state(stack))
         if not solver.propagate(child_dom, child_near):
             continue
         alternatives = solver.choices(child_dom)
@@ -271,6 +253,31 @@ def solve(
             continue
         stack.append(_Frame(child_dom, child_near, alternatives))
     yield Finished(found, True, nodes, elapsed())
+
+
+def _share_done(stack: List[_Frame]) -> float:
+    """About how much of the search tree lies behind the frames' current alternatives (0..1)."""
+    done, weight = 0.0, 1.0
+    for frame in stack:
+        total = max(len(frame.alternatives), 1)
+        done += weight * max(frame.next - 1, 0) / total
+        weight /= total
+    return min(done, 1.0)
+
+
+def _walk_down(solver: Propagator, stack: List[_Frame], path: List[int]) -> None:
+    """Resuming: walk back down the recorded `path` from the root frame on `stack`, pushing a
+    frame per step; the alternatives before each step are done."""
+    for depth, index in enumerate(path):
+        frame = stack[-1]
+        frame.next = index
+        if depth == len(path) - 1:
+            break
+        child = _descend(solver, frame)
+        frame.next = index + 1
+        if child is None:
+            break
+        stack.append(child)
 
 
 def _descend(solver: Propagator, frame: _Frame) -> Optional[_Frame]:

@@ -1,19 +1,16 @@
 """Hidoku's constraint propagation: the grid's bit tricks and the domains of every number.
 
 `hidoku.py` holds the puzzle, its file format and the search; this module is what the search
-asks at every node (is this still possible, which number to branch on), kept apart so that each
-file reads as one idea::
+asks at every node (is this still possible, which number to branch on). It takes the grid as
+plain numbers, so it needs nothing from `hidoku.py`::
 
-    propagator = Propagator(puzzle)
+    propagator = Propagator(puzzle.rows, puzzle.cols, puzzle.cells)
     dom = list(propagator.root)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .hidoku import Hidoku, Solution
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["Grid", "Propagator", "popcount"]
 
@@ -69,11 +66,12 @@ class Grid:
 class Propagator:
     """Domains, propagation and branching for one puzzle. A domain list has one bitset per number."""
 
-    def __init__(self, puzzle: Hidoku) -> None:
-        self.grid = Grid(puzzle.rows, puzzle.cols)
-        self.size = puzzle.size
+    def __init__(self, rows: int, cols: int, cells: Sequence[Optional[int]]) -> None:
+        """`cells` row by row: the given number, or None where empty."""
+        self.grid = Grid(rows, cols)
+        self.size = rows * cols
         full = self.grid.full
-        givens = {value - 1: cell for cell, value in enumerate(puzzle.cells) if value is not None}
+        givens = {value - 1: cell for cell, value in enumerate(cells) if value is not None}
         taken = sum(1 << cell for cell in givens.values())
         self.root: List[int] = [(1 << givens[k]) if k in givens else full & ~taken for k in range(self.size)]
 
@@ -240,7 +238,8 @@ class Propagator:
             bits ^= low
         return alternatives
 
-    def solution(self, dom: List[int]) -> Solution:
+    def solution(self, dom: List[int]) -> Tuple[int, ...]:
+        """The number in each cell, row by row, once every number is placed."""
         values = [0] * self.size
         for k, bits in enumerate(dom):
             values[bits.bit_length() - 1] = k + 1

@@ -182,27 +182,11 @@ def run_puzzle(
     finished: Optional[Finished] = None
     for event in module.solve(puzzle, all_solutions=all_solutions, resume=resume):
         if isinstance(event, Progress):
-            done = f", about {event.done:.1%} of the search done" if event.done is not None else ""
-            message = (
-                f"{plural(event.nodes, 'node')} searched ({event.per_second:,.0f}/s), "
-                f"{plural(event.solutions, 'solution')} so far{done}"
-            )
+            message = _progress_message(event)
             status.show(message, part="job")
             reporter.update(message)
             if checkpoint and event.state is not None:
-                _save(
-                    checkpoint,
-                    json.dumps(
-                        {
-                            "version": CHECKPOINT_VERSION,
-                            "kind": module.NAME,
-                            "state": event.state,
-                            "solutions": event.solutions,
-                            "first": result.first,
-                            "first_text": result.first_text,
-                        }
-                    ),
-                )
+                _save(checkpoint, _checkpoint_text(module.NAME, event, result))
         elif isinstance(event, Found):
             result.solutions += 1
             text = module.render(puzzle, event.solution)
@@ -225,13 +209,7 @@ def run_puzzle(
     result.complete, result.nodes, result.seconds = finished.complete, finished.nodes, finished.seconds
     result.extra = {**finished.extra, **module.summary_json(puzzle, finished)}
     status.clear()
-    final = json.dumps(result_json(result), ensure_ascii=False) if as_json else summary(result)
-    out.write(final + "\n")
-    if output:
-        try:
-            write_atomically(output, "".join(printed) + final + "\n", 0o644)
-        except OSError as exc:
-            raise PuzzleOutputError(f"cannot write --output {output} ({exc.strerror}): check the path") from None
+    _write_result(result, printed, out=out, output=output, as_json=as_json)
     message = summary(result)
     solved = None
     if result.first is not None:
@@ -241,6 +219,41 @@ def run_puzzle(
     if checkpoint and checkpoint.exists():
         checkpoint.unlink()  # finished: the next run starts afresh
     return result
+
+
+def _progress_message(event: Progress) -> str:
+    """How far the search is, for the status line and the progress posts."""
+    done = f", about {event.done:.1%} of the search done" if event.done is not None else ""
+    return (
+        f"{plural(event.nodes, 'node')} searched ({event.per_second:,.0f}/s), "
+        f"{plural(event.solutions, 'solution')} so far{done}"
+    )
+
+
+def _checkpoint_text(kind: str, event: Progress, result: PuzzleResult) -> str:
+    """The checkpoint as of `event`: the search's state and the first solution, if found."""
+    return json.dumps(
+        {
+            "version": CHECKPOINT_VERSION,
+            "kind": kind,
+            "state": event.state,
+            "solutions": event.solutions,
+            "first": result.first,
+            "first_text": result.first_text,
+        }
+    )
+
+
+def _write_result(result: PuzzleResult, printed: List[str], *, out: TextIO, output: Optional[Path], as_json: bool) -> None:
+    """The summary (or, `as_json`, the result as one JSON object) to `out`, and to `output` after
+    the solutions `printed`, written atomically; PuzzleOutputError if `output` cannot be written."""
+    final = json.dumps(result_json(result), ensure_ascii=False) if as_json else summary(result)
+    out.write(final + "\n")
+    if output:
+        try:
+            write_atomically(output, "".join(printed) + final + "\n", 0o644)
+        except OSError as exc:
+            raise PuzzleOutputError(f"cannot write --output {output} ({exc.strerror}): check the path") from None
 
 
 def solve_text(kind: str, text: str, source: str, all_solutions: bool, options: Dict[str, Any]) -> str:

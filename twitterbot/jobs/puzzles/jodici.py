@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from itertools import product
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import Event, Finished, Found, Progress, PuzzleFileError
 
@@ -98,6 +98,29 @@ def _triples(puzzle: Jodici, sector: int) -> List[Tuple[int, ...]]:
     return [triple for triple in product(*options) if sum(triple) == SECTOR_SUM]
 
 
+def _ring_bounds(choices: Sequence[Sequence[Tuple[int, ...]]]) -> Tuple[List[List[int]], List[List[int]]]:
+    """Per ring, the least and the most the positions from i on can still add, given each
+    position's candidate triples `choices[i]` (one more entry, 0, past the last position)."""
+    least = [[0] * (SECTORS + 1) for _ in range(RINGS)]
+    most = [[0] * (SECTORS + 1) for _ in range(RINGS)]
+    for ring in range(RINGS):
+        for position in range(SECTORS - 1, -1, -1):
+            triples = choices[position]
+            least[ring][position] = least[ring][position + 1] + min((t[ring] for t in triples), default=0)
+            most[ring][position] = most[ring][position + 1] + max((t[ring] for t in triples), default=0)
+    return least, most
+
+
+def _share_done(options: Sequence[Tuple[int, Sequence[Tuple[int, ...]]]], at: Sequence[int], depth: int) -> float:
+    """About how much of the search lies behind the triples being tried at the first `depth` positions."""
+    done, weight = 0.0, 1.0
+    for position in range(depth):
+        total = len(options[position][1])
+        done += weight * at[position] / total
+        weight /= total
+    return done
+
+
 def solve(
     puzzle: Jodici,
     *,
@@ -114,14 +137,7 @@ def solve(
     options = [(sector, _triples(puzzle, sector)) for sector in range(SECTORS)]
     options.sort(key=lambda item: len(item[1]))
     order = [sector for sector, _ in options]
-    # Per ring, the least and most the sectors from position i on can still add.
-    least = [[0] * (SECTORS + 1) for _ in range(RINGS)]
-    most = [[0] * (SECTORS + 1) for _ in range(RINGS)]
-    for ring in range(RINGS):
-        for position in range(SECTORS - 1, -1, -1):
-            triples = options[position][1]
-            least[ring][position] = least[ring][position + 1] + min((t[ring] for t in triples), default=0)
-            most[ring][position] = most[ring][position + 1] + max((t[ring] for t in triples), default=0)
+    least, most = _ring_bounds([triples for _, triples in options])
     uses = [0] * 10
     sums = [0] * RINGS
     chosen: List[Tuple[int, ...]] = [()] * SECTORS
@@ -133,14 +149,6 @@ def solve(
     stop = False
     at = [0] * SECTORS  # the index of the triple being tried at each position
     next_report = started + progress_every
-
-    def share_done(depth: int) -> float:
-        done, weight = 0.0, 1.0
-        for position in range(depth):
-            total = len(options[position][1])
-            done += weight * at[position] / total
-            weight /= total
-        return done
 
     def search(position: int, on_path: bool) -> Iterator[Event]:
         nonlocal nodes, found, stop, next_report
@@ -160,7 +168,7 @@ def solve(
             if nodes & 4095 == 0 and clock() >= next_report:
                 next_report = clock() + progress_every
                 state = {"path": at[: position + 1], "nodes": nodes - 1, "solutions": found}
-                yield Progress(nodes, clock() - started, found, share_done(position + 1), state)
+                yield Progress(nodes, clock() - started, found, _share_done(options, at, position + 1), state)
             if any(
                 not least[ring][position + 1] <= RING_SUM - sums[ring] - triple[ring] <= most[ring][position + 1]
                 for ring in range(RINGS)

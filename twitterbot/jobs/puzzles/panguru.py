@@ -145,6 +145,13 @@ def parse(text: str, source: str = "example", **options: Any) -> Panguru:
             f"{source} line {table[-1][0] if len(table) > size else table[0][0]}: the move table has {len(table)} "
             f"lines but the board has {size} positions: give one line per position, in order"
         )
+    return Panguru(plates, pebbles, _parse_moves(table, size, source), source)
+
+
+
+def _parse_moves(table: List[Tuple[int, str]], size: int, source: str) -> Tuple[Tuple[int, ...], ...]:
+    """The move table, one (line number, text) per position in order: the positions whose pebble
+    can move into each; `PuzzleFileError` naming the line if a list is malformed or one-way."""
     moves: List[Tuple[int, ...]] = []
     for position, (number, line) in enumerate(table):
         match = re.fullmatch(r"(?:(\d+)\s*:)?\s*\[?([\d,\s]*)\]?", line)
@@ -172,8 +179,7 @@ def parse(text: str, source: str = "example", **options: Any) -> Panguru:
                     f"{source} line {number}: position {position} lists {target} but position {target} does not "
                     f"list {position}: a pebble that can move one way can move back, so list both"
                 )
-    return Panguru(plates, pebbles, tuple(moves), source)
-
+    return tuple(moves)
 
 class _Board:
     """The puzzle in numbers: colours are small integers (the hole is 0, the plate colour it
