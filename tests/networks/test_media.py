@@ -23,9 +23,10 @@ from twitterbot import networks
 from twitterbot.errors import ExitStatus, PostError
 from twitterbot.networks.bluesky import BlueskyPoster
 from twitterbot.networks.mastodon import MastodonPoster
-from twitterbot.networks.media import bluesky_embed, upload_to_x
+from twitterbot.networks.media import bluesky_embed
 from twitterbot.networks.retry import Backoff
-from twitterbot.networks.x import XPoster
+from twitterbot.networks.x.media import upload_to_x
+from twitterbot.networks.x.poster import XPoster
 from twitterbot.pictures.prepare import Attachment, PreparedImage
 
 

@@ -314,7 +314,8 @@ class BlueskyPoster:
 
     def _pictures(self, images: Sequence[Any]) -> Any:
         """The pictures fitted to Bluesky's limits, uploaded as blobs, as the post's embed (networks/media.py)."""
-        from .media import bluesky_embed, fit_pictures
+        from .media import bluesky_embed
+        from .uploads import fit_pictures
 
         prepared = fit_pictures(images, NETWORK.image_limits())
         return bluesky_embed(self._call(self._connect), prepared, policy=self._policy, call=self._call)

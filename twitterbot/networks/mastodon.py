@@ -292,7 +292,8 @@ class MastodonPoster:
 
     def _upload(self, images: Sequence[Any]) -> List[str]:
         """The pictures fitted to this server's limits and uploaded with their alt text (networks/media.py)."""
-        from .media import fit_pictures, upload_to_mastodon
+        from .media import upload_to_mastodon
+        from .uploads import fit_pictures
 
         prepared = fit_pictures(images, self.image_limits())
         return upload_to_mastodon(self._client, prepared, policy=self._policy, classify=self._classify)
