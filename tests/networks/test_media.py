@@ -22,7 +22,7 @@ from PIL import Image
 from twitterbot import networks
 from twitterbot.errors import ExitStatus, PostError
 from twitterbot.networks.bluesky import BlueskyPoster
-from twitterbot.networks.mastodon import MastodonPoster
+from twitterbot.networks.mastodon.poster import MastodonPoster
 from twitterbot.networks.media import bluesky_embed
 from twitterbot.networks.retry import Backoff
 from twitterbot.networks.x.media import upload_to_x

@@ -1,61 +1,19 @@
-"""Pictures on a Mastodon or a Bluesky post: each network's upload, called by its poster before it
-sends the post (what the uploads share is in `uploads.py`). Mastodon: Mastodon.py's ``media_post``
-with the alt text as ``description``, waiting until the server has processed it. Bluesky: the atproto
-SDK's ``upload_blob``, then an ``app.bsky.embed.images`` embed with ``alt`` and ``aspectRatio``.
+"""Pictures on a Bluesky post, uploaded by its poster before it sends the post (what the uploads
+share is in `uploads.py`): the atproto SDK's ``upload_blob``, then an ``app.bsky.embed.images``
+embed with ``alt`` and ``aspectRatio``.
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable, List, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import ErrorKind, PostError
 from ..pictures.prepare import PreparedImage
 from .retry import Backoff
 from .uploads import refused, retried, upload_failed
 
-__all__ = ["bluesky_embed", "upload_to_mastodon"]
-
-# -- Mastodon ----------------------------------------------------------------------------------
-
-
-def upload_to_mastodon(
-    client: Any, images: Sequence[PreparedImage], *, policy: Backoff, classify: Callable[[Exception], PostError]
-) -> List[str]:
-    """Upload each picture with its alt text (``description``), waiting until the server has
-    processed it (a status naming an unprocessed upload is refused with 422); returns the ids
-    for ``status_post(media_ids=...)``."""
-    import io
-
-    from mastodon import MastodonAPIError, MastodonError
-
-    ids: List[str] = []
-    for number, image in enumerate(images, start=1):
-
-        def upload(image: PreparedImage = image, number: int = number) -> Any:
-            try:
-                return client.media_post(
-                    io.BytesIO(image.data),
-                    mime_type=image.mime_type,
-                    description=image.alt,
-                    file_name=f"picture.{image.extension}",
-                    synchronous=True,
-                )
-            except MastodonAPIError as exc:
-                status = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], int) else 0
-                if status in (413, 415, 422):
-                    raise refused("Mastodon", number, image, status, str(exc.args[-1] if exc.args else exc)) from None
-                raise classify(exc) from None
-            except MastodonError as exc:
-                raise classify(exc) from None
-
-        try:
-            media = retried(policy, upload, what=f"upload {image.name}")
-        except PostError as exc:
-            raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Mastodon", number, image, exc) from None
-        ids.append(str(media["id"]))
-    return ids
-
+__all__ = ["bluesky_embed"]
 
 # -- Bluesky -----------------------------------------------------------------------------------
 
