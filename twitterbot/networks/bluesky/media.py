@@ -1,21 +1,32 @@
-"""Pictures on a Bluesky post, uploaded by its poster before it sends the post (what the uploads
-share is in `uploads.py`): the atproto SDK's ``upload_blob``, then an ``app.bsky.embed.images``
-embed with ``alt`` and ``aspectRatio``.
+"""Pictures on a Bluesky post: what one may be there, and their upload, before the post is sent:
+the atproto SDK's ``upload_blob``, then an ``app.bsky.embed.images`` embed with ``alt`` and
+``aspectRatio``::
+
+    prepared = fit_pictures(images, image_limits())
+    embed = bluesky_embed(client, prepared, policy=Backoff(2), call=poster_call)
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..errors import ErrorKind, PostError
-from ..pictures.prepare import PreparedImage
-from .retry import Backoff
-from .uploads import refused, retried, upload_failed
+from ...errors import ErrorKind, PostError
+from ...pictures.limits import ImageLimits
+from ..uploads import refused, retried, upload_failed
 
-__all__ = ["bluesky_embed"]
+if TYPE_CHECKING:
+    from ...pictures.prepare import PreparedImage
+    from ..retry import Backoff
 
-# -- Bluesky -----------------------------------------------------------------------------------
+__all__ = ["bluesky_embed", "image_limits"]
+
+
+def image_limits() -> ImageLimits:
+    """A blob of ``app.bsky.embed.images`` is at most 2,000,000 bytes (the lexicon since April
+    2026); the official app caps alt text at 2,000 characters and pictures at 4,000 pixels,
+    and shows no animated GIFs as pictures."""
+    return ImageLimits("bluesky", 2_000_000, 4000 * 4000, 4000, 2000, title="Bluesky")
 
 
 def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backoff, call: Callable[..., Any]) -> Any:
