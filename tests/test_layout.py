@@ -8,7 +8,7 @@ From the top down:
     jobs.<job>, unattended     a job uses progress mode; running unattended uses the scheduled post
     progress                   the reporter, watch, the status line
     posting                    the tweets file, choosing, the one send step, one scheduled run
-    networks                   one module per network, found through one registry
+    networks                   one package per network, found through one registry
     foundation                 settings/, state/, errors, lock, files, arguments, wording
 
 A job never imports another job, and nothing below `cli` imports `cli`. One edge goes up, on

@@ -1,12 +1,12 @@
-"""The networks the bot posts to: one module each, found through one registry.
+"""The networks the bot posts to: one package each, found through one registry.
 
-Each network's module (`x.py`, `mastodon.py`, `bluesky.py`) holds everything about it, as data
-on a `Network` subclass: its name and label, the settings it needs and the docs section that
-explains them, its length rule and what a post costs, how a post's link and an account's page
-look, and how to build its poster from the settings. Its poster (`post(text, reply_to=None) ->
-PostResult`) states how a retry is made safe and maps the network's errors. The rest of the
-package asks this registry and never decides by a network's name. A module imports its client
-library only when it makes a poster, so asking the registry is cheap::
+Each network's package (`x/`, `mastodon/`, `bluesky/`) holds everything about it, as data on a
+`Network` subclass in its `__init__.py`: its name and label, the settings it needs and the docs
+section that explains them, its length rule and what a post costs, how a post's link and an
+account's page look, and how to build its poster from the settings. Its poster (`post(text,
+reply_to=None) -> PostResult`) states how a retry is made safe and maps the network's errors. The
+rest of the package asks this registry and never decides by a network's name. A network imports
+its poster and client library only when it makes a poster, so asking the registry is cheap::
 
     get("bluesky").label                  # 'Bluesky'
     posters = posters_for(config)         # {network: poster} for POST_TO, with their keys checked
@@ -216,7 +216,7 @@ class Network:
 
 
 # The networks that come with the bot, in the order runs post and reports list them; each is the
-# module of that name here, whose `NETWORK` is its `Network`.
+# package of that name here, whose `NETWORK` is its `Network`.
 _BUILT_IN = ("x", "mastodon", "bluesky")
 _registry: Dict[str, Network] = {}
 _generation = [0]  # the built-in networks are loaded at 1; every change adds one
