@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ...settings import Config
     from .poster import MastodonPoster
 
-__all__ = ["NETWORK", "measure"]
+__all__ = ["NETWORK"]
 
 
 def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path]) -> str:
