@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 
 from page_server import Page, PageServer  # noqa: E402
 
-from twitterbot.networks.linkcard import fetch_card  # noqa: E402
+from twitterbot.networks.bluesky.linkcard import fetch_card  # noqa: E402
 
 
 def _photo() -> bytes:

@@ -12,7 +12,8 @@ from typing import Dict, Iterator, Optional
 import pytest
 
 from twitterbot.cli import built_in
-from twitterbot.networks.x import Credentials, XPoster
+from twitterbot.networks.x.api import Credentials
+from twitterbot.networks.x.poster import XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))
 from mastodon_server import mastodon_emulator, mastodon_mock, mastodon_mock_started  # noqa: E402, F401

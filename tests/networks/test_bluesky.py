@@ -18,7 +18,9 @@ import pytest
 from bluesky_emulator import BlueskyEmulator, Fault
 
 from twitterbot.errors import ExitStatus, PostError
-from twitterbot.networks.bluesky import BlueskyPoster, PostRef, measure, new_record_key
+from twitterbot.networks.bluesky.poster import BlueskyPoster
+from twitterbot.networks.bluesky.records import PostRef, new_record_key
+from twitterbot.networks.bluesky.text import measure
 from twitterbot.settings.secrets import ScrubSecrets
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +55,7 @@ def test_measure_counts_graphemes_and_names_the_byte_rule_when_that_one_fails() 
 
 def test_measuring_and_importing_the_module_never_load_the_sdk() -> None:
     code = (
-        "import sys; from twitterbot.networks.bluesky import measure; measure('hi #tag'); "
+        "import sys; from twitterbot.networks.bluesky.text import measure; measure('hi #tag'); "
         "loaded = sorted(m for m in sys.modules if m.split('.')[0].startswith(('atproto', 'httpx', 'pydantic')));"
         "print(loaded)"
     )

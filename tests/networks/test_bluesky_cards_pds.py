@@ -15,8 +15,8 @@ import pytest
 from page_server import Page, PageServer
 from pds.harness import Pds, PdsAccount
 
-from twitterbot.networks.bluesky import BlueskyPoster
-from twitterbot.networks.linkcard import Limits
+from twitterbot.networks.bluesky.linkcard import Limits
+from twitterbot.networks.bluesky.poster import BlueskyPoster
 
 PIL = pytest.importorskip("PIL", reason="Pillow makes the test's photo (requirements.txt installs it)")
 import images  # noqa: E402
@@ -145,7 +145,7 @@ def test_a_page_that_never_answers_delays_the_post_by_the_time_limit_only(
     link = pages.url + "/never"
     poster.post("warming up the session")  # so the timing below is the card's and one post's
     started = time.monotonic()
-    with caplog.at_level("INFO", logger="twitterbot.networks.linkcard"):
+    with caplog.at_level("INFO", logger="twitterbot.networks.bluesky.linkcard"):
         result = poster.post(f"slow page {link}")
     elapsed = time.monotonic() - started
     assert result.confirmed
@@ -176,7 +176,7 @@ def test_a_page_that_gives_no_card_gives_a_post_without_one(
 ) -> None:
     link = pages.url + path
     started = time.monotonic()
-    with caplog.at_level("INFO", logger="twitterbot.networks.linkcard"):
+    with caplog.at_level("INFO", logger="twitterbot.networks.bluesky.linkcard"):
         assert poster.post(f"look: {link}").confirmed
     assert time.monotonic() - started < 8
     value = only_post(bluesky_pds, account)

@@ -13,7 +13,9 @@ from bluesky_emulator import LossyProxy
 from pds.harness import Pds, PdsAccount
 
 from twitterbot.errors import ExitStatus, PostError
-from twitterbot.networks.bluesky import BlueskyPoster, PostRef, measure
+from twitterbot.networks.bluesky.poster import BlueskyPoster
+from twitterbot.networks.bluesky.records import PostRef
+from twitterbot.networks.bluesky.text import measure
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The link card's fetcher (networks/linkcard.py) against pages served on 127.0.0.1 that misbehave
+"""The link card's fetcher (networks/bluesky/linkcard.py) against pages served on 127.0.0.1 that misbehave
 in every way its bounds are for (slow, trickling, huge, redirecting, not HTML, bad pictures), the
 link it takes from a line, and the thumbnail it makes."""
 
@@ -11,8 +11,8 @@ from typing import Iterator
 import pytest
 from page_server import Page, PageServer
 
-from twitterbot.networks.bluesky import first_link
-from twitterbot.networks.linkcard import USER_AGENT, Limits, fetch_card
+from twitterbot.networks.bluesky.linkcard import USER_AGENT, Limits, fetch_card
+from twitterbot.networks.bluesky.records import first_link
 
 
 @pytest.mark.parametrize(
@@ -188,8 +188,8 @@ def test_a_plain_run_never_loads_the_card_fetcher() -> None:
     from conftest import REPO
 
     code = (
-        "import sys; from twitterbot.networks.bluesky import measure; measure('see https://example.com'); "
-        "print(sorted(m for m in sys.modules if m in ('ssl', 'PIL', 'html.parser', 'twitterbot.networks.linkcard')))"
+        "import sys; from twitterbot.networks.bluesky.text import measure; measure('see https://example.com'); "
+        "print(sorted(m for m in sys.modules if m in ('ssl', 'PIL', 'html.parser', 'twitterbot.networks.bluesky.linkcard')))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -14,7 +14,7 @@ from conftest import REPO
 from mastodon_server import FIRST_ID, TOKEN, MastodonEmulator, MockInstance
 
 from twitterbot.errors import ConfigError, ExitStatus, PostError
-from twitterbot.networks.mastodon import IDEMPOTENCY_KEY_LIFETIME, MastodonPoster
+from twitterbot.networks.mastodon.poster import IDEMPOTENCY_KEY_LIFETIME, MastodonPoster
 from twitterbot.settings.secrets import encodings
 
 
@@ -337,9 +337,9 @@ def test_the_token_appears_in_no_output(mastodon_emulator: MastodonEmulator, cap
 def test_a_post_imports_mastodon_only_when_a_poster_is_made() -> None:
     code = (
         "import sys\n"
-        "import twitterbot.networks.mastodon\n"
+        "import twitterbot.networks.mastodon.poster\n"
         "before = 'mastodon' in sys.modules\n"
-        "twitterbot.networks.mastodon.MastodonPoster(instance='https://example.social', access_token='t' * 20,\n"
+        "twitterbot.networks.mastodon.poster.MastodonPoster(instance='https://example.social', access_token='t' * 20,\n"
         "    visibility='unlisted', timeout=1, retries=0)\n"
         "print(before, 'mastodon' in sys.modules)\n"
     )

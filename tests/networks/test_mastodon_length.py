@@ -1,4 +1,4 @@
-"""networks.mastodon.measure: Mastodon's own count of a status, with no network and no client library."""
+"""networks.mastodon.status.measure: Mastodon's own count of a status, with no network and no client library."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from mastodon_server import mastodon_count
 
 from twitterbot.networks import Fit
 from twitterbot.networks.graphemes import count_graphemes
-from twitterbot.networks.mastodon import DEFAULT_LIMIT, measure, status_length
+from twitterbot.networks.mastodon.status import DEFAULT_LIMIT, measure, status_length
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Pictures on posts (networks/media.py and each poster's upload) against the X emulator, the
+"""Pictures on posts (each network's media.py, networks/uploads.py) against the X emulator, the
 Mastodon emulator and mastodon-mock, and the real Bluesky PDS: the picture arrives fitted, with its
 alt text and without EXIF; uploads are retried, a failed upload posts nothing, a refusal says so."""
 
@@ -21,11 +21,12 @@ from PIL import Image
 
 from twitterbot import networks
 from twitterbot.errors import ExitStatus, PostError
-from twitterbot.networks.bluesky import BlueskyPoster
-from twitterbot.networks.mastodon import MastodonPoster
-from twitterbot.networks.media import bluesky_embed, upload_to_x
+from twitterbot.networks.bluesky.media import bluesky_embed
+from twitterbot.networks.bluesky.poster import BlueskyPoster
+from twitterbot.networks.mastodon.poster import MastodonPoster
 from twitterbot.networks.retry import Backoff
-from twitterbot.networks.x import XPoster
+from twitterbot.networks.x.media import upload_to_x
+from twitterbot.networks.x.poster import XPoster
 from twitterbot.pictures.prepare import Attachment, PreparedImage
 
 

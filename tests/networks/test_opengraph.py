@@ -1,4 +1,4 @@
-"""The Open Graph reader (networks/opengraph.py) on a table of pages, and on any text hypothesis
+"""The Open Graph reader (networks/bluesky/opengraph.py) on a table of pages, and on any text hypothesis
 makes up: whatever a page holds, it returns clean one-line texts and an http(s) picture or none."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twitterbot.networks.opengraph import PageData, parse_page
+from twitterbot.networks.bluesky.opengraph import PageData, parse_page
 
 BASE = "https://example.com/blog/post.html"
 

@@ -14,7 +14,9 @@ from x_emulator import ERRORS, FIRST_ID, XEmulator, recorded_create_reply
 
 from twitterbot.errors import DuplicatePost, ExitStatus, PostError
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.networks.x import Credentials, XPoster, _network_error
+from twitterbot.networks.x.api import Credentials
+from twitterbot.networks.x.errors import network_error
+from twitterbot.networks.x.poster import XPoster
 
 
 def test_a_post_reaches_x_signed_and_comes_back_with_its_id(emulator: XEmulator, poster: XPoster) -> None:
@@ -180,7 +182,7 @@ def test_an_unresolvable_name_never_reached_x() -> None:
         "api.twitter.com", None, socket.gaierror(-2, "Name or service not known")
     )
     wrapped = requests.ConnectionError(urllib3.exceptions.MaxRetryError(None, "/2/tweets", cause))
-    error = _network_error(wrapped)
+    error = network_error(wrapped)
     assert error.kind == "unreachable" and "the name did not resolve" in str(error)
 
 

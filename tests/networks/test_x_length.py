@@ -1,4 +1,4 @@
-"""X's length rule and what a post costs (`twitterbot/networks/x.py`, measured by twitter-text
+"""X's length rule and what a post costs (`twitterbot/networks/x/`, measured by twitter-text
 in `networks/twittertext.py`); the tweets file's own tests show the rule at work on lines."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from twitterbot import networks
-from twitterbot.networks.mastodon_instance import limits_from_instance
+from twitterbot.networks.mastodon.instance import limits_from_instance
 from twitterbot.pictures.limits import strictest_alt
 from twitterbot.pictures.prepare import PictureError, prepare, sniff
 
@@ -121,7 +121,7 @@ def test_sniff_knows_pictures_by_their_first_bytes(tmp_path: Path, phone_photo: 
     assert sniff(b"this is not a picture") is None
 
 
-def test_mastodon_limits_come_from_the_instance() -> None:  # networks/mastodon_instance.py reads them
+def test_mastodon_limits_come_from_the_instance() -> None:  # networks/mastodon/instance.py reads them
     instance = {
         "configuration": {
             "media_attachments": {

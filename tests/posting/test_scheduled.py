@@ -15,7 +15,7 @@ import pytest
 from conftest import REGISTRY, REPO, SAMPLE_TWEETS, BotHome, credentials_for
 from x_emulator import XEmulator
 
-from twitterbot.networks.x import XPoster
+from twitterbot.networks.x.poster import XPoster
 from twitterbot.posting.scheduled import MAX_DUPLICATE_TRIES, decide_and_post
 from twitterbot.posting.tweets import parse_tweets
 from twitterbot.state import HistoryStore

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from twitterbot.errors import ConfigError, LockHeld
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.networks.x import XPoster, measure
+from twitterbot.networks.x import measure
+from twitterbot.networks.x.poster import XPoster
 from twitterbot.posting.scheduled import decide_and_post
 from twitterbot.posting.tweets import parse_tweets
 from twitterbot.progress.reporter import (

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, List, Optional
 from urllib.parse import quote, urljoin, urlsplit
 
-from .. import __version__
+from ... import __version__
 from .opengraph import OpenGraphParser, PageData, clean
 
 __all__ = [
@@ -312,8 +312,8 @@ def _fit(data: bytes, url: str, max_bytes: int) -> Thumbnail:
         from PIL import Image
     except ImportError:
         raise _NoCard("Pillow is not installed (pip install -r requirements.txt): no thumbnail") from None
-    from ..pictures.limits import ImageLimits
-    from ..pictures.prepare import PictureError, prepare
+    from ...pictures.limits import ImageLimits
+    from ...pictures.prepare import PictureError, prepare
 
     try:  # a picture from the web may be anything: its size is read before it is decoded
         with Image.open(io.BytesIO(data)) as probe:

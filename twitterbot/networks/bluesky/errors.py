@@ -1,11 +1,11 @@
 """Bluesky's error replies, turned into `PostError`s that say what to do. Imported by the poster
-(`networks/bluesky.py`) only when an SDK step runs, with the atproto SDK itself."""
+(`poster.py`) and the session (`session.py`), which meet them through the atproto SDK."""
 
 from __future__ import annotations
 
-from ..errors import ErrorKind, ExitStatus, PostError
-from . import rejected, server_error
-from .bluesky import MAX_BYTES, MAX_GRAPHEMES
+from ...errors import ErrorKind, ExitStatus, PostError
+from .. import rejected, retry, server_error
+from .text import MAX_BYTES, MAX_GRAPHEMES
 
 __all__ = ["classify", "network_error", "reason"]
 
@@ -86,15 +86,13 @@ def classify(exc: Exception, handle: str, service: str) -> PostError:
 
 
 def _rate_limited(exc: Exception, said: str) -> PostError:
-    from .retry import rate_limited
-
-    return rate_limited("Bluesky", said, getattr(exc, "reset_at", None))
+    return retry.rate_limited("Bluesky", said, getattr(exc, "reset_at", None))
 
 
 def network_error(exc: Exception, service: str) -> PostError:
     """No answer came: either no connection was made (nothing was sent), or it was sent and the
     answer was lost (the server may have acted on it)."""
-    from .http import httpx_error
+    from ..http import httpx_error  # http imports requests and urllib3
 
     return httpx_error(
         exc,

@@ -1,11 +1,6 @@
-"""Mastodon: its settings and length rule, posting, and how its Idempotency-Key makes a retry safe.
+"""Posting to Mastodon through Mastodon.py, and how its Idempotency-Key makes a retry safe.
+Mastodon.py is imported when a poster is made::
 
-`measure` counts a text the way Mastodon's server does (no network, no client library), and
-`MastodonPoster` posts through Mastodon.py, which is imported only when a poster is made, so a
-run that posts only to X never loads it (nor its siblings `mastodon_errors`, the server's error
-replies as `PostError`s, and `mastodon_instance`, what the server says of its limits)::
-
-    measure("Hello https://example.com/a/very/long/path").length   # 29: a link counts 23
     poster = MastodonPoster(instance="https://example.social", access_token=token,
                             visibility="unlisted", timeout=20, retries=2)
     result = poster.post("Hello from my Pi")
@@ -15,175 +10,31 @@ replies as `PostError`s, and `mastodon_instance`, what the server says of its li
 from __future__ import annotations
 
 import logging
-import re
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence
 from urllib.parse import urlsplit
 
-from ..errors import ConfigError, ErrorKind, PostError
-from ..settings.parsers import show
-from ..settings.secrets import looks_like_a_key, scrub_also
-from ..settings.table import Setting
-from . import Fit, Network, PostResult, twittertext
+from ... import __version__
+from ...errors import ConfigError, ErrorKind, PostError
+from ...settings.secrets import looks_like_a_key, scrub_also
+from .. import PostResult
+from ..retry import Backoff
+from ..uploads import fit_pictures
+from .errors import classify
+from .instance import limits_from_instance, max_characters
+from .media import image_limits, upload_to_mastodon
+from .status import DEFAULT_LIMIT, VISIBILITIES
 
 if TYPE_CHECKING:
-    from ..pictures.limits import ImageLimits
-    from ..settings import Config
+    from ...pictures.limits import ImageLimits
 
-__all__ = [
-    "DEFAULT_LIMIT",
-    "IDEMPOTENCY_KEY_LIFETIME",
-    "URL_LENGTH",
-    "VISIBILITIES",
-    "NETWORK",
-    "MastodonPoster",
-    "measure",
-    "status_length",
-]
+__all__ = ["IDEMPOTENCY_KEY_LIFETIME", "MastodonPoster"]
 
-log = logging.getLogger(__name__)
-
-# Mastodon's own defaults (StatusLengthValidator): an instance may raise the limit, and says so
-# in its instance endpoint (`MastodonPoster.limit`).
-DEFAULT_LIMIT = 500
-URL_LENGTH = 23
-
-# Who sees a post: everyone on public timelines, everyone but off the public timelines (most
-# instances ask bots for this), followers only, mentioned accounts only.
-VISIBILITIES = ("public", "unlisted", "private", "direct")
+log = logging.getLogger(__package__)  # Mastodon's lines log under the network's name
 
 # How long a Mastodon server remembers an Idempotency-Key: PostStatusService stores the status id
 # under the key in Redis for 3,600 s, per account, once the status is made.
 IDEMPOTENCY_KEY_LIFETIME = 3600
-
-# Mastodon's Account::MENTION_RE: "@user" or "@user@domain", not after a word character, '=' or '/'.
-# Both patterns are text, compiled (and cached by `re`) only when a text has an @: the registry
-# imports this module on every run.
-_MENTION = (
-    r"(?i)(?<![=/\w])@(?P<name>(?P<user>[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?)(?:@(?P<domain>[\w.-]+\w+))?)"
-)
-# twitter-text's end_mention_match: what may not follow a mention (another @, an accented
-# Latin letter, "://").
-_NOT_AFTER_MENTION = (
-    "[@\uff20\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff\u0100-\u024f\u0253\u0254\u0256\u0257\u0259\u025b"
-    "\u0263\u0268\u026f\u0272\u0289\u028b\u02bb\u0300-\u036f\u1e00-\u1eff]|://"
-)
-_MAX_DOMAIN_LENGTH = 253
-
-
-def measure(text: str, limit: int = DEFAULT_LIMIT) -> Fit:
-    """How long `text` is as Mastodon counts it, against `limit` (the instance's, when known)."""
-    return Fit(network="mastodon", length=status_length(text), limit=limit, unit="characters")
-
-
-def status_length(text: str) -> int:
-    """Mastodon's count of a status (StatusLengthValidator, Mastodon 4.x): user-perceived
-    characters (extended grapheme clusters, so an emoji with a skin tone is one), after every
-    http(s) link becomes 23 characters whatever its length and every ``@user@domain`` counts as
-    ``@user``. Links are found with twitter-text's extractor, as Mastodon does; a link Mastodon's
-    looser path rules would stretch further, or a gemini:// one, is counted in full here (longer,
-    never shorter, so a line that fits here fits there)."""
-    from .graphemes import count_graphemes
-
-    if not text.strip():
-        return 0
-    return count_graphemes(_countable_text(text))
-
-
-def _countable_text(text: str) -> str:
-    """`text` with each link replaced by 23 x's and each remote mention by its local part."""
-    entities: List[Tuple[int, int, str]] = []
-    if ":" in text:
-        twittertext.load()
-        from twitter_text.extract_urls import extract_urls_with_indices
-
-        for url in extract_urls_with_indices(text, extract_urls_without_protocol=False):
-            start, end = url["indices"]
-            entities.append((start, end, "x" * URL_LENGTH))
-    if "@" in text:
-        not_after = re.compile(_NOT_AFTER_MENTION)
-        for match in re.finditer(_MENTION, text):
-            if not_after.match(text, match.end()):
-                continue
-            domain = match.group("domain")
-            if domain and len(domain) > _MAX_DOMAIN_LENGTH:
-                continue
-            entities.append((match.start(), match.end(), "@" + match.group("user")))
-    if not entities:
-        return text
-    # twitter-text's remove_overlapping_entities: by start; one that overlaps a kept one goes.
-    pieces, position = [], 0
-    for start, end, replacement in sorted(entities, key=lambda entity: entity[0]):
-        if start < position:
-            continue
-        pieces += [text[position:start], replacement]
-        position = end
-    pieces.append(text[position:])
-    return "".join(pieces)
-
-
-def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
-    value = text.strip().lower()
-    if value not in VISIBILITIES:
-        raise ConfigError(
-            f"{name}={show(text)} from {where} is not a visibility: use {', '.join(VISIBILITIES)}"
-            " (unlisted keeps a bot out of the public timelines, as most servers ask)"
-        )
-    return value
-
-
-class Mastodon(Network):
-    """Mastodon: a server and an application's token; the server's own count of a status."""
-
-    name = "mastodon"
-    label = "Mastodon"
-    settings = {
-        "MASTODON_INSTANCE": Setting(
-            "", "optional_url", "Mastodon: your server's address, e.g. https://mastodon.social"
-        ),
-        "MASTODON_ACCESS_TOKEN": Setting(
-            "",
-            "secret",
-            "Mastodon: access token of an application (Preferences > Development)",
-            True,
-            "your Mastodon server (Preferences > Development > your application)",
-        ),
-        "MASTODON_VISIBILITY": Setting(
-            "unlisted", "visibility", "Mastodon: public, unlisted, private or direct"
-        ),
-    }
-    required = ("MASTODON_INSTANCE", "MASTODON_ACCESS_TOKEN")
-    parsers = {"visibility": _parse_visibility}
-    guide = "Getting a Mastodon token"
-    site = "your Mastodon server"
-
-    def account_url(self, config: Config) -> Optional[str]:
-        return str(config["MASTODON_INSTANCE"] or "") or None  # the profile's address needs a request
-
-    def measure(self, text: str) -> Fit:
-        return measure(text)
-
-    def image_limits(self) -> ImageLimits:
-        """Each server sets its own (`MastodonPoster.image_limits` asks it); until it says, those of
-        Mastodon 3.5, which every later server takes too: 8 MiB, 16.7 megapixels (4.x allows 16 MiB
-        and 33 megapixels), alt text ("description") 1,500 characters, animated GIFs within the size."""
-        from ..pictures.limits import ImageLimits
-
-        size = 8 * 1024 * 1024
-        return ImageLimits("mastodon", size, 16_777_216, 8192, 1500, animated_gif_bytes=size, title=self.label)
-
-    def lines_measured(self) -> object:
-        return twittertext.borrowed()  # links are found with twitter-text, as Mastodon does
-
-    def poster(self, config: Config) -> MastodonPoster:
-        return MastodonPoster(
-            instance=str(config["MASTODON_INSTANCE"]),
-            access_token=str(config["MASTODON_ACCESS_TOKEN"]),
-            visibility=str(config["MASTODON_VISIBILITY"]),
-            timeout=config["API_TIMEOUT"],
-            retries=config["API_RETRIES"],
-        )
 
 
 class MastodonPoster:
@@ -221,8 +72,6 @@ class MastodonPoster:
         scrub_also([access_token])  # whoever logs a request's headers, the token never shows
         from mastodon import Mastodon
 
-        from .. import __version__
-
         self.instance = _base_url(instance)
         self._client = Mastodon(
             access_token=access_token,
@@ -233,8 +82,6 @@ class MastodonPoster:
             user_agent=f"twitterbot/{__version__}",
         )
         self._visibility = visibility
-        from .retry import Backoff  # here: the registry imports this module on every run
-
         self._policy = Backoff(retries, backoff, sleep)
         self._account_url: Optional[str] = None
         self._image_limits: Optional[ImageLimits] = None  # the server's, asked at the first picture
@@ -290,9 +137,7 @@ class MastodonPoster:
         raise error
 
     def _upload(self, images: Sequence[Any]) -> List[str]:
-        """The pictures fitted to this server's limits and uploaded with their alt text (networks/media.py)."""
-        from .media import fit_pictures, upload_to_mastodon
-
+        """The pictures fitted to this server's limits and uploaded with their alt text (media.py)."""
         prepared = fit_pictures(images, self.image_limits())
         return upload_to_mastodon(self._client, prepared, policy=self._policy, classify=self._classify)
 
@@ -301,22 +146,18 @@ class MastodonPoster:
         defaults, with a log line, when it does not say."""
         from mastodon import MastodonError
 
-        from .mastodon_instance import limits_from_instance
-
         if self._image_limits is None:
             try:
                 self._image_limits = limits_from_instance(self._client.instance_v2())
             except MastodonError as exc:
                 log.info("%s did not say its picture limits (%s): fitting pictures to the defaults", self.instance, exc)
-                self._image_limits = NETWORK.image_limits()
+                self._image_limits = image_limits()
         return self._image_limits
 
     def limit(self) -> int:
         """The instance's own status length limit, from ``/api/v2/instance`` (Mastodon 4.0+), else
         ``/api/v1/instance``; Mastodon's default 500, with a log line, when neither says."""
         from mastodon import MastodonError
-
-        from .mastodon_instance import max_characters
 
         problems = []
         for version, fetch in (("v2", self._client.instance_v2), ("v1", self._client.instance_v1)):
@@ -368,9 +209,7 @@ class MastodonPoster:
         return PostResult(text=text, post_id=None, uncertain=why, check_url=self._account_url or self.instance)
 
     def _classify(self, exc: Exception, reply_to: Optional[str] = None) -> PostError:
-        """Turn Mastodon.py's exception into a PostError that says what to do (networks/mastodon_errors.py)."""
-        from .mastodon_errors import classify
-
+        """Turn Mastodon.py's exception into a PostError that says what to do (errors.py)."""
         return classify(exc, self.instance, self._client, reply_to)
 
 
@@ -384,6 +223,3 @@ def _base_url(instance: str) -> str:
     """``example.social`` or ``https://example.social/`` -> ``https://example.social``."""
     instance = instance.strip().rstrip("/")
     return instance if "://" in instance else "https://" + instance
-
-
-NETWORK = Mastodon()

@@ -1,7 +1,7 @@
 """Bluesky's login session: kept in a file (mode 0600) and refreshed, because ``createSession`` is
 rate limited (30 per 5 minutes, a few hundred a day), so the app password is sent again only when
-the saved refresh token is refused. Imported by the poster (`networks/bluesky.py`) when it connects,
-with the atproto SDK."""
+the saved refresh token is refused. Imported by the poster (`poster.py`), which connects with the
+atproto SDK."""
 
 from __future__ import annotations
 
@@ -10,15 +10,16 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
-from ..files import write_atomically
-from ..settings.secrets import scrub_also
+from ...files import write_atomically
+from ...settings.secrets import scrub_also
+from .errors import reason
 
 if TYPE_CHECKING:
     from atproto import Client
 
 __all__ = ["load_session", "log_in", "save_session", "tokens"]
 
-log = logging.getLogger(f"{__package__}.bluesky")  # its lines log as the poster's do
+log = logging.getLogger(__package__)  # its lines log as the poster's do
 
 
 def log_in(
@@ -29,8 +30,6 @@ def log_in(
     password. `save` is called with every new or refreshed session (it notes the DID then)."""
     from atproto import Client, Request
     from atproto.exceptions import BadRequestError, UnauthorizedError
-
-    from .bluesky_errors import reason
 
     did = None
     client = Client(base_url=service, request=Request(timeout=timeout))

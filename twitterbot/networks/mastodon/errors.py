@@ -1,5 +1,5 @@
-"""Mastodon's error replies, turned into `PostError`s that say what to do. Imported with
-Mastodon.py, when the poster (`networks/mastodon.py`) meets a failure."""
+"""Mastodon's error replies, turned into `PostError`s that say what to do. Imported by the poster
+(`poster.py`), which meets them through Mastodon.py."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from ..errors import ErrorKind, ExitStatus, PostError
-from . import rejected, server_error
+from ...errors import ErrorKind, ExitStatus, PostError
+from .. import rejected, retry, server_error
 
 __all__ = ["classify", "network_error", "rate_limited"]
 
@@ -114,14 +114,12 @@ def rate_limited(client: Any) -> PostError:
     retry_at = None
     if isinstance(reset, (int, float)) and reset > time.time():
         retry_at = datetime.fromtimestamp(int(reset) + 1, tz=timezone.utc)
-    from .retry import rate_limited
-
-    return rate_limited("Mastodon", "429", retry_at)
+    return retry.rate_limited("Mastodon", "429", retry_at)
 
 def network_error(cause: Optional[BaseException], instance: str) -> PostError:
     """No answer: either no connection was made (the request never left), or it was sent and the
     answer never came (the status may exist)."""
-    from .http import network_error as http_network_error
+    from ..http import network_error as http_network_error  # http imports requests and urllib3
 
     return http_network_error(
         cause,

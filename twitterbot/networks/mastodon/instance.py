@@ -1,12 +1,14 @@
 """What a Mastodon server says of itself in its instance endpoint: its status length limit and its
-picture limits. Imported by the poster (`networks/mastodon.py`) when it asks the server."""
+picture limits. Imported by the poster (`poster.py`), which asks the server."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
+from .media import image_limits
+
 if TYPE_CHECKING:
-    from ..pictures.limits import ImageLimits
+    from ...pictures.limits import ImageLimits
 
 __all__ = ["limits_from_instance", "max_characters"]
 
@@ -26,10 +28,9 @@ def limits_from_instance(instance: Mapping[str, Any]) -> ImageLimits:
     (configuration.media_attachments), Mastodon's defaults for what it leaves out."""
     from dataclasses import replace
 
-    from ..pictures.limits import STILLS
-    from .mastodon import NETWORK
+    from ...pictures.limits import STILLS
 
-    base = NETWORK.image_limits()
+    base = image_limits()
     configuration = instance.get("configuration") or {}
     media = configuration.get("media_attachments") if isinstance(configuration, Mapping) else None
     if not isinstance(media, Mapping) or not media:

@@ -1,0 +1,142 @@
+"""Bluesky: its settings, as data on `Bluesky`, whose poster (`poster.py`) posts through the atproto
+SDK with a record key that makes a retry safe. Its parts: `text.py` (the length rule, measured
+without the SDK), `records.py` (the post's record: key, reply, facets, embed, link card),
+`session.py` (the saved login), `errors.py` (Bluesky's error replies as `PostError`s), `media.py`
+(pictures) and `linkcard.py` with `opengraph.py` (a linked page's card). The session is kept in a
+file (mode 0600) and refreshed, because ``createSession`` is rate limited (30 per 5 minutes, a few
+hundred a day): the password is sent again only when the saved refresh token is refused::
+
+    result = NETWORK.poster(config).post("Hello from my Pi")
+    result.url   # 'https://bsky.app/profile/alice.bsky.social/post/3lbq7...'
+
+The atproto SDK is imported only when a poster connects: measuring is cheap, and a run that posts
+only to X never loads it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional
+
+from ...errors import ConfigError
+from ...settings.parsers import show
+from ...settings.table import Setting
+from .. import Fit, Network
+from .text import measure
+
+if TYPE_CHECKING:
+    from ...pictures.limits import ImageLimits
+    from ...settings import Config
+    from .poster import BlueskyPoster
+
+__all__ = ["DEFAULT_SERVICE", "NETWORK"]
+
+DEFAULT_SERVICE = "https://bsky.social"
+
+
+# A handle is a domain name: letters, digits and hyphens in dot-separated parts. Kept as text: `re`
+# compiles it (and caches it) only for a run that has a handle to check.
+_HANDLE = r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?"
+# Bluesky makes app passwords as four groups of four letters and digits: xxxx-xxxx-xxxx-xxxx.
+_APP_PASSWORD = r"[a-z0-9]{4}(-[a-z0-9]{4}){3}"
+
+
+def _parse_handle(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    value = text.strip().lstrip("@").lower()
+    if value and not re.fullmatch(_HANDLE, value):
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a Bluesky handle: write it like alice.bsky.social"
+            " (your profile shows it after the @)"
+        )
+    return value
+
+
+def _parse_app_password(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    value = text.strip()
+    if value and not re.fullmatch(_APP_PASSWORD, value):
+        # Never echo it: it may be the account's real password.
+        raise ConfigError(
+            f"{name} from {where} is not an app password (they look like xxxx-xxxx-xxxx-xxxx): make one in"
+            " Bluesky's Settings > Privacy and security > App passwords; never put your account password here"
+        )
+    return value
+
+
+class Bluesky(Network):
+    """Bluesky: a handle and an app password on a PDS; 300 graphemes and 3,000 bytes."""
+
+    name = "bluesky"
+    label = "Bluesky"
+    settings = {
+        "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social"),
+        "BLUESKY_APP_PASSWORD": Setting(
+            "",
+            "app_password",
+            "Bluesky: an app password (never your account password)",
+            True,
+            "Bluesky (Settings > Privacy and security > App passwords)",
+        ),
+        "BLUESKY_SERVICE": Setting(
+            DEFAULT_SERVICE, "url", "Bluesky: your PDS (the default serves bsky.social accounts)"
+        ),
+        "BLUESKY_LINK_CARDS": Setting(
+            "yes",
+            "bool",
+            "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
+            "picture), fetched at post time within 10 s; no turns it off",
+        ),
+    }
+    required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
+    parsers = {"handle": _parse_handle, "app_password": _parse_app_password}
+    guide = "Getting a Bluesky app password"
+    site = "bsky.app"
+
+    def account_url(self, config: Config) -> Optional[str]:
+        handle = str(config["BLUESKY_HANDLE"] or "")
+        return f"https://bsky.app/profile/{handle}" if handle else None
+
+    def measure(self, text: str) -> Fit:
+        return measure(text)
+
+    def image_limits(self) -> ImageLimits:
+        """What a picture may be on Bluesky (`media.image_limits`)."""
+        from .media import image_limits  # with the upload code: the registry imports this package on every run
+
+        return image_limits()
+
+    def poster(self, config: Config) -> BlueskyPoster:
+        from .poster import BlueskyPoster  # only a run that posts to Bluesky imports the poster (and the SDK)
+
+        return BlueskyPoster(
+            handle=str(config["BLUESKY_HANDLE"]),
+            app_password=str(config["BLUESKY_APP_PASSWORD"]),
+            service=str(config["BLUESKY_SERVICE"]),
+            session_file=config["BOT_STATE_DIR"] / "bluesky-session.json",
+            timeout=config["API_TIMEOUT"],
+            retries=config["API_RETRIES"],
+            link_cards=bool(config["BLUESKY_LINK_CARDS"]),
+        )
+
+    def preview(
+        self, text: str, config: Config, *, pictures: int = 0, folder: Optional[Callable[[], Path]]
+    ) -> List[str]:
+        """The link card a post of `text` would carry (docs/bluesky-link-cards.md): none with
+        pictures (a post has one embed); its thumbnail written into `folder()` for a dry run; one
+        line for `check --online`."""
+        if not config["BLUESKY_LINK_CARDS"] or pictures:
+            return []
+        # Here, not at the top: fetching a card needs ssl, html.parser and the SDK's facet detection.
+        from .linkcard import describe, summary
+        from .records import fetch_link_card
+
+        found = fetch_link_card(text)
+        if found is None:
+            return []
+        if folder is None:
+            return [f"link {found.url}: {summary(found)}"]
+        has_thumb = found.card is not None and found.card.thumb is not None
+        return ["\n".join(describe(found, folder() if has_thumb else None))]
+
+
+NETWORK = Bluesky()

@@ -1,0 +1,63 @@
+"""Pictures on a Bluesky post: what one may be there, and their upload, before the post is sent:
+the atproto SDK's ``upload_blob``, then an ``app.bsky.embed.images`` embed with ``alt`` and
+``aspectRatio``::
+
+    prepared = fit_pictures(images, image_limits())
+    embed = bluesky_embed(client, prepared, policy=Backoff(2), call=poster_call)
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from ...errors import ErrorKind, PostError
+from ...pictures.limits import ImageLimits
+from ..uploads import refused, retried, upload_failed
+
+if TYPE_CHECKING:
+    from ...pictures.prepare import PreparedImage
+    from ..retry import Backoff
+
+__all__ = ["bluesky_embed", "image_limits"]
+
+
+def image_limits() -> ImageLimits:
+    """A blob of ``app.bsky.embed.images`` is at most 2,000,000 bytes (the lexicon since April
+    2026); the official app caps alt text at 2,000 characters and pictures at 4,000 pixels,
+    and shows no animated GIFs as pictures."""
+    return ImageLimits("bluesky", 2_000_000, 4000 * 4000, 4000, 2000, title="Bluesky")
+
+
+def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backoff, call: Callable[..., Any]) -> Any:
+    """Upload each picture as a blob and return the ``app.bsky.embed.images`` embed naming them,
+    with alt text and aspect ratio (without it the app crops the picture). `call` runs an SDK
+    step, turning its errors into PostErrors."""
+    from atproto import models
+    from atproto.exceptions import AtProtocolError
+
+    def upload(number: int, image: PreparedImage) -> Any:
+        try:
+            return client.upload_blob(image.data).blob
+        except AtProtocolError as exc:  # the server's refusal of this picture, in its own words
+            response = getattr(exc, "response", None)
+            if response is not None and response.status_code in (400, 413, 415):
+                content = response.content
+                said = ": ".join(str(part) for part in (getattr(content, "error", ""), getattr(content, "message", "")) if part)
+                raise refused("Bluesky", number, image, response.status_code, said or "refused") from None
+            raise
+
+    embedded = []
+    for number, image in enumerate(images, start=1):
+        try:
+            blob = retried(policy, partial(call, upload, number, image), what=f"upload {image.name}")
+        except PostError as exc:
+            raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Bluesky", number, image, exc) from None
+        embedded.append(
+            models.AppBskyEmbedImages.Image(
+                alt=image.alt,
+                image=blob,
+                aspect_ratio=models.AppBskyEmbedDefs.AspectRatio(width=image.width, height=image.height),
+            )
+        )
+    return models.AppBskyEmbedImages.Main(images=embedded)

@@ -1,0 +1,242 @@
+"""Posting to Bluesky through the atproto SDK, and how a retry is made safe. `BlueskyPoster` writes
+an ``app.bsky.feed.post`` record (`records.py`) into the account's repository with
+``com.atproto.repo.createRecord``, logged in with an app password (`session.py`). Links, hashtags
+and mentions become facets so they are clickable (the SDK finds them; a mention is linked only
+when its handle resolves). The SDK is imported only when a poster connects::
+
+    poster = BlueskyPoster(handle="alice.bsky.social", app_password=password, service="https://bsky.social",
+                           session_file=state / "bluesky-session.json", timeout=20, retries=2)
+    result = poster.post("Hello from my Pi")
+    result.url   # 'https://bsky.app/profile/alice.bsky.social/post/3lbq7...'
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence
+
+from ...errors import ErrorKind, PostError
+from ...settings.secrets import scrub_also
+from .. import PostResult
+from ..retry import Backoff
+from ..uploads import fit_pictures
+from .errors import classify, network_error
+from .media import bluesky_embed, image_limits
+from .records import COLLECTION, PostRef, fetch_link_card, new_record_key, post_record, post_url
+from .session import load_session, log_in, save_session
+
+if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
+    from atproto import Client
+
+    from .linkcard import Card, Limits
+
+__all__ = ["BlueskyPoster"]
+
+log = logging.getLogger(__package__)  # Bluesky's lines log under the network's name
+
+
+class BlueskyPoster:
+    """Posts to Bluesky. Retries, `retries` times with backoff, every failure after which the same
+    record key can be sent again; never waits out a rate limit (the next scheduled run's job)."""
+
+    name = "bluesky"
+    retry_safety = (
+        "a record key (a TID) is chosen here once per post and sent with every try of it: the server "
+        "refuses a second record under the same key, so a retry can never make a second post; before "
+        "each retry, and when a retry is refused (the reference PDS answers 500 for a taken key, others "
+        "'already exists'), getRecord looks the key up: found means an earlier try landed"
+    )
+
+    def __init__(
+        self,
+        *,
+        handle: str,
+        app_password: str,
+        service: str,
+        session_file: Path,
+        timeout: float,
+        retries: int,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff: float = 2.0,
+        link_cards: bool = False,
+        card_limits: Optional[Limits] = None,
+    ) -> None:
+        self.handle = handle.strip().lstrip("@").lower()  # handles are case-insensitive
+        self._password = app_password
+        scrub_also([app_password])
+        self._service = service.rstrip("/")
+        self._session_file = Path(session_file)
+        self._timeout = timeout
+        self._policy = Backoff(retries, backoff, sleep)
+        self._client: Optional[Client] = None
+        self._did: Optional[str] = None
+        self._link_cards = link_cards  # BLUESKY_LINK_CARDS (on unless set to no) turns them on
+        self._card_limits = card_limits
+
+    @property
+    def account_url(self) -> str:
+        """Where a person sees this account's posts (to check an uncertain one)."""
+        return f"https://bsky.app/profile/{self.handle}"
+
+    def may_retry(self, error: PostError) -> bool:
+        """Whether to send the same record again: any failure that may be passing, since the record
+        key keeps a second try from making a second post (see `retry_safety`)."""
+        return error.kind in _RETRYABLE
+
+    def account(self) -> str:
+        """Log in with the app password and return the account, e.g. "@alice.test (did:plc:...)".
+        Always a real login (the new session is saved): the saved session cannot prove the password,
+        since a revoked app password leaves its access tokens working for up to two hours."""
+        client = self._call(self._connect, True)
+        session = self._call(client.com.atproto.server.get_session)
+        self.handle = session.handle
+        return f"@{session.handle} ({session.did})"
+
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Any] = ()) -> PostResult:
+        """Create one post (a reply to `reply_to`, an earlier result's `post_id`, if given).
+        Returns a confirmed `PostResult`, or an uncertain one when no try got an answer and the
+        post cannot be looked up. Raises `PostError` when Bluesky certainly did not post it."""
+        parent = PostRef.decode(reply_to) if reply_to else None
+        embed = self._pictures(images) if images else None  # uploaded before the post: a failure here posted nothing
+        record_key = new_record_key()
+        created_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        # The attempt is recorded already; the card is fetched once, before any try. A post has one
+        # embed: the pictures the user chose come before a link card.
+        card = None if images else self._link_card(text)
+        record = None
+        error: Optional[PostError] = None
+        kinds: List[str] = []  # what each failed try met
+        for attempt in self._policy.attempts():
+            if attempt:
+                assert error is not None
+                self._policy.wait(attempt, error, "with the same record key")
+                # The earlier try may have landed: then there is nothing to send.
+                found = self._look_up(record_key, text, parent)
+                if found:
+                    return found
+            try:
+                client = self._call(self._connect)
+                if record is None:
+                    record = self._call(self._record, client, text, created_at, parent, embed, card)
+                return self._call(self._create, client, text, record_key, record, parent)
+            except PostError as exc:
+                error = exc
+                kinds.append(exc.kind)
+            if not self.may_retry(error):
+                break
+        assert error is not None
+        # Any try that got no answer may have landed (or may still land: the key keeps it to one).
+        maybe_posted = error.kind in _MAYBE_POSTED or any(kind in _MAYBE_POSTED for kind in kinds)
+        if attempt or maybe_posted or error.kind == ErrorKind.EXISTS:
+            found = self._look_up(record_key, text, parent)
+            if found:
+                return found
+        if maybe_posted:
+            log.debug("not known whether it was posted: %s", self.retry_safety)
+            return PostResult(text=text, post_id=None, uncertain=error.summary, check_url=self.account_url)
+        raise error
+
+    # -- the steps, each through the SDK -------------------------------------------------------
+
+    def _pictures(self, images: Sequence[Any]) -> Any:
+        """The pictures fitted to Bluesky's limits, uploaded as blobs, as the post's embed (media.py)."""
+        prepared = fit_pictures(images, image_limits())
+        return bluesky_embed(self._call(self._connect), prepared, policy=self._policy, call=self._call)
+
+    def _record(
+        self,
+        client: Client,
+        text: str,
+        created_at: str,
+        parent: Optional[PostRef],
+        embed: Any = None,
+        card: Optional[Card] = None,
+    ) -> Any:
+        return post_record(client, text, created_at, parent, embed, card, self._call)
+
+    def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
+        from atproto import models
+
+        response = client.com.atproto.repo.create_record(
+            models.ComAtprotoRepoCreateRecord.Data(
+                repo=self._did or "", collection=COLLECTION, rkey=record_key, record=record, validate=True
+            )
+        )
+        return self._result(text, response.uri, response.cid, parent)
+
+    def _result(self, text: str, uri: str, cid: str, parent: Optional[PostRef]) -> PostResult:
+        root_uri, root_cid = (parent.root_uri, parent.root_cid) if parent else (uri, cid)
+        return PostResult(
+            text=text, post_id=PostRef(uri, cid, root_uri, root_cid).encode(), url=post_url(self.handle, uri)
+        )
+
+    def _look_up(self, record_key: str, text: str, parent: Optional[PostRef]) -> Optional[PostResult]:
+        """The post under this record key, if the server has it (so an earlier try landed)."""
+        try:
+            client = self._call(self._connect)
+            found = self._call(
+                lambda: client.com.atproto.repo.get_record(
+                    {"repo": self._did, "collection": COLLECTION, "rkey": record_key}
+                )
+            )
+        except PostError as exc:
+            log.debug("could not look the post up: %s", exc.summary)
+            return None
+        if getattr(found.value, "text", None) != text:
+            return None  # not ours: a record key is never reused, so this should not happen
+        log.info("the post had landed on an earlier try (found under its record key %s)", record_key)
+        return self._result(text, found.uri, found.cid or "", parent)
+
+    # -- the session (session.py) ----------------------------------------------------------------
+
+    def _connect(self, fresh: bool = False) -> Client:
+        """A logged-in client: the saved session if the server still takes it (refreshed when its
+        access token is old), else (or when `fresh`) a new one made with the app password (and saved)."""
+        if self._client is not None and not fresh:
+            return self._client
+        saved = None if fresh else self._load()
+        client, did = log_in(self._service, self._timeout, self.handle, self._password, saved, self._save)
+        if did:
+            self._did = did
+        self._client = client
+        return client
+
+    def _load(self) -> Optional[str]:
+        """The saved session string, if it is for this account and server."""
+        return load_session(self._session_file, self.handle, self._service)
+
+    def _save(self, session: Any) -> None:
+        """Keep the session (mode 0600, written whole or not at all) for the next run; note its DID."""
+        self._did = session.did
+        save_session(self._session_file, self.handle, self._service, session)
+
+    # -- errors (errors.py) --------------------------------------------------------------------
+
+    def _call(self, step: Callable[..., Any], *args: Any) -> Any:
+        """Run one SDK step, turning its exceptions into PostErrors that say what to do."""
+        import httpx
+        from atproto.exceptions import AtProtocolError
+
+        try:
+            return step(*args)
+        except AtProtocolError as exc:
+            raise classify(exc, self.handle, self._service) from None
+        except httpx.TransportError as exc:  # the SDK passes some through as they are (a dropped reply)
+            raise network_error(exc, self._service) from None
+
+    # -- link cards (docs/bluesky-link-cards.md; their embed: records.py) -----------------------
+
+    def _link_card(self, text: str) -> Optional[Card]:
+        """The card of the text's first link, as Bluesky's app would attach it, or None (cards off,
+        no link, or the page gave none: `fetch_card` logs why). Never raises for a page's doing."""
+        found = fetch_link_card(text, limits=self._card_limits) if self._link_cards else None
+        return found.card if found else None
+
+
+# Kinds of failure: retried (the record key makes it safe), and those after which the post may
+# exist (the request was sent; no answer came).
+_RETRYABLE = {ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR, ErrorKind.TIMEOUT, ErrorKind.NETWORK}
+_MAYBE_POSTED = {ErrorKind.TIMEOUT, ErrorKind.NETWORK}

@@ -1,0 +1,95 @@
+"""Mastodon: its settings and length rule, as data on `Mastodon`, whose poster (`poster.py`) posts
+through Mastodon.py, which is imported only when a poster is made, so a run that posts only to X
+never loads it. `status.py` counts a text the way Mastodon's server does; `errors.py` turns the
+server's error replies into `PostError`s, `instance.py` reads what the server says of its limits
+and `media.py` uploads pictures::
+
+    measure("Hello https://example.com/a/very/long/path").length   # 29: a link counts 23
+    poster = NETWORK.poster(config)
+    result = poster.post("Hello from my Pi")
+    result.url   # 'https://example.social/@pibot/113456789012345678'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping, Optional
+
+from ...errors import ConfigError
+from ...settings.parsers import show
+from ...settings.table import Setting
+from .. import Fit, Network, twittertext
+from .status import VISIBILITIES, measure
+
+if TYPE_CHECKING:
+    from ...pictures.limits import ImageLimits
+    from ...settings import Config
+    from .poster import MastodonPoster
+
+__all__ = ["NETWORK"]
+
+
+def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    value = text.strip().lower()
+    if value not in VISIBILITIES:
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a visibility: use {', '.join(VISIBILITIES)}"
+            " (unlisted keeps a bot out of the public timelines, as most servers ask)"
+        )
+    return value
+
+
+class Mastodon(Network):
+    """Mastodon: a server and an application's token; the server's own count of a status."""
+
+    name = "mastodon"
+    label = "Mastodon"
+    settings = {
+        "MASTODON_INSTANCE": Setting(
+            "", "optional_url", "Mastodon: your server's address, e.g. https://mastodon.social"
+        ),
+        "MASTODON_ACCESS_TOKEN": Setting(
+            "",
+            "secret",
+            "Mastodon: access token of an application (Preferences > Development)",
+            True,
+            "your Mastodon server (Preferences > Development > your application)",
+        ),
+        "MASTODON_VISIBILITY": Setting(
+            "unlisted", "visibility", "Mastodon: public, unlisted, private or direct"
+        ),
+    }
+    required = ("MASTODON_INSTANCE", "MASTODON_ACCESS_TOKEN")
+    parsers = {"visibility": _parse_visibility}
+    guide = "Getting a Mastodon token"
+    site = "your Mastodon server"
+
+    def account_url(self, config: Config) -> Optional[str]:
+        return str(config["MASTODON_INSTANCE"] or "") or None  # the profile's address needs a request
+
+    def measure(self, text: str) -> Fit:
+        return measure(text)
+
+    def image_limits(self) -> ImageLimits:
+        """What a picture may be on a server that has not said (`media.image_limits`)."""
+        from .media import image_limits  # with the upload code: the registry imports this package on every run
+
+        return image_limits()
+
+    def lines_measured(self) -> object:
+        return twittertext.borrowed()  # links are found with twitter-text, as Mastodon does
+
+    def poster(self, config: Config) -> MastodonPoster:
+        from .poster import MastodonPoster  # only a run that posts to Mastodon imports the poster (and Mastodon.py)
+
+        return MastodonPoster(
+            instance=str(config["MASTODON_INSTANCE"]),
+            access_token=str(config["MASTODON_ACCESS_TOKEN"]),
+            visibility=str(config["MASTODON_VISIBILITY"]),
+            timeout=config["API_TIMEOUT"],
+            retries=config["API_RETRIES"],
+        )
+
+
+
+NETWORK = Mastodon()

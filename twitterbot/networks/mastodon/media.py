@@ -1,0 +1,67 @@
+"""Pictures on a Mastodon post: what one may be on a server that has not said its own limits
+(`instance.py` reads those), and their upload: Mastodon.py's ``media_post`` with the alt text as
+``description``, waiting until the server has processed it::
+
+    prepared = fit_pictures(images, image_limits())
+    media_ids = upload_to_mastodon(client, prepared, policy=Backoff(2), classify=classify)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, List, Sequence
+
+from ...errors import ErrorKind, PostError
+from ...pictures.limits import ImageLimits
+from ..uploads import refused, retried, upload_failed
+
+if TYPE_CHECKING:
+    from ...pictures.prepare import PreparedImage
+    from ..retry import Backoff
+
+__all__ = ["image_limits", "upload_to_mastodon"]
+
+
+def image_limits() -> ImageLimits:
+    """Each server sets its own (`MastodonPoster.image_limits` asks it); until it says, those of
+    Mastodon 3.5, which every later server takes too: 8 MiB, 16.7 megapixels (4.x allows 16 MiB
+    and 33 megapixels), alt text ("description") 1,500 characters, animated GIFs within the size."""
+    size = 8 * 1024 * 1024
+    return ImageLimits("mastodon", size, 16_777_216, 8192, 1500, animated_gif_bytes=size, title="Mastodon")
+
+
+def upload_to_mastodon(
+    client: Any, images: Sequence[PreparedImage], *, policy: Backoff, classify: Callable[[Exception], PostError]
+) -> List[str]:
+    """Upload each picture with its alt text (``description``), waiting until the server has
+    processed it (a status naming an unprocessed upload is refused with 422); returns the ids
+    for ``status_post(media_ids=...)``."""
+    import io
+
+    from mastodon import MastodonAPIError, MastodonError
+
+    ids: List[str] = []
+    for number, image in enumerate(images, start=1):
+
+        def upload(image: PreparedImage = image, number: int = number) -> Any:
+            try:
+                return client.media_post(
+                    io.BytesIO(image.data),
+                    mime_type=image.mime_type,
+                    description=image.alt,
+                    file_name=f"picture.{image.extension}",
+                    synchronous=True,
+                )
+            except MastodonAPIError as exc:
+                status = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], int) else 0
+                if status in (413, 415, 422):
+                    raise refused("Mastodon", number, image, status, str(exc.args[-1] if exc.args else exc)) from None
+                raise classify(exc) from None
+            except MastodonError as exc:
+                raise classify(exc) from None
+
+        try:
+            media = retried(policy, upload, what=f"upload {image.name}")
+        except PostError as exc:
+            raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Mastodon", number, image, exc) from None
+        ids.append(str(media["id"]))
+    return ids

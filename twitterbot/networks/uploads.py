@@ -1,0 +1,79 @@
+"""What every network's picture upload shares: fitting pictures to a network, retrying an upload,
+and the errors of a picture that could not be uploaded.
+
+An upload is not a post: nothing appears on the account until the post that names the upload is
+made, and an upload the post never names is dropped by the network. So an upload is retried on
+any failure that may pass (no connection, no answer, a server error), and a picture that cannot
+be uploaded is a certain failure of the post: nothing was posted, the next run may try again.
+The post itself keeps its network's at-most-once rules. Each network's upload is in its own
+package's `media.py`, called by its poster before it sends the post::
+
+    prepared = fit_pictures(images, limits)          # PostError for a picture that cannot fit
+    media = retried(policy, upload, what=f"upload {image.name}")
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence, TypeVar
+
+from ..errors import ErrorKind, ExitStatus, PostError
+from ..pictures.limits import ImageLimits
+from ..pictures.prepare import Attachment, PictureError, PreparedImage
+from .retry import Backoff
+
+__all__ = ["fit_pictures", "refused", "retried", "upload_failed"]
+
+T = TypeVar("T")
+
+
+def retried(policy: Backoff, step: Callable[[], T], *, what: str) -> T:
+    """`step()`, tried again (the network's `policy`: API_RETRIES, with backoff) after a failure
+    that may pass; `what` names the step in the log ("upload photos/a.jpg")."""
+    error: Optional[PostError] = None
+    for attempt in policy.attempts():
+        if attempt:
+            assert error is not None
+            policy.wait(attempt, error, how=f"to {what}")
+        try:
+            return step()
+        except PostError as exc:
+            if not _may_pass(exc):
+                raise
+            error = exc
+    assert error is not None
+    raise error
+
+
+def fit_pictures(images: Sequence[Attachment], limits: ImageLimits) -> List[PreparedImage]:
+    """Each picture fitted to `limits`; a picture that cannot be is a certain failure of the
+    post (a data error: the user's file must change)."""
+    try:
+        return [image.prepare(limits) for image in images]
+    except PictureError as exc:
+        raise PostError(f"{exc} (nothing was posted)", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR) from None
+
+
+def upload_failed(where: str, number: int, image: PreparedImage, error: PostError) -> PostError:
+    """A picture that could not be uploaded: nothing was posted. The same exit status as the
+    failure (a refusal needs the user, a network or server problem the next run)."""
+    temporary = error.exit_status == ExitStatus.TEMPORARY_FAILURE
+    advice = "the next run tries again" if temporary else "fix the picture or the account, then run again"
+    what = f"picture {number} ({image.name}) could not be uploaded to {where}: {error.summary}"
+    return PostError(f"{what}; nothing was posted: {advice}", kind=ErrorKind.UPLOAD, exit_status=error.exit_status, summary=what)
+
+
+def refused(where: str, number: int, image: PreparedImage, status: int, said: str) -> PostError:
+    """The network refused a picture (too big, a type it does not take): the file must change."""
+    what = f"{where} refused picture {number} ({image.name}, {image.describe()}): {status} {said}"
+    return PostError(
+        f"{what}; nothing was posted: use a smaller picture or another format",
+        kind=ErrorKind.PICTURE,
+        exit_status=ExitStatus.DATA_ERROR,
+        summary=what,
+    )
+
+
+def _may_pass(error: PostError) -> bool:
+    """An upload failure worth trying again: no connection, no answer or a server error (an
+    upload made twice is harmless: only the one the post names is shown)."""
+    return error.kind in (ErrorKind.UNREACHABLE, ErrorKind.TIMEOUT, ErrorKind.NETWORK, ErrorKind.SERVER_ERROR)

@@ -1,0 +1,161 @@
+"""X (Twitter): its settings, its length rule and its prices, as data on `X`, whose poster
+(`poster.py`) posts through the X API v2 (`api.py`: how requests reach X; `errors.py`: X's error
+replies; `media.py`: pictures).
+
+X counts a text with twitter-text (URLs 23, emoji and CJK 2, NFC first), whose import costs more
+than the rest of a run: given a cache (the history store), a line measured once is not measured
+again, and a file whose lines are all known does not import twitter-text at all. The poster, and
+with it tweepy and requests, is imported only when a poster is made::
+
+    measure("Hello https://example.com").length       # 29: a link counts 23
+    poster = NETWORK.poster(config)
+    result = poster.post("Hello from my Pi")
+    result.url   # 'https://x.com/i/status/1456012973835788293'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Mapping, Optional, Tuple
+
+from ...settings.table import Setting
+from .. import Fit, LengthCache, Network, twittertext
+from .api import DEFAULT_BASE_URL, Credentials, status_url
+
+if TYPE_CHECKING:
+    from ...pictures.limits import ImageLimits
+    from ...settings import Config
+    from .poster import XPoster
+
+__all__ = ["MAX_WEIGHTED_LENGTH", "NETWORK", "PRICES", "Prices", "measure", "url_cost"]
+
+MAX_WEIGHTED_LENGTH = twittertext.MAX_WEIGHTED_LENGTH
+UNIT = "weighted characters"
+_KEY_SOURCE = "the X developer portal"
+_CREDENTIAL_NAMES = ("TWITTER_API_KEY", "TWITTER_API_SECRET", "TWITTER_ACCESS_TOKEN", "TWITTER_ACCESS_TOKEN_SECRET")
+
+
+class Prices:
+    """What X charges per post, in US dollars. (A plain class, as `Credentials`: the registry
+    imports this module on every run, and a dataclass costs a run about 1 ms to make.)"""
+
+    def __init__(self, post: float, post_with_url: float) -> None:
+        self.post = post
+        self.post_with_url = post_with_url  # any URL, bare domains included: "bot.py" is a link (.py is Paraguay)
+
+
+# X's pay-per-use prices as of 2026 (new developer accounts since February 2026). X changes them
+# now and then: the developer console shows the current ones. The one place the bot knows them.
+PRICES = Prices(post=0.015, post_with_url=0.20)
+
+
+def url_cost(line: object, prices: Prices = PRICES) -> Optional[str]:
+    """Why a text costs more to post, naming its URLs and both prices; None for one without a URL.
+    `line` is anything with the `urls` X found in it (a `Fit`, a tweets file's line)."""
+    urls: Tuple[str, ...] = getattr(line, "urls", ())
+    if not urls:
+        return None
+    return (
+        f"contains a URL ({', '.join(urls)}): X charges about ${prices.post_with_url:.2f} to post it instead of "
+        f"${prices.post:.3f} (X counts bare names like example.com or bot.py as links)"
+    )
+
+
+def measure(text: str) -> Fit:
+    """Measure `text` the way X does (twitter-text v3: URLs 23, emoji 2, CJK 2, NFC first)."""
+    length, urls, problem = twittertext.weigh(text)
+    return _fit(length, urls, problem)
+
+
+def _fit(length: int, urls: Tuple[str, ...], problem: Optional[str] = None) -> Fit:
+    return Fit("x", length, MAX_WEIGHTED_LENGTH, UNIT, problem, urls, url_cost(Fit("x", 0, 0, urls=urls)), problem)
+
+
+class X(Network):
+    """X: four OAuth 1.0a keys, twitter-text's weighted 280, a price per post."""
+
+    name = "x"
+    label = "X"
+    settings = {
+        "TWITTER_API_KEY": Setting(
+            "", "secret", "API Key (consumer key) from the X developer portal", True, _KEY_SOURCE
+        ),
+        "TWITTER_API_SECRET": Setting("", "secret", "API Key Secret (consumer secret)", True, _KEY_SOURCE),
+        "TWITTER_ACCESS_TOKEN": Setting(
+            "", "secret", "Access Token (with Read and write permission)", True, _KEY_SOURCE
+        ),
+        "TWITTER_ACCESS_TOKEN_SECRET": Setting("", "secret", "Access Token Secret", True, _KEY_SOURCE),
+        "X_API_BASE_URL": Setting(DEFAULT_BASE_URL, "url", "where requests go (tests, proxies)"),
+    }
+    required = _CREDENTIAL_NAMES
+    guide = "Getting X keys"
+    site = "x.com"
+    former_names = ("twitter",)
+
+    def measure(self, text: str) -> Fit:
+        return measure(text)
+
+    def image_limits(self) -> ImageLimits:
+        """What a picture may be on X (`media.image_limits`)."""
+        from .media import image_limits  # with the upload code: the registry imports this package on every run
+
+        return image_limits()
+
+    def describe(self, fit: Fit) -> str:
+        return f"{fit.length} of {fit.limit} as X counts"
+
+    def post_url(self, post_id: Optional[str]) -> Optional[str]:
+        return status_url(post_id)
+
+    def account_url(self, config: Config) -> Optional[str]:
+        # An access token starts with the account's numeric id: public, and enough for a link.
+        user_id = str(config["TWITTER_ACCESS_TOKEN"] or "").split("-", 1)[0]
+        return f"https://x.com/intent/user?user_id={user_id}" if user_id.isdigit() else "https://x.com/home"
+
+    def lines_measured(self) -> object:
+        return twittertext.borrowed()  # 6 MiB a run needs no more once it has measured its new lines
+
+    def known_lines(self, texts: Collection[str], cache: Optional[LengthCache]) -> Optional[Callable[[str], Fit]]:
+        version = twittertext.measured_by() if cache is not None else ""
+        if cache is None or not texts or not twittertext.all_known(cache, version, texts):
+            return None
+        return lambda text: _cached_fit(cache, version, text)
+
+    def measure_lines(self, texts: Iterable[str], cache: Optional[LengthCache]) -> Dict[str, Fit]:
+        version = twittertext.measured_by() if cache is not None else ""
+        known = twittertext.cached_lengths(cache, version)
+        fits: Dict[str, Fit] = {}
+        measured_anew = False
+        for text in texts:
+            cached = known.get(text)
+            if cached is not None and cached[0] <= MAX_WEIGHTED_LENGTH:  # measured before, and X accepted it
+                fits[text] = _fit(cached[0], cached[1])
+            else:
+                fits[text] = measure(text)
+                measured_anew = True
+        if cache is not None and measured_anew:
+            accepted = {text: (fit.length, fit.urls) for text, fit in fits.items() if fit.fits}
+            twittertext.remember_lengths(cache, version, accepted)
+        return fits
+
+    def poster(self, config: Config) -> XPoster:
+        from .poster import XPoster  # only a run that posts to X imports the poster (and tweepy)
+
+        credentials = Credentials(*(str(config[name]) for name in _CREDENTIAL_NAMES))
+        return XPoster(
+            credentials,
+            timeout=config["API_TIMEOUT"],
+            retries=config["API_RETRIES"],
+            base_url=str(config["X_API_BASE_URL"]),
+        )
+
+
+def _cached_fit(cache: LengthCache, version: str, text: str) -> Fit:
+    """The fit of a text the cache knows (`twittertext.all_known`), from its cached length. Measured again
+    if its row has gone since (another run kept another file's lengths), as any new line is."""
+    cached = twittertext.cached_lengths(cache, version, (text,)).get(text)
+    if cached is None or cached[0] > MAX_WEIGHTED_LENGTH:
+        return measure(text)
+    return _fit(cached[0], cached[1])
+
+
+NETWORK = X()

@@ -1,0 +1,93 @@
+"""How the bot reaches X: the API's address and the origins tweepy signs for, the OAuth 1.0a keys
+that sign every request, the adapter that gives each request a timeout and sends it to
+X_API_BASE_URL, and a post's public link::
+
+    session.mount(origin, adapter(timeout=20, base_url=DEFAULT_BASE_URL))   # for each of X_ORIGINS
+    status_url("1456012973835788293")   # 'https://x.com/i/status/1456012973835788293'
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Mapping, Optional
+
+__all__ = ["DEFAULT_BASE_URL", "X_ORIGINS", "Credentials", "adapter", "status_url"]
+
+DEFAULT_BASE_URL = "https://api.twitter.com"
+# tweepy hard-codes api.twitter.com; api.x.com serves the same API. Both go through our adapter.
+X_ORIGINS = ("https://api.twitter.com", "https://api.x.com")
+
+log = logging.getLogger(__package__)  # X's lines log under the network's name
+
+
+class Credentials:
+    """OAuth 1.0a user keys. Kept out of repr() so they never reach a log or a traceback."""
+
+    __slots__ = ("api_key", "api_secret", "access_token", "access_token_secret")
+
+    def __init__(self, api_key: str, api_secret: str, access_token: str, access_token_secret: str) -> None:
+        self.api_key = api_key
+        self.api_secret = api_secret
+        self.access_token = access_token
+        self.access_token_secret = access_token_secret
+
+    def __repr__(self) -> str:
+        return "Credentials(...)"
+
+
+def status_url(tweet_id: Optional[str]) -> Optional[str]:
+    """The public link of a post (x.com resolves it whatever the account's handle); None for
+    no id, or a dry run's made-up one."""
+    return f"https://x.com/i/status/{tweet_id}" if tweet_id and tweet_id.isdigit() else None
+
+
+def adapter(*, timeout: float, base_url: str) -> object:
+    """An adapter that gives every request a timeout and, when `base_url` is set, sends it there
+    instead of X. OAuth signing happens before `send`, over the original https URL, exactly as X
+    verifies it. Made here: requests is imported only to post."""
+    from urllib.parse import urlsplit
+
+    from requests.adapters import HTTPAdapter
+
+    class _XAdapter(HTTPAdapter):
+        def send(self, request, **kwargs):  # type: ignore[no-untyped-def]
+            kwargs["timeout"] = kwargs.get("timeout") or timeout
+            if base_url.rstrip("/") != DEFAULT_BASE_URL:
+                for origin in X_ORIGINS:
+                    if request.url.startswith(origin + "/"):
+                        request.url = base_url.rstrip("/") + request.url[len(origin) :]
+                        break
+            started = time.monotonic()
+            response = super().send(request, **kwargs)
+            # The path only: never the headers we sent (they hold the keys' signature).
+            log.debug(
+                "%s %s: %d %s in %.2f s; %s",
+                request.method,
+                urlsplit(request.url).path,
+                response.status_code,
+                response.reason,
+                time.monotonic() - started,
+                _limits_left(response.headers),
+            )
+            return response
+
+    return _XAdapter(max_retries=0)  # never let urllib3 re-send a POST on its own
+
+
+# X's rate-limit headers (prefix) and the window each counts.
+_LIMITS = (
+    ("x-rate-limit", "the 15-minute window"),
+    ("x-user-limit-24hour", "24 hours for this user"),
+    ("x-app-limit-24hour", "24 hours for this app"),
+)
+
+
+def _limits_left(headers: Mapping[str, str]) -> str:
+    """What X's rate-limit headers say is left, for -v."""
+    parts = [
+        f"{headers[prefix + '-remaining']} of {headers.get(prefix + '-limit', '?')} left in {window}"
+        for prefix, window in _LIMITS
+        if prefix + "-remaining" in headers
+    ]
+    return "rate limits: " + ", ".join(parts) if parts else "no rate-limit headers"

@@ -1,0 +1,161 @@
+"""Posting to X (``POST /2/tweets``) with tweepy's `Client` and OAuth 1.0a user keys, and how X
+makes a retry safe: it does not, so only a request that certainly made no post is sent again.
+tweepy and requests are imported when a poster is made. tweepy sends requests with no timeout and
+offers no base URL, so an adapter mounted on the client's session adds both::
+
+    poster = XPoster(credentials, timeout=20, retries=2)
+    result = poster.post("Hello from my Pi")
+    result.url   # 'https://x.com/i/status/1456012973835788293'
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
+
+from ...errors import ErrorKind, PostError
+from .. import PostResult
+from ..retry import Backoff
+from ..uploads import fit_pictures
+from .api import DEFAULT_BASE_URL, X_ORIGINS, Credentials, adapter, status_url
+from .errors import classify, network_error
+from .media import image_limits, upload_to_x
+
+if TYPE_CHECKING:
+    from ...pictures.prepare import Attachment
+
+__all__ = ["XPoster"]
+
+log = logging.getLogger(__package__)  # X's lines log under the network's name
+
+
+class XPoster:
+    """Posts to X. Retries, `retries` times with backoff, only what `retry_safety` allows; never
+    waits out a rate limit (that is the next scheduled run's job)."""
+
+    name = "x"
+    # X has no idempotency key: a repeated POST /2/tweets is a second post, unless X's duplicate-
+    # content check happens to refuse it, and that check is a policy, not a guarantee.
+    retry_safety = (
+        "none: X has no idempotency key, so a request that may have reached X is never sent again "
+        "(its outcome is uncertain); only failures that certainly made no post are retried: no "
+        "connection (refused, DNS, connect timeout) or a server error X answered with"
+    )
+
+    def __init__(
+        self,
+        credentials: Credentials,
+        *,
+        timeout: float,
+        retries: int,
+        base_url: str = DEFAULT_BASE_URL,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff: float = 2.0,
+    ) -> None:
+        import tweepy
+
+        self._client = tweepy.Client(
+            consumer_key=credentials.api_key,
+            consumer_secret=credentials.api_secret,
+            access_token=credentials.access_token,
+            access_token_secret=credentials.access_token_secret,
+            wait_on_rate_limit=False,  # True retries 429s forever: never in a cron bot
+        )
+        mounted = adapter(timeout=timeout, base_url=base_url)
+        for origin in X_ORIGINS:
+            self._client.session.mount(origin, mounted)
+        self._policy = Backoff(retries, backoff, sleep)
+        self._credentials = credentials  # the media upload signs its own requests (media.py)
+        # An access token starts with the account's numeric id ("12345-abc..."): public, and
+        # enough for a link to the account's posts without asking X.
+        user_id = credentials.access_token.split("-", 1)[0]
+        self._user_id = user_id if user_id.isdigit() else None
+        self._username: Optional[str] = None
+
+    @property
+    def account_url(self) -> Optional[str]:
+        """Where a person sees this account's posts (to check an uncertain one), if known."""
+        if self._username:
+            return f"https://x.com/{self._username}"
+        if self._user_id:
+            return f"https://x.com/intent/user?user_id={self._user_id}"
+        return None
+
+    def may_retry(self, error: PostError) -> bool:
+        """Whether sending the request again cannot make a second post (see `retry_safety`)."""
+        return error.kind in _NEVER_POSTED_RETRYABLE
+
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Attachment] = ()) -> PostResult:
+        """Create one post, with `images` uploaded first. Returns a confirmed `PostResult`, or an
+        uncertain one when the request may have reached X but no answer came (never sent again).
+        Raises `DuplicatePost` if X already has this text, `PostError` when X certainly did not post it."""
+        import requests
+        import tweepy
+
+        media_ids = self._upload(images) if images else None
+        error: Optional[PostError] = None
+        for attempt in self._policy.attempts():
+            if attempt:
+                assert error is not None
+                self._policy.wait(attempt, error)
+            try:
+                response = self._client.create_tweet(
+                    text=text, in_reply_to_tweet_id=reply_to, media_ids=media_ids, user_auth=True
+                )
+            except tweepy.TweepyException as exc:
+                error = classify(exc)
+            except requests.RequestException as exc:
+                error = network_error(exc)
+            else:
+                tweet_id = response.data.get("id") if isinstance(response.data, dict) else None
+                if tweet_id is None:
+                    return self._uncertain(text, "X answered without the post's id")
+                return PostResult(text=text, post_id=str(tweet_id), url=status_url(str(tweet_id)))
+            if error.kind in _MAYBE_POSTED:
+                return self._uncertain(text, error.summary)
+            if not self.may_retry(error):
+                break
+        assert error is not None
+        raise error
+
+    def _upload(self, images: Sequence[Attachment]) -> List[str]:
+        """The pictures fitted to X's limits and uploaded with their alt text (media.py)."""
+        import tweepy
+
+        return upload_to_x(
+            self._client.session,
+            self._credentials,
+            fit_pictures(images, image_limits()),
+            policy=self._policy,
+            classify=lambda response: classify(tweepy.HTTPException(response)),
+            network_error=network_error,
+        )
+
+    def _uncertain(self, text: str, why: str) -> PostResult:
+        log.debug("not sending it again: %s", self.retry_safety)
+        return PostResult(text=text, post_id=None, uncertain=why, check_url=self.account_url)
+
+    def account(self) -> str:
+        """The account the keys post as, checked online (`check --online`): "@username"."""
+        return f"@{self.verify()}"
+
+    def verify(self) -> str:
+        """Check the keys with ``GET /2/users/me``; returns the account's @username."""
+        import requests
+        import tweepy
+
+        try:
+            response = self._client.get_me(user_auth=True)
+        except tweepy.TweepyException as exc:
+            raise classify(exc) from None
+        except requests.RequestException as exc:
+            raise network_error(exc) from None
+        self._username = str(response.data["username"])
+        return self._username
+
+
+# What each failure says about the post (errors.py names the kinds). Retried:
+# failures that certainly made no post. Uncertain: the request was sent and no answer came back.
+_NEVER_POSTED_RETRYABLE = {ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR}
+_MAYBE_POSTED = {ErrorKind.TIMEOUT, ErrorKind.NETWORK}
