@@ -37,8 +37,8 @@ if what == "import":
     pass
 elif what == "naive":
     from PIL import ImageOps
-    from twitterbot import networks
-    limits = networks.get("bluesky").image_limits()
+    from twitterbot.cli import built_in
+    limits = built_in().network("bluesky").image_limits()
     with Image.open(path) as image:
         image.load()
         upright = ImageOps.exif_transpose(image).convert("RGB")
@@ -52,9 +52,9 @@ elif what == "naive":
         quality -= 10
     size = out.tell()
 else:
-    from twitterbot import networks
+    from twitterbot.cli import built_in
     from twitterbot.pictures.prepare import prepare
-    size = len(prepare(path, "a photo", networks.get(what).image_limits()).data)
+    size = len(prepare(path, "a photo", built_in().network(what).image_limits()).data)
 seconds = time.perf_counter() - start
 print(json.dumps({{"mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "seconds": seconds, "bytes": size}}))
 """

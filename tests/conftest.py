@@ -25,6 +25,7 @@ BOT_PY = REPO / "bot.py"
 
 # The registry the command line builds: the built-in capabilities (tests/networks adds a fake network).
 REGISTRY = built_in()
+X_ONLY = (REGISTRY.network("x"),)  # what a run posting to X alone measures its lines for
 
 SAMPLE_TWEETS = "First post\nSecond post\nThird post\n"
 

@@ -14,12 +14,11 @@ from typing import Any, Dict
 
 import images
 import pytest
-from conftest import credentials_for
+from conftest import REGISTRY, credentials_for
 from mastodon_server import MastodonEmulator
 from pds.harness import Pds, PdsAccount
 from PIL import Image
 
-from twitterbot import networks
 from twitterbot.errors import ExitStatus, PostError
 from twitterbot.networks.bluesky.media import bluesky_embed
 from twitterbot.networks.bluesky.poster import BlueskyPoster
@@ -167,7 +166,7 @@ def test_mastodon_refusals_of_a_picture_are_data_errors(mastodon_emulator: Masto
     assert poster.post("Made a JPEG", images=[screenshot]).confirmed
     assert mastodon_emulator.statuses[0].media[0]["mime"] == "image/jpeg"
     other = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token)
-    other._image_limits = networks.get("mastodon").image_limits()  # as if the server had not said: PNG stays PNG
+    other._image_limits = REGISTRY.network("mastodon").image_limits()  # as if the server had not said: PNG stays PNG
     with pytest.raises(PostError, match="Mastodon refused picture 1 .*File content type is invalid") as caught:
         other.post("PNG where it is not taken", images=[screenshot])
     assert caught.value.exit_status == ExitStatus.DATA_ERROR and len(mastodon_emulator.statuses) == 1
@@ -249,7 +248,7 @@ def test_bluesky_refusals_of_a_picture_post_nothing(bluesky_pds: Pds, account: P
 def test_mastodon_refuses_a_picture_over_its_size_limit(mastodon_emulator: MastodonEmulator, photo) -> None:
     mastodon_emulator.image_size_limit = 1024 * 1024
     poster = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token)
-    poster._image_limits = networks.get("mastodon").image_limits()  # the bot assumes 8 MiB: the server says no
+    poster._image_limits = REGISTRY.network("mastodon").image_limits()  # the bot assumes 8 MiB: the server says no
     with pytest.raises(PostError, match="Mastodon refused picture 1 .*File file size must be less than 1 MB") as caught:
         poster.post("Too big for this server", images=[photo])
     assert caught.value.exit_status == ExitStatus.DATA_ERROR and mastodon_emulator.statuses == []

@@ -59,10 +59,11 @@ def test_a_run_that_measured_its_new_lines_lets_twitter_text_go_again(tmp_path) 
     code = f"""
 import sys
 from pathlib import Path
+from twitterbot.networks.x import NETWORK
 from twitterbot.posting.tweets import load_tweets
-first = load_tweets(Path({str(tweets)!r}))
+first = load_tweets(Path({str(tweets)!r}), (NETWORK,))
 gone = "twitter_text" not in sys.modules and "pkg_resources" not in sys.modules
-again = load_tweets(Path({str(tweets)!r}))
+again = load_tweets(Path({str(tweets)!r}), (NETWORK,))
 print([first.line(i).weighted_length for i in range(2)], gone, [again.line(i).weighted_length for i in range(2)])
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import X_ONLY
 
 from twitterbot.networks.x import PRICES, measure, url_cost
 from twitterbot.posting.tweets import parse_tweets
@@ -33,7 +34,7 @@ def test_weighted_length_is_x_s(text: str, weighted: int, has_url: bool) -> None
 
 
 def test_url_cost_names_the_urls_and_both_prices_from_the_one_constant() -> None:
-    line, plain = parse_tweets(b"run python bot.py and see https://example.com/x\nno link here\n", PATH).lines
+    line, plain = parse_tweets(b"run python bot.py and see https://example.com/x\nno link here\n", PATH, X_ONLY).lines
     assert line.urls == ("bot.py", "https://example.com/x")
     note = url_cost(line)
     assert "bot.py, https://example.com/x" in note

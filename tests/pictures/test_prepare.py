@@ -10,15 +10,15 @@ from pathlib import Path
 
 import images
 import pytest
+from conftest import REGISTRY
 from PIL import Image
 
-from twitterbot import networks
 from twitterbot.networks.mastodon.instance import limits_from_instance
 from twitterbot.pictures.limits import strictest_alt
 from twitterbot.pictures.prepare import PictureError, prepare, sniff
 
-# Each network's own limits, as its module states them (networks.get(name).image_limits()).
-LIMITS = {name: networks.get(name).image_limits() for name in ("x", "mastodon", "bluesky")}
+# Each network's own limits, as its module states them (REGISTRY.network(name).image_limits()).
+LIMITS = {name: REGISTRY.network(name).image_limits() for name in ("x", "mastodon", "bluesky")}
 
 
 @pytest.fixture(scope="module")

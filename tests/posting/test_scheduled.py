@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import REGISTRY, REPO, SAMPLE_TWEETS, BotHome, credentials_for
+from conftest import REGISTRY, REPO, SAMPLE_TWEETS, X_ONLY, BotHome, credentials_for
 from x_emulator import XEmulator
 
 from twitterbot.networks.x.poster import XPoster
@@ -32,7 +32,7 @@ class Clock:
 
 
 def tweets(*texts: str):
-    return parse_tweets("\n".join(texts).encode(), Path("tweets.txt"))
+    return parse_tweets("\n".join(texts).encode(), Path("tweets.txt"), X_ONLY)
 
 
 def run(store, poster, file, *, clock=None, seed=0, one_in=1, cap=4, gap=timedelta(0), dry_run=False, force=False):
@@ -46,7 +46,7 @@ def run(store, poster, file, *, clock=None, seed=0, one_in=1, cap=4, gap=timedel
         max_posts_per_day=cap,
         min_post_gap=gap,
         dry_run=dry_run,
-        force=force,
+        force=force, registry=REGISTRY
     )
 
 

@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from conftest import X_ONLY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,22 +36,22 @@ PATH = Path("tweets.txt")
     ],
 )
 def test_lines_become_posts(content: str, texts: list) -> None:
-    assert [line.text for line in parse_tweets(content.encode(), PATH).lines] == texts
+    assert [line.text for line in parse_tweets(content.encode(), PATH, X_ONLY).lines] == texts
 
 
 def test_line_numbers_are_the_files_own() -> None:
-    tweets = parse_tweets(b"# header\n\nfirst\n\nsecond\n", PATH)
+    tweets = parse_tweets(b"# header\n\nfirst\n\nsecond\n", PATH, X_ONLY)
     assert [(line.lineno, line.text) for line in tweets.lines] == [(3, "first"), (5, "second")]
 
 
 def test_repeated_lines_are_reported_and_kept_once() -> None:
-    tweets = parse_tweets(b"same\nsame\n", PATH)
+    tweets = parse_tweets(b"same\nsame\n", PATH, X_ONLY)
     assert len(tweets.lines) == 1
     assert tweets.problems[0].lineno == 2 and "repeats line 1" in tweets.problems[0].message
 
 
 def test_an_over_long_line_is_reported_with_its_number_and_weighted_length_and_never_picked() -> None:
-    tweets = parse_tweets(("ok\n" + "日" * 141 + "\nfine\n").encode(), PATH)
+    tweets = parse_tweets(("ok\n" + "日" * 141 + "\nfine\n").encode(), PATH, X_ONLY)
     assert [line.text for line in tweets.lines] == ["ok", "fine"]
     (problem,) = tweets.problems
     assert problem.lineno == 2
@@ -64,7 +65,7 @@ def test_a_line_too_long_for_any_url_to_save_is_refused_without_measuring_it() -
     import time
 
     started = time.perf_counter()
-    tweets = parse_tweets(("ok\n" + "word " * 200_000 + "\n").encode(), PATH)
+    tweets = parse_tweets(("ok\n" + "word " * 200_000 + "\n").encode(), PATH, X_ONLY)
     assert time.perf_counter() - started < 1.0
     (problem,) = tweets.problems
     assert problem.lineno == 2 and "X counts at least 5,615 of 280: shorten it" in problem.message
@@ -74,7 +75,7 @@ def test_a_line_too_long_for_any_url_to_save_is_refused_without_measuring_it() -
 
 
 def test_control_characters_are_refused() -> None:
-    tweets = parse_tweets(b"fine\nbad\x00char\nalso\x1bbad\n", PATH)
+    tweets = parse_tweets(b"fine\nbad\x00char\nalso\x1bbad\n", PATH, X_ONLY)
     assert [line.text for line in tweets.lines] == ["fine"]
     assert [problem.lineno for problem in tweets.problems] == [2, 3]
 
@@ -89,7 +90,7 @@ def test_control_characters_are_refused() -> None:
     ],
 )
 def test_a_refused_character_is_named_and_the_fix_is_to_delete_it_not_to_shorten(line: str, named: str) -> None:
-    (problem,) = parse_tweets(f"fine\n{line}\n".encode(), PATH).problems
+    (problem,) = parse_tweets(f"fine\n{line}\n".encode(), PATH, X_ONLY).problems
     assert named in problem.message
     assert "shorten" not in problem.message and "delete it" in problem.message
 
@@ -101,7 +102,7 @@ def test_the_bundled_tweets_file_has_no_line_x_counts_as_a_url() -> None:
     """X charges about 13 times as much for a post with a URL, and "bot.py" is one (.py is a TLD)."""
     from conftest import REPO
 
-    tweets = load_tweets(REPO / "tweets.txt")
+    tweets = load_tweets(REPO / "tweets.txt", X_ONLY)
     assert [(line.lineno, line.urls) for line in tweets.lines if line.has_url] == []
     assert tweets.problems == []
 
@@ -140,32 +141,32 @@ def test_check_and_the_dry_run_name_each_line_with_a_url_and_its_cost(tmp_path: 
 )
 def test_unusable_files_are_clear_errors(content: bytes, message: str) -> None:
     with pytest.raises(TweetFileError) as caught:
-        parse_tweets(content, PATH)
+        parse_tweets(content, PATH, X_ONLY)
     assert message in str(caught.value)
     assert "tweets.txt" in str(caught.value)
 
 
 def test_a_missing_file_is_an_error_naming_the_setting(tmp_path: Path) -> None:
     with pytest.raises(TweetFileError, match="does not exist: create it, or set TWEETS_FILE"):
-        load_tweets(tmp_path / "nope.txt")
+        load_tweets(tmp_path / "nope.txt", X_ONLY)
 
 
 def test_a_folder_is_not_a_tweets_file(tmp_path: Path) -> None:
     with pytest.raises(TweetFileError, match="is a folder"):
-        load_tweets(tmp_path)
+        load_tweets(tmp_path, X_ONLY)
 
 
 def test_an_unreadable_path_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "plain").write_text("x")
     with pytest.raises(TweetFileError, match="cannot read tweets file .*check its permissions"):
-        load_tweets(tmp_path / "plain" / "tweets.txt")  # a file where a folder should be
+        load_tweets(tmp_path / "plain" / "tweets.txt", X_ONLY)  # a file where a folder should be
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=2000))
 def test_any_bytes_give_posts_or_a_clear_error(data: bytes) -> None:
     try:
-        tweets = parse_tweets(data, PATH)
+        tweets = parse_tweets(data, PATH, X_ONLY)
     except TweetFileError as exc:
         assert "tweets.txt" in str(exc)
         return
@@ -186,7 +187,7 @@ plain_line = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")
 def test_any_text_round_trips_whatever_the_line_endings(lines: list, ending: str) -> None:
     data = ending.join(lines).encode("utf-8")
     try:
-        tweets = parse_tweets(data, PATH)
+        tweets = parse_tweets(data, PATH, X_ONLY)
     except TweetFileError:
         assert all(measure(line.strip()).problem for line in lines)
         return
@@ -212,30 +213,30 @@ def _cache_rows(history: Path, sql: str) -> None:
 
 def test_a_cached_line_is_not_measured_again_and_a_changed_line_is(tmp_path: Path) -> None:
     history = tmp_path / "history.db"
-    first = parse_tweets("hello\nsee example.com\n日本語\n".encode(), PATH, cache=HistoryStore(history))
-    cached = parse_tweets("hello\nsee example.com\n日本語\n".encode(), PATH, cache=HistoryStore(history))
+    first = parse_tweets("hello\nsee example.com\n日本語\n".encode(), PATH, X_ONLY, cache=HistoryStore(history))
+    cached = parse_tweets("hello\nsee example.com\n日本語\n".encode(), PATH, X_ONLY, cache=HistoryStore(history))
     assert cached == first and [hash(line) for line in cached.lines] == [hash(line) for line in first.lines]
     with pytest.raises(dataclasses.FrozenInstanceError):  # lines made on the short path are as frozen
         cached.lines[0].text = "changed"  # type: ignore[misc]
     _cache_rows(history, "UPDATE line_lengths SET length = 99 WHERE text = 'hello'")  # proof the cache is read
-    again = parse_tweets("hello\nsee example.com now\n日本語!\n".encode(), PATH, cache=HistoryStore(history))
+    again = parse_tweets("hello\nsee example.com now\n日本語!\n".encode(), PATH, X_ONLY, cache=HistoryStore(history))
     assert [(line.text, line.weighted_length, line.urls) for line in again.lines] == [
         ("hello", 99, ()),  # the exact text was cached: not measured again
         ("see example.com now", 31, ("example.com",)),  # changed lines are measured anew
         ("日本語!", 7, ()),
     ]
-    later = parse_tweets(b"hello\nsee example.com now\n", PATH, cache=HistoryStore(history))
+    later = parse_tweets(b"hello\nsee example.com now\n", PATH, X_ONLY, cache=HistoryStore(history))
     assert [line.weighted_length for line in later.lines] == [99, 31]  # the new lines were kept too
 
 
 def test_the_cache_never_lets_a_too_long_line_through(tmp_path: Path) -> None:
     history = tmp_path / "history.db"
-    parse_tweets(("a" * 280 + "\n" + "日" * 140 + "\n").encode(), PATH, cache=HistoryStore(history))
+    parse_tweets(("a" * 280 + "\n" + "日" * 140 + "\n").encode(), PATH, X_ONLY, cache=HistoryStore(history))
     # Measured by another twitter-text (or another version of this bot): never trusted.
     _cache_rows(history, "UPDATE line_lengths SET version = 'another twitter-text', length = 1")
     with pytest.raises(TweetFileError, match="line 1 is too long: X counts 281 of 280"):
-        parse_tweets(("a" * 281 + "\n").encode(), PATH, cache=HistoryStore(history))
-    tweets = parse_tweets(("a" * 280 + "\n" + "日" * 141 + "\n").encode(), PATH, cache=HistoryStore(history))
+        parse_tweets(("a" * 281 + "\n").encode(), PATH, X_ONLY, cache=HistoryStore(history))
+    tweets = parse_tweets(("a" * 280 + "\n" + "日" * 141 + "\n").encode(), PATH, X_ONLY, cache=HistoryStore(history))
     assert [line.weighted_length for line in tweets.lines] == [280]
     assert "X counts 282 of 280" in tweets.problems[0].message
 
@@ -249,9 +250,9 @@ def test_a_file_x_took_before_reads_only_the_length_of_the_line_asked_for(tmp_pa
             return super().measured_lengths(kind, version, texts)  # type: ignore[arg-type]
 
     content = "".join(f"line {number}\n" for number in range(1, 201)).encode()
-    first = parse_tweets(content, PATH, cache=Counting(tmp_path / "history.db"))
+    first = parse_tweets(content, PATH, X_ONLY, cache=Counting(tmp_path / "history.db"))
     Counting.asked.clear()
-    tweets = parse_tweets(content, PATH, cache=Counting(tmp_path / "history.db"))
+    tweets = parse_tweets(content, PATH, X_ONLY, cache=Counting(tmp_path / "history.db"))
     assert Counting.asked == []  # every text is known: no length is read yet
     line = tweets.line(41)
     assert Counting.asked == [["line 42"]]
@@ -270,23 +271,23 @@ def test_a_file_checked_once_against_the_cache_is_then_known_by_its_digest_until
             return super().measured_texts(kind, version, longest)
 
     history = tmp_path / "history.db"
-    parse_tweets(b"one\ntwo\n", PATH, cache=Counting(history))  # measured, lengths kept
+    parse_tweets(b"one\ntwo\n", PATH, X_ONLY, cache=Counting(history))  # measured, lengths kept
     Counting.checked.clear()
-    parse_tweets(b"one\ntwo\n", PATH, cache=Counting(history))
+    parse_tweets(b"one\ntwo\n", PATH, X_ONLY, cache=Counting(history))
     assert Counting.checked == ["x"]  # once text by text
-    tweets = parse_tweets(b"one\ntwo\n", PATH, cache=Counting(history))
+    tweets = parse_tweets(b"one\ntwo\n", PATH, X_ONLY, cache=Counting(history))
     assert Counting.checked == ["x"] and (tweets.texts, tweets.line(1).weighted_length) == (["one", "two"], 3)
-    parse_tweets(b"two\none\n", PATH, cache=Counting(history))
+    parse_tweets(b"two\none\n", PATH, X_ONLY, cache=Counting(history))
     assert Counting.checked == ["x", "x"]  # another order is another file
-    parse_tweets(b"three\n", PATH, cache=Counting(history))  # its lengths replace the cache's
+    parse_tweets(b"three\n", PATH, X_ONLY, cache=Counting(history))  # its lengths replace the cache's
     Counting.checked.clear()
-    again = parse_tweets(b"two\none\n", PATH, cache=Counting(history))
+    again = parse_tweets(b"two\none\n", PATH, X_ONLY, cache=Counting(history))
     assert Counting.checked == ["x"]  # the digest went with the lengths it stood for
     assert [(line.text, line.weighted_length) for line in again.lines] == [("two", 3), ("one", 3)]
 
 
 def test_problems_are_listed_in_line_order_whatever_found_them() -> None:
-    tweets = parse_tweets(b"fine\nbad\x00char\nfine\n" + ("a" * 281).encode() + b"\nfine\n", PATH)
+    tweets = parse_tweets(b"fine\nbad\x00char\nfine\n" + ("a" * 281).encode() + b"\nfine\n", PATH, X_ONLY)
     assert [(problem.lineno, problem.message.split()[0]) for problem in tweets.problems] == [
         (2, "contains"),
         (3, "repeats"),
@@ -313,5 +314,5 @@ def test_a_cache_that_cannot_be_read_or_written_changes_nothing() -> None:
         def remember_lengths(self, kind: str, version: str, lengths: dict) -> None:
             raise StateError("cannot write the history")
 
-    tweets = parse_tweets(b"one\nsee example.com\n", PATH, cache=Unwritable())
+    tweets = parse_tweets(b"one\nsee example.com\n", PATH, X_ONLY, cache=Unwritable())
     assert [(line.text, line.weighted_length) for line in tweets.lines] == [("one", 3), ("see example.com", 27)]

@@ -18,7 +18,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 import pytest
-from conftest import BOT_PY
+from conftest import BOT_PY, REGISTRY
 
 from twitterbot.errors import ExitStatus, UsageError
 from twitterbot.jobs.monkey import ARCHIVE_NAME, DEFAULT_KEYS
@@ -483,7 +483,7 @@ def test_records_reach_x_through_the_reporter(tmp_path: Path, poster, emulator) 
             first_after=0,
             max_posts_per_day=50,
             templates=TEMPLATES,
-            job_fields=FIELDS,
+            job_fields=FIELDS, registry=REGISTRY
         )
         with reporter:
             final = run_monkey(setup, options, reporter, checkpoint=tmp_path / "monkey.json", out=out)
@@ -596,7 +596,7 @@ def test_one_rate_everywhere_keystrokes_per_second_of_typing(tmp_path: Path) -> 
             first_after=0,
             max_posts_per_day=50,
             templates=TEMPLATES,
-            job_fields=FIELDS,
+            job_fields=FIELDS, registry=REGISTRY
         )
         with reporter:
             final = run_monkey(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, List, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 from ...errors import ConfigError
 from ...settings.parsers import show

@@ -13,7 +13,7 @@ and `media.py` uploads pictures::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Optional
 
 from ...errors import ConfigError
 from ...settings.parsers import show

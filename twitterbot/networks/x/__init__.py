@@ -15,7 +15,7 @@ with it tweepy and requests, is imported only when a poster is made::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Optional, Tuple
 
 from ...settings.table import Setting
 from .. import Fit, LengthCache, Network, twittertext
