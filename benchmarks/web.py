@@ -48,7 +48,7 @@ server.run()
 
 def make_home(folder: Path, runs: int) -> Path:
     """A bot home with a lived-in history, made with the history's own API; returns its env file."""
-    from twitterbot.state import HistoryStore
+    from twitterbot.state.store import HistoryStore
 
     folder.mkdir(parents=True, exist_ok=True)
     tweets = folder / "tweets.txt"

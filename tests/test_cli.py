@@ -212,12 +212,13 @@ def test_check_reports_all_good(home: BotHome) -> None:
 
 def test_a_bug_asks_for_a_report_naming_the_version(monkeypatch, capsys, tmp_path: Path) -> None:
     """Exit 1 is a bug: its one line says to report it, and with which version."""
-    from twitterbot import cli, settings
+    from twitterbot import cli
+    from twitterbot.settings import loading
 
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(settings, "load_config", broken)  # cli imports it inside its error boundary
+    monkeypatch.setattr(loading, "load_config", broken)  # cli imports it inside its error boundary
     assert cli.main(["history"], environ={}, project_dir=tmp_path) == 1
     said = capsys.readouterr().err
     assert "unexpected error (RuntimeError: a bug)" in said and f"twitterbot {__version__}, Python 3." in said

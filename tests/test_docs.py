@@ -68,7 +68,7 @@ def test_every_setting_is_in_the_example_and_the_reference_and_nothing_else_is()
 
 
 def test_the_example_env_file_is_valid_config(tmp_path) -> None:
-    from twitterbot.settings import load_config
+    from twitterbot.settings.loading import load_config
 
     config = load_config(REGISTRY, project_dir=tmp_path, env_file=EXAMPLE, environ={})
     assert config["TWEET_ONE_IN"] == int(REGISTRY.settings["TWEET_ONE_IN"].default)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .arguments import Parser
     from .capability import Capability
     from .registry import Registry
-    from .settings import Config
+    from .settings.loading import Config
 
 __all__ = ["build_parser", "built_in", "main", "parse_args", "read_config"]
 
@@ -84,7 +84,7 @@ def main(
             # gets it back too.
             gc.enable()
         from .arguments import absolute, global_settings
-        from .settings import PROJECT_DIR, load_config
+        from .settings.loading import PROJECT_DIR, load_config
 
         config = load_config(
             registry,
@@ -162,7 +162,7 @@ def read_config(
         with open_reporter("my job", config=read_config()) as report:
             report.done("finished")
     """
-    from .settings import PROJECT_DIR, load_config
+    from .settings.loading import PROJECT_DIR, load_config
 
     return load_config(
         registry or built_in(),

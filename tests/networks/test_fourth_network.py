@@ -18,8 +18,8 @@ import pytest
 from twitterbot.cli import built_in, main
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
 from twitterbot.networks import Fit, Network, PostResult
-from twitterbot.settings import Setting
-from twitterbot.state import HistoryStore
+from twitterbot.settings.table import Setting
+from twitterbot.state.store import HistoryStore
 
 
 class FakeServer(ThreadingHTTPServer):

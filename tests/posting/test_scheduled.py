@@ -18,7 +18,7 @@ from x_emulator import XEmulator
 from twitterbot.networks.x.poster import XPoster
 from twitterbot.posting.scheduled import MAX_DUPLICATE_TRIES, decide_and_post
 from twitterbot.posting.tweets import parse_tweets
-from twitterbot.state import HistoryStore
+from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
 
@@ -272,7 +272,7 @@ class Statvfs:
 
 def test_a_nearly_full_disk_stops_the_run_before_it_posts(tmp_path: Path, emulator: XEmulator, poster) -> None:
     from twitterbot.errors import StateError
-    from twitterbot.state import MIN_FREE_BYTES
+    from twitterbot.state.folder import MIN_FREE_BYTES
 
     store = HistoryStore(tmp_path / "history.sqlite3", statvfs=Statvfs(MIN_FREE_BYTES // 2))
     with pytest.raises(StateError, match=r"not posting: the disk holding .* has 512 KiB free") as raised:
@@ -336,7 +336,7 @@ def test_a_disk_that_fills_while_posting_is_named_and_the_post_is_never_sent_aga
 def test_a_run_the_roll_skips_reads_no_tweets_file_and_a_hit_still_checks_it(tmp_path: Path) -> None:
     from twitterbot.errors import TweetFileError
     from twitterbot.posting.scheduled import run_once
-    from twitterbot.settings import load_config
+    from twitterbot.settings.loading import load_config
 
     missing = tmp_path / "no such tweets.txt"
     config = load_config(REGISTRY,

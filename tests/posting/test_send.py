@@ -13,8 +13,8 @@ from conftest import REGISTRY
 from twitterbot.errors import DuplicatePost, ErrorKind, ExitStatus, PostError
 from twitterbot.networks import PostResult
 from twitterbot.posting.send import recorder, send
-from twitterbot.state import HistoryStore
 from twitterbot.state.outcomes import Outcome
+from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from twitterbot.errors import StateError, TweetFileError
 from twitterbot.networks.x import measure
 from twitterbot.posting.tweets import load_tweets, parse_tweets
-from twitterbot.state import HistoryStore
+from twitterbot.state.store import HistoryStore
 
 PATH = Path("tweets.txt")
 

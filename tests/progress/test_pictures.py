@@ -16,7 +16,7 @@ from PIL import Image
 
 from twitterbot.pictures.draw import Picture, to_picture
 from twitterbot.progress.reporter import Reporter
-from twitterbot.state import HistoryStore
+from twitterbot.state.store import HistoryStore
 
 HOUR = 3600
 

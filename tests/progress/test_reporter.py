@@ -20,17 +20,12 @@ from twitterbot.networks.x import measure
 from twitterbot.networks.x.poster import XPoster
 from twitterbot.posting.scheduled import decide_and_post
 from twitterbot.posting.tweets import parse_tweets
-from twitterbot.progress.reporter import (
-    NullReporter,
-    Reporter,
-    Templates,
-    check_template,
-    fit,
-    format_elapsed,
-)
+from twitterbot.progress.reporter import Reporter
+from twitterbot.progress.reports import NullReporter, Templates
 from twitterbot.progress.session import open_reporter
-from twitterbot.settings import load_config
-from twitterbot.state import HistoryStore
+from twitterbot.progress.text import check_template, fit, format_elapsed
+from twitterbot.settings.loading import load_config
+from twitterbot.state.store import HistoryStore
 
 HOUR = 3600
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from twitterbot.errors import ConfigError
-from twitterbot.settings import env_file_warnings, load_config
+from twitterbot.settings.loading import env_file_warnings, load_config
 
 
 def write(path: Path, text: str, mode: int = 0o600) -> Path:

@@ -12,7 +12,7 @@ from conftest import REGISTRY, BotHome
 from x_emulator import XEmulator
 
 from twitterbot.errors import ConfigError
-from twitterbot.settings import load_config
+from twitterbot.settings.loading import load_config
 from twitterbot.settings.secrets import MASK, Scrubber, ScrubSecrets, encodings
 
 # Keys with the characters that percent-encoding changes (X's own keys are letters and digits, but

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from twitterbot.state import HistoryStore
 from twitterbot.state.schema import SCHEMA_VERSION
+from twitterbot.state.store import HistoryStore
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "state" / "history-schema3.sqlite"
 WRITTEN = datetime(2026, 11, 20, 6, 0, tzinfo=timezone.utc)  # when the fixture's first run started

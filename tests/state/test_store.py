@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from twitterbot.errors import HistoryError
-from twitterbot.state import HistoryStore, ensure_state_dir
+from twitterbot.state.folder import ensure_state_dir
+from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
 

@@ -15,7 +15,7 @@ from conftest import REGISTRY, REPO
 from croniter import croniter
 
 from twitterbot.errors import ConfigError, UsageError
-from twitterbot.settings import load_config
+from twitterbot.settings.loading import load_config
 from twitterbot.unattended.install import (
     EXAMPLE_DIR,
     UNIT_NAMES,

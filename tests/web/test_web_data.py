@@ -11,9 +11,9 @@ from typing import Dict, Optional, Sequence
 import pytest
 from conftest import REGISTRY
 
-from twitterbot.settings import load_config
-from twitterbot.state import HistoryStore
+from twitterbot.settings.loading import load_config
 from twitterbot.state.schema import APPLICATION_ID
+from twitterbot.state.store import HistoryStore
 from twitterbot.web.data import read_status
 from twitterbot.web.jobs import JobPicture
 from twitterbot.web.links import check_url, post_url, safe_href

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
 from ..networks import Poster
-from ..state import HistoryStore
+from ..state.store import HistoryStore
 from .send import Sent, send_attempt
 from .tweets import preview
 

@@ -19,10 +19,11 @@ from .. import __version__
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..lock import run_lock
-from ..settings import Config, env_file_warnings
+from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
-from ..state import HistoryStore, ensure_state_dir, probe_state_dir
+from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.outcomes import Outcome
+from ..state.store import HistoryStore
 from ..wording import plural
 from .scheduled import RunResult, log_result, run_once, wait_jitter
 from .tweets import TweetLine, load_tweets, preview

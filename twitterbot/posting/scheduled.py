@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optio
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
 from ..lock import run_lock
 from ..networks import Poster
-from ..settings import Config
-from ..state import HistoryStore, ensure_state_dir
+from ..settings.loading import Config
+from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
+from ..state.store import HistoryStore
 from ..wording import format_duration
 from .choose import hits, pick, roll
 from .send import Sent, send_attempt
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CapReached",
-    "Sent",
     "RunResult",
     "cap_reached",
     "decide_and_post",

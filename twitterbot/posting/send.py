@@ -21,7 +21,7 @@ from ..networks import Fit, Poster, PostResult
 
 if TYPE_CHECKING:
     from ..registry import Registry
-    from ..state import HistoryStore
+    from ..state.store import HistoryStore
     from .images import LineImage
 from ..state.outcomes import Outcome
 

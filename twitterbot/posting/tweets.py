@@ -35,7 +35,6 @@ __all__ = [
     "TweetFile",
     "TweetLine",
     "LineProblem",
-    "LengthCache",
     "load_tweets",
     "parse_tweets",
     "preview",

@@ -13,10 +13,11 @@ from typing import Any, Dict, Tuple
 
 from ..arguments import Commands, Parser, absolute, add_command
 from ..errors import UsageError
-from ..settings import Config, env_file_warnings
-from .reporter import BASE_FIELDS, check_template
+from ..settings.loading import Config, env_file_warnings
+from .reporter import BASE_FIELDS
 from .session import open_reporter
 from .statusline import status_line_for
+from .text import check_template
 from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, watch
 
 __all__ = ["add_progress_flags", "register"]

@@ -32,12 +32,13 @@ from ..pictures.kept import keep
 from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
 from ..posting.send import Record, Sent, send
 from ..posting.tweets import preview
-from ..state import HistoryStore
-from ..state.records import JobRecord, Outcome
+from ..state.outcomes import Outcome
+from ..state.records import JobRecord
+from ..state.store import HistoryStore
 from ..wording import plural
-from .reports import DEFAULT_TEMPLATES, NullReporter, PictureMaker, Report, Status, Templates, _Update
+from .reports import DEFAULT_TEMPLATES, PictureMaker, Report, Status, Templates, Update
 from .statusline import NullStatusLine
-from .text import _clean, _tidy, check_template, fit, format_elapsed
+from .text import check_template, clean, fit, format_elapsed, tidy
 
 if TYPE_CHECKING:
     from ..pictures.draw import Picture
@@ -45,13 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASE_FIELDS",
-    "NullReporter",
-    "Report",
     "Reporter",
-    "Templates",
-    "check_template",
-    "fit",
-    "format_elapsed",
     "slug",
 ]
 
@@ -113,7 +108,7 @@ class Reporter:
         names = networks or [n for n in self._posters if n != DryRunPoster.name] or [registry.default()]
         self._networks = tuple(registry.network(name) for name in names)
         self._status: Status = status or NullStatusLine()
-        self._pending: Optional[_Update] = None
+        self._pending: Optional[Update] = None
         self._stopped = False
         self._not_before: Optional[datetime] = None  # after a failure or while the cap is reached
         # Pictures (PICTURES, --no-pictures): the run's first post may carry the job's opening
@@ -145,7 +140,7 @@ class Reporter:
         post, which carries it if PICTURES_EVERY has passed since the last one."""
         pending = self._pending
         kept = pending.picture if pending and picture is None else picture
-        update = _Update(_clean(message), fields, milestone, kept if self.wants_pictures else None)
+        update = Update(clean(message), fields, milestone, kept if self.wants_pictures else None)
         if not (pending and pending.milestone and not milestone):
             self._pending = update
         return self.tick()
@@ -211,12 +206,12 @@ class Reporter:
         when = "now" if due <= now else "in " + format_elapsed((due - now).total_seconds())
         # Unfitted: this runs on every update, and the terminal cuts the line to its width anyway.
         try:
-            preview_text = _tidy(self._templates.progress.format_map(self._fields(pending, now, pending.message)))
+            preview_text = tidy(self._templates.progress.format_map(self._fields(pending, now, pending.message)))
         except (KeyError, IndexError, ValueError, AttributeError):
             preview_text = pending.message  # posting falls back to the default template; say the news
         return f"{self.name}: {_posts(self.job.posts)}; next {when}: {preview_text}"
 
-    def _due_at(self, pending: _Update) -> datetime:
+    def _due_at(self, pending: Update) -> datetime:
         last = self.job.last_post_at
         if last is None:
             return self.job.started_at + self._first_after
@@ -291,7 +286,7 @@ class Reporter:
                 self.job = self._store.job(self.job.id)
             return Report("finished", "already posted")
         now = self._clock()
-        update = _Update(_clean(message), fields, milestone=False)
+        update = Update(clean(message), fields, milestone=False)
         text = self._render(outcome, update, now)
         if text is None:
             report = Report(Outcome.FAILED, "the result cannot be made to fit in a post")
@@ -440,10 +435,10 @@ class Reporter:
 
     # -- text ----------------------------------------------------------------------------------
 
-    def _text_for(self, update: _Update, now: datetime) -> Optional[str]:
+    def _text_for(self, update: Update, now: datetime) -> Optional[str]:
         return self._render("progress", update, now)
 
-    def _fields(self, update: _Update, now: datetime, message: Optional[str] = None) -> Dict[str, object]:
+    def _fields(self, update: Update, now: datetime, message: Optional[str] = None) -> Dict[str, object]:
         fields: Dict[str, object] = dict(update.fields)
         fields.update(
             name=self.name,
@@ -454,7 +449,7 @@ class Reporter:
             fields["message"] = message
         return fields
 
-    def _render(self, kind: str, update: _Update, now: datetime) -> Optional[str]:
+    def _render(self, kind: str, update: Update, now: datetime) -> Optional[str]:
         fields = self._fields(update, now)
         template = getattr(self._templates, kind)
         try:

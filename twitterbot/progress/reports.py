@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Protocol
 if TYPE_CHECKING:
     from ..pictures.draw import Picture
 
-__all__ = ["DEFAULT_TEMPLATES", "NullReporter", "PictureMaker", "Report", "Status", "Templates"]
+__all__ = ["DEFAULT_TEMPLATES", "NullReporter", "PictureMaker", "Report", "Status", "Templates", "Update"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ PictureMaker = Callable[[], Optional["Picture"]]
 
 
 @dataclass(frozen=True)
-class _Update:
+class Update:
     message: str
     fields: Mapping[str, object]
     milestone: bool

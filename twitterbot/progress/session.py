@@ -18,9 +18,11 @@ from ..networks import Poster
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import PICTURES_FOLDER
 from ..posting.scheduled import utc_now
-from ..settings import Config
-from ..state import HistoryStore, ensure_state_dir
-from .reporter import Reporter, Status, Templates, slug
+from ..settings.loading import Config
+from ..state.folder import ensure_state_dir
+from ..state.store import HistoryStore
+from .reporter import Reporter, Status, slug
+from .reports import Templates
 
 __all__ = ["open_reporter"]
 

@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from ..networks import Network
 
-__all__ = ["check_template", "fit", "format_elapsed"]
+__all__ = ["check_template", "clean", "fit", "format_elapsed", "tidy"]
 
 _ELLIPSIS = "…"
 
@@ -41,19 +41,19 @@ def fit(template: str, fields: Mapping[str, object], message: str, networks: Seq
     def _fits(text: str) -> bool:
         return bool(text) and all(network.measure(text).fits for network in networks)
 
-    full = _tidy(template.format_map({**fields, "message": message}))
+    full = tidy(template.format_map({**fields, "message": message}))
     if _fits(full):
         return full
     words = message.split(" ")
     shortened = _longest_fitting(
-        len(words), lambda n: _tidy(template.format_map({**fields, "message": _cut(words, n)})), _fits
+        len(words), lambda n: tidy(template.format_map({**fields, "message": _cut(words, n)})), _fits
     )
     if shortened is not None:
         return shortened
     if "://" not in message and "www." not in message:
         # Scripts written without spaces (Chinese, Japanese) have no words to cut at.
         shortened = _longest_fitting(
-            len(message), lambda n: _tidy(template.format_map({**fields, "message": message[:n] + _ELLIPSIS})), _fits
+            len(message), lambda n: tidy(template.format_map({**fields, "message": message[:n] + _ELLIPSIS})), _fits
         )
         if shortened is not None:
             return shortened
@@ -99,12 +99,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
-def _clean(message: str) -> str:
+def clean(message: str) -> str:
     """A job's message as one line of plain text: no colour codes, no control characters."""
     return " ".join(_CONTROL.sub(" ", _ANSI.sub("", message)).split())
 
 
-def _tidy(text: str) -> str:
+def tidy(text: str) -> str:
     """Drop what an empty field leaves behind: "finished in 3h: " -> "finished in 3h", "()" -> ""."""
     text = re.sub(r"\s*\(\s*\)", "", text)
     return re.sub(r"[\s:;,\-–—]+$", "", text).strip()

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from typing import IO, Dict, List, Optional, Pattern, Sequence, Union
 
 from ..errors import CommandError, ExitStatus
-from .reporter import NullReporter, Reporter, Templates
+from .reporter import Reporter
+from .reports import NullReporter, Templates
 from .statusline import NullStatusLine, StatusLine
 
 __all__ = ["FIELDS", "TEMPLATES", "Patterns", "check_command", "default_name", "watch"]

@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Dict, Optional
 
-from .outcomes import Outcome  # the outcomes live apart: a run that reads no record needs them
-
-__all__ = ["CatchUp", "JobPost", "JobRecord", "Outcome", "RunRecord"]
+__all__ = ["CatchUp", "JobPost", "JobRecord", "RunRecord"]
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
 from ..posting.scheduled import log_result, run_once
 from ..posting.tweets import load_tweets
-from ..settings import PROJECT_DIR, Config, env_file_warnings, load_config
+from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.secrets import scrub, scrub_also
-from ..state import ensure_state_dir
+from ..state.folder import ensure_state_dir
 from ..wording import plural
 from .daemon import Daemon, use_zone, zone_for
 from .install import Paths, crontab, systemd_units, unit_user

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Dict
 from urllib.parse import urlsplit
 
-from ..settings import Config
+from ..settings.loading import Config
 from .install import Paths
 
 __all__ = ["DASK_SCHEDULER_UNIT", "DASK_WORKER_UNIT", "dask_units"]

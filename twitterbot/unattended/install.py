@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional
 
 from ..errors import ConfigError, UsageError
-from ..settings import Config, load_config, time_to_seconds
+from ..settings.loading import Config, load_config
+from ..settings.parsers import time_to_seconds
 
 if TYPE_CHECKING:
     from ..registry import Registry

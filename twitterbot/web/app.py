@@ -30,7 +30,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, request, url_for
 
 from ..pictures.kept import PICTURES_FOLDER, kept_alt, kept_png
-from ..settings import Config
+from ..settings.loading import Config
 from ..settings.secrets import MASK, Scrubber
 from ..wording import plural
 from .data import Status, read_status

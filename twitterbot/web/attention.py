@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import List, Optional, Tuple
 
-from ..settings import Config
+from ..settings.loading import Config
 from ..state.reader import HistoryReader
 from .links import check_url
 

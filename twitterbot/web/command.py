@@ -12,7 +12,7 @@ import ipaddress
 
 from ..arguments import Commands, Parser, add_command
 from ..errors import ConfigError
-from ..settings import Config
+from ..settings.loading import Config
 
 __all__ = ["register", "is_loopback"]
 

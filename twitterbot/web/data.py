@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from ..posting.scheduled import CAP_WINDOW, CLOCK_SLACK
-from ..settings import Config
+from ..settings.loading import Config
 from ..state.reader import AttemptRow, HistoryReader, UnreadableHistory, read_history
 from .attention import Attention, history_attention, urgent_first
 from .jobs import JobPicture, JobView, job_attention, job_views

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Callable, List, Optional, Tuple
 
 from ..progress.reporter import slug
-from ..settings import Config
+from ..settings.loading import Config
 from ..state.reader import HistoryReader
 from .attention import Attention
 from .links import post_url

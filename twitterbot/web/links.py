@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Optional
 from urllib.parse import urlsplit
 
-from ..settings import Config
+from ..settings.loading import Config
 
 __all__ = ["check_url", "post_url", "safe_href"]
 

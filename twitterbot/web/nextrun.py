@@ -18,7 +18,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Sequence
 
-from ..settings import PROJECT_DIR, Config
+from ..settings.loading import PROJECT_DIR, Config
 from ..wording import format_duration
 
 __all__ = ["NextRun", "next_run", "next_time"]

@@ -11,7 +11,7 @@ import signal
 from typing import Optional
 
 from ..errors import ConfigError, ExitStatus
-from ..settings import Config
+from ..settings.loading import Config
 
 __all__ = ["serve", "THREADS"]
 

@@ -8,7 +8,7 @@ import threading
 from typing import List, Optional, Tuple
 
 from ..errors import BotError
-from ..settings import Config
+from ..settings.loading import Config
 from .attention import Attention
 
 __all__ = ["TweetsFile"]

@@ -45,9 +45,10 @@ from twitterbot.jobs.monkey.texts import (
     make_work,
 )
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.progress.reporter import NullReporter, Reporter
+from twitterbot.progress.reporter import Reporter
+from twitterbot.progress.reports import NullReporter
 from twitterbot.progress.statusline import StatusLine
-from twitterbot.state import HistoryStore
+from twitterbot.state.store import HistoryStore
 
 Found = List[Tuple[int, int, str]]
 

@@ -18,9 +18,10 @@ from twitterbot.jobs.pegs.count import Counting, count_levels, load_checkpoint
 from twitterbot.jobs.pegs.job import run_count, run_solve
 from twitterbot.jobs.pegs.solve import Impossible, Searching, Solved, solution_text, solve
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.progress.reporter import NullReporter, Reporter
+from twitterbot.progress.reporter import Reporter
+from twitterbot.progress.reports import NullReporter
 from twitterbot.progress.statusline import StatusLine, status_line_for
-from twitterbot.state import HistoryStore
+from twitterbot.state.store import HistoryStore
 
 SOLVABLE = ["english", "cross", "plus", "fireplace", "pyramid", "arrow", "german"]
 IMPOSSIBLE = ["french", "diamond", "english-diamond"]

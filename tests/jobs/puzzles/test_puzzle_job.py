@@ -25,8 +25,8 @@ from twitterbot.jobs.puzzles.job import (
     save_challenge,
 )
 from twitterbot.progress import NullReporter, Reporter
-from twitterbot.progress.reporter import Templates
-from twitterbot.state import HistoryStore
+from twitterbot.progress.reports import Templates
+from twitterbot.state.store import HistoryStore
 
 MANY = "1,_,_,_\n_,_,_,_\n_,_,_,_\n"  # a Hidoku with thousands of solutions
 

@@ -15,8 +15,9 @@ from ...progress.commands import add_progress_flags
 from ...progress.reports import NullReporter
 from ...progress.session import open_reporter
 from ...progress.statusline import status_line_for
-from ...settings import Config, parse_duration
-from ...state import ensure_state_dir
+from ...settings.loading import Config
+from ...settings.parsers import parse_duration
+from ...state.folder import ensure_state_dir
 from ..cluster import add_cluster_flag, cluster_for
 from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES
 

@@ -27,8 +27,10 @@ import numpy as np
 
 from ...errors import UsageError
 from ...files import write_atomically
-from ...progress.reporter import NullReporter, Reporter, Templates, format_elapsed, slug
+from ...progress.reporter import Reporter, slug
+from ...progress.reports import NullReporter, Templates
 from ...progress.statusline import NullStatusLine, StatusLine
+from ...progress.text import format_elapsed
 from ..cluster import ClusterLost
 from . import DEFAULT_KEYS
 from .cache import StartupCache

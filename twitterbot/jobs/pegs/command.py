@@ -14,8 +14,8 @@ from ...progress.commands import add_progress_flags
 from ...progress.reports import NullReporter
 from ...progress.session import open_reporter
 from ...progress.statusline import status_line_for
-from ...settings import Config
-from ...state import ensure_state_dir
+from ...settings.loading import Config
+from ...state.folder import ensure_state_dir
 from ..cluster import add_cluster_flag, cluster_for
 from .board import BoardFileError, builtin, check_countable, load_board, with_empty_hole
 from .boards import BOARDS

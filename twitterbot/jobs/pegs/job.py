@@ -17,8 +17,10 @@ from typing import Any, Callable, List, Optional, TextIO, Union
 
 from ...errors import UsageError
 from ...files import write_atomically
-from ...progress.reporter import NullReporter, Reporter, format_elapsed
+from ...progress.reporter import Reporter
+from ...progress.reports import NullReporter
 from ...progress.statusline import NullStatusLine, StatusLine
+from ...progress.text import format_elapsed
 from ...wording import plural
 from .board import Board
 from .count import Counting, Level, count_levels, finishable_counts

@@ -23,12 +23,11 @@ from typing import Any
 from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...errors import ExitStatus, UsageError
 from ...progress.commands import add_progress_flags
-from ...progress.reporter import Templates
-from ...progress.reports import NullReporter
+from ...progress.reports import NullReporter, Templates
 from ...progress.session import open_reporter
 from ...progress.statusline import status_line_for
-from ...settings import Config
-from ...state import ensure_state_dir
+from ...settings.loading import Config
+from ...state.folder import ensure_state_dir
 from ..cluster import add_cluster_flag
 from . import KINDS, PuzzleFileError
 from .job import (

@@ -27,7 +27,7 @@ from .text import measure
 
 if TYPE_CHECKING:
     from ...pictures.limits import ImageLimits
-    from ...settings import Config
+    from ...settings.loading import Config
     from .poster import BlueskyPoster
 
 __all__ = ["DEFAULT_SERVICE", "NETWORK"]

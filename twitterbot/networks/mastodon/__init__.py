@@ -23,7 +23,7 @@ from .status import VISIBILITIES, measure
 
 if TYPE_CHECKING:
     from ...pictures.limits import ImageLimits
-    from ...settings import Config
+    from ...settings.loading import Config
     from .poster import MastodonPoster
 
 __all__ = ["NETWORK"]

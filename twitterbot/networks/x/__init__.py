@@ -23,7 +23,7 @@ from .api import DEFAULT_BASE_URL, Credentials, status_url
 
 if TYPE_CHECKING:
     from ...pictures.limits import ImageLimits
-    from ...settings import Config
+    from ...settings.loading import Config
     from .poster import XPoster
 
 __all__ = ["MAX_WEIGHTED_LENGTH", "NETWORK", "PRICES", "Prices", "measure", "url_cost"]
