@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import REGISTRY, REPO, SAMPLE_TWEETS, X_ONLY, BotHome, credentials_for
+from conftest import REGISTRY, REPO, SAMPLE_TWEETS, X_ONLY, BotHome, by_network, credentials_for
 from x_emulator import XEmulator
 
 from twitterbot.networks.x.poster import XPoster
@@ -39,7 +39,7 @@ def run(store, poster, file, *, clock=None, seed=0, one_in=1, cap=4, gap=timedel
     return decide_and_post(
         file,
         store=store,
-        poster=poster,
+        posters=(lambda: by_network(poster)) if poster is not None else None,
         rng=random.Random(seed),
         clock=clock or Clock(),
         one_in=one_in,
@@ -345,12 +345,12 @@ def test_a_run_the_roll_skips_reads_no_tweets_file_and_a_hit_still_checks_it(tmp
     config = dataclasses.replace(config, one_in=4)
     skip_seed = next(s for s in range(100) if random.Random(s).randrange(4) != 0)
     hit_seed = next(s for s in range(100) if random.Random(s).randrange(4) == 0)
-    skipped = run_once(config, poster=None, rng=random.Random(skip_seed), dry_run=True)
+    skipped = run_once(config, posters=None, rng=random.Random(skip_seed), dry_run=True)
     assert skipped.action == "skipped" and skipped.roll == random.Random(skip_seed).randrange(4)  # the same roll
     with pytest.raises(TweetFileError, match="does not exist"):
-        run_once(config, poster=None, rng=random.Random(hit_seed), dry_run=True)
+        run_once(config, posters=None, rng=random.Random(hit_seed), dry_run=True)
     with pytest.raises(TweetFileError, match="does not exist"):
-        run_once(config, poster=None, rng=random.Random(skip_seed), dry_run=True, force=True)
+        run_once(config, posters=None, rng=random.Random(skip_seed), dry_run=True, force=True)
     with HistoryStore(config.history_file) as store:
         assert [run.action for run in store.recent_runs(5)] == ["skipped"]  # a failed load records no run
 

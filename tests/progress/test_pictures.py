@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import List
 
 import pytest
-from conftest import REGISTRY, BotHome
+from conftest import REGISTRY, BotHome, by_network
 from PIL import Image
 
 from twitterbot.pictures.draw import Picture, to_picture
@@ -43,7 +43,7 @@ def store(tmp_path: Path):
 def make(store, poster, clock, **options) -> Reporter:
     settings = dict(every=HOUR, milestone_every=HOUR, first_after=0, max_posts_per_day=50, clock=clock)
     settings.update(options)
-    return Reporter("pegs", poster=poster, store=store, **settings, registry=REGISTRY)
+    return Reporter("pegs", posters=by_network(poster), store=store, **settings, registry=REGISTRY)
 
 
 def alts(emulator) -> List[List[str]]:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import REGISTRY, X_ONLY, credentials_for
+from conftest import REGISTRY, X_ONLY, by_network, credentials_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,7 +59,7 @@ def reporter(
     """A reporter whose first news posts at once (first_after=0), unless a test says otherwise."""
     return Reporter(
         "monkey",
-        poster=poster,
+        posters=by_network(poster),
         store=store,
         every=every,
         milestone_every=milestone_every,
@@ -159,7 +159,7 @@ def test_the_cap_is_shared_with_scheduled_posts_and_keeps_room_for_the_result(st
     scheduled = decide_and_post(
         tweets,
         store=store,
-        poster=poster,
+        posters=lambda: by_network(poster),
         rng=random.Random(1),
         clock=clock,
         one_in=1,
@@ -180,7 +180,7 @@ def test_the_cap_is_shared_with_scheduled_posts_and_keeps_room_for_the_result(st
     after = decide_and_post(
         tweets,
         store=store,
-        poster=poster,
+        posters=lambda: by_network(poster),
         rng=random.Random(1),
         clock=clock,
         one_in=1,
@@ -521,9 +521,9 @@ def test_a_job_s_lock_file_is_removed_when_the_job_ends(tmp_path) -> None:
     config = load_config(REGISTRY, project_dir=tmp_path, environ={"BOT_STATE_DIR": str(state)})
     quiet = DryRunPoster(io.StringIO())
     for _ in range(2):  # and taken again afterwards, as a fresh file
-        with open_reporter("pegs count english", config=config, poster=quiet, first_after=0) as report:
+        with open_reporter("pegs count english", config=config, posters=by_network(quiet), first_after=0) as report:
             assert (state / "job-pegs-count-english.lock").is_file()
-            with pytest.raises(LockHeld), open_reporter("pegs count english", config=config, poster=quiet):
+            with pytest.raises(LockHeld), open_reporter("pegs count english", config=config, posters=by_network(quiet)):
                 pass
             assert (state / "job-pegs-count-english.lock").is_file()  # the refused one left it alone
             report.done("ok")

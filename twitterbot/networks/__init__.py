@@ -33,6 +33,7 @@ from typing import (
     Mapping,
     Optional,
     Protocol,
+    Sequence,
     Tuple,
 )
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..pictures.limits import ImageLimits
+    from ..pictures.prepare import Attachment
     from ..settings.loading import Config
 
 __all__ = ["Fit", "LengthCache", "Network", "PostResult", "Poster", "rejected", "server_error"]
@@ -98,7 +100,10 @@ class Poster(Protocol):
     name: str
     retry_safety: str
 
-    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult: ...
+    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Attachment] = ()) -> PostResult:
+        """Post `text` (a reply to `reply_to`), with `images` uploaded first, each with its alt
+        text; a failed upload is a PostError and no post."""
+        ...
 
     def may_retry(self, error: PostError) -> bool: ...
 

@@ -46,12 +46,12 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         log.warning(warning)
     if not args.dry_run:
         config.registry.check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
-    poster = None if args.dry_run else (lambda: config.registry.posters_for(config))
+    posters = None if args.dry_run else (lambda: config.registry.posters_for(config))
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
     if args.jitter and config["TWEET_JITTER"]:
         # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
         wait_jitter(config["TWEET_JITTER"], rng=random.Random(), wait=time.sleep, what="this run")
-    result = run_once(config, poster=poster, rng=rng, dry_run=args.dry_run, force=args.force)
+    result = run_once(config, posters=posters, rng=rng, dry_run=args.dry_run, force=args.force)
     log_result(result, config.registry)
     if result.action == Outcome.WOULD_POST and result.line and result.line.images:
         _show_pictures(result.line, config)

@@ -5,7 +5,7 @@ history, reads the tweets file and hands over to `decide_and_post`, which holds 
 roll and one pick per run; the picked line goes to every network in POST_TO that it fits, each
 recorded before it is sent::
 
-    result = run_once(config, poster=lambda: config.registry.posters_for(config), rng=random.Random(), clock=utc_now)
+    result = run_once(config, posters=lambda: config.registry.posters_for(config), rng=random.Random(), clock=utc_now)
     result.action     # 'posted', 'uncertain', 'would_post', 'skipped' or 'failed'
     result.networks   # what became of the post on each network
 """
@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
 from ..lock import run_lock
@@ -37,8 +37,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CapReached",
+    "Go",
+    "PosterFactory",
     "RunResult",
+    "Skip",
     "cap_reached",
+    "decide",
     "decide_and_post",
     "gap_not_passed",
     "log_result",
@@ -158,35 +162,23 @@ class RunResult:
         }
 
 
-# A run's posters: one (tests, a job), {network: poster}, or a function that makes them, called
-# only when there is something to send (so a run the roll skips never imports tweepy).
-Posters = Union[Poster, Mapping[str, Poster], Callable[[], Mapping[str, Poster]], None]
-
-
-def posters_by_network(poster: Posters) -> Dict[str, Poster]:
-    """A run's posters by network name; a single poster is its own network."""
-    if poster is None:
-        return {}
-    if isinstance(poster, Mapping):
-        return dict(poster)
-    if not hasattr(poster, "post"):
-        return dict(poster())  # type: ignore[operator]
-    return {poster.name: poster}  # type: ignore[union-attr]
+# A run's posters by network, made by a function that only a run with something to send calls
+# (so a run the roll skips never imports tweepy); None: a dry run, which sends nothing.
+PosterFactory = Callable[[], Mapping[str, Poster]]
 
 
 def run_once(
     config: Config,
     *,
-    poster: Posters,
+    posters: Optional[PosterFactory],
     rng: random.Random,
     clock: Callable[[], datetime] = utc_now,
     dry_run: bool = False,
     force: bool = False,
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
-    a dry run needs no lock and no poster, and changes nothing but its own history row (and the
-    cache of measured lengths). `poster` may be a function that makes the posters: only a run
-    that has something to send calls it, so a run the roll skips never imports a network's client."""
+    a dry run needs no lock and no posters, and changes nothing but its own history row (and the
+    cache of measured lengths)."""
     ensure_state_dir(config["BOT_STATE_DIR"])
     lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file)
     with lock, HistoryStore(config.history_file) as store:
@@ -200,7 +192,7 @@ def run_once(
         return decide_and_post(
             read_tweets,
             store=store,
-            poster=poster,
+            posters=posters,
             rng=rng,
             clock=clock,
             one_in=config["TWEET_ONE_IN"],
@@ -217,7 +209,7 @@ def decide_and_post(
     tweets: Union[TweetFile, Callable[[], TweetFile]],
     *,
     store: HistoryStore,
-    poster: Posters,
+    posters: Optional[PosterFactory],
     rng: random.Random,
     clock: Callable[[], datetime],
     one_in: int,
@@ -244,22 +236,21 @@ def decide_and_post(
     else:
         log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)", rolled, one_in - 1, one_in)
     if callable(tweets) and (rolled is None or hits(rolled)):
-        tweets = tweets()  # before the run's row, so a file that cannot be used leaves none, as before
+        tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
     run_id = store.begin_run(at=now, one_in=one_in, roll=rolled, forced=force, dry_run=dry_run)
-
     made: Dict[str, Poster] = {}
 
-    def posters() -> Dict[str, Poster]:
-        if not made:
-            made.update(posters_by_network(poster))
+    def posters_made() -> Dict[str, Poster]:
+        if not made and posters is not None:
+            made.update(posters())
         return made
 
     caught_up: Tuple[Sent, ...] = ()
     if not dry_run:
-        from .catchup import catch_up  # only a real run catches up: a dry run imports no more than before
+        from .catchup import catch_up  # only a real run catches up: a dry run imports no more
 
         caught_up = catch_up(
-            store, posters, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry
+            store, posters_made, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry
         )
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
@@ -277,24 +268,10 @@ def decide_and_post(
         )
         return result
 
-    if rolled is not None and not hits(rolled):
-        return finish(Outcome.SKIPPED, f"rolled {rolled} (posts on 0 of 1-in-{one_in})")
-    why = "forced" if rolled is None else f"rolled 0 of 1-in-{one_in}"
-
-    capped = cap_reached(store, now, max_posts_per_day)
-    if capped:
-        after = f"; the next can go after {capped.frees_at.astimezone():%Y-%m-%d %H:%M}" if capped.frees_at else ""
-        return finish(Outcome.SKIPPED, f"{why}, but {capped.reason(max_posts_per_day)}{after}")
-
-    gap_ends = gap_not_passed(store, now, min_post_gap)
-    if gap_ends:
-        last = (gap_ends - min_post_gap).astimezone()
-        too_soon = f"the last scheduled post went out at {last:%H:%M}, less than MIN_POST_GAP={format_duration(min_post_gap)} ago"
-        if not force:
-            return finish(Outcome.SKIPPED, f"{why}, but {too_soon}; the next can go after {gap_ends.astimezone():%H:%M}")
-        log.warning("--force: posting although %s", too_soon)
-        why = f"forced, although {too_soon}"
-
+    decision = decide(store, now, rolled=rolled, one_in=one_in, cap=max_posts_per_day, gap=min_post_gap, force=force)
+    if isinstance(decision, Skip):
+        return finish(Outcome.SKIPPED, decision.reason)
+    assert not callable(tweets)  # read above, since the roll hit
     used = store.used_texts()
     texts = tweets.texts  # each once; a TweetLine is made for the picked text only
     log.debug(
@@ -309,27 +286,93 @@ def decide_and_post(
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
         planned = tuple(Sent(fit.network, Outcome.WOULD_POST if fit.fits else Outcome.TOO_LONG, fit) for fit in line.fits)
         return finish(
-            Outcome.WOULD_POST, f"{why}; dry run, nothing sent{round_note}", line=line, networks=planned
+            Outcome.WOULD_POST, f"{decision.why}; dry run, nothing sent{round_note}", line=line, networks=planned
         )
-    if not posters():
-        raise ValueError("a real run needs a poster")
+    if not posters_made():
+        raise ValueError("a real run needs posters")
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
     except StateError as exc:
-        finish(Outcome.FAILED, str(exc), error=exc)
+        finish(Outcome.FAILED, str(exc))
         raise
     if chosen.new_round:
         log.info("every line of %s has been posted: starting a new round", tweets.path.name)
         store.start_new_round()
         used = set()
+    action, reason, fields = _post_a_line(
+        store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock, registry=registry
+    )
+    return finish(action, reason, **fields)
 
+
+@dataclass(frozen=True)
+class Skip:
+    """The run posts nothing, and why: the roll, the daily cap or the gap since the last post."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Go:
+    """The run posts a line, and why ("rolled 0 of 1-in-4", "forced, although ...")."""
+
+    why: str
+
+
+def decide(
+    store: HistoryStore,
+    now: datetime,
+    *,
+    rolled: Optional[int],
+    one_in: int,
+    cap: int,
+    gap: timedelta,
+    force: bool,
+) -> Union[Skip, Go]:
+    """Whether this run posts, before any line is picked: the roll (None: --force), then the cap
+    of posts in 24 hours, then the gap since the last scheduled post (which --force may pass)."""
+    if rolled is not None and not hits(rolled):
+        return Skip(f"rolled {rolled} (posts on 0 of 1-in-{one_in})")
+    why = "forced" if rolled is None else f"rolled 0 of 1-in-{one_in}"
+    capped = cap_reached(store, now, cap)
+    if capped:
+        after = f"; the next can go after {capped.frees_at.astimezone():%Y-%m-%d %H:%M}" if capped.frees_at else ""
+        return Skip(f"{why}, but {capped.reason(cap)}{after}")
+    gap_ends = gap_not_passed(store, now, gap)
+    if gap_ends:
+        last = (gap_ends - gap).astimezone()
+        too_soon = f"the last scheduled post went out at {last:%H:%M}, less than MIN_POST_GAP={format_duration(gap)} ago"
+        if not force:
+            return Skip(f"{why}, but {too_soon}; the next can go after {gap_ends.astimezone():%H:%M}")
+        log.warning("--force: posting although %s", too_soon)
+        return Go(f"forced, although {too_soon}")
+    return Go(why)
+
+
+def _post_a_line(
+    store: HistoryStore,
+    posters: Mapping[str, Poster],
+    tweets: TweetFile,
+    line: TweetLine,
+    used: AbstractSet[str],
+    *,
+    why: str,
+    run_id: int,
+    rng: random.Random,
+    clock: Callable[[], datetime],
+    registry: Registry,
+) -> Tuple[Outcome, str, Dict[str, object]]:
+    """Post `line` everywhere; while every network already has it, mark it used and try another,
+    within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
+    texts = tweets.texts
     tried: List[TweetLine] = []  # lines every network already had
     while True:
-        sent = _post_everywhere(store, posters(), line, run_id=run_id, clock=clock, registry=registry)
+        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock, registry=registry)
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
         ):
-            return finish(*_outcome(why, line, sent), line=line, networks=sent, **_first_post(sent))
+            action, reason = _outcome(why, line, sent)
+            return action, reason, {"line": line, "networks": sent, **_first_post(sent)}
         tried.append(line)
         used = used | {line.key}
         another = pick(texts, used=used, last_posted=None, rng=rng)
@@ -337,7 +380,7 @@ def decide_and_post(
             # Every line is there already (a new round would only repeat them), or the budget is spent.
             left = 0 if another is None or another.new_round else sum(1 for text in texts if text not in used)
             error = _duplicates_error(tried, left)
-            return finish(Outcome.FAILED, str(error), line=line, error=error, networks=sent)
+            return Outcome.FAILED, str(error), {"line": line, "error": error, "networks": sent}
         log.warning(
             "%s already %s line %d %s; marked it used and trying another (%d of at most %d)",
             _names(registry, (each.network for each in sent if each.outcome == Outcome.DUPLICATE)),

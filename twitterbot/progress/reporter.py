@@ -29,7 +29,7 @@ from ..errors import ErrorKind, PostError
 from ..networks import Poster, PostResult
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import keep
-from ..posting.scheduled import Posters, cap_reached, posters_by_network, utc_now
+from ..posting.scheduled import cap_reached, utc_now
 from ..posting.send import Record, Sent, send
 from ..posting.tweets import preview
 from ..state.outcomes import Outcome
@@ -63,13 +63,13 @@ _SENT = (Outcome.POSTED, Outcome.UNCERTAIN)
 class Reporter:
     """Decides when a job's updates become posts, and posts them to every network it has a poster
     for, each network with its own thread. Build it with `open_reporter`, or directly with an open
-    store and a poster or a {network: poster} mapping (tests inject a clock)."""
+    store and its posters by network (tests inject a clock)."""
 
     def __init__(
         self,
         name: str,
         *,
-        poster: Posters,
+        posters: Mapping[str, Poster],
         store: HistoryStore,
         every: float,
         milestone_every: float,
@@ -91,7 +91,7 @@ class Reporter:
         for template in (templates.progress, templates.done, templates.failed):
             check_template(template, known)
         self.name = name
-        self._posters = posters_by_network(poster)
+        self._posters = dict(posters)
         self._store = store
         self._every = timedelta(seconds=every)
         self._milestone_every = timedelta(seconds=milestone_every)
@@ -329,7 +329,7 @@ class Reporter:
             )
             group = group or attempt
             sent = send(
-                lambda poster=poster, network=network: self._reply(poster, network, text, pictures),  # type: ignore[misc]
+                lambda poster=poster, network=network: self._reply(poster, network, text, pictures),
                 network=network,
                 registry=self._registry,
                 record=self._recorder(attempt, news),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from ..errors import ConfigError
 from ..lock import run_lock
@@ -33,7 +33,7 @@ def open_reporter(
     *,
     config: Config,
     dry_run: bool = False,
-    poster: Optional[Poster] = None,
+    posters: Optional[Mapping[str, Poster]] = None,
     every: Optional[float] = None,
     milestone_every: Optional[float] = None,
     first_after: Optional[float] = None,
@@ -58,7 +58,7 @@ def open_reporter(
     if dry_run:
         lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         store = HistoryStore(":memory:")
-        poster = DryRunPoster(networks=config.registry.posting_to(config))
+        posters = {DryRunPoster.name: DryRunPoster(networks=config.registry.posting_to(config))}
         kept: Optional[Path] = None  # a dry run keeps no state, and its in-memory job ids name no real run
     else:
         ensure_state_dir(config["BOT_STATE_DIR"])
@@ -69,13 +69,13 @@ def open_reporter(
             remove=True,  # one lock file per job name would pile up in the state folder
         )
         store = HistoryStore(config.history_file)
-        poster = poster or config.registry.posters_for(config)
+        posters = posters or config.registry.posters_for(config)
         kept = config["BOT_STATE_DIR"] / PICTURES_FOLDER
     with lock, store:
         try:
             reporter = Reporter(
                 name,
-                poster=poster,
+                posters=posters,
                 store=store,
                 every=config["PROGRESS_EVERY"] if every is None else every,
                 milestone_every=config["PROGRESS_MILESTONE_EVERY"] if milestone_every is None else milestone_every,

@@ -43,14 +43,15 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     SIGHUP re-reads the env file and the tweets file and carries on."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    current = {"config": config, "poster": None if args.dry_run else config.registry.posters_for(config)}
+    current = {"config": config, "posters": None if args.dry_run else config.registry.posters_for(config)}
     rng = random.Random(args.seed)
 
     def run_slot(time_of_day: str) -> None:
         # The daemon's own error boundary: one bad run is logged and the daemon carries on.
         settings = current["config"]
         try:
-            log_result(run_once(settings, poster=current["poster"], rng=rng, dry_run=args.dry_run), settings.registry)
+            posters = None if args.dry_run else (lambda: current["posters"])  # those of the settings in use
+            log_result(run_once(settings, posters=posters, rng=rng, dry_run=args.dry_run), settings.registry)
         except BotError as exc:
             log.error("%s run: %s", time_of_day, scrub(str(exc), settings.secrets()))
         except Exception:
@@ -67,7 +68,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
                 environ=os.environ,
                 overrides={**args.settings, **global_settings(args)},
             )
-            poster = None if args.dry_run else new.registry.posters_for(new)
+            posters = None if args.dry_run else new.registry.posters_for(new)
         except BotError as exc:
             log.error("reload: %s; carrying on with the settings in use", scrub(str(exc), old.secrets()))
             return
@@ -85,7 +86,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
             use_zone(new["TWEET_TIMEZONE"])
             daemon.reschedule(new["TWEET_TIMES"], zone=zone_for(new["TWEET_TIMEZONE"]), jitter=new["TWEET_JITTER"])
         scrub_also(new.secrets())
-        current.update(config=new, poster=poster)
+        current.update(config=new, posters=posters)
 
     use_zone(config["TWEET_TIMEZONE"])  # before building the jobs: schedule works in local time
     zone = zone_for(config["TWEET_TIMEZONE"])

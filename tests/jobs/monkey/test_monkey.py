@@ -18,7 +18,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 import pytest
-from conftest import BOT_PY, REGISTRY
+from conftest import BOT_PY, REGISTRY, by_network
 
 from twitterbot.errors import ExitStatus, UsageError
 from twitterbot.jobs.monkey import ARCHIVE_NAME, DEFAULT_KEYS
@@ -477,7 +477,7 @@ def test_records_reach_x_through_the_reporter(tmp_path: Path, poster, emulator) 
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         reporter = Reporter(
             "monkey",
-            poster=poster,
+            posters=by_network(poster),
             store=store,
             every=3600,
             milestone_every=0,
@@ -590,7 +590,7 @@ def test_one_rate_everywhere_keystrokes_per_second_of_typing(tmp_path: Path) -> 
     with HistoryStore(":memory:") as store:
         reporter = Reporter(
             "monkey",
-            poster=DryRunPoster(printed),
+            posters=by_network(DryRunPoster(printed)),
             store=store,
             every=3600,
             milestone_every=3600,

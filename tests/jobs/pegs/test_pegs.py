@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
 import pytest
-from conftest import REGISTRY, BotHome
+from conftest import REGISTRY, BotHome, by_network
 
 from twitterbot.jobs.pegs.board import BoardFileError, builtin, load_board, parse_board
 from twitterbot.jobs.pegs.boards import BOARDS
@@ -219,7 +219,7 @@ def test_a_stopped_count_resumes_after_its_last_level(tmp_path: Path) -> None:
 def test_the_job_posts_its_progress_and_result(tmp_path: Path, poster, emulator) -> None:
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         reporter = Reporter(
-            "pegs", poster=poster, store=store, every=3600, milestone_every=3600, first_after=0, max_posts_per_day=10, registry=REGISTRY
+            "pegs", posters=by_network(poster), store=store, every=3600, milestone_every=3600, first_after=0, max_posts_per_day=10, registry=REGISTRY
         )
         out = io.StringIO()
         run_count(builtin("plus"), reporter, checkpoint=tmp_path / "plus.npz", out=out)
@@ -235,7 +235,7 @@ def test_solve_writes_the_result_file_and_posts_the_jumps(tmp_path: Path) -> Non
     with HistoryStore(":memory:") as store:
         reporter = Reporter(
             "pegs",
-            poster=DryRunPoster(printed),
+            posters=by_network(DryRunPoster(printed)),
             store=store,
             every=3600,
             milestone_every=3600,
@@ -252,7 +252,7 @@ def test_a_quick_solve_posts_only_its_result(tmp_path: Path, poster, emulator) -
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         reporter = Reporter(
             "pegs solve german",
-            poster=poster,
+            posters=by_network(poster),
             store=store,
             every=3600,
             milestone_every=3600,

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from typing import List
 
 import pytest
-from conftest import REGISTRY
+from conftest import REGISTRY, by_network
 
 from twitterbot.jobs.puzzles import hidoku, jodici
 from twitterbot.jobs.puzzles.job import (
@@ -40,7 +40,7 @@ def chatty(module, **options):
 def reporter_for(store: HistoryStore, poster, name: str = "puzzle", **options) -> Reporter:
     settings = dict(every=0, milestone_every=0, first_after=0, max_posts_per_day=50)
     settings.update(options)
-    return Reporter(name, poster=poster, store=store, **settings, registry=REGISTRY)
+    return Reporter(name, posters=by_network(poster), store=store, **settings, registry=REGISTRY)
 
 
 def test_progress_and_the_result_are_posted_as_a_thread(tmp_path: Path, poster, emulator) -> None:
