@@ -24,7 +24,8 @@ from twitterbot.jobs.puzzles.job import (
     run_puzzle,
     save_challenge,
 )
-from twitterbot.progress import NullReporter, Reporter
+from twitterbot.progress.reporter import Reporter
+from twitterbot.progress.reports import NullReporter
 from twitterbot.progress.reports import Templates
 from twitterbot.state.store import HistoryStore
 

@@ -9,7 +9,7 @@ from PIL import Image
 
 from twitterbot.jobs.puzzles.job import load_kind, run_puzzle
 from twitterbot.jobs.puzzles.picture import solved_picture
-from twitterbot.progress import NullReporter
+from twitterbot.progress.reports import NullReporter
 
 
 @pytest.mark.parametrize("kind", ["hidoku", "checkerboard", "jodici", "equation", "panguru"])
