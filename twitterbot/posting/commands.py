@@ -9,24 +9,19 @@ from __future__ import annotations
 
 import argparse
 import logging
-import platform
 import random
 import time
 from pathlib import Path
 from typing import Any, List, Optional
 
-from .. import __version__
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
-from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
-from ..lock import run_lock
+from ..errors import ExitStatus
 from ..settings.loading import Config, env_file_warnings
-from ..settings.secrets import scrub
-from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
-from ..wording import plural
+from .check import run_checks
 from .scheduled import RunResult, log_result, run_once, wait_jitter
-from .tweets import TweetLine, load_tweets, preview
+from .tweets import preview
 
 __all__ = ["register"]
 
@@ -78,102 +73,7 @@ def _show_pictures(line: Any, config: Config) -> None:
 
 def _check(args: argparse.Namespace, config: Config) -> int:
     """Check every piece of the setup and say what to fix; exit 0 only when all is well."""
-    problems: List[BotError] = []
-
-    def report(ok: bool, message: str, error: Optional[BotError] = None) -> None:
-        print(("ok       " if ok else "PROBLEM  ") + message)
-        if not ok:
-            problems.append(error or ConfigError(message))
-
-    print(f"twitterbot {__version__} (Python {platform.python_version()})")  # the first thing a bug report needs
-    report(True, f"settings read from {config.env_file or 'the environment (no env file)'}")
-    for old, new, where in config.deprecated:
-        print(f"note     {old} (from {where}) is deprecated: rename it {new}; it is read as {new} for now")
-    for warning in env_file_warnings(config):
-        report(False, warning)
-    missing = config.missing()
-    where = ", ".join(config.registry.label(network) for network in config["POST_TO"])
-    report(
-        not missing,
-        f"posting to {where} (POST_TO): "
-        + (f"not set: {', '.join(missing)}" if missing else "every key it needs is set"),
-    )
-
-    tweet_lines: List[TweetLine] = []
-    try:
-        tweets = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config))
-    except BotError as exc:
-        report(False, str(exc), exc)
-    else:
-        tweet_lines = tweets.lines
-        with_url = [line for line in tweets.lines if any(fit.cost for fit in line.fits)]
-        count = len(tweets.lines)
-        report(
-            True,
-            f"{config['TWEETS_FILE']}: {plural(count, 'line')} ready to post"
-            + (f" ({len(with_url)} with a URL, which costs more)" if with_url else ""),
-        )
-        for line in with_url:  # not a problem, but a network charges more: say which lines and how much
-            for fit in line.fits:
-                if fit.cost:
-                    print(f"note     {config['TWEETS_FILE']} line {line.lineno} {fit.cost}")
-        for line in tweets.lines:  # posted only where it fits: say where it will not go
-            for fit in line.fits:
-                if not fit.fits:
-                    why = (
-                        fit.reason
-                        if fit.length <= fit.limit and fit.reason
-                        else f"{fit.length} of {fit.limit} {fit.unit}"
-                    )
-                    print(
-                        f"note     {config['TWEETS_FILE']} line {line.lineno} is too long for {config.registry.label(fit.network)}"
-                        f" ({why}): it is posted to the other networks only"
-                    )
-        _check_pictures(tweets, config, report)
-        for problem in tweets.problems:
-            message = f"{config['TWEETS_FILE']} line {problem.lineno} {problem.message}"
-            report(problem.message.startswith("repeats"), message, TweetFileError(message))
-
-    try:
-        # What a real run does, changing nothing: create the folder, take the lock, open the
-        # history and take its write lock (then let go), and see that there is room to record.
-        ensure_state_dir(config["BOT_STATE_DIR"])
-        probe_state_dir(config["BOT_STATE_DIR"])
-        with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
-            store.check_writable()
-            store.ensure_room_to_record()
-    except BotError as exc:
-        report(False, str(exc), exc)
-    else:
-        report(True, f"state folder {config['BOT_STATE_DIR']} is writable and its history is readable")
-
-    for status, message in config.registry.checks(config):  # what the jobs add: their compiled kernels
-        if status == "note":
-            print("note     " + message)
-        else:
-            report(status == "ok", message)
-
-    if args.online and tweet_lines:
-        _check_previews(config, tweet_lines)
-    if args.online:
-        if missing:
-            report(False, "cannot check the accounts online until every key is set")
-        else:
-            for network, poster in config.registry.posters_for(config).items():
-                try:
-                    account = poster.account()
-                except PostError as exc:
-                    report(False, f"{config.registry.label(network)}: {scrub(str(exc), config.secrets())}", exc)
-                else:
-                    report(True, f"{config.registry.label(network)} accepts the keys: posting as {account}")
-
-    if problems:
-        print(
-            f"{plural(len(problems), 'problem')} found: fix {'it' if len(problems) == 1 else 'them'} and run check again"
-        )
-        return int(problems[0].exit_status)
-    print("all good")
-    return int(ExitStatus.OK)
+    return run_checks(config, online=args.online)
 
 
 def _show_previews(config: Config, result: RunResult) -> None:
@@ -196,44 +96,6 @@ def _show_previews(config: Config, result: RunResult) -> None:
             preview = config.registry.network(sent.network).preview
             for shown in preview(line.text, config, pictures=len(line.images), folder=make_folder):
                 log.info("dry run: %s would show this %s", config.registry.label(sent.network), shown)
-
-
-def _check_previews(config: Config, lines: List[TweetLine]) -> None:
-    """`check --online`: what each network would attach to each line (Bluesky's link card), one
-    note each. Never a problem: a post goes out without it."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    for network in config["POST_TO"]:
-        preview = config.registry.network(network).preview
-        with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
-            shown = list(
-                pool.map(
-                    lambda line, preview=preview: preview(line.text, config, pictures=len(line.images), folder=None),
-                    lines,
-                )
-            )
-        for line, notes in zip(lines, shown):
-            for note in notes:
-                print(f"note     {config['TWEETS_FILE']} line {line.lineno}: {config.registry.label(network)} {note}")
-
-
-def _check_pictures(tweets: Any, config: Config, report: Any) -> None:
-    """Every picture of every line, prepared as each network in POST_TO will get it (a Mastodon
-    server's own limits are read by `check --online` only when posting: offline, the defaults)."""
-    lines = [line for line in tweets.lines if line.images]
-    if not lines:
-        return  # a file without pictures never imports Pillow
-    from ..pictures.prepare import PictureError
-    from .images import how_sent
-
-    limits = [config.registry.network(name).image_limits() for name in config["POST_TO"]]
-    for line in lines:
-        for image, where, prepared in how_sent(line.images, limits):
-            said = f"{config['TWEETS_FILE']} line {line.lineno} {image.written} for {where}"
-            if isinstance(prepared, PictureError):
-                report(False, f"{said}: {prepared}", prepared)
-            else:
-                print(f"note     {said}: {prepared.describe()}")  # type: ignore[attr-defined]
 
 
 def _history(args: argparse.Namespace, config: Config) -> int:

@@ -1,0 +1,209 @@
+"""`bot.py check`: every piece of the setup looked at, one line each, and what to fix.
+
+The checks are a list of functions, each yielding its findings in the order they print; a
+capability adds its own through `Capability.checks` (a job's compiled kernel). The command exits
+with the first problem's status, 0 when all is well::
+
+    for finding in settings_read(config):
+        print(finding.line)
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass
+from typing import Callable, Iterator, List, Optional, Sequence
+
+from .. import __version__
+from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
+from ..lock import run_lock
+from ..settings.loading import Config, env_file_warnings
+from ..settings.secrets import scrub
+from ..state.folder import ensure_state_dir, probe_state_dir
+from ..state.store import HistoryStore
+from ..wording import plural
+from .tweets import TweetFile, TweetLine, load_tweets
+
+__all__ = ["CHECKS", "ONLINE_CHECKS", "Finding", "run_checks"]
+
+_SHOWN = {"ok": "ok       ", "note": "note     ", "problem": "PROBLEM  "}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of `check`: "ok", a "note" (worth knowing, never a problem) or a "problem", with
+    the error whose exit status the command ends with (a ConfigError when none is given)."""
+
+    status: str
+    message: str
+    error: Optional[BotError] = None
+
+    @property
+    def line(self) -> str:
+        return _SHOWN[self.status] + self.message
+
+    @property
+    def problem(self) -> Optional[BotError]:
+        return (self.error or ConfigError(self.message)) if self.status == "problem" else None
+
+
+def ok(message: str) -> Finding:
+    return Finding("ok", message)
+
+
+def note(message: str) -> Finding:
+    return Finding("note", message)
+
+
+def problem(message: str, error: Optional[BotError] = None) -> Finding:
+    return Finding("problem", message, error)
+
+
+def settings_read(config: Config) -> Iterator[Finding]:
+    """Where the settings came from, the old names still in use, and the env file's permissions."""
+    yield ok(f"settings read from {config.env_file or 'the environment (no env file)'}")
+    for old, new, where in config.deprecated:
+        yield note(f"{old} (from {where}) is deprecated: rename it {new}; it is read as {new} for now")
+    for warning in env_file_warnings(config):
+        yield problem(warning)
+
+
+def keys_set(config: Config) -> Iterator[Finding]:
+    """Whether every network in POST_TO has the keys it needs."""
+    missing = config.missing()
+    where = ", ".join(config.registry.label(network) for network in config["POST_TO"])
+    said = f"not set: {', '.join(missing)}" if missing else "every key it needs is set"
+    yield Finding("problem" if missing else "ok", f"posting to {where} (POST_TO): {said}")
+
+
+def tweets_file(config: Config) -> Iterator[Finding]:
+    """The tweets file: its lines, those that cost more or fit only some networks, its pictures,
+    and its problems, each naming its line."""
+    path = config["TWEETS_FILE"]
+    try:
+        tweets = load_tweets(path, config.registry.posting_to(config))
+    except BotError as exc:
+        yield problem(str(exc), exc)
+        return
+    with_url = [line for line in tweets.lines if any(fit.cost for fit in line.fits)]
+    costs = f" ({len(with_url)} with a URL, which costs more)" if with_url else ""
+    yield ok(f"{path}: {plural(len(tweets.lines), 'line')} ready to post{costs}")
+    for line in with_url:  # not a problem, but a network charges more: say which lines and how much
+        for fit in line.fits:
+            if fit.cost:
+                yield note(f"{path} line {line.lineno} {fit.cost}")
+    for line in tweets.lines:  # posted only where it fits: say where it will not go
+        for fit in line.fits:
+            if not fit.fits:
+                why = fit.reason if fit.length <= fit.limit and fit.reason else f"{fit.length} of {fit.limit} {fit.unit}"
+                yield note(
+                    f"{path} line {line.lineno} is too long for {config.registry.label(fit.network)} ({why}): "
+                    "it is posted to the other networks only"
+                )
+    yield from _pictures(tweets, config)
+    for found in tweets.problems:
+        message = f"{path} line {found.lineno} {found.message}"
+        yield ok(message) if found.message.startswith("repeats") else problem(message, TweetFileError(message))
+
+
+def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
+    """Every picture of every line, prepared as each network in POST_TO will get it (a Mastodon
+    server's own limits are read by `check --online` only when posting: offline, the defaults)."""
+    lines = [line for line in tweets.lines if line.images]
+    if not lines:
+        return  # a file without pictures never imports Pillow
+    from ..pictures.prepare import PictureError
+    from .images import how_sent
+
+    limits = [network.image_limits() for network in config.registry.posting_to(config)]
+    for line in lines:
+        for image, where, prepared in how_sent(line.images, limits):
+            said = f"{config['TWEETS_FILE']} line {line.lineno} {image.written} for {where}"
+            if isinstance(prepared, PictureError):
+                yield problem(f"{said}: {prepared}", prepared)
+            else:
+                yield note(f"{said}: {prepared.describe()}")  # type: ignore[attr-defined]
+
+
+def state_folder(config: Config) -> Iterator[Finding]:
+    """What a real run does, changing nothing: create the folder, take the lock, open the history
+    and take its write lock (then let go), and see that there is room to record."""
+    state = config["BOT_STATE_DIR"]
+    try:
+        ensure_state_dir(state)
+        probe_state_dir(state)
+        with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
+            store.check_writable()
+            store.ensure_room_to_record()
+    except BotError as exc:
+        yield problem(str(exc), exc)
+    else:
+        yield ok(f"state folder {state} is writable and its history is readable")
+
+
+def capabilities(config: Config) -> Iterator[Finding]:
+    """What each part of the bot adds (a job's compiled kernel)."""
+    for status, message in config.registry.checks(config):
+        yield Finding(status, message)
+
+
+def previews(config: Config) -> Iterator[Finding]:
+    """`check --online`: what each network would attach to each line (Bluesky's link card), one
+    note each. Never a problem: a post goes out without it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        lines: List[TweetLine] = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config)).lines
+    except BotError:
+        return  # the tweets file's check has said why
+    for network in config.registry.posting_to(config):
+        with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
+            shown = list(
+                pool.map(
+                    lambda line, network=network: network.preview(
+                        line.text, config, pictures=len(line.images), folder=None
+                    ),
+                    lines,
+                )
+            )
+        for line, notes in zip(lines, shown):
+            for said in notes:
+                yield note(f"{config['TWEETS_FILE']} line {line.lineno}: {network.label} {said}")
+
+
+def accounts(config: Config) -> Iterator[Finding]:
+    """`check --online`: each network logs in with its keys and names the account."""
+    if config.missing():
+        yield problem("cannot check the accounts online until every key is set")
+        return
+    for network, poster in config.registry.posters_for(config).items():
+        label = config.registry.label(network)
+        try:
+            account = poster.account()
+        except PostError as exc:
+            yield problem(f"{label}: {scrub(str(exc), config.secrets())}", exc)
+        else:
+            yield ok(f"{label} accepts the keys: posting as {account}")
+
+
+Check = Callable[[Config], Iterator[Finding]]
+CHECKS: Sequence[Check] = (settings_read, keys_set, tweets_file, state_folder, capabilities)
+ONLINE_CHECKS: Sequence[Check] = (previews, accounts)
+
+
+def run_checks(config: Config, *, online: bool, out: Callable[[str], object] = print) -> int:
+    """Run every check (and the online ones), printing each finding as it comes; the exit status
+    of the first problem, or 0."""
+    out(f"twitterbot {__version__} (Python {platform.python_version()})")  # the first thing a bug report needs
+    problems: List[BotError] = []
+    for check in (*CHECKS, *(ONLINE_CHECKS if online else ())):
+        for finding in check(config):
+            out(finding.line)
+            if finding.problem is not None:
+                problems.append(finding.problem)
+    if problems:
+        them = "it" if len(problems) == 1 else "them"
+        out(f"{plural(len(problems), 'problem')} found: fix {them} and run check again")
+        return int(problems[0].exit_status)
+    out("all good")
+    return int(ExitStatus.OK)
