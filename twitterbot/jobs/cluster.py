@@ -57,7 +57,10 @@ POLL = 2.0
 
 
 def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    """A scheduler's address; HOST:PORT alone means tcp://HOST:PORT, as Dask reads it."""
     value = text.strip()
+    if value and "://" not in value:
+        value = f"tcp://{value}"
     if value and not re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", value):
         raise ConfigError(
             f"{name}={show(text)} from {where} is not a Dask scheduler address like tls://10.0.0.2:8786 "
@@ -317,9 +320,11 @@ def _security(address: str, tls_dir: Optional[Path]) -> Any:
 
 
 def add_cluster_flag(parser: Any) -> None:
-    """`--cluster ADDRESS` on a long job's command (one wording for every job)."""
-    parser.add_argument(
+    """`--cluster ADDRESS` on a long job's command (one wording for every job): it sets
+    DASK_SCHEDULER, checked by the same rule."""
+    parser.add_setting(
         "--cluster",
+        setting="DASK_SCHEDULER",
         metavar="ADDRESS",
         help="run the work on the Dask cluster whose scheduler is at ADDRESS, e.g. tls://10.0.0.2:8786 "
         "(default: DASK_SCHEDULER; empty: this machine). Needs requirements-cluster.txt; see docs/cluster.md",
@@ -328,9 +333,7 @@ def add_cluster_flag(parser: Any) -> None:
 
 def cluster_for(args: Any, config: Any) -> Optional[Cluster]:
     """The cluster `--cluster` or DASK_SCHEDULER names, connected and checked; None for this machine."""
-    address = getattr(args, "cluster", None) or config["DASK_SCHEDULER"]
+    address = config["DASK_SCHEDULER"]
     if not address:
         return None
-    if "://" not in address:
-        address = f"tcp://{address}"
     return connect(address, tls_dir=config["BOT_STATE_DIR"] / "cluster")
