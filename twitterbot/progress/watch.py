@@ -32,7 +32,7 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import IO, Dict, List, Optional, Pattern, Sequence, Union
+from typing import IO, Dict, List, Optional, Pattern, Sequence, Tuple, Union
 
 from ..errors import CommandError, ExitStatus
 from .reporter import Reporter
@@ -143,10 +143,39 @@ def watch(
     patterns = patterns or Patterns()  # every non-empty line is news
     out = stdout or sys.stdout.buffer
     err = stderr or sys.stderr.buffer
+    child = _start(command)
+    forwarded: List[int] = []
+
+    def forward(signum: int, frame: object) -> None:
+        forwarded.append(signum)
+        with contextlib.suppress(ProcessLookupError):  # it has just ended
+            child.send_signal(signum)
+
+    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED_SIGNALS}
+    base_fields = {"command": _short(command)}
+    try:
+        last_line, reader_gone = _relay(child, out, err, reporter, patterns, status, base_fields)
+        code = child.wait()
+    finally:
+        if child.poll() is None:  # we are leaving on an exception: do not leave it running alone
+            child.terminate()
+            child.wait()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        status.clear()
+
+    fields = _end_fields(base_fields, code, last_line, patterns)
+    _report_end(reporter, command, code, last_line, stopped=bool(forwarded), reader_gone=reader_gone, fields=fields)
+    status.clear()  # leave the terminal as we found it
+    return _exit_status(code)
+
+
+def _start(command: Sequence[str]) -> subprocess.Popen:
+    """Start `command` with its output piped to us, or raise `CommandError` if it cannot run."""
     try:
         # Its own session: a Ctrl-C in the terminal reaches it once, forwarded by us, not twice.
         # (It can still read a terminal on stdin: job control only stops its own session's readers.)
-        child = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        return subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except FileNotFoundError:
         raise CommandError(
             f"command not found: {command[0]}: check the spelling, or give its full path",
@@ -158,66 +187,96 @@ def watch(
             exit_status=ExitStatus.CANNOT_EXECUTE,
         ) from None
 
-    forwarded: List[int] = []
 
-    def forward(signum: int, frame: object) -> None:
-        forwarded.append(signum)
-        with contextlib.suppress(ProcessLookupError):  # it has just ended
-            child.send_signal(signum)
-
-    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED_SIGNALS}
-    base_fields = {"command": _short(command)}
+def _relay(
+    child: subprocess.Popen,
+    out: IO[bytes],
+    err: IO[bytes],
+    reporter: Union[Reporter, NullReporter],
+    patterns: Patterns,
+    status: Union[StatusLine, NullStatusLine],
+    base_fields: Dict[str, str],
+) -> Tuple[str, bool]:
+    """Pass the child's output on to `out` and `err` until both its pipes close, reporting each
+    line that is news. Returns the last non-empty line, and whether the reader of `out` or `err`
+    went away."""
+    assert child.stdout is not None and child.stderr is not None
+    streams = {child.stdout.fileno(): out, child.stderr.fileno(): err}
+    partial: Dict[int, bytes] = {fd: b"" for fd in streams}
+    reader_gone = False
     last_line = ""
-    try:
-        assert child.stdout is not None and child.stderr is not None
-        streams = {child.stdout.fileno(): out, child.stderr.fileno(): err}
-        partial: Dict[int, bytes] = {fd: b"" for fd in streams}
-        reader_gone: List[int] = []  # the command's streams whose reader (ours) went away
-        with selectors.DefaultSelector() as selector:
-            for pipe in (child.stdout, child.stderr):
-                selector.register(pipe, selectors.EVENT_READ)
-            while selector.get_map():
-                for key, _ in selector.select(timeout=TICK_SECONDS):
-                    fd = key.fd
-                    chunk = os.read(fd, 65536)
-                    if not chunk:
+    with selectors.DefaultSelector() as selector:
+        for pipe in (child.stdout, child.stderr):
+            selector.register(pipe, selectors.EVENT_READ)
+        while selector.get_map():
+            for key, _ in selector.select(timeout=TICK_SECONDS):
+                fd = key.fd
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    lines, partial[fd] = [partial[fd]], b""
+                else:
+                    status.clear()
+                    if not _pass_on(chunk, streams[fd]):
+                        # Our reader went away (`| head`): the command meets the closed pipe
+                        # at its next write, as it would have written straight into it.
+                        reader_gone = True
                         selector.unregister(key.fileobj)
-                        lines, partial[fd] = [partial[fd]], b""
-                    else:
-                        status.clear()
-                        if not _pass_on(chunk, streams[fd]):
-                            # Our reader went away (`| head`): the command meets the closed pipe
-                            # at its next write, as it would have written straight into it.
-                            reader_gone.append(fd)
-                            selector.unregister(key.fileobj)
-                            key.fileobj.close()
-                            continue
-                        *lines, partial[fd] = _LINE_END.split(partial[fd] + chunk)
-                    for raw in lines:
-                        line = raw.decode("utf-8", "replace").strip()
-                        if not line:
-                            continue
+                        key.fileobj.close()
+                        continue
+                    *lines, partial[fd] = _LINE_END.split(partial[fd] + chunk)
+                for raw in lines:
+                    line = raw.decode("utf-8", "replace").strip()
+                    if line:
                         last_line = line
-                        news = patterns.update_for(line)
-                        if news:
-                            message, fields, milestone = news
-                            reporter.update(message, milestone=milestone, **base_fields, line=line, **fields)
-                reporter.tick()
-                status.redraw()
-        code = child.wait()
-    finally:
-        if child.poll() is None:  # we are leaving on an exception: do not leave it running alone
-            child.terminate()
-            child.wait()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        status.clear()
+                        _report_line(reporter, patterns, line, base_fields)
+            reporter.tick()
+            status.redraw()
+    return last_line, reader_gone
 
-    exit_code = code if code >= 0 else 128 - code
-    ended = f"exit {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
-    fields = dict(base_fields, exit=ended, exit_code=exit_code, last_line=last_line, line=last_line)
+
+def _report_line(
+    reporter: Union[Reporter, NullReporter], patterns: Patterns, line: str, base_fields: Dict[str, str]
+) -> None:
+    """Tell the reporter about `line` if the patterns make it news."""
+    news = patterns.update_for(line)
+    if news:
+        message, fields, milestone = news
+        reporter.update(message, milestone=milestone, **base_fields, line=line, **fields)
+
+
+def _exit_status(code: int) -> int:
+    """The status to exit with for Popen's return code: the command's, or 128 + the signal that killed it."""
+    return code if code >= 0 else 128 - code
+
+
+def _described(code: int) -> str:
+    """How the command ended, for the templates' {exit}: "exit 2" or "signal SIGTERM"."""
+    return f"exit {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
+
+
+def _end_fields(base_fields: Dict[str, str], code: int, last_line: str, patterns: Patterns) -> Dict[str, object]:
+    """The template fields of the final post: its pattern fields are there but empty, so that a
+    template using them still fills in."""
+    fields: Dict[str, object] = dict(
+        base_fields, exit=_described(code), exit_code=_exit_status(code), last_line=last_line, line=last_line
+    )
     fields.update({name: "" for name in patterns.fields})
-    if forwarded:  # stopped (systemctl stop, Ctrl-C), not finished, whatever its exit status
+    return fields
+
+
+def _report_end(
+    reporter: Union[Reporter, NullReporter],
+    command: Sequence[str],
+    code: int,
+    last_line: str,
+    *,
+    stopped: bool,
+    reader_gone: bool,
+    fields: Dict[str, object],
+) -> None:
+    """Tell the reporter how the run ended: done, failed, or stopped (nothing posted)."""
+    if stopped:  # by a forwarded signal (systemctl stop, Ctrl-C), not finished, whatever its exit status
         reporter.stop()
     elif reader_gone and code != 0:
         # It may have failed on the closed pipe (killed by SIGPIPE, or a BrokenPipeError): that is
@@ -225,15 +284,13 @@ def watch(
         log.warning(
             "%s: ended with %s after the reader of its output went away: not a failure, nothing posted",
             getattr(reporter, "name", default_name(command)),
-            ended,
+            _described(code),
         )
         reporter.stop()
     elif code == 0:
         reporter.done("", **fields)
     else:
         reporter.failed(last_line or "(no output)", **fields)
-    status.clear()  # leave the terminal as we found it
-    return exit_code
 
 
 def _pass_on(chunk: bytes, stream: IO[bytes]) -> bool:

@@ -99,25 +99,53 @@ def load_config(
     looks like a key is never repeated in it. An old name (`DEPRECATED`) is read as its new one.
     """
     environ = os.environ if environ is None else environ
-    if env_file is None:
-        default = project_dir / ".env" if project_dir else None
-        env_path: Optional[Path] = default if default and default.exists() else None
-    else:
-        env_path = Path(env_file).expanduser().absolute()
-        if not env_path.is_file():
-            raise ConfigError(
-                f"env file {env_path} does not exist: check the --env-file path, or copy config.example.env to it"
-            )
+    env_path = _env_file_to_read(project_dir, env_file)
     base_dir = env_path.parent if env_path else project_dir
     table: Mapping[str, Setting] = registry.settings
+    raw, old_names, problems = _gather(table, env_path, environ, overrides or {})
+    values, value_problems = _parse(registry, table, raw, base_dir)
+    problems += value_problems
+    if problems:
+        raise _scrubbed(problems, table, raw)
+    return Config(
+        env_file=env_path,
+        base_dir=base_dir,
+        registry=registry,
+        values=MappingProxyType(values),
+        deprecated=tuple(old_names),
+    )
 
-    # Each value with where it came from, and where its problem goes in the report: the env
-    # file's in line order, then the environment's, then the command line's.
-    problems: List[Tuple[int, str]] = []
-    # name -> (text, where, order, the name it was set by: an old name is quoted in its problem)
-    raw: Dict[str, Tuple[str, str, int, str]] = {
-        name: (s.default, "the default", 0, name) for name, s in table.items()
-    }
+
+# A problem with its place in the report: the env file's in line order, then the environment's,
+# then the command line's (see `_FROM_ENVIRONMENT`).
+_Problem = Tuple[int, str]
+# name -> (text, where, order, the name it was set by: an old name is quoted in its problem)
+_Raw = Dict[str, Tuple[str, str, int, str]]
+
+
+def _env_file_to_read(project_dir: Optional[Path], env_file: Optional[Path]) -> Optional[Path]:
+    """The env file named, which must exist, else ``project_dir/.env`` if there is one."""
+    if env_file is None:
+        default = project_dir / ".env" if project_dir else None
+        return default if default and default.exists() else None
+    env_path = Path(env_file).expanduser().absolute()
+    if not env_path.is_file():
+        raise ConfigError(
+            f"env file {env_path} does not exist: check the --env-file path, or copy config.example.env to it"
+        )
+    return env_path
+
+
+def _gather(
+    table: Mapping[str, Setting],
+    env_path: Optional[Path],
+    environ: Mapping[str, str],
+    overrides: Mapping[str, str],
+) -> Tuple[_Raw, List[Tuple[str, str, str]], List[_Problem]]:
+    """Each setting's text with where it came from, a later source winning; the old names in use
+    (old name, new name, where); and the env file's own problems (lines that set nothing we know)."""
+    problems: List[_Problem] = []
+    raw: _Raw = {name: (s.default, "the default", 0, name) for name, s in table.items()}
     old_names: List[Tuple[str, str, str]] = []
 
     def take(name: str, value: str, where: str, order: int) -> None:
@@ -140,38 +168,41 @@ def load_config(
         value = environ.get(name, "")
         if value:
             take(name, value, "the environment", _FROM_ENVIRONMENT)
-    for name, value in (overrides or {}).items():
+    for name, value in overrides.items():
         if name not in table:
             raise ValueError(f"unknown setting {name}")  # a bug in the caller, not the user's doing
         if value != "":
             raw[name] = (value, "the command line", _FROM_COMMAND_LINE, name)
+    return raw, old_names, problems
 
+
+def _parse(
+    registry: Any, table: Mapping[str, Setting], raw: _Raw, base_dir: Optional[Path]
+) -> Tuple[Dict[str, object], List[_Problem]]:
+    """Each setting's checked value, and the problems: each setting's alone, then, only when every
+    one is good alone, those that show between them (the registry's `validate`)."""
     values: Dict[str, object] = {}
+    problems: List[_Problem] = []
     for name, (text, where, order, written) in raw.items():
         try:
             values[name] = registry.parser(name)(written, text, where, base_dir, table[name])
         except ConfigError as exc:
             problems += [(order, problem) for problem in exc.problems]
-    if len(values) == len(table):  # each setting is good alone: now what only shows between them
+    if len(values) == len(table):
         sources = {name: where for name, (_, where, _, _) in raw.items()}
         for blamed, problem in registry.validate(values, sources):
             problems.append((raw[blamed][2], problem))
-    if problems:
-        # A key (or a piece of one) pasted into the wrong setting may be quoted above: hide every
-        # form of every key, and every value that looks like one.
-        secrets = [raw[name][0].strip() for name, setting in table.items() if setting.secret]
-        pasted = [text.strip() for text, _, _, _ in raw.values() if looks_like_a_key(text, secrets)]
-        scrub = Scrubber([*secrets, *pasted])
-        raise ConfigError(
-            *(scrub(problem, keep=table) for _, problem in sorted(problems, key=lambda item: item[0]))
-        )
-    return Config(
-        env_file=env_path,
-        base_dir=base_dir,
-        registry=registry,
-        values=MappingProxyType(values),
-        deprecated=tuple(old_names),
-    )
+    return values, problems
+
+
+def _scrubbed(problems: List[_Problem], table: Mapping[str, Setting], raw: _Raw) -> ConfigError:
+    """One ConfigError with every problem in report order. A key (or a piece of one) pasted into
+    the wrong setting may be quoted in them: every form of every key, and every value that looks
+    like one, is hidden."""
+    secrets = [raw[name][0].strip() for name, setting in table.items() if setting.secret]
+    pasted = [text.strip() for text, _, _, _ in raw.values() if looks_like_a_key(text, secrets)]
+    scrub = Scrubber([*secrets, *pasted])
+    return ConfigError(*(scrub(problem, keep=table) for _, problem in sorted(problems, key=lambda item: item[0])))
 
 
 def env_file_warnings(config: Config) -> List[str]:

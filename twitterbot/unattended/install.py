@@ -109,48 +109,35 @@ def crontab(config: Config, paths: Paths) -> str:
 
 
 def systemd_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
-    """The oneshot service, its timer and the daemon service, for a system or a user install."""
-    zone = f" {config['TWEET_TIMEZONE']}" if config['TWEET_TIMEZONE'] else ""
-    calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config["TWEET_TIMES"])
-    jitter = int(config["TWEET_JITTER"])
-    delay = (
-        f"# Wait a random 0-{jitter} s after each time (TWEET_JITTER), drawn anew each time, as the\n"
-        "# cron line and the daemon do.\n"
-        f"RandomizedDelaySec={jitter}\n"
-        if jitter
-        else "# TWEET_JITTER=10m (then regenerate) would add RandomizedDelaySec=600: each run at a random\n"
-        "# moment up to 10 minutes later, drawn anew each time, as the cron line and the daemon do.\n"
-    )
-    unit_head = (
-        "Documentation=file://{readme}\n"
-        "# Post only once the network is up and the clock has been set: a Raspberry Pi has no\n"
-        "# real-time clock. For time-sync.target to wait for NTP, enable the waiter once:\n"
-        "#   sudo systemctl enable systemd-time-wait-sync.service\n"
-        "Wants=network-online.target time-sync.target\n"
-        "After=network-online.target time-sync.target\n"
-    ).format(readme=paths.project_dir / "README.md")
-    who = f"User={paths.user}\n" if system else ""
-    hardening = (
-        _hardening(paths)
-        if system
-        else (
-            "# User services cannot use most sandboxing options without user namespaces; the system\n"
-            "# install (python bot.py systemd --system) has the full set.\n"
-            "NoNewPrivileges=yes\nUMask=0077\n"
-        )
-    )
-    wanted_by = "multi-user.target" if system else "default.target"
-    service = f"""[Unit]
+    """The oneshot service, its timer, the daemon service and the status page's service, for a
+    system or a user install."""
+    return {
+        SERVICE: _service_unit(paths, system=system),
+        TIMER: _timer_unit(config),
+        DAEMON: _daemon_unit(paths, system=system),
+        WEB: _web_unit(paths, system=system),
+    }
+
+
+def _service_unit(paths: Paths, *, system: bool) -> str:
+    """The oneshot service the timer starts: one scheduled run."""
+    return f"""[Unit]
 Description=twitterbot: one scheduled run (post a line of tweets.txt on 1 run in N)
-{unit_head}
+{_waits_for_network_and_clock(paths)}
 [Service]
 Type=oneshot
-{who}WorkingDirectory={paths.project_dir}
+{_user_line(paths, system=system)}WorkingDirectory={paths.project_dir}
 ExecStart={paths.command()}
 # A run takes seconds; a slow network can stretch it to API_TIMEOUT per try.
 TimeoutStartSec=10min
-{hardening}"""
-    timer = f"""[Unit]
+{_sandbox(paths, system=system)}"""
+
+
+def _timer_unit(config: Config) -> str:
+    """The timer: one OnCalendar= line per TWEET_TIMES, in TWEET_TIMEZONE if one is set."""
+    zone = f" {config['TWEET_TIMEZONE']}" if config["TWEET_TIMEZONE"] else ""
+    calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config["TWEET_TIMES"])
+    return f"""[Unit]
 Description=twitterbot at {", ".join(config["TWEET_TIMES"])}{zone}
 
 [Timer]
@@ -158,18 +145,36 @@ Description=twitterbot at {", ".join(config["TWEET_TIMES"])}{zone}
 # Persistent=false on purpose: with true, a Pi that was off at a run time would post a catch-up
 # at every boot. A missed run is simply missed; the 1-in-N roll makes that invisible.
 Persistent=false
-{delay}
+{_random_delay(int(config["TWEET_JITTER"]))}
 [Install]
 WantedBy=timers.target
 """
-    daemon = f"""[Unit]
+
+
+def _random_delay(jitter: int) -> str:
+    """The timer's RandomizedDelaySec= for TWEET_JITTER seconds, or a comment showing how to get one."""
+    if jitter:
+        return (
+            f"# Wait a random 0-{jitter} s after each time (TWEET_JITTER), drawn anew each time, as the\n"
+            "# cron line and the daemon do.\n"
+            f"RandomizedDelaySec={jitter}\n"
+        )
+    return (
+        "# TWEET_JITTER=10m (then regenerate) would add RandomizedDelaySec=600: each run at a random\n"
+        "# moment up to 10 minutes later, drawn anew each time, as the cron line and the daemon do.\n"
+    )
+
+
+def _daemon_unit(paths: Paths, *, system: bool) -> str:
+    """The daemon's service, the timer's alternative: it keeps the schedule itself."""
+    return f"""[Unit]
 Description=twitterbot daemon: scheduled runs at TWEET_TIMES (instead of the timer; enable one, not both)
-{unit_head}
+{_waits_for_network_and_clock(paths)}
 [Service]
 # The daemon tells systemd when it is ready (sd_notify) and stops within a second on SIGTERM,
 # after finishing a post already in flight.
 Type=notify
-{who}WorkingDirectory={paths.project_dir}
+{_user_line(paths, system=system)}WorkingDirectory={paths.project_dir}
 ExecStart={paths.command("daemon")}
 # `systemctl reload`: the daemon re-reads the env file and the tweets file between runs.
 ExecReload=/bin/kill -HUP $MAINPID
@@ -178,11 +183,15 @@ RestartSec=30s
 # A bad setting or rejected keys will not fix themselves: do not restart in a loop.
 RestartPreventExitStatus={_NO_RESTART}
 TimeoutStopSec=90s
-{hardening}
+{_sandbox(paths, system=system)}
 [Install]
-WantedBy={wanted_by}
+WantedBy={_wanted_by(system)}
 """
-    web = f"""[Unit]
+
+
+def _web_unit(paths: Paths, *, system: bool) -> str:
+    """The status page's service (bot.py serve)."""
+    return f"""[Unit]
 Description=twitterbot status page (bot.py serve): read-only, on 127.0.0.1:8080
 Documentation=file://{paths.project_dir / "docs/status-page.md"}
 Wants=network-online.target
@@ -190,7 +199,7 @@ After=network-online.target
 
 [Service]
 Type=simple
-{who}WorkingDirectory={paths.project_dir}
+{_user_line(paths, system=system)}WorkingDirectory={paths.project_dir}
 # To open it to the home network: set WEB_PASSWORD in the env file, then add --host 0.0.0.0.
 ExecStart={paths.command("serve")}
 # SIGTERM stops it within a second, after the requests in hand.
@@ -200,11 +209,43 @@ RestartPreventExitStatus={_NO_RESTART}
 TimeoutStopSec=15s
 # The page rests at about 45 MiB (docs/status-page.md); far more would be a leak.
 MemoryMax=150M
-{hardening}
+{_sandbox(paths, system=system)}
 [Install]
-WantedBy={wanted_by}
+WantedBy={_wanted_by(system)}
 """
-    return {SERVICE: service, TIMER: timer, DAEMON: daemon, WEB: web}
+
+
+def _waits_for_network_and_clock(paths: Paths) -> str:
+    """The [Unit] lines of the units that post: the README, and waiting for the network and the clock."""
+    return (
+        f"Documentation=file://{paths.project_dir / 'README.md'}\n"
+        "# Post only once the network is up and the clock has been set: a Raspberry Pi has no\n"
+        "# real-time clock. For time-sync.target to wait for NTP, enable the waiter once:\n"
+        "#   sudo systemctl enable systemd-time-wait-sync.service\n"
+        "Wants=network-online.target time-sync.target\n"
+        "After=network-online.target time-sync.target\n"
+    )
+
+
+def _user_line(paths: Paths, *, system: bool) -> str:
+    """User= for system units; user units run as their owner."""
+    return f"User={paths.user}\n" if system else ""
+
+
+def _sandbox(paths: Paths, *, system: bool) -> str:
+    """The full sandbox for system units; user units get the little that works without user namespaces."""
+    if system:
+        return _hardening(paths)
+    return (
+        "# User services cannot use most sandboxing options without user namespaces; the system\n"
+        "# install (python bot.py systemd --system) has the full set.\n"
+        "NoNewPrivileges=yes\nUMask=0077\n"
+    )
+
+
+def _wanted_by(system: bool) -> str:
+    """The target that starts a long-running unit at boot (or at the user's login)."""
+    return "multi-user.target" if system else "default.target"
 
 
 def unit_user(requested: Optional[str], *, system: bool, current: str, environ: Mapping[str, str]) -> Optional[str]:

@@ -4,13 +4,100 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from ...errors import ErrorKind, ExitStatus, PostError
 from .. import rejected, retry, server_error
 
 __all__ = ["classify", "network_error", "rate_limited"]
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    """A row of `_REFUSALS`: which answers it stands for, and the PostError they become."""
+
+    status: int
+    # Filled in with `said` (the status and Mastodon's message), `instance` and `reply_to`.
+    message: str
+    kind: ErrorKind
+    exit_status: ExitStatus
+    words: Tuple[str, ...] = ()  # one of them in the lower-cased message; none: any message
+    replying: bool = False  # only when the post replies to a status
+
+    def matches(self, status: int, lowered: str, reply_to: Optional[str]) -> bool:
+        return (
+            status == self.status
+            and (not self.words or any(word in lowered for word in self.words))
+            and (bool(reply_to) or not self.replying)
+        )
+
+
+# Mastodon's refusals we know, first match wins: a 429 and a 5xx are handled apart (they may be
+# tried again), and any other answer is `rejected`.
+_REFUSALS = (
+    _Refusal(
+        401,
+        "Mastodon rejected MASTODON_ACCESS_TOKEN ({said}): on {instance}, open Preferences > "
+        "Development > your application and copy 'Your access token' into MASTODON_ACCESS_TOKEN "
+        "(a regenerated token replaces the old one); check MASTODON_INSTANCE is the server the "
+        "account is on",
+        ErrorKind.UNAUTHORIZED,
+        ExitStatus.PERMISSION_DENIED,
+    ),
+    _Refusal(
+        403,
+        "Mastodon refused the account ({said}): the token may not post: on {instance}, Preferences > "
+        "Development, give the application the write:statuses scope (or make a new one with it) and "
+        "put its new token in MASTODON_ACCESS_TOKEN",
+        ErrorKind.FORBIDDEN,
+        ExitStatus.PERMISSION_DENIED,
+        words=("scope",),
+    ),
+    _Refusal(
+        403,
+        "Mastodon refused the account ({said}): log in on {instance} to see why: a suspended or "
+        "disabled account, an unconfirmed e-mail address, or an account still waiting for approval",
+        ErrorKind.FORBIDDEN,
+        ExitStatus.PERMISSION_DENIED,
+        words=("disabled", "suspended", "approval", "confirmed", "e-mail"),
+    ),
+    _Refusal(
+        403,
+        "Mastodon refused the account ({said}): log in on {instance} and check the account",
+        ErrorKind.FORBIDDEN,
+        ExitStatus.PERMISSION_DENIED,
+    ),
+    _Refusal(
+        422,
+        "Mastodon says the text is too long ({said}): shorten that line of the tweets file",
+        ErrorKind.TOO_LONG,
+        ExitStatus.DATA_ERROR,
+        words=("character limit", "too long"),
+    ),
+    _Refusal(
+        422,
+        "Mastodon refused the post ({said}): fix that line of the tweets file",
+        ErrorKind.REJECTED,
+        ExitStatus.DATA_ERROR,
+    ),
+    _Refusal(
+        404,
+        "Mastodon cannot find the status this replies to, {reply_to} ({said}): it was deleted, "
+        "or this account cannot see it",
+        ErrorKind.REJECTED,
+        ExitStatus.DATA_ERROR,
+        replying=True,
+    ),
+    _Refusal(
+        404,
+        "{instance} has no Mastodon API ({said}): MASTODON_INSTANCE must be the address of "
+        "the Mastodon server the account is on, e.g. https://mastodon.social",
+        ErrorKind.NOT_FOUND,
+        ExitStatus.CONFIG_ERROR,
+    ),
+)
 
 
 def classify(exc: Exception, instance: str, client: Any, reply_to: Optional[str] = None) -> PostError:
@@ -23,89 +110,36 @@ def classify(exc: Exception, instance: str, client: Any, reply_to: Optional[str]
     if isinstance(exc, MastodonRatelimitError):
         # Mastodon.py could not read the rate-limit headers of an answer, whatever its status:
         # a 200 (the status was made) looks the same as a 429 here.
-        what = f"{instance} answered with rate-limit headers that could not be read"
-        return PostError(
-            f"{what}: a proxy in between may be rewriting them; run with -v and report it if it persists",
-            kind=ErrorKind.NETWORK,
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            summary=what,
-        )
+        return _unreadable(f"{instance} answered with rate-limit headers that could not be read", "rewriting them")
     if isinstance(exc, MastodonNetworkError):
         return network_error(exc.__context__, instance)
     args = exc.args if isinstance(exc, MastodonAPIError) else ()
     if len(args) < 4 or not isinstance(args[1], int):
         # Mastodon.py could not read an answer it got (a 2xx that is not JSON): the server may
         # well have made the status.
-        what = f"{instance} sent an answer that could not be read"
-        return PostError(
-            f"{what}: a proxy in between may be mangling it; run with -v and report it if it persists",
-            kind=ErrorKind.NETWORK,
-            exit_status=ExitStatus.TEMPORARY_FAILURE,
-            summary=what,
-        )
+        return _unreadable(f"{instance} sent an answer that could not be read", "mangling it")
     status, reason = args[1], str(args[2] or "")
     message = str(args[3] or reason)
     said = f"{status}: {message}" if message else str(status)
-    lowered = message.lower()
-    if status == 401:
-        return PostError(
-            f"Mastodon rejected MASTODON_ACCESS_TOKEN ({said}): on {instance}, open Preferences > "
-            "Development > your application and copy 'Your access token' into MASTODON_ACCESS_TOKEN "
-            "(a regenerated token replaces the old one); check MASTODON_INSTANCE is the server the "
-            "account is on",
-            kind=ErrorKind.UNAUTHORIZED,
-            exit_status=ExitStatus.PERMISSION_DENIED,
-        )
-    if status == 403:
-        if "scope" in lowered:
-            advice = (
-                f"the token may not post: on {instance}, Preferences > Development, give the "
-                "application the write:statuses scope (or make a new one with it) and put its new "
-                "token in MASTODON_ACCESS_TOKEN"
-            )
-        elif any(word in lowered for word in ("disabled", "suspended", "approval", "confirmed", "e-mail")):
-            advice = (
-                f"log in on {instance} to see why: a suspended or disabled account, an "
-                "unconfirmed e-mail address, or an account still waiting for approval"
-            )
-        else:
-            advice = f"log in on {instance} and check the account"
-        return PostError(
-            f"Mastodon refused the account ({said}): {advice}",
-            kind=ErrorKind.FORBIDDEN,
-            exit_status=ExitStatus.PERMISSION_DENIED,
-        )
-    if status == 422:
-        if "character limit" in lowered or "too long" in lowered:
-            return PostError(
-                f"Mastodon says the text is too long ({said}): shorten that line of the tweets file",
-                kind=ErrorKind.TOO_LONG,
-                exit_status=ExitStatus.DATA_ERROR,
-            )
-        return PostError(
-            f"Mastodon refused the post ({said}): fix that line of the tweets file",
-            kind=ErrorKind.REJECTED,
-            exit_status=ExitStatus.DATA_ERROR,
-        )
-    if status == 404 and reply_to:
-        return PostError(
-            f"Mastodon cannot find the status this replies to, {reply_to} ({said}): it was deleted, "
-            "or this account cannot see it",
-            kind=ErrorKind.REJECTED,
-            exit_status=ExitStatus.DATA_ERROR,
-        )
-    if status == 404:
-        return PostError(
-            f"{instance} has no Mastodon API ({said}): MASTODON_INSTANCE must be the address of "
-            "the Mastodon server the account is on, e.g. https://mastodon.social",
-            kind=ErrorKind.NOT_FOUND,
-            exit_status=ExitStatus.CONFIG_ERROR,
-        )
+    for refusal in _REFUSALS:
+        if refusal.matches(status, message.lower(), reply_to):
+            text = refusal.message.format(said=said, instance=instance, reply_to=reply_to)
+            return PostError(text, kind=refusal.kind, exit_status=refusal.exit_status)
     if status == 429:
         return rate_limited(client)
     if status >= 500:
         return server_error(instance, f"{status} {reason}")
     return rejected("Mastodon", said, status)
+
+
+def _unreadable(what: str, proxy_does: str) -> PostError:
+    """An answer came that Mastodon.py could not read: the post may well have been made."""
+    return PostError(
+        f"{what}: a proxy in between may be {proxy_does}; run with -v and report it if it persists",
+        kind=ErrorKind.NETWORK,
+        exit_status=ExitStatus.TEMPORARY_FAILURE,
+        summary=what,
+    )
 
 def rate_limited(client: Any) -> PostError:
     """A 429: when it ends, if Mastodon.py could read it."""
