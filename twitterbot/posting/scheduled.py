@@ -28,7 +28,7 @@ from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
-from .choose import hits, pick, roll
+from .choose import Pick, hits, pick, roll
 from .send import Sent, send_attempt
 from .tweets import TweetFile, TweetLine, load_tweets, preview
 
@@ -225,16 +225,8 @@ def decide_and_post(
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
-        for text in store.recover_interrupted(at=now):
-            log.warning(
-                "the previous run stopped while posting %s; counting it as posted, not sending it again", preview(text)
-            )
-
-    rolled = None if force else roll(one_in, rng)
-    if rolled is None:
-        log.debug("the roll: none (--force)")
-    else:
-        log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)", rolled, one_in - 1, one_in)
+        _recover_interrupted(store, now)
+    rolled = _roll(one_in, rng, force)
     if callable(tweets) and (rolled is None or hits(rolled)):
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
     run_id = store.begin_run(at=now, one_in=one_in, roll=rolled, forced=force, dry_run=dry_run)
@@ -273,14 +265,7 @@ def decide_and_post(
         return finish(Outcome.SKIPPED, decision.reason)
     assert not callable(tweets)  # read above, since the roll hit
     used = store.used_texts()
-    texts = tweets.texts  # each once; a TweetLine is made for the picked text only
-    log.debug(
-        "the bag: %d of the %d lines not posted yet in this round",
-        len(texts) - len(used.intersection(texts)),
-        len(texts),
-    )
-    chosen = pick(texts, used=used, last_posted=store.last_posted_text(), rng=rng)
-    assert chosen is not None  # load_tweets never returns an empty file
+    chosen = _pick(store, tweets, used, rng)
     line = tweets.line(chosen.index)
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
@@ -303,6 +288,35 @@ def decide_and_post(
         store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock, registry=registry
     )
     return finish(action, reason, **fields)
+
+
+def _recover_interrupted(store: HistoryStore, now: datetime) -> None:
+    """A post the previous run began but never finished counts as posted: it may be there."""
+    for text in store.recover_interrupted(at=now):
+        log.warning("the previous run stopped while posting %s; counting it as posted, not sending it again", preview(text))
+
+
+def _roll(one_in: int, rng: random.Random, force: bool) -> Optional[int]:
+    """The die, 0..one_in-1 (a 0 posts); None with --force, which rolls nothing."""
+    if force:
+        log.debug("the roll: none (--force)")
+        return None
+    rolled = roll(one_in, rng)
+    log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)", rolled, one_in - 1, one_in)
+    return rolled
+
+
+def _pick(store: HistoryStore, tweets: TweetFile, used: AbstractSet[str], rng: random.Random) -> Pick:
+    """A line not yet posted this round (never the last one posted, if others are left)."""
+    texts = tweets.texts  # each once; a TweetLine is made for the picked text only
+    log.debug(
+        "the bag: %d of the %d lines not posted yet in this round",
+        len(texts) - len(used.intersection(texts)),
+        len(texts),
+    )
+    chosen = pick(texts, used=used, last_posted=store.last_posted_text(), rng=rng)
+    assert chosen is not None  # load_tweets never returns an empty file
+    return chosen
 
 
 @dataclass(frozen=True)

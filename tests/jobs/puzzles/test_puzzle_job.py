@@ -25,8 +25,7 @@ from twitterbot.jobs.puzzles.job import (
     save_challenge,
 )
 from twitterbot.progress.reporter import Reporter
-from twitterbot.progress.reports import NullReporter
-from twitterbot.progress.reports import Templates
+from twitterbot.progress.reports import NullReporter, Templates
 from twitterbot.state.store import HistoryStore
 
 MANY = "1,_,_,_\n_,_,_,_\n_,_,_,_\n"  # a Hidoku with thousands of solutions
