@@ -269,10 +269,7 @@ def decide_and_post(
     line = tweets.line(chosen.index)
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
-        planned = tuple(Sent(fit.network, Outcome.WOULD_POST if fit.fits else Outcome.TOO_LONG, fit) for fit in line.fits)
-        return finish(
-            Outcome.WOULD_POST, f"{decision.why}; dry run, nothing sent{round_note}", line=line, networks=planned
-        )
+        return finish(Outcome.WOULD_POST, f"{decision.why}; dry run, nothing sent{round_note}", line=line, networks=_planned(line))
     if not posters_made():
         raise ValueError("a real run needs posters")
     try:
@@ -281,13 +278,23 @@ def decide_and_post(
         finish(Outcome.FAILED, str(exc))
         raise
     if chosen.new_round:
-        log.info("every line of %s has been posted: starting a new round", tweets.path.name)
-        store.start_new_round()
-        used = set()
+        used = _start_new_round(store, tweets)
     action, reason, fields = _post_a_line(
         store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock, registry=registry
     )
     return finish(action, reason, **fields)
+
+
+def _planned(line: TweetLine) -> Tuple[Sent, ...]:
+    """Where a dry run would send `line`: each network it fits, and those it is too long for."""
+    return tuple(Sent(fit.network, Outcome.WOULD_POST if fit.fits else Outcome.TOO_LONG, fit) for fit in line.fits)
+
+
+def _start_new_round(store: HistoryStore, tweets: TweetFile) -> AbstractSet[str]:
+    """Every line has been posted: they all come round again (the lines used so far: none)."""
+    log.info("every line of %s has been posted: starting a new round", tweets.path.name)
+    store.start_new_round()
+    return set()
 
 
 def _recover_interrupted(store: HistoryStore, now: datetime) -> None:
