@@ -197,3 +197,9 @@ def test_any_grammar_expands_or_says_why(rules: dict) -> None:
 def test_any_bytes_read_as_a_grammar_or_a_data_error(data: bytes) -> None:
     with contextlib.suppress(TweetFileError):
         parse_grammar(data, Path("bot.json"))
+
+
+def test_a_pictures_brackets_are_text_and_its_tags_expand() -> None:
+    grammar = _grammar(origin=["An #a# ![a small #a#](#a#.png) [x:y]#x#"], a=["owl"])
+    assert grammar.expand(random.Random(0)) == "An owl ![a small owl](owl.png) y"
+    assert grammar.problems() == []

@@ -5,7 +5,8 @@ A rule is a list of texts (or one text); ``#name#`` is replaced by one of rule `
 ``#name.capitalize.s#`` with modifiers applied in order, ``[hero:#name#]`` sets the rule ``hero``
 to an expansion of its text (kept for the rest of the expansion; in a tag, ``#[hero:#name#]story#``,
 only while ``story`` expands), ``[#setup#]`` expands ``setup`` for its actions alone, and ``\\#``
-is a literal ``#``. Draws come from the injected random source in the order the reference
+is a literal ``#``. A picture is written as in a plain file, ``![a #animal#](#animal#.jpg)``: its
+brackets are not an action. Draws come from the injected random source in the order the reference
 implementation (the Python port, ``tracery3``) makes them, so a seed gives its outputs::
 
     grammar = read_grammar(Path("tweets.json"))   # TweetFileError (65) naming the line if unusable
@@ -135,7 +136,8 @@ MODIFIERS: Mapping[str, Callable[..., str]] = {
 
 def _sections(rule: str) -> Tuple[List[Tuple[int, str]], List[str]]:
     """A rule's text cut into plain text, ``#tags#`` and ``[actions]``, and what is wrong with its
-    brackets; a backslash keeps the next character (cut exactly as the reference cuts it)."""
+    brackets; a backslash keeps the next character (cut exactly as the reference cuts it). One
+    addition: the brackets of a picture, ``![alt](path)``, are text, as in a plain tweets file."""
     sections: List[Tuple[int, str]] = []
     errors: List[str] = []
     depth, in_tag, escaped, start = 0, False, False, 0
@@ -149,9 +151,14 @@ def _sections(rule: str) -> Tuple[List[Tuple[int, str]], List[str]]:
         sections.append((kind, raw))
         kept, last_escape = "", None
 
+    picture = False  # inside a picture's ![alt text]: its brackets are text, its #tags# expand
     for index, char in enumerate(rule):
         if escaped:
             escaped = False
+        elif char == "[" and depth == 0 and not in_tag and index and rule[index - 1] == "!" and not picture:
+            picture = True
+        elif char == "]" and depth == 0 and not in_tag and picture:
+            picture = False
         elif char == "[":
             if depth == 0 and not in_tag:
                 if start < index:
