@@ -94,7 +94,7 @@ def _measured(grammar: Grammar, text: str, networks: Sequence[Network]) -> Tweet
     if "![" in text:
         from .images import image_problems, split_images
 
-        body, images = split_images(text, (grammar.path or Path("x")).parent)
+        body, images = split_images(text, (grammar.path or Path(".")).parent)
         wrong = image_problems(body, images, networks) if images else []
         if wrong:
             raise TweetFileError("\n".join(f"{grammar.path} expansion {text!r} {problem}" for problem in wrong))
