@@ -148,3 +148,29 @@ def test_a_plain_tweets_file_imports_no_grammar_code(home: BotHome) -> None:
     assert _grammar_modules(home, "check") == "loaded: "
     _write(home, {"origin": ["hello"]})
     assert _grammar_modules(home, "--dry-run", "--force") == "loaded: twitterbot.posting.generated twitterbot.posting.grammar"
+
+
+def test_the_history_names_the_texts_posted_since_a_time() -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from twitterbot.state.store import HistoryStore
+
+    now = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    with HistoryStore(":memory:") as store:
+        for text, days_ago, outcome in (("old", 400, "posted"), ("new", 3, "posted"), ("lost", 2, "uncertain"), ("no", 1, "failed")):
+            attempt = store.begin_attempt(text, run_id=None, at=now - timedelta(days=days_ago), network="x")
+            store.finish_attempt(attempt, outcome, at=now - timedelta(days=days_ago))
+        assert store.texts_posted_since(now - timedelta(days=365)) == {"new", "lost"}
+
+
+def test_the_status_page_names_a_grammars_problems(home: BotHome) -> None:
+    from twitterbot.cli import read_config
+    from twitterbot.web.tweetsfile import TweetsFile
+
+    _write(home, '{\n  "origin": ["#nowhere#"]\n}\n')
+    config = read_config(env_file=home.env_file, environ={})
+    texts, attention = TweetsFile()(config)
+    assert texts is None
+    assert [(item.title, item.detail) for item in attention] == [
+        ("tweets.json line 2", 'rule "origin" uses #nowhere#, which is not there: add a rule "nowhere"')
+    ]
