@@ -30,7 +30,7 @@ from ..state.store import HistoryStore
 from ..wording import format_duration
 from .choose import Pick, hits, pick, roll
 from .send import Sent, send_attempt
-from .tweets import TweetFile, TweetLine, load_tweets, preview
+from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -184,6 +184,12 @@ def run_once(
     with lock, HistoryStore(config.history_file) as store:
 
         def read_tweets() -> TweetFile:
+            if is_grammar(config["TWEETS_FILE"]):  # a new expansion of the grammar, as a file of one text
+                from .generated import draw_post
+
+                since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
+                networks = config.registry.posting_to(config)
+                return draw_post(config["TWEETS_FILE"], networks, rng=rng, posted=store.texts_posted_since(since))
             tweets = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config), cache=store)
             for problem in tweets.problems:
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
