@@ -96,3 +96,22 @@ def test_mastodon_mark_bot_sets_the_bot_flag(mastodon_mock: MockInstance) -> Non
 @pytest.fixture(autouse=True)
 def _require_servers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TWITTERBOT_REQUIRE_PDS", "1")
+
+
+def test_check_online_notes_the_missing_bot_flag_and_account_mark_bot_sets_it(
+    tmp_path: Path, mastodon_mock: MockInstance
+) -> None:
+    from conftest import BotHome
+
+    home = BotHome(tmp_path / "bot", None)
+    home.path.mkdir()
+    home.write_env(**mastodon_mock.env(), POST_TO="mastodon")
+    home.write_tweets("hello\n")
+    before = home.run("check", "--online")
+    assert "Mastodon: the account is not marked as a bot: `bot.py account --mark-bot` marks it" in before.stdout
+    marked = home.run("account", "--mark-bot")
+    assert marked.returncode == 0, marked.stderr
+    assert "Mastodon: the account is marked as a bot" in marked.stderr
+    after = home.run("check", "--online")
+    assert "ok       Mastodon: the account is marked as a bot" in after.stdout
+    assert home.run("account").returncode == 64
