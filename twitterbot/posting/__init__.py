@@ -25,6 +25,12 @@ class Posting(Capability):
         "GRAMMAR_MEMORY": Setting(
             "365d", "duration", "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long"
         ),
+        "LOOK_UP_UNCERTAIN": Setting(
+            "yes",
+            "bool",
+            "each real run first asks the networks whether a post of the last 7 days whose outcome was "
+            "not known is there: found, it counts as posted; not found, its line goes back into the round",
+        ),
     }
     commands = "twitterbot.posting.commands"
 

@@ -17,6 +17,7 @@ from typing import Callable, Iterator, List, Optional, Sequence
 from .. import __version__
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..lock import run_lock
+from ..networks import Poster
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..state.folder import ensure_state_dir, probe_state_dir
@@ -210,6 +211,22 @@ def accounts(config: Config) -> Iterator[Finding]:
             yield problem(f"{label}: {scrub(str(exc), config.secrets())}", exc)
         else:
             yield ok(f"{label} accepts the keys: posting as {account}")
+            yield from _bot_label(label, poster, config)
+
+
+def _bot_label(label: str, poster: Poster, config: Config) -> Iterator[Finding]:
+    """Whether the account says it is a bot; never a problem (a post goes out either way)."""
+    try:
+        marked = poster.bot_label()
+    except PostError as exc:
+        yield note(f"{label}: could not read whether the account is marked as a bot ({scrub(exc.summary, config.secrets())})")
+        return
+    if marked is None:
+        yield note(f"{label}: set the \"Automated\" label on the account's settings page (docs/settling.md)")
+    elif marked:
+        yield ok(f"{label}: the account is marked as a bot")
+    else:
+        yield note(f"{label}: the account is not marked as a bot: `bot.py account --mark-bot` marks it")
 
 
 Check = Callable[[Config], Iterator[Finding]]

@@ -50,6 +50,7 @@ __all__ = [
     "utc_now",
     "wait_jitter",
     "CLOCK_SLACK",
+    "LOOK_UP_WINDOW",
     "MAX_DUPLICATE_TRIES",
 ]
 
@@ -60,6 +61,9 @@ log = logging.getLogger(__name__)
 # left untried are the next runs' to try.
 MAX_DUPLICATE_TRIES = 10
 CAP_WINDOW = timedelta(hours=24)
+# An uncertain post is looked up (LOOK_UP_UNCERTAIN) for this long after it was sent; older, it
+# stays uncertain and counted as posted: a network's recent posts reach back only so far.
+LOOK_UP_WINDOW = timedelta(days=7)
 # History rows dated later than now plus this were written while the clock was ahead: they are left
 # out of the cap and the gap (and the run warns), so fixing a clock never blocks posting for long.
 CLOCK_SLACK = timedelta(minutes=5)
@@ -130,6 +134,7 @@ class RunResult:
     check_url: Optional[str] = None  # uncertain: where to see whether the post was made
     networks: Tuple[Sent, ...] = ()  # the post on each network in POST_TO
     caught_up: Tuple[Sent, ...] = ()  # earlier posts this run sent to a network that had missed them
+    settled: Tuple[str, ...] = ()  # uncertain posts this run looked up, and what it found
 
     @property
     def url(self) -> Optional[str]:
@@ -159,6 +164,7 @@ class RunResult:
             "exit_status": int(self.exit_status),
             "networks": [sent.as_dict() for sent in self.networks],
             "caught_up": [sent.as_dict() for sent in self.caught_up],
+            "settled": list(self.settled),
         }
 
 
@@ -208,6 +214,7 @@ def run_once(
             force=force,
             pictures_folder=config["TWEETS_FILE"].parent,  # a caught-up post's pictures are read from there
             registry=config.registry,
+            look_up=config["LOOK_UP_UNCERTAIN"],
         )
 
 
@@ -225,9 +232,11 @@ def decide_and_post(
     force: bool = False,
     pictures_folder: Optional[Path] = None,
     registry: Registry,
+    look_up: bool = False,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
-    `tweets` may be a function that reads the file: only a run the roll does not skip calls it."""
+    `tweets` may be a function that reads the file: only a run the roll does not skip calls it.
+    With `look_up` (LOOK_UP_UNCERTAIN), a real run first settles uncertain posts."""
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -244,15 +253,17 @@ def decide_and_post(
         return made
 
     caught_up: Tuple[Sent, ...] = ()
+    settled: Tuple[str, ...] = ()
     if not dry_run:
         from .catchup import catch_up  # only a real run catches up: a dry run imports no more
 
+        settled = _settle(store, posters_made, now, clock=clock, registry=registry) if look_up else ()
         caught_up = catch_up(
             store, posters_made, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry
         )
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
-        result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, **fields)  # type: ignore[arg-type]
+        result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
         line = result.line
         store.finish_run(
             run_id,
@@ -289,6 +300,19 @@ def decide_and_post(
         store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock, registry=registry
     )
     return finish(action, reason, **fields)
+
+
+def _settle(
+    store: HistoryStore, posters: PosterFactory, now: datetime, *, clock: Callable[[], datetime], registry: Registry
+) -> Tuple[str, ...]:
+    """Uncertain posts of the last LOOK_UP_WINDOW looked up on their networks (settle.py, imported
+    only when there are some: a run with none asks nothing and imports nothing)."""
+    unsettled = store.unsettled(now - LOOK_UP_WINDOW, registry.names())
+    if not unsettled:
+        return ()
+    from .settle import settle_uncertain
+
+    return tuple(settle_uncertain(store, unsettled, posters, clock=clock, registry=registry))
 
 
 def _planned(line: TweetLine) -> Tuple[Sent, ...]:
@@ -438,7 +462,9 @@ def _post_everywhere(
         if fit is None or not fit.fits:
             sent.append(Sent(network, Outcome.TOO_LONG, fit))
             continue
-        attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group)
+        attempt = store.begin_attempt(
+            line.key, run_id=run_id, at=clock(), network=network, group=group, sent_text=line.text
+        )
         group = group or attempt
         sent.append(
             send_attempt(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images, registry=registry)

@@ -107,6 +107,14 @@ ALTER TABLE runs ADD COLUMN error_kind TEXT;
 ALTER TABLE attempts ADD COLUMN error_kind TEXT;
 UPDATE attempts SET error_kind = 'unauthorized' WHERE outcome = 'failed' AND {_KEYS_REFUSED_BEFORE_4};
 """,
+    5: """
+-- What a later run needs to look an uncertain post up on its network: the key the post was sent
+-- with (Bluesky's record key, Mastodon's Idempotency-Key), the text as sent when it differs from
+-- the line (a line's pictures are not part of the post's text), and how the look-up settled it.
+ALTER TABLE attempts ADD COLUMN lookup_key TEXT;
+ALTER TABLE attempts ADD COLUMN sent_text TEXT;
+ALTER TABLE attempts ADD COLUMN settled TEXT;  -- e.g. "uncertain → posted (found by record key)"
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
@@ -115,6 +123,7 @@ TABLES = {
     2: {"runs", "attempts", "bag", "jobs"},
     3: {"runs", "attempts", "bag", "jobs", "job_threads"},
     4: {"runs", "attempts", "bag", "jobs", "job_threads"},
+    5: {"runs", "attempts", "bag", "jobs", "job_threads"},
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).
