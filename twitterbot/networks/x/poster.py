@@ -180,20 +180,16 @@ class XPoster:
 
     def _me(self) -> str:
         """The account's numeric id, asked of X (``GET /2/users/me``) when the token does not show it."""
-        import requests
-        import tweepy
-
-        try:
-            response = self._client.get_me(user_auth=True)
-        except tweepy.TweepyException as exc:
-            raise classify(exc) from None
-        except requests.RequestException as exc:
-            raise network_error(exc) from None
-        self._user_id = str(response.data["id"])
+        self._user_id = str(self._get_me()["id"])
         return self._user_id
 
     def verify(self) -> str:
         """Check the keys with ``GET /2/users/me``; returns the account's @username."""
+        self._username = str(self._get_me()["username"])
+        return self._username
+
+    def _get_me(self) -> dict:
+        """``GET /2/users/me``: the account the keys post as, or the PostError X's answer means."""
         import requests
         import tweepy
 
@@ -203,8 +199,7 @@ class XPoster:
             raise classify(exc) from None
         except requests.RequestException as exc:
             raise network_error(exc) from None
-        self._username = str(response.data["username"])
-        return self._username
+        return response.data
 
 
 # A look-up reads the account's posts made since this long before the attempt was recorded (the
