@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Sequence
 
 from . import __version__
 from .errors import BotError, ConfigError, ExitStatus, MissingDependency, UsageError
+from .wording import one_line
 
 if TYPE_CHECKING:
     from .arguments import Parser
@@ -339,12 +340,22 @@ def _build_parser(modules: Sequence[str]) -> Parser:
 # -- logging ---------------------------------------------------------------------------------------
 
 
+class _OneLine(logging.Formatter):
+    """One log record, one line: line breaks and control characters in the message (a job's name,
+    a command's output, a server's error detail) are written as escapes, so no text can forge a
+    line of its own or steer the terminal. A traceback (--debug, a bug) follows on its own lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        record.message = one_line(record.message)
+        return super().formatMessage(record)
+
+
 def _setup_logging(environ: Mapping[str, str]) -> logging.Handler:
     """Log to stderr from the start, so even a config error is reported."""
     handler = logging.StreamHandler(sys.stderr)
     # journald stamps each line itself; cron mail and terminals get a timestamp from us.
     stamp = "" if environ.get("JOURNAL_STREAM") else "%(asctime)s "
-    handler.setFormatter(logging.Formatter(f"{stamp}twitterbot %(levelname)s: %(message)s", "%Y-%m-%d %H:%M:%S"))
+    handler.setFormatter(_OneLine(f"{stamp}twitterbot %(levelname)s: %(message)s", "%Y-%m-%d %H:%M:%S"))
     root = logging.getLogger()
     for old in root.handlers[:]:
         root.removeHandler(old)
@@ -373,7 +384,7 @@ def _configure_logging(
             raise ConfigError(
                 f"LOG_FILE {config['LOG_FILE']} cannot be opened ({exc.strerror}): fix the path or its permissions"
             ) from None
-        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+        file_handler.setFormatter(_OneLine("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         root.addHandler(file_handler)
         handlers.append(file_handler)
     from .settings.secrets import ScrubSecrets

@@ -81,6 +81,7 @@ def poster(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path) -> BlueskyPost
         retries=1,
         sleep=lambda seconds: None,
         link_cards=True,  # as BLUESKY_LINK_CARDS (yes by default) makes it
+        card_limits=Limits(local=True),  # the pages are on 127.0.0.1: as LINK_CARDS_LOCAL=yes makes it
     )
 
 
@@ -217,6 +218,7 @@ def test_a_lost_thumbnail_upload_costs_the_thumbnail_not_the_card_nor_the_post(
             retries=1,
             sleep=lambda seconds: None,
             link_cards=True,
+            card_limits=Limits(local=True),
         )
         assert poster.post(f"card without its picture {pages.url}/post").confirmed
     external = only_post(bluesky_pds, account)["embed"]["external"]

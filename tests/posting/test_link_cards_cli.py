@@ -48,7 +48,7 @@ def pages() -> Iterator[PageServer]:
 def bluesky_home(home: BotHome) -> BotHome:
     for name in X_KEYS:
         home.settings.pop(name)
-    home.write_env(POST_TO="bluesky")
+    home.write_env(POST_TO="bluesky", LINK_CARDS_LOCAL="yes")  # the pages are on 127.0.0.1
     return home
 
 
@@ -80,6 +80,21 @@ def test_a_dry_run_says_why_there_is_no_card_and_cards_off_fetches_nothing(
     result = bluesky_home.run("--dry-run", "--force")
     assert result.returncode == 0 and "link card" not in result.stderr
     assert len(pages.requests) == asked
+
+
+def test_by_default_a_page_on_this_machine_gives_no_card_and_is_never_asked(
+    bluesky_home: BotHome, pages: PageServer
+) -> None:
+    """The finding: a link to 127.0.0.1 (or a camera on the LAN) was fetched and its title published."""
+    bluesky_home.settings.pop("LINK_CARDS_LOCAL")
+    bluesky_home.write_env()
+    link = f"{pages.url}/blog/pegs".replace("127.0.0.1", "2130706433")
+    bluesky_home.write_tweets(f"Solved every board: {link}\n")
+    result = bluesky_home.run("--dry-run", "--force")
+    assert result.returncode == 0, result.stderr
+    assert "is a loopback address (this machine): link cards fetch only pages on the public internet" in result.stderr
+    assert "LINK_CARDS_LOCAL=yes" in result.stderr and "Peg solitaire" not in result.stderr
+    assert pages.requests == []
 
 
 def test_check_online_previews_the_card_of_each_line_with_a_link(

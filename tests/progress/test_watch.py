@@ -211,3 +211,42 @@ def test_a_dry_run_into_head_says_nothing_about_a_pipe(tmp_path) -> None:
     assert result.stdout == "1\n"
     assert "status=141" in result.stderr
     assert "would post" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
+
+
+def test_a_command_that_prints_the_bot_s_own_keys_never_posts_them(home: BotHome) -> None:
+    """The finding: `watch -- sh -c 'echo token <the X secret>'` logged `token ********` but posted
+    the secret in clear, and `history` printed it. Now the post, the history (text and JSON) and
+    the log all mask it, in every form: raw, percent-encoded and base64."""
+    import base64
+    import json
+    from urllib.parse import quote
+
+    secret = home.settings["TWITTER_API_SECRET"]
+    encoded = base64.b64encode(f"user:{secret}".encode()).decode()
+    script = f"echo token {secret}; echo 'url=?k={quote(secret, safe='')}'; echo 'Authorization: Basic {encoded}'"
+    result = home.run(
+        "watch", "--every", "1s", "--first-after", "0", "--name", "leaky", "--pattern", ".", "--", "sh", "-c", script + "; sleep 1.2"
+    )
+    assert result.returncode == 0, result.stderr
+    posted = "\n".join(home.emulator.texts)
+    assert home.emulator.texts and "token ********" in posted, posted
+    for leak in (secret, quote(secret, safe=""), encoded, secret[5:25]):
+        assert leak not in posted
+        assert leak not in result.stderr
+    history = home.run("history")
+    as_json = home.run("history", "--json")
+    assert history.returncode == 0 and as_json.returncode == 0, history.stderr
+    assert "********" in history.stdout and secret not in history.stdout + as_json.stdout
+    assert all(secret not in (entry["text"] or "") for entry in json.loads(as_json.stdout))
+
+
+def test_a_job_name_or_a_command_s_output_cannot_forge_a_log_line(home: BotHome) -> None:
+    """Finding 8: a newline in a job's name (or in what a server or a command said) started a log
+    line of its own. Every record is one line; the name's newline is written as \\n."""
+    forged = "copy\n2026-01-01 00:00:00 twitterbot ERROR: forged\x1b[2J"
+    result = home.run("watch", "--every", "1h", "--first-after", "0", "--name", forged, "--", "sh", "-c", "echo one")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines and all(re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d twitterbot [A-Z]+: ", line) for line in lines), lines
+    assert not any(line.startswith("2026-01-01 00:00:00 twitterbot ERROR: forged") for line in lines)
+    assert "\x1b" not in result.stderr and "copy\\n2026-01-01 00:00:00 twitterbot ERROR: forged\\x1b[2J" in result.stderr

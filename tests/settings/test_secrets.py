@@ -9,6 +9,8 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 from conftest import REGISTRY, BotHome
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from x_emulator import XEmulator
 
 from twitterbot.errors import ConfigError
@@ -150,3 +152,34 @@ def test_a_secret_that_contains_a_setting_name_is_still_masked_whole() -> None:
     assert scrub(f"TWEET_ONE_IN='{secret}' is not a number", keep=["POST_TO", "TWEET_ONE_IN"]) == (
         f"TWEET_ONE_IN='{MASK}' is not a number"
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=8, max_size=60),
+    st.binary(max_size=10),
+    st.binary(max_size=10),
+)
+def test_a_key_in_base64_is_masked_alone_and_inside_a_longer_base64_text(key: str, before: bytes, after: bytes) -> None:
+    """A watched command may print a key in base64 (a dumped Basic header, a debug line): the
+    standard and URL-safe forms are masked wherever the key starts in the encoded bytes."""
+    import base64
+
+    scrub = Scrubber([key])
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        alone = encode(key.encode()).decode()
+        inside = encode(before + key.encode() + after).decode()
+        assert MASK in scrub(alone) and MASK in scrub(inside)
+        assert alone not in scrub(alone) and alone.rstrip("=") not in scrub(inside)
+
+
+def test_a_scheduled_line_that_holds_a_key_is_posted_and_shown_masked(home: BotHome) -> None:
+    secret = home.settings["TWITTER_ACCESS_TOKEN_SECRET"]
+    home.write_tweets(f"oops, pasted {secret} here\n")
+    dry = home.run("--dry-run", "--force")
+    assert dry.returncode == 0 and secret not in dry.stdout + dry.stderr and "********" in dry.stdout
+    result = home.run()
+    assert result.returncode == 0, result.stderr
+    assert home.emulator.texts == ["oops, pasted ******** here"]
+    shown = home.run("history").stdout + home.run("history", "--json").stdout
+    assert secret not in shown and "oops, pasted ******** here" in shown

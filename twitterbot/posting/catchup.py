@@ -42,6 +42,7 @@ def catch_up(
     clock: Callable[[], datetime],
     pictures_folder: Optional[Path] = None,
     registry: Registry,
+    mask: Callable[[str], str] = str,
 ) -> Tuple[Sent, ...]:
     """Send each recent scheduled post to the networks that missed it for a temporary reason
     (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
@@ -62,7 +63,7 @@ def catch_up(
             sent_text=text,
         )
         sent = send_attempt(
-            store, posters()[missed.network], attempt, text, fit=None, clock=clock, images=images, registry=registry
+            store, posters()[missed.network], attempt, mask(text), fit=None, clock=clock, images=images, registry=registry
         )
         level = logging.INFO if sent.reached else logging.WARNING
         log.log(

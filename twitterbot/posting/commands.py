@@ -18,8 +18,10 @@ from typing import Any, List, Optional
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import ExitStatus
 from ..settings.loading import Config, env_file_warnings
+from ..settings.secrets import Scrubber
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
+from ..wording import one_line
 from .scheduled import RunResult, log_result, run_once, wait_jitter
 from .tweets import preview
 
@@ -57,7 +59,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print_json(result.as_dict(), secrets=config.secrets())
     elif result.action == Outcome.WOULD_POST and result.line:
-        print(result.line.text)
+        print(Scrubber(config.secrets())(result.line.text))  # as a real run would send it
     return int(result.exit_status)
 
 
@@ -98,7 +100,10 @@ def _show_previews(config: Config, result: RunResult) -> None:
         if sent.outcome == Outcome.WOULD_POST:
             preview = config.registry.network(sent.network).preview
             for shown in preview(line.text, config, pictures=len(line.images), folder=make_folder):
-                log.info("dry run: %s would show this %s", config.registry.label(sent.network), shown)
+                first, *rest = shown.splitlines() or [""]  # one log record per line
+                log.info("dry run: %s would show this %s", config.registry.label(sent.network), first)
+                for each in rest:
+                    log.info("%s", each)
 
 
 def _history(args: argparse.Namespace, config: Config) -> int:
@@ -116,8 +121,9 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     entries.sort(key=lambda entry: entry.started_at if isinstance(entry, RunRecord) else entry.sent_at, reverse=True)
     entries = entries[: args.limit]
     if args.json:
-        print_json([_history_json(entry, config) for entry in entries])
+        print_json([_history_json(entry, config) for entry in entries], secrets=config.secrets())
         return int(ExitStatus.OK)
+    mask = Scrubber(config.secrets())  # what a post or a server's reply said may hold a key
     for entry in entries:
         if isinstance(entry, RunRecord):
             when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry, config)
@@ -130,8 +136,10 @@ def _history(args: argparse.Namespace, config: Config) -> int:
             )
             on = f" on {config.registry.label(entry.network)}" if entry.network != config.registry.default() else ""
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
-        detail = " ".join(part for part in (tag, preview(text, 50) if text else "", reason or "", url or "") if part)
-        print(f"{when.astimezone():%Y-%m-%d %H:%M}  {what:<11} {detail}")
+        # Masked before it is cut, so no cut leaves part of a key; one entry, one line.
+        shown = preview(mask(text), 50) if text else ""
+        detail = " ".join(part for part in (tag, shown, reason or "", url or "") if part)
+        print(f"{when.astimezone():%Y-%m-%d %H:%M}  {what:<11} {one_line(mask(detail))}")
     if not entries:
         print("no runs recorded yet")
     return int(ExitStatus.OK)

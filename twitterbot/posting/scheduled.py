@@ -18,12 +18,13 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
 from ..lock import run_lock
 from ..networks import Poster
 from ..settings.loading import Config
+from ..settings.secrets import Scrubber
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
@@ -215,6 +216,7 @@ def run_once(
             pictures_folder=config["TWEETS_FILE"].parent,  # a caught-up post's pictures are read from there
             registry=config.registry,
             look_up=config["LOOK_UP_UNCERTAIN"],
+            secrets=config.secrets(),
         )
 
 
@@ -233,10 +235,12 @@ def decide_and_post(
     pictures_folder: Optional[Path] = None,
     registry: Registry,
     look_up: bool = False,
+    secrets: Sequence[str] = (),
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
     `tweets` may be a function that reads the file: only a run the roll does not skip calls it.
-    With `look_up` (LOOK_UP_UNCERTAIN), a real run first settles uncertain posts."""
+    With `look_up` (LOOK_UP_UNCERTAIN), a real run first settles uncertain posts; `secrets`
+    (config.secrets()) are masked in the text sent, as in every output."""
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -246,35 +250,22 @@ def decide_and_post(
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
     run_id = store.begin_run(at=now, one_in=one_in, roll=rolled, forced=force, dry_run=dry_run)
     made: Dict[str, Poster] = {}
+    mask = Scrubber(secrets)
 
     def posters_made() -> Dict[str, Poster]:
         if not made and posters is not None:
             made.update(posters())
         return made
 
-    caught_up: Tuple[Sent, ...] = ()
     settled: Tuple[str, ...] = ()
-    if not dry_run:
-        from .catchup import catch_up  # only a real run catches up: a dry run imports no more
-
+    caught_up: Tuple[Sent, ...] = ()
+    if not dry_run:  # before the decision: what earlier runs left open
         settled = _settle(store, posters_made, now, clock=clock, registry=registry) if look_up else ()
-        caught_up = catch_up(
-            store, posters_made, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry
-        )
+        caught_up = _catch_up(store, posters_made, run_id, clock, pictures_folder, registry, mask)
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
         result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
-        line = result.line
-        store.finish_run(
-            run_id,
-            at=clock(),
-            action=action,
-            reason=reason,
-            text=line.key if line else None,
-            post_id=result.post_id,
-            url=result.url,
-            error_kind=result.error.kind if result.error else None,
-        )
+        _record_run(store, run_id, clock(), result)
         return result
 
     decision = decide(store, now, rolled=rolled, one_in=one_in, cap=max_posts_per_day, gap=min_post_gap, force=force)
@@ -286,7 +277,9 @@ def decide_and_post(
     line = tweets.line(chosen.index)
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
-        return finish(Outcome.WOULD_POST, f"{decision.why}; dry run, nothing sent{round_note}", line=line, networks=_planned(line))
+        return finish(
+            Outcome.WOULD_POST, f"{decision.why}; dry run, nothing sent{round_note}", line=line, networks=_planned(line)
+        )
     if not posters_made():
         raise ValueError("a real run needs posters")
     try:
@@ -297,9 +290,41 @@ def decide_and_post(
     if chosen.new_round:
         used = _start_new_round(store, tweets)
     action, reason, fields = _post_a_line(
-        store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock, registry=registry
-    )
+        store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock,
+        registry=registry, mask=mask,
+    )  # fmt: skip
     return finish(action, reason, **fields)
+
+
+def _record_run(store: HistoryStore, run_id: int, at: datetime, result: RunResult) -> None:
+    """The run's row, finished: what it did, why, and the post it made."""
+    store.finish_run(
+        run_id,
+        at=at,
+        action=result.action,
+        reason=result.reason,
+        text=result.line.key if result.line else None,
+        post_id=result.post_id,
+        url=result.url,
+        error_kind=result.error.kind if result.error else None,
+    )
+
+
+def _catch_up(
+    store: HistoryStore,
+    posters: Callable[[], Mapping[str, Poster]],
+    run_id: int,
+    clock: Callable[[], datetime],
+    pictures_folder: Optional[Path],
+    registry: Registry,
+    mask: Scrubber,
+) -> Tuple[Sent, ...]:
+    """A real run's catch-up of recent posts a network missed (imported only by a real run)."""
+    from .catchup import catch_up
+
+    return catch_up(
+        store, posters, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry, mask=mask
+    )
 
 
 def _settle(
@@ -330,7 +355,9 @@ def _start_new_round(store: HistoryStore, tweets: TweetFile) -> AbstractSet[str]
 def _recover_interrupted(store: HistoryStore, now: datetime) -> None:
     """A post the previous run began but never finished counts as posted: it may be there."""
     for text in store.recover_interrupted(at=now):
-        log.warning("the previous run stopped while posting %s; counting it as posted, not sending it again", preview(text))
+        log.warning(
+            "the previous run stopped while posting %s; counting it as posted, not sending it again", preview(text)
+        )
 
 
 def _roll(one_in: int, rng: random.Random, force: bool) -> Optional[int]:
@@ -392,7 +419,9 @@ def decide(
     gap_ends = gap_not_passed(store, now, gap)
     if gap_ends:
         last = (gap_ends - gap).astimezone()
-        too_soon = f"the last scheduled post went out at {last:%H:%M}, less than MIN_POST_GAP={format_duration(gap)} ago"
+        too_soon = (
+            f"the last scheduled post went out at {last:%H:%M}, less than MIN_POST_GAP={format_duration(gap)} ago"
+        )
         if not force:
             return Skip(f"{why}, but {too_soon}; the next can go after {gap_ends.astimezone():%H:%M}")
         log.warning("--force: posting although %s", too_soon)
@@ -412,13 +441,14 @@ def _post_a_line(
     rng: random.Random,
     clock: Callable[[], datetime],
     registry: Registry,
+    mask: Scrubber,
 ) -> Tuple[Outcome, str, Dict[str, object]]:
     """Post `line` everywhere; while every network already has it, mark it used and try another,
     within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
     texts = tweets.texts
     tried: List[TweetLine] = []  # lines every network already had
     while True:
-        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock, registry=registry)
+        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock, registry=registry, mask=mask)
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
         ):
@@ -452,9 +482,11 @@ def _post_everywhere(
     run_id: int,
     clock: Callable[[], datetime],
     registry: Registry,
+    mask: Scrubber,
 ) -> Tuple[Sent, ...]:
     """Send `line` to each network it fits, one after another, each attempt recorded before it is
-    sent and its outcome after. The attempts share a group, so the post counts once in the cap."""
+    sent and its outcome after. The attempts share a group, so the post counts once in the cap.
+    The attempt is recorded by the line's key (what the bag knows it by); the text sent is masked."""
     sent: List[Sent] = []
     group: Optional[int] = None
     for network, poster in posters.items():
@@ -467,7 +499,9 @@ def _post_everywhere(
         )
         group = group or attempt
         sent.append(
-            send_attempt(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images, registry=registry)
+            send_attempt(
+                store, poster, attempt, mask(line.text), fit=fit, clock=clock, images=line.images, registry=registry
+            )
         )
     return tuple(sent)
 

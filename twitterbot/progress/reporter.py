@@ -32,6 +32,7 @@ from ..pictures.kept import keep
 from ..posting.scheduled import cap_reached, utc_now
 from ..posting.send import Record, Sent, send
 from ..posting.tweets import preview
+from ..settings.secrets import Scrubber
 from ..state.outcomes import Outcome
 from ..state.records import JobRecord
 from ..state.store import HistoryStore
@@ -86,6 +87,7 @@ class Reporter:
         pictures: bool = False,
         picture_every: float = 86400.0,
         keep_pictures_in: Optional[Path] = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         known = (*BASE_FIELDS, *job_fields)
         for template in (templates.progress, templates.done, templates.failed):
@@ -119,6 +121,9 @@ class Reporter:
         self._opening: Optional[PictureMaker] = None
         # Where the last picture of each post sent is kept for the status page (None: not kept).
         self._keep_pictures_in = keep_pictures_in
+        # The settings' secrets (config.secrets()): masked in every text before it is recorded,
+        # shown or posted, as the logs mask them (a watched command may print a key).
+        self._mask = Scrubber(secrets)
         self.job: JobRecord = store.open_job(name, at=clock(), run_key=run_key)
         if self.job.finished_at:
             log.info("%s: this run already finished (%s); it will not post again", name, self.job.outcome)
@@ -140,7 +145,9 @@ class Reporter:
         post, which carries it if PICTURES_EVERY has passed since the last one."""
         pending = self._pending
         kept = pending.picture if pending and picture is None else picture
-        update = Update(clean(message), fields, milestone, kept if self.wants_pictures else None)
+        update = Update(
+            self._mask(clean(message)), self._masked(fields), milestone, kept if self.wants_pictures else None
+        )
         if not (pending and pending.milestone and not milestone):
             self._pending = update
         return self.tick()
@@ -286,7 +293,7 @@ class Reporter:
                 self.job = self._store.job(self.job.id)
             return Report("finished", "already posted")
         now = self._clock()
-        update = Update(clean(message), fields, milestone=False)
+        update = Update(self._mask(clean(message)), self._masked(fields), milestone=False)
         text = self._render(outcome, update, now)
         if text is None:
             report = Report(Outcome.FAILED, "the result cannot be made to fit in a post")
@@ -340,7 +347,12 @@ class Reporter:
                 assert isinstance(sent.error, PostError)
                 errors.append(sent.error)
                 if sent.outcome != Outcome.DUPLICATE:
-                    log.error("%s: posting to %s failed (%s); the job carries on", self.name, self._registry.label(network), sent.error)
+                    log.error(
+                        "%s: posting to %s failed (%s); the job carries on",
+                        self.name,
+                        self._registry.label(network),
+                        sent.error,
+                    )
         self.job = self._store.job(self.job.id)
         done = [report for report in reports if report.action in _SENT]
         if done:
@@ -384,7 +396,11 @@ class Reporter:
                 raise
             # A network refuses replies to a post that is gone (deleted): start a new thread there.
             log.warning(
-                "%s: %s refused the reply to %s (%s); posting it on its own", self.name, self._registry.label(network), reply_to, exc
+                "%s: %s refused the reply to %s (%s); posting it on its own",
+                self.name,
+                self._registry.label(network),
+                reply_to,
+                exc,
             )
             result = poster.post(text, **with_pictures)
             self._store.reset_thread(self.job.id, network)  # this post becomes the new thread's first
@@ -430,7 +446,11 @@ class Reporter:
             )
             return Report(Outcome.UNCERTAIN, result.uncertain or "", text, None)
         if not self._dry_run:  # a dry run's made-up id is no post: the dry-run poster said what it would send
-            log.info("%s: posted %s", self.name, result.url or _link(self._registry, network, result.post_id) or result.post_id)
+            log.info(
+                "%s: posted %s",
+                self.name,
+                result.url or _link(self._registry, network, result.post_id) or result.post_id,
+            )
         return Report(Outcome.POSTED, reason, text, result.post_id)
 
     # -- text ----------------------------------------------------------------------------------
@@ -449,7 +469,21 @@ class Reporter:
             fields["message"] = message
         return fields
 
+    def _masked(self, fields: Mapping[str, object]) -> Dict[str, object]:
+        """A job's fields with the secrets masked in every text (watch's command and last line)."""
+        return {name: self._mask(value) if isinstance(value, str) else value for name, value in fields.items()}
+
     def _render(self, kind: str, update: Update, now: datetime) -> Optional[str]:
+        """The post's text; the message and fields were masked, and so is the whole (a template
+        may put a field next to another), before it is fitted, so no cut leaves part of a key."""
+        text = self._fill(kind, update, now)
+        return (
+            text
+            if text is None or not self._mask.contains(text)
+            else fit("{message}", {}, self._mask(text), self._networks)
+        )
+
+    def _fill(self, kind: str, update: Update, now: datetime) -> Optional[str]:
         fields = self._fields(update, now)
         template = getattr(self._templates, kind)
         try:

@@ -92,6 +92,7 @@ def open_reporter(
                 pictures=pictures and config["PICTURES"],
                 picture_every=config["PICTURES_EVERY"],
                 keep_pictures_in=kept,
+                secrets=config.secrets(),
             )
         except ValueError as exc:
             raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None

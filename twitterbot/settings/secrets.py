@@ -9,12 +9,18 @@ every one of those forms, whatever the case of the hex digits::
     scrub = Scrubber(config.secrets())
     scrub("oauth_consumer_key=\\"ab%2Bcd%3D\\"")   # 'oauth_consumer_key="********"'
 
-No layer we use writes a key in base64 (OAuth 1.0a signs with HMAC; only OAuth 2 app-only auth,
-which the bot does not use, sends base64 of the keys), so base64 is not scrubbed.
+No HTTP layer we use writes a key in base64 (OAuth 1.0a signs with HMAC), but a post may carry
+what a watched command printed, and a script's debug output or a dumped header can hold a key in
+base64: its standard and URL-safe forms are masked too, alone or inside a longer base64 text (the
+part of each of its three alignments that depends on the key alone).
+
+The same scrubber masks every text the bot posts (progress posts, watch output, a scheduled line)
+before it is recorded or sent, and what `history` shows.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import re
@@ -56,7 +62,25 @@ def encodings(secret: str) -> Set[str]:
         json.dumps(secret)[1:-1],
         json.dumps(secret)[1:-1].replace("/", "\\/"),  # JSON encoders that escape '/'
     }
-    return {form for form in forms if len(form) >= _MIN_LENGTH}
+    return {form for form in forms if len(form) >= _MIN_LENGTH} | _base64_forms(secret.encode("utf-8", "surrogatepass"))
+
+
+# A shorter run of base64 could match ordinary text by chance.
+_MIN_BASE64 = 8
+
+
+def _base64_forms(key: bytes) -> Set[str]:
+    """`key` in base64 (standard and URL-safe), whole, and as it appears inside a longer base64
+    text: for each of the three offsets at which it may start, the characters only its bytes decide."""
+    forms = set()
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = encode(key).decode("ascii")
+        forms.update((whole, whole.rstrip("=")))
+        for offset in range(3):
+            encoded = encode(bytes(offset) + key).decode("ascii")
+            start, end = -(-8 * offset // 6), 8 * (offset + len(key)) // 6  # whole 6-bit groups of key's bits
+            forms.add(encoded[start:end])
+    return {form for form in forms if len(form) >= _MIN_BASE64}
 
 
 class Scrubber:

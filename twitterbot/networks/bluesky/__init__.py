@@ -28,9 +28,10 @@ from .text import measure
 if TYPE_CHECKING:
     from ...pictures.limits import ImageLimits
     from ...settings.loading import Config
+    from .linkcard import Limits
     from .poster import BlueskyPoster
 
-__all__ = ["DEFAULT_SERVICE", "NETWORK"]
+__all__ = ["DEFAULT_SERVICE", "NETWORK", "card_limits"]
 
 DEFAULT_SERVICE = "https://bsky.social"
 
@@ -86,6 +87,12 @@ class Bluesky(Network):
             "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
             "picture), fetched at post time within 10 s; no turns it off",
         ),
+        "LINK_CARDS_LOCAL": Setting(
+            "no",
+            "bool",
+            "Bluesky: yes lets a link card fetch pages and pictures on this machine or your own network "
+            "(loopback, private, link-local addresses); by default only the public internet",
+        ),
     }
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
     parsers = {"handle": _parse_handle, "app_password": _parse_app_password}
@@ -116,6 +123,7 @@ class Bluesky(Network):
             timeout=config["API_TIMEOUT"],
             retries=config["API_RETRIES"],
             link_cards=bool(config["BLUESKY_LINK_CARDS"]),
+            card_limits=card_limits(config),
         )
 
     def preview(
@@ -130,13 +138,20 @@ class Bluesky(Network):
         from .linkcard import describe, summary
         from .records import fetch_link_card
 
-        found = fetch_link_card(text)
+        found = fetch_link_card(text, limits=card_limits(config))
         if found is None:
             return []
         if folder is None:
             return [f"link {found.url}: {summary(found)}"]
         has_thumb = found.card is not None and found.card.thumb is not None
         return ["\n".join(describe(found, folder() if has_thumb else None))]
+
+
+def card_limits(config: Config) -> Limits:
+    """The bounds of a link card's fetch the settings give (LINK_CARDS_LOCAL)."""
+    from .linkcard import Limits  # with the fetcher: only a run that fetches a card imports it
+
+    return Limits(local=bool(config["LINK_CARDS_LOCAL"]))
 
 
 NETWORK = Bluesky()

@@ -33,6 +33,8 @@ from typing import Callable, List, Optional
 from urllib.parse import quote, urljoin, urlsplit
 
 from ... import __version__
+from ...wording import printable
+from ..addresses import AddressRefused, PinnedHTTPConnection, PinnedHTTPSConnection, Screen, refusal, resolve
 from .opengraph import OpenGraphParser, PageData, clean
 
 __all__ = [
@@ -69,6 +71,9 @@ class Limits:
     max_html_bytes: int = 1_000_000
     max_image_bytes: int = 5_000_000
     thumb_bytes: int = 1_000_000  # app.bsky.embed.external's thumb: maxSize
+    # Whether a page, a redirect or a picture may be on this machine or a private network
+    # (LINK_CARDS_LOCAL); by default only the public internet is fetched.
+    local: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,9 +130,10 @@ class _CardFetch:
     """One card's fetch, run in its own thread so the caller can stop waiting at the time limit
     whatever blocks (a DNS look-up has no timeout of its own); `abandon` closes its connection."""
 
-    def __init__(self, url: str, limits: Limits, clock: Callable[[], float]) -> None:
+    def __init__(self, url: str, limits: Limits, clock: Callable[[], float], screen: Screen) -> None:
         self.url = url
         self.limits = limits
+        self.screen = screen
         self.clock = clock
         self.started = clock()
         self.deadline = self.started + limits.seconds
@@ -143,7 +149,9 @@ class _CardFetch:
         try:
             result = self._card()
         except Exception as exc:  # noqa: BLE001
-            log.warning("link card: unexpected %s while fetching %s (%s): please report it", type(exc).__name__, self.url, exc)
+            log.warning(
+                "link card: unexpected %s while fetching %s (%s): please report it", type(exc).__name__, self.url, exc
+            )
             result = self._result(None, f"unexpected {type(exc).__name__}")
         self.result = result
 
@@ -252,13 +260,8 @@ class _CardFetch:
             if not parts.hostname:
                 raise _NoCard(f"{url} names no server")
             port = parts.port  # ValueError for a port that is not a number
-            timeout = self._check_time("no answer yet")
-            if parts.scheme == "https":
-                connection: http.client.HTTPConnection = http.client.HTTPSConnection(
-                    parts.hostname, port, timeout=timeout, context=ssl.create_default_context()
-                )
-            else:
-                connection = http.client.HTTPConnection(parts.hostname, port, timeout=timeout)
+            self._check_time("no answer yet")
+            connection = self._connection_to(parts.scheme, parts.hostname, port)
             with self._lock:
                 if self._abandoned:
                     raise _NoCard("stopped at the time limit")
@@ -290,6 +293,23 @@ class _CardFetch:
             match = re.search(r"charset\s*=\s*[\"']?([\w.:-]+)", parameters, re.IGNORECASE)
             return _Response(url, mime.strip().lower(), match.group(1) if match else None, connection, response)
         raise _NoCard(f"{self.url} redirects more than {self.limits.max_redirects} times")
+
+    def _connection_to(self, scheme: str, host: str, port: Optional[int]) -> http.client.HTTPConnection:
+        """A connection to `host`, made to the addresses its name gave when they were checked: a
+        page, a redirect or a picture on this machine or the home network is refused unless
+        `Limits.local` allows it (docs/bluesky-link-cards.md)."""
+        https = scheme == "https"
+        try:
+            addresses = resolve(host, port or (443 if https else 80), screen=None if self.limits.local else self.screen)
+        except AddressRefused as exc:
+            raise _NoCard(
+                f"{exc}: link cards fetch only pages on the public internet (LINK_CARDS_LOCAL=yes allows your own network)"
+            ) from None
+        timeout = self._check_time("no answer yet")
+        if https:
+            context = ssl.create_default_context()
+            return PinnedHTTPSConnection(host, port, addresses, timeout=timeout, context=context)
+        return PinnedHTTPConnection(host, port, addresses, timeout=timeout)
 
     def _read(self, fetched: _Response, size: int) -> bytes:
         sock = fetched.connection.sock
@@ -380,13 +400,19 @@ def _describe(exc: BaseException) -> str:
 
 
 def fetch_card(
-    url: str, *, limits: Optional[Limits] = None, clock: Callable[[], float] = time.monotonic
+    url: str,
+    *,
+    limits: Optional[Limits] = None,
+    clock: Callable[[], float] = time.monotonic,
+    screen: Screen = refusal,
 ) -> CardResult:
     """The card of the page at `url`, or the reason there is none, in at most `limits.seconds`
     (and a moment): past the limit the caller stops waiting and gets the card without its
-    thumbnail if the page was read, else none. Logs what it found or why there is none."""
+    thumbnail if the page was read, else none. Logs what it found or why there is none. Every
+    host (the page's, each redirect's, the picture's) is resolved once and must pass `screen`
+    (`addresses.refusal`: the public internet only) unless `limits.local`."""
     limits = limits or Limits()
-    fetch = _CardFetch(url, limits, clock)
+    fetch = _CardFetch(url, limits, clock, screen)
     worker = threading.Thread(target=fetch.run, name="link-card", daemon=True)
     worker.start()
     worker.join(limits.seconds + _GRACE)
@@ -414,20 +440,32 @@ def summary(result: CardResult) -> str:
     """One line about a card (for `check --online`)."""
     card = result.card
     if card is None:
-        return f"no card: {result.reason}"
+        return printable(f"no card: {result.reason}")
     thumb = card.thumb
-    picture = f"thumbnail {thumb.width}x{thumb.height}, {len(thumb.data):,} bytes" if thumb else f"no thumbnail: {result.reason}"
+    picture = (
+        f"thumbnail {thumb.width}x{thumb.height}, {len(thumb.data):,} bytes"
+        if thumb
+        else f"no thumbnail: {result.reason}"
+    )
     description = f", {clean(card.description, 60)!r}" if card.description else ""
-    return f"card {card.title!r}{description} ({picture}; {result.seconds:.1f} s)"
+    return printable(f"card {card.title!r}{description} ({picture}; {result.seconds:.1f} s)")
 
 
 def describe(result: CardResult, folder: Optional[Path] = None, name: str = "card") -> List[str]:
     """Lines that show a card to a person (a dry run, `check --online`); the thumbnail is written to
     `folder` (as ``name.jpg``) when one is given, so it can be opened."""
+    return [printable(line) for line in _lines(result, folder, name)]
+
+
+def _lines(result: CardResult, folder: Optional[Path], name: str) -> List[str]:
     card = result.card
     if card is None:
         return [f"no link card for {result.url}: {result.reason}"]
-    lines = [f"link card for {card.uri}:", f"    title: {card.title}", f"    description: {card.description or '(none)'}"]
+    lines = [
+        f"link card for {card.uri}:",
+        f"    title: {card.title}",
+        f"    description: {card.description or '(none)'}",
+    ]
     thumb = card.thumb
     if thumb is None:
         lines.append(f"    thumbnail: none ({result.reason})")

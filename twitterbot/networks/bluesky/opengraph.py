@@ -17,6 +17,8 @@ from html.parser import HTMLParser
 from typing import Dict, List, Optional, Tuple
 from urllib.parse import urljoin, urlsplit
 
+from ...wording import printable
+
 __all__ = ["OpenGraphParser", "PageData", "clean", "parse_page"]
 
 log = logging.getLogger(__name__)
@@ -107,8 +109,9 @@ def _first(meta: Dict[str, str], keys: Tuple[str, ...]) -> str:
 
 
 def clean(text: str, limit: int) -> str:
-    """One line of plain text, at most `limit` characters (cut at a word, with an ellipsis)."""
-    text = " ".join(text.split())
+    """One line of plain text, at most `limit` characters (cut at a word, with an ellipsis), with
+    no control characters: a title goes into a post and onto the owner's terminal (a dry run)."""
+    text = " ".join(printable(text).split())
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
