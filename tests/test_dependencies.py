@@ -19,8 +19,8 @@ from packaging.utils import canonicalize_name
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # pragma: no cover - Python 3.9/3.10 have no tomllib; the check then runs on a newer Python in CI
-    tomllib = None
+else:  # Python 3.9 and 3.10 (Raspberry Pi OS Bullseye) have no tomllib: tomli is the same parser
+    import tomli as tomllib
 
 PYPROJECT = REPO / "pyproject.toml"
 # Every Python the project claims to run on (requires-python >=3.9): each must get exactly one pin.
@@ -42,9 +42,25 @@ def read_pins(path: Path) -> List[Requirement]:
 
 
 def project_table() -> dict:
-    if tomllib is None:
-        pytest.skip("tomllib needs Python 3.11")
     return tomllib.loads(PYPROJECT.read_text())["project"]
+
+
+def is_standard_library(module: str) -> bool:
+    """Whether `module` comes with Python: sys.stdlib_module_names from 3.10, before that where its
+    file lies (built in, or in Python's own folder rather than in site-packages)."""
+    if hasattr(sys, "stdlib_module_names"):
+        return module in sys.stdlib_module_names
+    import importlib.util
+    import sysconfig
+
+    spec = importlib.util.find_spec(module)
+    if spec is None:
+        return False
+    if spec.origin in ("built-in", "frozen"):
+        return True
+    origin = Path(spec.origin or next(iter(spec.submodule_search_locations or []), ""))
+    standard = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    return standard in origin.resolve().parents and "site-packages" not in origin.parts and "dist-packages" not in origin.parts
 
 
 def ranges(specs: List[str]) -> Dict[str, Requirement]:
@@ -136,7 +152,7 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency() -> N
                 continue
             for name in names:
                 top = name.split(".")[0]
-                if top in sys.stdlib_module_names or top == "twitterbot":
+                if top == "twitterbot" or is_standard_library(top):
                     continue
                 if canonicalize_name(distribution.get(top, top)) not in declared:
                     missing.add(f"{source.name}: {top}")
