@@ -23,6 +23,8 @@ else:  # Python 3.9 and 3.10 (Raspberry Pi OS Bullseye) have no tomllib: tomli i
     import tomli as tomllib
 
 PYPROJECT = REPO / "pyproject.toml"
+# The extras that are features of the bot (the rest: cluster, dev, docs have files of their own).
+FEATURE_EXTRAS = ("pictures", "mastodon", "bluesky", "web", "jobs")
 # Every Python the project claims to run on (requires-python >=3.9): each must get exactly one pin.
 PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
@@ -103,7 +105,11 @@ def declared_dependencies(name: str) -> set:
 def test_every_dependency_is_pinned_within_its_range_and_every_pin_is_needed(pins_file: str, extra) -> None:
     project = project_table()
     # The docs' venv builds the site alone: it needs the "docs" extra, not the bot's dependencies.
+    # Every other file pins the core and every feature's extra (requirements.txt installs them all).
     wanted = ranges(project["dependencies"]) if extra != "docs" else {}
+    if extra != "docs":
+        for feature in FEATURE_EXTRAS:
+            wanted.update(ranges(project["optional-dependencies"][feature]))
     if extra:
         wanted.update(ranges(project["optional-dependencies"][extra]))
     pins = read_pins(REPO / pins_file)
@@ -131,6 +137,8 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency() -> N
 
     project = project_table()
     declared = {canonicalize_name(name) for name in ranges(project["dependencies"])}
+    for feature in FEATURE_EXTRAS:
+        declared |= {canonicalize_name(name) for name in ranges(project["optional-dependencies"][feature])}
     # The cluster extra's imports live in its own code path (jobs/cluster.py and what it runs).
     declared |= {canonicalize_name(name) for name in ranges(project["optional-dependencies"]["cluster"])}
     # Import names that differ from their distribution's name.
