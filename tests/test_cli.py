@@ -432,13 +432,22 @@ def test_verbose_logs_the_roll_the_bag_the_request_and_the_rate_limits(home: Bot
     assert not any(detail in plain.stderr for detail in VERBOSE_DETAIL)
 
 
-def test_check_counts_in_good_english(home: BotHome) -> None:
+@pytest.mark.parametrize("compiler", [True, False], ids=["PATH as cron has it", "no cc on PATH"])
+def test_check_counts_in_good_english(home: BotHome, tmp_path: Path, compiler: bool) -> None:
+    """Without a C compiler (Raspberry Pi OS Lite has none) check adds notes that the jobs' kernels
+    cannot be built: their words are held to the same rule."""
     home.write_tweets("only one\n")
     home.env_file.chmod(0o644)
-    result = home.run("check")
+    empty = tmp_path / "no-compiler"
+    empty.mkdir()
+    result = home.run("check", env=None if compiler else {"PATH": str(empty)})
     assert "1 line ready to post" in result.stdout and "1 lines" not in result.stdout
     assert "1 problem found" in result.stdout
-    assert "  " not in result.stdout.replace("PROBLEM  ", "").replace("ok       ", "")  # no double spaces
+    if not compiler:
+        assert "note     " in result.stdout
+    columns = ("ok       ", "note     ", "PROBLEM  ")
+    said = [next((line[len(c) :] for c in columns if line.startswith(c)), line) for line in result.stdout.splitlines()]
+    assert not [line for line in said if "  " in line]  # no double spaces past the status column
 
 
 def test_bot_py_turns_the_garbage_collector_off_before_it_imports_the_bot() -> None:

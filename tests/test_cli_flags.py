@@ -203,10 +203,31 @@ def test_a_flag_the_command_does_not_take_stops_it_before_anything_runs(home: Bo
     assert not marker.exists() and home.emulator.seen == []
 
 
-def test_a_word_after_an_option_is_refused_with_where_it_goes(tmp_path) -> None:
-    """argparse cannot take a command's word after an option (`pegs solve --no-post german`): the
-    refusal says where the word goes instead of only "unrecognized arguments"."""
+@pytest.mark.parametrize(
+    "argv",
+    [["pegs", "solve", "--no-post", "german"], ["puzzle", "hidoku", "--first", "grid.txt"]],
+    ids=["pegs", "puzzle"],
+)
+def test_a_word_after_an_option_is_refused_with_where_it_goes(tmp_path, capsys, argv: List[str]) -> None:
+    """A command's optional word goes before its options, on every Python: Python 3.13's argparse
+    (gh-59317) would take `pegs solve --no-post german`, older ones cannot; the bot refuses it
+    everywhere, saying where the word goes instead of only "unrecognized arguments"."""
     from twitterbot.cli import main
 
-    code = main(["pegs", "solve", "--no-post", "german"], environ={}, project_dir=tmp_path)
+    code = main(argv, environ={}, project_dir=tmp_path)
     assert code == 64
+    said = capsys.readouterr().err
+    assert f"a word like '{argv[-1]}' goes before the options" in said, said
+
+
+@pytest.mark.parametrize(
+    ("argv", "board"),
+    [
+        (["pegs", "solve", "german", "--no-post"], "german"),
+        (["pegs", "--no-post", "solve", "german"], "german"),
+        (["pegs", "solve", "--no-post"], None),
+    ],
+)
+def test_a_word_before_the_options_is_taken_wherever_the_options_are(argv: List[str], board) -> None:
+    args = parse_args(argv, REGISTRY)
+    assert (args.action, args.board) == ("solve", board)

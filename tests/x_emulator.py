@@ -40,7 +40,13 @@ from urllib.parse import parse_qs, urlsplit
 
 from loopback import LoopbackServer, multipart_fields, picture_type
 from oauthlib.oauth1.rfc5849 import signature, utils
-from twitter_text import parse_tweet
+
+from twitterbot.networks import twittertext
+
+# twitter-text's emoji module imports pkg_resources, which a venv of Python 3.12 or later lacks:
+# load it as the bot does (a stand-in for that one import), then import from it as usual.
+twittertext.load()
+from twitter_text import parse_tweet  # noqa: E402
 
 ORIGIN = "https://api.twitter.com"
 USER_ID = "12345"  # the account's id, as its access token starts

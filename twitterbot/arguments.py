@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, NoReturn, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from .errors import ConfigError, ExitStatus
 from .settings.parsers import did_you_mean
@@ -134,9 +134,45 @@ class Parser(argparse.ArgumentParser):
             except ConfigError as exc:
                 self.error(f"argument {flags}: {exc}")
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Optional[Sequence[str]] = None, namespace: Optional[argparse.Namespace] = None
+    ) -> Tuple[argparse.Namespace, List[str]]:
+        """argparse's, with one meaning on every Python: a command's optional word (`pegs solve
+        german`) goes before its options. Python 3.13's argparse (gh-59317) also takes it after
+        one (`pegs solve --no-post german`), older ones leave it over; it is left over on every
+        Python, so the command line says where it goes."""
+        words = list(sys.argv[1:] if args is None else args)
+        parsed, extras = super().parse_known_args(words, namespace)
+        for action in _late_optional_words(self._actions, parsed, words):
+            extras.append(str(getattr(parsed, action.dest)))
+            setattr(parsed, action.dest, action.default)
+        return parsed, extras
+
     def flags(self) -> Dict[str, str]:
         """Every option string this parser takes, with its dest."""
         return {flag: action.dest for action in self._actions for flag in action.option_strings}
+
+
+def _late_optional_words(
+    actions: Sequence[argparse.Action], parsed: argparse.Namespace, words: Sequence[str]
+) -> List[argparse.Action]:
+    """The optional positionals (nargs="?") whose word came after an option that follows the
+    positional before them (`solve --no-post german`): Python 3.13's argparse takes that word,
+    older ones fill such a positional only from the words right after the one before it."""
+    positionals = [action for action in actions if not action.option_strings]
+    late = []
+    for before, action in zip(positionals, positionals[1:]):
+        value = getattr(parsed, action.dest, action.default)
+        if action.nargs != "?" or value == action.default:
+            continue
+        try:
+            start = list(words).index(str(getattr(parsed, before.dest, None)))
+            end = list(words).index(str(value), start + 1)
+        except ValueError:
+            continue  # not typed as read (a type turned it into something else): leave it be
+        if any(word.startswith("-") and word != "-" for word in words[start + 1 : end]):
+            late.append(action)
+    return late
 
 
 def add_command(

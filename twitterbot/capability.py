@@ -26,10 +26,45 @@ if TYPE_CHECKING:
     from .settings.loading import Config
     from .settings.table import Parser, Setting
 
-__all__ = ["Capability", "CheckLine"]
+__all__ = ["Capability", "CheckLine", "Feature"]
 
 # One line of `bot.py check`: ("ok" | "note" | "problem", what it found).
 CheckLine = Tuple[str, str]
+
+
+class Feature:
+    """Something the bot does with packages beyond the core install (X-only text posting): the
+    modules it imports, the pip extra that brings them, and where Raspberry Pi OS builds them,
+    the apt packages that do instead (no compiler needed on a 32-bit Pi). A plain class: every
+    run imports this module, and a dataclass costs one to make."""
+
+    __slots__ = ("apt", "extra", "modules", "name")
+
+    def __init__(self, name: str, modules: Tuple[str, ...], extra: str, apt: str = "") -> None:
+        self.name = name  # as `check` lists it: "pictures", "posting to Bluesky"
+        self.modules = modules  # the top-level modules it imports: ("PIL",)
+        self.extra = extra  # pyproject.toml's extra: pip install ".[pictures]"
+        self.apt = apt  # "python3-pil": Debian's build of them, for every Pi
+
+    def missing(self) -> Tuple[str, ...]:
+        """The modules of this feature that cannot be imported here."""
+        import importlib.util
+
+        gone = []
+        for module in self.modules:
+            try:
+                found = importlib.util.find_spec(module)
+            except (ImportError, ValueError):
+                found = None
+            if found is None:
+                gone.append(module)
+        return tuple(gone)
+
+    @property
+    def install(self) -> str:
+        """The one command that adds it, run in the checkout with the bot's Python."""
+        pip = f'.venv/bin/python -m pip install ".[{self.extra}]"'
+        return f"{pip} (on Raspberry Pi OS: sudo apt install {self.apt}, then {pip})" if self.apt else pip
 
 
 class Capability:
@@ -46,6 +81,13 @@ class Capability:
     # The module whose `register(parser, commands)` adds its commands to the command line,
     # imported only when the command line needs them; None: it has no command of its own.
     commands: ClassVar[Optional[str]] = None
+    # What it needs beyond the core install; `check` lists each as available or not.
+    features: ClassVar[Tuple[Feature, ...]] = ()
+
+    def uses(self, config: Config) -> bool:
+        """Whether the settings use this part's features, so that `check` fails without them (a
+        network in POST_TO); otherwise a missing feature is a note."""
+        return False
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
         """What `bot.py check` reports for this part; it runs only when check does, so it may

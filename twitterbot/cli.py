@@ -27,7 +27,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import __version__
 from .errors import BotError, ConfigError, ExitStatus, MissingDependency, UsageError
@@ -109,7 +109,9 @@ def main(
         log.error("interrupted")
         return 130
     except ImportError as exc:  # a package missing or broken (a partial install), or a bug of ours
-        missing = MissingDependency.from_import_error(exc, checkout=Path(__file__).resolve().parent.parent)
+        missing = MissingDependency.from_import_error(
+            exc, checkout=Path(__file__).resolve().parent.parent, features=_needed_by(registry)
+        )
         if missing is None:
             return _report_bug(exc, debug=debug, secrets=secrets)
         return _report(missing, debug=debug, json_output=json_output, secrets=secrets)
@@ -117,6 +119,17 @@ def main(
         return _report_bug(exc, debug=debug, secrets=secrets)
     finally:
         logging.shutdown()
+
+
+def _needed_by(registry: Optional[Registry]) -> Dict[str, Tuple[str, str]]:
+    """Each module a feature imports: the features that need it, and the command that adds it."""
+    needed: Dict[str, Tuple[str, str]] = {}
+    for capability in registry.capabilities if registry else ():
+        for feature in capability.features:
+            for module in feature.modules:
+                named = needed[module][0] + " and " if module in needed else ""
+                needed[module] = (named + feature.name, feature.install)
+    return needed
 
 
 # -- the composition ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 __all__ = [
     "BotError",
@@ -243,13 +243,22 @@ class MissingDependency(BotError):
     exit_status = ExitStatus.UNAVAILABLE
 
     @classmethod
-    def from_import_error(cls, error: ImportError, *, checkout: Optional[Path] = None) -> Optional[MissingDependency]:
+    def from_import_error(
+        cls, error: ImportError, *, checkout: Optional[Path] = None, features: Mapping[str, Tuple[str, str]] = {}
+    ) -> Optional[MissingDependency]:
         """The error to report for `error`, or None when the module that failed is the bot's own
         (a bug, not an install). `checkout` is bot.py's folder, whose requirements.txt holds the
-        tested version of every package."""
+        tested version of every package; `features` maps a module to the feature that needs it and
+        the one command that adds it (pip's extra, or Raspberry Pi OS's apt package)."""
         module = _failed_module(error)
         if module is None or module == "twitterbot":
             return None
+        if module in features and isinstance(error, ModuleNotFoundError):
+            feature, install = features[module]
+            return cls(
+                f"the package {_package_of(module, None)} is missing ({error}); it is needed by {feature}: "
+                f"add it with: {install}"
+            )
         python = shlex.quote(sys.executable or "python3")
         if module in _STANDARD_LIBRARY or module in getattr(sys, "stdlib_module_names", ()):
             return cls(

@@ -122,9 +122,11 @@ class Registry:
         return tuple(capability.commands for capability in self.capabilities if capability.commands)
 
     def checks(self, config: Config) -> Iterator[CheckLine]:
-        """What every capability adds to `bot.py check`."""
+        """What every capability adds to `bot.py check`; nothing from one whose packages are
+        missing (the features' lines say so, and its checks would import them)."""
         for capability in self.capabilities:
-            yield from capability.checks(config)
+            if not any(feature.missing() for feature in capability.features):
+                yield from capability.checks(config)
 
     # -- networks ----------------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from ..capability import Capability
+from ..capability import Capability, Feature
 from ..errors import ConfigError
 from ..settings.parsers import show
 from ..settings.table import Setting
@@ -54,6 +54,7 @@ class DaskCluster(Capability):
     """Where the long jobs run: the Dask scheduler of a cluster of Pis, or this machine."""
 
     name = "cluster"
+    features = (Feature("the jobs on a Dask cluster (--cluster)", ("dask", "distributed"), "cluster"),)
     title = "Cluster"
     page = "cluster.md"
     settings = {

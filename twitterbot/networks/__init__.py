@@ -212,6 +212,10 @@ class Network(Capability):
         settings alone, without the client library; None if the settings cannot say."""
         return None
 
+    def uses(self, config: Config) -> bool:
+        """A network is used when POST_TO names it: `check` then fails without its client library."""
+        return self.name in config["POST_TO"]
+
     def missing(self, config: Config) -> List[str]:
         """The required settings still empty."""
         return [name for name in self.required if not config[name]]

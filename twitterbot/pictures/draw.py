@@ -64,16 +64,21 @@ class Picture:
 
 def font(size: int, mono: bool = False) -> Any:
     """A TrueType font of `size` pixels: DejaVu when the system has it (Raspberry Pi OS does),
-    else the one built into Pillow, which has no monospaced face (a grid is drawn cell by cell)."""
+    else the one built into Pillow, which has no monospaced face (a grid is drawn cell by cell).
+    A Pillow built without FreeType (pip built it where libfreetype-dev was missing) draws with
+    its small bitmap font instead: a board stays readable, and the job goes on."""
     from PIL import ImageFont
 
     name = "DejaVuSansMono.ttf" if mono else "DejaVuSans.ttf"
-    for folder in ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/TTF", "/usr/share/fonts/dejavu"):
-        try:
-            return ImageFont.truetype(str(Path(folder) / name), size)
-        except OSError:
-            continue
-    return ImageFont.load_default(size=size)
+    try:
+        for folder in ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/TTF", "/usr/share/fonts/dejavu"):
+            try:
+                return ImageFont.truetype(str(Path(folder) / name), size)
+            except OSError:
+                continue
+        return ImageFont.load_default(size=size)
+    except ImportError:  # "The _imagingft C module is not installed"
+        return ImageFont.load_default()
 
 
 def text_width(draw: Any, text: str, typeface: Any) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..capability import Capability
+from ..capability import Capability, Feature
 from ..settings.table import Setting
 
 __all__ = ["POSTING"]
@@ -13,6 +13,8 @@ class Posting(Capability):
     run, `check` and `history`. Its command module comes first: it owns the plain run."""
 
     name = "posting"
+    # The tweets file's ![alt](path) pictures, and the jobs' drawings.
+    features = (Feature("pictures", ("PIL",), "pictures", "python3-pil"),)
     title = "The scheduled post"
     page = "configuration.md"
     settings = {

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, List, Optional, Sequence
 
 from .. import __version__
-from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
+from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError, TweetFileError
 from ..lock import run_lock
 from ..networks import Poster
 from ..settings.loading import Config, env_file_warnings
@@ -75,6 +75,22 @@ def keys_set(config: Config) -> Iterator[Finding]:
     where = ", ".join(config.registry.label(network) for network in config["POST_TO"])
     said = f"not set: {', '.join(missing)}" if missing else "every key it needs is set"
     yield Finding("problem" if missing else "ok", f"posting to {where} (POST_TO): {said}")
+
+
+def features(config: Config) -> Iterator[Finding]:
+    """Each feature beyond X-only text posting, available or not, with the one command that adds
+    it; a missing one is a problem (exit 69) only when the settings use it (a network in POST_TO)."""
+    for capability in config.registry.capabilities:
+        for feature in capability.features:
+            missing = feature.missing()
+            if not missing:
+                yield ok(f"{feature.name}: available")
+                continue
+            said = f"{feature.name}: not available ({', '.join(missing)} not installed); to add it: {feature.install}"
+            if capability.uses(config):
+                yield problem(said, MissingDependency(said))
+            else:
+                yield note(said)
 
 
 def tweets_file(config: Config) -> Iterator[Finding]:
@@ -137,6 +153,12 @@ def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
     lines = [line for line in tweets.lines if line.images]
     if not lines:
         return  # a file without pictures never imports Pillow
+    try:
+        import PIL  # noqa: F401
+    except ImportError:
+        said = f"{config['TWEETS_FILE']} has pictures (line {lines[0].lineno}) but Pillow is not installed: see pictures above"
+        yield problem(said, MissingDependency(said))
+        return
     from ..pictures.prepare import PictureError
     from .images import how_sent
 
@@ -230,7 +252,7 @@ def _bot_label(label: str, poster: Poster, config: Config) -> Iterator[Finding]:
 
 
 Check = Callable[[Config], Iterator[Finding]]
-CHECKS: Sequence[Check] = (settings_read, keys_set, tweets_file, state_folder, capabilities)
+CHECKS: Sequence[Check] = (settings_read, keys_set, features, tweets_file, state_folder, capabilities)
 ONLINE_CHECKS: Sequence[Check] = (previews, accounts)
 
 

@@ -10,7 +10,7 @@ only by `app` and `server`, which only `serve` imports: a scheduled run never lo
 
 from __future__ import annotations
 
-from ..capability import Capability
+from ..capability import Capability, Feature
 from ..settings.table import Setting
 
 __all__ = ["WEB"]
@@ -20,6 +20,7 @@ class StatusPage(Capability):
     """The status page's password and its command, `serve`."""
 
     name = "status page"
+    features = (Feature("the status page (serve)", ("flask", "waitress"), "web"),)
     title = "Status page"
     page = "status-page.md"
     settings = {

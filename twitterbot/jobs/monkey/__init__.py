@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from ...capability import Capability, CheckLine
+from ...capability import Capability, CheckLine, Feature
 from ...settings.table import Setting
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ class Monkey(Capability):
     """The infinite-monkey job: `bot.py monkey`, and the switch of its compiled kernel."""
 
     name = "monkey"
+    features = (Feature("the monkey job", ("numpy",), "jobs", "python3-numpy"),)
     title = "The infinite monkey"
     page = "jobs/monkey.md"
     settings = {

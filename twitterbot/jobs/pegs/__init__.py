@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from ...capability import Capability, CheckLine
+from ...capability import Capability, CheckLine, Feature
 from ...settings.table import Setting
 
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ class Pegs(Capability):
     """The peg solitaire job: `bot.py pegs`, and the switch of its compiled kernel."""
 
     name = "pegs"
+    features = (Feature("the pegs job", ("numpy",), "jobs", "python3-numpy"),)
     title = "Peg solitaire"
     page = "jobs/pegs.md"
     settings = {

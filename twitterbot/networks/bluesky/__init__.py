@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Optional
 
+from ...capability import Feature
 from ...errors import ConfigError
 from ...settings.parsers import show
 from ...settings.table import Setting
@@ -69,6 +70,7 @@ class Bluesky(Network):
 
     name = "bluesky"
     label = "Bluesky"
+    features = (Feature("posting to Bluesky", ("atproto", "httpx"), "bluesky", "python3-cryptography python3-cffi"),)
     settings = {
         "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social"),
         "BLUESKY_APP_PASSWORD": Setting(

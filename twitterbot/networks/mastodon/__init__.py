@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from ...capability import Feature
 from ...errors import ConfigError
 from ...settings.parsers import show
 from ...settings.table import Setting
@@ -44,6 +45,7 @@ class Mastodon(Network):
 
     name = "mastodon"
     label = "Mastodon"
+    features = (Feature("posting to Mastodon", ("mastodon",), "mastodon"),)
     settings = {
         "MASTODON_INSTANCE": Setting(
             "", "optional_url", "Mastodon: your server's address, e.g. https://mastodon.social"

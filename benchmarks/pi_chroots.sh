@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# The bot where a Raspberry Pi runs it, without a Pi: Debian chroots made with debootstrap from
+# Debian's archive (as root, on a Debian or Ubuntu machine; nothing else is fetched but PyPI).
+#
+#   benchmarks/pi_chroots.sh pi ARCH [RELEASE]     ARCH armhf (32-bit Raspberry Pi OS: every Pi)
+#                                                  or arm64, under qemu-user-static; RELEASE
+#                                                  bookworm (default), bullseye or trixie
+#   benchmarks/pi_chroots.sh suite RELEASE [cc]    x86-64: bullseye (Python 3.9) or trixie (3.13):
+#                                                  the README's test command, without a C compiler,
+#                                                  or with one (cc)
+#
+# `pi` follows the README's "32-bit Raspberry Pi OS" commands exactly, with no compiler in the
+# chroot, then runs a dry run, a picture line, `pegs solve english`, `serve` and `check`, and prints
+# the install's time and the venv's size. Slow (emulated): run it before a release, and put its
+# figures in docs/performance.md. The chroots are kept in CHROOTS (default /work/chroots, never
+# inside the checkout) and reused; delete one to start afresh.
+#
+# Needs: apt-get install -y debootstrap (and for `pi`: qemu-user-static binfmt-support).
+set -euo pipefail
+
+CHECKOUT="$(cd "$(dirname "$0")/.." && pwd)"
+CHROOTS="${CHROOTS:-/work/chroots}"
+MIRROR="${MIRROR:-http://deb.debian.org/debian}"
+
+usage() {
+    sed -n '2,18p' "$0" >&2
+    exit 64
+}
+
+# A minimal Debian of RELEASE for ARCH in $1, with what a new user's system has: Python, its venv
+# module, git and certificates, no compiler.
+make_chroot() {
+    local root=$1 release=$2 arch=$3
+    if [ ! -x "$root/usr/bin/python3" ]; then
+        echo "== debootstrap $release $arch into $root"
+        debootstrap --variant=minbase --arch="$arch" --include=python3,python3-venv,ca-certificates,git,sudo \
+            "$release" "$root" "$MIRROR"
+    fi
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    # This machine's own certificate authorities (a proxy's), so pip reaches PyPI as it does here.
+    if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+        cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+        chroot "$root" update-ca-certificates >/dev/null 2>&1
+        printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' >"$root/etc/pip.conf"
+    fi
+    for fs in proc sys dev dev/pts; do
+        mountpoint -q "$root/$fs" || mount --bind "/$fs" "$root/$fs"
+    done
+}
+
+unmount_chroot() {
+    local root=$1
+    for fs in dev/pts dev sys proc; do
+        mountpoint -q "$root/$fs" && umount -l "$root/$fs" || true
+    done
+}
+
+# The checkout as git would clone it (tracked and new files), into $1/home/pi/twitterbot.
+copy_checkout() {
+    local root=$1
+    rm -rf "$root/home/pi/twitterbot"
+    mkdir -p "$root/home/pi/twitterbot"
+    (cd "$CHECKOUT" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+        [ -e "$f" ] && printf '%s\0' "$f"
+    done | tar --null -T - -cf - | tar -xf - -C "$root/home/pi/twitterbot")
+    git -C "$root/home/pi/twitterbot" init -q
+    git -C "$root/home/pi/twitterbot" add -A
+}
+
+in_chroot() {
+    local root=$1
+    shift
+    chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/home/pi LANG=C.UTF-8 \
+        bash -euo pipefail -c "cd /home/pi/twitterbot && $*"
+}
+
+# The README's shell blocks under its "32-bit Raspberry Pi OS" heading, as one script.
+readme_pi_commands() {
+    awk '/^## .*32-bit Raspberry Pi OS/ {on = 1; next} on && /^## / {on = 0}
+         on && /^```(sh|bash)$/ {block = 1; next} block && /^```$/ {block = 0; next} block' "$CHECKOUT/README.md" \
+        | sed 's/^sudo //'
+}
+
+pi() {
+    local arch=${1:-armhf} release=${2:-bookworm}
+    local root="$CHROOTS/$release-$arch"
+    make_chroot "$root" "$release" "$arch"
+    trap "unmount_chroot $root" EXIT
+    copy_checkout "$root"
+    if chroot "$root" sh -c 'command -v cc || command -v gcc'; then
+        echo "a C compiler is installed in $root: the 32-bit install must work without one" >&2
+        exit 1
+    fi
+    readme_pi_commands >"$root/home/pi/install.sh"
+    echo "== the README's 32-bit commands:"
+    cat "$root/home/pi/install.sh"
+    local start end
+    start=$(date +%s)
+    in_chroot "$root" "bash -euo pipefail /home/pi/install.sh"
+    end=$(date +%s)
+    echo "== install: $((end - start)) s; venv: $(du -sh "$root/home/pi/twitterbot/.venv" | cut -f1)"
+    in_chroot "$root" '
+        printf "hello from a %s Pi\n" "$(uname -m)" > tweets.txt
+        printf "POST_TO=x\nTWEETS_FILE=tweets.txt\n" > .env
+        chmod 600 .env
+        echo "== dry run"; time .venv/bin/python bot.py --dry-run --force
+        echo "== a picture line"
+        .venv/bin/python -c "from PIL import Image; Image.new(\"RGB\", (64, 48), \"teal\").save(\"pic.png\")"
+        printf "a picture ![a teal square](pic.png)\n" > tweets.txt
+        .venv/bin/python bot.py --dry-run --force
+        echo "== pegs solve english"; time .venv/bin/python bot.py pegs solve english --no-post
+        echo "== serve"
+        (.venv/bin/python bot.py serve --port 8734 & echo $! > serve.pid)
+        for _ in $(seq 60); do
+            .venv/bin/python -c "import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:8734/\", timeout=5)" 2>/dev/null && break
+            sleep 2
+        done
+        .venv/bin/python -c "import urllib.request; print(urllib.request.urlopen(\"http://127.0.0.1:8734/\", timeout=5).status, \"from the status page\")"
+        kill "$(cat serve.pid)"
+        echo "== check"; .venv/bin/python bot.py check || echo "check exited $?"'
+}
+
+suite() {
+    local release=${1:?bullseye or trixie} compiler=${2:-}
+    local root="$CHROOTS/$release-amd64"
+    make_chroot "$root" "$release" amd64
+    trap "unmount_chroot $root" EXIT
+    if [ "$compiler" = cc ]; then
+        chroot "$root" sh -c 'command -v cc >/dev/null || (apt-get update -qq && apt-get install -y -qq gcc libc6-dev)'
+    else
+        chroot "$root" sh -c '! command -v cc >/dev/null || apt-get remove -y -qq gcc cpp' >/dev/null
+    fi
+    copy_checkout "$root"
+    chroot "$root" sh -c 'id pi >/dev/null 2>&1 || useradd -d /home/pi pi'
+    in_chroot "$root" '
+        [ -x /home/pi/venv/bin/python ] || python3 -m venv /home/pi/venv
+        /home/pi/venv/bin/python -m pip install -q --upgrade pip
+        /home/pi/venv/bin/python -m pip install -q -r requirements-dev.txt
+        chmod 755 /home/pi /home/pi/twitterbot
+        /home/pi/venv/bin/python --version
+        start=$(date +%s)
+        /home/pi/venv/bin/python -m pytest -q -p no:cacheprovider tests || status=$?
+        echo "== the suite took $(( $(date +%s) - start )) s"
+        exit ${status:-0}'
+}
+
+case "${1:-}" in
+    pi) shift; pi "$@" ;;
+    suite) shift; suite "$@" ;;
+    *) usage ;;
+esac

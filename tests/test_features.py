@@ -1,0 +1,105 @@
+"""Features degrade, never break: an X-only install (`pip install .`, no extra) posts text, and
+`check` lists each feature as available or not with the command that adds it, failing only for
+the ones the settings use. The packages are hidden from bot.py by an import blocker in
+sitecustomize, as if they were never installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterable
+
+from conftest import REPO, BotHome
+
+from twitterbot.errors import ExitStatus
+
+# Every package beyond the core (tweepy, python-dotenv, schedule, twitter-text-parser, requests, urllib3).
+EXTRAS = ("PIL", "numpy", "atproto", "atproto_client", "httpx", "mastodon", "flask", "waitress", "dask", "distributed")
+
+BLOCKER = '''
+import sys
+
+class _NotInstalled:
+    """Finds each hidden module as missing, as on a machine that never installed it."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {hidden!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NotInstalled())
+'''
+
+
+def hide(folder: Path, modules: Iterable[str]) -> dict:
+    """The environment for bot.py with `modules` hidden."""
+    folder.mkdir(exist_ok=True)
+    (folder / "sitecustomize.py").write_text(BLOCKER.format(hidden=set(modules)))
+    return {"PYTHONPATH": str(folder)}
+
+
+def test_an_x_only_install_posts_text_and_check_lists_what_it_lacks(home: BotHome, tmp_path: Path) -> None:
+    hidden = hide(tmp_path / "x-only", EXTRAS)
+    home.write_tweets("a plain line of text\n")
+    posted = home.run("--force", env=hidden)
+    assert posted.returncode == 0, posted.stderr
+    assert [post.text for post in home.emulator.posts] == ["a plain line of text"]
+
+    check = home.run("check", env=hidden)
+    assert check.returncode == 0, check.stdout + check.stderr  # POST_TO=x uses nothing missing
+    lines = check.stdout.splitlines()
+    for feature, extra in [
+        ("pictures", "pictures"),
+        ("posting to Mastodon", "mastodon"),
+        ("posting to Bluesky", "bluesky"),
+        ("the status page (serve)", "web"),
+        ("the pegs job", "jobs"),
+        ("the monkey job", "jobs"),
+        ("the jobs on a Dask cluster (--cluster)", "cluster"),
+    ]:
+        said = [line for line in lines if line.startswith(f"note     {feature}: not available")]
+        assert said and f'pip install ".[{extra}]"' in said[0], check.stdout
+    assert "sudo apt install python3-pil" in check.stdout
+    assert "all good" in check.stdout
+
+
+def test_check_fails_for_a_feature_the_settings_use(home: BotHome, tmp_path: Path) -> None:
+    hidden = hide(tmp_path / "no-mastodon", ["mastodon"])
+    home.write_env(POST_TO="x,mastodon", MASTODON_INSTANCE="https://mastodon.example", MASTODON_ACCESS_TOKEN="t")
+    check = home.run("check", env=hidden)
+    assert check.returncode == ExitStatus.UNAVAILABLE == 69, check.stdout + check.stderr
+    assert "PROBLEM  posting to Mastodon: not available (mastodon not installed)" in check.stdout
+    assert "ok       pictures: available" in check.stdout
+
+
+def test_a_job_without_numpy_says_which_feature_and_how_to_add_it(home: BotHome, tmp_path: Path) -> None:
+    hidden = hide(tmp_path / "no-numpy", ["numpy"])
+    result = home.run("pegs", "solve", "english", "--no-post", env=hidden)
+    assert result.returncode == 69, result.stderr
+    assert "the package numpy is missing" in result.stderr and "needed by the pegs job and the monkey job" in result.stderr
+    assert "sudo apt install python3-numpy" in result.stderr and 'pip install ".[jobs]"' in result.stderr
+
+
+def test_without_freetype_the_boards_are_drawn_with_pillows_own_font(tmp_path: Path) -> None:
+    """A Pillow that pip built without libfreetype-dev has no `_imagingft`: text is still drawn."""
+    hidden = hide(tmp_path / "no-freetype", [])
+    (tmp_path / "no-freetype" / "sitecustomize.py").write_text(
+        BLOCKER.replace('name.split(".")[0] in {hidden!r}', 'name == "PIL._imagingft"')
+    )
+    probe = (
+        "from PIL import Image, ImageDraw, features\n"
+        "from twitterbot.pictures.draw import font, text_width\n"
+        "assert not features.check('freetype2')\n"
+        "image = Image.new('L', (200, 40))\n"
+        "draw = ImageDraw.Draw(image)\n"
+        "draw.text((2, 2), 'english: 31 moves', font=font(24), fill=255)\n"
+        "print(text_width(draw, 'english', font(24, mono=True)), image.getbbox() is not None)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, env={**hidden, "PYTHONPATH": f"{hidden['PYTHONPATH']}:{REPO}"},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    width, drawn = result.stdout.split()
+    assert int(width) > 0 and drawn == "True"
