@@ -26,6 +26,7 @@ COMMANDS: Dict[str, Tuple[List[List[str]], List[str]]] = {
     "cron": ([["cron"]], []),
     "systemd": ([["systemd"]], []),
     "history": ([["history"]], []),
+    "account": ([["account"], ["--mark-bot"]], []),
     "serve": ([["serve"], ["--port", "8080"]], []),
     "watch": ([["watch"], ["--name", "job"]], ["--", "true"]),
     # argparse takes no option between two positionals (`pegs solve --debug pyramid` is refused).
