@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Iterable, List, M
 
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
 from ..lock import run_lock
-from ..networks import Poster
+from ..monitoring import monitored
+from ..networks import Fit, Poster
 from ..settings.loading import Config
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
@@ -47,6 +48,7 @@ __all__ = [
     "gap_not_passed",
     "log_result",
     "run_once",
+    "run_watched",
     "utc_now",
     "wait_jitter",
     "CLOCK_SLACK",
@@ -202,7 +204,28 @@ def run_once(
             force=force,
             pictures_folder=config["TWEETS_FILE"].parent,  # a caught-up post's pictures are read from there
             registry=config.registry,
+            budgets=_budgets(config),
         )
+
+
+def _budgets(config: Config) -> Dict[str, float]:
+    """The monthly budget of each network in POST_TO that has one set (X_MONTHLY_BUDGET), by network."""
+    return {
+        network.name: config[network.budget]
+        for network in config.registry.posting_to(config)
+        if network.budget and config[network.budget] is not None
+    }
+
+
+def run_watched(config: Config, run: Callable[[], RunResult], *, dry_run: bool = False) -> RunResult:
+    """`run()` told to the monitors (HEALTHCHECK_URL, NOTIFY_URL): a ping as it starts and ends, an
+    alert for what needs the owner (`monitored.watched`). A dry run, or a bot with no monitor set,
+    just runs, and imports nothing more."""
+    if dry_run or not monitored(config):
+        return run()
+    from .monitored import watched
+
+    return watched(config, run)
 
 
 def decide_and_post(
@@ -219,9 +242,11 @@ def decide_and_post(
     force: bool = False,
     pictures_folder: Optional[Path] = None,
     registry: Registry,
+    budgets: Optional[Mapping[str, float]] = None,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
-    `tweets` may be a function that reads the file: only a run the roll does not skip calls it."""
+    `tweets` may be a function that reads the file: only a run the roll does not skip calls it.
+    `budgets`: the monthly budget of the networks that have one, by network."""
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -280,7 +305,8 @@ def decide_and_post(
     if chosen.new_round:
         used = _start_new_round(store, tweets)
     action, reason, fields = _post_a_line(
-        store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock, registry=registry
+        store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock, registry=registry,
+        budgets=budgets or {},
     )
     return finish(action, reason, **fields)
 
@@ -382,13 +408,14 @@ def _post_a_line(
     rng: random.Random,
     clock: Callable[[], datetime],
     registry: Registry,
+    budgets: Mapping[str, float],
 ) -> Tuple[Outcome, str, Dict[str, object]]:
     """Post `line` everywhere; while every network already has it, mark it used and try another,
     within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
     texts = tweets.texts
     tried: List[TweetLine] = []  # lines every network already had
     while True:
-        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock, registry=registry)
+        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock, registry=registry, budgets=budgets)
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
         ):
@@ -422,9 +449,11 @@ def _post_everywhere(
     run_id: int,
     clock: Callable[[], datetime],
     registry: Registry,
+    budgets: Mapping[str, float],
 ) -> Tuple[Sent, ...]:
-    """Send `line` to each network it fits, one after another, each attempt recorded before it is
-    sent and its outcome after. The attempts share a group, so the post counts once in the cap."""
+    """Send `line` to each network it fits and whose budget it would not pass, one after another,
+    each attempt recorded (with its price) before it is sent and its outcome after. The attempts
+    share a group, so the post counts once in the cap."""
     sent: List[Sent] = []
     group: Optional[int] = None
     for network, poster in posters.items():
@@ -432,7 +461,13 @@ def _post_everywhere(
         if fit is None or not fit.fits:
             sent.append(Sent(network, Outcome.TOO_LONG, fit))
             continue
-        attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group)
+        stopped = _over_budget(store, registry, network, fit, budgets, clock())
+        if stopped:
+            log.warning("%s", stopped)
+            sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
+            continue
+        price = registry.network(network).price(fit) if network in registry.names() else None
+        attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group, cost=price)
         group = group or attempt
         sent.append(
             send_attempt(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images, registry=registry)
@@ -440,9 +475,26 @@ def _post_everywhere(
     return tuple(sent)
 
 
+def _over_budget(
+    store: HistoryStore, registry: Registry, network: str, fit: Fit, budgets: Mapping[str, float], now: datetime
+) -> Optional[str]:
+    """Why `fit`'s post may not go to `network` (it would pass the network's monthly budget), or None."""
+    if network not in budgets:
+        return None
+    from .budget import month_spend, over_budget  # only with a budget set
+
+    known = registry.network(network)
+    return over_budget(month_spend(store, known, now, budgets[network]), fit, known)
+
+
 def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:
-    """The run's action and reason from what became of the post on each network."""
+    """The run's action and reason from what became of the post on each network. A post that no
+    network got because of their budgets is a skip: the bot did what it was told."""
     reached = [each for each in sent if each.reached]
+    if not reached and any(each.outcome == Outcome.OVER_BUDGET for each in sent) and all(
+        each.outcome in (Outcome.OVER_BUDGET, Outcome.TOO_LONG) for each in sent
+    ):
+        return Outcome.SKIPPED, f"{why}, but " + "; ".join(each.note or "" for each in sent if each.note)
     if len(sent) == 1 and sent[0].error is not None:
         return (Outcome.UNCERTAIN if sent[0].reached else Outcome.FAILED), str(sent[0].error)
     action = (
@@ -456,7 +508,9 @@ def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome
         return action, why
     parts = []
     for each in sent:
-        if each.outcome == Outcome.TOO_LONG and each.fit:
+        if each.outcome == Outcome.OVER_BUDGET:
+            parts.append(f"{each.network}: {each.note}")
+        elif each.outcome == Outcome.TOO_LONG and each.fit:
             parts.append(f"{each.network}: not sent, too long ({each.fit.length} of {each.fit.limit} {each.fit.unit})")
         elif each.outcome == Outcome.TEMPORARY and reached:
             parts.append(f"{each.network}: {each.error} (a later run sends it there)")

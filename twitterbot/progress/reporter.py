@@ -120,6 +120,7 @@ class Reporter:
         # Where the last picture of each post sent is kept for the status page (None: not kept).
         self._keep_pictures_in = keep_pictures_in
         self.job: JobRecord = store.open_job(name, at=clock(), run_key=run_key)
+        self.heard_at = clock()  # when the job last reported (PROGRESS_STALL's watch reads it)
         if self.job.finished_at:
             log.info("%s: this run already finished (%s); it will not post again", name, self.job.outcome)
         elif self.job.posts:
@@ -138,6 +139,7 @@ class Reporter:
         """The job's latest news. Posted now if a post is due, otherwise kept until one is (a
         pending milestone is not replaced by ordinary news). `picture` draws a picture for the
         post, which carries it if PICTURES_EVERY has passed since the last one."""
+        self.heard_at = self._clock()
         pending = self._pending
         kept = pending.picture if pending and picture is None else picture
         update = Update(clean(message), fields, milestone, kept if self.wants_pictures else None)
@@ -314,6 +316,13 @@ class Reporter:
         log.warning("%s: not posting: %s", self.name, reason)
         return Report("capped", reason)
 
+    def _price(self, network: str, text: str) -> Optional[float]:
+        """What the post costs on `network` (kept with it, for that network's monthly budget)."""
+        if network not in self._registry.names():
+            return None  # a dry run's printer
+        known = self._registry.network(network)
+        return known.price(known.measure(text)) if known.budget else None
+
     def _post(self, text: str, *, reason: str, news: str, final: bool, pictures: Sequence[Picture] = ()) -> Report:
         """Send one post to every network, each recorded before it is sent; the job moves on once
         it reached (or may have reached) any of them. A network that fails is logged and skipped
@@ -325,7 +334,7 @@ class Reporter:
         errors: List[PostError] = []
         for network, poster in self._posters.items():
             attempt = self._store.begin_job_attempt(
-                self.job.id, text, at=self._clock(), final=final, network=network, group=group
+                self.job.id, text, at=self._clock(), final=final, network=network, group=group, cost=self._price(network, text)
             )
             group = group or attempt
             sent = send(

@@ -112,6 +112,7 @@ class HistoryReader(PostCounts, BagContents):
         self._conn = conn
         self._post_id = column("post_id", version)
         self._error_kind = column("error_kind", version)
+        self._cost = column("cost", version)
 
     def recent_runs(self, limit: int) -> Tuple[RunRow, ...]:
         """The last `limit` runs, newest first, each with its attempts."""

@@ -79,15 +79,16 @@ class RunLog(PostCounts, Database):
         network: str,
         source: str = "scheduled",
         group: Optional[int] = None,
+        cost: Optional[float] = None,
     ) -> int:
         """Commit a pending attempt *before* sending, so a crash cannot lead to a second send.
         `group` is the id of the first attempt carrying the same post to another network (None:
-        this attempt starts a group)."""
+        this attempt starts a group); `cost` what the network charges for it (None: nothing)."""
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group)"
-                " VALUES (?, ?, ?, ?, 'pending', ?, ?)",
-                (run_id, source, text, iso(at), network, group),
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
+                (run_id, source, text, iso(at), network, group, cost),
             )
             attempt_id = int(cursor.lastrowid)
             if group is None:
