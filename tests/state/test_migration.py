@@ -80,7 +80,7 @@ def test_migration_4_renames_tweet_id_to_post_id_and_keeps_every_row(old_history
     before = _rows(old_history, "tweet_id")
     HistoryStore(old_history).close()
     with closing(sqlite3.connect(old_history)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         kinds = conn.execute("SELECT DISTINCT error_kind FROM attempts").fetchall()
     assert {"post_id", "error_kind"} <= columns and "tweet_id" not in columns
@@ -100,3 +100,18 @@ def test_migration_4_gives_old_refusals_of_the_keys_their_kind(old_history: Path
     with closing(sqlite3.connect(old_history)) as conn:
         kinds = conn.execute("SELECT detail, error_kind FROM attempts WHERE text = 'hi' ORDER BY id").fetchall()
     assert [kind for _, kind in kinds] == ["unauthorized", None]
+
+
+def test_migration_5_keeps_costs_and_alerts(old_history: Path) -> None:
+    """A 0.1.0 history gains the cost of each post (NULL for its old rows) and the alerts table."""
+    HistoryStore(old_history).close()
+    with closing(sqlite3.connect(old_history)) as conn:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
+        costs = conn.execute("SELECT DISTINCT cost FROM attempts").fetchall()
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "cost" in columns and costs == [(None,)] and "alerts" in tables
+    with HistoryStore(old_history) as store:
+        assert store.raise_alert("run", at=WRITTEN, message="failed") is True
+        assert store.raise_alert("run", at=WRITTEN, message="failed again") is False
+        store.settle_alerts(["run"])
+        assert store.open_alerts() == []
