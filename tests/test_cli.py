@@ -115,7 +115,7 @@ def test_a_lost_reply_is_uncertain_exits_75_and_is_never_sent_again(home: BotHom
     emulator.fail_next(fault)
     result = home.run("--json")
     assert result.returncode == 75, result.stderr
-    assert "may or may not have posted it" in result.stderr and "will not be sent again" in result.stderr
+    assert "may or may not have posted it" in result.stderr and "will not be sent again unless" in result.stderr
     assert "https://x.com/intent/user?user_id=12345" in result.stderr
     assert json.loads(result.stdout)["action"] == "uncertain"
     (run,) = history(home)

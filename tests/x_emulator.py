@@ -32,16 +32,18 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler
 from types import SimpleNamespace
 from typing import Deque, Dict, List, Optional, Set, Tuple
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from loopback import LoopbackServer, multipart_fields, picture_type
 from oauthlib.oauth1.rfc5849 import signature, utils
 from twitter_text import parse_tweet
 
 ORIGIN = "https://api.twitter.com"
+USER_ID = "12345"  # the account's id, as its access token starts
 FIRST_ID = 1456012973835788293  # the id in the recorded cassette; later posts count up from it
 
 KEYS = {
@@ -188,6 +190,7 @@ class XEmulator:
     max_image_bytes: int = MAX_IMAGE_BYTES
     deleted: Set[str] = field(default_factory=set)  # ids the account deleted (see `delete`)
     seen: List[Seen] = field(default_factory=list)
+    timeline_reads: int = 0  # GET /2/users/:id/tweets answered
     _script: Deque[str] = field(default_factory=deque)
     _nonces: Set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -257,6 +260,10 @@ class XEmulator:
     def _posts_since(self, seconds: float) -> List[Post]:
         now = time.time()
         return [post for post in self.posts if now - post.at < seconds]
+
+
+def _rfc3339(at: float) -> str:
+    return datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 def recorded_create_reply() -> Tuple[int, Dict[str, str], dict]:
@@ -331,7 +338,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error("unauthorized")
 
         if method == "GET" and path == "/2/users/me":
-            return self._json(200, {"data": {"id": "1234567890", "name": "Pi Bot", "username": emu.username}})
+            return self._json(200, {"data": {"id": USER_ID, "name": "Pi Bot", "username": emu.username}})
+        if method == "GET" and path.startswith("/2/users/") and path.endswith("/tweets"):
+            return self._timeline(path.split("/")[3])
         if method == "POST" and path == "/2/media/upload":
             return self._media_upload(raw, scripted)
         if method == "POST" and path == "/2/media/metadata":
@@ -395,6 +404,41 @@ class _Handler(BaseHTTPRequestHandler):
         return self._json(
             status, {"data": {"edit_history_tweet_ids": [post.id], "id": post.id, "text": post.text}}, headers
         )
+
+    def _timeline(self, user_id: str) -> int:
+        """``GET /2/users/:id/tweets``: the account's posts, newest first, with X's query checks
+        (``max_results`` 5..100, ``start_time`` RFC 3339) and paging (``meta.next_token``)."""
+        emu = self.emu
+        query = parse_qs(urlsplit(self.path).query)
+        if user_id not in (USER_ID, emu.keys["access_token"].split("-", 1)[0]):
+            return self._json(200, {"errors": [{"title": "Not Found Error", "detail": f"Could not find user with id: [{user_id}]."}]})
+        try:
+            max_results = int(query.get("max_results", ["10"])[0])
+            start = query.get("start_time", [None])[0]
+            since = datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp() if start else 0.0
+        except ValueError:
+            return self._invalid("max_results or start_time is not valid")
+        if not 5 <= max_results <= 100:
+            return self._invalid(f"The `max_results` query parameter value [{max_results}] is not between 5 and 100")
+        emu.timeline_reads += 1
+        posts = [post for post in reversed(emu.posts) if post.at >= since and post.id not in emu.deleted]
+        page = posts[:max_results]
+        fields = set(",".join(query.get("tweet.fields", [""])).split(","))
+        data = [
+            {
+                "id": post.id,
+                "text": post.text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"),
+                "edit_history_tweet_ids": [post.id],
+                **({"created_at": _rfc3339(post.at)} if "created_at" in fields else {}),
+            }
+            for post in page
+        ]
+        meta: Dict[str, object] = {"result_count": len(page)}
+        if page:
+            meta.update(newest_id=page[0].id, oldest_id=page[-1].id)
+        if len(posts) > max_results:
+            meta["next_token"] = "emu-next-page"
+        return self._json(200, {"data": data, "meta": meta} if data else {"meta": meta})
 
     def _check_oauth(self, method: str, raw: bytes) -> Optional[str]:
         """Verify the OAuth 1.0a header the way X does. Returns what is wrong, or None."""

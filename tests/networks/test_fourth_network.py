@@ -17,7 +17,7 @@ import pytest
 
 from twitterbot.cli import built_in, main
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
-from twitterbot.networks import Fit, Network, PostResult
+from twitterbot.networks import Fit, LookUp, Network, PostResult
 from twitterbot.settings.table import Setting
 from twitterbot.state.store import HistoryStore
 
@@ -81,6 +81,15 @@ class FakePoster:
 
     def account(self) -> str:
         return "@fake"
+
+    def look_up(self, text: str, sent_at: object, key: Optional[str]) -> LookUp:
+        return LookUp(None, "the fake server keeps no list of posts")
+
+    def bot_label(self) -> Optional[bool]:
+        return None
+
+    def mark_bot(self) -> bool:
+        return False
 
 
 class Fake(Network):

@@ -41,13 +41,14 @@ from ..capability import Capability
 from ..errors import ErrorKind, ExitStatus, PostError
 
 if TYPE_CHECKING:
+    from datetime import datetime
     from pathlib import Path
 
     from ..pictures.limits import ImageLimits
     from ..pictures.prepare import Attachment
     from ..settings.loading import Config
 
-__all__ = ["Fit", "LengthCache", "Network", "PostResult", "Poster", "rejected", "server_error"]
+__all__ = ["Fit", "LengthCache", "LookUp", "Network", "PostResult", "Poster", "rejected", "server_error"]
 
 
 @dataclass(frozen=True)
@@ -85,10 +86,24 @@ class PostResult:
     uncertain: Optional[str] = None
     check_url: Optional[str] = None
     url: Optional[str] = None
+    # What a later run can look an uncertain post up by (Bluesky's record key, Mastodon's
+    # Idempotency-Key); None: the network has no such key (X), or the post is confirmed.
+    lookup_key: Optional[str] = None
 
     @property
     def confirmed(self) -> bool:
         return self.uncertain is None
+
+
+@dataclass(frozen=True)
+class LookUp:
+    """What a network said of an uncertain post, asked later: `found` True (it is there: `result`
+    holds its id and link), False (certainly not there) or None (it cannot tell: the look-up is
+    tried again by the next run). `how` says how it looked: "by record key"."""
+
+    found: Optional[bool]
+    how: str
+    result: Optional[PostResult] = None
 
 
 class Poster(Protocol):
@@ -109,6 +124,20 @@ class Poster(Protocol):
 
     def account(self) -> str:
         """Check the keys online and name the account they post as (for `check --online`)."""
+        ...
+
+    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
+        """Whether a post of `text` sent at `sent_at` (with `key`, the `PostResult.lookup_key` of
+        its uncertain result, if known) is on the network now. A failure to ask is a PostError."""
+        ...
+
+    def bot_label(self) -> Optional[bool]:
+        """Whether the account says it is a bot (Bluesky's self-label, Mastodon's flag); None
+        when the network keeps that where the API cannot reach (X's "Automated" label)."""
+        ...
+
+    def mark_bot(self) -> bool:
+        """Make the account say it is a bot; False when the network cannot through its API."""
         ...
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from ..errors import PostError
-from . import Network, PostResult
+from . import LookUp, Network, PostResult
 
 __all__ = ["DryRunPoster"]
 
@@ -49,4 +49,13 @@ class DryRunPoster:
         return PostResult(text=text, post_id=f"dry-run-{next(self._ids)}")
 
     def may_retry(self, error: PostError) -> bool:
+        return False
+
+    def look_up(self, text: str, sent_at: object, key: Optional[str]) -> LookUp:
+        return LookUp(None, "not asked: a dry run asks no network")
+
+    def bot_label(self) -> Optional[bool]:
+        return None
+
+    def mark_bot(self) -> bool:
         return False

@@ -22,6 +22,15 @@ class Posting(Capability):
         "TWEET_ONE_IN": Setting("4", "positive_int", "post on 1 run in N (1 = every run)"),
         "MAX_POSTS_PER_DAY": Setting("4", "positive_int", "at most this many posts in any 24 hours"),
         "MIN_POST_GAP": Setting("1h", "duration", "at least this long between two scheduled posts (0 = no gap)"),
+        "GRAMMAR_MEMORY": Setting(
+            "365d", "duration", "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long"
+        ),
+        "LOOK_UP_UNCERTAIN": Setting(
+            "yes",
+            "bool",
+            "each real run first asks the networks whether a post of the last 7 days whose outcome was "
+            "not known is there: found, it counts as posted; not found, its line goes back into the round",
+        ),
     }
     commands = "twitterbot.posting.commands"
 

@@ -51,10 +51,16 @@ def catch_up(
     for missed in missing:
         if missed.network not in posters():
             continue
-        attempt = store.begin_attempt(
-            missed.text, run_id=run_id, at=clock(), source="catch_up", network=missed.network, group=missed.group
-        )
         text, images = _pictures_of(missed.text, pictures_folder)
+        attempt = store.begin_attempt(
+            missed.text,
+            run_id=run_id,
+            at=clock(),
+            source="catch_up",
+            network=missed.network,
+            group=missed.group,
+            sent_text=text,
+        )
         sent = send_attempt(
             store, posters()[missed.network], attempt, text, fit=None, clock=clock, images=images, registry=registry
         )

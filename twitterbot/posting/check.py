@@ -17,12 +17,13 @@ from typing import Callable, Iterator, List, Optional, Sequence
 from .. import __version__
 from ..errors import BotError, ConfigError, ExitStatus, PostError, TweetFileError
 from ..lock import run_lock
+from ..networks import Poster
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.store import HistoryStore
 from ..wording import plural
-from .tweets import TweetFile, TweetLine, load_tweets
+from .tweets import TweetFile, TweetLine, is_grammar, load_tweets
 
 __all__ = ["CHECKS", "ONLINE_CHECKS", "Finding", "run_checks"]
 
@@ -80,6 +81,9 @@ def tweets_file(config: Config) -> Iterator[Finding]:
     """The tweets file: its lines, those that cost more or fit only some networks, its pictures,
     and its problems, each naming its line."""
     path = config["TWEETS_FILE"]
+    if is_grammar(path):
+        yield from _grammar(config)
+        return
     try:
         tweets = load_tweets(path, config.registry.posting_to(config))
     except BotError as exc:
@@ -104,6 +108,27 @@ def tweets_file(config: Config) -> Iterator[Finding]:
     for found in tweets.problems:
         message = f"{path} line {found.lineno} {found.message}"
         yield ok(message) if found.message.startswith("repeats") else problem(message, TweetFileError(message))
+
+
+def _grammar(config: Config) -> Iterator[Finding]:
+    """A Tracery grammar: each problem (a data error, 65) with its line, then how sampled
+    expansions fit the networks. Its own random source: a check draws the same samples each time."""
+    import random
+
+    from .generated import sample_grammar
+
+    path = config["TWEETS_FILE"]
+    try:
+        report = sample_grammar(path, config.registry.posting_to(config), rng=random.Random(0))
+    except BotError as exc:
+        yield problem(str(exc), exc)
+        return
+    for found in report.problems:
+        yield problem(found, TweetFileError(found))
+    if not report.problems:
+        yield ok(f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {report.distinct} different posts in the samples")
+    for said in report.notes:
+        yield note(said)
 
 
 def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
@@ -173,6 +198,8 @@ def previews(config: Config) -> Iterator[Finding]:
     note each. Never a problem: a post goes out without it."""
     from concurrent.futures import ThreadPoolExecutor
 
+    if is_grammar(config["TWEETS_FILE"]):
+        return  # a grammar's posts are drawn at each run: there are no lines to preview
     try:
         lines: List[TweetLine] = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config)).lines
     except BotError:
@@ -205,6 +232,22 @@ def accounts(config: Config) -> Iterator[Finding]:
             yield problem(f"{label}: {scrub(str(exc), config.secrets())}", exc)
         else:
             yield ok(f"{label} accepts the keys: posting as {account}")
+            yield from _bot_label(label, poster, config)
+
+
+def _bot_label(label: str, poster: Poster, config: Config) -> Iterator[Finding]:
+    """Whether the account says it is a bot; never a problem (a post goes out either way)."""
+    try:
+        marked = poster.bot_label()
+    except PostError as exc:
+        yield note(f"{label}: could not read whether the account is marked as a bot ({scrub(exc.summary, config.secrets())})")
+        return
+    if marked is None:
+        yield note(f"{label}: set the \"Automated\" label on the account's settings page (docs/settling.md)")
+    elif marked:
+        yield ok(f"{label}: the account is marked as a bot")
+    else:
+        yield note(f"{label}: the account is not marked as a bot: `bot.py account --mark-bot` marks it")
 
 
 Check = Callable[[Config], Iterator[Finding]]

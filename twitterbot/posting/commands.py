@@ -3,6 +3,7 @@
 python bot.py [--dry-run] [--force] [--json] ...   one scheduled run
 python bot.py check [--online]                     is everything set up right?
 python bot.py history [-n N] [--json]              what recent runs and jobs posted
+python bot.py account --mark-bot                   say on each network that the account is a bot
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from ..errors import ExitStatus
 from ..settings.loading import Config, env_file_warnings
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
-from .check import run_checks
 from .scheduled import RunResult, log_result, run_once, run_watched, wait_jitter
 from .tweets import preview
 
@@ -33,6 +33,7 @@ def register(parser: Parser, commands: Commands) -> None:
     _add_run(parser)
     _add_check(commands)
     _add_history(commands)
+    _add_account(commands)
 
 
 def _run(args: argparse.Namespace, config: Config) -> int:
@@ -77,6 +78,8 @@ def _show_pictures(line: Any, config: Config) -> None:
 
 def _check(args: argparse.Namespace, config: Config) -> int:
     """Check every piece of the setup and say what to fix; exit 0 only when all is well."""
+    from .check import run_checks  # here: the plain run, which imports this module, never checks
+
     return run_checks(config, online=args.online)
 
 
@@ -215,6 +218,39 @@ def _add_check(commands: Commands) -> None:
     check = add_command(commands, "check", _check, help="check settings, keys, tweets file and state folder")
     check.add_argument(
         "--online", action="store_true", help="also log in to each network in POST_TO and name the account"
+    )
+
+
+def _account(args: argparse.Namespace, config: Config) -> int:
+    """Mark each account of POST_TO as a bot, where its network's API can; say where it cannot."""
+    from ..errors import PostError, UsageError
+    from ..settings.secrets import scrub
+
+    if not args.mark_bot:
+        raise UsageError("account: say what to do: `bot.py account --mark-bot`")
+    config.registry.check_keys(config)
+    status = ExitStatus.OK
+    for network, poster in config.registry.posters_for(config).items():
+        label = config.registry.label(network)
+        try:
+            marked = poster.mark_bot()
+        except PostError as exc:
+            log.error("%s: could not mark the account as a bot: %s", label, scrub(str(exc), config.secrets()))
+            status = status or exc.exit_status
+            continue
+        if marked:
+            log.info("%s: the account is marked as a bot", label)
+        else:
+            log.info("%s: set the \"Automated\" label on the account's settings page (docs/settling.md)", label)
+    return int(status)
+
+
+def _add_account(commands: Commands) -> None:
+    account = add_command(commands, "account", _account, help="change the accounts of POST_TO (--mark-bot)")
+    account.add_argument(
+        "--mark-bot",
+        action="store_true",
+        help="mark each account as a bot: Bluesky's bot self-label, Mastodon's bot flag (X: the docs say where)",
     )
 
 

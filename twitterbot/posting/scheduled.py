@@ -31,7 +31,7 @@ from ..state.store import HistoryStore
 from ..wording import format_duration
 from .choose import Pick, hits, pick, roll
 from .send import Sent, send_attempt
-from .tweets import TweetFile, TweetLine, load_tweets, preview
+from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -52,6 +52,7 @@ __all__ = [
     "utc_now",
     "wait_jitter",
     "CLOCK_SLACK",
+    "LOOK_UP_WINDOW",
     "MAX_DUPLICATE_TRIES",
 ]
 
@@ -62,6 +63,9 @@ log = logging.getLogger(__name__)
 # left untried are the next runs' to try.
 MAX_DUPLICATE_TRIES = 10
 CAP_WINDOW = timedelta(hours=24)
+# An uncertain post is looked up (LOOK_UP_UNCERTAIN) for this long after it was sent; older, it
+# stays uncertain and counted as posted: a network's recent posts reach back only so far.
+LOOK_UP_WINDOW = timedelta(days=7)
 # History rows dated later than now plus this were written while the clock was ahead: they are left
 # out of the cap and the gap (and the run warns), so fixing a clock never blocks posting for long.
 CLOCK_SLACK = timedelta(minutes=5)
@@ -132,6 +136,7 @@ class RunResult:
     check_url: Optional[str] = None  # uncertain: where to see whether the post was made
     networks: Tuple[Sent, ...] = ()  # the post on each network in POST_TO
     caught_up: Tuple[Sent, ...] = ()  # earlier posts this run sent to a network that had missed them
+    settled: Tuple[str, ...] = ()  # uncertain posts this run looked up, and what it found
 
     @property
     def url(self) -> Optional[str]:
@@ -161,6 +166,7 @@ class RunResult:
             "exit_status": int(self.exit_status),
             "networks": [sent.as_dict() for sent in self.networks],
             "caught_up": [sent.as_dict() for sent in self.caught_up],
+            "settled": list(self.settled),
         }
 
 
@@ -186,6 +192,12 @@ def run_once(
     with lock, HistoryStore(config.history_file) as store:
 
         def read_tweets() -> TweetFile:
+            if is_grammar(config["TWEETS_FILE"]):  # a new expansion of the grammar, as a file of one text
+                from .generated import draw_post
+
+                since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
+                networks = config.registry.posting_to(config)
+                return draw_post(config["TWEETS_FILE"], networks, rng=rng, posted=store.texts_posted_since(since))
             tweets = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config), cache=store)
             for problem in tweets.problems:
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
@@ -205,6 +217,7 @@ def run_once(
             pictures_folder=config["TWEETS_FILE"].parent,  # a caught-up post's pictures are read from there
             registry=config.registry,
             budgets=_budgets(config),
+            look_up=config["LOOK_UP_UNCERTAIN"],
         )
 
 
@@ -243,10 +256,12 @@ def decide_and_post(
     pictures_folder: Optional[Path] = None,
     registry: Registry,
     budgets: Optional[Mapping[str, float]] = None,
+    look_up: bool = False,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
     `tweets` may be a function that reads the file: only a run the roll does not skip calls it.
-    `budgets`: the monthly budget of the networks that have one, by network."""
+    `budgets`: the monthly budget of the networks that have one, by network. With `look_up`
+    (LOOK_UP_UNCERTAIN), a real run first settles uncertain posts."""
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -263,15 +278,17 @@ def decide_and_post(
         return made
 
     caught_up: Tuple[Sent, ...] = ()
+    settled: Tuple[str, ...] = ()
     if not dry_run:
         from .catchup import catch_up  # only a real run catches up: a dry run imports no more
 
+        settled = _settle(store, posters_made, now, clock=clock, registry=registry) if look_up else ()
         caught_up = catch_up(
             store, posters_made, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry
         )
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
-        result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, **fields)  # type: ignore[arg-type]
+        result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
         line = result.line
         store.finish_run(
             run_id,
@@ -309,6 +326,19 @@ def decide_and_post(
         budgets=budgets or {},
     )
     return finish(action, reason, **fields)
+
+
+def _settle(
+    store: HistoryStore, posters: PosterFactory, now: datetime, *, clock: Callable[[], datetime], registry: Registry
+) -> Tuple[str, ...]:
+    """Uncertain posts of the last LOOK_UP_WINDOW looked up on their networks (settle.py, imported
+    only when there are some: a run with none asks nothing and imports nothing)."""
+    unsettled = store.unsettled(now - LOOK_UP_WINDOW, registry.names())
+    if not unsettled:
+        return ()
+    from .settle import settle_uncertain
+
+    return tuple(settle_uncertain(store, unsettled, posters, clock=clock, registry=registry))
 
 
 def _planned(line: TweetLine) -> Tuple[Sent, ...]:
@@ -467,7 +497,9 @@ def _post_everywhere(
             sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
             continue
         price = registry.network(network).price(fit) if network in registry.names() else None
-        attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group, cost=price)
+        attempt = store.begin_attempt(
+            line.key, run_id=run_id, at=clock(), network=network, group=group, cost=price, sent_text=line.text
+        )
         group = group or attempt
         sent.append(
             send_attempt(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images, registry=registry)

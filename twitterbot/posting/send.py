@@ -86,7 +86,8 @@ def send(
         where = result.check_url or f"the account's profile on {registry.site(network)}"
         reason = (
             f"{registry.label(network)} may or may not have posted it ({result.uncertain}): it counts as posted"
-            f" and will not be sent again; see {where} to check"
+            f" and will not be sent again unless a later run finds it is not there (LOOK_UP_UNCERTAIN); see {where}"
+            " to check"
         )
         error = PostError(reason, kind=ErrorKind.UNCERTAIN, exit_status=ExitStatus.TEMPORARY_FAILURE)
         return Sent(network, Outcome.UNCERTAIN, fit, result, error)
@@ -107,6 +108,7 @@ def recorder(store: object, attempt: int, clock: Callable[[], datetime]) -> Reco
             detail=detail,
             mark_used=outcome in (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE),
             error_kind=kind,
+            lookup_key=result.lookup_key if result is not None and outcome == Outcome.UNCERTAIN else None,
             **({"post_id": result.post_id, "url": result.url} if posted else {}),
         )
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Dict, Optional
 
-__all__ = ["CatchUp", "JobPost", "JobRecord", "RunRecord"]
+__all__ = ["CatchUp", "JobPost", "JobRecord", "RunRecord", "Unsettled"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,21 @@ class CatchUp:
     job_id: Optional[int]
     source: str
     first_sent_at: datetime
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """A post whose outcome is not known, with what a look-up needs (see `HistoryStore.unsettled`)."""
+
+    id: int
+    run_id: Optional[int]
+    group: Optional[int]
+    network: str
+    text: str  # as the history keeps it (a line with its pictures)
+    sent_text: str  # as it was posted
+    sent_at: datetime
+    lookup_key: Optional[str]  # Bluesky's record key, Mastodon's Idempotency-Key; None: not known
+    outcome: str  # uncertain or interrupted
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from .counting import COUNTED_OUTCOMES, PostCounts
 from .database import Database, iso, parse_iso
 
 if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
-    from .records import CatchUp, RunRecord
+    from .records import CatchUp, RunRecord, Unsettled
 
 __all__ = ["MAYBE_POSTED", "TEMPORARY", "RunLog"]
 
@@ -80,15 +80,18 @@ class RunLog(PostCounts, Database):
         source: str = "scheduled",
         group: Optional[int] = None,
         cost: Optional[float] = None,
+        sent_text: Optional[str] = None,
     ) -> int:
         """Commit a pending attempt *before* sending, so a crash cannot lead to a second send.
         `group` is the id of the first attempt carrying the same post to another network (None:
-        this attempt starts a group); `cost` what the network charges for it (None: nothing)."""
+        this attempt starts a group); `cost` what the network charges for it (None: nothing);
+        `sent_text` the post's text when it is not `text` (a line's pictures are left out of it),
+        kept to look the post up if its outcome is uncertain."""
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost)"
-                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
-                (run_id, source, text, iso(at), network, group, cost),
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+                (run_id, source, text, iso(at), network, group, cost, sent_text if sent_text != text else None),
             )
             attempt_id = int(cursor.lastrowid)
             if group is None:
@@ -133,18 +136,84 @@ class RunLog(PostCounts, Database):
         mark_used: bool = False,
         url: Optional[str] = None,
         error_kind: Optional[str] = None,
+        lookup_key: Optional[str] = None,
     ) -> None:
         """Record an attempt's outcome, and for one that failed the kind of its error (`ErrorKind`);
-        with `mark_used`, take its text out of this round in the same transaction."""
+        with `mark_used`, take its text out of this round in the same transaction. `lookup_key`:
+        what an uncertain post can be looked up by later (see `unsettled`)."""
         with self._write() as conn:
             conn.execute(
-                "UPDATE attempts SET outcome = ?, finished_at = ?, post_id = ?, detail = ?, url = ?, error_kind = ?"
-                " WHERE id = ?",
-                (outcome, iso(at), post_id, detail, url, error_kind, attempt_id),
+                "UPDATE attempts SET outcome = ?, finished_at = ?, post_id = ?, detail = ?, url = ?, error_kind = ?,"
+                " lookup_key = ? WHERE id = ?",
+                (outcome, iso(at), post_id, detail, url, error_kind, lookup_key, attempt_id),
             )
             if mark_used:
                 (text,) = conn.execute("SELECT text FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
                 conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, iso(at)))
+
+    def unsettled(self, since: datetime, networks: Sequence[str]) -> List[Unsettled]:
+        """A scheduled run's posts on `networks` whose outcome is not known (uncertain, or the run
+        stopped while sending), sent since `since`, oldest first: what a run looks up. A progress
+        job's are its own (its thread has moved on)."""
+        if not networks:
+            return []
+        wanted = ", ".join("?" for _ in networks)
+        rows = self._read(
+            "SELECT id, run_id, post_group, network, text, coalesce(sent_text, text), sent_at, lookup_key, outcome"
+            f" FROM attempts WHERE outcome IN ('uncertain', 'interrupted') AND job_id IS NULL AND network IN ({wanted})"
+            " AND sent_at > ? ORDER BY id",
+            (*networks, iso(since)),
+        )
+        if not rows:  # the usual run: nothing uncertain, and no need to make the rows' class
+            return []
+        from .records import Unsettled
+
+        return [Unsettled(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6]), row[7], row[8]) for row in rows]
+
+    def settle(
+        self,
+        attempt_id: int,
+        *,
+        found: bool,
+        how: str,
+        at: datetime,
+        post_id: Optional[str] = None,
+        url: Optional[str] = None,
+        run_note: str = "",
+    ) -> bool:
+        """Record what a look-up found of an uncertain attempt (`how`: "found by record key"). Found:
+        it is posted, with its id and link. Not found: it was not posted; when no other network
+        has the post (its group), the text goes back into the round, and when one has, the
+        attempt is temporary, so catch-up sends it (`catch_ups`). The run's row says so too
+        (`run_note` added to its reason). Returns whether the text went back into the round."""
+        counted = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        with self._write() as conn:
+            row = conn.execute("SELECT outcome, text, run_id, post_group FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+            before, text, run_id, group = row
+            settled = f"{before} → {'posted' if found else 'not posted'} ({how})"
+            elsewhere = conn.execute(
+                f"SELECT 1 FROM attempts WHERE post_group = ? AND id != ? AND outcome IN ({counted}) LIMIT 1",
+                (group, attempt_id, *COUNTED_OUTCOMES),
+            ).fetchone()
+            outcome = "posted" if found else (TEMPORARY if elsewhere else "failed")
+            conn.execute(
+                "UPDATE attempts SET outcome = ?, settled = ?, post_id = coalesce(?, post_id), url = coalesce(?, url),"
+                " detail = ?, error_kind = NULL WHERE id = ?",
+                (outcome, settled, post_id, url, settled, attempt_id),
+            )
+            back = not found and not elsewhere
+            if back:
+                conn.execute("DELETE FROM bag WHERE text = ?", (text,))
+            if run_id is not None:
+                conn.execute(
+                    "UPDATE runs SET reason = coalesce(reason || '; ', '') || ?,"
+                    " post_id = coalesce(post_id, ?), url = coalesce(url, ?),"
+                    " action = CASE WHEN action IN ('uncertain', 'interrupted') AND ? THEN 'posted'"
+                    "  WHEN action IN ('uncertain', 'interrupted') AND ? THEN 'failed' ELSE action END"
+                    " WHERE id = ?",
+                    (f"later: {run_note or settled}", post_id, url, int(found), int(back), run_id),
+                )
+        return back
 
     def recover_interrupted(self, *, at: datetime) -> List[str]:
         """Settle what a killed scheduled run left behind. Its pending attempts may have reached X,

@@ -108,8 +108,16 @@ ALTER TABLE attempts ADD COLUMN error_kind TEXT;
 UPDATE attempts SET error_kind = 'unauthorized' WHERE outcome = 'failed' AND {_KEYS_REFUSED_BEFORE_4};
 """,
     5: """
+-- What a later run needs to look an uncertain post up on its network: the key the post was sent
+-- with (Bluesky's record key, Mastodon's Idempotency-Key), the text as sent when it differs from
+-- the line (a line's pictures are not part of the post's text), and how the look-up settled it.
+ALTER TABLE attempts ADD COLUMN lookup_key TEXT;
+ALTER TABLE attempts ADD COLUMN sent_text TEXT;
+ALTER TABLE attempts ADD COLUMN settled TEXT;  -- e.g. "uncertain → posted (found by record key)"
+""",
+    6: """
 -- What sending a post cost on its network, in US dollars (its price when sent), for a monthly
--- budget. NULL: the network is free, or the row was written before schema 5.
+-- budget. NULL: the network is free, or the row was written before schema 6.
 ALTER TABLE attempts ADD COLUMN cost REAL;
 -- The alerts sent and not settled since: one per problem until a success settles it.
 CREATE TABLE alerts (
@@ -126,7 +134,8 @@ TABLES = {
     2: {"runs", "attempts", "bag", "jobs"},
     3: {"runs", "attempts", "bag", "jobs", "job_threads"},
     4: {"runs", "attempts", "bag", "jobs", "job_threads"},
-    5: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts"},
+    5: {"runs", "attempts", "bag", "jobs", "job_threads"},
+    6: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts"},
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).
@@ -135,7 +144,7 @@ _EARLIER_COLUMNS = {
         "post_id": "tweet_id",
         "error_kind": f"CASE WHEN outcome = 'failed' AND {_KEYS_REFUSED_BEFORE_4} THEN 'unauthorized' END",
     },
-    5: {"cost": "NULL"},
+    6: {"cost": "NULL"},
 }
 
 

@@ -20,12 +20,24 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence
 
 from ...errors import ErrorKind, PostError
 from ...settings.secrets import scrub_also
-from .. import PostResult
+from .. import LookUp, PostResult
 from ..retry import Backoff
 from ..uploads import fit_pictures
 from .errors import classify, network_error
 from .media import bluesky_embed, image_limits
-from .records import COLLECTION, PostRef, fetch_link_card, new_record_key, post_record, post_url
+from .records import (
+    BOT_LABEL,
+    COLLECTION,
+    PROFILE,
+    PostRef,
+    among,
+    fetch_link_card,
+    new_record_key,
+    post_record,
+    post_url,
+    self_labels,
+    with_bot_label,
+)
 from .session import load_session, log_in, save_session
 
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
@@ -136,8 +148,64 @@ class BlueskyPoster:
                 return found
         if maybe_posted:
             log.debug("not known whether it was posted: %s", self.retry_safety)
-            return PostResult(text=text, post_id=None, uncertain=error.summary, check_url=self.account_url)
+            return PostResult(
+                text=text, post_id=None, uncertain=error.summary, check_url=self.account_url, lookup_key=record_key
+            )
         raise error
+
+    # -- later: an uncertain post looked up, and the bot label -----------------------------------
+
+    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
+        """Whether an uncertain post is there: by its record key when it is known (getRecord), else
+        among the account's last 50 posts (listRecords). Raises PostError when it cannot ask."""
+        client = self._call(self._connect)
+        if key:
+            found = self._get_record(client, COLLECTION, key)
+            if found is None or getattr(found.value, "text", None) != text:
+                return LookUp(False, "not found by record key")
+            return LookUp(True, "found by record key", self._result(text, found.uri, found.cid or "", None))
+        page = self._call(
+            lambda: client.com.atproto.repo.list_records({"repo": self._did, "collection": COLLECTION, "limit": 50})
+        )
+        return among(page.records, text, sent_at, self._result, full=len(page.records) < 50)
+
+    def bot_label(self) -> Optional[bool]:
+        """Whether the account's profile carries the ``bot`` self-label."""
+        client = self._call(self._connect)
+        profile = self._get_record(client, PROFILE, "self")
+        return profile is not None and BOT_LABEL in self_labels(profile.value)
+
+    def mark_bot(self) -> bool:
+        """Add the ``bot`` self-label to the account's profile, keeping the rest of it; the write
+        names the profile it read (swapRecord), so a change made meanwhile is never overwritten."""
+        from atproto import models
+
+        client = self._call(self._connect)
+        profile = self._get_record(client, PROFILE, "self")
+        record = with_bot_label(profile.value if profile else None)
+        self._call(
+            lambda: client.com.atproto.repo.put_record(
+                models.ComAtprotoRepoPutRecord.Data(
+                    repo=self._did or "",
+                    collection=PROFILE,
+                    rkey="self",
+                    record=record,
+                    swap_record=profile.cid if profile else None,
+                )
+            )
+        )
+        return True
+
+    def _get_record(self, client: Client, collection: str, rkey: str) -> Any:
+        """A record of the account's repository, or None when the server has none under `rkey`."""
+        from atproto.exceptions import BadRequestError
+
+        try:
+            return client.com.atproto.repo.get_record({"repo": self._did, "collection": collection, "rkey": rkey})
+        except BadRequestError as exc:
+            if getattr(getattr(exc.response, "content", None), "error", None) == "RecordNotFound":
+                return None
+            raise classify(exc, self.handle, self._service) from None
 
     # -- the steps, each through the SDK -------------------------------------------------------
 

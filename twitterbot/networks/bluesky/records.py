@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Sequence
 
 from ...errors import ErrorKind, ExitStatus, PostError
 from .linkcard import Card, CardResult, Limits, fetch_card
@@ -20,7 +21,10 @@ if TYPE_CHECKING:
     from atproto import Client
 
 __all__ = [
+    "BOT_LABEL",
     "COLLECTION",
+    "PROFILE",
+    "among",
     "PostRef",
     "external_embed",
     "fetch_link_card",
@@ -28,9 +32,16 @@ __all__ = [
     "new_record_key",
     "post_record",
     "post_url",
+    "self_labels",
+    "with_bot_label",
 ]
 
 COLLECTION = "app.bsky.feed.post"
+PROFILE = "app.bsky.actor.profile"  # the account's profile: one record, under the key "self"
+BOT_LABEL = "bot"  # the self-label that says an account is automated
+# A post's createdAt is the poster's clock when it built the record: a look-up takes posts made
+# from this long before the attempt was recorded.
+CLOCK_SLACK_SECONDS = 120
 
 log = logging.getLogger(__package__)  # its lines log as the poster's do
 
@@ -139,3 +150,49 @@ def external_embed(client: Client, card: Card, call: Callable[..., Any]) -> Any:
         uri=card.uri, title=card.title, description=card.description, thumb=thumb
     )
     return models.AppBskyEmbedExternal.Main(external=external)
+
+
+def among(records: Sequence[Any], text: str, sent_at: datetime, result: Callable[..., Any], *, full: bool) -> Any:
+    """A look-up through the account's last posts (newest first): found when one has `text` and
+    was made since `sent_at` (less the clock slack); not found when the page reaches back past
+    `sent_at`, or `full` (it holds every post); else nobody can tell."""
+    from .. import LookUp
+
+    since = sent_at.timestamp() - CLOCK_SLACK_SECONDS
+    oldest: Optional[float] = None
+    for record in records:
+        made = _timestamp(getattr(record.value, "created_at", None))
+        oldest = made if oldest is None or (made is not None and made < oldest) else oldest
+        if getattr(record.value, "text", None) == text and made is not None and made >= since:
+            return LookUp(True, "found among the account's recent posts", result(text, record.uri, record.cid, None))
+    if full or (oldest is not None and oldest < since):
+        return LookUp(False, "not found among the account's recent posts")
+    return LookUp(None, "more posts since than one look-up reads")
+
+
+def _timestamp(text: Optional[str]) -> Optional[float]:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def self_labels(profile: Any) -> List[str]:
+    """The self-labels a profile record carries ("bot", "!no-unauthenticated", ...)."""
+    labels = getattr(profile, "labels", None) if profile is not None else None
+    return [str(getattr(label, "val", "")) for label in (getattr(labels, "values", None) or [])]
+
+
+def with_bot_label(profile: Any) -> Any:
+    """The profile record with the ``bot`` self-label added and every other field kept; a new
+    profile holding only the label when the account has none."""
+    from atproto import models
+
+    labels = [models.ComAtprotoLabelDefs.SelfLabel(val=value) for value in self_labels(profile) if value != BOT_LABEL]
+    labels.append(models.ComAtprotoLabelDefs.SelfLabel(val=BOT_LABEL))
+    selfs = models.ComAtprotoLabelDefs.SelfLabels(values=labels)
+    if profile is None:
+        return models.AppBskyActorProfile.Record(labels=selfs)
+    return profile.model_copy(update={"labels": selfs})

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence
 from urllib.parse import urlsplit
 
 from ... import __version__
 from ...errors import ConfigError, ErrorKind, PostError
 from ...settings.secrets import looks_like_a_key, scrub_also
-from .. import PostResult
+from .. import LookUp, PostResult
 from ..retry import Backoff
 from ..uploads import fit_pictures
 from .errors import classify
 from .instance import limits_from_instance, max_characters
 from .media import image_limits, upload_to_mastodon
-from .status import DEFAULT_LIMIT, VISIBILITIES
+from .status import DEFAULT_LIMIT, VISIBILITIES, among_statuses
 
 if TYPE_CHECKING:
     from ...pictures.limits import ImageLimits
@@ -35,6 +36,10 @@ log = logging.getLogger(__package__)  # Mastodon's lines log under the network's
 # How long a Mastodon server remembers an Idempotency-Key: PostStatusService stores the status id
 # under the key in Redis for 3,600 s, per account, once the status is made.
 IDEMPOTENCY_KEY_LIFETIME = 3600
+# A look-up sends a post again with its key only this long before the server forgets the key; a
+# status made more than this after the attempt was recorded was made by the look-up.
+KEY_MARGIN = 300
+STATUSES_READ = 40  # the statuses one look-up reads: Mastodon's largest page
 
 
 class MastodonPoster:
@@ -133,8 +138,50 @@ class MastodonPoster:
         assert error is not None
         if maybe_posted:
             counted = f"{tries} tries" if tries > 1 else "1 try"
-            return self._uncertain(text, f"{maybe_posted} ({counted} with the same Idempotency-Key)")
+            # The key settles it later only for a post with no pictures: sent again with it, a
+            # post the server never got would be made then, and it must be the same post.
+            found_by = None if images else key
+            return self._uncertain(text, f"{maybe_posted} ({counted} with the same Idempotency-Key)", found_by)
         raise error
+
+    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
+        """Whether an uncertain status is there. While the server still keeps its Idempotency-Key
+        (`key`), the same request is sent again with it: the server answers with the status it
+        made, or makes it now, once either way. After, among the account's last 40 statuses."""
+        from mastodon import MastodonError
+
+        now = datetime.now(timezone.utc)
+        try:
+            if key and (now - sent_at).total_seconds() < IDEMPOTENCY_KEY_LIFETIME - KEY_MARGIN:
+                status = self._client.status_post(text, visibility=self._visibility, idempotency_key=key)
+                made = status.get("created_at")
+                earlier = isinstance(made, datetime) and (made - sent_at).total_seconds() < KEY_MARGIN
+                how = "found by Idempotency-Key" if earlier else "sent again with its Idempotency-Key: it had not arrived"
+                return LookUp(True, how, self._result(text, status))
+            me = self._client.account_verify_credentials()
+            statuses = self._client.account_statuses(me["id"], limit=STATUSES_READ)
+        except MastodonError as exc:
+            raise self._classify(exc) from None
+        return among_statuses(statuses, text, sent_at, lambda status: self._result(text, status), full=len(statuses) < STATUSES_READ)
+
+    def bot_label(self) -> Optional[bool]:
+        """Whether the account has Mastodon's bot flag ("automated" on its profile)."""
+        from mastodon import MastodonError
+
+        try:
+            return bool(self._client.account_verify_credentials().get("bot"))
+        except MastodonError as exc:
+            raise self._classify(exc) from None
+
+    def mark_bot(self) -> bool:
+        """Set the account's bot flag (update_credentials; the token needs write:accounts)."""
+        from mastodon import MastodonError
+
+        try:
+            self._client.account_update_credentials(bot=True)
+        except MastodonError as exc:
+            raise self._classify(exc) from None
+        return True
 
     def _upload(self, images: Sequence[Any]) -> List[str]:
         """The pictures fitted to this server's limits and uploaded with their alt text (media.py)."""
@@ -204,9 +251,11 @@ class MastodonPoster:
         self._account_url = account.get("url") or self._account_url
         return PostResult(text=text, post_id=str(status_id), url=status.get("url") or status.get("uri"))
 
-    def _uncertain(self, text: str, why: str) -> PostResult:
+    def _uncertain(self, text: str, why: str, key: Optional[str] = None) -> PostResult:
         log.debug("outcome unknown: %s", self.retry_safety)
-        return PostResult(text=text, post_id=None, uncertain=why, check_url=self._account_url or self.instance)
+        return PostResult(
+            text=text, post_id=None, uncertain=why, check_url=self._account_url or self.instance, lookup_key=key
+        )
 
     def _classify(self, exc: Exception, reply_to: Optional[str] = None) -> PostError:
         """Turn Mastodon.py's exception into a PostError that says what to do (errors.py)."""

@@ -7,11 +7,12 @@ no client library) and who may see it::
 from __future__ import annotations
 
 import re
-from typing import List, Tuple
+from datetime import datetime
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from .. import Fit, twittertext
 
-__all__ = ["DEFAULT_LIMIT", "URL_LENGTH", "VISIBILITIES", "measure", "status_length"]
+__all__ = ["DEFAULT_LIMIT", "URL_LENGTH", "VISIBILITIES", "among_statuses", "measure", "status_length", "status_text"]
 
 # Mastodon's own defaults (StatusLengthValidator): an instance may raise the limit, and says so
 # in its instance endpoint (`MastodonPoster.limit`).
@@ -87,3 +88,34 @@ def _countable_text(text: str) -> str:
     pieces.append(text[position:])
     return "".join(pieces)
 
+
+
+def status_text(content: str) -> str:
+    """A status's text from its HTML (``content``), with its whitespace made single: enough to
+    tell whether a status is the one a post sent."""
+    import html
+
+    text = re.sub(r"<br\s*/?>|</p>\s*<p>", "\n", content or "")
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+
+
+def among_statuses(statuses: Sequence[Any], text: str, sent_at: datetime, result: Callable[[Any], Any], *, full: bool) -> Any:
+    """A look-up through the account's last statuses (newest first): found when one has `text`
+    and was made since `sent_at` (less two minutes of clock slack); not found when the page
+    reaches back past `sent_at`, or `full` (it holds every status); else nobody can tell."""
+    from datetime import timedelta
+
+    from .. import LookUp
+
+    since = sent_at - timedelta(minutes=2)
+    wanted = " ".join(text.split())
+    oldest: Optional[datetime] = None
+    for status in statuses:
+        made = status.get("created_at")
+        if isinstance(made, datetime):
+            oldest = made if oldest is None or made < oldest else oldest
+            if made >= since and status_text(status.get("content") or "") == wanted:
+                return LookUp(True, "found among the account's recent statuses", result(status))
+    if full or (oldest is not None and oldest < since):
+        return LookUp(False, "not found among the account's recent statuses")
+    return LookUp(None, "more statuses since than one look-up reads")

@@ -10,12 +10,15 @@ offers no base URL, so an adapter mounted on the client's session adds both::
 
 from __future__ import annotations
 
+import html
 import logging
+import re
 import time
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
 
 from ...errors import ErrorKind, PostError
-from .. import PostResult
+from .. import LookUp, PostResult
 from ..retry import Backoff
 from ..uploads import fit_pictures
 from .api import DEFAULT_BASE_URL, X_ORIGINS, Credentials, adapter, status_url
@@ -140,6 +143,55 @@ class XPoster:
         """The account the keys post as, checked online (`check --online`): "@username"."""
         return f"@{self.verify()}"
 
+    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
+        """Whether an uncertain post is there: one read of the account's posts made since it was
+        sent (``GET /2/users/:id/tweets``, at most 100, newest first; X bills the read)."""
+        import requests
+        import tweepy
+
+        user_id = self._user_id or self._me()
+        try:
+            response = self._client.get_users_tweets(
+                user_id,
+                start_time=sent_at - timedelta(seconds=CLOCK_SLACK_SECONDS),
+                max_results=POSTS_READ,
+                tweet_fields=["created_at"],
+                user_auth=True,
+            )
+        except tweepy.TweepyException as exc:
+            raise classify(exc) from None
+        except requests.RequestException as exc:
+            raise network_error(exc) from None
+        wanted = same_text(text)
+        for tweet in response.data or []:
+            if same_text(tweet.text) == wanted:
+                return LookUp(True, "found among the account's recent posts", PostResult(text, str(tweet.id), url=status_url(str(tweet.id))))
+        if (response.meta or {}).get("next_token"):
+            return LookUp(None, "more posts since than one read holds")
+        return LookUp(False, "not found among the account's recent posts")
+
+    def bot_label(self) -> Optional[bool]:
+        """None: X's "Automated" label is set on x.com, not through the API (see the docs)."""
+        return None
+
+    def mark_bot(self) -> bool:
+        """False: X's "Automated" label is set on x.com, not through the API (see the docs)."""
+        return False
+
+    def _me(self) -> str:
+        """The account's numeric id, asked of X (``GET /2/users/me``) when the token does not show it."""
+        import requests
+        import tweepy
+
+        try:
+            response = self._client.get_me(user_auth=True)
+        except tweepy.TweepyException as exc:
+            raise classify(exc) from None
+        except requests.RequestException as exc:
+            raise network_error(exc) from None
+        self._user_id = str(response.data["id"])
+        return self._user_id
+
     def verify(self) -> str:
         """Check the keys with ``GET /2/users/me``; returns the account's @username."""
         import requests
@@ -153,6 +205,19 @@ class XPoster:
             raise network_error(exc) from None
         self._username = str(response.data["username"])
         return self._username
+
+
+# A look-up reads the account's posts made since this long before the attempt was recorded (the
+# Pi's clock and X's may differ), at most this many: X's largest page, one billed read.
+CLOCK_SLACK_SECONDS = 120
+POSTS_READ = 100
+_LINK = re.compile(r"https?://\S+")
+
+
+def same_text(text: str) -> str:
+    """A post's text as X gives it back, and as the bot sent it, made comparable: X shortens each
+    link to a t.co link and escapes &, < and >."""
+    return " ".join(_LINK.sub("<link>", html.unescape(text)).split())
 
 
 # What each failure says about the post (errors.py names the kinds). Retried:

@@ -1,0 +1,81 @@
+"""Settling uncertain posts (twitterbot/posting/settle.py): a later run asks the network whether a
+post whose outcome was not known is there, through the command line, against the X emulator's
+timeline; the Mastodon and Bluesky look-ups are tested against their servers in tests/networks."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import List
+
+from conftest import BotHome
+from x_emulator import XEmulator
+
+
+def history(home: BotHome) -> List[dict]:
+    result = home.run("history", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def skip_seed(one_in: int) -> int:
+    return next(seed for seed in range(100) if random.Random(seed).randrange(one_in) != 0)
+
+
+def test_an_uncertain_post_that_exists_is_found_by_a_later_run_the_die_skips(home: BotHome, emulator: XEmulator) -> None:
+    home.write_tweets("alpha\nbeta\n")
+    emulator.fail_next("posted_then_drop")
+    assert home.run("--force").returncode == 75
+    (posted,) = emulator.posts
+    skipped = home.run("--one-in", "1000", "--seed", str(skip_seed(1000)), "--json")
+    assert skipped.returncode == 0, skipped.stderr
+    assert json.loads(skipped.stdout)["settled"] == ["X: uncertain → posted (found among the account's recent posts)"]
+    assert emulator.timeline_reads == 1 and len(emulator.posts) == 1  # one read, no post
+    first = history(home)[-1]
+    assert first["action"] == "posted" and first["post_id"] == posted.id
+    assert first["url"] == f"https://x.com/i/status/{posted.id}"
+    assert "uncertain → posted (found among the account's recent posts)" in first["reason"]
+    home.run("--one-in", "1000", "--seed", str(skip_seed(1000)))
+    assert emulator.timeline_reads == 1  # settled once: never asked again
+
+
+def test_an_uncertain_post_that_is_not_there_goes_back_into_the_round_and_posts_again(
+    home: BotHome, emulator: XEmulator
+) -> None:
+    home.write_tweets("alpha\n")
+    emulator.fail_next("drop")  # the request never reached X
+    assert home.run("--force").returncode == 75 and emulator.posts == []
+    skipped = home.run("--one-in", "1000", "--seed", str(skip_seed(1000)), "--json")
+    assert json.loads(skipped.stdout)["settled"] == ["X: uncertain → not posted (not found among the account's recent posts)"]
+    assert "goes back into the round" in skipped.stderr
+    assert history(home)[-1]["action"] == "failed"
+    again = home.run("--force")
+    assert again.returncode == 0, again.stderr
+    assert emulator.texts == ["alpha"]  # the only line, posted once, by the later run
+
+
+def test_a_dry_run_never_looks_up_and_look_up_uncertain_no_turns_it_off(home: BotHome, emulator: XEmulator) -> None:
+    emulator.fail_next("posted_then_drop")
+    assert home.run("--force").returncode == 75
+    assert home.run("--dry-run", "--force").returncode == 0
+    home.write_env(LOOK_UP_UNCERTAIN="no")
+    assert home.run("--one-in", "1000", "--seed", str(skip_seed(1000))).returncode == 0
+    assert emulator.timeline_reads == 0
+    assert history(home)[-1]["action"] == "uncertain"
+
+
+def test_a_run_with_nothing_uncertain_asks_nothing(home: BotHome, emulator: XEmulator) -> None:
+    assert home.run("--force").returncode == 0
+    assert home.run("--force").returncode == 0
+    assert emulator.timeline_reads == 0
+    assert [seen.path for seen in emulator.seen] == ["/2/tweets", "/2/tweets"]
+
+
+def test_a_look_up_that_fails_leaves_the_post_uncertain_for_the_next_run(home: BotHome, emulator: XEmulator) -> None:
+    emulator.fail_next("posted_then_drop")
+    assert home.run("--force").returncode == 75
+    emulator.fail_next("server_error")
+    assert home.run("--one-in", "1000", "--seed", str(skip_seed(1000))).returncode == 0
+    assert history(home)[-1]["action"] == "uncertain"
+    assert home.run("--one-in", "1000", "--seed", str(skip_seed(1000))).returncode == 0
+    assert history(home)[-1]["action"] == "posted"

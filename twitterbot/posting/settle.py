@@ -1,0 +1,67 @@
+"""Settling uncertain posts: a real scheduled run first asks each network whether a post whose
+outcome was not known (no answer came, or the run stopped while sending) is there. Found, the
+history records it as posted, with its id and link; not found, as not posted, and its line goes
+back into the round. A network that cannot tell leaves it uncertain for the next run. Only a run
+that has such a post imports this module::
+
+    settled = settle_uncertain(store, unsettled, posters_made, clock=clock, registry=registry)
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable, List, Mapping, Sequence
+
+from ..errors import PostError
+from ..networks import Poster
+from .tweets import preview
+
+if TYPE_CHECKING:
+    from ..registry import Registry
+    from ..state.records import Unsettled
+    from ..state.store import HistoryStore
+
+__all__ = ["settle_uncertain"]
+
+log = logging.getLogger("twitterbot.posting.scheduled")  # a scheduled run's logger: its lines are the run's
+
+def settle_uncertain(
+    store: HistoryStore,
+    unsettled: Sequence[Unsettled],
+    posters: Callable[[], Mapping[str, Poster]],
+    *,
+    clock: Callable[[], datetime],
+    registry: Registry,
+) -> List[str]:
+    """Look each of `unsettled` up on its network (if still in POST_TO) and record what was found.
+    Returns, in words, what was settled ("Bluesky: uncertain → posted (found by record key)")."""
+    said: List[str] = []
+    for attempt in unsettled:
+        poster = posters().get(attempt.network)
+        if poster is None:
+            continue
+        label = registry.label(attempt.network)
+        try:
+            answer = poster.look_up(attempt.sent_text, attempt.sent_at, attempt.lookup_key)
+        except PostError as exc:
+            log.info("could not look up the uncertain post %s on %s (%s): the next run asks again", preview(attempt.text), label, exc.summary)
+            continue
+        if answer.found is None:
+            log.info("%s cannot tell yet whether %s was posted (%s): the next run asks again", label, preview(attempt.text), answer.how)
+            continue
+        result = answer.result
+        settled = f"{attempt.outcome} → {'posted' if answer.found else 'not posted'} ({answer.how})"
+        back = store.settle(
+            attempt.id,
+            found=answer.found,
+            how=answer.how,
+            at=clock(),
+            post_id=result.post_id if result else None,
+            url=result.url if result else None,
+            run_note=f"{label}: {settled}",
+        )
+        again = "; its line goes back into the round" if back else ""
+        log.warning("%s: %s from %s: %s%s", label, preview(attempt.text), f"{attempt.sent_at.astimezone():%Y-%m-%d %H:%M}", settled, again)
+        said.append(f"{label}: {settled}")
+    return said
