@@ -12,6 +12,8 @@ from typing import Iterator, List, NamedTuple
 
 import pytest
 from conftest import REGISTRY, BotHome
+from hypothesis import example, given
+from hypothesis import strategies as st
 from loopback import LoopbackServer
 from x_emulator import XEmulator
 
@@ -214,3 +216,53 @@ def test_a_job_pings_and_alerts_when_it_goes_quiet(tmp_path: Path, listener: Lis
     titles = [heard.headers["Title"] for heard in listener.heard if heard.path == "/t"]
     assert any("no news for" in title for title in titles), titles
     assert any("the job failed" in title for title in titles), titles
+
+
+def test_watch_pings_its_command_s_own_exit_status(home: BotHome, listener: Listener, emulator: XEmulator) -> None:
+    _wired(home, listener)
+    assert _run(home, "watch", "--name", "sync", "--", "sh", "-c", "echo copying; exit 3") == 3
+    assert _run(home, "watch", "--name", "sync", "--", "sh", "-c", "echo copied") == 0
+    pings = [heard for heard in listener.heard if heard.path.startswith("/ping")]
+    assert [heard.path for heard in pings] == [
+        "/ping/abc-123/start",
+        "/ping/abc-123/3",  # the command's exit status, which watch exits with too
+        "/ping/abc-123/start",
+        "/ping/abc-123",
+    ]
+    assert "copying" in pings[1].body  # the reason: the command's last line
+
+
+def _endpoint(text: str) -> str:
+    return REGISTRY.parser("HEALTHCHECK_URL")("HEALTHCHECK_URL", text, ".env line 9", None, REGISTRY.settings["HEALTHCHECK_URL"])
+
+
+_HOSTS = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,15}[a-z0-9])?(\.[a-z]{2,6}){0,2}", fullmatch=True)
+_PATHS = st.lists(st.from_regex(r"[A-Za-z0-9._~-]{1,12}", fullmatch=True), max_size=3)
+
+
+@given(st.sampled_from(["http", "https"]), _HOSTS, st.one_of(st.none(), st.integers(1, 65535)), _PATHS)
+def test_an_http_url_reads_back_without_its_trailing_slash(scheme: str, host: str, port, path: list) -> None:
+    url = f"{scheme}://{host}{'' if port is None else f':{port}'}/{'/'.join(path)}"
+    assert _endpoint(f"  {url}  ") == url.rstrip("/")
+
+
+@given(st.text(max_size=60))
+@example("http://")
+@example("https://example.com:99999/x")
+@example("https://example.com/x#frag")
+@example("javascript:alert(1)")
+def test_any_text_is_an_http_url_off_or_an_error_naming_the_setting(text: str) -> None:
+    try:
+        value = _endpoint(text)
+    except ConfigError as exc:
+        assert "HEALTHCHECK_URL" in str(exc) and ".env line 9" in str(exc)
+        return
+    assert value == "" or (value.split("://")[0] in ("http", "https") and value.isascii() and value.isprintable())
+    assert " " not in value and (value == "") == (text.strip().rstrip("/") == "")
+
+
+@given(st.uuids(), st.sampled_from([" x", "#top", "\t1", "é"]))
+def test_a_refused_url_is_never_repeated_in_the_error(check: object, spoiler: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        _endpoint(f"https://hc-ping.com/{check}{spoiler}")
+    assert str(check) not in str(refused.value)  # the check's id is as good as a key to it

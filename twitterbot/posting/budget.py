@@ -6,6 +6,9 @@ neither::
     spend = month_spend(store, network, now, config)
     spend.spent, spend.budget               # 4.95, 5.0
     over_budget(spend, fit, network)        # "not sent to X: ..." or None
+    budget_stops(store, network, fit, 5.0, now)   # the two in one: what every sender asks
+
+A scheduled post, a caught-up post and a job's post are each held to it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import NamedTuple, Optional
 from ..networks import Fit, Network
 from ..state.counting import PostCounts
 
-__all__ = ["Spend", "month_spend", "month_start", "over_budget"]
+__all__ = ["Spend", "budget_stops", "month_spend", "month_start", "next_month", "over_budget"]
 
 
 class Spend(NamedTuple):
@@ -41,6 +44,12 @@ def month_start(now: datetime) -> datetime:
     return utc.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
 
 
+def next_month(now: datetime) -> datetime:
+    """The start of the calendar month after `now`'s, in UTC: when a spent budget is whole again."""
+    start = month_start(now)
+    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+
+
 def month_spend(history: PostCounts, network: Network, now: datetime, budget: Optional[float]) -> Spend:
     """What the posts that went (or may have gone) to `network` this month cost. A row kept before
     costs were recorded is priced by its text, as the network prices it today."""
@@ -62,3 +71,9 @@ def over_budget(spend: Spend, fit: Fit, network: Network) -> Optional[str]:
         f"with ${spend.spent:.2f} spent this month (since {spend.since:%Y-%m-%d} UTC); the other networks get it, "
         f"and posts to {network.label} resume next month or with a higher {spend.setting}"
     )
+
+
+def budget_stops(history: PostCounts, network: Network, fit: Fit, budget: float, now: datetime) -> Optional[str]:
+    """Why a post measured as `fit` may not go to `network`, given its monthly `budget` and what
+    this month's posts there cost; None: it may go."""
+    return over_budget(month_spend(history, network, now, budget), fit, network)

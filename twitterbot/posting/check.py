@@ -243,7 +243,7 @@ def _bot_label(label: str, poster: Poster, config: Config) -> Iterator[Finding]:
         yield note(f"{label}: could not read whether the account is marked as a bot ({scrub(exc.summary, config.secrets())})")
         return
     if marked is None:
-        yield note(f"{label}: set the \"Automated\" label on the account's settings page (docs/settling.md)")
+        yield note(f"{label}: set the \"Automated\" label on the account's settings page (docs/left-alone.md)")
     elif marked:
         yield ok(f"{label}: the account is marked as a bot")
     else:

@@ -241,7 +241,7 @@ def _account(args: argparse.Namespace, config: Config) -> int:
         if marked:
             log.info("%s: the account is marked as a bot", label)
         else:
-            log.info("%s: set the \"Automated\" label on the account's settings page (docs/settling.md)", label)
+            log.info("%s: set the \"Automated\" label on the account's settings page (docs/left-alone.md)", label)
     return int(status)
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "decide_and_post",
     "gap_not_passed",
     "log_result",
+    "monthly_budgets",
     "run_once",
     "run_watched",
     "utc_now",
@@ -216,16 +217,17 @@ def run_once(
             force=force,
             pictures_folder=config["TWEETS_FILE"].parent,  # a caught-up post's pictures are read from there
             registry=config.registry,
-            budgets=_budgets(config),
+            budgets=monthly_budgets(config),
             look_up=config["LOOK_UP_UNCERTAIN"],
         )
 
 
-def _budgets(config: Config) -> Dict[str, float]:
-    """The monthly budget of each network in POST_TO that has one set (X_MONTHLY_BUDGET), by network."""
+def monthly_budgets(config: Config) -> Dict[str, float]:
+    """The monthly budget of each network that has one set (X_MONTHLY_BUDGET), by network: what a
+    run's posts, its catch-ups and a job's posts are held to."""
     return {
         network.name: config[network.budget]
-        for network in config.registry.posting_to(config)
+        for network in config.registry.networks
         if network.budget and config[network.budget] is not None
     }
 
@@ -284,7 +286,13 @@ def decide_and_post(
 
         settled = _settle(store, posters_made, now, clock=clock, registry=registry) if look_up else ()
         caught_up = catch_up(
-            store, posters_made, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry
+            store,
+            posters_made,
+            run_id=run_id,
+            clock=clock,
+            pictures_folder=pictures_folder,
+            registry=registry,
+            budgets=budgets or {},
         )
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
@@ -513,10 +521,9 @@ def _over_budget(
     """Why `fit`'s post may not go to `network` (it would pass the network's monthly budget), or None."""
     if network not in budgets:
         return None
-    from .budget import month_spend, over_budget  # only with a budget set
+    from .budget import budget_stops  # only with a budget set
 
-    known = registry.network(network)
-    return over_budget(month_spend(store, known, now, budgets[network]), fit, known)
+    return budget_stops(store, registry.network(network), fit, budgets[network], now)
 
 
 def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:

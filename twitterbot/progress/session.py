@@ -18,7 +18,7 @@ from ..monitoring import Alert, Monitor, monitor_for
 from ..networks import Poster
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import PICTURES_FOLDER
-from ..posting.scheduled import utc_now
+from ..posting.scheduled import monthly_budgets, utc_now
 from ..settings.loading import Config
 from ..state.folder import ensure_state_dir
 from ..state.store import HistoryStore
@@ -93,6 +93,7 @@ def open_reporter(
                 pictures=pictures and config["PICTURES"],
                 picture_every=config["PICTURES_EVERY"],
                 keep_pictures_in=kept,
+                budgets=monthly_budgets(config),
             )
         except ValueError as exc:
             raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None
@@ -103,8 +104,9 @@ def open_reporter(
 
 @contextlib.contextmanager
 def _watched(monitor: Monitor, reporter: Reporter, config: Config) -> Iterator[None]:
-    """A job told to the monitors: a ping as it starts and as it ends (a failure with its reason),
-    an alert when it fails or goes quiet for PROGRESS_STALL (with NOTIFY_URL set)."""
+    """A job told to the monitors: a ping as it starts and as it ends (a failure with its reason and
+    its exit status: watch's is its command's), an alert when it fails or goes quiet for
+    PROGRESS_STALL (with NOTIFY_URL set)."""
     monitor.start()
     problem = f"job:{reporter.name}"
     try:
@@ -127,6 +129,6 @@ def _watched(monitor: Monitor, reporter: Reporter, config: Config) -> Iterator[N
         raise
     if reporter.job.outcome == "failed":
         said = reporter.job.last_news or "it reported a failure"
-        monitor.finish(1, said, alerts=[Alert(problem, "the job failed", said)])
+        monitor.finish(reporter.failure_status, said, alerts=[Alert(problem, "the job failed", said)])
     else:
         monitor.finish(0, f"{reporter.name}: {reporter.job.outcome or 'stopped'}", fixed=[problem])

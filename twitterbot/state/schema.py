@@ -144,6 +144,7 @@ _EARLIER_COLUMNS = {
         "post_id": "tweet_id",
         "error_kind": f"CASE WHEN outcome = 'failed' AND {_KEYS_REFUSED_BEFORE_4} THEN 'unauthorized' END",
     },
+    5: {"settled": "NULL"},
     6: {"cost": "NULL"},
 }
 
