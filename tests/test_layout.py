@@ -46,14 +46,16 @@ ALLOWED = {
     "settings": set(),
     "state": set(),
     "pictures": set(),
+    # Pings and alerts: told by the runs and jobs, knowing nothing of them.
+    "monitoring": set(),
     "networks": {"pictures"},
     "registry": {"networks", "pictures"},
-    "posting": {"registry", "networks", "pictures"},
-    "progress": {"registry", "posting", "networks", "pictures"},
-    "unattended": {"registry", "posting", "networks", "pictures"},
-    "jobs": {"registry", "progress", "posting", "networks", "pictures"},
-    "web": {"registry", "unattended", "progress", "posting", "networks", "pictures"},
-    "cli": {"registry", "jobs", "unattended", "progress", "posting", "networks", "web", "pictures"},
+    "posting": {"registry", "networks", "pictures", "monitoring"},
+    "progress": {"registry", "posting", "networks", "pictures", "monitoring"},
+    "unattended": {"registry", "posting", "networks", "pictures", "monitoring"},
+    "jobs": {"registry", "progress", "posting", "networks", "pictures", "monitoring"},
+    "web": {"registry", "unattended", "progress", "posting", "networks", "pictures", "monitoring"},
+    "cli": {"registry", "jobs", "unattended", "progress", "posting", "networks", "web", "pictures", "monitoring"},
 }
 
 

@@ -147,6 +147,7 @@ def built_in(extra: Sequence[Capability] = ()) -> Registry:
     from .jobs.monkey import MONKEY
     from .jobs.pegs import PEGS
     from .jobs.puzzles import PUZZLES
+    from .monitoring import MONITORING
     from .networks.bluesky import NETWORK as BLUESKY
     from .networks.mastodon import NETWORK as MASTODON
     from .networks.x import NETWORK as X
@@ -157,7 +158,7 @@ def built_in(extra: Sequence[Capability] = ()) -> Registry:
     from .unattended import SCHEDULE
     from .web import WEB
 
-    return Registry((CORE, POSTING, SCHEDULE, PROGRESS, X, MASTODON, BLUESKY, CLUSTER, PEGS, MONKEY, PUZZLES, WEB, *extra))
+    return Registry((CORE, POSTING, SCHEDULE, MONITORING, PROGRESS, X, MASTODON, BLUESKY, CLUSTER, PEGS, MONKEY, PUZZLES, WEB, *extra))
 
 
 def read_config(

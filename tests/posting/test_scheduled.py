@@ -363,7 +363,8 @@ _LOADED = (
     "status = main(sys.argv[1:])\n"
     "names = ('twitter_text', 'tweepy', 'twitterbot.unattended.daemon', 'twitterbot.progress.reporter',\n"
     "         'twitterbot.jobs.pegs.board', 'twitterbot.jobs.monkey.job', 'numpy', '_strptime',\n"
-    "         'twitterbot.posting.settle')\n"
+    "         'twitterbot.posting.settle', 'twitterbot.monitoring.monitor', 'twitterbot.monitoring.stall',\n"
+    "         'twitterbot.posting.monitored', 'twitterbot.posting.budget', 'urllib.request')\n"
     "print('loaded:', ' '.join(name for name in names if name in seen))\n"
     "sys.exit(status)\n"
 )
@@ -383,6 +384,21 @@ def _loads(home: BotHome, *args: str) -> str:
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()[-1]
+
+
+# What HEALTHCHECK_URL, NOTIFY_URL and X_MONTHLY_BUDGET bring: a run without them imports none of it.
+_MONITORING = ("twitterbot.monitoring.monitor", "twitterbot.monitoring.stall", "twitterbot.posting.monitored", "twitterbot.posting.budget")
+
+
+def test_a_run_without_monitors_or_a_budget_imports_nothing_of_them(home: BotHome, emulator: XEmulator) -> None:
+    skip_seed = next(s for s in range(100) if random.Random(s).randrange(1000) != 0)
+    skipped = _loads(home, "--one-in", "1000", "--seed", str(skip_seed), "-q").split()
+    posted = _loads(home, "--force", "-q").split()
+    assert not [name for name in _MONITORING if name in skipped + posted]  # only the capability, twitterbot.monitoring
+    assert "urllib.request" not in skipped  # no HTTP client at all on a skip
+    home.write_env(X_MONTHLY_BUDGET="5")
+    assert "twitterbot.posting.budget" in _loads(home, "--force", "-q").split()  # the assertion can fail
+    assert len(emulator.texts) == 2
 
 
 def test_twitter_text_is_loaded_only_for_lines_it_has_not_measured(home: BotHome, emulator: XEmulator) -> None:

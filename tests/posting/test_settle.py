@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
+from datetime import datetime, timedelta
 from typing import List
 
 from conftest import BotHome
@@ -39,12 +41,36 @@ def test_an_uncertain_post_that_exists_is_found_by_a_later_run_the_die_skips(hom
     assert emulator.timeline_reads == 1  # settled once: never asked again
 
 
+def age_attempts(home: BotHome, minutes: int) -> None:
+    """Make every attempt of the history that many minutes old, as if time had passed."""
+    with sqlite3.connect(home.path / "state" / "history.sqlite3") as db:
+        rows = db.execute("SELECT id, sent_at FROM attempts").fetchall()
+        for attempt_id, sent_at in rows:
+            older = datetime.strptime(sent_at, "%Y-%m-%dT%H:%M:%S.%fZ") - timedelta(minutes=minutes)
+            db.execute("UPDATE attempts SET sent_at = ? WHERE id = ?", (f"{older:%Y-%m-%dT%H:%M:%S.%f}Z", attempt_id))
+
+
+def test_a_post_not_found_soon_after_it_was_sent_stays_uncertain(home: BotHome, emulator: XEmulator) -> None:
+    """A request in flight when its run died may land after the next run looks: not yet settled."""
+    home.write_tweets("alpha\nbeta\n")
+    emulator.fail_next("drop")
+    assert home.run("--force").returncode == 75 and emulator.posts == []
+    skipped = home.run("--one-in", "1000", "--seed", str(skip_seed(1000)), "--json")
+    assert json.loads(skipped.stdout)["settled"] == [] and "may still land" in skipped.stderr
+    first = history(home)[-1]
+    assert emulator.timeline_reads == 1 and first["action"] != "failed"
+    assert home.run("--force").returncode == 0
+    other = ({"alpha", "beta"} - {first["text"]}).pop()
+    assert [post.text for post in emulator.posts] == [other]  # still counted as posted: not sent again
+
+
 def test_an_uncertain_post_that_is_not_there_goes_back_into_the_round_and_posts_again(
     home: BotHome, emulator: XEmulator
 ) -> None:
     home.write_tweets("alpha\n")
     emulator.fail_next("drop")  # the request never reached X
     assert home.run("--force").returncode == 75 and emulator.posts == []
+    age_attempts(home, 20)  # longer ago than a request could still be in flight
     skipped = home.run("--one-in", "1000", "--seed", str(skip_seed(1000)), "--json")
     assert json.loads(skipped.stdout)["settled"] == ["X: uncertain → not posted (not found among the account's recent posts)"]
     assert "goes back into the round" in skipped.stderr

@@ -1,7 +1,8 @@
 """A history written by the last release, 0.1.0 (schema 3, made by that release's code and checked
 in as tests/fixtures/state/history-schema3.sqlite) opens with today's store and keeps working: every
 row reads back, the daily cap and the bag count it, its killed job is settled, and new rows go in;
-migration 4 renames its tweet_id to post_id and keeps every row."""
+migration 4 renames its tweet_id to post_id and keeps every row. A schema-5 history (the release
+that settled uncertain posts) gains migration 6's costs and alerts and keeps what it settled."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from twitterbot.state import schema
 from twitterbot.state.schema import SCHEMA_VERSION
 from twitterbot.state.store import HistoryStore
 
@@ -80,7 +82,7 @@ def test_migration_4_renames_tweet_id_to_post_id_and_keeps_every_row(old_history
     before = _rows(old_history, "tweet_id")
     HistoryStore(old_history).close()
     with closing(sqlite3.connect(old_history)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         kinds = conn.execute("SELECT DISTINCT error_kind FROM attempts").fetchall()
     assert {"post_id", "error_kind"} <= columns and "tweet_id" not in columns
@@ -100,3 +102,61 @@ def test_migration_4_gives_old_refusals_of_the_keys_their_kind(old_history: Path
     with closing(sqlite3.connect(old_history)) as conn:
         kinds = conn.execute("SELECT detail, error_kind FROM attempts WHERE text = 'hi' ORDER BY id").fetchall()
     assert [kind for _, kind in kinds] == ["unauthorized", None]
+
+
+def test_migration_6_keeps_costs_and_alerts(old_history: Path) -> None:
+    """A 0.1.0 history gains the cost of each post (NULL for its old rows) and the alerts table."""
+    HistoryStore(old_history).close()
+    with closing(sqlite3.connect(old_history)) as conn:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
+        costs = conn.execute("SELECT DISTINCT cost FROM attempts").fetchall()
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "cost" in columns and costs == [(None,)] and "alerts" in tables
+    with HistoryStore(old_history) as store:
+        assert store.raise_alert("run", at=WRITTEN, message="failed") is True
+        assert store.raise_alert("run", at=WRITTEN, message="failed again") is False
+        store.settle_alerts(["run"])
+        assert store.open_alerts() == []
+
+
+def _schema_5_history(path: Path) -> Path:
+    """A history as schema 5 made it: an uncertain post with its record key, and one settled."""
+    steps = " ".join(schema._MIGRATIONS[version] for version in range(2, 6))
+    with closing(sqlite3.connect(path)) as conn:
+        conn.executescript(
+            f"BEGIN; {schema._SCHEMA} {steps} PRAGMA application_id = {schema.APPLICATION_ID};"
+            " PRAGMA user_version = 5; COMMIT;"
+        )
+        with conn:
+            conn.execute(
+                "INSERT INTO attempts (text, sent_at, outcome, network, post_group, lookup_key, sent_text)"
+                " VALUES ('Maybe sent', '2026-11-21T06:00:00.000000Z', 'uncertain', 'bluesky', 1, '3kabc', 'Maybe sent!')"
+            )
+            conn.execute(
+                "INSERT INTO attempts (text, sent_at, outcome, network, post_group, settled)"
+                " VALUES ('Found later', '2026-11-21T07:00:00.000000Z', 'posted', 'x', 2,"
+                " 'uncertain → posted (found in the recent posts)')"
+            )
+    return path
+
+
+def test_a_schema_5_history_gains_costs_and_alerts_and_keeps_what_it_settled(tmp_path: Path) -> None:
+    path = _schema_5_history(tmp_path / "history.sqlite3")
+    with HistoryStore(path) as store:
+        unsettled = store.unsettled(WRITTEN, ["bluesky", "x"])
+        assert [(each.lookup_key, each.sent_text) for each in unsettled] == [("3kabc", "Maybe sent!")]
+        assert store.costs_since("x", WRITTEN) == [(None, "Found later")]  # written before costs were kept
+        assert store.raise_alert("run", at=WRITTEN, message="failed") is True
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
+        settled = conn.execute("SELECT settled FROM attempts WHERE text = 'Found later'").fetchone()[0]
+    assert {"cost", "lookup_key", "sent_text", "settled"} <= columns
+    assert settled == "uncertain → posted (found in the recent posts)"
+
+
+def test_a_0_1_0_history_gains_every_column_of_schemas_5_and_6(old_history: Path) -> None:
+    HistoryStore(old_history).close()
+    with closing(sqlite3.connect(old_history)) as conn:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
+    assert {"cost", "lookup_key", "sent_text", "settled"} <= columns

@@ -11,9 +11,11 @@ from typing import Dict, Optional, Sequence
 import pytest
 from conftest import REGISTRY
 
+from twitterbot.networks.x import PRICES
 from twitterbot.settings.loading import load_config
 from twitterbot.state.schema import APPLICATION_ID
 from twitterbot.state.store import HistoryStore
+from twitterbot.web.app import create_app
 from twitterbot.web.data import read_status
 from twitterbot.web.jobs import JobPicture
 from twitterbot.web.links import check_url, post_url, safe_href
@@ -263,3 +265,40 @@ def test_post_and_check_links(tmp_path: Path) -> None:
     assert check_url("bluesky", config) == "https://bsky.app/profile/alice.example.com"
     assert check_url("mastodon", config) == "https://mastodon.local"
 
+
+
+def test_the_month_s_spend_shows_against_the_budget(tmp_path: Path) -> None:
+    config = settings(tmp_path, X_MONTHLY_BUDGET="5")
+    with HistoryStore(config.history_file) as store:
+        for at, cost in ((NOW - timedelta(days=20), 1.0), (NOW - timedelta(hours=2), PRICES.post)):  # last month's is left out
+            attempt = store.begin_attempt("paid", run_id=None, at=at, network="x", cost=cost)
+            store.finish_attempt(attempt, "posted", at=at, post_id="1")
+        post(store, "priced by its text", NOW - timedelta(hours=1))  # no cost kept: priced as X prices it
+    status = read_status(config, now=NOW, probe=fixed)
+    (budget,) = status.budgets
+    assert (budget.network, budget.budget, budget.setting) == ("x", 5.0, "X_MONTHLY_BUDGET")
+    assert abs(budget.spent - 2 * PRICES.post) < 1e-9 and budget.since == datetime(2026, 3, 1, tzinfo=timezone.utc)
+    assert status.as_dict()["budgets"][0]["budget"] == 5.0
+    page = create_app(config, clock=lambda: NOW, probe=fixed).test_client().get("/").get_data(as_text=True)
+    assert "X this month" in page and f"${2 * PRICES.post:.2f} <span class=\"of\">of $5.00</span>" in page
+    unset = read_status(settings(tmp_path, X_MONTHLY_BUDGET=""), now=NOW, probe=fixed)
+    assert unset.budgets[0].budget is None
+
+
+def test_a_settled_uncertain_post_shows_how_it_was_settled(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    at = NOW - timedelta(hours=3)
+    with HistoryStore(config.history_file) as store:
+        run_id = store.begin_run(at=at, one_in=1, roll=0, forced=False, dry_run=False)
+        attempt = store.begin_attempt("maybe", run_id=run_id, at=at, network="x")
+        store.finish_attempt(attempt, "uncertain", at=at, detail="no answer in 30 s", mark_used=True)
+        store.finish_run(run_id, at=at, action="uncertain", text="maybe")
+        store.settle(attempt, found=True, how="found among the account's recent posts", at=NOW, post_id="1877")
+    status = read_status(config, now=NOW, probe=fixed)
+    (run,) = status.runs
+    (sent,) = run.networks
+    assert run.action == "posted" and sent.outcome == "posted"
+    assert sent.settled == "uncertain → posted (found among the account's recent posts)"
+    assert not [item for item in status.attention if item.kind == "uncertain"]  # settled: nothing to check
+    page = create_app(config, clock=lambda: NOW, probe=fixed).test_client().get("/").get_data(as_text=True)
+    assert "X, settled by a later run: uncertain → posted (found among the account&#39;s recent posts)" in page

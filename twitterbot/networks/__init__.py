@@ -179,6 +179,13 @@ class Network(Capability):
         return f"networks/{self.name}.md"
     site: ClassVar[str] = ""  # where a person looks for a post, in words ("bsky.app")
     former_names: ClassVar[Tuple[str, ...]] = ()  # what POST_TO may say by habit ("twitter")
+    # The setting of a network that charges per post that caps its spending in a calendar month
+    # (in US dollars; its value None: no cap); None: a free network.
+    budget: ClassVar[Optional[str]] = None
+
+    def price(self, fit: Fit) -> Optional[float]:
+        """What posting a text measured as `fit` costs here, in US dollars; None: nothing."""
+        return None
 
     def measure(self, text: str) -> Fit:
         """`text` as this network counts it, against its limit; cheap (no client library)."""

@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
-from ..networks import Poster
+from ..networks import Fit, Poster
+from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from .send import Sent, send_attempt
 from .tweets import preview
@@ -43,16 +44,25 @@ def catch_up(
     pictures_folder: Optional[Path] = None,
     registry: Registry,
     mask: Callable[[str], str] = str,
+    budgets: Optional[Mapping[str, float]] = None,
 ) -> Tuple[Sent, ...]:
     """Send each recent scheduled post to the networks that missed it for a temporary reason
     (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
-    when first posted. A progress job's post is not caught up: its thread has moved on."""
+    when first posted. A progress job's post is not caught up: its thread has moved on. A network's
+    monthly budget (`budgets`, by network) holds a catch-up as it holds the run's own post."""
     done: List[Sent] = []
     missing = [each for each in store.catch_ups(clock() - CATCH_UP_WINDOW, registry.names()) if each.job_id is None]
     for missed in missing:
         if missed.network not in posters():
             continue
         text, images = _pictures_of(missed.text, pictures_folder)
+        network = registry.network(missed.network)
+        fit = network.measure(text)
+        stopped = _budget_stops(store, missed.network, fit, budgets or {}, clock, registry)
+        if stopped:
+            log.warning("catching up on %s: %s: %s", network.label, preview(missed.text), stopped)
+            done.append(Sent(missed.network, Outcome.OVER_BUDGET, fit, note=stopped))
+            continue
         attempt = store.begin_attempt(
             missed.text,
             run_id=run_id,
@@ -60,6 +70,7 @@ def catch_up(
             source="catch_up",
             network=missed.network,
             group=missed.group,
+            cost=network.price(fit),
             sent_text=text,
         )
         sent = send_attempt(
@@ -76,3 +87,19 @@ def catch_up(
         )
         done.append(sent)
     return tuple(done)
+
+
+def _budget_stops(
+    store: HistoryStore,
+    network: str,
+    fit: Fit,
+    budgets: Mapping[str, float],
+    clock: Callable[[], datetime],
+    registry: Registry,
+) -> Optional[str]:
+    """Why a catch-up may not go to `network` (it would pass the monthly budget), or None."""
+    if network not in budgets:
+        return None
+    from .budget import budget_stops  # only with a budget set
+
+    return budget_stops(store, registry.network(network), fit, budgets[network], clock())

@@ -188,6 +188,27 @@ def state_folder(config: Config) -> Iterator[Finding]:
         yield ok(f"state folder {state} is writable and its history is readable")
 
 
+def budgets(config: Config) -> Iterator[Finding]:
+    """This month's spend on each network in POST_TO that charges per post, against its budget."""
+    priced = [network for network in config.registry.posting_to(config) if network.budget]
+    if not priced or not config.history_file.exists():
+        return
+    from .budget import month_spend
+    from .scheduled import utc_now
+
+    try:
+        with HistoryStore(config.history_file) as store:
+            spends = [month_spend(store, network, utc_now(), config[network.budget]) for network in priced]
+    except BotError:
+        return  # state_folder says what is wrong with the history
+    for spend in spends:
+        line = spend.line(config.registry.label(spend.network))
+        if spend.budget is not None and spend.spent >= spend.budget:
+            yield note(f"{line}: the budget is spent, posts there wait for next month")
+        else:
+            yield ok(line)
+
+
 def capabilities(config: Config) -> Iterator[Finding]:
     """What each part of the bot adds (a job's compiled kernel)."""
     for status, message in config.registry.checks(config):
@@ -244,7 +265,7 @@ def _bot_label(label: str, poster: Poster, config: Config) -> Iterator[Finding]:
         yield note(f"{label}: could not read whether the account is marked as a bot ({scrub(exc.summary, config.secrets())})")
         return
     if marked is None:
-        yield note(f"{label}: set the \"Automated\" label on the account's settings page (docs/settling.md)")
+        yield note(f"{label}: set the \"Automated\" label on the account's settings page (docs/left-alone.md)")
     elif marked:
         yield ok(f"{label}: the account is marked as a bot")
     else:
@@ -252,7 +273,7 @@ def _bot_label(label: str, poster: Poster, config: Config) -> Iterator[Finding]:
 
 
 Check = Callable[[Config], Iterator[Finding]]
-CHECKS: Sequence[Check] = (settings_read, keys_set, features, tweets_file, state_folder, capabilities)
+CHECKS: Sequence[Check] = (settings_read, keys_set, features, tweets_file, state_folder, budgets, capabilities)
 ONLINE_CHECKS: Sequence[Check] = (previews, accounts)
 
 

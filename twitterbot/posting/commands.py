@@ -22,7 +22,7 @@ from ..settings.secrets import Scrubber
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import one_line
-from .scheduled import RunResult, log_result, run_once, wait_jitter
+from .scheduled import RunResult, log_result, run_once, run_watched, wait_jitter
 from .tweets import preview
 
 __all__ = ["register"]
@@ -42,14 +42,18 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     """One scheduled run: the command line without a command."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    if not args.dry_run:
-        config.registry.check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
     posters = None if args.dry_run else (lambda: config.registry.posters_for(config))
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
     if args.jitter and config["TWEET_JITTER"]:
         # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
         wait_jitter(config["TWEET_JITTER"], rng=random.Random(), wait=time.sleep, what="this run")
-    result = run_once(config, posters=posters, rng=rng, dry_run=args.dry_run, force=args.force)
+
+    def run() -> RunResult:
+        if not args.dry_run:
+            config.registry.check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
+        return run_once(config, posters=posters, rng=rng, dry_run=args.dry_run, force=args.force)
+
+    result = run_watched(config, run, dry_run=args.dry_run)
     log_result(result, config.registry)
     if result.action == Outcome.WOULD_POST and result.line and result.line.images:
         _show_pictures(result.line, config)
@@ -245,7 +249,7 @@ def _account(args: argparse.Namespace, config: Config) -> int:
         if marked:
             log.info("%s: the account is marked as a bot", label)
         else:
-            log.info("%s: set the \"Automated\" label on the account's settings page (docs/settling.md)", label)
+            log.info("%s: set the \"Automated\" label on the account's settings page (docs/left-alone.md)", label)
     return int(status)
 
 

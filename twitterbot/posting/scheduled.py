@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Iterable, List, M
 
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
 from ..lock import run_lock
-from ..networks import Poster
+from ..monitoring import monitored
+from ..networks import Fit, Poster
 from ..settings.loading import Config
 from ..settings.secrets import Scrubber
 from ..state.folder import ensure_state_dir
@@ -47,7 +48,9 @@ __all__ = [
     "decide_and_post",
     "gap_not_passed",
     "log_result",
+    "monthly_budgets",
     "run_once",
+    "run_watched",
     "utc_now",
     "wait_jitter",
     "CLOCK_SLACK",
@@ -215,9 +218,31 @@ def run_once(
             force=force,
             pictures_folder=config["TWEETS_FILE"].parent,  # a caught-up post's pictures are read from there
             registry=config.registry,
+            budgets=monthly_budgets(config),
             look_up=config["LOOK_UP_UNCERTAIN"],
             secrets=config.secrets(),
         )
+
+
+def monthly_budgets(config: Config) -> Dict[str, float]:
+    """The monthly budget of each network that has one set (X_MONTHLY_BUDGET), by network: what a
+    run's posts, its catch-ups and a job's posts are held to."""
+    return {
+        network.name: config[network.budget]
+        for network in config.registry.networks
+        if network.budget and config[network.budget] is not None
+    }
+
+
+def run_watched(config: Config, run: Callable[[], RunResult], *, dry_run: bool = False) -> RunResult:
+    """`run()` told to the monitors (HEALTHCHECK_URL, NOTIFY_URL): a ping as it starts and ends, an
+    alert for what needs the owner (`monitored.watched`). A dry run, or a bot with no monitor set,
+    just runs, and imports nothing more."""
+    if dry_run or not monitored(config):
+        return run()
+    from .monitored import watched
+
+    return watched(config, run)
 
 
 def decide_and_post(
@@ -234,13 +259,15 @@ def decide_and_post(
     force: bool = False,
     pictures_folder: Optional[Path] = None,
     registry: Registry,
+    budgets: Optional[Mapping[str, float]] = None,
     look_up: bool = False,
     secrets: Sequence[str] = (),
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
     `tweets` may be a function that reads the file: only a run the roll does not skip calls it.
-    With `look_up` (LOOK_UP_UNCERTAIN), a real run first settles uncertain posts; `secrets`
-    (config.secrets()) are masked in the text sent, as in every output."""
+    `budgets`: the monthly budget of the networks that have one, by network. With `look_up`
+    (LOOK_UP_UNCERTAIN), a real run first settles uncertain posts; `secrets` (config.secrets())
+    are masked in the text sent, as in every output."""
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -261,7 +288,7 @@ def decide_and_post(
     caught_up: Tuple[Sent, ...] = ()
     if not dry_run:  # before the decision: what earlier runs left open
         settled = _settle(store, posters_made, now, clock=clock, registry=registry) if look_up else ()
-        caught_up = _catch_up(store, posters_made, run_id, clock, pictures_folder, registry, mask)
+        caught_up = _catch_up(store, posters_made, run_id, clock, pictures_folder, registry, mask, budgets or {})
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
         result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
@@ -291,7 +318,7 @@ def decide_and_post(
         used = _start_new_round(store, tweets)
     action, reason, fields = _post_a_line(
         store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock,
-        registry=registry, mask=mask,
+        registry=registry, mask=mask, budgets=budgets or {},
     )  # fmt: skip
     return finish(action, reason, **fields)
 
@@ -318,12 +345,20 @@ def _catch_up(
     pictures_folder: Optional[Path],
     registry: Registry,
     mask: Scrubber,
+    budgets: Mapping[str, float],
 ) -> Tuple[Sent, ...]:
     """A real run's catch-up of recent posts a network missed (imported only by a real run)."""
     from .catchup import catch_up
 
     return catch_up(
-        store, posters, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry, mask=mask
+        store,
+        posters,
+        run_id=run_id,
+        clock=clock,
+        pictures_folder=pictures_folder,
+        registry=registry,
+        mask=mask,
+        budgets=budgets,
     )
 
 
@@ -442,13 +477,16 @@ def _post_a_line(
     clock: Callable[[], datetime],
     registry: Registry,
     mask: Scrubber,
+    budgets: Mapping[str, float],
 ) -> Tuple[Outcome, str, Dict[str, object]]:
     """Post `line` everywhere; while every network already has it, mark it used and try another,
     within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
     texts = tweets.texts
     tried: List[TweetLine] = []  # lines every network already had
     while True:
-        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock, registry=registry, mask=mask)
+        sent = _post_everywhere(
+            store, posters, line, run_id=run_id, clock=clock, registry=registry, mask=mask, budgets=budgets
+        )
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
         ):
@@ -483,10 +521,12 @@ def _post_everywhere(
     clock: Callable[[], datetime],
     registry: Registry,
     mask: Scrubber,
+    budgets: Mapping[str, float],
 ) -> Tuple[Sent, ...]:
-    """Send `line` to each network it fits, one after another, each attempt recorded before it is
-    sent and its outcome after. The attempts share a group, so the post counts once in the cap.
-    The attempt is recorded by the line's key (what the bag knows it by); the text sent is masked."""
+    """Send `line` to each network it fits and whose budget it would not pass, one after another,
+    each attempt recorded (with its price) before it is sent and its outcome after. The attempts
+    share a group, so the post counts once in the cap. The attempt is recorded by the line's key
+    (what the bag knows it by); the text sent is masked."""
     sent: List[Sent] = []
     group: Optional[int] = None
     for network, poster in posters.items():
@@ -494,8 +534,14 @@ def _post_everywhere(
         if fit is None or not fit.fits:
             sent.append(Sent(network, Outcome.TOO_LONG, fit))
             continue
+        stopped = _over_budget(store, registry, network, fit, budgets, clock())
+        if stopped:
+            log.warning("%s", stopped)
+            sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
+            continue
+        price = registry.network(network).price(fit) if network in registry.names() else None
         attempt = store.begin_attempt(
-            line.key, run_id=run_id, at=clock(), network=network, group=group, sent_text=line.text
+            line.key, run_id=run_id, at=clock(), network=network, group=group, cost=price, sent_text=line.text
         )
         group = group or attempt
         sent.append(
@@ -506,9 +552,25 @@ def _post_everywhere(
     return tuple(sent)
 
 
+def _over_budget(
+    store: HistoryStore, registry: Registry, network: str, fit: Fit, budgets: Mapping[str, float], now: datetime
+) -> Optional[str]:
+    """Why `fit`'s post may not go to `network` (it would pass the network's monthly budget), or None."""
+    if network not in budgets:
+        return None
+    from .budget import budget_stops  # only with a budget set
+
+    return budget_stops(store, registry.network(network), fit, budgets[network], now)
+
+
 def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:
-    """The run's action and reason from what became of the post on each network."""
+    """The run's action and reason from what became of the post on each network. A post that no
+    network got because of their budgets is a skip: the bot did what it was told."""
     reached = [each for each in sent if each.reached]
+    if not reached and any(each.outcome == Outcome.OVER_BUDGET for each in sent) and all(
+        each.outcome in (Outcome.OVER_BUDGET, Outcome.TOO_LONG) for each in sent
+    ):
+        return Outcome.SKIPPED, f"{why}, but " + "; ".join(each.note or "" for each in sent if each.note)
     if len(sent) == 1 and sent[0].error is not None:
         return (Outcome.UNCERTAIN if sent[0].reached else Outcome.FAILED), str(sent[0].error)
     action = (
@@ -522,7 +584,9 @@ def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome
         return action, why
     parts = []
     for each in sent:
-        if each.outcome == Outcome.TOO_LONG and each.fit:
+        if each.outcome == Outcome.OVER_BUDGET:
+            parts.append(f"{each.network}: {each.note}")
+        elif each.outcome == Outcome.TOO_LONG and each.fit:
             parts.append(f"{each.network}: not sent, too long ({each.fit.length} of {each.fit.limit} {each.fit.unit})")
         elif each.outcome == Outcome.TEMPORARY and reached:
             parts.append(f"{each.network}: {each.error} (a later run sends it there)")

@@ -36,13 +36,14 @@ Record = Callable[[Outcome, Optional[PostResult], Optional[str], Optional[ErrorK
 class Sent:
     """What became of a post on one network. `outcome`: posted, uncertain, duplicate, failed,
     temporary (a certain failure a later run makes good), too_long (not sent: it does not fit
-    there) or would_post (a dry run)."""
+    there), over_budget (not sent: `note` says which budget it would pass) or would_post (a dry run)."""
 
     network: str
     outcome: Outcome
     fit: Optional[Fit] = None
     result: Optional[PostResult] = None
     error: Optional[BotError] = None
+    note: Optional[str] = None
 
     @property
     def reached(self) -> bool:
@@ -61,7 +62,7 @@ class Sent:
             "url": result.url if result else None,
             "check_url": result.check_url if result else None,
             "error": self.error.kind if self.error else None,
-            "reason": str(self.error) if self.error else (fit.reason if fit and not fit.fits else None),
+            "reason": str(self.error) if self.error else self.note or (fit.reason if fit and not fit.fits else None),
         }
 
 

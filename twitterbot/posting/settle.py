@@ -10,7 +10,7 @@ that has such a post imports this module::
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable, List, Mapping, Sequence
 
 from ..errors import PostError
@@ -22,7 +22,12 @@ if TYPE_CHECKING:
     from ..state.records import Unsettled
     from ..state.store import HistoryStore
 
-__all__ = ["settle_uncertain"]
+__all__ = ["NOT_FOUND_AFTER", "settle_uncertain"]
+
+# A post a network does not have is settled as not posted only once its attempt is this old: a
+# request still in flight when its run died (a power cut, a kill) can land after the next run has
+# looked, and a line sent again then would be a double post. Younger, it stays uncertain.
+NOT_FOUND_AFTER = timedelta(minutes=15)
 
 log = logging.getLogger("twitterbot.posting.scheduled")  # a scheduled run's logger: its lines are the run's
 
@@ -49,6 +54,12 @@ def settle_uncertain(
             continue
         if answer.found is None:
             log.info("%s cannot tell yet whether %s was posted (%s): the next run asks again", label, preview(attempt.text), answer.how)
+            continue
+        if not answer.found and clock() - attempt.sent_at < NOT_FOUND_AFTER:
+            log.info(
+                "%s does not have %s yet, but it was sent less than %d minutes ago and may still land: a later run asks again",
+                label, preview(attempt.text), NOT_FOUND_AFTER.seconds // 60,
+            )  # fmt: skip
             continue
         result = answer.result
         settled = f"{attempt.outcome} → {'posted' if answer.found else 'not posted'} ({answer.how})"

@@ -88,6 +88,7 @@ class Reporter:
         picture_every: float = 86400.0,
         keep_pictures_in: Optional[Path] = None,
         secrets: Sequence[str] = (),
+        budgets: Optional[Mapping[str, float]] = None,
     ) -> None:
         known = (*BASE_FIELDS, *job_fields)
         for template in (templates.progress, templates.done, templates.failed):
@@ -124,7 +125,11 @@ class Reporter:
         # The settings' secrets (config.secrets()): masked in every text before it is recorded,
         # shown or posted, as the logs mask them (a watched command may print a key).
         self._mask = Scrubber(secrets)
+        # The monthly budget of the networks that have one (X_MONTHLY_BUDGET), by network.
+        self._budgets = dict(budgets or {})
         self.job: JobRecord = store.open_job(name, at=clock(), run_key=run_key)
+        self.heard_at = clock()  # when the job last reported (PROGRESS_STALL's watch reads it)
+        self.failure_status = 1  # the exit status a failure ends with (`failed`)
         if self.job.finished_at:
             log.info("%s: this run already finished (%s); it will not post again", name, self.job.outcome)
         elif self.job.posts:
@@ -143,6 +148,7 @@ class Reporter:
         """The job's latest news. Posted now if a post is due, otherwise kept until one is (a
         pending milestone is not replaced by ordinary news). `picture` draws a picture for the
         post, which carries it if PICTURES_EVERY has passed since the last one."""
+        self.heard_at = self._clock()
         pending = self._pending
         kept = pending.picture if pending and picture is None else picture
         update = Update(
@@ -168,8 +174,11 @@ class Reporter:
         """Post the result, once per run, and mark the run finished; `picture` draws the result's picture."""
         return self._finish("done", message, fields, picture if self.wants_pictures else None)
 
-    def failed(self, error: object, **fields: object) -> Report:
-        """Post that the job failed (with `error` as the message), once per run, and mark the run finished."""
+    def failed(self, error: object, *, exit_status: int = 1, **fields: object) -> Report:
+        """Post that the job failed (with `error` as the message), once per run, and mark the run
+        finished. `exit_status`: the status the failure ends with (watch: its command's), which
+        the end ping carries (HEALTHCHECK_URL/<status>)."""
+        self.failure_status = exit_status
         return self._finish("failed", str(error), fields)
 
     def stop(self) -> None:
@@ -321,6 +330,22 @@ class Reporter:
         log.warning("%s: not posting: %s", self.name, reason)
         return Report("capped", reason)
 
+    def _price(self, network: str, text: str) -> Optional[float]:
+        """What the post costs on `network` (kept with it, for that network's monthly budget)."""
+        if network not in self._registry.names():
+            return None  # a dry run's printer
+        known = self._registry.network(network)
+        return known.price(known.measure(text)) if known.budget else None
+
+    def _over_budget(self, network: str, text: str) -> Optional[str]:
+        """Why the post may not go to `network` (it would pass its monthly budget), or None."""
+        if network not in self._budgets:
+            return None
+        from ..posting.budget import budget_stops  # only with a budget set
+
+        known = self._registry.network(network)
+        return budget_stops(self._store, known, known.measure(text), self._budgets[network], self._clock())
+
     def _post(self, text: str, *, reason: str, news: str, final: bool, pictures: Sequence[Picture] = ()) -> Report:
         """Send one post to every network, each recorded before it is sent; the job moves on once
         it reached (or may have reached) any of them. A network that fails is logged and skipped
@@ -330,9 +355,15 @@ class Reporter:
         group: Optional[int] = None
         reports: List[Report] = []
         errors: List[PostError] = []
+        stopped: List[str] = []
         for network, poster in self._posters.items():
+            over = self._over_budget(network, text)
+            if over:
+                log.warning("%s: %s", self.name, over)
+                stopped.append(over)
+                continue
             attempt = self._store.begin_job_attempt(
-                self.job.id, text, at=self._clock(), final=final, network=network, group=group
+                self.job.id, text, at=self._clock(), final=final, network=network, group=group, cost=self._price(network, text)
             )
             group = group or attempt
             sent = send(
@@ -364,6 +395,11 @@ class Reporter:
             self._pending = None  # every network has this very text already: trying again cannot help
             log.warning("%s: the networks already have this text; skipped it (%s)", self.name, preview(text))
             return Report("unchanged", str(errors[0]), text)
+        if stopped and not errors:  # every network's budget stopped it: none is whole again before next month
+            from ..posting.budget import next_month
+
+            self._not_before = next_month(self._clock())
+            return Report(Outcome.OVER_BUDGET, stopped[0], text)
         first = next(exc for exc in errors if exc.kind != ErrorKind.DUPLICATE)
         retry_at = first.retry_at or self._clock() + min(RETRY_AFTER_FAILURE, self._every)
         self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))

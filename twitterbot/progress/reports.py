@@ -35,7 +35,7 @@ DEFAULT_TEMPLATES = Templates()
 class Report:
     """What the reporter did with an update: the job may ignore it; tests and the status line read it."""
 
-    action: str  # posted | uncertain | waiting | unchanged | capped | failed | idle | finished
+    action: str  # posted | uncertain | waiting | unchanged | capped | over_budget | failed | idle | finished
     reason: str
     text: Optional[str] = None
     post_id: Optional[str] = None
@@ -82,7 +82,7 @@ class NullReporter:
     def done(self, message: str = "", **fields: object) -> Report:
         return Report("idle", "progress posts are off")
 
-    def failed(self, error: object, **fields: object) -> Report:
+    def failed(self, error: object, *, exit_status: int = 1, **fields: object) -> Report:
         return Report("idle", "progress posts are off")
 
     def stop(self) -> None:

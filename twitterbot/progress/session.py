@@ -12,12 +12,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
-from ..errors import ConfigError
+from ..errors import BotError, ConfigError
 from ..lock import run_lock
+from ..monitoring import Alert, Monitor, monitor_for
 from ..networks import Poster
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import PICTURES_FOLDER
-from ..posting.scheduled import utc_now
+from ..posting.scheduled import monthly_budgets, utc_now
 from ..settings.loading import Config
 from ..state.folder import ensure_state_dir
 from ..state.store import HistoryStore
@@ -93,8 +94,42 @@ def open_reporter(
                 picture_every=config["PICTURES_EVERY"],
                 keep_pictures_in=kept,
                 secrets=config.secrets(),
+                budgets=monthly_budgets(config),
             )
         except ValueError as exc:
             raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None
-        with reporter:
+        monitor = Monitor() if dry_run else monitor_for(config, f"job {name}")
+        with _watched(monitor, reporter, config), reporter:
             yield reporter
+
+
+@contextlib.contextmanager
+def _watched(monitor: Monitor, reporter: Reporter, config: Config) -> Iterator[None]:
+    """A job told to the monitors: a ping as it starts and as it ends (a failure with its reason and
+    its exit status: watch's is its command's), an alert when it fails or goes quiet for
+    PROGRESS_STALL (with NOTIFY_URL set)."""
+    monitor.start()
+    problem = f"job:{reporter.name}"
+    try:
+        if config["NOTIFY_URL"] and config["PROGRESS_STALL"] and monitor.active:
+            from ..monitoring.stall import stall_watch  # only with alerts to send
+
+            with stall_watch(monitor, reporter.name, heard=lambda: reporter.heard_at, stall=config["PROGRESS_STALL"]):
+                yield
+        else:
+            yield
+    except BotError as exc:
+        monitor.finish(int(exc.exit_status), str(exc), alerts=[Alert(problem, "the job failed", str(exc))])
+        raise
+    except (KeyboardInterrupt, SystemExit, BrokenPipeError):
+        monitor.finish(0, "stopped; starting it again continues this run")
+        raise
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        monitor.finish(1, message, alerts=[Alert(problem, "the job failed", message)])
+        raise
+    if reporter.job.outcome == "failed":
+        said = reporter.job.last_news or "it reported a failure"
+        monitor.finish(reporter.failure_status, said, alerts=[Alert(problem, "the job failed", said)])
+    else:
+        monitor.finish(0, f"{reporter.name}: {reporter.job.outcome or 'stopped'}", fixed=[problem])

@@ -290,7 +290,7 @@ def _report_end(
     elif code == 0:
         reporter.done("", **fields)
     else:
-        reporter.failed(last_line or "(no output)", **fields)
+        reporter.failed(last_line or "(no output)", exit_status=_exit_status(code), **fields)
 
 
 def _pass_on(chunk: bytes, stream: IO[bytes]) -> bool:

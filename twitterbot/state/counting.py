@@ -8,7 +8,7 @@ same questions of the attempts table, so the queries live here once::
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Callable, Optional, Set
+from typing import Callable, List, Optional, Set, Tuple
 
 from .database import iso, parse_iso
 
@@ -25,6 +25,18 @@ class PostCounts:
     """The counting queries, over a class's `_read(sql, params) -> rows`."""
 
     _read: Callable[..., list]
+    _cost: str = "cost"  # the cost column as SQL (a history older than schema 6 has none: NULL)
+
+    def costs_since(self, network: str, since: datetime, until: Optional[datetime] = None) -> List[Tuple[Optional[float], str]]:
+        """What each post that went (or may have gone) to `network` after `since` cost, with its
+        text: the cost is None for a row written before costs were kept (its text tells its price)."""
+        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        rows = self._read(
+            f"SELECT {self._cost}, text FROM attempts WHERE network = ? AND sent_at > ? AND sent_at <= ?"
+            f" AND outcome IN ({marks})",
+            (network, iso(since), iso(until) if until else "9999", *COUNTED_OUTCOMES),
+        )
+        return [(row[0], row[1]) for row in rows]
 
     def posts_since(self, since: datetime, until: Optional[datetime] = None) -> int:
         """How many posts went (or may have gone) to a network after `since` and up to `until`, from

@@ -99,14 +99,22 @@ class JobLog(Database):
         ]
 
     def begin_job_attempt(
-        self, job_id: int, text: str, *, at: datetime, final: bool, network: str, group: Optional[int] = None
+        self,
+        job_id: int,
+        text: str,
+        *,
+        at: datetime,
+        final: bool,
+        network: str,
+        group: Optional[int] = None,
+        cost: Optional[float] = None,
     ) -> int:
         """Like `begin_attempt`, for a job's post; a final one is remembered so it is never sent twice."""
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (job_id, source, text, sent_at, outcome, network, post_group)"
-                " VALUES (?, ?, ?, ?, 'pending', ?, ?)",
-                (job_id, "final" if final else "progress", text, iso(at), network, group),
+                "INSERT INTO attempts (job_id, source, text, sent_at, outcome, network, post_group, cost)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
+                (job_id, "final" if final else "progress", text, iso(at), network, group, cost),
             )
             attempt_id = int(cursor.lastrowid)
             if group is None:

@@ -24,6 +24,7 @@ class Outcome(str, enum.Enum):
     TEMPORARY = "temporary"  # certainly not posted, for a passing reason: a later run catches up
     FAILED = "failed"  # certainly not posted
     TOO_LONG = "too_long"  # not sent: it does not fit on that network
+    OVER_BUDGET = "over_budget"  # not sent: it would pass that network's monthly budget
     WOULD_POST = "would_post"  # a dry run: nothing sent
     SKIPPED = "skipped"  # a run that decided not to post
     PENDING = "pending"  # recorded, being sent

@@ -10,6 +10,7 @@ not a whole history of ours, or that SQLite cannot read (busy, unreadable, damag
     with read_history(path) as history:
         history.posts_since(now - timedelta(hours=24), now), history.used_texts()
         history.recent_runs(15), history.keys_refused("mastodon")
+        history.costs_since("x", month_start)      # what a network's posts cost (PostCounts)
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class AttemptRow:
     post_id: Optional[str] = None
     url: Optional[str] = None
     job_name: Optional[str] = None
+    settled: Optional[str] = None  # how a later run settled an uncertain post, e.g. "uncertain → posted (...)"
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,8 @@ class HistoryReader(PostCounts, BagContents):
         self._conn = conn
         self._post_id = column("post_id", version)
         self._error_kind = column("error_kind", version)
+        self._cost = column("cost", version)
+        self._settled = column("settled", version)
 
     def recent_runs(self, limit: int) -> Tuple[RunRow, ...]:
         """The last `limit` runs, newest first, each with its attempts."""
@@ -123,12 +127,12 @@ class HistoryReader(PostCounts, BagContents):
             return ()
         attempts: dict = {}
         marks = ", ".join("?" for _ in rows)
-        for run_id, network, outcome, post_id, url, detail, text, sent_at in self._read(
-            f"SELECT run_id, network, outcome, {self._post_id}, url, detail, text, sent_at FROM attempts"
+        for run_id, network, outcome, post_id, url, detail, text, sent_at, settled in self._read(
+            f"SELECT run_id, network, outcome, {self._post_id}, url, detail, text, sent_at, {self._settled} FROM attempts"
             f" WHERE run_id IN ({marks}) ORDER BY id",
             tuple(row[0] for row in rows),
         ):
-            attempt = AttemptRow(network, text, outcome, _when(sent_at), detail, post_id, url)
+            attempt = AttemptRow(network, text, outcome, _when(sent_at), detail, post_id, url, settled=settled)
             attempts.setdefault(run_id, []).append(attempt)
         return tuple(
             RunRow(row[0], _when(row[1]), row[2], row[3], row[4], bool(row[5]), row[6], row[7], tuple(attempts.get(row[0], ())))

@@ -79,17 +79,19 @@ class RunLog(PostCounts, Database):
         network: str,
         source: str = "scheduled",
         group: Optional[int] = None,
+        cost: Optional[float] = None,
         sent_text: Optional[str] = None,
     ) -> int:
         """Commit a pending attempt *before* sending, so a crash cannot lead to a second send.
         `group` is the id of the first attempt carrying the same post to another network (None:
-        this attempt starts a group); `sent_text` the post's text when it is not `text` (a line's
-        pictures are left out of it), kept to look the post up if its outcome is uncertain."""
+        this attempt starts a group); `cost` what the network charges for it (None: nothing);
+        `sent_text` the post's text when it is not `text` (a line's pictures are left out of it),
+        kept to look the post up if its outcome is uncertain."""
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, sent_text)"
-                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
-                (run_id, source, text, iso(at), network, group, sent_text if sent_text != text else None),
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+                (run_id, source, text, iso(at), network, group, cost, sent_text if sent_text != text else None),
             )
             attempt_id = int(cursor.lastrowid)
             if group is None:

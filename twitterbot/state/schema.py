@@ -115,6 +115,17 @@ ALTER TABLE attempts ADD COLUMN lookup_key TEXT;
 ALTER TABLE attempts ADD COLUMN sent_text TEXT;
 ALTER TABLE attempts ADD COLUMN settled TEXT;  -- e.g. "uncertain → posted (found by record key)"
 """,
+    6: """
+-- What sending a post cost on its network, in US dollars (its price when sent), for a monthly
+-- budget. NULL: the network is free, or the row was written before schema 6.
+ALTER TABLE attempts ADD COLUMN cost REAL;
+-- The alerts sent and not settled since: one per problem until a success settles it.
+CREATE TABLE alerts (
+    problem TEXT PRIMARY KEY,      -- "run", "job:<name>", "keys:<network>", ...
+    sent_at TEXT NOT NULL,
+    message TEXT
+);
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
@@ -124,6 +135,7 @@ TABLES = {
     3: {"runs", "attempts", "bag", "jobs", "job_threads"},
     4: {"runs", "attempts", "bag", "jobs", "job_threads"},
     5: {"runs", "attempts", "bag", "jobs", "job_threads"},
+    6: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts"},
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).
@@ -132,6 +144,8 @@ _EARLIER_COLUMNS = {
         "post_id": "tweet_id",
         "error_kind": f"CASE WHEN outcome = 'failed' AND {_KEYS_REFUSED_BEFORE_4} THEN 'unauthorized' END",
     },
+    5: {"settled": "NULL"},
+    6: {"cost": "NULL"},
 }
 
 

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from ..posting.budget import month_spend
 from ..posting.scheduled import CAP_WINDOW, CLOCK_SLACK
 from ..settings.loading import Config
 from ..state.reader import AttemptRow, HistoryReader, UnreadableHistory, read_history
@@ -28,6 +29,7 @@ from .tweetsfile import TweetsFile
 
 __all__ = [
     "Bag",
+    "Budget",
     "Cap",
     "NetworkOutcome",
     "RunView",
@@ -50,6 +52,7 @@ class NetworkOutcome:
     url: Optional[str] = None
     check_url: Optional[str] = None
     detail: Optional[str] = None
+    settled: Optional[str] = None  # how a later run settled it, when it was uncertain
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,19 @@ class Cap:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """What posts to a network that charges for them (X) cost this calendar month (UTC, since
+    `since`), against its monthly budget: `budget` None is no cap (`setting` not set)."""
+
+    network: str
+    label: str
+    spent: float
+    budget: Optional[float]
+    setting: str
+    since: datetime
+
+
+@dataclass(frozen=True)
 class Bag:
     """The shuffle bag: lines of the tweets file not posted yet in this round."""
 
@@ -102,6 +118,7 @@ class Status:
     runs: Tuple[RunView, ...] = ()
     jobs: Tuple[JobView, ...] = ()
     tweets_file: str = ""
+    budgets: Tuple[Budget, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -158,6 +175,7 @@ def read_status(
         runs=history.runs,
         jobs=history.jobs,
         tweets_file=str(config["TWEETS_FILE"]),
+        budgets=history.budgets,
     )
 
 
@@ -170,6 +188,7 @@ class _History:
     runs: Tuple[RunView, ...] = ()
     attention: Tuple[Attention, ...] = ()
     jobs: Tuple[JobView, ...] = ()
+    budgets: Tuple[Budget, ...] = ()
 
 
 def _missing_or_empty(config: Config) -> Optional[str]:
@@ -194,7 +213,19 @@ def _read(
         runs=_runs(history, config),
         attention=tuple(history_attention(history, config, now)),
         jobs=job_views(history, config, picture_for),
+        budgets=_budgets(history, config, now),
     )
+
+
+def _budgets(history: HistoryReader, config: Config, now: datetime) -> Tuple[Budget, ...]:
+    """This month's spend of each network in POST_TO that charges per post, as a run reckons it
+    (posting/budget.py), against its budget."""
+    views = []
+    for network in config.registry.posting_to(config):
+        if network.budget:
+            spend = month_spend(history, network, now, config[network.budget])
+            views.append(Budget(network.name, network.label, spend.spent, spend.budget, spend.setting, spend.since))
+    return tuple(views)
 
 
 def _cap(history: HistoryReader, config: Config, now: datetime) -> Cap:
@@ -250,6 +281,7 @@ def _outcome(config: Config, attempt: AttemptRow) -> NetworkOutcome:
         url=post_url(network, attempt.post_id, attempt.url, config) if outcome == "posted" else None,
         check_url=check_url(network, config) if outcome in ("uncertain", "interrupted") else None,
         detail=attempt.detail,
+        settled=attempt.settled,
     )
 
 

@@ -15,8 +15,10 @@ with it tweepy and requests, is imported only when a poster is made::
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Optional, Tuple
 
+from ...errors import ConfigError
 from ...settings.table import Setting
 from .. import Fit, LengthCache, Network, twittertext
 from .api import DEFAULT_BASE_URL, Credentials, status_url
@@ -60,6 +62,23 @@ def url_cost(line: object, prices: Prices = PRICES) -> Optional[str]:
     )
 
 
+def _parse_dollars(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> Optional[float]:
+    """An amount of US dollars ("5", "12.50", "$20"); empty: no budget."""
+    value = text.strip().removeprefix("$").strip()
+    if not value:
+        return None
+    try:
+        amount = float(value)
+    except ValueError:
+        amount = -1.0
+    if not (0 <= amount < 1e9):  # also refuses nan and inf
+        raise ConfigError(
+            f"{name}={text.strip()[:20]!r} from {where} is not an amount of dollars: write one like 5 or 12.50, "
+            "or leave it empty for no budget"
+        )
+    return amount
+
+
 def measure(text: str) -> Fit:
     """Measure `text` the way X does (twitter-text v3: URLs 23, emoji 2, CJK 2, NFC first)."""
     length, urls, problem = twittertext.weigh(text)
@@ -85,7 +104,12 @@ class X(Network):
         ),
         "TWITTER_ACCESS_TOKEN_SECRET": Setting("", "secret", "Access Token Secret", True, _KEY_SOURCE),
         "X_API_BASE_URL": Setting(DEFAULT_BASE_URL, "url", "where requests go (tests, proxies)"),
+        "X_MONTHLY_BUDGET": Setting(
+            "", "dollars", "at most this many US dollars of X posts in a calendar month (UTC), e.g. 5; empty: no cap"
+        ),
     }
+    parsers = {"dollars": _parse_dollars}
+    budget = "X_MONTHLY_BUDGET"
     required = _CREDENTIAL_NAMES
     guide = "Getting X keys"
     site = "x.com"
@@ -93,6 +117,10 @@ class X(Network):
 
     def measure(self, text: str) -> Fit:
         return measure(text)
+
+    def price(self, fit: Fit) -> Optional[float]:
+        """X's price of a post: more when it holds a URL (`PRICES`)."""
+        return PRICES.post_with_url if fit.urls else PRICES.post
 
     def image_limits(self) -> ImageLimits:
         """What a picture may be on X (`media.image_limits`)."""
