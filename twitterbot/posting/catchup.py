@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, T
 
 from ..networks import Poster
 from ..state.store import HistoryStore
+from .options import NO_OPTIONS, LineOptions, OptionError, sent_text, split_options
 from .send import Sent, send_attempt
+from .threads import finish_threads
 from .tweets import preview
 
 if TYPE_CHECKING:
@@ -34,6 +36,14 @@ def _pictures_of(key: str, folder: Optional[Path]) -> Tuple[str, Sequence[LineIm
     return split_images(key, folder)
 
 
+def _options_of(key: str, registry: Registry) -> Tuple[LineOptions, str]:
+    """A recorded post's options and the rest of its line (it is recorded as written)."""
+    try:
+        return split_options(key, registry.names())
+    except OptionError:  # it was read when first posted; a network since removed is no matter here
+        return NO_OPTIONS, key
+
+
 def catch_up(
     store: HistoryStore,
     posters: Callable[[], Mapping[str, Poster]],
@@ -42,6 +52,7 @@ def catch_up(
     clock: Callable[[], datetime],
     pictures_folder: Optional[Path] = None,
     registry: Registry,
+    language: Optional[str] = None,
 ) -> Tuple[Sent, ...]:
     """Send each recent scheduled post to the networks that missed it for a temporary reason
     (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
@@ -54,9 +65,20 @@ def catch_up(
         attempt = store.begin_attempt(
             missed.text, run_id=run_id, at=clock(), source="catch_up", network=missed.network, group=missed.group
         )
-        text, images = _pictures_of(missed.text, pictures_folder)
+        options, rest = _options_of(missed.text, registry)
+        text, images = _pictures_of(rest, pictures_folder)
+        network = registry.network(missed.network)
         sent = send_attempt(
-            store, posters()[missed.network], attempt, text, fit=None, clock=clock, images=images, registry=registry
+            store,
+            posters()[missed.network],
+            attempt,
+            sent_text(text, options, network),
+            fit=None,
+            clock=clock,
+            images=images,
+            registry=registry,
+            language=options.language or language,
+            spoiler=options.warning if network.content_warnings else None,
         )
         level = logging.INFO if sent.reached else logging.WARNING
         log.log(
@@ -68,4 +90,7 @@ def catch_up(
             sent.outcome if sent.error is None else f"{sent.outcome} ({sent.error})",
         )
         done.append(sent)
+    done += finish_threads(
+        store, posters, run_id=run_id, clock=clock, registry=registry, since=clock() - CATCH_UP_WINDOW
+    )
     return tuple(done)

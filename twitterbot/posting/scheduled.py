@@ -29,7 +29,9 @@ from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
 from .choose import Pick, hits, pick, roll
+from .options import line_rules, sent_text
 from .send import Sent, send_attempt
+from .threads import parts_for, post_thread, thread_cost
 from .tweets import TweetFile, TweetLine, load_tweets, preview
 
 if TYPE_CHECKING:
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CapReached",
     "Go",
+    "PostStyle",
     "PosterFactory",
     "RunResult",
     "Skip",
@@ -184,7 +187,9 @@ def run_once(
     with lock, HistoryStore(config.history_file) as store:
 
         def read_tweets() -> TweetFile:
-            tweets = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config), cache=store)
+            tweets = load_tweets(
+                config["TWEETS_FILE"], config.registry.posting_to(config), cache=store, rules=line_rules(config)
+            )
             for problem in tweets.problems:
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
             return tweets
@@ -202,6 +207,7 @@ def run_once(
             force=force,
             pictures_folder=config["TWEETS_FILE"].parent,  # a caught-up post's pictures are read from there
             registry=config.registry,
+            style=PostStyle(config["POST_LANGUAGE"], config["THREAD_NUMBERS"]),
         )
 
 
@@ -219,9 +225,12 @@ def decide_and_post(
     force: bool = False,
     pictures_folder: Optional[Path] = None,
     registry: Registry,
+    style: Optional[PostStyle] = None,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
-    `tweets` may be a function that reads the file: only a run the roll does not skip calls it."""
+    `tweets` may be a function that reads the file: only a run the roll does not skip calls it.
+    `style`: the posts' language and the threads' numbering (POST_LANGUAGE, THREAD_NUMBERS)."""
+    style = style or PostStyle()
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -242,7 +251,13 @@ def decide_and_post(
         from .catchup import catch_up  # only a real run catches up: a dry run imports no more
 
         caught_up = catch_up(
-            store, posters_made, run_id=run_id, clock=clock, pictures_folder=pictures_folder, registry=registry
+            store,
+            posters_made,
+            run_id=run_id,
+            clock=clock,
+            pictures_folder=pictures_folder,
+            registry=registry,
+            language=style.language,
         )
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
@@ -269,7 +284,13 @@ def decide_and_post(
     line = tweets.line(chosen.index)
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
-        return finish(Outcome.WOULD_POST, f"{decision.why}; dry run, nothing sent{round_note}", line=line, networks=_planned(line))
+        threads = _threads_planned(line, registry, style)
+        return finish(
+            Outcome.WOULD_POST,
+            f"{decision.why}; dry run, nothing sent{round_note}{threads}",
+            line=line,
+            networks=_planned(line),
+        )
     if not posters_made():
         raise ValueError("a real run needs posters")
     try:
@@ -280,14 +301,47 @@ def decide_and_post(
     if chosen.new_round:
         used = _start_new_round(store, tweets)
     action, reason, fields = _post_a_line(
-        store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock, registry=registry
+        store,
+        posters_made(),
+        tweets,
+        line,
+        used,
+        why=decision.why,
+        run_id=run_id,
+        rng=rng,
+        clock=clock,
+        registry=registry,
+        style=style,
     )
     return finish(action, reason, **fields)
 
 
+@dataclass(frozen=True)
+class PostStyle:
+    """How a run's posts are written beyond their text: their language (POST_LANGUAGE; a line's
+    own lang overrides it) and whether a thread's parts are numbered (THREAD_NUMBERS)."""
+
+    language: Optional[str] = None
+    numbers: bool = False
+
+
 def _planned(line: TweetLine) -> Tuple[Sent, ...]:
-    """Where a dry run would send `line`: each network it fits, and those it is too long for."""
-    return tuple(Sent(fit.network, Outcome.WOULD_POST if fit.fits else Outcome.TOO_LONG, fit) for fit in line.fits)
+    """Where a dry run would send `line`: each network it fits or threads to, and those it is too long for."""
+    return tuple(
+        Sent(fit.network, Outcome.WOULD_POST if fit.fits or line.threaded(fit) else Outcome.TOO_LONG, fit)
+        for fit in line.fits
+    )
+
+
+def _threads_planned(line: TweetLine, registry: Registry, style: PostStyle) -> str:
+    """For a dry run's reason: where `line` would go as a thread, and what that costs."""
+    said = []
+    for fit in line.fits:
+        if line.threaded(fit):
+            network = registry.network(fit.network)
+            parts = parts_for(sent_text(line.text, line.options, network), network, style.numbers)
+            said.append(f"{network.label} would get it as {thread_cost(network, parts)}")
+    return "".join(f"; {each}" for each in said)
 
 
 def _start_new_round(store: HistoryStore, tweets: TweetFile) -> AbstractSet[str]:
@@ -300,7 +354,9 @@ def _start_new_round(store: HistoryStore, tweets: TweetFile) -> AbstractSet[str]
 def _recover_interrupted(store: HistoryStore, now: datetime) -> None:
     """A post the previous run began but never finished counts as posted: it may be there."""
     for text in store.recover_interrupted(at=now):
-        log.warning("the previous run stopped while posting %s; counting it as posted, not sending it again", preview(text))
+        log.warning(
+            "the previous run stopped while posting %s; counting it as posted, not sending it again", preview(text)
+        )
 
 
 def _roll(one_in: int, rng: random.Random, force: bool) -> Optional[int]:
@@ -362,7 +418,9 @@ def decide(
     gap_ends = gap_not_passed(store, now, gap)
     if gap_ends:
         last = (gap_ends - gap).astimezone()
-        too_soon = f"the last scheduled post went out at {last:%H:%M}, less than MIN_POST_GAP={format_duration(gap)} ago"
+        too_soon = (
+            f"the last scheduled post went out at {last:%H:%M}, less than MIN_POST_GAP={format_duration(gap)} ago"
+        )
         if not force:
             return Skip(f"{why}, but {too_soon}; the next can go after {gap_ends.astimezone():%H:%M}")
         log.warning("--force: posting although %s", too_soon)
@@ -382,13 +440,14 @@ def _post_a_line(
     rng: random.Random,
     clock: Callable[[], datetime],
     registry: Registry,
+    style: PostStyle,
 ) -> Tuple[Outcome, str, Dict[str, object]]:
     """Post `line` everywhere; while every network already has it, mark it used and try another,
     within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
     texts = tweets.texts
     tried: List[TweetLine] = []  # lines every network already had
     while True:
-        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock, registry=registry)
+        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock, registry=registry, style=style)
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
         ):
@@ -422,21 +481,69 @@ def _post_everywhere(
     run_id: int,
     clock: Callable[[], datetime],
     registry: Registry,
+    style: PostStyle,
 ) -> Tuple[Sent, ...]:
-    """Send `line` to each network it fits, one after another, each attempt recorded before it is
-    sent and its outcome after. The attempts share a group, so the post counts once in the cap."""
+    """Send `line` to each network it is for and fits (or, too long, threads to), one after
+    another, each attempt recorded before it is sent and its outcome after. The attempts share a
+    group, so the post counts once in the cap."""
     sent: List[Sent] = []
     group: Optional[int] = None
     for network, poster in posters.items():
+        if not line.options.is_for(network):
+            continue  # its only or skip leaves this network out
         fit = line.fit(network)
-        if fit is None or not fit.fits:
+        if fit is None or not (fit.fits or line.threaded(fit)):
             sent.append(Sent(network, Outcome.TOO_LONG, fit))
             continue
-        attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group)
+        where = registry.network(network)
+        text = sent_text(line.text, line.options, where)
+        language = line.options.language or style.language
+        spoiler = line.options.warning if where.content_warnings else None
+        if fit.fits:
+            attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group)
+            sent.append(
+                send_attempt(
+                    store,
+                    poster,
+                    attempt,
+                    text,
+                    fit=fit,
+                    clock=clock,
+                    images=line.images,
+                    registry=registry,
+                    language=language,
+                    spoiler=spoiler,
+                )
+            )
+        else:
+            parts = parts_for(text, where, style.numbers)
+            thread, attempt = store.begin_thread(
+                line.key,
+                parts,
+                run_id=run_id,
+                at=clock(),
+                network=network,
+                group=group,
+                language=language,
+                spoiler=spoiler,
+            )
+            log.info("%s: line %d goes there as %s", where.label, line.lineno, thread_cost(where, parts))
+            sent.append(
+                post_thread(
+                    store,
+                    poster,
+                    thread,
+                    run_id=run_id,
+                    clock=clock,
+                    registry=registry,
+                    first_attempt=attempt,
+                    fit=fit,
+                    images=line.images,
+                    language=language,
+                    spoiler=spoiler,
+                )[0]
+            )
         group = group or attempt
-        sent.append(
-            send_attempt(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images, registry=registry)
-        )
     return tuple(sent)
 
 

@@ -107,6 +107,31 @@ ALTER TABLE runs ADD COLUMN error_kind TEXT;
 ALTER TABLE attempts ADD COLUMN error_kind TEXT;
 UPDATE attempts SET error_kind = 'unauthorized' WHERE outcome = 'failed' AND {_KEYS_REFUSED_BEFORE_4};
 """,
+    5: """
+-- A line too long for a network, posted there as a thread (LONG_LINES=thread): its parts, as cut
+-- when it was first sent, so a later run finishes it as it began; each part's attempts carry
+-- thread_id, and the part keeps its last attempt.
+CREATE TABLE threads (
+    id INTEGER PRIMARY KEY,
+    post_group INTEGER NOT NULL,   -- the post's group: its attempts on every network
+    network TEXT NOT NULL,
+    text TEXT NOT NULL,            -- the line as recorded (its attempts' text)
+    language TEXT,
+    spoiler TEXT,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,              -- NULL while parts are left to send
+    stopped TEXT                   -- why it ended before its last part, if it did
+);
+CREATE INDEX threads_open ON threads (finished_at, started_at);
+CREATE TABLE thread_parts (
+    thread_id INTEGER NOT NULL REFERENCES threads (id),
+    part INTEGER NOT NULL,         -- 1, 2, ...
+    text TEXT NOT NULL,            -- what is sent
+    attempt_id INTEGER REFERENCES attempts (id),
+    PRIMARY KEY (thread_id, part)
+);
+ALTER TABLE attempts ADD COLUMN thread_id INTEGER REFERENCES threads (id);
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
@@ -115,6 +140,7 @@ TABLES = {
     2: {"runs", "attempts", "bag", "jobs"},
     3: {"runs", "attempts", "bag", "jobs", "job_threads"},
     4: {"runs", "attempts", "bag", "jobs", "job_threads"},
+    5: {"runs", "attempts", "bag", "jobs", "job_threads", "threads", "thread_parts"},
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).

@@ -18,6 +18,7 @@ from typing import List, Optional
 from ..arguments import Commands, Parser, add_command, global_settings
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
+from ..posting.options import line_rules
 from ..posting.scheduled import log_result, run_once
 from ..posting.tweets import load_tweets
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
@@ -77,7 +78,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         for warning in env_file_warnings(new):
             log.warning(warning)
         try:
-            tweets = load_tweets(new["TWEETS_FILE"], new.registry.posting_to(new))
+            tweets = load_tweets(new["TWEETS_FILE"], new.registry.posting_to(new), rules=line_rules(new))
             log.info("%s: %s ready to post", new["TWEETS_FILE"], plural(len(tweets.texts), "line"))
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)

@@ -100,6 +100,10 @@ class X(Network):
 
         return image_limits()
 
+    def price(self, fit: Fit) -> Optional[float]:
+        """X charges per post, more for one with a link (`PRICES`)."""
+        return PRICES.post_with_url if fit.urls else PRICES.post
+
     def describe(self, fit: Fit) -> str:
         return f"{fit.length} of {fit.limit} as X counts"
 
