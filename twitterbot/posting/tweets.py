@@ -87,8 +87,8 @@ class TweetLine:
         return tuple(fit.network for fit in self.fits if fit.fits or self.threaded(fit))
 
     def threaded(self, fit: Fit) -> bool:
-        """Whether the line goes to `fit`'s network as a thread: too long, nothing else wrong."""
-        return self.threads and not fit.fits and fit.reason is None
+        """Whether the line goes to `fit`'s network as a thread: with threads on, too long there."""
+        return self.threads and fit.length > fit.limit
 
 
 @dataclass(frozen=True)
