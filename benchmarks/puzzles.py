@@ -24,10 +24,8 @@ from typing import Callable, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from twitterbot.jobs.puzzles import (
-    Finished,  # noqa: E402
-    hidoku,  # noqa: E402
-)
+from twitterbot.jobs.puzzles import hidoku  # noqa: E402
+from twitterbot.jobs.puzzles.events import Finished  # noqa: E402
 from twitterbot.jobs.puzzles.job import available_kinds  # noqa: E402
 
 

@@ -81,3 +81,46 @@ def test_bad_options_and_a_bad_language_are_refused_naming_the_line(home: BotHom
     home.write_env(POST_LANGUAGE="english please")
     result = home.run("--force")
     assert result.returncode == 78 and "POST_LANGUAGE" in result.stderr and "BCP 47" in result.stderr
+
+
+# -- a Tracery grammar's expansions carry options and go as threads like a line -----------------
+
+
+def _grammar(home: BotHome, rules: dict) -> None:
+    path = home.path / "tweets.json"
+    path.write_text(json.dumps(rules), encoding="utf-8")
+    home.write_env(TWEETS_FILE=str(path))
+
+
+def test_a_grammar_s_expansion_carries_its_options_and_is_not_drawn_again(
+    home: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    home.write_env(**mastodon_emulator.env(), POST_TO="x,mastodon")
+    _grammar(home, {"origin": ["{cw: #topic#; lang: en} The butler did it."], "topic": ["Film spoilers"]})
+    result = home.run("--force", "--json")
+    assert result.returncode == 0, result.stderr
+    status = mastodon_emulator.statuses[0]
+    assert (status.text, status.spoiler_text, status.language) == ("The butler did it.", "Film spoilers", "en")
+    assert home.emulator.texts == ["CW: Film spoilers\nThe butler did it."]
+    again = home.run("--force")  # its one expansion, options and all, is in the history
+    assert again.returncode == 65 and "were all posted before" in again.stderr
+    assert len(home.emulator.texts) == 1 and len(mastodon_emulator.statuses) == 1
+
+
+def test_a_grammar_s_only_leaves_networks_out_and_a_long_expansion_goes_as_a_thread(
+    home: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    home.write_env(**mastodon_emulator.env(), POST_TO="x,mastodon", LONG_LINES="thread", THREAD_NUMBERS="yes")
+    _grammar(home, {"origin": ["{only: x} #long#"], "long": [LONG]})
+    result = home.run("--force", "--json")
+    assert result.returncode == 0, result.stderr
+    assert [network["network"] for network in json.loads(result.stdout)["networks"]] == ["x"]
+    assert [text[-3:] for text in home.emulator.texts] == ["1/3", "2/3", "3/3"]
+    assert mastodon_emulator.statuses == []
+
+
+def test_check_names_a_grammar_s_bad_options(home: BotHome) -> None:
+    _grammar(home, {"origin": ["{only: myspace} hi"]})
+    result = home.run("check")
+    assert result.returncode == 65
+    assert "expansion '{only: myspace} hi' names myspace in only" in result.stdout + result.stderr

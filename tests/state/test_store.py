@@ -284,7 +284,7 @@ def test_a_new_history_is_created_whole_at_the_newest_schema(tmp_path: Path) -> 
 _CREATE_FOREVER = """
 import sys
 from pathlib import Path
-from twitterbot.state import HistoryStore
+from twitterbot.state.store import HistoryStore
 root = Path(sys.argv[1])
 number = 0
 while True:

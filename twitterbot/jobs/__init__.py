@@ -18,5 +18,53 @@ next door when you add a job:
 A job may import progress mode, the scheduled post's modules, the networks and the foundation,
 never another job (tests/test_layout.py checks it). What jobs share sits beside their folders:
 `native.py` builds a job's optional C kernel (the monkey's `kernel.c`), always with a numpy path
-that gives the same results.
+that gives the same results; `cluster.py` is the Dask client the long jobs share, and the
+cluster's one setting, `DASK_SCHEDULER`, is declared here (`CLUSTER`), light enough for every run
+to read.
 """
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+from ..capability import Capability
+from ..errors import ConfigError
+from ..settings.parsers import show
+from ..settings.table import Setting
+
+__all__ = ["CLUSTER"]
+
+
+def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    """A scheduler's address; HOST:PORT alone means tcp://HOST:PORT, as Dask reads it."""
+    value = text.strip()
+    if value and "://" not in value:
+        value = f"tcp://{value}"
+    if value and not re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", value):
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not a Dask scheduler address like tls://10.0.0.2:8786 "
+            "(or tcp://HOST:8786 on a private network): see docs/cluster.md, or leave it empty"
+        )
+    return value
+
+
+class DaskCluster(Capability):
+    """Where the long jobs run: the Dask scheduler of a cluster of Pis, or this machine."""
+
+    name = "cluster"
+    title = "Cluster"
+    page = "cluster.md"
+    settings = {
+        "DASK_SCHEDULER": Setting(
+            "",
+            "scheduler",
+            "long jobs (monkey, pegs count): a Dask scheduler to run them on, e.g. tls://10.0.0.2:8786 (needs the "
+            "cluster extra; see the cluster guide); empty: this machine. --cluster overrides it",
+        ),
+    }
+    parsers = {"scheduler": _parse_scheduler}
+
+
+CLUSTER = DaskCluster()

@@ -16,22 +16,16 @@ gives the same answer; the jobs count each result once, by its place in their ow
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import logging
 import platform
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Optional
 
-from ..capability import Capability
-from ..errors import BotError, ConfigError, ExitStatus
-from ..settings.parsers import show
-from ..settings.table import Setting
+from ..errors import BotError, ExitStatus
 
 __all__ = [
-    "CLUSTER",
     "INSTALL_HINT",
     "TLS_FILES",
     "Cluster",
@@ -56,37 +50,6 @@ POLL = 2.0
 
 
 
-def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
-    """A scheduler's address; HOST:PORT alone means tcp://HOST:PORT, as Dask reads it."""
-    value = text.strip()
-    if value and "://" not in value:
-        value = f"tcp://{value}"
-    if value and not re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", value):
-        raise ConfigError(
-            f"{name}={show(text)} from {where} is not a Dask scheduler address like tls://10.0.0.2:8786 "
-            "(or tcp://HOST:8786 on a private network): see docs/cluster.md, or leave it empty"
-        )
-    return value
-
-
-class DaskCluster(Capability):
-    """Where the long jobs run: the Dask scheduler of a cluster of Pis, or this machine."""
-
-    name = "cluster"
-    title = "Cluster"
-    page = "cluster.md"
-    settings = {
-        "DASK_SCHEDULER": Setting(
-            "",
-            "scheduler",
-            "long jobs (monkey, pegs count): a Dask scheduler to run them on, e.g. tls://10.0.0.2:8786 (needs the "
-            "cluster extra; see the cluster guide); empty: this machine. --cluster overrides it",
-        ),
-    }
-    parsers = {"scheduler": _parse_scheduler}
-
-
-CLUSTER = DaskCluster()
 
 class ClusterUnavailable(BotError):
     """`--cluster` without the extra installed, or a scheduler that cannot be reached."""
@@ -114,6 +77,8 @@ class WorkerLost(Exception):
 
 def node_versions() -> Dict[str, str]:
     """This process's versions of everything in COMPARED (run on every worker too)."""
+    import importlib.metadata  # here: reading package metadata loads email and zipfile, which a run never needs
+
     versions = {"python": platform.python_version()}
     for name in COMPARED[1:]:
         try:

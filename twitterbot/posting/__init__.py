@@ -61,6 +61,9 @@ class Posting(Capability):
             "skip", "long_lines", "a line too long for a network: skip (not posted there) or thread (posted as replies)"
         ),
         "THREAD_NUMBERS": Setting("no", "bool", "number a thread's parts 1/3, 2/3, 3/3 (yes or no)"),
+        "GRAMMAR_MEMORY": Setting(
+            "365d", "duration", "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long"
+        ),
     }
     parsers = {"language": _parse_language, "long_lines": _parse_long_lines}
     commands = "twitterbot.posting.commands"

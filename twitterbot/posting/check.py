@@ -24,7 +24,7 @@ from ..state.store import HistoryStore
 from ..wording import plural
 from .options import line_rules, sent_text
 from .threads import parts_for, thread_cost
-from .tweets import TweetFile, TweetLine, load_tweets
+from .tweets import TweetFile, TweetLine, is_grammar, load_tweets
 
 __all__ = ["CHECKS", "ONLINE_CHECKS", "Finding", "run_checks"]
 
@@ -82,6 +82,9 @@ def tweets_file(config: Config) -> Iterator[Finding]:
     """The tweets file: its lines, those that cost more or fit only some networks, its pictures,
     and its problems, each naming its line."""
     path = config["TWEETS_FILE"]
+    if is_grammar(path):
+        yield from _grammar(config)
+        return
     try:
         tweets = load_tweets(path, config.registry.posting_to(config), rules=line_rules(config))
     except BotError as exc:
@@ -114,6 +117,27 @@ def tweets_file(config: Config) -> Iterator[Finding]:
     for found in tweets.problems:
         message = f"{path} line {found.lineno} {found.message}"
         yield ok(message) if found.message.startswith("repeats") else problem(message, TweetFileError(message))
+
+
+def _grammar(config: Config) -> Iterator[Finding]:
+    """A Tracery grammar: each problem (a data error, 65) with its line, then how sampled
+    expansions fit the networks. Its own random source: a check draws the same samples each time."""
+    import random
+
+    from .generated import sample_grammar
+
+    path = config["TWEETS_FILE"]
+    try:
+        report = sample_grammar(path, config.registry.posting_to(config), rng=random.Random(0), rules=line_rules(config))
+    except BotError as exc:
+        yield problem(str(exc), exc)
+        return
+    for found in report.problems:
+        yield problem(found, TweetFileError(found))
+    if not report.problems:
+        yield ok(f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {report.distinct} different posts in the samples")
+    for said in report.notes:
+        yield note(said)
 
 
 def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
@@ -162,6 +186,8 @@ def previews(config: Config) -> Iterator[Finding]:
     note each. Never a problem: a post goes out without it."""
     from concurrent.futures import ThreadPoolExecutor
 
+    if is_grammar(config["TWEETS_FILE"]):
+        return  # a grammar's posts are drawn at each run: there are no lines to preview
     try:
         lines: List[TweetLine] = load_tweets(
             config["TWEETS_FILE"], config.registry.posting_to(config), rules=line_rules(config)

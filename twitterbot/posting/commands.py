@@ -19,7 +19,6 @@ from ..errors import ExitStatus
 from ..settings.loading import Config, env_file_warnings
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
-from .check import run_checks
 from .scheduled import RunResult, log_result, run_once, wait_jitter
 from .tweets import preview
 
@@ -73,6 +72,8 @@ def _show_pictures(line: Any, config: Config) -> None:
 
 def _check(args: argparse.Namespace, config: Config) -> int:
     """Check every piece of the setup and say what to fix; exit 0 only when all is well."""
+    from .check import run_checks  # here: the plain run, which imports this module, never checks
+
     return run_checks(config, online=args.online)
 
 

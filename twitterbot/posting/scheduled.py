@@ -32,7 +32,7 @@ from .choose import Pick, hits, pick, roll
 from .options import line_rules, sent_text
 from .send import Sent, send_attempt
 from .threads import parts_for, post_thread, thread_cost
-from .tweets import TweetFile, TweetLine, load_tweets, preview
+from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -187,9 +187,15 @@ def run_once(
     with lock, HistoryStore(config.history_file) as store:
 
         def read_tweets() -> TweetFile:
-            tweets = load_tweets(
-                config["TWEETS_FILE"], config.registry.posting_to(config), cache=store, rules=line_rules(config)
-            )
+            rules = line_rules(config)
+            if is_grammar(config["TWEETS_FILE"]):  # a new expansion of the grammar, as a file of one text
+                from .generated import draw_post
+
+                since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
+                networks = config.registry.posting_to(config)
+                posted = store.texts_posted_since(since)
+                return draw_post(config["TWEETS_FILE"], networks, rng=rng, posted=posted, rules=rules)
+            tweets = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config), cache=store, rules=rules)
             for problem in tweets.problems:
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
             return tweets

@@ -39,6 +39,7 @@ __all__ = [
     "load_tweets",
     "parse_tweets",
     "preview",
+    "is_grammar",
 ]
 
 log = logging.getLogger(__name__)
@@ -304,3 +305,9 @@ def preview(text: str, limit: int = 60) -> str:
     """A text quoted on one line and shortened, for log messages."""
     flat = text.replace("\n", " / ")
     return '"' + (flat if len(flat) <= limit else flat[: limit - 1] + "…") + '"'
+
+
+def is_grammar(path: Path) -> bool:
+    """A tweets file ending in .json is a Tracery grammar (posting/generated.py draws its posts),
+    not lines: told by its name, so a plain file's run imports no grammar code."""
+    return path.suffix.lower() == ".json"

@@ -8,7 +8,7 @@ same questions of the attempts table, so the queries live here once::
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Callable, Optional
+from typing import Callable, Optional, Set
 
 from .database import iso, parse_iso
 
@@ -41,6 +41,16 @@ class PostCounts:
         MIN_POST_GAP. Progress jobs' posts are not scheduled posts and are left out."""
         newest = self._counted_since("max(sent_at)", None, until, where="job_id IS NULL")
         return self._time(newest) if newest else None
+
+    def texts_posted_since(self, since: datetime) -> Set[str]:
+        """Every text that went (or may have gone) to a network after `since`, from every source: a
+        grammar's run draws again rather than post one of them (GRAMMAR_MEMORY)."""
+        marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        rows = self._read(
+            f"SELECT DISTINCT text FROM attempts WHERE sent_at > ? AND outcome IN ({marks})",
+            (iso(since), *COUNTED_OUTCOMES),
+        )
+        return {row[0] for row in rows}
 
     def _time(self, text: str) -> Optional[datetime]:
         return parse_iso(text)

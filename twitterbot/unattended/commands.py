@@ -20,7 +20,7 @@ from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
 from ..posting.options import line_rules
 from ..posting.scheduled import log_result, run_once
-from ..posting.tweets import load_tweets
+from ..posting.tweets import is_grammar, load_tweets
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.secrets import scrub, scrub_also
 from ..state.folder import ensure_state_dir
@@ -78,8 +78,14 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         for warning in env_file_warnings(new):
             log.warning(warning)
         try:
-            tweets = load_tweets(new["TWEETS_FILE"], new.registry.posting_to(new), rules=line_rules(new))
-            log.info("%s: %s ready to post", new["TWEETS_FILE"], plural(len(tweets.texts), "line"))
+            if is_grammar(new["TWEETS_FILE"]):
+                from ..posting.grammar import read_grammar
+
+                rules = len(read_grammar(new["TWEETS_FILE"]).rules)
+                log.info("%s: a Tracery grammar of %s", new["TWEETS_FILE"], plural(rules, "rule"))
+            else:
+                tweets = load_tweets(new["TWEETS_FILE"], new.registry.posting_to(new), rules=line_rules(new))
+                log.info("%s: %s ready to post", new["TWEETS_FILE"], plural(len(tweets.texts), "line"))
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)
         logging.getLogger().setLevel(new["LOG_LEVEL"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from pathlib import Path
 from typing import List, Optional, Tuple
 
 from ..errors import BotError
@@ -26,9 +27,11 @@ class TweetsFile:
 
     def __call__(self, config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
         from ..posting.options import line_rules
-        from ..posting.tweets import load_tweets, parse_tweets  # measuring imports twitter-text: only here
+        from ..posting.tweets import is_grammar, load_tweets, parse_tweets  # measuring imports twitter-text: only here
 
         path = config["TWEETS_FILE"]
+        if is_grammar(path):
+            return None, _grammar_attention(path)
         try:
             data = path.read_bytes()
         except OSError:
@@ -55,3 +58,18 @@ class TweetsFile:
             ]
             self._kept = (digest, config["POST_TO"], tweets.texts, problems)
             return tweets.texts, problems
+
+
+def _grammar_attention(path: Path) -> List[Attention]:
+    """A Tracery grammar has no lines to count: what needs the owner's eye is its problems, as
+    `bot.py check` names them."""
+    from ..posting.grammar import read_grammar
+
+    try:
+        grammar = read_grammar(path)
+    except BotError as exc:
+        return [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
+    return [
+        Attention("tweets_file", f"{path.name} line {problem.lineno}" if problem.lineno else path.name, problem.message)
+        for problem in grammar.problems()
+    ]

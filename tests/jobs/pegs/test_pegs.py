@@ -258,7 +258,8 @@ def test_a_quick_solve_posts_only_its_result(tmp_path: Path, poster, emulator) -
             milestone_every=3600,
             first_after=300,
             max_posts_per_day=10,
-            clock=lambda: started,  # the search is over long before PROGRESS_FIRST_AFTER, registry=REGISTRY
+            clock=lambda: started,  # the search is over long before PROGRESS_FIRST_AFTER
+            registry=REGISTRY,
         )
         with reporter:
             assert run_solve(builtin("german"), reporter, out=io.StringIO())

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from twitterbot.jobs.puzzles import Finished, Found, Progress, PuzzleFileError, checkerboard
+from twitterbot.jobs.puzzles import checkerboard
+from twitterbot.jobs.puzzles.events import Finished, Found, Progress, PuzzleFileError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "puzzles"
 

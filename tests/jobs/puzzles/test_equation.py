@@ -10,7 +10,8 @@ from typing import List, Optional
 
 import pytest
 
-from twitterbot.jobs.puzzles import Finished, Found, PuzzleFileError, equation
+from twitterbot.jobs.puzzles import equation
+from twitterbot.jobs.puzzles.events import Finished, Found, PuzzleFileError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "puzzles"
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twitterbot.jobs.puzzles import Finished, Found, Progress, PuzzleFileError, hidoku
+from twitterbot.jobs.puzzles import hidoku
+from twitterbot.jobs.puzzles.events import Finished, Found, Progress, PuzzleFileError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "puzzles"
 

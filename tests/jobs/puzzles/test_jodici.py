@@ -9,7 +9,8 @@ from typing import List, Optional, Sequence
 
 import pytest
 
-from twitterbot.jobs.puzzles import Finished, Found, PuzzleFileError, jodici
+from twitterbot.jobs.puzzles import jodici
+from twitterbot.jobs.puzzles.events import Finished, Found, PuzzleFileError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "puzzles"
 SEED_SOLUTION = [
@@ -114,7 +115,7 @@ def test_a_search_resumed_from_a_checkpoint_finds_the_rest() -> None:
     the solutions before and after the checkpoint are every solution, none twice."""
     import itertools
 
-    from twitterbot.jobs.puzzles import Found, Progress
+    from twitterbot.jobs.puzzles.events import Found, Progress
 
     puzzle = jodici.parse("3,4,_,_,_,_\n_,5,_,_,_,_\n_,_,_,7,_,_\n", "test")  # 6 solutions, 31,892 nodes
     everything = [event.solution for event in jodici.solve(puzzle, all_solutions=True) if isinstance(event, Found)]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from twitterbot.jobs.puzzles import Finished, Found, PuzzleFileError, panguru
+from twitterbot.jobs.puzzles import panguru
+from twitterbot.jobs.puzzles.events import Finished, Found, PuzzleFileError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "puzzles"
 

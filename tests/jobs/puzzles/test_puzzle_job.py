@@ -133,7 +133,7 @@ def test_a_stopped_job_resumes_from_its_checkpoint(tmp_path: Path) -> None:
 
 
 def test_the_challenge_is_posted_then_revealed_once_as_a_reply(tmp_path: Path, poster, emulator) -> None:
-    challenge = make_challenge("Hidoku 2026-11-23", 6, 6, random.Random(4))
+    challenge = make_challenge("Hidoku 2026-11-23", 6, 6, random.Random(4), REGISTRY.network(REGISTRY.default()))
     save_challenge(tmp_path, challenge)
     templates = Templates(progress="{message}", done="{name}: {message}")
     with HistoryStore(tmp_path / "history.sqlite3") as store:

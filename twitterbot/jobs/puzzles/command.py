@@ -29,7 +29,8 @@ from ...progress.statusline import status_line_for
 from ...settings.loading import Config
 from ...state.folder import ensure_state_dir
 from ..cluster import add_cluster_flag
-from . import KINDS, PuzzleFileError
+from . import KINDS
+from .events import PuzzleFileError
 from .job import (
     available_kinds,
     challenge_key,

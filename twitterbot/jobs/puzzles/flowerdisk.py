@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import Event, Finished, Found, Progress, PuzzleFileError
+from .events import Event, Finished, Found, Progress, PuzzleFileError
 
 __all__ = [
     "ABOUT",

@@ -30,7 +30,8 @@ from ...progress.reporter import Reporter, slug
 from ...progress.reports import NullReporter
 from ...progress.statusline import NullStatusLine, StatusLine
 from ...wording import plural
-from . import KINDS, Finished, Found, Progress
+from . import KINDS
+from .events import Finished, Found, Progress
 from .picture import solved_picture
 
 __all__ = [

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import Event, Finished, Found, Progress, PuzzleFileError
+from .events import Event, Finished, Found, Progress, PuzzleFileError
 
 __all__ = ["ABOUT", "ALL_BY_DEFAULT", "EXAMPLE", "NAME", "Jodici", "parse", "render", "solution_json", "solve"]
 

@@ -1,0 +1,176 @@
+"""A grammar as the run's source (twitterbot/posting/generated.py), through the command line: the
+dry run, real posts to the X emulator that never repeat within GRAMMAR_MEMORY, expansions drawn
+again until they fit, `check`'s data errors, and a plain file's run importing no grammar code."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REGISTRY, REPO, BotHome
+from x_emulator import XEmulator
+
+from twitterbot.errors import TweetFileError
+from twitterbot.posting.generated import draw_post, sample_grammar
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "grammars"
+X = (REGISTRY.network("x"),)  # tests may name a network; the package may not
+
+
+def _write(home: BotHome, rules: object, name: str = "tweets.json") -> Path:
+    path = home.path / name
+    path.write_text(json.dumps(rules) if not isinstance(rules, str) else rules, encoding="utf-8")
+    home.write_env(TWEETS_FILE=str(path))
+    return path
+
+
+def test_the_dry_run_shows_an_expansion_and_force_a_new_one_each_time(home: BotHome) -> None:
+    shutil.copy(FIXTURES / "modifiers.json", home.path / "bot.json")
+    home.write_env(TWEETS_FILE=str(home.path / "bot.json"))
+    shown = set()
+    for _ in range(4):
+        result = home.run("--dry-run", "--force")
+        assert result.returncode == 0, result.stderr
+        text = result.stdout.strip()
+        assert text and "#" not in text.replace("#tinybirds", "")
+        shown.add(text)
+    assert len(shown) > 1
+    seeded = [home.run("--dry-run", "--force", "--seed", "3").stdout for _ in range(2)]
+    assert seeded[0] == seeded[1]
+
+
+def test_real_runs_post_expansions_never_posted_before(home: BotHome, emulator: XEmulator) -> None:
+    _write(home, {"origin": ["#n#"], "n": ["one", "two", "three"]})
+    for _ in range(3):
+        assert home.run("--force").returncode == 0
+    assert sorted(emulator.texts) == ["one", "three", "two"]
+    result = home.run("--force")  # every expansion is in the history: a data error, nothing sent
+    assert result.returncode == 65
+    assert "were all posted before (within GRAMMAR_MEMORY)" in result.stderr
+    assert len(emulator.texts) == 3
+    history = home.run("history", "--json")
+    assert {"one", "two", "three"} <= set(history.stdout.replace('"', " ").split())
+
+
+def test_grammar_memory_lets_old_posts_come_round_again(home: BotHome, emulator: XEmulator) -> None:
+    _write(home, {"origin": ["only"]})
+    home.write_env(GRAMMAR_MEMORY="0")
+    assert home.run("--force").returncode == 0
+    home.write_env(MIN_POST_GAP="0")
+    result = home.run("--force")
+    assert "only" in emulator.texts and result.returncode in (0, 65)  # X itself may refuse a duplicate
+
+
+def test_an_expansion_too_long_is_drawn_again(tmp_path: Path) -> None:
+    path = tmp_path / "bot.json"
+    path.write_text(json.dumps({"origin": ["#w#"], "w": ["x" * 400, "short"]}), encoding="utf-8")
+    for seed in range(10):
+        tweets = draw_post(path, X, rng=random.Random(seed), posted=set())
+        assert tweets.texts == ["short"] and tweets.line(0).networks == ("x",)
+    path.write_text(json.dumps({"origin": ["x" * 400]}), encoding="utf-8")
+    with pytest.raises(TweetFileError, match="none of 1 new expansions of its grammar fits any network"):
+        draw_post(path, X, rng=random.Random(0), posted=set())
+
+
+def test_pictures_in_an_expansion_are_read_as_in_a_line(tmp_path: Path) -> None:
+    picture = tmp_path / "owl.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+    path = tmp_path / "bot.json"
+    path.write_text(json.dumps({"origin": ["An owl ![a small owl](owl.png)"]}), encoding="utf-8")
+    line = draw_post(path, X, rng=random.Random(0), posted=set()).line(0)
+    assert line.text == "An owl" and [image.path.name for image in line.images] == ["owl.png"]
+    assert line.key == "An owl ![a small owl](owl.png)"
+    path.write_text(json.dumps({"origin": ["An owl ![a small owl](gone.png)"]}), encoding="utf-8")
+    with pytest.raises(TweetFileError, match="gone.png"):
+        draw_post(path, X, rng=random.Random(0), posted=set())
+
+
+def test_check_names_each_problem_as_a_data_error(home: BotHome) -> None:
+    _write(home, '{\n  "origin": ["#greeting#, #place#"],\n  "greeting": []\n}\n')
+    result = home.run("check")
+    assert result.returncode == 65, result.stdout
+    assert 'line 3 rule "greeting" is empty' in result.stdout
+    assert 'line 2 rule "origin" uses #place#, which is not there: add a rule "place"' in result.stdout
+    _write(home, '{\n  "origin": ["a",\n}\n')
+    result = home.run("check")
+    assert result.returncode == 65 and "line 3 column 1 is not valid JSON" in result.stdout
+    _write(home, {"start": ["hello"]})
+    result = home.run("check")
+    assert result.returncode == 65 and 'has no "origin" rule' in result.stdout
+
+
+def test_check_samples_whether_expansions_fit(home: BotHome) -> None:
+    _write(home, {"origin": ["#w#"], "w": ["x" * 400, "short"]})
+    result = home.run("check")
+    assert "a Tracery grammar of 2 rules" in result.stdout
+    assert "sampled expansions are too long for x" in result.stdout
+    _write(home, {"origin": ["x" * 400]})
+    result = home.run("check")
+    assert result.returncode == 65 and "none of 50 sampled expansions fits any network" in result.stdout
+
+
+def test_sampling_a_public_bot_shape_finds_nothing_wrong() -> None:
+    report = sample_grammar(FIXTURES / "actions.json", X, rng=random.Random(0))
+    assert report.problems == [] and report.distinct > 20
+
+
+_IMPORTED = (
+    "import sys\n"
+    "seen = set()\n"
+    "sys.addaudithook(lambda event, args: event == 'import' and seen.add(args[0]))\n"
+    "from twitterbot.cli import main\n"
+    "status = main(sys.argv[1:])\n"
+    "print('loaded:', ' '.join(sorted(name for name in seen if 'grammar' in name or 'generated' in name)))\n"
+    "sys.exit(status)\n"
+)
+
+
+def _grammar_modules(home: BotHome, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, "--env-file", str(home.env_file), *args],
+        cwd=REPO,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home.path), "LANG": "C.UTF-8"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()[-1]
+
+
+def test_a_plain_tweets_file_imports_no_grammar_code(home: BotHome) -> None:
+    assert _grammar_modules(home, "--dry-run", "--force") == "loaded: "
+    assert _grammar_modules(home, "check") == "loaded: "
+    _write(home, {"origin": ["hello"]})
+    assert _grammar_modules(home, "--dry-run", "--force") == "loaded: twitterbot.posting.generated twitterbot.posting.grammar"
+
+
+def test_the_history_names_the_texts_posted_since_a_time() -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from twitterbot.state.store import HistoryStore
+
+    now = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    with HistoryStore(":memory:") as store:
+        for text, days_ago, outcome in (("old", 400, "posted"), ("new", 3, "posted"), ("lost", 2, "uncertain"), ("no", 1, "failed")):
+            attempt = store.begin_attempt(text, run_id=None, at=now - timedelta(days=days_ago), network="x")
+            store.finish_attempt(attempt, outcome, at=now - timedelta(days=days_ago))
+        assert store.texts_posted_since(now - timedelta(days=365)) == {"new", "lost"}
+
+
+def test_the_status_page_names_a_grammars_problems(home: BotHome) -> None:
+    from twitterbot.cli import read_config
+    from twitterbot.web.tweetsfile import TweetsFile
+
+    _write(home, '{\n  "origin": ["#nowhere#"]\n}\n')
+    config = read_config(env_file=home.env_file, environ={})
+    texts, attention = TweetsFile()(config)
+    assert texts is None
+    assert [(item.title, item.detail) for item in attention] == [
+        ("tweets.json line 2", 'rule "origin" uses #nowhere#, which is not there: add a rule "nowhere"')
+    ]

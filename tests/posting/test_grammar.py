@@ -1,0 +1,205 @@
+"""Tracery grammars (twitterbot/posting/grammar.py): the shapes Cheap Bots Done Quick bots use,
+the reference implementation's outputs for fixed seeds, the modifiers and actions, the recursion
+bound, and the problems `check` names."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from twitterbot.errors import TweetFileError
+from twitterbot.posting.grammar import MAX_DEPTH, MODIFIERS, Grammar, TooDeep, parse_grammar, read_grammar
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "grammars"
+SHAPES = ("plain.json", "modifiers.json", "actions.json", "deep.json")
+# What is left of Tracery's syntax if a rule was not expanded: a #tag#, an [action], ((missing)).
+LEFTOVER = re.compile(r"#\w[\w.]*#|\[[\w#]+:|\(\(|\)\)")
+
+
+def _grammar(**rules: object) -> Grammar:
+    return parse_grammar(json.dumps(rules).encode(), Path("bot.json"))
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_public_bot_shapes_expand_with_no_rule_syntax_left(name: str) -> None:
+    grammar = read_grammar(FIXTURES / name)
+    assert grammar.problems() == []
+    rng = random.Random(1)
+    texts = {grammar.expand(rng) for _ in range(300)}
+    assert len(texts) > 10
+    for text in texts:
+        assert text and not LEFTOVER.search(text), text
+        assert "\\" not in text
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_the_reference_implementation_gives_the_same_posts_for_the_same_seed(name: str) -> None:
+    # reference.json holds tracery3's outputs (make_reference.py beside it), seeds 0-49.
+    expected = json.loads((FIXTURES / "reference.json").read_text(encoding="utf-8"))[name]
+    grammar = read_grammar(FIXTURES / name)
+    assert [grammar.expand(random.Random(seed)) for seed in range(len(expected))] == expected
+
+
+@pytest.mark.parametrize(
+    "modifier, text, expected",
+    [
+        ("capitalize", "owl", "Owl"),
+        ("capitalize", "", ""),
+        ("capitalizeAll", "under the hill-top", "Under The Hill-Top"),
+        ("capitalizeAll", "an iPhone", "An IPhone"),
+        ("a", "owl", "an owl"),
+        ("a", "unicorn", "a unicorn"),
+        ("a", "umbrella", "an umbrella"),
+        ("a", "fox", "a fox"),
+        ("a", "", "a "),
+        ("s", "fox", "foxes"),
+        ("s", "berry", "berries"),
+        ("s", "key", "keys"),
+        ("s", "church", "churches"),
+        ("s", "owl", "owls"),
+        ("s", "", ""),
+        ("firstS", "cup of tea", "cups of tea"),
+        ("ed", "hope", "hoped"),
+        ("ed", "hurry", "hurried"),
+        ("ed", "play", "played"),
+        ("ed", "jump", "jumped"),
+        ("ed", "", ""),
+        ("uppercase", "shout", "SHOUT"),
+        ("lowercase", "QUIET", "quiet"),
+    ],
+)
+def test_modifiers(modifier: str, text: str, expected: str) -> None:
+    assert MODIFIERS[modifier](text) == expected
+    grammar = _grammar(origin=[f"#word.{modifier}#"], word=[text])
+    assert grammar.expand(random.Random(0)) == expected
+
+
+def test_modifiers_chain_and_take_parameters() -> None:
+    assert _grammar(origin=["#animal.s.capitalize#"], animal=["fox"]).expand(random.Random(0)) == "Foxes"
+    assert _grammar(origin=["#w.replace(a,o)#"], w=["banana"]).expand(random.Random(0)) == "bonono"
+
+
+def test_an_action_sets_a_rule_for_the_rest_of_the_post() -> None:
+    grammar = _grammar(origin=["[hero:#name#]#hero# and #hero#"], name=["Ada", "Bo", "Cy", "Di"])
+    for seed in range(20):
+        first, second = grammar.expand(random.Random(seed)).split(" and ")
+        assert first == second
+
+
+def test_a_tags_own_action_holds_only_while_it_expands() -> None:
+    # As in Kate Compton's Tracery: the tag's push is popped after it, so #hero# is the base rule again.
+    grammar = _grammar(origin=["#[hero:Ada]story# / #hero#"], story=["#hero# rides"], hero=["nobody"])
+    assert grammar.expand(random.Random(0)) == "Ada rides / nobody"
+
+
+def test_a_set_rule_action_runs_the_actions_inside_it() -> None:
+    grammar = _grammar(
+        origin=["[#setPronouns#]#they.capitalize# said #their# name"],
+        setPronouns=["[they:she][their:her]", "[they:he][their:his]"],
+    )
+    assert {grammar.expand(random.Random(seed)) for seed in range(30)} == {"She said her name", "He said his name"}
+
+
+def test_pushed_texts_are_expanded_once_and_split_at_commas() -> None:
+    grammar = _grammar(origin=["[pet:cat,dog]#pet#"])
+    assert {grammar.expand(random.Random(seed)) for seed in range(30)} == {"cat", "dog"}
+
+
+def test_an_escaped_hash_is_a_literal_hash() -> None:
+    assert _grammar(origin=["#w# \\#tinybirds"], w=["tweet"]).expand(random.Random(0)) == "tweet #tinybirds"
+
+
+def test_recursion_without_end_is_bounded() -> None:
+    grammar = _grammar(origin=["#loop#"], loop=["more #loop#"])
+    with pytest.raises(TooDeep):
+        grammar.expand(random.Random(0))
+    branching = _grammar(origin=["#b#"], b=["#b##b##b#"])
+    with pytest.raises(TooDeep):
+        branching.expand(random.Random(0))
+
+
+def test_deep_but_ending_recursion_expands() -> None:
+    grammar = _grammar(origin=["#n#"], n=["x#n#"] * 9 + ["."])
+    lengths = []
+    for seed in range(50):
+        try:
+            lengths.append(len(grammar.expand(random.Random(seed))))
+        except TooDeep:
+            continue
+    assert lengths and max(lengths) > 10 and max(lengths) <= MAX_DEPTH + 1
+
+
+def test_problems_name_each_rule_and_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "bot.json"
+    path.write_text(
+        "{\n"
+        '  "start": ["#greeting# #place.shout#"],\n'
+        '  "greeting": [],\n'
+        '  "set": ["[hero:#name#]#hero#", "#unclosed"]\n'
+        "}\n",
+        encoding="utf-8",
+    )
+    problems = [(problem.lineno, problem.message) for problem in read_grammar(path).problems()]
+    assert problems[0] == (0, 'has no "origin" rule: add one, e.g. "origin": ["#greeting#, world"]')
+    said = " | ".join(message for _, message in problems)
+    assert (2, 'rule "start" uses #place#, which is not there: add a rule "place"') in problems
+    assert (3, 'rule "greeting" is empty: give it at least one text') in problems
+    assert (4, 'rule "set" uses #name#, which is not there: add a rule "name"') in problems
+    assert "modifier .shout" in said and "a # without its closing #" in said
+    assert "#hero#" not in said  # set by an action: not missing
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ('{\n  "origin": ["a",\n  "b"\n', "line 4 column 1 is not valid JSON"),
+        ('{\n  "origin": ["#b#"]\n  "b": ["c"]\n}', "line 3 column 3 is not valid JSON (Expecting ',' delimiter)"),
+        ('{"origin": ["a"],}', "line 1 column 18 is not valid JSON"),
+        ('["origin"]', "is not a Tracery grammar"),
+        ('{\n"origin": [1, 2]}', 'line 2: rule "origin" must be a text or a list of texts'),
+    ],
+)
+def test_a_file_that_is_no_grammar_is_a_data_error_naming_its_line(tmp_path: Path, text: str, said: str) -> None:
+    path = tmp_path / "bot.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TweetFileError) as caught:
+        read_grammar(path)
+    assert said in str(caught.value)
+    assert caught.value.exit_status == 65
+
+
+def test_a_missing_rule_met_by_an_expansion_is_a_data_error() -> None:
+    with pytest.raises(TweetFileError, match="uses #nowhere#, which is not there"):
+        _grammar(origin=["#nowhere#"]).expand(random.Random(0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["origin", "a", "b"]), st.lists(st.text(alphabet="ab#[]:.,\\ xPOP"), max_size=3)))
+def test_any_grammar_expands_or_says_why(rules: dict) -> None:
+    grammar = _grammar(**rules)
+    grammar.problems()  # never raises
+    try:
+        text = grammar.expand(random.Random(0))
+    except (TweetFileError, TooDeep):
+        return
+    assert isinstance(text, str)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_bytes_read_as_a_grammar_or_a_data_error(data: bytes) -> None:
+    with contextlib.suppress(TweetFileError):
+        parse_grammar(data, Path("bot.json"))
+
+
+def test_a_pictures_brackets_are_text_and_its_tags_expand() -> None:
+    grammar = _grammar(origin=["An #a# ![a small #a#](#a#.png) [x:y]#x#"], a=["owl"])
+    assert grammar.expand(random.Random(0)) == "An owl ![a small owl](owl.png) y"
+    assert grammar.problems() == []

@@ -1,0 +1,203 @@
+"""A grammar as the run's source of posts: each run draws a new expansion that the history does not
+hold (within GRAMMAR_MEMORY) and that fits POST_TO's networks, and hands the run a file of one text.
+
+An expansion too long for some network is drawn again, `FIT_TRIES` times at most; then the run
+posts the one that fits the most networks and skips the others. Pictures written in an expansion
+(``![alt](path)``) and options at its start (``{cw: ...; lang: ...; only: ...}``) are read as in a
+line of a plain tweets file, and with LONG_LINES=thread an expansion too long for a network goes
+there as a thread (`rules`, as `options.line_rules` makes them)::
+
+    tweets = draw_post(Path("tweets.json"), networks, rng=rng, posted=store.texts_posted_since(since))
+    tweets.line(0).text                        # what the run posts
+    report = sample_grammar(Path("tweets.json"), networks, rng=random.Random(0))   # for `check`
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import AbstractSet, Dict, List, Optional, Sequence, Set
+
+from ..errors import TweetFileError
+from ..networks import Network
+from .grammar import MAX_DEPTH, ORIGIN, Grammar, TooDeep, read_grammar
+from .options import NO_OPTIONS, PLAIN_RULES, LineRules, OptionError, measured_text, split_options
+from .tweets import TweetFile, TweetLine
+
+__all__ = ["DRAWS", "FIT_TRIES", "SAMPLES", "GrammarReport", "draw_post", "sample_grammar"]
+
+log = logging.getLogger(__name__)
+
+DRAWS = 200  # expansions drawn at most in one run, new or not (each costs well under a millisecond)
+FIT_TRIES = 5  # new expansions measured at most, looking for one that fits every network
+SAMPLES = 50  # expansions `check` draws to see whether they fit
+
+
+def draw_post(
+    path: Path,
+    networks: Sequence[Network],
+    *,
+    rng: random.Random,
+    posted: AbstractSet[str],
+    rules: LineRules = PLAIN_RULES,
+) -> TweetFile:
+    """A file of one new expansion of the grammar at `path` for this run. Raises `TweetFileError`
+    (65) when the grammar is unusable, keeps repeating `posted` texts, or fits no network."""
+    grammar = read_grammar(path)
+    if ORIGIN not in grammar.rules:
+        raise TweetFileError(f'{path} has no "{ORIGIN}" rule: add one (bot.py check shows every problem)')
+    best: Optional[TweetLine] = None
+    repeats = too_deep = 0
+    measured: Set[str] = set()  # new expansions that fit only some networks (a repeat is no new try)
+    for _ in range(DRAWS):
+        try:
+            text = grammar.expand(rng).strip()
+        except TooDeep:
+            too_deep += 1
+            continue
+        if not text or text in posted:
+            repeats += 1
+            continue
+        if text in measured:
+            continue
+        line = _measured(grammar, text, networks, rules)
+        measured.add(text)
+        if line.networks and len(line.networks) == len(line.fits):  # every network its options leave in
+            return _one(path, line)
+        if line.networks and (best is None or len(line.networks) > len(best.networks)):
+            best = line
+        if len(measured) >= FIT_TRIES:
+            break
+    if best is not None:
+        missed = [fit.network for fit in best.fits if fit.network not in best.networks]
+        log.info(
+            "%s: none of %d new expansions fit every network; this one skips %s",
+            path.name,
+            len(measured),
+            ", ".join(missed),
+        )
+        return _one(path, best)
+    raise TweetFileError(_nothing_drawn(path, measured=len(measured), repeats=repeats, too_deep=too_deep))
+
+
+def _nothing_drawn(path: Path, *, measured: int, repeats: int, too_deep: int) -> str:
+    """Why no expansion could be posted, and the fix, from what the draws met most."""
+    if measured:
+        return f"{path}: none of {measured} new expansions of its grammar fits any network in POST_TO: shorten its texts"
+    if too_deep > repeats:
+        return (
+            f"{path}: its grammar recursed past {MAX_DEPTH} rules inside each other in {too_deep} of {DRAWS} draws: "
+            "give each rule that uses itself more texts that do not"
+        )
+    return (
+        f"{path}: its last {DRAWS} expansions were all posted before (within GRAMMAR_MEMORY) or empty: "
+        "add rules or texts to the grammar, or shorten GRAMMAR_MEMORY"
+    )
+
+
+def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: LineRules) -> TweetLine:
+    """`text` as a line: its options and pictures read as a plain file's are, measured by each
+    network its options leave in (with its warning, as it is sent there)."""
+    lineno = grammar.lines.get(ORIGIN, 1)
+    options, body, images = NO_OPTIONS, text, ()
+    if text.startswith(("{", "\\{")):
+        try:
+            options, body = split_options(text, rules.names or tuple(network.name for network in networks))
+        except OptionError as exc:
+            raise TweetFileError(f"{grammar.path} expansion {text!r} {exc}") from None
+        if not body:
+            raise TweetFileError(f"{grammar.path} expansion {text!r} has options but no text: write the post after the }}")
+    if "![" in body:
+        from .images import image_problems, split_images
+
+        body, images = split_images(body, (grammar.path or Path(".")).parent)
+        wrong = image_problems(body, images, networks) if images else []
+        if wrong:
+            raise TweetFileError("\n".join(f"{grammar.path} expansion {text!r} {problem}" for problem in wrong))
+    wanted = [network for network in networks if options.is_for(network.name)]
+    fits = tuple(network.measure(measured_text(body, options, network)) for network in wanted)
+    line = TweetLine(lineno, body, fits, threads=rules.threads)
+    return replace(line, options=options, images=images, written=text) if options or images else line
+
+
+def _one(path: Path, line: TweetLine) -> TweetFile:
+    return TweetFile(path, [line.key], [line.lineno], [], lambda index: line)
+
+
+@dataclass
+class GrammarReport:
+    """What `check` says of a grammar: how many rules, what is wrong (each a sentence naming its
+    line), and how the sampled expansions fit each network."""
+
+    rules: int
+    problems: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    distinct: int = 0  # different texts among the samples
+
+
+def sample_grammar(
+    path: Path,
+    networks: Sequence[Network],
+    *,
+    rng: random.Random,
+    samples: int = SAMPLES,
+    rules: LineRules = PLAIN_RULES,
+) -> GrammarReport:
+    """Read the grammar, name its problems, and draw `samples` expansions to see which fit: a
+    grammar whose expansions never fit any network is a problem; a network some do not fit, a note."""
+    grammar = read_grammar(path)
+    report = GrammarReport(len(grammar.rules))
+    report.problems = [
+        f"{path} line {problem.lineno} {problem.message}" if problem.lineno else f"{path} {problem.message}"
+        for problem in grammar.problems()
+    ]
+    if report.problems:
+        return report  # an expansion would stop at the first of them
+    texts: List[str] = []
+    for _ in range(samples):
+        try:
+            texts.append(grammar.expand(rng).strip())
+        except TooDeep:
+            continue
+        except TweetFileError as exc:
+            report.problems.append(str(exc))
+            return report
+    if len(texts) < samples:
+        report.notes.append(
+            f"{path}: {samples - len(texts)} of {samples} sampled expansions recursed past {MAX_DEPTH} rules "
+            "inside each other (a run draws again)"
+        )
+    lines = [_measured(grammar, text, networks, rules) for text in set(texts) if text]
+    report.distinct = len(lines)
+    if not lines or not any(line.networks for line in lines):
+        report.problems.append(
+            f"{path}: none of {samples} sampled expansions fits any network in POST_TO: shorten its texts"
+        )
+        return report
+    report.notes += _fit_notes(path, lines)
+    return report
+
+
+def _fit_notes(path: Path, lines: Sequence[TweetLine]) -> List[str]:
+    """For each network, how many sampled expansions are too long for it, and how many go there
+    as threads (LONG_LINES=thread)."""
+    too_long: Dict[str, int] = {}
+    threaded: Dict[str, int] = {}
+    for line in lines:
+        for fit in line.fits:
+            too_long[fit.network] = too_long.get(fit.network, 0) + (not fit.fits and not line.threaded(fit))
+            threaded[fit.network] = threaded.get(fit.network, 0) + line.threaded(fit)
+    notes = [
+        f"{path}: {count} of {len(lines)} sampled expansions are too long for {network} "
+        "(a run draws again, then posts to the other networks only)"
+        for network, count in too_long.items()
+        if count
+    ]
+    notes += [
+        f"{path}: {count} of {len(lines)} sampled expansions go to {network} as threads (LONG_LINES=thread)"
+        for network, count in threaded.items()
+        if count
+    ]
+    return notes

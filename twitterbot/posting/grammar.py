@@ -1,0 +1,423 @@
+"""Tracery grammars: a tweets file ending in ``.json`` is a grammar whose ``origin`` is expanded on
+every run, read as Cheap Bots Done Quick reads it (Kate Compton's Tracery).
+
+A rule is a list of texts (or one text); ``#name#`` is replaced by one of rule ``name``'s texts,
+``#name.capitalize.s#`` with modifiers applied in order, ``[hero:#name#]`` sets the rule ``hero``
+to an expansion of its text (kept for the rest of the expansion; in a tag, ``#[hero:#name#]story#``,
+only while ``story`` expands), ``[#setup#]`` expands ``setup`` for its actions alone, and ``\\#``
+is a literal ``#``. A picture is written as in a plain file, ``![a #animal#](#animal#.jpg)``: its
+brackets are not an action. Draws come from the injected random source in the order the reference
+implementation (the Python port, ``tracery3``) makes them, so a seed gives its outputs::
+
+    grammar = read_grammar(Path("tweets.json"))   # TweetFileError (65) naming the line if unusable
+    grammar.expand(random.Random(7))              # 'A purple owl sings.'
+    grammar.problems()                            # rules used but missing, empty, unknown modifiers
+
+Nesting is bounded (`MAX_DEPTH` tags inside each other, `MAX_TAGS` in one expansion): a rule that
+recurses without end raises `TooDeep`, and the caller draws again.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+
+from ..errors import TweetFileError
+
+__all__ = [
+    "Grammar",
+    "GrammarProblem",
+    "MAX_DEPTH",
+    "MAX_TAGS",
+    "MODIFIERS",
+    "ORIGIN",
+    "TooDeep",
+    "parse_grammar",
+    "read_grammar",
+]
+
+ORIGIN = "origin"
+MAX_DEPTH = 60  # tags inside tags: far more than a bot's grammar needs, far less than Python's stack
+MAX_TAGS = 5000  # tags in one expansion: stops a grammar that branches without end
+
+_PLAIN, _TAG, _ACTION = 0, 1, 2
+
+
+class TooDeep(Exception):
+    """An expansion went past MAX_DEPTH or MAX_TAGS: the grammar recursed too far this time."""
+
+
+@dataclass(frozen=True)
+class GrammarProblem:
+    """Something wrong with a grammar, with the line of the rule it is in (0: the whole file)."""
+
+    lineno: int
+    message: str
+
+
+# -- the modifiers, as the reference's English ones (safe on an empty text) ---------------------------
+
+
+def _is_vowel(char: str) -> bool:
+    return char.lower() in "aeiou"
+
+
+def _capitalize(text: str, *params: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _capitalize_all(text: str, *params: str) -> str:
+    """Each word's first letter in capitals, the rest as it was (Tracery's, not str.title's)."""
+    out, cap_next = [], True
+    for char in text:
+        if not char.isalnum():
+            cap_next = True
+            out.append(char)
+        else:
+            out.append(char.upper() if cap_next else char)
+            cap_next = False
+    return "".join(out)
+
+
+def _a(text: str, *params: str) -> str:
+    if text[:1].lower() == "u" and text[2:3].lower() == "i":  # "a unicorn", "an umbrella"
+        return "a " + text
+    return ("an " if text and _is_vowel(text[0]) else "a ") + text
+
+
+def _s(text: str, *params: str) -> str:
+    if not text:
+        return text
+    if text[-1] in "shxSHX":
+        return text + "es"
+    if text[-1] in "yY":
+        return text[:-1] + "ies" if len(text) < 2 or not _is_vowel(text[-2]) else text + "s"
+    return text + "s"
+
+
+def _first_s(text: str, *params: str) -> str:
+    first, _, rest = text.partition(" ")
+    return _s(first) + (" " + rest if rest or text.endswith(" ") else "")
+
+
+def _ed(text: str, *params: str) -> str:
+    if not text:
+        return text
+    if text[-1] in "eE":
+        return text + "d"
+    if text[-1] in "yY" and (len(text) < 2 or not _is_vowel(text[-2])):
+        return text[:-1] + "ied"
+    return text + "ed"
+
+
+def _replace(text: str, *params: str) -> str:
+    return text.replace(params[0], params[1]) if len(params) >= 2 else text
+
+
+MODIFIERS: Mapping[str, Callable[..., str]] = {
+    "replace": _replace,
+    "capitalizeAll": _capitalize_all,
+    "capitalize": _capitalize,
+    "a": _a,
+    "firstS": _first_s,
+    "s": _s,
+    "ed": _ed,
+    "uppercase": lambda text, *params: text.upper(),
+    "lowercase": lambda text, *params: text.lower(),
+}
+
+
+# -- reading a rule's text -----------------------------------------------------------------------------
+
+
+def _sections(rule: str) -> Tuple[List[Tuple[int, str]], List[str]]:
+    """A rule's text cut into plain text, ``#tags#`` and ``[actions]``, and what is wrong with its
+    brackets; a backslash keeps the next character (cut exactly as the reference cuts it). One
+    addition: the brackets of a picture, ``![alt](path)``, are text, as in a plain tweets file."""
+    sections: List[Tuple[int, str]] = []
+    errors: List[str] = []
+    depth, in_tag, escaped, start = 0, False, False, 0
+    kept, last_escape = "", None
+
+    def cut(end: int, kind: int) -> None:
+        nonlocal kept, last_escape
+        if end - start < 1 and kind != _PLAIN:
+            errors.append("an empty " + ("tag ##" if kind == _TAG else "action []"))
+        raw = kept + "\\" + rule[last_escape + 1 : end] if last_escape is not None else rule[start:end]
+        sections.append((kind, raw))
+        kept, last_escape = "", None
+
+    picture = False  # inside a picture's ![alt text]: its brackets are text, its #tags# expand
+    for index, char in enumerate(rule):
+        if escaped:
+            escaped = False
+        elif char == "[" and depth == 0 and not in_tag and index and rule[index - 1] == "!" and not picture:
+            picture = True
+        elif char == "]" and depth == 0 and not in_tag and picture:
+            picture = False
+        elif char == "[":
+            if depth == 0 and not in_tag:
+                if start < index:
+                    cut(index, _PLAIN)
+                start = index + 1
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0 and not in_tag:
+                cut(index, _ACTION)
+                start = index + 1
+        elif char == "#" and depth == 0:
+            if in_tag:
+                cut(index, _TAG)
+            elif start < index:
+                cut(index, _PLAIN)
+            start = index + 1
+            in_tag = not in_tag
+        elif char == "\\":
+            escaped = True
+            kept += rule[start:index]
+            start, last_escape = index + 1, index
+    if start < len(rule):
+        cut(len(rule), _PLAIN)
+    if in_tag:
+        errors.append("a # without its closing #")
+    if depth > 0:
+        errors.append("a [ without its ]")
+    if depth < 0:
+        errors.append("a ] without its [")
+    return [(kind, raw) for kind, raw in sections if kind != _PLAIN or raw], errors
+
+
+@dataclass(frozen=True)
+class _Tag:
+    symbol: str
+    modifiers: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (name, params)
+    actions: Tuple[str, ...]
+
+
+def _tag(raw: str) -> _Tag:
+    """A tag's parts: its actions, its rule's name and its modifiers with their parameters."""
+    symbol, actions = None, []
+    for kind, text in _sections(raw)[0]:
+        if kind == _PLAIN and symbol is None:
+            symbol = text
+        elif kind == _PLAIN:
+            raise ValueError(f"two rule names in the tag #{raw}#")
+        else:
+            actions.append(text)
+    name, *mods = (symbol or "").split(".")
+    modifiers = []
+    for mod in mods:
+        params: Tuple[str, ...] = ()
+        if mod.find("(") > 0:
+            found = re.findall(r"\(([^)]+)\)", mod)
+            if found:
+                params, mod = tuple(found[0].split(",")), mod[: mod.find("(")]
+        modifiers.append((mod, params))
+    return _Tag(name, tuple(modifiers), tuple(actions))
+
+
+def _action(action: str) -> Tuple[str, str, str]:
+    """An action's target, what it does ("push" a text, "pop" the last pushed, "expand" the target
+    for its own actions) and the text it pushes: ``[hero:#name#]``, ``[hero:POP]``, ``[#setup#]``."""
+    target, *rest = action.split(":")
+    if not rest:
+        return target, "expand", ""
+    return (target, "pop", "") if rest[0] == "POP" else (target, "push", rest[0])
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\\\", "\0").replace("\\", "").replace("\0", "\\")
+
+
+# -- the grammar ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """A grammar's rules (each a tuple of texts), with the line each is written on."""
+
+    rules: Mapping[str, Tuple[str, ...]]
+    lines: Mapping[str, int] = field(default_factory=dict)
+    path: Optional[Path] = None
+
+    def expand(self, rng: random.Random, rule: str = "#" + ORIGIN + "#") -> str:
+        """One expansion of `rule` (the origin), drawing from `rng`. Raises `TooDeep` when it
+        recurses past the bound, `TweetFileError` when it meets a rule or modifier that is not there."""
+        return _unescape(_Expansion(self, rng).rule(rule, 0))
+
+    def problems(self) -> List[GrammarProblem]:
+        """What makes an expansion go wrong, each with its rule's line: no origin, a rule that is
+        used but missing (and never set by an action), an empty rule, an unknown modifier, a # or
+        [ without its pair."""
+        found: List[GrammarProblem] = []
+        if ORIGIN not in self.rules:
+            found.append(GrammarProblem(0, f'has no "{ORIGIN}" rule: add one, e.g. "{ORIGIN}": ["#greeting#, world"]'))
+        used: Dict[str, str] = {}  # each rule used, and the first rule that uses it
+        set_by_actions: Set[str] = set()
+        for name, texts in self.rules.items():
+            if not texts:
+                found.append(self._at(name, f'rule "{name}" is empty: give it at least one text'))
+            for text in texts:
+                for problem in _walk(text, used, set_by_actions, name):
+                    found.append(self._at(name, f'rule "{name}" {problem}'))
+        for symbol, user in used.items():
+            if symbol not in self.rules and symbol not in set_by_actions:
+                found.append(self._at(user, f'rule "{user}" uses #{symbol}#, which is not there: add a rule "{symbol}"'))
+        return sorted(found, key=lambda problem: problem.lineno)
+
+    def _at(self, name: str, message: str) -> GrammarProblem:
+        return GrammarProblem(self.lines.get(name, 0), message)
+
+
+def _walk(text: str, used: Dict[str, str], set_by_actions: Set[str], rule: str) -> Iterator[str]:
+    """The problems in one text of `rule`, noting the rules it uses and those its actions set."""
+    sections, errors = _sections(text)
+    for error in errors:
+        yield f"has {error} in {json.dumps(text, ensure_ascii=False)}"
+    for kind, raw in sections:
+        if kind == _PLAIN:
+            continue
+        actions = [raw] if kind == _ACTION else []
+        if kind == _TAG:
+            try:
+                tag = _tag(raw)
+            except ValueError as exc:
+                yield f"has {exc}"
+                continue
+            actions = list(tag.actions)
+            if tag.symbol:
+                used.setdefault(tag.symbol, rule)
+            for mod, _params in tag.modifiers:
+                if mod not in MODIFIERS:
+                    yield f"uses the modifier .{mod}, which Tracery does not have: use one of {', '.join(MODIFIERS)}"
+        for action in actions:
+            target, what, pushed = _action(action)
+            if what == "expand":
+                yield from _walk(target, used, set_by_actions, rule)
+            elif what == "push":
+                set_by_actions.add(target)
+                for part in pushed.split(","):
+                    yield from _walk(part, used, set_by_actions, rule)
+
+
+class _Expansion:
+    """One expansion: the rules as actions have set them so far, and the tags it has used."""
+
+    def __init__(self, grammar: Grammar, rng: random.Random) -> None:
+        self.grammar = grammar
+        self.rng = rng
+        self.stacks: Dict[str, List[Tuple[str, ...]]] = {name: [texts] for name, texts in grammar.rules.items()}
+        self.tags = 0
+
+    def rule(self, text: str, depth: int) -> str:
+        return "".join(self.section(kind, raw, depth) for kind, raw in _sections(text)[0])
+
+    def section(self, kind: int, raw: str, depth: int) -> str:
+        if kind == _PLAIN:
+            return raw
+        if kind == _ACTION:
+            self.act(raw, depth)
+            return ""
+        self.tags += 1
+        if depth >= MAX_DEPTH or self.tags > MAX_TAGS:
+            raise TooDeep(f"more than {MAX_DEPTH} rules inside each other or {MAX_TAGS} in one post")
+        try:
+            tag = _tag(raw)
+        except ValueError as exc:
+            raise self.error(str(exc)) from None
+        undo = [_action(action)[0] for action in tag.actions if _action(action)[1] == "push"]
+        for action in tag.actions:
+            self.act(action, depth)
+        text = self.rule(self.choose(tag.symbol), depth + 1)
+        for name, params in tag.modifiers:
+            if name not in MODIFIERS:
+                raise self.error(f"uses the modifier .{name}, which Tracery does not have")
+            text = MODIFIERS[name](text, *params)
+        for name in undo:  # a tag's own actions hold only while it expands
+            self.pop(name)
+        return text
+
+    def choose(self, symbol: str) -> str:
+        stack = self.stacks.get(symbol)
+        if not stack:
+            raise self.error(f"uses #{symbol}#, which is not there (or was set by an action that has ended)")
+        if not stack[-1]:
+            raise self.error(f'has an empty rule "{symbol}"')
+        return self.rng.choice(stack[-1])
+
+    def act(self, action: str, depth: int) -> None:
+        target, kind, pushed = _action(action)
+        if kind == "expand":
+            self.rule(target, depth + 1)  # [#setup#]: expanded for the actions inside it
+        elif kind == "pop":
+            self.pop(target)
+        else:
+            texts = tuple(self.rule(part, depth + 1) for part in pushed.split(","))
+            self.stacks.setdefault(target, []).append(texts)
+
+    def pop(self, name: str) -> None:
+        if self.stacks.get(name):
+            self.stacks[name].pop()
+
+    def error(self, what: str) -> TweetFileError:
+        where = self.grammar.path or "the grammar"
+        return TweetFileError(f"{where}: an expansion {what}: run `bot.py check` to see every problem")
+
+
+# -- reading the file ----------------------------------------------------------------------------------
+
+
+def read_grammar(path: Path) -> Grammar:
+    """Read a grammar file. Raises `TweetFileError` (65) naming the line if it is not a JSON object
+    of rules (each a text or a list of texts)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TweetFileError(f"tweets file {path} does not exist: create it, or set TWEETS_FILE") from None
+    except OSError as exc:
+        raise TweetFileError(f"cannot read tweets file {path}: {exc.strerror}: check its permissions") from None
+    return parse_grammar(data, path)
+
+
+def parse_grammar(data: bytes, path: Path) -> Grammar:
+    """A grammar from a file's bytes (`path` names it in messages)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        lineno = data[: exc.start].count(b"\n") + 1
+        raise TweetFileError(f"{path} line {lineno} is not UTF-8 text: save the file as UTF-8") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TweetFileError(
+            f"{path} line {exc.lineno} column {exc.colno} is not valid JSON ({exc.msg}): a Tracery grammar "
+            'is one {...} of rules, e.g. {"origin": ["#greeting#, world"], "greeting": ["hello", "hi"]}'
+        ) from None
+    if not isinstance(raw, dict):
+        raise TweetFileError(f'{path} is not a Tracery grammar: it must be one {{...}} of rules, e.g. {{"origin": ["hello"]}}')
+    rules: Dict[str, Tuple[str, ...]] = {}
+    lines = _key_lines(text, raw)
+    for name, value in raw.items():
+        texts = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, list) else None
+        if texts is None or not all(isinstance(each, str) for each in texts):
+            raise TweetFileError(
+                f'{path} line {lines.get(name, 1)}: rule "{name}" must be a text or a list of texts, e.g. ["one", "two"]'
+            )
+        rules[name] = texts
+    return Grammar(rules, lines, path)
+
+
+def _key_lines(text: str, raw: Mapping[str, object]) -> Dict[str, int]:
+    """The line each rule's name is written on (its first "name": in the file)."""
+    lines: Dict[str, int] = {}
+    for name in raw:
+        found = re.search(re.escape(json.dumps(name)) + r"\s*:", text) or re.search(
+            re.escape(json.dumps(name, ensure_ascii=False)) + r"\s*:", text
+        )
+        lines[name] = text.count("\n", 0, found.start()) + 1 if found else 1
+    return lines
