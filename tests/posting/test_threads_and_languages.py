@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import pytest
+import images
 from conftest import BotHome
 from mastodon_server import MastodonEmulator
 
@@ -14,27 +14,44 @@ SENTENCE = "This sentence is one of several that make a line too long for a sing
 LONG = (SENTENCE * 8).strip()  # about 660 characters: three parts of at most 280
 
 
-@pytest.mark.xfail(reason="the emulator's scripted failures do not yet land on part 2 as this test expects", strict=False)
 def test_a_thread_broken_by_a_lost_reply_is_finished_by_the_next_run_never_doubled(home: BotHome) -> None:
     home.write_env(LONG_LINES="thread", THREAD_NUMBERS="yes", MAX_POSTS_PER_DAY="1", MIN_POST_GAP="0")
     home.write_tweets(LONG + "\n")
-    home.emulator.fail_next("ok", "posted_then_drop")  # part 2 is made, but its answer is lost
+    home.emulator.fail_next("ok", "posted_then_drop")  # part 1 is answered; part 2 is made, but its answer is lost
     first = home.run("--force", "--json")
     assert first.returncode in (0, 75), first.stderr
     assert json.loads(first.stdout)["networks"][0]["outcome"] == "posted"
     posts = home.emulator.posts
     assert [post.text[-3:] for post in posts] == ["1/3", "2/3"], (first.stderr, [p.text for p in posts])
+    assert posts[0].reply_to is None and posts[1].reply_to == posts[0].id
     second = home.run("--json")  # the cap skips a new post; the thread is finished first
     assert second.returncode == 0, second.stderr
     posts = home.emulator.posts
     assert [post.text[-3:] for post in posts] == ["1/3", "2/3", "3/3"]  # part 2 never sent again
     assert posts[2].reply_to == posts[0].id  # it replies to the last part X confirmed
-    assert all(len(post.text) <= 280 for post in posts)
+    assert all(len(post.text) <= 280 for post in posts) and len({post.text for post in posts}) == 3
     third = home.run("--json")
     assert third.returncode == 0 and len(home.emulator.posts) == 3  # nothing left: nothing sent
     with sqlite3.connect(home.path / "state" / "history.sqlite3") as conn:
         outcomes = conn.execute("SELECT outcome FROM attempts ORDER BY id").fetchall()
     assert [row[0] for row in outcomes] == ["posted", "uncertain", "posted"]
+
+
+def test_a_thread_s_first_part_sent_by_a_later_run_keeps_its_picture(home: BotHome) -> None:
+    images.photo(home.path / "garden.jpg", size=(400, 300))
+    home.write_env(LONG_LINES="thread", THREAD_NUMBERS="yes", MAX_POSTS_PER_DAY="1", MIN_POST_GAP="0")
+    home.write_tweets(LONG + " ![Beans at dawn](garden.jpg)\n")
+    home.emulator.fail_next("ok", "ok", "server_error")  # part 1's picture and its alt pass; the post fails
+    first = home.run("--force", "--json")
+    assert first.returncode == 75, first.stderr
+    assert home.emulator.posts == [] and len(home.emulator.media) == 1
+    second = home.run("--json")  # the thread is finished first, from part 1
+    assert second.returncode == 0, second.stderr
+    posts = home.emulator.posts
+    assert len(posts) == 3, second.stderr
+    assert [media.alt for media in posts[0].media] == ["Beans at dawn"]
+    assert posts[1].media == [] and posts[2].media == []
+    assert (posts[0].reply_to, posts[1].reply_to, posts[2].reply_to) == (None, posts[0].id, posts[1].id)
 
 
 def test_the_dry_run_and_check_show_the_thread_s_cost(home: BotHome) -> None:

@@ -91,6 +91,12 @@ def catch_up(
         )
         done.append(sent)
     done += finish_threads(
-        store, posters, run_id=run_id, clock=clock, registry=registry, since=clock() - CATCH_UP_WINDOW
+        store,
+        posters,
+        run_id=run_id,
+        clock=clock,
+        registry=registry,
+        since=clock() - CATCH_UP_WINDOW,
+        pictures=lambda key: _pictures_of(_options_of(key, registry)[1], pictures_folder)[1],
     )
     return tuple(done)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -185,7 +185,7 @@ def post_thread(
     sent: List[Sent] = []
     pending = first_attempt
     while True:
-        step = next_part([PartState(*part) for part in store.thread_parts(thread_id)])
+        step = next_part(_with_pending_to_send(store.thread_parts(thread_id), pending))
         if step is None or isinstance(step, GiveUp):
             stopped = f"{registry.label(poster.name)} refused part {step.part}" if step else None
             store.finish_thread(thread_id, at=clock(), stopped=stopped)
@@ -220,6 +220,16 @@ def post_thread(
             return sent
 
 
+def _with_pending_to_send(parts: Sequence[Tuple[int, str, Optional[str], Optional[str]]], pending: Optional[int]) -> List[PartState]:
+    """The thread's parts as the history has them, but with `pending` (part 1's attempt, recorded
+    with the thread by this run and not sent yet) as a part still to send: the history alone would
+    take a pending attempt for one a stopped run may have sent, and pass over it."""
+    states = [PartState(*part) for part in parts]
+    if pending is not None and states and states[0].outcome == Outcome.PENDING:
+        states[0] = replace(states[0], outcome=None)
+    return states
+
+
 def finish_threads(
     store: HistoryStore,
     posters: Callable[[], Mapping[str, Poster]],
@@ -228,9 +238,11 @@ def finish_threads(
     clock: Callable[[], datetime],
     registry: Registry,
     since: datetime,
+    pictures: Callable[[str], Sequence[LineImage]] = lambda key: (),
 ) -> List[Sent]:
     """Go on with the threads earlier runs left unfinished (begun since `since`), on the networks
-    still in POST_TO; never a part that may be there already."""
+    still in POST_TO; never a part that may be there already. `pictures` reads a line's pictures
+    from its recorded text: they go with part 1 whenever part 1 is sent."""
     done: List[Sent] = []
     for thread in store.open_threads(since, registry.names()):
         if thread.network not in posters():
@@ -243,6 +255,7 @@ def finish_threads(
             run_id=run_id,
             clock=clock,
             registry=registry,
+            images=pictures(thread.text),
             language=thread.language,
             spoiler=thread.spoiler,
             source="catch_up",
