@@ -81,6 +81,8 @@ class Status:
     in_reply_to_id: Optional[str]
     created_at: datetime
     media: List[Dict[str, Any]] = field(default_factory=list)
+    spoiler_text: str = ""
+    language: Optional[str] = None
 
 
 @dataclass
@@ -307,7 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
         text = fields.get("status")
         if not isinstance(text, str) or not text.strip():
             return self._error(422, "Validation failed: Text can't be blank")
-        if mastodon_count(text) > emu.max_characters:
+        spoiler = fields.get("spoiler_text") or ""
+        if mastodon_count(text) + mastodon_count(spoiler) > emu.max_characters:  # Mastodon counts both
             return self._error(422, f"Validation failed: Text character limit of {emu.max_characters} exceeded")
         visibility = fields.get("visibility") or "public"
         if visibility not in _VISIBILITIES:
@@ -324,6 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(422, f"Validation failed: Media attachments {unknown} not found")
         status = emu._create(text, visibility, None if reply_to is None else str(reply_to), key)
         status.media = [emu.media[str(media_id)] for media_id in media_ids]
+        status.spoiler_text, status.language = spoiler, fields.get("language") or None
         if scripted == "posted_then_drop":
             return self._drop()
         if scripted == "posted_then_slow":
@@ -367,9 +371,9 @@ class _Handler(BaseHTTPRequestHandler):
             "in_reply_to_id": status.in_reply_to_id,
             "in_reply_to_account_id": "109876543210987654" if status.in_reply_to_id else None,
             "sensitive": False,
-            "spoiler_text": "",
+            "spoiler_text": status.spoiler_text,
             "visibility": status.visibility,
-            "language": "en",
+            "language": status.language,
             "uri": f"https://{emu.domain}/users/{emu.username}/statuses/{status.id}",
             "url": emu.status_url(status.id),
             "replies_count": 0,

@@ -1,5 +1,6 @@
 """The Bluesky poster against the real reference PDS (tests/pds): posts, facets, the length limits,
-threads, the saved session, a refused password, and a retried record that stays one post."""
+threads, the saved session, a refused password, a retried record that stays one post, and a
+post's language (langs) and a line's content warning through bot.py."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Dict
 
 import pytest
 from bluesky_emulator import LossyProxy
+from conftest import BotHome
 from pds.harness import Pds, PdsAccount
 
 from twitterbot.errors import ExitStatus, PostError
@@ -204,3 +206,41 @@ def test_a_revoked_app_password_fails_the_account_check_at_once(
     with pytest.raises(PostError) as refused:
         make_poster(bluesky_pds.url, account, app_password, session_file).account()
     assert refused.value.kind == "unauthorized"
+
+
+def test_a_post_in_a_language_carries_it_as_langs(
+    bluesky_pds: Pds, account: PdsAccount, app_password: str, tmp_path: Path
+) -> None:
+    poster = make_poster(bluesky_pds.url, account, app_password, tmp_path / "session.json")
+    poster.post("Olá do meu Pi", language="pt-BR")
+    poster.post("No language given")
+
+    plain, portuguese = bluesky_pds.posts(account)  # newest first
+    assert portuguese["value"]["text"] == "Olá do meu Pi" and portuguese["value"]["langs"] == ["pt-BR"]
+    assert "langs" not in plain["value"]
+
+
+def test_a_line_s_warning_is_its_first_line_and_its_language_its_langs(
+    home: BotHome, bluesky_pds: Pds, account: PdsAccount, app_password: str
+) -> None:
+    for name in ("TWITTER_API_KEY", "TWITTER_API_SECRET", "TWITTER_ACCESS_TOKEN", "TWITTER_ACCESS_TOKEN_SECRET"):
+        home.settings.pop(name)
+    home.write_env(
+        POST_TO="bluesky",
+        BLUESKY_HANDLE=account.handle,
+        BLUESKY_APP_PASSWORD=app_password,
+        BLUESKY_SERVICE=bluesky_pds.url,
+        POST_LANGUAGE="de",
+    )
+    home.write_tweets("{cw: Film spoilers; lang: en} The butler did it.\n")
+    first = home.run("--force", "--json")
+    assert first.returncode == 0, first.stderr
+    home.write_tweets("Guten Morgen aus dem Garten.\n")
+    second = home.run("--force", "--json")
+    assert second.returncode == 0, second.stderr
+
+    plain, warned = bluesky_pds.posts(account)  # newest first
+    assert warned["value"]["text"] == "CW: Film spoilers\nThe butler did it."
+    assert warned["value"]["langs"] == ["en"]  # the line's lang overrides POST_LANGUAGE
+    assert (plain["value"]["text"], plain["value"]["langs"]) == ("Guten Morgen aus dem Garten.", ["de"])
+    assert home.emulator.posts == []

@@ -82,7 +82,7 @@ def test_migration_4_renames_tweet_id_to_post_id_and_keeps_every_row(old_history
     before = _rows(old_history, "tweet_id")
     HistoryStore(old_history).close()
     with closing(sqlite3.connect(old_history)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         kinds = conn.execute("SELECT DISTINCT error_kind FROM attempts").fetchall()
     assert {"post_id", "error_kind"} <= columns and "tweet_id" not in columns
@@ -148,7 +148,7 @@ def test_a_schema_5_history_gains_costs_and_alerts_and_keeps_what_it_settled(tmp
         assert store.costs_since("x", WRITTEN) == [(None, "Found later")]  # written before costs were kept
         assert store.raise_alert("run", at=WRITTEN, message="failed") is True
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         settled = conn.execute("SELECT settled FROM attempts WHERE text = 'Found later'").fetchone()[0]
     assert {"cost", "lookup_key", "sent_text", "settled"} <= columns

@@ -115,9 +115,20 @@ class Poster(Protocol):
     name: str
     retry_safety: str
 
-    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Attachment] = ()) -> PostResult:
+    def post(
+        self,
+        text: str,
+        reply_to: Optional[str] = None,
+        images: Sequence[Attachment] = (),
+        *,
+        language: Optional[str] = None,
+        spoiler: Optional[str] = None,
+    ) -> PostResult:
         """Post `text` (a reply to `reply_to`), with `images` uploaded first, each with its alt
-        text; a failed upload is a PostError and no post."""
+        text; a failed upload is a PostError and no post. `language` is the post's BCP 47 tag,
+        sent where the network keeps one; `spoiler` its content warning, given only to a network
+        that declares `content_warnings` (the caller writes it into the text elsewhere). Callers
+        pass them only when set, so a poster without them still posts plain lines."""
         ...
 
     def may_retry(self, error: PostError) -> bool: ...
@@ -187,6 +198,10 @@ class Network(Capability):
         """What posting a text measured as `fit` costs here, in US dollars; None: nothing."""
         return None
 
+    # Whether a post here can carry a content warning of its own (Mastodon's spoiler_text); where
+    # it cannot, a line's warning is written as its first line ("CW: ...").
+    content_warnings: ClassVar[bool] = False
+
     def measure(self, text: str) -> Fit:
         """`text` as this network counts it, against its limit; cheap (no client library)."""
         raise NotImplementedError
@@ -205,6 +220,7 @@ class Network(Capability):
         import contextlib
 
         return contextlib.nullcontext()
+
 
     def describe(self, fit: Fit) -> str:
         """A fit in words, for a dry run's log line: "12 of 300 graphemes"."""

@@ -33,9 +33,19 @@ class DryRunPoster:
         self._folder = folder  # where they are written; a new temporary folder at the first picture
         self._pictures = 0
 
-    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[object] = ()) -> PostResult:
+    def post(
+        self,
+        text: str,
+        reply_to: Optional[str] = None,
+        images: Sequence[object] = (),
+        *,
+        language: Optional[str] = None,
+        spoiler: Optional[str] = None,
+    ) -> PostResult:
         stream = self._stream or sys.stderr
         to = f" (reply to {reply_to})" if reply_to else ""
+        to += f" (language {language})" if language else ""
+        to += f" (content warning: {spoiler})" if spoiler else ""
         stream.write(f"dry run, not posted{to}:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
         if images:  # each picture as each network would get it, written where the user can open it
             from ..pictures.dryrun import dry_run_folder, write_prepared

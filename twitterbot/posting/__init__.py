@@ -2,10 +2,42 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 from ..capability import Capability, Feature
+from ..errors import ConfigError
 from ..settings.table import Setting
 
-__all__ = ["POSTING"]
+__all__ = ["LONG_LINE_CHOICES", "POSTING"]
+
+LONG_LINE_CHOICES = ("skip", "thread")
+
+
+def _parse_language(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> Optional[str]:
+    """A BCP 47 language tag in its usual case (pt-BR), or None when empty (no language is sent)."""
+    from .options import language_tag
+
+    if not text.strip():
+        return None
+    tag = language_tag(text)
+    if tag is None:
+        raise ConfigError(
+            f"{name}={text.strip()[:40]!r} from {where} is not a BCP 47 language tag: set it to one like "
+            "en, de or pt-BR, or leave it empty to send none"
+        )
+    return tag
+
+
+def _parse_long_lines(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    """What becomes of a line too long for a network: skip (not sent there) or thread."""
+    value = text.strip().lower()
+    if value not in LONG_LINE_CHOICES:
+        raise ConfigError(
+            f"{name}={text.strip()[:40]!r} from {where} is not skip or thread: set it to skip (a line too long for "
+            "a network is not posted there) or thread (it is posted there as a thread of replies)"
+        )
+    return value
 
 
 class Posting(Capability):
@@ -24,6 +56,13 @@ class Posting(Capability):
         "TWEET_ONE_IN": Setting("4", "positive_int", "post on 1 run in N (1 = every run)"),
         "MAX_POSTS_PER_DAY": Setting("4", "positive_int", "at most this many posts in any 24 hours"),
         "MIN_POST_GAP": Setting("1h", "duration", "at least this long between two scheduled posts (0 = no gap)"),
+        "POST_LANGUAGE": Setting(
+            "", "language", "the posts' language, a BCP 47 tag (en, de, pt-BR); empty: none is sent"
+        ),
+        "LONG_LINES": Setting(
+            "skip", "long_lines", "a line too long for a network: skip (not posted there) or thread (posted as replies)"
+        ),
+        "THREAD_NUMBERS": Setting("no", "bool", "number a thread's parts 1/3, 2/3, 3/3 (yes or no)"),
         "GRAMMAR_MEMORY": Setting(
             "365d", "duration", "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long"
         ),
@@ -34,6 +73,7 @@ class Posting(Capability):
             "not known is there: found, it counts as posted; not found, its line goes back into the round",
         ),
     }
+    parsers = {"language": _parse_language, "long_lines": _parse_long_lines}
     commands = "twitterbot.posting.commands"
 
 

@@ -61,11 +61,13 @@ def month_spend(history: PostCounts, network: Network, now: datetime, budget: Op
     return Spend(network.name, spent, budget, network.budget or "", since)
 
 
-def over_budget(spend: Spend, fit: Fit, network: Network) -> Optional[str]:
-    """Why a post measured as `fit` may not go to `network`: it would pass the budget; None: it may."""
-    price = network.price(fit)
-    if spend.budget is None or price is None or spend.spent + price <= spend.budget + 1e-9:
+def over_budget(spend: Spend, fit: Fit, network: Network, posts: int = 1) -> Optional[str]:
+    """Why a post measured as `fit` (a thread: that many `posts`, each priced as it) may not go to
+    `network`: it would pass the budget; None: it may."""
+    one = network.price(fit)
+    if spend.budget is None or one is None or spend.spent + one * posts <= spend.budget + 1e-9:
         return None
+    price = one * posts
     return (
         f"not sent to {network.label}: this post (${price:.3f}) would pass {spend.setting}=${spend.budget:.2f}, "
         f"with ${spend.spent:.2f} spent this month (since {spend.since:%Y-%m-%d} UTC); the other networks get it, "
@@ -73,7 +75,9 @@ def over_budget(spend: Spend, fit: Fit, network: Network) -> Optional[str]:
     )
 
 
-def budget_stops(history: PostCounts, network: Network, fit: Fit, budget: float, now: datetime) -> Optional[str]:
-    """Why a post measured as `fit` may not go to `network`, given its monthly `budget` and what
-    this month's posts there cost; None: it may go."""
-    return over_budget(month_spend(history, network, now, budget), fit, network)
+def budget_stops(
+    history: PostCounts, network: Network, fit: Fit, budget: float, now: datetime, posts: int = 1
+) -> Optional[str]:
+    """Why a post measured as `fit` (a thread: that many `posts`) may not go to `network`, given its
+    monthly `budget` and what this month's posts there cost; None: it may go."""
+    return over_budget(month_spend(history, network, now, budget), fit, network, posts)

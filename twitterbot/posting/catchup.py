@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, T
 from ..networks import Fit, Poster
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
+from .options import NO_OPTIONS, LineOptions, OptionError, sent_text, split_options
 from .send import Sent, send_attempt
+from .threads import finish_threads
 from .tweets import preview
 
 if TYPE_CHECKING:
@@ -35,6 +37,14 @@ def _pictures_of(key: str, folder: Optional[Path]) -> Tuple[str, Sequence[LineIm
     return split_images(key, folder)
 
 
+def _options_of(key: str, registry: Registry) -> Tuple[LineOptions, str]:
+    """A recorded post's options and the rest of its line (it is recorded as written)."""
+    try:
+        return split_options(key, registry.names())
+    except OptionError:  # it was read when first posted; a network since removed is no matter here
+        return NO_OPTIONS, key
+
+
 def catch_up(
     store: HistoryStore,
     posters: Callable[[], Mapping[str, Poster]],
@@ -45,6 +55,7 @@ def catch_up(
     registry: Registry,
     mask: Callable[[str], str] = str,
     budgets: Optional[Mapping[str, float]] = None,
+    language: Optional[str] = None,
 ) -> Tuple[Sent, ...]:
     """Send each recent scheduled post to the networks that missed it for a temporary reason
     (CATCH_UP_WINDOW), once each, if they are still in POST_TO. They were counted against the cap
@@ -55,8 +66,10 @@ def catch_up(
     for missed in missing:
         if missed.network not in posters():
             continue
-        text, images = _pictures_of(missed.text, pictures_folder)
+        options, rest = _options_of(missed.text, registry)
+        text, images = _pictures_of(rest, pictures_folder)
         network = registry.network(missed.network)
+        text = sent_text(text, options, network)
         fit = network.measure(text)
         stopped = _budget_stops(store, missed.network, fit, budgets or {}, clock, registry)
         if stopped:
@@ -74,7 +87,16 @@ def catch_up(
             sent_text=text,
         )
         sent = send_attempt(
-            store, posters()[missed.network], attempt, mask(text), fit=None, clock=clock, images=images, registry=registry
+            store,
+            posters()[missed.network],
+            attempt,
+            mask(text),
+            fit=None,
+            clock=clock,
+            images=images,
+            registry=registry,
+            language=options.language or language,
+            spoiler=options.warning if network.content_warnings else None,
         )
         level = logging.INFO if sent.reached else logging.WARNING
         log.log(
@@ -86,6 +108,15 @@ def catch_up(
             sent.outcome if sent.error is None else f"{sent.outcome} ({sent.error})",
         )
         done.append(sent)
+    done += finish_threads(
+        store,
+        posters,
+        run_id=run_id,
+        clock=clock,
+        registry=registry,
+        since=clock() - CATCH_UP_WINDOW,
+        pictures=lambda key: _pictures_of(_options_of(key, registry)[1], pictures_folder)[1],
+    )
     return tuple(done)
 
 

@@ -23,6 +23,8 @@ from ..settings.secrets import scrub
 from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.store import HistoryStore
 from ..wording import plural
+from .options import line_rules, sent_text
+from .threads import parts_for, thread_cost
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets
 
 __all__ = ["CHECKS", "ONLINE_CHECKS", "Finding", "run_checks"]
@@ -101,7 +103,7 @@ def tweets_file(config: Config) -> Iterator[Finding]:
         yield from _grammar(config)
         return
     try:
-        tweets = load_tweets(path, config.registry.posting_to(config))
+        tweets = load_tweets(path, config.registry.posting_to(config), rules=line_rules(config))
     except BotError as exc:
         yield problem(str(exc), exc)
         return
@@ -112,10 +114,18 @@ def tweets_file(config: Config) -> Iterator[Finding]:
         for fit in line.fits:
             if fit.cost:
                 yield note(f"{path} line {line.lineno} {fit.cost}")
-    for line in tweets.lines:  # posted only where it fits: say where it will not go
+    for line in tweets.lines:  # posted only where it fits: say where it will not go, or goes as a thread
         for fit in line.fits:
-            if not fit.fits:
-                why = fit.reason if fit.length <= fit.limit and fit.reason else f"{fit.length} of {fit.limit} {fit.unit}"
+            if line.threaded(fit):
+                network = config.registry.network(fit.network)
+                parts = parts_for(sent_text(line.text, line.options, network), network, config["THREAD_NUMBERS"])
+                yield note(
+                    f"{path} line {line.lineno} is too long for {network.label}: it goes there as {thread_cost(network, parts)}"
+                )
+            elif not fit.fits:
+                why = (
+                    fit.reason if fit.length <= fit.limit and fit.reason else f"{fit.length} of {fit.limit} {fit.unit}"
+                )
                 yield note(
                     f"{path} line {line.lineno} is too long for {config.registry.label(fit.network)} ({why}): "
                     "it is posted to the other networks only"
@@ -135,7 +145,7 @@ def _grammar(config: Config) -> Iterator[Finding]:
 
     path = config["TWEETS_FILE"]
     try:
-        report = sample_grammar(path, config.registry.posting_to(config), rng=random.Random(0))
+        report = sample_grammar(path, config.registry.posting_to(config), rng=random.Random(0), rules=line_rules(config))
     except BotError as exc:
         yield problem(str(exc), exc)
         return
@@ -223,7 +233,9 @@ def previews(config: Config) -> Iterator[Finding]:
     if is_grammar(config["TWEETS_FILE"]):
         return  # a grammar's posts are drawn at each run: there are no lines to preview
     try:
-        lines: List[TweetLine] = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config)).lines
+        lines: List[TweetLine] = load_tweets(
+            config["TWEETS_FILE"], config.registry.posting_to(config), rules=line_rules(config)
+        ).lines
     except BotError:
         return  # the tweets file's check has said why
     for network in config.registry.posting_to(config):

@@ -3,7 +3,9 @@ hold (within GRAMMAR_MEMORY) and that fits POST_TO's networks, and hands the run
 
 An expansion too long for some network is drawn again, `FIT_TRIES` times at most; then the run
 posts the one that fits the most networks and skips the others. Pictures written in an expansion
-(``![alt](path)``) are read as in a line of a plain tweets file::
+(``![alt](path)``) and options at its start (``{cw: ...; lang: ...; only: ...}``) are read as in a
+line of a plain tweets file, and with LONG_LINES=thread an expansion too long for a network goes
+there as a thread (`rules`, as `options.line_rules` makes them)::
 
     tweets = draw_post(Path("tweets.json"), networks, rng=rng, posted=store.texts_posted_since(since))
     tweets.line(0).text                        # what the run posts
@@ -21,6 +23,7 @@ from typing import AbstractSet, Dict, List, Optional, Sequence, Set
 from ..errors import TweetFileError
 from ..networks import Network
 from .grammar import MAX_DEPTH, ORIGIN, Grammar, TooDeep, read_grammar
+from .options import NO_OPTIONS, PLAIN_RULES, LineRules, OptionError, measured_text, split_options
 from .tweets import TweetFile, TweetLine
 
 __all__ = ["DRAWS", "FIT_TRIES", "SAMPLES", "GrammarReport", "draw_post", "sample_grammar"]
@@ -32,7 +35,14 @@ FIT_TRIES = 5  # new expansions measured at most, looking for one that fits ever
 SAMPLES = 50  # expansions `check` draws to see whether they fit
 
 
-def draw_post(path: Path, networks: Sequence[Network], *, rng: random.Random, posted: AbstractSet[str]) -> TweetFile:
+def draw_post(
+    path: Path,
+    networks: Sequence[Network],
+    *,
+    rng: random.Random,
+    posted: AbstractSet[str],
+    rules: LineRules = PLAIN_RULES,
+) -> TweetFile:
     """A file of one new expansion of the grammar at `path` for this run. Raises `TweetFileError`
     (65) when the grammar is unusable, keeps repeating `posted` texts, or fits no network."""
     grammar = read_grammar(path)
@@ -52,16 +62,16 @@ def draw_post(path: Path, networks: Sequence[Network], *, rng: random.Random, po
             continue
         if text in measured:
             continue
-        line = _measured(grammar, text, networks)
+        line = _measured(grammar, text, networks, rules)
         measured.add(text)
-        if len(line.networks) == len(networks):
+        if line.networks and len(line.networks) == len(line.fits):  # every network its options leave in
             return _one(path, line)
         if line.networks and (best is None or len(line.networks) > len(best.networks)):
             best = line
         if len(measured) >= FIT_TRIES:
             break
     if best is not None:
-        missed = [fit.network for fit in best.fits if not fit.fits]
+        missed = [fit.network for fit in best.fits if fit.network not in best.networks]
         log.info(
             "%s: none of %d new expansions fit every network; this one skips %s",
             path.name,
@@ -87,19 +97,29 @@ def _nothing_drawn(path: Path, *, measured: int, repeats: int, too_deep: int) ->
     )
 
 
-def _measured(grammar: Grammar, text: str, networks: Sequence[Network]) -> TweetLine:
-    """`text` as a line: its pictures read as a plain file's are, measured by each network."""
+def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: LineRules) -> TweetLine:
+    """`text` as a line: its options and pictures read as a plain file's are, measured by each
+    network its options leave in (with its warning, as it is sent there)."""
     lineno = grammar.lines.get(ORIGIN, 1)
-    body, images = text, ()
-    if "![" in text:
+    options, body, images = NO_OPTIONS, text, ()
+    if text.startswith(("{", "\\{")):
+        try:
+            options, body = split_options(text, rules.names or tuple(network.name for network in networks))
+        except OptionError as exc:
+            raise TweetFileError(f"{grammar.path} expansion {text!r} {exc}") from None
+        if not body:
+            raise TweetFileError(f"{grammar.path} expansion {text!r} has options but no text: write the post after the }}")
+    if "![" in body:
         from .images import image_problems, split_images
 
-        body, images = split_images(text, (grammar.path or Path(".")).parent)
+        body, images = split_images(body, (grammar.path or Path(".")).parent)
         wrong = image_problems(body, images, networks) if images else []
         if wrong:
             raise TweetFileError("\n".join(f"{grammar.path} expansion {text!r} {problem}" for problem in wrong))
-    line = TweetLine(lineno, body, tuple(network.measure(body) for network in networks))
-    return replace(line, images=images, written=text) if images else line
+    wanted = [network for network in networks if options.is_for(network.name)]
+    fits = tuple(network.measure(measured_text(body, options, network)) for network in wanted)
+    line = TweetLine(lineno, body, fits, threads=rules.threads)
+    return replace(line, options=options, images=images, written=text) if options or images else line
 
 
 def _one(path: Path, line: TweetLine) -> TweetFile:
@@ -118,7 +138,12 @@ class GrammarReport:
 
 
 def sample_grammar(
-    path: Path, networks: Sequence[Network], *, rng: random.Random, samples: int = SAMPLES
+    path: Path,
+    networks: Sequence[Network],
+    *,
+    rng: random.Random,
+    samples: int = SAMPLES,
+    rules: LineRules = PLAIN_RULES,
 ) -> GrammarReport:
     """Read the grammar, name its problems, and draw `samples` expansions to see which fit: a
     grammar whose expansions never fit any network is a problem; a network some do not fit, a note."""
@@ -144,21 +169,35 @@ def sample_grammar(
             f"{path}: {samples - len(texts)} of {samples} sampled expansions recursed past {MAX_DEPTH} rules "
             "inside each other (a run draws again)"
         )
-    lines = [_measured(grammar, text, networks) for text in set(texts) if text]
+    lines = [_measured(grammar, text, networks, rules) for text in set(texts) if text]
     report.distinct = len(lines)
     if not lines or not any(line.networks for line in lines):
         report.problems.append(
             f"{path}: none of {samples} sampled expansions fits any network in POST_TO: shorten its texts"
         )
         return report
+    report.notes += _fit_notes(path, lines)
+    return report
+
+
+def _fit_notes(path: Path, lines: Sequence[TweetLine]) -> List[str]:
+    """For each network, how many sampled expansions are too long for it, and how many go there
+    as threads (LONG_LINES=thread)."""
     too_long: Dict[str, int] = {}
+    threaded: Dict[str, int] = {}
     for line in lines:
         for fit in line.fits:
-            too_long[fit.network] = too_long.get(fit.network, 0) + (not fit.fits)
-    for network, count in too_long.items():
-        if count:
-            report.notes.append(
-                f"{path}: {count} of {len(lines)} sampled expansions are too long for {network} "
-                "(a run draws again, then posts to the other networks only)"
-            )
-    return report
+            too_long[fit.network] = too_long.get(fit.network, 0) + (not fit.fits and not line.threaded(fit))
+            threaded[fit.network] = threaded.get(fit.network, 0) + line.threaded(fit)
+    notes = [
+        f"{path}: {count} of {len(lines)} sampled expansions are too long for {network} "
+        "(a run draws again, then posts to the other networks only)"
+        for network, count in too_long.items()
+        if count
+    ]
+    notes += [
+        f"{path}: {count} of {len(lines)} sampled expansions go to {network} as threads (LONG_LINES=thread)"
+        for network, count in threaded.items()
+        if count
+    ]
+    return notes

@@ -31,7 +31,9 @@ from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
 from .choose import Pick, hits, pick, roll
+from .options import line_rules, sent_text
 from .send import Sent, send_attempt
+from .threads import parts_for, post_thread, thread_cost
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CapReached",
     "Go",
+    "PostStyle",
     "PosterFactory",
     "RunResult",
     "Skip",
@@ -194,13 +197,15 @@ def run_once(
     with lock, HistoryStore(config.history_file) as store:
 
         def read_tweets() -> TweetFile:
+            rules = line_rules(config)
             if is_grammar(config["TWEETS_FILE"]):  # a new expansion of the grammar, as a file of one text
                 from .generated import draw_post
 
                 since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
                 networks = config.registry.posting_to(config)
-                return draw_post(config["TWEETS_FILE"], networks, rng=rng, posted=store.texts_posted_since(since))
-            tweets = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config), cache=store)
+                posted = store.texts_posted_since(since)
+                return draw_post(config["TWEETS_FILE"], networks, rng=rng, posted=posted, rules=rules)
+            tweets = load_tweets(config["TWEETS_FILE"], config.registry.posting_to(config), cache=store, rules=rules)
             for problem in tweets.problems:
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
             return tweets
@@ -221,6 +226,7 @@ def run_once(
             budgets=monthly_budgets(config),
             look_up=config["LOOK_UP_UNCERTAIN"],
             secrets=config.secrets(),
+            style=PostStyle(config["POST_LANGUAGE"], config["THREAD_NUMBERS"]),
         )
 
 
@@ -262,12 +268,15 @@ def decide_and_post(
     budgets: Optional[Mapping[str, float]] = None,
     look_up: bool = False,
     secrets: Sequence[str] = (),
+    style: Optional[PostStyle] = None,
 ) -> RunResult:
     """The decision and its side effects, given an open store (the caller holds the lock).
     `tweets` may be a function that reads the file: only a run the roll does not skip calls it.
     `budgets`: the monthly budget of the networks that have one, by network. With `look_up`
     (LOOK_UP_UNCERTAIN), a real run first settles uncertain posts; `secrets` (config.secrets())
-    are masked in the text sent, as in every output."""
+    are masked in the text sent, as in every output; `style`: the posts' language and the
+    threads' numbering (POST_LANGUAGE, THREAD_NUMBERS)."""
+    style = style or PostStyle()
     now = clock()
     _warn_if_the_clock_went_back(store, now)
     if not dry_run:
@@ -288,7 +297,9 @@ def decide_and_post(
     caught_up: Tuple[Sent, ...] = ()
     if not dry_run:  # before the decision: what earlier runs left open
         settled = _settle(store, posters_made, now, clock=clock, registry=registry) if look_up else ()
-        caught_up = _catch_up(store, posters_made, run_id, clock, pictures_folder, registry, mask, budgets or {})
+        caught_up = _catch_up(
+            store, posters_made, run_id, clock, pictures_folder, registry, mask, budgets or {}, style.language
+        )
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
         result = RunResult(action, reason, one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
@@ -304,8 +315,12 @@ def decide_and_post(
     line = tweets.line(chosen.index)
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
+        threads = _threads_planned(line, registry, style)
         return finish(
-            Outcome.WOULD_POST, f"{decision.why}; dry run, nothing sent{round_note}", line=line, networks=_planned(line)
+            Outcome.WOULD_POST,
+            f"{decision.why}; dry run, nothing sent{round_note}{threads}",
+            line=line,
+            networks=_planned(line),
         )
     if not posters_made():
         raise ValueError("a real run needs posters")
@@ -318,7 +333,7 @@ def decide_and_post(
         used = _start_new_round(store, tweets)
     action, reason, fields = _post_a_line(
         store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock,
-        registry=registry, mask=mask, budgets=budgets or {},
+        registry=registry, mask=mask, budgets=budgets or {}, style=style,
     )  # fmt: skip
     return finish(action, reason, **fields)
 
@@ -346,6 +361,7 @@ def _catch_up(
     registry: Registry,
     mask: Scrubber,
     budgets: Mapping[str, float],
+    language: Optional[str],
 ) -> Tuple[Sent, ...]:
     """A real run's catch-up of recent posts a network missed (imported only by a real run)."""
     from .catchup import catch_up
@@ -359,6 +375,7 @@ def _catch_up(
         registry=registry,
         mask=mask,
         budgets=budgets,
+        language=language,
     )
 
 
@@ -375,9 +392,32 @@ def _settle(
     return tuple(settle_uncertain(store, unsettled, posters, clock=clock, registry=registry))
 
 
+@dataclass(frozen=True)
+class PostStyle:
+    """How a run's posts are written beyond their text: their language (POST_LANGUAGE; a line's
+    own lang overrides it) and whether a thread's parts are numbered (THREAD_NUMBERS)."""
+
+    language: Optional[str] = None
+    numbers: bool = False
+
+
 def _planned(line: TweetLine) -> Tuple[Sent, ...]:
-    """Where a dry run would send `line`: each network it fits, and those it is too long for."""
-    return tuple(Sent(fit.network, Outcome.WOULD_POST if fit.fits else Outcome.TOO_LONG, fit) for fit in line.fits)
+    """Where a dry run would send `line`: each network it fits or threads to, and those it is too long for."""
+    return tuple(
+        Sent(fit.network, Outcome.WOULD_POST if fit.fits or line.threaded(fit) else Outcome.TOO_LONG, fit)
+        for fit in line.fits
+    )
+
+
+def _threads_planned(line: TweetLine, registry: Registry, style: PostStyle) -> str:
+    """For a dry run's reason: where `line` would go as a thread, and what that costs."""
+    said = []
+    for fit in line.fits:
+        if line.threaded(fit):
+            network = registry.network(fit.network)
+            parts = parts_for(sent_text(line.text, line.options, network), network, style.numbers)
+            said.append(f"{network.label} would get it as {thread_cost(network, parts)}")
+    return "".join(f"; {each}" for each in said)
 
 
 def _start_new_round(store: HistoryStore, tweets: TweetFile) -> AbstractSet[str]:
@@ -478,6 +518,7 @@ def _post_a_line(
     registry: Registry,
     mask: Scrubber,
     budgets: Mapping[str, float],
+    style: PostStyle,
 ) -> Tuple[Outcome, str, Dict[str, object]]:
     """Post `line` everywhere; while every network already has it, mark it used and try another,
     within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
@@ -485,8 +526,9 @@ def _post_a_line(
     tried: List[TweetLine] = []  # lines every network already had
     while True:
         sent = _post_everywhere(
-            store, posters, line, run_id=run_id, clock=clock, registry=registry, mask=mask, budgets=budgets
-        )
+            store, posters, line, run_id=run_id, clock=clock, registry=registry, mask=mask, budgets=budgets,
+            style=style,
+        )  # fmt: skip
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
         ):
@@ -522,45 +564,73 @@ def _post_everywhere(
     registry: Registry,
     mask: Scrubber,
     budgets: Mapping[str, float],
+    style: PostStyle,
 ) -> Tuple[Sent, ...]:
-    """Send `line` to each network it fits and whose budget it would not pass, one after another,
-    each attempt recorded (with its price) before it is sent and its outcome after. The attempts
-    share a group, so the post counts once in the cap. The attempt is recorded by the line's key
-    (what the bag knows it by); the text sent is masked."""
+    """Send `line` to each network it is for and fits (or, too long, threads to) and whose budget
+    it would not pass, one after another, each attempt recorded (with its price) before it is sent
+    and its outcome after. The attempts share a group, so the post counts once in the cap. The
+    attempt is recorded by the line's key (what the bag knows it by); the text sent is masked."""
     sent: List[Sent] = []
     group: Optional[int] = None
     for network, poster in posters.items():
+        if not line.options.is_for(network):
+            continue  # its only or skip leaves this network out
         fit = line.fit(network)
-        if fit is None or not fit.fits:
+        if fit is None or not (fit.fits or line.threaded(fit)):
             sent.append(Sent(network, Outcome.TOO_LONG, fit))
             continue
-        stopped = _over_budget(store, registry, network, fit, budgets, clock())
+        where = registry.network(network)
+        text = mask(sent_text(line.text, line.options, where))
+        language = line.options.language or style.language
+        spoiler = line.options.warning if where.content_warnings else None
+        parts = () if fit.fits else parts_for(text, where, style.numbers)
+        stopped = _over_budget(store, registry, network, fit, budgets, clock(), posts=max(1, len(parts)))
         if stopped:
             log.warning("%s", stopped)
             sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
             continue
-        price = registry.network(network).price(fit) if network in registry.names() else None
-        attempt = store.begin_attempt(
-            line.key, run_id=run_id, at=clock(), network=network, group=group, cost=price, sent_text=line.text
-        )
-        group = group or attempt
-        sent.append(
-            send_attempt(
-                store, poster, attempt, mask(line.text), fit=fit, clock=clock, images=line.images, registry=registry
+        if fit.fits:
+            attempt = store.begin_attempt(
+                line.key, run_id=run_id, at=clock(), network=network, group=group, cost=where.price(fit), sent_text=text
             )
-        )
+            sent.append(
+                send_attempt(
+                    store, poster, attempt, text, fit=fit, clock=clock, images=line.images, registry=registry,
+                    language=language, spoiler=spoiler,
+                )  # fmt: skip
+            )
+        else:
+            thread, attempt = store.begin_thread(
+                line.key, parts, run_id=run_id, at=clock(), network=network, group=group, language=language,
+                spoiler=spoiler,
+            )  # fmt: skip
+            log.info("%s: line %d goes there as %s", where.label, line.lineno, thread_cost(where, parts))
+            sent.append(
+                post_thread(
+                    store, poster, thread, run_id=run_id, clock=clock, registry=registry, first_attempt=attempt,
+                    fit=fit, images=line.images, language=language, spoiler=spoiler,
+                )[0]  # fmt: skip
+            )
+        group = group or attempt
     return tuple(sent)
 
 
 def _over_budget(
-    store: HistoryStore, registry: Registry, network: str, fit: Fit, budgets: Mapping[str, float], now: datetime
+    store: HistoryStore,
+    registry: Registry,
+    network: str,
+    fit: Fit,
+    budgets: Mapping[str, float],
+    now: datetime,
+    posts: int = 1,
 ) -> Optional[str]:
-    """Why `fit`'s post may not go to `network` (it would pass the network's monthly budget), or None."""
+    """Why `fit`'s post (a thread: that many `posts`) may not go to `network` (it would pass the
+    network's monthly budget), or None."""
     if network not in budgets:
         return None
     from .budget import budget_stops  # only with a budget set
 
-    return budget_stops(store, registry.network(network), fit, budgets[network], now)
+    return budget_stops(store, registry.network(network), fit, budgets[network], now, posts)
 
 
 def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:

@@ -125,12 +125,17 @@ def send_attempt(
     clock: Callable[[], datetime],
     images: Sequence[LineImage] = (),
     registry: Registry,
+    language: Optional[str] = None,
+    spoiler: Optional[str] = None,
 ) -> Sent:
     """A scheduled post's attempt through the one send step (`send.send`). Pictures are uploaded by
-    the poster before the post: a failed upload is a PostError, so no post and nothing half-done."""
-    with_pictures = {"images": [image.attachment for image in images]} if images else {}
+    the poster before the post: a failed upload is a PostError, so no post and nothing half-done.
+    `language` and `spoiler` go to the poster only when set (a poster may not know them)."""
+    extra: dict = {"images": [image.attachment for image in images]} if images else {}
+    extra.update({"language": language} if language else {})
+    extra.update({"spoiler": spoiler} if spoiler else {})
     return send(
-        lambda: poster.post(text, **with_pictures),
+        lambda: poster.post(text, **extra),
         network=poster.name,
         registry=registry,
         record=recorder(store, attempt, clock),

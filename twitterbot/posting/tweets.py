@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Seque
 
 from ..errors import TweetFileError
 from ..networks import Fit, LengthCache, Network
+from .options import NO_OPTIONS, PLAIN_RULES, LineOptions, LineRules, OptionError, measured_text, split_options
 
 if TYPE_CHECKING:
     from .images import LineImage
@@ -53,7 +54,9 @@ class TweetLine:
     text: str
     fits: Tuple[Fit, ...] = ()
     images: Tuple[LineImage, ...] = ()  # its pictures (posting/images.py), in the order written
-    written: str = ""  # the line as written, pictures and all, when it has pictures
+    written: str = ""  # the line as written, pictures and all, when it has pictures or options
+    options: LineOptions = NO_OPTIONS  # its {cw: ...; lang: ...; only: ...} (posting/options.py)
+    threads: bool = False  # LONG_LINES=thread: too long for a network, it goes there as a thread
 
     @property
     def key(self) -> str:
@@ -80,8 +83,13 @@ class TweetLine:
 
     @property
     def networks(self) -> Tuple[str, ...]:
-        """The networks this line fits, in POST_TO's order."""
-        return tuple(fit.network for fit in self.fits if fit.fits)
+        """The networks this line goes to, in POST_TO's order: those it fits, and with threads on,
+        those it is only too long for (`fits` holds only the networks its options leave in)."""
+        return tuple(fit.network for fit in self.fits if fit.fits or self.threaded(fit))
+
+    def threaded(self, fit: Fit) -> bool:
+        """Whether the line goes to `fit`'s network as a thread: with threads on, too long there."""
+        return self.threads and fit.length > fit.limit
 
 
 @dataclass(frozen=True)
@@ -116,9 +124,11 @@ class TweetFile:
         return [self.line_at(index) for index in range(len(self.texts))]
 
 
-def load_tweets(path: Path, networks: Sequence[Network], cache: Optional[LengthCache] = None) -> TweetFile:
-    """Read and check the tweets file for `networks` (POST_TO's, from the registry). Raises
-    `TweetFileError` if it is unusable or has nothing to post."""
+def load_tweets(
+    path: Path, networks: Sequence[Network], cache: Optional[LengthCache] = None, rules: LineRules = PLAIN_RULES
+) -> TweetFile:
+    """Read and check the tweets file for `networks` (POST_TO's, from the registry) by `rules`
+    (`options.LineRules`). Raises `TweetFileError` if it is unusable or has nothing to post."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -127,15 +137,19 @@ def load_tweets(path: Path, networks: Sequence[Network], cache: Optional[LengthC
         raise TweetFileError(f"tweets file {path} is a folder, not a file: set TWEETS_FILE to the file") from None
     except OSError as exc:
         raise TweetFileError(f"cannot read tweets file {path}: {exc.strerror}: check its permissions") from None
-    return parse_tweets(data, path, networks, cache)
+    return parse_tweets(data, path, networks, cache, rules)
 
 
 def parse_tweets(
-    data: bytes, path: Path, networks: Sequence[Network], cache: Optional[LengthCache] = None
+    data: bytes,
+    path: Path,
+    networks: Sequence[Network],
+    cache: Optional[LengthCache] = None,
+    rules: LineRules = PLAIN_RULES,
 ) -> TweetFile:
     """Parse the bytes of a tweets file (`path` is only used in messages) for `networks`. With a
     `cache`, a network whose rule is slow (X's) takes the lines it measured before from it, and
-    keeps the file's lengths there when one was new."""
+    keeps the file's lengths there when one was new. A line's options are read by `rules`."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -161,36 +175,47 @@ def parse_tweets(
 
     by_name = {network.name: network for network in networks}
     names = tuple(by_name)
-    pictures = _pictures(first_seen, path, networks)  # {} for a file without "![" (most)
-    # What each network measures: a line's text without its pictures.
-    bodies: Dict[str, int] = {}
-    for post, lineno in first_seen.items():
-        bodies.setdefault(pictures[post][0] if post in pictures else post, lineno)
-    if first_seen and cache is not None and len(names) == 1:
+    options = _line_options(first_seen, path, rules.names or names)  # {} for a file without options (most)
+    pictures = _pictures(first_seen, path, networks, options)  # {} for a file without "![" (most)
+
+    def body(post: str) -> str:
+        """What is posted of a line: its text without its options and pictures."""
+        return pictures[post][0] if post in pictures else options[post][1] if post in options else post
+
+    def measured(name: str, post: str) -> str:
+        return measured_text(body(post), options[post][0], by_name[name]) if post in options else body(post)
+
+    def made(post: str, lineno: int, fits: Tuple[Fit, ...]) -> TweetLine:
+        line = TweetLine(lineno, body(post), fits, threads=rules.threads)
+        if post in options:
+            line = replace(line, options=options[post][0], written=post)
+        return _with_pictures(line, post, pictures)
+
+    # What each network measures: a line's text without its options and pictures, with its warning.
+    bodies = {name: {measured(name, post): lineno for post, lineno in first_seen.items()} for name in names}
+    if first_seen and cache is not None and len(names) == 1 and not options:
         # The usual scheduled run: the network took every line before. Nothing to measure; a run
         # posts one line, so only that line's length is looked up, when it is picked.
-        known = by_name[names[0]].known_lines(bodies, cache)
+        known = by_name[names[0]].known_lines(bodies[names[0]], cache)
         if known is not None:
             texts, linenos = list(first_seen), list(first_seen.values())
-
-            def line_at(index: int) -> TweetLine:
-                post = texts[index]
-                body = pictures[post][0] if post in pictures else post
-                return _with_pictures(TweetLine(linenos[index], body, (known(body),)), post, pictures)
-
-            return TweetFile(path, texts, linenos, problems, line_at)
+            return TweetFile(
+                path, texts, linenos, problems, lambda index: made(texts[index], linenos[index], (known(body(texts[index])),))
+            )
 
     with contextlib.ExitStack() as measuring:
         for name in names:
             measuring.enter_context(by_name[name].lines_measured())  # type: ignore[arg-type]
-        fits = {name: by_name[name].measure_lines(bodies, cache) for name in names}
+        fits = {name: by_name[name].measure_lines(bodies[name], cache) for name in names}
     lines: List[TweetLine] = []
     problems = list(problems)
     for post, lineno in first_seen.items():
-        body = pictures[post][0] if post in pictures else post
-        line = _with_pictures(TweetLine(lineno, body, tuple(fits[name][body] for name in names)), post, pictures)
+        wanted = options[post][0] if post in options else NO_OPTIONS
+        line = made(post, lineno, tuple(fits[name][measured(name, post)] for name in names if wanted.is_for(name)))
         if line.networks:
             lines.append(line)
+        elif not line.fits:
+            problems.append(LineProblem(lineno, "is for none of POST_TO's networks (its only or skip): it is not posted"))
         else:
             problems.append(LineProblem(lineno, _fits_nowhere(line.fits)))
     problems.sort(key=lambda problem: problem.lineno)  # repeats were found first; each line has one problem at most
@@ -203,10 +228,36 @@ def parse_tweets(
     return TweetFile(path, [line.key for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
 
 
-def _pictures(first_seen: Mapping[str, int], path: Path, networks: Sequence[Network]) -> Dict[str, Tuple[str, tuple]]:
-    """Each line with pictures: its text without them and its pictures. Raises one
-    `TweetFileError` naming every line whose pictures cannot be posted (a missing file, no alt
-    text...): a picture is not left out silently."""
+def _line_options(
+    first_seen: Mapping[str, int], path: Path, names: Sequence[str]
+) -> Dict[str, Tuple[LineOptions, str]]:
+    """Each line that starts with options (or an escaped brace): its options and the text after
+    them. Raises one `TweetFileError` naming every line whose options cannot be read."""
+    found: Dict[str, Tuple[LineOptions, str]] = {}
+    wrong: List[str] = []
+    for post, lineno in first_seen.items():
+        if post[0] == "{" or post.startswith("\\{"):
+            try:
+                found[post] = split_options(post, names)
+            except OptionError as exc:
+                wrong.append(f"{path} line {lineno} {exc}")
+            else:
+                if not found[post][1]:
+                    wrong.append(f"{path} line {lineno} has options but no text: write the post after the }}")
+    if wrong:
+        raise TweetFileError("\n".join(wrong))
+    return found
+
+
+def _pictures(
+    first_seen: Mapping[str, int],
+    path: Path,
+    networks: Sequence[Network],
+    options: Mapping[str, Tuple[LineOptions, str]],
+) -> Dict[str, Tuple[str, tuple]]:
+    """Each line with pictures: its text without them (and without its `options`) and its
+    pictures. Raises one `TweetFileError` naming every line whose pictures cannot be posted (a
+    missing file, no alt text...): a picture is not left out silently."""
     if not any("![" in post for post in first_seen):
         return {}
     from .images import image_problems, split_images
@@ -214,7 +265,7 @@ def _pictures(first_seen: Mapping[str, int], path: Path, networks: Sequence[Netw
     found: Dict[str, Tuple[str, tuple]] = {}
     wrong: List[str] = []
     for post, lineno in first_seen.items():
-        text, images = split_images(post, path.parent)
+        text, images = split_images(options[post][1] if post in options else post, path.parent)
         if images:
             found[post] = (text, images)
             wrong += [f"{path} line {lineno} {problem}" for problem in image_problems(text, images, networks)]

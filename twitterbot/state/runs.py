@@ -112,6 +112,7 @@ class RunLog(PostCounts, Database):
             "SELECT a.post_group, a.network, a.text, a.run_id, a.job_id, a.source,"
             " (SELECT min(g.sent_at) FROM attempts g WHERE g.post_group = a.post_group) AS first_sent"
             f" FROM attempts a WHERE a.outcome = ? AND a.network IN ({wanted}) AND a.post_group IS NOT NULL"
+            " AND a.thread_id IS NULL"  # a thread's part is its thread's to send again (threads.py)
             " AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.post_group = a.post_group"
             "  AND b.network = a.network AND b.id > a.id)"
             " AND EXISTS (SELECT 1 FROM attempts c WHERE c.post_group = a.post_group"

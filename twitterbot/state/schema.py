@@ -126,6 +126,31 @@ CREATE TABLE alerts (
     message TEXT
 );
 """,
+    7: """
+-- A line too long for a network, posted there as a thread (LONG_LINES=thread): its parts, as cut
+-- when it was first sent, so a later run finishes it as it began; each part's attempts carry
+-- thread_id, and the part keeps its last attempt.
+CREATE TABLE threads (
+    id INTEGER PRIMARY KEY,
+    post_group INTEGER NOT NULL,   -- the post's group: its attempts on every network
+    network TEXT NOT NULL,
+    text TEXT NOT NULL,            -- the line as recorded (its attempts' text)
+    language TEXT,
+    spoiler TEXT,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,              -- NULL while parts are left to send
+    stopped TEXT                   -- why it ended before its last part, if it did
+);
+CREATE INDEX threads_open ON threads (finished_at, started_at);
+CREATE TABLE thread_parts (
+    thread_id INTEGER NOT NULL REFERENCES threads (id),
+    part INTEGER NOT NULL,         -- 1, 2, ...
+    text TEXT NOT NULL,            -- what is sent
+    attempt_id INTEGER REFERENCES attempts (id),
+    PRIMARY KEY (thread_id, part)
+);
+ALTER TABLE attempts ADD COLUMN thread_id INTEGER REFERENCES threads (id);
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
@@ -136,6 +161,7 @@ TABLES = {
     4: {"runs", "attempts", "bag", "jobs", "job_threads"},
     5: {"runs", "attempts", "bag", "jobs", "job_threads"},
     6: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts"},
+    7: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).

@@ -9,8 +9,9 @@ It is what keeps the bot from spamming or double-posting. An attempt is written 
     attempt = store.begin_attempt("hello", run_id=None, at=now, network="mastodon")
     store.finish_attempt(attempt, "posted", at=now, post_id="123")
 
-Each concern is a module of its own (runs.py with counting.py, jobs.py, bag.py, lengths.py and
-alerts.py over database.py); this class only puts them together, so callers keep one object to pass around.
+Each concern is a module of its own (runs.py with counting.py, threads.py, jobs.py, bag.py,
+lengths.py and alerts.py over database.py); this class only puts them together, so callers keep one
+object to pass around.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from .bag import Bag
 from .jobs import JobLog
 from .lengths import LengthCache
 from .runs import RunLog
+from .threads import ThreadLog
 
 __all__ = ["HistoryStore"]
 
 
-class HistoryStore(RunLog, JobLog, Bag, LengthCache, AlertLog):
+class HistoryStore(RunLog, ThreadLog, JobLog, Bag, LengthCache, AlertLog):
     """SQLite history. Pass a path, or ":memory:" in tests."""

@@ -18,6 +18,7 @@ from typing import List, Optional
 from ..arguments import Commands, Parser, add_command, global_settings
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
+from ..posting.options import line_rules
 from ..posting.scheduled import log_result, run_once, run_watched
 from ..posting.tweets import is_grammar, load_tweets
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
@@ -84,7 +85,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
                 rules = len(read_grammar(new["TWEETS_FILE"]).rules)
                 log.info("%s: a Tracery grammar of %s", new["TWEETS_FILE"], plural(rules, "rule"))
             else:
-                tweets = load_tweets(new["TWEETS_FILE"], new.registry.posting_to(new))
+                tweets = load_tweets(new["TWEETS_FILE"], new.registry.posting_to(new), rules=line_rules(new))
                 log.info("%s: %s ready to post", new["TWEETS_FILE"], plural(len(tweets.texts), "line"))
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)

@@ -26,6 +26,7 @@ class TweetsFile:
         self._lock = threading.Lock()
 
     def __call__(self, config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
+        from ..posting.options import line_rules
         from ..posting.tweets import is_grammar, load_tweets, parse_tweets  # measuring imports twitter-text: only here
 
         path = config["TWEETS_FILE"]
@@ -42,7 +43,12 @@ class TweetsFile:
                 return kept[2], kept[3]
             networks = config.registry.posting_to(config)
             try:
-                tweets = parse_tweets(data, path, networks) if data is not None else load_tweets(path, networks)
+                rules = line_rules(config)
+                tweets = (
+                    parse_tweets(data, path, networks, rules=rules)
+                    if data is not None
+                    else load_tweets(path, networks, rules=rules)
+                )
             except BotError as exc:
                 return None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
             problems = [

@@ -107,8 +107,18 @@ class BlueskyPoster:
         self.handle = session.handle
         return f"@{session.handle} ({session.did})"
 
-    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Any] = ()) -> PostResult:
-        """Create one post (a reply to `reply_to`, an earlier result's `post_id`, if given).
+    def post(
+        self,
+        text: str,
+        reply_to: Optional[str] = None,
+        images: Sequence[Any] = (),
+        *,
+        language: Optional[str] = None,
+        spoiler: Optional[str] = None,
+    ) -> PostResult:
+        """Create one post (a reply to `reply_to`, an earlier result's `post_id`, if given), its
+        `langs` set to `language` when given. Bluesky has no content warning of its own: `spoiler`
+        is never given (the caller writes it into the text).
         Returns a confirmed `PostResult`, or an uncertain one when no try got an answer and the
         post cannot be looked up. Raises `PostError` when Bluesky certainly did not post it."""
         parent = PostRef.decode(reply_to) if reply_to else None
@@ -132,7 +142,7 @@ class BlueskyPoster:
             try:
                 client = self._call(self._connect)
                 if record is None:
-                    record = self._call(self._record, client, text, created_at, parent, embed, card)
+                    record = self._call(self._record, client, text, created_at, parent, embed, card, language)
                 return self._call(self._create, client, text, record_key, record, parent)
             except PostError as exc:
                 error = exc
@@ -222,8 +232,9 @@ class BlueskyPoster:
         parent: Optional[PostRef],
         embed: Any = None,
         card: Optional[Card] = None,
+        language: Optional[str] = None,
     ) -> Any:
-        return post_record(client, text, created_at, parent, embed, card, self._call)
+        return post_record(client, text, created_at, parent, embed, card, self._call, language)
 
     def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
         from atproto import models

@@ -119,8 +119,10 @@ def post_record(
     embed: Any,
     card: Optional[Card],
     call: Callable[..., Any],
+    language: Optional[str] = None,
 ) -> Any:
-    """The app.bsky.feed.post record; `call` runs an SDK step the poster's way (errors as PostErrors)."""
+    """The app.bsky.feed.post record, in `language` (its `langs`) when given; `call` runs an SDK
+    step the poster's way (errors as PostErrors)."""
     from atproto import models
 
     reply = None
@@ -132,7 +134,10 @@ def post_record(
     facets = client.detect_facets(text) or None  # resolves each @handle; one that does not stays text
     if embed is None and card is not None:
         embed = external_embed(client, card, call)
-    return models.AppBskyFeedPost.Record(created_at=created_at, text=text, facets=facets, reply=reply, embed=embed)
+    langs = [language] if language else None
+    return models.AppBskyFeedPost.Record(
+        created_at=created_at, text=text, facets=facets, reply=reply, embed=embed, langs=langs
+    )
 
 
 def external_embed(client: Client, card: Card, call: Callable[..., Any]) -> Any:

@@ -65,6 +65,7 @@ class Mastodon(Network):
     parsers = {"visibility": _parse_visibility}
     guide = "Getting a Mastodon token"
     site = "your Mastodon server"
+    content_warnings = True  # spoiler_text
 
     def account_url(self, config: Config) -> Optional[str]:
         return str(config["MASTODON_INSTANCE"] or "") or None  # the profile's address needs a request

@@ -104,9 +104,18 @@ class MastodonPoster:
         status: no connection was made, the server failed, or no answer came (see `retry_safety`)."""
         return error.kind in _RETRYABLE
 
-    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Any] = ()) -> PostResult:
+    def post(
+        self,
+        text: str,
+        reply_to: Optional[str] = None,
+        images: Sequence[Any] = (),
+        *,
+        language: Optional[str] = None,
+        spoiler: Optional[str] = None,
+    ) -> PostResult:
         """Create one status (a reply to status `reply_to`, when given), with `images` uploaded
-        first. Returns a confirmed `PostResult`, or an uncertain one when some try may have
+        first, in `language` (ISO 639, its `language`) behind the warning `spoiler` (its
+        `spoiler_text`) when given. Returns a confirmed `PostResult`, or an uncertain one when some try may have
         reached the server and none got an answer. Raises `PostError` when Mastodon certainly did
         not post it."""
         import uuid
@@ -125,7 +134,13 @@ class MastodonPoster:
             tries += 1
             try:
                 status = self._client.status_post(
-                    text, in_reply_to_id=reply_to, visibility=self._visibility, idempotency_key=key, media_ids=media_ids
+                    text,
+                    in_reply_to_id=reply_to,
+                    visibility=self._visibility,
+                    idempotency_key=key,
+                    media_ids=media_ids,
+                    spoiler_text=spoiler,
+                    language=language,
                 )
             except MastodonError as exc:
                 error = self._classify(exc, reply_to=reply_to)

@@ -128,6 +128,7 @@ class X(Network):
 
         return image_limits()
 
+
     def describe(self, fit: Fit) -> str:
         return f"{fit.length} of {fit.limit} as X counts"
 

@@ -89,8 +89,18 @@ class XPoster:
         """Whether sending the request again cannot make a second post (see `retry_safety`)."""
         return error.kind in _NEVER_POSTED_RETRYABLE
 
-    def post(self, text: str, reply_to: Optional[str] = None, images: Sequence[Attachment] = ()) -> PostResult:
-        """Create one post, with `images` uploaded first. Returns a confirmed `PostResult`, or an
+    def post(
+        self,
+        text: str,
+        reply_to: Optional[str] = None,
+        images: Sequence[Attachment] = (),
+        *,
+        language: Optional[str] = None,
+        spoiler: Optional[str] = None,
+    ) -> PostResult:
+        """Create one post, with `images` uploaded first. X's API takes no language (it guesses one)
+        and has no content warning: `language` is not sent, and `spoiler` is never given (the
+        network does not declare `content_warnings`). Returns a confirmed `PostResult`, or an
         uncertain one when the request may have reached X but no answer came (never sent again).
         Raises `DuplicatePost` if X already has this text, `PostError` when X certainly did not post it."""
         import requests

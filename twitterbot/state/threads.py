@@ -1,0 +1,122 @@
+"""Threads of a long line (LONG_LINES=thread): the parts a line was cut into on one network, and
+the attempt that last carried each part, so that a thread a failure broke is finished by a later
+run and a part that may be there is never sent again::
+
+    thread, attempt = store.begin_thread("a long line", ["part 1", "part 2"], run_id=1, at=now, network="x")
+    store.finish_attempt(attempt, "posted", at=now, post_id="1")
+    second = store.begin_part(thread, 2, run_id=1, at=now)
+    store.open_threads(since)   # the threads with parts left, oldest first
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import List, Optional, Sequence, Tuple
+
+from .database import Database, iso
+
+__all__ = ["OpenThread", "ThreadLog"]
+
+
+@dataclass(frozen=True)
+class OpenThread:
+    """A thread with parts left to send: its network, the line's recorded text, its language and
+    warning, its post's group, and each part as (number, text, last outcome, post id)."""
+
+    thread_id: int
+    network: str
+    text: str
+    language: Optional[str]
+    spoiler: Optional[str]
+    group: int
+    parts: Tuple[Tuple[int, str, Optional[str], Optional[str]], ...]
+
+
+class ThreadLog(Database):
+    """The threads and thread_parts tables, beside the attempts that carry each part."""
+
+    def begin_thread(
+        self,
+        text: str,
+        parts: Sequence[str],
+        *,
+        run_id: Optional[int],
+        at: datetime,
+        network: str,
+        group: Optional[int] = None,
+        language: Optional[str] = None,
+        spoiler: Optional[str] = None,
+        source: str = "scheduled",
+    ) -> Tuple[int, int]:
+        """Record a thread, its parts and the pending attempt of its first part in one
+        transaction, before anything is sent. Returns (the thread, the first part's attempt)."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+                (run_id, source, text, iso(at), network, group),
+            )
+            attempt = int(cursor.lastrowid)
+            if group is None:
+                group = attempt
+                conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt,))
+            thread = int(
+                conn.execute(
+                    "INSERT INTO threads (post_group, network, text, language, spoiler, started_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (group, network, text, language, spoiler, iso(at)),
+                ).lastrowid
+            )
+            conn.execute("UPDATE attempts SET thread_id = ? WHERE id = ?", (thread, attempt))
+            conn.executemany(
+                "INSERT INTO thread_parts (thread_id, part, text, attempt_id) VALUES (?, ?, ?, ?)",
+                [(thread, number, part, attempt if number == 1 else None) for number, part in enumerate(parts, 1)],
+            )
+            return thread, attempt
+
+    def begin_part(
+        self, thread_id: int, part: int, *, run_id: Optional[int], at: datetime, source: str = "scheduled"
+    ) -> int:
+        """Record the pending attempt of a thread's part before it is sent; returns the attempt."""
+        with self._write() as conn:
+            network, text, group = conn.execute(
+                "SELECT network, text, post_group FROM threads WHERE id = ?", (thread_id,)
+            ).fetchone()
+            attempt = int(
+                conn.execute(
+                    "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, thread_id)"
+                    " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
+                    (run_id, source, text, iso(at), network, group, thread_id),
+                ).lastrowid
+            )
+            conn.execute(
+                "UPDATE thread_parts SET attempt_id = ? WHERE thread_id = ? AND part = ?", (attempt, thread_id, part)
+            )
+            return attempt
+
+    def finish_thread(self, thread_id: int, *, at: datetime, stopped: Optional[str] = None) -> None:
+        """Nothing is left to send: every part went (or may have), or `stopped` says why not."""
+        with self._write() as conn:
+            conn.execute("UPDATE threads SET finished_at = ?, stopped = ? WHERE id = ?", (iso(at), stopped, thread_id))
+
+    def open_threads(self, since: datetime, networks: Sequence[str]) -> List[OpenThread]:
+        """The threads on `networks` begun since `since` with parts left to send, oldest first."""
+        if not networks:
+            return []
+        wanted = ", ".join("?" for _ in networks)
+        rows = self._read(
+            "SELECT id, network, text, language, spoiler, post_group FROM threads"
+            f" WHERE finished_at IS NULL AND started_at > ? AND network IN ({wanted}) ORDER BY id",
+            (iso(since), *networks),
+        )
+        return [OpenThread(*row, parts=self.thread_parts(row[0])) for row in rows]
+
+    def thread_parts(self, thread_id: int) -> Tuple[Tuple[int, str, Optional[str], Optional[str]], ...]:
+        """Each part of a thread: (number, text, its last attempt's outcome or None, its post id)."""
+        rows = self._read(
+            "SELECT p.part, p.text, a.outcome, a.post_id FROM thread_parts p"
+            " LEFT JOIN attempts a ON a.id = p.attempt_id WHERE p.thread_id = ? ORDER BY p.part",
+            (thread_id,),
+        )
+        return tuple((row[0], row[1], row[2], row[3]) for row in rows)
