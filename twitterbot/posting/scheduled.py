@@ -285,13 +285,8 @@ def decide_and_post(
     if callable(tweets) and (rolled is None or hits(rolled)):
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
     run_id = store.begin_run(at=now, one_in=one_in, roll=rolled, forced=force, dry_run=dry_run)
-    made: Dict[str, Poster] = {}
     mask = Scrubber(secrets)
-
-    def posters_made() -> Dict[str, Poster]:
-        if not made and posters is not None:
-            made.update(posters())
-        return made
+    posters_made = _once(posters)
 
     settled: Tuple[str, ...] = ()
     caught_up: Tuple[Sent, ...] = ()
@@ -336,6 +331,18 @@ def decide_and_post(
         registry=registry, mask=mask, budgets=budgets or {}, style=style,
     )  # fmt: skip
     return finish(action, reason, **fields)
+
+
+def _once(posters: Optional[PosterFactory]) -> Callable[[], Dict[str, Poster]]:
+    """The run's posters, made at the first call (a run that sends nothing never makes them)."""
+    made: Dict[str, Poster] = {}
+
+    def posters_made() -> Dict[str, Poster]:
+        if not made and posters is not None:
+            made.update(posters())
+        return made
+
+    return posters_made
 
 
 def _record_run(store: HistoryStore, run_id: int, at: datetime, result: RunResult) -> None:

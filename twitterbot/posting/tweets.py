@@ -150,28 +150,7 @@ def parse_tweets(
     """Parse the bytes of a tweets file (`path` is only used in messages) for `networks`. With a
     `cache`, a network whose rule is slow (X's) takes the lines it measured before from it, and
     keeps the file's lengths there when one was new. A line's options are read by `rules`."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        lineno = data[: exc.start].count(b"\n") + 1
-        raise TweetFileError(
-            f"{path} line {lineno} is not UTF-8 text: save the file as UTF-8 (most editors have an "
-            "encoding option under 'Save as')"
-        ) from None
-
-    first_seen: Dict[str, int] = {}  # each text's first line, in file order
-    problems: List[LineProblem] = []
-    for lineno, raw in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
-        post = raw.strip()
-        if not post or post[0] == "#":
-            continue
-        if "\\" in post:
-            post = _unescape(post)
-            if not post.strip():
-                continue
-        first = first_seen.setdefault(post, lineno)
-        if first != lineno:
-            problems.append(LineProblem(lineno, f"repeats line {first}; it is posted only once per round"))
+    first_seen, problems = _posts_of(data, path)
 
     by_name = {network.name: network for network in networks}
     names = tuple(by_name)
@@ -226,6 +205,33 @@ def parse_tweets(
             "(blank lines and lines starting with # are skipped)"
         )
     return TweetFile(path, [line.key for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
+
+
+def _posts_of(data: bytes, path: Path) -> Tuple[Dict[str, int], List[LineProblem]]:
+    """Each post of the file (blank lines and # comments skipped, escapes read) with its first
+    line, in file order, and a problem for each line that repeats an earlier one."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        lineno = data[: exc.start].count(b"\n") + 1
+        raise TweetFileError(
+            f"{path} line {lineno} is not UTF-8 text: save the file as UTF-8 (most editors have an "
+            "encoding option under 'Save as')"
+        ) from None
+    first_seen: Dict[str, int] = {}
+    problems: List[LineProblem] = []
+    for lineno, raw in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
+        post = raw.strip()
+        if not post or post[0] == "#":
+            continue
+        if "\\" in post:
+            post = _unescape(post)
+            if not post.strip():
+                continue
+        first = first_seen.setdefault(post, lineno)
+        if first != lineno:
+            problems.append(LineProblem(lineno, f"repeats line {first}; it is posted only once per round"))
+    return first_seen, problems
 
 
 def _line_options(
