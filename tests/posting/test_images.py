@@ -11,7 +11,7 @@ from pathlib import Path
 
 import images
 import pytest
-from conftest import BOT_PY, BotHome
+from conftest import BOT_PY, REGISTRY, BotHome
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -63,7 +63,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def parse(folder: Path, text: str, networks=("x",)):
-    return parse_tweets(text.encode(), folder / "tweets.txt", networks)
+    return parse_tweets(text.encode(), folder / "tweets.txt", [REGISTRY.network(name) for name in networks])
 
 
 def test_a_line_with_pictures_is_one_post_named_by_the_whole_line(folder: Path) -> None:

@@ -9,9 +9,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
+from ..errors import PostError
 from ..networks import Poster
+from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
-from .send import Sent, send_attempt
+from .send import Sent, recorder, send_attempt
 from .tweets import preview
 
 if TYPE_CHECKING:
@@ -51,13 +53,22 @@ def catch_up(
     for missed in missing:
         if missed.network not in posters():
             continue
+        poster = posters()[missed.network]
+        text, images = _pictures_of(missed.text, pictures_folder)
+        prepared: object = []
+        if images:  # prepared before the attempt is recorded, as for the first post
+            from .images import poster_limits, prepared_pictures
+
+            limits = {missed.network: poster_limits(poster, missed.network, registry)}
+            prepared = prepared_pictures(images, limits, where="a caught-up post")[missed.network]
         attempt = store.begin_attempt(
             missed.text, run_id=run_id, at=clock(), source="catch_up", network=missed.network, group=missed.group
         )
-        text, images = _pictures_of(missed.text, pictures_folder)
-        sent = send_attempt(
-            store, posters()[missed.network], attempt, text, fit=None, clock=clock, images=images, registry=registry
-        )
+        if isinstance(prepared, PostError):
+            recorder(store, attempt, clock)(Outcome.FAILED, None, str(prepared), prepared.kind)
+            sent = Sent(missed.network, Outcome.FAILED, error=prepared)
+        else:
+            sent = send_attempt(store, poster, attempt, text, fit=None, clock=clock, images=prepared, registry=registry)  # type: ignore[arg-type]
         level = logging.INFO if sent.reached else logging.WARNING
         log.log(
             level,

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Iterable, List, M
 
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
 from ..lock import run_lock
-from ..networks import Poster
+from ..networks import Fit, Poster
 from ..settings.loading import Config
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
 from .choose import Pick, hits, pick, roll
-from .send import Sent, send_attempt
+from .send import Sent, recorder, send_attempt
 from .tweets import TweetFile, TweetLine, load_tweets, preview
 
 if TYPE_CHECKING:
@@ -269,7 +269,9 @@ def decide_and_post(
     line = tweets.line(chosen.index)
     if dry_run:
         round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
-        return finish(Outcome.WOULD_POST, f"{decision.why}; dry run, nothing sent{round_note}", line=line, networks=_planned(line))
+        planned = _planned(line, tweets.path.name, registry)
+        action, reason, error = _dry_outcome(f"{decision.why}; dry run, nothing sent{round_note}", planned)
+        return finish(action, reason, line=line, networks=planned, error=error)
     if not posters_made():
         raise ValueError("a real run needs posters")
     try:
@@ -285,9 +287,33 @@ def decide_and_post(
     return finish(action, reason, **fields)
 
 
-def _planned(line: TweetLine) -> Tuple[Sent, ...]:
-    """Where a dry run would send `line`: each network it fits, and those it is too long for."""
-    return tuple(Sent(fit.network, Outcome.WOULD_POST if fit.fits else Outcome.TOO_LONG, fit) for fit in line.fits)
+def _planned(line: TweetLine, file_name: str, registry: Registry) -> Tuple[Sent, ...]:
+    """Where a dry run would send `line`: each network it fits, and those it is too long for. Its
+    pictures are prepared as a real run prepares them: one that cannot be fails there too."""
+    pictures: Mapping[str, object] = {}
+    if line.images:
+        from .images import prepared_pictures  # a line without pictures never imports them
+
+        fitting = {fit.network: registry.network(fit.network).image_limits() for fit in line.fits if fit.fits}
+        pictures = prepared_pictures(line.images, fitting, where=f"{file_name} line {line.lineno}")
+    planned = []
+    for fit in line.fits:
+        error = pictures.get(fit.network)
+        if isinstance(error, PostError):
+            planned.append(Sent(fit.network, Outcome.FAILED, fit, error=error))
+        else:
+            planned.append(Sent(fit.network, Outcome.WOULD_POST if fit.fits else Outcome.TOO_LONG, fit))
+    return tuple(planned)
+
+
+def _dry_outcome(why: str, planned: Tuple[Sent, ...]) -> Tuple[Outcome, str, Optional[BotError]]:
+    """A dry run's action, reason and error: a picture that cannot be prepared is the data error a
+    real run would meet."""
+    error = next((sent.error for sent in planned if sent.error is not None), None)
+    if error is None:
+        return Outcome.WOULD_POST, why, None
+    action = Outcome.WOULD_POST if any(sent.outcome == Outcome.WOULD_POST for sent in planned) else Outcome.FAILED
+    return action, f"{why}; {error}", error
 
 
 def _start_new_round(store: HistoryStore, tweets: TweetFile) -> AbstractSet[str]:
@@ -388,7 +414,7 @@ def _post_a_line(
     texts = tweets.texts
     tried: List[TweetLine] = []  # lines every network already had
     while True:
-        sent = _post_everywhere(store, posters, line, run_id=run_id, clock=clock, registry=registry)
+        sent = _post_everywhere(store, posters, line, tweets.path.name, run_id=run_id, clock=clock, registry=registry)
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
         ):
@@ -418,26 +444,45 @@ def _post_everywhere(
     store: HistoryStore,
     posters: Mapping[str, Poster],
     line: TweetLine,
+    file_name: str,
     *,
     run_id: int,
     clock: Callable[[], datetime],
     registry: Registry,
 ) -> Tuple[Sent, ...]:
     """Send `line` to each network it fits, one after another, each attempt recorded before it is
-    sent and its outcome after. The attempts share a group, so the post counts once in the cap."""
+    sent and its outcome after. The attempts share a group, so the post counts once in the cap.
+    Its pictures are read and prepared for every network first: after the first record, nothing
+    about them is left to fail. A network its pictures cannot go to records a failed attempt."""
     sent: List[Sent] = []
     group: Optional[int] = None
+    fitting = {network: line.fit(network) for network in posters}
+    pictures: Mapping[str, object] = {}
+    if line.images:
+        from .images import poster_limits, prepared_pictures  # a line without pictures never imports them
+
+        limits = {network: poster_limits(poster, network, registry) for network, poster in posters.items() if _fits(fitting[network])}
+        pictures = prepared_pictures(line.images, limits, where=f"{file_name} line {line.lineno}")
     for network, poster in posters.items():
-        fit = line.fit(network)
+        fit = fitting[network]
         if fit is None or not fit.fits:
             sent.append(Sent(network, Outcome.TOO_LONG, fit))
             continue
         attempt = store.begin_attempt(line.key, run_id=run_id, at=clock(), network=network, group=group)
         group = group or attempt
+        prepared = pictures.get(network, [])
+        if isinstance(prepared, PostError):  # nothing is sent: the failure is recorded as it is
+            recorder(store, attempt, clock)(Outcome.FAILED, None, str(prepared), prepared.kind)
+            sent.append(Sent(network, Outcome.FAILED, fit, error=prepared))
+            continue
         sent.append(
-            send_attempt(store, poster, attempt, line.text, fit=fit, clock=clock, images=line.images, registry=registry)
+            send_attempt(store, poster, attempt, line.text, fit=fit, clock=clock, images=prepared, registry=registry)  # type: ignore[arg-type]
         )
     return tuple(sent)
+
+
+def _fits(fit: Optional[Fit]) -> bool:
+    return fit is not None and fit.fits
 
 
 def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:
