@@ -159,7 +159,12 @@ def prepare(source: Source, alt: str, limits: ImageLimits, *, name: Optional[str
         )
     stream = open_picture_file(Path(source), name) if isinstance(source, (str, Path)) else source
     try:
-        return _prepared(stream, alt, limits, name)
+        with warnings.catch_warnings():
+            # Pillow warns of damaged EXIF it reads past: the EXIF is left behind anyway, and a
+            # warning would be noise in every cron mail.
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)  # Pillow's DecompressionBombWarning: within_budget decides
+            return _prepared(stream, alt, limits, name)
     except PictureError:
         raise
     except MemoryError:
@@ -259,9 +264,7 @@ def _prepared(stream: IO[bytes], alt: str, limits: ImageLimits, name: str) -> Pr
         if gif is not None:
             return gif
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            image = Image.open(stream, formats=_FORMATS)
+        image = Image.open(stream, formats=_FORMATS)
     except UnidentifiedImageError:
         raise PictureError(f"{name} is not a picture (JPEG, PNG, GIF or WebP): replace it or fix its name") from None
     except Image.DecompressionBombError:
