@@ -138,7 +138,7 @@ def bombs(rounds: int) -> None:
                 mib, statuses[label] = dry_run(home, line)
                 peaks[label].append(mib)
         sizes = {label: (home / line.split("(")[-1].rstrip(")")).stat().st_size if "(" in line else 0 for label, line in lines.items()}
-    print(f"{'bot.py --dry-run --force on':<30}{'bytes':>12}{'peak MiB':>10}{'exit':>6}")
+    print(f"{'a whole dry run on':<30}{'bytes':>12}{'peak MiB':>10}{'exit':>6}")
     for label in cases:
         print(f"{label:<30}{sizes[label]:>12,}{statistics.median(peaks[label]):>10.1f}{statuses[label]:>6}")
 
