@@ -68,6 +68,7 @@ DECODE_LIMIT = DECODE_MEMORY // _PEAK_BYTES_USUALLY  # 12.6 megapixels: a 4000x3
 OPEN_LIMIT = DECODE_LIMIT * 64  # a JPEG drafted at 1/8: the most pixels a file may announce to be opened at all
 _BAND_PIXELS = 1_000_000  # a band of a picture being scaled (about 4 MB)
 _FORMATS = ("JPEG", "PNG", "GIF", "WEBP")  # the networks take these; no other decoder is ever reached
+_FORMAT_NAMES = {"JPEG": "JPEG", "PNG": "PNG", "GIF": "GIF", "WEBP": "WebP"}
 _LOWER_QUALITY = 80  # tried once before scaling down, when a picture is a little too big
 _LOSSLESS = {"PNG", "GIF"}
 _ORIENTATION = 0x0112  # the EXIF tag of a photo's orientation
@@ -240,8 +241,8 @@ def within_budget(width: int, height: int, fmt: Optional[str], name: str, size: 
         return
     raise PictureError(
         f"{name} is {width:,}x{height:,} pixels ({width * height / 1e6:,.1f} megapixels in {size:,} bytes); decoding it "
-        f"would take more memory than a Pi can spare (a {fmt or 'picture'} of at most {most / 1e6:,.1f} megapixels, "
-        "e.g. 4000x3000): save it smaller"
+        f"would take more memory than a Pi can spare (a {_FORMAT_NAMES.get(fmt or '', 'picture')} of at most {most / 1e6:,.1f} megapixels"
+        f"{'' if fmt == 'JPEG' else ', e.g. 4000x3000' if most > 12e6 else ', e.g. 2560x1920'}): save it smaller"
     )
 
 
