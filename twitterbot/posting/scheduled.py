@@ -268,9 +268,8 @@ def decide_and_post(
     chosen = _pick(store, tweets, used, rng)
     line = tweets.line(chosen.index)
     if dry_run:
-        round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
         planned = _planned(line, tweets.path.name, registry)
-        action, reason, error = _dry_outcome(f"{decision.why}; dry run, nothing sent{round_note}", planned)
+        action, reason, error = _dry_outcome(decision.why, chosen.new_round, planned)
         return finish(action, reason, line=line, networks=planned, error=error)
     if not posters_made():
         raise ValueError("a real run needs posters")
@@ -306,9 +305,11 @@ def _planned(line: TweetLine, file_name: str, registry: Registry) -> Tuple[Sent,
     return tuple(planned)
 
 
-def _dry_outcome(why: str, planned: Tuple[Sent, ...]) -> Tuple[Outcome, str, Optional[BotError]]:
+def _dry_outcome(why: str, new_round: bool, planned: Tuple[Sent, ...]) -> Tuple[Outcome, str, Optional[BotError]]:
     """A dry run's action, reason and error: a picture that cannot be prepared is the data error a
     real run would meet."""
+    round_note = "; every line has been posted, so this starts a new round" if new_round else ""
+    why = f"{why}; dry run, nothing sent{round_note}"
     error = next((sent.error for sent in planned if sent.error is not None), None)
     if error is None:
         return Outcome.WOULD_POST, why, None
