@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/fuzz.py --count 10000                 # 10,000 of each kind
     .venv/bin/python benchmarks/fuzz.py --kind env --count 500 --seed 7
     .venv/bin/python benchmarks/fuzz.py --kind tweets --case 4711     # one case again, verbosely
+    .venv/bin/python benchmarks/fuzz.py --kind pictures --count 5000  # damaged PNG, JPEG, GIF, WebP
 
 Every case is made by `random.Random(f"{seed}/{kind}/{number}")`, so a case number and the seed
 say exactly which file it was: a failure is repeated by `--case`. Each case is a fresh bot home
@@ -15,7 +16,11 @@ in-process through `twitterbot.cli.main` as bot.py runs it:
   `check`, then `--dry-run --force --json`;
 - env files (known settings with near-valid and hostile values, unknown names, quotes left open,
   `export`, interpolation, BOMs, NULs, CRLF, invalid UTF-8, values that look like keys): `check`,
-  `--dry-run --force`, `history`.
+  `--dry-run --force`, `history`;
+- pictures (a small PNG, JPEG, animated GIF or WebP, damaged: bytes flipped, cut short, inserted
+  or repeated, sizes in the header made huge): prepared for each network's limits, where anything
+  but a picture or a `PictureError` is the finding, and every tenth case named by a tweets file
+  in `--dry-run --force` and `check`, which must exit 0 or 65 (78 for check, whose keys are unset).
 
 Each run must end with a documented exit code other than 1 (1 is a bug), print no traceback, and a
 run that refuses the tweets file (65) or the settings (78, 64) must leave no run, attempt or job
@@ -54,7 +59,7 @@ SETTINGS = built_in().settings
 
 DOCUMENTED = {int(status) for status in ExitStatus} - {int(ExitStatus.UNEXPECTED)} | {130}
 REFUSED = {int(ExitStatus.DATA_ERROR), int(ExitStatus.CONFIG_ERROR), int(ExitStatus.USAGE)}
-KINDS = ("tweets", "env")
+KINDS = ("tweets", "env", "pictures")
 
 # -- tweets files ------------------------------------------------------------------------------
 
@@ -177,6 +182,70 @@ def env_file(rng: random.Random) -> bytes:
     return data
 
 
+# -- pictures ------------------------------------------------------------------------------------
+
+_PICTURES: Dict[str, bytes] = {}
+
+
+def base_pictures() -> Dict[str, bytes]:
+    """The undamaged pictures the cases start from, made once: small, with metadata to trip on."""
+    if _PICTURES:
+        return _PICTURES
+    from PIL import Image, ImageDraw, PngImagePlugin
+
+    picture = Image.new("RGBA", (64, 48), (30, 120, 200, 255))
+    ImageDraw.Draw(picture).ellipse((10, 8, 50, 40), fill=(220, 40, 40, 128))
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Comment", "a garden " * 40, zip=True)
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    made: Dict[str, io.BytesIO] = {name: io.BytesIO() for name in ("png", "jpg", "gif", "webp")}
+    picture.save(made["png"], "PNG", pnginfo=info, exif=exif.tobytes())
+    picture.convert("RGB").save(made["jpg"], "JPEG", quality=80, exif=exif.tobytes(), icc_profile=b"\0" * 200)
+    frames = [picture.convert("RGB").rotate(angle) for angle in (0, 30, 60)]
+    frames[0].save(made["gif"], "GIF", save_all=True, append_images=frames[1:], duration=100, loop=0, comment=b"a comment")
+    picture.save(made["webp"], "WEBP", quality=70, exif=exif.tobytes())
+    _PICTURES.update({name: buffer.getvalue() for name, buffer in made.items()})
+    return _PICTURES
+
+
+def damaged_picture(rng: random.Random) -> Tuple[str, bytes]:
+    """One of the base pictures with one to three kinds of damage; its extension and bytes."""
+    extension, data = rng.choice(sorted(base_pictures().items()))
+    damaged = bytearray(data)
+    for _ in range(rng.randint(1, 3)):
+        damage = rng.choice(("flip", "flip", "cut", "insert", "repeat", "huge"))
+        at = rng.randrange(6, max(7, len(damaged)))
+        if damage == "flip":
+            for _ in range(rng.randint(1, 12)):
+                damaged[rng.randrange(6, len(damaged))] = rng.randrange(256)
+        elif damage == "cut":
+            del damaged[at:]
+        elif damage == "insert":
+            damaged[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 64)))
+        elif damage == "repeat":
+            end = min(len(damaged), at + rng.randint(1, 400))
+            damaged[at:at] = damaged[at:end] * rng.randint(1, 20)
+        else:
+            damaged[:] = _huge(bytes(damaged), extension, rng)
+    return extension, bytes(damaged)
+
+
+def _huge(data: bytes, extension: str, rng: random.Random) -> bytes:
+    """The picture's header made to announce a size up to 65,535 pixels a side (a bomb's header)."""
+    side = rng.choice((4097, 12000, 30000, 65535)).to_bytes(4, "big")
+    spots = {"png": [(16, 4), (20, 4)], "gif": [(6, 2), (8, 2)], "jpg": [], "webp": [(26, 2), (28, 2)]}[extension]
+    start = data.find(b"\xff\xc0")
+    if extension == "jpg" and start > 0:
+        spots = [(start + 5, 2), (start + 7, 2)]
+    out = bytearray(data)
+    for offset, width in spots:
+        if offset + width <= len(out):
+            value = side[-width:] if extension in ("png", "jpg") else side[-width:][::-1]
+            out[offset : offset + width] = value
+    return bytes(out)
+
+
 def _unsafe_path(data: bytes) -> bool:
     """A path setting that escaped the generator's care would write outside the case's folder."""
     for line in data.replace(b"\r", b"\n").split(b"\n"):
@@ -282,6 +351,37 @@ def env_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -> Tu
     return outcomes, None
 
 
+def pictures_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -> Tuple[List[Outcome], Optional[str]]:
+    """A damaged picture prepared for each network's limits; every tenth also through the CLI."""
+    from twitterbot.pictures.prepare import PictureError, prepare
+
+    extension, data = damaged_picture(rng)
+    outcomes: List[Outcome] = []
+    for network in built_in().names():
+        try:
+            prepared = prepare(io.BytesIO(data), "A damaged picture", built_in().network(network).image_limits(), name="picture")
+        except PictureError as exc:
+            outcomes.append(Outcome(f"prepare:{network}", int(exc.exit_status), str(exc)))
+        except BaseException as exc:  # noqa: BLE001 - anything else escaping prepare is the finding
+            import traceback
+
+            trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            return outcomes + [Outcome(f"prepare:{network}", 1, trace)], f"prepare for {network} raised {type(exc).__name__}"
+        else:
+            outcomes.append(Outcome(f"prepare:{network}", 0, prepared.describe()))
+    if rng.randrange(10) == 0:
+        (home / f"picture.{extension}").write_bytes(data)
+        (home / "tweets.txt").write_text(f"A picture ![A damaged picture](picture.{extension})\n")
+        (home / ".env").write_text("POST_TO=x,mastodon,bluesky\nBOT_STATE_DIR=state\n")
+        environ = {"PATH": os.environ["PATH"], "HOME": str(home)}
+        dry = run_cli(["--dry-run", "--force"], environ, home)
+        outcomes.append(dry)
+        outcomes.append(run_cli(["check"], environ, home))
+        if dry.status not in (0, 65):
+            return outcomes, f"the dry run of a damaged picture exited {dry.status}"
+    return outcomes, None
+
+
 # While the cases run, PATH holds no compiler: `check` would build the jobs' kernels in every
 # case's fresh state folder (a second or two); without cc it says so in a line (the switches are
 # still read and checked). The kernels look for cc on the process's own PATH.
@@ -289,6 +389,7 @@ def env_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -> Tu
 CASES: Dict[str, Callable[[random.Random, Path, Dict[str, str]], Tuple[List[Outcome], Optional[str]]]] = {
     "tweets": tweets_case,
     "env": env_case,
+    "pictures": pictures_case,
 }
 
 
@@ -337,7 +438,7 @@ def fuzz(
                 outcomes, why = CASES[kind](rng, home, emulator_env)
                 figures.cases[kind] += 1
                 for outcome in outcomes:
-                    statuses[f"{outcome.command.split(' ')[0] or 'run'}:{outcome.status}"] += 1
+                    statuses[f"{outcome.command.split(' ')[0].split(':')[0] or 'run'}:{outcome.status}"] += 1
                     why = why or check(outcome)
                 if why:
                     failure = Failure(kind, number, why, outcomes)
@@ -376,7 +477,7 @@ def _save(folder: Path) -> Callable[[Failure, Path], None]:
 def main_() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1000, help="cases of each kind (default 1000)")
-    parser.add_argument("--kind", choices=KINDS, action="append", help="only this kind (default: both)")
+    parser.add_argument("--kind", choices=KINDS, action="append", help="only this kind (default: all)")
     parser.add_argument("--seed", type=int, default=29, help="the run's seed (default 29)")
     parser.add_argument("--case", type=int, help="run this one case and print its output")
     parser.add_argument("--first", type=int, default=0, help="the first case's number (default 0)")

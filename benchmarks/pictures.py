@@ -3,6 +3,7 @@ a naive preparation (full decode, exif_transpose, resize, save) measured in the 
 
     .venv/bin/python benchmarks/pictures.py            # 5 rounds, a 12-megapixel photo, ~1 min
     .venv/bin/python benchmarks/pictures.py -n 9 --megapixels 24
+    .venv/bin/python benchmarks/pictures.py --bombs        # only the bombs: whole dry runs, ~1 min
 
 Each measurement is a fresh process (peak memory is the process's own: ru_maxrss), so the
 figures include Python and Pillow themselves; `import PIL.Image` alone is measured too. The photo
@@ -10,6 +11,11 @@ is generated: 4000x3000 (at 12 MP), stored sideways with EXIF orientation 6 and 
 textured so that it compresses like a real photo (about 5-7 MB at quality 92). The goal
 (issue 26): every network's preparation peaks under 150 MiB, as a Pi Zero 2 W has 512 MB.
 Figures are medians over rounds; commands are interleaved so drift hits them alike.
+
+The bombs (issue 36) are small files of huge pixel counts: a 12000x12000 PNG and WebP, a 9400x9400
+RGBA PNG. Each is measured as a whole `bot.py --dry-run --force` process (peak RSS, exit status)
+whose tweets file names it, beside the same run on a plain line and on the phone photo: a bomb
+must be refused from its header (exit 65) at about the plain line's memory.
 """
 
 from __future__ import annotations
@@ -79,6 +85,64 @@ def make_photo(path: Path, megapixels: float) -> Tuple[int, int]:
     return width, height
 
 
+def make_bomb(path: Path, kind: str) -> None:
+    """A file of many pixels in few bytes (flat colour): what a run must refuse, not decode."""
+    from PIL import Image
+
+    side, mode = {"png": (12000, "RGB"), "webp": (12000, "RGB"), "rgba": (9400, "RGBA")}[kind]
+    Image.new(mode, (side, side), (40, 120, 30, 200)[: len(mode)]).save(path, "WEBP" if kind == "webp" else "PNG")
+
+
+_DRY_RUN = r"""
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, done.returncode)
+"""
+
+
+def dry_run(home: Path, line: str) -> Tuple[float, int]:
+    """Peak RSS (MiB) and exit status of a whole `bot.py --dry-run --force` on a tweets file of `line`."""
+    (home / "tweets.txt").write_text(line + "\n")
+    command = [sys.executable, str(REPO / "bot.py"), "--env-file", str(home / ".env"), "--dry-run", "--force"]
+    out = subprocess.run([sys.executable, "-c", _DRY_RUN, *command], check=True, capture_output=True, text=True, cwd=home)
+    mib, status = out.stdout.split()
+    return float(mib), int(status)
+
+
+def bombs(rounds: int) -> None:
+    """The bombs' table: each file as a whole dry run, beside a plain line and a phone photo."""
+    cases = {
+        "a plain line": None,
+        "a 12-MP phone photo": "photo",
+        "12000x12000 PNG": "png",
+        "12000x12000 WebP": "webp",
+        "9400x9400 RGBA PNG": "rgba",
+    }
+    with tempfile.TemporaryDirectory() as scratch:
+        home = Path(scratch)
+        (home / ".env").write_text(f"POST_TO=x,mastodon,bluesky\nBOT_STATE_DIR={home / 'state'}\n")
+        lines = {}
+        for label, kind in cases.items():
+            if kind is None:
+                lines[label] = "A plain line"
+                continue
+            name = {"photo": "photo.jpg", "png": "bomb.png", "webp": "bomb.webp", "rgba": "rgba.png"}[kind]
+            maker = "--make" if kind == "photo" else "--make-bomb"
+            extra = ["--megapixels", "12"] if kind == "photo" else ["--bomb-kind", kind]
+            subprocess.run([sys.executable, __file__, maker, str(home / name), *extra], check=True, capture_output=True)
+            lines[label] = f"A picture ![A picture]({name})"
+        peaks: Dict[str, List[float]] = {label: [] for label in cases}
+        statuses: Dict[str, int] = {}
+        for _ in range(rounds):
+            for label, line in lines.items():
+                mib, statuses[label] = dry_run(home, line)
+                peaks[label].append(mib)
+        sizes = {label: (home / line.split("(")[-1].rstrip(")")).stat().st_size if "(" in line else 0 for label, line in lines.items()}
+    print(f"{'a whole dry run on':<30}{'bytes':>12}{'peak MiB':>10}{'exit':>6}")
+    for label in cases:
+        print(f"{label:<30}{sizes[label]:>12,}{statistics.median(peaks[label]):>10.1f}{statuses[label]:>6}")
+
+
 def run(what: str, photo: Path) -> Dict[str, float]:
     out = subprocess.run(
         [sys.executable, "-c", _CHILD.format(repo=str(REPO)), what, str(photo)],
@@ -93,10 +157,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=5, help="rounds (default 5)")
     parser.add_argument("--megapixels", type=float, default=12.0, help="the photo's size (default 12)")
+    parser.add_argument("--bombs", action="store_true", help="only the bombs, as whole dry runs")
     parser.add_argument("--make", type=Path, help=argparse.SUPPRESS)  # the child that draws the photo
+    parser.add_argument("--make-bomb", type=Path, help=argparse.SUPPRESS)  # ... or a bomb
+    parser.add_argument("--bomb-kind", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.make:
         print(json.dumps(make_photo(options.make, options.megapixels)))
+        return
+    if options.make_bomb:
+        make_bomb(options.make_bomb, options.bomb_kind)
+        return
+    if options.bombs:
+        bombs(options.n)
         return
     commands = ["import", "naive", "x", "mastodon", "bluesky"]
     with tempfile.TemporaryDirectory() as scratch:
@@ -132,6 +205,8 @@ def main() -> None:
         print(f"{labels[command]:<28}{mib:>10.1f}{seconds:>10.2f}{int(size):>12,}")
     verdict = "under" if worst < TARGET_MIB else "OVER"
     print(f"worst preparation: {worst:.1f} MiB, {verdict} the {TARGET_MIB:.0f} MiB goal")
+    print()
+    bombs(max(1, options.n // 2))
 
 
 if __name__ == "__main__":

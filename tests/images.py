@@ -74,3 +74,31 @@ def has_location(data: bytes) -> bool:
         return bool(exif) or 0x8825 in exif or any(
             key in picture.info for key in ("exif", "xmp", "XML:com.adobe.xmp", "icc_profile", "Author", "comment")
         ) or b"PhoneMaker" in data or b"Exif\x00\x00" in data
+
+
+def text_bomb_png(path: Path) -> Path:
+    """A small PNG whose compressed text chunk expands past Pillow's limit (MAX_TEXT_CHUNK)."""
+    from PIL import PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Comment", "a" * 2_000_000, zip=True)
+    Image.new("RGB", (40, 30), "white").save(path, "PNG", pnginfo=info)
+    return path
+
+
+def many_pixels_png(path: Path, size=(12000, 12000)) -> Path:
+    """A PNG of many pixels in few bytes (one bit a pixel, all black): a decompression bomb."""
+    Image.new("1", size).save(path, "PNG")
+    return path
+
+
+def gif_with_metadata(path: Path) -> Path:
+    """An animated GIF that carries a comment and an XMP packet with a place in it."""
+    animated_gif(path)
+    data = path.read_bytes()
+    xmp = b"<x:xmpmeta><exif:GPSLatitude>51,30.2N</exif:GPSLatitude></x:xmpmeta>"
+    block = b"\x21\xff\x0bXMP DataXMP" + bytes([len(xmp)]) + xmp + b"\x00"
+    comment = b"\x21\xfe" + bytes([len(b"Taken at 12 Acacia Avenue")]) + b"Taken at 12 Acacia Avenue" + b"\x00"
+    at = data.index(b"\x21\xff\x0bNETSCAPE2.0")
+    path.write_bytes(data[:at] + block + comment + data[at:])
+    return path

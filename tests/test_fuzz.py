@@ -1,4 +1,4 @@
-"""The fuzz driver (benchmarks/fuzz.py), short: generated tweets files and env files through the
+"""The fuzz driver (benchmarks/fuzz.py), short: generated tweets files, env files and damaged pictures through the
 real CLI entry. No exit 1, no traceback, only documented exit codes, nothing in the history after
 a refused file. The long run (`benchmarks/fuzz.py --count 10000`) goes before a release."""
 
@@ -26,9 +26,17 @@ def test_a_short_fuzz_of_tweets_files_and_env_files_finds_nothing() -> None:
     assert figures_env.statuses["env"]["--dry-run:0"] and figures_env.statuses["env"]["--dry-run:78"]
 
 
+def test_a_short_fuzz_of_damaged_pictures_finds_nothing() -> None:
+    """Damaged PNG, JPEG, GIF and WebP files: a picture or a PictureError for every network, never exit 1."""
+    figures = fuzz.fuzz(["pictures"], 150, seed=2026)
+    assert figures.failures == [], [(f.number, f.why) for f in figures.failures]
+    statuses = figures.statuses["pictures"]
+    assert statuses["prepare:0"] and statuses["prepare:65"] and statuses["--dry-run:65"]
+
+
 def test_a_case_is_the_same_file_every_time() -> None:
     """A failing case is repeated by its number (`--case N`): the generators depend on the seed alone."""
-    for kind, make in (("tweets", fuzz.tweets_file), ("env", fuzz.env_file)):
+    for kind, make in (("tweets", fuzz.tweets_file), ("env", fuzz.env_file), ("pictures", fuzz.damaged_picture)):
         first = [make(random.Random(f"29/{kind}/{number}")) for number in range(30)]
         again = [make(random.Random(f"29/{kind}/{number}")) for number in range(30)]
         assert first == again and len(set(first)) > 20

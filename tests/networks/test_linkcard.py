@@ -55,6 +55,15 @@ def _one_bit_png(width: int, height: int) -> bytes:
     return out.getvalue()
 
 
+def _flat_webp(width: int, height: int) -> bytes:
+    """A WebP of many pixels in few bytes."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 40, 40)).save(out, "WEBP", quality=10)
+    return out.getvalue()
+
+
 def _trickle() -> Iterator[bytes]:
     yield b"<html><head><!--"
     while True:
@@ -89,6 +98,8 @@ def server() -> Iterator[PageServer]:
             "/broken.jpg": Page(b"\xff\xd8\xffnot really", headers={"Content-Type": "image/jpeg"}),
             "/many-pixels": Page(card.format("Many pixels", "/many.png").encode()),
             "/many.png": Page(_one_bit_png(8000, 7000), headers={"Content-Type": "image/png"}),
+            "/many-webp-pixels": Page(card.format("Many WebP pixels", "/many.webp").encode()),
+            "/many.webp": Page(_flat_webp(4000, 2000), headers={"Content-Type": "image/webp"}),
             "/no-title": Page(b"<html><head><meta name=description content=x></head><body><h1>Hi</h1></body></html>"),
             "/empty": Page(b""),
             "/head-early": Page(_big_after_head, length=50 * 2**20),
@@ -153,7 +164,9 @@ def test_a_huge_page_with_its_head_first_gives_its_card_after_reading_the_head_o
         ("/big-picture", "is too big (6,000,000 bytes, over 5,000,000)"),
         ("/html-picture", "is not an image (text/html)"),
         ("/broken-picture", "is not a picture (JPEG, PNG, GIF or WebP)"),
-        ("/many-pixels", "has 56,000,000 pixels, over 50,000,000: no thumbnail"),
+        ("/many-pixels", "is 8,000x7,000 pixels (56.0 megapixels in"),
+        # An og:image WebP of 8 megapixels: libwebp's own buffers would take 160 MiB to decode it.
+        ("/many-webp-pixels", "is 4,000x2,000 pixels (8.0 megapixels in"),
     ],
 )
 def test_a_picture_that_cannot_be_used_leaves_a_card_without_a_thumbnail(

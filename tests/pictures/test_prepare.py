@@ -148,3 +148,89 @@ def test_a_photo_over_the_decode_limit_is_decoded_at_half_size(tmp_path: Path) -
     prepared = prepare(big, "A big photo", LIMITS["x"])
     assert (prepared.width, prepared.height) == (2800, 2100)  # 1/2, not X's 4096 a side
     assert "scaled down from 5600x4200 to fit X's limits" in prepared.describe()
+
+
+# -- hostile files (issue 36): whatever the file, a PictureError, within the memory budget --------
+
+
+def test_a_picture_of_too_many_pixels_is_refused_from_its_header_naming_its_size(tmp_path: Path) -> None:
+    import resource
+
+    bomb = images.many_pixels_png(tmp_path / "bomb.png")  # 144 megapixels in a few hundred kilobytes
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(PictureError, match=r"bomb.png is 12,000x12,000 pixels \(144.0 megapixels in [\d,]+ bytes\)"):
+        prepare(bomb, "A bomb", LIMITS["x"])
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 20  # decoded, it would be 550 MiB and more
+
+
+def test_a_webp_has_a_lower_pixel_budget_than_a_png(tmp_path: Path) -> None:
+    webp = tmp_path / "wide.webp"
+    Image.new("RGB", (3000, 2000), (30, 90, 200)).save(webp, "WEBP", quality=10)  # 6 MP: libwebp's buffers are big
+    png = tmp_path / "wide.png"
+    Image.new("RGB", (3000, 2000), (30, 90, 200)).save(png, "PNG")
+    with pytest.raises(PictureError, match="wide.webp is 3,000x2,000 pixels"):
+        prepare(webp, "Blue", LIMITS["x"])
+    assert prepare(png, "Blue", LIMITS["x"]).mime_type == "image/png"
+
+
+def test_a_big_jpeg_is_still_decoded_small_rather_than_refused(tmp_path: Path) -> None:
+    photo = images.photo(tmp_path / "big.jpg", size=(6000, 4500), orientation=1, quality=60)  # 27 MP
+    prepared = prepare(photo, "A big photo", LIMITS["x"])
+    assert prepared.width * prepared.height <= 4096 * 4096
+
+
+def test_a_png_whose_text_chunk_expands_too_far_is_a_picture_error(tmp_path: Path) -> None:
+    bomb = images.text_bomb_png(tmp_path / "chatty.png")
+    with pytest.raises(PictureError, match="chatty.png is damaged"):  # was ValueError: exit 1
+        prepare(bomb, "Chatty", LIMITS["x"])
+
+
+@pytest.mark.parametrize("cut", [40, 300, 600, -30])
+def test_a_damaged_animated_gif_is_a_picture_error(tmp_path: Path, cut: int) -> None:
+    data = images.animated_gif(tmp_path / "whole.gif").read_bytes()
+    damaged = tmp_path / "damaged.gif"
+    damaged.write_bytes(data[:cut] + b"\x17" * 8)
+    for network in ("x", "bluesky"):
+        with pytest.raises(PictureError, match="damaged.gif"):
+            prepare(damaged, "Cut short", LIMITS[network])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_only_a_regular_file_is_opened_as_a_picture(tmp_path: Path, kind: str) -> None:
+    import os
+    import threading
+
+    path = tmp_path / "picture.jpg"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path = Path("/dev/zero")
+    raised: list = []
+    worker = threading.Thread(target=lambda: raised.append(_error_of(path)), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), f"preparing a {kind} blocked"  # a FIFO with no writer blocks open() for ever
+    (error,) = raised
+    assert isinstance(error, PictureError) and "not a picture file" in str(error)
+
+
+def _error_of(path: Path) -> object:
+    try:
+        prepare(path, "Anything", LIMITS["x"])
+    except Exception as exc:  # noqa: BLE001 - the test looks at what it was
+        return exc
+    return None
+
+
+@pytest.mark.parametrize("network", ["x", "mastodon"])
+def test_an_animated_gif_loses_its_comment_and_xmp_and_keeps_its_frames(tmp_path: Path, network: str) -> None:
+    gif = images.gif_with_metadata(tmp_path / "dance.gif")
+    assert b"XMP DataXMP" in gif.read_bytes() and b"Acacia" in gif.read_bytes()
+    prepared = prepare(gif, "A dancing dot", LIMITS[network])
+    assert prepared.mime_type == "image/gif"
+    assert b"XMP" not in prepared.data and b"GPSLatitude" not in prepared.data and b"Acacia" not in prepared.data
+    with Image.open(io.BytesIO(prepared.data)) as picture:
+        assert picture.n_frames == 4 and picture.info.get("loop") == 0 and "comment" not in picture.info

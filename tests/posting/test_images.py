@@ -203,3 +203,48 @@ def test_a_network_that_missed_a_post_with_a_picture_gets_it_next_run(home: BotH
     (status,) = mastodon_emulator.statuses
     assert status.text == "The garden" and [media["description"] for media in status.media] == ["Beans at dawn"]
     assert len(emulator.posts) == 1
+
+
+# -- a picture that cannot be prepared (issue 36): a data error before anything is recorded ---------
+
+
+def test_a_damaged_picture_fails_the_run_before_any_attempt_and_the_line_posts_once_fixed(home: BotHome, emulator) -> None:
+    images.text_bomb_png(home.path / "chatty.png")
+    home.write_tweets("The chart ![A chart of beans](chatty.png)\n")
+    failed = home.run("--force")
+    assert failed.returncode == 65, failed.stderr  # was exit 1, "unexpected error (ValueError ...)"
+    assert "tweets.txt line 1: chatty.png is damaged" in failed.stderr
+    assert emulator.posts == [] and not emulator.media
+    images.screenshot(home.path / "chatty.png", size=(300, 200))  # the file fixed
+    fixed = home.run("--force")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "stopped while posting" not in fixed.stderr  # nothing was left in flight: the line was still in the round
+    assert [post.text for post in emulator.posts] == ["The chart"]
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (images.text_bomb_png, "chatty.png is damaged"),
+        (lambda path: images.many_pixels_png(path, (9400, 9400)), "chatty.png is 9,400x9,400 pixels (88.4 megapixels"),
+    ],
+)
+def test_a_dry_run_and_check_of_a_picture_that_cannot_be_prepared_are_data_errors(tmp_path: Path, make, said: str) -> None:
+    home = offline_home(tmp_path, "The chart ![A chart of beans](chatty.png)\n")
+    make(home.path / "chatty.png")
+    dry = home.run("--dry-run", "--force")
+    assert dry.returncode == 65, dry.stderr  # was "would post", exit 0
+    assert said in dry.stderr and "would post" not in dry.stderr
+    check = home.run("check")
+    assert said in check.stdout and "unexpected error" not in check.stdout + check.stderr
+    assert check.returncode not in (0, 1)
+
+
+def test_a_fifo_named_as_a_picture_is_a_data_error_at_once(home: BotHome, emulator) -> None:
+    import os
+
+    os.mkfifo(home.path / "pipe.jpg")
+    home.write_tweets("A pipe ![Not a picture](pipe.jpg)\nA plain line\n")
+    run = home.run("--force", timeout=30)  # it used to block for ever
+    assert run.returncode == 65, run.stderr
+    assert "names a FIFO (a named pipe), not a picture" in run.stderr

@@ -14,7 +14,7 @@ package's `media.py`, called by its poster before it sends the post::
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, TypeVar
+from typing import Callable, List, Optional, Sequence, TypeVar, Union
 
 from ..errors import ErrorKind, ExitStatus, PostError
 from ..pictures.limits import ImageLimits
@@ -44,11 +44,12 @@ def retried(policy: Backoff, step: Callable[[], T], *, what: str) -> T:
     raise error
 
 
-def fit_pictures(images: Sequence[Attachment], limits: ImageLimits) -> List[PreparedImage]:
-    """Each picture fitted to `limits`; a picture that cannot be is a certain failure of the
-    post (a data error: the user's file must change)."""
+def fit_pictures(images: Sequence[Union[Attachment, PreparedImage]], limits: ImageLimits) -> List[PreparedImage]:
+    """Each picture fitted to `limits` (one prepared already, before its attempt was recorded,
+    is taken as it is); a picture that cannot be is a certain failure of the post (a data error:
+    the user's file must change)."""
     try:
-        return [image.prepare(limits) for image in images]
+        return [image if isinstance(image, PreparedImage) else image.prepare(limits) for image in images]
     except PictureError as exc:
         raise PostError(f"{exc} (nothing was posted)", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR) from None
 

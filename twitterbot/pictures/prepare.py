@@ -24,6 +24,10 @@ from __future__ import annotations
 
 import io
 import math
+import os
+import stat
+import struct
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, List, Optional, Sequence, Tuple, Union
@@ -31,14 +35,42 @@ from typing import IO, Any, List, Optional, Sequence, Tuple, Union
 from ..errors import BotError, ExitStatus
 from .limits import ImageLimits
 
-__all__ = ["DECODE_LIMIT", "Attachment", "PictureError", "PreparedImage", "prepare", "prepare_all", "sniff", "JPEG_QUALITY"]
+__all__ = [
+    "DECODE_LIMIT",
+    "DECODE_MEMORY",
+    "decode_limit",
+    "OPEN_LIMIT",
+    "Attachment",
+    "PictureError",
+    "PreparedImage",
+    "not_a_file",
+    "open_picture_file",
+    "pillow",
+    "prepare",
+    "prepare_all",
+    "sniff",
+    "unusable",
+    "within_budget",
+    "JPEG_QUALITY",
+]
 
 JPEG_QUALITY = 88  # a photo this good shows no blocks on a phone; 4000x3000 is then about 3-4 MB
-# A JPEG of more pixels is decoded at 1/2, 1/4... of its size (a 24-megapixel photo at 6), so that
-# preparing it stays under 150 MiB on a Pi; a phone shows a picture 1,000-1,300 pixels wide anyway.
-DECODE_LIMIT = 16_000_000
+# No picture is decoded at more pixels than fit DECODE_MEMORY, so that a run stays within the
+# 150 MiB it may use on a Pi. A JPEG of more is decoded at 1/2, 1/4 or 1/8 of its size (a
+# 24-megapixel photo at 6); any other picture of more is refused before it is decoded. A phone
+# shows a post's picture 1,000-1,300 pixels wide anyway.
+DECODE_MEMORY = 96 * 1024 * 1024  # what decoding and fitting one picture may take, beside Python and Pillow
+# Bytes a decoded pixel costs at the peak: Pillow's 4 of the decoded picture and 4 of its scaled or
+# flattened copy; libwebp decodes into buffers of its own first (measured by benchmarks/pictures.py).
+_PEAK_BYTES = {"WEBP": 20}
+_PEAK_BYTES_USUALLY = 8
+DECODE_LIMIT = DECODE_MEMORY // _PEAK_BYTES_USUALLY  # 12.6 megapixels: a 4000x3000 screenshot, a 12-MP photo
+OPEN_LIMIT = DECODE_LIMIT * 64  # a JPEG drafted at 1/8: the most pixels a file may announce to be opened at all
+_BAND_PIXELS = 1_000_000  # a band of a picture being scaled (about 4 MB)
+_FORMATS = ("JPEG", "PNG", "GIF", "WEBP")  # the networks take these; no other decoder is ever reached
+_FORMAT_NAMES = {"JPEG": "JPEG", "PNG": "PNG", "GIF": "GIF", "WEBP": "WebP"}
 _LOWER_QUALITY = 80  # tried once before scaling down, when a picture is a little too big
-_LOSSLESS = {"PNG", "GIF", "BMP", "TIFF", "ICO"}
+_LOSSLESS = {"PNG", "GIF"}
 _ORIENTATION = 0x0112  # the EXIF tag of a photo's orientation
 _TRANSPOSED = {5, 6, 7, 8}  # orientations whose upright picture is the stored one turned a quarter
 
@@ -117,9 +149,8 @@ def sniff(head: bytes) -> Optional[str]:
 
 def prepare(source: Source, alt: str, limits: ImageLimits, *, name: Optional[str] = None) -> PreparedImage:
     """`source` (a path or a binary stream) as `limits.network` takes it, with `alt` as its alt
-    text. Raises `PictureError` naming the file when it cannot be made to fit."""
-    from PIL import Image, UnidentifiedImageError
-
+    text. Raises `PictureError` naming the file when it cannot be made to fit, and for anything
+    Pillow cannot read: a damaged or hostile file is the user's data, never the bot's bug."""
     name = name or (str(source) if isinstance(source, (str, Path)) else getattr(source, "name", "the picture"))
     if not alt.strip():
         raise PictureError(f"{name} has no alt text: describe what it shows, for people who cannot see it")
@@ -127,48 +158,161 @@ def prepare(source: Source, alt: str, limits: ImageLimits, *, name: Optional[str
         raise PictureError(
             f"the alt text of {name} is {len(alt)} characters; {limits.where} takes {limits.max_alt}: shorten it"
         )
+    stream = open_picture_file(Path(source), name) if isinstance(source, (str, Path)) else source
     try:
-        image = Image.open(source)
+        with warnings.catch_warnings():
+            # Pillow warns of damaged EXIF it reads past: the EXIF is left behind anyway, and a
+            # warning would be noise in every cron mail.
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)  # Pillow's DecompressionBombWarning: within_budget decides
+            return _prepared(stream, alt, limits, name)
+    except PictureError:
+        raise
+    except MemoryError:
+        raise PictureError(f"{name} needs more memory to prepare than there is: save it smaller") from None
+    except unusable() as exc:  # Pillow's word for a damaged file: truncated data, bad tables, bad chunks
+        raise PictureError(f"{name} is damaged and cannot be read ({_said(exc)}): export it again") from None
+    finally:
+        if stream is not source:
+            stream.close()
+
+
+def unusable() -> Tuple[type, ...]:
+    """Every exception Pillow raises for a file it cannot use (a damaged or hostile one): each is
+    "not a picture we can use", a data error, never the bot's bug."""
+    from PIL import Image
+
+    return (Image.DecompressionBombError, OSError, ValueError, SyntaxError, EOFError, struct.error, IndexError, MemoryError)
+
+
+def pillow() -> Any:
+    """Pillow's `Image` module with its own decompression-bomb check at the bot's ceiling: no
+    picture of more pixels than a JPEG drafted at 1/8 brings within DECODE_LIMIT is even opened
+    (Pillow refuses over twice MAX_IMAGE_PIXELS). The exact budget is `within_budget`."""
+    from PIL import Image
+
+    Image.MAX_IMAGE_PIXELS = OPEN_LIMIT // 2
+    return Image
+
+
+def open_picture_file(path: Path, name: str) -> IO[bytes]:
+    """`path` opened for reading if it is a regular file; `PictureError` for anything else (a
+    FIFO would block the run for ever, a device never ends) before it is opened for reading."""
+    try:
+        found = path.stat()
     except FileNotFoundError:
         raise PictureError(f"{name} does not exist: check the path (it is read from the tweets file's folder)") from None
+    except OSError as exc:
+        raise PictureError(f"cannot read {name}: {exc.strerror or exc}: check the file") from None
+    kind = not_a_file(found.st_mode)
+    if kind:
+        raise PictureError(f"{name} is {kind}, not a picture file: name the picture file itself")
+    try:  # never blocks, even if a FIFO took the file's place since the look above
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise PictureError(f"cannot read {name}: {exc.strerror or exc}: check the file") from None
+    if not_a_file(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise PictureError(f"{name} is no longer a regular file: name the picture file itself")
+    return os.fdopen(descriptor, "rb")
+
+
+def not_a_file(mode: int) -> Optional[str]:
+    """What a file of `mode` (`os.stat`'s st_mode) is when it is not a regular file, else None."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (a named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def within_budget(width: int, height: int, fmt: Optional[str], name: str, size: int) -> None:
+    """`PictureError` for a picture that would take more memory to decode than a Pi can spare,
+    read from its header before a pixel is decoded: over DECODE_LIMIT pixels, or for a JPEG
+    (decoded at 1/2, 1/4 or 1/8 of its size) over 64 times that."""
+    most = decode_limit(fmt) * (64 if fmt == "JPEG" else 1)
+    if width * height <= most:
+        return
+    raise PictureError(
+        f"{name} is {width:,}x{height:,} pixels ({width * height / 1e6:,.1f} megapixels in {size:,} bytes); decoding it "
+        f"would take more memory than a Pi can spare (a {_FORMAT_NAMES.get(fmt or '', 'picture')} of at most {most / 1e6:,.1f} megapixels"
+        f"{'' if fmt == 'JPEG' else ', e.g. 4000x3000' if most > 12e6 else ', e.g. 2560x1920'}): save it smaller"
+    )
+
+
+def decode_limit(fmt: Optional[str]) -> int:
+    """The most pixels a picture of format `fmt` is decoded at within DECODE_MEMORY."""
+    return DECODE_MEMORY // _PEAK_BYTES.get(fmt or "", _PEAK_BYTES_USUALLY)
+
+
+def _prepared(stream: IO[bytes], alt: str, limits: ImageLimits, name: str) -> PreparedImage:
+    """The picture in `stream` prepared: an animated GIF as it is, without its metadata; anything
+    else decoded (within the budget) and fitted."""
+    from PIL import UnidentifiedImageError
+
+    Image = pillow()
+    size = _stream_size(stream)
+    head = stream.read(16)
+    stream.seek(0)
+    if sniff(head) == "image/gif":
+        gif = _animated(stream, alt, name, limits, size)
+        if gif is not None:
+            return gif
+    try:
+        image = Image.open(stream, formats=_FORMATS)
     except UnidentifiedImageError:
         raise PictureError(f"{name} is not a picture (JPEG, PNG, GIF or WebP): replace it or fix its name") from None
     except Image.DecompressionBombError:
-        raise PictureError(f"{name} has too many pixels to open safely: scale it down first") from None
-    except OSError as exc:
-        raise PictureError(f"cannot read {name}: {exc.strerror or exc}: check the file") from None
+        raise PictureError(f"{name} has too many pixels to open safely: save it smaller") from None
     with image:
-        try:
-            if getattr(image, "is_animated", False) and getattr(image, "n_frames", 1) > 1:
-                return _as_is(source, image.format, alt, limits, name)
-            return _fitted(image, alt, limits, name)
-        except (OSError, SyntaxError, ValueError) as exc:  # Pillow's word for a damaged file: truncated data, bad tables
-            raise PictureError(f"{name} is damaged and cannot be read ({exc}): export it again") from None
+        within_budget(image.width, image.height, image.format, name, size)
+        if getattr(image, "is_animated", False):
+            raise PictureError(
+                f"{name} is animated; {limits.where} shows no animated pictures: use a still picture, or post it elsewhere"
+            )
+        return _fitted(image, alt, limits, name, size)
 
 
-def _as_is(source: Source, fmt: Optional[str], alt: str, limits: ImageLimits, name: str) -> PreparedImage:
-    """An animated GIF, sent unchanged where the network shows animated GIFs (re-encoding it
-    would lose its frames or grow it)."""
+def _animated(stream: IO[bytes], alt: str, name: str, limits: ImageLimits, size: int) -> Optional[PreparedImage]:
+    """An animated GIF, sent without its comments and XMP but otherwise as it is, where the network
+    shows animated GIFs (re-encoding it would lose its frames or grow it); None for a still GIF,
+    which is fitted like any picture. Its frames are counted from its blocks, never decoded."""
+    from .gif import read_gif
+
     where = limits.where
-    if fmt != "GIF" or not limits.animated_gif_bytes:
+    ceiling = max(limits.animated_gif_bytes, limits.max_bytes) * 4  # a still GIF this big cannot be fitted either
+    if size > ceiling:
+        raise PictureError(f"{name} is a GIF of {size:,} bytes; {where} takes {limits.animated_gif_bytes or limits.max_bytes:,}: save it smaller")
+    gif = read_gif(stream.read())
+    if gif.frames < 2:
+        stream.seek(0)
+        return None
+    if not limits.animated_gif_bytes:
         raise PictureError(
             f"{name} is animated; {where} shows no animated pictures: use a still picture, or post it elsewhere"
         )
-    data = _read(source)
-    if len(data) > limits.animated_gif_bytes:
+    if len(gif.data) > limits.animated_gif_bytes:
         raise PictureError(
-            f"{name} is an animated GIF of {len(data):,} bytes; {where} takes {limits.animated_gif_bytes:,}: "
+            f"{name} is an animated GIF of {len(gif.data):,} bytes; {where} takes {limits.animated_gif_bytes:,}: "
             "make it shorter or smaller (fewer frames, fewer colours)"
         )
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as image:
-        width, height = image.size
-    return PreparedImage(limits.network, data, "image/gif", width, height, alt, name, ("animated GIF, sent as it is",))
+    steps = ("animated GIF, sent as it is", "comments and XMP removed")
+    return PreparedImage(limits.network, gif.data, "image/gif", gif.width, gif.height, alt, name, steps)
 
 
-def _fitted(image: Any, alt: str, limits: ImageLimits, name: str) -> PreparedImage:
-    from PIL import Image
+def _said(error: BaseException) -> str:
+    """What Pillow said about a damaged file, short (its messages can carry a whole chunk)."""
+    said = str(error) or type(error).__name__
+    return said if len(said) <= 120 else said[:117] + "..."
+
+
+def _fitted(image: Any, alt: str, limits: ImageLimits, name: str, size: int) -> PreparedImage:
 
     fmt = image.format
     raw_width, raw_height = image.size
@@ -181,7 +325,7 @@ def _fitted(image: Any, alt: str, limits: ImageLimits, name: str) -> PreparedIma
         # about that many bytes needs about that share of the pixels. The decoder scales by 1/2,
         # 1/4 or 1/8 as it reads, to no less than the size asked for; the encoding below shrinks
         # further if that is not enough.
-        draft = min(scale, math.sqrt(limits.max_bytes / max(1, _file_size(image))))
+        draft = min(scale, math.sqrt(limits.max_bytes / max(1, size)))
         if raw_width * raw_height > DECODE_LIMIT:
             # A photo this big would need 250 MiB and more at full size: decode it at the largest
             # 1/2^n that stays under the limit, whatever the network would take.
@@ -195,7 +339,7 @@ def _fitted(image: Any, alt: str, limits: ImageLimits, name: str) -> PreparedIma
     target = (max(1, int(raw_width * scale)), max(1, int(raw_height * scale)))
     picture = image
     if picture.width > target[0] or picture.height > target[1]:
-        picture = picture.resize(target, Image.Resampling.LANCZOS)
+        picture = _scaled(picture, target)
         image.close()  # frees the decoded pixels now, not when the file is closed
     picture = _upright(picture, orientation, steps)
     picture = _srgb(picture, profile, steps)
@@ -205,16 +349,15 @@ def _fitted(image: Any, alt: str, limits: ImageLimits, name: str) -> PreparedIma
     steps.append("metadata removed")
 
     if lossless and "image/png" in limits.mime_types:
-        data = _encode(picture, "PNG")
-        if len(data) <= limits.max_bytes:
-            return _made(limits, data, "image/png", picture, alt, name, steps)
-        steps.append(f"as PNG {len(data):,} bytes, too big: made a JPEG")
+        png, size = _png_within(picture, limits.max_bytes)
+        if png is not None:
+            return _made(limits, png, "image/png", picture, alt, name, steps)
+        steps.append(f"as PNG over {limits.max_bytes:,} bytes, too big: made a JPEG")
     return _jpeg(picture, alt, limits, name, steps, (width, height))
 
 
 def _jpeg(picture: Any, alt: str, limits: ImageLimits, name: str, steps: List[str], original: Tuple[int, int]) -> PreparedImage:
     """A JPEG within `limits.max_bytes`: quality 88, then 80, then smaller and smaller."""
-    from PIL import Image
 
     picture = _flattened(picture)
     data = _encode(picture, "JPEG", quality=JPEG_QUALITY)
@@ -228,7 +371,9 @@ def _jpeg(picture: Any, alt: str, limits: ImageLimits, name: str, steps: List[st
         # Bytes grow about with the pixel count: aim a little below the limit.
         shrink = min(0.9, math.sqrt(limits.max_bytes / len(data)) * 0.95)
         size = (max(1, int(picture.width * shrink)), max(1, int(picture.height * shrink)))
-        picture = picture.resize(size, Image.Resampling.LANCZOS)
+        scaled = _scaled(picture, size)
+        picture.close()
+        picture = scaled
         data = _encode(picture, "JPEG", quality=quality)
     else:
         raise PictureError(f"{name} cannot be made small enough for {limits.where} ({limits.max_bytes:,} bytes)")
@@ -300,6 +445,26 @@ def _pixels_only(picture: Any, keep_palette: bool) -> Any:
     return picture
 
 
+def _scaled(picture: Any, size: Tuple[int, int]) -> Any:
+    """`picture` scaled to `size` (Lanczos), a band of rows at a time: Pillow's resize of a whole
+    picture holds a second copy of it, scaled one way, before it scales the other; a band's copy
+    is small. Each band reads the rows around its own (the `box` of `resize`), so no seam shows."""
+    from PIL import Image
+
+    if picture.mode in ("1", "P"):  # scaled by nearest neighbour, with no such copy
+        return picture.resize(size, Image.Resampling.NEAREST)
+    scaled = Image.new(picture.mode, size)
+    rows = max(1, _BAND_PIXELS // size[0])
+    ratio = picture.height / size[1]
+    for top in range(0, size[1], rows):
+        bottom = min(size[1], top + rows)
+        box = (0, top * ratio, picture.width, bottom * ratio)
+        band = picture.resize((size[0], bottom - top), Image.Resampling.LANCZOS, box=box)
+        scaled.paste(band, (0, top))
+        band.close()
+    return scaled
+
+
 def _flattened(picture: Any) -> Any:
     """A picture JPEG can hold: transparent parts become white (as the apps show them)."""
     from PIL import Image
@@ -307,34 +472,62 @@ def _flattened(picture: Any) -> Any:
     if picture.mode in ("RGB", "L"):
         return picture
     if "A" in picture.getbands() or "transparency" in picture.info:
-        rgba = picture.convert("RGBA")
+        rgba = picture if picture.mode == "RGBA" else picture.convert("RGBA")  # no copy of a big picture
         white = Image.new("RGB", rgba.size, "white")
-        white.paste(rgba, mask=rgba.getchannel("A"))
+        white.paste(rgba, mask=rgba)  # the mask is the alpha band itself: no copy of it
+        rgba.close()
         return white
     return picture.convert("RGB")
 
 
 def _encode(picture: Any, fmt: str, **options: Any) -> bytes:
+    """`picture` encoded. Optimised (smaller, the same pixels) up to 4 megapixels: libjpeg's
+    optimisation keeps every coefficient of a bigger picture in memory at once."""
     buffer = io.BytesIO()
+    small = picture.width * picture.height <= 4_000_000
     if fmt == "JPEG":
-        picture.save(buffer, "JPEG", optimize=True, **options)
+        picture.save(buffer, "JPEG", optimize=small, **options)
     else:
-        picture.save(buffer, "PNG", optimize=picture.width * picture.height <= 4_000_000)
+        picture.save(buffer, "PNG", optimize=small)
     return buffer.getvalue()
 
 
-def _file_size(image: Any) -> int:
-    """The bytes of the file `image` was opened from."""
-    stream = image.fp
+class _Capped(io.BytesIO):
+    """A buffer that stops an encoding once it passes `cap` bytes: a PNG too big to send is
+    not kept whole in memory just to be thrown away."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__()
+        self.cap = cap
+
+    def write(self, data: Any) -> int:
+        if self.tell() + len(data) > self.cap:
+            raise _TooBig(self.tell() + len(data))
+        return super().write(data)
+
+
+class _TooBig(Exception):
+    """An encoding passed its cap, at `size` bytes so far."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _png_within(picture: Any, cap: int) -> Tuple[Optional[bytes], int]:
+    """`picture` as a PNG of at most `cap` bytes, or None and the bytes at which it was stopped."""
+    buffer = _Capped(cap)
+    try:
+        picture.save(buffer, "PNG", optimize=picture.width * picture.height <= 4_000_000)
+    except _TooBig as exc:
+        return None, exc.size
+    return buffer.getvalue(), buffer.tell()
+
+
+def _stream_size(stream: IO[bytes]) -> int:
+    """The bytes of the file or buffer `stream` reads, from where it stands (its start)."""
     position = stream.tell()
     stream.seek(0, io.SEEK_END)
     size = stream.tell()
     stream.seek(position)
-    return size
-
-
-def _read(source: Source) -> bytes:
-    if isinstance(source, (str, Path)):
-        return Path(source).read_bytes()
-    source.seek(0)
-    return source.read()
+    return size - position

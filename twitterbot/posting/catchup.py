@@ -9,11 +9,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
+from ..errors import PostError
 from ..networks import Fit, Poster
 from ..state.outcomes import Outcome
+from ..state.records import CatchUp
 from ..state.store import HistoryStore
 from .options import NO_OPTIONS, LineOptions, OptionError, sent_text, split_options
-from .send import Sent, send_attempt
+from .send import Sent, recorder, send_attempt
 from .threads import finish_threads
 from .tweets import preview
 
@@ -66,48 +68,9 @@ def catch_up(
     for missed in missing:
         if missed.network not in posters():
             continue
-        options, rest = _options_of(missed.text, registry)
-        text, images = _pictures_of(rest, pictures_folder)
-        network = registry.network(missed.network)
-        text = sent_text(text, options, network)
-        fit = network.measure(text)
-        stopped = _budget_stops(store, missed.network, fit, budgets or {}, clock, registry)
-        if stopped:
-            log.warning("catching up on %s: %s: %s", network.label, preview(missed.text), stopped)
-            done.append(Sent(missed.network, Outcome.OVER_BUDGET, fit, note=stopped))
-            continue
-        attempt = store.begin_attempt(
-            missed.text,
-            run_id=run_id,
-            at=clock(),
-            source="catch_up",
-            network=missed.network,
-            group=missed.group,
-            cost=network.price(fit),
-            sent_text=text,
-        )
-        sent = send_attempt(
-            store,
-            posters()[missed.network],
-            attempt,
-            mask(text),
-            fit=None,
-            clock=clock,
-            images=images,
-            registry=registry,
-            language=options.language or language,
-            spoiler=options.warning if network.content_warnings else None,
-        )
-        level = logging.INFO if sent.reached else logging.WARNING
-        log.log(
-            level,
-            "catching up on %s: %s from %s: %s",
-            registry.label(missed.network),
-            preview(missed.text),
-            f"{missed.first_sent_at.astimezone():%Y-%m-%d %H:%M}",
-            sent.outcome if sent.error is None else f"{sent.outcome} ({sent.error})",
-        )
-        done.append(sent)
+        done.append(
+            _catch_up_one(store, posters()[missed.network], missed, run_id, clock, pictures_folder, registry, mask, budgets or {}, language)
+        )  # fmt: skip
     done += finish_threads(
         store,
         posters,
@@ -118,6 +81,73 @@ def catch_up(
         pictures=lambda key: _pictures_of(_options_of(key, registry)[1], pictures_folder)[1],
     )
     return tuple(done)
+
+
+def _catch_up_one(
+    store: HistoryStore,
+    poster: Poster,
+    missed: CatchUp,
+    run_id: int,
+    clock: Callable[[], datetime],
+    pictures_folder: Optional[Path],
+    registry: Registry,
+    mask: Callable[[str], str],
+    budgets: Mapping[str, float],
+    language: Optional[str],
+) -> Sent:
+    """One missed post sent to the network that missed it: within its budget, its pictures
+    prepared before the attempt is recorded, its options and language as the first send had."""
+    options, rest = _options_of(missed.text, registry)
+    text, images = _pictures_of(rest, pictures_folder)
+    network = registry.network(missed.network)
+    text = sent_text(text, options, network)
+    fit = network.measure(text)
+    stopped = _budget_stops(store, missed.network, fit, budgets, clock, registry)
+    if stopped:
+        log.warning("catching up on %s: %s: %s", network.label, preview(missed.text), stopped)
+        return Sent(missed.network, Outcome.OVER_BUDGET, fit, note=stopped)
+    prepared: object = []
+    if images:  # prepared before the attempt is recorded, as for the first post
+        from .images import poster_limits, prepared_pictures
+
+        limits = {missed.network: poster_limits(poster, missed.network, registry)}
+        prepared = prepared_pictures(images, limits, where="a caught-up post")[missed.network]
+    attempt = store.begin_attempt(
+        missed.text,
+        run_id=run_id,
+        at=clock(),
+        source="catch_up",
+        network=missed.network,
+        group=missed.group,
+        cost=network.price(fit),
+        sent_text=text,
+    )
+    if isinstance(prepared, PostError):
+        recorder(store, attempt, clock)(Outcome.FAILED, None, str(prepared), prepared.kind)
+        sent = Sent(missed.network, Outcome.FAILED, error=prepared)
+    else:
+        sent = send_attempt(
+            store,
+            poster,
+            attempt,
+            mask(text),
+            fit=None,
+            clock=clock,
+            images=prepared,  # type: ignore[arg-type]
+            registry=registry,
+            language=options.language or language,
+            spoiler=options.warning if network.content_warnings else None,
+        )
+    level = logging.INFO if sent.reached else logging.WARNING
+    log.log(
+        level,
+        "catching up on %s: %s from %s: %s",
+        registry.label(missed.network),
+        preview(missed.text),
+        f"{missed.first_sent_at.astimezone():%Y-%m-%d %H:%M}",
+        sent.outcome if sent.error is None else f"{sent.outcome} ({sent.error})",
+    )
+    return sent
 
 
 def _budget_stops(

@@ -18,13 +18,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Sequence, Tuple, Union
 
+from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES, ImageLimits, strictest_alt
 from ..pictures.prepare import Attachment
 
-__all__ = ["LineImage", "MARK", "image_problems", "split_images", "how_sent"]
+if TYPE_CHECKING:
+    from ..pictures.prepare import PreparedImage
+    from ..registry import Registry
+
+__all__ = ["LineImage", "MARK", "image_problems", "split_images", "how_sent", "poster_limits", "prepared_pictures"]
 
 MARK = "!["  # a line without it has no pictures, and is read exactly as before pictures existed
 # ![alt](path): the alt text holds no "]", the path no ")" (Markdown's own rule, without escapes).
@@ -65,7 +70,7 @@ def split_images(post: str, folder: Path) -> Tuple[str, Tuple[LineImage, ...]]:
 def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[Network]) -> List[str]:
     """What keeps a line's pictures from being posted, each worded for the user ("has ..."),
     checked without Pillow: the alt text, the count, the files and their first bytes."""
-    from ..pictures.prepare import sniff
+    from ..pictures.prepare import PictureError, not_a_file, open_picture_file, sniff
 
     problems: List[str] = []
     if images and not text.strip():
@@ -92,16 +97,22 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[
             problems.append("has a picture without a path: write the file's path between the parentheses")
             continue
         try:
-            with open(image.path, "rb") as file:
-                head = file.read(16)
+            found = image.path.stat()
         except FileNotFoundError:
             problems.append(f"names a picture that does not exist ({image.path}): check the path (it is read from the tweets file's folder)")
             continue
-        except IsADirectoryError:
-            problems.append(f"names a folder, not a picture ({image.path}): name the picture file")
-            continue
         except OSError as exc:
             problems.append(f"names a picture that cannot be read ({image.path}: {exc.strerror}): check its permissions")
+            continue
+        kind = not_a_file(found.st_mode)  # a FIFO would block the run, a device never ends: neither is opened
+        if kind:
+            problems.append(f"names {kind}, not a picture ({image.path}): name the picture file")
+            continue
+        try:
+            with open_picture_file(image.path, image.written) as file:
+                head = file.read(16)
+        except PictureError as exc:
+            problems.append(f"names a picture that cannot be read: {exc}")
             continue
         if sniff(head) is None:
             problems.append(f"names {image.written}, which is not a picture (JPEG, PNG, GIF or WebP): replace it")
@@ -119,3 +130,32 @@ def how_sent(images: Tuple[LineImage, ...], limits: Sequence[ImageLimits]) -> It
                 yield image, chosen.where, prepare(image.path, image.alt, chosen, name=image.written)
             except PictureError as exc:
                 yield image, chosen.where, exc
+
+
+def poster_limits(poster: Any, network: str, registry: Registry) -> ImageLimits:
+    """What a picture may be on `network`: its poster's own limits where it has them (a Mastodon
+    server's, asked online), else the network's."""
+    own = getattr(poster, "image_limits", None)
+    return own() if callable(own) else registry.network(network).image_limits()
+
+
+def prepared_pictures(
+    images: Sequence[LineImage], limits: Mapping[str, ImageLimits], *, where: str
+) -> Dict[str, Union[List[PreparedImage], PostError]]:
+    """Each network's copies of a line's pictures (`limits`: one per network), made before any
+    attempt is recorded, so that nothing about a picture can fail between the record and the send.
+    A picture that cannot be prepared is a data error for that network (`where` names the line);
+    it records no post, so the line stays in the round and posts once the file is fixed."""
+    from ..pictures.prepare import PictureError, prepare
+
+    made: Dict[str, Union[List[PreparedImage], PostError]] = {}
+    for network, chosen in limits.items():
+        try:
+            made[network] = [prepare(image.path, image.alt, chosen, name=image.written) for image in images]
+        except PictureError as exc:
+            made[network] = PostError(
+                f"{where}: {exc}; nothing was sent, and the line stays in the round until the picture is fixed",
+                kind=ErrorKind.PICTURE,
+                exit_status=ExitStatus.DATA_ERROR,
+            )
+    return made

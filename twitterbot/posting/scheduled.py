@@ -32,7 +32,7 @@ from ..state.store import HistoryStore
 from ..wording import format_duration
 from .choose import Pick, hits, pick, roll
 from .options import line_rules, sent_text
-from .send import Sent, send_attempt
+from .send import Sent, recorder, send_attempt
 from .threads import parts_for, post_thread, thread_cost
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
 
@@ -309,14 +309,9 @@ def decide_and_post(
     chosen = _pick(store, tweets, used, rng)
     line = tweets.line(chosen.index)
     if dry_run:
-        round_note = "; every line has been posted, so this starts a new round" if chosen.new_round else ""
-        threads = _threads_planned(line, registry, style)
-        return finish(
-            Outcome.WOULD_POST,
-            f"{decision.why}; dry run, nothing sent{round_note}{threads}",
-            line=line,
-            networks=_planned(line),
-        )
+        planned = _planned(line, tweets.path.name, registry)
+        action, reason, error = _dry_outcome(decision.why, chosen.new_round, planned, _threads_planned(line, registry, style))
+        return finish(action, reason, line=line, networks=planned, error=error)
     if not posters_made():
         raise ValueError("a real run needs posters")
     try:
@@ -408,14 +403,6 @@ class PostStyle:
     numbers: bool = False
 
 
-def _planned(line: TweetLine) -> Tuple[Sent, ...]:
-    """Where a dry run would send `line`: each network it fits or threads to, and those it is too long for."""
-    return tuple(
-        Sent(fit.network, Outcome.WOULD_POST if fit.fits or line.threaded(fit) else Outcome.TOO_LONG, fit)
-        for fit in line.fits
-    )
-
-
 def _threads_planned(line: TweetLine, registry: Registry, style: PostStyle) -> str:
     """For a dry run's reason: where `line` would go as a thread, and what that costs."""
     said = []
@@ -425,6 +412,44 @@ def _threads_planned(line: TweetLine, registry: Registry, style: PostStyle) -> s
             parts = parts_for(sent_text(line.text, line.options, network), network, style.numbers)
             said.append(f"{network.label} would get it as {thread_cost(network, parts)}")
     return "".join(f"; {each}" for each in said)
+
+
+def _planned(line: TweetLine, file_name: str, registry: Registry) -> Tuple[Sent, ...]:
+    """Where a dry run would send `line`: each network it fits or threads to, and those it is too long for. Its
+    pictures are prepared as a real run prepares them: one that cannot be fails there too."""
+    pictures: Mapping[str, object] = {}
+    if line.images:
+        from .images import prepared_pictures  # a line without pictures never imports them
+
+        fitting = {
+            fit.network: registry.network(fit.network).image_limits()
+            for fit in line.fits
+            if fit.fits or line.threaded(fit)
+        }
+        pictures = prepared_pictures(line.images, fitting, where=f"{file_name} line {line.lineno}")
+    planned = []
+    for fit in line.fits:
+        error = pictures.get(fit.network)
+        if isinstance(error, PostError):
+            planned.append(Sent(fit.network, Outcome.FAILED, fit, error=error))
+        else:
+            going = fit.fits or line.threaded(fit)
+            planned.append(Sent(fit.network, Outcome.WOULD_POST if going else Outcome.TOO_LONG, fit))
+    return tuple(planned)
+
+
+def _dry_outcome(
+    why: str, new_round: bool, planned: Tuple[Sent, ...], threads: str = ""
+) -> Tuple[Outcome, str, Optional[BotError]]:
+    """A dry run's action, reason and error: a picture that cannot be prepared is the data error a
+    real run would meet; `threads` says where the line would go as a thread."""
+    round_note = "; every line has been posted, so this starts a new round" if new_round else ""
+    why = f"{why}; dry run, nothing sent{round_note}{threads}"
+    error = next((sent.error for sent in planned if sent.error is not None), None)
+    if error is None:
+        return Outcome.WOULD_POST, why, None
+    action = Outcome.WOULD_POST if any(sent.outcome == Outcome.WOULD_POST for sent in planned) else Outcome.FAILED
+    return action, f"{why}; {error}", error
 
 
 def _start_new_round(store: HistoryStore, tweets: TweetFile) -> AbstractSet[str]:
@@ -533,8 +558,8 @@ def _post_a_line(
     tried: List[TweetLine] = []  # lines every network already had
     while True:
         sent = _post_everywhere(
-            store, posters, line, run_id=run_id, clock=clock, registry=registry, mask=mask, budgets=budgets,
-            style=style,
+            store, posters, line, tweets.path.name, run_id=run_id, clock=clock, registry=registry, mask=mask,
+            budgets=budgets, style=style,
         )  # fmt: skip
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
@@ -565,6 +590,7 @@ def _post_everywhere(
     store: HistoryStore,
     posters: Mapping[str, Poster],
     line: TweetLine,
+    file_name: str,
     *,
     run_id: int,
     clock: Callable[[], datetime],
@@ -576,13 +602,17 @@ def _post_everywhere(
     """Send `line` to each network it is for and fits (or, too long, threads to) and whose budget
     it would not pass, one after another, each attempt recorded (with its price) before it is sent
     and its outcome after. The attempts share a group, so the post counts once in the cap. The
-    attempt is recorded by the line's key (what the bag knows it by); the text sent is masked."""
+    attempt is recorded by the line's key (what the bag knows it by); the text sent is masked. Its
+    pictures are read and prepared for every network first: after the first record, nothing about
+    them is left to fail; a network its pictures cannot go to records a failed attempt."""
     sent: List[Sent] = []
     group: Optional[int] = None
+    fitting = {network: line.fit(network) for network in posters}
+    pictures = _pictures_for(line, posters, fitting, file_name, registry)
     for network, poster in posters.items():
         if not line.options.is_for(network):
             continue  # its only or skip leaves this network out
-        fit = line.fit(network)
+        fit = fitting[network]
         if fit is None or not (fit.fits or line.threaded(fit)):
             sent.append(Sent(network, Outcome.TOO_LONG, fit))
             continue
@@ -596,16 +626,24 @@ def _post_everywhere(
             log.warning("%s", stopped)
             sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
             continue
+        prepared = pictures.get(network, [])
         if fit.fits:
             attempt = store.begin_attempt(
                 line.key, run_id=run_id, at=clock(), network=network, group=group, cost=where.price(fit), sent_text=text
             )
-            sent.append(
-                send_attempt(
-                    store, poster, attempt, text, fit=fit, clock=clock, images=line.images, registry=registry,
-                    language=language, spoiler=spoiler,
-                )  # fmt: skip
-            )
+            if isinstance(prepared, PostError):  # nothing is sent: the failure is recorded as it is
+                recorder(store, attempt, clock)(Outcome.FAILED, None, str(prepared), prepared.kind)
+                sent.append(Sent(network, Outcome.FAILED, fit, error=prepared))
+            else:
+                sent.append(
+                    send_attempt(
+                        store, poster, attempt, text, fit=fit, clock=clock, images=prepared, registry=registry,  # type: ignore[arg-type]
+                        language=language, spoiler=spoiler,
+                    )  # fmt: skip
+                )
+        elif isinstance(prepared, PostError):  # a thread's pictures go with its part 1: none is sent
+            sent.append(Sent(network, Outcome.FAILED, fit, error=prepared))
+            continue
         else:
             thread, attempt = store.begin_thread(
                 line.key, parts, run_id=run_id, at=clock(), network=network, group=group, language=language,
@@ -638,6 +676,32 @@ def _over_budget(
     from .budget import budget_stops  # only with a budget set
 
     return budget_stops(store, registry.network(network), fit, budgets[network], now, posts)
+
+
+def _pictures_for(
+    line: TweetLine,
+    posters: Mapping[str, Poster],
+    fitting: Mapping[str, Optional[Fit]],
+    file_name: str,
+    registry: Registry,
+) -> Mapping[str, object]:
+    """`line`'s pictures prepared for each network it goes to (or the PostError why they cannot
+    be), before any attempt is recorded."""
+    if not line.images:
+        return {}
+    from .images import poster_limits, prepared_pictures  # a line without pictures never imports them
+
+    limits = {
+        network: poster_limits(poster, network, registry)
+        for network, poster in posters.items()
+        if _going(fitting[network], line)
+    }
+    return prepared_pictures(line.images, limits, where=f"{file_name} line {line.lineno}")
+
+
+def _going(fit: Optional[Fit], line: TweetLine) -> bool:
+    """Whether `line` goes to `fit`'s network: it fits, or goes there as a thread."""
+    return fit is not None and (fit.fits or line.threaded(fit))
 
 
 def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:

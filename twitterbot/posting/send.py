@@ -20,9 +20,9 @@ from ..errors import BotError, DuplicatePost, ErrorKind, ExitStatus, PostError
 from ..networks import Fit, Poster, PostResult
 
 if TYPE_CHECKING:
+    from ..pictures.prepare import PreparedImage
     from ..registry import Registry
     from ..state.store import HistoryStore
-    from .images import LineImage
 from ..state.outcomes import Outcome
 
 __all__ = ["Record", "Sent", "recorder", "send", "send_attempt"]
@@ -123,15 +123,17 @@ def send_attempt(
     *,
     fit: object,
     clock: Callable[[], datetime],
-    images: Sequence[LineImage] = (),
+    images: Sequence[PreparedImage] = (),
     registry: Registry,
     language: Optional[str] = None,
     spoiler: Optional[str] = None,
 ) -> Sent:
-    """A scheduled post's attempt through the one send step (`send.send`). Pictures are uploaded by
-    the poster before the post: a failed upload is a PostError, so no post and nothing half-done.
-    `language` and `spoiler` go to the poster only when set (a poster may not know them)."""
-    extra: dict = {"images": [image.attachment for image in images]} if images else {}
+    """A scheduled post's attempt through the one send step (`send.send`). `images` are the
+    pictures already prepared for this network (`images.prepared_pictures`, before the attempt was
+    recorded); the poster uploads them before the post: a failed upload is a PostError, so no post
+    and nothing half-done. `language` and `spoiler` go to the poster only when set (a poster may
+    not know them)."""
+    extra: dict = {"images": list(images)} if images else {}
     extra.update({"language": language} if language else {})
     extra.update({"spoiler": spoiler} if spoiler else {})
     return send(

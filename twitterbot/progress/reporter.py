@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from ..errors import ErrorKind, PostError
+from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Poster, PostResult
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import keep
@@ -356,6 +356,7 @@ class Reporter:
         reports: List[Report] = []
         errors: List[PostError] = []
         stopped: List[str] = []
+        images = self._prepared(pictures) if pictures else {}  # before any attempt is recorded
         for network, poster in self._posters.items():
             over = self._over_budget(network, text)
             if over:
@@ -366,12 +367,17 @@ class Reporter:
                 self.job.id, text, at=self._clock(), final=final, network=network, group=group, cost=self._price(network, text)
             )
             group = group or attempt
-            sent = send(
-                lambda poster=poster, network=network: self._reply(poster, network, text, pictures),
-                network=network,
-                registry=self._registry,
-                record=self._recorder(attempt, news),
-            )
+            prepared = images.get(network, [])
+            if isinstance(prepared, PostError):  # nothing is sent: the failure is recorded as it is
+                self._recorder(attempt, news)(Outcome.FAILED, None, str(prepared), prepared.kind)
+                sent = Sent(network, Outcome.FAILED, error=prepared)
+            else:
+                sent = send(
+                    lambda poster=poster, network=network, prepared=prepared: self._reply(poster, network, text, prepared),
+                    network=network,
+                    registry=self._registry,
+                    record=self._recorder(attempt, news),
+                )
             if sent.reached:
                 reports.append(self._sent(sent, network, text, reason))
             else:
@@ -420,11 +426,31 @@ class Reporter:
                 exc,
             )
 
-    def _reply(self, poster: Poster, network: str, text: str, pictures: Sequence[Picture] = ()) -> PostResult:
-        """One network's post, a reply in that network's thread (a new thread if the first post is gone)."""
+    def _prepared(self, pictures: Sequence[Picture]) -> Dict[str, object]:
+        """The pictures prepared for each network's poster, before any attempt is recorded (the
+        dry-run poster fits them to every network itself: it gets them as drawn); a network they
+        cannot go to gets the data error instead."""
+        from ..pictures.prepare import PictureError, prepare_all
+        from ..posting.images import poster_limits
+
+        attachments = [picture.attachment for picture in pictures]
+        made: Dict[str, object] = {}
+        for network, poster in self._posters.items():
+            if isinstance(poster, DryRunPoster):
+                made[network] = attachments
+                continue
+            try:
+                made[network] = prepare_all(attachments, poster_limits(poster, network, self._registry))
+            except PictureError as exc:
+                made[network] = PostError(f"{self.name}: {exc}", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR)
+        return made
+
+    def _reply(self, poster: Poster, network: str, text: str, images: Sequence[object] = ()) -> PostResult:
+        """One network's post, a reply in that network's thread (a new thread if the first post is
+        gone), with `images` prepared for it."""
         reply_to = self.job.threads.get(network) if self._thread else None
         # Only a post with pictures passes them: a poster without picture support still takes the rest.
-        with_pictures = {"images": [picture.attachment for picture in pictures]} if pictures else {}
+        with_pictures = {"images": list(images)} if images else {}
         try:
             return poster.post(text, reply_to=reply_to, **with_pictures)
         except PostError as exc:

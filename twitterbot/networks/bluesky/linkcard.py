@@ -55,7 +55,6 @@ _REDIRECTS = (301, 302, 303, 307, 308)
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _CHUNK = 64 * 1024
 THUMB_SIDE = 2000  # pixels: a card shows its picture small; Bluesky's app sends no larger
-MAX_PIXELS = 50_000_000  # a bigger picture from the web is refused before it is decoded (a Pi's memory)
 # After the time limit the post stops waiting; this much more lets a fetch that ends right at the
 # limit report its own reason.
 _GRACE = 0.25
@@ -327,21 +326,15 @@ class _CardFetch:
 
 def _fit(data: bytes, url: str, max_bytes: int) -> Thumbnail:
     """The picture made a thumbnail by the pictures' own preparation (upright, all metadata
-    dropped, within `max_bytes` and `THUMB_SIDE` pixels a side); _NoCard if it cannot be."""
+    dropped, within `max_bytes` and `THUMB_SIDE` pixels a side, decoded within the pictures'
+    memory budget: its size is read from its header first); _NoCard if it cannot be."""
     try:
-        from PIL import Image
+        import PIL  # noqa: F401
     except ImportError:
         raise _NoCard("Pillow is not installed (pip install -r requirements.txt): no thumbnail") from None
     from ...pictures.limits import ImageLimits
     from ...pictures.prepare import PictureError, prepare
 
-    try:  # a picture from the web may be anything: its size is read before it is decoded
-        with Image.open(io.BytesIO(data)) as probe:
-            pixels = probe.width * probe.height
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
-        pixels = 0  # not a picture Pillow knows: prepare() says so in its words
-    if pixels > MAX_PIXELS:
-        raise _NoCard(f"its picture {url} has {pixels:,} pixels, over {MAX_PIXELS:,}: no thumbnail")
     limits = ImageLimits("bluesky", max_bytes, THUMB_SIDE * THUMB_SIDE, THUMB_SIDE, 1000, title="a link card")
     try:
         prepared = prepare(io.BytesIO(data), "thumbnail", limits, name=f"its picture {url}")
