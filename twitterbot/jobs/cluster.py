@@ -23,11 +23,12 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, FrozenSet, List, Optional
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional
+from urllib.parse import urlsplit
 
-from ..capability import Capability
+from ..capability import Capability, CheckLine
 from ..errors import BotError, ConfigError, ExitStatus
-from ..settings.parsers import show
+from ..settings.parsers import is_loopback, show
 from ..settings.table import Setting
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
     "WorkerLost",
     "connect",
     "node_versions",
+    "open_scheduler",
+    "open_scheduler_problem",
 ]
 
 INSTALL_HINT = (
@@ -64,7 +67,7 @@ def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path],
     if value and not re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", value):
         raise ConfigError(
             f"{name}={show(text)} from {where} is not a Dask scheduler address like tls://10.0.0.2:8786 "
-            "(or tcp://HOST:8786 on a private network): see docs/cluster.md, or leave it empty"
+            "(or tcp://127.0.0.1:8786 on this machine alone): see docs/cluster.md, or leave it empty"
         )
     return value
 
@@ -84,6 +87,31 @@ class DaskCluster(Capability):
         ),
     }
     parsers = {"scheduler": _parse_scheduler}
+
+    def checks(self, config: Any) -> Iterator[CheckLine]:
+        """A plain tcp:// scheduler off loopback is a problem: Dask unpickles what it is sent, so
+        anyone who reaches the port runs code on every Pi of the cluster."""
+        address = config["DASK_SCHEDULER"]
+        if open_scheduler(address):
+            yield "problem", open_scheduler_problem(address)
+        elif address:
+            yield "ok", f"the long jobs run on the Dask cluster at {address}"
+
+
+def open_scheduler(address: str) -> bool:
+    """Whether `address` is a plain tcp:// scheduler that other machines can reach."""
+    parts = urlsplit(address)
+    return parts.scheme == "tcp" and not is_loopback(parts.hostname or "")
+
+
+def open_scheduler_problem(address: str) -> str:
+    """What to say about an `open_scheduler` address, and the fix."""
+    return (
+        f"DASK_SCHEDULER={address} is a plain tcp:// address other machines can reach: a Dask scheduler runs"
+        " whatever pickled code is sent to it, unencrypted and with no password, so anyone on that network could"
+        " run programs on every Pi of the cluster. Use tls:// with the certificates of docs/cluster.md ('TLS'),"
+        " e.g. DASK_SCHEDULER=tls://10.0.0.2:8786, or tcp://127.0.0.1:8786 for this Pi alone"
+    )
 
 
 CLUSTER = DaskCluster()
@@ -252,7 +280,7 @@ def connect(
     check: bool = True,
     wait_for: float = 0.0,
 ) -> Cluster:
-    """Connect to the scheduler at `address` (tcp://host:8786 on a private network, tls://host:8786
+    """Connect to the scheduler at `address` (tcp://127.0.0.1:8786 on this machine, tls://host:8786
     with certificates from `tls_dir`), check the versions, and return the cluster. `wait_for`:
     seconds to wait for at least one worker."""
     try:
