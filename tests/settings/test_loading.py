@@ -286,6 +286,7 @@ def test_a_nul_byte_in_a_path_setting_is_a_config_error(tmp_path: Path, name: st
 # often one that parsers trip on (a superscript digit, a bracket, a NUL byte, an Arabic digit).
 _EXAMPLES = {
     "secret": ["AbCdEf0123456789GhIj", "12345-AbCdEf"],
+    "passphrase": ["correct horse battery staple", "p@ss 'word' \"quoted\" 9"],
     "path": ["tweets.txt", "state", "~/bot/state"],
     "optional_path": ["bot.log"],
     "positive_int": ["4", "1"],
