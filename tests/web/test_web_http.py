@@ -440,14 +440,9 @@ def test_a_passphrase_with_spaces_is_a_password(home: BotHome, written: str) -> 
 
 def test_serve_warns_about_a_world_readable_env_file(home: BotHome, made: Made) -> None:
     home.env_file.chmod(0o644)
-    process = home.start("serve", "--port", "0")
-    try:
-        said = [process.stderr.readline() for _ in range(2)]
-    finally:
-        process.terminate()
-        process.communicate(timeout=15)
-    stderr = "".join(said)
-    assert "status page on" in said[1]
+    server = start_server(home)  # reads what serve logs until it names its port
+    server.stop()
+    stderr = "".join(server.said)
     assert f"{home.env_file} holds your keys but other users can read it (mode 0644): run chmod 600" in stderr
 
 

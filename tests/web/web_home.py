@@ -14,7 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import quote, quote_plus
 
 from conftest import BotHome
@@ -105,9 +105,10 @@ def secret_forms(secrets: List[str]) -> Dict[str, str]:
 class Server:
     """`bot.py serve` running in a bot home, on a free port."""
 
-    def __init__(self, process: subprocess.Popen, port: int) -> None:
+    def __init__(self, process: subprocess.Popen, port: int, said: Sequence[str] = ()) -> None:
         self.process = process
         self.port = port
+        self.said = list(said)  # what serve logged up to the line that names its port
 
     @property
     def url(self) -> str:
@@ -149,7 +150,7 @@ def start_server(home: BotHome, *args: str) -> Server:
             seen.append(line)
             found = re.search(r"status page on http://127\.0\.0\.1:(\d+)/", line)
             if found:
-                return Server(process, int(found.group(1)))
+                return Server(process, int(found.group(1)), seen)
         if process.poll() is not None:
             break
     process.kill()
