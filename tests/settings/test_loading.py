@@ -286,6 +286,7 @@ def test_a_nul_byte_in_a_path_setting_is_a_config_error(tmp_path: Path, name: st
 # often one that parsers trip on (a superscript digit, a bracket, a NUL byte, an Arabic digit).
 _EXAMPLES = {
     "secret": ["AbCdEf0123456789GhIj", "12345-AbCdEf"],
+    "passphrase": ["correct horse battery staple", "p@ss 'word' \"quoted\" 9"],
     "path": ["tweets.txt", "state", "~/bot/state"],
     "optional_path": ["bot.log"],
     "positive_int": ["4", "1"],
@@ -305,6 +306,10 @@ _EXAMPLES = {
     "app_password": ["abcd-efgh-ijkl-mnop", "2k4j-x9q0-aaaa-zzzz"],
     "scheduler": ["tls://10.0.0.2:8786", "tcp://127.0.0.1:8786", ""],
     "kernel": ["auto", "numpy", "C"],
+    "language": ["en", "pt-BR", "zh-Hant-TW", ""],
+    "long_lines": ["skip", "thread"],
+    "dollars": ["5", "12.50", "$20", ""],
+    "endpoint": ["https://hc-ping.com/abc-123", "http://127.0.0.1:8080/topic", ""],
 }
 _TRICKY = st.one_of(st.sampled_from("[]:/.%@#'\"\\{}\x00\u00b2\u0663\ufeff \t"), st.characters())
 

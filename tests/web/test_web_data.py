@@ -3,13 +3,16 @@ run comes from (`web.nextrun`) and the links (`web.links`), over real SQLite fil
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
+import hypothesis
 import pytest
 from conftest import REGISTRY
+from hypothesis import strategies as st
 
 from twitterbot.networks.x import PRICES
 from twitterbot.settings.loading import load_config
@@ -149,6 +152,64 @@ def test_a_missing_or_damaged_history_is_a_sentence(tmp_path: Path, content: Opt
     status = read_status(config, now=NOW, probe=fixed)
     assert words in status.history_problem and status.runs == () and status.cap is None
     assert status.as_dict()["history_problem"] == status.history_problem
+
+
+def test_a_missing_history_says_the_bot_has_not_run_yet_never_all_well(tmp_path: Path) -> None:
+    config = settings(tmp_path)
+    status = read_status(config, now=NOW, probe=fixed)
+    assert not status.ok and status.as_dict()["ok"] is False
+    assert status.attention[0].kind == "history" and status.attention[0].title == "The bot has not run yet"
+    html = create_app(config, clock=lambda: NOW, probe=fixed).test_client().get("/").get_data(as_text=True)
+    assert "All well" not in html and "The bot has not run yet" in html
+    assert not config.history_file.exists()
+
+
+# Every column the page reads, and values of every type SQLite will keep in it (it keeps any type).
+READ_COLUMNS = {
+    "runs": ("started_at", "action", "one_in", "roll", "dry_run", "text", "reason"),
+    "attempts": ("network", "text", "outcome", "post_id", "url", "detail", "sent_at", "error_kind"),
+    "jobs": ("name", "started_at", "finished_at", "outcome", "last_post_at", "last_text", "posts"),
+    "job_threads": ("network", "thread_root"),
+    "bag": ("text",),
+}
+ANY_VALUE = st.one_of(
+    st.none(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=30),
+    st.binary(max_size=30),
+    st.sampled_from(["posted", "uncertain", "failed", "x", "javascript:alert(1)", "2026-03-10T09:00:00", "9999-99-99"]),
+)
+
+
+def _history_with_every_kind_of_row(config) -> None:
+    with HistoryStore(config.history_file) as store:
+        post(store, "one", NOW - timedelta(hours=1))
+        post(store, "two", NOW - timedelta(hours=2), outcome="uncertain")
+        post(store, "three", NOW - timedelta(hours=3), outcome="failed")
+        job = store.open_job("pegs", at=NOW - timedelta(hours=2))
+        attempt = store.begin_job_attempt(job.id, "peg 1", at=NOW - timedelta(hours=2), final=False, network="x")
+        store.record_job_post(job.id, attempt, at=NOW - timedelta(hours=2), post_id="77", news="peg 1", detail=None)
+        attempt = store.begin_job_attempt(job.id, "peg 2", at=NOW - timedelta(hours=1), final=False, network="x")
+        store.finish_attempt(attempt, "failed", at=NOW - timedelta(hours=1), detail="refused")
+
+
+@hypothesis.settings(max_examples=40, deadline=None, suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture])
+@hypothesis.given(values=st.lists(st.tuples(st.sampled_from(sorted(READ_COLUMNS)), st.integers(0, 7), ANY_VALUE), max_size=8))
+def test_rows_with_values_of_any_type_give_a_page_never_a_500(tmp_path_factory, values) -> None:
+    config = settings(tmp_path_factory.mktemp("history"))
+    _history_with_every_kind_of_row(config)
+    with sqlite3.connect(config.history_file) as conn:
+        for table, which, value in values:
+            column = READ_COLUMNS[table][which % len(READ_COLUMNS[table])]
+            with contextlib.suppress(sqlite3.IntegrityError):  # a NOT NULL column: SQLite refuses None
+                conn.execute(f"UPDATE {table} SET {column} = ?", (value,))
+    status = read_status(config, now=NOW, probe=fixed)
+    assert status.history_problem is None
+    client = create_app(config, clock=lambda: NOW, probe=fixed).test_client()
+    for path in ("/", "/status.json"):
+        response = client.get(path)
+        assert response.status_code == 200, (path, response.get_data(as_text=True)[:200])
 
 
 def test_a_history_of_an_older_format_is_left_for_a_run_to_upgrade(tmp_path: Path) -> None:

@@ -8,8 +8,11 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
+import socket
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -301,3 +304,160 @@ def test_a_port_in_use_is_a_sentence_and_78(home: BotHome, server: Server) -> No
     assert result.returncode == 78
     assert f"cannot listen on 127.0.0.1 port {server.port}" in result.stderr and "--port" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _raw(port: int, request: bytes, *, timeout: float = 5) -> bytes:
+    """Send `request` as it is and read the answer until the server closes or `timeout`."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
+        conn.sendall(request)
+        answer = b""
+        try:
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        except (socket.timeout, ConnectionResetError):
+            pass  # a server that refuses a request it has not read all of closes with a reset
+    return answer
+
+
+def _basic(password: str) -> str:
+    return "Basic " + base64.b64encode(f"owner:{password}".encode()).decode()
+
+
+def test_a_request_is_answered_while_110_clients_hold_unfinished_requests(server: Server) -> None:
+    held = []
+    try:
+        for _ in range(110):
+            conn = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Never: finished")  # no blank line: never done
+            held.append(conn)
+        started = time.monotonic()
+        status, _, body = server.get("status.json")
+        took = time.monotonic() - started
+    finally:
+        for conn in held:
+            conn.close()
+    assert status == 200 and json.loads(body)["cap"]["limit"] == 10
+    assert took < 3, f"answered after {took:.1f} s"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000\r\n",
+        b"GET /status.json HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n",
+        b"PUT / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n",
+    ],
+    ids=["a gigabyte announced", "a small body on GET", "chunked"],
+)
+def test_a_request_body_is_refused_before_it_is_read(server: Server, head: bytes) -> None:
+    # Only the headers (and for chunked, the first chunk) are sent: the answer must not wait for the rest.
+    rest = b"\r\n4\r\nabcd\r\n" if b"chunked" in head else b"\r\n"
+    answer = _raw(server.port, head + f"Authorization: {_basic(PASSWORD)}\r\n".encode() + rest, timeout=5)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+
+
+def test_headers_bigger_than_a_browser_sends_are_refused(server: Server) -> None:
+    big = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 40_000 + b"\r\n\r\n"
+    answer = _raw(server.port, big)
+    assert answer == b"" or b" 431 " in answer.split(b"\r\n")[0], answer[:200]  # the reset may come first
+    assert server.get("status.json")[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("host", "answered"),
+    [
+        ("127.0.0.1:{port}", True),
+        ("localhost:{port}", True),
+        ("localhost", True),
+        ("[::1]:{port}", True),
+        ("LOCALHOST.:{port}", True),
+        ("127.0.0.1", True),
+        ("evil.example:{port}", False),
+        ("evil.example", False),
+        ("localhost.evil.example:{port}", False),
+        ("127.0.0.1.nip.io:{port}", False),
+        ("[::1]evil:{port}", False),
+        ("", False),
+    ],
+)
+def test_on_loopback_without_a_password_only_loopback_host_names_are_answered(home: BotHome, host: str, answered: bool) -> None:
+    server = start_server(home)  # no WEB_PASSWORD: the home's settings have none
+    try:
+        head = f"GET /status.json HTTP/1.1\r\nHost: {host.format(port=server.port)}\r\nConnection: close\r\n\r\n"
+        answer = _raw(server.port, head.encode())
+    finally:
+        server.stop()
+    if answered:
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
+    else:
+        assert answer.startswith(b"HTTP/1.1 403") and b"history_file" not in answer, answer[:300]
+        assert b"only to localhost, 127.0.0.1 and [::1]" in answer
+
+
+def test_repeated_wrong_passwords_from_one_address_are_answered_429(server: Server) -> None:
+    statuses = [server.get("status.json", password=f"guess-{number}")[0] for number in range(5)]
+    assert statuses == [401] * 5
+    status, headers, body = server.get("status.json", password="guess-5")
+    assert status == 429 and int(headers["Retry-After"]) >= 1 and "Too many wrong passwords" in body
+    # While it waits, even the right password is not looked at: guessing on cannot find it.
+    status, _, body = server.get("status.json")
+    assert status == 429 and PLAIN_LINE not in body
+
+
+@pytest.mark.parametrize("password", ["abc", "short pass!"])
+def test_off_loopback_a_password_under_12_characters_is_78(home: BotHome, password: str) -> None:
+    home.write_env(WEB_PASSWORD=password)
+    for host in ("0.0.0.0", "192.168.1.20"):
+        result = home.run("serve", "--host", host, "--port", "0", timeout=30)
+        assert result.returncode == 78, result.stderr
+        assert "at least 12" in result.stderr and f"--host {host}" in result.stderr
+        assert password not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "written",
+    ['"correct horse battery staple"', "correct horse battery staple", "'correct horse battery staple'"],
+    ids=["double-quoted", "bare", "single-quoted"],
+)
+def test_a_passphrase_with_spaces_is_a_password(home: BotHome, written: str) -> None:
+    home.write_env(WEB_PASSWORD=written)
+    process = home.start("serve", "--host", "0.0.0.0", "--port", "0")
+    try:
+        line = process.stderr.readline()
+        assert "status page on http://0.0.0.0:" in line and "password required" in line, line
+        port = int(re.search(r":(\d+)/", line).group(1))
+        page = Server(process, port)
+        assert page.get("status.json", password="correct horse battery staple")[0] == 200
+        assert page.get("status.json", password="correct horse battery")[0] == 401
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=15)
+    assert process.returncode == 0 and "correct horse" not in stderr
+
+
+def test_serve_warns_about_a_world_readable_env_file(home: BotHome, made: Made) -> None:
+    home.env_file.chmod(0o644)
+    server = start_server(home)  # reads what serve logs until it names its port
+    server.stop()
+    stderr = "".join(server.said)
+    assert f"{home.env_file} holds your keys but other users can read it (mode 0644): run chmod 600" in stderr
+
+
+@pytest.mark.parametrize("host", ["localhost.", "localhost", "LOCALHOST", "[127.0.0.1]", "127.0.0.1"])
+def test_host_localhost_with_a_final_dot_listens_on_loopback(home: BotHome, host: str) -> None:
+    server = start_server(home, "--host", host)
+    try:
+        assert server.get("status.json", password=None)[0] == 200
+    finally:
+        returncode, stderr = server.stop()
+    assert returncode == 0 and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("host", ["local host", "-x", "pi..local", "a" * 300, "[::1", "1.2.3.4.5"])
+def test_a_host_that_is_no_address_is_a_usage_error(home: BotHome, host: str) -> None:
+    result = home.run("serve", "--host", host, "--port", "0", timeout=30)
+    assert result.returncode == 64, result.stderr
+    assert "--host" in result.stderr and "Traceback" not in result.stderr

@@ -14,7 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import quote, quote_plus
 
 from conftest import BotHome
@@ -39,8 +39,10 @@ class Made:
 
 def populate(home: BotHome, *, job: bool = True) -> Made:
     """Three scheduled runs (a post, an uncertain post, a post of a line with <script>) and a
-    finished progress job, all through bot.py and the X emulator."""
+    finished progress job, all through bot.py and the X emulator. The later runs do not settle the
+    uncertain post (LOOK_UP_UNCERTAIN=no): the page must show one as it is."""
     home.write_env(
+        LOOK_UP_UNCERTAIN="no",
         MIN_POST_GAP="0",
         MAX_POSTS_PER_DAY="10",
         WEB_PASSWORD=PASSWORD,
@@ -105,9 +107,10 @@ def secret_forms(secrets: List[str]) -> Dict[str, str]:
 class Server:
     """`bot.py serve` running in a bot home, on a free port."""
 
-    def __init__(self, process: subprocess.Popen, port: int) -> None:
+    def __init__(self, process: subprocess.Popen, port: int, said: Sequence[str] = ()) -> None:
         self.process = process
         self.port = port
+        self.said = list(said)  # what serve logged up to the line that names its port
 
     @property
     def url(self) -> str:
@@ -149,7 +152,7 @@ def start_server(home: BotHome, *args: str) -> Server:
             seen.append(line)
             found = re.search(r"status page on http://127\.0\.0\.1:(\d+)/", line)
             if found:
-                return Server(process, int(found.group(1)))
+                return Server(process, int(found.group(1)), seen)
         if process.poll() is not None:
             break
     process.kill()

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Any, Iterator, Optional
+from urllib.parse import urlsplit
 
-from ..capability import Capability, Feature
+from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
-from ..settings.parsers import show
+from ..settings.parsers import is_loopback, show
 from ..settings.table import Setting
 
-__all__ = ["CLUSTER"]
+__all__ = ["CLUSTER", "open_scheduler", "open_scheduler_problem"]
 
 
 def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
@@ -45,7 +46,7 @@ def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path],
     if value and not re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}", value):
         raise ConfigError(
             f"{name}={show(text)} from {where} is not a Dask scheduler address like tls://10.0.0.2:8786 "
-            "(or tcp://HOST:8786 on a private network): see docs/cluster.md, or leave it empty"
+            "(or tcp://127.0.0.1:8786 on this machine alone): see docs/cluster.md, or leave it empty"
         )
     return value
 
@@ -66,6 +67,31 @@ class DaskCluster(Capability):
         ),
     }
     parsers = {"scheduler": _parse_scheduler}
+
+    def checks(self, config: Any) -> Iterator[CheckLine]:
+        """A plain tcp:// scheduler off loopback is a problem: Dask unpickles what it is sent, so
+        anyone who reaches the port runs code on every Pi of the cluster."""
+        address = config["DASK_SCHEDULER"]
+        if open_scheduler(address):
+            yield "problem", open_scheduler_problem(address)
+        elif address:
+            yield "ok", f"the long jobs run on the Dask cluster at {address}"
+
+
+def open_scheduler(address: str) -> bool:
+    """Whether `address` is a plain tcp:// scheduler that other machines can reach."""
+    parts = urlsplit(address)
+    return parts.scheme == "tcp" and not is_loopback(parts.hostname or "")
+
+
+def open_scheduler_problem(address: str) -> str:
+    """What to say about an `open_scheduler` address, and the fix."""
+    return (
+        f"DASK_SCHEDULER={address} is a plain tcp:// address other machines can reach: a Dask scheduler runs"
+        " whatever pickled code is sent to it, unencrypted and with no password, so anyone on that network could"
+        " run programs on every Pi of the cluster. Use tls:// with the certificates of docs/cluster.md ('TLS'),"
+        " e.g. DASK_SCHEDULER=tls://10.0.0.2:8786, or tcp://127.0.0.1:8786 for this Pi alone"
+    )
 
 
 CLUSTER = DaskCluster()

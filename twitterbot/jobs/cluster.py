@@ -217,7 +217,7 @@ def connect(
     check: bool = True,
     wait_for: float = 0.0,
 ) -> Cluster:
-    """Connect to the scheduler at `address` (tcp://host:8786 on a private network, tls://host:8786
+    """Connect to the scheduler at `address` (tcp://127.0.0.1:8786 on this machine, tls://host:8786
     with certificates from `tls_dir`), check the versions, and return the cluster. `wait_for`:
     seconds to wait for at least one worker."""
     try:

@@ -7,6 +7,7 @@ it needs (a Bluesky handle, a Mastodon visibility) on itself; the registry joins
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 import string
@@ -23,6 +24,7 @@ __all__ = [
     "PARSERS",
     "check_jitter_fits",
     "did_you_mean",
+    "is_loopback",
     "parse_duration",
     "show",
     "time_to_seconds",
@@ -36,6 +38,20 @@ def did_you_mean(word: str, choices: Iterable[str]) -> Optional[str]:
 
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f"did you mean {close[0]}?" if close else None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an address, IPv6 with or without brackets) is reachable from this
+    machine only: localhost, 127.0.0.0/8, ::1 and ::ffff:127.x. Any other name may resolve to any
+    address, so it is not."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
 
 
 def show(text: str, limit: int = 40) -> str:

@@ -5,7 +5,9 @@ never creates it, and never migrates it (a history of schema 3 is read as it is,
 upgrades it). One `read_history` is one snapshot, over in the few milliseconds its queries take,
 so a scheduled run that posts meanwhile waits at most that long for its write lock. A file that is
 not a whole history of ours, or that SQLite cannot read (busy, unreadable, damaged), raises
-`UnreadableHistory` with a sentence for the owner::
+`UnreadableHistory` with a sentence for the owner. SQLite keeps whatever type a row was given, so
+each value is read as the type the page expects (`_text`, `_count`, `_when`), and a value of
+another type (bytes where text belongs, a word where a number belongs) reads as None or as text::
 
     with read_history(path) as history:
         history.posts_since(now - timedelta(hours=24), now), history.used_texts()
@@ -20,7 +22,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, Optional, Sequence, Set, Tuple
 
 from ..errors import ErrorKind, HistoryError
 from .bag import BagContents
@@ -132,12 +134,18 @@ class HistoryReader(PostCounts, BagContents):
             f" WHERE run_id IN ({marks}) ORDER BY id",
             tuple(row[0] for row in rows),
         ):
-            attempt = AttemptRow(network, text, outcome, _when(sent_at), detail, post_id, url, settled=settled)
+            attempt = AttemptRow(
+                _text(network) or "",
+                _text(text) or "",
+                _text(outcome) or "",
+                _when(sent_at),
+                _text(detail),
+                _text(post_id),
+                _text(url),
+                settled=_text(settled),
+            )
             attempts.setdefault(run_id, []).append(attempt)
-        return tuple(
-            RunRow(row[0], _when(row[1]), row[2], row[3], row[4], bool(row[5]), row[6], row[7], tuple(attempts.get(row[0], ())))
-            for row in rows
-        )
+        return tuple(_run(row, tuple(attempts.get(row[0], ()))) for row in rows)
 
     def keys_refused(self, network: str) -> Optional[AttemptRow]:
         """The last settled attempt on `network`, if it failed because the network refused the keys
@@ -154,7 +162,7 @@ class HistoryReader(PostCounts, BagContents):
         outcome, detail, sent_at, text, kind = rows[0]
         if outcome != "failed" or kind != ErrorKind.UNAUTHORIZED:
             return None
-        return AttemptRow(network, text, outcome, _when(sent_at), detail)
+        return AttemptRow(network, _text(text) or "", outcome, _when(sent_at), _text(detail))
 
     def maybe_posted(self, since: datetime, limit: int) -> Tuple[AttemptRow, ...]:
         """Attempts sent after `since` that may or may not have reached their network, newest first."""
@@ -163,7 +171,10 @@ class HistoryReader(PostCounts, BagContents):
             " AND sent_at > ? ORDER BY id DESC LIMIT ?",
             (iso(since), limit),
         )
-        return tuple(AttemptRow(row[0], row[1], row[2], _when(row[4]), row[3]) for row in rows)
+        return tuple(
+            AttemptRow(_text(row[0]) or "", _text(row[1]) or "", _text(row[2]) or "", _when(row[4]), _text(row[3]))
+            for row in rows
+        )
 
     def failed_runs(self, since: datetime, limit: int) -> Tuple[RunRow, ...]:
         """Runs started after `since` that failed, newest first (without their attempts)."""
@@ -172,7 +183,7 @@ class HistoryReader(PostCounts, BagContents):
             " WHERE action = 'failed' AND started_at > ? ORDER BY id DESC LIMIT ?",
             (iso(since), limit),
         )
-        return tuple(RunRow(row[0], _when(row[1]), row[2], row[3], row[4], bool(row[5]), row[6], row[7]) for row in rows)
+        return tuple(_run(row) for row in rows)
 
     def failed_job_posts(self, since: datetime, limit: int) -> Tuple[AttemptRow, ...]:
         """Progress jobs' posts sent after `since` that failed, newest first."""
@@ -181,7 +192,10 @@ class HistoryReader(PostCounts, BagContents):
             " WHERE a.outcome = 'failed' AND a.sent_at > ? ORDER BY a.id DESC LIMIT ?",
             (iso(since), limit),
         )
-        return tuple(AttemptRow(row[0], row[1], "failed", _when(row[3]), row[2], job_name=row[4]) for row in rows)
+        return tuple(
+            AttemptRow(_text(row[0]) or "", _text(row[1]) or "", "failed", _when(row[3]), _text(row[2]), job_name=_text(row[4]))
+            for row in rows
+        )
 
     def missed(self, since: datetime, limit: int) -> Tuple[AttemptRow, ...]:
         """Posts a network missed for a passing reason after `since` and that were not sent there
@@ -192,7 +206,9 @@ class HistoryReader(PostCounts, BagContents):
             " AND b.network = a.network AND b.id > a.id) ORDER BY a.id DESC LIMIT ?",
             (iso(since), limit),
         )
-        return tuple(AttemptRow(row[0], row[1], "temporary", _when(row[3]), row[2]) for row in rows)
+        return tuple(
+            AttemptRow(_text(row[0]) or "", _text(row[1]) or "", "temporary", _when(row[3]), _text(row[2])) for row in rows
+        )
 
     def latest_jobs(self, limit: int) -> Tuple[JobRow, ...]:
         """The latest run of each job name, most recently active first, with its threads."""
@@ -205,13 +221,13 @@ class HistoryReader(PostCounts, BagContents):
         return tuple(
             JobRow(
                 id=row[0],
-                name=row[1],
+                name=_text(row[1]) or "",
                 started_at=_when(row[2]),
                 finished_at=_when(row[3]),
-                outcome=row[4],
+                outcome=_text(row[4]),
                 last_post_at=_when(row[5]),
-                last_text=row[6],
-                posts=int(row[7]),
+                last_text=_text(row[6]),
+                posts=_count(row[7]) or 0,
                 threads=self._threads(row[0]),
             )
             for row in rows
@@ -224,23 +240,57 @@ class HistoryReader(PostCounts, BagContents):
             " WHERE t.job_id = ? ORDER BY network",
             (job_id,),
         )
-        return tuple(JobThread(*row) for row in rows)
+        return tuple(JobThread(_text(row[0]) or "", _text(row[1]) or "", _text(row[2])) for row in rows)
 
     def _read(self, sql: str, params: tuple = ()) -> list:
         return self._conn.execute(sql, params).fetchall()
 
-    def _time(self, text: str) -> Optional[datetime]:
+    def _time(self, text: object) -> Optional[datetime]:
         return _when(text)
 
+    def used_texts(self) -> Set[str]:
+        """Texts already posted in the current round (a row that is not text is no line of the file)."""
+        return {text for text in super().used_texts() if isinstance(text, str)}
 
-def _when(text: Optional[str]) -> Optional[datetime]:
+
+def _run(row: Sequence[object], attempts: Tuple[AttemptRow, ...] = ()) -> RunRow:
+    """A runs row (id, started_at, action, one_in, roll, dry_run, text, reason), each value as its type."""
+    return RunRow(
+        int(row[0]),  # type: ignore[call-overload]  # the INTEGER PRIMARY KEY: always an int
+        _when(row[1]),
+        _text(row[2]) or "",
+        _count(row[3]),
+        _count(row[4]),
+        row[5] in (1, True),
+        _text(row[6]),
+        _text(row[7]),
+        attempts,
+    )
+
+
+def _when(text: object) -> Optional[datetime]:
     """A stored time, or None for one not in the history's format: a damaged row must not stop the page."""
-    if not text:
+    if not text or not isinstance(text, str):
         return None
     try:
         return datetime.fromisoformat(text.rstrip("Z")).replace(tzinfo=timezone.utc)
     except ValueError:
         return None
+
+
+def _text(value: object) -> Optional[str]:
+    """A stored text; bytes (a row written by something else) decoded with a replacement for what
+    is not UTF-8, a number written out; None stays None."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _count(value: object) -> Optional[int]:
+    """A stored whole number; None for anything else (a word, a fraction, bytes)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _open_read_only(path: Path) -> Tuple[sqlite3.Connection, int]:

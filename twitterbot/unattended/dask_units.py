@@ -2,17 +2,21 @@
 (``python bot.py systemd --dask``; docs/cluster.md walks through it).
 
 The address comes from DASK_SCHEDULER. A tls:// address gives units that use the certificates in
-BOT_STATE_DIR/cluster (made once, docs/cluster.md "TLS"); tcp:// is for a private network only.
-Without DASK_SCHEDULER the scheduler listens on 127.0.0.1: nothing faces any network until
-you say which one.
+BOT_STATE_DIR/cluster (made once, docs/cluster.md "TLS"). A tcp:// address must be a loopback one:
+a scheduler runs the pickled code it is sent, so a plain one that other machines reach is anyone's
+to run programs on, and is refused (`ConfigError`, exit 78). Without DASK_SCHEDULER the
+scheduler listens on 127.0.0.1: nothing faces any network until you say which one, with TLS.
 """
 
 from __future__ import annotations
 
-from typing import Dict
+from pathlib import Path
+from typing import Dict, NamedTuple
 from urllib.parse import urlsplit
 
+from ..errors import ConfigError
 from ..settings.loading import Config
+from ..settings.parsers import is_loopback
 from .install import Paths
 
 __all__ = ["DASK_SCHEDULER_UNIT", "DASK_WORKER_UNIT", "dask_units"]
@@ -29,10 +33,20 @@ MEMORY_LIMIT = "0.2"
 
 
 def dask_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
-    """The scheduler's and the workers' units, for the address in DASK_SCHEDULER."""
+    """The scheduler's and the workers' units, for the address in DASK_SCHEDULER; ConfigError for
+    a plain tcp:// address off loopback."""
     address = str(config["DASK_SCHEDULER"] or "") or "tcp://127.0.0.1:8786"
     parts = urlsplit(address)
     host, port = parts.hostname or "127.0.0.1", parts.port or 8786
+    local = is_loopback(host)
+    if parts.scheme == "tcp" and not local:
+        raise ConfigError(
+            f"DASK_SCHEDULER={address} would give a scheduler that other machines reach over plain tcp://,"
+            " unencrypted and with no password, and a Dask scheduler runs whatever pickled code it is sent:"
+            " anyone on that network could run programs on every Pi of the cluster. Make the certificates as"
+            " docs/cluster.md ('TLS') says and set DASK_SCHEDULER=tls://"
+            f"{_shown(host)}:{port}, or use tcp://127.0.0.1:{port} for this Pi alone"
+        )
     dask = paths.python.parent / "dask"  # the venv's: the same versions as the bot
     tls = ""
     if parts.scheme == "tls":
@@ -42,20 +56,46 @@ def dask_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
             f" --tls-key {folder / TLS_FILES['key']}"
         )
     who = f"User={paths.user}\n" if system else ""
-    wanted_by = "multi-user.target" if system else "default.target"
     head = (
         "Wants=network-online.target\nAfter=network-online.target\n"
         f"Documentation=file://{paths.project_dir / 'docs' / 'cluster.md'}\n"
     )
-    scheduler = f"""[Unit]
+    common = _Common(paths, who, "multi-user.target" if system else "default.target", head)
+    return {
+        DASK_SCHEDULER_UNIT: _scheduler_unit(common, address, host, port, dask, tls, local),
+        DASK_WORKER_UNIT: _worker_unit(common, address, dask, tls, local),
+    }
+
+
+class _Common(NamedTuple):
+    paths: Paths
+    who: str  # User=..., for a system unit
+    wanted_by: str
+    head: str  # the [Unit] lines both share
+
+
+def _shown(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _scheduler_unit(common: _Common, address: str, host: str, port: int, dask: Path, tls: str, local: bool) -> str:
+    if local:
+        reach = f"# Listens on {_shown(host)}:{port}, this Pi's loopback: only workers and jobs on this Pi reach it."
+    else:
+        reach = (
+            f"# Listens on {_shown(host)}:{port} with TLS: only a client or worker holding a certificate of the cluster's\n"
+            "# authority (BOT_STATE_DIR/cluster) may connect; plain connections are refused. Whoever may connect\n"
+            "# runs code on every node: never forward this port on a router."
+        )
+    return f"""[Unit]
 Description=twitterbot: the Dask scheduler of the long jobs' cluster ({address})
-{head}
+{common.head}
 [Service]
-{who}WorkingDirectory={paths.project_dir}
+{common.who}WorkingDirectory={common.paths.project_dir}
 # The scheduler unpickles the jobs' tasks too: it must import this checkout's twitterbot.
-Environment=PYTHONPATH={paths.project_dir}
-# Listens on {host}:{port} only: a private network's address, never one the internet reaches.
-# The dashboard stays on this Pi (ssh -L 8787:127.0.0.1:8787 pi@{host} to look at it).
+Environment=PYTHONPATH={common.paths.project_dir}
+{reach}
+# The dashboard stays on this Pi (ssh -L 8787:127.0.0.1:8787 pi@{_shown(host)} to look at it).
 ExecStart={dask} scheduler --host {host} --port {port} --dashboard-address 127.0.0.1:8787{tls}
 Restart=on-failure
 RestartSec=10s
@@ -63,17 +103,27 @@ NoNewPrivileges=yes
 UMask=0077
 
 [Install]
-WantedBy={wanted_by}
+WantedBy={common.wanted_by}
 """
-    worker = f"""[Unit]
+
+
+def _worker_unit(common: _Common, address: str, dask: Path, tls: str, local: bool) -> str:
+    if local:
+        reach = f"# Connects to the scheduler on this Pi ({address}); a worker on another Pi cannot reach it."
+    else:
+        reach = (
+            f"# Connects to the scheduler at {address} with TLS and the cluster's certificate, and listens, with TLS\n"
+            "# too, on the interface that reaches it, for the scheduler and the other workers."
+        )
+    return f"""[Unit]
 Description=twitterbot: Dask workers of the long jobs' cluster (scheduler {address})
-{head}
+{common.head}
 [Service]
-{who}WorkingDirectory={paths.project_dir}
-Environment=PYTHONPATH={paths.project_dir}
+{common.who}WorkingDirectory={common.paths.project_dir}
+Environment=PYTHONPATH={common.paths.project_dir}
 # {WORKERS_PER_PI} single-threaded workers, each limited to {MEMORY_LIMIT} of this Pi's memory. A Pi 3
-# or Zero 2 (1 GB): --nworkers 2 --memory-limit 0.35. No dashboard; the worker listens on the
-# interface that reaches the scheduler.
+# or Zero 2 (1 GB): --nworkers 2 --memory-limit 0.35. No dashboard.
+{reach}
 ExecStart={dask} worker {address} --nworkers {WORKERS_PER_PI} --nthreads 1 --memory-limit {MEMORY_LIMIT} --no-dashboard{tls}
 Restart=on-failure
 RestartSec=10s
@@ -81,6 +131,5 @@ NoNewPrivileges=yes
 UMask=0077
 
 [Install]
-WantedBy={wanted_by}
+WantedBy={common.wanted_by}
 """
-    return {DASK_SCHEDULER_UNIT: scheduler, DASK_WORKER_UNIT: worker}

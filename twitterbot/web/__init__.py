@@ -4,16 +4,38 @@
 
 `data` reads the history (through `state.reader`, read-only) and the settings into a `Status`,
 with `attention`, `jobs` and `tweetsfile` for its parts; `app.create_app` is the
-Flask application factory; `server.serve` runs it under waitress. Flask and waitress are imported
-only by `app` and `server`, which only `serve` imports: a scheduled run never loads them.
+Flask application factory; `server.serve` runs it under waitress; `guard` decides whom it answers.
+Flask and waitress are imported only by `app` and `server`, which only `serve` imports: a
+scheduled run never loads them.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 from ..capability import Capability, Feature
+from ..errors import ConfigError
 from ..settings.table import Setting
 
-__all__ = ["WEB"]
+__all__ = ["MIN_PASSWORD_LENGTH", "WEB"]
+
+# Off loopback the page faces every machine on the network: a password short enough to guess is
+# no lock. Twelve characters is four words of a passphrase or a password manager's short one.
+MIN_PASSWORD_LENGTH = 12
+
+
+def _parse_passphrase(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    """A password a person types: any printable characters, spaces and quotes too (the browser
+    sends them as UTF-8); the spaces around it are not part of it."""
+    value = text.strip()
+    if any(not character.isprintable() for character in value):
+        # Never echo the value: it is a secret.
+        raise ConfigError(
+            f"{name} from {where} contains a control character (a tab, a line break or an invisible one):"
+            " retype it with letters, digits, spaces and punctuation only"
+        )
+    return value
 
 
 class StatusPage(Capability):
@@ -26,12 +48,14 @@ class StatusPage(Capability):
     settings = {
         "WEB_PASSWORD": Setting(
             "",
-            "secret",
-            "the status page's password (bot.py serve, HTTP Basic auth); required for any --host but 127.0.0.1",
+            "passphrase",
+            f"the status page's password (bot.py serve, HTTP Basic auth), spaces allowed; required, of at"
+            f" least {MIN_PASSWORD_LENGTH} characters, for any --host but 127.0.0.1",
             secret=True,
             source="your password manager",
         ),
     }
+    parsers = {"passphrase": _parse_passphrase}
     commands = "twitterbot.web.command"
 
 

@@ -12,7 +12,9 @@ Each job's latest posted picture, which the reporter keeps in the state folder
 (`pictures/kept.py`), is served read-only at `/jobs/<id>/picture.png`.
 
 Safety, in one place: GET and HEAD only (anything else is 405), HTTP Basic auth compared in
-constant time when a password is set, every value shown passes a scrubber that masks each secret
+constant time when a password is set (an address that keeps giving a wrong one is answered 429
+for a while, `guard.FailedTries`), only this machine's names in `Host` when the page is on
+loopback without a password (`guard.local_host`: no DNS rebinding), every value shown passes a scrubber that masks each secret
 in every encoding (raw, URL, JSON, base64), Jinja escapes whatever a user wrote, and the headers
 forbid scripts, framing and MIME sniffing.
 """
@@ -22,7 +24,9 @@ from __future__ import annotations
 import base64
 import hmac
 import logging
+import math
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
@@ -34,6 +38,7 @@ from ..settings.loading import Config
 from ..settings.secrets import MASK, Scrubber
 from ..wording import plural
 from .data import Status, read_status
+from .guard import FailedTries, local_host
 from .jobs import JobPicture, JobView
 from .links import safe_href
 from .nextrun import NextRun, next_run
@@ -67,15 +72,19 @@ def create_app(
     config: Config,
     *,
     password: Optional[str] = None,
+    local_only: bool = False,
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
     reader: Callable[..., Status] = read_status,
     probe: Callable[..., NextRun] = next_run,
     picture_for: Optional[Callable[[JobView], Optional[JobPicture]]] = None,
+    seconds: Callable[[], float] = time.monotonic,
 ) -> Flask:
     """The status page's WSGI application for `config`. `password` (WEB_PASSWORD) makes every
-    request need HTTP Basic auth with it (any user name); `picture_for` gives a job's latest
-    picture's address and alt text (by default the one the reporter kept in the state folder);
-    `clock`, `reader` and `probe` are injected by tests."""
+    request need HTTP Basic auth with it (any user name); `local_only` answers only requests whose
+    `Host` is a loopback name (the page listens on loopback without a password); `picture_for`
+    gives a job's latest picture's address and alt text (by default the one the reporter kept in
+    the state folder); `clock`, `reader`, `probe` and `seconds` (the wrong passwords' clock) are
+    injected by tests."""
     from ..unattended.daemon import zone_for
 
     app = Flask(__name__, static_folder=None)  # the blueprint serves the one stylesheet
@@ -84,6 +93,8 @@ def create_app(
     app.extensions["twitterbot"] = _Page(
         config=config,
         password=password,
+        local_only=local_only,
+        tries=FailedTries(clock=seconds),
         clock=clock,
         reader=reader,
         probe=_Remembered(probe, PROBE_EVERY),
@@ -184,32 +195,66 @@ def _kept_picture_for(folder: Path) -> Callable[[JobView], Optional[JobPicture]]
 
 
 def _guard() -> Optional[Response]:
-    """Before every request: the password (when set), then the method. Nothing here changes state."""
+    """Before every request: the `Host` (on loopback without a password), the password (when
+    set), then the method. Nothing here changes state but the count of wrong passwords."""
     page = _page()
-    if page.password is not None and not _authorised(page.password):
+    if page.local_only and not local_host(request.environ.get("HTTP_HOST", "")):  # type: ignore[attr-defined]
         return Response(
-            "This page needs the password (WEB_PASSWORD).\n",
-            status=401,
+            "This page answers only to localhost, 127.0.0.1 and [::1]: open it by one of those names"
+            " (set WEB_PASSWORD to serve it under another).\n",
+            status=403,
             mimetype="text/plain",
-            headers={"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8"'},
         )
+    if page.password is not None:
+        refused = _password_refused(page.password, page.tries)  # type: ignore[attr-defined]
+        if refused is not None:
+            return refused
     if request.method not in ("GET", "HEAD"):
         abort(405)
     return None
 
 
-def _authorised(password: str) -> bool:
-    """HTTP Basic auth with `password` (any user name), compared in constant time."""
-    header = request.headers.get("Authorization", "")
+def _password_refused(password: str, tries: FailedTries) -> Optional[Response]:
+    """None when the request has the password; else a 401 that asks for it, or a 429 while its
+    address waits after too many wrong ones (its password is not even looked at then)."""
+    address = request.remote_addr or ""
+    wait = tries.wait(address)
+    if wait > 0:
+        return Response(
+            "Too many wrong passwords from this address: try again later.\n",
+            status=429,
+            mimetype="text/plain",
+            headers={"Retry-After": str(math.ceil(wait))},
+        )
+    given = _given_password()
+    if given is not None and hmac.compare_digest(given.encode("utf-8"), password.encode("utf-8")):
+        tries.succeeded(address)
+        return None
+    if given is not None:
+        tries.failed(address)
+    return Response(
+        "This page needs the password (WEB_PASSWORD).\n",
+        status=401,
+        mimetype="text/plain",
+        headers={"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8"'},
+    )
+
+
+def _given_password() -> Optional[str]:
+    """The password of the request's HTTP Basic auth (any user name); None when it sends none,
+    "" for one it mangled (a wrong password all the same)."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
     scheme, _, encoded = header.partition(" ")
     if scheme.lower() != "basic":
-        return False
+        return ""
     try:
         decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
     except (ValueError, UnicodeDecodeError):
-        return False
+        return ""
     _, colon, given = decoded.partition(":")
-    return bool(colon) & hmac.compare_digest(given.encode("utf-8"), password.encode("utf-8"))
+    return given if colon else ""
 
 
 def _headers(response: Response) -> Response:

@@ -2,8 +2,9 @@
 
 The history is read through `state.reader`: read-only, one snapshot of a few milliseconds, so a
 scheduled run that posts meanwhile waits at most that long for its write lock and never fails for
-the page. A history that is missing, damaged, or not the bot's gives a `Status` whose
-`history_problem` says so, never an exception::
+the page. A history that is missing (the bot has not run yet), damaged, or not the bot's gives a
+`Status` whose `history_problem` says so, and an `Attention` (so never "All well"), not an
+exception::
 
     status = read_status(config, now=datetime.now(timezone.utc))
     status.cap.posts, status.cap.limit, status.bag.left
@@ -156,8 +157,9 @@ def read_status(
                 history = _read(reader, config, now, picture_for)
         except UnreadableHistory as exc:
             problem = str(exc)
-    if problem and config.history_file.exists():
-        attention.insert(0, Attention("history", "The history cannot be read", problem))
+    if problem:
+        title = "The history cannot be read" if config.history_file.exists() else "The bot has not run yet"
+        attention.insert(0, Attention("history", title, problem))
     attention += [*history.attention, *job_attention(history.jobs)]
     bag = Bag(None, None)
     if texts is not None:
@@ -195,7 +197,10 @@ def _missing_or_empty(config: Config) -> Optional[str]:
     """Why there is no history to read yet, in the owner's words; None when there is a file to open."""
     history = config.history_file
     if not history.exists():
-        return f"no history yet: {history} does not exist (the first run creates it)"
+        return (
+            f"no history yet: {history} does not exist, so the bot has not run with these settings (the first run"
+            " creates it; `bot.py systemd` or `bot.py cron` schedules the runs)"
+        )
     if history.is_file() and history.stat().st_size == 0:
         return (
             f"{history} is empty (0 bytes), so it holds no history (a power cut or a full disk can do that):"
