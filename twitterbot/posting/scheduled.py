@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Iterable, List, M
 from ..errors import BotError, ErrorKind, ExitStatus, PostError, StateError
 from ..lock import run_lock
 from ..monitoring import monitored
-from ..networks import Fit, Poster
+from ..networks import Fit, Network, Poster
 from ..settings.loading import Config
 from ..settings.secrets import Scrubber
 from ..state.folder import ensure_state_dir
@@ -33,7 +33,6 @@ from ..wording import format_duration
 from .choose import Pick, hits, pick, roll
 from .options import line_rules, sent_text
 from .send import Sent, recorder, send_attempt
-from .threads import parts_for, post_thread, thread_cost
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
 
 if TYPE_CHECKING:
@@ -405,6 +404,10 @@ class PostStyle:
 
 def _threads_planned(line: TweetLine, registry: Registry, style: PostStyle) -> str:
     """For a dry run's reason: where `line` would go as a thread, and what that costs."""
+    if not any(line.threaded(fit) for fit in line.fits):
+        return ""
+    from .threads import parts_for, thread_cost  # only a line that goes somewhere as a thread
+
     said = []
     for fit in line.fits:
         if line.threaded(fit):
@@ -620,7 +623,7 @@ def _post_everywhere(
         text = mask(sent_text(line.text, line.options, where))
         language = line.options.language or style.language
         spoiler = line.options.warning if where.content_warnings else None
-        parts = () if fit.fits else parts_for(text, where, style.numbers)
+        parts = () if fit.fits else _parts(text, where, style.numbers)
         stopped = _over_budget(store, registry, network, fit, budgets, clock(), posts=max(1, len(parts)))
         if stopped:
             log.warning("%s", stopped)
@@ -649,6 +652,8 @@ def _post_everywhere(
                 line.key, parts, run_id=run_id, at=clock(), network=network, group=group, language=language,
                 spoiler=spoiler,
             )  # fmt: skip
+            from .threads import post_thread, thread_cost  # only a line that goes somewhere as a thread
+
             log.info("%s: line %d goes there as %s", where.label, line.lineno, thread_cost(where, parts))
             sent.append(
                 post_thread(
@@ -697,6 +702,13 @@ def _pictures_for(
         if _going(fitting[network], line)
     }
     return prepared_pictures(line.images, limits, where=f"{file_name} line {line.lineno}")
+
+
+def _parts(text: str, network: Network, numbered: bool) -> Tuple[str, ...]:
+    """A line too long for `network`, cut into its thread's parts (threads.py, imported only then)."""
+    from .threads import parts_for
+
+    return tuple(parts_for(text, network, numbered))
 
 
 def _going(fit: Optional[Fit], line: TweetLine) -> bool:
