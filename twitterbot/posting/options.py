@@ -43,10 +43,10 @@ KEYS = ("cw", "lang", "only", "skip")
 # A well-formed BCP 47 tag as posts use them (RFC 5646 without extensions or private use):
 # language (2-3 letters, up to three extended subtags), script (4 letters), region (2 letters or
 # 3 digits), variants (5-8 characters, or a digit and 3 more).
-_TAG = re.compile(
+# Text, compiled (and cached by `re`) only when a tag is read: every run imports this module.
+_TAG = (
     r"(?P<language>[a-z]{2,3})(?:-[a-z]{3}){0,3}(?:-(?P<script>[a-z]{4}))?(?:-(?P<region>[a-z]{2}|[0-9]{3}))?"
-    r"(?:-(?:[a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*",
-    re.IGNORECASE | re.ASCII,
+    r"(?:-(?:[a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*"
 )
 
 
@@ -80,7 +80,7 @@ NO_OPTIONS = LineOptions()
 def language_tag(text: str) -> Optional[str]:
     """`text` as a BCP 47 language tag in its usual case (``pt-BR``, ``zh-Hant``), or None if it
     is not a well-formed one."""
-    match = _TAG.fullmatch(text.strip())
+    match = re.fullmatch(_TAG, text.strip(), re.IGNORECASE | re.ASCII)
     if match is None:
         return None
     parts = match.group(0).split("-")
