@@ -137,13 +137,16 @@ def prepare(source: Source, alt: str, limits: ImageLimits, *, name: Optional[str
         raise PictureError(f"{name} has too many pixels to open safely: scale it down first") from None
     except OSError as exc:
         raise PictureError(f"cannot read {name}: {exc.strerror or exc}: check the file") from None
-    with image:
-        try:
-            if getattr(image, "is_animated", False) and getattr(image, "n_frames", 1) > 1:
-                return _as_is(source, image.format, alt, limits, name)
-            return _fitted(image, alt, limits, name)
-        except (OSError, SyntaxError, ValueError) as exc:  # Pillow's word for a damaged file: truncated data, bad tables
-            raise PictureError(f"{name} is damaged and cannot be read ({exc}): export it again") from None
+    # close(), not `with`: _fitted closes the image early to free its pixels, and before Pillow
+    # 10 (Debian's python3-pil on Bookworm is 9.4) leaving `with` on a closed image raises.
+    try:
+        if getattr(image, "is_animated", False) and getattr(image, "n_frames", 1) > 1:
+            return _as_is(source, image.format, alt, limits, name)
+        return _fitted(image, alt, limits, name)
+    except (OSError, SyntaxError, ValueError) as exc:  # Pillow's word for a damaged file: truncated data, bad tables
+        raise PictureError(f"{name} is damaged and cannot be read ({exc}): export it again") from None
+    finally:
+        image.close()
 
 
 def _as_is(source: Source, fmt: Optional[str], alt: str, limits: ImageLimits, name: str) -> PreparedImage:
