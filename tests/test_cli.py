@@ -561,7 +561,7 @@ def test_a_broken_package_is_named_with_the_command_that_reinstalls_its_version(
     result = run_without(tmp_path, "", "daemon", "--dry-run", shadow=str(shadow))
     assert result.returncode == 69, result.stderr
     assert "the package schedule is installed but cannot be imported (ImportError: libsched.so.1" in result.stderr
-    assert f"-m pip install --force-reinstall --no-deps schedule=={metadata.version('schedule')}" in result.stderr
+    assert f"-m pip install --force-reinstall --no-deps --no-cache-dir schedule=={metadata.version('schedule')}" in result.stderr
     assert "Traceback" not in result.stderr
     debug = run_without(tmp_path, "", "daemon", "--dry-run", "--debug", shadow=str(shadow))
     assert debug.returncode == 69 and "Traceback" in debug.stderr  # --debug shows where

@@ -149,3 +149,19 @@ def test_posting_to_bluesky_needs_neither_zstandard_nor_websockets_nor_dnspython
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_check_notes_a_pillow_without_freetype_with_the_reinstall_that_works(home: BotHome, tmp_path: Path) -> None:
+    """pip reuses the wheel it built without FreeType unless told --no-cache-dir."""
+    from importlib import metadata
+
+    hidden = hide(tmp_path / "no-freetype", [])
+    (tmp_path / "no-freetype" / "sitecustomize.py").write_text(
+        BLOCKER.replace('name.split(".")[0] in {hidden!r}', 'name == "PIL._imagingft"')
+    )
+    check = home.run("check", env=hidden)
+    assert check.returncode == 0, check.stdout + check.stderr
+    (said,) = [line for line in check.stdout.splitlines() if "no FreeType" in line]
+    assert said.startswith("note     pictures: this Pillow has no FreeType"), said
+    assert "sudo apt install libfreetype-dev" in said
+    assert f"--force-reinstall --no-deps --no-cache-dir Pillow=={metadata.version('Pillow')}" in said
