@@ -101,13 +101,14 @@ pi() {
         echo "a C compiler is installed in $root: the 32-bit install must work without one" >&2
         exit 1
     fi
-    readme_pi_commands >"$root/home/pi/install.sh"
     echo "== the README's 32-bit commands:"
-    cat "$root/home/pi/install.sh"
+    readme_pi_commands
+    # Each command echoed with the seconds since the start, to tell apt's share from pip's (set
+    # here: bash takes no PS4 from the environment when run as root).
+    { echo "PS4='+ [\${SECONDS} s] '"; echo "set -x"; readme_pi_commands; } >"$root/home/pi/install.sh"
     local start end
     start=$(date +%s)
-    # Each command echoed with the seconds since the start, to tell apt's share from pip's.
-    in_chroot "$root" "PS4='+ [\${SECONDS} s] ' bash -x -euo pipefail /home/pi/install.sh"
+    in_chroot "$root" "bash -euo pipefail /home/pi/install.sh"
     end=$(date +%s)
     echo "== install: $((end - start)) s; venv: $(du -sh "$root/home/pi/twitterbot/.venv" | cut -f1)"
     in_chroot "$root" '
