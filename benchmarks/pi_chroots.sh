@@ -31,6 +31,16 @@ usage() {
 # module, git and certificates, no compiler.
 make_chroot() {
     local root=$1 release=$2 arch=$3
+    local emulator
+    case "$arch" in armhf) emulator=qemu-arm ;; arm64) emulator=qemu-aarch64 ;; *) emulator= ;; esac
+    # qemu-user-static registers its emulators with binfmt_misc, but not always each of them.
+    if [ -n "$emulator" ] && [ ! -e "/proc/sys/fs/binfmt_misc/$emulator" ]; then
+        update-binfmts --enable "$emulator"
+    fi
+    if [ -d "$root/debootstrap" ]; then
+        echo "$root holds an unfinished debootstrap: delete it (rm -rf $root) and run again" >&2
+        exit 1
+    fi
     if [ ! -x "$root/usr/bin/python3" ]; then
         echo "== debootstrap $release $arch into $root"
         debootstrap --variant=minbase --arch="$arch" --include=python3,python3-venv,ca-certificates,git,sudo \
@@ -91,9 +101,11 @@ pi() {
         echo "a C compiler is installed in $root: the 32-bit install must work without one" >&2
         exit 1
     fi
-    readme_pi_commands >"$root/home/pi/install.sh"
     echo "== the README's 32-bit commands:"
-    cat "$root/home/pi/install.sh"
+    readme_pi_commands
+    # Each command echoed with the seconds since the start, to tell apt's share from pip's (set
+    # here: bash takes no PS4 from the environment when run as root).
+    { echo "PS4='+ [\${SECONDS} s] '"; echo "set -x"; readme_pi_commands; } >"$root/home/pi/install.sh"
     local start end
     start=$(date +%s)
     in_chroot "$root" "bash -euo pipefail /home/pi/install.sh"
@@ -109,6 +121,15 @@ pi() {
         printf "a picture ![a teal square](pic.png)\n" > tweets.txt
         .venv/bin/python bot.py --dry-run --force
         echo "== pegs solve english"; time .venv/bin/python bot.py pegs solve english --no-post
+        echo "== the clients and libraries, imported"
+        .venv/bin/python -c "
+from atproto_client import Client
+from cryptography.hazmat.primitives.asymmetric import ec
+ec.generate_private_key(ec.SECP256R1())
+import mastodon, flask, waitress, numpy, PIL, cffi
+from PIL import features
+from twitterbot.pictures.draw import font
+print(\"numpy\", numpy.__version__, \"Pillow\", PIL.__version__, \"cffi\", cffi.__version__, \"FreeType\", features.check(\"freetype2\"), type(font(24)).__name__)"
         echo "== serve"
         (.venv/bin/python bot.py serve --port 8734 & echo $! > serve.pid)
         for _ in $(seq 60); do

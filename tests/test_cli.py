@@ -541,9 +541,9 @@ def test_a_missing_package_is_named_with_the_command_that_installs_it(
     assert result.returncode == 69, result.stderr
     assert "Traceback" not in result.stderr and "Error:" not in result.stderr.replace("ModuleNotFoundError", "")
     assert f"the package {package} is missing" in result.stderr
-    if module == "numpy":  # a feature's package: the extra that adds it, and Debian's build of it
+    if module == "numpy":  # a feature's package: its extra, and Raspberry Pi OS's build of it
         assert 'pip install ".[jobs]"' in result.stderr and "sudo apt install python3-numpy" in result.stderr
-    else:
+    else:  # the core's: every package at its tested version
         assert f"-m pip install -r {REPO / 'requirements.txt'}" in result.stderr
     assert result.stdout == ""
 
@@ -567,7 +567,7 @@ def test_a_broken_package_is_named_with_the_command_that_reinstalls_its_version(
     result = run_without(tmp_path, "", "daemon", "--dry-run", shadow=str(shadow))
     assert result.returncode == 69, result.stderr
     assert "the package schedule is installed but cannot be imported (ImportError: libsched.so.1" in result.stderr
-    assert f"-m pip install --force-reinstall --no-deps schedule=={metadata.version('schedule')}" in result.stderr
+    assert f"-m pip install --force-reinstall --no-deps --no-cache-dir schedule=={metadata.version('schedule')}" in result.stderr
     assert "Traceback" not in result.stderr
     debug = run_without(tmp_path, "", "daemon", "--dry-run", "--debug", shadow=str(shadow))
     assert debug.returncode == 69 and "Traceback" in debug.stderr  # --debug shows where

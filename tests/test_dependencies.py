@@ -165,3 +165,28 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency() -> N
                 if canonicalize_name(distribution.get(top, top)) not in declared:
                     missing.add(f"{source.name}: {top}")
     assert missing == set()
+
+
+def test_the_32_bit_pi_file_pins_what_ci_tested_and_leaves_out_only_what_apt_or_no_deps_brings() -> None:
+    """requirements-pi.txt (README "32-bit Raspberry Pi OS") installs every feature without a
+    build: numpy and Pillow come from apt, atproto is installed with --no-deps after it. Its pins
+    are requirements.txt's, so a Pi runs what CI ran."""
+    project = project_table()
+    wanted = ranges(project["dependencies"])
+    for feature in FEATURE_EXTRAS:
+        wanted.update(ranges(project["optional-dependencies"][feature]))
+    text = (REPO / "requirements-pi.txt").read_text()
+    assert "--only-binary=:all:" in [line.split(" #", 1)[0].strip() for line in text.splitlines()]  # never a build
+    pi = [Requirement(line.split(" #", 1)[0].strip()) for line in text.splitlines() if line.strip() and line[0] not in "#-"]
+    ci = read_pins(REPO / "requirements.txt")
+    problems = []
+    for python in PYTHONS:
+        pi_here = {canonicalize_name(req.name): req for req in pi if applies(req, python)}
+        for pin in (pin for pin in ci if applies(pin, python)):
+            name = canonicalize_name(pin.name)
+            if name in pi_here and str(pi_here[name].specifier) != str(pin.specifier):
+                problems.append(f"Python {python}: requirements-pi.txt has {pi_here[name]}, requirements.txt {pin}")
+        left_out = {name for name in wanted if name not in pi_here}
+        if left_out != {"numpy", "pillow", "atproto"}:
+            problems.append(f"Python {python}: requirements-pi.txt leaves out {sorted(left_out)}")
+    assert problems == []

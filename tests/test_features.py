@@ -103,3 +103,65 @@ def test_without_freetype_the_boards_are_drawn_with_pillows_own_font(tmp_path: P
     assert result.returncode == 0, result.stderr
     width, drawn = result.stdout.split()
     assert int(width) > 0 and drawn == "True"
+
+
+def test_without_dejavu_a_pillow_before_10_1_draws_with_its_bitmap_font(tmp_path: Path) -> None:
+    """Debian's python3-pil up to Bookworm (9.4) has no `load_default(size=)`; a system without
+    DejaVu then gets Pillow's bitmap font, as a Pillow without FreeType does."""
+    probe = (
+        "from PIL import Image, ImageDraw, ImageFont\n"
+        "bitmap, truetype = ImageFont.load_default, ImageFont.truetype\n"
+        "def no_file(font, *args, **kwargs):  # no DejaVu on this system; Pillow's own bytes still load\n"
+        "    if isinstance(font, str):\n"
+        "        raise OSError('cannot open resource')\n"
+        "    return truetype(font, *args, **kwargs)\n"
+        "ImageFont.truetype = no_file\n"
+        "ImageFont.load_default = lambda: bitmap()  # Pillow 9.4's signature: no size\n"
+        "from twitterbot.pictures.draw import font, text_width\n"
+        "image = Image.new('L', (200, 40))\n"
+        "draw = ImageDraw.Draw(image)\n"
+        "draw.text((2, 2), 'english: 31 moves', font=font(24), fill=255)\n"
+        "print(text_width(draw, 'english', font(24, mono=True)), image.getbbox() is not None)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    width, drawn = result.stdout.split()
+    assert int(width) > 0 and drawn == "True"
+
+
+def test_posting_to_bluesky_needs_neither_zstandard_nor_websockets_nor_dnspython(tmp_path: Path) -> None:
+    """A 32-bit Pi installs atproto without them (PyPI has no armv7 wheel of zstandard): every
+    atproto import of the Bluesky package works with them missing."""
+    import ast
+
+    imports = []
+    for module in sorted((REPO / "twitterbot" / "networks" / "bluesky").glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0].startswith("atproto"):
+                imports.append(ast.unparse(node))
+    assert imports
+    hidden = hide(tmp_path / "no-firehose", ["zstandard", "websockets", "dns"])
+    probe = "\n".join(sorted(set(imports))) + "\nimport sys\nprint(sorted(m for m in ('zstandard', 'websockets', 'dns') if m in sys.modules))\n"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, env={**hidden}, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_check_notes_a_pillow_without_freetype_with_the_reinstall_that_works(home: BotHome, tmp_path: Path) -> None:
+    """pip reuses the wheel it built without FreeType unless told --no-cache-dir."""
+    from importlib import metadata
+
+    hidden = hide(tmp_path / "no-freetype", [])
+    (tmp_path / "no-freetype" / "sitecustomize.py").write_text(
+        BLOCKER.replace('name.split(".")[0] in {hidden!r}', 'name == "PIL._imagingft"')
+    )
+    check = home.run("check", env=hidden)
+    assert check.returncode == 0, check.stdout + check.stderr
+    (said,) = [line for line in check.stdout.splitlines() if "no FreeType" in line]
+    assert said.startswith("note     pictures: this Pillow has no FreeType"), said
+    assert "sudo apt install libfreetype-dev" in said
+    assert f"--force-reinstall --no-deps --no-cache-dir Pillow=={metadata.version('Pillow')}" in said

@@ -279,7 +279,7 @@ class MissingDependency(BotError):
         pinned = f"{package}=={version}" if version else package
         return cls(
             f"the package {package} is installed but cannot be imported ({type(error).__name__}: {error}): "
-            f"reinstall it with: {python} -m pip install --force-reinstall --no-deps {shlex.quote(pinned)}"
+            f"reinstall it with: {python} -m pip install --force-reinstall --no-deps --no-cache-dir {shlex.quote(pinned)}"
         )
 
 

@@ -79,6 +79,8 @@ def font(size: int, mono: bool = False) -> Any:
         return ImageFont.load_default(size=size)
     except ImportError:  # "The _imagingft C module is not installed"
         return ImageFont.load_default()
+    except TypeError:  # Pillow before 10.1 (Debian's python3-pil up to Bookworm) has only the bitmap font
+        return ImageFont.load_default()
 
 
 def text_width(draw: Any, text: str, typeface: Any) -> int:

@@ -270,13 +270,17 @@ def _prepared(stream: IO[bytes], alt: str, limits: ImageLimits, name: str) -> Pr
         raise PictureError(f"{name} is not a picture (JPEG, PNG, GIF or WebP): replace it or fix its name") from None
     except Image.DecompressionBombError:
         raise PictureError(f"{name} has too many pixels to open safely: save it smaller") from None
-    with image:
+    # close(), not `with`: _fitted closes the image early to free its pixels, and before Pillow
+    # 10 (Debian's python3-pil on Bookworm is 9.4) leaving `with` on a closed image raises.
+    try:
         within_budget(image.width, image.height, image.format, name, size)
         if getattr(image, "is_animated", False):
             raise PictureError(
                 f"{name} is animated; {limits.where} shows no animated pictures: use a still picture, or post it elsewhere"
             )
         return _fitted(image, alt, limits, name, size)
+    finally:
+        image.close()
 
 
 def _animated(stream: IO[bytes], alt: str, name: str, limits: ImageLimits, size: int) -> Optional[PreparedImage]:

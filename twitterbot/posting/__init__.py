@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
-from ..capability import Capability, Feature
+from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
 from ..settings.table import Setting
+
+if TYPE_CHECKING:
+    from ..settings.loading import Config
 
 __all__ = ["LONG_LINE_CHOICES", "POSTING"]
 
@@ -75,6 +78,25 @@ class Posting(Capability):
     }
     parsers = {"language": _parse_language, "long_lines": _parse_long_lines}
     commands = "twitterbot.posting.commands"
+
+    def checks(self, config: Config) -> Iterable[CheckLine]:
+        """A Pillow without FreeType (pip built it where libfreetype-dev was missing) still draws,
+        with its small bitmap font: a note, with the reinstall that works (pip reuses the wheel it
+        built unless told not to)."""
+        try:
+            from PIL import features
+        except ImportError:
+            return  # the feature's own line says it is missing
+        if features.check("freetype2"):
+            return
+        from importlib import metadata
+
+        yield (
+            "note",
+            "pictures: this Pillow has no FreeType, so boards are drawn with its small bitmap font; for clear text: "
+            "sudo apt install libfreetype-dev, then .venv/bin/python -m pip install --force-reinstall --no-deps "
+            f"--no-cache-dir Pillow=={metadata.version('Pillow')} (on 32-bit Raspberry Pi OS: sudo apt install python3-pil)",
+        )
 
 
 POSTING = Posting()

@@ -123,7 +123,7 @@ class BeamSearch:
             near = tables[0][parts[0]]
             for table, part in zip(tables[1:], parts[1:]):
                 near |= table[part]
-            count += np.bitwise_count(level[word] & ~near)
+            count += _bit_counts(level[word] & ~near)
         return count
 
     def _unique(self, level: Level) -> np.ndarray:
@@ -210,3 +210,13 @@ def beam_search(board: Board, width: int, *, edge: Optional[MeetInTheMiddle] = N
         if outcome is not None:
             return outcome or None
     return None
+
+
+def _bit_counts(words: np.ndarray) -> np.ndarray:
+    """The number of set bits of each uint64 in `words`, as uint8: numpy's own from 2.0, else a
+    table of the 256 bytes' counts, summed over each word's 8 bytes (numpy 1.24 is Debian
+    Bookworm's python3-numpy, what a 32-bit Pi installs)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(words)
+    per_byte = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.uint8)
+    return per_byte[np.ascontiguousarray(words, dtype=np.uint64).view(np.uint8).reshape(-1, 8)].sum(axis=1, dtype=np.uint8)

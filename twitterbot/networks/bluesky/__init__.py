@@ -10,7 +10,9 @@ hundred a day): the password is sent again only when the saved refresh token is 
     result.url   # 'https://bsky.app/profile/alice.bsky.social/post/3lbq7...'
 
 The atproto SDK is imported only when a poster connects: measuring is cheap, and a run that posts
-only to X never loads it.
+only to X never loads it. Only its client (`atproto_client`) is imported, not the `atproto`
+package, which loads the firehose too and with it zstandard, websockets and dnspython: a 32-bit
+Pi installs atproto without them (README, "32-bit Raspberry Pi OS").
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class Bluesky(Network):
 
     name = "bluesky"
     label = "Bluesky"
-    features = (Feature("posting to Bluesky", ("atproto", "httpx"), "bluesky", "python3-cryptography python3-cffi"),)
+    features = (Feature("posting to Bluesky", ("atproto_client", "httpx"), "bluesky", "python3-cffi"),)
     settings = {
         "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social"),
         "BLUESKY_APP_PASSWORD": Setting(

@@ -20,7 +20,7 @@ def reason(exc: Exception) -> str:
 
 def classify(exc: Exception, handle: str, service: str) -> PostError:
     """Turn an SDK exception into a PostError with the kinds `networks.x` uses where they mean the same."""
-    from atproto import exceptions
+    from atproto_client import exceptions
 
     response = getattr(exc, "response", None)
     if isinstance(exc, exceptions.NetworkError) and response is None:

@@ -33,8 +33,8 @@ def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backo
     """Upload each picture as a blob and return the ``app.bsky.embed.images`` embed naming them,
     with alt text and aspect ratio (without it the app crops the picture). `call` runs an SDK
     step, turning its errors into PostErrors."""
-    from atproto import models
-    from atproto.exceptions import AtProtocolError
+    from atproto_client import models
+    from atproto_client.exceptions import AtProtocolError
 
     def upload(number: int, image: PreparedImage) -> Any:
         try:

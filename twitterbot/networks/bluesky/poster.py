@@ -41,7 +41,7 @@ from .records import (
 from .session import load_session, log_in, save_session
 
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
-    from atproto import Client
+    from atproto_client import Client
 
     from .linkcard import Card, Limits
 
@@ -188,7 +188,7 @@ class BlueskyPoster:
     def mark_bot(self) -> bool:
         """Add the ``bot`` self-label to the account's profile, keeping the rest of it; the write
         names the profile it read (swapRecord), so a change made meanwhile is never overwritten."""
-        from atproto import models
+        from atproto_client import models
 
         client = self._call(self._connect)
         profile = self._get_record(client, PROFILE, "self")
@@ -208,7 +208,7 @@ class BlueskyPoster:
 
     def _get_record(self, client: Client, collection: str, rkey: str) -> Any:
         """A record of the account's repository, or None when the server has none under `rkey`."""
-        from atproto.exceptions import BadRequestError
+        from atproto_client.exceptions import BadRequestError
 
         try:
             return client.com.atproto.repo.get_record({"repo": self._did, "collection": collection, "rkey": rkey})
@@ -237,7 +237,7 @@ class BlueskyPoster:
         return post_record(client, text, created_at, parent, embed, card, self._call, language)
 
     def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
-        from atproto import models
+        from atproto_client import models
 
         response = client.com.atproto.repo.create_record(
             models.ComAtprotoRepoCreateRecord.Data(
@@ -297,7 +297,7 @@ class BlueskyPoster:
     def _call(self, step: Callable[..., Any], *args: Any) -> Any:
         """Run one SDK step, turning its exceptions into PostErrors that say what to do."""
         import httpx
-        from atproto.exceptions import AtProtocolError
+        from atproto_client.exceptions import AtProtocolError
 
         try:
             return step(*args)

@@ -18,7 +18,7 @@ from ...errors import ErrorKind, ExitStatus, PostError
 from .linkcard import Card, CardResult, Limits, fetch_card
 
 if TYPE_CHECKING:
-    from atproto import Client
+    from atproto_client import Client
 
 __all__ = [
     "BOT_LABEL",
@@ -123,7 +123,7 @@ def post_record(
 ) -> Any:
     """The app.bsky.feed.post record, in `language` (its `langs`) when given; `call` runs an SDK
     step the poster's way (errors as PostErrors)."""
-    from atproto import models
+    from atproto_client import models
 
     reply = None
     if parent:
@@ -143,7 +143,7 @@ def post_record(
 def external_embed(client: Client, card: Card, call: Callable[..., Any]) -> Any:
     """The app.bsky.embed.external of `card`, its thumbnail uploaded as a blob. A refused upload
     costs the thumbnail, not the post."""
-    from atproto import models
+    from atproto_client import models
 
     thumb = None
     if card.thumb is not None:
@@ -193,7 +193,7 @@ def self_labels(profile: Any) -> List[str]:
 def with_bot_label(profile: Any) -> Any:
     """The profile record with the ``bot`` self-label added and every other field kept; a new
     profile holding only the label when the account has none."""
-    from atproto import models
+    from atproto_client import models
 
     labels = [models.ComAtprotoLabelDefs.SelfLabel(val=value) for value in self_labels(profile) if value != BOT_LABEL]
     labels.append(models.ComAtprotoLabelDefs.SelfLabel(val=BOT_LABEL))

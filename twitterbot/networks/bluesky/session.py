@@ -15,7 +15,7 @@ from ...settings.secrets import scrub_also
 from .errors import reason
 
 if TYPE_CHECKING:
-    from atproto import Client
+    from atproto_client import Client
 
 __all__ = ["load_session", "log_in", "save_session", "tokens"]
 
@@ -28,8 +28,9 @@ def log_in(
     """A logged-in client and, when the saved session was taken, its DID: the `saved` session if the
     server still takes it (refreshed when its access token is old), else a new one made with the app
     password. `save` is called with every new or refreshed session (it notes the DID then)."""
-    from atproto import Client, Request
-    from atproto.exceptions import BadRequestError, UnauthorizedError
+    from atproto_client import Client
+    from atproto_client.exceptions import BadRequestError, UnauthorizedError
+    from atproto_client.request import Request
 
     did = None
     client = Client(base_url=service, request=Request(timeout=timeout))
