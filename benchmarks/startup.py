@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path[:0] = [str(REPO), str(REPO / "tests")]  # the emulator loads twitter-text through the bot
 
 from x_emulator import XEmulator  # noqa: E402
 

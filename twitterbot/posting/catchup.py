@@ -16,7 +16,6 @@ from ..state.records import CatchUp
 from ..state.store import HistoryStore
 from .options import NO_OPTIONS, LineOptions, OptionError, sent_text, split_options
 from .send import Sent, recorder, send_attempt
-from .threads import finish_threads
 from .tweets import preview
 
 if TYPE_CHECKING:
@@ -71,15 +70,18 @@ def catch_up(
         done.append(
             _catch_up_one(store, posters()[missed.network], missed, run_id, clock, pictures_folder, registry, mask, budgets or {}, language)
         )  # fmt: skip
-    done += finish_threads(
-        store,
-        posters,
-        run_id=run_id,
-        clock=clock,
-        registry=registry,
-        since=clock() - CATCH_UP_WINDOW,
-        pictures=lambda key: _pictures_of(_options_of(key, registry)[1], pictures_folder)[1],
-    )
+    if store.open_threads(clock() - CATCH_UP_WINDOW, registry.names()):
+        from .threads import finish_threads  # only a run with a thread to finish
+
+        done += finish_threads(
+            store,
+            posters,
+            run_id=run_id,
+            clock=clock,
+            registry=registry,
+            since=clock() - CATCH_UP_WINDOW,
+            pictures=lambda key: _pictures_of(_options_of(key, registry)[1], pictures_folder)[1],
+        )
     return tuple(done)
 
 

@@ -7,7 +7,6 @@ it needs (a Bluesky handle, a Mastodon visibility) on itself; the registry joins
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import re
 import string
@@ -46,6 +45,8 @@ def is_loopback(host: str) -> bool:
     address, so it is not."""
     if host.lower().rstrip(".") == "localhost":
         return True
+    import ipaddress  # here: every run reads the settings, few name a host
+
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
