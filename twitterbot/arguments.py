@@ -1,6 +1,6 @@
 """The parser every command is built with: global flags, sysexits' 64, flags that set settings.
 
-Each capability registers its own commands (see `twitterbot.cli.COMMANDS`); they all build their
+Each capability names the module that registers its commands (`Capability.commands`); they all build their
 parsers with `add_command` and these helpers, so a flag means the same wherever it is typed, or it
 is refused with exit 64; it is never ignored::
 

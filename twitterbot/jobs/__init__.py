@@ -13,7 +13,8 @@ next door when you add a job:
   status line on a terminal, files written with `files.write_atomically`.
 - **A command module** (`command.py`) with ``register(parser, commands)``, which adds the job's
   subcommand with `arguments.add_command` (taking ``--dry-run``; the progress flags through
-  `progress.commands.add_progress_flags`) and one line in `twitterbot.cli.COMMANDS`.
+  `progress.commands.add_progress_flags`), named by the job's capability in its `__init__.py`, which
+  is one line in `twitterbot.cli.built_in`.
 
 A job may import progress mode, the scheduled post's modules, the networks and the foundation,
 never another job (tests/test_layout.py checks it). What jobs share sits beside their folders:
