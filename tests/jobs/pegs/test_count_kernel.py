@@ -16,14 +16,9 @@ from conftest import BotHome
 
 from twitterbot.jobs.pegs import kernel as kernel_module
 from twitterbot.jobs.pegs.board import Board, builtin, load_board, parse_board
-from twitterbot.jobs.pegs.count import (
-    count_levels,
-    exact_count,
-    finishable_counts,
-    load_checkpoint,
-    next_level,
-)
+from twitterbot.jobs.pegs.count import count_levels, finishable_counts, load_checkpoint
 from twitterbot.jobs.pegs.kernel import ENV, Kernel, load
+from twitterbot.jobs.pegs.levels import exact_count, next_level
 from twitterbot.jobs.pegs.orient import Orienter
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "pegs"
@@ -201,8 +196,8 @@ def test_a_resumed_count_sizes_its_table_from_the_saved_levels(kernel: Kernel, t
 def test_both_paths_cut_and_merge_a_cluster_level_alike(kernel: Kernel) -> None:
     """spread.py's shares: the kernel's cut and merge give numpy's arrays, and merging the pieces
     of every slice of a level, share by share, gives the level `next_level` makes whole."""
-    from twitterbot.jobs.pegs.count import merge_pieces
-    from twitterbot.jobs.pegs.spread import cut, owners
+    from twitterbot.jobs.pegs.levels import merge_pieces
+    from twitterbot.jobs.pegs.shares import cut, owners
 
     board = builtin("english")
     orient = Orienter(board)

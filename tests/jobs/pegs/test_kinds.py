@@ -300,7 +300,7 @@ def test_several_finishing_holes_mean_one_peg_on_any_of_them(tmp_path: Path) -> 
 
 
 def test_counts_past_2_64_are_exact() -> None:
-    from twitterbot.jobs.pegs.count import PRIME, exact_count
+    from twitterbot.jobs.pegs.levels import PRIME, exact_count
 
     for value in (0, 5, 2**64 - 1, 2**64, 40_861_647_040_079_968, 577_116_156_815_309_849_672, 2**90 + 12345):
         assert exact_count(value % 2**64, value % PRIME) == value

@@ -14,8 +14,9 @@ from conftest import REGISTRY, BotHome, by_network
 from twitterbot.jobs.pegs.board import BoardFileError, builtin, load_board, parse_board
 from twitterbot.jobs.pegs.boards import BOARDS
 from twitterbot.jobs.pegs.bounds import position_class_proof
-from twitterbot.jobs.pegs.count import Counting, count_levels, load_checkpoint
+from twitterbot.jobs.pegs.count import count_levels, load_checkpoint
 from twitterbot.jobs.pegs.job import run_count, run_solve
+from twitterbot.jobs.pegs.levels import Counting
 from twitterbot.jobs.pegs.solve import Impossible, Searching, Solved, solution_text, solve
 from twitterbot.networks.dryrun import DryRunPoster
 from twitterbot.progress.reporter import Reporter

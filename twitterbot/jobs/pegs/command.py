@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any, List, Optional
 
-from ...arguments import Commands, Parser, absolute, add_command, one_of
+from ...arguments import Commands, Parser, absolute, add_command, one_of, positive_int
 from ...errors import ExitStatus, UsageError
 from ...progress.commands import add_progress_flags
 from ...progress.reports import NullReporter
@@ -51,6 +52,10 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
         check_countable(board, "pegs count" if args.action == "count" else "pegs solve --fewest-moves")
     if args.cluster and args.action != "count":
         raise UsageError(f"--cluster is for pegs count and pegs solve --batch, not pegs {args.action}: drop it")
+    if args.workers is not None and args.action != "count":
+        raise UsageError(f"--workers is for pegs count, not pegs {args.action}: drop it")
+    if args.workers is not None and args.cluster:
+        raise UsageError("--workers N counts on this machine's cores, --cluster on a cluster's workers: give one of them")
     cluster = cluster_for(args, config) if args.action == "count" else None  # before anything is posted
     name = args.name or f"pegs {args.action} {board.name}"
     status = status_line_for(sys.stdout)
@@ -156,9 +161,19 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
         levels=levels,
         kernel=load_kernel(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]),  # None: numpy, the same levels
         cluster=cluster,
+        workers=args.workers or _cores(),
     )
     shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
     return int(ExitStatus.OK)
+
+
+def _cores() -> int:
+    """The CPU cores this process may run on (a container or `taskset` may allow fewer than the
+    machine has)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _add_pegs(commands: Commands) -> None:
@@ -201,6 +216,13 @@ def _add_pegs(commands: Commands) -> None:
         metavar="FILE",
         help="solve: every board of FILE (one a line: a built-in name or board file, then optionally the hole to "
         "leave empty), printed in the file's order; with --cluster, on its workers",
+    )
+    pegs.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help="count: threads counting side by side on this machine, each owning a share of every level "
+        "(default: one per CPU core); the same figures",
     )
     add_cluster_flag(pegs)
     pegs.add_argument("--name", help="the job's name in posts (default: 'pegs ACTION BOARD')")

@@ -1,16 +1,16 @@
 """Count a peg solitaire board exactly, level by level: how many distinct positions (up to the
 board's symmetries) are reachable after n jumps, and how many jump sequences win.
 
-Breadth-first over numpy arrays of uint64 bitboards. Each level holds its positions (the smallest
-of their orientations) and, for each, the number of jump sequences from the start that reach it in
-any orientation. That number simply adds up along jumps; at the end, the winning position is
-its own mirror image, so its number is the number of solutions. For the English board this
-reproduces OEIS A112737 (23,475,688 positions) and 40,861,647,040,079,968 solutions.
+Breadth-first: each level is made from the one before (`levels.next_level`, or the compiled
+kernel), on one core or on every core (`cores.py`). A position's number of jump sequences adds up
+along jumps; at the end, the winning position is its own mirror image, so its number is the
+number of solutions. For the English board this reproduces OEIS A112737 (23,475,688 positions)
+and 40,861,647,040,079,968 solutions; counts beyond 2^64 (its 577,116,156,815,309,849,672
+complete games) come out exact too (`levels.exact_count`).
 
-Children are generated, oriented and merged in blocks of parents, so memory stays around
-`block` x (jumps per position) x 40 bytes, whatever the level's size. Counts are kept modulo 2^64
-and modulo a prime, and put together exactly by the Chinese remainder theorem, so counts beyond
-2^64 (the English board's 577,116,156,815,309,849,672 complete games) come out exact too.
+A level is held as a list of shares (one per core; one on one core), each sorted. Checkpoints
+and level files hold the shares one after the other, written straight from them: never a
+second copy of a level in memory.
 """
 
 from __future__ import annotations
@@ -18,173 +18,22 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from dataclasses import dataclass
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from .board import Board, check_countable
+from .cores import next_shares, share_level
+from .levels import BLOCK, PRIME, Counting, Level, Part, exact_count, next_level
 from .orient import Orienter
 
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
 
-__all__ = [
-    "BLOCK",
-    "PRIME",
-    "Counting",
-    "Level",
-    "count_levels",
-    "empty_level",
-    "exact_count",
-    "finishable_counts",
-    "load_checkpoint",
-    "merge_pieces",
-    "next_level",
-]
-
-PRIME = 4_294_967_291  # the largest prime below 2^32: sums of a block's counts stay below 2^64
-BLOCK = 50_000  # parents expanded at once
-ORIGIN_BITS = 20  # a block's parent index, packed below a child's position for sorting
-
-
-@dataclass(frozen=True)
-class Level:
-    """One level of the count: `jumps` made, distinct `positions` (up to symmetry), the jump
-    sequences that reach them (`sequences`, exact while below 2^64), and the winning count once
-    the last level is reached."""
-
-    jumps: int
-    positions: int
-    sequences: int
-    seconds: float
-    solutions: Optional[int] = None  # set on the level where the game ends
-    games: int = 0  # complete games ending here: sequences reaching a position with no jump left
-
-
-@dataclass(frozen=True)
-class Counting:
-    """Progress inside a level: `done` of the `total` positions after `jumps - 1` jumps have been
-    expanded, in `seconds`. Given to `count_levels`'s `progress` after each block."""
-
-    jumps: int
-    done: int
-    total: int
-    seconds: float
-
-    @property
-    def seconds_left(self) -> Optional[float]:
-        """When this level should be done, at the pace so far (None before there is a pace)."""
-        if not self.done or self.seconds <= 0:
-            return None
-        return self.seconds * (self.total - self.done) / self.done
-
-
-def empty_level() -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A level (or a share of one) with no position."""
-    empty = np.zeros(0, dtype=np.uint64)
-    return empty, empty, np.zeros(0, dtype=np.uint32)
-
-
-def merge_pieces(pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sort the pieces' positions together and add up the counts of equal positions, emptying
-    `pieces` as it goes. The stable sort is timsort, which merges already sorted pieces in linear
-    time; one column at a time, each column's pieces let go as soon as they are joined, so that
-    the peak is the pieces plus about two columns, not twice everything."""
-    columns = [list(column) for column in zip(*pieces)]
-    pieces.clear()
-    keys = np.concatenate(columns[0])
-    columns[0].clear()
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    keys = keys[starts]
-    counts = np.concatenate(columns[1])
-    columns[1].clear()
-    counts = np.add.reduceat(counts[order], starts)  # uint64 wraps: modulo 2^64
-    checks = np.concatenate(columns[2])
-    columns[2].clear()
-    checks = np.add.reduceat(checks[order], starts, dtype=np.uint64)
-    return keys, counts, (checks % np.uint64(PRIME)).astype(np.uint32)
-
-
-def _children(
-    board: Board,
-    orient: Orienter,
-    parents: np.ndarray,
-    counts: np.ndarray,
-    checks: np.ndarray,
-    stuck: List[int],
-) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """A block of parents' children, oriented, sorted and added up; the sequences ending in a
-    parent with no jump go to `stuck`. Only the parents' indices travel with the children, so
-    their counts are gathered once, already in sorted order."""
-    children, origins = [], []
-    moves = np.zeros(len(parents), dtype=bool)
-    for jump in board.jumps:
-        can = np.flatnonzero((parents & np.uint64(jump.flips)) == np.uint64(jump.needs))
-        if len(can):
-            moves[can] = True
-            children.append(parents[can] ^ np.uint64(jump.flips))
-            origins.append(can)
-    if not moves.all():
-        stuck[0] = (stuck[0] + int(counts[~moves].sum(dtype=np.uint64))) % (1 << 64)
-        stuck[1] = (stuck[1] + int(checks[~moves].sum(dtype=np.uint64))) % PRIME
-    if not children:
-        return None
-    keys = orient.canonical(np.concatenate(children))
-    origin = np.concatenate(origins)
-    if board.size + ORIGIN_BITS <= 64 and len(parents) <= 1 << ORIGIN_BITS:
-        # Pack each child with its parent's index and sort plain numbers: numpy's vectorised
-        # sort is about five times faster than an argsort of the same array.
-        packed = np.sort((keys << np.uint64(ORIGIN_BITS)) | origin.astype(np.uint64))
-        keys = packed >> np.uint64(ORIGIN_BITS)
-        origin = (packed & np.uint64((1 << ORIGIN_BITS) - 1)).astype(np.intp)
-    else:
-        order = np.argsort(keys)
-        keys, origin = keys[order], origin[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    summed = np.add.reduceat(counts[origin], starts)  # uint64 wraps: modulo 2^64
-    summed_checks = np.add.reduceat(checks[origin], starts, dtype=np.uint64) % np.uint64(PRIME)
-    return keys[starts], summed, summed_checks.astype(np.uint32)  # below PRIME < 2^32
-
-
-def next_level(
-    board: Board,
-    orient: Orienter,
-    level: Tuple[np.ndarray, np.ndarray, np.ndarray],
-    block: int,
-    after_block: Callable[[int, int], None] = lambda done, total: None,
-):
-    """The next level, and the games ending on this one. Blocks' results are merged like a
-    binary counter (a piece is merged into the one before once it is at least half its size), so
-    each child is merged O(log blocks) times, never once per block."""
-    positions, counts, checks = level
-    pieces: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    stuck = [0, 0]  # sequences ending in a position with no jump: modulo 2^64 and modulo PRIME
-    for first in range(0, len(positions), block):
-        after_block(first, len(positions))
-        piece = _children(
-            board,
-            orient,
-            positions[first : first + block],
-            counts[first : first + block],
-            checks[first : first + block],
-            stuck,
-        )
-        if piece is None:
-            continue
-        pieces.append(piece)
-        while len(pieces) > 1 and 2 * len(pieces[-1][0]) >= len(pieces[-2][0]):
-            pair = [pieces.pop(-2), pieces.pop()]
-            pieces.append(merge_pieces(pair))
-    games = exact_count(*stuck)
-    if not pieces:
-        return empty_level(), games
-    if len(pieces) == 1:
-        return pieces[0], games
-    return merge_pieces(pieces), games
+__all__ = ["count_levels", "finishable_counts", "load_checkpoint"]
 
 
 def count_levels(
@@ -196,53 +45,78 @@ def count_levels(
     progress: Optional[Callable[[Counting], None]] = None,
     keep: Optional[Path] = None,
     kernel: Optional[Kernel] = None,
+    workers: int = 1,
 ) -> Iterator[Level]:
     """Yield each level as it is counted, from the start (0 jumps) to the last reachable one.
     With `checkpoint`, each level is saved there (atomically) and a later call resumes after the
     last saved level instead of starting again. `progress` hears how far the level being counted
     is, before each block of positions (a big level takes minutes). With `keep` (a folder), each
     level's positions are saved there as `level-N.npy` for `finishable_counts`. With `kernel`
-    (kernel.load), each level is made by the compiled kernel: the same levels, faster.
+    (kernel.load), each level is made by the compiled kernel: the same levels, faster. With
+    `workers` above 1, on that many threads, each owning a share of every level (cores.py): the
+    same levels again.
 
     A level is yielded once the next one is made, since the games that end on it are known
     only then."""
     check_countable(board, "pegs count")
     orient = Orienter(board)
     start = orient.canonical(np.array([board.start], dtype=np.uint64))
-    level = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))
+    whole: Part = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))
     history: List[Level] = []
     resumed = load_checkpoint(checkpoint, board) if checkpoint else None
     if resumed:
-        history, level = resumed
+        history, whole = resumed
         yield from history[:-1]  # the levels counted before the stop, as they were
     else:
-        history.append(_level(board, 0, level, 0.0))
-        _keep(keep, 0, level[0])
+        history.append(_level(board, 0, [whole], 0.0))
+        _keep(keep, 0, [whole])
+    level = share_level(whole, workers, kernel)
+    del whole
     began = clock()
-    # The next level's size over this one's, as last seen: sizes the kernel's table.
+    # The next level's size over this one's, as last seen: sizes the kernel's tables.
     growth = history[-1].positions / history[-2].positions if len(history) > 1 else 4.0
-    while True:
-        after_block = _progress_of(progress, len(history), clock) if progress else lambda done, total: None
-        if kernel is None:
-            level, games = next_level(board, orient, level, block, after_block)
-        else:
-            size = len(level[0])
-            level, stuck = kernel.next_level(board, level, block, int(size * growth * 1.1) + 16, after_block)
-            games = exact_count(*stuck)
-            growth = max(len(level[0]) / max(size, 1), 0.1)
-        history[-1] = dataclasses.replace(history[-1], games=games)
-        yield history[-1]
-        if not len(level[0]):
-            return
-        history.append(_level(board, len(history), level, clock() - began))
-        _keep(keep, len(history) - 1, level[0])
-        if checkpoint:
-            _save(checkpoint, board, history, level)
+    with ThreadPoolExecutor(workers, thread_name_prefix="pegs-count") as pool:
+        while True:
+            after_block = _progress_of(progress, len(history), clock) if progress else lambda done, total: None
+            size = _size(level)
+            expected = int(size * growth * 1.1) + 16
+            if workers > 1:
+                level, stuck = next_shares(board, level, pool, kernel=kernel, expected=expected, block=block,
+                                           after_block=after_block)  # fmt: skip
+            elif kernel is None:
+                made, games = next_level(board, orient, level[0], block, after_block)
+                level, stuck = [made], (games % (1 << 64), games % PRIME)
+            else:
+                made, stuck = kernel.next_level(board, level[0], block, expected, after_block)
+                level = [made]
+            growth = max(_size(level) / max(size, 1), 0.1)
+            history[-1] = dataclasses.replace(history[-1], games=exact_count(*stuck))
+            yield history[-1]
+            if not _size(level):
+                return
+            history.append(_level(board, len(history), level, clock() - began))
+            _keep(keep, len(history) - 1, level)
+            if checkpoint:
+                _save(checkpoint, board, history, level)
 
 
-def _keep(folder: Optional[Path], jumps: int, positions: np.ndarray) -> None:
+def _size(level: List[Part]) -> int:
+    return sum(len(share[0]) for share in level)
+
+
+def _keep(folder: Optional[Path], jumps: int, level: List[Part]) -> None:
     if folder is not None:
-        np.save(folder / f"level-{jumps}.npy", positions)
+        with open(folder / f"level-{jumps}.npy", "wb") as handle:
+            _write_npy(handle, [share[0] for share in level])
+
+
+def _write_npy(handle: BinaryIO, pieces: List[np.ndarray]) -> None:
+    """One .npy array made of `pieces` (one dtype), one after the other, without joining them."""
+    header = {"descr": np.lib.format.dtype_to_descr(pieces[0].dtype), "fortran_order": False,
+              "shape": (sum(len(piece) for piece in pieces),)}  # fmt: skip
+    np.lib.format.write_array_header_2_0(handle, header)
+    for piece in pieces:
+        handle.write(np.ascontiguousarray(piece).data)
 
 
 def finishable_counts(
@@ -272,8 +146,9 @@ def finishable_counts(
             there = np.load(folder / f"level-{mirror}.npy") ^ np.uint64(board.full)
             if kernel is None:
                 found.append(int(np.isin(here, orient.canonical(there), assume_unique=True).sum()))
-            else:  # matched as two sorted lists (the level files are sorted, unless written by hand)
-                here = here if np.all(here[1:] > here[:-1]) else np.unique(here)
+            else:  # matched as two sorted lists (a level file holds its shares one after the other)
+                if not np.all(here[1:] > here[:-1]):
+                    kernel.sort(board, here)
                 found.append(kernel.common(here, kernel.canonical(board, there)))
     except OSError:
         return None
@@ -291,51 +166,52 @@ def _progress_of(
     return after_block
 
 
-def _level(board: Board, jumps: int, level, seconds: float) -> Level:
-    positions, counts, checks = level
-    sequences = exact_count(int(counts.sum(dtype=np.uint64)), int(checks.sum(dtype=np.uint64) % PRIME))
-    solutions = None
-    if board.pegs(board.start) - jumps == 1:  # one peg left: the game is over
-        if board.target is None and board.ends is None:
-            solutions = sequences
-        else:
+def _level(board: Board, jumps: int, level: List[Part], seconds: float) -> Level:
+    """A level's figures, added up over its shares."""
+    counts64 = countsp = won64 = wonp = 0
+    over = board.pegs(board.start) - jumps == 1  # one peg left: the game is over
+    for positions, counts, checks in level:
+        counts64 += int(counts.sum(dtype=np.uint64))
+        countsp += int(checks.sum(dtype=np.uint64) % PRIME)
+        if over and not (board.target is None and board.ends is None):
             won = (positions & np.uint64(board.goal if board.goal is not None else board.ends)) != 0
-            solutions = exact_count(int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum(dtype=np.uint64) % PRIME))
-    return Level(jumps, len(positions), sequences, seconds, solutions)
+            won64 += int(counts[won].sum(dtype=np.uint64))
+            wonp += int(checks[won].sum(dtype=np.uint64) % PRIME)
+    sequences = exact_count(counts64 % (1 << 64), countsp % PRIME)
+    solutions = None
+    if over:
+        solutions = sequences if board.target is None and board.ends is None else exact_count(won64 % (1 << 64), wonp % PRIME)
+    return Level(jumps, _size(level), sequences, seconds, solutions)
 
 
-def exact_count(modulo_2_64: int, modulo_prime: int) -> int:
-    """The count from its residues modulo 2^64 and modulo PRIME (Chinese remainders): exact for
-    any count below 2^64 x PRIME, about 7.9 x 10^28. Every count here is at most the number of
-    complete games (each jump sequence extends to one), 5.8 x 10^20 on the English board."""
-    lift = (modulo_prime - modulo_2_64) * pow(1 << 64, -1, PRIME) % PRIME
-    return modulo_2_64 + (1 << 64) * lift
-
-
-def _save(path: Path, board: Board, history: List[Level], level) -> None:
-    """Write the newest level, and the sizes of all before it, atomically (temp file + rename)."""
+def _save(path: Path, board: Board, history: List[Level], level: List[Part]) -> None:
+    """Write the newest level, and the sizes of all before it, atomically (temp file + rename): an
+    .npz as np.savez writes it, each column written share by share."""
     temporary = path.with_name(path.name + ".tmp")
-    sequences = [level_.sequences for level_ in history]
+    columns: Dict[str, List[np.ndarray]] = {
+        "start": [np.array(board.start, dtype=np.uint64)],
+        "sizes": [np.array([level_.positions for level_ in history], dtype=np.int64)],
+        "sequences": [np.array([str(level_.sequences) for level_ in history])],
+        "solutions": [np.array([str(level_.solutions) for level_ in history])],
+        "games": [np.array([str(level_.games) for level_ in history])],
+        "positions": [share[0] for share in level],
+        "counts": [share[1] for share in level],
+        "checks": [share[2] for share in level],
+    }
     with open(temporary, "wb") as handle:
-        np.savez(
-            handle,
-            start=np.uint64(board.start),
-            sizes=np.array([level_.positions for level_ in history], dtype=np.int64),
-            sequences=np.array([str(value) for value in sequences]),
-            solutions=np.array([str(level_.solutions) for level_ in history]),
-            games=np.array([str(level_.games) for level_ in history]),
-            positions=level[0],
-            counts=level[1],
-            checks=level[2],
-        )
+        with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+            for name, pieces in columns.items():
+                with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                    if pieces[0].ndim == 0:
+                        np.lib.format.write_array(member, pieces[0])
+                    else:
+                        _write_npy(member, pieces)  # type: ignore[arg-type]
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
 
 
-def load_checkpoint(
-    path: Path, board: Board
-) -> Optional[Tuple[List[Level], Tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+def load_checkpoint(path: Path, board: Board) -> Optional[Tuple[List[Level], Part]]:
     """The levels counted so far and the newest level's arrays, or None if there is no checkpoint
     for this board (a missing, foreign or damaged file means starting afresh)."""
     try:
@@ -351,5 +227,5 @@ def load_checkpoint(
                 )
             ]
             return history, (saved["positions"], saved["counts"], saved["checks"])
-    except (OSError, KeyError, ValueError, EOFError):
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
         return None

@@ -29,8 +29,9 @@ import numpy as np
 
 from .board import Board, Jump, check_countable
 from .bounds import position_class_proof
-from .count import Counting, count_levels
+from .count import count_levels
 from .kernel import Kernel
+from .levels import Counting
 from .orient import Orienter
 
 __all__ = [

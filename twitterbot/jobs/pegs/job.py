@@ -23,9 +23,10 @@ from ...progress.statusline import NullStatusLine, StatusLine
 from ...progress.text import format_elapsed
 from ...wording import plural
 from .board import Board
-from .count import Counting, Level, count_levels, finishable_counts
+from .count import count_levels, finishable_counts
 from .fewest import Counted, FewestMoves, Searched, TooBig, group_moves, search_fewest
 from .kernel import Kernel, worker_kernel
+from .levels import Counting, Level
 from .picture import solution_picture, start_picture
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
@@ -172,6 +173,7 @@ def run_count(
     levels: Optional[Path] = None,
     kernel: Optional[Kernel] = None,
     cluster: Any = None,
+    workers: int = 1,
 ) -> Level:
     """Count `board` level by level, printing a line and reporting each level; returns the last.
     With `checkpoint`, a stopped count resumes after its last finished level. On a terminal the
@@ -180,7 +182,8 @@ def run_count(
     which the goal can still be reached once the count is done (a central game only). With
     `kernel` (kernel.load), the levels are made in C: the same output, faster. With `cluster`
     (jobs.cluster.Cluster), the levels are spread over its workers, `checkpoint` is a folder of
-    shares, and the output is the same again."""
+    shares, and the output is the same again; with `workers` above 1, over that many threads
+    here."""
     status = status or NullStatusLine()
     reporter.opening_picture(lambda: start_picture(board))
     total = 0
@@ -207,7 +210,9 @@ def run_count(
 
         counted = count_on_cluster(board, cluster, checkpoint=checkpoint, progress=counting, finishable=finishable)
     else:
-        counted = count_levels(board, checkpoint=checkpoint, progress=counting, clock=clock, keep=levels, kernel=kernel)
+        counted = count_levels(
+            board, checkpoint=checkpoint, progress=counting, clock=clock, keep=levels, kernel=kernel, workers=workers
+        )
     for level in counted:
         total += level.positions
         games += level.games

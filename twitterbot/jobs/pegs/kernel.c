@@ -191,6 +191,44 @@ typedef struct {
     uint32_t check;
 } pending_t;
 
+/* Children on their way into a table: each one's slot is prefetched when it joins the ring and
+ * written RING children later, once the memory has arrived. */
+typedef struct {
+    pending_t items[RING];
+    size_t head, pending;
+} ring_t;
+
+static void ring_flush(table_t *table, ring_t *ring) {
+    for (; ring->pending; ring->pending--, ring->head = (ring->head + 1) % RING) {
+        const pending_t *old = &ring->items[ring->head];
+        insert(table, old->key, old->at, old->count, old->check);
+    }
+}
+
+static inline void ring_push(table_t *table, ring_t *ring, uint64_t key, uint64_t count, uint32_t check) {
+    size_t at = slot_of(key, table->capacity);
+    PREFETCH(&table->slots[at]);
+    PREFETCH((const char *)&table->slots[at] + 64);
+    if (ring->pending == RING) {
+        const pending_t *old = &ring->items[ring->head];
+        insert(table, old->key, old->at, old->count, old->check);
+        ring->head = (ring->head + 1) % RING;
+        ring->pending--;
+    }
+    ring->items[(ring->head + ring->pending) % RING] = (pending_t){key, count, at, check};
+    ring->pending++;
+}
+
+/* Room in the table for `more` entries beyond those in the ring: the ring emptied and the table
+ * grown first if need be (a pending slot number is only good for the capacity it was made for).
+ * 0, or -1 without memory. */
+static int make_room(table_t *table, ring_t *ring, size_t more) {
+    if (table->used + ring->pending + more < table->capacity / LOAD_DENOMINATOR * LOAD_NUMERATOR)
+        return 0;
+    ring_flush(table, ring);
+    return grow(table);
+}
+
 static void images_of(const board_t *board, uint64_t position, uint64_t *image) {
     const uint32_t bits = board->bits, chunks = board->chunks;
     const uint64_t mask = ((uint64_t)1 << bits) - 1;
@@ -206,26 +244,40 @@ static void images_of(const board_t *board, uint64_t position, uint64_t *image) 
     }
 }
 
-/* Add the children of `n` parents to the table; the sequences ending in a parent with no jump
- * are added to stuck[0] (modulo 2^64) and stuck[1] (modulo PRIME). 0, or -1 without memory. */
-int pegs_expand(void *handle, const board_t *board, const uint64_t *parents, const uint64_t *counts,
-                const uint32_t *checks, size_t n, uint64_t *stuck) {
+/* Which of `shares` shares of a level a position belongs to (shares.owners, the same numbers).
+ * A mix of its own (MurmurHash3's finaliser), not the table's hash: within one share, the
+ * positions must still spread over every slot of that share's table. */
+static inline uint32_t share_of(uint64_t key, uint32_t shares) {
+    key ^= key >> 33;
+    key *= 0xFF51AFD7ED558CCDULL;
+    key ^= key >> 33;
+    return (uint32_t)(((key >> 32) * shares) >> 32);
+}
+
+/* Expand parents[0..n): each child's smallest orientation, with its parent's counts. A child of
+ * share `own` (of `shares`, by share_of) is added to the table; a child of another share s is
+ * appended to out + s * room, filled[s] records there so far, for that share's table
+ * (pegs_table_add). With own >= shares there is no table (handle NULL): every child goes out.
+ * The sequences ending in a parent with no jump are added to stuck[0] (modulo 2^64) and stuck[1]
+ * (modulo PRIME). Stops before a parent whose children might not fit in a share's room; returns
+ * how many parents it expanded, or (size_t)-1 without memory. */
+size_t pegs_expand(void *handle, const board_t *board, const uint64_t *parents, const uint64_t *counts,
+                   const uint32_t *checks, size_t n, uint64_t *stuck, uint32_t shares, uint32_t own, slot_t *out,
+                   size_t room, size_t *filled) {
     table_t *table = handle;
-    pending_t ring[RING];
-    size_t head = 0, pending = 0;
+    ring_t ring = {.head = 0, .pending = 0};
     uint64_t image[MOST_SYMMETRIES];
     const uint32_t symmetries = board->symmetries, jumps = board->jumps;
-    size_t limit = table->capacity / LOAD_DENOMINATOR * LOAD_NUMERATOR;
-    for (size_t p = 0; p < n; p++) {
+    size_t fullest = 0, p;
+    for (uint32_t s = 0; s < shares; s++)
+        fullest = filled[s] > fullest ? filled[s] : fullest;
+    for (p = 0; p < n; p++) {
+        if (shares > 1 && room - fullest < jumps)
+            break;
+        if (own < shares && make_room(table, &ring, jumps))
+            return (size_t)-1;
         const uint64_t parent = parents[p], count = counts[p];
         const uint32_t check = checks[p];
-        if (table->used + pending + jumps >= limit) {
-            for (; pending; pending--, head = (head + 1) % RING)
-                insert(table, ring[head].key, ring[head].at, ring[head].count, ring[head].check);
-            if (grow(table))
-                return -1;
-            limit = table->capacity / LOAD_DENOMINATOR * LOAD_NUMERATOR;
-        }
         int moved = 0;
         for (uint32_t word = 0; word * 64 < jumps; word++) {
             /* The jumps this parent allows, as bits: no branch per jump, whose outcome would
@@ -247,16 +299,14 @@ int pegs_expand(void *handle, const board_t *board, const uint64_t *parents, con
                     uint64_t other = image[s] ^ jump[s];
                     best = other < best ? other : best;
                 }
-                size_t at = slot_of(best, table->capacity);
-                PREFETCH(&table->slots[at]);
-                PREFETCH((const char *)&table->slots[at] + 64);
-                if (pending == RING) {
-                    insert(table, ring[head].key, ring[head].at, ring[head].count, ring[head].check);
-                    head = (head + 1) % RING;
-                    pending--;
+                const uint32_t share = shares > 1 ? share_of(best, shares) : 0;
+                if (share == own) {
+                    ring_push(table, &ring, best, count, check);
+                    continue;
                 }
-                ring[(head + pending) % RING] = (pending_t){best, count, at, check};
-                pending++;
+                size_t at = filled[share]++;
+                fullest = at + 1 > fullest ? at + 1 : fullest;
+                out[(size_t)share * room + at] = (slot_t){best, count, check, 0};
             }
         }
         if (!moved) {
@@ -264,8 +314,21 @@ int pegs_expand(void *handle, const board_t *board, const uint64_t *parents, con
             stuck[1] = add_check((uint32_t)(stuck[1] % PRIME), check);
         }
     }
-    for (; pending; pending--, head = (head + 1) % RING)
-        insert(table, ring[head].key, ring[head].at, ring[head].count, ring[head].check);
+    if (own < shares)
+        ring_flush(table, &ring);
+    return p;
+}
+
+/* Add n children (another share's, from pegs_expand's out) to the table. 0, or -1 without memory. */
+int pegs_table_add(void *handle, const slot_t *records, size_t n) {
+    table_t *table = handle;
+    ring_t ring = {.head = 0, .pending = 0};
+    for (size_t i = 0; i < n; i++) {
+        if (make_room(table, &ring, 1))
+            return -1;
+        ring_push(table, &ring, records[i].key, records[i].count, records[i].check);
+    }
+    ring_flush(table, &ring);
     return 0;
 }
 
@@ -394,11 +457,6 @@ size_t pegs_merge(uint32_t k, const uint64_t *const *run_keys, const uint64_t *c
             keys[n] = least, counts[n] = count, checks[n] = check;
         n++;
     }
-}
-
-/* Which of `shares` shares of a level a position belongs to (spread.owners, the same numbers). */
-static inline uint32_t share_of(uint64_t key, uint32_t shares) {
-    return (uint32_t)(((key * 0x9E3779B97F4A7C15ULL) >> 40) % shares);
 }
 
 /* Reorder `n` positions (with their counts) by share, keeping their order within a share, into
@@ -665,10 +723,10 @@ uint32_t pegs_hunt_path(const hunt_t *hunt, uint32_t *out) {
  * (raised whenever a function or a structure kernel.py builds changes) and the sizes, in bytes,
  * of what kernel.py lays out with ctypes, plus the limits it must not exceed. A library that
  * answers otherwise is rebuilt, or not used; never called with arguments it would misread. */
-#define PEGS_ABI_VERSION 1u
+#define PEGS_ABI_VERSION 2u
 uint32_t pegs_abi(uint64_t *sizes, uint32_t room) {
     const uint64_t mine[] = {sizeof(board_t), sizeof(pair_t), sizeof(hunt_board_t), sizeof(size_t),
-                             MOST_SYMMETRIES, MOST_PAGODAS, MOST_DEPTH};
+                             MOST_SYMMETRIES, MOST_PAGODAS, MOST_DEPTH, sizeof(slot_t)};
     for (uint32_t i = 0; i < room && i < sizeof mine / sizeof mine[0]; i++)
         sizes[i] = mine[i];
     return PEGS_ABI_VERSION;

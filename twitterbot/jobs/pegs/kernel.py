@@ -32,7 +32,7 @@ import numpy as np
 from .. import native
 from .board import Board, Jump
 
-__all__ = ["ABI", "ENV", "SPEC", "DeadPositions", "Hunt", "Kernel", "load", "state", "worker_kernel"]
+__all__ = ["ABI", "ENV", "RECORD", "SPEC", "DeadPositions", "Hunt", "Kernel", "Outgoing", "Table", "contiguous", "load", "state", "worker_kernel"]
 
 log = logging.getLogger(__name__)
 
@@ -220,6 +220,77 @@ class Hunt:
         return tuple(self._board.jumps[index] for index in out[:length])
 
 
+RECORD = np.dtype([("key", np.uint64), ("count", np.uint64), ("check", np.uint32), ("unused", np.uint32)])
+
+
+def contiguous(level: Arrays) -> Arrays:
+    """The level's columns as C arrays of the kernel's types (copied only if they are not)."""
+    positions, counts, checks = (np.ascontiguousarray(column) for column in level)
+    assert positions.dtype == np.uint64 and counts.dtype == np.uint64 and checks.dtype == np.uint32
+    return positions, counts, checks
+
+
+class Outgoing:
+    """Children on their way to the other shares' tables: `room` records (kernel.c's slot_t) for
+    each of `shares` shares, `filled[s]` of them written so far."""
+
+    def __init__(self, shares: int, room: int) -> None:
+        self.shares, self.room = shares, room
+        self.records = np.empty(max(shares * room, 1), dtype=RECORD)
+        self.filled = np.zeros(shares, dtype=np.uintp)
+
+    def of(self, share: int) -> np.ndarray:
+        """The records written for `share`."""
+        return self.records[share * self.room : share * self.room + int(self.filled[share])]
+
+    def clear(self) -> None:
+        self.filled[:] = 0
+
+
+class Table:
+    """A hash table in the kernel's memory, adding up the counts of equal positions: one level's
+    children, or one share's. Freed by `take`, `close` or leaving a `with` block."""
+
+    def __init__(self, kernel: Kernel, expected: int) -> None:
+        self._kernel = kernel
+        self.handle = kernel._new(max(expected, 1))
+        if not self.handle:
+            raise MemoryError(f"the peg counter's kernel could not allocate a table for {expected:,} positions")
+
+    @property
+    def size(self) -> int:
+        return int(self._kernel._size(self.handle)) if self.handle else 0
+
+    def add(self, records: np.ndarray) -> None:
+        """Add children written by Kernel.expand for this table's share."""
+        records = np.ascontiguousarray(records, dtype=RECORD)
+        if self._kernel._add(self.handle, records.ctypes.data, len(records)):
+            raise MemoryError(f"the peg counter's kernel ran out of memory growing its table past {self.size:,} positions")
+
+    def take(self, bits: int) -> Arrays:
+        """The table's positions, sorted, with their counts and residues; the table is freed."""
+        size = self.size
+        keys = np.empty(size, dtype=np.uint64)
+        sums = np.empty(size, dtype=np.uint64)
+        residues = np.empty(size, dtype=np.uint32)
+        failed = self._kernel._take(self.handle, bits, keys.ctypes.data, sums.ctypes.data, residues.ctypes.data)
+        self.close()
+        if failed:
+            raise MemoryError(f"the peg counter's kernel could not sort {size:,} positions")
+        return keys, sums, residues
+
+    def close(self) -> None:
+        if self.handle:
+            self._kernel._free(self.handle)
+            self.handle = None
+
+    def __enter__(self) -> Table:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class Kernel:
     """The compiled functions, called through ctypes on numpy arrays."""
 
@@ -238,9 +309,13 @@ class Kernel:
         self._size.restype = ctypes.c_size_t
         self._size.argtypes = [ctypes.c_void_p]
         self._expand = library.pegs_expand
-        self._expand.restype = ctypes.c_int
+        self._expand.restype = ctypes.c_size_t
         self._expand.argtypes = [ctypes.c_void_p, ctypes.POINTER(_BoardData)] + [ctypes.c_void_p] * 3
-        self._expand.argtypes += [ctypes.c_size_t, ctypes.c_void_p]
+        self._expand.argtypes += [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+        self._expand.argtypes += [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        self._add = library.pegs_table_add
+        self._add.restype = ctypes.c_int
+        self._add.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
         self._take = library.pegs_table_take
         self._take.restype = ctypes.c_int
         self._take.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
@@ -298,6 +373,41 @@ class Kernel:
             self._prepared = {board: Prepared(board)}  # one board at a time: a count is long
         return self._prepared[board]
 
+    def table(self, expected: int) -> Table:
+        """An empty table for about `expected` positions (it grows if need be)."""
+        return Table(self, expected)
+
+    def expand(
+        self,
+        table: Optional[Table],
+        board: Board,
+        level: Arrays,
+        first: int,
+        stuck: np.ndarray,
+        outgoing: Optional[Outgoing] = None,
+        own: int = 0,
+    ) -> int:
+        """Expand the parents of `level` from `first` on: children of share `own` (of
+        `outgoing.shares`, by shares.owners) into `table`, the others appended to `outgoing`;
+        without `outgoing`, every child into `table`. Stops once `outgoing` might not hold the next
+        parent's children; returns how many parents it expanded. The sequences ending in a parent
+        with no jump are added to `stuck` (modulo 2^64 and modulo the prime)."""
+        prepared = self.prepare(board)
+        positions, counts, checks = level
+        assert positions.flags.c_contiguous and counts.flags.c_contiguous and checks.flags.c_contiguous
+        out = outgoing or Outgoing(1, 0)
+        assert out.shares == 1 or out.room >= len(board.jumps), "room for at least one parent's children"
+        done = self._expand(
+            table.handle if table is not None else None, ctypes.byref(prepared.data),
+            positions.ctypes.data + 8 * first, counts.ctypes.data + 8 * first, checks.ctypes.data + 4 * first,
+            len(positions) - first, stuck.ctypes.data, out.shares, own, out.records.ctypes.data, out.room,
+            out.filled.ctypes.data,
+        )  # fmt: skip
+        if done == ctypes.c_size_t(-1).value:
+            size = table.size if table is not None else 0
+            raise MemoryError(f"the peg counter's kernel ran out of memory growing its table past {size:,} positions")
+        return int(done)
+
     def next_level(
         self,
         board: Board,
@@ -308,34 +418,14 @@ class Kernel:
     ) -> Tuple[Arrays, Tuple[int, int]]:
         """count.next_level in C: the next level, sorted, and the sequences ending on this one
         (modulo 2^64 and modulo the prime). `expected` sizes the table (it grows if need be)."""
-        prepared = self.prepare(board)
-        positions, counts, checks = (np.ascontiguousarray(array) for array in level)
-        assert positions.dtype == np.uint64 and counts.dtype == np.uint64 and checks.dtype == np.uint32
+        level = contiguous(level)
         stuck = np.zeros(2, dtype=np.uint64)
-        table = self._new(max(expected, 1))
-        if not table:
-            raise MemoryError(f"the peg counter's kernel could not allocate a table for {expected:,} positions")
-        try:
-            for first in range(0, len(positions), block):
-                after_block(first, len(positions))
-                end = min(first + block, len(positions))
-                failed = self._expand(
-                    table, ctypes.byref(prepared.data),
-                    positions.ctypes.data + 8 * first, counts.ctypes.data + 8 * first,
-                    checks.ctypes.data + 4 * first, end - first, stuck.ctypes.data,
-                )  # fmt: skip
-                if failed:
-                    raise MemoryError(f"the peg counter's kernel ran out of memory growing its table past "
-                                      f"{self._size(table):,} positions")  # fmt: skip
-            size = self._size(table)
-            keys = np.empty(size, dtype=np.uint64)
-            sums = np.empty(size, dtype=np.uint64)
-            residues = np.empty(size, dtype=np.uint32)
-            if self._take(table, prepared.bits, keys.ctypes.data, sums.ctypes.data, residues.ctypes.data):
-                raise MemoryError(f"the peg counter's kernel could not sort {size:,} positions")
-        finally:
-            self._free(table)
-        return (keys, sums, residues), (int(stuck[0]), int(stuck[1]))
+        with self.table(expected) as table:
+            for first in range(0, len(level[0]), block):
+                after_block(first, len(level[0]))
+                end = min(first + block, len(level[0]))
+                self.expand(table, board, tuple(column[:end] for column in level), first, stuck)  # type: ignore[arg-type]
+            return table.take(board.size), (int(stuck[0]), int(stuck[1]))
 
     def canonical(self, board: Board, positions: np.ndarray) -> np.ndarray:
         """The smallest orientation of each position, sorted."""
@@ -346,6 +436,12 @@ class Kernel:
         if self._sort(out.ctypes.data, len(out), prepared.bits):
             out.sort()  # the kernel had no memory for its sort: numpy's
         return out
+
+    def sort(self, board: Board, values: np.ndarray) -> None:
+        """Sort positions of `board` in place (a C uint64 array)."""
+        assert values.dtype == np.uint64 and values.flags.c_contiguous and values.flags.writeable
+        if self._sort(values.ctypes.data, len(values), self.prepare(board).bits):
+            values.sort()  # the kernel had no memory for its sort: numpy's
 
     def merge(self, runs: Sequence[Arrays]) -> Arrays:
         """Runs of (positions, counts, residues), each sorted with no position twice, as one: the
@@ -386,7 +482,7 @@ class Kernel:
 # The interface this file lays out (kernel.c's pegs_abi answers the same, or is not used).
 ABI = native.Abi(
     "pegs_abi",
-    1,
+    2,
     (
         ctypes.sizeof(_BoardData),
         ctypes.sizeof(_Pair),
@@ -395,6 +491,7 @@ ABI = native.Abi(
         MOST_SYMMETRIES,
         MOST_PAGODAS,
         MOST_HOLES,
+        RECORD.itemsize,
     ),
 )
 SPEC = native.Spec(

@@ -35,11 +35,12 @@ from ...files import write_atomically
 from ...wording import plural
 from ..cluster import ClusterLost, WorkerLost
 from .board import Board, check_countable
-from .count import BLOCK, PRIME, Counting, Level, empty_level, exact_count, merge_pieces, next_level
 from .kernel import worker_kernel
+from .levels import BLOCK, PRIME, Counting, Level, empty_level, exact_count, merge_pieces, next_level
 from .orient import Orienter
+from .shares import cut, owners
 
-__all__ = ["SHARES_PER_WORKER", "SLICE", "count_on_cluster", "owners"]
+__all__ = ["SHARES_PER_WORKER", "SLICE", "count_on_cluster"]
 
 log = logging.getLogger(__name__)
 
@@ -61,16 +62,10 @@ KEEP_AT_MOST = 60_000_000
 # Workers lost in a row (no level finished in between) before the count gives up: a level that
 # keeps killing its workers (out of memory) will not finish by being tried again.
 MOST_LOSSES = 3
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: neighbouring positions land far apart
 
 Part = Tuple[np.ndarray, np.ndarray, np.ndarray]  # positions, counts mod 2^64, counts mod PRIME
 Figures = Tuple[int, int, int, int, int]  # size, counts' sums mod 2^64 and PRIME, and the won's
 _ORIENTERS: Dict[Tuple[int, int, str], Orienter] = {}  # one per board in each worker process
-
-
-def owners(positions: np.ndarray, shares: int) -> np.ndarray:
-    """Which of `shares` shares each position belongs to: a pure function of the position."""
-    return ((positions * _MIX) >> np.uint64(40)) % np.uint64(shares)
 
 
 def _orienter(board: Board) -> Orienter:
@@ -91,15 +86,6 @@ def _expand(board: Board, part: Part, low: int, high: int, shares: int) -> Tuple
         return cut(children, shares), games
     children, stuck = kernel.next_level(board, sliced, BLOCK, 4 * (high - low) + 16, lambda done, total: None)
     return kernel.cut(children, shares), exact_count(*stuck)
-
-
-def cut(part: Part, shares: int) -> List[Part]:
-    """`part` cut into `shares` by `owners`, each in the order it had (kernel.cut, in numpy)."""
-    share = owners(part[0], shares).astype(np.uint16 if shares < 1 << 16 else np.uint64)
-    order = np.argsort(share, kind="stable")  # a radix sort for 16-bit numbers
-    starts = np.searchsorted(share[order], np.arange(shares + 1))
-    columns = [column[order] for column in part]
-    return [tuple(column[starts[j] : starts[j + 1]] for column in columns) for j in range(shares)]  # type: ignore[misc]
 
 
 def _own(*pieces: Part) -> Part:
