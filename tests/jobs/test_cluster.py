@@ -132,6 +132,35 @@ def test_the_english_count_on_a_cluster_is_exact(two_workers: str) -> None:
     assert finishable == A112738
 
 
+def test_a_checkpoint_of_other_shares_resumes_exactly(two_workers: str, tmp_path: Path) -> None:
+    """A checkpoint cut otherwise (0.1.0's shares: more of them, another hash) is read, its shares
+    handed to their owners by today's hash, and the count goes on to the same figures."""
+    from twitterbot.jobs.pegs.board import builtin
+    from twitterbot.jobs.pegs.count import count_levels, load_checkpoint
+    from twitterbot.jobs.pegs.spread import count_on_cluster
+
+    board = builtin("english")
+    stopped = count_levels(board, checkpoint=tmp_path / "one.npz")
+    for _ in range(11):
+        next(stopped)
+    stopped.close()
+    history, (positions, counts, checks) = load_checkpoint(tmp_path / "one.npz", board)
+    folder = tmp_path / "pegs-count-english.cluster"
+    folder.mkdir()
+    names = []
+    for share in range(5):  # every fifth position: shares no hash of today's would make
+        names.append(f"level-{len(history) - 1}-share-{share}.npz")
+        np.savez(folder / names[-1], positions=positions[share::5], counts=counts[share::5], checks=checks[share::5])
+    levels = [[lv.jumps, lv.positions, str(lv.sequences), str(lv.solutions), str(lv.games)] for lv in history]
+    (folder / "levels.json").write_text(json.dumps({"start": board.start, "shares": names, "levels": levels}))
+    with connect(two_workers) as cluster:
+        resumed = list(count_on_cluster(board, cluster, checkpoint=folder))
+    assert [level.jumps for level in resumed] == list(range(32))
+    assert sum(level.positions for level in resumed) == 23_475_688
+    assert resumed[-1].solutions == 40_861_647_040_079_968
+    assert sum(level.games for level in resumed) == 577_116_156_815_309_849_672
+
+
 def test_pegs_count_on_a_cluster_prints_what_one_machine_prints(home, two_workers: str) -> None:
     spread = home.run("pegs", "count", "triangle6", "--no-post", "--cluster", two_workers, timeout=120)
     alone = home.run("pegs", "count", "triangle6", "--no-post", timeout=120)

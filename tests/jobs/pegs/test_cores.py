@@ -125,3 +125,34 @@ def test_workers_where_they_mean_nothing_are_refused(home: BotHome, words: List[
     result = home.run(*words, "--no-post")
     assert result.returncode == 64, result.stderr
     assert says in result.stderr
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
+@pytest.mark.parametrize("shares", [1, 2, 3])
+def test_owners_expanding_in_rounds_make_the_levels_of_one(pegs_kernel: Kernel, compiled: bool, shares: int) -> None:
+    """What each Dask worker does (spread.py), in one process: every owner expands slices of its
+    share, keeps its own children and hands the others over; sorted, the shares are the level."""
+    from twitterbot.jobs.pegs.levels import exact_count
+    from twitterbot.jobs.pegs.shares import Accumulator, cut
+
+    board = load_board(FIXTURES / "debian-45.txt")
+    kernel = pegs_kernel if compiled else None
+    alone = list(count_levels(board, clock=lambda: 0.0))
+    level = [tuple(column.copy() for column in piece) for piece in cut(_start(board), shares)]
+    for expected in alone:
+        assert sum(len(share[0]) for share in level) == expected.positions
+        owners_ = [Accumulator(board, kernel, 64) for _ in range(shares)]  # small: the tables grow
+        stuck = [0, 0]
+        for low in range(0, max(len(share[0]) for share in level), 37):
+            for share, owner in enumerate(owners_):
+                pieces, ended = owner.expand(tuple(column[low : low + 37] for column in level[share]), shares, share)
+                assert pieces[share] == []
+                for other, sent in enumerate(pieces):
+                    for piece in sent:
+                        owners_[other].add(piece)
+                stuck = [stuck[0] + ended[0], stuck[1] + ended[1]]
+        assert exact_count(stuck[0] % (1 << 64), stuck[1] % 4_294_967_291) == expected.games
+        level = [owner.take() for owner in owners_]
+        for share, (positions, _counts, _checks) in enumerate(level):
+            assert np.all(owners(positions, shares) == share) and np.all(positions[1:] > positions[:-1])
+    assert sum(len(share[0]) for share in level) == 0

@@ -256,23 +256,24 @@ static inline uint32_t share_of(uint64_t key, uint32_t shares) {
 
 /* Expand parents[0..n): each child's smallest orientation, with its parent's counts. A child of
  * share `own` (of `shares`, by share_of) is added to the table; a child of another share s is
- * appended to out + s * room, filled[s] records there so far, for that share's table
- * (pegs_table_add). With own >= shares there is no table (handle NULL): every child goes out.
+ * appended to the out arrays from s * room on, filled[s] children there so far, for that share's
+ * table (pegs_table_add). With own >= shares there is no table (handle NULL): every child goes out.
  * The sequences ending in a parent with no jump are added to stuck[0] (modulo 2^64) and stuck[1]
  * (modulo PRIME). Stops before a parent whose children might not fit in a share's room; returns
  * how many parents it expanded, or (size_t)-1 without memory. */
 size_t pegs_expand(void *handle, const board_t *board, const uint64_t *parents, const uint64_t *counts,
-                   const uint32_t *checks, size_t n, uint64_t *stuck, uint32_t shares, uint32_t own, slot_t *out,
-                   size_t room, size_t *filled) {
+                   const uint32_t *checks, size_t n, uint64_t *stuck, uint32_t shares, uint32_t own,
+                   uint64_t *out_keys, uint64_t *out_counts, uint32_t *out_checks, size_t room, size_t *filled) {
     table_t *table = handle;
     ring_t ring = {.head = 0, .pending = 0};
     uint64_t image[MOST_SYMMETRIES];
     const uint32_t symmetries = board->symmetries, jumps = board->jumps;
+    const int sending = shares > 1 || own >= shares; /* some children go out */
     size_t fullest = 0, p;
     for (uint32_t s = 0; s < shares; s++)
         fullest = filled[s] > fullest ? filled[s] : fullest;
     for (p = 0; p < n; p++) {
-        if (shares > 1 && room - fullest < jumps)
+        if (sending && room - fullest < jumps)
             break;
         if (own < shares && make_room(table, &ring, jumps))
             return (size_t)-1;
@@ -306,7 +307,8 @@ size_t pegs_expand(void *handle, const board_t *board, const uint64_t *parents, 
                 }
                 size_t at = filled[share]++;
                 fullest = at + 1 > fullest ? at + 1 : fullest;
-                out[(size_t)share * room + at] = (slot_t){best, count, check, 0};
+                at += (size_t)share * room;
+                out_keys[at] = best, out_counts[at] = count, out_checks[at] = check;
             }
         }
         if (!moved) {
@@ -319,14 +321,15 @@ size_t pegs_expand(void *handle, const board_t *board, const uint64_t *parents, 
     return p;
 }
 
-/* Add n children (another share's, from pegs_expand's out) to the table. 0, or -1 without memory. */
-int pegs_table_add(void *handle, const slot_t *records, size_t n) {
+/* Add n positions with their counts (another share's children, from pegs_expand's out) to the
+ * table. 0, or -1 without memory. */
+int pegs_table_add(void *handle, const uint64_t *keys, const uint64_t *counts, const uint32_t *checks, size_t n) {
     table_t *table = handle;
     ring_t ring = {.head = 0, .pending = 0};
     for (size_t i = 0; i < n; i++) {
         if (make_room(table, &ring, 1))
             return -1;
-        ring_push(table, &ring, records[i].key, records[i].count, records[i].check);
+        ring_push(table, &ring, keys[i], counts[i], checks[i]);
     }
     ring_flush(table, &ring);
     return 0;
@@ -423,40 +426,6 @@ int pegs_sort(uint64_t *values, size_t n, unsigned bits) {
         memcpy(values, from, n * sizeof *values);
     big_free(spare, (n ? n : 1) * sizeof *spare);
     return 0;
-}
-
-/* Merge `k` runs, each sorted by position with no position twice, adding up the counts of equal
- * positions (modulo 2^64 and modulo PRIME): a cluster's share of a level, from the pieces sent
- * to it. Without `keys` out, only counts the distinct positions (to size the arrays first).
- * Runs are few (a wave's), so the smallest head is found by looking at each. */
-size_t pegs_merge(uint32_t k, const uint64_t *const *run_keys, const uint64_t *const *run_counts,
-                  const uint32_t *const *run_checks, const size_t *sizes, uint64_t *keys, uint64_t *counts,
-                  uint32_t *checks) {
-    size_t at[64] = {0}, n = 0;
-    if (k > 64)
-        return (size_t)-1;
-    for (;;) {
-        uint64_t least = UINT64_MAX;
-        int any = 0;
-        for (uint32_t r = 0; r < k; r++)
-            if (at[r] < sizes[r] && (!any || run_keys[r][at[r]] < least))
-                least = run_keys[r][at[r]], any = 1;
-        if (!any)
-            return n;
-        uint64_t count = 0;
-        uint32_t check = 0;
-        for (uint32_t r = 0; r < k; r++)
-            if (at[r] < sizes[r] && run_keys[r][at[r]] == least) {
-                if (keys) {
-                    count += run_counts[r][at[r]];
-                    check = add_check(check, run_checks[r][at[r]]);
-                }
-                at[r]++;
-            }
-        if (keys)
-            keys[n] = least, counts[n] = count, checks[n] = check;
-        n++;
-    }
 }
 
 /* Reorder `n` positions (with their counts) by share, keeping their order within a share, into
@@ -726,7 +695,7 @@ uint32_t pegs_hunt_path(const hunt_t *hunt, uint32_t *out) {
 #define PEGS_ABI_VERSION 2u
 uint32_t pegs_abi(uint64_t *sizes, uint32_t room) {
     const uint64_t mine[] = {sizeof(board_t), sizeof(pair_t), sizeof(hunt_board_t), sizeof(size_t),
-                             MOST_SYMMETRIES, MOST_PAGODAS, MOST_DEPTH, sizeof(slot_t)};
+                             MOST_SYMMETRIES, MOST_PAGODAS, MOST_DEPTH};
     for (uint32_t i = 0; i < room && i < sizeof mine / sizeof mine[0]; i++)
         sizes[i] = mine[i];
     return PEGS_ABI_VERSION;

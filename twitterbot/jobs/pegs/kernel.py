@@ -32,7 +32,7 @@ import numpy as np
 from .. import native
 from .board import Board, Jump
 
-__all__ = ["ABI", "ENV", "RECORD", "SPEC", "DeadPositions", "Hunt", "Kernel", "Outgoing", "Table", "contiguous", "load", "state", "worker_kernel"]
+__all__ = ["ABI", "ENV", "SPEC", "DeadPositions", "Hunt", "Kernel", "Outgoing", "Table", "contiguous", "load", "state", "worker_kernel"]
 
 log = logging.getLogger(__name__)
 
@@ -220,9 +220,6 @@ class Hunt:
         return tuple(self._board.jumps[index] for index in out[:length])
 
 
-RECORD = np.dtype([("key", np.uint64), ("count", np.uint64), ("check", np.uint32), ("unused", np.uint32)])
-
-
 def contiguous(level: Arrays) -> Arrays:
     """The level's columns as C arrays of the kernel's types (copied only if they are not)."""
     positions, counts, checks = (np.ascontiguousarray(column) for column in level)
@@ -231,17 +228,19 @@ def contiguous(level: Arrays) -> Arrays:
 
 
 class Outgoing:
-    """Children on their way to the other shares' tables: `room` records (kernel.c's slot_t) for
-    each of `shares` shares, `filled[s]` of them written so far."""
+    """Children on their way to the other shares' tables: room for `room` children (position,
+    counts) for each of `shares` shares, `filled[s]` of them written so far."""
 
     def __init__(self, shares: int, room: int) -> None:
         self.shares, self.room = shares, room
-        self.records = np.empty(max(shares * room, 1), dtype=RECORD)
+        size = max(shares * room, 1)
+        self.columns = (np.empty(size, np.uint64), np.empty(size, np.uint64), np.empty(size, np.uint32))
         self.filled = np.zeros(shares, dtype=np.uintp)
 
-    def of(self, share: int) -> np.ndarray:
-        """The records written for `share`."""
-        return self.records[share * self.room : share * self.room + int(self.filled[share])]
+    def of(self, share: int) -> Arrays:
+        """The children written for `share` (views: gone at the next `clear`)."""
+        low = share * self.room
+        return tuple(column[low : low + int(self.filled[share])] for column in self.columns)  # type: ignore[return-value]
 
     def clear(self) -> None:
         self.filled[:] = 0
@@ -261,10 +260,10 @@ class Table:
     def size(self) -> int:
         return int(self._kernel._size(self.handle)) if self.handle else 0
 
-    def add(self, records: np.ndarray) -> None:
-        """Add children written by Kernel.expand for this table's share."""
-        records = np.ascontiguousarray(records, dtype=RECORD)
-        if self._kernel._add(self.handle, records.ctypes.data, len(records)):
+    def add(self, children: Arrays) -> None:
+        """Add positions with their counts (another share's children for this table's share)."""
+        keys, counts, checks = contiguous(children)
+        if self._kernel._add(self.handle, keys.ctypes.data, counts.ctypes.data, checks.ctypes.data, len(keys)):
             raise MemoryError(f"the peg counter's kernel ran out of memory growing its table past {self.size:,} positions")
 
     def take(self, bits: int) -> Arrays:
@@ -312,10 +311,10 @@ class Kernel:
         self._expand.restype = ctypes.c_size_t
         self._expand.argtypes = [ctypes.c_void_p, ctypes.POINTER(_BoardData)] + [ctypes.c_void_p] * 3
         self._expand.argtypes += [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
-        self._expand.argtypes += [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        self._expand.argtypes += [ctypes.c_void_p] * 3 + [ctypes.c_size_t, ctypes.c_void_p]
         self._add = library.pegs_table_add
         self._add.restype = ctypes.c_int
-        self._add.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+        self._add.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_size_t]
         self._take = library.pegs_table_take
         self._take.restype = ctypes.c_int
         self._take.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
@@ -325,9 +324,6 @@ class Kernel:
         self._sort = library.pegs_sort
         self._sort.restype = ctypes.c_int
         self._sort.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
-        self._merge = library.pegs_merge
-        self._merge.restype = ctypes.c_size_t
-        self._merge.argtypes = [ctypes.c_uint32] + [ctypes.c_void_p] * 7
         self._cut = library.pegs_cut
         self._cut.restype = ctypes.c_int
         self._cut.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_size_t, ctypes.c_uint32] + [ctypes.c_void_p] * 4
@@ -396,12 +392,12 @@ class Kernel:
         positions, counts, checks = level
         assert positions.flags.c_contiguous and counts.flags.c_contiguous and checks.flags.c_contiguous
         out = outgoing or Outgoing(1, 0)
-        assert out.shares == 1 or out.room >= len(board.jumps), "room for at least one parent's children"
+        assert (out.shares == 1 and own == 0) or out.room >= len(board.jumps), "room for one parent's children"
         done = self._expand(
             table.handle if table is not None else None, ctypes.byref(prepared.data),
             positions.ctypes.data + 8 * first, counts.ctypes.data + 8 * first, checks.ctypes.data + 4 * first,
-            len(positions) - first, stuck.ctypes.data, out.shares, own, out.records.ctypes.data, out.room,
-            out.filled.ctypes.data,
+            len(positions) - first, stuck.ctypes.data, out.shares, own, *(column.ctypes.data for column in out.columns),
+            out.room, out.filled.ctypes.data,
         )  # fmt: skip
         if done == ctypes.c_size_t(-1).value:
             size = table.size if table is not None else 0
@@ -443,26 +439,8 @@ class Kernel:
         if self._sort(values.ctypes.data, len(values), self.prepare(board).bits):
             values.sort()  # the kernel had no memory for its sort: numpy's
 
-    def merge(self, runs: Sequence[Arrays]) -> Arrays:
-        """Runs of (positions, counts, residues), each sorted with no position twice, as one: the
-        counts of equal positions added up. Only the result is allocated, at its exact size (a
-        first pass counts it), so the peak is the runs plus the result."""
-        runs = [tuple(np.ascontiguousarray(column) for column in run) for run in runs if len(run[0])]
-        if len(runs) > 64:  # kernel.c's bound: merged in two rounds
-            return self.merge([self.merge(runs[first : first + 64]) for first in range(0, len(runs), 64)])
-        pointers = [
-            (ctypes.c_void_p * len(runs))(*(run[column].ctypes.data for run in runs)) for column in range(3)
-        ]
-        sizes = (ctypes.c_size_t * len(runs))(*(len(run[0]) for run in runs))
-        size = self._merge(len(runs), *pointers, sizes, None, None, None)
-        keys = np.empty(size, dtype=np.uint64)
-        sums = np.empty(size, dtype=np.uint64)
-        residues = np.empty(size, dtype=np.uint32)
-        self._merge(len(runs), *pointers, sizes, keys.ctypes.data, sums.ctypes.data, residues.ctypes.data)
-        return keys, sums, residues
-
     def cut(self, part: Arrays, shares: int) -> List[Arrays]:
-        """`part` cut into `shares` by spread.owners, each in the order it had: one copy of the
+        """`part` cut into `shares` by shares.owners, each in the order it had: one copy of the
         arrays, the pieces views of it."""
         keys, counts, checks = (np.ascontiguousarray(column) for column in part)
         out = (np.empty_like(keys), np.empty_like(counts), np.empty_like(checks))
@@ -491,7 +469,6 @@ ABI = native.Abi(
         MOST_SYMMETRIES,
         MOST_PAGODAS,
         MOST_HOLES,
-        RECORD.itemsize,
     ),
 )
 SPEC = native.Spec(

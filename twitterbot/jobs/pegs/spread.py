@@ -1,15 +1,15 @@
-"""The level-by-level count on a Dask cluster: the level is cut into shares by a hash of the
-position, a few shares per worker, so a board too big for one machine's memory is counted by
-several.
+"""The level-by-level count on a Dask cluster: each worker owns a share of every level, so a board
+too big for one machine's memory is counted by several, and sooner with more of them.
 
-One level becomes the next in waves of a few slices of parents each. A task expands a slice (the
-compiled kernel where the worker can build it, numpy otherwise) and cuts the children by the
-share of the next level they belong to; then each share of the next level is merged with the
-children sent to it, adding up the counts of equal positions. So a worker holds its shares of
-the next level, what is left of its parents (a share of parents is let go once expanded) and two
-waves' children, and a merge needs room for one share more, not for everything a worker holds.
-Nothing but the figures of each level (sizes and residues) comes back to the command's machine,
-and the levels are exactly those of `count.count_levels`::
+A level is cut into one share per worker by a hash of the position (`shares.owners`), and worker
+s holds share s of every level for the whole count, in its own memory (a `Holding`, named by the
+count). A level becomes the next in rounds. In a round each worker expands a slice of its own
+parents and cuts the children by their owner (`shares.expand_cut`); each owner fetches its pieces
+once, in bulk, and adds them to its table (the compiled kernel where the worker could build it,
+numpy otherwise). Once every slice is expanded, each owner sorts its table into its share of the
+next level and lets its parents go. The scheduler sees a few tasks per worker per round, never
+one per piece of a share; only the figures of each level (sizes and residues) come back to the
+command's machine, and the levels are exactly those of `count.count_levels`::
 
     for level in count_on_cluster(board, cluster, checkpoint=state / "pegs-count-french.cluster"):
         print(level.jumps, level.positions, level.sequences)
@@ -26,6 +26,8 @@ import json
 import logging
 import operator
 import time
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -33,29 +35,23 @@ import numpy as np
 
 from ...files import write_atomically
 from ...wording import plural
-from ..cluster import ClusterLost, WorkerLost
+from ..cluster import ClusterLost, WorkerLost, steady_allocator
 from .board import Board, check_countable
 from .kernel import worker_kernel
-from .levels import BLOCK, PRIME, Counting, Level, empty_level, exact_count, merge_pieces, next_level
+from .levels import PRIME, Counting, Level, Part, empty_level, exact_count
 from .orient import Orienter
-from .shares import cut, owners
+from .shares import Accumulator, cut, owners
 
-__all__ = ["SHARES_PER_WORKER", "SLICE", "count_on_cluster"]
+__all__ = ["ROUNDS", "SLICE", "count_on_cluster"]
 
 log = logging.getLogger(__name__)
 
-# Parents expanded by one task, at least: a twentieth of a second on a PC, under a second on a Pi.
-# Its children (and the kernel's table making them) are what a worker holds beside its shares.
-SLICE = 50_000
-# Slices of a level per worker, at most: a huge level gets longer slices rather than more tasks.
-SLICES_PER_WORKER = 32
-# Shares of a level each worker holds, at least; more once a share would pass SHARE positions
-# (40 MB): a merge needs room for one share more, and each wave sends every share a piece of
-# each slice, so more shares mean a lower peak and more tasks.
-SHARES_PER_WORKER = 2
-SHARE = 2_000_000
-# Slices expanded at once, per worker (and the wave before's merges still running).
-WAVE = 1
+# A level is made in this many rounds at least, so that a round's children, which a worker holds
+# beside its table until they are added up, are a small part of what it holds.
+ROUNDS = 16
+# Parents a worker expands in a round, at least: a tenth of a second on a PC, about half a second
+# on a Pi, so that a round's few tasks (a few milliseconds each) cost little beside it.
+SLICE = 250_000
 # Positions kept on the workers (8 bytes each) to count the finishable positions at the end;
 # beyond this the count goes on without them (french: far beyond).
 KEEP_AT_MOST = 60_000_000
@@ -63,77 +59,98 @@ KEEP_AT_MOST = 60_000_000
 # keeps killing its workers (out of memory) will not finish by being tried again.
 MOST_LOSSES = 3
 
-Part = Tuple[np.ndarray, np.ndarray, np.ndarray]  # positions, counts mod 2^64, counts mod PRIME
-Figures = Tuple[int, int, int, int, int]  # size, counts' sums mod 2^64 and PRIME, and the won's
-_ORIENTERS: Dict[Tuple[int, int, str], Orienter] = {}  # one per board in each worker process
+Figures = Tuple[int, int, int, int, int, int, int]  # size, sums mod 2^64 and PRIME, the won's, the stuck's
 
 
-def _orienter(board: Board) -> Orienter:
-    key = (board.start, board.size, board.name)
-    if key not in _ORIENTERS:
-        _ORIENTERS.clear()
-        _ORIENTERS[key] = Orienter(board)
-    return _ORIENTERS[key]
+@dataclass
+class Holding:
+    """What a worker holds of one count: its share of the level being expanded (`parents`), its
+    share of the next one being added up (`next`), the sequences ending in its parents with no
+    jump (`stuck`), and its share's positions of earlier levels, for the finishable count."""
+
+    board: Board
+    shares: int
+    parents: Part = field(default_factory=empty_level)
+    next: Optional[Accumulator] = None
+    stuck: Tuple[int, int] = (0, 0)
+    kept: Dict[int, np.ndarray] = field(default_factory=dict)
 
 
-def _expand(board: Board, part: Part, low: int, high: int, shares: int) -> Tuple[List[Part], int]:
-    """Task: the children of parents [low, high) of a share, cut by the next level's share, and
-    the games ending there."""
-    sliced = (part[0][low:high], part[1][low:high], part[2][low:high])
-    kernel = worker_kernel()
-    if kernel is None:
-        children, games = next_level(board, _orienter(board), sliced, BLOCK)
-        return cut(children, shares), games
-    children, stuck = kernel.next_level(board, sliced, BLOCK, 4 * (high - low) + 16, lambda done, total: None)
-    return kernel.cut(children, shares), exact_count(*stuck)
+_HELD: Dict[Tuple[str, int], Holding] = {}  # in each worker process: (the count's name, share)
 
 
-def _own(*pieces: Part) -> Part:
-    """Task: a share of the next level, from what it held so far and the children sent to it
-    (each sorted, no position twice)."""
-    kept = [piece for piece in pieces if len(piece[0])]
-    if not kept:
-        return empty_level()
-    if len(kept) == 1:  # a piece is a view, which would keep all of its slice's children: copied
-        return tuple(column if column.base is None else column.copy() for column in kept[0])  # type: ignore[return-value]
-    kernel = worker_kernel()
-    return kernel.merge(kept) if kernel is not None else merge_pieces(kept)
+class ShareGone(LookupError):
+    """A task asked a worker for a share it does not hold (a worker restarted mid-count)."""
 
 
-def _figures(board: Board, part: Part, jumps: int) -> Figures:
-    """Task: a share's size, its counts' sums (mod 2^64 and PRIME), and those of the won positions."""
-    positions, counts, checks = part
-    won64 = wonp = 0
-    if board.pegs(board.start) - jumps == 1 and len(positions):
-        if board.target is None and board.ends is None:
-            won = np.ones(len(positions), dtype=bool)
-        else:
-            won = (positions & np.uint64(board.goal if board.goal is not None else board.ends)) != 0
-        won64, wonp = int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum(dtype=np.uint64) % PRIME)
-    return (
-        len(positions),
-        int(counts.sum(dtype=np.uint64)),
-        int(checks.sum(dtype=np.uint64) % PRIME),
-        won64,
-        wonp,
-    )
+def _held(name: str, share: int) -> Holding:
+    try:
+        return _HELD[(name, share)]
+    except KeyError:
+        raise ShareGone(f"share {share} of count {name} is not on this worker (restarted?)") from None
 
 
-def _complements(board: Board, positions: np.ndarray, shares: int) -> List[np.ndarray]:
-    """Task: the complements of a level's positions, oriented and cut by share."""
-    there = _orienter(board).canonical(positions ^ np.uint64(board.full))
-    share = owners(there, shares)
-    return [there[share == np.uint64(j)] for j in range(shares)]
+def _open(name: str, share: int, shares: int, board: Board, jumps: int, expected: int) -> int:
+    """Task: an empty table for the worker's share of level `jumps`, for about `expected` positions."""
+    steady_allocator()
+    holding = _HELD.setdefault((name, share), Holding(board, shares))
+    if holding.next is not None:
+        holding.next.close()
+    holding.next = Accumulator(board, worker_kernel(), expected)
+    return jumps
 
 
-def _common(here: np.ndarray, *there: np.ndarray) -> int:
-    """Task: how many of a share's positions are among the complements sent to it."""
-    wanted = np.concatenate(there) if there else np.zeros(0, dtype=np.uint64)
-    return int(np.isin(here, wanted).sum())
+def _round(name: str, share: int, jumps: int, low: int, high: int, before: Any, *sent: List[Part]) -> List[List[Part]]:
+    """Task: one round of level `jumps` on the worker of `share`: the pieces the other workers
+    `sent` it in the round before added to its table, then its parents [low, high) expanded, the
+    children of its own share added too, the others returned for their owners. `before` is this
+    worker's round before (or its `_open`), so that one table is never changed by two tasks at once."""
+    holding = _held(name, share)
+    _absorb(holding, sent)
+    if low >= len(holding.parents[0]):
+        return [[] for _ in range(holding.shares)]
+    parents: Part = tuple(column[low:high] for column in holding.parents)  # type: ignore[assignment]
+    pieces, stuck = holding.next.expand(parents, holding.shares, share)  # type: ignore[union-attr]
+    holding.stuck = ((holding.stuck[0] + stuck[0]) % (1 << 64), (holding.stuck[1] + stuck[1]) % PRIME)
+    return pieces
 
 
-def _positions(part: Part) -> np.ndarray:
-    return part[0]
+def _absorb(holding: Holding, sent: Tuple[List[Part], ...]) -> None:
+    assert holding.next is not None, "_open comes first"
+    for pieces in sent:
+        for piece in pieces:
+            holding.next.add(piece)
+
+
+def _finish(name: str, share: int, jumps: int, keep: bool, before: Any, *sent: List[Part]) -> Figures:
+    """Task: the last round's pieces added, then the worker's share of level `jumps`, sorted from
+    its table, in place of its parents; its figures, and the sequences that ended in its parents."""
+    holding = _held(name, share)
+    _absorb(holding, sent)
+    holding.parents = empty_level()  # let go of the parents before the table is sorted: a lower peak
+    holding.parents, holding.next = holding.next.take(), None  # type: ignore[union-attr]
+    if keep:
+        holding.kept[jumps] = holding.parents[0]
+    stuck, holding.stuck = holding.stuck, (0, 0)  # the next level's rounds start after this
+    return _figures(holding.board, holding.parents, jumps) + stuck
+
+
+def _parents(name: str, share: int, jumps: int) -> Part:
+    """Task: the worker's share of level `jumps`, for the checkpoint."""
+    return _held(name, share).parents
+
+
+def _kept(name: str, share: int, jumps: int) -> np.ndarray:
+    """Task: the worker's share of level `jumps`' positions (kept for the finishable count)."""
+    return _held(name, share).kept[jumps]
+
+
+def _drop(name: str) -> None:
+    """Run on every worker: let go of everything it holds of count `name`."""
+    for key in [key for key in _HELD if key[0] == name]:
+        holding = _HELD.pop(key)
+        if holding.next is not None:
+            holding.next.close()
 
 
 def count_on_cluster(
@@ -196,120 +213,166 @@ def _count(
     progress: Optional[Callable[[Counting], None]],
     finishable: Optional[List[int]],
 ) -> Iterator[Level]:
-    cluster.watch()  # a worker lost from now on: WorkerLost
-    parts = max(1, cluster.workers)
-    client = cluster.client
-    resumed = _load(checkpoint, board) if checkpoint else None
-    if resumed:
-        history, names = resumed
-        level = [client.scatter(_load_share(checkpoint, name)) for name in names]  # one at a time
-        figures: List[Figures] = cluster.results([cluster.submit(_figures, board, share, 0) for share in level])
-        yield from history[:-1]
-        kept: Optional[List[List[Any]]] = None  # the levels before are gone: no finishable count
-    else:
-        start = Orienter(board).canonical(np.array([board.start], dtype=np.uint64))
-        first = (start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))
-        level = [client.scatter(first)]
-        figures = [_figures(board, first, 0)]
-        history = [_level(board, 0, figures, 0.0)]
-        kept = [] if finishable is not None and _central(board) else None
-    began = clock()
-    board_future = client.scatter(board, broadcast=True, hash=True)
-    while True:
-        if kept is not None:
-            kept.append([cluster.submit(_positions, share) for share in level])
-        level, games = _next(board_future, level, [f[0] for f in figures], parts, cluster, progress, len(history), clock)
-        jumps = len(history)
-        figures = cluster.results([cluster.submit(_figures, board_future, share, jumps) for share in level])
-        history[-1] = dataclasses.replace(history[-1], games=games)
-        yield history[-1]
-        if sum(f[0] for f in figures) == 0:
-            break
-        history.append(_level(board, jumps, figures, clock() - began))
-        if kept is not None and sum(level_.positions for level_ in history) > KEEP_AT_MOST:
-            kept = None
-        if checkpoint:
-            _save(checkpoint, board, history, level, cluster)
-    if finishable is not None and kept is not None:
-        finishable.extend(_finishable(board, cluster, kept))
+    homes = sorted(cluster.watch())  # a worker lost from now on: WorkerLost
+    name = f"pegs-{uuid.uuid4().hex[:12]}"
+    owners_ = _Owners(cluster, name, homes, cluster.client.scatter(board, broadcast=True, hash=True))
+    try:
+        resumed = _load(checkpoint, board) if checkpoint else None
+        keep = finishable is not None and _central(board) and not resumed
+        if resumed:
+            history, names = resumed
+            figures = owners_.seed(len(history) - 1, [_load_share(checkpoint, name_) for name_ in names], keep)  # type: ignore[arg-type]
+            yield from history[:-1]
+        else:
+            start = Orienter(board).canonical(np.array([board.start], dtype=np.uint64))
+            figures = owners_.seed(0, [(start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))], keep)
+            history = [_level(board, 0, figures, 0.0)]
+        began = clock()
+        growth = history[-1].positions / history[-2].positions if len(history) > 1 else 4.0
+        while True:
+            jumps = len(history)
+            size = sum(f[0] for f in figures)
+            figures = owners_.next_level(jumps, [f[0] for f in figures], int(size * growth * 1.1) + 16, keep, progress, clock)
+            growth = max(sum(f[0] for f in figures) / max(size, 1), 0.1)
+            games = exact_count(sum(f[5] for f in figures) % (1 << 64), sum(f[6] for f in figures) % PRIME)
+            history[-1] = dataclasses.replace(history[-1], games=games)
+            yield history[-1]
+            if sum(f[0] for f in figures) == 0:
+                break
+            history.append(_level(board, jumps, figures, clock() - began))
+            keep = keep and sum(level_.positions for level_ in history) <= KEEP_AT_MOST
+            if checkpoint:
+                _save(checkpoint, board, history, owners_)
+        if finishable is not None and keep:
+            finishable.extend(_finishable(board, owners_, len(history)))
+    finally:
+        owners_.drop()
 
 
-def _next(
-    board_future: Any,
-    level: List[Any],
-    sizes: List[int],
-    parts: int,
-    cluster: Any,
-    progress: Optional[Callable[[Counting], None]],
-    jumps: int,
-    clock: Callable[[], float],
-) -> Tuple[List[Any], int]:
-    """The next level's shares (futures) from this level's, and the games ending on this one."""
-    began = clock()
-    expected = 3 * sum(sizes) // 2  # the next level, about (the French board grows by at most this, once big)
-    shares = parts * max(SHARES_PER_WORKER, -(-expected // (parts * SHARE)))
-    step = max(SLICE, -(-sum(sizes) // (SLICES_PER_WORKER * parts)))
-    slices = [(index, low, min(size, low + step)) for index, size in enumerate(sizes) for low in range(0, size, step)]
-    last_slice = {index: number for number, (index, _, _) in enumerate(slices)}
-    # In waves of a slice per worker, each wave's children merged into the next level's shares
-    # while the next wave is expanded, never later: a worker never holds all of a level's
-    # children at once (they are several times the next level). Share j stays on worker j mod
-    # parts; a slice's children travel to each worker once, all of that worker's shares together.
-    owned: List[Any] = [None] * shares
-    homes = sorted(cluster.watching or cluster.members())[:parts]
-    merging: List[Any] = []  # the wave before's merges
-    games, wave = 0, WAVE * parts
-    for first in range(0, len(slices), wave):
-        expanded = [
-            cluster.submit(_expand, board_future, level[index], low, high, shares)
-            for index, low, high in slices[first : first + wave]
-        ]
-        sent = [[cluster.submit(_for_worker, result, w, len(homes)) for result in expanded] for w in range(len(homes))]
-        owned = [
-            cluster.submit(
-                _own_share,
-                j // len(homes),
-                owned[j],
-                *sent[j % len(homes)],
-                near=homes[j % len(homes)],  # the shares spread evenly, each staying where it is
-            )
-            for j in range(shares)
-        ]
-        games += sum(cluster.results([cluster.submit(operator.getitem, result, 1) for result in expanded]))
-        cluster.wait(merging)
-        merging = owned
-        del expanded, sent
-        done = first + wave
-        for index, number in last_slice.items():
-            if number < done:
-                level[index] = None  # expanded: its memory goes back to the worker
-        cluster.check_workers()  # a lost worker's shares are gone: start again, not wait
-        if progress:
-            progress(Counting(jumps, min(len(slices), done), len(slices), clock() - began))
-    cluster.wait(owned)
-    return owned, games
+@dataclass
+class _Owners:
+    """The count's workers, as the client sees them: `homes[s]` holds share s of every level."""
+
+    cluster: Any
+    name: str
+    homes: List[str]
+    board: Any  # the board, scattered to every worker once
+
+    @property
+    def shares(self) -> int:
+        return len(self.homes)
+
+    def on(self, share: int, function: Callable[..., Any], *args: Any) -> Any:
+        """A future for `function(self.name, share, *args)` on share's worker, and only there."""
+        return self.cluster.submit_on(self.homes[share], function, self.name, share, *args)
+
+    def seed(self, jumps: int, parts: List[Part], keep: bool) -> List[Figures]:
+        """Level `jumps` given whole (the start, or a checkpoint's shares, loaded one at a time):
+        each part cut by owner here and added to its owners' tables. Returns the level's figures."""
+        before = [self.on(share, _open, self.shares, self.board, jumps, 16) for share in range(self.shares)]
+        for part in parts:
+            pieces = cut(part, self.shares)
+            sent = [self.cluster.send(self.homes[share], [pieces[share]]) for share in range(self.shares)]
+            before = [self.on(share, _round, jumps, 0, 0, before[share], sent[share]) for share in range(self.shares)]
+            self.cluster.wait(before)  # one part on the way at a time
+        return self.cluster.results([self.on(share, _finish, jumps, keep, before[share]) for share in range(self.shares)])
+
+    def next_level(
+        self,
+        jumps: int,
+        sizes: List[int],
+        expected: int,
+        keep: bool,
+        progress: Optional[Callable[[Counting], None]],
+        clock: Callable[[], float],
+    ) -> List[Figures]:
+        """Level `jumps` from level `jumps` - 1 (each share `sizes[s]` positions), in rounds; its
+        figures. A round needs the round before's pieces, so the workers go round by round
+        together; the client submits a round once the one before the last is done, so that at
+        most two rounds' children are on their way."""
+        began = clock()
+        cluster, shares = self.cluster, self.shares
+        before = [self.on(share, _open, shares, self.board, jumps, expected // shares + 16) for share in range(shares)]
+        step = max(SLICE, -(-max(sizes) // ROUNDS))
+        rounds = -(-max(sizes) // step)
+        done: List[Any] = []
+        for round_ in range(rounds + 1):
+            sent = [
+                [cluster.submit_on(self.homes[other], operator.getitem, before[other], owner) for other in range(shares) if other != owner]
+                if round_ else []
+                for owner in range(shares)
+            ]
+            low = round_ * step
+            if round_ < rounds:
+                before = [self.on(owner, _round, jumps, low, low + step, before[owner], *sent[owner]) for owner in range(shares)]
+            else:
+                before = [self.on(owner, _finish, jumps, keep, before[owner], *sent[owner]) for owner in range(shares)]
+            cluster.wait(done)
+            done = before
+            cluster.check_workers()  # a lost worker's shares are gone: start again, not wait
+            if progress and round_:
+                progress(Counting(jumps, round_, rounds, clock() - began))
+        return cluster.results(before)
+
+    def level(self, jumps: int) -> Iterator[Part]:
+        """Level `jumps`, a share at a time (this machine never holds the whole level)."""
+        for share in range(self.shares):
+            yield self.cluster.result(self.on(share, _parents, jumps))
+
+    def kept(self, jumps: int) -> List[Any]:
+        """Futures of level `jumps`' positions, a share each."""
+        return [self.on(share, _kept, jumps) for share in range(self.shares)]
+
+    def drop(self) -> None:
+        """Every worker lets go of what it holds of this count (a lost one held nothing)."""
+        try:
+            self.cluster.client.run(_drop, self.name)
+        except Exception as exc:  # the scheduler or a worker gone: what they held is gone too
+            log.debug("could not drop the count's shares: %s", exc)
 
 
-def _for_worker(result: Tuple[List[Part], int], worker: int, workers: int) -> List[Part]:
-    """Task: the pieces of an expanded slice for the shares that stay on `worker` (j mod workers)."""
-    return result[0][worker::workers]
+def _figures(board: Board, part: Part, jumps: int) -> Tuple[int, int, int, int, int]:
+    """Task: a share's size, its counts' sums (mod 2^64 and PRIME), and those of the won positions."""
+    positions, counts, checks = part
+    won64 = wonp = 0
+    if board.pegs(board.start) - jumps == 1 and len(positions):
+        if board.target is None and board.ends is None:
+            won = np.ones(len(positions), dtype=bool)
+        else:
+            won = (positions & np.uint64(board.goal if board.goal is not None else board.ends)) != 0
+        won64, wonp = int(counts[won].sum(dtype=np.uint64)), int(checks[won].sum(dtype=np.uint64) % PRIME)
+    return (
+        len(positions),
+        int(counts.sum(dtype=np.uint64)),
+        int(checks.sum(dtype=np.uint64) % PRIME),
+        won64,
+        wonp,
+    )
 
 
-def _own_share(index: int, held: Optional[Part], *sent: List[Part]) -> Part:
-    """Task: a share of the next level: what it `held` so far (None at first) and its piece of
-    each slice sent (the `index`-th of each worker's pieces)."""
-    return _own(*([held] if held is not None else []), *[pieces[index] for pieces in sent])
+def _complements(board: Board, positions: np.ndarray, shares: int) -> List[np.ndarray]:
+    """Task: the complements of a level's positions, oriented and cut by share."""
+    there = Orienter(board).canonical(positions ^ np.uint64(board.full))
+    share = owners(there, shares)
+    return [there[share == np.uint64(j)] for j in range(shares)]
+
+
+def _common(here: np.ndarray, *there: np.ndarray) -> int:
+    """Task: how many of a share's positions are among the complements sent to it."""
+    wanted = np.concatenate(there) if there else np.zeros(0, dtype=np.uint64)
+    return int(np.isin(here, wanted).sum())
 
 
 def _central(board: Board) -> bool:
     return board.goal is not None and board.full ^ board.goal == board.start
 
 
-def _finishable(board: Board, cluster: Any, kept: List[List[Any]]) -> List[int]:
+def _finishable(board: Board, owners_: _Owners, levels: int) -> List[int]:
     """Per level, its positions whose complement is on the mirror level (`finishable_counts`):
     each share j of a level matched with the complements that fall in its share j."""
+    cluster = owners_.cluster
+    kept = [owners_.kept(jumps) for jumps in range(levels)]
     pegs = board.pegs(board.start)
-    levels = len(kept)
     found = []
     for jumps in range(levels):
         mirror = 2 * pegs - board.size - jumps
@@ -325,7 +388,7 @@ def _finishable(board: Board, cluster: Any, kept: List[List[Any]]) -> List[int]:
     return found
 
 
-def _level(board: Board, jumps: int, figures: List[Tuple[int, int, int, int, int]], seconds: float) -> Level:
+def _level(board: Board, jumps: int, figures: List[Figures], seconds: float) -> Level:
     size = sum(f[0] for f in figures)
     sequences = exact_count(sum(f[1] for f in figures) % (1 << 64), sum(f[2] for f in figures) % PRIME)
     solutions = None
@@ -334,16 +397,15 @@ def _level(board: Board, jumps: int, figures: List[Tuple[int, int, int, int, int
     return Level(jumps, size, sequences, seconds, solutions)
 
 
-def _save(folder: Path, board: Board, history: List[Level], level: List[Any], cluster: Any) -> None:
+def _save(folder: Path, board: Board, history: List[Level], owners_: _Owners) -> None:
     """The newest level, one file per share (fetched one at a time: this machine never holds the
     whole level), then the figures of every level, which name the shares: written last, so a
     stop half-way leaves the previous level's checkpoint whole."""
     folder.mkdir(parents=True, exist_ok=True)
     jumps = len(history) - 1
     names = []
-    for index, share in enumerate(level):
+    for index, (positions, counts, checks) in enumerate(owners_.level(jumps)):
         name = f"level-{jumps}-share-{index}.npz"
-        positions, counts, checks = cluster.result(share)
         with open(folder / name, "wb") as handle:
             np.savez(handle, positions=positions, counts=counts, checks=checks)
         names.append(name)
