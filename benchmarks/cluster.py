@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/cluster.py            # about three minutes on a PC
     .venv/bin/python benchmarks/cluster.py --quick    # the monkey and the task overhead only
-    .venv/bin/python benchmarks/cluster.py --french   # and pegs count french: ten minutes, 5 GiB
+    .venv/bin/python benchmarks/cluster.py --french   # and pegs count french: an hour, 5 GiB
+    .venv/bin/python benchmarks/cluster.py --no-monkey --rounds 1   # the English count, once each
 
 Everything runs on this machine: LocalClusters of one and two single-threaded worker processes
 on 127.0.0.1 (a cluster of Pis adds the network, about a millisecond a task on a LAN).
@@ -10,12 +11,15 @@ on 127.0.0.1 (a cluster of Pis adds the network, about a millisecond a task on a
 - monkey: keys per second of typing at a short text, anywhere mode, on one worker and on two
   (target: two at least 1.8 times one, on two free cores), after a warm-up that builds each
   worker's kernel and sends it the index;
-- pegs count english: one process (numpy, and the compiled kernel) against two workers: time, and
-  peak memory, the one process's against the largest worker's (target: at most 0.6 of it), both
-  as the whole process and as what the count added to it (each process starts with about 90 MiB
-  of Python, numpy and this package before it counts anything);
-- with --french, the same for the French board (one process with the kernel, two workers): the
-  board a cluster is for, 374 million positions;
+- pegs count english: one process (numpy, and the compiled kernel on one thread and on two with
+  `--workers 2`) against two Dask workers, best of --rounds each (taken in turn): wall time, CPU
+  time of every process, and each process's peak memory, with the ratios to the one-thread
+  process (targets on 2 cores: two Dask workers at most 0.75 of its time), both as the whole
+  process and as what the count added to it (each process starts with 65-90 MiB of Python, numpy,
+  this package and, in a worker, Dask);
+- with --french, the same for the French board, the board a cluster is for (374 million
+  positions), and four Dask workers (targets: `--workers 2` at most 0.6 of the time, two Dask
+  workers 0.65 of the time and 0.55 of the peak, four 0.3 of the peak);
 - the overhead of a task: many empty tasks at once (throughput) and one at a time (latency).
 
 The figures are in docs/cluster.md. Needs requirements-cluster.txt.
@@ -29,7 +33,9 @@ import resource
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Dict, List, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -105,56 +111,96 @@ from twitterbot.jobs.pegs.board import builtin
 from twitterbot.jobs.pegs.count import count_levels
 from twitterbot.jobs.pegs.kernel import load
 kernel = load(None) if {compiled} else None
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = resource.getrusage(resource.RUSAGE_SELF)
 started = time.perf_counter()
-total = sum(level.positions for level in count_levels(builtin({board!r}), kernel=kernel))
-print(total, time.perf_counter() - started, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+total = sum(level.positions for level in count_levels(builtin({board!r}), kernel=kernel, workers={workers}))
+after = resource.getrusage(resource.RUSAGE_SELF)
+cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+print(total, time.perf_counter() - started, cpu, before.ru_maxrss, after.ru_maxrss)
 """
 
 
-def one_process_count(board: str, compiled: bool) -> tuple:
-    code = ONE_PROCESS.format(repo=str(Path(__file__).resolve().parents[1]), compiled=compiled, board=board)
-    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    total, seconds, before, peak = int(output[0]), float(output[1]), int(output[2]), int(output[3])
-    return total, seconds, before / 1024, peak / 1024  # MiB
+@dataclass
+class Run:
+    """One count: its wall and CPU seconds (all processes), and each process's peak (MiB)."""
+
+    total: int
+    wall: float
+    cpu: float
+    peaks: List[float]
+    starts: List[float]  # each process's peak before it counted
+
+    @property
+    def peak(self) -> float:
+        return max(self.peaks)
+
+    @property
+    def added(self) -> float:
+        """What the count added to the largest process."""
+        largest = self.peaks.index(self.peak)
+        return self.peak - self.starts[largest]
 
 
-def cluster_count(board: str, memory_limit: str) -> tuple:
+def one_process_count(board: str, compiled: bool, workers: int = 1) -> Run:
+    """`count_levels` in a process of its own, with `workers` threads."""
+    code = ONE_PROCESS.format(repo=str(Path(__file__).resolve().parents[1]), compiled=compiled, board=board, workers=workers)
+    words = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    return Run(int(words[0]), float(words[1]), float(words[2]), [int(words[4]) / 1024], [int(words[3]) / 1024])
+
+
+def _usage() -> Tuple[float, float]:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def cluster_count(board: str, workers: int, memory_limit: str) -> Run:
+    """`count_on_cluster` on a fresh LocalCluster of `workers` single-threaded workers. The CPU is
+    the workers' and this process's (the client and the LocalCluster's scheduler run here)."""
     from twitterbot.jobs.pegs.board import builtin
     from twitterbot.jobs.pegs.spread import count_on_cluster
 
-    def peaks(client) -> dict:
-        return client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-
-    with cluster_of(2, memory_limit) as local, connect(local.scheduler_address) as cluster:
+    with cluster_of(workers, memory_limit) as local, connect(local.scheduler_address) as cluster:
         cluster.client.run(lambda: __import__("twitterbot.jobs.pegs.kernel", fromlist=["x"]).worker_kernel() and 0)
-        before = peaks(cluster.client)
+        before, here = cluster.client.run(_usage), _usage()
         started = time.perf_counter()
         total = sum(level.positions for level in count_on_cluster(builtin(board), cluster))
-        seconds = time.perf_counter() - started
-        after = peaks(cluster.client)
-        largest = max(after, key=after.get)
-        return total, seconds, before[largest], after[largest]
+        wall = time.perf_counter() - started
+        after, there = cluster.client.run(_usage), _usage()
+        cpu = sum(after[w][0] - before[w][0] for w in before) + there[0] - here[0]
+        return Run(total, wall, cpu, [after[w][1] for w in sorted(after)], [before[w][1] for w in sorted(after)])
 
 
-def compare_counts(board: str, numpy_too: bool, memory_limit: str) -> None:
-    """One process against two workers, on `board`: the figures and the ratios."""
-    alone = None
-    for compiled in (False, True) if numpy_too else (True,):
-        total, seconds, before, peak = one_process_count(board, compiled)
+def best(runs: List[Run]) -> Run:
+    """The fastest of the runs (its own peaks: each run's processes are fresh)."""
+    return min(runs, key=lambda run: run.wall)
+
+
+def compare_counts(board: str, rounds: int, numpy_too: bool, memory_limit: str, more_workers: int = 0) -> None:
+    """One process (one thread, then two), two Dask workers (and `more_workers`), best of `rounds`
+    each, taken in turn; the figures and the ratios to the one-thread process."""
+    ways: List[Tuple[str, Callable[[], Run]]] = [
+        ("one process, kernel, 1 thread", lambda: one_process_count(board, True, 1)),
+        ("one process, kernel, --workers 2", lambda: one_process_count(board, True, 2)),
+        ("2 Dask workers", lambda: cluster_count(board, 2, memory_limit)),
+    ]
+    if more_workers:
+        ways.append((f"{more_workers} Dask workers", lambda: cluster_count(board, more_workers, memory_limit)))
+    if numpy_too:
+        ways.insert(0, ("one process, numpy, 1 thread", lambda: one_process_count(board, False, 1)))
+    runs: Dict[str, List[Run]] = {name: [] for name, _ in ways}
+    for _ in range(rounds):
+        for name, way in ways:
+            runs[name].append(way())
+    alone = best(runs["one process, kernel, 1 thread"])
+    totals = {run.total for runs_ in runs.values() for run in runs_}
+    print(f"pegs count {board} (best of {rounds}; {'the same' if len(totals) == 1 else 'DIFFERENT'} totals: {sorted(totals)})")
+    for name, _ in ways:
+        run = best(runs[name])
         print(
-            f"pegs count {board}, one process ({'kernel' if compiled else 'numpy'}): {total:,} positions in "
-            f"{seconds:.1f} s, peak {peak:,.0f} MiB ({peak - before:,.0f} MiB above its start)"
+            f"  {name:34} wall {run.wall:7.1f} s ({run.wall / alone.wall:.2f}x)  CPU {run.cpu:7.1f} s  "
+            f"largest peak {run.peak:7,.0f} MiB ({run.peak / alone.peak:.2f}x; {run.added:,.0f} MiB added, "
+            f"{run.added / alone.added:.2f}x)  peaks {', '.join(f'{peak:,.0f}' for peak in run.peaks)}"
         )
-        alone = (seconds, before, peak)
-    total, seconds, before, peak = cluster_count(board, memory_limit)
-    assert alone is not None
-    print(
-        f"pegs count {board}, 2 workers: {total:,} positions in {seconds:.1f} s ({seconds / alone[0]:.2f}x the "
-        f"kernel's time), largest worker's peak {peak:,.0f} MiB ({peak - before:,.0f} MiB above its start): "
-        f"{peak / alone[2]:.2f} of the one process's peak, {(peak - before) / (alone[2] - alone[1]):.2f} of what "
-        "the count added to it (target: at most 0.6)"
-    )
 
 
 def main() -> int:
@@ -162,28 +208,30 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="the monkey and the task overhead only")
     parser.add_argument("--chunks", type=int, default=512, help="chunks typed per measurement (default 512)")
     parser.add_argument("--rounds", type=int, default=3, help="measurements of each, the best kept (default 3)")
-    parser.add_argument("--french", action="store_true", help="also pegs count french: ten minutes, 5 GiB")
+    parser.add_argument("--french", action="store_true", help="also pegs count french: an hour, 5 GiB")
+    parser.add_argument("--no-monkey", action="store_true", help="the peg counts only")
     args = parser.parse_args()
     print(
         f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; chunk {CHUNK:,} keys, "
         f"a task {TASK_KEYS // CHUNK} chunks"
     )
-    import tempfile
+    if not args.no_monkey:
+        import tempfile
 
-    with tempfile.TemporaryDirectory() as folder:
-        rates = monkey_rates(args.chunks, Path(folder), args.rounds)
-    one, two = rates[1], rates[2]
-    print(
-        f"monkey (best of {args.rounds}): 1 worker {one / 1e6:,.0f} M keys/s, 2 workers {two / 1e6:,.0f} M keys/s: "
-        f"{two / one:.2f}x"
-    )
-    throughput, latency = task_overhead()
-    print(f"task overhead: {throughput * 1e3:.2f} ms a task in a batch of 2000, {latency * 1e3:.2f} ms one at a time")
+        with tempfile.TemporaryDirectory() as folder:
+            rates = monkey_rates(args.chunks, Path(folder), args.rounds)
+        one, two = rates[1], rates[2]
+        print(
+            f"monkey (best of {args.rounds}): 1 worker {one / 1e6:,.0f} M keys/s, 2 workers {two / 1e6:,.0f} M keys/s: "
+            f"{two / one:.2f}x"
+        )
+        throughput, latency = task_overhead()
+        print(f"task overhead: {throughput * 1e3:.2f} ms a task in a batch of 2000, {latency * 1e3:.2f} ms one at a time")
     if args.quick:
         return 0
-    compare_counts("english", numpy_too=True, memory_limit="2GiB")
+    compare_counts("english", args.rounds, numpy_too=True, memory_limit="4GiB")
     if args.french:
-        compare_counts("french", numpy_too=False, memory_limit="16GiB")
+        compare_counts("french", args.rounds, numpy_too=False, memory_limit="16GiB", more_workers=4)
     return 0
 
 

@@ -320,7 +320,7 @@ def steady_allocator() -> bool:
     if mallopt is None:
         return False
     mmap_threshold, trim_threshold = -3, -1  # glibc's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD
-    return bool(mallopt(mmap_threshold, 32 << 20) and mallopt(trim_threshold, 128 << 20))
+    return bool(mallopt(mmap_threshold, 8 << 20) and mallopt(trim_threshold, 32 << 20))
 
 
 def add_cluster_flag(parser: Any) -> None:

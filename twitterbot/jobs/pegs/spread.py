@@ -46,9 +46,11 @@ __all__ = ["ROUNDS", "SLICE", "count_on_cluster"]
 
 log = logging.getLogger(__name__)
 
-# A level is made in this many rounds at least, so that a round's children, which a worker holds
-# beside its table until they are added up, are a small part of what it holds.
-ROUNDS = 16
+# A level is made in this many rounds at least. A round's children are about 8 times its parents
+# (7-10 per position of the next level, measured on the English board), and a worker holds two
+# rounds' beside its table until they are added up: a forty-eighth of a level each keeps them to
+# a tenth of what it holds.
+ROUNDS = 48
 # Parents a worker expands in a round, at least: a tenth of a second on a PC, about half a second
 # on a Pi, so that a round's few tasks (a few milliseconds each) cost little beside it.
 SLICE = 250_000
