@@ -82,16 +82,19 @@ class Kernel:
                 log.info("monkey: typing with numpy, the compiled kernel maps %d keys inexactly", key_count)
         return self._checked[key_count]
 
-    def draw(self, bits: np.random.PCG64, key_count: int, words: int, redraw: np.ndarray) -> np.ndarray:
+    def draw(
+        self, bits: np.random.PCG64, key_count: int, words: int, redraw: np.ndarray, out: Optional[np.ndarray] = None
+    ) -> np.ndarray:
         """`KeyStream._next_draw` for `words` 64-bit outputs: 8 * words keys, and `bits` moved on
         exactly as numpy's `random_raw` and `Generator.integers` would have. `redraw` is scratch
-        room for 4 * words uint32."""
+        room for 4 * words uint32; `out`, if given, room for the keys (filled and returned)."""
         state = bits.state
         inner, g = state["state"], self._generator
         g[0], g[1] = inner["state"] >> 64, inner["state"] & _MASK
         g[2], g[3] = inner["inc"] >> 64, inner["inc"] & _MASK
         g[4], g[5] = int(state["has_uint32"]), int(state["uinteger"])
-        keys = np.empty(8 * words, dtype=np.uint8)
+        keys = np.empty(8 * words, dtype=np.uint8) if out is None else out
+        assert keys.dtype == np.uint8 and keys.flags.c_contiguous and len(keys) == 8 * words
         self._draw(g, key_count, keys.ctypes.data, words, redraw.ctypes.data)
         bits.state = {
             "bit_generator": "PCG64",
