@@ -84,12 +84,26 @@ class KeyStream:
         self._used = 0
         self._bits.state = state["generator"] if isinstance(state, dict) else np.random.PCG64(state).state
         self._before = self._bits.state  # the generator before the current draw
+        if self._kernel is not None:
+            # The kernel's generator is six words it moves on in place, and the buffers' addresses
+            # are taken once: a draw costs one call, not numpy's state dictionaries each time.
+            self._words = self._kernel.words(self._before)
+            self._words_before = self._words[:]
+            self._keys = self._space[ROOM:]
+            self._keys_at = self._keys.ctypes.data
+            self._redraw_at = self._redraw.ctypes.data
         if isinstance(state, dict) and state["used"]:
             self._draw, self._used = self._next_draw(), int(state["used"])
 
     def state(self) -> Dict[str, Any]:
         """JSON-ready: enough to continue this stream exactly."""
+        if self._kernel is not None:
+            return {"generator": self._kernel.state_of(self._words_before), "used": self._used}
         return {"generator": self._before, "used": self._used}
+
+    def generator(self) -> Dict[str, Any]:
+        """The generator's state now, after the current draw, as numpy's PCG64 gives it."""
+        return self._kernel.state_of(self._words) if self._kernel is not None else self._bits.state
 
     def take(self, count: int) -> np.ndarray:
         """The next `count` keys (uint8). Within one draw the array is a view, not a copy, valid
@@ -100,7 +114,10 @@ class KeyStream:
             if self._used == len(self._draw):
                 if parts:  # the next draw overwrites the buffer the last part views
                     parts[-1] = parts[-1].copy()
-                self._before = self._bits.state
+                if self._kernel is not None:
+                    self._words_before = self._words[:]
+                else:
+                    self._before = self._bits.state
                 self._draw, self._used = self._next_draw(), 0
             size = min(count, len(self._draw) - self._used)
             parts.append(self._draw[self._used : self._used + size])
@@ -118,9 +135,9 @@ class KeyStream:
         keys = self.take(count)
         if not len(before):
             return keys
-        if len(self._space):
-            at = keys.ctypes.data - self._space.ctypes.data
-            if len(before) <= at <= len(self._space) - len(keys):
+        if keys.base is self._space:  # one view of the kernel's current draw
+            at = ROOM + self._used - len(keys)
+            if len(before) <= at:
                 joined = self._space[at - len(before) : at + len(keys)]
                 joined[: len(before)] = before
                 return joined
@@ -138,7 +155,8 @@ class KeyStream:
         pair = v mod k², and its two keys as one little-endian 16-bit number,
         pair // k + (pair mod k) * 256 = 256 * pair - (256k - 1) * (pair // k), modulo 2¹⁶."""
         if self._kernel is not None:
-            return self._kernel.draw(self._bits, self.key_count, DRAW // 8, self._redraw, self._space[ROOM:])
+            self._kernel.draw_at(self._words, self.key_count, self._keys_at, DRAW // 8, self._redraw_at)
+            return self._keys
         values = self._bits.random_raw(DRAW // 8).view(np.uint16)
         k, quotient, unfair = self.key_count, self._scratch, self._unfair
         np.greater_equal(values, self._fair, out=unfair)
