@@ -32,7 +32,7 @@ from .matchers import Matcher
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
 
-__all__ = ["DRAW", "ROUND", "Event", "KeyStream", "Monkey", "NewRecord", "Round", "Simulation"]
+__all__ = ["DRAW", "ROOM", "ROUND", "Event", "KeyStream", "Monkey", "NewRecord", "Round", "Simulation"]
 
 # Keys are drawn this many at a time. It is part of what a seed means: change it and every
 # seeded stream changes, and checkpoints from before no longer resume.
