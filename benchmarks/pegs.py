@@ -260,33 +260,37 @@ def measure_french(limit: float) -> None:
 
 
 def run_measured(command: list, env: Optional[dict] = None) -> tuple:
-    """(CPU seconds, peak resident MiB, stdout) of a child process, from its own rusage (wait4)."""
+    """(CPU seconds, peak resident MiB, stdout, wall seconds) of a child process, from its own
+    rusage (wait4)."""
     with tempfile.TemporaryFile("w+") as output:
+        started = time.perf_counter()
         child = subprocess.Popen(command, stdout=output, stderr=subprocess.DEVNULL, env=env)
         _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
         child.returncode = os.waitstatus_to_exitcode(status)
         output.seek(0)
         text = output.read()
     if child.returncode:
         raise RuntimeError(f"{command[0]} failed with exit status {child.returncode}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, text, wall
 
 
-def _ours(state: Path, numpy: bool) -> tuple:
-    """(CPU s, peak MiB, (positions, solutions, games, A112738 list)) of `bot.py pegs count english
-    --no-post` in a child process, as a user runs it: checkpoints and level files in `state`."""
+def _ours(state: Path, numpy: bool, workers: int = 1) -> tuple:
+    """(CPU s, peak MiB, (positions, solutions, games, A112738 list), wall s) of `bot.py pegs count
+    english --no-post --workers N` in a child process, as a user runs it: checkpoints and level
+    files in `state`."""
     root = Path(__file__).resolve().parents[1]
     env_file = state.parent / "bench.env"
     env_file.write_text(f"BOT_STATE_DIR={state}\n")
     env_file.chmod(0o600)
     command = [sys.executable, str(root / "bot.py"), "--env-file", str(env_file), "pegs", "count", "english"]
     environ = dict(os.environ, TWITTERBOT_PEGS_KERNEL="numpy") if numpy else None  # else as the caller's
-    cpu, peak, out = run_measured(command + ["--no-post"], env=environ)
+    cpu, peak, out, wall = run_measured(command + ["--no-post", "--workers", str(workers)], env=environ)
     summary = next(line for line in out.splitlines() if line.startswith("english: "))
     numbers = [int(word.replace(",", "")) for word in summary.replace(";", " ").split() if word[0].isdigit()]
     finishable = next(line for line in out.splitlines() if line.startswith("positions from which"))
     a112738 = finishable.split(": ", 1)[1].split(";")[0].replace(",", "").replace(" ", ",")
-    return cpu, peak, (numbers[0], numbers[2], numbers[3], a112738)
+    return cpu, peak, (numbers[0], numbers[2], numbers[3], a112738), wall
 
 
 def measure_count(peer: str, repeat: int, numpy: bool) -> None:
@@ -309,9 +313,10 @@ def measure_count(peer: str, repeat: int, numpy: bool) -> None:
             compiling = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
             print(f"compiled kernel: built once by cc in {compiling:.2f} s CPU (as the first `pegs count` does)")
         peer_ok = bool(peer) and Path(peer).exists()
-        ours, theirs, first = [], [], []
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        ours, theirs, first, every_core = [], [], [], []
         for run in range(repeat):
-            cpu, peak, words = _ours(state, numpy=False)
+            cpu, peak, words, wall = _ours(state, numpy=False)
             ours.append((cpu, peak))
             total, solutions, games, _ = words
             if run == 0:
@@ -323,15 +328,26 @@ def measure_count(peer: str, repeat: int, numpy: bool) -> None:
                     f"{games:,} complete games ({'ok' if games == ENGLISH_GAMES else 'WRONG'})"
                 )
                 print(f"A112738 (positions from which the centre finish is still possible): {words[3]}")
-            line = f"run {run + 1}: ours {cpu:.1f} s CPU, peak {peak:,.0f} MiB"
+            line = f"run {run + 1}: ours {cpu:.1f} s CPU, {wall:.1f} s wall, peak {peak:,.0f} MiB"
+            if cores > 1:
+                many = _ours(state, numpy=False, workers=cores)
+                every_core.append((wall, many[3], many[1], peak))
+                same = "the same figures" if many[2] == words else "DIFFERENT figures"
+                line += (f"; --workers {cores}: {many[0]:.1f} s CPU, {many[3]:.1f} s wall ({many[3] / wall:.2f}x), "
+                         f"peak {many[1]:,.0f} MiB ({many[1] / peak:.2f}x), {same}")  # fmt: skip
             if peer_ok:
-                peer_cpu, peer_peak, _ = run_measured([peer, "english", "1"])  # one thread, as ours
+                peer_cpu, peer_peak, _, _ = run_measured([peer, "english", "1"])  # one thread, as ours
                 theirs.append((peer_cpu, peer_peak))
                 line += f"; peer {peer_cpu:.1f} s CPU, peak {peer_peak:,.0f} MiB; ratio {cpu / peer_cpu:.2f}x"
             print(line, flush=True)
         cpu, peak = median(c for c, _ in ours), max(p for _, p in ours)
         print(f"ours (median of {repeat}): {cpu:.1f} s CPU (range {min(c for c, _ in ours):.1f}-"
               f"{max(c for c, _ in ours):.1f}), peak {peak:,.0f} MiB")  # fmt: skip
+        if every_core:
+            walls = sorted(many / one for one, many, _, _ in every_core)
+            peaks = sorted(many / one for _, _, many, one in every_core)
+            print(f"--workers {cores} against --workers 1 (median of {repeat} paired runs): wall {median(walls):.2f}x "
+                  f"(range {walls[0]:.2f}-{walls[-1]:.2f}x), peak {median(peaks):.2f}x")  # fmt: skip
         if not peer:
             print("peer (BerndAmend/peg-solitaire-rust): unavailable (give its binary with --peer or PEGS_PEER)")
         elif not peer_ok:
@@ -345,7 +361,7 @@ def measure_count(peer: str, repeat: int, numpy: bool) -> None:
             print(f"ratio ours/peer: CPU {median(ratios):.2f}x (median of the paired ratios, range "
                   f"{ratios[0]:.2f}-{ratios[-1]:.2f}x), peak memory {peak / peer_peak:.2f}x")  # fmt: skip
         if numpy:
-            cpu, peak, words = _ours(state, numpy=True)
+            cpu, peak, words, _ = _ours(state, numpy=True)
             print(f"numpy path (TWITTERBOT_PEGS_KERNEL=numpy): {cpu:.1f} s CPU, peak {peak:,.0f} MiB, "
                   f"{'the same figures' if words == first else 'DIFFERENT figures: ' + str(words[:3])}")  # fmt: skip
 
@@ -381,14 +397,14 @@ def measure_fewest() -> None:
     CPU and peak memory; the 0-1 search it replaced, which gives up on the English board, as the
     baseline in the same run."""
     root = str(Path(__file__).resolve().parents[1])
-    cpu, peak, out = run_measured([sys.executable, "-c", _FEWEST.format(root=root)])
+    cpu, peak, out, _ = run_measured([sys.executable, "-c", _FEWEST.format(root=root)])
     moves, proved, counted, states = out.split()
     print(
         f"fewest moves english: {moves} moves ({'ok' if moves == '18' else 'WRONG'}: 18 is the published minimum), "
         f"{'proved minimal' if proved == 'True' else 'NOT proved'}; {cpu:.1f} s CPU ({float(counted):.1f} s of it the "
         f"count), peak {peak:,.0f} MiB; {int(states):,} positions searched by moves"
     )
-    old_cpu, old_peak, out = run_measured([sys.executable, "-c", _ZERO_ONE.format(root=root)])
+    old_cpu, old_peak, out, _ = run_measured([sys.executable, "-c", _ZERO_ONE.format(root=root)])
     print(
         f"baseline, the 0-1 search over (position, last hole): {'gave up' if out.strip() == 'True' else 'answered'} "
         f"at 500,000 states after {old_cpu:.1f} s CPU, peak {old_peak:,.0f} MiB"

@@ -7,6 +7,8 @@ import logging
 import os
 import shutil
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -18,7 +20,7 @@ from twitterbot.jobs import native
 from twitterbot.jobs.monkey import kernel as kernel_module
 from twitterbot.jobs.monkey.kernel import ENV, Kernel, load
 from twitterbot.jobs.monkey.matchers import AnywhereMatcher, Matcher, PrefixMatcher
-from twitterbot.jobs.monkey.simulation import DRAW, KeyStream, NewRecord, Simulation
+from twitterbot.jobs.monkey.simulation import DRAW, ROOM, KeyStream, NewRecord, Simulation
 
 COMPILER = shutil.which("cc")
 
@@ -44,7 +46,7 @@ def test_draws_and_generator_states_equal_numpy(kernel: Kernel, seed: int, key_c
     compiled = KeyStream(key_count, np.random.SeedSequence(seed), kernel)
     for _ in range(3):
         assert np.array_equal(compiled._next_draw(), numpy_stream._next_draw())
-        assert compiled._bits.state == numpy_stream._bits.state
+        assert compiled.generator() == numpy_stream.generator()
 
 
 def test_a_half_used_32_bit_buffer_carries_over(kernel: Kernel) -> None:
@@ -56,8 +58,8 @@ def test_a_half_used_32_bit_buffer_carries_over(kernel: Kernel) -> None:
         compiled = KeyStream(255, seed, kernel)
         for _ in range(2):
             assert np.array_equal(compiled._next_draw(), numpy_stream._next_draw())
-            state = numpy_stream._bits.state
-            assert compiled._bits.state == state
+            state = numpy_stream.generator()
+            assert compiled.generator() == state
             seen.add(state["has_uint32"])
     assert seen == {0, 1}
 
@@ -69,7 +71,7 @@ def test_lemire_rejections_are_redrawn_like_numpy(kernel: Kernel) -> None:
     numpy_stream, compiled = KeyStream(188, 11), KeyStream(188, 11, kernel)
     for _ in range(40):
         assert np.array_equal(compiled._next_draw(), numpy_stream._next_draw())
-    assert compiled._bits.state == numpy_stream._bits.state
+    assert compiled.generator() == numpy_stream.generator()
 
 
 def _records(matcher: Matcher, key_count: int, seed: int, batches: List[int], kernel: Optional[Kernel]) -> Any:
@@ -285,3 +287,46 @@ def test_both_copies_of_the_block_sieve_agree_with_numpy(kernel: Kernel) -> None
         assert not vectorised and np.array_equal(baseline, expected)
         fast, _ = kernel.block_sieve(typed, gram_ok)
         assert np.array_equal(fast, expected)
+
+
+@pytest.mark.parametrize("with_kernel", [True, False])
+def test_keys_joined_to_what_came_before_are_the_stream_s_keys(kernel: Kernel, with_kernel: bool) -> None:
+    """`take_after` gives `before` then the next keys, whether they land in the room before one of
+    the kernel's draws, straddle two draws, or `before` is longer than that room; the stream's
+    keys are the same as `take` gives."""
+    reference = KeyStream(27, 12).take(6 * DRAW)
+    stream = KeyStream(27, 12, kernel if with_kernel else None)
+    rng = np.random.default_rng(4)
+    at = 0
+    for size, before_size in [(DRAW, 0), (DRAW, 9), (100, 7), (DRAW - 100, ROOM), (DRAW + 50, 3), (7, ROOM + 1)]:
+        before = rng.integers(0, 27, before_size).astype(np.uint8)
+        joined = stream.take_after(before, size)
+        assert np.array_equal(joined, np.concatenate([before, reference[at : at + size]]))
+        at += size
+    assert np.array_equal(stream.take(DRAW), reference[at : at + DRAW])
+
+
+def test_typing_maps_no_fresh_memory_per_draw_under_dask_s_malloc_settings(kernel: Kernel, tmp_path: Path) -> None:
+    """A Dask worker runs with MALLOC_TRIM_THRESHOLD_ set (the nanny's default), which pins glibc's
+    mmap threshold at 128 KiB: a fresh 256 KiB array a draw would be mapped anew and page-faulted
+    in every time (40% of a worker's typing). The typing reuses its buffers instead."""
+    code = f"""
+import resource, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[3])!r})
+import numpy as np
+from pathlib import Path
+from twitterbot.jobs.monkey.kernel import load
+from twitterbot.jobs.monkey.matchers import AnywhereMatcher
+from twitterbot.jobs.monkey.simulation import DRAW, KeyStream, Monkey
+kernel = load(Path({str(kernel.path.parent)!r}))
+matcher = AnywhereMatcher(np.random.default_rng(8).integers(0, 28, 3000).astype(np.uint8), 27)
+monkey = Monkey(matcher, KeyStream(27, 5, kernel), record=9, kernel=kernel)
+monkey.type(4 * DRAW)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+monkey.type(64 * DRAW)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+    environ = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536"}
+    faults = int(subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True).stdout)
+    assert faults < 64 * 8, f"{faults} page faults in 64 draws: a draw's memory is mapped afresh ({DRAW // 4096} pages)"
+

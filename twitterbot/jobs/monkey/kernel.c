@@ -157,7 +157,9 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
     unsigned shift;
     const uint16_t by_k = divisor(k, &shift);
     uint64_t raw[CHUNK];
-    uint16_t values[4 * CHUNK];
+    /* four 16-bit values in each output, low first (little-endian only), read in place:
+     * -fno-strict-aliasing (native.FLAGS) makes reading raw's words as 16-bit values defined */
+    const uint16_t *values = (const uint16_t *)(const void *)raw;
     uint8_t unfair[4 * CHUNK];
     size_t redraws = 0;
     /* lane[j] is the state whose output is the (j+1)-th next: state advanced j+1 steps. */
@@ -187,7 +189,6 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
             for (size_t j = 0; j < 4; j++)
                 lane[j] = u128_add(u128_mul(j ? lane[j - 1] : state, PCG_MULT), inc);
         }
-        memcpy(values, raw, 8 * n); /* four 16-bit values each, low first (little-endian only) */
         uint16_t *keys = (uint16_t *)(void *)(out + 8 * w0); /* two keys each, first low */
         switch (shift) { /* a constant shift in each copy: 16-bit vector shifts */
         case 0: map_values(values, keys, unfair, 4 * n, k16, by_k, 0, last_fair); break;
@@ -199,20 +200,17 @@ CLONES size_t monkey_draw(uint64_t *g, uint32_t k, uint8_t *out, size_t words, u
         case 6: map_values(values, keys, unfair, 4 * n, k16, by_k, 6, last_fair); break;
         default: map_values(values, keys, unfair, 4 * n, k16, by_k, 7, last_fair); break;
         }
-        if (n < CHUNK) /* the groups of 32 below must not see the previous chunk's flags */
+        if (n < CHUNK) /* the groups of 8 below must not see the previous chunk's flags */
             memset(unfair + 4 * n, 0, 4 * (CHUNK - n));
-        /* 1% of values for 27 keys: look 32 at a time, then append without a branch per value */
-        for (size_t i = 0; i < 4 * n; i += 32) {
-            uint64_t any = 0, part;
-            for (size_t j = 0; j < 32; j += 8) {
-                memcpy(&part, unfair + i + j, 8);
-                any |= part;
+        /* 1% of values for 27 keys: look 8 at a time (one word of flags), and append each one set,
+         * in order, found by counting trailing zeros (a flag is one byte: 0 or 1) */
+        for (size_t i = 0; i < 4 * n; i += 8) {
+            uint64_t flags;
+            memcpy(&flags, unfair + i, 8);
+            while (flags) {
+                redraw[redraws++] = (uint32_t)(4 * w0 + i + (size_t)(__builtin_ctzll(flags) >> 3));
+                flags &= flags - 1;
             }
-            if (any)
-                for (size_t j = i; j < i + 32; j++) {
-                    redraw[redraws] = (uint32_t)(4 * w0 + j);
-                    redraws += unfair[j];
-                }
         }
     }
     state = u128_add(u128_mul(lane[0], pcg_back), pcg_back_inc);
@@ -390,22 +388,27 @@ static void sieve_blocks(const uint8_t *typed, size_t first, size_t blocks, cons
 /* The same with AVX2, picked at run time: eight blocks at a time, their table bits gathered as
  * 32-bit words (the table read as little-endian words: bit code % 32 of word code / 32). The
  * blocks after the last whole word of 64 go through sieve_blocks. */
+__attribute__((target("avx2"))) static inline __m256i avx2_codes(const uint8_t *at) {
+    /* keys below 32: a + 32 b and c + 32 d in 16-bit lanes, then (a + 32 b) + 1024 (c + 32 d) */
+    __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)at);
+    __m256i pairs = _mm256_maddubs_epi16(w, _mm256_set1_epi16(32 << 8 | 1));
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi32(1024 << 16 | 1));
+}
+
+/* The table's bit for each of eight codes, as the low 8 bits, in order. */
+__attribute__((target("avx2"))) static inline unsigned avx2_known(__m256i code, const uint8_t *gram_bits) {
+    __m256i word = _mm256_i32gather_epi32((const int *)(const void *)gram_bits, _mm256_srli_epi32(code, 5), 4);
+    __m256i bit = _mm256_slli_epi32(_mm256_srlv_epi32(word, _mm256_and_si256(code, _mm256_set1_epi32(31))), 31);
+    return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(bit));
+}
+
 __attribute__((target("avx2"))) static void sieve_blocks_avx2(const uint8_t *typed, size_t blocks,
                                                               const uint8_t *gram_bits, uint64_t *ok) {
-    const __m256i five = _mm256_set1_epi32(0x1F), low = _mm256_set1_epi32(31);
     size_t whole = blocks / 64 * 64;
     for (size_t j0 = 0; j0 < whole; j0 += 64) {
         uint64_t bits = 0;
-        for (unsigned i = 0; i < 64; i += 8) {
-            __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(typed + 4 * (j0 + i)));
-            __m256i code = _mm256_and_si256(w, five);
-            code = _mm256_or_si256(code, _mm256_and_si256(_mm256_srli_epi32(w, 3), _mm256_slli_epi32(five, 5)));
-            code = _mm256_or_si256(code, _mm256_and_si256(_mm256_srli_epi32(w, 6), _mm256_slli_epi32(five, 10)));
-            code = _mm256_or_si256(code, _mm256_and_si256(_mm256_srli_epi32(w, 9), _mm256_slli_epi32(five, 15)));
-            __m256i word = _mm256_i32gather_epi32((const int *)(const void *)gram_bits, _mm256_srli_epi32(code, 5), 4);
-            __m256i bit = _mm256_slli_epi32(_mm256_srlv_epi32(word, _mm256_and_si256(code, low)), 31);
-            bits |= (uint64_t)(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(bit)) << i;
-        }
+        for (unsigned i = 0; i < 64; i += 8)
+            bits |= (uint64_t)avx2_known(avx2_codes(typed + 4 * (j0 + i)), gram_bits) << i;
         ok[j0 / 64] = bits;
     }
     sieve_blocks(typed, whole, blocks, gram_bits, ok);

@@ -25,7 +25,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -70,8 +70,9 @@ class Kernel:
         self._check.restype = ctypes.c_size_t
         self._check.argtypes = [ctypes.c_uint32]
         self._checked: Dict[int, bool] = {}
-        self._generator = (ctypes.c_uint64 * 6)()
         self._found = np.empty((2, _ROOM), dtype=np.int64)
+        self._found_at = (self._found[0].ctypes.data, self._found[1].ctypes.data, _ROOM)
+        self._scratch_at: Tuple[int, ...] = ()  # the sieve's room, then `_found_at`
 
     def supports(self, key_count: int) -> bool:
         """Whether the compiled key mapping is exact for `key_count` keys, checked for every
@@ -82,36 +83,55 @@ class Kernel:
                 log.info("monkey: typing with numpy, the compiled kernel maps %d keys inexactly", key_count)
         return self._checked[key_count]
 
-    def draw(self, bits: np.random.PCG64, key_count: int, words: int, redraw: np.ndarray) -> np.ndarray:
+    def draw(
+        self, bits: np.random.PCG64, key_count: int, words: int, redraw: np.ndarray, out: Optional[np.ndarray] = None
+    ) -> np.ndarray:
         """`KeyStream._next_draw` for `words` 64-bit outputs: 8 * words keys, and `bits` moved on
         exactly as numpy's `random_raw` and `Generator.integers` would have. `redraw` is scratch
-        room for 4 * words uint32."""
-        state = bits.state
-        inner, g = state["state"], self._generator
+        room for 4 * words uint32; `out`, if given, room for the keys (filled and returned)."""
+        keys = np.empty(8 * words, dtype=np.uint8) if out is None else out
+        assert keys.dtype == np.uint8 and keys.flags.c_contiguous and len(keys) == 8 * words
+        g = self.words(bits.state)
+        self.draw_at(g, key_count, keys.ctypes.data, words, redraw.ctypes.data)
+        bits.state = self.state_of(g)
+        return keys
+
+    def draw_at(self, g: Any, key_count: int, out: int, words: int, redraw: int) -> None:
+        """`draw` on the generator's six words `g` (from `words`, moved on in place), into memory
+        at address `out` (8 * words bytes), `redraw` the address of room for 4 * words uint32:
+        one call, for a stream that draws again and again from buffers it keeps."""
+        self._draw(g, key_count, out, words, redraw)
+
+    @staticmethod
+    def words(state: Dict[str, Any]) -> Any:
+        """numpy's PCG64 state as the six words the kernel moves on (`draw_at`)."""
+        inner = state["state"]
+        g = (ctypes.c_uint64 * 6)()
         g[0], g[1] = inner["state"] >> 64, inner["state"] & _MASK
         g[2], g[3] = inner["inc"] >> 64, inner["inc"] & _MASK
         g[4], g[5] = int(state["has_uint32"]), int(state["uinteger"])
-        keys = np.empty(8 * words, dtype=np.uint8)
-        self._draw(g, key_count, keys.ctypes.data, words, redraw.ctypes.data)
-        bits.state = {
+        return g
+
+    @staticmethod
+    def state_of(g: Sequence[int]) -> Dict[str, Any]:
+        """The six words (`words`, or a copy of them) as numpy's PCG64 state."""
+        return {
             "bit_generator": "PCG64",
             "state": {"state": (g[0] << 64) | g[1], "inc": (g[2] << 64) | g[3]},
             "has_uint32": int(g[4]),
             "uinteger": int(g[5]),
         }
-        return keys
 
     def prefix_find(self, typed: np.ndarray, fresh: int, record: int, target: np.ndarray) -> List[Tuple[int, int]]:
         """`PrefixMatcher.find`, in C."""
         typed = np.ascontiguousarray(typed, dtype=np.uint8)
         found: List[Tuple[int, int]] = []
-        ends, lengths = self._found
         while True:
             count = self._find(
-                typed.ctypes.data, len(typed), fresh, record, target.ctypes.data, len(target),
-                ends.ctypes.data, lengths.ctypes.data, _ROOM,
-            )  # fmt: skip
-            found += zip(ends[:count].tolist(), lengths[:count].tolist())
+                typed.ctypes.data, len(typed), fresh, record, target.ctypes.data, len(target), *self._found_at
+            )
+            if count:
+                found += self._records(count)
             if count < _ROOM:
                 return found
             record = found[-1][1]
@@ -135,18 +155,21 @@ class Kernel:
         typed = np.ascontiguousarray(typed, dtype=np.uint8)
         if len(self._ok) < len(typed) // 256 + 3:  # kept between batches: no allocation per batch
             self._ok = np.empty(len(typed) // 256 + 3, dtype=np.uint64)
+            self._scratch_at = (self._ok.ctypes.data, *self._found_at)
         index = self._index_for(gram_ok, codes, corpus, base, depth)
         found: List[Tuple[int, int]] = []
-        ends, lengths = self._found
         while True:
-            count = self._anywhere(
-                typed.ctypes.data, len(typed), fresh, record, *index,
-                self._ok.ctypes.data, ends.ctypes.data, lengths.ctypes.data, _ROOM,
-            )  # fmt: skip
-            found += zip(ends[:count].tolist(), lengths[:count].tolist())
+            count = self._anywhere(typed.ctypes.data, len(typed), fresh, record, *index, *self._scratch_at)
+            if count:
+                found += self._records(count)
             if count < _ROOM:
                 return found
             record = found[-1][1]
+
+    def _records(self, count: int) -> List[Tuple[int, int]]:
+        """The first `count` records the last search left in `_found`, as (end, length)."""
+        ends, lengths = self._found
+        return list(zip(ends[:count].tolist(), lengths[:count].tolist()))
 
     def block_sieve(self, typed: np.ndarray, gram_ok: np.ndarray, *, vector: bool = True) -> Tuple[np.ndarray, bool]:
         """Whether each aligned 4-key block of `typed` is one of the n-grams `gram_ok` marks (the

@@ -32,11 +32,14 @@ from .matchers import Matcher
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
 
-__all__ = ["DRAW", "ROUND", "Event", "KeyStream", "Monkey", "NewRecord", "Round", "Simulation"]
+__all__ = ["DRAW", "ROOM", "ROUND", "Event", "KeyStream", "Monkey", "NewRecord", "Round", "Simulation"]
 
 # Keys are drawn this many at a time. It is part of what a seed means: change it and every
 # seeded stream changes, and checkpoints from before no longer resume.
 DRAW = 1 << 18
+# Room before each of the compiled kernel's draws for the keys typed before it (a record's
+# length, that a record may start in): the matcher then reads them and the draw as one array.
+ROOM = 4096
 # Each monkey types this many keys per round; the parent reports and checkpoints between rounds.
 ROUND = 1 << 22
 
@@ -49,7 +52,9 @@ class KeyStream:
     independent. Keys come in fixed draws of `DRAW`, so the stream does not depend on how
     callers split their requests, and the state is small: the generator before the current draw
     and how much of that draw was used. With `kernel` the draws are made in C, with the same keys
-    and the generator left in the same state."""
+    and the generator left in the same state, into one buffer the stream keeps: a draw is never
+    a fresh allocation (a Dask worker's malloc maps each one anew, and page-faulting 256 KiB
+    every draw cost it 40% of its typing)."""
 
     def __init__(
         self,
@@ -70,25 +75,49 @@ class KeyStream:
         self._unfair = np.empty(DRAW // 2, dtype=bool)
         self._kernel = kernel if kernel is not None and kernel.supports(key_count) else None
         self._redraw = np.empty(DRAW // 2 if self._kernel else 0, dtype=np.uint32)
+        # The kernel's draws go to one buffer, kept, with ROOM bytes before it for `take_after`.
+        self._space = np.empty(ROOM + DRAW if self._kernel else 0, dtype=np.uint8)
+        self._joined = np.empty(0, dtype=np.uint8)  # `take_after` where there is no room
         self._bits = np.random.PCG64()
         self._random = np.random.Generator(self._bits)
         self._draw = np.empty(0, dtype=np.uint8)
         self._used = 0
         self._bits.state = state["generator"] if isinstance(state, dict) else np.random.PCG64(state).state
         self._before = self._bits.state  # the generator before the current draw
+        if self._kernel is not None:
+            # The kernel's generator is six words it moves on in place, and the buffers' addresses
+            # are taken once: a draw costs one call, not numpy's state dictionaries each time.
+            self._words = self._kernel.words(self._before)
+            self._words_before = self._words[:]
+            self._keys = self._space[ROOM:]
+            self._keys_at = self._keys.ctypes.data
+            self._redraw_at = self._redraw.ctypes.data
         if isinstance(state, dict) and state["used"]:
             self._draw, self._used = self._next_draw(), int(state["used"])
 
     def state(self) -> Dict[str, Any]:
         """JSON-ready: enough to continue this stream exactly."""
+        if self._kernel is not None:
+            return {"generator": self._kernel.state_of(self._words_before), "used": self._used}
         return {"generator": self._before, "used": self._used}
 
+    def generator(self) -> Dict[str, Any]:
+        """The generator's state now, after the current draw, as numpy's PCG64 gives it."""
+        return self._kernel.state_of(self._words) if self._kernel is not None else self._bits.state
+
     def take(self, count: int) -> np.ndarray:
-        """The next `count` keys (uint8). Within one draw the array is a view, not a copy."""
+        """The next `count` keys (uint8). Within one draw the array is a view, not a copy, valid
+        until the next `take` (the compiled kernel draws into the same buffer again): copy what
+        you keep."""
         parts = []
         while count > 0:
             if self._used == len(self._draw):
-                self._before = self._bits.state
+                if parts:  # the next draw overwrites the buffer the last part views
+                    parts[-1] = parts[-1].copy()
+                if self._kernel is not None:
+                    self._words_before = self._words[:]
+                else:
+                    self._before = self._bits.state
                 self._draw, self._used = self._next_draw(), 0
             size = min(count, len(self._draw) - self._used)
             parts.append(self._draw[self._used : self._used + size])
@@ -98,13 +127,36 @@ class KeyStream:
             return parts[0]
         return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint8)
 
+    def take_after(self, before: np.ndarray, count: int) -> np.ndarray:
+        """`before` (a copy, not a view of this stream's keys), then the next `count` keys, as one
+        array, valid until the next `take`. Where the keys lie in one of the compiled kernel's
+        draws, `before` is written into the room before them (keys already taken): the keys
+        themselves are not copied, which a buffer of their own would cost every draw."""
+        keys = self.take(count)
+        if not len(before):
+            return keys
+        if keys.base is self._space:  # one view of the kernel's current draw
+            at = ROOM + self._used - len(keys)
+            if len(before) <= at:
+                joined = self._space[at - len(before) : at + len(keys)]
+                joined[: len(before)] = before
+                return joined
+        size = len(before) + len(keys)
+        if len(self._joined) < size:  # kept from take to take: a fresh array each time page-faults
+            self._joined = np.empty(size, dtype=np.uint8)
+        joined = self._joined[:size]
+        joined[: len(before)] = before
+        joined[len(before) :] = keys
+        return joined
+
     def _next_draw(self) -> np.ndarray:
         """The next DRAW keys: the same as looking each 16-bit value up in the pair table, but
         computed with whole-array SIMD arithmetic in place (a gather is the slow part of numpy):
         pair = v mod k², and its two keys as one little-endian 16-bit number,
         pair // k + (pair mod k) * 256 = 256 * pair - (256k - 1) * (pair // k), modulo 2¹⁶."""
         if self._kernel is not None:
-            return self._kernel.draw(self._bits, self.key_count, DRAW // 8, self._redraw)
+            self._kernel.draw_at(self._words, self.key_count, self._keys_at, DRAW // 8, self._redraw_at)
+            return self._keys
         values = self._bits.random_raw(DRAW // 8).view(np.uint16)
         k, quotient, unfair = self.key_count, self._scratch, self._unfair
         np.greater_equal(values, self._fair, out=unfair)
@@ -144,7 +196,6 @@ class Monkey:
         self.record = record
         self.tail = np.asarray(tail, dtype=np.uint8)
         self.typed = typed
-        self._buffer = np.empty(0, dtype=np.uint8)
 
     def type(
         self, count: int, seen: Optional[Callable[[np.ndarray], None]] = None
@@ -153,11 +204,11 @@ class Monkey:
         `seen`, if given, is shown each block of keys as it is typed (a chunk keeps its ends)."""
         records = []
         while count > 0:
-            keys = self.stream.take(min(count, DRAW))
+            fresh = len(self.tail)
+            typed = self.stream.take_after(self.tail, min(count, DRAW))
+            keys = typed[fresh:]
             if seen is not None:
                 seen(keys)
-            typed = self._behind_tail(keys) if self.tail.size else keys
-            fresh = len(self.tail)
             found = self.matcher.find(typed, fresh, self.record, self._kernel)
             for end, length in found:
                 records.append((self.typed + end - fresh, length, typed[end - length + 1 : end + 1].copy()))
@@ -166,17 +217,6 @@ class Monkey:
             self.typed += len(keys)
             count -= len(keys)
         return records
-
-    def _behind_tail(self, keys: np.ndarray) -> np.ndarray:
-        """The tail, then `keys`, in a buffer kept from batch to batch (a fresh array each time
-        costs a page-faulting allocation as large as the batch)."""
-        size = len(self.tail) + len(keys)
-        if len(self._buffer) < size:
-            self._buffer = np.empty(size, dtype=np.uint8)
-        typed = self._buffer[:size]
-        typed[: len(self.tail)] = self.tail
-        typed[len(self.tail) :] = keys
-        return typed
 
     def state(self) -> Dict[str, Any]:
         return {"stream": self.stream.state(), "record": self.record, "tail": self.tail.tolist(), "typed": self.typed}
