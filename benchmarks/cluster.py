@@ -187,6 +187,32 @@ def cluster_count(board: str, workers: int, memory_limit: str) -> Run:
         return Run(total, wall, cpu, [after[w][1] for w in sorted(after)], [before[w][1] for w in sorted(after)])
 
 
+GATHER = """
+import sys, time
+import numpy as np
+values = np.ones(64 << 20, np.uint64)  # 512 MiB, far beyond the caches
+at = np.random.default_rng(int(sys.argv[1])).integers(0, len(values), 8_000_000)
+values[at].sum()
+started = time.perf_counter()
+for _ in range(3):
+    values[at].sum()
+print(time.perf_counter() - started)
+"""
+
+
+def memory_scaling() -> float:
+    """How much more random memory access two processes at once get done than one: the count
+    waits on memory, not on arithmetic, so no count can scale beyond this on this machine."""
+
+    def run(seeds: List[int]) -> List[float]:
+        children = [subprocess.Popen([sys.executable, "-c", GATHER, str(seed)], stdout=subprocess.PIPE, text=True) for seed in seeds]
+        return [float(child.communicate()[0]) for child in children]
+
+    alone = min(run([0])[0] for _ in range(2))
+    together = min(max(run([0, 1])) for _ in range(2))
+    return 2 * alone / together
+
+
 def best(runs: List[Run]) -> Run:
     """The fastest of the runs (its own peaks: each run's processes are fresh)."""
     return min(runs, key=lambda run: run.wall)
@@ -264,6 +290,10 @@ def main() -> int:
         print(f"task overhead: {throughput * 1e3:.2f} ms a task in a batch of 2000, {latency * 1e3:.2f} ms one at a time")
     if args.quick:
         return 0
+    print(
+        f"random memory access (gathers over 512 MiB): two processes at once do {memory_scaling():.2f}x what one "
+        "does alone; the count waits on memory, so this bounds what a second core can give here"
+    )
     compare_counts("english", args.count_rounds, numpy_too=True, memory_limit="4GiB")
     if args.french:
         compare_counts("french", args.count_rounds, numpy_too=False, memory_limit="16GiB", more_workers=4)

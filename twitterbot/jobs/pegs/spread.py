@@ -29,7 +29,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -147,6 +147,13 @@ def _kept(name: str, share: int, jumps: int) -> np.ndarray:
     return _held(name, share).kept[jumps]
 
 
+def _forget_kept(name: str) -> None:
+    """Run on every worker: let go of the positions kept of count `name`."""
+    for key, holding in _HELD.items():
+        if key[0] == name:
+            holding.kept.clear()
+
+
 def _drop(name: str) -> None:
     """Run on every worker: let go of everything it holds of count `name`."""
     for key in [key for key in _HELD if key[0] == name]:
@@ -223,11 +230,12 @@ def _count(
         keep = finishable is not None and _central(board) and not resumed
         if resumed:
             history, names = resumed
-            figures = owners_.seed(len(history) - 1, [_load_share(checkpoint, name_) for name_ in names], keep)  # type: ignore[arg-type]
+            parts = (_load_share(checkpoint, name_) for name_ in names)  # type: ignore[arg-type]
+            figures = owners_.seed(len(history) - 1, parts, history[-1].positions, keep)
             yield from history[:-1]
         else:
             start = Orienter(board).canonical(np.array([board.start], dtype=np.uint64))
-            figures = owners_.seed(0, [(start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))], keep)
+            figures = owners_.seed(0, [(start, np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint32))], 1, keep)
             history = [_level(board, 0, figures, 0.0)]
         began = clock()
         growth = history[-1].positions / history[-2].positions if len(history) > 1 else 4.0
@@ -242,7 +250,9 @@ def _count(
             if sum(f[0] for f in figures) == 0:
                 break
             history.append(_level(board, jumps, figures, clock() - began))
-            keep = keep and sum(level_.positions for level_ in history) <= KEEP_AT_MOST
+            if keep and sum(level_.positions for level_ in history) > KEEP_AT_MOST:
+                keep = False
+                owners_.forget_kept()
             if checkpoint:
                 _save(checkpoint, board, history, owners_)
         if finishable is not None and keep:
@@ -268,10 +278,12 @@ class _Owners:
         """A future for `function(self.name, share, *args)` on share's worker, and only there."""
         return self.cluster.submit_on(self.homes[share], function, self.name, share, *args)
 
-    def seed(self, jumps: int, parts: List[Part], keep: bool) -> List[Figures]:
-        """Level `jumps` given whole (the start, or a checkpoint's shares, loaded one at a time):
-        each part cut by owner here and added to its owners' tables. Returns the level's figures."""
-        before = [self.on(share, _open, self.shares, self.board, jumps, 16) for share in range(self.shares)]
+    def seed(self, jumps: int, parts: Iterable[Part], size: int, keep: bool) -> List[Figures]:
+        """Level `jumps` (`size` positions) given whole: the start, or a checkpoint's shares, loaded
+        one at a time; each part cut by owner here and added to its owners' tables. Returns the
+        level's figures."""
+        expected = size // self.shares + 16
+        before = [self.on(share, _open, self.shares, self.board, jumps, expected) for share in range(self.shares)]
         for part in parts:
             pieces = cut(part, self.shares)
             sent = [self.cluster.send(self.homes[share], [pieces[share]]) for share in range(self.shares)]
@@ -324,6 +336,10 @@ class _Owners:
     def kept(self, jumps: int) -> List[Any]:
         """Futures of level `jumps`' positions, a share each."""
         return [self.on(share, _kept, jumps) for share in range(self.shares)]
+
+    def forget_kept(self) -> None:
+        """Every worker lets go of the levels' positions it kept for the finishable count."""
+        self.cluster.client.run(_forget_kept, self.name)
 
     def drop(self) -> None:
         """Every worker lets go of what it holds of this count (a lost one held nothing)."""
