@@ -117,6 +117,7 @@ def test_the_command_counts_on_every_core_and_prints_the_same(home: BotHome, tmp
     ("words", "says"),
     [
         (["pegs", "solve", "--workers", "2"], "--workers is for pegs count"),
+        (["pegs", "boards", "--workers", "2"], "--workers is for pegs count"),
         (["pegs", "count", "--workers", "2", "--cluster", "tcp://127.0.0.1:1"], "give one of them"),
         (["pegs", "count", "--workers", "0"], "--workers"),
     ],

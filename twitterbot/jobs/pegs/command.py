@@ -30,6 +30,8 @@ def register(parser: Parser, commands: Commands) -> None:
 
 def _pegs(args: argparse.Namespace, config: Config) -> int:
     """Solve or count a peg solitaire board, posting progress and the result."""
+    if args.workers is not None and args.action != "count":
+        raise UsageError(f"--workers is for pegs count, not pegs {args.action}: drop it")
     if args.action == "boards":
         for name, (_, kind, _, about) in BOARDS.items():
             print(f"{name:16} {kind:11} {builtin(name).goal_text:18} {about}")
@@ -52,8 +54,6 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
         check_countable(board, "pegs count" if args.action == "count" else "pegs solve --fewest-moves")
     if args.cluster and args.action != "count":
         raise UsageError(f"--cluster is for pegs count and pegs solve --batch, not pegs {args.action}: drop it")
-    if args.workers is not None and args.action != "count":
-        raise UsageError(f"--workers is for pegs count, not pegs {args.action}: drop it")
     if args.workers is not None and args.cluster:
         raise UsageError("--workers N counts on this machine's cores, --cluster on a cluster's workers: give one of them")
     cluster = cluster_for(args, config) if args.action == "count" else None  # before anything is posted
