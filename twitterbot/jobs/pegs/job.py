@@ -13,7 +13,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, List, Optional, TextIO, Union
+from typing import Any, Callable, Iterator, List, NamedTuple, Optional, TextIO, Union
 
 from ...errors import UsageError
 from ...files import write_atomically
@@ -162,6 +162,34 @@ def solve_text_on_worker(board: Board) -> str:
     return solve_text(board, worker_kernel())
 
 
+class _Where(NamedTuple):
+    """Where a count runs and keeps its files (run_count's arguments)."""
+
+    checkpoint: Optional[Path]
+    levels: Optional[Path]
+    kernel: Optional[Kernel]
+    cluster: Any
+    workers: int
+
+
+def _counted(
+    board: Board,
+    where: _Where,
+    progress: Callable[[Counting], None],
+    clock: Callable[[], float],
+    finishable: Optional[List[int]],
+) -> Iterator[Level]:
+    """The count's levels: on the cluster's workers (filling `finishable`), or on this machine's cores."""
+    if where.cluster is not None:
+        from .spread import count_on_cluster  # needs a cluster: only with --cluster
+
+        return count_on_cluster(board, where.cluster, checkpoint=where.checkpoint, progress=progress, finishable=finishable)
+    return count_levels(
+        board, checkpoint=where.checkpoint, progress=progress, clock=clock, keep=where.levels, kernel=where.kernel,
+        workers=where.workers,
+    )  # fmt: skip
+
+
 def run_count(
     board: Board,
     reporter: AnyReporter,
@@ -205,15 +233,8 @@ def run_count(
     games = 0
     on = f" on a cluster of {plural(cluster.workers, 'worker')}" if cluster is not None else ""
     finishable: Optional[List[int]] = [] if cluster is not None else None
-    if cluster is not None:
-        from .spread import count_on_cluster  # needs a cluster: only with --cluster
-
-        counted = count_on_cluster(board, cluster, checkpoint=checkpoint, progress=counting, finishable=finishable)
-    else:
-        counted = count_levels(
-            board, checkpoint=checkpoint, progress=counting, clock=clock, keep=levels, kernel=kernel, workers=workers
-        )
-    for level in counted:
+    where = _Where(checkpoint, levels, kernel, cluster, workers)
+    for level in _counted(board, where, counting, clock, finishable):
         total += level.positions
         games += level.games
         status.clear()
