@@ -19,6 +19,8 @@ from conftest import BotHome
 from twitterbot.jobs import native
 from twitterbot.jobs.pegs import kernel as pegs_kernel
 
+_VERSION = f"#define PEGS_ABI_VERSION {pegs_kernel.ABI.version}u"  # kernel.c's line, as kernel.py expects it
+
 COMPILER = shutil.which("cc")
 needs_cc = pytest.mark.skipif(COMPILER is None, reason="NO C COMPILER (cc) ON PATH: the kernels are NOT tested here")
 
@@ -66,7 +68,7 @@ def test_a_cached_kernel_that_answers_another_interface_is_rebuilt(tmp_path: Pat
         path.write_bytes(b"\x7fELF half a library")
     else:
         changes = {
-            "another interface version": ("#define PEGS_ABI_VERSION 1u", "#define PEGS_ABI_VERSION 7u"),
+            "another interface version": (_VERSION, f"#define PEGS_ABI_VERSION {pegs_kernel.ABI.version + 5}u"),
             "other structure sizes": ("sizeof(board_t), sizeof(pair_t)", "sizeof(board_t) + 8, sizeof(pair_t)"),
             "no interface function": ("uint32_t pegs_abi(", "uint32_t pegs_abi_of_another_age("),
         }
@@ -81,7 +83,7 @@ def test_a_cached_kernel_that_answers_another_interface_is_rebuilt(tmp_path: Pat
 def test_a_kernel_c_that_disagrees_with_kernel_py_is_not_used_and_says_why(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    source = _variant(tmp_path, "#define PEGS_ABI_VERSION 1u", "#define PEGS_ABI_VERSION 2u")
+    source = _variant(tmp_path, _VERSION, f"#define PEGS_ABI_VERSION {pegs_kernel.ABI.version + 1}u")
     spec = dataclasses.replace(pegs_kernel.SPEC, source=source)
     with caplog.at_level(logging.INFO):
         kernel = native.load(pegs_kernel.Kernel, spec, tmp_path / "cache", log=logging.getLogger("pegs-test"))
@@ -89,7 +91,8 @@ def test_a_kernel_c_that_disagrees_with_kernel_py_is_not_used_and_says_why(
     [record] = [record for record in caplog.records if record.name == "pegs-test"]
     assert record.levelno == logging.WARNING
     message = record.getMessage()
-    assert "answers interface 2" in message and f"kernel.py expects interface {pegs_kernel.ABI.version}" in message
+    assert f"answers interface {pegs_kernel.ABI.version + 1}" in message
+    assert f"kernel.py expects interface {pegs_kernel.ABI.version}" in message
     assert message.startswith("pegs: counting with numpy and searching in Python, the kernel ")
     assert pegs_kernel.SPEC.slower in message and "reinstall the bot" in message
 
