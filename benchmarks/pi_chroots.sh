@@ -51,6 +51,9 @@ make_chroot() {
             "$release" "$root" "$MIRROR"
     fi
     cp /etc/resolv.conf "$root/etc/resolv.conf"
+    # debootstrap writes no /etc/hosts, which every installed system has: without it `localhost`
+    # does not resolve.
+    [ -s "$root/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
     # This machine's own certificate authorities (a proxy's), so pip reaches PyPI as it does here.
     if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
         cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
