@@ -390,11 +390,12 @@ def _json_problem(text: str, exc: json.JSONDecodeError) -> Tuple[int, int, str]:
     ones point after it and ask for a name or a value."""
     before = text[: exc.pos].rstrip()
     closing = text[exc.pos : exc.pos + 1]
-    if before.endswith(",") and closing in ("}", "]"):
+    # After a comma, an object wants a name and an array a value: the bracket must close that one.
+    what = {("}", "Expecting property name enclosed in double quotes"): "object", ("]", "Expecting value"): "array"}
+    if before.endswith(",") and (closing, exc.msg) in what:
         comma = len(before) - 1
         line = text.count("\n", 0, comma) + 1
-        what = "object" if closing == "}" else "array"
-        return line, comma - text.rfind("\n", 0, comma), f"Illegal trailing comma before end of {what}"
+        return line, comma - text.rfind("\n", 0, comma), f"Illegal trailing comma before end of {what[closing, exc.msg]}"
     return exc.lineno, exc.colno, exc.msg
 
 
