@@ -105,9 +105,14 @@ copy_checkout() {
 }
 
 in_chroot() {
-    local root=$1
+    local root=$1 name
     shift
-    chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/home/pi LANG=C.UTF-8 \
+    # A clean environment, but for a proxy this machine reaches PyPI through.
+    local keep=()
+    for name in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+        [ -n "${!name:-}" ] && keep+=("$name=${!name}")
+    done
+    chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/home/pi LANG=C.UTF-8 "${keep[@]}" \
         bash -euo pipefail -c "cd /home/pi/twitterbot && $*"
 }
 
