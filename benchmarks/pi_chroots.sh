@@ -8,6 +8,10 @@
 #   benchmarks/pi_chroots.sh suite RELEASE [cc]    x86-64: bullseye (Python 3.9) or trixie (3.13):
 #                                                  the README's test command, without a C compiler,
 #                                                  or with one (cc)
+#   benchmarks/pi_chroots.sh ci                    CI (.ci/run): the README's test command under
+#                                                  Trixie's Python 3.13, in a chroot made afresh in
+#                                                  a temporary folder (CI_CHROOTS, default /var/tmp)
+#                                                  and removed after, mounts undone on every exit
 #
 # `pi` follows the README's "32-bit Raspberry Pi OS" commands exactly, with no compiler in the
 # chroot, then runs a dry run, a picture line, `pegs solve english`, `serve` and `check`, and prints
@@ -23,7 +27,7 @@ CHROOTS="${CHROOTS:-/work/chroots}"
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 
 usage() {
-    sed -n '2,18p' "$0" >&2
+    sed -n '2,22p' "$0" >&2
     exit 64
 }
 
@@ -47,6 +51,9 @@ make_chroot() {
             "$release" "$root" "$MIRROR"
     fi
     cp /etc/resolv.conf "$root/etc/resolv.conf"
+    # debootstrap writes no /etc/hosts, which every installed system has: without it `localhost`
+    # does not resolve.
+    [ -s "$root/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
     # This machine's own certificate authorities (a proxy's), so pip reaches PyPI as it does here.
     if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
         cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
@@ -65,6 +72,26 @@ unmount_chroot() {
     done
 }
 
+# Deletes a chroot made by `ci`, only once nothing is mounted in it: with /dev still bound there,
+# rm would empty this machine's /dev.
+remove_chroot() {
+    local root=$1 fs
+    for fs in dev/pts dev sys proc; do
+        if mountpoint -q "$root/$fs"; then
+            echo "$root/$fs is still mounted: $root is left in place (umount it, then rm -rf $root)" >&2
+            return 1
+        fi
+    done
+    rm -rf --one-file-system "$root"
+}
+
+# An EXIT trap runs on an interrupted or killed run too only when the signal is trapped.
+exit_on_signals() {
+    trap 'exit 129' HUP
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
 # The checkout as git would clone it (tracked and new files), into $1/home/pi/twitterbot.
 copy_checkout() {
     local root=$1
@@ -78,9 +105,14 @@ copy_checkout() {
 }
 
 in_chroot() {
-    local root=$1
+    local root=$1 name
     shift
-    chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/home/pi LANG=C.UTF-8 \
+    # A clean environment, but for a proxy this machine reaches PyPI through.
+    local keep=()
+    for name in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+        [ -n "${!name:-}" ] && keep+=("$name=${!name}")
+    done
+    chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/home/pi LANG=C.UTF-8 "${keep[@]}" \
         bash -euo pipefail -c "cd /home/pi/twitterbot && $*"
 }
 
@@ -94,8 +126,9 @@ readme_pi_commands() {
 pi() {
     local arch=${1:-armhf} release=${2:-bookworm}
     local root="$CHROOTS/$release-$arch"
-    make_chroot "$root" "$release" "$arch"
     trap "unmount_chroot $root" EXIT
+    exit_on_signals
+    make_chroot "$root" "$release" "$arch"
     copy_checkout "$root"
     if chroot "$root" sh -c 'command -v cc || command -v gcc'; then
         echo "a C compiler is installed in $root: the 32-bit install must work without one" >&2
@@ -144,8 +177,9 @@ print(\"numpy\", numpy.__version__, \"Pillow\", PIL.__version__, \"cffi\", cffi.
 suite() {
     local release=${1:?bullseye or trixie} compiler=${2:-}
     local root="$CHROOTS/$release-amd64"
-    make_chroot "$root" "$release" amd64
     trap "unmount_chroot $root" EXIT
+    exit_on_signals
+    make_chroot "$root" "$release" amd64
     if [ "$compiler" = cc ]; then
         chroot "$root" sh -c 'command -v cc >/dev/null || (apt-get update -qq && apt-get install -y -qq gcc libc6-dev)'
     else
@@ -165,8 +199,51 @@ suite() {
         exit ${status:-0}'
 }
 
+# CI: the suite under Python 3.13 where Raspberry Pi OS is going, the only way to a second Python
+# here. The chroot is made afresh each time (a few minutes of debootstrap from Debian's archive),
+# with no C compiler, as a Lite image; the Bluesky PDS and chromium are not installed in it, so
+# their tests skip and say so.
+ci() {
+    local arch root
+    command -v debootstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; }
+    arch=$(dpkg --print-architecture)
+    mkdir -p "${CI_CHROOTS:-/var/tmp}"
+    root=$(mktemp -d "${CI_CHROOTS:-/var/tmp}/trixie-ci.XXXXXX")
+    chmod 755 "$root"  # the chroot's /: the permission tests run the bot as nobody
+    # Set before anything is mounted: every way out unmounts, then deletes the chroot.
+    trap "unmount_chroot $root; remove_chroot $root" EXIT
+    exit_on_signals
+    local start=$SECONDS
+    # Here, not in make_chroot: `set -e` does not stop a function called inside `||`. Twice, for a
+    # mirror's passing hiccup (nothing is mounted yet, so the half-made chroot can go).
+    local attempt
+    for attempt in 1 2; do
+        if debootstrap --variant=minbase --arch="$arch" --include=python3,python3-venv,ca-certificates,git \
+            trixie "$root" "$MIRROR" >"$root.log" 2>&1; then
+            break
+        fi
+        tail -n 30 "$root.log" >&2
+        echo "debootstrap of trixie from $MIRROR into $root failed (attempt $attempt; the end of its log above)" >&2
+        [ "$attempt" = 2 ] && { rm -f "$root.log"; exit 69; }
+        unmount_chroot "$root"  # debootstrap mounts /proc there while it works
+        find "$root" -mindepth 1 -maxdepth 1 -exec rm -rf --one-file-system {} +
+    done
+    rm -f "$root.log"
+    make_chroot "$root" trixie "$arch"
+    echo "== trixie chroot made in $((SECONDS - start)) s"
+    copy_checkout "$root"
+    chroot "$root" sh -c 'id pi >/dev/null 2>&1 || useradd -d /home/pi pi'
+    # The README's test command (tests/test_docs.py keeps .ci/run's the same).
+    in_chroot "$root" '
+        chmod 755 /home/pi /home/pi/twitterbot
+        python3 --version
+        python3 -m venv .venv && .venv/bin/pip install -q -r requirements-dev.txt && .venv/bin/python -m pytest -q'
+    echo "== the trixie suite, chroot included, took $((SECONDS - start)) s"
+}
+
 case "${1:-}" in
     pi) shift; pi "$@" ;;
     suite) shift; suite "$@" ;;
+    ci) shift; ci "$@" ;;
     *) usage ;;
 esac

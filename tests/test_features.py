@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 from typing import Iterable
 
+import pytest
 from conftest import REPO, BotHome
 
+from twitterbot.capability import arm32
+from twitterbot.cli import built_in
 from twitterbot.errors import ExitStatus
 
 # Every package beyond the core (tweepy, python-dotenv, schedule, twitter-text-parser, requests, urllib3).
@@ -165,3 +168,59 @@ def test_check_notes_a_pillow_without_freetype_with_the_reinstall_that_works(hom
     assert said.startswith("note     pictures: this Pillow has no FreeType"), said
     assert "sudo apt install libfreetype-dev" in said
     assert f"--force-reinstall --no-deps --no-cache-dir Pillow=={metadata.version('Pillow')}" in said
+
+
+def readme_pi_section() -> str:
+    """The README's "32-bit Raspberry Pi OS" section, to its next heading."""
+    text = (REPO / "README.md").read_text()
+    start = text.index("## 32-bit Raspberry Pi OS")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+@pytest.mark.parametrize(
+    "machine, pointer_bytes, pi32",
+    [
+        ("armv7l", 4, True),  # 32-bit Raspberry Pi OS on a Pi 2 to 5
+        ("armv6l", 4, True),  # on a Pi 1, Zero, Zero W
+        ("aarch64", 4, True),  # 32-bit Raspberry Pi OS under its 64-bit kernel (a Pi 4 or 5)
+        ("aarch64", 8, False),  # 64-bit Raspberry Pi OS: PyPI's wheels
+        ("arm64", 8, False),
+        ("x86_64", 8, False),
+        ("i686", 4, False),
+    ],
+)
+def test_a_32_bit_arm_system_is_told_by_its_machine_and_pointer_size(machine: str, pointer_bytes: int, pi32: bool) -> None:
+    assert arm32(machine, pointer_bytes) is pi32
+
+
+def test_on_a_32_bit_pi_every_hint_installs_from_apt_into_a_venv_that_sees_it() -> None:
+    """pip would build numpy, Pillow and cffi there (no armv7 wheel): each hint takes Raspberry Pi
+    OS's build, and the Bluesky one the README's commands, never `pip install ".[bluesky]"`."""
+    registry = built_in()
+    hints = {feature.name: feature.install_on(True) for capability in registry.capabilities for feature in capability.features}
+    for name in ("pictures", "the pegs job", "posting to Bluesky"):
+        assert hints[name].startswith("sudo apt install -y python3-"), hints[name]
+        assert "python3 -m venv --system-site-packages .venv && " in hints[name]
+    bluesky = hints["posting to Bluesky"]
+    assert '".[bluesky]"' not in bluesky
+    pip = bluesky.split("--system-site-packages .venv && ", 1)[1].split(" (README", 1)[0]
+    section = readme_pi_section()
+    for command in pip.split(" && "):  # the README's lines, as a new user pastes them
+        assert f"\n{command}\n" in section, command
+    assert "python3-cffi" in section and "--system-site-packages .venv" in section
+    assert hints["posting to Mastodon"] == '.venv/bin/python -m pip install ".[mastodon]"'  # pure Python: safe
+
+
+def test_check_on_a_32_bit_pi_points_bluesky_to_the_readmes_commands(home: BotHome, tmp_path: Path) -> None:
+    """`check` on armv7l without the Bluesky client: the hint a 32-bit Pi can follow without a compiler."""
+    hidden = hide(tmp_path / "armhf", ["atproto", "atproto_client"])
+    sitecustomize = tmp_path / "armhf" / "sitecustomize.py"
+    sitecustomize.write_text(sitecustomize.read_text() + "import platform\nplatform.machine = lambda: 'armv7l'\n")
+    home.write_env(POST_TO="x,bluesky", BLUESKY_HANDLE="bot.example.com", BLUESKY_APP_PASSWORD="abcd-efgh-ijkl-mnop")
+    check = home.run("check", env=hidden)
+    assert check.returncode == ExitStatus.UNAVAILABLE == 69, check.stdout + check.stderr
+    (said,) = [line for line in check.stdout.splitlines() if "posting to Bluesky" in line]
+    assert said.startswith("PROBLEM  posting to Bluesky: not available (atproto_client not installed)"), said
+    assert "sudo apt install -y python3-cffi && python3 -m venv --system-site-packages .venv && " in said
+    assert ".venv/bin/pip install -r requirements-pi.txt && .venv/bin/pip install -q --no-deps atproto==" in said
+    assert '".[bluesky]"' not in said and 'README: "32-bit Raspberry Pi OS"' in said

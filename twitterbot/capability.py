@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .settings.loading import Config
     from .settings.table import Parser, Setting
 
-__all__ = ["Capability", "CheckLine", "Feature"]
+__all__ = ["Capability", "CheckLine", "Feature", "arm32"]
 
 # One line of `bot.py check`: ("ok" | "note" | "problem", what it found).
 CheckLine = Tuple[str, str]
@@ -38,13 +38,16 @@ class Feature:
     the apt packages that do instead (no compiler needed on a 32-bit Pi). A plain class: every
     run imports this module, and a dataclass costs one to make."""
 
-    __slots__ = ("apt", "extra", "modules", "name")
+    __slots__ = ("apt", "extra", "modules", "name", "pi32")
 
-    def __init__(self, name: str, modules: Tuple[str, ...], extra: str, apt: str = "") -> None:
+    def __init__(self, name: str, modules: Tuple[str, ...], extra: str, apt: str = "", pi32: str = "") -> None:
         self.name = name  # as `check` lists it: "pictures", "posting to Bluesky"
         self.modules = modules  # the top-level modules it imports: ("PIL",)
         self.extra = extra  # pyproject.toml's extra: pip install ".[pictures]"
         self.apt = apt  # "python3-pil": Debian's build of them, for every Pi
+        # On 32-bit Raspberry Pi OS, the pip command of the README's "32-bit Raspberry Pi OS"
+        # section when the extra would make pip build something; empty: the extra is safe there.
+        self.pi32 = pi32
 
     def missing(self) -> Tuple[str, ...]:
         """The modules of this feature that cannot be imported here."""
@@ -62,9 +65,35 @@ class Feature:
 
     @property
     def install(self) -> str:
-        """The one command that adds it, run in the checkout with the bot's Python."""
+        """The one command that adds it on this machine, run in the checkout with the bot's Python."""
+        import platform
+        import struct
+
+        return self.install_on(arm32(platform.machine(), struct.calcsize("P")))
+
+    def install_on(self, pi32: bool) -> str:
+        """The one command that adds it: on a 32-bit ARM system (`pi32`), apt's build in a venv
+        that sees it and pip for the rest, as the README's "32-bit Raspberry Pi OS" section does,
+        since pip would otherwise build for half an hour with a compiler a Lite image lacks."""
         pip = f'.venv/bin/python -m pip install ".[{self.extra}]"'
-        return f"{pip} (on Raspberry Pi OS: sudo apt install {self.apt}, then {pip})" if self.apt else pip
+        if not self.apt:
+            return pip
+        if pi32:
+            return (
+                f"sudo apt install -y {self.apt} && python3 -m venv --system-site-packages .venv && "
+                f'{self.pi32 or pip} (README: "32-bit Raspberry Pi OS")'
+            )
+        return f"{pip} (on Raspberry Pi OS: sudo apt install {self.apt}, then {pip})"
+
+
+def arm32(machine: str, pointer_bytes: int) -> bool:
+    """Whether this is a 32-bit ARM system (every Pi on the 32-bit Raspberry Pi OS), where PyPI
+    has no wheel of the compiled packages: `machine` as uname names it (armv6l, armv7l, or aarch64
+    under a 64-bit kernel with a 32-bit system, which the interpreter's `pointer_bytes` of 4 tell)."""
+    machine = machine.lower()
+    if machine.startswith("arm") and machine != "arm64":
+        return True
+    return machine in ("aarch64", "arm64") and pointer_bytes == 4
 
 
 class Capability:

@@ -215,7 +215,15 @@ def test_batches_on_a_cluster_print_what_one_machine_prints_in_input_order(home,
     spread = home.run("pegs", "solve", "--batch", str(batch), "--no-post", "--cluster", two_workers, timeout=120)
     alone = home.run("pegs", "solve", "--batch", str(batch), "--no-post", timeout=120)
     assert spread.returncode == alone.returncode == 0, spread.stderr + alone.stderr
-    assert spread.stdout == alone.stdout
+
+    def verdicts(text: str) -> list:
+        """The boards, their order and each verdict with its number of jumps. Which solution is
+        printed is not fixed: the searches take turns by processor time and the first to finish
+        wins, so on a busy machine another order may win (seen in a chroot without a compiler)."""
+        return [line.split(":")[0] if line.startswith("Jumps (") else line for line in text.splitlines() if line.strip(" XO")]
+
+    assert verdicts(spread.stdout) == verdicts(alone.stdout)
+    assert "Jumps (13)" in verdicts(spread.stdout) and "Jumps (31)" in verdicts(spread.stdout)
     headers = [line for line in spread.stdout.splitlines() if line.startswith("== ")]
     assert headers == ["== 1/4: triangle ==", "== 2/4: english ==", "== 3/4: french ==", "== 4/4: triangle =="]
 

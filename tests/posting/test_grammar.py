@@ -161,7 +161,10 @@ def test_problems_name_each_rule_and_its_line(tmp_path: Path) -> None:
     [
         ('{\n  "origin": ["a",\n  "b"\n', "line 4 column 1 is not valid JSON"),
         ('{\n  "origin": ["#b#"]\n  "b": ["c"]\n}', "line 3 column 3 is not valid JSON (Expecting ',' delimiter)"),
-        ('{"origin": ["a"],}', "line 1 column 18 is not valid JSON"),
+        # A trailing comma is named at the comma on every Python (3.13's json does; older ones did not).
+        ('{"origin": ["a"],}', "line 1 column 17 is not valid JSON (Illegal trailing comma before end of object)"),
+        ('{\n  "origin": ["a",\n  ]\n}', "line 2 column 17 is not valid JSON (Illegal trailing comma before end of array)"),
+        ('{\n  "origin": ["a",\n}', "line 3 column 1 is not valid JSON (Expecting value)"),  # a bracket that closes nothing
         ('["origin"]', "is not a Tracery grammar"),
         ('{\n"origin": [1, 2]}', 'line 2: rule "origin" must be a text or a list of texts'),
     ],

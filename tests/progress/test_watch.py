@@ -177,12 +177,14 @@ def test_a_reader_that_goes_away_stops_the_command_as_sigpipe_would_and_nothing_
 
 
 def test_a_command_that_fails_on_the_closed_pipe_is_not_posted_as_failed(home: BotHome) -> None:
-    # Python ignores SIGPIPE: a script meets a BrokenPipeError instead, and exits 1 with a traceback.
+    # Python ignores SIGPIPE: a script meets a BrokenPipeError instead, and exits 1 with a traceback,
+    # or 120 when what was left in its buffer cannot be flushed at exit either (which of the two is timing).
     process = home.start("watch", "--name", "py", "--", sys.executable, "-c", "for i in range(300000): print(i)")
     first, stderr = _read_one_line_and_go_away(process)
     assert first == "0\n"
-    assert process.returncode == 1  # the job's own status, passed on
-    assert "ended with exit 1 after the reader of its output went away: not a failure, nothing posted" in stderr
+    assert process.returncode in (1, 120)  # the job's own status, passed on
+    said = f"ended with exit {process.returncode} after the reader of its output went away: not a failure, nothing posted"
+    assert said in stderr
     assert home.emulator.posts == []
 
 

@@ -167,7 +167,7 @@ def test_a_missing_history_says_the_bot_has_not_run_yet_never_all_well(tmp_path:
 # Every column the page reads, and values of every type SQLite will keep in it (it keeps any type).
 READ_COLUMNS = {
     "runs": ("started_at", "action", "one_in", "roll", "dry_run", "text", "reason"),
-    "attempts": ("network", "text", "outcome", "post_id", "url", "detail", "sent_at", "error_kind"),
+    "attempts": ("network", "text", "outcome", "post_id", "url", "detail", "sent_at", "error_kind", "cost"),
     "jobs": ("name", "started_at", "finished_at", "outcome", "last_post_at", "last_text", "posts"),
     "job_threads": ("network", "thread_root"),
     "bag": ("text",),
@@ -195,7 +195,9 @@ def _history_with_every_kind_of_row(config) -> None:
 
 
 @hypothesis.settings(max_examples=40, deadline=None, suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture])
-@hypothesis.given(values=st.lists(st.tuples(st.sampled_from(sorted(READ_COLUMNS)), st.integers(0, 7), ANY_VALUE), max_size=8))
+@hypothesis.given(values=st.lists(st.tuples(st.sampled_from(sorted(READ_COLUMNS)), st.integers(0, 8), ANY_VALUE), max_size=8))
+@hypothesis.example(values=[("attempts", 1, b"")])  # a post's text as bytes: the month's X spend priced it
+@hypothesis.example(values=[("attempts", 8, "a word"), ("attempts", 1, 7)])  # a cost that is no number
 def test_rows_with_values_of_any_type_give_a_page_never_a_500(tmp_path_factory, values) -> None:
     config = settings(tmp_path_factory.mktemp("history"))
     _history_with_every_kind_of_row(config)

@@ -384,6 +384,21 @@ def read_grammar(path: Path) -> Grammar:
     return parse_grammar(data, path)
 
 
+def _json_problem(text: str, exc: json.JSONDecodeError) -> Tuple[int, int, str]:
+    """Where `text` stops being JSON, and why, the same on every Python: a comma before `}` or `]`
+    (the commonest slip in a hand-written grammar) is named at the comma, as Python 3.13 does; older
+    ones point after it and ask for a name or a value."""
+    before = text[: exc.pos].rstrip()
+    closing = text[exc.pos : exc.pos + 1]
+    # After a comma, an object wants a name and an array a value: the bracket must close that one.
+    what = {("}", "Expecting property name enclosed in double quotes"): "object", ("]", "Expecting value"): "array"}
+    if before.endswith(",") and (closing, exc.msg) in what:
+        comma = len(before) - 1
+        line = text.count("\n", 0, comma) + 1
+        return line, comma - text.rfind("\n", 0, comma), f"Illegal trailing comma before end of {what[closing, exc.msg]}"
+    return exc.lineno, exc.colno, exc.msg
+
+
 def parse_grammar(data: bytes, path: Path) -> Grammar:
     """A grammar from a file's bytes (`path` names it in messages)."""
     try:
@@ -394,8 +409,9 @@ def parse_grammar(data: bytes, path: Path) -> Grammar:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
+        lineno, colno, problem = _json_problem(text, exc)
         raise TweetFileError(
-            f"{path} line {exc.lineno} column {exc.colno} is not valid JSON ({exc.msg}): a Tracery grammar "
+            f"{path} line {lineno} column {colno} is not valid JSON ({problem}): a Tracery grammar "
             'is one {...} of rules, e.g. {"origin": ["#greeting#, world"], "greeting": ["hello", "hi"]}'
         ) from None
     if not isinstance(raw, dict):

@@ -17,12 +17,13 @@ another type (bytes where text belongs, a word where a number belongs) reads as 
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Optional, Sequence, Set, Tuple
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..errors import ErrorKind, HistoryError
 from .bag import BagContents
@@ -252,6 +253,11 @@ class HistoryReader(PostCounts, BagContents):
         """Texts already posted in the current round (a row that is not text is no line of the file)."""
         return {text for text in super().used_texts() if isinstance(text, str)}
 
+    def costs_since(self, network: str, since: datetime, until: Optional[datetime] = None) -> List[Tuple[Optional[float], str]]:
+        """What each counted post to `network` cost, with its text, each as its type: a cost that is
+        not a finite number is None (priced by its text, as a row from before costs were kept)."""
+        return [(_amount(cost), _text(text) or "") for cost, text in super().costs_since(network, since, until)]
+
 
 def _run(row: Sequence[object], attempts: Tuple[AttemptRow, ...] = ()) -> RunRow:
     """A runs row (id, started_at, action, one_in, roll, dry_run, text, reason), each value as its type."""
@@ -286,6 +292,13 @@ def _text(value: object) -> Optional[str]:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+def _amount(value: object) -> Optional[float]:
+    """A stored amount of money; None for anything else (a word, bytes, infinity, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def _count(value: object) -> Optional[int]:

@@ -72,7 +72,17 @@ class Bluesky(Network):
 
     name = "bluesky"
     label = "Bluesky"
-    features = (Feature("posting to Bluesky", ("atproto_client", "httpx"), "bluesky", "python3-cffi"),)
+    # On a 32-bit Pi the extra would build atproto's zstandard (no armv7 wheel): the README's
+    # commands install its client without it.
+    features = (
+        Feature(
+            "posting to Bluesky",
+            ("atproto_client", "httpx"),
+            "bluesky",
+            "python3-cffi",
+            pi32=".venv/bin/pip install -r requirements-pi.txt && .venv/bin/pip install -q --no-deps atproto==0.0.73",
+        ),
+    )
     settings = {
         "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social"),
         "BLUESKY_APP_PASSWORD": Setting(
