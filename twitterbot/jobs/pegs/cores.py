@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 import numpy as np
 
 from .board import Board
-from .levels import PRIME, Part, add_piece, children, empty_level, merged
-from .orient import Orienter
-from .shares import cut
+from .levels import PRIME, Part, empty_level
+from .shares import Accumulator, cut
 
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
@@ -130,37 +129,35 @@ def _with_numpy(
     board: Board, level: List[Part], pool: ThreadPoolExecutor, block: int, after_block: Callable[[int, int], None]
 ) -> Tuple[List[Part], Tuple[int, int]]:
     shares = len(level)
-    orient = Orienter(board)
     total = sum(len(part[0]) for part in level)
-    pieces: List[List[Part]] = [[] for _ in range(shares)]  # each share's sorted pieces, merged as they come
-    sent: List[Optional[List[Part]]] = [None] * shares
-    stuck = [[0, 0] for _ in range(shares)]
+    owners = [Accumulator(board, None, 0) for _ in range(shares)]  # each share's sorted pieces, merged as they come
+    sent: List[List[List[Part]]] = [[] for _ in range(shares)]
+    stuck = [(0, 0) for _ in range(shares)]
     first = [0] * shares
 
     def expand(share: int) -> None:
-        sent[share] = None
+        sent[share] = []
         low = first[share]
         if low < len(level[share][0]):
             first[share] = low + block
-            parents = tuple(column[low : low + block] for column in level[share])
-            piece = children(board, orient, *parents, stuck[share])
-            sent[share] = cut(piece, shares) if piece is not None else None
+            parents: Part = tuple(column[low : low + block] for column in level[share])  # type: ignore[assignment]
+            sent[share], ended = owners[share].expand(parents, shares, share)
+            stuck[share] = (stuck[share][0] + ended[0], stuck[share][1] + ended[1])
 
     def absorb(share: int) -> None:
-        for other in range(shares):
-            mine = sent[other]
-            if mine is not None and len(mine[share][0]):
-                add_piece(pieces[share], mine[share])
+        for pieces in sent:
+            for piece in pieces[share] if pieces else ():
+                owners[share].add(piece)
 
     while any(first[share] < len(level[share][0]) for share in range(shares)):
         after_block(sum(min(low, len(part[0])) for low, part in zip(first, level)), total)
         _everywhere(pool, expand, shares)
         _everywhere(pool, absorb, shares)
-    sent = [None] * shares
+    sent.clear()
     taken: List[Part] = [empty_level()] * shares
 
     def take(share: int) -> None:
-        taken[share] = merged(pieces[share])
+        taken[share] = owners[share].take()
 
     _everywhere(pool, take, shares)
     return taken, _summed(stuck)
