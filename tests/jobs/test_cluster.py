@@ -132,6 +132,18 @@ def test_the_english_count_on_a_cluster_is_exact(two_workers: str) -> None:
     assert finishable == A112738
 
 
+def test_one_client_counts_twice_in_a_row(two_workers: str) -> None:
+    """The board sent to the workers is the count's own: a second count on the same connection
+    (a long-lived process) must not ask for the first one's copy, gone with it."""
+    from twitterbot.jobs.pegs.board import builtin
+    from twitterbot.jobs.pegs.spread import count_on_cluster
+
+    with connect(two_workers) as cluster:
+        first = [level.positions for level in count_on_cluster(builtin("triangle6"), cluster)]
+        second = [level.positions for level in count_on_cluster(builtin("triangle6"), cluster)]
+    assert first == second and sum(first) > 0
+
+
 def test_a_checkpoint_of_other_shares_resumes_exactly(two_workers: str, tmp_path: Path) -> None:
     """A checkpoint cut otherwise (0.1.0's shares: more of them, another hash) is read, its shares
     handed to their owners by today's hash, and the count goes on to the same figures."""

@@ -156,8 +156,11 @@ class Cluster:
         return self.client.scatter(value, workers=[address], hash=False)
 
     def scatter(self, value: Any) -> Any:
-        """`value` copied once to every worker (the monkey's corpus index), as a future."""
-        return self.client.scatter(value, broadcast=True, hash=True)
+        """`value` copied once to every worker (the monkey's corpus index, a count's board), as a
+        future. Its key is its own, not a hash of the value: a second job on this connection
+        scattering an equal value while the first one's copy is being released would otherwise
+        name data the scheduler is forgetting, and its tasks would fail with lost dependencies."""
+        return self.client.scatter(value, broadcast=True, hash=False)
 
     def result(self, future: Any) -> Any:
         """The future's value; ClusterLost if the scheduler is gone meanwhile."""

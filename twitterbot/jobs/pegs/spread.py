@@ -224,7 +224,7 @@ def _count(
 ) -> Iterator[Level]:
     homes = sorted(cluster.watch())  # a worker lost from now on: WorkerLost
     name = f"pegs-{uuid.uuid4().hex[:12]}"
-    owners_ = _Owners(cluster, name, homes, cluster.client.scatter(board, broadcast=True, hash=True))
+    owners_ = _Owners(cluster, name, homes, cluster.scatter(board))
     try:
         resumed = _load(checkpoint, board) if checkpoint else None
         keep = finishable is not None and _central(board) and not resumed
