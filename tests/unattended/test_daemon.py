@@ -146,9 +146,30 @@ def test_a_stop_signal_is_logged_by_the_loop_not_by_the_signal_handler(caplog) -
             assert daemon.stop.wait(5) and caplog.records == []  # set by the relay thread
             daemon.serve()
     finally:
+        signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGTERM, before[0])
         signal.signal(signal.SIGINT, before[1])
     assert "received SIGTERM: stopping" in caplog.text
+
+
+def test_a_stop_signal_taken_by_another_thread_stops_at_once() -> None:
+    """The kernel may hand SIGTERM to any thread; Python runs its handler in the main thread only
+    when that thread next runs bytecode. The stop must not wait for the main thread's nap."""
+    daemon = Daemon.build(["00:00"], run_slot=print, zone=zone_for(None), notify=lambda message: None)
+    before = [signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)]
+    other = threading.Thread(target=time.sleep, args=(3,), name="another thread")
+    try:
+        daemon.install_signal_handlers()
+        other.start()
+        signal.pthread_kill(other.ident, signal.SIGTERM)
+        started = time.monotonic()
+        assert daemon.stop.wait(10)  # the main thread is blocked here, in a lock, meanwhile
+        assert time.monotonic() - started < 2 and daemon.stopped_by == "SIGTERM"
+    finally:
+        signal.set_wakeup_fd(-1)
+        for signum, handler in zip((signal.SIGTERM, signal.SIGINT, signal.SIGHUP), before):
+            signal.signal(signum, handler)
+        other.join()
 
 
 def test_serve_ends_within_a_second_of_stop() -> None:

@@ -182,35 +182,41 @@ class Daemon:
         A handler runs in the main thread between two bytecodes, possibly while that thread holds
         a lock: the logging module's, or the one inside `wake` or `stop` (an Event takes it in
         wait, set and clear). Taking the same lock in the handler would hang the daemon for good.
-        So a handler only records the signal and writes a byte to a pipe; a relay thread reads it
-        and sets the events, as any other thread may. serve() logs what happened."""
+        So a relay thread reads each signal's number from a pipe and sets the events, as any
+        other thread may; serve() logs what happened.
+
+        The kernel hands a signal to any thread of the process. Taken by another thread, it
+        would reach Python's handler only once the main thread next ran bytecode, after its nap
+        (up to MAX_NAP: a stop "within a second" took a minute, seen on Python 3.13). So Python
+        writes the number to the pipe itself, at once, in whichever thread took the signal
+        (`signal.set_wakeup_fd`); the handlers write it too, should a library have replaced that
+        pipe. A signal relayed twice stops or reloads once."""
         read_end, write_end = os.pipe()
         os.set_blocking(write_end, False)
+        stops = {signal.SIGTERM.value, signal.SIGINT.value}
 
         def relay() -> None:
-            while os.read(read_end, 1):
-                if self.stopped_by:
-                    self.request_stop()
-                else:
-                    self.wake.set()  # a reload: serve() sees the flag between runs
+            while True:
+                numbers = os.read(read_end, 64)
+                if not numbers:
+                    return
+                for number in numbers:
+                    if number in stops:
+                        self.stopped_by = self.stopped_by or signal.Signals(number).name
+                        self.request_stop()
+                    elif number == signal.SIGHUP:
+                        self._reload_requested = True
+                        self.wake.set()  # serve() sees the flag between runs
 
         threading.Thread(target=relay, name="signal relay", daemon=True).start()
 
-        def poke() -> None:
-            with contextlib.suppress(BlockingIOError):  # a full pipe of pokes: the relay wakes anyway
-                os.write(write_end, b"!")
+        def on_signal(signum: int, frame: object) -> None:
+            with contextlib.suppress(BlockingIOError):  # a full pipe: the relay wakes anyway
+                os.write(write_end, bytes([signum]))
 
-        def on_stop(signum: int, frame: object) -> None:
-            self.stopped_by = signal.Signals(signum).name
-            poke()
-
-        def on_hangup(signum: int, frame: object) -> None:
-            self._reload_requested = True
-            poke()
-
-        signal.signal(signal.SIGTERM, on_stop)
-        signal.signal(signal.SIGINT, on_stop)
-        signal.signal(signal.SIGHUP, on_hangup)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, on_signal)
+        signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
 
     def _fire(self, time_of_day: str, job: schedule.Job) -> None:
         """The job body. While it runs, `job.next_run` is still the time it was due."""

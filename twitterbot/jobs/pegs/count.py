@@ -116,7 +116,9 @@ def _write_npy(handle: BinaryIO, pieces: List[np.ndarray]) -> None:
               "shape": (sum(len(piece) for piece in pieces),)}  # fmt: skip
     np.lib.format.write_array_header_2_0(handle, header)
     for piece in pieces:
-        handle.write(np.ascontiguousarray(piece).data)
+        # As bytes: zipfile before Python 3.12 counts a write by len(), which for a view of
+        # uint64 is the number of values, and its member then fails its CRC check when read.
+        handle.write(np.ascontiguousarray(piece).data.cast("B"))
 
 
 def finishable_counts(
