@@ -144,6 +144,20 @@ def test_one_client_counts_twice_in_a_row(two_workers: str) -> None:
     assert first == second and sum(first) > 0
 
 
+def test_the_workers_are_asked_of_the_scheduler_not_the_clients_cache(two_workers: str, monkeypatch) -> None:
+    """Dask's client refreshes its cached scheduler info every few seconds with a copy that lists
+    no workers; read then, every worker of a count looked lost. As if that refresh always won:"""
+    with connect(two_workers) as cluster:
+
+        async def refreshed_without_workers(n_workers: int = 0) -> None:
+            cluster.client._scheduler_identity = {"workers": {}}
+
+        monkeypatch.setattr(cluster.client, "_update_scheduler_info", refreshed_without_workers)
+        watched = cluster.watch()
+        assert len(watched) == 2 and cluster.workers == 2
+        cluster.check_workers()  # no WorkerLost
+
+
 def test_a_checkpoint_of_other_shares_resumes_exactly(two_workers: str, tmp_path: Path) -> None:
     """A checkpoint cut otherwise (0.1.0's shares: more of them, another hash) is read, its shares
     handed to their owners by today's hash, and the count goes on to the same figures."""

@@ -103,8 +103,17 @@ class Cluster:
     watching: Optional[FrozenSet[str]] = None  # workers whose loss `result` and `wait` report
 
     def members(self) -> FrozenSet[str]:
-        """The addresses of the workers the scheduler knows now (asks it)."""
-        return frozenset(self.client.scheduler_info().get("workers", {}))
+        """The addresses of the workers the scheduler knows now (asks it).
+
+        Not `client.scheduler_info()`: that fetches, then returns the client's cached copy, which
+        its own timer replaces every few seconds with one that lists no workers at all. Read
+        between the two, every worker looked lost, and a peg count started again from its
+        checkpoint (seen twice in one benchmark run)."""
+        try:
+            identity = self.client.sync(self.client.scheduler.identity, n_workers=-1)
+        except OSError:  # Dask's CommClosedError too: the scheduler is gone
+            raise self._lost() from None
+        return frozenset(identity.get("workers", {}))
 
     def watch(self) -> FrozenSet[str]:
         """From now on, `result` and `wait` raise WorkerLost once any of today's workers is gone."""
@@ -113,7 +122,7 @@ class Cluster:
 
     @property
     def workers(self) -> int:
-        return len(self.client.scheduler_info().get("workers", {}))
+        return len(self.members())
 
     def check_versions(self) -> None:
         """Refuse to run on nodes that differ from this machine in any of COMPARED."""
