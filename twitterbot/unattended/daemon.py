@@ -190,7 +190,8 @@ class Daemon:
         (up to MAX_NAP: a stop "within a second" took a minute, seen on Python 3.13). So Python
         writes the number to the pipe itself, at once, in whichever thread took the signal
         (`signal.set_wakeup_fd`); the handlers write it too, should a library have replaced that
-        pipe. A signal relayed twice stops or reloads once."""
+        pipe. So a signal may arrive twice: a second stop changes nothing, a second SIGHUP at most
+        reads the settings again."""
         read_end, write_end = os.pipe()
         os.set_blocking(write_end, False)
         stops = {signal.SIGTERM.value, signal.SIGINT.value}
