@@ -13,7 +13,8 @@ on 127.0.0.1 (a cluster of Pis adds the network, about a millisecond a task on a
   in turns, after a warm-up that builds each worker's kernel and sends it the index (targets: a
   worker at least 0.9 of this process, two at least 1.7 times it, on two free cores);
 - pegs count english: one process (numpy, and the compiled kernel on one thread and on two with
-  `--workers 2`) against two Dask workers, best of --count-rounds each (taken in turn): wall time, CPU
+  `--workers 2`) against two Dask workers, best of --count-rounds each (taken in turn): wall time
+  (against the best one-thread run, and paired: the median of each round's ratio), CPU
   time of every process, and each process's peak memory, with the ratios to the one-thread
   process (targets on 2 cores: two Dask workers at most 0.75 of its time), both as the whole
   process and as what the count added to it (each process starts with 65-90 MiB of Python, numpy,
@@ -234,16 +235,22 @@ def compare_counts(board: str, rounds: int, numpy_too: bool, memory_limit: str, 
     for _ in range(rounds):
         for name, way in ways:
             runs[name].append(way())
-    alone = best(runs["one process, kernel, 1 thread"])
+    baseline = runs["one process, kernel, 1 thread"]
+    alone = best(baseline)
     totals = {run.total for runs_ in runs.values() for run in runs_}
     print(f"pegs count {board} (best of {rounds}; {'the same' if len(totals) == 1 else 'DIFFERENT'} totals: {sorted(totals)})")
     for name, _ in ways:
         run = best(runs[name])
+        paired = statistics.median(mine.wall / theirs.wall for mine, theirs in zip(runs[name], baseline))
         print(
-            f"  {name:34} wall {run.wall:7.1f} s ({run.wall / alone.wall:.2f}x)  CPU {run.cpu:7.1f} s  "
+            f"  {name:34} wall {run.wall:7.1f} s ({run.wall / alone.wall:.2f}x; paired {paired:.2f}x)  CPU {run.cpu:7.1f} s  "
             f"largest peak {run.peak:7,.0f} MiB ({run.peak / alone.peak:.2f}x; {run.added:,.0f} MiB added, "
             f"{run.added / alone.added:.2f}x)  peaks {', '.join(f'{peak:,.0f}' for peak in run.peaks)}"
         )
+    print(
+        f"  one thread's runs: {', '.join(f'{run.wall:.1f} s' for run in baseline)}; paired: the median of each round's "
+        "ratio to the one thread's run of the same round (the machine's speed drifts between rounds)"
+    )
 
 
 def main() -> int:

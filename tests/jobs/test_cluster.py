@@ -132,6 +132,35 @@ def test_the_english_count_on_a_cluster_is_exact(two_workers: str) -> None:
     assert finishable == A112738
 
 
+def test_a_count_of_many_rounds_is_exact_and_asks_for_its_workers_only_now_and_then(two_workers: str, monkeypatch) -> None:
+    """Slices of one position make every level of many rounds (a share's pieces added up a round
+    later, a share with nothing left to expand, the last round only adding up); the figures are
+    still one process's. The scheduler is asked for the workers once every POLL seconds, not
+    once a round: a round-trip a round was CPU on the cores the workers count on."""
+    import time
+
+    from twitterbot.jobs import cluster as cluster_module
+    from twitterbot.jobs.pegs import spread
+    from twitterbot.jobs.pegs.board import builtin
+    from twitterbot.jobs.pegs.count import count_levels
+
+    monkeypatch.setattr(spread, "SLICE", 1)
+    board = builtin("triangle6")
+    rounds, asked = [], []
+    with connect(two_workers) as cluster:
+        real = cluster.check_workers
+        monkeypatch.setattr(cluster, "check_workers", lambda: (asked.append(1), real())[1])
+        began = time.monotonic()
+        levels = list(spread.count_on_cluster(board, cluster, progress=rounds.append))
+        seconds = time.monotonic() - began
+    alone = list(count_levels(board))
+    assert [(lv.positions, lv.sequences, lv.solutions, lv.games) for lv in levels] == [
+        (lv.positions, lv.sequences, lv.solutions, lv.games) for lv in alone
+    ]
+    assert len(rounds) > 100
+    assert len(asked) <= seconds / cluster_module.POLL + 2
+
+
 def test_one_client_counts_twice_in_a_row(two_workers: str) -> None:
     """The board sent to the workers is the count's own: a second count on the same connection
     (a long-lived process) must not ask for the first one's copy, gone with it."""

@@ -35,7 +35,7 @@ import numpy as np
 
 from ...files import write_atomically
 from ...wording import plural
-from ..cluster import ClusterLost, WorkerLost, steady_allocator
+from ..cluster import POLL, ClusterLost, WorkerLost, steady_allocator
 from .board import Board, check_countable
 from .kernel import worker_kernel
 from .levels import PRIME, Counting, Level, Part, empty_level, exact_count
@@ -54,6 +54,11 @@ ROUNDS = 48
 # Parents a worker expands in a round, at least: a tenth of a second on a PC, about half a second
 # on a Pi, so that a round's few tasks (a few milliseconds each) cost little beside it.
 SLICE = 250_000
+# A round's children are added up by their owners this many rounds later. With 2, a worker could
+# expand its next slice while its last one's children are on their way; on the French board (2
+# workers, 2 cores) that held two more rounds of children (a worker's peak 5-10% higher, past the
+# 0.55 of one process aimed at) and its time stayed within the machine's noise (3 runs each).
+LAG = 1
 # Positions kept on the workers (8 bytes each) to count the finishable positions at the end;
 # beyond this the count goes on without them (french: far beyond).
 KEEP_AT_MOST = 60_000_000
@@ -124,11 +129,11 @@ def _absorb(holding: Holding, sent: Tuple[List[Part], ...]) -> None:
             holding.next.add(piece)
 
 
-def _finish(name: str, share: int, jumps: int, keep: bool, before: Any, *sent: List[Part]) -> Figures:
-    """Task: the last round's pieces added, then the worker's share of level `jumps`, sorted from
-    its table, in place of its parents; its figures, and the sequences that ended in its parents."""
+def _finish(name: str, share: int, jumps: int, keep: bool, before: Any) -> Figures:
+    """Task: the worker's share of level `jumps`, sorted from its table, in place of its parents;
+    its figures, and the sequences that ended in its parents. A task of its own after the last
+    round, so that the children that round added up are let go of before the table is sorted."""
     holding = _held(name, share)
-    _absorb(holding, sent)
     holding.parents = empty_level()  # let go of the parents before the table is sorted: a lower peak
     holding.parents, holding.next = holding.next.take(), None  # type: ignore[union-attr]
     if keep:
@@ -301,32 +306,38 @@ class _Owners:
         clock: Callable[[], float],
     ) -> List[Figures]:
         """Level `jumps` from level `jumps` - 1 (each share `sizes[s]` positions), in rounds; its
-        figures. A round needs the round before's pieces, so the workers go round by round
-        together; the client submits a round once the one before the last is done, so that at
-        most two rounds' children are on their way."""
+        figures. Round r adds up the children the other workers made in round r - LAG, and a last
+        round those left, then each worker sorts its share.
+        The client submits a round once the one before is done, and lets go of the children it
+        sends at once, so that a worker holds only the children of the rounds not yet added up."""
         began = clock()
         cluster, shares = self.cluster, self.shares
         before = [self.on(share, _open, shares, self.board, jumps, expected // shares + 16) for share in range(shares)]
         step = max(SLICE, -(-max(sizes) // ROUNDS))
         rounds = -(-max(sizes) // step)
+        made: List[List[Any]] = []  # each round's futures, per share, until their children are sent
         done: List[Any] = []
+        checked = time.monotonic()
         for round_ in range(rounds + 1):
+            due = [k for k in ([round_ - LAG] if round_ < rounds else range(rounds - LAG, rounds)) if k >= 0]
             sent = [
-                [cluster.submit_on(self.homes[other], operator.getitem, before[other], owner) for other in range(shares) if other != owner]
-                if round_ else []
+                [cluster.submit_on(self.homes[other], operator.getitem, made[k][other], owner) for k in due for other in range(shares) if other != owner]
                 for owner in range(shares)
             ]
-            low = round_ * step
-            if round_ < rounds:
-                before = [self.on(owner, _round, jumps, low, low + step, before[owner], *sent[owner]) for owner in range(shares)]
-            else:
-                before = [self.on(owner, _finish, jumps, keep, before[owner], *sent[owner]) for owner in range(shares)]
+            low = round_ * step if round_ < rounds else max(sizes)  # the last round expands nothing
+            before = [self.on(owner, _round, jumps, low, low + step, before[owner], *sent[owner]) for owner in range(shares)]
+            sent = []  # the tasks hold the children now, and let go of them once added up
+            for k in due:
+                made[k] = []
+            made.append(before)
             cluster.wait(done)
             done = before
-            cluster.check_workers()  # a lost worker's shares are gone: start again, not wait
+            if time.monotonic() - checked >= POLL:  # a lost worker's shares are gone: start again, not wait
+                cluster.check_workers()
+                checked = time.monotonic()
             if progress and round_:
                 progress(Counting(jumps, round_, rounds, clock() - began))
-        return cluster.results(before)
+        return cluster.results([self.on(owner, _finish, jumps, keep, before[owner]) for owner in range(shares)])
 
     def level(self, jumps: int) -> Iterator[Part]:
         """Level `jumps`, a share at a time (this machine never holds the whole level)."""
