@@ -133,8 +133,8 @@ def test_the_english_count_on_a_cluster_is_exact(two_workers: str) -> None:
 
 
 def test_a_count_of_many_rounds_is_exact_and_asks_for_its_workers_only_now_and_then(two_workers: str, monkeypatch) -> None:
-    """Slices of one position make every level of many rounds (a share's pieces added up a round
-    later, a share with nothing left to expand, the last round only adding up); the figures are
+    """Slices of one position make every level of many rounds (each round adding up the children of
+    the round before, a share with nothing left to expand, the last round only adding up); the figures are
     still one process's. The scheduler is asked for the workers once every POLL seconds, not
     once a round: a round-trip a round was CPU on the cores the workers count on."""
     import time
@@ -149,7 +149,12 @@ def test_a_count_of_many_rounds_is_exact_and_asks_for_its_workers_only_now_and_t
     rounds, asked = [], []
     with connect(two_workers) as cluster:
         real = cluster.check_workers
-        monkeypatch.setattr(cluster, "check_workers", lambda: (asked.append(1), real())[1])
+
+        def check_workers() -> None:
+            asked.append(1)
+            real()
+
+        monkeypatch.setattr(cluster, "check_workers", check_workers)
         began = time.monotonic()
         levels = list(spread.count_on_cluster(board, cluster, progress=rounds.append))
         seconds = time.monotonic() - began

@@ -54,11 +54,6 @@ ROUNDS = 48
 # Parents a worker expands in a round, at least: a tenth of a second on a PC, about half a second
 # on a Pi, so that a round's few tasks (a few milliseconds each) cost little beside it.
 SLICE = 250_000
-# A round's children are added up by their owners this many rounds later. With 2, a worker could
-# expand its next slice while its last one's children are on their way; on the French board (2
-# workers, 2 cores) that held two more rounds of children (a worker's peak 5-10% higher, past the
-# 0.55 of one process aimed at) and its time stayed within the machine's noise (3 runs each).
-LAG = 1
 # Positions kept on the workers (8 bytes each) to count the finishable positions at the end;
 # beyond this the count goes on without them (french: far beyond).
 KEEP_AT_MOST = 60_000_000
@@ -306,30 +301,29 @@ class _Owners:
         clock: Callable[[], float],
     ) -> List[Figures]:
         """Level `jumps` from level `jumps` - 1 (each share `sizes[s]` positions), in rounds; its
-        figures. Round r adds up the children the other workers made in round r - LAG, and a last
-        round those left, then each worker sorts its share.
-        The client submits a round once the one before is done, and lets go of the children it
-        sends at once, so that a worker holds only the children of the rounds not yet added up."""
+        figures. Round r adds up the children the other workers made in round r - 1, and a last
+        round those of the round before it, then each worker sorts its share. The client submits a
+        round once the one before is done, so that at most two rounds' children are on their way.
+
+        Adding children up two rounds later instead, so that a worker expands its next slice while
+        its last one's children are on their way, was tried on the French board (2 workers, 2
+        cores): a worker then held two more rounds of children (its peak 5-10% higher, past the
+        0.55 of one process aimed at), and the time stayed within the machine's noise."""
         began = clock()
         cluster, shares = self.cluster, self.shares
         before = [self.on(share, _open, shares, self.board, jumps, expected // shares + 16) for share in range(shares)]
         step = max(SLICE, -(-max(sizes) // ROUNDS))
         rounds = -(-max(sizes) // step)
-        made: List[List[Any]] = []  # each round's futures, per share, until their children are sent
         done: List[Any] = []
         checked = time.monotonic()
         for round_ in range(rounds + 1):
-            due = [k for k in ([round_ - LAG] if round_ < rounds else range(rounds - LAG, rounds)) if k >= 0]
             sent = [
-                [cluster.submit_on(self.homes[other], operator.getitem, made[k][other], owner) for k in due for other in range(shares) if other != owner]
+                [cluster.submit_on(self.homes[other], operator.getitem, before[other], owner) for other in range(shares) if other != owner]
+                if round_ else []
                 for owner in range(shares)
             ]
             low = round_ * step if round_ < rounds else max(sizes)  # the last round expands nothing
             before = [self.on(owner, _round, jumps, low, low + step, before[owner], *sent[owner]) for owner in range(shares)]
-            sent = []  # the tasks hold the children now, and let go of them once added up
-            for k in due:
-                made[k] = []
-            made.append(before)
             cluster.wait(done)
             done = before
             if time.monotonic() - checked >= POLL:  # a lost worker's shares are gone: start again, not wait
