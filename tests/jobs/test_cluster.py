@@ -238,8 +238,40 @@ def test_nodes_of_other_versions_are_refused() -> None:
         def run(self, function):
             return {"tcp://10.0.0.3:40000": {**node_versions(), "numpy": "1.26.4"}}
 
+        def run_on_scheduler(self, function):
+            return node_versions()
+
     with pytest.raises(ClusterMismatch, match=r"tcp://10\.0\.0\.3:40000 has numpy 1\.26\.4, this machine " + np.__version__):
         Cluster(Client(), "tcp://10.0.0.2:8786").check_versions()
+
+
+def test_a_scheduler_without_the_bots_code_is_refused_with_exit_78(home, tmp_path: Path) -> None:
+    """A scheduler started by hand outside the checkout cannot unpickle the bot's tasks: one
+    message naming it and what to do, not Dask's "Error during deserialization" as exit 1."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    bare = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        cwd=tmp_path, env=bare, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"],
+        cwd=REPO, env={**bare, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        result = home.run("pegs", "count", "triangle6", "--no-post", "--cluster", address, timeout=120)
+    finally:
+        for process in (worker, scheduler):
+            process.terminate()
+            process.wait(timeout=30)
+    assert result.returncode == ExitStatus.CONFIG_ERROR, result.stderr
+    assert f"the scheduler of {address} cannot run this bot's code" in result.stderr
+    assert "PYTHONPATH" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_without_the_extra_cluster_says_how_to_install_it(home, tmp_path: Path) -> None:

@@ -125,15 +125,21 @@ class Cluster:
         return len(self.members())
 
     def check_versions(self) -> None:
-        """Refuse to run on nodes that differ from this machine in any of COMPARED."""
+        """Refuse to run on nodes that differ from this machine in any of COMPARED: the workers,
+        and the scheduler too, which unpickles every task it is sent (one without this bot's code
+        failed the job's first task with Dask's own "Error during deserialization")."""
         mine = node_versions()
-        try:
-            theirs: Dict[str, Dict[str, str]] = self.client.run(node_versions)
-        except Exception as exc:  # a worker that cannot even unpickle our function differs too
-            raise ClusterMismatch(
-                f"the workers of {self.address} cannot run this bot's code ({type(exc).__name__}: {exc}): install "
-                "the same twitterbot and requirements-cluster.txt on every node (docs/cluster.md, 'Same versions')"
-            ) from None
+        theirs: Dict[str, Dict[str, str]] = {}
+        for nodes, ask in (("scheduler", self.client.run_on_scheduler), ("workers", self.client.run)):
+            try:
+                answer = ask(node_versions)
+            except Exception as exc:  # a node that cannot even unpickle our function differs too
+                raise ClusterMismatch(
+                    f"the {nodes} of {self.address} cannot run this bot's code ({type(exc).__name__}: {exc}): install "
+                    "the same twitterbot and requirements-cluster.txt on every node, and start the scheduler and "
+                    "workers from its folder or with PYTHONPATH naming it (docs/cluster.md, 'Several Pis, step by step')"
+                ) from None
+            theirs.update({f"the scheduler ({self.address})": answer} if nodes == "scheduler" else answer)
         problems = [
             f"{worker} has {name} {versions.get(name)}, this machine {mine[name]}"
             for worker, versions in sorted(theirs.items())
@@ -146,7 +152,7 @@ class Cluster:
                 + "; ".join(problems[:6])
                 + ("; ..." if len(problems) > 6 else "")
                 + ". Install the same Python and `pip install -r requirements-cluster.txt` everywhere "
-                "(docs/cluster.md, 'Same versions'), then start the workers again"
+                "(docs/cluster.md, 'Several Pis, step by step'), then start the workers again"
             )
 
     def submit(self, function: Callable[..., Any], *args: Any, key: Optional[str] = None) -> Any:
