@@ -264,6 +264,10 @@ def test_a_scheduler_without_the_bots_code_is_refused_with_exit_78(home, tmp_pat
         cwd=REPO, env={**bare, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
+        # The worker must have joined before the bot asks, or the bot rightly says "no workers"
+        # (exit 69): on a slow machine the worker's start-up lost that race.
+        with distributed.Client(address, timeout=60) as watcher:
+            watcher.wait_for_workers(1, timeout=60)
         result = home.run("pegs", "count", "triangle6", "--no-post", "--cluster", address, timeout=120)
     finally:
         for process in (worker, scheduler):
