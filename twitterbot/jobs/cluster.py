@@ -324,8 +324,8 @@ def steady_allocator() -> bool:
     raising its mmap threshold: every array over 128 KiB is then mapped afresh and unmapped once
     freed, and each of its pages costs a fault when first written. The peg count's pieces (a few
     MiB each, thousands of them) spent a third of the workers' CPU there (measured: 12.9 s
-    against 9.6 s). With this, arrays up to 32 MiB come from the heap again and up to 128 MiB
-    of freed memory is kept for reuse; larger arrays are still mapped and handed back. glibc
+    against 9.6 s). With this, arrays up to 8 MiB come from the heap again and up to 32 MiB of
+    freed memory is kept for reuse; larger arrays are still mapped and handed back. glibc
     only (Raspberry Pi OS, Debian); elsewhere nothing changes."""
     import ctypes
     import ctypes.util
