@@ -18,7 +18,8 @@ on 127.0.0.1 (a cluster of Pis adds the network, about a millisecond a task on a
   time of every process, and each process's peak memory, with the ratios to the one-thread
   process (targets on 2 cores: two Dask workers at most 0.75 of its time), both as the whole
   process and as what the count added to it (each process starts with 65-90 MiB of Python, numpy,
-  this package and, in a worker, Dask);
+  this package and, in a worker, Dask); for a cluster, where its CPU went: the count's own tasks,
+  the rest of the workers (Dask), the client and scheduler, and what the target leaves them;
 - with --french, the same for the French board, the board a cluster is for (374 million
   positions), and four Dask workers (targets: `--workers 2` at most 0.6 of the time, two Dask
   workers 0.65 of the time and 0.55 of the peak, four 0.3 of the peak);
@@ -147,6 +148,8 @@ class Run:
     cpu: float
     peaks: List[float]
     starts: List[float]  # each process's peak before it counted
+    in_tasks: float = 0.0  # on a cluster: the CPU of the count's tasks themselves, all workers
+    here: float = 0.0  # on a cluster: the CPU of this process (the client and the scheduler)
 
     @property
     def peak(self) -> float:
@@ -171,21 +174,57 @@ def _usage() -> Tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def _time_tasks() -> int:
+    """Run on each worker: the count's task functions timed (the CPU of the thread running them),
+    so that the count's own work can be told from what Dask spends around it. A task names its
+    function by module and name, so the worker unpickles these wrappers instead."""
+    import functools
+
+    from twitterbot.jobs.pegs import spread
+
+    timed = spread.__dict__.setdefault("_benchmark_cpu", [0.0])
+    for name in ("_open", "_round", "_finish"):
+        task = getattr(spread, name)
+        if getattr(task, "__wrapped__", None) is None:
+
+            @functools.wraps(task)
+            def wrapper(*args, _task=task, **kwargs):
+                started = time.thread_time()
+                try:
+                    return _task(*args, **kwargs)
+                finally:
+                    timed[0] += time.thread_time() - started
+
+            setattr(spread, name, wrapper)
+    return 0
+
+
+def _tasks_cpu() -> float:
+    from twitterbot.jobs.pegs import spread
+
+    return spread.__dict__.get("_benchmark_cpu", [0.0])[0]
+
+
 def cluster_count(board: str, workers: int, memory_limit: str) -> Run:
     """`count_on_cluster` on a fresh LocalCluster of `workers` single-threaded workers. The CPU is
-    the workers' and this process's (the client and the LocalCluster's scheduler run here)."""
+    the workers' and this process's (the client and the LocalCluster's scheduler run here); of
+    the workers', how much their count tasks spent themselves (the rest is Dask's: moving the
+    children between workers, running the tasks)."""
     from twitterbot.jobs.pegs.board import builtin
     from twitterbot.jobs.pegs.spread import count_on_cluster
 
     with cluster_of(workers, memory_limit) as local, connect(local.scheduler_address) as cluster:
         cluster.client.run(lambda: __import__("twitterbot.jobs.pegs.kernel", fromlist=["x"]).worker_kernel() and 0)
+        cluster.client.run(_time_tasks)
         before, here = cluster.client.run(_usage), _usage()
         started = time.perf_counter()
         total = sum(level.positions for level in count_on_cluster(builtin(board), cluster))
         wall = time.perf_counter() - started
         after, there = cluster.client.run(_usage), _usage()
+        in_tasks = sum(cluster.client.run(_tasks_cpu).values())
         cpu = sum(after[w][0] - before[w][0] for w in before) + there[0] - here[0]
-        return Run(total, wall, cpu, [after[w][1] for w in sorted(after)], [before[w][1] for w in sorted(after)])
+        peaks, starts = [after[w][1] for w in sorted(after)], [before[w][1] for w in sorted(after)]
+        return Run(total, wall, cpu, peaks, starts, in_tasks=in_tasks, here=there[0] - here[0])
 
 
 GATHER = """
@@ -251,6 +290,23 @@ def compare_counts(board: str, rounds: int, numpy_too: bool, memory_limit: str, 
         f"  one thread's runs: {', '.join(f'{run.wall:.1f} s' for run in baseline)}; paired: the median of each round's "
         "ratio to the one thread's run of the same round (the machine's speed drifts between rounds)"
     )
+    cores = os.cpu_count() or 1
+    for name, _ in ways:
+        run = best(runs[name])
+        if run.in_tasks:
+            # Where a cluster's time goes: every process here shares these cores, so a wall time
+            # of `ratio` of the one thread's leaves them `cores * ratio * wall` CPU seconds in all.
+            target = TARGETS.get((board, name))
+            budget = f"; {target} of the one thread's wall on {cores} cores leaves {cores * target * alone.wall:.1f} s" if target else ""
+            print(
+                f"  {name}' CPU {run.cpu:.1f} s: {run.in_tasks:.1f} s in the count's tasks, "
+                f"{run.cpu - run.in_tasks - run.here:.1f} s else in the workers (Dask: children moved between them, "
+                f"tasks run), {run.here:.1f} s client and scheduler{budget}"
+            )
+
+
+# The issue's targets for the wall time of a count on a cluster, as a ratio to one thread's.
+TARGETS = {("english", "2 Dask workers"): 0.75, ("french", "2 Dask workers"): 0.65}
 
 
 def main() -> int:
