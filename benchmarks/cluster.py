@@ -50,6 +50,11 @@ from twitterbot.jobs.monkey.chunks import CHUNK, TASK_KEYS, ChunkedSimulation, C
 from twitterbot.jobs.monkey.job import Options, prepare  # noqa: E402
 from twitterbot.jobs.monkey.kernel import load  # noqa: E402
 
+# The environment as it was before any LocalCluster: starting one sets Dask's variables in this
+# process's environment (MALLOC_TRIM_THRESHOLD_=65536 among them), and a one-process count
+# started after it would inherit them: the numpy count then took 89 s instead of 31 s.
+PLAIN_ENVIRONMENT = dict(os.environ)
+
 VERSE = (
     "to be or not to be that is the question whether tis nobler in the mind to suffer the slings and "
     "arrows of outrageous fortune or to take arms against a sea of troubles and by opposing end them"
@@ -150,6 +155,7 @@ class Run:
     starts: List[float]  # each process's peak before it counted
     in_tasks: float = 0.0  # on a cluster: the CPU of the count's tasks themselves, all workers
     here: float = 0.0  # on a cluster: the CPU of this process (the client and the scheduler)
+    sent: Tuple[int, int, int] = (0, 0, 0)  # on a cluster: bytes and pieces of children handed over, rounds
 
     @property
     def peak(self) -> float:
@@ -165,7 +171,9 @@ class Run:
 def one_process_count(board: str, compiled: bool, workers: int = 1) -> Run:
     """`count_levels` in a process of its own, with `workers` threads."""
     code = ONE_PROCESS.format(repo=str(Path(__file__).resolve().parents[1]), compiled=compiled, board=board, workers=workers)
-    words = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    words = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=PLAIN_ENVIRONMENT
+    ).stdout.split()
     return Run(int(words[0]), float(words[1]), float(words[2]), [int(words[4]) / 1024], [int(words[3]) / 1024])
 
 
@@ -182,27 +190,33 @@ def _time_tasks() -> int:
 
     from twitterbot.jobs.pegs import spread
 
-    timed = spread.__dict__.setdefault("_benchmark_cpu", [0.0])
+    tally = spread.__dict__.setdefault("_benchmark", [0.0, 0, 0, 0])  # CPU, bytes, pieces, rounds
     for name in ("_open", "_round", "_finish"):
         task = getattr(spread, name)
         if getattr(task, "__wrapped__", None) is None:
 
             @functools.wraps(task)
             def wrapper(*args, _task=task, **kwargs):
+                if _task.__name__ == "_round":  # (name, share, jumps, low, high, before, *sent)
+                    pieces = [piece for sent in args[6:] for piece in sent]
+                    tally[1] += sum(column.nbytes for piece in pieces for column in piece)
+                    tally[2] += len(pieces)
+                    tally[3] += 1
                 started = time.thread_time()
                 try:
                     return _task(*args, **kwargs)
                 finally:
-                    timed[0] += time.thread_time() - started
+                    tally[0] += time.thread_time() - started
 
             setattr(spread, name, wrapper)
     return 0
 
 
-def _tasks_cpu() -> float:
+def _tally() -> list:
     from twitterbot.jobs.pegs import spread
 
-    return spread.__dict__.get("_benchmark_cpu", [0.0])[0]
+    tally = spread.__dict__.get("_benchmark", [0.0, 0, 0, 0])
+    return list(tally)
 
 
 def cluster_count(board: str, workers: int, memory_limit: str) -> Run:
@@ -221,10 +235,48 @@ def cluster_count(board: str, workers: int, memory_limit: str) -> Run:
         total = sum(level.positions for level in count_on_cluster(builtin(board), cluster))
         wall = time.perf_counter() - started
         after, there = cluster.client.run(_usage), _usage()
-        in_tasks = sum(cluster.client.run(_tasks_cpu).values())
+        tallies = list(cluster.client.run(_tally).values())
         cpu = sum(after[w][0] - before[w][0] for w in before) + there[0] - here[0]
         peaks, starts = [after[w][1] for w in sorted(after)], [before[w][1] for w in sorted(after)]
-        return Run(total, wall, cpu, peaks, starts, in_tasks=in_tasks, here=there[0] - here[0])
+        sent = (sum(t[1] for t in tallies), sum(t[2] for t in tallies), max(t[3] for t in tallies))
+        return Run(total, wall, cpu, peaks, starts, in_tasks=sum(t[0] for t in tallies), here=there[0] - here[0], sent=sent)
+
+
+def _make(pieces: int, size: int, before: object = None) -> list:
+    import numpy as np
+
+    return [np.ones(size // 8, np.uint64) for _ in range(pieces)]
+
+
+def _take(before: object, *sent: list) -> int:
+    return sum(len(piece) for pieces in sent for piece in pieces)
+
+
+def dask_handover(sent: Tuple[int, int, int]) -> Tuple[float, float]:
+    """What Dask alone spends handing over what a count on two workers handed over (`sent`: bytes
+    and pieces in all, rounds of tasks), with no counting: on a fresh two-worker cluster, each
+    worker makes its half of the pieces round by round and the other takes them, against the same
+    pieces made and taken on one worker. The workers' extra CPU, and the client and scheduler's."""
+    size, pieces, rounds = sent
+    each = pieces // 2  # a worker's pieces, spread evenly over the rounds
+    per_round = [each * (r + 1) // rounds - each * r // rounds for r in range(rounds)]
+    piece = size // max(pieces, 1)
+    with cluster_of(2) as local, connect(local.scheduler_address) as cluster:
+        homes = sorted(cluster.watch())
+
+        def run(handed: bool) -> Tuple[float, float]:
+            before, here = cluster.client.run(_usage), _usage()
+            taken = [None, None]
+            for count in per_round:
+                made = [cluster.submit_on(homes[w], _make, count, piece, taken[w]) for w in range(2)]
+                taken = [cluster.submit_on(homes[w], _take, taken[w], made[1 - w if handed else w]) for w in range(2)]
+                cluster.wait(taken)
+            after, there = cluster.client.run(_usage), _usage()
+            return sum(after[w][0] - before[w][0] for w in before), there[0] - here[0]
+
+        run(True)  # warm
+        alone, handed = run(False), run(True)
+        return handed[0] - alone[0], handed[1]
 
 
 GATHER = """
@@ -245,7 +297,10 @@ def memory_scaling() -> float:
     waits on memory, not on arithmetic, so no count can scale beyond this on this machine."""
 
     def run(seeds: List[int]) -> List[float]:
-        children = [subprocess.Popen([sys.executable, "-c", GATHER, str(seed)], stdout=subprocess.PIPE, text=True) for seed in seeds]
+        children = [
+            subprocess.Popen([sys.executable, "-c", GATHER, str(seed)], stdout=subprocess.PIPE, text=True, env=PLAIN_ENVIRONMENT)
+            for seed in seeds
+        ]
         return [float(child.communicate()[0]) for child in children]
 
     alone = min(run([0])[0] for _ in range(2))
@@ -303,6 +358,13 @@ def compare_counts(board: str, rounds: int, numpy_too: bool, memory_limit: str, 
                 f"{run.cpu - run.in_tasks - run.here:.1f} s else in the workers (Dask: children moved between them, "
                 f"tasks run), {run.here:.1f} s client and scheduler{budget}"
             )
+            if name == "2 Dask workers":
+                workers_cpu, here_cpu = dask_handover(run.sent)
+                print(
+                    f"  Dask alone handing over the same {run.sent[0] / 1e9:.2f} GB ({run.sent[1]:,} pieces in "
+                    f"{run.sent[2]} rounds) between 2 workers, with no counting: {workers_cpu:.1f} s of the workers' "
+                    f"CPU, {here_cpu:.1f} s client and scheduler"
+                )
 
 
 # The issue's targets for the wall time of a count on a cluster, as a ratio to one thread's.

@@ -7,6 +7,7 @@ command continues), nodes of other versions (refused), and no extra installed (e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -34,16 +35,26 @@ A112738 = [1, 1, 2, 8, 38, 164, 635, 2089, 6174, 16020, 35749, 68326, 112788, 16
 A112738 += list(reversed(A112738))
 
 
+@contextlib.contextmanager
 def local_cluster():
-    return distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        memory_limit="1GiB",
-        silence_logs=40,
-    )
+    """Two workers; this process's environment as it was once they are gone (starting them sets
+    Dask's variables in it, MALLOC_TRIM_THRESHOLD_=65536 among them, which every later test's
+    subprocesses would otherwise inherit)."""
+    saved = dict(os.environ)
+    try:
+        with distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            memory_limit="1GiB",
+            silence_logs=40,
+        ) as cluster:
+            yield cluster
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture(scope="module")
