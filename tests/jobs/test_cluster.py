@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -237,11 +238,13 @@ def test_pegs_count_on_a_cluster_prints_what_one_machine_prints(home, two_worker
     alone = home.run("pegs", "count", "triangle6", "--no-post", timeout=120)
     assert spread.returncode == alone.returncode == 0, spread.stderr + alone.stderr
 
-    def figures(text: str) -> list:
-        return [line.split(" (")[0] for line in text.splitlines()]  # without the seconds
-
-    assert figures(spread.stdout) == figures(alone.stdout)
+    assert _figures(spread.stdout) == _figures(alone.stdout)
     assert not list((home.path / "state").glob("pegs-count-*"))  # finished: no checkpoint left
+
+
+def _figures(text: str) -> list:
+    """A count's table, without the seconds each level took."""
+    return [line.split(" (")[0] for line in text.splitlines()]
 
 
 def test_nodes_of_other_versions_are_refused() -> None:
@@ -256,24 +259,61 @@ def test_nodes_of_other_versions_are_refused() -> None:
         Cluster(Client(), "tcp://10.0.0.2:8786").check_versions()
 
 
-def test_a_scheduler_without_the_bots_code_is_refused_with_exit_78(home, tmp_path: Path) -> None:
-    """A scheduler started by hand outside the checkout cannot unpickle the bot's tasks: one
-    message naming it and what to do, not Dask's "Error during deserialization" as exit 1."""
+def _free_address() -> str:
     import socket
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    address = f"tcp://127.0.0.1:{port}"
-    bare = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    scheduler = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-        cwd=tmp_path, env=bare, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"],
-        cwd=REPO, env={**bare, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def _dask(role: str, address: str, cwd: Path, pythonpath: Optional[Path] = None) -> subprocess.Popen:
+    """A scheduler or a worker started as a user starts one by hand (dask-scheduler, dask-worker),
+    seeing the bot's code only with `pythonpath`."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    if role == "scheduler":
+        port = address.rsplit(":", 1)[1]
+        arguments = ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"]
+    else:
+        arguments = ["distributed.cli.dask_worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"]
+    return subprocess.Popen([sys.executable, "-m", *arguments], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _stop(*processes: subprocess.Popen) -> None:
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_a_command_waits_for_the_first_worker_and_without_one_exits_69(home, tmp_path: Path) -> None:
+    """Workers join a few seconds after their scheduler answers (at boot, after a restart): a job
+    started in that moment waits for one (FIRST_WORKER seconds at most) instead of failing."""
+    address = _free_address()
+    scheduler = _dask("scheduler", address, tmp_path, pythonpath=REPO)
+    worker = None
+    try:
+        alone = home.run("pegs", "count", "triangle6", "--no-post", "--cluster", address, timeout=120)
+        assert alone.returncode == ExitStatus.UNAVAILABLE == 69, alone.stderr
+        assert f"the Dask scheduler at {address} has no workers after 15 s: start some" in alone.stderr
+        waiting = home.start("pegs", "count", "triangle6", "--no-post", "--cluster", address)
+        assert "has no workers yet: waiting up to 15 s for one" in waiting.stderr.readline()
+        worker = _dask("worker", address, REPO, pythonpath=REPO)  # only now
+        stdout, stderr = waiting.communicate(timeout=120)
+    finally:
+        _stop(*(process for process in (worker, scheduler) if process is not None))
+    assert waiting.returncode == 0, stderr
+    local = home.run("pegs", "count", "triangle6", "--no-post", "--workers", "1")
+    assert local.returncode == 0 and _figures(stdout) == _figures(local.stdout), local.stderr
+
+
+def test_a_scheduler_without_the_bots_code_is_refused_with_exit_78(home, tmp_path: Path) -> None:
+    """A scheduler started by hand outside the checkout cannot unpickle the bot's tasks: one
+    message naming it and what to do, not Dask's "Error during deserialization" as exit 1."""
+    address = _free_address()
+    scheduler = _dask("scheduler", address, tmp_path)
+    worker = _dask("worker", address, REPO, pythonpath=REPO)
     try:
         # The worker must have joined before the bot asks, or the bot rightly says "no workers"
         # (exit 69): on a slow machine the worker's start-up lost that race.
@@ -281,9 +321,7 @@ def test_a_scheduler_without_the_bots_code_is_refused_with_exit_78(home, tmp_pat
             watcher.wait_for_workers(1, timeout=60)
         result = home.run("pegs", "count", "triangle6", "--no-post", "--cluster", address, timeout=120)
     finally:
-        for process in (worker, scheduler):
-            process.terminate()
-            process.wait(timeout=30)
+        _stop(worker, scheduler)
     assert result.returncode == ExitStatus.CONFIG_ERROR, result.stderr
     assert f"the scheduler of {address} cannot run this bot's code" in result.stderr
     assert "PYTHONPATH" in result.stderr and "Traceback" not in result.stderr

@@ -39,6 +39,8 @@ __all__ = [
     "steady_allocator",
 ]
 
+log = logging.getLogger(__name__)
+
 INSTALL_HINT = (
     "the cluster extra is not installed: run `.venv/bin/pip install -r requirements-cluster.txt` "
     "(or `pip install 'twitterbot[cluster]'`) on this machine and on every worker, then try again"
@@ -49,6 +51,10 @@ COMPARED = ("python", "twitterbot", "numpy", "dask", "distributed", "cloudpickle
 TLS_FILES = {"ca": "ca.pem", "cert": "node.pem", "key": "node-key.pem"}
 # How long a result may take before we ask whether the scheduler is still there.
 POLL = 2.0
+# How long a command waits for the scheduler's first worker: workers started with it (at boot, or
+# by `systemctl restart`) join a few seconds after it answers, and a job started by its timer in
+# that moment should wait for them, not fail.
+FIRST_WORKER = 15.0
 
 
 
@@ -267,11 +273,14 @@ def connect(
     cluster = Cluster(client, address)
     try:
         deadline = time.monotonic() + wait_for
+        if not cluster.workers and wait_for >= 1:
+            log.info("the Dask scheduler at %s has no workers yet: waiting up to %.0f s for one", address, wait_for)
         while not cluster.workers and time.monotonic() < deadline:
             time.sleep(0.2)
         if not cluster.workers:
+            waited = f" after {wait_for:.0f} s" if wait_for >= 1 else ""
             raise ClusterUnavailable(
-                f"the Dask scheduler at {address} has no workers: start some (systemctl start "
+                f"the Dask scheduler at {address} has no workers{waited}: start some (systemctl start "
                 "twitterbot-dask-worker on each worker Pi), then run the command again"
             )
         if check:
@@ -358,4 +367,4 @@ def cluster_for(args: Any, config: Any) -> Optional[Cluster]:
     address = config["DASK_SCHEDULER"]
     if not address:
         return None
-    return connect(address, tls_dir=config["BOT_STATE_DIR"] / "cluster")
+    return connect(address, tls_dir=config["BOT_STATE_DIR"] / "cluster", wait_for=FIRST_WORKER)
