@@ -96,7 +96,7 @@ EXIT_STATUS_HELP: Dict[ExitStatus, Tuple[str, str]] = {
         "a package the command needs is missing or broken (a partial install), `--help` included: the "
         "message names it and the `pip` command (see [Edge cases](../troubleshooting-edges.md)); or "
         "`--cluster` (or `DASK_SCHEDULER`) without the cluster extra installed, or a Dask scheduler that "
-        "cannot be reached or still has no workers after 15 s",
+        "cannot be reached or still has no workers after waiting for one",
         "run the `pip` command the message gives (the cluster: `pip install -r requirements-cluster.txt`), "
         "or start the scheduler and workers (docs/cluster.md)",
     ),

@@ -298,7 +298,8 @@ def test_a_command_waits_for_the_first_worker_and_without_one_exits_69(home, tmp
         assert alone.returncode == ExitStatus.UNAVAILABLE == 69, alone.stderr
         assert f"the Dask scheduler at {address} has no workers after 15 s: start some" in alone.stderr
         waiting = home.start("pegs", "count", "triangle6", "--no-post", "--cluster", address)
-        assert "has no workers yet: waiting up to 15 s for one" in waiting.stderr.readline()
+        said = iter(waiting.stderr.readline, "")
+        assert any("has no workers yet: waiting up to 15 s for one" in line for line in said)
         worker = _dask("worker", address, REPO, pythonpath=REPO)  # only now
         stdout, stderr = waiting.communicate(timeout=120)
     finally:
