@@ -55,6 +55,9 @@ from twitterbot.jobs.monkey.kernel import load  # noqa: E402
 # started after it would inherit them: the numpy count then took 89 s instead of 31 s.
 PLAIN_ENVIRONMENT = dict(os.environ)
 
+# The issue's targets for the wall time of a count on a cluster, as a ratio to one thread's.
+TARGETS = {("english", "2 Dask workers"): 0.75, ("french", "2 Dask workers"): 0.65}
+
 VERSE = (
     "to be or not to be that is the question whether tis nobler in the mind to suffer the slings and "
     "arrows of outrageous fortune or to take arms against a sea of troubles and by opposing end them"
@@ -182,6 +185,12 @@ def _usage() -> Tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def _workers_cpu_since(cluster, before: Dict[str, Tuple[float, float]]) -> float:
+    """The CPU seconds every worker of `cluster` used since `before` (their `_usage` then)."""
+    after = cluster.client.run(_usage)
+    return sum(after[w][0] - before[w][0] for w in before)
+
+
 def _time_tasks() -> int:
     """Run on each worker: the count's task functions timed (the CPU of the thread running them),
     so that the count's own work can be told from what Dask spends around it. A task names its
@@ -215,8 +224,7 @@ def _time_tasks() -> int:
 def _tally() -> list:
     from twitterbot.jobs.pegs import spread
 
-    tally = spread.__dict__.get("_benchmark", [0.0, 0, 0, 0])
-    return list(tally)
+    return list(spread.__dict__["_benchmark"])
 
 
 def cluster_count(board: str, workers: int, memory_limit: str) -> Run:
@@ -271,8 +279,7 @@ def dask_handover(sent: Tuple[int, int, int]) -> Tuple[float, float]:
                 made = [cluster.submit_on(homes[w], _make, count, piece, taken[w]) for w in range(2)]
                 taken = [cluster.submit_on(homes[w], _take, taken[w], made[1 - w if handed else w]) for w in range(2)]
                 cluster.wait(taken)
-            after, there = cluster.client.run(_usage), _usage()
-            return sum(after[w][0] - before[w][0] for w in before), there[0] - here[0]
+            return _workers_cpu_since(cluster, before), _usage()[0] - here[0]
 
         run(True)  # warm
         alone, handed = run(False), run(True)
@@ -366,9 +373,6 @@ def compare_counts(board: str, rounds: int, numpy_too: bool, memory_limit: str, 
                     f"CPU, {here_cpu:.1f} s client and scheduler"
                 )
 
-
-# The issue's targets for the wall time of a count on a cluster, as a ratio to one thread's.
-TARGETS = {("english", "2 Dask workers"): 0.75, ("french", "2 Dask workers"): 0.65}
 
 
 def main() -> int:

@@ -135,17 +135,10 @@ class Cluster:
         and the scheduler too, which unpickles every task it is sent (one without this bot's code
         failed the job's first task with Dask's own "Error during deserialization")."""
         mine = node_versions()
-        theirs: Dict[str, Dict[str, str]] = {}
-        for nodes, ask in (("scheduler", self.client.run_on_scheduler), ("workers", self.client.run)):
-            try:
-                answer = ask(node_versions)
-            except Exception as exc:  # a node that cannot even unpickle our function differs too
-                raise ClusterMismatch(
-                    f"the {nodes} of {self.address} cannot run this bot's code ({type(exc).__name__}: {exc}): install "
-                    "the same twitterbot and requirements-cluster.txt on every node, and start the scheduler and "
-                    "workers from its folder or with PYTHONPATH naming it (docs/cluster.md, 'Several Pis, step by step')"
-                ) from None
-            theirs.update({f"the scheduler ({self.address})": answer} if nodes == "scheduler" else answer)
+        theirs: Dict[str, Dict[str, str]] = {
+            f"the scheduler ({self.address})": self._versions_of("scheduler", self.client.run_on_scheduler),
+            **self._versions_of("workers", self.client.run),
+        }
         problems = [
             f"{worker} has {name} {versions.get(name)}, this machine {mine[name]}"
             for worker, versions in sorted(theirs.items())
@@ -160,6 +153,18 @@ class Cluster:
                 + ". Install the same Python and `pip install -r requirements-cluster.txt` everywhere "
                 "(docs/cluster.md, 'Several Pis, step by step'), then start the workers again"
             )
+
+    def _versions_of(self, nodes: str, ask: Callable[[Callable[[], Any]], Any]) -> Any:
+        """`node_versions` as `ask` runs it on the scheduler or the workers; ClusterMismatch if
+        they cannot even unpickle it (they do not see this bot's code)."""
+        try:
+            return ask(node_versions)
+        except Exception as exc:
+            raise ClusterMismatch(
+                f"the {nodes} of {self.address} cannot run this bot's code ({type(exc).__name__}: {exc}): install "
+                "the same twitterbot and requirements-cluster.txt on every node, and start the scheduler and "
+                "workers from its folder or with PYTHONPATH naming it (docs/cluster.md, 'Several Pis, step by step')"
+            ) from None
 
     def submit(self, function: Callable[..., Any], *args: Any, key: Optional[str] = None) -> Any:
         """A future for `function(*args)`; pure, so a task asked for twice is computed once and a
