@@ -173,7 +173,9 @@ class Run:
 
 def one_process_count(board: str, compiled: bool, workers: int = 1) -> Run:
     """`count_levels` in a process of its own, with `workers` threads."""
-    code = ONE_PROCESS.format(repo=str(Path(__file__).resolve().parents[1]), compiled=compiled, board=board, workers=workers)
+    code = ONE_PROCESS.format(
+        repo=str(Path(__file__).resolve().parents[1]), compiled=compiled, board=board, workers=workers
+    )
     words = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=PLAIN_ENVIRONMENT
     ).stdout.split()
@@ -247,7 +249,9 @@ def cluster_count(board: str, workers: int, memory_limit: str) -> Run:
         cpu = sum(after[w][0] - before[w][0] for w in before) + there[0] - here[0]
         peaks, starts = [after[w][1] for w in sorted(after)], [before[w][1] for w in sorted(after)]
         sent = (sum(t[1] for t in tallies), sum(t[2] for t in tallies), max(t[3] for t in tallies))
-        return Run(total, wall, cpu, peaks, starts, in_tasks=sum(t[0] for t in tallies), here=there[0] - here[0], sent=sent)
+        return Run(
+            total, wall, cpu, peaks, starts, in_tasks=sum(t[0] for t in tallies), here=there[0] - here[0], sent=sent
+        )
 
 
 def _make(pieces: int, size: int, before: object = None) -> list:
@@ -305,7 +309,9 @@ def memory_scaling() -> float:
 
     def run(seeds: List[int]) -> List[float]:
         children = [
-            subprocess.Popen([sys.executable, "-c", GATHER, str(seed)], stdout=subprocess.PIPE, text=True, env=PLAIN_ENVIRONMENT)
+            subprocess.Popen(
+                [sys.executable, "-c", GATHER, str(seed)], stdout=subprocess.PIPE, text=True, env=PLAIN_ENVIRONMENT
+            )
             for seed in seeds
         ]
         return [float(child.communicate()[0]) for child in children]
@@ -339,7 +345,9 @@ def compare_counts(board: str, rounds: int, numpy_too: bool, memory_limit: str, 
     baseline = runs["one process, kernel, 1 thread"]
     alone = best(baseline)
     totals = {run.total for runs_ in runs.values() for run in runs_}
-    print(f"pegs count {board} (best of {rounds}; {'the same' if len(totals) == 1 else 'DIFFERENT'} totals: {sorted(totals)})")
+    print(
+        f"pegs count {board} (best of {rounds}; {'the same' if len(totals) == 1 else 'DIFFERENT'} totals: {sorted(totals)})"
+    )
     for name, _ in ways:
         run = best(runs[name])
         paired = statistics.median(mine.wall / theirs.wall for mine, theirs in zip(runs[name], baseline))
@@ -359,7 +367,11 @@ def compare_counts(board: str, rounds: int, numpy_too: bool, memory_limit: str, 
             # Where a cluster's time goes: every process here shares these cores, so a wall time
             # of `ratio` of the one thread's leaves them `cores * ratio * wall` CPU seconds in all.
             target = TARGETS.get((board, name))
-            budget = f"; {target} of the one thread's wall on {cores} cores leaves {cores * target * alone.wall:.1f} s" if target else ""
+            budget = (
+                f"; {target} of the one thread's wall on {cores} cores leaves {cores * target * alone.wall:.1f} s"
+                if target
+                else ""
+            )
             print(
                 f"  {name}' CPU {run.cpu:.1f} s: {run.in_tasks:.1f} s in the count's tasks, "
                 f"{run.cpu - run.in_tasks - run.here:.1f} s else in the workers (Dask: children moved between them, "
@@ -374,12 +386,13 @@ def compare_counts(board: str, rounds: int, numpy_too: bool, memory_limit: str, 
                 )
 
 
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="the monkey and the task overhead only")
     parser.add_argument("--chunks", type=int, default=512, help="chunks typed per measurement (default 512)")
-    parser.add_argument("--rounds", type=int, default=5, help="the monkey's measurements of each, the median kept (default 5)")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="the monkey's measurements of each, the median kept (default 5)"
+    )
     parser.add_argument("--count-rounds", type=int, default=3, help="each peg count's runs, the best kept (default 3)")
     parser.add_argument("--french", action="store_true", help="also pegs count french: an hour, 5 GiB")
     parser.add_argument("--no-monkey", action="store_true", help="the peg counts only")
@@ -416,7 +429,9 @@ def main() -> int:
                 f"{'met' if free >= target else 'MISSED'})"
             )
         throughput, latency = task_overhead()
-        print(f"task overhead: {throughput * 1e3:.2f} ms a task in a batch of 2000, {latency * 1e3:.2f} ms one at a time")
+        print(
+            f"task overhead: {throughput * 1e3:.2f} ms a task in a batch of 2000, {latency * 1e3:.2f} ms one at a time"
+        )
     if args.quick:
         return 0
     print(

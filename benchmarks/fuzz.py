@@ -64,19 +64,71 @@ KINDS = ("tweets", "env", "pictures")
 # -- tweets files ------------------------------------------------------------------------------
 
 _WORDS = [
-    "hello", "world", "Raspberry", "Pi", "bot", "posting", "#hashtag", "@mention", "café", "naïve",
-    "日本語のテキスト", "中文", "한국어", "العربية", "עברית", "Ελληνικά", "русский", "🙂", "👩‍👩‍👧‍👦", "🏳️‍🌈",
-    "e\u0301", "x" * 40, "https://example.com/a?b=c",
-    "example.com", "bot.py", "www.example.org", "$TSLA", "100%", "{name}", "{{", "}}", "\\n", "\\#tag", "\\\\",
-    "\\", "\t", "  ", "&amp;", "<b>", "'", '"', "`code`", "*bold*", "_it_", "~~s~~", "[link](https://x.org)",
+    "hello",
+    "world",
+    "Raspberry",
+    "Pi",
+    "bot",
+    "posting",
+    "#hashtag",
+    "@mention",
+    "café",
+    "naïve",
+    "日本語のテキスト",
+    "中文",
+    "한국어",
+    "العربية",
+    "עברית",
+    "Ελληνικά",
+    "русский",
+    "🙂",
+    "👩‍👩‍👧‍👦",
+    "🏳️‍🌈",
+    "e\u0301",
+    "x" * 40,
+    "https://example.com/a?b=c",
+    "example.com",
+    "bot.py",
+    "www.example.org",
+    "$TSLA",
+    "100%",
+    "{name}",
+    "{{",
+    "}}",
+    "\\n",
+    "\\#tag",
+    "\\\\",
+    "\\",
+    "\t",
+    "  ",
+    "&amp;",
+    "<b>",
+    "'",
+    '"',
+    "`code`",
+    "*bold*",
+    "_it_",
+    "~~s~~",
+    "[link](https://x.org)",
 ]
 # Characters X refuses or that confuse parsers (direction overrides, BOMs, separators): now and then.
 _ODD = ["\u200d", "\u200b", "\ufeff", "\u2028", "\u2029", "\u202e", "\ufffe", "\U000e0001", "\ud800"]
 _IMAGES = [
-    "![a photo](photo.jpg)", "![](pic.png)", "![alt text with spaces](images/my pic.jpeg)",
-    "![alt](https://example.com/i.png)", "![alt](../outside.png)", "![alt](/etc/passwd)", "![broken](x.png",
-    "![[nested]](a.png)", "![alt](a.png)![b](b.png)", "!\\[not an image](a.png)", "![🙂](emoji.gif)",
-    "![alt](" + "p" * 300 + ".png)", "![alt]()", "![alt](a.png \"title\")", "text before ![alt](a.png) text after",
+    "![a photo](photo.jpg)",
+    "![](pic.png)",
+    "![alt text with spaces](images/my pic.jpeg)",
+    "![alt](https://example.com/i.png)",
+    "![alt](../outside.png)",
+    "![alt](/etc/passwd)",
+    "![broken](x.png",
+    "![[nested]](a.png)",
+    "![alt](a.png)![b](b.png)",
+    "!\\[not an image](a.png)",
+    "![🙂](emoji.gif)",
+    "![alt](" + "p" * 300 + ".png)",
+    "![alt]()",
+    '![alt](a.png "title")',
+    "text before ![alt](a.png) text after",
 ]
 _CONTROLS = [chr(code) for code in range(0, 32)] + ["\x7f"] + [chr(code) for code in range(0x80, 0xA0)]
 _INVALID_UTF8 = [b"\xff", b"\xfe", b"\xc3\x28", b"\xc0\xaf", b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80"]
@@ -112,8 +164,10 @@ def tweets_file(rng: random.Random) -> bytes:
     ending = rng.choice(_ENDINGS) if rng.random() < 0.3 else "\n"
     text = ending.join(lines) + (ending if rng.random() < 0.7 else "")
     encoding = rng.choice(_ENCODINGS) if rng.random() < 0.15 else "utf-8"
-    data = text.encode(encoding, "replace") if encoding not in ("utf-8", "utf-8-sig") else text.encode(
-        encoding, "surrogatepass"
+    data = (
+        text.encode(encoding, "replace")
+        if encoding not in ("utf-8", "utf-8-sig")
+        else text.encode(encoding, "surrogatepass")
     )
     if rng.random() < 0.08:
         data = codecs.BOM_UTF8 + data
@@ -129,13 +183,72 @@ def tweets_file(rng: random.Random) -> bytes:
 
 _PATH_KINDS = ("path", "optional_path")
 _VALUES = [
-    "", " ", "0", "1", "-1", "4", "99999999999999999999", "1e9", "nan", "inf", "yes", "no", "maybe", "6h", "3h30m",
-    "0.5", "10m", "366d", "367d", "1.5d", "x", "x,mastodon,bluesky", "bluesky", "fediverse", "DEBUG", "info",
-    "Europe/London", "Mars/Olympus", "../../etc", "https://example.com", "http://[::1", "ftp://x", "00:00,06:00",
-    "25:00", "12:60", "{name} {message}", "{", "}", "{0}", "{name!r:>{width}}", "alice.bsky.social", "@bob",
-    "abcd-efgh-ijkl-mnop", "AbCdEf0123456789GhIjKlMnOpQrStUv", "12345-AbCdEfGhIjKlMnOp", "public", "auto", "numpy",
-    "c", "\x00", "\u00b2", "\u0663", "\ufeff", "日本", "🙂", "'quoted'", '"double"', "'open", '"open', "a b c",
-    "${HOME}", "$HOME", "\\n", "x" * 5000, "# not a comment", "value # comment",
+    "",
+    " ",
+    "0",
+    "1",
+    "-1",
+    "4",
+    "99999999999999999999",
+    "1e9",
+    "nan",
+    "inf",
+    "yes",
+    "no",
+    "maybe",
+    "6h",
+    "3h30m",
+    "0.5",
+    "10m",
+    "366d",
+    "367d",
+    "1.5d",
+    "x",
+    "x,mastodon,bluesky",
+    "bluesky",
+    "fediverse",
+    "DEBUG",
+    "info",
+    "Europe/London",
+    "Mars/Olympus",
+    "../../etc",
+    "https://example.com",
+    "http://[::1",
+    "ftp://x",
+    "00:00,06:00",
+    "25:00",
+    "12:60",
+    "{name} {message}",
+    "{",
+    "}",
+    "{0}",
+    "{name!r:>{width}}",
+    "alice.bsky.social",
+    "@bob",
+    "abcd-efgh-ijkl-mnop",
+    "AbCdEf0123456789GhIjKlMnOpQrStUv",
+    "12345-AbCdEfGhIjKlMnOp",
+    "public",
+    "auto",
+    "numpy",
+    "c",
+    "\x00",
+    "\u00b2",
+    "\u0663",
+    "\ufeff",
+    "日本",
+    "🙂",
+    "'quoted'",
+    '"double"',
+    "'open",
+    '"open',
+    "a b c",
+    "${HOME}",
+    "$HOME",
+    "\\n",
+    "x" * 5000,
+    "# not a comment",
+    "value # comment",
 ]
 _SAFE_NAMES = ["tweets.txt", "state", "other.txt", "log.txt", "state2", "sub/dir", "a b.txt", "日本.txt", "-", "."]
 
@@ -146,8 +259,22 @@ def env_line(rng: random.Random) -> str:
         return rng.choice(["", "# a comment", "   ", "#", "export"])
     if roll < 0.16:  # not a setting
         return rng.choice(
-            ["TWITTER_KEY=abc", "tweet_one_in=4", "=value", "NO_EQUALS", "FOO BAR=1", "ÄÖÜ=1", "X==1", "export=1",
-             "TWEET_ONE_IN", "TWEET ONE IN=2", "\x00=\x00", "[section]", "key: value", "TWEETS_FILE:=x"]
+            [
+                "TWITTER_KEY=abc",
+                "tweet_one_in=4",
+                "=value",
+                "NO_EQUALS",
+                "FOO BAR=1",
+                "ÄÖÜ=1",
+                "X==1",
+                "export=1",
+                "TWEET_ONE_IN",
+                "TWEET ONE IN=2",
+                "\x00=\x00",
+                "[section]",
+                "key: value",
+                "TWEETS_FILE:=x",
+            ]
         )
     name = rng.choice(list(SETTINGS))
     if rng.random() < 0.5 and SETTINGS[name].kind not in _PATH_KINDS:
@@ -203,7 +330,9 @@ def base_pictures() -> Dict[str, bytes]:
     picture.save(made["png"], "PNG", pnginfo=info, exif=exif.tobytes())
     picture.convert("RGB").save(made["jpg"], "JPEG", quality=80, exif=exif.tobytes(), icc_profile=b"\0" * 200)
     frames = [picture.convert("RGB").rotate(angle) for angle in (0, 30, 60)]
-    frames[0].save(made["gif"], "GIF", save_all=True, append_images=frames[1:], duration=100, loop=0, comment=b"a comment")
+    frames[0].save(
+        made["gif"], "GIF", save_all=True, append_images=frames[1:], duration=100, loop=0, comment=b"a comment"
+    )
     picture.save(made["webp"], "WEBP", quality=70, exif=exif.tobytes())
     _PICTURES.update({name: buffer.getvalue() for name, buffer in made.items()})
     return _PICTURES
@@ -250,7 +379,9 @@ def _unsafe_path(data: bytes) -> bool:
     """A path setting that escaped the generator's care would write outside the case's folder."""
     for line in data.replace(b"\r", b"\n").split(b"\n"):
         name = line.split(b"=", 1)[0].strip().removeprefix(b"export").strip()
-        if name in (b"TWEETS_FILE", b"BOT_STATE_DIR", b"LOG_FILE") and any(mark in line for mark in (b"/", b"~", b"..", b"$")):
+        if name in (b"TWEETS_FILE", b"BOT_STATE_DIR", b"LOG_FILE") and any(
+            mark in line for mark in (b"/", b"~", b"..", b"$")
+        ):
             return True
     return False
 
@@ -359,14 +490,18 @@ def pictures_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) 
     outcomes: List[Outcome] = []
     for network in built_in().names():
         try:
-            prepared = prepare(io.BytesIO(data), "A damaged picture", built_in().network(network).image_limits(), name="picture")
+            prepared = prepare(
+                io.BytesIO(data), "A damaged picture", built_in().network(network).image_limits(), name="picture"
+            )
         except PictureError as exc:
             outcomes.append(Outcome(f"prepare:{network}", int(exc.exit_status), str(exc)))
         except BaseException as exc:  # noqa: BLE001 - anything else escaping prepare is the finding
             import traceback
 
             trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-            return outcomes + [Outcome(f"prepare:{network}", 1, trace)], f"prepare for {network} raised {type(exc).__name__}"
+            return outcomes + [
+                Outcome(f"prepare:{network}", 1, trace)
+            ], f"prepare for {network} raised {type(exc).__name__}"
         else:
             outcomes.append(Outcome(f"prepare:{network}", 0, prepared.describe()))
     if rng.randrange(10) == 0:
@@ -468,7 +603,9 @@ def _save(folder: Path) -> Callable[[Failure, Path], None]:
         target = folder / f"{failure.kind}-{failure.number}"
         shutil.copytree(home, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.so"))
         (target / "why.txt").write_text(
-            failure.why + "\n\n" + "\n\n".join(f"$ bot.py {o.command}  -> {o.status}\n{o.output}" for o in failure.outcomes)
+            failure.why
+            + "\n\n"
+            + "\n\n".join(f"$ bot.py {o.command}  -> {o.status}\n{o.output}" for o in failure.outcomes)
         )
 
     return save
@@ -522,7 +659,9 @@ def main_() -> int:
     else:
         for kind, figures_ in report.items():
             early = " (stopped early)" if figures.stopped else ""
-            print(f"{kind}: {figures_['cases']:,} cases in {figures_['seconds']} s (seed {args.seed}, from case {args.first}){early}")
+            print(
+                f"{kind}: {figures_['cases']:,} cases in {figures_['seconds']} s (seed {args.seed}, from case {args.first}){early}"
+            )
             for key, number in figures_["exit_codes"].items():
                 print(f"    {key:>14}: {number:,}")
             print(f"    failures: {len(figures_['failures'])} {figures_['failures'][:20]}")

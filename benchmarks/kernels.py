@@ -81,7 +81,9 @@ def slowdown(job: str, repeat: int) -> None:
                     f"{peak / 1024:5.0f} MiB" + (f", {speed.group(1)}" if speed else "")
                 )
             ratios.append(figures["numpy"] / figures["auto"])
-    print(f"{job}: without the kernel {statistics.median(ratios):.1f}x the CPU (ratios {', '.join(f'{r:.2f}' for r in ratios)})")
+    print(
+        f"{job}: without the kernel {statistics.median(ratios):.1f}x the CPU (ratios {', '.join(f'{r:.2f}' for r in ratios)})"
+    )
 
 
 def build_cost(repeat: int) -> None:

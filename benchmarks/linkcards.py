@@ -51,7 +51,9 @@ def _huge() -> Iterator[bytes]:
 def main() -> int:
     photo = _photo()
     good = b'<head><meta property="og:title" content="Good"><meta property="og:image" content="/p.jpg"></head>'
-    slow_picture = b'<head><meta property="og:title" content="Slow picture"><meta property="og:image" content="/never"></head>'
+    slow_picture = (
+        b'<head><meta property="og:title" content="Slow picture"><meta property="og:image" content="/never"></head>'
+    )
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         closed_port = unused.getsockname()[1]

@@ -333,21 +333,27 @@ def measure_count(peer: str, repeat: int, numpy: bool) -> None:
                 many = _ours(state, numpy=False, workers=cores)
                 every_core.append((wall, many[3], many[1], peak))
                 same = "the same figures" if many[2] == words else "DIFFERENT figures"
-                line += (f"; --workers {cores}: {many[0]:.1f} s CPU, {many[3]:.1f} s wall ({many[3] / wall:.2f}x), "
-                         f"peak {many[1]:,.0f} MiB ({many[1] / peak:.2f}x), {same}")  # fmt: skip
+                line += (
+                    f"; --workers {cores}: {many[0]:.1f} s CPU, {many[3]:.1f} s wall ({many[3] / wall:.2f}x), "
+                    f"peak {many[1]:,.0f} MiB ({many[1] / peak:.2f}x), {same}"
+                )
             if peer_ok:
                 peer_cpu, peer_peak, _, _ = run_measured([peer, "english", "1"])  # one thread, as ours
                 theirs.append((peer_cpu, peer_peak))
                 line += f"; peer {peer_cpu:.1f} s CPU, peak {peer_peak:,.0f} MiB; ratio {cpu / peer_cpu:.2f}x"
             print(line, flush=True)
         cpu, peak = median(c for c, _ in ours), max(p for _, p in ours)
-        print(f"ours (median of {repeat}): {cpu:.1f} s CPU (range {min(c for c, _ in ours):.1f}-"
-              f"{max(c for c, _ in ours):.1f}), peak {peak:,.0f} MiB")  # fmt: skip
+        print(
+            f"ours (median of {repeat}): {cpu:.1f} s CPU (range {min(c for c, _ in ours):.1f}-"
+            f"{max(c for c, _ in ours):.1f}), peak {peak:,.0f} MiB"
+        )
         if every_core:
             walls = sorted(many / one for one, many, _, _ in every_core)
             peaks = sorted(many / one for _, _, many, one in every_core)
-            print(f"--workers {cores} against --workers 1 (median of {repeat} paired runs): wall {median(walls):.2f}x "
-                  f"(range {walls[0]:.2f}-{walls[-1]:.2f}x), peak {median(peaks):.2f}x")  # fmt: skip
+            print(
+                f"--workers {cores} against --workers 1 (median of {repeat} paired runs): wall {median(walls):.2f}x "
+                f"(range {walls[0]:.2f}-{walls[-1]:.2f}x), peak {median(peaks):.2f}x"
+            )
         if not peer:
             print("peer (BerndAmend/peg-solitaire-rust): unavailable (give its binary with --peer or PEGS_PEER)")
         elif not peer_ok:
@@ -355,15 +361,21 @@ def measure_count(peer: str, repeat: int, numpy: bool) -> None:
         else:
             peer_cpu, peer_peak = median(c for c, _ in theirs), max(p for _, p in theirs)
             ratios = sorted(c / p for (c, _), (p, _) in zip(ours, theirs))
-            print(f"peer {peer} english 1 (median of {repeat}): {peer_cpu:.1f} s CPU (range "
-                  f"{min(c for c, _ in theirs):.1f}-{max(c for c, _ in theirs):.1f}), peak {peer_peak:,.0f} MiB "
-                  "(positions only)")  # fmt: skip
-            print(f"ratio ours/peer: CPU {median(ratios):.2f}x (median of the paired ratios, range "
-                  f"{ratios[0]:.2f}-{ratios[-1]:.2f}x), peak memory {peak / peer_peak:.2f}x")  # fmt: skip
+            print(
+                f"peer {peer} english 1 (median of {repeat}): {peer_cpu:.1f} s CPU (range "
+                f"{min(c for c, _ in theirs):.1f}-{max(c for c, _ in theirs):.1f}), peak {peer_peak:,.0f} MiB "
+                "(positions only)"
+            )
+            print(
+                f"ratio ours/peer: CPU {median(ratios):.2f}x (median of the paired ratios, range "
+                f"{ratios[0]:.2f}-{ratios[-1]:.2f}x), peak memory {peak / peer_peak:.2f}x"
+            )
         if numpy:
             cpu, peak, words, _ = _ours(state, numpy=True)
-            print(f"numpy path (TWITTERBOT_PEGS_KERNEL=numpy): {cpu:.1f} s CPU, peak {peak:,.0f} MiB, "
-                  f"{'the same figures' if words == first else 'DIFFERENT figures: ' + str(words[:3])}")  # fmt: skip
+            print(
+                f"numpy path (TWITTERBOT_PEGS_KERNEL=numpy): {cpu:.1f} s CPU, peak {peak:,.0f} MiB, "
+                f"{'the same figures' if words == first else 'DIFFERENT figures: ' + str(words[:3])}"
+            )
 
 
 _FEWEST = """

@@ -104,7 +104,9 @@ def dry_run(home: Path, line: str) -> Tuple[float, int]:
     """Peak RSS (MiB) and exit status of a whole `bot.py --dry-run --force` on a tweets file of `line`."""
     (home / "tweets.txt").write_text(line + "\n")
     command = [sys.executable, str(REPO / "bot.py"), "--env-file", str(home / ".env"), "--dry-run", "--force"]
-    out = subprocess.run([sys.executable, "-c", _DRY_RUN, *command], check=True, capture_output=True, text=True, cwd=home)
+    out = subprocess.run(
+        [sys.executable, "-c", _DRY_RUN, *command], check=True, capture_output=True, text=True, cwd=home
+    )
     mib, status = out.stdout.split()
     return float(mib), int(status)
 
@@ -137,7 +139,10 @@ def bombs(rounds: int) -> None:
             for label, line in lines.items():
                 mib, statuses[label] = dry_run(home, line)
                 peaks[label].append(mib)
-        sizes = {label: (home / line.split("(")[-1].rstrip(")")).stat().st_size if "(" in line else 0 for label, line in lines.items()}
+        sizes = {
+            label: (home / line.split("(")[-1].rstrip(")")).stat().st_size if "(" in line else 0
+            for label, line in lines.items()
+        }
     print(f"{'a whole dry run on':<30}{'bytes':>12}{'peak MiB':>10}{'exit':>6}")
     for label in cases:
         print(f"{label:<30}{sizes[label]:>12,}{statistics.median(peaks[label]):>10.1f}{statuses[label]:>6}")

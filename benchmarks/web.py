@@ -71,10 +71,14 @@ def make_home(folder: Path, runs: int) -> Path:
             post_id = str(1456012973835788293 + index)
             url = f"https://x.com/i/status/{post_id}"
             store.finish_attempt(attempt, "posted", at=at, post_id=post_id, mark_used=True, url=url)
-            store.finish_run(run_id, at=at, action="posted", reason="rolled 0 of 1-in-4", text=text, post_id=post_id, url=url)
+            store.finish_run(
+                run_id, at=at, action="posted", reason="rolled 0 of 1-in-4", text=text, post_id=post_id, url=url
+            )
         job = store.open_job("pegs english", at=start)
         attempt = store.begin_job_attempt(job.id, "pegs english: 12 pegs left", at=start, final=False, network="x")
-        store.record_job_post(job.id, attempt, at=start, post_id="99", news="12", detail=None, url="https://x.com/i/status/99")
+        store.record_job_post(
+            job.id, attempt, at=start, post_id="99", news="12", detail=None, url="https://x.com/i/status/99"
+        )
         store.finish_job(job.id, "done", at=start)
     return env
 
@@ -144,7 +148,9 @@ def main() -> int:
         if page.returncode != 0:
             raise SystemExit(f"bot.py serve exited {page.returncode} on SIGTERM")
 
-    print(f"{args.rounds} rounds of {args.requests} requests per endpoint; a history of {args.runs} runs; Python {sys.version.split()[0]}")
+    print(
+        f"{args.rounds} rounds of {args.requests} requests per endpoint; a history of {args.runs} runs; Python {sys.version.split()[0]}"
+    )
     print(f"{'':28}{'listening':>12}{'at rest':>12}")
     for name, label in (("page", "bot.py serve"), ("hello", "waitress hello world")):
         print(f"{label:28}{listening[name]:>9.1f} MiB{max(rest[name]):>9.1f} MiB")
@@ -152,7 +158,9 @@ def main() -> int:
     print(f"the page's own share: {extra:.1f} MiB over a bare waitress")
     print(f"{'requests per second (median)':28}")
     for name, values in rates.items():
-        print(f"  {name:26}{statistics.median(values):>9.0f}   (rounds: {', '.join(f'{value:.0f}' for value in values)})")
+        print(
+            f"  {name:26}{statistics.median(values):>9.0f}   (rounds: {', '.join(f'{value:.0f}' for value in values)})"
+        )
     ratio = statistics.median(rates["page /"]) / statistics.median(rates["hello /"])
     print(f"the page answers at {ratio:.2f}x the hello world's rate")
     verdict = "under" if max(rest["page"]) < TARGET_MIB else "OVER"

@@ -27,6 +27,7 @@ BOT_PY = REPO / "bot.py"
 REGISTRY = built_in()
 X_ONLY = (REGISTRY.network("x"),)  # what a run posting to X alone measures its lines for
 
+
 def by_network(*posters: object) -> Dict[str, object]:
     """A test's posters as a run takes them: {network: poster}, each poster named for its network."""
     return {poster.name: poster for poster in posters}  # type: ignore[attr-defined]

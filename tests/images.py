@@ -71,9 +71,15 @@ def has_location(data: bytes) -> bool:
     """Whether a picture's bytes still hold EXIF (and so maybe GPS) or any other metadata."""
     with Image.open(io.BytesIO(data)) as picture:
         exif = picture.getexif()
-        return bool(exif) or 0x8825 in exif or any(
-            key in picture.info for key in ("exif", "xmp", "XML:com.adobe.xmp", "icc_profile", "Author", "comment")
-        ) or b"PhoneMaker" in data or b"Exif\x00\x00" in data
+        return (
+            bool(exif)
+            or 0x8825 in exif
+            or any(
+                key in picture.info for key in ("exif", "xmp", "XML:com.adobe.xmp", "icc_profile", "Author", "comment")
+            )
+            or b"PhoneMaker" in data
+            or b"Exif\x00\x00" in data
+        )
 
 
 def text_bomb_png(path: Path) -> Path:

@@ -387,7 +387,6 @@ def test_a_closed_pipe_ends_quietly(home: BotHome, args: tuple) -> None:
     assert "BrokenPipe" not in stderr and "Exception ignored" not in stderr and "unexpected" not in stderr
 
 
-
 @pytest.mark.parametrize("args", [("pegs", "count", "english"), ("pegs", "boards"), ("cron",)])
 def test_a_job_whose_reader_goes_away_is_stopped_not_failed(home: BotHome, args: tuple) -> None:
     """A job that prints a lot, into a reader that has gone: 141 and nothing posted (before, the
@@ -399,6 +398,7 @@ def test_a_job_whose_reader_goes_away_is_stopped_not_failed(home: BotHome, args:
     assert process.returncode == 141, stderr
     assert "BrokenPipe" not in stderr and "Exception ignored" not in stderr and "failed" not in stderr
     assert home.emulator.posts == []
+
 
 # -- jitter: cron's --jitter waits like the timer and the daemon ----------------------------------
 
@@ -511,7 +511,17 @@ def run_without(tmp_path: Path, missing: str, *args: str, shadow: str = "") -> s
     (tmp_path / ".env").chmod(0o600)
     (tmp_path / "tweets.txt").write_text("A post\nAnother post\n")
     return subprocess.run(
-        [sys.executable, "-c", _WITHOUT, str(REPO / "bot.py"), missing, shadow, "--env-file", str(tmp_path / ".env"), *args],
+        [
+            sys.executable,
+            "-c",
+            _WITHOUT,
+            str(REPO / "bot.py"),
+            missing,
+            shadow,
+            "--env-file",
+            str(tmp_path / ".env"),
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -567,7 +577,10 @@ def test_a_broken_package_is_named_with_the_command_that_reinstalls_its_version(
     result = run_without(tmp_path, "", "daemon", "--dry-run", shadow=str(shadow))
     assert result.returncode == 69, result.stderr
     assert "the package schedule is installed but cannot be imported (ImportError: libsched.so.1" in result.stderr
-    assert f"-m pip install --force-reinstall --no-deps --no-cache-dir schedule=={metadata.version('schedule')}" in result.stderr
+    assert (
+        f"-m pip install --force-reinstall --no-deps --no-cache-dir schedule=={metadata.version('schedule')}"
+        in result.stderr
+    )
     assert "Traceback" not in result.stderr
     debug = run_without(tmp_path, "", "daemon", "--dry-run", "--debug", shadow=str(shadow))
     assert debug.returncode == 69 and "Traceback" in debug.stderr  # --debug shows where
@@ -593,6 +606,8 @@ def test_a_missing_module_is_named_by_the_requirement_that_installs_it(tmp_path:
         "# pins\npython-fuzzbuzz==1.0  # a comment\nfizz-text-parser==3.0; python_version >= '3.9'\n-r other.txt\n"
     )
     for module, package in (("fuzzbuzz", "python-fuzzbuzz"), ("fizz_text", "fizz-text-parser"), ("nothing", "nothing")):
-        error = MissingDependency.from_import_error(ModuleNotFoundError(f"No module named {module!r}", name=module), checkout=tmp_path)
+        error = MissingDependency.from_import_error(
+            ModuleNotFoundError(f"No module named {module!r}", name=module), checkout=tmp_path
+        )
         assert error is not None and f"the package {package} is missing" in str(error)
         assert f"-m pip install -r {tmp_path / 'requirements.txt'}" in str(error) and error.exit_status == 69

@@ -125,7 +125,9 @@ def test_every_registered_command_is_in_the_table() -> None:
 
 
 def test_the_plain_run_takes_its_flags() -> None:
-    args = parse_args(["--force", "--one-in", "3", "--tweets", "t.txt", "--seed", "5", "--jitter", "--dry-run"], REGISTRY)
+    args = parse_args(
+        ["--force", "--one-in", "3", "--tweets", "t.txt", "--seed", "5", "--jitter", "--dry-run"], REGISTRY
+    )
     assert (args.force, args.one_in, args.tweets, args.seed, args.jitter, args.dry_run) == (
         True,
         "3",

@@ -62,7 +62,11 @@ def is_standard_library(module: str) -> bool:
         return True
     origin = Path(spec.origin or next(iter(spec.submodule_search_locations or []), ""))
     standard = Path(sysconfig.get_paths()["stdlib"]).resolve()
-    return standard in origin.resolve().parents and "site-packages" not in origin.parts and "dist-packages" not in origin.parts
+    return (
+        standard in origin.resolve().parents
+        and "site-packages" not in origin.parts
+        and "dist-packages" not in origin.parts
+    )
 
 
 def ranges(specs: List[str]) -> Dict[str, Requirement]:
@@ -177,7 +181,11 @@ def test_the_32_bit_pi_file_pins_what_ci_tested_and_leaves_out_only_what_apt_or_
         wanted.update(ranges(project["optional-dependencies"][feature]))
     text = (REPO / "requirements-pi.txt").read_text()
     assert "--only-binary=:all:" in [line.split(" #", 1)[0].strip() for line in text.splitlines()]  # never a build
-    pi = [Requirement(line.split(" #", 1)[0].strip()) for line in text.splitlines() if line.strip() and line[0] not in "#-"]
+    pi = [
+        Requirement(line.split(" #", 1)[0].strip())
+        for line in text.splitlines()
+        if line.strip() and line[0] not in "#-"
+    ]
     ci = read_pins(REPO / "requirements.txt")
     problems = []
     for python in PYTHONS:

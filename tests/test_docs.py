@@ -96,7 +96,11 @@ def test_a_stale_or_missing_reference_page_is_found(tmp_path) -> None:
     settings.write_text(settings.read_text().replace("`TWEET_ONE_IN`", "`TWEET_ONE_OF`"))
     (tmp_path / "docs/reference/exit-codes.md").unlink()
     (tmp_path / "crontab.example").unlink()
-    assert gen_reference.stale(tmp_path) == ["docs/reference/settings.md", "docs/reference/exit-codes.md", "crontab.example"]
+    assert gen_reference.stale(tmp_path) == [
+        "docs/reference/settings.md",
+        "docs/reference/exit-codes.md",
+        "crontab.example",
+    ]
 
 
 def commands_of(parser: argparse.ArgumentParser, path: Tuple[str, ...] = ("bot.py",)) -> Iterator[tuple]:

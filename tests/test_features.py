@@ -80,7 +80,9 @@ def test_a_job_without_numpy_says_which_feature_and_how_to_add_it(home: BotHome,
     hidden = hide(tmp_path / "no-numpy", ["numpy"])
     result = home.run("pegs", "solve", "english", "--no-post", env=hidden)
     assert result.returncode == 69, result.stderr
-    assert "the package numpy is missing" in result.stderr and "needed by the pegs job and the monkey job" in result.stderr
+    assert (
+        "the package numpy is missing" in result.stderr and "needed by the pegs job and the monkey job" in result.stderr
+    )
     assert "sudo apt install python3-numpy" in result.stderr and 'pip install ".[jobs]"' in result.stderr
 
 
@@ -100,8 +102,12 @@ def test_without_freetype_the_boards_are_drawn_with_pillows_own_font(tmp_path: P
         "print(text_width(draw, 'english', font(24, mono=True)), image.getbbox() is not None)\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", probe], cwd=REPO, env={**hidden, "PYTHONPATH": f"{hidden['PYTHONPATH']}:{REPO}"},
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env={**hidden, "PYTHONPATH": f"{hidden['PYTHONPATH']}:{REPO}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     width, drawn = result.stdout.split()
@@ -127,7 +133,12 @@ def test_without_dejavu_a_pillow_before_10_1_draws_with_its_bitmap_font(tmp_path
         "print(text_width(draw, 'english', font(24, mono=True)), image.getbbox() is not None)\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", probe], cwd=REPO, env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     width, drawn = result.stdout.split()
@@ -146,7 +157,10 @@ def test_posting_to_bluesky_needs_neither_zstandard_nor_websockets_nor_dnspython
                 imports.append(ast.unparse(node))
     assert imports
     hidden = hide(tmp_path / "no-firehose", ["zstandard", "websockets", "dns"])
-    probe = "\n".join(sorted(set(imports))) + "\nimport sys\nprint(sorted(m for m in ('zstandard', 'websockets', 'dns') if m in sys.modules))\n"
+    probe = (
+        "\n".join(sorted(set(imports)))
+        + "\nimport sys\nprint(sorted(m for m in ('zstandard', 'websockets', 'dns') if m in sys.modules))\n"
+    )
     result = subprocess.run(
         [sys.executable, "-c", probe], cwd=REPO, env={**hidden}, capture_output=True, text=True, timeout=60
     )
@@ -189,7 +203,9 @@ def readme_pi_section() -> str:
         ("i686", 4, False),
     ],
 )
-def test_a_32_bit_arm_system_is_told_by_its_machine_and_pointer_size(machine: str, pointer_bytes: int, pi32: bool) -> None:
+def test_a_32_bit_arm_system_is_told_by_its_machine_and_pointer_size(
+    machine: str, pointer_bytes: int, pi32: bool
+) -> None:
     assert arm32(machine, pointer_bytes) is pi32
 
 
@@ -197,7 +213,11 @@ def test_on_a_32_bit_pi_every_hint_installs_from_apt_into_a_venv_that_sees_it() 
     """pip would build numpy, Pillow and cffi there (no armv7 wheel): each hint takes Raspberry Pi
     OS's build, and the Bluesky one the README's commands, never `pip install ".[bluesky]"`."""
     registry = built_in()
-    hints = {feature.name: feature.install_on(True) for capability in registry.capabilities for feature in capability.features}
+    hints = {
+        feature.name: feature.install_on(True)
+        for capability in registry.capabilities
+        for feature in capability.features
+    }
     for name in ("pictures", "the pegs job", "posting to Bluesky"):
         assert hints[name].startswith("sudo apt install -y python3-"), hints[name]
         assert "python3 -m venv --system-site-packages .venv && " in hints[name]

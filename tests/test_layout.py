@@ -189,9 +189,7 @@ def import_graph(found: Iterator[Tuple[str, Path]]) -> Dict[str, Set[str]]:
     graph: Dict[str, Set[str]] = {}
     for module, path in found:
         graph[module] = {
-            target
-            for _, target in imports_of(module, path)
-            if target != module and not module.startswith(target + ".")
+            target for _, target in imports_of(module, path) if target != module and not module.startswith(target + ".")
         }
     return graph
 
@@ -247,7 +245,9 @@ def test_no_import_circles() -> None:
 def test_the_circle_check_finds_a_circle_through_a_function(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("from twitterbot.t.b import f\n")
     (tmp_path / "b.py").write_text("def f():\n    from twitterbot.t.c import g\n")
-    (tmp_path / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from twitterbot.t.a import h\n")
+    (tmp_path / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from twitterbot.t.a import h\n"
+    )
     (tmp_path / "d.py").write_text("from twitterbot.t.a import x\n")
     found = [(f"twitterbot.t.{name}", tmp_path / f"{name}.py") for name in "abcd"]
     assert circles(import_graph(iter(found))) == [["twitterbot.t.a", "twitterbot.t.b", "twitterbot.t.c"]]
@@ -269,7 +269,7 @@ def test_posting_and_progress_share_the_send_function() -> None:
     assert send_imports("twitterbot.progress.reporter") == {"send"}
     for module in ("twitterbot.posting.scheduled", "twitterbot.progress.reporter"):
         path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
-        assert ("twitterbot.posting.send" in {t for _, t in imports_of(module, path)}), module
+        assert "twitterbot.posting.send" in {t for _, t in imports_of(module, path)}, module
 
 
 def test_no_module_decides_by_a_network_s_name() -> None:

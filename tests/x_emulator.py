@@ -417,7 +417,9 @@ class _Handler(BaseHTTPRequestHandler):
         emu = self.emu
         query = parse_qs(urlsplit(self.path).query)
         if user_id not in (USER_ID, emu.keys["access_token"].split("-", 1)[0]):
-            return self._json(200, {"errors": [{"title": "Not Found Error", "detail": f"Could not find user with id: [{user_id}]."}]})
+            return self._json(
+                200, {"errors": [{"title": "Not Found Error", "detail": f"Could not find user with id: [{user_id}]."}]}
+            )
         try:
             max_results = int(query.get("max_results", ["10"])[0])
             start = query.get("start_time", [None])[0]

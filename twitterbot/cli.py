@@ -158,7 +158,24 @@ def built_in(extra: Sequence[Capability] = ()) -> Registry:
     from .unattended import SCHEDULE
     from .web import WEB
 
-    return Registry((CORE, POSTING, SCHEDULE, MONITORING, PROGRESS, X, MASTODON, BLUESKY, CLUSTER, PEGS, MONKEY, PUZZLES, WEB, *extra))
+    return Registry(
+        (
+            CORE,
+            POSTING,
+            SCHEDULE,
+            MONITORING,
+            PROGRESS,
+            X,
+            MASTODON,
+            BLUESKY,
+            CLUSTER,
+            PEGS,
+            MONKEY,
+            PUZZLES,
+            WEB,
+            *extra,
+        )
+    )
 
 
 def read_config(
@@ -227,7 +244,11 @@ def _print_failure_json(error: BotError, message: str, secrets: Sequence[str]) -
     except ImportError:  # the package that is missing is needed to make the usual document
         import json
 
-        print(json.dumps({"action": "failed", "reason": message, "error": error.kind, "exit_status": int(error.exit_status)}))
+        print(
+            json.dumps(
+                {"action": "failed", "reason": message, "error": error.kind, "exit_status": int(error.exit_status)}
+            )
+        )
 
 
 def _version_line() -> str:

@@ -39,7 +39,9 @@ class ExitStatus(enum.IntEnum):
     UNEXPECTED = 1  # a bug: run again with --debug and report it
     USAGE = 64  # EX_USAGE: bad command line
     DATA_ERROR = 65  # EX_DATAERR: the tweets file (or a line X refused) needs fixing
-    UNAVAILABLE = 69  # EX_UNAVAILABLE: a package missing or broken (a partial install), the cluster extra absent, no scheduler
+    UNAVAILABLE = (
+        69  # EX_UNAVAILABLE: a package missing or broken (a partial install), the cluster extra absent, no scheduler
+    )
     CANNOT_CREATE = 73  # EX_CANTCREAT: the state folder cannot be written (permissions, read-only, disk full)
     TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: rate limit, X server error, network, lock held
     PERMISSION_DENIED = 77  # EX_NOPERM: keys rejected, read-only app, no Project, no credits
@@ -76,11 +78,16 @@ class ErrorKind(str, enum.Enum):
 
     __str__ = str.__str__  # "rate_limited", not "ErrorKind.RATE_LIMITED", in messages
     __format__ = str.__format__
+
+
 # What each exit status means and what to do about it: the reference page of exit codes is
 # generated from this table (docs/gen_reference.py), so a new status cannot go undocumented.
 EXIT_STATUS_HELP: Dict[ExitStatus, Tuple[str, str]] = {
     ExitStatus.OK: ("posted, skipped (by chance or by the cap), or dry run", "nothing"),
-    ExitStatus.UNEXPECTED: ("unexpected error (a bug)", "run again with `--debug` and report it, with `bot.py --version`"),
+    ExitStatus.UNEXPECTED: (
+        "unexpected error (a bug)",
+        "run again with `--debug` and report it, with `bot.py --version`",
+    ),
     ExitStatus.USAGE: (
         "command-line usage error: an unknown flag, a flag the command does not take, a bad flag value "
         "(also: `monkey` asked to resume a checkpoint saved with other options)",
@@ -115,8 +122,7 @@ EXIT_STATUS_HELP: Dict[ExitStatus, Tuple[str, str]] = {
         "again: look at the link in the message if you want to know",
     ),
     ExitStatus.PERMISSION_DENIED: (
-        "a network refused the keys or the account: 401, read-only app, no Project, no credits, a "
-        "suspended account",
+        "a network refused the keys or the account: 401, read-only app, no Project, no credits, a suspended account",
         "see Troubleshooting",
     ),
     ExitStatus.CONFIG_ERROR: (
@@ -274,7 +280,9 @@ class MissingDependency(BotError):
                     f"the package {package} is missing ({error}): install it (and every package at the version "
                     f"the bot was tested with) by: {command}"
                 )
-            return cls(f"the package {package} is missing ({error}): install it with: {python} -m pip install {package}")
+            return cls(
+                f"the package {package} is missing ({error}): install it with: {python} -m pip install {package}"
+            )
         version = _installed_version(package)
         pinned = f"{package}=={version}" if version else package
         return cls(

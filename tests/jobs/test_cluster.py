@@ -144,7 +144,9 @@ def test_the_english_count_on_a_cluster_is_exact(two_workers: str) -> None:
     assert finishable == A112738
 
 
-def test_a_count_of_many_rounds_is_exact_and_asks_for_its_workers_only_now_and_then(two_workers: str, monkeypatch) -> None:
+def test_a_count_of_many_rounds_is_exact_and_asks_for_its_workers_only_now_and_then(
+    two_workers: str, monkeypatch
+) -> None:
     """Slices of one position make every level of many rounds (each round adding up the children of
     the round before, a share with nothing left to expand, the last round only adding up); the figures are
     still one process's. The scheduler is asked for the workers once every POLL seconds, not
@@ -255,7 +257,9 @@ def test_nodes_of_other_versions_are_refused() -> None:
         def run_on_scheduler(self, function):
             return node_versions()
 
-    with pytest.raises(ClusterMismatch, match=r"tcp://10\.0\.0\.3:40000 has numpy 1\.26\.4, this machine " + np.__version__):
+    with pytest.raises(
+        ClusterMismatch, match=r"tcp://10\.0\.0\.3:40000 has numpy 1\.26\.4, this machine " + np.__version__
+    ):
         Cluster(Client(), "tcp://10.0.0.2:8786").check_versions()
 
 
@@ -278,7 +282,9 @@ def _dask(role: str, address: str, cwd: Path, pythonpath: Optional[Path] = None)
         arguments = ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"]
     else:
         arguments = ["distributed.cli.dask_worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"]
-    return subprocess.Popen([sys.executable, "-m", *arguments], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", *arguments], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 def _stop(*processes: subprocess.Popen) -> None:
@@ -366,7 +372,11 @@ def test_batches_on_a_cluster_print_what_one_machine_prints_in_input_order(home,
         """The boards, their order and each verdict with its number of jumps. Which solution is
         printed is not fixed: the searches take turns by processor time and the first to finish
         wins, so on a busy machine another order may win (seen in a chroot without a compiler)."""
-        return [line.split(":")[0] if line.startswith("Jumps (") else line for line in text.splitlines() if line.strip(" XO")]
+        return [
+            line.split(":")[0] if line.startswith("Jumps (") else line
+            for line in text.splitlines()
+            if line.strip(" XO")
+        ]
 
     assert verdicts(spread.stdout) == verdicts(alone.stdout)
     assert "Jumps (13)" in verdicts(spread.stdout) and "Jumps (31)" in verdicts(spread.stdout)
@@ -386,7 +396,10 @@ def test_batches_on_a_cluster_print_what_one_machine_prints_in_input_order(home,
         return [line.split(" in ")[0] for line in text.splitlines()]
 
     assert untimed(spread.stdout) == untimed(alone.stdout)
-    assert [line for line in spread.stdout.splitlines() if line.startswith("== ")] == ["== 1/2: a.txt ==", "== 2/2: b.txt =="]
+    assert [line for line in spread.stdout.splitlines() if line.startswith("== ")] == [
+        "== 1/2: a.txt ==",
+        "== 2/2: b.txt ==",
+    ]
 
 
 def test_a_worker_killed_mid_count_changes_no_figure(two_workers: str, tmp_path: Path) -> None:

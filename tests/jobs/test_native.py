@@ -76,7 +76,10 @@ def test_a_cached_kernel_that_answers_another_interface_is_rebuilt(tmp_path: Pat
     state = pegs_kernel.state(cache)
     assert state.in_use, state.words
     assert state.build_seconds is not None  # built again, now
-    assert native._abi_of(native._loaded[str(path)], pegs_kernel.ABI) == (pegs_kernel.ABI.version, pegs_kernel.ABI.sizes)
+    assert native._abi_of(native._loaded[str(path)], pegs_kernel.ABI) == (
+        pegs_kernel.ABI.version,
+        pegs_kernel.ABI.sizes,
+    )
 
 
 @needs_cc
@@ -168,10 +171,15 @@ def test_the_switch_in_the_env_file_turns_the_kernel_off(home: BotHome) -> None:
     home.write_env(TWITTERBOT_PEGS_KERNEL="numpy")
     result = home.run("pegs", "count", "plus", "--no-post")
     assert result.returncode == 0, result.stderr  # accepted in .env (it was an unknown setting)
-    assert "INFO: pegs: counting with numpy and searching in Python, as TWITTERBOT_PEGS_KERNEL=numpy asks" in result.stderr
+    assert (
+        "INFO: pegs: counting with numpy and searching in Python, as TWITTERBOT_PEGS_KERNEL=numpy asks" in result.stderr
+    )
     assert not (home.path / "state" / "pegs-cache").exists()
     check = home.run("check")
-    assert "note     pegs: counting with numpy and searching in Python, as TWITTERBOT_PEGS_KERNEL=numpy asks" in check.stdout
+    assert (
+        "note     pegs: counting with numpy and searching in Python, as TWITTERBOT_PEGS_KERNEL=numpy asks"
+        in check.stdout
+    )
     home.write_env(TWITTERBOT_PEGS_KERNEL="fast")
     refused = home.run("pegs", "count", "plus", "--no-post")
     assert refused.returncode == 78 and "TWITTERBOT_PEGS_KERNEL='fast'" in refused.stderr

@@ -233,7 +233,9 @@ def test_watch_pings_its_command_s_own_exit_status(home: BotHome, listener: List
 
 
 def _endpoint(text: str) -> str:
-    return REGISTRY.parser("HEALTHCHECK_URL")("HEALTHCHECK_URL", text, ".env line 9", None, REGISTRY.settings["HEALTHCHECK_URL"])
+    return REGISTRY.parser("HEALTHCHECK_URL")(
+        "HEALTHCHECK_URL", text, ".env line 9", None, REGISTRY.settings["HEALTHCHECK_URL"]
+    )
 
 
 _HOSTS = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,15}[a-z0-9])?(\.[a-z]{2,6}){0,2}", fullmatch=True)

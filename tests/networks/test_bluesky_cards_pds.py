@@ -136,7 +136,12 @@ def test_a_page_with_only_a_title_gives_a_card_without_a_thumbnail(
     link = pages.url + "/plain"
     poster.post(f"see {link}")
     external = only_post(bluesky_pds, account)["embed"]["external"]
-    assert external == {"$type": "app.bsky.embed.external#external", "uri": link, "title": "Only a title", "description": ""}
+    assert external == {
+        "$type": "app.bsky.embed.external#external",
+        "uri": link,
+        "title": "Only a title",
+        "description": "",
+    }
 
 
 def test_a_page_that_never_answers_delays_the_post_by_the_time_limit_only(
@@ -189,7 +194,9 @@ def test_a_page_that_gives_no_card_gives_a_post_without_one(
         assert len(pages.requests) == 4  # the first request and 3 redirects
 
 
-def test_a_poster_made_without_link_cards_fetches_nothing(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path, pages: PageServer) -> None:
+def test_a_poster_made_without_link_cards_fetches_nothing(
+    bluesky_pds: Pds, account: PdsAccount, tmp_path: Path, pages: PageServer
+) -> None:
     poster = BlueskyPoster(
         handle=account.handle,
         app_password=bluesky_pds.app_password(account),

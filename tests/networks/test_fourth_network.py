@@ -72,7 +72,9 @@ class FakePoster:
                 post_id = json.loads(response.read())["id"]
         except urllib.error.HTTPError as exc:
             raise PostError(
-                f"Fake refused the token ({exc.code})", kind=ErrorKind.UNAUTHORIZED, exit_status=ExitStatus.PERMISSION_DENIED
+                f"Fake refused the token ({exc.code})",
+                kind=ErrorKind.UNAUTHORIZED,
+                exit_status=ExitStatus.PERMISSION_DENIED,
             ) from None
         return PostResult(text=text, post_id=post_id, url=f"{self._server}/posts/{post_id}")
 

@@ -125,7 +125,9 @@ def test_redirects_are_followed_and_the_picture_resolved_against_the_final_page(
     assert all(agent == USER_AGENT for _, agent in server.requests) and "0." in USER_AGENT
 
 
-@pytest.mark.parametrize(("path", "title"), [("/latin1", "Caf\u00e9 cr\u00e8me"), ("/meta-charset", "\u201cquoted\u201d")])
+@pytest.mark.parametrize(
+    ("path", "title"), [("/latin1", "Caf\u00e9 cr\u00e8me"), ("/meta-charset", "\u201cquoted\u201d")]
+)
 def test_the_page_is_decoded_in_its_own_charset(server: PageServer, path: str, title: str) -> None:
     found = fetch_card(server.url + path, limits=LOCAL)
     assert found.card is not None and found.card.title == title
@@ -261,7 +263,9 @@ def only_this_server_is_public(address) -> object:
 
 
 def test_every_redirect_hop_and_the_picture_are_checked(server: PageServer) -> None:
-    server.pages["/to-the-router"] = Page(status=302, headers={"Location": f"http://127.0.0.2:{port(server)}/articles/moved"})
+    server.pages["/to-the-router"] = Page(
+        status=302, headers={"Location": f"http://127.0.0.2:{port(server)}/articles/moved"}
+    )
     server.pages["/camera-picture"] = Page(
         b'<meta property="og:title" content="Look"><meta property="og:image" content="http://[::1]:9/snapshot.jpg">'
     )
@@ -273,7 +277,9 @@ def test_every_redirect_hop_and_the_picture_are_checked(server: PageServer) -> N
     assert [path for path, _ in server.requests] == ["/to-the-router", "/camera-picture"]  # nothing else
 
 
-def test_the_connection_goes_to_the_address_that_was_checked(server: PageServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_connection_goes_to_the_address_that_was_checked(
+    server: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A name that resolves to a public address first and to this machine on a second look-up (DNS
     rebinding) is connected to as first checked: there is no second look-up."""
     import socket

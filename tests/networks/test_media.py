@@ -51,7 +51,9 @@ def look(data: bytes) -> Image.Image:
 # -- X ---------------------------------------------------------------------------------------------
 
 
-def test_x_a_photo_and_a_screenshot_are_uploaded_described_and_posted(emulator, poster: XPoster, photo, screenshot) -> None:
+def test_x_a_photo_and_a_screenshot_are_uploaded_described_and_posted(
+    emulator, poster: XPoster, photo, screenshot
+) -> None:
     result = poster.post("The garden at dawn", images=[photo, screenshot])
     assert result.confirmed
     (post,) = emulator.posts
@@ -95,7 +97,9 @@ def test_x_an_upload_that_keeps_failing_posts_nothing(emulator, poster, photo) -
         poster.post("Never posted", images=[photo])
     error = caught.value
     assert error.kind == "upload" and error.exit_status == ExitStatus.TEMPORARY_FAILURE
-    assert "picture 1 (photos/garden.jpg) could not be uploaded to X" in str(error) and "nothing was posted" in str(error)
+    assert "picture 1 (photos/garden.jpg) could not be uploaded to X" in str(error) and "nothing was posted" in str(
+        error
+    )
     assert emulator.posts == []
 
 
@@ -148,7 +152,9 @@ def test_mastodon_fits_the_picture_to_the_servers_own_limit(mastodon_emulator: M
     assert len(media["data"]) <= 1_000_000 and not images.has_location(media["data"])
 
 
-def test_mastodon_an_upload_is_retried_and_a_failed_one_posts_nothing(mastodon_emulator: MastodonEmulator, photo) -> None:
+def test_mastodon_an_upload_is_retried_and_a_failed_one_posts_nothing(
+    mastodon_emulator: MastodonEmulator, photo
+) -> None:
     poster = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token)
     mastodon_emulator.fail_next_upload("posted_then_drop")
     assert poster.post("Retried", images=[photo]).confirmed
@@ -228,7 +234,9 @@ def test_bluesky_stores_the_blob_fitted_upright_and_without_exif(
     json.dumps(record)  # the record is plain JSON all through
 
 
-def test_bluesky_refusals_of_a_picture_post_nothing(bluesky_pds: Pds, account: PdsAccount, bluesky: BlueskyPoster) -> None:
+def test_bluesky_refusals_of_a_picture_post_nothing(
+    bluesky_pds: Pds, account: PdsAccount, bluesky: BlueskyPoster
+) -> None:
     poster = bluesky
     client = poster._call(poster._connect)
     # Too big for the server (its blob limit; the bot itself never sends over 2,000,000 bytes).

@@ -32,7 +32,10 @@ BASE = "https://example.com/blog/post.html"
             '<meta property="og:title" content="T"><meta property="og:image" content="../img/p.png">',
             PageData("T", "", "https://example.com/img/p.png"),
         ),
-        ('<meta property="og:title" content="T"><meta property="og:image" content="//cdn.example.org/x.jpg">', PageData("T", "", "https://cdn.example.org/x.jpg")),
+        (
+            '<meta property="og:title" content="T"><meta property="og:image" content="//cdn.example.org/x.jpg">',
+            PageData("T", "", "https://cdn.example.org/x.jpg"),
+        ),
         (  # entities, named and numeric, in attributes and in text
             '<title>Fish &amp; chips &#8212; &eacute;t&eacute;</title><meta name="description" content="a &lt;b&gt; &quot;c&quot;">',
             PageData("Fish & chips \u2014 \u00e9t\u00e9", 'a <b> "c"', None),

@@ -12,8 +12,12 @@ from twitterbot.networks.retry import Backoff, rate_limited
 def test_backoff_doubles_and_says_what_comes_next(caplog) -> None:
     slept = []
     policy = Backoff(retries=3, sleep=slept.append)
-    error = PostError("X had a server error (503): ...", kind=ErrorKind.SERVER_ERROR,
-                      exit_status=ExitStatus.TEMPORARY_FAILURE, summary="X had a server error (503)")
+    error = PostError(
+        "X had a server error (503): ...",
+        kind=ErrorKind.SERVER_ERROR,
+        exit_status=ExitStatus.TEMPORARY_FAILURE,
+        summary="X had a server error (503)",
+    )
     assert list(policy.attempts()) == [0, 1, 2, 3]
     with caplog.at_level(logging.WARNING):
         for retry in (1, 2, 3):
@@ -31,5 +35,7 @@ def test_a_rate_limit_is_one_message_for_every_network() -> None:
     error = rate_limited("Mastodon", "429", reset)
     assert error.kind == ErrorKind.RATE_LIMITED and error.exit_status == ExitStatus.TEMPORARY_FAILURE
     assert error.retry_at == reset
-    assert str(error).startswith("Mastodon says too many requests (429): nothing was posted; posting works again after ")
+    assert str(error).startswith(
+        "Mastodon says too many requests (429): nothing was posted; posting works again after "
+    )
     assert str(rate_limited("Bluesky", "429 RateLimitExceeded")).endswith("posting works again later")

@@ -79,7 +79,9 @@ def test_mastodon_settles_by_recent_statuses_after_the_key_is_forgotten(mastodon
     found = poster.look_up("Hello & <welcome>, settled", an_hour_ago, "a-forgotten-key")
     assert found.found and found.result.post_id == posted.post_id
     assert found.how == "found among the account's recent statuses"
-    assert [status["id"] for status in mastodon_mock.statuses()].count(posted.post_id) == 1  # the look-up posted nothing
+    assert [status["id"] for status in mastodon_mock.statuses()].count(
+        posted.post_id
+    ) == 1  # the look-up posted nothing
     missing = poster.look_up("never sent", an_hour_ago, None)
     assert missing.found in (False, None)
 

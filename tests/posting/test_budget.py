@@ -51,10 +51,14 @@ def test_check_shows_the_spend_without_a_budget(home: BotHome, emulator: XEmulat
 
 def test_the_spend_counts_this_months_posts_and_prices_old_rows_by_their_text() -> None:
     with HistoryStore(":memory:") as store:
-        last_month = store.begin_attempt("old", run_id=None, at=datetime(2026, 4, 30, 23, 0, tzinfo=timezone.utc), network="x", cost=1.0)
+        last_month = store.begin_attempt(
+            "old", run_id=None, at=datetime(2026, 4, 30, 23, 0, tzinfo=timezone.utc), network="x", cost=1.0
+        )
         store.finish_attempt(last_month, "posted", at=NOW)
         for text, cost in (("plain", PRICES.post), ("see example.com", None), ("free", None)):
-            attempt = store.begin_attempt(text, run_id=None, at=NOW, network="x" if text != "free" else "mastodon", cost=cost)
+            attempt = store.begin_attempt(
+                text, run_id=None, at=NOW, network="x" if text != "free" else "mastodon", cost=cost
+            )
             store.finish_attempt(attempt, "posted", at=NOW)
         failed = store.begin_attempt("failed", run_id=None, at=NOW, network="x", cost=PRICES.post)
         store.finish_attempt(failed, "failed", at=NOW)
@@ -73,7 +77,10 @@ def test_a_link_costs_more_against_the_budget() -> None:
     stopped = over_budget(spend, linked, X)
     assert stopped and "X_MONTHLY_BUDGET=$0.10" in stopped and "$0.200" in stopped
     assert over_budget(spend._replace(budget=None), linked, X) is None
-    assert over_budget(spend, Fit("mastodon", 5, 500), type("Free", (), {"price": lambda self, fit: None, "label": "M"})()) is None
+    assert (
+        over_budget(spend, Fit("mastodon", 5, 500), type("Free", (), {"price": lambda self, fit: None, "label": "M"})())
+        is None
+    )
 
 
 def _missed_on_x(store: HistoryStore, at: datetime) -> None:
@@ -85,13 +92,17 @@ def _missed_on_x(store: HistoryStore, at: datetime) -> None:
     store.finish_attempt(missed, "temporary", at=at, detail="X is down (503)")
 
 
-def test_a_catch_up_that_would_pass_the_budget_is_not_sent_to_x(tmp_path, emulator: XEmulator, poster: XPoster, caplog) -> None:
+def test_a_catch_up_that_would_pass_the_budget_is_not_sent_to_x(
+    tmp_path, emulator: XEmulator, poster: XPoster, caplog
+) -> None:
     now = datetime.now(timezone.utc)  # the emulator's rate limits run on real time
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         _missed_on_x(store, now - timedelta(hours=1))
         run = store.begin_run(at=now, one_in=1, roll=1, forced=False, dry_run=False)
         posters = {"x": poster}
-        held = catch_up(store, lambda: posters, run_id=run, clock=lambda: now, registry=REGISTRY, budgets={"x": PRICES.post / 2})
+        held = catch_up(
+            store, lambda: posters, run_id=run, clock=lambda: now, registry=REGISTRY, budgets={"x": PRICES.post / 2}
+        )
         assert [(sent.network, sent.outcome) for sent in held] == [("x", Outcome.OVER_BUDGET)]
         assert emulator.texts == []
         warned = [record for record in caplog.records if record.levelname == "WARNING"]
@@ -121,7 +132,9 @@ def test_a_job_s_post_that_would_pass_the_budget_is_not_sent_to_x(tmp_path, emul
 
 
 def _dollars(text: str):
-    return REGISTRY.parser("X_MONTHLY_BUDGET")("X_MONTHLY_BUDGET", text, ".env line 3", None, REGISTRY.settings["X_MONTHLY_BUDGET"])
+    return REGISTRY.parser("X_MONTHLY_BUDGET")(
+        "X_MONTHLY_BUDGET", text, ".env line 3", None, REGISTRY.settings["X_MONTHLY_BUDGET"]
+    )
 
 
 @given(st.floats(min_value=0, max_value=1e8), st.sampled_from(["{:g}", "${:.2f}", " {:.3f} ", "$ {}"]))

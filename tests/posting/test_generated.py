@@ -147,7 +147,10 @@ def test_a_plain_tweets_file_imports_no_grammar_code(home: BotHome) -> None:
     assert _grammar_modules(home, "--dry-run", "--force") == "loaded: "
     assert _grammar_modules(home, "check") == "loaded: "
     _write(home, {"origin": ["hello"]})
-    assert _grammar_modules(home, "--dry-run", "--force") == "loaded: twitterbot.posting.generated twitterbot.posting.grammar"
+    assert (
+        _grammar_modules(home, "--dry-run", "--force")
+        == "loaded: twitterbot.posting.generated twitterbot.posting.grammar"
+    )
 
 
 def test_the_history_names_the_texts_posted_since_a_time() -> None:
@@ -157,7 +160,12 @@ def test_the_history_names_the_texts_posted_since_a_time() -> None:
 
     now = datetime(2026, 5, 1, tzinfo=timezone.utc)
     with HistoryStore(":memory:") as store:
-        for text, days_ago, outcome in (("old", 400, "posted"), ("new", 3, "posted"), ("lost", 2, "uncertain"), ("no", 1, "failed")):
+        for text, days_ago, outcome in (
+            ("old", 400, "posted"),
+            ("new", 3, "posted"),
+            ("lost", 2, "uncertain"),
+            ("no", 1, "failed"),
+        ):
             attempt = store.begin_attempt(text, run_id=None, at=now - timedelta(days=days_ago), network="x")
             store.finish_attempt(attempt, outcome, at=now - timedelta(days=days_ago))
         assert store.texts_posted_since(now - timedelta(days=365)) == {"new", "lost"}

@@ -163,8 +163,14 @@ def test_problems_name_each_rule_and_its_line(tmp_path: Path) -> None:
         ('{\n  "origin": ["#b#"]\n  "b": ["c"]\n}', "line 3 column 3 is not valid JSON (Expecting ',' delimiter)"),
         # A trailing comma is named at the comma on every Python (3.13's json does; older ones did not).
         ('{"origin": ["a"],}', "line 1 column 17 is not valid JSON (Illegal trailing comma before end of object)"),
-        ('{\n  "origin": ["a",\n  ]\n}', "line 2 column 17 is not valid JSON (Illegal trailing comma before end of array)"),
-        ('{\n  "origin": ["a",\n}', "line 3 column 1 is not valid JSON (Expecting value)"),  # a bracket that closes nothing
+        (
+            '{\n  "origin": ["a",\n  ]\n}',
+            "line 2 column 17 is not valid JSON (Illegal trailing comma before end of array)",
+        ),
+        (
+            '{\n  "origin": ["a",\n}',
+            "line 3 column 1 is not valid JSON (Expecting value)",
+        ),  # a bracket that closes nothing
         ('["origin"]', "is not a Tracery grammar"),
         ('{\n"origin": [1, 2]}', 'line 2: rule "origin" must be a text or a list of texts'),
     ],
@@ -184,7 +190,9 @@ def test_a_missing_rule_met_by_an_expansion_is_a_data_error() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from(["origin", "a", "b"]), st.lists(st.text(alphabet="ab#[]:.,\\ xPOP"), max_size=3)))
+@given(
+    st.dictionaries(st.sampled_from(["origin", "a", "b"]), st.lists(st.text(alphabet="ab#[]:.,\\ xPOP"), max_size=3))
+)
 def test_any_grammar_expands_or_says_why(rules: dict) -> None:
     grammar = _grammar(**rules)
     grammar.problems()  # never raises

@@ -189,7 +189,9 @@ def test_the_dry_run_writes_each_picture_for_each_network(tmp_path: Path) -> Non
     assert "alt text: 'Beans at dawn'" in run.stderr and run.stdout == "The garden\n"
 
 
-def test_a_network_that_missed_a_post_with_a_picture_gets_it_next_run(home: BotHome, emulator, mastodon_emulator) -> None:
+def test_a_network_that_missed_a_post_with_a_picture_gets_it_next_run(
+    home: BotHome, emulator, mastodon_emulator
+) -> None:
     home.write_env(**mastodon_emulator.env(), POST_TO="x,mastodon")
     images.photo(home.path / "garden.jpg", size=(400, 300))
     home.write_tweets("The garden ![Beans at dawn](garden.jpg)\n")
@@ -208,7 +210,9 @@ def test_a_network_that_missed_a_post_with_a_picture_gets_it_next_run(home: BotH
 # -- a picture that cannot be prepared (issue 36): a data error before anything is recorded ---------
 
 
-def test_a_damaged_picture_fails_the_run_before_any_attempt_and_the_line_posts_once_fixed(home: BotHome, emulator) -> None:
+def test_a_damaged_picture_fails_the_run_before_any_attempt_and_the_line_posts_once_fixed(
+    home: BotHome, emulator
+) -> None:
     images.text_bomb_png(home.path / "chatty.png")
     home.write_tweets("The chart ![A chart of beans](chatty.png)\n")
     failed = home.run("--force")
@@ -229,7 +233,9 @@ def test_a_damaged_picture_fails_the_run_before_any_attempt_and_the_line_posts_o
         (lambda path: images.many_pixels_png(path, (9400, 9400)), "chatty.png is 9,400x9,400 pixels (88.4 megapixels"),
     ],
 )
-def test_a_dry_run_and_check_of_a_picture_that_cannot_be_prepared_are_data_errors(tmp_path: Path, make, said: str) -> None:
+def test_a_dry_run_and_check_of_a_picture_that_cannot_be_prepared_are_data_errors(
+    tmp_path: Path, make, said: str
+) -> None:
     home = offline_home(tmp_path, "The chart ![A chart of beans](chatty.png)\n")
     make(home.path / "chatty.png")
     dry = home.run("--dry-run", "--force")

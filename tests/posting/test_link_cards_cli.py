@@ -169,7 +169,9 @@ def test_the_page_is_fetched_after_the_attempt_is_recorded_and_before_the_post(
     def page() -> Iterator[bytes]:
         history = bluesky_home.path / "state" / "history.sqlite3"
         with sqlite3.connect(f"file:{history}?mode=ro", uri=True) as db:
-            seen.append((db.execute("SELECT network, outcome, text FROM attempts").fetchall(), len(bluesky_pds.posts(account))))
+            seen.append(
+                (db.execute("SELECT network, outcome, text FROM attempts").fetchall(), len(bluesky_pds.posts(account)))
+            )
         yield PAGE
 
     pages.pages["/recorded"] = Page(page)

@@ -45,7 +45,8 @@ def run(store, poster, file, *, clock=None, seed=0, one_in=1, cap=4, gap=timedel
         max_posts_per_day=cap,
         min_post_gap=gap,
         dry_run=dry_run,
-        force=force, registry=REGISTRY
+        force=force,
+        registry=REGISTRY,
     )
 
 
@@ -387,7 +388,12 @@ def _loads(home: BotHome, *args: str) -> str:
 
 
 # What HEALTHCHECK_URL, NOTIFY_URL and X_MONTHLY_BUDGET bring: a run without them imports none of it.
-_MONITORING = ("twitterbot.monitoring.monitor", "twitterbot.monitoring.stall", "twitterbot.posting.monitored", "twitterbot.posting.budget")
+_MONITORING = (
+    "twitterbot.monitoring.monitor",
+    "twitterbot.monitoring.stall",
+    "twitterbot.posting.monitored",
+    "twitterbot.posting.budget",
+)
 
 
 def test_a_run_without_monitors_or_a_budget_imports_nothing_of_them(home: BotHome, emulator: XEmulator) -> None:

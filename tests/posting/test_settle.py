@@ -24,7 +24,9 @@ def skip_seed(one_in: int) -> int:
     return next(seed for seed in range(100) if random.Random(seed).randrange(one_in) != 0)
 
 
-def test_an_uncertain_post_that_exists_is_found_by_a_later_run_the_die_skips(home: BotHome, emulator: XEmulator) -> None:
+def test_an_uncertain_post_that_exists_is_found_by_a_later_run_the_die_skips(
+    home: BotHome, emulator: XEmulator
+) -> None:
     home.write_tweets("alpha\nbeta\n")
     emulator.fail_next("posted_then_drop")
     assert home.run("--force").returncode == 75
@@ -72,7 +74,9 @@ def test_an_uncertain_post_that_is_not_there_goes_back_into_the_round_and_posts_
     assert home.run("--force").returncode == 75 and emulator.posts == []
     age_attempts(home, 20)  # longer ago than a request could still be in flight
     skipped = home.run("--one-in", "1000", "--seed", str(skip_seed(1000)), "--json")
-    assert json.loads(skipped.stdout)["settled"] == ["X: uncertain → not posted (not found among the account's recent posts)"]
+    assert json.loads(skipped.stdout)["settled"] == [
+        "X: uncertain → not posted (not found among the account's recent posts)"
+    ]
     assert "goes back into the round" in skipped.stderr
     assert history(home)[-1]["action"] == "failed"
     again = home.run("--force")

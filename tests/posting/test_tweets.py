@@ -58,7 +58,6 @@ def test_an_over_long_line_is_reported_with_its_number_and_weighted_length_and_n
     assert "X counts 282 of 280" in problem.message and "shorten" in problem.message
 
 
-
 def test_a_line_too_long_for_any_url_to_save_is_refused_without_measuring_it() -> None:
     """A megabyte pasted on one line: twitter-text would take seconds (a minute on a Pi) on every
     run; past 280 * 4096 / 23 characters no text fits, whatever its URLs (the fuzz run found it)."""

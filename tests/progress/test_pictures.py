@@ -105,7 +105,9 @@ def test_watch_posts_without_the_image_when_the_command_made_none(home: BotHome,
     assert alts(emulator) == [[]] and "cannot be read" in run.stderr
 
 
-def test_the_last_picture_of_each_post_sent_is_kept_for_the_status_page(store, poster, emulator, tmp_path: Path) -> None:
+def test_the_last_picture_of_each_post_sent_is_kept_for_the_status_page(
+    store, poster, emulator, tmp_path: Path
+) -> None:
     kept = tmp_path / "state" / "pictures"
     clock = Clock()
     reporter = make(store, poster, clock, pictures=True, keep_pictures_in=kept)
@@ -121,7 +123,9 @@ def test_the_last_picture_of_each_post_sent_is_kept_for_the_status_page(store, p
     assert sorted(path.name for path in kept.iterdir()) == [f"job-{job}.png", f"job-{job}.txt"]  # no temporary left
 
 
-def test_a_picture_that_cannot_be_kept_is_logged_and_the_post_goes_out(store, poster, emulator, tmp_path: Path, caplog) -> None:
+def test_a_picture_that_cannot_be_kept_is_logged_and_the_post_goes_out(
+    store, poster, emulator, tmp_path: Path, caplog
+) -> None:
     in_the_way = tmp_path / "pictures"
     in_the_way.write_text("a file where the folder should be")
     reporter = make(store, poster, Clock(), pictures=True, keep_pictures_in=in_the_way)
@@ -139,8 +143,14 @@ def test_watch_keeps_its_posted_image_in_the_state_folder(home: BotHome, emulato
     kept = home.path / "state" / "pictures"
     (png,) = kept.glob("job-*.png")
     with Image.open(png) as picture:  # the picture as the job made it, before any network's fitting
-        assert picture.format == "PNG" and picture.size == (300, 200) and picture.convert("RGB").getpixel((0, 0)) == (0, 128, 128)
+        assert (
+            picture.format == "PNG"
+            and picture.size == (300, 200)
+            and picture.convert("RGB").getpixel((0, 0)) == (0, 128, 128)
+        )
     assert png.with_suffix(".txt").read_text(encoding="utf-8") == "A teal rectangle"
-    dry = home.run("watch", "--dry-run", "--name", "rehearsal", "--image", str(plot), "--image-alt", "A plot", "--", "true")
+    dry = home.run(
+        "watch", "--dry-run", "--name", "rehearsal", "--image", str(plot), "--image-alt", "A plot", "--", "true"
+    )
     assert dry.returncode == 0, dry.stderr
     assert list(kept.glob("job-*.png")) == [png]  # a dry run keeps nothing

@@ -66,7 +66,8 @@ def reporter(
         first_after=first_after,
         max_posts_per_day=cap,
         clock=clock,
-        **options, registry=REGISTRY
+        **options,
+        registry=REGISTRY,
     )
 
 
@@ -164,7 +165,8 @@ def test_the_cap_is_shared_with_scheduled_posts_and_keeps_room_for_the_result(st
         clock=clock,
         one_in=1,
         max_posts_per_day=3,
-        min_post_gap=timedelta(0), registry=REGISTRY
+        min_post_gap=timedelta(0),
+        registry=REGISTRY,
     )
     assert scheduled.action == "posted"
     report = reporter(store, poster, clock, every=HOUR, cap=3)
@@ -185,7 +187,8 @@ def test_the_cap_is_shared_with_scheduled_posts_and_keeps_room_for_the_result(st
         clock=clock,
         one_in=1,
         max_posts_per_day=3,
-        min_post_gap=timedelta(0), registry=REGISTRY
+        min_post_gap=timedelta(0),
+        registry=REGISTRY,
     )
     assert after.action == "skipped" and "cap is reached" in after.reason
 
@@ -248,7 +251,10 @@ def test_fit_never_goes_over_280_and_cuts_only_between_words(words: list, name: 
 
 
 def test_empty_fields_leave_no_dangling_punctuation() -> None:
-    assert fit("{name} finished in {elapsed}: {message}", {"name": "job", "elapsed": "2m"}, "", X_ONLY) == "job finished in 2m"
+    assert (
+        fit("{name} finished in {elapsed}: {message}", {"name": "job", "elapsed": "2m"}, "", X_ONLY)
+        == "job finished in 2m"
+    )
     assert fit("{name}: {message} ({extra})", {"name": "job", "extra": ""}, "hi", X_ONLY) == "job: hi"
 
 
@@ -338,7 +344,6 @@ def test_ctrl_c_stops_the_run_without_posting_so_it_can_continue(store, poster, 
     assert store.open_job("monkey", at=clock()).finished_at is None
 
 
-
 def test_a_closed_output_stops_the_run_without_posting_that_it_failed(store, poster, emulator, clock) -> None:
     """`bot.py pegs count | head`: the reader going away is the terminal's business, not the job's."""
     with pytest.raises(BrokenPipeError), reporter(store, poster, clock) as report:
@@ -346,6 +351,7 @@ def test_a_closed_output_stops_the_run_without_posting_that_it_failed(store, pos
         raise BrokenPipeError(32, "Broken pipe")
     assert len(emulator.posts) == 1 and "Broken" not in emulator.texts[0]
     assert store.open_job("monkey", at=clock()).finished_at is None
+
 
 # -- resuming ------------------------------------------------------------------------------------
 

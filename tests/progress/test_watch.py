@@ -183,7 +183,9 @@ def test_a_command_that_fails_on_the_closed_pipe_is_not_posted_as_failed(home: B
     first, stderr = _read_one_line_and_go_away(process)
     assert first == "0\n"
     assert process.returncode in (1, 120)  # the job's own status, passed on
-    said = f"ended with exit {process.returncode} after the reader of its output went away: not a failure, nothing posted"
+    said = (
+        f"ended with exit {process.returncode} after the reader of its output went away: not a failure, nothing posted"
+    )
     assert said in stderr
     assert home.emulator.posts == []
 
@@ -227,7 +229,19 @@ def test_a_command_that_prints_the_bot_s_own_keys_never_posts_them(home: BotHome
     encoded = base64.b64encode(f"user:{secret}".encode()).decode()
     script = f"echo token {secret}; echo 'url=?k={quote(secret, safe='')}'; echo 'Authorization: Basic {encoded}'"
     result = home.run(
-        "watch", "--every", "1s", "--first-after", "0", "--name", "leaky", "--pattern", ".", "--", "sh", "-c", script + "; sleep 1.2"
+        "watch",
+        "--every",
+        "1s",
+        "--first-after",
+        "0",
+        "--name",
+        "leaky",
+        "--pattern",
+        ".",
+        "--",
+        "sh",
+        "-c",
+        script + "; sleep 1.2",
     )
     assert result.returncode == 0, result.stderr
     posted = "\n".join(home.emulator.texts)
@@ -251,4 +265,6 @@ def test_a_job_name_or_a_command_s_output_cannot_forge_a_log_line(home: BotHome)
     lines = result.stderr.splitlines()
     assert lines and all(re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d twitterbot [A-Z]+: ", line) for line in lines), lines
     assert not any(line.startswith("2026-01-01 00:00:00 twitterbot ERROR: forged") for line in lines)
-    assert "\x1b" not in result.stderr and "copy\\n2026-01-01 00:00:00 twitterbot ERROR: forged\\x1b[2J" in result.stderr
+    assert (
+        "\x1b" not in result.stderr and "copy\\n2026-01-01 00:00:00 twitterbot ERROR: forged\\x1b[2J" in result.stderr
+    )

@@ -57,7 +57,8 @@ def test_the_default_env_file_is_the_one_beside_bot_py(tmp_path: Path) -> None:
 
 def test_later_sources_win_defaults_file_environment_flags(tmp_path: Path) -> None:
     env = write(tmp_path / ".env", "TWEET_ONE_IN=2\nMAX_POSTS_PER_DAY=9\nLOG_LEVEL=debug\n")
-    config = load_config(REGISTRY,
+    config = load_config(
+        REGISTRY,
         project_dir=tmp_path,
         env_file=env,
         environ={"TWEET_ONE_IN": "3", "MAX_POSTS_PER_DAY": "", "UNRELATED": "x"},
@@ -356,7 +357,8 @@ def _setting_line(name: str) -> st.SearchStrategy:
 
 
 _ENV_LINE = st.one_of(
-    st.sampled_from(list(REGISTRY.settings)).flatmap(_setting_line), st.text(max_size=40).filter(lambda line: "/" not in line)
+    st.sampled_from(list(REGISTRY.settings)).flatmap(_setting_line),
+    st.text(max_size=40).filter(lambda line: "/" not in line),
 )
 
 
@@ -422,7 +424,10 @@ def test_a_quoted_value_over_several_lines_keeps_the_line_numbers_after_it(tmp_p
         load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
     assert str(caught.value).startswith(f"TWEET_ONE_IN='zero' from {env} line 3 ")
     write(env, 'PROGRESS_TEMPLATE="{name}:\n{message}"\n')
-    assert load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})["PROGRESS_TEMPLATE"] == "{name}:\n{message}"
+    assert (
+        load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})["PROGRESS_TEMPLATE"]
+        == "{name}:\n{message}"
+    )
 
 
 @pytest.mark.parametrize("name", ["TWITTERBOT_PEGS_KERNEL", "TWITTERBOT_MONKEY_KERNEL"])

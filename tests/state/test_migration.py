@@ -74,7 +74,8 @@ def test_the_last_releases_history_takes_new_runs_after_reopening(old_history: P
 def _rows(path: Path, id_column: str) -> dict:
     with closing(sqlite3.connect(path)) as conn:
         return {
-            table: conn.execute(f"SELECT id, {id_column} FROM {table} ORDER BY id").fetchall() for table in ("runs", "attempts")
+            table: conn.execute(f"SELECT id, {id_column} FROM {table} ORDER BY id").fetchall()
+            for table in ("runs", "attempts")
         }
 
 

@@ -142,7 +142,9 @@ def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_history(tmp_path: P
 def test_a_running_job_s_pending_post_is_left_alone_by_a_scheduled_run(tmp_path: Path) -> None:
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         job = store.open_job("pegs", at=NOW)
-        store.begin_job_attempt(job.id, "pegs: level 3", at=NOW, final=False, network="x")  # in flight in another process
+        store.begin_job_attempt(
+            job.id, "pegs: level 3", at=NOW, final=False, network="x"
+        )  # in flight in another process
         store.begin_attempt("scheduled line", run_id=None, at=NOW, network="x")  # left by a killed scheduled run
         assert store.recover_interrupted(at=NOW) == ["scheduled line"]
         assert store.used_texts() == {"scheduled line"}
@@ -169,7 +171,9 @@ def test_job_posts_are_listed_with_their_job_and_thread(tmp_path: Path) -> None:
         job = store.open_job("monkey", at=NOW)
         first = store.begin_job_attempt(job.id, "record 1", at=NOW, final=False, network="x")
         store.record_job_post(job.id, first, at=NOW, post_id="100", news="1", detail=None)
-        result = store.begin_job_attempt(job.id, "monkey finished", at=NOW + timedelta(hours=1), final=True, network="x")
+        result = store.begin_job_attempt(
+            job.id, "monkey finished", at=NOW + timedelta(hours=1), final=True, network="x"
+        )
         store.record_job_post(job.id, result, at=NOW + timedelta(hours=1), post_id="101", news="2", detail=None)
         store.begin_attempt("a scheduled line", run_id=None, at=NOW, network="x")  # not a job's
         posts = store.recent_job_posts(5)

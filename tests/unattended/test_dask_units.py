@@ -32,7 +32,13 @@ def test_without_an_address_the_scheduler_listens_on_loopback(home) -> None:
 
 
 OPEN = ["tcp://0.0.0.0:8786", "tcp://10.0.0.2:8786", "tcp://pi.local:8786", "tcp://[::]:8786", "10.0.0.2:8786"]
-CLOSED = ["tcp://127.0.0.1:8786", "tcp://localhost:8786", "tcp://[::1]:8786", "tls://0.0.0.0:8786", "tls://10.0.0.2:8786"]
+CLOSED = [
+    "tcp://127.0.0.1:8786",
+    "tcp://localhost:8786",
+    "tcp://[::1]:8786",
+    "tls://0.0.0.0:8786",
+    "tls://10.0.0.2:8786",
+]
 
 
 @pytest.mark.parametrize("address", OPEN)
@@ -60,7 +66,10 @@ def test_each_unit_comment_says_what_it_really_does(home) -> None:
     assert "private" not in local and "TLS" not in local
     home.write_env(DASK_SCHEDULER="tls://10.0.0.2:8786")
     shared = home.run("systemd", "--dask").stdout
-    assert "with TLS: only a client or worker holding a certificate" in shared and "plain connections are refused" in shared
+    assert (
+        "with TLS: only a client or worker holding a certificate" in shared
+        and "plain connections are refused" in shared
+    )
     assert "private" not in shared and "loopback" not in shared
 
 

@@ -42,7 +42,9 @@ def systemd_verifies(tmp_path_factory: pytest.TempPathFactory) -> None:
     try:
         result = subprocess.run(
             [SYSTEMD_ANALYZE, "verify", "--man=no", str(folder / "known-good.service")],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         pytest.skip(f"systemd-analyze cannot run here: {exc}")
@@ -178,9 +180,7 @@ def test_the_cron_command_prints_lines_for_this_checkout(tmp_path: Path) -> None
 
 def test_the_examples_are_the_generators_output() -> None:
     for relative, text in examples(REGISTRY).items():
-        assert (REPO / relative).read_text() == text, (
-            f"{relative} is stale: run python docs/gen_reference.py"
-        )
+        assert (REPO / relative).read_text() == text, f"{relative} is stale: run python docs/gen_reference.py"
 
 
 def test_systemd_examples_cover_every_unit() -> None:

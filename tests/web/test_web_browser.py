@@ -48,7 +48,9 @@ def browser(tmp_path: Path) -> Iterator[object]:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
     except ImportError:
-        pytest.skip("SELENIUM IS NOT INSTALLED: the status page is NOT tested in a browser here (pip install -r requirements-dev.txt)")
+        pytest.skip(
+            "SELENIUM IS NOT INSTALLED: the status page is NOT tested in a browser here (pip install -r requirements-dev.txt)"
+        )
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in (
@@ -162,14 +164,21 @@ def test_the_owner_sees_the_post_the_uncertain_one_the_job_and_a_script_as_text(
     assert kinds == ["keys", "uncertain"]  # the run that failed for the keys is the keys' item, once
     card = driver.find_element(By.CSS_SELECTOR, "#attention li.uncertain")
     assert UNCERTAIN_LINE in card.text
-    assert card.find_element(By.CSS_SELECTOR, "a.check").get_attribute("href") == "https://x.com/intent/user?user_id=12345"
+    assert (
+        card.find_element(By.CSS_SELECTOR, "a.check").get_attribute("href") == "https://x.com/intent/user?user_id=12345"
+    )
 
     # The jobs: the one still running (it holds its lock) and the finished one, each with its thread.
-    jobs = {item.find_element(By.CSS_SELECTOR, ".job-name").text: item for item in driver.find_elements(By.CSS_SELECTOR, "#jobs li.job")}
+    jobs = {
+        item.find_element(By.CSS_SELECTOR, ".job-name").text: item
+        for item in driver.find_elements(By.CSS_SELECTOR, "#jobs li.job")
+    }
     assert set(jobs) == {running_job, made.job_name}
     assert "running" in jobs[running_job].find_element(By.CSS_SELECTOR, ".chip").text
     assert "typed 5 of 18 letters" in jobs[running_job].text
-    assert jobs[running_job].find_element(By.CSS_SELECTOR, "a").get_attribute("href").startswith("https://x.com/i/status/")
+    assert (
+        jobs[running_job].find_element(By.CSS_SELECTOR, "a").get_attribute("href").startswith("https://x.com/i/status/")
+    )
     assert "done" in jobs[made.job_name].find_element(By.CSS_SELECTOR, ".chip").text
     # The finished job's latest picture, loaded (same origin, with the password) and described.
     picture = jobs[made.job_name].find_element(By.CSS_SELECTOR, "img.picture")
@@ -195,7 +204,8 @@ def test_the_owner_sees_the_post_the_uncertain_one_the_job_and_a_script_as_text(
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
     # On a phone nothing is wider than the screen: no sideways scrolling.
     driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride", {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 2, "mobile": True}
+        "Emulation.setDeviceMetricsOverride",
+        {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 2, "mobile": True},
     )
     driver.refresh()
     assert driver.execute_script("return document.documentElement.scrollWidth") <= PHONE[0]

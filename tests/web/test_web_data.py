@@ -30,7 +30,11 @@ UTC_TIMES = ("00:00", "06:00", "12:00", "18:00")
 
 def settings(tmp_path: Path, **values: str):
     env = tmp_path / ".env"
-    lines = {"TWEETS_FILE": str(tmp_path / "tweets.txt"), "BOT_STATE_DIR": str(tmp_path / "state"), "TWEET_TIMEZONE": "UTC"}
+    lines = {
+        "TWEETS_FILE": str(tmp_path / "tweets.txt"),
+        "BOT_STATE_DIR": str(tmp_path / "state"),
+        "TWEET_TIMEZONE": "UTC",
+    }
     lines.update(values)
     env.write_text("".join(f"{name}={value}\n" for name, value in lines.items()))
     if not (tmp_path / "tweets.txt").exists():
@@ -123,18 +127,28 @@ def test_jobs_show_their_state_and_thread(tmp_path: Path) -> None:
     config = settings(tmp_path)
     with HistoryStore(config.history_file) as store:
         job = store.open_job("watch make", at=NOW - timedelta(hours=2))
-        attempt = store.begin_job_attempt(job.id, "watch make: 10%", at=NOW - timedelta(hours=1), final=False, network="x")
+        attempt = store.begin_job_attempt(
+            job.id, "watch make: 10%", at=NOW - timedelta(hours=1), final=False, network="x"
+        )
         store.record_job_post(job.id, attempt, at=NOW - timedelta(hours=1), post_id="77", news="10%", detail=None)
         finished = store.open_job("pegs", at=NOW - timedelta(days=1))
         store.finish_job(finished.id, "failed", at=NOW - timedelta(hours=20))
-    status = read_status(config, now=NOW, probe=fixed, picture_for=lambda job: JobPicture("/pictures/1.png", "a board") if job.name == "pegs" else None)
+    status = read_status(
+        config,
+        now=NOW,
+        probe=fixed,
+        picture_for=lambda job: JobPicture("/pictures/1.png", "a board") if job.name == "pegs" else None,
+    )
     jobs = {job.name: job for job in status.jobs}
     assert jobs["watch make"].state == "stopped"  # unfinished, and no process holds its lock
     assert jobs["watch make"].threads == (("X", "https://x.com/i/status/77"),)
     assert jobs["watch make"].last_text == "watch make: 10%"
     assert jobs["pegs"].state == "failed" and jobs["pegs"].picture == "/pictures/1.png"
     assert jobs["pegs"].picture_alt == "a board" and jobs["watch make"].picture is None
-    assert {item.title for item in status.attention if item.kind == "job"} == {"Job 'watch make' stopped", "Job 'pegs' failed"}
+    assert {item.title for item in status.attention if item.kind == "job"} == {
+        "Job 'watch make' stopped",
+        "Job 'pegs' failed",
+    }
 
 
 @pytest.mark.parametrize(
@@ -194,8 +208,12 @@ def _history_with_every_kind_of_row(config) -> None:
         store.finish_attempt(attempt, "failed", at=NOW - timedelta(hours=1), detail="refused")
 
 
-@hypothesis.settings(max_examples=40, deadline=None, suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture])
-@hypothesis.given(values=st.lists(st.tuples(st.sampled_from(sorted(READ_COLUMNS)), st.integers(0, 8), ANY_VALUE), max_size=8))
+@hypothesis.settings(
+    max_examples=40, deadline=None, suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture]
+)
+@hypothesis.given(
+    values=st.lists(st.tuples(st.sampled_from(sorted(READ_COLUMNS)), st.integers(0, 8), ANY_VALUE), max_size=8)
+)
 @hypothesis.example(values=[("attempts", 1, b"")])  # a post's text as bytes: the month's X spend priced it
 @hypothesis.example(values=[("attempts", 8, "a word"), ("attempts", 1, 7)])  # a cost that is no number
 def test_rows_with_values_of_any_type_give_a_page_never_a_500(tmp_path_factory, values) -> None:
@@ -232,14 +250,24 @@ def test_a_history_of_an_older_format_is_left_for_a_run_to_upgrade(tmp_path: Pat
 
 def test_next_time_is_the_first_of_the_times_after_now() -> None:
     assert next_time(UTC_TIMES, now=NOW, zone=timezone.utc) == NOW.replace(hour=12, minute=0)
-    assert next_time(UTC_TIMES, now=NOW.replace(hour=18, minute=0), zone=timezone.utc) == NOW.replace(day=11, hour=0, minute=0)
+    assert next_time(UTC_TIMES, now=NOW.replace(hour=18, minute=0), zone=timezone.utc) == NOW.replace(
+        day=11, hour=0, minute=0
+    )
     assert next_time(("06:00:30",), now=NOW, zone=timezone.utc) == NOW.replace(day=11, hour=6, minute=0, second=30)
 
 
 @pytest.mark.parametrize(
     ("field", "size", "values"),
-    [("0", 60, [0]), ("0,30", 60, [0, 30]), ("*/15", 60, [0, 15, 30, 45]), ("1-3", 24, [1, 2, 3]), ("0-23/6", 24, [0, 6, 12, 18]),
-     ("L", 60, []), ("61", 60, []), ("*/0", 60, [])],
+    [
+        ("0", 60, [0]),
+        ("0,30", 60, [0, 30]),
+        ("*/15", 60, [0, 15, 30, 45]),
+        ("1-3", 24, [1, 2, 3]),
+        ("0-23/6", 24, [0, 6, 12, 18]),
+        ("L", 60, []),
+        ("61", 60, []),
+        ("*/0", 60, []),
+    ],
 )
 def test_cron_fields(field: str, size: int, values: list) -> None:
     assert _cron_field(field, size) == values
@@ -293,7 +321,13 @@ def test_a_running_daemon_of_this_checkout_is_found_in_proc(tmp_path: Path) -> N
 
 def test_nothing_found_falls_back_to_tweet_times(tmp_path: Path) -> None:
     config = settings(tmp_path, TWEET_JITTER="10m")
-    due = next_run(config, now=NOW, run=Runner({"crontab -l": "0 * * * * /elsewhere/bot.py\n"}), proc=tmp_path, bot_py=tmp_path / "bot.py")
+    due = next_run(
+        config,
+        now=NOW,
+        run=Runner({"crontab -l": "0 * * * * /elsewhere/bot.py\n"}),
+        proc=tmp_path,
+        bot_py=tmp_path / "bot.py",
+    )
     assert due.source == "settings" and due.at == NOW.replace(hour=12, minute=0)
     assert "10m of TWEET_JITTER" in due.detail
 
@@ -329,11 +363,13 @@ def test_post_and_check_links(tmp_path: Path) -> None:
     assert check_url("mastodon", config) == "https://mastodon.local"
 
 
-
 def test_the_month_s_spend_shows_against_the_budget(tmp_path: Path) -> None:
     config = settings(tmp_path, X_MONTHLY_BUDGET="5")
     with HistoryStore(config.history_file) as store:
-        for at, cost in ((NOW - timedelta(days=20), 1.0), (NOW - timedelta(hours=2), PRICES.post)):  # last month's is left out
+        for at, cost in (
+            (NOW - timedelta(days=20), 1.0),
+            (NOW - timedelta(hours=2), PRICES.post),
+        ):  # last month's is left out
             attempt = store.begin_attempt("paid", run_id=None, at=at, network="x", cost=cost)
             store.finish_attempt(attempt, "posted", at=at, post_id="1")
         post(store, "priced by its text", NOW - timedelta(hours=1))  # no cost kept: priced as X prices it
@@ -343,7 +379,7 @@ def test_the_month_s_spend_shows_against_the_budget(tmp_path: Path) -> None:
     assert abs(budget.spent - 2 * PRICES.post) < 1e-9 and budget.since == datetime(2026, 3, 1, tzinfo=timezone.utc)
     assert status.as_dict()["budgets"][0]["budget"] == 5.0
     page = create_app(config, clock=lambda: NOW, probe=fixed).test_client().get("/").get_data(as_text=True)
-    assert "X this month" in page and f"${2 * PRICES.post:.2f} <span class=\"of\">of $5.00</span>" in page
+    assert "X this month" in page and f'${2 * PRICES.post:.2f} <span class="of">of $5.00</span>' in page
     unset = read_status(settings(tmp_path, X_MONTHLY_BUDGET=""), now=NOW, probe=fixed)
     assert unset.budgets[0].budget is None
 

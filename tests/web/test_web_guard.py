@@ -143,7 +143,13 @@ def _config(tmp_path: Path, **environ: str):
     return load_config(REGISTRY, project_dir=None, environ={**base, **environ})
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp", "Zs", "Cf", "Co", "Cn")), min_size=1, max_size=40))
+@given(
+    st.text(
+        alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp", "Zs", "Cf", "Co", "Cn")),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_a_passphrase_of_printable_characters_is_read_as_written(tmp_path_factory, words: str) -> None:
     phrase = f"{words} with spaces 'and' \"quotes\""
     config = _config(tmp_path_factory.mktemp("home"), WEB_PASSWORD=f"  {phrase} ")

@@ -186,7 +186,9 @@ def test_it_listens_on_loopback_only_by_default_and_stops_cleanly_on_sigterm(hom
     pid = server.process.pid
     listening = Path("/proc/net/tcp").read_text().splitlines()[1:]
     port_hex = f"{server.port:04X}"
-    bound = [line.split()[1] for line in listening if line.split()[1].endswith(f":{port_hex}") and line.split()[3] == "0A"]
+    bound = [
+        line.split()[1] for line in listening if line.split()[1].endswith(f":{port_hex}") and line.split()[3] == "0A"
+    ]
     assert bound == [f"0100007F:{port_hex}"], bound  # 127.0.0.1, and not 0.0.0.0
     assert server.get()[0] == 200
     returncode, stderr = server.stop()
@@ -383,7 +385,9 @@ def test_headers_bigger_than_a_browser_sends_are_refused(server: Server) -> None
         ("", False),
     ],
 )
-def test_on_loopback_without_a_password_only_loopback_host_names_are_answered(home: BotHome, host: str, answered: bool) -> None:
+def test_on_loopback_without_a_password_only_loopback_host_names_are_answered(
+    home: BotHome, host: str, answered: bool
+) -> None:
     server = start_server(home)  # no WEB_PASSWORD: the home's settings have none
     try:
         head = f"GET /status.json HTTP/1.1\r\nHost: {host.format(port=server.port)}\r\nConnection: close\r\n\r\n"

@@ -120,7 +120,9 @@ class Server:
         status, headers, body = self.get_bytes(path, password=password, method=method)
         return status, headers, body.decode()
 
-    def get_bytes(self, path: str = "", *, password: Optional[str] = PASSWORD, method: str = "GET") -> Tuple[int, Any, bytes]:
+    def get_bytes(
+        self, path: str = "", *, password: Optional[str] = PASSWORD, method: str = "GET"
+    ) -> Tuple[int, Any, bytes]:
         request = urllib.request.Request(self.url + path.lstrip("/"), method=method)
         if password is not None:
             token = base64.b64encode(f"owner:{password}".encode()).decode()

@@ -57,8 +57,6 @@ POLL = 2.0
 FIRST_WORKER = 15.0
 
 
-
-
 class ClusterUnavailable(BotError):
     """`--cluster` without the extra installed, or a scheduler that cannot be reached."""
 
@@ -232,7 +230,9 @@ class Cluster:
             return
         gone = self.watching - self.members()
         if gone:
-            raise WorkerLost(f"lost {len(gone)} of the cluster's {len(self.watching)} workers ({', '.join(sorted(gone))})")
+            raise WorkerLost(
+                f"lost {len(gone)} of the cluster's {len(self.watching)} workers ({', '.join(sorted(gone))})"
+            )
 
     def _lost(self) -> ClusterLost:
         return ClusterLost(

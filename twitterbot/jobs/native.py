@@ -155,7 +155,9 @@ def inspect(
     return _obtain(make, spec, cache_dir, environ=environ, switch=switch)[1]
 
 
-def choice(variable: str, environ: Mapping[str, str], fallback: str = "numpy", value: Optional[str] = None) -> Optional[str]:
+def choice(
+    variable: str, environ: Mapping[str, str], fallback: str = "numpy", value: Optional[str] = None
+) -> Optional[str]:
     """Why the setting turns the kernel off (`variable=numpy`, or a value that is not one of
     auto, c, numpy), or None when it may be used. `value` is the setting's, else the environment's."""
     value = (environ.get(variable, "") if value is None else value).strip().lower()
@@ -203,7 +205,10 @@ def _check_abi(library: ctypes.CDLL, abi: Abi, path: Path) -> int:
     """The kernel's interface version, or Unbuilt if it is not the one kernel.py expects."""
     answered = _abi_of(library, abi)
     if answered != (abi.version, abi.sizes):
-        raise Unbuilt(f"the kernel {path} answers {_abi_text(answered)}, kernel.py expects {_abi_text((abi.version, abi.sizes))}", _REINSTALL)
+        raise Unbuilt(
+            f"the kernel {path} answers {_abi_text(answered)}, kernel.py expects {_abi_text((abi.version, abi.sizes))}",
+            _REINSTALL,
+        )
     return abi.version
 
 
@@ -275,7 +280,9 @@ def _build_and_load(
         return _loaded[str(path)], path, False
     if path.is_file():
         library = _open(path)
-        if library is not None and (not spec.abi.symbol or _abi_of(library, spec.abi) == (spec.abi.version, spec.abi.sizes)):
+        if library is not None and (
+            not spec.abi.symbol or _abi_of(library, spec.abi) == (spec.abi.version, spec.abi.sizes)
+        ):
             _loaded[str(path)] = library
             _mark_used(path)
             _remove_unused(folder, stem, keep=path)

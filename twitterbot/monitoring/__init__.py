@@ -117,18 +117,29 @@ class Monitoring(Capability):
             True,
             "https://ntfy.sh/<your topic>",
         ),
-        "PROGRESS_STALL": Setting("6h", "duration", "alert when a progress job has reported nothing for this long (0 = never)"),
+        "PROGRESS_STALL": Setting(
+            "6h", "duration", "alert when a progress job has reported nothing for this long (0 = never)"
+        ),
     }
     parsers = {"endpoint": _parse_endpoint}
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
         pings, alerts = config["HEALTHCHECK_URL"], config["NOTIFY_URL"]
-        yield "ok" if pings else "note", (
-            "heartbeat pings: each run and job pings HEALTHCHECK_URL" if pings
-            else "heartbeat pings: off (set HEALTHCHECK_URL to hear when runs stop)"
+        yield (
+            "ok" if pings else "note",
+            (
+                "heartbeat pings: each run and job pings HEALTHCHECK_URL"
+                if pings
+                else "heartbeat pings: off (set HEALTHCHECK_URL to hear when runs stop)"
+            ),
         )
-        yield "ok" if alerts else "note", (
-            "alerts: sent to NOTIFY_URL" if alerts else "alerts: off (set NOTIFY_URL to an ntfy topic to hear of failures)"
+        yield (
+            "ok" if alerts else "note",
+            (
+                "alerts: sent to NOTIFY_URL"
+                if alerts
+                else "alerts: off (set NOTIFY_URL to an ntfy topic to hear of failures)"
+            ),
         )
 
 

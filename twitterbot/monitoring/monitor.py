@@ -36,10 +36,14 @@ WAIT = 10.0  # seconds: the most a run waits for its monitors, whatever they do
 MAX_BODY = 100_000  # bytes: what healthchecks.io keeps of a ping's body
 
 
-def deliver(url: str, *, body: bytes = b"", headers: Optional[Mapping[str, str]] = None, timeout: float = WAIT) -> Optional[str]:
+def deliver(
+    url: str, *, body: bytes = b"", headers: Optional[Mapping[str, str]] = None, timeout: float = WAIT
+) -> Optional[str]:
     """Send one request (a POST if there is a body, else a GET); None if the server took it, else
     what went wrong, in words. Never raises: a monitor's trouble is not the run's."""
-    request = urllib.request.Request(url, data=body or None, headers=dict(headers or {}), method="POST" if body else "GET")
+    request = urllib.request.Request(
+        url, data=body or None, headers=dict(headers or {}), method="POST" if body else "GET"
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s) only, checked when read
             response.read(1024)

@@ -39,7 +39,13 @@ def stall_watch(
             silent = clock() - heard()
             if silent >= quiet and not alerted:
                 said = format_duration(silent)
-                monitor.alert(Alert(problem, f"no news for {said}", f"the job {name} has reported nothing for {said} (PROGRESS_STALL={format_duration(quiet)}): is it stuck?"))
+                monitor.alert(
+                    Alert(
+                        problem,
+                        f"no news for {said}",
+                        f"the job {name} has reported nothing for {said} (PROGRESS_STALL={format_duration(quiet)}): is it stuck?",
+                    )
+                )
                 alerted = True
             elif silent < quiet and alerted:
                 monitor.settle([problem])

@@ -188,6 +188,7 @@ class Network(Capability):
     def page(self) -> str:  # type: ignore[override]
         """Its page of the docs, which says where to find its settings."""
         return f"networks/{self.name}.md"
+
     site: ClassVar[str] = ""  # where a person looks for a post, in words ("bsky.app")
     former_names: ClassVar[Tuple[str, ...]] = ()  # what POST_TO may say by habit ("twitter")
     # The setting of a network that charges per post that caps its spending in a calendar month
@@ -220,7 +221,6 @@ class Network(Capability):
         import contextlib
 
         return contextlib.nullcontext()
-
 
     def describe(self, fit: Fit) -> str:
         """A fit in words, for a dry run's log line: "12 of 300 graphemes"."""

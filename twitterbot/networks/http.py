@@ -23,7 +23,9 @@ def network_error(cause: Optional[BaseException], *, where: str, unreachable: st
     if isinstance(cause, requests.Timeout):
         what = f"{where} did not answer in time (read timed out after the request was sent)"
         return _no_answer(what, slow, ErrorKind.TIMEOUT)
-    return _no_answer(f"the connection to {where} broke after the request was sent ({_innermost(cause)})", _BROKE, ErrorKind.NETWORK)
+    return _no_answer(
+        f"the connection to {where} broke after the request was sent ({_innermost(cause)})", _BROKE, ErrorKind.NETWORK
+    )
 
 
 def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str) -> PostError:
@@ -31,7 +33,9 @@ def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str
     import httpx
 
     if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout)):
-        return _no_answer(f"could not reach {where} ({type(cause).__name__}: {cause})", unreachable, ErrorKind.UNREACHABLE)
+        return _no_answer(
+            f"could not reach {where} ({type(cause).__name__}: {cause})", unreachable, ErrorKind.UNREACHABLE
+        )
     if isinstance(cause, httpx.TimeoutException):
         return _no_answer(f"{where} did not answer in time (after the request was sent)", slow, ErrorKind.TIMEOUT)
     what = f"the connection to {where} broke after the request was sent ({type(cause).__name__})"

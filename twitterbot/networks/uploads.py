@@ -51,7 +51,9 @@ def fit_pictures(images: Sequence[Union[Attachment, PreparedImage]], limits: Ima
     try:
         return [image if isinstance(image, PreparedImage) else image.prepare(limits) for image in images]
     except PictureError as exc:
-        raise PostError(f"{exc} (nothing was posted)", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR) from None
+        raise PostError(
+            f"{exc} (nothing was posted)", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR
+        ) from None
 
 
 def upload_failed(where: str, number: int, image: PreparedImage, error: PostError) -> PostError:
@@ -60,7 +62,9 @@ def upload_failed(where: str, number: int, image: PreparedImage, error: PostErro
     temporary = error.exit_status == ExitStatus.TEMPORARY_FAILURE
     advice = "the next run tries again" if temporary else "fix the picture or the account, then run again"
     what = f"picture {number} ({image.name}) could not be uploaded to {where}: {error.summary}"
-    return PostError(f"{what}; nothing was posted: {advice}", kind=ErrorKind.UPLOAD, exit_status=error.exit_status, summary=what)
+    return PostError(
+        f"{what}; nothing was posted: {advice}", kind=ErrorKind.UPLOAD, exit_status=error.exit_status, summary=what
+    )
 
 
 def refused(where: str, number: int, image: PreparedImage, status: int, said: str) -> PostError:

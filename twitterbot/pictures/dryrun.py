@@ -1,8 +1,8 @@
 """The dry run's pictures: each one fitted to each network and written to a folder to open.
 
-    folder = dry_run_folder()
-    for line in write_prepared(attachments, [network.image_limits() for network in config.registry.posting_to(config)], folder):
-        print(line)   # 'picture 1 for Bluesky: /tmp/twitterbot-dry-run-x1y2/1-garden.bluesky.jpg (JPEG, ...)'
+folder = dry_run_folder()
+for line in write_prepared(attachments, [network.image_limits() for network in config.registry.posting_to(config)], folder):
+    print(line)   # 'picture 1 for Bluesky: /tmp/twitterbot-dry-run-x1y2/1-garden.bluesky.jpg (JPEG, ...)'
 """
 
 from __future__ import annotations
@@ -42,5 +42,7 @@ def write_prepared(
                 continue
             path = folder / f"{number}-{stem}.{network}.{prepared.extension}"
             path.write_bytes(prepared.data)
-            said.append(f"picture {number} for {chosen.where}: {path} ({prepared.describe()}); alt text: {prepared.alt!r}")
+            said.append(
+                f"picture {number} for {chosen.where}: {path} ({prepared.describe()}); alt text: {prepared.alt!r}"
+            )
     return said

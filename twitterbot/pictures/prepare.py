@@ -182,7 +182,16 @@ def unusable() -> Tuple[type, ...]:
     "not a picture we can use", a data error, never the bot's bug."""
     from PIL import Image
 
-    return (Image.DecompressionBombError, OSError, ValueError, SyntaxError, EOFError, struct.error, IndexError, MemoryError)
+    return (
+        Image.DecompressionBombError,
+        OSError,
+        ValueError,
+        SyntaxError,
+        EOFError,
+        struct.error,
+        IndexError,
+        MemoryError,
+    )
 
 
 def pillow() -> Any:
@@ -201,7 +210,9 @@ def open_picture_file(path: Path, name: str) -> IO[bytes]:
     try:
         found = path.stat()
     except FileNotFoundError:
-        raise PictureError(f"{name} does not exist: check the path (it is read from the tweets file's folder)") from None
+        raise PictureError(
+            f"{name} does not exist: check the path (it is read from the tweets file's folder)"
+        ) from None
     except OSError as exc:
         raise PictureError(f"cannot read {name}: {exc.strerror or exc}: check the file") from None
     kind = not_a_file(found.st_mode)
@@ -292,7 +303,9 @@ def _animated(stream: IO[bytes], alt: str, name: str, limits: ImageLimits, size:
     where = limits.where
     ceiling = max(limits.animated_gif_bytes, limits.max_bytes) * 4  # a still GIF this big cannot be fitted either
     if size > ceiling:
-        raise PictureError(f"{name} is a GIF of {size:,} bytes; {where} takes {limits.animated_gif_bytes or limits.max_bytes:,}: save it smaller")
+        raise PictureError(
+            f"{name} is a GIF of {size:,} bytes; {where} takes {limits.animated_gif_bytes or limits.max_bytes:,}: save it smaller"
+        )
     gif = read_gif(stream.read())
     if gif.frames < 2:
         stream.seek(0)
@@ -317,7 +330,6 @@ def _said(error: BaseException) -> str:
 
 
 def _fitted(image: Any, alt: str, limits: ImageLimits, name: str, size: int) -> PreparedImage:
-
     fmt = image.format
     raw_width, raw_height = image.size
     orientation = image.getexif().get(_ORIENTATION, 1)
@@ -335,7 +347,9 @@ def _fitted(image: Any, alt: str, limits: ImageLimits, name: str, size: int) -> 
             # 1/2^n that stays under the limit, whatever the network would take.
             draft = min(draft, 2.0 ** math.floor(math.log2(math.sqrt(DECODE_LIMIT / (raw_width * raw_height)))))
         if draft < 1:
-            image.draft("L" if image.mode == "L" else "RGB", (math.ceil(raw_width * draft), math.ceil(raw_height * draft)))
+            image.draft(
+                "L" if image.mode == "L" else "RGB", (math.ceil(raw_width * draft), math.ceil(raw_height * draft))
+            )
     image.load()
     lossless = fmt in _LOSSLESS or "A" in image.getbands() or "transparency" in image.info
     profile = image.info.get("icc_profile")
@@ -360,7 +374,9 @@ def _fitted(image: Any, alt: str, limits: ImageLimits, name: str, size: int) -> 
     return _jpeg(picture, alt, limits, name, steps, (width, height))
 
 
-def _jpeg(picture: Any, alt: str, limits: ImageLimits, name: str, steps: List[str], original: Tuple[int, int]) -> PreparedImage:
+def _jpeg(
+    picture: Any, alt: str, limits: ImageLimits, name: str, steps: List[str], original: Tuple[int, int]
+) -> PreparedImage:
     """A JPEG within `limits.max_bytes`: quality 88, then 80, then smaller and smaller."""
 
     picture = _flattened(picture)
@@ -388,7 +404,9 @@ def _jpeg(picture: Any, alt: str, limits: ImageLimits, name: str, steps: List[st
     return _made(limits, data, "image/jpeg", picture, alt, name, steps)
 
 
-def _made(limits: ImageLimits, data: bytes, mime: str, picture: Any, alt: str, name: str, steps: List[str]) -> PreparedImage:
+def _made(
+    limits: ImageLimits, data: bytes, mime: str, picture: Any, alt: str, name: str, steps: List[str]
+) -> PreparedImage:
     return PreparedImage(limits.network, data, mime, picture.width, picture.height, alt, name, tuple(steps))
 
 
@@ -428,7 +446,10 @@ def _srgb(picture: Any, profile: Optional[bytes], steps: List[str]) -> Any:
 
     try:
         converted = ImageCms.profileToProfile(
-            picture, io.BytesIO(profile), ImageCms.createProfile("sRGB"), outputMode="RGBA" if picture.mode == "RGBA" else "RGB"
+            picture,
+            io.BytesIO(profile),
+            ImageCms.createProfile("sRGB"),
+            outputMode="RGBA" if picture.mode == "RGBA" else "RGB",
         )
     except (ImageCms.PyCMSError, OSError, ValueError):
         return picture  # a damaged profile: the pixels as they are

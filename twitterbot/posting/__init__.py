@@ -67,7 +67,9 @@ class Posting(Capability):
         ),
         "THREAD_NUMBERS": Setting("no", "bool", "number a thread's parts 1/3, 2/3, 3/3 (yes or no)"),
         "GRAMMAR_MEMORY": Setting(
-            "365d", "duration", "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long"
+            "365d",
+            "duration",
+            "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long",
         ),
         "LOOK_UP_UNCERTAIN": Setting(
             "yes",

@@ -34,7 +34,11 @@ class Spend(NamedTuple):
 
     def line(self, label: str) -> str:
         """The spend in words, for `check` and the status page."""
-        cap = f" of {self.setting}=${self.budget:.2f}" if self.budget is not None else f" ({self.setting} not set: no cap)"
+        cap = (
+            f" of {self.setting}=${self.budget:.2f}"
+            if self.budget is not None
+            else f" ({self.setting} not set: no cap)"
+        )
         return f"{label} posts this month (since {self.since:%Y-%m-%d} UTC): ${self.spent:.2f}{cap}"
 
 

@@ -68,8 +68,19 @@ def catch_up(
         if missed.network not in posters():
             continue
         done.append(
-            _catch_up_one(store, posters()[missed.network], missed, run_id, clock, pictures_folder, registry, mask, budgets or {}, language)
-        )  # fmt: skip
+            _catch_up_one(
+                store,
+                posters()[missed.network],
+                missed,
+                run_id,
+                clock,
+                pictures_folder,
+                registry,
+                mask,
+                budgets or {},
+                language,
+            )
+        )
     if store.open_threads(clock() - CATCH_UP_WINDOW, registry.names()):
         from .threads import finish_threads  # only a run with a thread to finish
 

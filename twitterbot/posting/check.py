@@ -145,14 +145,18 @@ def _grammar(config: Config) -> Iterator[Finding]:
 
     path = config["TWEETS_FILE"]
     try:
-        report = sample_grammar(path, config.registry.posting_to(config), rng=random.Random(0), rules=line_rules(config))
+        report = sample_grammar(
+            path, config.registry.posting_to(config), rng=random.Random(0), rules=line_rules(config)
+        )
     except BotError as exc:
         yield problem(str(exc), exc)
         return
     for found in report.problems:
         yield problem(found, TweetFileError(found))
     if not report.problems:
-        yield ok(f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {report.distinct} different posts in the samples")
+        yield ok(
+            f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {report.distinct} different posts in the samples"
+        )
     for said in report.notes:
         yield note(said)
 
@@ -203,8 +207,8 @@ def budgets(config: Config) -> Iterator[Finding]:
     priced = [network for network in config.registry.posting_to(config) if network.budget]
     if not priced or not config.history_file.exists():
         return
+    from ..state.clock import utc_now
     from .budget import month_spend
-    from .scheduled import utc_now
 
     try:
         with HistoryStore(config.history_file) as store:
@@ -274,10 +278,12 @@ def _bot_label(label: str, poster: Poster, config: Config) -> Iterator[Finding]:
     try:
         marked = poster.bot_label()
     except PostError as exc:
-        yield note(f"{label}: could not read whether the account is marked as a bot ({scrub(exc.summary, config.secrets())})")
+        yield note(
+            f"{label}: could not read whether the account is marked as a bot ({scrub(exc.summary, config.secrets())})"
+        )
         return
     if marked is None:
-        yield note(f"{label}: set the \"Automated\" label on the account's settings page (docs/left-alone.md)")
+        yield note(f'{label}: set the "Automated" label on the account\'s settings page (docs/left-alone.md)')
     elif marked:
         yield ok(f"{label}: the account is marked as a bot")
     else:

@@ -135,9 +135,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
             tag = ""
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry, config), entry.outcome
-            thread = (
-                f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.post_id else ""
-            )
+            thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.post_id else ""
             on = f" on {config.registry.label(entry.network)}" if entry.network != config.registry.default() else ""
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
         # Masked before it is cut, so no cut leaves part of a key; one entry, one line.
@@ -249,7 +247,7 @@ def _account(args: argparse.Namespace, config: Config) -> int:
         if marked:
             log.info("%s: the account is marked as a bot", label)
         else:
-            log.info("%s: set the \"Automated\" label on the account's settings page (docs/left-alone.md)", label)
+            log.info('%s: set the "Automated" label on the account\'s settings page (docs/left-alone.md)', label)
     return int(status)
 
 

@@ -85,7 +85,9 @@ def draw_post(
 def _nothing_drawn(path: Path, *, measured: int, repeats: int, too_deep: int) -> str:
     """Why no expansion could be posted, and the fix, from what the draws met most."""
     if measured:
-        return f"{path}: none of {measured} new expansions of its grammar fits any network in POST_TO: shorten its texts"
+        return (
+            f"{path}: none of {measured} new expansions of its grammar fits any network in POST_TO: shorten its texts"
+        )
     if too_deep > repeats:
         return (
             f"{path}: its grammar recursed past {MAX_DEPTH} rules inside each other in {too_deep} of {DRAWS} draws: "
@@ -108,7 +110,9 @@ def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: L
         except OptionError as exc:
             raise TweetFileError(f"{grammar.path} expansion {text!r} {exc}") from None
         if not body:
-            raise TweetFileError(f"{grammar.path} expansion {text!r} has options but no text: write the post after the }}")
+            raise TweetFileError(
+                f"{grammar.path} expansion {text!r} has options but no text: write the post after the }}"
+            )
     if "![" in body:
         from .images import image_problems, split_images
 

@@ -267,7 +267,9 @@ class Grammar:
                     found.append(self._at(name, f'rule "{name}" {problem}'))
         for symbol, user in used.items():
             if symbol not in self.rules and symbol not in set_by_actions:
-                found.append(self._at(user, f'rule "{user}" uses #{symbol}#, which is not there: add a rule "{symbol}"'))
+                found.append(
+                    self._at(user, f'rule "{user}" uses #{symbol}#, which is not there: add a rule "{symbol}"')
+                )
         return sorted(found, key=lambda problem: problem.lineno)
 
     def _at(self, name: str, message: str) -> GrammarProblem:
@@ -395,7 +397,11 @@ def _json_problem(text: str, exc: json.JSONDecodeError) -> Tuple[int, int, str]:
     if before.endswith(",") and (closing, exc.msg) in what:
         comma = len(before) - 1
         line = text.count("\n", 0, comma) + 1
-        return line, comma - text.rfind("\n", 0, comma), f"Illegal trailing comma before end of {what[closing, exc.msg]}"
+        return (
+            line,
+            comma - text.rfind("\n", 0, comma),
+            f"Illegal trailing comma before end of {what[closing, exc.msg]}",
+        )
     return exc.lineno, exc.colno, exc.msg
 
 
@@ -415,7 +421,9 @@ def parse_grammar(data: bytes, path: Path) -> Grammar:
             'is one {...} of rules, e.g. {"origin": ["#greeting#, world"], "greeting": ["hello", "hi"]}'
         ) from None
     if not isinstance(raw, dict):
-        raise TweetFileError(f'{path} is not a Tracery grammar: it must be one {{...}} of rules, e.g. {{"origin": ["hello"]}}')
+        raise TweetFileError(
+            f'{path} is not a Tracery grammar: it must be one {{...}} of rules, e.g. {{"origin": ["hello"]}}'
+        )
     rules: Dict[str, Tuple[str, ...]] = {}
     lines = _key_lines(text, raw)
     for name, value in raw.items():

@@ -99,10 +99,14 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[
         try:
             found = image.path.stat()
         except FileNotFoundError:
-            problems.append(f"names a picture that does not exist ({image.path}): check the path (it is read from the tweets file's folder)")
+            problems.append(
+                f"names a picture that does not exist ({image.path}): check the path (it is read from the tweets file's folder)"
+            )
             continue
         except OSError as exc:
-            problems.append(f"names a picture that cannot be read ({image.path}: {exc.strerror}): check its permissions")
+            problems.append(
+                f"names a picture that cannot be read ({image.path}: {exc.strerror}): check its permissions"
+            )
             continue
         kind = not_a_file(found.st_mode)  # a FIFO would block the run, a device never ends: neither is opened
         if kind:

@@ -59,12 +59,20 @@ def news(result: Any, registry: Registry) -> Tuple[List[Alert], List[str]]:
         elif sent.outcome == Outcome.OVER_BUDGET:
             month = f"{datetime.now(timezone.utc):%Y-%m}"
             alerts.append(
-                Alert(f"budget:{sent.network}:{month}", f"the budget stops posts to {label}", sent.note or "", "default", ("money_with_wings",))
+                Alert(
+                    f"budget:{sent.network}:{month}",
+                    f"the budget stops posts to {label}",
+                    sent.note or "",
+                    "default",
+                    ("money_with_wings",),
+                )
             )
         elif kind in _KEYS_REFUSED:
             alerts.append(Alert(f"keys:{sent.network}", f"{label} refused the keys", str(sent.error), "urgent"))
         elif kind == ErrorKind.CREDITS:
-            alerts.append(Alert(f"credits:{sent.network}", f"{label}: the account is out of credits", str(sent.error), "urgent"))
+            alerts.append(
+                Alert(f"credits:{sent.network}", f"{label}: the account is out of credits", str(sent.error), "urgent")
+            )
     if int(result.exit_status) == 0:
         fixed.append("run")
     elif not alerts:

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -26,6 +26,7 @@ from ..monitoring import monitored
 from ..networks import Fit, Network, Poster
 from ..settings.loading import Config
 from ..settings.secrets import Scrubber
+from ..state.clock import utc_now
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
@@ -53,7 +54,6 @@ __all__ = [
     "monthly_budgets",
     "run_once",
     "run_watched",
-    "utc_now",
     "wait_jitter",
     "CLOCK_SLACK",
     "LOOK_UP_WINDOW",
@@ -73,10 +73,6 @@ LOOK_UP_WINDOW = timedelta(days=7)
 # History rows dated later than now plus this were written while the clock was ahead: they are left
 # out of the cap and the gap (and the run warns), so fixing a clock never blocks posting for long.
 CLOCK_SLACK = timedelta(minutes=5)
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -309,7 +305,9 @@ def decide_and_post(
     line = tweets.line(chosen.index)
     if dry_run:
         planned = _planned(line, tweets.path.name, registry)
-        action, reason, error = _dry_outcome(decision.why, chosen.new_round, planned, _threads_planned(line, registry, style))
+        action, reason, error = _dry_outcome(
+            decision.why, chosen.new_round, planned, _threads_planned(line, registry, style)
+        )
         return finish(action, reason, line=line, networks=planned, error=error)
     if not posters_made():
         raise ValueError("a real run needs posters")
@@ -321,9 +319,20 @@ def decide_and_post(
     if chosen.new_round:
         used = _start_new_round(store, tweets)
     action, reason, fields = _post_a_line(
-        store, posters_made(), tweets, line, used, why=decision.why, run_id=run_id, rng=rng, clock=clock,
-        registry=registry, mask=mask, budgets=budgets or {}, style=style,
-    )  # fmt: skip
+        store,
+        posters_made(),
+        tweets,
+        line,
+        used,
+        why=decision.why,
+        run_id=run_id,
+        rng=rng,
+        clock=clock,
+        registry=registry,
+        mask=mask,
+        budgets=budgets or {},
+        style=style,
+    )
     return finish(action, reason, **fields)
 
 
@@ -561,9 +570,17 @@ def _post_a_line(
     tried: List[TweetLine] = []  # lines every network already had
     while True:
         sent = _post_everywhere(
-            store, posters, line, tweets.path.name, run_id=run_id, clock=clock, registry=registry, mask=mask,
-            budgets=budgets, style=style,
-        )  # fmt: skip
+            store,
+            posters,
+            line,
+            tweets.path.name,
+            run_id=run_id,
+            clock=clock,
+            registry=registry,
+            mask=mask,
+            budgets=budgets,
+            style=style,
+        )
         if any(each.reached for each in sent) or not all(
             each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
         ):
@@ -640,26 +657,49 @@ def _post_everywhere(
             else:
                 sent.append(
                     send_attempt(
-                        store, poster, attempt, text, fit=fit, clock=clock, images=prepared, registry=registry,  # type: ignore[arg-type]
-                        language=language, spoiler=spoiler,
-                    )  # fmt: skip
+                        store,
+                        poster,
+                        attempt,
+                        text,
+                        fit=fit,
+                        clock=clock,
+                        images=prepared,
+                        registry=registry,  # type: ignore[arg-type]
+                        language=language,
+                        spoiler=spoiler,
+                    )
                 )
         elif isinstance(prepared, PostError):  # a thread's pictures go with its part 1: none is sent
             sent.append(Sent(network, Outcome.FAILED, fit, error=prepared))
             continue
         else:
             thread, attempt = store.begin_thread(
-                line.key, parts, run_id=run_id, at=clock(), network=network, group=group, language=language,
+                line.key,
+                parts,
+                run_id=run_id,
+                at=clock(),
+                network=network,
+                group=group,
+                language=language,
                 spoiler=spoiler,
-            )  # fmt: skip
+            )
             from .threads import post_thread, thread_cost  # only a line that goes somewhere as a thread
 
             log.info("%s: line %d goes there as %s", where.label, line.lineno, thread_cost(where, parts))
             sent.append(
                 post_thread(
-                    store, poster, thread, run_id=run_id, clock=clock, registry=registry, first_attempt=attempt,
-                    fit=fit, images=line.images, language=language, spoiler=spoiler,
-                )[0]  # fmt: skip
+                    store,
+                    poster,
+                    thread,
+                    run_id=run_id,
+                    clock=clock,
+                    registry=registry,
+                    first_attempt=attempt,
+                    fit=fit,
+                    images=line.images,
+                    language=language,
+                    spoiler=spoiler,
+                )[0]
             )
         group = group or attempt
     return tuple(sent)
@@ -720,8 +760,10 @@ def _outcome(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome
     """The run's action and reason from what became of the post on each network. A post that no
     network got because of their budgets is a skip: the bot did what it was told."""
     reached = [each for each in sent if each.reached]
-    if not reached and any(each.outcome == Outcome.OVER_BUDGET for each in sent) and all(
-        each.outcome in (Outcome.OVER_BUDGET, Outcome.TOO_LONG) for each in sent
+    if (
+        not reached
+        and any(each.outcome == Outcome.OVER_BUDGET for each in sent)
+        and all(each.outcome in (Outcome.OVER_BUDGET, Outcome.TOO_LONG) for each in sent)
     ):
         return Outcome.SKIPPED, f"{why}, but " + "; ".join(each.note or "" for each in sent if each.note)
     if len(sent) == 1 and sent[0].error is not None:

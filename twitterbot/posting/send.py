@@ -99,7 +99,9 @@ def recorder(store: object, attempt: int, clock: Callable[[], datetime]) -> Reco
     """How a scheduled post's outcome is written: a post that reached, or may have reached, the
     network leaves the round (never sent again), and so does one the network already has."""
 
-    def record(outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]) -> None:
+    def record(
+        outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
+    ) -> None:
         posted = outcome == Outcome.POSTED and result is not None
         store.finish_attempt(  # type: ignore[attr-defined]
             attempt,

@@ -31,6 +31,7 @@ NOT_FOUND_AFTER = timedelta(minutes=15)
 
 log = logging.getLogger("twitterbot.posting.scheduled")  # a scheduled run's logger: its lines are the run's
 
+
 def settle_uncertain(
     store: HistoryStore,
     unsettled: Sequence[Unsettled],
@@ -50,16 +51,28 @@ def settle_uncertain(
         try:
             answer = poster.look_up(attempt.sent_text, attempt.sent_at, attempt.lookup_key)
         except PostError as exc:
-            log.info("could not look up the uncertain post %s on %s (%s): the next run asks again", preview(attempt.text), label, exc.summary)
+            log.info(
+                "could not look up the uncertain post %s on %s (%s): the next run asks again",
+                preview(attempt.text),
+                label,
+                exc.summary,
+            )
             continue
         if answer.found is None:
-            log.info("%s cannot tell yet whether %s was posted (%s): the next run asks again", label, preview(attempt.text), answer.how)
+            log.info(
+                "%s cannot tell yet whether %s was posted (%s): the next run asks again",
+                label,
+                preview(attempt.text),
+                answer.how,
+            )
             continue
         if not answer.found and clock() - attempt.sent_at < NOT_FOUND_AFTER:
             log.info(
                 "%s does not have %s yet, but it was sent less than %d minutes ago and may still land: a later run asks again",
-                label, preview(attempt.text), NOT_FOUND_AFTER.seconds // 60,
-            )  # fmt: skip
+                label,
+                preview(attempt.text),
+                NOT_FOUND_AFTER.seconds // 60,
+            )
             continue
         result = answer.result
         settled = f"{attempt.outcome} → {'posted' if answer.found else 'not posted'} ({answer.how})"
@@ -73,6 +86,13 @@ def settle_uncertain(
             run_note=f"{label}: {settled}",
         )
         again = "; its line goes back into the round" if back else ""
-        log.warning("%s: %s from %s: %s%s", label, preview(attempt.text), f"{attempt.sent_at.astimezone():%Y-%m-%d %H:%M}", settled, again)
+        log.warning(
+            "%s: %s from %s: %s%s",
+            label,
+            preview(attempt.text),
+            f"{attempt.sent_at.astimezone():%Y-%m-%d %H:%M}",
+            settled,
+            again,
+        )
         said.append(f"{label}: {settled}")
     return said

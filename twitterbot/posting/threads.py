@@ -220,7 +220,9 @@ def post_thread(
             return sent
 
 
-def _with_pending_to_send(parts: Sequence[Tuple[int, str, Optional[str], Optional[str]]], pending: Optional[int]) -> List[PartState]:
+def _with_pending_to_send(
+    parts: Sequence[Tuple[int, str, Optional[str], Optional[str]]], pending: Optional[int]
+) -> List[PartState]:
     """The thread's parts as the history has them, but with `pending` (part 1's attempt, recorded
     with the thread by this run and not sent yet) as a part still to send: the history alone would
     take a pending attempt for one a stopped run may have sent, and pass over it."""

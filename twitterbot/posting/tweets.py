@@ -179,7 +179,11 @@ def parse_tweets(
         if known is not None:
             texts, linenos = list(first_seen), list(first_seen.values())
             return TweetFile(
-                path, texts, linenos, problems, lambda index: made(texts[index], linenos[index], (known(body(texts[index])),))
+                path,
+                texts,
+                linenos,
+                problems,
+                lambda index: made(texts[index], linenos[index], (known(body(texts[index])),)),
             )
 
     with contextlib.ExitStack() as measuring:
@@ -194,7 +198,9 @@ def parse_tweets(
         if line.networks:
             lines.append(line)
         elif not line.fits:
-            problems.append(LineProblem(lineno, "is for none of POST_TO's networks (its only or skip): it is not posted"))
+            problems.append(
+                LineProblem(lineno, "is for none of POST_TO's networks (its only or skip): it is not posted")
+            )
         else:
             problems.append(LineProblem(lineno, _fits_nowhere(line.fits)))
     problems.sort(key=lambda problem: problem.lineno)  # repeats were found first; each line has one problem at most

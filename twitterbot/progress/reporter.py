@@ -29,10 +29,11 @@ from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Poster, PostResult
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import keep
-from ..posting.scheduled import cap_reached, utc_now
+from ..posting.scheduled import cap_reached
 from ..posting.send import Record, Sent, send
 from ..posting.tweets import preview
 from ..settings.secrets import Scrubber
+from ..state.clock import utc_now
 from ..state.outcomes import Outcome
 from ..state.records import JobRecord
 from ..state.store import HistoryStore
@@ -364,7 +365,13 @@ class Reporter:
                 stopped.append(over)
                 continue
             attempt = self._store.begin_job_attempt(
-                self.job.id, text, at=self._clock(), final=final, network=network, group=group, cost=self._price(network, text)
+                self.job.id,
+                text,
+                at=self._clock(),
+                final=final,
+                network=network,
+                group=group,
+                cost=self._price(network, text),
             )
             group = group or attempt
             prepared = images.get(network, [])
@@ -373,7 +380,9 @@ class Reporter:
                 sent = Sent(network, Outcome.FAILED, error=prepared)
             else:
                 sent = send(
-                    lambda poster=poster, network=network, prepared=prepared: self._reply(poster, network, text, prepared),
+                    lambda poster=poster, network=network, prepared=prepared: self._reply(
+                        poster, network, text, prepared
+                    ),
                     network=network,
                     registry=self._registry,
                     record=self._recorder(attempt, news),
@@ -442,7 +451,9 @@ class Reporter:
             try:
                 made[network] = prepare_all(attachments, poster_limits(poster, network, self._registry))
             except PictureError as exc:
-                made[network] = PostError(f"{self.name}: {exc}", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR)
+                made[network] = PostError(
+                    f"{self.name}: {exc}", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR
+                )
         return made
 
     def _reply(self, poster: Poster, network: str, text: str, images: Sequence[object] = ()) -> PostResult:

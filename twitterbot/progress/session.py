@@ -18,8 +18,9 @@ from ..monitoring import Alert, Monitor, monitor_for
 from ..networks import Poster
 from ..networks.dryrun import DryRunPoster
 from ..pictures.kept import PICTURES_FOLDER
-from ..posting.scheduled import monthly_budgets, utc_now
+from ..posting.scheduled import monthly_budgets
 from ..settings.loading import Config
+from ..state.clock import utc_now
 from ..state.folder import ensure_state_dir
 from ..state.store import HistoryStore
 from .reporter import Reporter, Status, slug

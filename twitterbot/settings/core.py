@@ -21,9 +21,7 @@ class Core(Capability):
         "LOG_FILE": Setting("", "optional_path", "also log to this file (rotated at 1 MB)"),
         "LOG_LEVEL": Setting("INFO", "log_level", "DEBUG, INFO, WARNING or ERROR"),
         "API_TIMEOUT": Setting("20", "seconds", "seconds to wait for a network before giving up on a request"),
-        "API_RETRIES": Setting(
-            "2", "count", "retries of a request that certainly made no post (no connection, 5xx)"
-        ),
+        "API_RETRIES": Setting("2", "count", "retries of a request that certainly made no post (no connection, 5xx)"),
     }
 
 

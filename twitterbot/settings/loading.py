@@ -228,7 +228,9 @@ def _source_rank(order: int) -> int:
     return 0 if order == 0 else 1 if order < _FROM_ENVIRONMENT else 2 if order < _FROM_COMMAND_LINE else 3
 
 
-def _read_env_file(path: Path, table: Mapping[str, object]) -> Tuple[Dict[str, Tuple[str, str, int]], List[Tuple[int, str]]]:
+def _read_env_file(
+    path: Path, table: Mapping[str, object]
+) -> Tuple[Dict[str, Tuple[str, str, int]], List[Tuple[int, str]]]:
     """Read the env file strictly: each value with where it came from and its line, and a problem
     (with its line) for each line python-dotenv cannot parse or that names an unknown setting. A
     byte-order mark (Notepad) is not part of the first line."""

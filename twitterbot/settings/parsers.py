@@ -31,6 +31,7 @@ __all__ = [
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
+
 def did_you_mean(word: str, choices: Iterable[str]) -> Optional[str]:
     """ "did you mean X?" for the one of `choices` closest to a misspelt `word`, or None."""
     import difflib  # only for a mistake
@@ -103,7 +104,9 @@ def _parse_path(name: str, text: str, where: str, base_dir: Optional[Path], sett
     return base_dir / path
 
 
-def _parse_optional_path(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> Optional[Path]:
+def _parse_optional_path(
+    name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting
+) -> Optional[Path]:
     return _parse_path(name, text, where, base_dir, setting) if text.strip() else None
 
 

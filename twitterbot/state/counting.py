@@ -27,7 +27,9 @@ class PostCounts:
     _read: Callable[..., list]
     _cost: str = "cost"  # the cost column as SQL (a history older than schema 6 has none: NULL)
 
-    def costs_since(self, network: str, since: datetime, until: Optional[datetime] = None) -> List[Tuple[Optional[float], str]]:
+    def costs_since(
+        self, network: str, since: datetime, until: Optional[datetime] = None
+    ) -> List[Tuple[Optional[float], str]]:
         """What each post that went (or may have gone) to `network` after `since` cost, with its
         text: the cost is None for a row written before costs were kept (its text tells its price)."""
         marks = ", ".join("?" for _ in COUNTED_OUTCOMES)

@@ -52,7 +52,6 @@ class Database:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-
     def check_writable(self) -> None:
         """Write as a real run does, then roll back: `check` finds a read-only file, or a folder
         where SQLite cannot write its journal, without changing the history."""

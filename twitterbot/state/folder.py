@@ -113,4 +113,3 @@ def free_bytes(folder: Path, statvfs: Callable[[str], os.statvfs_result] = os.st
     """Bytes an unprivileged user may still write on the disk holding `folder`."""
     info = statvfs(str(folder))
     return info.f_bavail * info.f_frsize
-

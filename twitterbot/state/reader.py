@@ -194,7 +194,9 @@ class HistoryReader(PostCounts, BagContents):
             (iso(since), limit),
         )
         return tuple(
-            AttemptRow(_text(row[0]) or "", _text(row[1]) or "", "failed", _when(row[3]), _text(row[2]), job_name=_text(row[4]))
+            AttemptRow(
+                _text(row[0]) or "", _text(row[1]) or "", "failed", _when(row[3]), _text(row[2]), job_name=_text(row[4])
+            )
             for row in rows
         )
 
@@ -208,7 +210,8 @@ class HistoryReader(PostCounts, BagContents):
             (iso(since), limit),
         )
         return tuple(
-            AttemptRow(_text(row[0]) or "", _text(row[1]) or "", "temporary", _when(row[3]), _text(row[2])) for row in rows
+            AttemptRow(_text(row[0]) or "", _text(row[1]) or "", "temporary", _when(row[3]), _text(row[2]))
+            for row in rows
         )
 
     def latest_jobs(self, limit: int) -> Tuple[JobRow, ...]:
@@ -253,7 +256,9 @@ class HistoryReader(PostCounts, BagContents):
         """Texts already posted in the current round (a row that is not text is no line of the file)."""
         return {text for text in super().used_texts() if isinstance(text, str)}
 
-    def costs_since(self, network: str, since: datetime, until: Optional[datetime] = None) -> List[Tuple[Optional[float], str]]:
+    def costs_since(
+        self, network: str, since: datetime, until: Optional[datetime] = None
+    ) -> List[Tuple[Optional[float], str]]:
         """What each counted post to `network` cost, with its text, each as its type: a cost that is
         not a finite number is None (priced by its text, as a row from before costs were kept)."""
         return [(_amount(cost), _text(text) or "") for cost, text in super().costs_since(network, since, until)]
@@ -320,7 +325,9 @@ def _open_read_only(path: Path) -> Tuple[sqlite3.Connection, int]:
         raise
     if app_id != APPLICATION_ID:
         conn.close()
-        raise UnreadableHistory(f"{path} is not a twitterbot history database: point BOT_STATE_DIR at the bot's state folder")
+        raise UnreadableHistory(
+            f"{path} is not a twitterbot history database: point BOT_STATE_DIR at the bot's state folder"
+        )
     if version < OLDEST_READABLE or not tables >= TABLES[min(version, SCHEMA_VERSION)]:
         conn.close()
         raise UnreadableHistory(

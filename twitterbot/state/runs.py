@@ -69,7 +69,6 @@ class RunLog(PostCounts, Database):
             for row in rows
         ]
 
-
     def begin_attempt(
         self,
         text: str,
@@ -169,7 +168,9 @@ class RunLog(PostCounts, Database):
             return []
         from .records import Unsettled
 
-        return [Unsettled(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6]), row[7], row[8]) for row in rows]
+        return [
+            Unsettled(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6]), row[7], row[8]) for row in rows
+        ]
 
     def settle(
         self,
@@ -189,7 +190,9 @@ class RunLog(PostCounts, Database):
         (`run_note` added to its reason). Returns whether the text went back into the round."""
         counted = ", ".join("?" for _ in COUNTED_OUTCOMES)
         with self._write() as conn:
-            row = conn.execute("SELECT outcome, text, run_id, post_group FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+            row = conn.execute(
+                "SELECT outcome, text, run_id, post_group FROM attempts WHERE id = ?", (attempt_id,)
+            ).fetchone()
             before, text, run_id, group = row
             settled = f"{before} → {'posted' if found else 'not posted'} ({how})"
             elsewhere = conn.execute(

@@ -183,7 +183,6 @@ def column(name: str, version: int) -> str:
     return name
 
 
-
 def create_script() -> str:
     """The whole schema, at the newest version, in one transaction."""
     steps = " ".join(_MIGRATIONS[version] for version in sorted(_MIGRATIONS))

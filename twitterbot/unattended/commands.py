@@ -90,7 +90,11 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)
         logging.getLogger().setLevel(new["LOG_LEVEL"])
-        if (new["TWEET_TIMES"], new["TWEET_TIMEZONE"], new["TWEET_JITTER"]) != (old["TWEET_TIMES"], old["TWEET_TIMEZONE"], old["TWEET_JITTER"]):
+        if (new["TWEET_TIMES"], new["TWEET_TIMEZONE"], new["TWEET_JITTER"]) != (
+            old["TWEET_TIMES"],
+            old["TWEET_TIMEZONE"],
+            old["TWEET_JITTER"],
+        ):
             use_zone(new["TWEET_TIMEZONE"])
             daemon.reschedule(new["TWEET_TIMES"], zone=zone_for(new["TWEET_TIMEZONE"]), jitter=new["TWEET_JITTER"])
         scrub_also(new.secrets())
@@ -98,7 +102,9 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
 
     use_zone(config["TWEET_TIMEZONE"])  # before building the jobs: schedule works in local time
     zone = zone_for(config["TWEET_TIMEZONE"])
-    daemon = Daemon.build(config["TWEET_TIMES"], run_slot=run_slot, zone=zone, rng=rng, jitter=config["TWEET_JITTER"], reload=reload)
+    daemon = Daemon.build(
+        config["TWEET_TIMES"], run_slot=run_slot, zone=zone, rng=rng, jitter=config["TWEET_JITTER"], reload=reload
+    )
     daemon.install_signal_handlers()
     log.info(
         "daemon started: runs at %s (%s)%s",

@@ -36,7 +36,8 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import schedule
 
-from ..posting.scheduled import utc_now, wait_jitter
+from ..posting.scheduled import wait_jitter
+from ..state.clock import utc_now
 from ..wording import format_duration
 
 __all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone", "zone_for"]

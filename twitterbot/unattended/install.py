@@ -328,4 +328,3 @@ def examples(registry: Registry) -> Dict[str, str]:
     files = {"crontab.example": crontab(config, paths)}
     files.update({f"systemd/{name}": text for name, text in systemd_units(config, paths, system=True).items()})
     return files
-

@@ -49,7 +49,11 @@ def history_attention(history: HistoryReader, config: Config, now: datetime) -> 
     for network in config["POST_TO"]:  # nothing will post there until the keys are fixed
         refused = history.keys_refused(network)
         if refused and refused.detail:
-            items.append(Attention("keys", f"{config.registry.label(network)} refused the keys", refused.detail, at=refused.sent_at))
+            items.append(
+                Attention(
+                    "keys", f"{config.registry.label(network)} refused the keys", refused.detail, at=refused.sent_at
+                )
+            )
     for attempt in history.maybe_posted(now - ATTENTION_WINDOW, limit=10):
         items.append(
             Attention(

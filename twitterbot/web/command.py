@@ -70,7 +70,9 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
         log.warning(warning)
     from .server import serve
 
-    return serve(config, host=args.host, port=args.port, password=password, local_only=is_loopback(args.host) and not password)
+    return serve(
+        config, host=args.host, port=args.port, password=password, local_only=is_loopback(args.host) and not password
+    )
 
 
 def _host(text: str) -> str:

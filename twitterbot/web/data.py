@@ -145,7 +145,9 @@ def read_status(
     attention: List[Attention] = []
     missing = config.missing()
     if missing:
-        attention.append(Attention("keys", "Keys not set", f"{', '.join(missing)} (POST_TO needs them): see `bot.py check`"))
+        attention.append(
+            Attention("keys", "Keys not set", f"{', '.join(missing)} (POST_TO needs them): see `bot.py check`")
+        )
     texts, tweets_attention = (tweets or TweetsFile())(config)
     attention += tweets_attention
     schedule = (probe or next_run)(config, now=now)
@@ -299,4 +301,3 @@ def _plain(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     return value
-

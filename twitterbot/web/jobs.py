@@ -73,7 +73,8 @@ def job_views(
             last_text=job.last_text,
             posts=job.posts,
             threads=tuple(
-                (config.registry.label(thread.network), post_url(thread.network, thread.post_id, thread.url, config)) for thread in job.threads
+                (config.registry.label(thread.network), post_url(thread.network, thread.post_id, thread.url, config))
+                for thread in job.threads
             ),
         )
         picture = picture_for(view)

@@ -60,7 +60,11 @@ def next_run(
 
     bot_py = bot_py or (PROJECT_DIR / "bot.py" if PROJECT_DIR else None)
     zone = zone_for(config["TWEET_TIMEZONE"])
-    jitter = f" (plus up to {format_duration(timedelta(seconds=config['TWEET_JITTER']))} of TWEET_JITTER)" if config['TWEET_JITTER'] else ""
+    jitter = (
+        f" (plus up to {format_duration(timedelta(seconds=config['TWEET_JITTER']))} of TWEET_JITTER)"
+        if config["TWEET_JITTER"]
+        else ""
+    )
     times = ", ".join(config["TWEET_TIMES"])
     if bot_py is not None:
         pid = _daemon_pid(proc, bot_py)
@@ -75,7 +79,9 @@ def next_run(
             return cron
     at = next_time(config["TWEET_TIMES"], now=now, zone=zone)
     return NextRun(
-        at, "settings", f"TWEET_TIMES say {times}{jitter}, but no daemon, systemd timer or crontab line for this checkout was found"
+        at,
+        "settings",
+        f"TWEET_TIMES say {times}{jitter}, but no daemon, systemd timer or crontab line for this checkout was found",
     )
 
 
@@ -119,7 +125,14 @@ def _systemd_timer(run: Runner, bot_py: Path) -> Optional[NextRun]:
         if not service or str(bot_py) not in service:
             continue
         shown = run(
-            ["systemctl", scope, "show", "twitterbot.timer", "--timestamp=unix", "--property=ActiveState,NextElapseUSecRealtime"]
+            [
+                "systemctl",
+                scope,
+                "show",
+                "twitterbot.timer",
+                "--timestamp=unix",
+                "--property=ActiveState,NextElapseUSecRealtime",
+            ]
         )
         facts = dict(line.split("=", 1) for line in (shown or "").splitlines() if "=" in line)
         where = "systemctl --user" if scope == "--user" else "systemctl"

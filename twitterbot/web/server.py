@@ -77,7 +77,9 @@ def _server_class() -> type:
 
         def readable(self) -> bool:
             if self.accepting:
-                for channel in unfinished_to_drop(self.active_channels.values(), len(self._map), self.adj.connection_limit):
+                for channel in unfinished_to_drop(
+                    self.active_channels.values(), len(self._map), self.adj.connection_limit
+                ):
                     channel.will_close = True  # closed by the loop's next pass, before the accept
             return super().readable()
 
@@ -98,7 +100,8 @@ def _create_server(app: Any, host: str, port: int) -> Tuple[Any, List[Tuple[str,
     server_class = _server_class()
     try:
         servers = [
-            server_class(app, sockets, dispatcher=dispatcher, adj=adjustments, sockinfo=info) for info in adjustments.listen
+            server_class(app, sockets, dispatcher=dispatcher, adj=adjustments, sockinfo=info)
+            for info in adjustments.listen
         ]
     except BaseException:
         dispatcher.shutdown()

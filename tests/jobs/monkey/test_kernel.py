@@ -90,9 +90,15 @@ def anywhere_find(kernel: Kernel, typed: np.ndarray, fresh: int, record: int, ma
     """The kernel's anywhere search called directly, on the arrays the matcher hands it."""
     index = matcher.index()
     return kernel.anywhere_find(
-        typed, fresh, record,
-        gram_ok=index["gram_ok"], codes=index["codes"], corpus=matcher.corpus, base=matcher.base, depth=matcher.depth,
-    )  # fmt: skip
+        typed,
+        fresh,
+        record,
+        gram_ok=index["gram_ok"],
+        codes=index["codes"],
+        corpus=matcher.corpus,
+        base=matcher.base,
+        depth=matcher.depth,
+    )
 
 
 def _prefix(key_count: int) -> PrefixMatcher:
@@ -327,6 +333,7 @@ monkey.type(64 * DRAW)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
     environ = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536"}
-    faults = int(subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True).stdout)
+    faults = int(
+        subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True).stdout
+    )
     assert faults < 64 * 8, f"{faults} page faults in 64 draws: a draw's memory is mapped afresh ({DRAW // 4096} pages)"
-

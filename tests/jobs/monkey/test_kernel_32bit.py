@@ -90,7 +90,12 @@ def test_kernel_c_cross_compiled_for_32_bit_arm_types_numpy_s_keys(tmp_path: Pat
             expected, state = numpy_draw(seed, key_count, words)
             assert np.array_equal(keys, expected)
             inner = state["state"]
-            assert g[:4] == [inner["state"] >> 64, inner["state"] & (2**64 - 1), inner["inc"] >> 64, inner["inc"] & (2**64 - 1)]
+            assert g[:4] == [
+                inner["state"] >> 64,
+                inner["state"] & (2**64 - 1),
+                inner["inc"] >> 64,
+                inner["inc"] & (2**64 - 1),
+            ]
             assert g[4:] == [int(state["has_uint32"]), int(state["uinteger"])]
     # A 32-bit machine's sizes: what kernel.py computes there with ctypes, so the ABI check passes.
     assert abi.split() == [str(monkey_kernel.ABI.version), "48", "4", "4"]

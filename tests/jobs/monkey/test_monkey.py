@@ -484,7 +484,8 @@ def test_records_reach_x_through_the_reporter(tmp_path: Path, poster, emulator) 
             first_after=0,
             max_posts_per_day=50,
             templates=TEMPLATES,
-            job_fields=FIELDS, registry=REGISTRY
+            job_fields=FIELDS,
+            registry=REGISTRY,
         )
         with reporter:
             final = run_monkey(setup, options, reporter, checkpoint=tmp_path / "monkey.json", out=out)
@@ -597,7 +598,8 @@ def test_one_rate_everywhere_keystrokes_per_second_of_typing(tmp_path: Path) -> 
             first_after=0,
             max_posts_per_day=50,
             templates=TEMPLATES,
-            job_fields=FIELDS, registry=REGISTRY
+            job_fields=FIELDS,
+            registry=REGISTRY,
         )
         with reporter:
             final = run_monkey(

@@ -84,7 +84,9 @@ def test_level_files_of_every_core_give_the_same_finishable_counts(
 
 
 @pytest.mark.parametrize(("first", "then"), [(3, 1), (1, 2), (2, 3)])
-def test_a_checkpoint_resumes_on_any_number_of_cores(pegs_kernel: Kernel, first: int, then: int, tmp_path: Path) -> None:
+def test_a_checkpoint_resumes_on_any_number_of_cores(
+    pegs_kernel: Kernel, first: int, then: int, tmp_path: Path
+) -> None:
     board = builtin("pyramid")
     whole = _figures(count_levels(board, clock=lambda: 0.0))
     checkpoint = tmp_path / "count.npz"

@@ -220,7 +220,14 @@ def test_a_stopped_count_resumes_after_its_last_level(tmp_path: Path) -> None:
 def test_the_job_posts_its_progress_and_result(tmp_path: Path, poster, emulator) -> None:
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         reporter = Reporter(
-            "pegs", posters=by_network(poster), store=store, every=3600, milestone_every=3600, first_after=0, max_posts_per_day=10, registry=REGISTRY
+            "pegs",
+            posters=by_network(poster),
+            store=store,
+            every=3600,
+            milestone_every=3600,
+            first_after=0,
+            max_posts_per_day=10,
+            registry=REGISTRY,
         )
         out = io.StringIO()
         run_count(builtin("plus"), reporter, checkpoint=tmp_path / "plus.npz", out=out)
@@ -241,7 +248,8 @@ def test_solve_writes_the_result_file_and_posts_the_jumps(tmp_path: Path) -> Non
             every=3600,
             milestone_every=3600,
             first_after=0,
-            max_posts_per_day=10, registry=REGISTRY
+            max_posts_per_day=10,
+            registry=REGISTRY,
         )
         assert run_solve(builtin("plus"), reporter, output=tmp_path / "result.txt", out=io.StringIO())
     assert (tmp_path / "result.txt").read_text().startswith("Starting Board\n")

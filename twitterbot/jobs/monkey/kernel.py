@@ -201,14 +201,22 @@ class Kernel:
             self._index_of = identity
             self._index = (gram_ok, bits, codes, corpus)  # kept alive while their ids and addresses are in use
             self._arguments = (
-                bits.ctypes.data, codes.ctypes.data, len(codes), base, depth, corpus.ctypes.data, len(corpus),
-            )  # fmt: skip
+                bits.ctypes.data,
+                codes.ctypes.data,
+                len(codes),
+                base,
+                depth,
+                corpus.ctypes.data,
+                len(corpus),
+            )
         return self._arguments
 
 
 # The interface this file hands over (kernel.c's monkey_abi answers the same, or is not used).
 ABI = native.Abi(
-    "monkey_abi", 1, (ctypes.sizeof(ctypes.c_uint64 * 6), ctypes.sizeof(ctypes.c_size_t), ctypes.sizeof(ctypes.c_void_p))
+    "monkey_abi",
+    1,
+    (ctypes.sizeof(ctypes.c_uint64 * 6), ctypes.sizeof(ctypes.c_size_t), ctypes.sizeof(ctypes.c_void_p)),
 )
 SPEC = native.Spec(
     job="monkey",

@@ -270,9 +270,15 @@ class AnywhereMatcher:
         in C, the same sieves with the same tables, and gives the same records."""
         if kernel is not None and self.gram == 4:
             return kernel.anywhere_find(
-                typed, fresh, record,
-                gram_ok=self._gram_ok, codes=self._codes, corpus=self.corpus, base=self.base, depth=self.depth,
-            )  # fmt: skip
+                typed,
+                fresh,
+                record,
+                gram_ok=self._gram_ok,
+                codes=self._codes,
+                corpus=self.corpus,
+                base=self.base,
+                depth=self.depth,
+            )
         found = []
         while True:
             length = record + 1

@@ -20,7 +20,9 @@ class Pegs(Capability):
     page = "jobs/pegs.md"
     settings = {
         "TWITTERBOT_PEGS_KERNEL": Setting(
-            "auto", "kernel", "pegs: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)"
+            "auto",
+            "kernel",
+            "pegs: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)",
         ),
     }
     commands = "twitterbot.jobs.pegs.command"

@@ -219,4 +219,6 @@ def _bit_counts(words: np.ndarray) -> np.ndarray:
     if hasattr(np, "bitwise_count"):
         return np.bitwise_count(words)
     per_byte = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.uint8)
-    return per_byte[np.ascontiguousarray(words, dtype=np.uint64).view(np.uint8).reshape(-1, 8)].sum(axis=1, dtype=np.uint8)
+    return per_byte[np.ascontiguousarray(words, dtype=np.uint64).view(np.uint8).reshape(-1, 8)].sum(
+        axis=1, dtype=np.uint8
+    )

@@ -55,7 +55,9 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
     if args.cluster and args.action != "count":
         raise UsageError(f"--cluster is for pegs count and pegs solve --batch, not pegs {args.action}: drop it")
     if args.workers is not None and args.cluster:
-        raise UsageError("--workers N counts on this machine's cores, --cluster on a cluster's workers: give one of them")
+        raise UsageError(
+            "--workers N counts on this machine's cores, --cluster on a cluster's workers: give one of them"
+        )
     cluster = cluster_for(args, config) if args.action == "count" else None  # before anything is posted
     name = args.name or f"pegs {args.action} {board.name}"
     status = status_line_for(sys.stdout)
@@ -137,7 +139,9 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
                     output=absolute(args.output),
                     status=status,
                     folder=levels,
-                    kernel=load_kernel(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]),  # None: numpy, the same levels
+                    kernel=load_kernel(
+                        config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]
+                    ),  # None: numpy, the same levels
                 )
             finally:
                 shutil.rmtree(levels, ignore_errors=True)  # the count's levels were only for this search
@@ -147,7 +151,9 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
                 report,
                 output=absolute(args.output),
                 status=status,
-                kernel=load_kernel(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]),  # None: the search runs in Python
+                kernel=load_kernel(
+                    config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]
+                ),  # None: the search runs in Python
             )
         return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
     ensure_state_dir(config["BOT_STATE_DIR"])
@@ -159,7 +165,9 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
         checkpoint=config["BOT_STATE_DIR"] / (f"pegs-count-{board.name}" + (".cluster" if cluster else ".npz")),
         status=status,
         levels=levels,
-        kernel=load_kernel(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]),  # None: numpy, the same levels
+        kernel=load_kernel(
+            config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]
+        ),  # None: numpy, the same levels
         cluster=cluster,
         workers=args.workers or _cores(),
     )

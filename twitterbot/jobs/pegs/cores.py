@@ -95,8 +95,9 @@ def _with_kernel(
 
         def expand(share: int) -> None:
             if first[share] < len(level[share][0]):
-                first[share] += kernel.expand(tables[share], board, level[share], first[share], stuck[share],
-                                              outgoing[share], own=share)  # fmt: skip
+                first[share] += kernel.expand(
+                    tables[share], board, level[share], first[share], stuck[share], outgoing[share], own=share
+                )
 
         def absorb(share: int) -> None:
             for other in range(shares):

@@ -81,8 +81,9 @@ def count_levels(
             size = _size(level)
             expected = int(size * growth * 1.1) + 16
             if workers > 1:
-                level, stuck = next_shares(board, level, pool, kernel=kernel, expected=expected, block=block,
-                                           after_block=after_block)  # fmt: skip
+                level, stuck = next_shares(
+                    board, level, pool, kernel=kernel, expected=expected, block=block, after_block=after_block
+                )
             elif kernel is None:
                 made, games = next_level(board, orient, level[0], block, after_block)
                 level, stuck = [made], (games % (1 << 64), games % PRIME)
@@ -112,8 +113,11 @@ def _keep(folder: Optional[Path], jumps: int, level: List[Part]) -> None:
 
 def _write_npy(handle: BinaryIO, pieces: List[np.ndarray]) -> None:
     """One .npy array made of `pieces` (one dtype), one after the other, without joining them."""
-    header = {"descr": np.lib.format.dtype_to_descr(pieces[0].dtype), "fortran_order": False,
-              "shape": (sum(len(piece) for piece in pieces),)}  # fmt: skip
+    header = {
+        "descr": np.lib.format.dtype_to_descr(pieces[0].dtype),
+        "fortran_order": False,
+        "shape": (sum(len(piece) for piece in pieces),),
+    }
     np.lib.format.write_array_header_2_0(handle, header)
     for piece in pieces:
         # As bytes: zipfile before Python 3.12 counts a write by len(), which for a view of
@@ -182,7 +186,9 @@ def _level(board: Board, jumps: int, level: List[Part], seconds: float) -> Level
     sequences = exact_count(counts64 % (1 << 64), countsp % PRIME)
     solutions = None
     if over:
-        solutions = sequences if board.target is None and board.ends is None else exact_count(won64 % (1 << 64), wonp % PRIME)
+        solutions = (
+            sequences if board.target is None and board.ends is None else exact_count(won64 % (1 << 64), wonp % PRIME)
+        )
     return Level(jumps, _size(level), sequences, seconds, solutions)
 
 

@@ -183,11 +183,18 @@ def _counted(
     if where.cluster is not None:
         from .spread import count_on_cluster  # needs a cluster: only with --cluster
 
-        return count_on_cluster(board, where.cluster, checkpoint=where.checkpoint, progress=progress, finishable=finishable)
+        return count_on_cluster(
+            board, where.cluster, checkpoint=where.checkpoint, progress=progress, finishable=finishable
+        )
     return count_levels(
-        board, checkpoint=where.checkpoint, progress=progress, clock=clock, keep=where.levels, kernel=where.kernel,
+        board,
+        checkpoint=where.checkpoint,
+        progress=progress,
+        clock=clock,
+        keep=where.levels,
+        kernel=where.kernel,
         workers=where.workers,
-    )  # fmt: skip
+    )
 
 
 def run_count(

@@ -32,7 +32,20 @@ import numpy as np
 from .. import native
 from .board import Board, Jump
 
-__all__ = ["ABI", "ENV", "SPEC", "DeadPositions", "Hunt", "Kernel", "Outgoing", "Table", "contiguous", "load", "state", "worker_kernel"]
+__all__ = [
+    "ABI",
+    "ENV",
+    "SPEC",
+    "DeadPositions",
+    "Hunt",
+    "Kernel",
+    "Outgoing",
+    "Table",
+    "contiguous",
+    "load",
+    "state",
+    "worker_kernel",
+]
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +95,15 @@ class Prepared:
             dtype=np.uint64,
         ).reshape(len(board.jumps), len(symmetries))
         self.data = _BoardData(
-            len(symmetries), chunks, len(board.jumps), chunk_bits,
-            self._tables.ctypes.data, self._needs.ctypes.data, self._flips.ctypes.data, self._images.ctypes.data,
-        )  # fmt: skip
+            len(symmetries),
+            chunks,
+            len(board.jumps),
+            chunk_bits,
+            self._tables.ctypes.data,
+            self._needs.ctypes.data,
+            self._flips.ctypes.data,
+            self._images.ctypes.data,
+        )
 
 
 class _Pair(ctypes.Structure):
@@ -190,11 +209,23 @@ class Hunt:
         a = self._arrays
         accept = 2 if edge is not None else 0 if board.goal is not None else 1
         self._data = _HuntBoard(
-            len(board.jumps), len(symmetries), len(pagodas), last_depth, board.pegs(board.start), accept,
-            a["needs"].ctypes.data, a["flips"].ctypes.data, a["images"].ctypes.data, a["change"].ctypes.data,
-            a["floor"].ctypes.data, a["order"].ctypes.data, a["edge"].ctypes.data, len(edge) if edge is not None else 0,
-            _Pair(goal & (1 << 64) - 1, goal >> 64), _Pair(ends & (1 << 64) - 1, ends >> 64),
-        )  # fmt: skip
+            len(board.jumps),
+            len(symmetries),
+            len(pagodas),
+            last_depth,
+            board.pegs(board.start),
+            accept,
+            a["needs"].ctypes.data,
+            a["flips"].ctypes.data,
+            a["images"].ctypes.data,
+            a["change"].ctypes.data,
+            a["floor"].ctypes.data,
+            a["order"].ctypes.data,
+            a["edge"].ctypes.data,
+            len(edge) if edge is not None else 0,
+            _Pair(goal & (1 << 64) - 1, goal >> 64),
+            _Pair(ends & (1 << 64) - 1, ends >> 64),
+        )
         self._state = ctypes.create_string_buffer(kernel._hunt_size())
         kernel._hunt_start(self._state, ctypes.byref(self._data), a["root"].ctypes.data, a["weights"].ctypes.data)
 
@@ -264,7 +295,9 @@ class Table:
         """Add positions with their counts (another share's children for this table's share)."""
         keys, counts, checks = contiguous(children)
         if self._kernel._add(self.handle, keys.ctypes.data, counts.ctypes.data, checks.ctypes.data, len(keys)):
-            raise MemoryError(f"the peg counter's kernel ran out of memory growing its table past {self.size:,} positions")
+            raise MemoryError(
+                f"the peg counter's kernel ran out of memory growing its table past {self.size:,} positions"
+            )
 
     def take(self, bits: int) -> Arrays:
         """The table's positions, sorted, with their counts and residues; the table is freed."""
@@ -394,11 +427,19 @@ class Kernel:
         out = outgoing or Outgoing(1, 0)
         assert (out.shares == 1 and own == 0) or out.room >= len(board.jumps), "room for one parent's children"
         done = self._expand(
-            table.handle if table is not None else None, ctypes.byref(prepared.data),
-            positions.ctypes.data + 8 * first, counts.ctypes.data + 8 * first, checks.ctypes.data + 4 * first,
-            len(positions) - first, stuck.ctypes.data, out.shares, own, *(column.ctypes.data for column in out.columns),
-            out.room, out.filled.ctypes.data,
-        )  # fmt: skip
+            table.handle if table is not None else None,
+            ctypes.byref(prepared.data),
+            positions.ctypes.data + 8 * first,
+            counts.ctypes.data + 8 * first,
+            checks.ctypes.data + 4 * first,
+            len(positions) - first,
+            stuck.ctypes.data,
+            out.shares,
+            own,
+            *(column.ctypes.data for column in out.columns),
+            out.room,
+            out.filled.ctypes.data,
+        )
         if done == ctypes.c_size_t(-1).value:
             size = table.size if table is not None else 0
             raise MemoryError(f"the peg counter's kernel ran out of memory growing its table past {size:,} positions")

@@ -171,7 +171,12 @@ def solution_picture(board: Board, jumps: Sequence[Jump], *, title: str = "") ->
     heading = 100
     image = Image.new("RGB", (1200, int(heading + down * panel_height + 30)), PAPER)
     draw = ImageDraw.Draw(image)
-    draw.text((30, 24), title or f"Peg solitaire: {board.name}, solved in {plural(len(jumps), 'jump')}", font=font(40), fill=INK)
+    draw.text(
+        (30, 24),
+        title or f"Peg solitaire: {board.name}, solved in {plural(len(jumps), 'jump')}",
+        font=font(40),
+        fill=INK,
+    )
     label = font(26)
     position = board.start
     for index in range(panels):

@@ -197,9 +197,11 @@ def count_on_cluster(
                     "run the same command to continue from its checkpoint"
                 ) from None
             log.warning(
-                "%s: counting again from %s on %s", lost, "the last checkpoint" if checkpoint else "the start",
+                "%s: counting again from %s on %s",
+                lost,
+                "the last checkpoint" if checkpoint else "the start",
                 plural(cluster.workers, "worker"),
-            )  # fmt: skip
+            )
             if finishable is not None:
                 finishable.clear()  # counted from the levels kept on the workers: gone
 
@@ -242,7 +244,9 @@ def _count(
         while True:
             jumps = len(history)
             size = sum(f[0] for f in figures)
-            figures = owners_.next_level(jumps, [f[0] for f in figures], int(size * growth * 1.1) + 16, keep, progress, clock)
+            figures = owners_.next_level(
+                jumps, [f[0] for f in figures], int(size * growth * 1.1) + 16, keep, progress, clock
+            )
             growth = max(sum(f[0] for f in figures) / max(size, 1), 0.1)
             games = exact_count(sum(f[5] for f in figures) % (1 << 64), sum(f[6] for f in figures) % PRIME)
             history[-1] = dataclasses.replace(history[-1], games=games)
@@ -289,7 +293,9 @@ class _Owners:
             sent = [self.cluster.send(self.homes[share], [pieces[share]]) for share in range(self.shares)]
             before = [self.on(share, _round, jumps, 0, 0, before[share], sent[share]) for share in range(self.shares)]
             self.cluster.wait(before)  # one part on the way at a time
-        return self.cluster.results([self.on(share, _finish, jumps, keep, before[share]) for share in range(self.shares)])
+        return self.cluster.results(
+            [self.on(share, _finish, jumps, keep, before[share]) for share in range(self.shares)]
+        )
 
     def next_level(
         self,
@@ -318,12 +324,19 @@ class _Owners:
         checked = time.monotonic()
         for round_ in range(rounds + 1):
             sent = [
-                [cluster.submit_on(self.homes[other], operator.getitem, before[other], owner) for other in range(shares) if other != owner]
-                if round_ else []
+                [
+                    cluster.submit_on(self.homes[other], operator.getitem, before[other], owner)
+                    for other in range(shares)
+                    if other != owner
+                ]
+                if round_
+                else []
                 for owner in range(shares)
             ]
             low = round_ * step if round_ < rounds else max(sizes)  # the last round expands nothing
-            before = [self.on(owner, _round, jumps, low, low + step, before[owner], *sent[owner]) for owner in range(shares)]
+            before = [
+                self.on(owner, _round, jumps, low, low + step, before[owner], *sent[owner]) for owner in range(shares)
+            ]
             cluster.wait(done)
             done = before
             if time.monotonic() - checked >= POLL:  # a lost worker's shares are gone: start again, not wait

@@ -195,7 +195,9 @@ def _batch(args: argparse.Namespace, config: Config, module: Any) -> int:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise PuzzleFileError(f"cannot read the puzzle file {path} ({getattr(exc, 'strerror', None) or exc})") from None
+            raise PuzzleFileError(
+                f"cannot read the puzzle file {path} ({getattr(exc, 'strerror', None) or exc})"
+            ) from None
         module.parse(text, str(path), **options)  # a bad file is refused before any solving starts
         work.append((args.kind, text, str(path), all_solutions, options))
     cluster = cluster_for(args, config)

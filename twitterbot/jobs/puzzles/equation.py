@@ -207,7 +207,9 @@ class _Cells:
 
     def __init__(self, puzzle: Equation) -> None:
         self.equations = puzzle.equations()
-        self.of_cell = [[index for index, (cells, _, _) in enumerate(self.equations) if cell in cells] for cell in range(9)]
+        self.of_cell = [
+            [index for index, (cells, _, _) in enumerate(self.equations) if cell in cells] for cell in range(9)
+        ]
         self.values: List[Optional[int]] = list(puzzle.cells)
         self.low, self.high = puzzle.low, puzzle.high
         self.everything = range(puzzle.low, puzzle.high + 1)

@@ -245,7 +245,9 @@ def _checkpoint_text(kind: str, event: Progress, result: PuzzleResult) -> str:
     )
 
 
-def _write_result(result: PuzzleResult, printed: List[str], *, out: TextIO, output: Optional[Path], as_json: bool) -> None:
+def _write_result(
+    result: PuzzleResult, printed: List[str], *, out: TextIO, output: Optional[Path], as_json: bool
+) -> None:
     """The summary (or, `as_json`, the result as one JSON object) to `out`, and to `output` after
     the solutions `printed`, written atomically; PuzzleOutputError if `output` cannot be written."""
     final = json.dumps(result_json(result), ensure_ascii=False) if as_json else summary(result)
@@ -261,7 +263,14 @@ def solve_text(kind: str, text: str, source: str, all_solutions: bool, options: 
     """What `puzzle KIND FILE` prints for one puzzle (a batch's task: a pure function of the file)."""
     module = load_kind(kind)
     out = io.StringIO()
-    run_puzzle(module, module.parse(text, source, **options), NullReporter(), source=source, all_solutions=all_solutions, out=out)
+    run_puzzle(
+        module,
+        module.parse(text, source, **options),
+        NullReporter(),
+        source=source,
+        all_solutions=all_solutions,
+        out=out,
+    )
     return out.getvalue()
 
 

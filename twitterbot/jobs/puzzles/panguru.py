@@ -148,7 +148,6 @@ def parse(text: str, source: str = "example", **options: Any) -> Panguru:
     return Panguru(plates, pebbles, _parse_moves(table, size, source), source)
 
 
-
 def _parse_moves(table: List[Tuple[int, str]], size: int, source: str) -> Tuple[Tuple[int, ...], ...]:
     """The move table, one (line number, text) per position in order: the positions whose pebble
     can move into each; `PuzzleFileError` naming the line if a list is malformed or one-way."""
@@ -180,6 +179,7 @@ def _parse_moves(table: List[Tuple[int, str]], size: int, source: str) -> Tuple[
                     f"list {position}: a pebble that can move one way can move back, so list both"
                 )
     return tuple(moves)
+
 
 class _Board:
     """The puzzle in numbers: colours are small integers (the hole is 0, the plate colour it

@@ -49,7 +49,9 @@ def _hidoku(grid: Sequence[Sequence[int]], title: str, name: str) -> Picture:
     where = {}
     for r, row in enumerate(grid):
         for c, value in enumerate(row):
-            draw.rectangle((left + c * cell, top + r * cell, left + (c + 1) * cell, top + (r + 1) * cell), outline=MUTED, width=2)
+            draw.rectangle(
+                (left + c * cell, top + r * cell, left + (c + 1) * cell, top + (r + 1) * cell), outline=MUTED, width=2
+            )
             if value:
                 where[value] = (left + (c + 0.5) * cell, top + (r + 0.5) * cell)
     path = [where[number] for number in sorted(where)]

@@ -43,7 +43,9 @@ def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backo
             response = getattr(exc, "response", None)
             if response is not None and response.status_code in (400, 413, 415):
                 content = response.content
-                said = ": ".join(str(part) for part in (getattr(content, "error", ""), getattr(content, "message", "")) if part)
+                said = ": ".join(
+                    str(part) for part in (getattr(content, "error", ""), getattr(content, "message", "")) if part
+                )
                 raise refused("Bluesky", number, image, response.status_code, said or "refused") from None
             raise
 

@@ -37,7 +37,6 @@ class PageData:
     image: Optional[str]
 
 
-
 # What a page may say, in the order each is preferred: Open Graph first, then Twitter's names, then
 # the page's own <title> and meta description.
 _TITLE_KEYS = ("og:title", "twitter:title")
@@ -100,7 +99,9 @@ class OpenGraphParser(HTMLParser):
         if absolute and urlsplit(absolute).scheme not in ("http", "https"):
             absolute = None
         return PageData(
-            title=clean(title, _MAX_TITLE), description=clean(_first(meta, _DESCRIPTION_KEYS), _MAX_DESCRIPTION), image=absolute
+            title=clean(title, _MAX_TITLE),
+            description=clean(_first(meta, _DESCRIPTION_KEYS), _MAX_DESCRIPTION),
+            image=absolute,
         )
 
 

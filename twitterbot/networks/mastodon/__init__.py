@@ -57,9 +57,7 @@ class Mastodon(Network):
             True,
             "your Mastodon server (Preferences > Development > your application)",
         ),
-        "MASTODON_VISIBILITY": Setting(
-            "unlisted", "visibility", "Mastodon: public, unlisted, private or direct"
-        ),
+        "MASTODON_VISIBILITY": Setting("unlisted", "visibility", "Mastodon: public, unlisted, private or direct"),
     }
     required = ("MASTODON_INSTANCE", "MASTODON_ACCESS_TOKEN")
     parsers = {"visibility": _parse_visibility}
@@ -92,7 +90,6 @@ class Mastodon(Network):
             timeout=config["API_TIMEOUT"],
             retries=config["API_RETRIES"],
         )
-
 
 
 NETWORK = Mastodon()

@@ -141,6 +141,7 @@ def _unreadable(what: str, proxy_does: str) -> PostError:
         summary=what,
     )
 
+
 def rate_limited(client: Any) -> PostError:
     """A 429: when it ends, if Mastodon.py could read it."""
     # Mastodon.py read X-RateLimit-Reset (an ISO time) and moved it onto our clock.
@@ -149,6 +150,7 @@ def rate_limited(client: Any) -> PostError:
     if isinstance(reset, (int, float)) and reset > time.time():
         retry_at = datetime.fromtimestamp(int(reset) + 1, tz=timezone.utc)
     return retry.rate_limited("Mastodon", "429", retry_at)
+
 
 def network_error(cause: Optional[BaseException], instance: str) -> PostError:
     """No answer: either no connection was made (the request never left), or it was sent and the

@@ -171,13 +171,17 @@ class MastodonPoster:
                 status = self._client.status_post(text, visibility=self._visibility, idempotency_key=key)
                 made = status.get("created_at")
                 earlier = isinstance(made, datetime) and (made - sent_at).total_seconds() < KEY_MARGIN
-                how = "found by Idempotency-Key" if earlier else "sent again with its Idempotency-Key: it had not arrived"
+                how = (
+                    "found by Idempotency-Key" if earlier else "sent again with its Idempotency-Key: it had not arrived"
+                )
                 return LookUp(True, how, self._result(text, status))
             me = self._client.account_verify_credentials()
             statuses = self._client.account_statuses(me["id"], limit=STATUSES_READ)
         except MastodonError as exc:
             raise self._classify(exc) from None
-        return among_statuses(statuses, text, sent_at, lambda status: self._result(text, status), full=len(statuses) < STATUSES_READ)
+        return among_statuses(
+            statuses, text, sent_at, lambda status: self._result(text, status), full=len(statuses) < STATUSES_READ
+        )
 
     def bot_label(self) -> Optional[bool]:
         """Whether the account has Mastodon's bot flag ("automated" on its profile)."""

@@ -26,9 +26,7 @@ VISIBILITIES = ("public", "unlisted", "private", "direct")
 # Mastodon's Account::MENTION_RE: "@user" or "@user@domain", not after a word character, '=' or '/'.
 # Both patterns are text, compiled (and cached by `re`) only when a text has an @: the registry
 # imports this module on every run.
-_MENTION = (
-    r"(?i)(?<![=/\w])@(?P<name>(?P<user>[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?)(?:@(?P<domain>[\w.-]+\w+))?)"
-)
+_MENTION = r"(?i)(?<![=/\w])@(?P<name>(?P<user>[a-z0-9_]+(?:[a-z0-9_.-]+[a-z0-9_]+)?)(?:@(?P<domain>[\w.-]+\w+))?)"
 # twitter-text's end_mention_match: what may not follow a mention (another @, an accented
 # Latin letter, "://").
 _NOT_AFTER_MENTION = (
@@ -89,7 +87,6 @@ def _countable_text(text: str) -> str:
     return "".join(pieces)
 
 
-
 def status_text(content: str) -> str:
     """A status's text from its HTML (``content``), with its whitespace made single: enough to
     tell whether a status is the one a post sent."""
@@ -99,7 +96,9 @@ def status_text(content: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
 
 
-def among_statuses(statuses: Sequence[Any], text: str, sent_at: datetime, result: Callable[[Any], Any], *, full: bool) -> Any:
+def among_statuses(
+    statuses: Sequence[Any], text: str, sent_at: datetime, result: Callable[[Any], Any], *, full: bool
+) -> Any:
     """A look-up through the account's last statuses (newest first): found when one has `text`
     and was made since `sent_at` (less two minutes of clock slack); not found when the page
     reaches back past `sent_at`, or `full` (it holds every status); else nobody can tell."""

@@ -128,7 +128,6 @@ class X(Network):
 
         return image_limits()
 
-
     def describe(self, fit: Fit) -> str:
         return f"{fit.length} of {fit.limit} as X counts"
 

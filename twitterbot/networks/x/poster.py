@@ -175,7 +175,11 @@ class XPoster:
         wanted = same_text(text)
         for tweet in response.data or []:
             if same_text(tweet.text) == wanted:
-                return LookUp(True, "found among the account's recent posts", PostResult(text, str(tweet.id), url=status_url(str(tweet.id))))
+                return LookUp(
+                    True,
+                    "found among the account's recent posts",
+                    PostResult(text, str(tweet.id), url=status_url(str(tweet.id))),
+                )
         if (response.meta or {}).get("next_token"):
             return LookUp(None, "more posts since than one read holds")
         return LookUp(False, "not found among the account's recent posts")
