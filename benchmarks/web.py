@@ -29,6 +29,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+from twitterbot.state.records import Ending
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -70,14 +72,14 @@ def make_home(folder: Path, runs: int) -> Path:
             attempt = store.begin_attempt(text, run_id=run_id, at=at, network="x")
             post_id = str(1456012973835788293 + index)
             url = f"https://x.com/i/status/{post_id}"
-            store.finish_attempt(attempt, "posted", at=at, post_id=post_id, mark_used=True, url=url)
+            store.finish_attempt(attempt, Ending("posted", at, post_id=post_id, mark_used=True, url=url))
             store.finish_run(
                 run_id, at=at, action="posted", reason="rolled 0 of 1-in-4", text=text, post_id=post_id, url=url
             )
         job = store.open_job("pegs english", at=start)
         attempt = store.begin_job_attempt(job.id, "pegs english: 12 pegs left", at=start, final=False, network="x")
         store.record_job_post(
-            job.id, attempt, at=start, post_id="99", news="12", detail=None, url="https://x.com/i/status/99"
+            job.id, attempt, Ending("posted", start, post_id="99", detail=None, url="https://x.com/i/status/99"), "12"
         )
         store.finish_job(job.id, "done", at=start)
     return env

@@ -253,23 +253,53 @@ def test_the_circle_check_finds_a_circle_through_a_function(tmp_path: Path) -> N
     assert circles(import_graph(iter(found))) == [["twitterbot.t.a", "twitterbot.t.b", "twitterbot.t.c"]]
 
 
-def test_posting_and_progress_share_the_send_function() -> None:
-    """A scheduled post and a progress post go through the same send step."""
-
-    def send_imports(module: str) -> set:
+def test_every_sender_hands_its_posts_to_the_delivery() -> None:
+    """A scheduled line, a catch-up and a progress post are all delivered by `posting/delivery.py`
+    (which sends through the one send step): none of them sends or records a post itself."""
+    for module in ("twitterbot.posting.scheduled", "twitterbot.posting.catchup", "twitterbot.progress.reporter"):
         path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
-        tree = ast.parse(path.read_text())
-        return {
-            node.module.lstrip(".").split(".")[-1]
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module and any(a.name.startswith("send") for a in node.names)
-        }
+        assert "twitterbot.posting.delivery" in {target for _, target in imports_of(module, path)}, module
+    path = PACKAGE / "posting" / "delivery.py"
+    assert "twitterbot.posting.send" in {target for _, target in imports_of("twitterbot.posting.delivery", path)}
 
-    assert send_imports("twitterbot.posting.scheduled") == {"send"}  # send_attempt, which calls send
-    assert send_imports("twitterbot.progress.reporter") == {"send"}
-    for module in ("twitterbot.posting.scheduled", "twitterbot.progress.reporter"):
-        path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
-        assert "twitterbot.posting.send" in {t for _, t in imports_of(module, path)}, module
+
+# What records a post attempt in the history: before it is sent, and its outcome after.
+ATTEMPT_RECORDS = {
+    "begin_attempt",
+    "finish_attempt",
+    "begin_thread",
+    "begin_part",
+    "finish_thread",
+    "begin_job_attempt",
+    "record_job_post",
+}
+
+
+def test_post_attempts_are_recorded_from_one_module_outside_state() -> None:
+    """At most once lives in one place: only the delivery (and the history itself) records attempts."""
+    recording = set()
+    for module, path in modules():
+        if part_of(module) == "state":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            called = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            if called and node.func.attr in ATTEMPT_RECORDS:
+                recording.add(module)
+    assert recording == {"twitterbot.posting.delivery"}
+
+
+def test_no_function_takes_more_than_eight_parameters() -> None:
+    """A function that needs more is missing a value object (`self` and `cls` are not counted)."""
+    long = []
+    for _, path in modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args
+                names = [each.arg for each in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+                count = len(names) - (names[:1] in (["self"], ["cls"])) + bool(args.vararg) + bool(args.kwarg)
+                if count > 8:
+                    long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({count})")
+    assert long == []
 
 
 def test_no_module_decides_by_a_network_s_name() -> None:

@@ -261,7 +261,7 @@ def _version_line() -> str:
 def _failure_json(error: BotError, message: str) -> dict:
     """What --json prints for a command that failed outside a run's own result: the keys of a run's
     result (README, `--json`), `action` "failed" and `error` the kind of problem, never a class name."""
-    from .posting.scheduled import RunResult
+    from .posting.result import RunResult
 
     return RunResult("failed", message, one_in=None, roll=None, error=error).as_dict()
 

@@ -18,9 +18,12 @@ from twitterbot.networks.x import PRICES
 from twitterbot.networks.x.poster import XPoster
 from twitterbot.posting.budget import month_spend, month_start, next_month, over_budget
 from twitterbot.posting.catchup import catch_up
-from twitterbot.progress.session import open_reporter
+from twitterbot.posting.delivery import Delivery
+from twitterbot.progress.session import JobSettings, open_reporter
 from twitterbot.settings.loading import load_config
+from twitterbot.settings.secrets import Scrubber
 from twitterbot.state.outcomes import Outcome
+from twitterbot.state.records import Ending
 from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 5, 20, 12, 0, tzinfo=timezone.utc)
@@ -54,14 +57,14 @@ def test_the_spend_counts_this_months_posts_and_prices_old_rows_by_their_text() 
         last_month = store.begin_attempt(
             "old", run_id=None, at=datetime(2026, 4, 30, 23, 0, tzinfo=timezone.utc), network="x", cost=1.0
         )
-        store.finish_attempt(last_month, "posted", at=NOW)
+        store.finish_attempt(last_month, Ending("posted", NOW))
         for text, cost in (("plain", PRICES.post), ("see example.com", None), ("free", None)):
             attempt = store.begin_attempt(
                 text, run_id=None, at=NOW, network="x" if text != "free" else "mastodon", cost=cost
             )
-            store.finish_attempt(attempt, "posted", at=NOW)
+            store.finish_attempt(attempt, Ending("posted", NOW))
         failed = store.begin_attempt("failed", run_id=None, at=NOW, network="x", cost=PRICES.post)
-        store.finish_attempt(failed, "failed", at=NOW)
+        store.finish_attempt(failed, Ending("failed", NOW))
         spend = month_spend(store, X, NOW, 1.0)
     assert month_start(NOW) == datetime(2026, 5, 1, tzinfo=timezone.utc)
     assert next_month(NOW) == datetime(2026, 6, 1, tzinfo=timezone.utc)
@@ -87,9 +90,9 @@ def _missed_on_x(store: HistoryStore, at: datetime) -> None:
     """A post that went to Mastodon while X failed for a passing reason: a catch-up is owed to X."""
     run = store.begin_run(at=at, one_in=1, roll=1, forced=False, dry_run=False)
     first = store.begin_attempt("caught up later", run_id=run, at=at, network="mastodon")
-    store.finish_attempt(first, "posted", at=at, post_id="1", mark_used=True)
+    store.finish_attempt(first, Ending("posted", at, post_id="1", mark_used=True))
     missed = store.begin_attempt("caught up later", run_id=run, at=at, network="x", group=first)
-    store.finish_attempt(missed, "temporary", at=at, detail="X is down (503)")
+    store.finish_attempt(missed, Ending("temporary", at, detail="X is down (503)"))
 
 
 def test_a_catch_up_that_would_pass_the_budget_is_not_sent_to_x(
@@ -99,16 +102,18 @@ def test_a_catch_up_that_would_pass_the_budget_is_not_sent_to_x(
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         _missed_on_x(store, now - timedelta(hours=1))
         run = store.begin_run(at=now, one_in=1, roll=1, forced=False, dry_run=False)
-        posters = {"x": poster}
-        held = catch_up(
-            store, lambda: posters, run_id=run, clock=lambda: now, registry=REGISTRY, budgets={"x": PRICES.post / 2}
-        )
-        assert [(sent.network, sent.outcome) for sent in held] == [("x", Outcome.OVER_BUDGET)]
+        outlets = {X: poster}
+
+        def delivery(budget: float) -> Delivery:
+            return Delivery(store, lambda: outlets, lambda: now, Scrubber(()), {"x": budget}, run_id=run)
+
+        held = catch_up(delivery(PRICES.post / 2), now - timedelta(days=1), (None, REGISTRY.names()))
+        assert [(sent.network.name, sent.outcome) for sent in held] == [("x", Outcome.OVER_BUDGET)]
         assert emulator.texts == []
         warned = [record for record in caplog.records if record.levelname == "WARNING"]
         assert any("X_MONTHLY_BUDGET=$0.01" in record.getMessage() for record in warned)
         # A budget with room sends it, and keeps what it cost.
-        went = catch_up(store, lambda: posters, run_id=run, clock=lambda: now, registry=REGISTRY, budgets={"x": 1.0})
+        went = catch_up(delivery(1.0), now - timedelta(days=1), (None, REGISTRY.names()))
         assert [sent.outcome for sent in went] == [Outcome.POSTED] and emulator.texts == ["caught up later"]
         assert store.costs_since("x", now - timedelta(days=1)) == [(PRICES.post, "caught up later")]
 
@@ -119,7 +124,7 @@ def test_a_job_s_post_that_would_pass_the_budget_is_not_sent_to_x(tmp_path, emul
     env.write_text("\n".join([*lines, f"X_MONTHLY_BUDGET={PRICES.post:.3f}", "PROGRESS_EVERY=1m"]) + "\n")
     config = load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
     clock = [datetime.now(timezone.utc)]
-    with open_reporter("pegs", config=config, first_after=0, clock=lambda: clock[0]) as report:
+    with open_reporter("pegs", config=config, job=JobSettings(first_after=0), clock=lambda: clock[0]) as report:
         assert report.update("level 1").action == "posted"
         clock[0] += timedelta(minutes=2)
         held = report.update("level 2")

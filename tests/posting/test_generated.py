@@ -17,6 +17,7 @@ from x_emulator import XEmulator
 
 from twitterbot.errors import TweetFileError
 from twitterbot.posting.generated import draw_post, sample_grammar
+from twitterbot.state.records import Ending
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "grammars"
 X = (REGISTRY.network("x"),)  # tests may name a network; the package may not
@@ -167,7 +168,7 @@ def test_the_history_names_the_texts_posted_since_a_time() -> None:
             ("no", 1, "failed"),
         ):
             attempt = store.begin_attempt(text, run_id=None, at=now - timedelta(days=days_ago), network="x")
-            store.finish_attempt(attempt, outcome, at=now - timedelta(days=days_ago))
+            store.finish_attempt(attempt, Ending(outcome, now - timedelta(days=days_ago)))
         assert store.texts_posted_since(now - timedelta(days=365)) == {"new", "lost"}
 
 

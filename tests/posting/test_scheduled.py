@@ -15,8 +15,9 @@ from conftest import REGISTRY, REPO, SAMPLE_TWEETS, X_ONLY, BotHome, by_network,
 from x_emulator import XEmulator
 
 from twitterbot.networks.x.poster import XPoster
-from twitterbot.posting.scheduled import MAX_DUPLICATE_TRIES, decide_and_post
+from twitterbot.posting.scheduled import MAX_DUPLICATE_TRIES, Run, RunRules, decide_and_post
 from twitterbot.posting.tweets import parse_tweets
+from twitterbot.state.records import Ending
 from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
@@ -35,19 +36,9 @@ def tweets(*texts: str):
 
 
 def run(store, poster, file, *, clock=None, seed=0, one_in=1, cap=4, gap=timedelta(0), dry_run=False, force=False):
-    return decide_and_post(
-        file,
-        store=store,
-        posters=(lambda: by_network(poster)) if poster is not None else None,
-        rng=random.Random(seed),
-        clock=clock or Clock(),
-        one_in=one_in,
-        max_posts_per_day=cap,
-        min_post_gap=gap,
-        dry_run=dry_run,
-        force=force,
-        registry=REGISTRY,
-    )
+    posters = (lambda: by_network(poster)) if poster is not None else None
+    how = Run(store, posters, random.Random(seed), clock or Clock(), dry_run=dry_run, force=force)
+    return decide_and_post(file, how, RunRules(one_in, cap, gap, X_ONLY, known=REGISTRY.names()))
 
 
 def test_a_hit_posts_and_records_everything(emulator: XEmulator, poster: XPoster) -> None:
@@ -227,7 +218,7 @@ def test_progress_posts_do_not_count_for_the_gap(emulator: XEmulator, poster: XP
     store = HistoryStore(":memory:")
     job = store.open_job("watch", at=NOW)
     attempt = store.begin_job_attempt(job.id, "watch: step 1", at=NOW, final=False, network="x")
-    store.record_job_post(job.id, attempt, at=NOW, post_id="1", news="step 1", detail=None)
+    store.record_job_post(job.id, attempt, Ending("posted", NOW, post_id="1", detail=None), "step 1")
     result = run(store, poster, tweets("a"), gap=timedelta(hours=1), cap=2)
     assert result.action == "posted"
 

@@ -12,11 +12,13 @@ from conftest import REGISTRY
 
 from twitterbot.errors import DuplicatePost, ErrorKind, ExitStatus, PostError
 from twitterbot.networks import PostResult
-from twitterbot.posting.send import recorder, send
+from twitterbot.posting.delivery import line_ending
+from twitterbot.posting.send import send
 from twitterbot.state.outcomes import Outcome
 from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+X = REGISTRY.network("x")
 
 
 def _answer(kind: str) -> Callable[[], PostResult]:
@@ -50,7 +52,7 @@ def test_each_answer_is_recorded_as_its_outcome(
     with HistoryStore(path) as store:
         run = store.begin_run(at=NOW, one_in=1, roll=0, forced=False, dry_run=False)
         attempt = store.begin_attempt("hello", run_id=run, at=NOW, network="x")
-        sent = send(_answer(answer), network="x", record=recorder(store, attempt, lambda: NOW), registry=REGISTRY)
+        sent = send(_answer(answer), network=X, record=line_ending(store, attempt, clock=lambda: NOW))
         assert sent.outcome == outcome and sent.reached == (outcome in (Outcome.POSTED, Outcome.UNCERTAIN))
         assert ("hello" in store.used_texts()) == used
     query = "SELECT outcome, post_id, error_kind FROM attempts WHERE id = ?"
@@ -61,7 +63,7 @@ def test_each_answer_is_recorded_as_its_outcome(
 
 def test_an_uncertain_post_says_where_to_look() -> None:
     recorded = []
-    sent = send(_answer("uncertain"), network="x", record=lambda *args: recorded.append(args), registry=REGISTRY)
+    sent = send(_answer("uncertain"), network=X, record=lambda *args: recorded.append(args))
     assert recorded == [(Outcome.UNCERTAIN, sent.result, "no answer came", ErrorKind.UNCERTAIN)]
     assert sent.error is not None and sent.error.kind == ErrorKind.UNCERTAIN
     assert "X may or may not have posted it (no answer came)" in str(sent.error)

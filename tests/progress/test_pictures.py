@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import List
 
 import pytest
-from conftest import REGISTRY, BotHome, by_network
+from conftest import BotHome, by_network
 from PIL import Image
+from reporters import make_reporter
 
 from twitterbot.pictures.draw import Picture, to_picture
-from twitterbot.progress.reporter import Reporter
+from twitterbot.progress.reporter import Cadence, Reporter
 from twitterbot.state.store import HistoryStore
 
 HOUR = 3600
@@ -41,9 +42,8 @@ def store(tmp_path: Path):
 
 
 def make(store, poster, clock, **options) -> Reporter:
-    settings = dict(every=HOUR, milestone_every=HOUR, first_after=0, max_posts_per_day=50, clock=clock)
-    settings.update(options)
-    return Reporter("pegs", posters=by_network(poster), store=store, **settings, registry=REGISTRY)
+    cadence = Cadence(HOUR, HOUR, options.pop("first_after", 0), 50)
+    return make_reporter("pegs", posters=by_network(poster), store=store, clock=clock, cadence=cadence, **options)
 
 
 def alts(emulator) -> List[List[str]]:

@@ -13,16 +13,17 @@ import pytest
 from conftest import REGISTRY, X_ONLY, by_network, credentials_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reporters import make_reporter
 
 from twitterbot.errors import ConfigError, LockHeld
 from twitterbot.networks.dryrun import DryRunPoster
 from twitterbot.networks.x import measure
 from twitterbot.networks.x.poster import XPoster
-from twitterbot.posting.scheduled import decide_and_post
+from twitterbot.posting.scheduled import Run, RunRules, decide_and_post
 from twitterbot.posting.tweets import parse_tweets
-from twitterbot.progress.reporter import Reporter
+from twitterbot.progress.reporter import Cadence, Reporter
 from twitterbot.progress.reports import NullReporter, Templates
-from twitterbot.progress.session import open_reporter
+from twitterbot.progress.session import JobSettings, open_reporter
 from twitterbot.progress.text import check_template, fit, format_elapsed
 from twitterbot.settings.loading import load_config
 from twitterbot.state.store import HistoryStore
@@ -57,17 +58,13 @@ def reporter(
     store, poster, clock, *, every=6 * HOUR, milestone_every=HOUR, first_after=0, cap=20, **options
 ) -> Reporter:
     """A reporter whose first news posts at once (first_after=0), unless a test says otherwise."""
-    return Reporter(
+    return make_reporter(
         "monkey",
         posters=by_network(poster),
         store=store,
-        every=every,
-        milestone_every=milestone_every,
-        first_after=first_after,
-        max_posts_per_day=cap,
         clock=clock,
+        cadence=Cadence(every, milestone_every, first_after, cap),
         **options,
-        registry=REGISTRY,
     )
 
 
@@ -157,17 +154,8 @@ def test_identical_text_is_skipped_even_when_fields_differ(store, poster, emulat
 
 def test_the_cap_is_shared_with_scheduled_posts_and_keeps_room_for_the_result(store, poster, emulator, clock) -> None:
     tweets = parse_tweets(b"Good morning\nGood night\n", Path("tweets.txt"), X_ONLY)
-    scheduled = decide_and_post(
-        tweets,
-        store=store,
-        posters=lambda: by_network(poster),
-        rng=random.Random(1),
-        clock=clock,
-        one_in=1,
-        max_posts_per_day=3,
-        min_post_gap=timedelta(0),
-        registry=REGISTRY,
-    )
+    how = Run(store, lambda: by_network(poster), random.Random(1), clock)
+    scheduled = decide_and_post(tweets, how, RunRules(1, 3, timedelta(0), X_ONLY, known=REGISTRY.names()))
     assert scheduled.action == "posted"
     report = reporter(store, poster, clock, every=HOUR, cap=3)
     assert report.update("step 1").action == "posted"  # 2 of 3
@@ -179,17 +167,7 @@ def test_the_cap_is_shared_with_scheduled_posts_and_keeps_room_for_the_result(st
     assert len(emulator.posts) == 3
     # ... and the scheduled runs see the job's posts too.
     clock.advance(minutes=1)
-    after = decide_and_post(
-        tweets,
-        store=store,
-        posters=lambda: by_network(poster),
-        rng=random.Random(1),
-        clock=clock,
-        one_in=1,
-        max_posts_per_day=3,
-        min_post_gap=timedelta(0),
-        registry=REGISTRY,
-    )
+    after = decide_and_post(tweets, how, RunRules(1, 3, timedelta(0), X_ONLY, known=REGISTRY.names()))
     assert after.action == "skipped" and "cap is reached" in after.reason
 
 
@@ -458,7 +436,7 @@ def test_open_reporter_reads_the_settings_and_locks_the_job(tmp_path, emulator) 
     )
     config = load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
     assert config["PROGRESS_FIRST_AFTER"] == 300  # the default: 5m
-    with open_reporter("pegs", config=config, first_after=0) as report:
+    with open_reporter("pegs", config=config, job=JobSettings(first_after=0)) as report:
         assert report._every == timedelta(days=1)
         with pytest.raises(LockHeld, match="already reporting the job 'pegs'"), open_reporter("pegs", config=config):
             pass
@@ -478,7 +456,10 @@ def test_open_reporter_names_the_settings_when_a_template_does_not_fit_the_job(t
 
 def test_a_dry_run_prints_each_post_and_keeps_no_state(tmp_path, capsys, caplog) -> None:
     config = load_config(REGISTRY, project_dir=tmp_path, environ={})
-    with caplog.at_level("INFO"), open_reporter("pegs", config=config, dry_run=True, first_after=0) as report:
+    with (
+        caplog.at_level("INFO"),
+        open_reporter("pegs", config=config, job=JobSettings(first_after=0), dry_run=True) as report,
+    ):
         report.update("level 3: 8 positions")
     assert "dry run, would post (first progress post, after 0s)" in caplog.text
     assert "posted" not in caplog.text  # no "posted dry-run-1", as if it had been
@@ -527,7 +508,9 @@ def test_a_job_s_lock_file_is_removed_when_the_job_ends(tmp_path) -> None:
     config = load_config(REGISTRY, project_dir=tmp_path, environ={"BOT_STATE_DIR": str(state)})
     quiet = DryRunPoster(io.StringIO())
     for _ in range(2):  # and taken again afterwards, as a fresh file
-        with open_reporter("pegs count english", config=config, posters=by_network(quiet), first_after=0) as report:
+        with open_reporter(
+            "pegs count english", config=config, job=JobSettings(first_after=0), posters=by_network(quiet)
+        ) as report:
             assert (state / "job-pegs-count-english.lock").is_file()
             with pytest.raises(LockHeld), open_reporter("pegs count english", config=config, posters=by_network(quiet)):
                 pass

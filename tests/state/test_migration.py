@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from twitterbot.state import schema
+from twitterbot.state.records import Ending
 from twitterbot.state.schema import SCHEMA_VERSION
 from twitterbot.state.store import HistoryStore
 
@@ -54,7 +55,9 @@ def test_the_last_releases_killed_job_is_settled_and_its_thread_continues(old_hi
         posts = store.recent_job_posts(5)
         assert [post.outcome for post in posts] == ["interrupted", "posted"]  # the pending one: may have gone
         attempt = store.begin_job_attempt(job.id, "Done", at=later, final=True, network="x")
-        store.record_job_post(job.id, attempt, at=later, post_id="1890000000000000003", news="done", detail=None)
+        store.record_job_post(
+            job.id, attempt, Ending("posted", later, post_id="1890000000000000003", detail=None), "done"
+        )
         store.finish_job(job.id, "done", at=later)
         assert store.job(job.id).final_sent and store.job(job.id).outcome == "done"
 
@@ -64,7 +67,7 @@ def test_the_last_releases_history_takes_new_runs_after_reopening(old_history: P
     with HistoryStore(old_history) as store:
         run = store.begin_run(at=later, one_in=4, roll=1, forced=False, dry_run=False)
         attempt = store.begin_attempt("Third", run_id=run, at=later, network="bluesky")
-        store.finish_attempt(attempt, "posted", at=later, post_id="at://did:plc:x/post/1", mark_used=True)
+        store.finish_attempt(attempt, Ending("posted", later, post_id="at://did:plc:x/post/1", mark_used=True))
         store.finish_run(run, at=later, action="posted", text="Third")
     with HistoryStore(old_history) as store:  # what was written is there after reopening
         assert store.recent_runs(1)[0].text == "Third"

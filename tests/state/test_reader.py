@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from twitterbot.state.reader import UnreadableHistory, read_history
+from twitterbot.state.records import Ending
 from twitterbot.state.store import HistoryStore
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "state" / "history-schema3.sqlite"
@@ -47,7 +48,7 @@ def test_refused_keys_are_found_by_the_error_kind(tmp_path: Path) -> None:
     with HistoryStore(path) as store:
         for network, detail, kind in (("x", "no words to go by", "unauthorized"), ("bluesky", REFUSAL, "server_error")):
             attempt = store.begin_attempt("hi", run_id=None, at=at, network=network)
-            store.finish_attempt(attempt, "failed", at=at, detail=detail, error_kind=kind)
+            store.finish_attempt(attempt, Ending("failed", at, detail=detail, error_kind=kind))
     with read_history(path) as history:
         assert history.keys_refused("x").detail == "no words to go by"
         assert history.keys_refused("bluesky") is None

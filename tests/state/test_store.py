@@ -10,6 +10,7 @@ import pytest
 
 from twitterbot.errors import HistoryError
 from twitterbot.state.folder import ensure_state_dir
+from twitterbot.state.records import Ending
 from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
@@ -44,7 +45,7 @@ def test_posts_since_counts_what_reached_or_may_have_reached_x() -> None:
     for hours_ago, outcome in zip([30, 5, 4, 3, 1], outcomes):
         attempt = store.begin_attempt(f"t{hours_ago}", run_id=None, at=NOW - timedelta(hours=hours_ago), network="x")
         if outcome != "pending":
-            store.finish_attempt(attempt, outcome, at=NOW)
+            store.finish_attempt(attempt, Ending(outcome, NOW))
     assert store.posts_since(NOW - timedelta(hours=24)) == 2  # the 3h post and the pending one
     assert store.oldest_post_since(NOW - timedelta(hours=24)) == NOW - timedelta(hours=3)
 
@@ -53,7 +54,7 @@ def test_finishing_a_post_takes_its_text_out_of_the_round_atomically() -> None:
     store = HistoryStore(":memory:")
     attempt = store.begin_attempt("hello", run_id=None, at=NOW, network="x")
     assert store.used_texts() == set()
-    store.finish_attempt(attempt, "posted", at=NOW, post_id="9", mark_used=True)
+    store.finish_attempt(attempt, Ending("posted", NOW, post_id="9", mark_used=True))
     assert store.used_texts() == {"hello"}
     assert store.last_posted_text() == "hello"
     store.start_new_round()
@@ -170,11 +171,13 @@ def test_job_posts_are_listed_with_their_job_and_thread(tmp_path: Path) -> None:
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         job = store.open_job("monkey", at=NOW)
         first = store.begin_job_attempt(job.id, "record 1", at=NOW, final=False, network="x")
-        store.record_job_post(job.id, first, at=NOW, post_id="100", news="1", detail=None)
+        store.record_job_post(job.id, first, Ending("posted", NOW, post_id="100", detail=None), "1")
         result = store.begin_job_attempt(
             job.id, "monkey finished", at=NOW + timedelta(hours=1), final=True, network="x"
         )
-        store.record_job_post(job.id, result, at=NOW + timedelta(hours=1), post_id="101", news="2", detail=None)
+        store.record_job_post(
+            job.id, result, Ending("posted", NOW + timedelta(hours=1), post_id="101", detail=None), "2"
+        )
         store.begin_attempt("a scheduled line", run_id=None, at=NOW, network="x")  # not a job's
         posts = store.recent_job_posts(5)
         assert [(post.text, post.post_id, post.final, post.outcome) for post in posts] == [
@@ -213,7 +216,7 @@ def test_the_history_command_interleaves_runs_and_job_posts(home) -> None:
 def test_an_uncertain_post_counts_against_the_cap_and_leaves_the_round() -> None:
     store = HistoryStore(":memory:")
     attempt = store.begin_attempt("maybe on X", run_id=None, at=NOW, network="x")
-    store.finish_attempt(attempt, "uncertain", at=NOW, detail="read timed out", mark_used=True)
+    store.finish_attempt(attempt, Ending("uncertain", NOW, detail="read timed out", mark_used=True))
     assert store.posts_since(NOW - timedelta(hours=1)) == 1
     assert store.used_texts() == {"maybe on X"}
     assert store.last_posted_text() == "maybe on X"
@@ -223,7 +226,7 @@ def test_an_uncertain_post_counts_against_the_cap_and_leaves_the_round() -> None
 def test_posts_dated_after_until_are_left_out() -> None:
     store = HistoryStore(":memory:")
     for at in (NOW - timedelta(hours=2), NOW + timedelta(days=365)):
-        store.finish_attempt(store.begin_attempt(f"t{at}", run_id=None, at=at, network="x"), "posted", at=at)
+        store.finish_attempt(store.begin_attempt(f"t{at}", run_id=None, at=at, network="x"), Ending("posted", at))
     assert store.posts_since(NOW - timedelta(hours=24)) == 2
     assert store.posts_since(NOW - timedelta(hours=24), until=NOW) == 1
     assert store.oldest_post_since(NOW - timedelta(hours=24), until=NOW) == NOW - timedelta(hours=2)
@@ -346,9 +349,9 @@ def test_a_full_disk_is_named_as_such_never_as_damage(tmp_path: Path) -> None:
 def _post_to_two(store: HistoryStore, text: str, at: datetime, second: str) -> int:
     """X takes `text`; Mastodon's attempt ends with `second`. Returns the group."""
     first = store.begin_attempt(text, run_id=None, at=at, network="x")
-    store.finish_attempt(first, "posted", at=at, post_id="1", mark_used=True)
+    store.finish_attempt(first, Ending("posted", at, post_id="1", mark_used=True))
     other = store.begin_attempt(text, run_id=None, at=at, network="mastodon", group=first)
-    store.finish_attempt(other, second, at=at)
+    store.finish_attempt(other, Ending(second, at))
     return first
 
 
@@ -369,13 +372,13 @@ def test_a_network_that_failed_for_a_while_is_caught_up_within_the_window_from_t
     # Retried 23 hours later and failing again: still owed, but only until 24 h after the first post.
     later = NOW + timedelta(hours=23)
     retry = store.begin_attempt("hello", run_id=None, at=later, network="mastodon", group=group, source="catch_up")
-    store.finish_attempt(retry, "temporary", at=later)
+    store.finish_attempt(retry, Ending("temporary", later))
     assert [m.text for m in store.catch_ups(later - timedelta(hours=24), ["mastodon"])] == ["hello"]
     after = NOW + timedelta(hours=25)
     assert store.catch_ups(after - timedelta(hours=24), ["mastodon"]) == []
 
     # Once it went through, it is owed no more.
     done = store.begin_attempt("hello", run_id=None, at=later, network="mastodon", group=group, source="catch_up")
-    store.finish_attempt(done, "posted", at=later)
+    store.finish_attempt(done, Ending("posted", later))
     assert store.catch_ups(NOW - timedelta(hours=24), ["mastodon"]) == []
     assert store.posts_since(NOW - timedelta(hours=1)) == 2  # the two posts; the catch-up adds none

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from twitterbot.networks.x import PRICES
 from twitterbot.settings.loading import load_config
+from twitterbot.state.records import Ending
 from twitterbot.state.schema import APPLICATION_ID
 from twitterbot.state.store import HistoryStore
 from twitterbot.web.app import create_app
@@ -51,7 +52,7 @@ def post(store: HistoryStore, text: str, at: datetime, outcome: str = "posted", 
     run_id = None if job else store.begin_run(at=at, one_in=1, roll=0, forced=False, dry_run=False)
     attempt = store.begin_attempt(text, run_id=run_id, at=at, network="x")
     post_id = "1" + str(int(at.timestamp())) if outcome == "posted" else None
-    store.finish_attempt(attempt, outcome, at=at, post_id=post_id, mark_used=outcome in ("posted", "uncertain"))
+    store.finish_attempt(attempt, Ending(outcome, at, post_id=post_id, mark_used=outcome in ("posted", "uncertain")))
     if run_id:
         store.finish_run(run_id, at=at, action=outcome, text=text, post_id=post_id)
 
@@ -111,7 +112,9 @@ def test_uncertain_posts_failures_and_refused_keys_need_attention_most_urgent_fi
         run_id = store.begin_run(at=NOW - timedelta(hours=1), one_in=1, roll=0, forced=False, dry_run=False)
         attempt = store.begin_attempt("refused", run_id=run_id, at=NOW - timedelta(hours=1), network="x")
         refusal = "X rejected the keys (401 Unauthorized): check TWITTER_API_KEY"
-        store.finish_attempt(attempt, "failed", at=NOW - timedelta(hours=1), detail=refusal, error_kind="unauthorized")
+        store.finish_attempt(
+            attempt, Ending("failed", NOW - timedelta(hours=1), detail=refusal, error_kind="unauthorized")
+        )
         store.finish_run(run_id, at=NOW - timedelta(hours=1), action="failed", reason=refusal, text="refused")
         post(store, "long ago", NOW - timedelta(days=9), outcome="uncertain")  # older than a week: not listed
     (tmp_path / "tweets.txt").write_text("one\n" + "x" * 400 + "\n")
@@ -130,7 +133,9 @@ def test_jobs_show_their_state_and_thread(tmp_path: Path) -> None:
         attempt = store.begin_job_attempt(
             job.id, "watch make: 10%", at=NOW - timedelta(hours=1), final=False, network="x"
         )
-        store.record_job_post(job.id, attempt, at=NOW - timedelta(hours=1), post_id="77", news="10%", detail=None)
+        store.record_job_post(
+            job.id, attempt, Ending("posted", NOW - timedelta(hours=1), post_id="77", detail=None), "10%"
+        )
         finished = store.open_job("pegs", at=NOW - timedelta(days=1))
         store.finish_job(finished.id, "failed", at=NOW - timedelta(hours=20))
     status = read_status(
@@ -203,9 +208,11 @@ def _history_with_every_kind_of_row(config) -> None:
         post(store, "three", NOW - timedelta(hours=3), outcome="failed")
         job = store.open_job("pegs", at=NOW - timedelta(hours=2))
         attempt = store.begin_job_attempt(job.id, "peg 1", at=NOW - timedelta(hours=2), final=False, network="x")
-        store.record_job_post(job.id, attempt, at=NOW - timedelta(hours=2), post_id="77", news="peg 1", detail=None)
+        store.record_job_post(
+            job.id, attempt, Ending("posted", NOW - timedelta(hours=2), post_id="77", detail=None), "peg 1"
+        )
         attempt = store.begin_job_attempt(job.id, "peg 2", at=NOW - timedelta(hours=1), final=False, network="x")
-        store.finish_attempt(attempt, "failed", at=NOW - timedelta(hours=1), detail="refused")
+        store.finish_attempt(attempt, Ending("failed", NOW - timedelta(hours=1), detail="refused"))
 
 
 @hypothesis.settings(
@@ -371,7 +378,7 @@ def test_the_month_s_spend_shows_against_the_budget(tmp_path: Path) -> None:
             (NOW - timedelta(hours=2), PRICES.post),
         ):  # last month's is left out
             attempt = store.begin_attempt("paid", run_id=None, at=at, network="x", cost=cost)
-            store.finish_attempt(attempt, "posted", at=at, post_id="1")
+            store.finish_attempt(attempt, Ending("posted", at, post_id="1"))
         post(store, "priced by its text", NOW - timedelta(hours=1))  # no cost kept: priced as X prices it
     status = read_status(config, now=NOW, probe=fixed)
     (budget,) = status.budgets
@@ -390,7 +397,7 @@ def test_a_settled_uncertain_post_shows_how_it_was_settled(tmp_path: Path) -> No
     with HistoryStore(config.history_file) as store:
         run_id = store.begin_run(at=at, one_in=1, roll=0, forced=False, dry_run=False)
         attempt = store.begin_attempt("maybe", run_id=run_id, at=at, network="x")
-        store.finish_attempt(attempt, "uncertain", at=at, detail="no answer in 30 s", mark_used=True)
+        store.finish_attempt(attempt, Ending("uncertain", at, detail="no answer in 30 s", mark_used=True))
         store.finish_run(run_id, at=at, action="uncertain", text="maybe")
         store.settle(attempt, found=True, how="found among the account's recent posts", at=NOW, post_id="1877")
     status = read_status(config, now=NOW, probe=fixed)

@@ -12,9 +12,24 @@ from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from ..errors import PostError
-from . import LookUp, Network, PostResult
+from . import Fit, LookUp, Network, PostResult
 
-__all__ = ["DryRunPoster"]
+__all__ = ["DRY_RUN", "DryRun", "DryRunPoster"]
+
+
+class DryRun(Network):
+    """The network a dry run posts to: none. It stands where a network stands (a job's dry run
+    hands its posts to a delivery like any other), measures nothing (the job fits its text to the
+    networks in POST_TO) and costs nothing."""
+
+    name = "dry-run"
+    label = "dry-run"
+
+    def measure(self, text: str) -> Fit:
+        return Fit(self.name, 0, 1)
+
+
+DRY_RUN = DryRun()
 
 
 class DryRunPoster:

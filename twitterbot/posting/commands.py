@@ -22,7 +22,8 @@ from ..settings.secrets import Scrubber
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import one_line
-from .scheduled import RunResult, log_result, run_once, run_watched, wait_jitter
+from .result import RunResult, log_result
+from .scheduled import run_once, run_watched, wait_jitter
 from .tweets import preview
 
 __all__ = ["register"]
@@ -54,7 +55,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         return run_once(config, posters=posters, rng=rng, dry_run=args.dry_run, force=args.force)
 
     result = run_watched(config, run, dry_run=args.dry_run)
-    log_result(result, config.registry)
+    log_result(result)
     if result.action == Outcome.WOULD_POST and result.line and result.line.images:
         _show_pictures(result.line, config)
     _show_previews(config, result)
@@ -102,10 +103,10 @@ def _show_previews(config: Config, result: RunResult) -> None:
     line = result.line
     for sent in result.networks:
         if sent.outcome == Outcome.WOULD_POST:
-            preview = config.registry.network(sent.network).preview
+            preview = sent.network.preview
             for shown in preview(line.text, config, pictures=len(line.images), folder=make_folder):
                 first, *rest = shown.splitlines() or [""]  # one log record per line
-                log.info("dry run: %s would show this %s", config.registry.label(sent.network), first)
+                log.info("dry run: %s would show this %s", sent.network.label, first)
                 for each in rest:
                     log.info("%s", each)
 

@@ -18,18 +18,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Iterator, List, Sequence, Tuple
 
-from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES, ImageLimits, strictest_alt
 from ..pictures.prepare import Attachment
 
 if TYPE_CHECKING:
-    from ..pictures.prepare import PreparedImage
-    from ..registry import Registry
+    pass
 
-__all__ = ["LineImage", "MARK", "image_problems", "split_images", "how_sent", "poster_limits", "prepared_pictures"]
+__all__ = ["LineImage", "MARK", "image_problems", "split_images", "how_sent"]
 
 MARK = "!["  # a line without it has no pictures, and is read exactly as before pictures existed
 # ![alt](path): the alt text holds no "]", the path no ")" (Markdown's own rule, without escapes).
@@ -134,32 +132,3 @@ def how_sent(images: Tuple[LineImage, ...], limits: Sequence[ImageLimits]) -> It
                 yield image, chosen.where, prepare(image.path, image.alt, chosen, name=image.written)
             except PictureError as exc:
                 yield image, chosen.where, exc
-
-
-def poster_limits(poster: Any, network: str, registry: Registry) -> ImageLimits:
-    """What a picture may be on `network`: its poster's own limits where it has them (a Mastodon
-    server's, asked online), else the network's."""
-    own = getattr(poster, "image_limits", None)
-    return own() if callable(own) else registry.network(network).image_limits()
-
-
-def prepared_pictures(
-    images: Sequence[LineImage], limits: Mapping[str, ImageLimits], *, where: str
-) -> Dict[str, Union[List[PreparedImage], PostError]]:
-    """Each network's copies of a line's pictures (`limits`: one per network), made before any
-    attempt is recorded, so that nothing about a picture can fail between the record and the send.
-    A picture that cannot be prepared is a data error for that network (`where` names the line);
-    it records no post, so the line stays in the round and posts once the file is fixed."""
-    from ..pictures.prepare import PictureError, prepare
-
-    made: Dict[str, Union[List[PreparedImage], PostError]] = {}
-    for network, chosen in limits.items():
-        try:
-            made[network] = [prepare(image.path, image.alt, chosen, name=image.written) for image in images]
-        except PictureError as exc:
-            made[network] = PostError(
-                f"{where}: {exc}; nothing was sent, and the line stays in the round until the picture is fixed",
-                kind=ErrorKind.PICTURE,
-                exit_status=ExitStatus.DATA_ERROR,
-            )
-    return made

@@ -15,7 +15,6 @@ from typing import Any, Callable, List, Tuple
 
 from ..errors import BotError, ErrorKind
 from ..monitoring import Alert, monitor_for
-from ..registry import Registry
 from ..settings.loading import Config
 from ..state.outcomes import Outcome
 
@@ -41,26 +40,26 @@ def watched(config: Config, run: Callable[[], Any], what: str = "scheduled run")
         message = f"unexpected error ({type(exc).__name__}): see the log"
         monitor.finish(1, message, alerts=[Alert("run", "the run failed", message)])
         raise
-    alerts, fixed = news(result, config.registry)
+    alerts, fixed = news(result)
     monitor.finish(int(result.exit_status), f"{result.action}: {result.reason}", alerts=alerts, fixed=fixed)
     return result
 
 
-def news(result: Any, registry: Registry) -> Tuple[List[Alert], List[str]]:
+def news(result: Any) -> Tuple[List[Alert], List[str]]:
     """The alerts a run's result calls for, and the problems it settles."""
     alerts: List[Alert] = []
     fixed: List[str] = []
     for sent in (*result.networks, *result.caught_up):
-        label, kind = registry.label(sent.network), sent.error.kind if sent.error else None
+        network, label, kind = sent.network.name, sent.network.label, sent.error.kind if sent.error else None
         if sent.outcome == Outcome.POSTED:
-            fixed += [f"{problem}:{sent.network}" for problem in _SETTLED_BY_A_POST]
+            fixed += [f"{problem}:{network}" for problem in _SETTLED_BY_A_POST]
         elif sent.outcome == Outcome.UNCERTAIN:
-            alerts.append(Alert(f"uncertain:{sent.network}", f"a post to {label} is uncertain", str(sent.error)))
+            alerts.append(Alert(f"uncertain:{network}", f"a post to {label} is uncertain", str(sent.error)))
         elif sent.outcome == Outcome.OVER_BUDGET:
             month = f"{datetime.now(timezone.utc):%Y-%m}"
             alerts.append(
                 Alert(
-                    f"budget:{sent.network}:{month}",
+                    f"budget:{network}:{month}",
                     f"the budget stops posts to {label}",
                     sent.note or "",
                     "default",
@@ -68,10 +67,10 @@ def news(result: Any, registry: Registry) -> Tuple[List[Alert], List[str]]:
                 )
             )
         elif kind in _KEYS_REFUSED:
-            alerts.append(Alert(f"keys:{sent.network}", f"{label} refused the keys", str(sent.error), "urgent"))
+            alerts.append(Alert(f"keys:{network}", f"{label} refused the keys", str(sent.error), "urgent"))
         elif kind == ErrorKind.CREDITS:
             alerts.append(
-                Alert(f"credits:{sent.network}", f"{label}: the account is out of credits", str(sent.error), "urgent")
+                Alert(f"credits:{network}", f"{label}: the account is out of credits", str(sent.error), "urgent")
             )
     if int(result.exit_status) == 0:
         fixed.append("run")

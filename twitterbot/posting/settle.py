@@ -4,7 +4,7 @@ history records it as posted, with its id and link; not found, as not posted, an
 back into the round. A network that cannot tell leaves it uncertain for the next run. Only a run
 that has such a post imports this module::
 
-    settled = settle_uncertain(store, unsettled, posters_made, clock=clock, registry=registry)
+    settled = settle_uncertain(store, unsettled, outlets, clock=clock)
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable, List, Mapping, Sequence
 
 from ..errors import PostError
-from ..networks import Poster
+from ..networks import Network, Poster
 from .tweets import preview
 
 if TYPE_CHECKING:
-    from ..registry import Registry
     from ..state.records import Unsettled
     from ..state.store import HistoryStore
 
@@ -35,19 +34,19 @@ log = logging.getLogger("twitterbot.posting.scheduled")  # a scheduled run's log
 def settle_uncertain(
     store: HistoryStore,
     unsettled: Sequence[Unsettled],
-    posters: Callable[[], Mapping[str, Poster]],
+    outlets: Mapping[Network, Poster],
     *,
     clock: Callable[[], datetime],
-    registry: Registry,
 ) -> List[str]:
-    """Look each of `unsettled` up on its network (if still in POST_TO) and record what was found.
+    """Look each of `unsettled` up on its network (if still posted to) and record what was found.
     Returns, in words, what was settled ("Bluesky: uncertain → posted (found by record key)")."""
     said: List[str] = []
+    posting_to = {network.name: (network, poster) for network, poster in outlets.items()}
     for attempt in unsettled:
-        poster = posters().get(attempt.network)
-        if poster is None:
+        if attempt.network not in posting_to:
             continue
-        label = registry.label(attempt.network)
+        network, poster = posting_to[attempt.network]
+        label = network.label
         try:
             answer = poster.look_up(attempt.sent_text, attempt.sent_at, attempt.lookup_key)
         except PostError as exc:

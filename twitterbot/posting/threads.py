@@ -6,38 +6,20 @@ replies, cut at sentence, then word, boundaries, each part within the network's 
 
 Which part a thread sends next is decided from the history alone (`next_part`): a part that may
 have been posted (uncertain, interrupted, already there) is never sent again; one that certainly
-failed for a passing reason is sent by a later run; one the network refused ends the thread.
+failed for a passing reason is sent by a later run; one the network refused ends the thread. The
+`Delivery` (delivery.py) records and sends the parts, as it does every post.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
-from ..networks import Fit, Network, Poster
+from ..networks import Network
 from ..state.outcomes import Outcome
-from .send import Sent, recorder, send
 
-if TYPE_CHECKING:
-    from ..registry import Registry
-    from ..state.store import HistoryStore
-    from .images import LineImage
-
-__all__ = [
-    "GiveUp",
-    "PartState",
-    "cut",
-    "finish_threads",
-    "next_part",
-    "parts_for",
-    "post_thread",
-    "thread_cost",
-]
-
-log = logging.getLogger("twitterbot.posting.scheduled")  # a scheduled run's logger: its lines are the run's
+__all__ = ["GiveUp", "PartState", "cut", "next_part", "parts_as_sent", "parts_for", "thread_cost"]
 
 # Where a sentence ends: after . ! ? or … and the space that follows, or at a line break.
 _BETWEEN_SENTENCES = re.compile(r"((?<=[.!?…])[ \t]+|[ \t]*\n+[ \t]*)")
@@ -164,63 +146,7 @@ def parts_for(text: str, network: Network, numbers: bool) -> List[str]:
     return cut(text, lambda part: network.measure(part).fits, numbers)
 
 
-def post_thread(
-    store: HistoryStore,
-    poster: Poster,
-    thread_id: int,
-    *,
-    run_id: Optional[int],
-    clock: Callable[[], datetime],
-    registry: Registry,
-    first_attempt: Optional[int] = None,
-    fit: Optional[Fit] = None,
-    images: Sequence[LineImage] = (),
-    language: Optional[str] = None,
-    spoiler: Optional[str] = None,
-    source: str = "scheduled",
-) -> List[Sent]:
-    """Send a thread's parts that are left, in order, each its own recorded attempt (`first_attempt`:
-    part 1's, already recorded with the thread). Stops at a part that did not certainly post: a
-    later run goes on from there (`finish_threads`)."""
-    sent: List[Sent] = []
-    pending = first_attempt
-    while True:
-        step = next_part(_with_pending_to_send(store.thread_parts(thread_id), pending))
-        if step is None or isinstance(step, GiveUp):
-            stopped = f"{registry.label(poster.name)} refused part {step.part}" if step else None
-            store.finish_thread(thread_id, at=clock(), stopped=stopped)
-            return sent
-        state, reply_to = step
-        if pending is not None and state.part == 1:
-            attempt = pending
-        else:
-            attempt = store.begin_part(thread_id, state.part, run_id=run_id, at=clock(), source=source)
-        pending = None
-        extra: Dict[str, object] = {"reply_to": reply_to} if reply_to else {}
-        if images and state.part == 1:
-            extra["images"] = [image.attachment for image in images]
-        extra.update({"language": language} if language else {})
-        extra.update({"spoiler": spoiler} if spoiler else {})
-        outcome = send(
-            lambda text=state.text, extra=extra: poster.post(text, **extra),  # type: ignore[arg-type, misc]
-            network=poster.name,
-            registry=registry,
-            record=recorder(store, attempt, clock),
-            fit=fit,
-        )
-        sent.append(outcome)
-        if outcome.outcome != Outcome.POSTED:
-            log.warning(
-                "%s: part %d of a thread %s: %s; a later run goes on with the next parts",
-                registry.label(poster.name),
-                state.part,
-                outcome.outcome,
-                outcome.error or "",
-            )
-            return sent
-
-
-def _with_pending_to_send(
+def parts_as_sent(
     parts: Sequence[Tuple[int, str, Optional[str], Optional[str]]], pending: Optional[int]
 ) -> List[PartState]:
     """The thread's parts as the history has them, but with `pending` (part 1's attempt, recorded
@@ -230,36 +156,3 @@ def _with_pending_to_send(
     if pending is not None and states and states[0].outcome == Outcome.PENDING:
         states[0] = replace(states[0], outcome=None)
     return states
-
-
-def finish_threads(
-    store: HistoryStore,
-    posters: Callable[[], Mapping[str, Poster]],
-    *,
-    run_id: int,
-    clock: Callable[[], datetime],
-    registry: Registry,
-    since: datetime,
-    pictures: Callable[[str], Sequence[LineImage]] = lambda key: (),
-) -> List[Sent]:
-    """Go on with the threads earlier runs left unfinished (begun since `since`), on the networks
-    still in POST_TO; never a part that may be there already. `pictures` reads a line's pictures
-    from its recorded text: they go with part 1 whenever part 1 is sent."""
-    done: List[Sent] = []
-    for thread in store.open_threads(since, registry.names()):
-        if thread.network not in posters():
-            continue
-        log.info("finishing a thread on %s left by an earlier run", registry.label(thread.network))
-        done += post_thread(
-            store,
-            posters()[thread.network],
-            thread.thread_id,
-            run_id=run_id,
-            clock=clock,
-            registry=registry,
-            images=pictures(thread.text),
-            language=thread.language,
-            spoiler=thread.spoiler,
-            source="catch_up",
-        )
-    return done

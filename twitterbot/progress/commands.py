@@ -15,7 +15,7 @@ from ..arguments import Commands, Parser, absolute, add_command
 from ..errors import UsageError
 from ..settings.loading import Config, env_file_warnings
 from .reporter import BASE_FIELDS
-from .session import open_reporter
+from .session import JobSettings, open_reporter
 from .statusline import status_line_for
 from .text import check_template
 from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, watch
@@ -56,15 +56,8 @@ def _watch(args: argparse.Namespace, config: Config) -> int:
     name = args.name or default_name(command)
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
-    with open_reporter(
-        name,
-        config=config,
-        dry_run=args.dry_run,
-        templates=TEMPLATES,
-        job_fields=(*FIELDS, *patterns.fields),
-        status=status,
-        pictures=not args.no_pictures,
-    ) as reporter:
+    job = JobSettings(TEMPLATES, (*FIELDS, *patterns.fields), pictures=not args.no_pictures)
+    with open_reporter(name, config=config, job=job, dry_run=args.dry_run, status=status) as reporter:
         if args.image:
             reporter = _FinalPicture(reporter, absolute(args.image), args.image_alt)  # type: ignore[assignment]
         return watch(command, reporter, patterns=patterns, status=status)

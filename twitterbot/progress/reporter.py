@@ -21,22 +21,21 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..errors import ErrorKind, ExitStatus, PostError
-from ..networks import Poster, PostResult
-from ..networks.dryrun import DryRunPoster
+from ..errors import ErrorKind, PostError
+from ..networks import Network
+from ..networks.dryrun import DRY_RUN
 from ..pictures.kept import keep
-from ..posting.scheduled import cap_reached
-from ..posting.send import Record, Sent, send
+from ..posting.decision import cap_reached
+from ..posting.delivery import Delivery, JobAttempts, Post
+from ..posting.send import Sent
 from ..posting.tweets import preview
-from ..settings.secrets import Scrubber
-from ..state.clock import utc_now
 from ..state.outcomes import Outcome
 from ..state.records import JobRecord
-from ..state.store import HistoryStore
 from ..wording import plural
 from .reports import DEFAULT_TEMPLATES, PictureMaker, Report, Status, Templates, Update
 from .statusline import NullStatusLine
@@ -44,13 +43,8 @@ from .text import check_template, clean, fit, format_elapsed, tidy
 
 if TYPE_CHECKING:
     from ..pictures.draw import Picture
-    from ..registry import Registry
 
-__all__ = [
-    "BASE_FIELDS",
-    "Reporter",
-    "slug",
-]
+__all__ = ["BASE_FIELDS", "Cadence", "JobLook", "Reporter", "slug"]
 
 log = logging.getLogger(__name__)
 
@@ -62,74 +56,80 @@ RETRY_AFTER_FAILURE = timedelta(minutes=15)
 _SENT = (Outcome.POSTED, Outcome.UNCERTAIN)
 
 
+@dataclass(frozen=True)
+class Cadence:
+    """When a job's news becomes a post: the first once the job has run `first_after` seconds
+    (PROGRESS_FIRST_AFTER), then one every `every` (PROGRESS_EVERY), or after `milestone_every` for
+    a milestone (PROGRESS_MILESTONE_EVERY), within MAX_POSTS_PER_DAY (`max_posts_per_day`)."""
+
+    every: float
+    milestone_every: float
+    first_after: float
+    max_posts_per_day: int
+
+
+@dataclass(frozen=True)
+class JobLook:
+    """What a job's posts look like: the templates, whether they form a thread (PROGRESS_THREAD),
+    the fields the job adds to the templates, and pictures (PICTURES, at most one every
+    `picture_every`, the last one kept in `keep_pictures_in` for the status page)."""
+
+    templates: Templates = DEFAULT_TEMPLATES
+    thread: bool = True
+    job_fields: Tuple[str, ...] = ()
+    pictures: bool = False
+    picture_every: float = 86400.0
+    keep_pictures_in: Optional[Path] = None
+
+
 class Reporter:
-    """Decides when a job's updates become posts, and posts them to every network it has a poster
-    for, each network with its own thread. Build it with `open_reporter`, or directly with an open
-    store and its posters by network (tests inject a clock)."""
+    """Decides when a job's updates become posts, and hands them to its `Delivery`, which posts
+    them to every network it has, each network with its own thread. Build it with `open_reporter`,
+    or directly with a delivery (tests hand it an open store, their posters and a clock).
+    `networks`: what a post's text must fit (POST_TO's; a dry run's stand for them)."""
 
     def __init__(
         self,
         name: str,
         *,
-        posters: Mapping[str, Poster],
-        store: HistoryStore,
-        every: float,
-        milestone_every: float,
-        first_after: float,
-        max_posts_per_day: int,
-        templates: Templates = DEFAULT_TEMPLATES,
-        thread: bool = True,
+        delivery: Delivery,
+        cadence: Cadence,
+        look: Optional[JobLook] = None,
+        networks: Sequence[Network] = (),
         run_key: Optional[str] = None,
-        job_fields: Iterable[str] = (),
-        clock: Callable[[], datetime] = utc_now,
         status: Optional[Status] = None,
-        registry: Registry,
-        networks: Optional[Sequence[str]] = None,
-        pictures: bool = False,
-        picture_every: float = 86400.0,
-        keep_pictures_in: Optional[Path] = None,
-        secrets: Sequence[str] = (),
-        budgets: Optional[Mapping[str, float]] = None,
     ) -> None:
-        known = (*BASE_FIELDS, *job_fields)
-        for template in (templates.progress, templates.done, templates.failed):
+        look = look or JobLook()
+        known = (*BASE_FIELDS, *look.job_fields)
+        for template in (look.templates.progress, look.templates.done, look.templates.failed):
             check_template(template, known)
         self.name = name
-        self._posters = dict(posters)
-        self._store = store
-        self._every = timedelta(seconds=every)
-        self._milestone_every = timedelta(seconds=milestone_every)
-        self._first_after = timedelta(seconds=first_after)
-        self._max_posts = max_posts_per_day
-        self._templates = templates
-        self._thread = thread
-        self._clock = clock
-        self._dry_run = all(
-            isinstance(each, DryRunPoster) for each in self._posters.values()
-        )  # only the log's wording differs
-        # What a post's text must fit: every network posted to (a dry run says which it stands for).
-        self._registry = registry
-        names = networks or [n for n in self._posters if n != DryRunPoster.name] or [registry.default()]
-        self._networks = tuple(registry.network(name) for name in names)
+        self._delivery = delivery
+        self._store = delivery.store
+        self._clock = delivery.clock
+        self._mask = delivery.mask  # the settings' secrets, masked in every text before it is recorded or shown
+        self._every = timedelta(seconds=cadence.every)
+        self._milestone_every = timedelta(seconds=cadence.milestone_every)
+        self._first_after = timedelta(seconds=cadence.first_after)
+        self._max_posts = cadence.max_posts_per_day
+        self._templates = look.templates
+        self._thread = look.thread
+        self._dry_run = DRY_RUN in delivery.outlets()  # only the log's wording differs
+        self._networks = tuple(networks) or tuple(each for each in delivery.outlets() if each is not DRY_RUN)
         self._status: Status = status or NullStatusLine()
         self._pending: Optional[Update] = None
         self._stopped = False
         self._not_before: Optional[datetime] = None  # after a failure or while the cap is reached
         # Pictures (PICTURES, --no-pictures): the run's first post may carry the job's opening
         # picture, a progress post one at most every PICTURES_EVERY, the result its own.
-        self.wants_pictures = pictures
-        self._picture_every = timedelta(seconds=picture_every)
+        self.wants_pictures = look.pictures
+        self._picture_every = timedelta(seconds=look.picture_every)
         self._last_picture_at: Optional[datetime] = None
         self._opening: Optional[PictureMaker] = None
         # Where the last picture of each post sent is kept for the status page (None: not kept).
-        self._keep_pictures_in = keep_pictures_in
-        # The settings' secrets (config.secrets()): masked in every text before it is recorded,
-        # shown or posted, as the logs mask them (a watched command may print a key).
-        self._mask = Scrubber(secrets)
-        # The monthly budget of the networks that have one (X_MONTHLY_BUDGET), by network.
-        self._budgets = dict(budgets or {})
-        self.job: JobRecord = store.open_job(name, at=clock(), run_key=run_key)
-        self.heard_at = clock()  # when the job last reported (PROGRESS_STALL's watch reads it)
+        self._keep_pictures_in = look.keep_pictures_in
+        self.job: JobRecord = self._store.open_job(name, at=self._clock(), run_key=run_key)
+        self.heard_at = self._clock()  # when the job last reported (PROGRESS_STALL's watch reads it)
         self.failure_status = 1  # the exit status a failure ends with (`failed`)
         if self.job.finished_at:
             log.info("%s: this run already finished (%s); it will not post again", name, self.job.outcome)
@@ -331,73 +331,30 @@ class Reporter:
         log.warning("%s: not posting: %s", self.name, reason)
         return Report("capped", reason)
 
-    def _price(self, network: str, text: str) -> Optional[float]:
-        """What the post costs on `network` (kept with it, for that network's monthly budget)."""
-        if network not in self._registry.names():
-            return None  # a dry run's printer
-        known = self._registry.network(network)
-        return known.price(known.measure(text)) if known.budget else None
-
-    def _over_budget(self, network: str, text: str) -> Optional[str]:
-        """Why the post may not go to `network` (it would pass its monthly budget), or None."""
-        if network not in self._budgets:
-            return None
-        from ..posting.budget import budget_stops  # only with a budget set
-
-        known = self._registry.network(network)
-        return budget_stops(self._store, known, known.measure(text), self._budgets[network], self._clock())
-
     def _post(self, text: str, *, reason: str, news: str, final: bool, pictures: Sequence[Picture] = ()) -> Report:
-        """Send one post to every network, each recorded before it is sent; the job moves on once
-        it reached (or may have reached) any of them. A network that fails is logged and skipped
-        for this post: its thread goes on with the next one."""
+        """Hand one post to the delivery, for every network; the job moves on once it reached (or
+        may have reached) any of them. A network that fails is logged and skipped for this post:
+        its thread goes on with the next one."""
         doing = "dry run, would post" if self._dry_run else "posting"
         log.info("%s: %s (%s): %s", self.name, doing, reason, preview(text, 100))
-        group: Optional[int] = None
+        post = Post(text, text, tuple(picture.attachment for picture in pictures), where=self.name, unfit="")
+        roots = self.job.threads if self._thread else {}
+        attempts = JobAttempts(self.job.id, self.name, news, final, roots)
         reports: List[Report] = []
         errors: List[PostError] = []
         stopped: List[str] = []
-        images = self._prepared(pictures) if pictures else {}  # before any attempt is recorded
-        for network, poster in self._posters.items():
-            over = self._over_budget(network, text)
-            if over:
-                log.warning("%s: %s", self.name, over)
-                stopped.append(over)
-                continue
-            attempt = self._store.begin_job_attempt(
-                self.job.id,
-                text,
-                at=self._clock(),
-                final=final,
-                network=network,
-                group=group,
-                cost=self._price(network, text),
-            )
-            group = group or attempt
-            prepared = images.get(network, [])
-            if isinstance(prepared, PostError):  # nothing is sent: the failure is recorded as it is
-                self._recorder(attempt, news)(Outcome.FAILED, None, str(prepared), prepared.kind)
-                sent = Sent(network, Outcome.FAILED, error=prepared)
-            else:
-                sent = send(
-                    lambda poster=poster, network=network, prepared=prepared: self._reply(
-                        poster, network, text, prepared
-                    ),
-                    network=network,
-                    registry=self._registry,
-                    record=self._recorder(attempt, news),
-                )
-            if sent.reached:
-                reports.append(self._sent(sent, network, text, reason))
+        for sent in self._delivery.deliver(post, attempts):
+            if sent.outcome == Outcome.OVER_BUDGET:
+                log.warning("%s: %s", self.name, sent.note)
+                stopped.append(sent.note or "")
+            elif sent.reached:
+                reports.append(self._sent(sent, text, reason))
             else:
                 assert isinstance(sent.error, PostError)
                 errors.append(sent.error)
                 if sent.outcome != Outcome.DUPLICATE:
                     log.error(
-                        "%s: posting to %s failed (%s); the job carries on",
-                        self.name,
-                        self._registry.label(network),
-                        sent.error,
+                        "%s: posting to %s failed (%s); the job carries on", self.name, sent.network.label, sent.error
                     )
         self.job = self._store.job(self.job.id)
         done = [report for report in reports if report.action in _SENT]
@@ -415,7 +372,9 @@ class Reporter:
 
             self._not_before = next_month(self._clock())
             return Report(Outcome.OVER_BUDGET, stopped[0], text)
-        first = next(exc for exc in errors if exc.kind != ErrorKind.DUPLICATE)
+        first = next((exc for exc in errors if exc.kind != ErrorKind.DUPLICATE), None)
+        if first is None:  # no network to post to: nothing can change that before the next start
+            return Report(Outcome.FAILED, "no network to post to (POST_TO)", text)
         retry_at = first.retry_at or self._clock() + min(RETRY_AFTER_FAILURE, self._every)
         self._not_before = max(retry_at, self._clock() + timedelta(seconds=1))
         return Report(Outcome.FAILED, str(first), text)
@@ -435,76 +394,7 @@ class Reporter:
                 exc,
             )
 
-    def _prepared(self, pictures: Sequence[Picture]) -> Dict[str, object]:
-        """The pictures prepared for each network's poster, before any attempt is recorded (the
-        dry-run poster fits them to every network itself: it gets them as drawn); a network they
-        cannot go to gets the data error instead."""
-        from ..pictures.prepare import PictureError, prepare_all
-        from ..posting.images import poster_limits
-
-        attachments = [picture.attachment for picture in pictures]
-        made: Dict[str, object] = {}
-        for network, poster in self._posters.items():
-            if isinstance(poster, DryRunPoster):
-                made[network] = attachments
-                continue
-            try:
-                made[network] = prepare_all(attachments, poster_limits(poster, network, self._registry))
-            except PictureError as exc:
-                made[network] = PostError(
-                    f"{self.name}: {exc}", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR
-                )
-        return made
-
-    def _reply(self, poster: Poster, network: str, text: str, images: Sequence[object] = ()) -> PostResult:
-        """One network's post, a reply in that network's thread (a new thread if the first post is
-        gone), with `images` prepared for it."""
-        reply_to = self.job.threads.get(network) if self._thread else None
-        # Only a post with pictures passes them: a poster without picture support still takes the rest.
-        with_pictures = {"images": list(images)} if images else {}
-        try:
-            return poster.post(text, reply_to=reply_to, **with_pictures)
-        except PostError as exc:
-            if reply_to is None or exc.kind != ErrorKind.REJECTED:
-                raise
-            # A network refuses replies to a post that is gone (deleted): start a new thread there.
-            log.warning(
-                "%s: %s refused the reply to %s (%s); posting it on its own",
-                self.name,
-                self._registry.label(network),
-                reply_to,
-                exc,
-            )
-            result = poster.post(text, **with_pictures)
-            self._store.reset_thread(self.job.id, network)  # this post becomes the new thread's first
-            return result
-
-    def _recorder(self, attempt: int, news: str) -> Record:
-        """How a job's post is written down: one that reached, or may have reached, the network
-        moves the job's thread and its last news; a failed one is only a failed attempt."""
-
-        def record(
-            outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
-        ) -> None:
-            if result is None:  # a job does not catch up: a passing failure is a failure
-                failed = Outcome.DUPLICATE if outcome == Outcome.DUPLICATE else Outcome.FAILED
-                self._store.finish_attempt(attempt, failed, at=self._clock(), detail=detail, error_kind=kind)
-                return
-            self._store.record_job_post(
-                self.job.id,
-                attempt,
-                at=self._clock(),
-                post_id=result.post_id,
-                url=result.url,
-                news=news,
-                detail=result.uncertain,
-                outcome=outcome,
-                error_kind=kind,
-            )
-
-        return record
-
-    def _sent(self, sent: Sent, network: str, text: str, reason: str) -> Report:
+    def _sent(self, sent: Sent, text: str, reason: str) -> Report:
         """The report of a post that reached, or may have reached, one network."""
         result = sent.result
         assert result is not None
@@ -513,7 +403,7 @@ class Reporter:
             log.warning(
                 "%s: %s may or may not have posted it (%s): it counts as posted and will not be sent again; see %s",
                 self.name,
-                self._registry.label(network),
+                sent.network.label,
                 result.uncertain,
                 result.check_url or "the account's profile",
             )
@@ -522,7 +412,7 @@ class Reporter:
             log.info(
                 "%s: posted %s",
                 self.name,
-                result.url or _link(self._registry, network, result.post_id) or result.post_id,
+                result.url or sent.network.post_url(result.post_id) or result.post_id,
             )
         return Report(Outcome.POSTED, reason, text, result.post_id)
 
@@ -571,13 +461,6 @@ class Reporter:
                 exc,
             )
             return fit(getattr(Templates(), kind), fields, update.message, self._networks)
-
-
-def _link(registry: Registry, network: str, post_id: Optional[str]) -> Optional[str]:
-    try:
-        return registry.network(network).post_url(post_id)
-    except KeyError:  # a poster no registered network stands for (a test's, the dry run)
-        return None
 
 
 def _posts(count: int) -> str:

@@ -1,32 +1,73 @@
 """A reporter wired to the bot's settings: the history database, the networks in POST_TO and
 their keys, PROGRESS_*, and a lock per job name::
 
-    with open_reporter("hamlet", config=config) as report:
+    with open_reporter("hamlet", config=config, job=JobSettings(first_after=0)) as report:
         report.update("half done")
 """
 
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, Optional
+from typing import Dict, Iterator, Mapping, Optional, Tuple
 
 from ..errors import BotError, ConfigError
 from ..lock import run_lock
 from ..monitoring import Alert, Monitor, monitor_for
-from ..networks import Poster
-from ..networks.dryrun import DryRunPoster
+from ..networks import Network, Poster
+from ..networks.dryrun import DRY_RUN, DryRunPoster
 from ..pictures.kept import PICTURES_FOLDER
+from ..posting.delivery import Delivery, outlets_of
 from ..posting.scheduled import monthly_budgets
 from ..settings.loading import Config
-from ..state.clock import utc_now
+from ..settings.secrets import Scrubber
+from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir
 from ..state.store import HistoryStore
-from .reporter import Reporter, Status, slug
+from .reporter import Cadence, JobLook, Reporter, Status, slug
 from .reports import Templates
 
-__all__ = ["open_reporter"]
+__all__ = ["JobSettings", "open_reporter"]
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """What a job asks of its reporter beyond the settings; None: as the settings say. Its own
+    templates (which PROGRESS_*TEMPLATE, then flags, override), the fields it adds to them, what
+    names one run of it (`run_key`: a restart with the same key continues the run), and its own
+    cadence where it has one (`every`, `milestone_every`, `first_after`, `thread`). `pictures`
+    False (a job's --no-pictures) turns pictures off, as PICTURES=no does for all."""
+
+    templates: Optional[Templates] = None
+    job_fields: Tuple[str, ...] = ()
+    run_key: Optional[str] = None
+    pictures: bool = True
+    every: Optional[float] = None
+    milestone_every: Optional[float] = None
+    first_after: Optional[float] = None
+    thread: Optional[bool] = None
+
+    def cadence(self, config: Config) -> Cadence:
+        return Cadence(
+            config["PROGRESS_EVERY"] if self.every is None else self.every,
+            config["PROGRESS_MILESTONE_EVERY"] if self.milestone_every is None else self.milestone_every,
+            config["PROGRESS_FIRST_AFTER"] if self.first_after is None else self.first_after,
+            config["MAX_POSTS_PER_DAY"],
+        )
+
+    def look(self, config: Config, kept: Optional[Path]) -> JobLook:
+        merged = (self.templates or Templates()).merged(
+            config["PROGRESS_TEMPLATE"], config["PROGRESS_DONE_TEMPLATE"], config["PROGRESS_FAILED_TEMPLATE"]
+        )
+        return JobLook(
+            merged,
+            config["PROGRESS_THREAD"] if self.thread is None else self.thread,
+            tuple(self.job_fields),
+            self.pictures and config["PICTURES"],
+            config["PICTURES_EVERY"],
+            kept,
+        )
 
 
 @contextlib.contextmanager
@@ -34,33 +75,24 @@ def open_reporter(
     name: str,
     *,
     config: Config,
+    job: Optional[JobSettings] = None,
     dry_run: bool = False,
-    posters: Optional[Mapping[str, Poster]] = None,
-    every: Optional[float] = None,
-    milestone_every: Optional[float] = None,
-    first_after: Optional[float] = None,
-    thread: Optional[bool] = None,
-    templates: Optional[Templates] = None,
-    run_key: Optional[str] = None,
-    job_fields: Iterable[str] = (),
-    clock: Callable[[], datetime] = utc_now,
     status: Optional[Status] = None,
-    pictures: bool = True,
+    posters: Optional[Mapping[str, Poster]] = None,
+    clock: Clock = utc_now,
 ) -> Iterator[Reporter]:
     """A reporter wired to the bot's settings (`twitterbot.cli.read_config` reads them): the history
-    database, the X keys, PROGRESS_* for anything not given here (so the first progress post waits
-    PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock per job name,
-    so one job is not reported twice at once. The last picture of each post sent is kept in the
-    state folder for the status page. A dry run prints its posts and keeps no state.
-    `pictures=False` (a job's --no-pictures) turns pictures off, as PICTURES=no does for all."""
-    # The job's own defaults, then PROGRESS_*TEMPLATE (which command-line flags override).
-    merged = (templates or Templates()).merged(
-        config["PROGRESS_TEMPLATE"], config["PROGRESS_DONE_TEMPLATE"], config["PROGRESS_FAILED_TEMPLATE"]
-    )
+    database, the networks in POST_TO and their keys, PROGRESS_* for anything `job` leaves to them
+    (so the first progress post waits PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock
+    per job name, so one job is not reported twice at once. The last picture of each post sent is
+    kept in the state folder for the status page. A dry run prints its posts and keeps no state.
+    `posters` by network name: a test's, instead of those the keys make."""
+    job = job or JobSettings()
+    networks = config.registry.posting_to(config)
     if dry_run:
         lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         store = HistoryStore(":memory:")
-        posters = {DryRunPoster.name: DryRunPoster(networks=config.registry.posting_to(config))}
+        outlets: Dict[Network, Poster] = {DRY_RUN: DryRunPoster(networks=networks)}
         kept: Optional[Path] = None  # a dry run keeps no state, and its in-memory job ids name no real run
     else:
         ensure_state_dir(config["BOT_STATE_DIR"])
@@ -71,31 +103,19 @@ def open_reporter(
             remove=True,  # one lock file per job name would pile up in the state folder
         )
         store = HistoryStore(config.history_file)
-        posters = posters or config.registry.posters_for(config)
+        outlets = outlets_of(networks, posters or config.registry.posters_for(config))
         kept = config["BOT_STATE_DIR"] / PICTURES_FOLDER
     with lock, store:
+        delivery = Delivery(store, lambda: outlets, clock, Scrubber(config.secrets()), monthly_budgets(config))
         try:
             reporter = Reporter(
                 name,
-                posters=posters,
-                store=store,
-                every=config["PROGRESS_EVERY"] if every is None else every,
-                milestone_every=config["PROGRESS_MILESTONE_EVERY"] if milestone_every is None else milestone_every,
-                first_after=config["PROGRESS_FIRST_AFTER"] if first_after is None else first_after,
-                max_posts_per_day=config["MAX_POSTS_PER_DAY"],
-                templates=merged,
-                thread=config["PROGRESS_THREAD"] if thread is None else thread,
-                run_key=run_key,
-                job_fields=job_fields,
-                clock=clock,
+                delivery=delivery,
+                cadence=job.cadence(config),
+                look=job.look(config, kept),
+                networks=networks,
+                run_key=job.run_key,
                 status=status,
-                registry=config.registry,
-                networks=config["POST_TO"],
-                pictures=pictures and config["PICTURES"],
-                picture_every=config["PICTURES_EVERY"],
-                keep_pictures_in=kept,
-                secrets=config.secrets(),
-                budgets=monthly_budgets(config),
             )
         except ValueError as exc:
             raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None

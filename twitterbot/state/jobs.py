@@ -11,7 +11,7 @@ from .database import Database, iso, parse_iso
 from .runs import MAYBE_POSTED
 
 if TYPE_CHECKING:
-    from .records import JobPost, JobRecord
+    from .records import Ending, JobPost, JobRecord
 
 __all__ = ["JobLog"]
 
@@ -121,23 +121,12 @@ class JobLog(Database):
                 conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt_id,))
             return attempt_id
 
-    def record_job_post(
-        self,
-        job_id: int,
-        attempt_id: int,
-        *,
-        at: datetime,
-        post_id: Optional[str],
-        news: str,
-        detail: Optional[str],
-        outcome: str = "posted",
-        url: Optional[str] = None,
-        error_kind: Optional[str] = None,
-    ) -> None:
+    def record_job_post(self, job_id: int, attempt_id: int, ending: Ending, news: str) -> None:
         """A job's post went out (`outcome` posted) or may have (uncertain): settle the attempt and
         move the job on, in one transaction, so the post is never sent again. The same post on a
-        second network moves the job on only once; each network keeps its own thread. `error_kind`:
-        as `finish_attempt`'s (an uncertain post's is "uncertain")."""
+        second network moves the job on only once; each network keeps its own thread. `news` is
+        what the post said, so the job never posts the same news twice."""
+        at, post_id = ending.at, ending.post_id
         counted = ", ".join("?" for _ in COUNTED_OUTCOMES)
         with self._write() as conn:
             (network, group) = conn.execute(
@@ -146,7 +135,7 @@ class JobLog(Database):
             conn.execute(
                 "UPDATE attempts SET outcome = ?, finished_at = ?, post_id = ?, detail = ?, url = ?, error_kind = ?"
                 " WHERE id = ?",
-                (outcome, iso(at), post_id, detail, url, error_kind, attempt_id),
+                (ending.outcome, iso(at), post_id, ending.detail, ending.url, ending.error_kind, attempt_id),
             )
             conn.execute(
                 "UPDATE jobs SET posts = posts + 1, last_post_at = ?, last_news = ?,"

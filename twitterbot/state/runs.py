@@ -12,7 +12,7 @@ from .counting import COUNTED_OUTCOMES, PostCounts
 from .database import Database, iso, parse_iso
 
 if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
-    from .records import CatchUp, RunRecord, Unsettled
+    from .records import CatchUp, Ending, RunRecord, Unsettled
 
 __all__ = ["MAYBE_POSTED", "TEMPORARY", "RunLog"]
 
@@ -125,31 +125,27 @@ class RunLog(PostCounts, Database):
 
         return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6])) for row in rows]
 
-    def finish_attempt(
-        self,
-        attempt_id: int,
-        outcome: str,
-        *,
-        at: datetime,
-        post_id: Optional[str] = None,
-        detail: Optional[str] = None,
-        mark_used: bool = False,
-        url: Optional[str] = None,
-        error_kind: Optional[str] = None,
-        lookup_key: Optional[str] = None,
-    ) -> None:
-        """Record an attempt's outcome, and for one that failed the kind of its error (`ErrorKind`);
-        with `mark_used`, take its text out of this round in the same transaction. `lookup_key`:
-        what an uncertain post can be looked up by later (see `unsettled`)."""
+    def finish_attempt(self, attempt_id: int, ending: Ending) -> None:
+        """Record an attempt's outcome (`Ending`), and for one that failed the kind of its error;
+        with `ending.mark_used`, take its text out of this round in the same transaction."""
         with self._write() as conn:
             conn.execute(
                 "UPDATE attempts SET outcome = ?, finished_at = ?, post_id = ?, detail = ?, url = ?, error_kind = ?,"
                 " lookup_key = ? WHERE id = ?",
-                (outcome, iso(at), post_id, detail, url, error_kind, lookup_key, attempt_id),
+                (
+                    ending.outcome,
+                    iso(ending.at),
+                    ending.post_id,
+                    ending.detail,
+                    ending.url,
+                    ending.error_kind,
+                    ending.lookup_key,
+                    attempt_id,
+                ),
             )
-            if mark_used:
+            if ending.mark_used:
                 (text,) = conn.execute("SELECT text FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
-                conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, iso(at)))
+                conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, iso(ending.at)))
 
     def unsettled(self, since: datetime, networks: Sequence[str]) -> List[Unsettled]:
         """A scheduled run's posts on `networks` whose outcome is not known (uncertain, or the run

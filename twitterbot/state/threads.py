@@ -2,8 +2,8 @@
 the attempt that last carried each part, so that a thread a failure broke is finished by a later
 run and a part that may be there is never sent again::
 
-    thread, attempt = store.begin_thread("a long line", ["part 1", "part 2"], run_id=1, at=now, network="x")
-    store.finish_attempt(attempt, "posted", at=now, post_id="1")
+    thread, attempt = store.begin_thread("a long line", ["part 1", "part 2"], AttemptStart("x", now, run_id=1))
+    store.finish_attempt(attempt, Ending("posted", now, post_id="1"))
     second = store.begin_part(thread, 2, run_id=1, at=now)
     store.open_threads(since)   # the threads with parts left, oldest first
 """
@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from .database import Database, iso
+
+if TYPE_CHECKING:
+    from .records import AttemptStart
 
 __all__ = ["OpenThread", "ThreadLog"]
 
@@ -40,22 +43,19 @@ class ThreadLog(Database):
         self,
         text: str,
         parts: Sequence[str],
+        start: AttemptStart,
         *,
-        run_id: Optional[int],
-        at: datetime,
-        network: str,
-        group: Optional[int] = None,
         language: Optional[str] = None,
         spoiler: Optional[str] = None,
-        source: str = "scheduled",
     ) -> Tuple[int, int]:
         """Record a thread, its parts and the pending attempt of its first part in one
         transaction, before anything is sent. Returns (the thread, the first part's attempt)."""
+        group, network, at = start.group, start.network, start.at
         with self._write() as conn:
             cursor = conn.execute(
                 "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group)"
                 " VALUES (?, ?, ?, ?, 'pending', ?, ?)",
-                (run_id, source, text, iso(at), network, group),
+                (start.run_id, start.source, text, iso(start.at), start.network, group),
             )
             attempt = int(cursor.lastrowid)
             if group is None:

@@ -19,7 +19,8 @@ from ..arguments import Commands, Parser, add_command, global_settings
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
 from ..posting.options import line_rules
-from ..posting.scheduled import log_result, run_once, run_watched
+from ..posting.result import log_result
+from ..posting.scheduled import run_once, run_watched
 from ..posting.tweets import is_grammar, load_tweets
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.secrets import scrub, scrub_also
@@ -53,7 +54,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         try:
             posters = None if args.dry_run else (lambda: current["posters"])  # those of the settings in use
             run = lambda: run_once(settings, posters=posters, rng=rng, dry_run=args.dry_run)  # noqa: E731
-            log_result(run_watched(settings, run, dry_run=args.dry_run), settings.registry)
+            log_result(run_watched(settings, run, dry_run=args.dry_run))
         except BotError as exc:
             log.error("%s run: %s", time_of_day, scrub(str(exc), settings.secrets()))
         except Exception:

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from ..posting.budget import month_spend
-from ..posting.scheduled import CAP_WINDOW, CLOCK_SLACK
+from ..posting.decision import CAP_WINDOW, CLOCK_SLACK
 from ..settings.loading import Config
 from ..state.reader import AttemptRow, HistoryReader, UnreadableHistory, read_history
 from .attention import Attention, history_attention, urgent_first

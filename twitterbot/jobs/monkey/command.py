@@ -13,7 +13,7 @@ from ...arguments import Commands, Parser, absolute, add_command, positive_int
 from ...errors import ExitStatus, UsageError
 from ...progress.commands import add_progress_flags
 from ...progress.reports import NullReporter
-from ...progress.session import open_reporter
+from ...progress.session import JobSettings, open_reporter
 from ...progress.statusline import status_line_for
 from ...settings.loading import Config
 from ...settings.parsers import parse_duration
@@ -76,12 +76,14 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
         else open_reporter(
             name,
             config=config,
+            job=JobSettings(
+                MONKEY_TEMPLATES,
+                tuple(MONKEY_FIELDS),
+                run_key=run_key(setup, options, options.seed),
+                pictures=not args.no_pictures,
+            ),
             dry_run=args.dry_run,
-            templates=MONKEY_TEMPLATES,
-            job_fields=MONKEY_FIELDS,
-            run_key=run_key(setup, options, options.seed),
             status=status,
-            pictures=not args.no_pictures,
         )
     )
     kernel = load_kernel(

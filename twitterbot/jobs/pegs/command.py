@@ -13,7 +13,7 @@ from ...arguments import Commands, Parser, absolute, add_command, one_of, positi
 from ...errors import ExitStatus, UsageError
 from ...progress.commands import add_progress_flags
 from ...progress.reports import NullReporter
-from ...progress.session import open_reporter
+from ...progress.session import JobSettings, open_reporter
 from ...progress.statusline import status_line_for
 from ...settings.loading import Config
 from ...state.folder import ensure_state_dir
@@ -65,7 +65,9 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
     reporter = (
         NullReporter()
         if args.no_post
-        else open_reporter(name, config=config, dry_run=args.dry_run, status=status, pictures=not args.no_pictures)
+        else open_reporter(
+            name, config=config, job=JobSettings(pictures=not args.no_pictures), dry_run=args.dry_run, status=status
+        )
     )
     try:
         with reporter as report:

@@ -24,7 +24,7 @@ from ...arguments import Commands, Parser, absolute, add_command, one_of
 from ...errors import ExitStatus, UsageError
 from ...progress.commands import add_progress_flags
 from ...progress.reports import NullReporter, Templates
-from ...progress.session import open_reporter
+from ...progress.session import JobSettings, open_reporter
 from ...progress.statusline import status_line_for
 from ...settings.loading import Config
 from ...state.folder import ensure_state_dir
@@ -155,7 +155,9 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
     reporter = (
         NullReporter()
         if args.no_post
-        else open_reporter(name, config=config, dry_run=args.dry_run, status=status, pictures=not args.no_pictures)
+        else open_reporter(
+            name, config=config, job=JobSettings(pictures=not args.no_pictures), dry_run=args.dry_run, status=status
+        )
     )
     with reporter as report:
         run_puzzle(
@@ -229,13 +231,8 @@ def _challenge(args: argparse.Namespace, config: Config) -> int:
         if state_dir is None:
             raise UsageError("--reveal --dry-run has no challenge to read: a dry run keeps no state")
         challenge = load_challenge(state_dir, args.reveal)
-        with open_reporter(
-            challenge.name,
-            config=config,
-            run_key=challenge_key(challenge.name),
-            templates=_CHALLENGE_TEMPLATES,
-            first_after=0,
-        ) as reporter:
+        job = JobSettings(_CHALLENGE_TEMPLATES, run_key=challenge_key(challenge.name), first_after=0)
+        with open_reporter(challenge.name, config=config, job=job) as reporter:
             reveal_challenge(reporter, challenge)
         return int(ExitStatus.OK)
     name = args.name or f"Hidoku {datetime.now():%Y-%m-%d}"
@@ -248,15 +245,7 @@ def _challenge(args: argparse.Namespace, config: Config) -> int:
     )
     if state_dir:
         save_challenge(state_dir, challenge)
-    with open_reporter(
-        name,
-        config=config,
-        dry_run=args.dry_run,
-        run_key=challenge_key(name),
-        templates=_CHALLENGE_TEMPLATES,
-        first_after=0,
-        every=0,
-        milestone_every=0,
-    ) as reporter:
+    job = JobSettings(_CHALLENGE_TEMPLATES, run_key=challenge_key(name), every=0, milestone_every=0, first_after=0)
+    with open_reporter(name, config=config, job=job, dry_run=args.dry_run) as reporter:
         post_challenge(reporter, challenge)
     return int(ExitStatus.OK)

@@ -1,0 +1,448 @@
+"""One way to deliver a post: every sender hands a `Post` to the run's `Delivery`.
+
+A scheduled run, its catch-up, a thread left unfinished and a progress job each decide *what* to
+post and *when*; the Delivery alone decides *how*, the same way for all of them, network by
+network: it fits the text to the network (or cuts it into a thread, where the sender allows),
+checks the network's monthly budget, prepares the pictures, records the attempt, sends it, and
+records the outcome. The attempts of one post share a group, so the post counts once in the cap.
+This module is the only one outside `state/` that records post attempts: at most once is kept in
+one place::
+
+    delivery = Delivery(store, outlets, clock=utc_now, mask=Scrubber(config.secrets()), budgets=budgets)
+    sent = delivery.deliver(Post("Hello", "Hello"), LineAttempts(run_id=7))
+    [(each.network.label, each.outcome) for each in sent]     # [('X', 'posted'), ('Bluesky', 'posted')]
+
+What differs between senders is how an attempt is recorded and what a sent post moves on
+(`Attempts`): a scheduled line leaves the round (`LineAttempts`), a job's post moves the job's
+thread (`JobAttempts`). Only a run that sends something imports this module.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ..errors import ErrorKind, ExitStatus, PostError
+from ..networks import Fit, Network, Poster, PostResult
+from ..networks.dryrun import DRY_RUN
+from ..state.outcomes import Outcome
+from ..state.records import AttemptStart, Ending
+from .send import Record, Sent, send
+
+if TYPE_CHECKING:
+    from ..pictures.prepare import Attachment, PreparedImage
+    from ..settings.secrets import Scrubber
+    from ..state.store import HistoryStore
+
+__all__ = ["Attempts", "Delivery", "JobAttempts", "LineAttempts", "Outlets", "Post", "line_ending", "outlets_of"]
+
+log = logging.getLogger(__name__)
+
+# The networks a delivery may post to, each with its poster, in POST_TO's order. Made on first use
+# (a run that sends nothing never imports a client library).
+Outlets = Callable[[], Mapping[Network, Poster]]
+# A network's copies of a post's pictures, or the data error that keeps them off it.
+Prepared = Union[List["PreparedImage"], PostError]
+
+
+def outlets_of(networks: Sequence[Network], posters: Mapping[str, Poster]) -> Dict[Network, Poster]:
+    """Posters made by network name (`Registry.posters_for`, a test's), as outlets: each of
+    `networks` (POST_TO's, in order) that has one, and the dry run's if it is among them."""
+    return {network: posters[network.name] for network in (*networks, DRY_RUN) if network.name in posters}
+
+
+@dataclass(frozen=True)
+class Post:
+    """One post, before any network has it: what the history knows it by (`key`: a tweets-file line
+    as written, pictures and options and all; a job's text), its words, its pictures with their alt
+    texts, its language and content warning, and for messages where it came from (`where`:
+    "tweets.txt line 3"). `fits` are the networks' measures when the sender has them (a tweets file
+    measures its lines once, with a cache); `networks` limits where it goes (a line's only/skip), and
+    `threads` lets a network it is too long for get it as a thread (LONG_LINES=thread)."""
+
+    key: str
+    text: str
+    images: Tuple[Attachment, ...] = ()
+    language: Optional[str] = None
+    warning: Optional[str] = None
+    where: str = "a post"
+    fits: Tuple[Fit, ...] = ()
+    networks: Optional[Tuple[str, ...]] = None  # None: every network of the delivery
+    threads: bool = False
+    # What a picture that cannot go to a network means for the post, after its problem.
+    unfit: str = "nothing was sent, and the line stays in the round until the picture is fixed"
+
+    def goes_to(self, network: Network) -> bool:
+        return self.networks is None or network.name in self.networks
+
+    def text_for(self, network: Network) -> str:
+        """What `network` is sent as the text: where it has no content warnings of its own, the
+        warning is the post's first line."""
+        if self.warning and not network.content_warnings:
+            return f"CW: {self.warning}\n{self.text}"
+        return self.text
+
+    def spoiler_for(self, network: Network) -> Optional[str]:
+        """The warning as the network's own field (Mastodon's spoiler_text), where it has one."""
+        return self.warning if network.content_warnings else None
+
+    def fit_for(self, network: Network) -> Fit:
+        """How `network` counts the post: the sender's measure, else measured now."""
+        known = next((fit for fit in self.fits if fit.network == network.name), None)
+        return known or network.measure(self.text_for(network))
+
+    def threaded(self, fit: Fit) -> bool:
+        """Whether the post goes to `fit`'s network as a thread: threads allowed, and too long there."""
+        return self.threads and fit.length > fit.limit
+
+    def picture_error(self, problem: Exception) -> PostError:
+        """A picture that cannot go to a network: the user's data, named by where the post came from."""
+        return PostError(
+            f"{self.where}: {problem}" + (f"; {self.unfit}" if self.unfit else ""),
+            kind=ErrorKind.PICTURE,
+            exit_status=ExitStatus.DATA_ERROR,
+        )
+
+
+class Attempts:
+    """How one sender's attempts are recorded, before each send and after it, and what a post
+    answers: a scheduled line's (`LineAttempts`) leave the round; a progress job's (`JobAttempts`)
+    move its thread."""
+
+    source = "scheduled"
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
+        """Record the pending attempt of `post` on `start.network` (`sent`: the text as sent and
+        its price there); returns the attempt."""
+        raise NotImplementedError
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        """How the attempt's outcome is written down."""
+        raise NotImplementedError
+
+    def post(
+        self, store: HistoryStore, outlet: Tuple[Network, Poster], text: str, extra: Mapping[str, object]
+    ) -> PostResult:
+        """The network's request for one post (a job's answers its thread there)."""
+        return _post(outlet[1], text, None, extra)
+
+    def group(self) -> Optional[int]:
+        """The group the post's first attempt joins (a catch-up joins its post's); None: a new one."""
+        return None
+
+
+@dataclass(frozen=True)
+class LineAttempts(Attempts):
+    """A scheduled run's attempts (`source` scheduled, or catch_up for a post a network missed,
+    joining its first send's `post_group`): a line that reached, or may have reached, the network
+    leaves the round, and so does one the network already has."""
+
+    source: str = "scheduled"
+    post_group: Optional[int] = None
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
+        text, cost = sent
+        return store.begin_attempt(
+            post.key,
+            run_id=start.run_id,
+            at=start.at,
+            network=start.network,
+            source=start.source,
+            group=start.group,
+            cost=cost,
+            sent_text=text,
+        )
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        return line_ending(store, attempt, clock=clock)
+
+    def group(self) -> Optional[int]:
+        return self.post_group
+
+
+@dataclass
+class JobAttempts(Attempts):
+    """A progress job's attempts: each post answers the job's thread on its network (`roots`:
+    network name -> the run's first post there; empty: no thread), and one that reached, or may
+    have reached, a network moves the job on with its `news`; a failed one is only a failed
+    attempt (a job does not catch up). A `final` post is the job's result, never sent twice."""
+
+    job_id: int
+    name: str
+    news: str
+    final: bool = False
+    roots: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:  # type: ignore[override]
+        return "final" if self.final else "progress"
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
+        text, cost = sent
+        return store.begin_job_attempt(
+            self.job_id, text, at=start.at, final=self.final, network=start.network, group=start.group, cost=cost
+        )
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        def record(
+            outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
+        ) -> None:
+            if result is None:  # a passing failure is a failure: the job's news moves on without it
+                failed = Outcome.DUPLICATE if outcome == Outcome.DUPLICATE else Outcome.FAILED
+                store.finish_attempt(attempt, Ending(failed, clock(), detail=detail, error_kind=kind))
+                return
+            ending = Ending(outcome, clock(), result.post_id, result.url, result.uncertain, kind)
+            store.record_job_post(self.job_id, attempt, ending, self.news)
+
+        return record
+
+    def post(
+        self, store: HistoryStore, outlet: Tuple[Network, Poster], text: str, extra: Mapping[str, object]
+    ) -> PostResult:
+        """A reply in the job's thread on that network; where the network refuses to answer a post
+        that is gone (deleted), the post starts a new thread there."""
+        network, poster = outlet
+        reply_to = self.roots.get(network.name)
+        try:
+            return _post(poster, text, reply_to, extra)
+        except PostError as exc:
+            if reply_to is None or exc.kind != ErrorKind.REJECTED:
+                raise
+            log.warning(
+                "%s: %s refused the reply to %s (%s); posting it on its own", self.name, network.label, reply_to, exc
+            )
+            result = _post(poster, text, None, extra)
+            store.reset_thread(self.job_id, network.name)  # this post becomes the new thread's first
+            return result
+
+
+def line_ending(store: HistoryStore, attempt: int, *, clock: Callable[[], datetime]) -> Record:
+    """How a scheduled post's outcome is written: a post that reached, or may have reached, the
+    network leaves the round (never sent again), and so does one the network already has."""
+
+    def record(
+        outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
+    ) -> None:
+        posted = outcome == Outcome.POSTED and result is not None
+        uncertain = outcome == Outcome.UNCERTAIN and result is not None
+        store.finish_attempt(
+            attempt,
+            Ending(
+                outcome,
+                clock(),
+                post_id=result.post_id if posted else None,
+                url=result.url if posted else None,
+                detail=detail,
+                error_kind=kind,
+                lookup_key=result.lookup_key if uncertain else None,
+                mark_used=outcome in (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE),
+            ),
+        )
+
+    return record
+
+
+@dataclass
+class Delivery:
+    """Delivers posts for one run or one job: its history, the networks it posts to with their
+    posters (`outlets`, made at the first send), its clock, the secrets masked in every text sent
+    (`mask`), and the monthly budget of each network that has one, by network name."""
+
+    store: HistoryStore
+    outlets: Outlets
+    clock: Callable[[], datetime]
+    mask: Scrubber
+    budgets: Mapping[str, float] = field(default_factory=dict)
+    language: Optional[str] = None  # of a post that names none (POST_LANGUAGE)
+    numbers: bool = False  # a thread's parts end with " i/n" (THREAD_NUMBERS)
+    run_id: Optional[int] = None  # the scheduled run that sends (None: a job's posts)
+
+    def deliver(self, post: Post, attempts: Attempts) -> Tuple[Sent, ...]:
+        """`post` to each network it is for, one after another: fitted (too long: not sent, or
+        with threads on, cut into a thread), held to the network's budget, its pictures prepared
+        for every network before the first record (after it, nothing about them is left to fail),
+        each attempt recorded before it is sent and its outcome after."""
+        outlets = self.outlets()
+        going = {network: post.fit_for(network) for network in outlets if post.goes_to(network)}
+        pictures = self.pictures(post, [net for net, fit in going.items() if fit.fits or post.threaded(fit)])
+        sent: List[Sent] = []
+        group = attempts.group()
+        for network, fit in going.items():
+            if not (fit.fits or post.threaded(fit)):
+                sent.append(Sent(network, Outcome.TOO_LONG, fit))
+                continue
+            parts = () if fit.fits else self._parts(post.text_for(network), network)
+            stopped = self.over_budget(network, fit, posts=max(1, len(parts)))
+            if stopped:
+                sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
+                continue
+            prepared = pictures.get(network, [])
+            start = AttemptStart(network.name, self.clock(), self.run_id, attempts.source, group)
+            if parts:
+                if isinstance(prepared, PostError):  # a thread's pictures go with its part 1: none is sent
+                    sent.append(Sent(network, Outcome.FAILED, fit, error=prepared))
+                    continue
+                one, attempt = self._thread(post, network, parts, start, fit)
+            else:
+                one, attempt = self._one(post, (network, outlets[network]), start, attempts, (fit, prepared))
+            sent.append(one)
+            group = group or attempt
+        return tuple(sent)
+
+    def _one(
+        self,
+        post: Post,
+        outlet: Tuple[Network, Poster],
+        start: AttemptStart,
+        attempts: Attempts,
+        fitted: Tuple[Fit, Prepared],
+    ) -> Tuple[Sent, int]:
+        """One post on one network: recorded, sent, its outcome recorded."""
+        network, poster = outlet
+        fit, prepared = fitted
+        text = self.mask(post.text_for(network))
+        attempt = attempts.begin(self.store, post, start, (text, network.price(fit)))
+        record = attempts.ending(self.store, attempt, self.clock)
+        if isinstance(prepared, PostError):  # nothing is sent: the failure is recorded as it is
+            record(Outcome.FAILED, None, str(prepared), prepared.kind)
+            return Sent(network, Outcome.FAILED, fit, error=prepared), attempt
+        extra: Dict[str, object] = {"images": list(prepared)} if prepared else {}
+        extra.update(self._voice(post, network))
+        request = lambda: attempts.post(self.store, outlet, text, extra)  # noqa: E731
+        return send(request, network=network, record=record, fit=fit), attempt
+
+    # -- threads -------------------------------------------------------------------------------
+
+    def _parts(self, text: str, network: Network) -> Tuple[str, ...]:
+        from .threads import parts_for  # only a line that goes somewhere as a thread
+
+        return tuple(parts_for(self.mask(text), network, self.numbers))
+
+    def _thread(
+        self, post: Post, network: Network, parts: Tuple[str, ...], start: AttemptStart, fit: Fit
+    ) -> Tuple[Sent, int]:
+        """A line too long for `network`, as a thread: recorded whole with its first part's
+        attempt, then its parts sent in order (`finish_threads` goes on where one stopped)."""
+        from .threads import thread_cost
+
+        language, spoiler = post.language or self.language, post.spoiler_for(network)
+        thread, attempt = self.store.begin_thread(post.key, parts, start, language=language, spoiler=spoiler)
+        log.info("%s: %s goes there as %s", network.label, post.where, thread_cost(network, parts))
+        sent = self._send_thread(network, thread, (post, attempt), fit)
+        return sent[0], attempt
+
+    def finish_threads(self, since: datetime, pictures: Callable[[str], Sequence[Attachment]]) -> List[Sent]:
+        """Go on with the threads earlier runs left unfinished (begun since `since`), on the
+        networks still posted to; never a part that may be there already. `pictures` reads a
+        line's pictures from its recorded text: they go with part 1 whenever part 1 is sent."""
+        outlets = {network.name: network for network in self.outlets()}
+        done: List[Sent] = []
+        for thread in self.store.open_threads(since, tuple(outlets)):
+            network = outlets[thread.network]
+            post = Post(thread.text, "", tuple(pictures(thread.text)), thread.language, thread.spoiler)
+            log.info("finishing a thread on %s left by an earlier run", network.label)
+            done += self._send_thread(network, thread.thread_id, (post, None), None, source="catch_up")
+        return done
+
+    def _send_thread(
+        self,
+        network: Network,
+        thread_id: int,
+        begun: Tuple[Post, Optional[int]],
+        fit: Optional[Fit],
+        source: str = "scheduled",
+    ) -> List[Sent]:
+        """Send a thread's parts that are left, in order, each its own recorded attempt (`begun`:
+        the post and part 1's attempt, when this run recorded it with the thread). Stops at a part
+        that did not certainly post: a later run goes on from there."""
+        from .threads import GiveUp, next_part, parts_as_sent
+
+        post, pending = begun
+        poster = self.outlets()[network]
+        sent: List[Sent] = []
+        while True:
+            step = next_part(parts_as_sent(self.store.thread_parts(thread_id), pending))
+            if step is None or isinstance(step, GiveUp):
+                stopped = f"{network.label} refused part {step.part}" if step else None
+                self.store.finish_thread(thread_id, at=self.clock(), stopped=stopped)
+                return sent
+            state, reply_to = step
+            if pending is not None and state.part == 1:
+                attempt = pending
+            else:
+                attempt = self.store.begin_part(
+                    thread_id, state.part, run_id=self.run_id, at=self.clock(), source=source
+                )
+            pending = None
+            extra: Dict[str, object] = {}
+            if post.images and state.part == 1:
+                extra["images"] = list(post.images)
+            extra.update(self._voice(post, network))
+            record = line_ending(self.store, attempt, clock=self.clock)
+            outcome = send(
+                lambda text=state.text, extra=extra, reply_to=reply_to: _post(poster, text, reply_to, extra),
+                network=network,
+                record=record,
+                fit=fit,
+            )
+            sent.append(outcome)
+            if outcome.outcome != Outcome.POSTED:
+                log.warning(
+                    "%s: part %d of a thread %s: %s; a later run goes on with the next parts",
+                    network.label,
+                    state.part,
+                    outcome.outcome,
+                    outcome.error or "",
+                )
+                return sent
+
+    def _voice(self, post: Post, network: Network) -> Dict[str, object]:
+        """The post's language (else the delivery's) and the network's own content warning, only
+        when set (a poster may not know them)."""
+        language = post.language or self.language
+        said: Dict[str, object] = {"language": language} if language else {}
+        warning = post.spoiler_for(network)
+        said.update({"spoiler": warning} if warning else {})
+        return said
+
+    # -- what every network's post needs first -------------------------------------------------
+
+    def over_budget(self, network: Network, fit: Fit, posts: int = 1) -> Optional[str]:
+        """Why a post measured as `fit` (a thread: that many `posts`) may not go to `network`: it
+        would pass the network's monthly budget; None: it may."""
+        if network.name not in self.budgets:
+            return None
+        from .budget import budget_stops  # only with a budget set
+
+        return budget_stops(self.store, network, fit, self.budgets[network.name], self.clock(), posts)
+
+    def pictures(self, post: Post, networks: Sequence[Network]) -> Dict[Network, Prepared]:
+        """`post`'s pictures prepared for each of `networks` (by its poster's own limits where it
+        has them: a Mastodon server's), or the data error why they cannot go there; made before
+        any attempt is recorded."""
+        if not post.images:
+            return {}
+        from ..pictures.prepare import PictureError, prepare_all
+
+        outlets = self.outlets()
+        made: Dict[Network, Prepared] = {}
+        for network in networks:
+            if network is DRY_RUN:  # it writes each picture as each network would get it, itself
+                made[network] = list(post.images)  # type: ignore[arg-type]
+                continue
+            own = getattr(outlets[network], "image_limits", None)
+            limits = own() if callable(own) else network.image_limits()
+            try:
+                made[network] = prepare_all(post.images, limits)
+            except PictureError as exc:
+                made[network] = post.picture_error(exc)
+        return made
+
+
+def _post(poster: Poster, text: str, reply_to: Optional[str], extra: Mapping[str, object]) -> PostResult:
+    """The network's request; `reply_to` only when there is one (a poster may not take it)."""
+    if reply_to:
+        return poster.post(text, reply_to, **extra)  # type: ignore[arg-type]
+    return poster.post(text, **extra)  # type: ignore[arg-type]
