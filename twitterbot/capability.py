@@ -9,7 +9,7 @@ It imports nothing heavy: the command line reads every capability's settings on 
         name = "pegs"
         title = "Peg solitaire"
         page = "jobs/pegs.md"
-        settings = {"TWITTERBOT_PEGS_KERNEL": Setting("auto", "kernel", "...")}
+        settings = {"TWITTERBOT_PEGS_KERNEL": Setting("auto", KERNEL, "...")}
         commands = "twitterbot.jobs.pegs.command"
 
         def checks(self, config):
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, List, Mapping, Optional, T
 
 if TYPE_CHECKING:
     from .settings.loading import Config
-    from .settings.table import Parser, Setting
+    from .settings.table import Setting
 
 __all__ = ["Capability", "CheckLine", "Feature", "arm32"]
 
@@ -103,10 +103,9 @@ class Capability:
     name: ClassVar[str]  # a short word: pegs, status page, a network's as POST_TO writes it
     title: ClassVar[str] = ""  # its heading in the settings reference: "Peg solitaire"
     page: ClassVar[str] = ""  # the docs page (under docs/) that explains its settings
-    # Its settings, in the order config.example.env lists them, and the parsers of the setting
-    # kinds only it has (the shared ones are in twitterbot.settings.parsers).
+    # Its settings, in the order config.example.env lists them, each with its kind (the shared
+    # kinds are in twitterbot.settings.parsers; one only it has is declared beside it).
     settings: ClassVar[Mapping[str, Setting]] = {}
-    parsers: ClassVar[Mapping[str, Parser]] = {}
     # The module whose `register(parser, commands)` adds its commands to the command line,
     # imported only when the command line needs them; None: it has no command of its own.
     commands: ClassVar[Optional[str]] = None

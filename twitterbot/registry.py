@@ -6,26 +6,26 @@ used to be asked of module globals: the whole settings table and each setting's 
 the networks in order, their labels, posters and checks::
 
     registry = Registry((CORE, POSTING, X, MASTODON, BLUESKY, ...))
-    registry.settings["TWEET_ONE_IN"]           # Setting(default='4', kind='positive_int', ...)
+    registry.settings["TWEET_ONE_IN"]           # Setting(default='4', kind=<SettingType positive_int>, ...)
     registry.owner("BLUESKY_HANDLE").title      # 'Bluesky'
-    registry.network(name).label                # as people write the network's name
-    posters = registry.posters_for(config)      # {network: poster} for POST_TO, keys checked
+    config["POST_TO"]                           # (<X x>, <Bluesky bluesky>): POST_TO's parser gives Networks
+    registry.network(row.network)               # a name the history kept, as its Network
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 from .capability import Capability, CheckLine
 from .errors import ConfigError
-from .networks import Fit, Network, Poster
+from .networks import Network
 from .settings.loading import Config
-from .settings.parsers import PARSERS, did_you_mean, show
-from .settings.table import Parser, Setting
+from .settings.parsers import did_you_mean, show
+from .settings.table import NETWORKS, Parser, Setting, SettingType
 
-__all__ = ["Registry"]
+__all__ = ["Registry", "registry_of"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,6 @@ class Registry:
     capabilities: Tuple[Capability, ...]
     _settings: Dict[str, Setting] = field(init=False, repr=False, compare=False)
     _owners: Dict[str, Capability] = field(init=False, repr=False, compare=False)
-    _parsers: Dict[str, Parser] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         names = [capability.name for capability in self.capabilities]
@@ -47,19 +46,13 @@ class Registry:
             raise ValueError("a registry needs at least one network")
         settings: Dict[str, Setting] = {}
         owners: Dict[str, Capability] = {}
-        parsers: Dict[str, Parser] = {**PARSERS, "networks": self._parse_networks}
         for capability in self.capabilities:
             for name, setting in capability.settings.items():
                 if name in settings:
                     raise ValueError(f"{capability.name} and {owners[name].name} both declare {name}")
                 settings[name], owners[name] = self._complete(name, setting), capability
-            parsers.update(capability.parsers)
-        unknown = sorted({setting.kind for setting in settings.values()} - set(parsers))
-        if unknown:
-            raise ValueError(f"no parser for settings of kind {unknown[0]!r}")
         object.__setattr__(self, "_settings", settings)
         object.__setattr__(self, "_owners", owners)
-        object.__setattr__(self, "_parsers", parsers)
 
     # -- settings ----------------------------------------------------------------------------------
 
@@ -74,7 +67,7 @@ class Registry:
 
     def parser(self, name: str) -> Parser:
         """How the setting `name` is read."""
-        return self._parsers[self._settings[name].kind]
+        return self._settings[name].kind.convert
 
     def check_setting(self, name: str, text: str, where: str) -> None:
         """Raise `ConfigError` if `text` is not a valid value of the setting `name` (the command
@@ -90,18 +83,19 @@ class Registry:
 
     def _complete(self, name: str, setting: Setting) -> Setting:
         """POST_TO's default and help name the networks of this registry."""
-        if setting.kind != "networks":
+        if setting.kind is not NETWORKS:
             return setting
         names = self.names()
         return replace(
             setting,
+            kind=SettingType(NETWORKS.name, self._parse_networks),
             default=names[0],
             help=f"{setting.help}: {', '.join(names)}, or several, e.g. {','.join(names[1:] or names)}",
         )
 
     def _parse_networks(
         self, name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting
-    ) -> Tuple[str, ...]:
+    ) -> Tuple[Network, ...]:
         known = self.names()
         words = [part.strip().lower() for part in text.split(",") if part.strip()]
         unknown = [word for word in words if word not in known]
@@ -113,7 +107,8 @@ class Registry:
                 f"{name}={show(text)} from {where}: {what}"
                 f"{f' ({hint})' if hint else ''}: use {listed}, or several separated by commas"
             )
-        return tuple(dict.fromkeys(words))  # each once, in the order given
+        by_name = {network.name: network for network in self.networks}
+        return tuple(by_name[word] for word in dict.fromkeys(words))  # each once, in the order given
 
     # -- commands and checks -----------------------------------------------------------------------
 
@@ -140,33 +135,16 @@ class Registry:
         return tuple(network.name for network in self.networks)
 
     def network(self, name: str) -> Network:
-        """The network called `name`; KeyError if there is none (POST_TO is checked when read)."""
+        """The network called `name` (a name read back from the history, where rows keep names);
+        KeyError if there is none."""
         for network in self.networks:
             if network.name == name:
                 return network
         raise KeyError(name)
 
-    def posting_to(self, config: Config) -> Tuple[Network, ...]:
-        """The networks POST_TO names, in its order."""
-        return tuple(self.network(name) for name in config["POST_TO"])
-
-    def default(self) -> str:
+    def default(self) -> Network:
         """The first network: the one POST_TO names by default and that older history rows were made on."""
-        return self.networks[0].name
-
-    def label(self, name: str) -> str:
-        """A network's name as people write it, for messages (its label)."""
-        try:
-            return self.network(name).label
-        except KeyError:
-            return name
-
-    def site(self, name: str) -> str:
-        """Where a person looks for a post on the network `name`, in words (its site)."""
-        try:
-            return self.network(name).site or name
-        except KeyError:  # a poster no network stands for (the dry run, a test's)
-            return name
+        return self.networks[0]
 
     def renamed(self, word: str) -> Optional[str]:
         """A hint when POST_TO names a network by a former name: "X was called Twitter: write x"."""
@@ -175,31 +153,11 @@ class Registry:
                 return f"{network.label} was called {word.title()}: write {network.name}"
         return None
 
-    def measure(self, name: str, text: str) -> Fit:
-        """`text` as the network `name` counts it."""
-        return self.network(name).measure(text)
 
-    def missing(self, post_to: Sequence[str], config: Config) -> List[str]:
-        """The settings the networks in `post_to` still need, each network's in its own order."""
-        return [setting for name in post_to for setting in self.network(name).missing(config)]
-
-    def posters_for(self, config: Config) -> Dict[str, Poster]:
-        """A poster for each network in POST_TO, in that order, or one ConfigError naming every
-        setting still missing (only the networks in POST_TO need theirs)."""
-        self.check_keys(config)
-        return {name: self.network(name).poster(config) for name in config["POST_TO"]}
-
-    def check_keys(self, config: Config) -> None:
-        """Raise one ConfigError naming every key POST_TO's networks still need, and where to put them."""
-        post_to: Sequence[str] = config["POST_TO"]
-        missing = self.missing(post_to, config)
-        if not missing:
-            return
-        where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
-        guides = [self.network(name).guide for name in post_to if self.network(name).guide]
-        guide = " and ".join(f"'{title}'" for title in guides)
-        shows = f"; README {guide} shows where to find them" if guide else ""
-        raise ConfigError(
-            f"{', '.join(missing)} not set (POST_TO={','.join(post_to)}): put them in {where} (copy "
-            f"config.example.env{shows}), or try --dry-run"
-        )
+def registry_of(config: Config) -> Registry:
+    """The registry `config` was read with, as itself: the settings know it only by what reading
+    them needs (`SettingsTable`); `check`, `history` and the status page need the rest."""
+    registry = config.registry
+    if not isinstance(registry, Registry):
+        raise TypeError(f"the settings were read with {registry!r}, not a Registry")  # a bug in the composition
+    return registry

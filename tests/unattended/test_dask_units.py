@@ -75,7 +75,7 @@ def test_each_unit_comment_says_what_it_really_does(home) -> None:
 
 @pytest.mark.parametrize("address", OPEN + CLOSED)
 def test_check_and_the_units_agree_on_what_is_open(address: str) -> None:
-    parse = jobs.CLUSTER.parsers["scheduler"]
+    parse = jobs.SCHEDULER.convert
     value = parse("DASK_SCHEDULER", address, "the test", None, jobs.CLUSTER.settings["DASK_SCHEDULER"])
     assert jobs.open_scheduler(value) == (address in OPEN)
 

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
 from ..settings.parsers import is_loopback, show
-from ..settings.table import Setting
+from ..settings.table import Setting, SettingType
 
 __all__ = ["CLUSTER", "open_scheduler", "open_scheduler_problem"]
 
@@ -52,6 +52,9 @@ def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path],
     return value
 
 
+SCHEDULER = SettingType("scheduler", _parse_scheduler)
+
+
 class DaskCluster(Capability):
     """Where the long jobs run: the Dask scheduler of a cluster of Pis, or this machine."""
 
@@ -62,12 +65,11 @@ class DaskCluster(Capability):
     settings = {
         "DASK_SCHEDULER": Setting(
             "",
-            "scheduler",
+            SCHEDULER,
             "long jobs (monkey, pegs count): a Dask scheduler to run them on, e.g. tls://10.0.0.2:8786 (needs the "
             "cluster extra; see the cluster guide); empty: this machine. --cluster overrides it",
         ),
     }
-    parsers = {"scheduler": _parse_scheduler}
 
     def checks(self, config: Any) -> Iterator[CheckLine]:
         """A plain tcp:// scheduler off loopback is a problem: Dask unpickles what it is sent, so

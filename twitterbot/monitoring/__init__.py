@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 
 from ..capability import Capability, CheckLine
 from ..errors import ConfigError
-from ..settings.table import Setting
+from ..settings.parsers import DURATION
+from ..settings.table import Setting, SettingType
 
 if TYPE_CHECKING:
     from ..settings.loading import Config
@@ -96,6 +97,9 @@ def _parse_endpoint(name: str, text: str, where: str, base_dir: Optional[Path], 
     return value
 
 
+ENDPOINT = SettingType("endpoint", _parse_endpoint)
+
+
 class Monitoring(Capability):
     """Heartbeat pings and alerts, for a bot nobody watches."""
 
@@ -105,23 +109,22 @@ class Monitoring(Capability):
     settings = {
         "HEALTHCHECK_URL": Setting(
             "",
-            "endpoint",
+            ENDPOINT,
             "ping this URL (healthchecks.io's protocol) as each run and job starts and ends",
             True,
             "https://hc-ping.com/<your check's uuid>",
         ),
         "NOTIFY_URL": Setting(
             "",
-            "endpoint",
+            ENDPOINT,
             "send alerts to this ntfy topic URL (a failure, an uncertain post, refused keys, a budget reached)",
             True,
             "https://ntfy.sh/<your topic>",
         ),
         "PROGRESS_STALL": Setting(
-            "6h", "duration", "alert when a progress job has reported nothing for this long (0 = never)"
+            "6h", DURATION, "alert when a progress job has reported nothing for this long (0 = never)"
         ),
     }
-    parsers = {"endpoint": _parse_endpoint}
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
         pings, alerts = config["HEALTHCHECK_URL"], config["NOTIFY_URL"]

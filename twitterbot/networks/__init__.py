@@ -9,10 +9,10 @@ The rest of the package asks the registry (`twitterbot.registry`) and never deci
 network's name. A network imports its client library only when it makes a poster, so declaring
 it is cheap::
 
-    network = config.registry.network("bluesky")
+    network = config["POST_TO"][0]                   # POST_TO's networks, as objects
     network.label                                    # 'Bluesky'
-    posters = config.registry.posters_for(config)    # {network: poster} for POST_TO, keys checked
-    result = posters["x"].post("Hello from my Pi")
+    posters = posters_for(config)                    # {network: poster} for POST_TO, keys checked
+    result = posters[network].post("Hello from my Pi")
     result.post_id, result.confirmed
 
 A fourth network is one more package: a `Network` subclass, listed with the built-in
@@ -38,7 +38,7 @@ from typing import (
 )
 
 from ..capability import Capability
-from ..errors import ErrorKind, ExitStatus, PostError
+from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -48,7 +48,18 @@ if TYPE_CHECKING:
     from ..pictures.prepare import Attachment
     from ..settings.loading import Config
 
-__all__ = ["Fit", "LengthCache", "LookUp", "Network", "PostResult", "Poster", "rejected", "server_error"]
+__all__ = [
+    "Fit",
+    "LengthCache",
+    "LookUp",
+    "Network",
+    "PostResult",
+    "Poster",
+    "check_keys",
+    "posters_for",
+    "rejected",
+    "server_error",
+]
 
 
 @dataclass(frozen=True)
@@ -237,7 +248,7 @@ class Network(Capability):
 
     def uses(self, config: Config) -> bool:
         """A network is used when POST_TO names it: `check` then fails without its client library."""
-        return self.name in config["POST_TO"]
+        return self in config["POST_TO"]
 
     def missing(self, config: Config) -> List[str]:
         """The required settings still empty."""
@@ -263,6 +274,28 @@ class Network(Capability):
         written into `folder()`; or, when `folder` is None (`check --online`), one short line each.
         Most networks add nothing."""
         return []
+
+
+def check_keys(config: Config) -> None:
+    """Raise one ConfigError naming every key POST_TO's networks still need, and where to put them."""
+    missing = config.missing()
+    if not missing:
+        return
+    post_to: Sequence[Network] = config["POST_TO"]
+    where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
+    guide = " and ".join(f"'{network.guide}'" for network in post_to if network.guide)
+    shows = f"; README {guide} shows where to find them" if guide else ""
+    raise ConfigError(
+        f"{', '.join(missing)} not set (POST_TO={','.join(network.name for network in post_to)}): put them in "
+        f"{where} (copy config.example.env{shows}), or try --dry-run"
+    )
+
+
+def posters_for(config: Config) -> Dict[Network, Poster]:
+    """A poster for each network in POST_TO, in that order, or one ConfigError naming every
+    setting still missing (only the networks in POST_TO need theirs)."""
+    check_keys(config)
+    return {network: network.poster(config) for network in config["POST_TO"]}
 
 
 def server_error(where: str, said: str) -> PostError:

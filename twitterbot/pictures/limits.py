@@ -5,7 +5,7 @@ Plain data, cheap to import (no Pillow). Each network states its own limits in i
 
     limits = config.registry.network(name).image_limits()
     limits.max_bytes, limits.max_alt
-    strictest_alt([network.image_limits() for network in config.registry.posting_to(config)])
+    strictest_alt([network.image_limits() for network in config["POST_TO"]])
 """
 
 from __future__ import annotations

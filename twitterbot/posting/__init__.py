@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
-from ..settings.table import Setting
+from ..settings.parsers import BOOL, DURATION, PATH, POSITIVE_INT
+from ..settings.table import NETWORKS, Setting, SettingType
 
 if TYPE_CHECKING:
     from ..settings.loading import Config
@@ -43,6 +44,10 @@ def _parse_long_lines(name: str, text: str, where: str, base_dir: Optional[Path]
     return value
 
 
+LANGUAGE = SettingType("language", _parse_language)
+LONG_LINES = SettingType("long_lines", _parse_long_lines)
+
+
 class Posting(Capability):
     """The scheduled post's settings (where to post, what, how often) and its commands: the plain
     run, `check` and `history`. Its command module comes first: it owns the plain run."""
@@ -54,31 +59,30 @@ class Posting(Capability):
     page = "configuration.md"
     settings = {
         # Its default and help name the registry's networks (`Registry`).
-        "POST_TO": Setting("", "networks", "where to post"),
-        "TWEETS_FILE": Setting("tweets.txt", "path", "the file of posts, one per line"),
-        "TWEET_ONE_IN": Setting("4", "positive_int", "post on 1 run in N (1 = every run)"),
-        "MAX_POSTS_PER_DAY": Setting("4", "positive_int", "at most this many posts in any 24 hours"),
-        "MIN_POST_GAP": Setting("1h", "duration", "at least this long between two scheduled posts (0 = no gap)"),
+        "POST_TO": Setting("", NETWORKS, "where to post"),
+        "TWEETS_FILE": Setting("tweets.txt", PATH, "the file of posts, one per line"),
+        "TWEET_ONE_IN": Setting("4", POSITIVE_INT, "post on 1 run in N (1 = every run)"),
+        "MAX_POSTS_PER_DAY": Setting("4", POSITIVE_INT, "at most this many posts in any 24 hours"),
+        "MIN_POST_GAP": Setting("1h", DURATION, "at least this long between two scheduled posts (0 = no gap)"),
         "POST_LANGUAGE": Setting(
-            "", "language", "the posts' language, a BCP 47 tag (en, de, pt-BR); empty: none is sent"
+            "", LANGUAGE, "the posts' language, a BCP 47 tag (en, de, pt-BR); empty: none is sent"
         ),
         "LONG_LINES": Setting(
-            "skip", "long_lines", "a line too long for a network: skip (not posted there) or thread (posted as replies)"
+            "skip", LONG_LINES, "a line too long for a network: skip (not posted there) or thread (posted as replies)"
         ),
-        "THREAD_NUMBERS": Setting("no", "bool", "number a thread's parts 1/3, 2/3, 3/3 (yes or no)"),
+        "THREAD_NUMBERS": Setting("no", BOOL, "number a thread's parts 1/3, 2/3, 3/3 (yes or no)"),
         "GRAMMAR_MEMORY": Setting(
             "365d",
-            "duration",
+            DURATION,
             "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long",
         ),
         "LOOK_UP_UNCERTAIN": Setting(
             "yes",
-            "bool",
+            BOOL,
             "each real run first asks the networks whether a post of the last 7 days whose outcome was "
             "not known is there: found, it counts as posted; not found, its line goes back into the round",
         ),
     }
-    parsers = {"language": _parse_language, "long_lines": _parse_long_lines}
     commands = "twitterbot.posting.commands"
 
     def checks(self, config: Config) -> Iterable[CheckLine]:

@@ -17,7 +17,7 @@ from typing import Callable, Iterator, List, Optional, Sequence
 from .. import __version__
 from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError, TweetFileError
 from ..lock import run_lock
-from ..networks import Poster
+from ..networks import Poster, posters_for
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..state.folder import ensure_state_dir, probe_state_dir
@@ -74,7 +74,7 @@ def settings_read(config: Config) -> Iterator[Finding]:
 def keys_set(config: Config) -> Iterator[Finding]:
     """Whether every network in POST_TO has the keys it needs."""
     missing = config.missing()
-    where = ", ".join(config.registry.label(network) for network in config["POST_TO"])
+    where = ", ".join(network.label for network in config["POST_TO"])
     said = f"not set: {', '.join(missing)}" if missing else "every key it needs is set"
     yield Finding("problem" if missing else "ok", f"posting to {where} (POST_TO): {said}")
 
@@ -103,7 +103,7 @@ def tweets_file(config: Config) -> Iterator[Finding]:
         yield from _grammar(config)
         return
     try:
-        tweets = load_tweets(path, config.registry.posting_to(config), rules=line_rules(config))
+        tweets = load_tweets(path, config["POST_TO"], rules=line_rules(config))
     except BotError as exc:
         yield problem(str(exc), exc)
         return
@@ -114,10 +114,11 @@ def tweets_file(config: Config) -> Iterator[Finding]:
         for fit in line.fits:
             if fit.cost:
                 yield note(f"{path} line {line.lineno} {fit.cost}")
+    posting_to = {network.name: network for network in config["POST_TO"]}  # a line's fits name theirs
     for line in tweets.lines:  # posted only where it fits: say where it will not go, or goes as a thread
         for fit in line.fits:
+            network = posting_to[fit.network]
             if line.threaded(fit):
-                network = config.registry.network(fit.network)
                 parts = parts_for(sent_text(line.text, line.options, network), network, config["THREAD_NUMBERS"])
                 yield note(
                     f"{path} line {line.lineno} is too long for {network.label}: it goes there as {thread_cost(network, parts)}"
@@ -127,7 +128,7 @@ def tweets_file(config: Config) -> Iterator[Finding]:
                     fit.reason if fit.length <= fit.limit and fit.reason else f"{fit.length} of {fit.limit} {fit.unit}"
                 )
                 yield note(
-                    f"{path} line {line.lineno} is too long for {config.registry.label(fit.network)} ({why}): "
+                    f"{path} line {line.lineno} is too long for {network.label} ({why}): "
                     "it is posted to the other networks only"
                 )
     yield from _pictures(tweets, config)
@@ -145,9 +146,7 @@ def _grammar(config: Config) -> Iterator[Finding]:
 
     path = config["TWEETS_FILE"]
     try:
-        report = sample_grammar(
-            path, config.registry.posting_to(config), rng=random.Random(0), rules=line_rules(config)
-        )
+        report = sample_grammar(path, config["POST_TO"], rng=random.Random(0), rules=line_rules(config))
     except BotError as exc:
         yield problem(str(exc), exc)
         return
@@ -176,7 +175,7 @@ def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
     from ..pictures.prepare import PictureError
     from .images import how_sent
 
-    limits = [network.image_limits() for network in config.registry.posting_to(config)]
+    limits = [network.image_limits() for network in config["POST_TO"]]
     for line in lines:
         for image, where, prepared in how_sent(line.images, limits):
             said = f"{config['TWEETS_FILE']} line {line.lineno} {image.written} for {where}"
@@ -204,7 +203,7 @@ def state_folder(config: Config) -> Iterator[Finding]:
 
 def budgets(config: Config) -> Iterator[Finding]:
     """This month's spend on each network in POST_TO that charges per post, against its budget."""
-    priced = [network for network in config.registry.posting_to(config) if network.budget]
+    priced = [network for network in config["POST_TO"] if network.budget]
     if not priced or not config.history_file.exists():
         return
     from ..state.clock import utc_now
@@ -215,8 +214,8 @@ def budgets(config: Config) -> Iterator[Finding]:
             spends = [month_spend(store, network, utc_now(), config[network.budget]) for network in priced]
     except BotError:
         return  # state_folder says what is wrong with the history
-    for spend in spends:
-        line = spend.line(config.registry.label(spend.network))
+    for network, spend in zip(priced, spends):
+        line = spend.line(network.label)
         if spend.budget is not None and spend.spent >= spend.budget:
             yield note(f"{line}: the budget is spent, posts there wait for next month")
         else:
@@ -237,12 +236,10 @@ def previews(config: Config) -> Iterator[Finding]:
     if is_grammar(config["TWEETS_FILE"]):
         return  # a grammar's posts are drawn at each run: there are no lines to preview
     try:
-        lines: List[TweetLine] = load_tweets(
-            config["TWEETS_FILE"], config.registry.posting_to(config), rules=line_rules(config)
-        ).lines
+        lines: List[TweetLine] = load_tweets(config["TWEETS_FILE"], config["POST_TO"], rules=line_rules(config)).lines
     except BotError:
         return  # the tweets file's check has said why
-    for network in config.registry.posting_to(config):
+    for network in config["POST_TO"]:
         with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
             shown = list(
                 pool.map(
@@ -262,8 +259,8 @@ def accounts(config: Config) -> Iterator[Finding]:
     if config.missing():
         yield problem("cannot check the accounts online until every key is set")
         return
-    for network, poster in config.registry.posters_for(config).items():
-        label = config.registry.label(network)
+    for network, poster in posters_for(config).items():
+        label = network.label
         try:
             account = poster.account()
         except PostError as exc:

@@ -17,11 +17,13 @@ from typing import Any, List, Optional
 
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import ExitStatus
+from ..networks import check_keys, posters_for
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import Scrubber
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import one_line
+from .links import label_of, post_link
 from .result import RunResult, log_result
 from .scheduled import run_once, run_watched, wait_jitter
 from .tweets import preview
@@ -43,7 +45,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     """One scheduled run: the command line without a command."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    posters = None if args.dry_run else (lambda: config.registry.posters_for(config))
+    posters = None if args.dry_run else (lambda: posters_for(config))
     rng = random.Random(args.seed)  # seeded from the OS when --seed is not given
     if args.jitter and config["TWEET_JITTER"]:
         # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
@@ -51,7 +53,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
 
     def run() -> RunResult:
         if not args.dry_run:
-            config.registry.check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
+            check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
         return run_once(config, posters=posters, rng=rng, dry_run=args.dry_run, force=args.force)
 
     result = run_watched(config, run, dry_run=args.dry_run)
@@ -73,7 +75,11 @@ def _show_pictures(line: Any, config: Config) -> None:
     from ..pictures.dryrun import dry_run_folder, write_prepared
 
     folder = dry_run_folder()
-    limits = [config.registry.network(fit.network).image_limits() for fit in line.fits if fit.fits]
+    limits = [
+        network.image_limits()
+        for network in config["POST_TO"]
+        if any(fit.network == network.name and fit.fits for fit in line.fits)
+    ]
     log.info("dry run: the pictures of line %d, as each network would get them, are in %s", line.lineno, folder)
     for said in write_prepared([image.attachment for image in line.images], limits, folder):
         log.info("dry run: %s", said)
@@ -137,7 +143,8 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry, config), entry.outcome
             thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.post_id else ""
-            on = f" on {config.registry.label(entry.network)}" if entry.network != config.registry.default() else ""
+            first = entry.network == config.registry.default().name  # the one older rows were made on
+            on = "" if first else f" on {label_of(config, entry.network)}"
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
         # Masked before it is cut, so no cut leaves part of a key; one entry, one line.
         shown = preview(mask(text), 50) if text else ""
@@ -150,15 +157,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
 
 def _url(entry: Any, config: Config) -> Optional[str]:
     """A history entry's link: stored since several networks; made from the id for older posts."""
-    return entry.url or _link(getattr(entry, "network", None), entry.post_id, config)
-
-
-def _link(network: Optional[str], post_id: Optional[str], config: Config) -> Optional[str]:
-    """A post's link made from its id, where its network can (older scheduled runs: the default one)."""
-    try:
-        return config.registry.network(network or config.registry.default()).post_url(post_id)
-    except KeyError:  # a network no longer registered
-        return None
+    return post_link(config, getattr(entry, "network", None), entry.post_id, entry.url)
 
 
 def _history_json(entry: Any, config: Config) -> dict:
@@ -193,7 +192,7 @@ def _history_json(entry: Any, config: Config) -> dict:
         "job_run": entry.job_id,
         "result": entry.final,
         "thread": entry.thread_root,
-        "thread_url": _link(entry.network, entry.thread_root, config),
+        "thread_url": post_link(config, entry.network, entry.thread_root, None),
     }
 
 
@@ -235,10 +234,10 @@ def _account(args: argparse.Namespace, config: Config) -> int:
 
     if not args.mark_bot:
         raise UsageError("account: say what to do: `bot.py account --mark-bot`")
-    config.registry.check_keys(config)
+    check_keys(config)
     status = ExitStatus.OK
-    for network, poster in config.registry.posters_for(config).items():
-        label = config.registry.label(network)
+    for network, poster in posters_for(config).items():
+        label = network.label
         try:
             marked = poster.mark_bot()
         except PostError as exc:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..settings.secrets import Scrubber
     from ..state.store import HistoryStore
 
-__all__ = ["Attempts", "Delivery", "JobAttempts", "LineAttempts", "Outlets", "Post", "line_ending", "outlets_of"]
+__all__ = ["Attempts", "Delivery", "JobAttempts", "LineAttempts", "Outlets", "Post", "line_ending"]
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +45,6 @@ log = logging.getLogger(__name__)
 Outlets = Callable[[], Mapping[Network, Poster]]
 # A network's copies of a post's pictures, or the data error that keeps them off it.
 Prepared = Union[List["PreparedImage"], PostError]
-
-
-def outlets_of(networks: Sequence[Network], posters: Mapping[str, Poster]) -> Dict[Network, Poster]:
-    """Posters made by network name (`Registry.posters_for`, a test's), as outlets: each of
-    `networks` (POST_TO's, in order) that has one, and the dry run's if it is among them."""
-    return {network: posters[network.name] for network in (*networks, DRY_RUN) if network.name in posters}
 
 
 @dataclass(frozen=True)

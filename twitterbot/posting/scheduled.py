@@ -6,7 +6,7 @@ rules: which line, and whether now. How the picked line reaches each network in 
 held to the budgets, recorded before it is sent) is the `Delivery`'s (delivery.py), as for every
 other post::
 
-    result = run_once(config, posters=lambda: config.registry.posters_for(config), rng=random.Random())
+    result = run_once(config, posters=lambda: posters_for(config), rng=random.Random())  # networks.posters_for
     result.action     # 'posted', 'uncertain', 'would_post', 'skipped' or 'failed'
     result.networks   # what became of the post on each network
 """
@@ -63,9 +63,9 @@ LOOK_UP_WINDOW = timedelta(days=7)
 # limited) is sent there by the next runs, until it is this old: later, it would be old news.
 CATCH_UP_WINDOW = timedelta(hours=24)
 
-# A run's posters by network name, made by a function that only a run with something to send calls
+# A run's posters by network, made by a function that only a run with something to send calls
 # (so a run the roll skips never imports tweepy); None: a dry run, which sends nothing.
-PosterFactory = Callable[[], Mapping[str, Poster]]
+PosterFactory = Callable[[], Mapping[Network, Poster]]
 
 
 def run_once(
@@ -136,7 +136,7 @@ class RunRules:
             one_in=config["TWEET_ONE_IN"],
             max_posts_per_day=config["MAX_POSTS_PER_DAY"],
             min_post_gap=timedelta(seconds=config["MIN_POST_GAP"]),
-            networks=config.registry.posting_to(config),
+            networks=config["POST_TO"],
             pictures_folder=config["TWEETS_FILE"].parent,
             budgets=monthly_budgets(config),
             look_up=config["LOOK_UP_UNCERTAIN"],
@@ -174,9 +174,8 @@ class Run:
         """The run's posters by network, in POST_TO's order, made at the first call (a run that
         sends nothing never makes them)."""
         if not self._made and self.posters is not None:
-            from .delivery import outlets_of
-
-            self._made.update(outlets_of(networks, self.posters()))
+            made = self.posters()
+            self._made.update({network: made[network] for network in networks if network in made})
         return self._made
 
 

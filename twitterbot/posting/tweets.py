@@ -5,7 +5,7 @@ becomes a line break; a line that must start with a hashtag is written ``\\#tag 
 that fits none of the networks it is for (too long, forbidden characters) is reported with its
 number and never posted; a line too long for one network only is posted to the others::
 
-    tweets = load_tweets(Path("tweets.txt"), config.registry.posting_to(config))
+    tweets = load_tweets(Path("tweets.txt"), config["POST_TO"])
     tweets.texts[0], tweets.linenos[0]            # what a pick needs: plain texts, in file order
     tweets.line(0).fits, tweets.line(0).fit(config["POST_TO"][0])
     [problem.message for problem in tweets.problems]

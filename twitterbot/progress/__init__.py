@@ -16,6 +16,7 @@ A Python job needs only `open_reporter`::
 from __future__ import annotations
 
 from ..capability import Capability
+from ..settings.parsers import BOOL, DURATION, TEMPLATE
 from ..settings.table import Setting
 
 __all__ = ["PROGRESS"]
@@ -29,21 +30,19 @@ class Progress(Capability):
     title = "Progress mode"
     page = "progress.md"
     settings = {
-        "PROGRESS_EVERY": Setting("6h", "duration", "progress mode: at most one progress post per this long"),
+        "PROGRESS_EVERY": Setting("6h", DURATION, "progress mode: at most one progress post per this long"),
         "PROGRESS_MILESTONE_EVERY": Setting(
-            "1h", "duration", "progress mode: a milestone may post this soon after the last"
+            "1h", DURATION, "progress mode: a milestone may post this soon after the last"
         ),
         "PROGRESS_FIRST_AFTER": Setting(
-            "5m", "duration", "progress mode: no progress post before the job has run this long"
+            "5m", DURATION, "progress mode: no progress post before the job has run this long"
         ),
-        "PROGRESS_THREAD": Setting("yes", "bool", "progress mode: posts of a run reply to its first post"),
-        "PROGRESS_TEMPLATE": Setting("", "template", "progress mode: text of a progress post (default: the job's)"),
-        "PROGRESS_DONE_TEMPLATE": Setting("", "template", "progress mode: text of the result post"),
-        "PROGRESS_FAILED_TEMPLATE": Setting("", "template", "progress mode: text of the failure post"),
-        "PICTURES": Setting("yes", "bool", "jobs attach their pictures (boards, solutions, charts); no: text only"),
-        "PICTURES_EVERY": Setting(
-            "1d", "duration", "progress mode: at most one picture in progress posts per this long"
-        ),
+        "PROGRESS_THREAD": Setting("yes", BOOL, "progress mode: posts of a run reply to its first post"),
+        "PROGRESS_TEMPLATE": Setting("", TEMPLATE, "progress mode: text of a progress post (default: the job's)"),
+        "PROGRESS_DONE_TEMPLATE": Setting("", TEMPLATE, "progress mode: text of the result post"),
+        "PROGRESS_FAILED_TEMPLATE": Setting("", TEMPLATE, "progress mode: text of the failure post"),
+        "PICTURES": Setting("yes", BOOL, "jobs attach their pictures (boards, solutions, charts); no: text only"),
+        "PICTURES_EVERY": Setting("1d", DURATION, "progress mode: at most one picture in progress posts per this long"),
     }
     commands = "twitterbot.progress.commands"
 

@@ -15,10 +15,10 @@ from typing import Dict, Iterator, Mapping, Optional, Tuple
 from ..errors import BotError, ConfigError
 from ..lock import run_lock
 from ..monitoring import Alert, Monitor, monitor_for
-from ..networks import Network, Poster
+from ..networks import Network, Poster, posters_for
 from ..networks.dryrun import DRY_RUN, DryRunPoster
 from ..pictures.kept import PICTURES_FOLDER
-from ..posting.delivery import Delivery, outlets_of
+from ..posting.delivery import Delivery
 from ..posting.scheduled import monthly_budgets
 from ..settings.loading import Config
 from ..settings.secrets import Scrubber
@@ -78,7 +78,7 @@ def open_reporter(
     job: Optional[JobSettings] = None,
     dry_run: bool = False,
     status: Optional[Status] = None,
-    posters: Optional[Mapping[str, Poster]] = None,
+    posters: Optional[Mapping[Network, Poster]] = None,
     clock: Clock = utc_now,
 ) -> Iterator[Reporter]:
     """A reporter wired to the bot's settings (`twitterbot.cli.read_config` reads them): the history
@@ -86,9 +86,9 @@ def open_reporter(
     (so the first progress post waits PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock
     per job name, so one job is not reported twice at once. The last picture of each post sent is
     kept in the state folder for the status page. A dry run prints its posts and keeps no state.
-    `posters` by network name: a test's, instead of those the keys make."""
+    `posters` by network: a test's, instead of those the keys make."""
     job = job or JobSettings()
-    networks = config.registry.posting_to(config)
+    networks = config["POST_TO"]
     if dry_run:
         lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         store = HistoryStore(":memory:")
@@ -103,7 +103,7 @@ def open_reporter(
             remove=True,  # one lock file per job name would pile up in the state folder
         )
         store = HistoryStore(config.history_file)
-        outlets = outlets_of(networks, posters or config.registry.posters_for(config))
+        outlets = dict(posters or posters_for(config))
         kept = config["BOT_STATE_DIR"] / PICTURES_FOLDER
     with lock, store:
         delivery = Delivery(store, lambda: outlets, clock, Scrubber(config.secrets()), monthly_budgets(config))

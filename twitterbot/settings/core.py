@@ -4,6 +4,7 @@ how long to wait for a network."""
 from __future__ import annotations
 
 from ..capability import Capability
+from .parsers import COUNT, LOG_LEVEL, OPTIONAL_PATH, PATH, SECONDS
 from .table import Setting
 
 __all__ = ["CORE"]
@@ -17,11 +18,11 @@ class Core(Capability):
     title = "Every run"
     page = "configuration.md"
     settings = {
-        "BOT_STATE_DIR": Setting("state", "path", "folder for the history database and the lock"),
-        "LOG_FILE": Setting("", "optional_path", "also log to this file (rotated at 1 MB)"),
-        "LOG_LEVEL": Setting("INFO", "log_level", "DEBUG, INFO, WARNING or ERROR"),
-        "API_TIMEOUT": Setting("20", "seconds", "seconds to wait for a network before giving up on a request"),
-        "API_RETRIES": Setting("2", "count", "retries of a request that certainly made no post (no connection, 5xx)"),
+        "BOT_STATE_DIR": Setting("state", PATH, "folder for the history database and the lock"),
+        "LOG_FILE": Setting("", OPTIONAL_PATH, "also log to this file (rotated at 1 MB)"),
+        "LOG_LEVEL": Setting("INFO", LOG_LEVEL, "DEBUG, INFO, WARNING or ERROR"),
+        "API_TIMEOUT": Setting("20", SECONDS, "seconds to wait for a network before giving up on a request"),
+        "API_RETRIES": Setting("2", COUNT, "retries of a request that certainly made no post (no connection, 5xx)"),
     }
 
 

@@ -20,16 +20,16 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Tuple
 
 from dotenv import dotenv_values
 
 from ..errors import ConfigError
 from .parsers import did_you_mean, show
 from .secrets import Scrubber, looks_like_a_key
-from .table import DEPRECATED, Setting
+from .table import DEPRECATED, Parser, Setting
 
-__all__ = ["PROJECT_DIR", "Config", "env_file_warnings", "load_config"]
+__all__ = ["PROJECT_DIR", "Config", "SettingsTable", "env_file_warnings", "load_config"]
 
 
 def _checkout_dir() -> Optional[Path]:
@@ -44,6 +44,24 @@ def _checkout_dir() -> Optional[Path]:
 PROJECT_DIR: Optional[Path] = _checkout_dir()
 
 
+class SettingsTable(Protocol):
+    """What reading the settings asks of the capabilities that declare them: the whole table, each
+    setting's parser, the problems between settings, which of them are secrets, and every
+    network's name (the words POST_TO and a line's only and skip may use). The registry the
+    command line builds (`twitterbot.registry.Registry`) is one; the settings know it only as this."""
+
+    @property
+    def settings(self) -> Mapping[str, Setting]: ...
+
+    def parser(self, name: str) -> Parser: ...
+
+    def validate(self, values: Mapping[str, object], where: Mapping[str, str]) -> List[Tuple[str, str]]: ...
+
+    def secret_names(self) -> Tuple[str, ...]: ...
+
+    def names(self) -> Tuple[str, ...]: ...
+
+
 @dataclass(frozen=True)
 class Config:
     """Every setting's checked value, read once at start-up, with where they came from. Code reads
@@ -51,9 +69,9 @@ class Config:
 
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
-    # The `twitterbot.registry.Registry` whose settings were read (typed loosely: the registry
-    # imports this module). Code that needs a network asks it: ``config.registry.network("x")``.
-    registry: Any = field(repr=False, compare=False)
+    # What declared the settings that were read (the command line's `Registry`). The values are
+    # typed: POST_TO's are the networks themselves (``config["POST_TO"][0].label``).
+    registry: SettingsTable = field(repr=False, compare=False)
     # Every setting's checked value by name (secrets too: kept out of repr()).
     values: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # Old names in use: (old name, new name, where it was set), for `check`.
@@ -69,7 +87,7 @@ class Config:
 
     def missing(self) -> List[str]:
         """The settings the networks in POST_TO still need, each network's in its own order."""
-        return self.registry.missing(self["POST_TO"], self)
+        return [setting for network in self["POST_TO"] for setting in network.missing(self)]
 
     @property
     def history_file(self) -> Path:
@@ -81,7 +99,7 @@ class Config:
 
 
 def load_config(
-    registry: Any,
+    registry: SettingsTable,
     *,
     project_dir: Optional[Path],
     env_file: Optional[Path] = None,
@@ -177,7 +195,7 @@ def _gather(
 
 
 def _parse(
-    registry: Any, table: Mapping[str, Setting], raw: _Raw, base_dir: Optional[Path]
+    registry: SettingsTable, table: Mapping[str, Setting], raw: _Raw, base_dir: Optional[Path]
 ) -> Tuple[Dict[str, object], List[_Problem]]:
     """Each setting's checked value, and the problems: each setting's alone, then, only when every
     one is good alone, those that show between them (the registry's `validate`)."""

@@ -1,8 +1,8 @@
-"""How each kind of setting is read: one parser per `Setting.kind`, each raising a `ConfigError`
-that names the setting, where its value came from, and the fix. A capability adds the kinds only
-it needs (a Bluesky handle, a Mastodon visibility) on itself; the registry joins them::
+"""How each kind of setting is read: one `SettingType` per kind, whose `convert` raises a
+`ConfigError` that names the setting, where its value came from, and the fix. A capability
+declares the kinds only it needs (a Bluesky handle, a Mastodon visibility) beside its settings::
 
-    PARSERS["duration"]("MIN_POST_GAP", "1h", "the environment", None, setting)   # 3600.0
+    DURATION.convert("MIN_POST_GAP", "1h", "the environment", None, setting)   # 3600.0
 """
 
 from __future__ import annotations
@@ -11,16 +11,30 @@ import math
 import re
 import string
 from pathlib import Path
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Iterable, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
 from .secrets import looks_like_a_key
-from .table import MAX_DURATION, MAX_RETRIES, Parser, Setting
+from .table import MAX_DURATION, MAX_RETRIES, Setting, SettingType
 
 __all__ = [
     "LOG_LEVELS",
-    "PARSERS",
+    "SECRET",
+    "PATH",
+    "OPTIONAL_PATH",
+    "POSITIVE_INT",
+    "COUNT",
+    "SECONDS",
+    "LOG_LEVEL",
+    "URL",
+    "TIMES",
+    "TIMEZONE",
+    "DURATION",
+    "BOOL",
+    "TEMPLATE",
+    "OPTIONAL_URL",
+    "KERNEL",
     "check_jitter_fits",
     "did_you_mean",
     "is_loopback",
@@ -283,22 +297,20 @@ def check_jitter_fits(jitter: float, times: Tuple[str, ...], where: str) -> None
         )
 
 
-# The kinds of setting every part may use; a capability adds its own (`Capability.parsers`), and
-# the registry reads POST_TO's kind, "networks", itself.
-PARSERS: Dict[str, Parser] = {
-    "secret": _parse_secret,
-    "path": _parse_path,
-    "optional_path": _parse_optional_path,
-    "positive_int": _parse_positive_int,
-    "count": _parse_count,
-    "seconds": _parse_seconds,
-    "log_level": _parse_log_level,
-    "url": _parse_url,
-    "times": _parse_times,
-    "timezone": _parse_timezone,
-    "duration": _parse_duration,
-    "bool": _parse_bool,
-    "template": _parse_template,
-    "optional_url": _parse_optional_url,
-    "kernel": _parse_kernel,
-}
+# The kinds of setting every part may use; a capability declares the kinds only it has beside
+# its settings, and the registry reads POST_TO's (table.NETWORKS) itself.
+SECRET = SettingType("secret", _parse_secret)
+PATH = SettingType("path", _parse_path)
+OPTIONAL_PATH = SettingType("optional_path", _parse_optional_path)
+POSITIVE_INT = SettingType("positive_int", _parse_positive_int)
+COUNT = SettingType("count", _parse_count)
+SECONDS = SettingType("seconds", _parse_seconds)
+LOG_LEVEL = SettingType("log_level", _parse_log_level)
+URL = SettingType("url", _parse_url)
+TIMES = SettingType("times", _parse_times)
+TIMEZONE = SettingType("timezone", _parse_timezone)
+DURATION = SettingType("duration", _parse_duration)
+BOOL = SettingType("bool", _parse_bool)
+TEMPLATE = SettingType("template", _parse_template)
+OPTIONAL_URL = SettingType("optional_url", _parse_optional_url)
+KERNEL = SettingType("kernel", _parse_kernel)

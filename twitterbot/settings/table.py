@@ -6,7 +6,7 @@ the scheduled post, the schedule, progress mode, each job, the status page and e
 registry the command line builds (`twitterbot.registry`) joins them into the one table the env
 file is read with and the reference page of the docs is generated from::
 
-    Setting("4", "positive_int", "post on 1 run in N (1 = every run)")
+    Setting("4", POSITIVE_INT, "post on 1 run in N (1 = every run)")    # settings/parsers.py
 """
 
 from __future__ import annotations
@@ -15,28 +15,52 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-__all__ = ["DEPRECATED", "MAX_DURATION", "MAX_RETRIES", "Parser", "Setting"]
+__all__ = ["DEPRECATED", "MAX_DURATION", "MAX_RETRIES", "NETWORKS", "Parser", "Setting", "SettingType"]
 
 MAX_RETRIES = 5  # API_RETRIES: backoff doubles from 2 s, so 5 retries wait about a minute in all
 MAX_DURATION = 366 * 86400.0  # a year: longer durations are typos, and overflow date arithmetic
 
 
+# A parser: (setting name, text, where it came from, the folder relative paths start from, the
+# setting) -> the checked value, or a ConfigError that names the setting, the source and the fix.
+Parser = Callable[[str, str, str, Optional[Path], "Setting"], object]
+
+
+class SettingType:
+    """One kind of setting and how its text becomes a checked value (as click's `ParamType`):
+    `convert` raises a `ConfigError` naming the setting, where its value came from and the fix.
+    The shared kinds are in `parsers.py`; a capability declares its own beside its settings. A
+    plain class: every run makes the kinds while it reads the settings."""
+
+    __slots__ = ("convert", "name")
+
+    def __init__(self, name: str, convert: Parser) -> None:
+        self.name = name  # as the reference and a message name the kind: "duration"
+        self.convert = convert
+
+    def __repr__(self) -> str:
+        return f"<SettingType {self.name}>"
+
+
+def _unbound(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> object:
+    raise TypeError(f"{name}: the registry reads the networks")  # a bug in the composition
+
+
+# POST_TO's kind: its words are the registry's networks, so the registry reads it (`Registry`).
+NETWORKS = SettingType("networks", _unbound)
+
+
 @dataclass(frozen=True)
 class Setting:
-    """One configuration variable: its default (as text), how to check it (`kind`, the name of a
-    parser), its help, whether its value is a secret (scrubbed from every output, never echoed),
-    and for a secret, where the user finds it."""
+    """One configuration variable: its default (as text), its kind (how it is checked), its help,
+    whether its value is a secret (scrubbed from every output, never echoed), and for a secret,
+    where the user finds it."""
 
     default: str
-    kind: str
+    kind: SettingType
     help: str
     secret: bool = False
     source: str = ""
-
-
-# A parser: (setting name, text, where it came from, the folder relative paths start from, the
-# setting) -> the checked value, or a ConfigError that names the setting, the source and the fix.
-Parser = Callable[[str, str, str, Optional[Path], Setting], object]
 
 
 # Old names still read, each as its new name; `check` says to rename them.

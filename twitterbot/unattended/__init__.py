@@ -6,7 +6,7 @@ from typing import List, Mapping, Tuple
 
 from ..capability import Capability
 from ..errors import ConfigError
-from ..settings.parsers import check_jitter_fits
+from ..settings.parsers import DURATION, TIMES, TIMEZONE, check_jitter_fits
 from ..settings.table import Setting
 
 __all__ = ["SCHEDULE"]
@@ -19,11 +19,9 @@ class Schedule(Capability):
     title = "Schedule"
     page = "scheduling.md"
     settings = {
-        "TWEET_TIMES": Setting("00:00,06:00,12:00,18:00", "times", "times of day to run (daemon, cron and systemd)"),
-        "TWEET_TIMEZONE": Setting(
-            "", "timezone", "time zone of TWEET_TIMES, e.g. Europe/London (default: the system's)"
-        ),
-        "TWEET_JITTER": Setting("0", "duration", "wait a random 0..this after each time, e.g. 10m"),
+        "TWEET_TIMES": Setting("00:00,06:00,12:00,18:00", TIMES, "times of day to run (daemon, cron and systemd)"),
+        "TWEET_TIMEZONE": Setting("", TIMEZONE, "time zone of TWEET_TIMES, e.g. Europe/London (default: the system's)"),
+        "TWEET_JITTER": Setting("0", DURATION, "wait a random 0..this after each time, e.g. 10m"),
     }
     commands = "twitterbot.unattended.commands"
 

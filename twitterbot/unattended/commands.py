@@ -18,6 +18,7 @@ from typing import List, Optional
 from ..arguments import Commands, Parser, add_command, global_settings
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
+from ..networks import posters_for
 from ..posting.options import line_rules
 from ..posting.result import log_result
 from ..posting.scheduled import run_once, run_watched
@@ -45,7 +46,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     SIGHUP re-reads the env file and the tweets file and carries on."""
     for warning in env_file_warnings(config):
         log.warning(warning)
-    current = {"config": config, "posters": None if args.dry_run else config.registry.posters_for(config)}
+    current = {"config": config, "posters": None if args.dry_run else posters_for(config)}
     rng = random.Random(args.seed)
 
     def run_slot(time_of_day: str) -> None:
@@ -71,7 +72,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
                 environ=os.environ,
                 overrides={**args.settings, **global_settings(args)},
             )
-            posters = None if args.dry_run else new.registry.posters_for(new)
+            posters = None if args.dry_run else posters_for(new)
         except BotError as exc:
             log.error("reload: %s; carrying on with the settings in use", scrub(str(exc), old.secrets()))
             return
@@ -86,7 +87,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
                 rules = len(read_grammar(new["TWEETS_FILE"]).rules)
                 log.info("%s: a Tracery grammar of %s", new["TWEETS_FILE"], plural(rules, "rule"))
             else:
-                tweets = load_tweets(new["TWEETS_FILE"], new.registry.posting_to(new), rules=line_rules(new))
+                tweets = load_tweets(new["TWEETS_FILE"], new["POST_TO"], rules=line_rules(new))
                 log.info("%s: %s ready to post", new["TWEETS_FILE"], plural(len(tweets.texts), "line"))
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)

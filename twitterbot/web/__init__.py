@@ -16,7 +16,7 @@ from typing import Optional
 
 from ..capability import Capability, Feature
 from ..errors import ConfigError
-from ..settings.table import Setting
+from ..settings.table import Setting, SettingType
 
 __all__ = ["MIN_PASSWORD_LENGTH", "WEB"]
 
@@ -38,6 +38,9 @@ def _parse_passphrase(name: str, text: str, where: str, base_dir: Optional[Path]
     return value
 
 
+PASSPHRASE = SettingType("passphrase", _parse_passphrase)
+
+
 class StatusPage(Capability):
     """The status page's password and its command, `serve`."""
 
@@ -48,14 +51,13 @@ class StatusPage(Capability):
     settings = {
         "WEB_PASSWORD": Setting(
             "",
-            "passphrase",
+            PASSPHRASE,
             f"the status page's password (bot.py serve, HTTP Basic auth), spaces allowed; required, of at"
             f" least {MIN_PASSWORD_LENGTH} characters, for any --host but 127.0.0.1",
             secret=True,
             source="your password manager",
         ),
     }
-    parsers = {"passphrase": _parse_passphrase}
     commands = "twitterbot.web.command"
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import List, Optional, Tuple
 
+from ..posting.links import label_of
 from ..settings.loading import Config
 from ..state.reader import HistoryReader
 from .links import check_url
@@ -47,18 +48,14 @@ def history_attention(history: HistoryReader, config: Config, now: datetime) -> 
     may or may not have gone, failed runs and job posts, and posts a network still lacks."""
     items: List[Attention] = []
     for network in config["POST_TO"]:  # nothing will post there until the keys are fixed
-        refused = history.keys_refused(network)
+        refused = history.keys_refused(network.name)
         if refused and refused.detail:
-            items.append(
-                Attention(
-                    "keys", f"{config.registry.label(network)} refused the keys", refused.detail, at=refused.sent_at
-                )
-            )
+            items.append(Attention("keys", f"{network.label} refused the keys", refused.detail, at=refused.sent_at))
     for attempt in history.maybe_posted(now - ATTENTION_WINDOW, limit=10):
         items.append(
             Attention(
                 "uncertain",
-                f"Maybe posted on {config.registry.label(attempt.network)}: {attempt.text}",
+                f"Maybe posted on {label_of(config, attempt.network)}: {attempt.text}",
                 f"{attempt.detail or 'no answer came'}; it counts as posted and is never sent again: look whether it is there",
                 link=check_url(attempt.network, config),
                 at=attempt.sent_at,
@@ -70,7 +67,7 @@ def history_attention(history: HistoryReader, config: Config, now: datetime) -> 
         items.append(
             Attention(
                 "failed",
-                f"Job {attempt.job_name!r}: a post to {config.registry.label(attempt.network)} failed",
+                f"Job {attempt.job_name!r}: a post to {label_of(config, attempt.network)} failed",
                 attempt.detail or attempt.text,
                 at=attempt.sent_at,
             )
@@ -79,7 +76,7 @@ def history_attention(history: HistoryReader, config: Config, now: datetime) -> 
         items.append(
             Attention(
                 "missed",
-                f"Not on {config.registry.label(attempt.network)} yet: {attempt.text}",
+                f"Not on {label_of(config, attempt.network)} yet: {attempt.text}",
                 f"{attempt.detail or ''} (the next runs send it there, for 24 hours)".strip(),
                 at=attempt.sent_at,
             )

@@ -20,6 +20,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from ..posting.budget import month_spend
 from ..posting.decision import CAP_WINDOW, CLOCK_SLACK
+from ..posting.links import label_of
 from ..settings.loading import Config
 from ..state.reader import AttemptRow, HistoryReader, UnreadableHistory, read_history
 from .attention import Attention, history_attention, urgent_first
@@ -228,7 +229,7 @@ def _budgets(history: HistoryReader, config: Config, now: datetime) -> Tuple[Bud
     """This month's spend of each network in POST_TO that charges per post, as a run reckons it
     (posting/budget.py), against its budget."""
     views = []
-    for network in config.registry.posting_to(config):
+    for network in config["POST_TO"]:
         if network.budget:
             spend = month_spend(history, network, now, config[network.budget])
             views.append(Budget(network.name, network.label, spend.spent, spend.budget, spend.setting, spend.since))
@@ -283,7 +284,7 @@ def _outcome(config: Config, attempt: AttemptRow) -> NetworkOutcome:
     network, outcome = attempt.network, attempt.outcome
     return NetworkOutcome(
         network=network,
-        label=config.registry.label(network),
+        label=label_of(config, network),
         outcome=outcome,
         url=post_url(network, attempt.post_id, attempt.url, config) if outcome == "posted" else None,
         check_url=check_url(network, config) if outcome in ("uncertain", "interrupted") else None,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, List, Optional, Tuple
 
+from ..posting.links import label_of
 from ..progress.reporter import slug
 from ..settings.loading import Config
 from ..state.reader import HistoryReader
@@ -73,7 +74,7 @@ def job_views(
             last_text=job.last_text,
             posts=job.posts,
             threads=tuple(
-                (config.registry.label(thread.network), post_url(thread.network, thread.post_id, thread.url, config))
+                (label_of(config, thread.network), post_url(thread.network, thread.post_id, thread.url, config))
                 for thread in job.threads
             ),
         )

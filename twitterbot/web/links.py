@@ -1,7 +1,7 @@
 """Links the status page shows: a post's public address, and where to look for an uncertain one.
 
-Kept in one small module so that each question has one answer: when the networks' registry learns
-to write its own links, these functions ask it instead::
+Kept in one small module so that each question has one answer: the history's rows name their
+network, and `posting/links.py` makes the link; here it is checked before the page shows it::
 
     post_url(network, post_id, stored_url, config)        # the stored link, else one made from the id
     safe_href("javascript:alert(1)")               # None: only http(s) links are ever shown
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Optional
 from urllib.parse import urlsplit
 
+from ..posting.links import account_link, post_link
 from ..settings.loading import Config
 
 __all__ = ["check_url", "post_url", "safe_href"]
@@ -20,22 +21,14 @@ __all__ = ["check_url", "post_url", "safe_href"]
 def post_url(network: str, post_id: Optional[str], url: Optional[str], config: Config) -> Optional[str]:
     """A post's public link: the one its network gave and the history kept, else the one its
     network's module makes from the id (older rows), as `bot.py history` does."""
-    if url:
-        return safe_href(url)
-    try:
-        return safe_href(config.registry.network(network).post_url(post_id))
-    except KeyError:  # a network no longer registered
-        return None
+    return safe_href(post_link(config, network, post_id, url))
 
 
 def check_url(network: str, config: Config) -> Optional[str]:
     """Where the owner looks to see whether an uncertain post is there: the account's page, as the
     network's module makes it from the settings (the page never asks a network, nor imports its
     client). The history does not keep the link the poster gave (`PostResult.check_url`)."""
-    try:
-        return safe_href(config.registry.network(network).account_url(config))
-    except KeyError:
-        return None
+    return safe_href(account_link(config, network))
 
 
 def safe_href(url: Optional[str]) -> Optional[str]:

@@ -41,7 +41,7 @@ class TweetsFile:
             kept = self._kept
             if data is not None and kept and kept[0] == digest and kept[1] == config["POST_TO"]:
                 return kept[2], kept[3]
-            networks = config.registry.posting_to(config)
+            networks = config["POST_TO"]
             try:
                 rules = line_rules(config)
                 tweets = (

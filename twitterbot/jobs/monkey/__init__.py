@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from ...capability import Capability, CheckLine, Feature
+from ...settings.parsers import KERNEL
 from ...settings.table import Setting
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class Monkey(Capability):
     settings = {
         "TWITTERBOT_MONKEY_KERNEL": Setting(
             "auto",
-            "kernel",
+            KERNEL,
             "monkey: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)",
         ),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from ...capability import Capability, CheckLine, Feature
+from ...settings.parsers import KERNEL
 from ...settings.table import Setting
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ class Pegs(Capability):
     settings = {
         "TWITTERBOT_PEGS_KERNEL": Setting(
             "auto",
-            "kernel",
+            KERNEL,
             "pegs: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)",
         ),
     }

@@ -240,9 +240,7 @@ def _challenge(args: argparse.Namespace, config: Config) -> int:
         log.warning("the challenge %r was already posted: reveal it with --reveal, or give another --name", name)
         return int(ExitStatus.OK)  # one name, one post: a second cron run the same day does nothing
     rows, cols = args.size
-    challenge = make_challenge(
-        name, rows, cols, random.Random(args.seed), config.registry.network(config.registry.default())
-    )
+    challenge = make_challenge(name, rows, cols, random.Random(args.seed), config.registry.default())
     if state_dir:
         save_challenge(state_dir, challenge)
     job = JobSettings(_CHALLENGE_TEMPLATES, run_key=challenge_key(name), every=0, milestone_every=0, first_after=0)

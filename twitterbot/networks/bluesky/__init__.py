@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 
 from ...capability import Feature
 from ...errors import ConfigError
-from ...settings.parsers import show
-from ...settings.table import Setting
+from ...settings.parsers import BOOL, URL, show
+from ...settings.table import Setting, SettingType
 from .. import Fit, Network
 from .text import measure
 
@@ -67,6 +67,10 @@ def _parse_app_password(name: str, text: str, where: str, base_dir: Optional[Pat
     return value
 
 
+HANDLE = SettingType("handle", _parse_handle)
+APP_PASSWORD = SettingType("app_password", _parse_app_password)
+
+
 class Bluesky(Network):
     """Bluesky: a handle and an app password on a PDS; 300 graphemes and 3,000 bytes."""
 
@@ -84,32 +88,29 @@ class Bluesky(Network):
         ),
     )
     settings = {
-        "BLUESKY_HANDLE": Setting("", "handle", "Bluesky: your handle, e.g. alice.bsky.social"),
+        "BLUESKY_HANDLE": Setting("", HANDLE, "Bluesky: your handle, e.g. alice.bsky.social"),
         "BLUESKY_APP_PASSWORD": Setting(
             "",
-            "app_password",
+            APP_PASSWORD,
             "Bluesky: an app password (never your account password)",
             True,
             "Bluesky (Settings > Privacy and security > App passwords)",
         ),
-        "BLUESKY_SERVICE": Setting(
-            DEFAULT_SERVICE, "url", "Bluesky: your PDS (the default serves bsky.social accounts)"
-        ),
+        "BLUESKY_SERVICE": Setting(DEFAULT_SERVICE, URL, "Bluesky: your PDS (the default serves bsky.social accounts)"),
         "BLUESKY_LINK_CARDS": Setting(
             "yes",
-            "bool",
+            BOOL,
             "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
             "picture), fetched at post time within 10 s; no turns it off",
         ),
         "LINK_CARDS_LOCAL": Setting(
             "no",
-            "bool",
+            BOOL,
             "Bluesky: yes lets a link card fetch pages and pictures on this machine or your own network "
             "(loopback, private, link-local addresses); by default only the public internet",
         ),
     }
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
-    parsers = {"handle": _parse_handle, "app_password": _parse_app_password}
     guide = "Getting a Bluesky app password"
     site = "bsky.app"
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Optional
 
 from ...capability import Feature
 from ...errors import ConfigError
-from ...settings.parsers import show
-from ...settings.table import Setting
+from ...settings.parsers import OPTIONAL_URL, SECRET, show
+from ...settings.table import Setting, SettingType
 from .. import Fit, Network, twittertext
 from .status import VISIBILITIES, measure
 
@@ -40,6 +40,9 @@ def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path]
     return value
 
 
+VISIBILITY = SettingType("visibility", _parse_visibility)
+
+
 class Mastodon(Network):
     """Mastodon: a server and an application's token; the server's own count of a status."""
 
@@ -47,20 +50,17 @@ class Mastodon(Network):
     label = "Mastodon"
     features = (Feature("posting to Mastodon", ("mastodon",), "mastodon"),)
     settings = {
-        "MASTODON_INSTANCE": Setting(
-            "", "optional_url", "Mastodon: your server's address, e.g. https://mastodon.social"
-        ),
+        "MASTODON_INSTANCE": Setting("", OPTIONAL_URL, "Mastodon: your server's address, e.g. https://mastodon.social"),
         "MASTODON_ACCESS_TOKEN": Setting(
             "",
-            "secret",
+            SECRET,
             "Mastodon: access token of an application (Preferences > Development)",
             True,
             "your Mastodon server (Preferences > Development > your application)",
         ),
-        "MASTODON_VISIBILITY": Setting("unlisted", "visibility", "Mastodon: public, unlisted, private or direct"),
+        "MASTODON_VISIBILITY": Setting("unlisted", VISIBILITY, "Mastodon: public, unlisted, private or direct"),
     }
     required = ("MASTODON_INSTANCE", "MASTODON_ACCESS_TOKEN")
-    parsers = {"visibility": _parse_visibility}
     guide = "Getting a Mastodon token"
     site = "your Mastodon server"
     content_warnings = True  # spoiler_text

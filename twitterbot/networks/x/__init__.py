@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Optional, Tuple
 
 from ...errors import ConfigError
-from ...settings.table import Setting
+from ...settings.parsers import SECRET, URL
+from ...settings.table import Setting, SettingType
 from .. import Fit, LengthCache, Network, twittertext
 from .api import DEFAULT_BASE_URL, Credentials, status_url
 
@@ -89,26 +90,24 @@ def _fit(length: int, urls: Tuple[str, ...], problem: Optional[str] = None) -> F
     return Fit("x", length, MAX_WEIGHTED_LENGTH, UNIT, problem, urls, url_cost(Fit("x", 0, 0, urls=urls)), problem)
 
 
+DOLLARS = SettingType("dollars", _parse_dollars)
+
+
 class X(Network):
     """X: four OAuth 1.0a keys, twitter-text's weighted 280, a price per post."""
 
     name = "x"
     label = "X"
     settings = {
-        "TWITTER_API_KEY": Setting(
-            "", "secret", "API Key (consumer key) from the X developer portal", True, _KEY_SOURCE
-        ),
-        "TWITTER_API_SECRET": Setting("", "secret", "API Key Secret (consumer secret)", True, _KEY_SOURCE),
-        "TWITTER_ACCESS_TOKEN": Setting(
-            "", "secret", "Access Token (with Read and write permission)", True, _KEY_SOURCE
-        ),
-        "TWITTER_ACCESS_TOKEN_SECRET": Setting("", "secret", "Access Token Secret", True, _KEY_SOURCE),
-        "X_API_BASE_URL": Setting(DEFAULT_BASE_URL, "url", "where requests go (tests, proxies)"),
+        "TWITTER_API_KEY": Setting("", SECRET, "API Key (consumer key) from the X developer portal", True, _KEY_SOURCE),
+        "TWITTER_API_SECRET": Setting("", SECRET, "API Key Secret (consumer secret)", True, _KEY_SOURCE),
+        "TWITTER_ACCESS_TOKEN": Setting("", SECRET, "Access Token (with Read and write permission)", True, _KEY_SOURCE),
+        "TWITTER_ACCESS_TOKEN_SECRET": Setting("", SECRET, "Access Token Secret", True, _KEY_SOURCE),
+        "X_API_BASE_URL": Setting(DEFAULT_BASE_URL, URL, "where requests go (tests, proxies)"),
         "X_MONTHLY_BUDGET": Setting(
-            "", "dollars", "at most this many US dollars of X posts in a calendar month (UTC), e.g. 5; empty: no cap"
+            "", DOLLARS, "at most this many US dollars of X posts in a calendar month (UTC), e.g. 5; empty: no cap"
         ),
     }
-    parsers = {"dollars": _parse_dollars}
     budget = "X_MONTHLY_BUDGET"
     required = _CREDENTIAL_NAMES
     guide = "Getting X keys"
