@@ -1,9 +1,9 @@
 """What a network accepts as a picture: bytes, pixels, formats, animated GIFs, alt text.
 
 Plain data, cheap to import (no Pillow). Each network states its own limits in its module
-(`registry.network(name).image_limits()`); a Mastodon server's are its own, read online::
+(`network.image_limits()`); a Mastodon server's are its own, read online::
 
-    limits = config.registry.network(name).image_limits()
+    limits = config["POST_TO"][0].image_limits()
     limits.max_bytes, limits.max_alt
     strictest_alt([network.image_limits() for network in config["POST_TO"]])
 """

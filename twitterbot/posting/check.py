@@ -18,6 +18,7 @@ from .. import __version__
 from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError, TweetFileError
 from ..lock import run_lock
 from ..networks import Poster, posters_for
+from ..registry import registry_of
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..state.folder import ensure_state_dir, probe_state_dir
@@ -82,7 +83,7 @@ def keys_set(config: Config) -> Iterator[Finding]:
 def features(config: Config) -> Iterator[Finding]:
     """Each feature beyond X-only text posting, available or not, with the one command that adds
     it; a missing one is a problem (exit 69) only when the settings use it (a network in POST_TO)."""
-    for capability in config.registry.capabilities:
+    for capability in registry_of(config).capabilities:
         for feature in capability.features:
             missing = feature.missing()
             if not missing:
@@ -224,7 +225,7 @@ def budgets(config: Config) -> Iterator[Finding]:
 
 def capabilities(config: Config) -> Iterator[Finding]:
     """What each part of the bot adds (a job's compiled kernel)."""
-    for status, message in config.registry.checks(config):
+    for status, message in registry_of(config).checks(config):
         yield Finding(status, message)
 
 

@@ -23,7 +23,7 @@ from ..settings.secrets import Scrubber
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import one_line
-from .links import label_of, post_link
+from .links import label_of, network_named, post_link
 from .result import RunResult, log_result
 from .scheduled import run_once, run_watched, wait_jitter
 from .tweets import preview
@@ -143,7 +143,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry, config), entry.outcome
             thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.post_id else ""
-            first = entry.network == config.registry.default().name  # the one older rows were made on
+            first = network_named(config, None) == network_named(config, entry.network)  # older rows': the first
             on = "" if first else f" on {label_of(config, entry.network)}"
             tag = f"[{entry.job_name}{' result' if entry.final else ''}{on}{thread}]"
         # Masked before it is cut, so no cut leaves part of a key; one entry, one line.

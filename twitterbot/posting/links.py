@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..networks import Network
+from ..registry import registry_of
 from ..settings.loading import Config
 
 __all__ = ["account_link", "label_of", "network_named", "post_link"]
@@ -19,8 +20,9 @@ __all__ = ["account_link", "label_of", "network_named", "post_link"]
 def network_named(config: Config, name: Optional[str]) -> Optional[Network]:
     """The network a history row names (no name: an older scheduled row, made on the first
     network); None for a network no longer registered."""
+    registry = registry_of(config)
     try:
-        return config.registry.network(name) if name else config.registry.default()
+        return registry.network(name) if name else registry.default()
     except KeyError:
         return None
 

@@ -147,11 +147,11 @@ class RunRules:
 
 
 def monthly_budgets(config: Config) -> Dict[str, float]:
-    """The monthly budget of each network that has one set (X_MONTHLY_BUDGET), by network: what a
-    run's posts, its catch-ups and a job's posts are held to."""
+    """The monthly budget of each network in POST_TO that has one set (X_MONTHLY_BUDGET), by
+    network: what a run's posts, its catch-ups and a job's posts are held to."""
     return {
         network.name: config[network.budget]
-        for network in config.registry.networks
+        for network in config["POST_TO"]
         if network.budget and config[network.budget] is not None
     }
 

@@ -34,6 +34,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, request, url_for
 
 from ..pictures.kept import PICTURES_FOLDER, kept_alt, kept_png
+from ..posting.links import label_of
 from ..settings.loading import Config
 from ..settings.secrets import MASK, Scrubber
 from ..wording import plural
@@ -109,7 +110,7 @@ def create_app(
     app.jinja_env.filters["when"] = lambda moment: _when(moment, clock(), zone)
     app.jinja_env.filters["ago"] = lambda moment: _ago(moment, clock())
     app.jinja_env.filters["href"] = safe_href
-    app.jinja_env.filters["network"] = config.registry.label
+    app.jinja_env.filters["network"] = lambda name: label_of(config, name)
     app.jinja_env.filters["capitalize_first"] = lambda text: text[:1].upper() + text[1:]
     app.jinja_env.globals["plural"] = plural
     app.before_request(_guard)

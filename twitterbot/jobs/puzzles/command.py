@@ -26,6 +26,7 @@ from ...progress.commands import add_progress_flags
 from ...progress.reports import NullReporter, Templates
 from ...progress.session import JobSettings, open_reporter
 from ...progress.statusline import status_line_for
+from ...registry import registry_of
 from ...settings.loading import Config
 from ...state.folder import ensure_state_dir
 from ..cluster import add_cluster_flag
@@ -240,7 +241,7 @@ def _challenge(args: argparse.Namespace, config: Config) -> int:
         log.warning("the challenge %r was already posted: reveal it with --reveal, or give another --name", name)
         return int(ExitStatus.OK)  # one name, one post: a second cron run the same day does nothing
     rows, cols = args.size
-    challenge = make_challenge(name, rows, cols, random.Random(args.seed), config.registry.default())
+    challenge = make_challenge(name, rows, cols, random.Random(args.seed), registry_of(config).default())
     if state_dir:
         save_challenge(state_dir, challenge)
     job = JobSettings(_CHALLENGE_TEMPLATES, run_key=challenge_key(name), every=0, milestone_every=0, first_after=0)
