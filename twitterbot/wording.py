@@ -13,7 +13,7 @@ import re
 import unicodedata
 from datetime import timedelta
 
-__all__ = ["format_duration", "one_line", "plural", "printable"]
+__all__ = ["format_duration", "one_line", "plural", "printable", "without_escapes"]
 
 # Terminal escape sequences, whole: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \\), and the
 # other two-character ones; C1's single-character CSI (U+009B) too.
@@ -30,11 +30,17 @@ def _control(char: str) -> bool:
 def printable(text: str) -> str:
     """`text` without terminal escape sequences and control characters (C0, C1, NUL, DEL, bidi
     controls); tabs and line breaks become spaces."""
-    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = without_escapes(text)
     return "".join(" " if char in _BREAKS else char for char in text if char in _BREAKS or not _control(char))
 
 
 _BREAKS = "\t\n\r\u2028\u2029"
+
+
+def without_escapes(text: str) -> str:
+    """`text` without the terminal escape sequences in it (colours, cursor moves, window titles),
+    each removed whole; anything else, control characters too, is left for the caller to treat."""
+    return _ESCAPE_SEQUENCE.sub("", text)
 
 
 def one_line(text: str) -> str:

@@ -12,6 +12,7 @@ import string
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from ..networks import Network
+from ..wording import without_escapes
 
 __all__ = ["check_template", "clean", "fit", "format_elapsed", "tidy"]
 
@@ -95,13 +96,12 @@ def _cut(words: list, count: int) -> str:
     return kept + (" " if "://" in words[count - 1] or "www." in words[count - 1] else "") + _ELLIPSIS
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 def clean(message: str) -> str:
     """A job's message as one line of plain text: no colour codes, no control characters."""
-    return " ".join(_CONTROL.sub(" ", _ANSI.sub("", message)).split())
+    return " ".join(_CONTROL.sub(" ", without_escapes(message)).split())
 
 
 def tidy(text: str) -> str:
