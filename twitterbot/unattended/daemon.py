@@ -144,11 +144,6 @@ class Daemon:
         self.stop.set()
         self.wake.set()
 
-    def request_reload(self) -> None:
-        """Ask for a reload at the next safe point: between runs, never in the middle of one."""
-        self._reload_requested = True
-        self.wake.set()
-
     def serve(self) -> None:
         """Run jobs as they come due until `stop` is set (by a signal, or a test)."""
         self.notify("READY=1")
@@ -207,8 +202,10 @@ class Daemon:
                         self.stopped_by = self.stopped_by or signal.Signals(number).name
                         self.request_stop()
                     elif number == signal.SIGHUP:
+                        # A reload waits for a safe point: serve() sees the flag between runs,
+                        # never in the middle of one.
                         self._reload_requested = True
-                        self.wake.set()  # serve() sees the flag between runs
+                        self.wake.set()
 
         threading.Thread(target=relay, name="signal relay", daemon=True).start()
 
