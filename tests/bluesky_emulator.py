@@ -6,7 +6,7 @@ checks that the emulator's replies have the real server's shape (status, fields,
 
     with BlueskyEmulator() as emu:
         emu.fail("com.atproto.repo.createRecord", Fault.lose_reply())   # write it, answer nothing
-        poster = BlueskyPoster(handle=emu.handle, app_password=emu.password, service=emu.url, ...)
+        poster = BlueskyPoster(Login(emu.handle, emu.password, emu.url, session_file), timeout=2, retries=2)
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import pytest
 from bluesky_emulator import BlueskyEmulator, Fault
 
 from twitterbot.errors import ExitStatus, PostError
-from twitterbot.networks.bluesky.poster import BlueskyPoster
+from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.records import PostRef, new_record_key
 from twitterbot.networks.bluesky.text import measure
 from twitterbot.settings.secrets import ScrubSecrets
@@ -36,9 +36,12 @@ def emulator() -> Any:
 def poster_for(emu: BlueskyEmulator, session_file: Path, **options: Any) -> BlueskyPoster:
     settings = {"timeout": 2.0, "retries": 2, "sleep": lambda seconds: None}
     settings.update(options)
-    return BlueskyPoster(
-        handle=emu.handle, app_password=emu.password, service=emu.url, session_file=session_file, **settings
-    )
+    return BlueskyPoster(Login(emu.handle, emu.password, emu.url, session_file), **settings)
+
+
+def test_a_login_keeps_its_app_password_out_of_repr() -> None:
+    login = Login("alice.test", "abcd-efgh-ijkl-mnop", "https://bsky.social", Path("session.json"))
+    assert "abcd-efgh-ijkl-mnop" not in repr(login) and "alice.test" in repr(login)
 
 
 # -- the length rule ----------------------------------------------------------------------------
@@ -154,10 +157,7 @@ def test_an_unreachable_server_is_retried_then_fails_temporarily(tmp_path: Path)
         port = free.getsockname()[1]
     delays: List[float] = []
     poster = BlueskyPoster(
-        handle="alice.test",
-        app_password="abcd-efgh-ijkl-mnop",
-        service=f"http://127.0.0.1:{port}",
-        session_file=tmp_path / "s.json",
+        Login("alice.test", "abcd-efgh-ijkl-mnop", f"http://127.0.0.1:{port}", tmp_path / "s.json"),
         timeout=2,
         retries=2,
         sleep=delays.append,
@@ -232,10 +232,7 @@ def test_the_password_and_tokens_never_reach_a_log_or_a_message(
             poster_for(emulator, session_file).post("first")
             logging.getLogger("test").debug("the saved session: %s", session_file.read_text())
             wrong = BlueskyPoster(
-                handle=emulator.handle,
-                app_password="wrong-pass-word-9z9z",
-                service=emulator.url,
-                session_file=tmp_path / "other.json",
+                Login(emulator.handle, "wrong-pass-word-9z9z", emulator.url, tmp_path / "other.json"),
                 timeout=2,
                 retries=0,
             )

@@ -16,7 +16,7 @@ from page_server import Page, PageServer
 from pds.harness import Pds, PdsAccount
 
 from twitterbot.networks.bluesky.linkcard import Limits
-from twitterbot.networks.bluesky.poster import BlueskyPoster
+from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 
 PIL = pytest.importorskip("PIL", reason="Pillow makes the test's photo (requirements.txt installs it)")
 import images  # noqa: E402
@@ -73,10 +73,7 @@ def account(bluesky_pds: Pds) -> PdsAccount:
 @pytest.fixture
 def poster(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path) -> BlueskyPoster:
     return BlueskyPoster(
-        handle=account.handle,
-        app_password=bluesky_pds.app_password(account),
-        service=bluesky_pds.url,
-        session_file=tmp_path / "session.json",
+        Login(account.handle, bluesky_pds.app_password(account), bluesky_pds.url, tmp_path / "session.json"),
         timeout=10,
         retries=1,
         sleep=lambda seconds: None,
@@ -198,10 +195,7 @@ def test_a_poster_made_without_link_cards_fetches_nothing(
     bluesky_pds: Pds, account: PdsAccount, tmp_path: Path, pages: PageServer
 ) -> None:
     poster = BlueskyPoster(
-        handle=account.handle,
-        app_password=bluesky_pds.app_password(account),
-        service=bluesky_pds.url,
-        session_file=tmp_path / "session.json",
+        Login(account.handle, bluesky_pds.app_password(account), bluesky_pds.url, tmp_path / "session.json"),
         timeout=10,
         retries=0,
     )
@@ -217,10 +211,7 @@ def test_a_lost_thumbnail_upload_costs_the_thumbnail_not_the_card_nor_the_post(
 
     with LossyProxy(bluesky_pds.url, lose={"com.atproto.repo.uploadBlob": 1}) as proxy:
         poster = BlueskyPoster(
-            handle=account.handle,
-            app_password=bluesky_pds.app_password(account),
-            service=proxy.url,
-            session_file=tmp_path / "session.json",
+            Login(account.handle, bluesky_pds.app_password(account), proxy.url, tmp_path / "session.json"),
             timeout=10,
             retries=1,
             sleep=lambda seconds: None,

@@ -15,7 +15,7 @@ from conftest import BotHome
 from pds.harness import Pds, PdsAccount
 
 from twitterbot.errors import ExitStatus, PostError
-from twitterbot.networks.bluesky.poster import BlueskyPoster
+from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.records import PostRef
 from twitterbot.networks.bluesky.text import measure
 
@@ -33,9 +33,7 @@ def app_password(bluesky_pds: Pds, account: PdsAccount) -> str:
 def make_poster(service: str, account: PdsAccount, password: str, session_file: Path, **options: Any) -> BlueskyPoster:
     settings: Dict[str, Any] = {"timeout": 10, "retries": 2, "sleep": lambda seconds: None}
     settings.update(options)
-    return BlueskyPoster(
-        handle=account.handle, app_password=password, service=service, session_file=session_file, **settings
-    )
+    return BlueskyPoster(Login(account.handle, password, service, session_file), **settings)
 
 
 def test_a_post_lands_with_its_link_and_a_reference_to_it(

@@ -21,7 +21,7 @@ from PIL import Image
 
 from twitterbot.errors import ExitStatus, PostError
 from twitterbot.networks.bluesky.media import bluesky_embed
-from twitterbot.networks.bluesky.poster import BlueskyPoster
+from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.mastodon.poster import MastodonPoster
 from twitterbot.networks.retry import Backoff
 from twitterbot.networks.x.media import upload_to_x
@@ -204,10 +204,7 @@ def blob(pds: Pds, did: str, cid: str) -> bytes:
 def bluesky(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path) -> BlueskyPoster:
     """The Bluesky poster, logged in to the real PDS with an app password, never sleeping."""
     return BlueskyPoster(
-        handle=account.handle,
-        app_password=bluesky_pds.app_password(account),
-        service=bluesky_pds.url,
-        session_file=tmp_path / "session.json",
+        Login(account.handle, bluesky_pds.app_password(account), bluesky_pds.url, tmp_path / "session.json"),
         timeout=20,
         retries=0,
         sleep=lambda s: None,

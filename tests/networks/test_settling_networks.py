@@ -10,7 +10,7 @@ import pytest
 from mastodon_server import TOKEN, MastodonEmulator, MockInstance
 from pds.harness import Pds
 
-from twitterbot.networks.bluesky.poster import BlueskyPoster
+from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.records import new_record_key
 from twitterbot.networks.mastodon.poster import MastodonPoster
 
@@ -18,10 +18,7 @@ from twitterbot.networks.mastodon.poster import MastodonPoster
 def bluesky(pds: Pds, tmp_path: Path, name: str) -> BlueskyPoster:
     account = pds.create_account(name)
     return BlueskyPoster(
-        handle=account.handle,
-        app_password=pds.app_password(account),
-        service=pds.url,
-        session_file=tmp_path / "session.json",
+        Login(account.handle, pds.app_password(account), pds.url, tmp_path / "session.json"),
         timeout=10,
         retries=0,
         sleep=lambda seconds: None,

@@ -128,13 +128,16 @@ class Bluesky(Network):
         return image_limits()
 
     def poster(self, config: Config) -> BlueskyPoster:
-        from .poster import BlueskyPoster  # only a run that posts to Bluesky imports the poster (and the SDK)
+        from .poster import BlueskyPoster, Login  # only a run that posts to Bluesky imports the poster (and the SDK)
 
-        return BlueskyPoster(
+        login = Login(
             handle=str(config["BLUESKY_HANDLE"]),
             app_password=str(config["BLUESKY_APP_PASSWORD"]),
             service=str(config["BLUESKY_SERVICE"]),
             session_file=config["BOT_STATE_DIR"] / "bluesky-session.json",
+        )
+        return BlueskyPoster(
+            login,
             timeout=config["API_TIMEOUT"],
             retries=config["API_RETRIES"],
             link_cards=bool(config["BLUESKY_LINK_CARDS"]),

@@ -4,8 +4,8 @@ an ``app.bsky.feed.post`` record (`records.py`) into the account's repository wi
 and mentions become facets so they are clickable (the SDK finds them; a mention is linked only
 when its handle resolves). The SDK is imported only when a poster connects::
 
-    poster = BlueskyPoster(handle="alice.bsky.social", app_password=password, service="https://bsky.social",
-                           session_file=state / "bluesky-session.json", timeout=20, retries=2)
+    login = Login("alice.bsky.social", password, "https://bsky.social", state / "bluesky-session.json")
+    poster = BlueskyPoster(login, timeout=20, retries=2)
     result = poster.post("Hello from my Pi")
     result.url   # 'https://bsky.app/profile/alice.bsky.social/post/3lbq7...'
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence
@@ -45,9 +46,21 @@ if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module
 
     from .linkcard import Card, Limits
 
-__all__ = ["BlueskyPoster"]
+__all__ = ["BlueskyPoster", "Login"]
 
 log = logging.getLogger(__package__)  # Bluesky's lines log under the network's name
+
+
+@dataclass(frozen=True)
+class Login:
+    """Whom the poster logs in as and where: the account's handle and app password (kept out of
+    repr(), so never in a log or a traceback), the server it talks to (BLUESKY_SERVICE) and the file
+    its session is kept in between runs (a saved session spares a rate-limited login)."""
+
+    handle: str
+    app_password: str = field(repr=False)
+    service: str
+    session_file: Path
 
 
 class BlueskyPoster:
@@ -64,11 +77,8 @@ class BlueskyPoster:
 
     def __init__(
         self,
+        login: Login,
         *,
-        handle: str,
-        app_password: str,
-        service: str,
-        session_file: Path,
         timeout: float,
         retries: int,
         sleep: Callable[[float], None] = time.sleep,
@@ -76,11 +86,11 @@ class BlueskyPoster:
         link_cards: bool = False,
         card_limits: Optional[Limits] = None,
     ) -> None:
-        self.handle = handle.strip().lstrip("@").lower()  # handles are case-insensitive
-        self._password = app_password
-        scrub_also([app_password])
-        self._service = service.rstrip("/")
-        self._session_file = Path(session_file)
+        self.handle = login.handle.strip().lstrip("@").lower()  # handles are case-insensitive
+        self._password = login.app_password
+        scrub_also([login.app_password])
+        self._service = login.service.rstrip("/")
+        self._session_file = Path(login.session_file)
         self._timeout = timeout
         self._policy = Backoff(retries, backoff, sleep)
         self._client: Optional[Client] = None
