@@ -16,6 +16,7 @@ from conftest import REGISTRY, by_network
 
 from twitterbot.jobs.puzzles import hidoku, jodici
 from twitterbot.jobs.puzzles.job import (
+    Options,
     challenge_key,
     checkpoint_path,
     make_challenge,
@@ -47,7 +48,7 @@ def test_progress_and_the_result_are_posted_as_a_thread(tmp_path: Path, poster, 
     puzzle = hidoku.parse(MANY)
     with HistoryStore(tmp_path / "history.sqlite3") as store:
         reporter = reporter_for(store, poster, every=86400, milestone_every=86400)
-        result = run_puzzle(hidoku, puzzle, reporter, source="many.txt", all_solutions=True, out=io.StringIO())
+        result = run_puzzle(hidoku, puzzle, reporter, Options("many.txt", all_solutions=True), out=io.StringIO())
     assert result.complete and result.solutions == hidoku.count_solutions(puzzle)
     assert len(emulator.posts) == 2, emulator.texts  # the first news at once, then only the result
     assert emulator.texts[0].startswith("puzzle: 1 solution so far, after ")
@@ -70,7 +71,7 @@ def test_search_progress_reaches_the_reporter() -> None:
             messages.append("done: " + message)
             return super().done(message)
 
-    run_puzzle(module, hidoku.parse(MANY), Recorder(), source="m", all_solutions=True, out=io.StringIO())
+    run_puzzle(module, hidoku.parse(MANY), Recorder(), Options("m", all_solutions=True), out=io.StringIO())
     progress = [m for m in messages if "nodes searched" in m]
     assert progress and all(
         "/s), " in m and "solutions so far, about " in m and "% of the search done" in m for m in progress
@@ -83,14 +84,14 @@ def test_json_output_and_the_output_file(tmp_path: Path) -> None:
     target = tmp_path / "answer.json"
     puzzle = jodici.parse(jodici.EXAMPLE)
     run_puzzle(
-        jodici, puzzle, NullReporter(), source="example", all_solutions=True, out=out, output=target, as_json=True
+        jodici, puzzle, NullReporter(), Options("example", all_solutions=True, output=target, as_json=True), out=out
     )
     printed = json.loads(out.getvalue())
     assert printed["puzzle"] == "example" and printed["solutions"] == 1 and printed["complete"] is True
     assert printed["solution"] == [[3, 7, 5, 8, 4, 3], [6, 1, 1, 5, 9, 8], [6, 7, 9, 2, 2, 4]]
     assert json.loads(target.read_text()) == printed
     text = io.StringIO()
-    run_puzzle(jodici, puzzle, NullReporter(), source="example", all_solutions=True, out=text, output=target)
+    run_puzzle(jodici, puzzle, NullReporter(), Options("example", all_solutions=True, output=target), out=text)
     assert target.read_text() == text.getvalue() and text.getvalue().startswith("solution 1:\n3,7,5,8,4,3\n")
 
 
@@ -118,15 +119,15 @@ def test_a_stopped_job_resumes_from_its_checkpoint(tmp_path: Path) -> None:
             module,
             puzzle,
             StopAfterProgress(),
-            source="m",
-            all_solutions=True,
+            Options("m", all_solutions=True, checkpoint=checkpoint),
             out=io.StringIO(),
-            checkpoint=checkpoint,
         )
     saved = json.loads(checkpoint.read_text())
     assert saved["kind"] == "hidoku" and saved["first"] is not None and 0 < saved["solutions"] < total
     out = io.StringIO()
-    result = run_puzzle(hidoku, puzzle, NullReporter(), source="m", all_solutions=True, out=out, checkpoint=checkpoint)
+    result = run_puzzle(
+        hidoku, puzzle, NullReporter(), Options("m", all_solutions=True, checkpoint=checkpoint), out=out
+    )
     assert result.resumed and result.solutions == total and result.first == saved["first"]
     assert out.getvalue().startswith(f"resuming an earlier search: {saved['solutions']} solutions found before\n")
     assert not checkpoint.exists()

@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image
 
-from twitterbot.jobs.puzzles.job import load_kind, run_puzzle
+from twitterbot.jobs.puzzles.job import Options, load_kind, run_puzzle
 from twitterbot.jobs.puzzles.picture import solved_picture
 from twitterbot.progress.reports import NullReporter
 
@@ -19,8 +19,7 @@ def test_each_kind_draws_its_solution(kind: str) -> None:
         module,
         module.parse(module.EXAMPLE, "example"),
         NullReporter(),
-        source="example",
-        all_solutions=False,
+        Options("example", all_solutions=False),
         out=io.StringIO(),
     )
     picture = solved_picture(kind, "example", result.first, result.first_text)

@@ -33,6 +33,7 @@ from ..cluster import add_cluster_flag
 from . import KINDS
 from .events import PuzzleFileError
 from .job import (
+    Options,
     available_kinds,
     challenge_key,
     challenge_path,
@@ -141,8 +142,8 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
         source = args.file
     else:
         raise UsageError(f"puzzle {args.kind} needs a FILE, or --example for the seed's puzzle")
-    options = {"board": args.board} if args.board else {}
-    puzzle = module.parse(text, source, **options)
+    parsing = {"board": args.board} if args.board else {}
+    puzzle = module.parse(text, source, **parsing)
     all_solutions = True if args.all else False if args.first else module.ALL_BY_DEFAULT
     checkpoint = None
     if not args.dry_run:
@@ -150,6 +151,7 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
         checkpoint = checkpoint_path(config["BOT_STATE_DIR"], args.kind, text, all_solutions)
         if args.restart and checkpoint.exists():
             checkpoint.unlink()
+    options = Options(source, all_solutions, checkpoint=checkpoint, output=absolute(args.output), as_json=args.json)
     name = args.name or f"puzzle {args.kind} {Path(source).name}"
     status = status_line_for(sys.stdout)
     status.clear_before_logging()
@@ -161,17 +163,7 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
         )
     )
     with reporter as report:
-        run_puzzle(
-            module,
-            puzzle,
-            report,
-            source=source,
-            all_solutions=all_solutions,
-            status=status,
-            checkpoint=checkpoint,
-            output=absolute(args.output),
-            as_json=args.json,
-        )
+        run_puzzle(module, puzzle, report, options, status=status)
     return int(ExitStatus.OK)  # solved, or proved to have no solution: either is an answer
 
 

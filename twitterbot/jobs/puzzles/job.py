@@ -3,7 +3,7 @@ checkpoint and reporter calls, as the peg job does for its solver.
 
     module = load_kind("hidoku")
     puzzle = module.parse(text, "board.txt")
-    result = run_puzzle(module, puzzle, reporter, source="board.txt", all_solutions=True)
+    result = run_puzzle(module, puzzle, reporter, Options(source="board.txt", all_solutions=True))
 
 Also the daily Hidoku challenge: `post_challenge` posts a generated puzzle and keeps its solution
 in the state folder; `reveal_challenge` posts that solution as a reply in the puzzle's thread.
@@ -36,6 +36,7 @@ from .picture import solved_picture
 
 __all__ = [
     "Challenge",
+    "Options",
     "PuzzleOutputError",
     "PuzzleResult",
     "available_kinds",
@@ -80,6 +81,19 @@ def available_kinds() -> Dict[str, ModuleType]:
             if exc.name != f"{__package__}.{name}":
                 raise
     return kinds
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the command asked of one search: the puzzle's name (its file, or "example"), every
+    solution or the first, and what to keep: a checkpoint to resume from (None: none), a copy of
+    what is printed (`output`), one JSON object instead of the solutions and summary (`as_json`)."""
+
+    source: str
+    all_solutions: bool
+    checkpoint: Optional[Path] = None
+    output: Optional[Path] = None
+    as_json: bool = False
 
 
 @dataclass
@@ -150,20 +164,17 @@ def run_puzzle(
     module: ModuleType,
     puzzle: Any,
     reporter: AnyReporter,
+    options: Options,
     *,
-    source: str,
-    all_solutions: bool,
     out: TextIO = sys.stdout,
     status: Optional[AnyStatus] = None,
-    checkpoint: Optional[Path] = None,
-    output: Optional[Path] = None,
-    as_json: bool = False,
 ) -> PuzzleResult:
-    """Solve `puzzle`, printing each solution and a summary (or, `as_json`, one JSON object at
-    the end), showing the search on the status line, reporting progress (the first solution is a
-    milestone) and the result. `output` gets the same text, written atomically at the end. With
-    `checkpoint`, progress is saved there and a stopped search resumes from it; the file goes
-    once the search ends."""
+    """Solve `puzzle`, printing each solution and a summary (or, `options.as_json`, one JSON
+    object at the end), showing the search on the status line, reporting progress (the first
+    solution is a milestone) and the result. `options.output` gets the same text, written
+    atomically at the end. With `options.checkpoint`, progress is saved there and a stopped search
+    resumes from it; the file goes once the search ends."""
+    source, checkpoint, output, as_json = options.source, options.checkpoint, options.output, options.as_json
     status = status or NullStatusLine()
     show_solutions = not as_json
     printed: List[str] = []
@@ -181,7 +192,7 @@ def run_puzzle(
         if show_solutions:
             out.write(f"resuming an earlier search: {plural(result.solutions, 'solution')} found before\n")
     finished: Optional[Finished] = None
-    for event in module.solve(puzzle, all_solutions=all_solutions, resume=resume):
+    for event in module.solve(puzzle, all_solutions=options.all_solutions, resume=resume):
         if isinstance(event, Progress):
             message = _progress_message(event)
             status.show(message, part="job")
@@ -263,14 +274,7 @@ def solve_text(kind: str, text: str, source: str, all_solutions: bool, options: 
     """What `puzzle KIND FILE` prints for one puzzle (a batch's task: a pure function of the file)."""
     module = load_kind(kind)
     out = io.StringIO()
-    run_puzzle(
-        module,
-        module.parse(text, source, **options),
-        NullReporter(),
-        source=source,
-        all_solutions=all_solutions,
-        out=out,
-    )
+    run_puzzle(module, module.parse(text, source, **options), NullReporter(), Options(source, all_solutions), out=out)
     return out.getvalue()
 
 
