@@ -15,7 +15,7 @@ from twitterbot.jobs.pegs.board import BoardFileError, builtin, load_board, pars
 from twitterbot.jobs.pegs.boards import BOARDS
 from twitterbot.jobs.pegs.bounds import position_class_proof
 from twitterbot.jobs.pegs.count import count_levels, load_checkpoint
-from twitterbot.jobs.pegs.job import run_count, run_solve
+from twitterbot.jobs.pegs.job import CountSetup, run_count, run_solve
 from twitterbot.jobs.pegs.levels import Counting
 from twitterbot.jobs.pegs.solve import Impossible, Searching, Solved, solution_text, solve
 from twitterbot.networks.dryrun import DryRunPoster
@@ -230,7 +230,7 @@ def test_the_job_posts_its_progress_and_result(tmp_path: Path, poster, emulator)
             registry=REGISTRY,
         )
         out = io.StringIO()
-        run_count(builtin("plus"), reporter, checkpoint=tmp_path / "plus.npz", out=out)
+        run_count(builtin("plus"), reporter, CountSetup(checkpoint=tmp_path / "plus.npz"), out=out)
     assert emulator.texts[0].startswith("pegs: after 0 jumps: 1 distinct position (1 so far)")  # no "1 positions"
     assert "positions reached in 8 jumps; 16 solutions; 304 complete games" in emulator.texts[-1]
     assert emulator.posts[-1].reply_to == emulator.posts[0].id
@@ -302,13 +302,17 @@ def test_counting_shows_a_live_status_line_on_a_terminal_only(tmp_path: Path, mo
     monkeypatch.setenv("COLUMNS", "200")
     screen = Terminal()
     run_count(
-        builtin("pyramid"), NullReporter(), checkpoint=None, out=screen, status=StatusLine(screen, min_interval=0)
+        builtin("pyramid"),
+        NullReporter(),
+        CountSetup(checkpoint=None),
+        out=screen,
+        status=StatusLine(screen, min_interval=0),
     )
     drawn = screen.getvalue().split("\r\x1b[K")
     assert "counting level 3 of at most 15: 0% of 45 positions expanded; 8 positions so far" in drawn, drawn
     assert "    2         45  134  0\n" in screen.getvalue()  # the level lines still come, each on its own line
     plain = io.StringIO()
-    run_count(builtin("pyramid"), NullReporter(), checkpoint=None, out=plain, status=status_line_for(plain))
+    run_count(builtin("pyramid"), NullReporter(), CountSetup(checkpoint=None), out=plain, status=status_line_for(plain))
     assert "\r" not in plain.getvalue() and "counting level" not in plain.getvalue()
 
 

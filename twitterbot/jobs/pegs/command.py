@@ -127,7 +127,7 @@ def _batch_boards(path: Path, finish: Optional[str]) -> List[Any]:
 
 def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, status: Any, cluster: Any) -> int:
     """The action, with the reporter open."""
-    from .job import run_count, run_fewest, run_solve  # the counter needs numpy: only for this command
+    from .job import CountSetup, run_count, run_fewest, run_solve  # the counter needs numpy: only for this command
     from .kernel import load as load_kernel
 
     if args.action == "solve":
@@ -161,11 +161,8 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
     ensure_state_dir(config["BOT_STATE_DIR"])
     levels = config["BOT_STATE_DIR"] / f"pegs-levels-{board.name}"
     levels.mkdir(exist_ok=True)
-    run_count(
-        board,
-        report,
+    setup = CountSetup(
         checkpoint=config["BOT_STATE_DIR"] / (f"pegs-count-{board.name}" + (".cluster" if cluster else ".npz")),
-        status=status,
         levels=levels,
         kernel=load_kernel(
             config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]
@@ -173,6 +170,7 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
         cluster=cluster,
         workers=args.workers or _cores(),
     )
+    run_count(board, report, setup, status=status)
     shutil.rmtree(levels, ignore_errors=True)  # finished: the level files were only for this count
     return int(ExitStatus.OK)
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, NamedTuple, Optional, TextIO, Union
+from typing import Any, Callable, Iterator, List, Optional, TextIO, Union
 
 from ...errors import UsageError
 from ...files import write_atomically
@@ -30,7 +31,7 @@ from .levels import Counting, Level
 from .picture import solution_picture, start_picture
 from .solve import Impossible, Searching, Solved, solution_text, solve
 
-__all__ = ["run_count", "run_fewest", "run_solve", "solve_text", "solve_text_on_worker"]
+__all__ = ["CountSetup", "run_count", "run_fewest", "run_solve", "solve_text", "solve_text_on_worker"]
 
 AnyReporter = Union[Reporter, NullReporter]
 AnyStatus = Union[StatusLine, NullStatusLine]
@@ -162,63 +163,38 @@ def solve_text_on_worker(board: Board) -> str:
     return solve_text(board, worker_kernel())
 
 
-class _Where(NamedTuple):
-    """Where a count runs and keeps its files (run_count's arguments)."""
+@dataclass(frozen=True)
+class CountSetup:
+    """Where a count keeps its files and what it runs on, as `pegs count` chose them.
+
+    `checkpoint`: a stopped count resumes after its last finished level kept there (None: no
+    resuming). `levels`: a folder keeping each level's positions, to count the positions from which
+    the goal can still be reached once the count is done (a central game only). `kernel`
+    (kernel.load): the levels made in C, the same output, faster. `cluster` (jobs.cluster.Cluster):
+    the levels spread over its workers, `checkpoint` then a folder of shares, the output the same
+    again. `workers` above 1: over that many threads here."""
 
     checkpoint: Optional[Path]
-    levels: Optional[Path]
-    kernel: Optional[Kernel]
-    cluster: Any
-    workers: int
-
-
-def _counted(
-    board: Board,
-    where: _Where,
-    progress: Callable[[Counting], None],
-    clock: Callable[[], float],
-    finishable: Optional[List[int]],
-) -> Iterator[Level]:
-    """The count's levels: on the cluster's workers (filling `finishable`), or on this machine's cores."""
-    if where.cluster is not None:
-        from .spread import count_on_cluster  # needs a cluster: only with --cluster
-
-        return count_on_cluster(
-            board, where.cluster, checkpoint=where.checkpoint, progress=progress, finishable=finishable
-        )
-    return count_levels(
-        board,
-        checkpoint=where.checkpoint,
-        progress=progress,
-        clock=clock,
-        keep=where.levels,
-        kernel=where.kernel,
-        workers=where.workers,
-    )
+    levels: Optional[Path] = None
+    kernel: Optional[Kernel] = None
+    cluster: Any = None
+    workers: int = 1
 
 
 def run_count(
     board: Board,
     reporter: AnyReporter,
+    setup: CountSetup,
     *,
-    checkpoint: Optional[Path],
     out: TextIO = sys.stdout,
     status: Optional[AnyStatus] = None,
     clock: Callable[[], float] = time.monotonic,
-    levels: Optional[Path] = None,
-    kernel: Optional[Kernel] = None,
-    cluster: Any = None,
-    workers: int = 1,
 ) -> Level:
     """Count `board` level by level, printing a line and reporting each level; returns the last.
-    With `checkpoint`, a stopped count resumes after its last finished level. On a terminal the
-    status line shows the level being counted, how far it is and, at its pace, how long it has left.
-    With `levels` (a folder), each level's positions are kept there, to count the positions from
-    which the goal can still be reached once the count is done (a central game only). With
-    `kernel` (kernel.load), the levels are made in C: the same output, faster. With `cluster`
-    (jobs.cluster.Cluster), the levels are spread over its workers, `checkpoint` is a folder of
-    shares, and the output is the same again; with `workers` above 1, over that many threads
-    here."""
+    `setup` says where the count keeps its checkpoint and levels and what it runs on (this
+    machine's cores, the compiled kernel, a cluster). On a terminal the status line shows the
+    level being counted, how far it is and, at its pace, how long it has left."""
+    checkpoint, levels, kernel, cluster = setup.checkpoint, setup.levels, setup.kernel, setup.cluster
     status = status or NullStatusLine()
     reporter.opening_picture(lambda: start_picture(board))
     total = 0
@@ -240,8 +216,7 @@ def run_count(
     games = 0
     on = f" on a cluster of {plural(cluster.workers, 'worker')}" if cluster is not None else ""
     finishable: Optional[List[int]] = [] if cluster is not None else None
-    where = _Where(checkpoint, levels, kernel, cluster, workers)
-    for level in _counted(board, where, counting, clock, finishable):
+    for level in _counted(board, setup, counting, clock, finishable):
         total += level.positions
         games += level.games
         status.clear()
@@ -274,3 +249,28 @@ def run_count(
     elif checkpoint and checkpoint.exists():
         checkpoint.unlink()
     return last
+
+
+def _counted(
+    board: Board,
+    setup: CountSetup,
+    progress: Callable[[Counting], None],
+    clock: Callable[[], float],
+    finishable: Optional[List[int]],
+) -> Iterator[Level]:
+    """The count's levels: on the cluster's workers (filling `finishable`), or on this machine's cores."""
+    if setup.cluster is not None:
+        from .spread import count_on_cluster  # needs a cluster: only with --cluster
+
+        return count_on_cluster(
+            board, setup.cluster, checkpoint=setup.checkpoint, progress=progress, finishable=finishable
+        )
+    return count_levels(
+        board,
+        checkpoint=setup.checkpoint,
+        progress=progress,
+        clock=clock,
+        keep=setup.levels,
+        kernel=setup.kernel,
+        workers=setup.workers,
+    )
