@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import timedelta
+from typing import Callable
 
 __all__ = ["format_duration", "one_line", "plural", "printable", "without_escapes"]
 
@@ -59,9 +60,10 @@ def _escape(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def plural(count: int, noun: str) -> str:
-    """ "1 position", "2,048 positions": a count and its noun."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+def plural(count: int, noun: str, *, figure: Callable[[int], str] = "{:,}".format) -> str:
+    """ "1 position", "2,048 positions": a count and its noun. `figure` writes the count another
+    way, e.g. as a person reads a huge one at a glance ("3.1 billion keystrokes")."""
+    return f"{figure(count)} {noun}{'' if count == 1 else 's'}"
 
 
 def format_duration(span: timedelta) -> str:

@@ -31,6 +31,7 @@ from ...progress.reporter import Reporter, slug
 from ...progress.reports import NullReporter, Templates
 from ...progress.statusline import NullStatusLine, StatusLine
 from ...progress.text import format_elapsed
+from ...wording import plural
 from ..cluster import ClusterLost
 from . import DEFAULT_KEYS
 from .cache import StartupCache
@@ -270,8 +271,8 @@ def run_monkey(
         typing_seconds = float(state["seconds"])
         log.info(
             "continuing after %s (record: %s)",
-            _plural(simulation.keystrokes, "keystroke", exact=True),
-            _plural(simulation.record, "letter", exact=True),
+            plural(simulation.keystrokes, "keystroke"),
+            plural(simulation.record, "letter"),
         )
     else:
         simulation = ChunkedSimulation(setup.matcher, key_count=setup.keyboard.count, seed=options.seed, typing=typing)
@@ -357,8 +358,8 @@ def _report_record(
     out.write(f"{event.keystrokes:>22,}  {event.length:>3}  {text!r}  ({record.source})\n")
     out.flush()
     reporter.update(
-        f"New record after {_plural(event.keystrokes, 'keystroke')}: {text!r} "
-        f"({_plural(event.length, 'letter')}, from {record.source})",
+        f"New record after {plural(event.keystrokes, 'keystroke', figure=approximate)}: {text!r} "
+        f"({plural(event.length, 'letter', figure=approximate)}, from {record.source})",
         milestone=True,
         picture=run.chart,
         **run.figures(),
@@ -381,14 +382,12 @@ def _report_end(
         status.clear()
     if stopping:
         out.write(
-            f"stopped by {stopping[0]} after {_plural(keystrokes, 'keystroke', exact=True)}; "
-            "the same command continues from here\n"
+            f"stopped by {stopping[0]} after {plural(keystrokes, 'keystroke')}; the same command continues from here\n"
         )
         reporter.stop()
     else:
         out.write(
-            f"typed {_plural(keystrokes, 'keystroke', exact=True)} in {run.typing_seconds:,.1f} s of typing "
-            f"({latest['rate']})\n"
+            f"typed {plural(keystrokes, 'keystroke')} in {run.typing_seconds:,.1f} s of typing ({latest['rate']})\n"
         )
         reporter.done(summary, picture=run.chart, **latest)
 
@@ -401,7 +400,7 @@ def _progress_message(figures: Dict[str, object], setup: Setup) -> str:
     assert isinstance(length, int)
     where = f" on {figures['where']}" if str(figures.get("where", "")).startswith("a cluster") else ""
     return (
-        f"{keystrokes} at {figures['rate']}{where}. Record: {figures['record']!r} ({_plural(length, 'letter')}, "
+        f"{keystrokes} at {figures['rate']}{where}. Record: {figures['record']!r} ({plural(length, 'letter', figure=approximate)}, "
         f"from {figures['source']}). One more letter should take about {figures['factor']} times as much typing"
     )
 
@@ -416,21 +415,15 @@ def typing_rate(keystrokes: int, typing_seconds: float) -> str:
 
 def _status_text(keystrokes: int, typing_seconds: float, records: List[RecordLine], options: Options) -> str:
     """The job's half of the terminal's status line: how far, how fast, and when it ends if known."""
-    text = f"{_plural(keystrokes, 'keystroke')} at {typing_rate(keystrokes, typing_seconds)}"
+    text = f"{plural(keystrokes, 'keystroke', figure=approximate)} at {typing_rate(keystrokes, typing_seconds)}"
     if records:
-        text += f", record {_plural(records[-1].length, 'letter')}"
+        text += f", record {plural(records[-1].length, 'letter', figure=approximate)}"
     if options.keystrokes and typing_seconds > 0 and keystrokes:
         left = (options.keystrokes - keystrokes) * typing_seconds / keystrokes
         text += (
             f", {keystrokes / options.keystrokes:.0%} of {approximate(options.keystrokes)}, {format_elapsed(left)} left"
         )
     return text
-
-
-def _plural(count: int, noun: str, *, exact: bool = False) -> str:
-    """ "1 keystroke", "3.1 billion keystrokes" (or "3,100,000,000 keystrokes" when `exact`)."""
-    shown = f"{count:,}" if exact else approximate(count)
-    return f"{shown} {noun}{'' if count == 1 else 's'}"
 
 
 def _restore(setup: Setup, state: Dict[str, Any], kernel: Optional[Kernel], typing: Any = None) -> Any:
@@ -442,8 +435,8 @@ def _restore(setup: Setup, state: Dict[str, Any], kernel: Optional[Kernel], typi
 
 def _finished_message(checkpoint: Path, simulation: Any) -> str:
     return (
-        f"{checkpoint} holds a run that has already finished ({_plural(simulation.keystrokes, 'keystroke', exact=True)}"
-        f", record {_plural(simulation.record, 'letter')}): nothing to do. Pass --restart to type it again from "
+        f"{checkpoint} holds a run that has already finished ({plural(simulation.keystrokes, 'keystroke')}"
+        f", record {plural(simulation.record, 'letter', figure=approximate)}): nothing to do. Pass --restart to type it again from "
         "the start, --name NAME to start another run beside it, or a larger --keystrokes to type on"
     )
 
