@@ -47,8 +47,8 @@ from distributed import LocalCluster  # noqa: E402
 
 from twitterbot.jobs.cluster import connect  # noqa: E402
 from twitterbot.jobs.monkey.chunks import CHUNK, TASK_KEYS, ChunkedSimulation, ClusterTyping, LocalTyping  # noqa: E402
-from twitterbot.jobs.monkey.job import Options, prepare  # noqa: E402
 from twitterbot.jobs.monkey.kernel import load  # noqa: E402
+from twitterbot.jobs.monkey.setup import Options, prepare  # noqa: E402
 
 # The environment as it was before any LocalCluster: starting one sets Dask's variables in this
 # process's environment (MALLOC_TRIM_THRESHOLD_=65536 among them), and a one-process count

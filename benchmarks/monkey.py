@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from twitterbot.cli import read_config  # noqa: E402
-from twitterbot.jobs.monkey.job import Options, prepare  # noqa: E402
 from twitterbot.jobs.monkey.kernel import Kernel, load  # noqa: E402
+from twitterbot.jobs.monkey.setup import Options, prepare  # noqa: E402
 from twitterbot.jobs.monkey.simulation import DRAW, KeyStream, Monkey, Round, Simulation  # noqa: E402
 
 KEYS = 27

@@ -88,7 +88,7 @@ def test_the_monkey_on_a_cluster_finds_the_records_of_one_core(home, two_workers
 
 def test_a_worker_killed_mid_job_changes_nothing(two_workers: str, tmp_path: Path) -> None:
     from twitterbot.jobs.monkey.chunks import ChunkedSimulation, ClusterTyping, LocalTyping
-    from twitterbot.jobs.monkey.job import Options, prepare
+    from twitterbot.jobs.monkey.setup import Options, prepare
     from twitterbot.jobs.monkey.simulation import NewRecord, Round
 
     verse = tmp_path / "verse.txt"

@@ -25,14 +25,13 @@ from twitterbot.jobs.monkey import ARCHIVE_NAME, DEFAULT_KEYS
 from twitterbot.jobs.monkey.job import (
     FIELDS,
     TEMPLATES,
-    Options,
     approximate,
     finished_run,
-    prepare,
     run_monkey,
     typing_rate,
 )
 from twitterbot.jobs.monkey.matchers import AnywhereMatcher, PrefixMatcher
+from twitterbot.jobs.monkey.setup import Options, prepare
 from twitterbot.jobs.monkey.simulation import DRAW, ROUND, KeyStream, Monkey, NewRecord, Simulation
 from twitterbot.jobs.monkey.texts import (
     Keyboard,
@@ -488,7 +487,7 @@ def test_records_reach_x_through_the_reporter(tmp_path: Path, poster, emulator) 
             registry=REGISTRY,
         )
         with reporter:
-            final = run_monkey(setup, options, reporter, checkpoint=tmp_path / "monkey.json", out=out)
+            final = run_monkey(setup, replace(options, checkpoint=tmp_path / "monkey.json"), reporter, out=out)
     records = final["records"]
     assert records[0]["keystrokes"] == 1 and records[0]["length"] == 1
     assert emulator.texts[0] == f"New record after 1 keystroke: {records[0]['text']!r} (1 letter, from verse, line 1)"
@@ -502,12 +501,12 @@ def test_records_reach_x_through_the_reporter(tmp_path: Path, poster, emulator) 
 def test_a_checkpoint_of_another_run_is_not_resumed(tmp_path: Path) -> None:
     verse = tmp_path / "verse.txt"
     verse.write_text(VERSE, encoding="utf-8")
-    options = Options(target=verse, seed=3, keystrokes=10_000)
     checkpoint = tmp_path / "monkey.json"
-    run_monkey(prepare(options, tmp_path), options, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
-    other = Options(target=verse, seed=3, keystrokes=20_000, mode="prefix")
+    options = Options(target=verse, seed=3, keystrokes=10_000, checkpoint=checkpoint)
+    run_monkey(prepare(options, tmp_path), options, NullReporter(), out=io.StringIO())
+    other = Options(target=verse, seed=3, keystrokes=20_000, mode="prefix", checkpoint=checkpoint)
     with pytest.raises(UsageError, match="mode 'anywhere'.*--restart"):
-        run_monkey(prepare(other, tmp_path), other, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
+        run_monkey(prepare(other, tmp_path), other, NullReporter(), out=io.StringIO())
 
 
 def test_the_command_resumes_after_sigterm_exactly(home, tmp_path: Path) -> None:
@@ -602,9 +601,7 @@ def test_one_rate_everywhere_keystrokes_per_second_of_typing(tmp_path: Path) -> 
             registry=REGISTRY,
         )
         with reporter:
-            final = run_monkey(
-                setup, options, reporter, checkpoint=None, out=out, clock=lambda: float(next(slow_wall_clock))
-            )
+            final = run_monkey(setup, options, reporter, out=out, clock=lambda: float(next(slow_wall_clock)))
     rate = typing_rate(3_000_000, final["seconds"])
     assert rate.endswith("/s") and rate != "?/s"
     assert f"3.0 million keystrokes at {rate}." in printed.getvalue().splitlines()[-1]  # the result post
@@ -614,27 +611,28 @@ def test_one_rate_everywhere_keystrokes_per_second_of_typing(tmp_path: Path) -> 
 
 
 def test_another_seed_names_both_seeds(tmp_path: Path) -> None:
-    options, setup = verse_setup(tmp_path, keystrokes=10_000)
     checkpoint = tmp_path / "monkey.json"
-    run_monkey(setup, options, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
+    options, setup = verse_setup(tmp_path, keystrokes=10_000, checkpoint=checkpoint)
+    run_monkey(setup, options, NullReporter(), out=io.StringIO())
     other = replace(options, seed=5, keystrokes=20_000)
     with pytest.raises(UsageError) as caught:
-        run_monkey(setup, other, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
+        run_monkey(setup, other, NullReporter(), out=io.StringIO())
     assert "holds a run with seed 3; this command asks for seed 5" in str(caught.value)
 
 
 def test_a_finished_run_says_so_and_how_to_go_on(tmp_path: Path, caplog) -> None:
-    options, setup = verse_setup(tmp_path, keystrokes=10_000)
     checkpoint = tmp_path / "monkey.json"
-    first = run_monkey(setup, options, NullReporter(), checkpoint=checkpoint, out=io.StringIO())
-    assert "already finished" in finished_run(setup, options, checkpoint)
+    options, setup = verse_setup(tmp_path, keystrokes=10_000, checkpoint=checkpoint)
+    first = run_monkey(setup, options, NullReporter(), out=io.StringIO())
+    assert "already finished" in finished_run(setup, options)
+    assert finished_run(setup, replace(options, restart=True)) is None  # --restart types it again
     out = io.StringIO()
-    again = run_monkey(setup, options, NullReporter(), checkpoint=checkpoint, out=out)
+    again = run_monkey(setup, options, NullReporter(), out=out)
     assert again["simulation"] == first["simulation"] and out.getvalue() == ""
     assert "continuing" not in caplog.text
     assert "already finished (10,000 keystrokes" in caplog.text and "--restart" in caplog.text
     assert "--name NAME" in caplog.text
-    assert finished_run(setup, replace(options, keystrokes=20_000), checkpoint) is None  # more to type: it goes on
+    assert finished_run(setup, replace(options, keystrokes=20_000)) is None  # more to type: it goes on
 
 
 class Terminal(io.StringIO):
@@ -647,7 +645,7 @@ def test_a_live_status_line_without_posts(tmp_path: Path, monkeypatch) -> None:
     options, setup = verse_setup(tmp_path, keystrokes=100_000_000)  # three chunks of 2^25 keys
     screen, out = Terminal(), io.StringIO()
     status = StatusLine(screen, min_interval=0)
-    run_monkey(setup, options, NullReporter(), checkpoint=None, out=out, status=status)
+    run_monkey(setup, options, NullReporter(), out=out, status=status)
     drawn = screen.getvalue().split("\r\x1b[K")
     line = re.compile(r"34 million keystrokes at \S+ \S+/s, record \d+ letters, 34% of 100 million, \w+ left")
     assert any(line.fullmatch(text) for text in drawn), drawn
@@ -749,12 +747,12 @@ def test_the_startup_cache_gives_the_same_setup_and_is_rebuilt_when_stale(tmp_pa
     assert (cache / next(iter(os.listdir(cache))) / "index" / "manifest.json").is_file()
     assert not list(cache.rglob(".*.tmp"))  # written whole
     # The second start reads everything back: no work is normalised again.
-    import twitterbot.jobs.monkey.job as job_module
+    import twitterbot.jobs.monkey.setup as setup_module
 
     def no_reading(*args, **kwargs):
         raise AssertionError("normalised a work the cache holds")
 
-    monkeypatch.setattr(job_module, "read_work", no_reading)
+    monkeypatch.setattr(setup_module, "read_work", no_reading)
     second = prepare(Options(), texts, cache_dir=cache)
     for setup in (first, second):
         assert setup.works == fresh.works and setup.joined == fresh.joined
@@ -780,7 +778,7 @@ def test_the_startup_cache_gives_the_same_setup_and_is_rebuilt_when_stale(tmp_pa
     # Prefix mode normalises only its work.
     calls = []
     monkeypatch.setattr(
-        job_module,
+        setup_module,
         "read_work",
         lambda file, keyboard: calls.append(file.slug)
         or make_work(file.slug, file.title, file.path.read_text(), keyboard),

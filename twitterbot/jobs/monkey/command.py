@@ -7,7 +7,7 @@ import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from ...arguments import Commands, Parser, absolute, add_command, positive_int
 from ...errors import ExitStatus, UsageError
@@ -22,11 +22,11 @@ from ..cluster import add_cluster_flag, cluster_for
 from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES
 
 if TYPE_CHECKING:
-    from .job import Options, Setup
+    from .setup import Options, Setup
 
 __all__ = ["register"]
 
-log = logging.getLogger("twitterbot")
+log = logging.getLogger(__name__)
 
 
 def register(parser: Parser, commands: Commands) -> None:
@@ -38,10 +38,12 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     # numpy and the engine only for this command: a scheduled run never pays for them.
     import numpy as np
 
+    from .checkpoint import checkpoint_for, peek_seed
     from .job import FIELDS as MONKEY_FIELDS
     from .job import TEMPLATES as MONKEY_TEMPLATES
-    from .job import checkpoint_for, finished_run, peek_seed, prepare, run_key, run_monkey
+    from .job import finished_run, run_key, run_monkey
     from .kernel import load as load_kernel
+    from .setup import prepare
     from .texts import fetch_texts
 
     texts_dir = config["BOT_STATE_DIR"] / "texts"
@@ -50,18 +52,18 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
         fetch_texts(texts_dir, archive=archive)
         if args.fetch_texts:
             return int(ExitStatus.OK)
-    options = _options(args)
     name = args.name or "monkey"
     checkpoint = None if args.dry_run else checkpoint_for(config["BOT_STATE_DIR"], name)
+    options = _options(args, checkpoint)
     setup = prepare(options, texts_dir, cache_dir=config["BOT_STATE_DIR"] / "monkey-cache")
     if options.seed is None:
-        saved = None if args.restart else peek_seed(checkpoint)
+        saved = None if options.restart else peek_seed(checkpoint)
         options = replace(options, seed=saved if saved is not None else int(np.random.SeedSequence().entropy))
     if checkpoint:
         ensure_state_dir(config["BOT_STATE_DIR"])
     if args.chart:
         return _chart(absolute(args.chart), setup, checkpoint_for(config["BOT_STATE_DIR"], name))
-    finished = None if args.restart else finished_run(setup, options, checkpoint)
+    finished = finished_run(setup, options)
     if finished:
         log.warning("%s", finished)  # before the reporter, which would post a result again
         return int(ExitStatus.OK)
@@ -92,16 +94,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     typing = _typing(cluster, setup, options, kernel)
     try:
         with reporter as report:
-            run_monkey(
-                setup,
-                options,
-                report,
-                checkpoint=checkpoint,
-                restart=args.restart,
-                status=status,
-                kernel=kernel,
-                typing=typing,
-            )
+            run_monkey(setup, options, report, status=status, kernel=kernel, typing=typing)
     finally:
         typing.close()
         if cluster is not None:
@@ -109,9 +102,10 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     return int(ExitStatus.OK)
 
 
-def _options(args: argparse.Namespace) -> Options:
-    """The run's options (job.Options) from the command line; UsageError for a bad --checkpoint-every."""
-    from .job import Options  # numpy: only when the command runs
+def _options(args: argparse.Namespace, checkpoint: Optional[Path]) -> Options:
+    """The run's options (setup.Options) from the command line, saved in `checkpoint`; UsageError
+    for a bad --checkpoint-every."""
+    from .setup import Options  # numpy: only when the command runs
 
     try:
         checkpoint_every = parse_duration(args.checkpoint_every)
@@ -127,6 +121,8 @@ def _options(args: argparse.Namespace) -> Options:
         keystrokes=args.keystrokes,
         until_length=args.until_length,
         checkpoint_every=checkpoint_every,
+        checkpoint=checkpoint,
+        restart=args.restart,
     )
 
 
@@ -143,13 +139,11 @@ def _typing(cluster: Any, setup: Any, options: Any, kernel: Any) -> Any:
 
 def _chart(path: Path, setup: Setup, checkpoint: Path) -> int:
     """`monkey --chart FILE`: the record chart of the run in the checkpoint, as a PNG, then exit."""
-    import json
-
     from .chart import monkey_chart
-    from .job import RecordLine
+    from .checkpoint import records_in
 
     try:
-        records = [RecordLine(**item) for item in json.loads(checkpoint.read_text(encoding="utf-8"))["records"]]
+        records = records_in(checkpoint)
     except FileNotFoundError:
         raise UsageError(
             f"no monkey run to chart: {checkpoint} does not exist (start one with bot.py monkey)"
