@@ -28,9 +28,13 @@ REGISTRY = built_in()
 X_ONLY = (REGISTRY.network("x"),)  # what a run posting to X alone measures its lines for
 
 
-def by_network(*posters: object) -> Dict[str, object]:
-    """A test's posters as a run takes them: {network: poster}, each poster named for its network."""
-    return {poster.name: poster for poster in posters}  # type: ignore[attr-defined]
+def by_network(*posters: object, registry: object = None) -> Dict[object, object]:
+    """A test's posters as a run takes them: {network: poster}, each poster named for its network
+    (a dry-run poster for the dry run's network)."""
+    from twitterbot.networks.dryrun import DRY_RUN
+
+    known = {network.name: network for network in (*(registry or REGISTRY).networks, DRY_RUN)}  # type: ignore[attr-defined]
+    return {known[poster.name]: poster for poster in posters}  # type: ignore[attr-defined]
 
 
 SAMPLE_TWEETS = "First post\nSecond post\nThird post\n"

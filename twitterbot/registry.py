@@ -50,6 +50,8 @@ class Registry:
             for name, setting in capability.settings.items():
                 if name in settings:
                     raise ValueError(f"{capability.name} and {owners[name].name} both declare {name}")
+                if not isinstance(setting.kind, SettingType):  # a bug in the capability's declaration
+                    raise ValueError(f"{name}'s kind is {setting.kind!r}, not a SettingType (settings/parsers.py)")
                 settings[name], owners[name] = self._complete(name, setting), capability
         object.__setattr__(self, "_settings", settings)
         object.__setattr__(self, "_owners", owners)

@@ -206,7 +206,7 @@ def test_a_job_pings_and_alerts_when_it_goes_quiet(tmp_path: Path, listener: Lis
             "BOT_STATE_DIR": str(tmp_path / "state"),
         },
     )
-    posters = {"x": DryRunPoster(networks=config.registry.posting_to(config))}
+    posters = {config["POST_TO"][0]: DryRunPoster(networks=config["POST_TO"])}
     with pytest.raises(RuntimeError), open_reporter("quiet job", config=config, posters=posters) as report:
         report.update("started")
         time.sleep(1.6)

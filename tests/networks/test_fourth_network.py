@@ -18,6 +18,7 @@ import pytest
 from twitterbot.cli import built_in, main
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
 from twitterbot.networks import Fit, LookUp, Network, PostResult
+from twitterbot.settings.parsers import OPTIONAL_URL, SECRET
 from twitterbot.settings.table import Setting
 from twitterbot.state.store import HistoryStore
 
@@ -100,8 +101,8 @@ class Fake(Network):
     name = "fake"
     label = "Fake"
     settings = {
-        "FAKE_SERVER": Setting("", "optional_url", "Fake: the server's address"),
-        "FAKE_TOKEN": Setting("", "secret", "Fake: the token", True, "the fake server"),
+        "FAKE_SERVER": Setting("", OPTIONAL_URL, "Fake: the server's address"),
+        "FAKE_TOKEN": Setting("", SECRET, "Fake: the token", True, "the fake server"),
     }
     required = ("FAKE_SERVER", "FAKE_TOKEN")
     guide = "Getting a fake token"

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["catch_up"]
 
-log = logging.getLogger("twitterbot.posting.scheduled")  # a scheduled run's logger: its lines are the run's
+log = logging.getLogger(__name__)
 
 
 def catch_up(delivery: Delivery, since: datetime, recorded: Tuple[Optional[Path], Sequence[str]]) -> Tuple[Sent, ...]:

@@ -30,7 +30,7 @@ from .tweets import preview
 
 __all__ = ["register"]
 
-log = logging.getLogger("twitterbot")
+log = logging.getLogger(__name__)
 
 
 def register(parser: Parser, commands: Commands) -> None:

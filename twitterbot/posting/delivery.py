@@ -8,8 +8,8 @@ records the outcome. The attempts of one post share a group, so the post counts 
 This module is the only one outside `state/` that records post attempts: at most once is kept in
 one place::
 
-    delivery = Delivery(store, outlets, clock=utc_now, mask=Scrubber(config.secrets()), budgets=budgets)
-    sent = delivery.deliver(Post("Hello", "Hello"), LineAttempts(run_id=7))
+    delivery = Delivery(store, lambda: posters_for(config), utc_now, Scrubber(config.secrets()), run_id=7)
+    sent = delivery.deliver(Post("Hello", "Hello"), LineAttempts())
     [(each.network.label, each.outcome) for each in sent]     # [('X', 'posted'), ('Bluesky', 'posted')]
 
 What differs between senders is how an attempt is recorded and what a sent post moves on
@@ -45,197 +45,6 @@ log = logging.getLogger(__name__)
 Outlets = Callable[[], Mapping[Network, Poster]]
 # A network's copies of a post's pictures, or the data error that keeps them off it.
 Prepared = Union[List["PreparedImage"], PostError]
-
-
-@dataclass(frozen=True)
-class Post:
-    """One post, before any network has it: what the history knows it by (`key`: a tweets-file line
-    as written, pictures and options and all; a job's text), its words, its pictures with their alt
-    texts, its language and content warning, and for messages where it came from (`where`:
-    "tweets.txt line 3"). `fits` are the networks' measures when the sender has them (a tweets file
-    measures its lines once, with a cache); `networks` limits where it goes (a line's only/skip), and
-    `threads` lets a network it is too long for get it as a thread (LONG_LINES=thread)."""
-
-    key: str
-    text: str
-    images: Tuple[Attachment, ...] = ()
-    language: Optional[str] = None
-    warning: Optional[str] = None
-    where: str = "a post"
-    fits: Tuple[Fit, ...] = ()
-    networks: Optional[Tuple[str, ...]] = None  # None: every network of the delivery
-    threads: bool = False
-    # What a picture that cannot go to a network means for the post, after its problem.
-    unfit: str = "nothing was sent, and the line stays in the round until the picture is fixed"
-
-    def goes_to(self, network: Network) -> bool:
-        return self.networks is None or network.name in self.networks
-
-    def text_for(self, network: Network) -> str:
-        """What `network` is sent as the text: where it has no content warnings of its own, the
-        warning is the post's first line."""
-        if self.warning and not network.content_warnings:
-            return f"CW: {self.warning}\n{self.text}"
-        return self.text
-
-    def spoiler_for(self, network: Network) -> Optional[str]:
-        """The warning as the network's own field (Mastodon's spoiler_text), where it has one."""
-        return self.warning if network.content_warnings else None
-
-    def fit_for(self, network: Network) -> Fit:
-        """How `network` counts the post: the sender's measure, else measured now."""
-        known = next((fit for fit in self.fits if fit.network == network.name), None)
-        return known or network.measure(self.text_for(network))
-
-    def threaded(self, fit: Fit) -> bool:
-        """Whether the post goes to `fit`'s network as a thread: threads allowed, and too long there."""
-        return self.threads and fit.length > fit.limit
-
-    def picture_error(self, problem: Exception) -> PostError:
-        """A picture that cannot go to a network: the user's data, named by where the post came from."""
-        return PostError(
-            f"{self.where}: {problem}" + (f"; {self.unfit}" if self.unfit else ""),
-            kind=ErrorKind.PICTURE,
-            exit_status=ExitStatus.DATA_ERROR,
-        )
-
-
-class Attempts:
-    """How one sender's attempts are recorded, before each send and after it, and what a post
-    answers: a scheduled line's (`LineAttempts`) leave the round; a progress job's (`JobAttempts`)
-    move its thread."""
-
-    source = "scheduled"
-
-    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
-        """Record the pending attempt of `post` on `start.network` (`sent`: the text as sent and
-        its price there); returns the attempt."""
-        raise NotImplementedError
-
-    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
-        """How the attempt's outcome is written down."""
-        raise NotImplementedError
-
-    def post(
-        self, store: HistoryStore, outlet: Tuple[Network, Poster], text: str, extra: Mapping[str, object]
-    ) -> PostResult:
-        """The network's request for one post (a job's answers its thread there)."""
-        return _post(outlet[1], text, None, extra)
-
-    def group(self) -> Optional[int]:
-        """The group the post's first attempt joins (a catch-up joins its post's); None: a new one."""
-        return None
-
-
-@dataclass(frozen=True)
-class LineAttempts(Attempts):
-    """A scheduled run's attempts (`source` scheduled, or catch_up for a post a network missed,
-    joining its first send's `post_group`): a line that reached, or may have reached, the network
-    leaves the round, and so does one the network already has."""
-
-    source: str = "scheduled"
-    post_group: Optional[int] = None
-
-    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
-        text, cost = sent
-        return store.begin_attempt(
-            post.key,
-            run_id=start.run_id,
-            at=start.at,
-            network=start.network,
-            source=start.source,
-            group=start.group,
-            cost=cost,
-            sent_text=text,
-        )
-
-    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
-        return line_ending(store, attempt, clock=clock)
-
-    def group(self) -> Optional[int]:
-        return self.post_group
-
-
-@dataclass
-class JobAttempts(Attempts):
-    """A progress job's attempts: each post answers the job's thread on its network (`roots`:
-    network name -> the run's first post there; empty: no thread), and one that reached, or may
-    have reached, a network moves the job on with its `news`; a failed one is only a failed
-    attempt (a job does not catch up). A `final` post is the job's result, never sent twice."""
-
-    job_id: int
-    name: str
-    news: str
-    final: bool = False
-    roots: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def source(self) -> str:  # type: ignore[override]
-        return "final" if self.final else "progress"
-
-    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
-        text, cost = sent
-        return store.begin_job_attempt(
-            self.job_id, text, at=start.at, final=self.final, network=start.network, group=start.group, cost=cost
-        )
-
-    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
-        def record(
-            outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
-        ) -> None:
-            if result is None:  # a passing failure is a failure: the job's news moves on without it
-                failed = Outcome.DUPLICATE if outcome == Outcome.DUPLICATE else Outcome.FAILED
-                store.finish_attempt(attempt, Ending(failed, clock(), detail=detail, error_kind=kind))
-                return
-            ending = Ending(outcome, clock(), result.post_id, result.url, result.uncertain, kind)
-            store.record_job_post(self.job_id, attempt, ending, self.news)
-
-        return record
-
-    def post(
-        self, store: HistoryStore, outlet: Tuple[Network, Poster], text: str, extra: Mapping[str, object]
-    ) -> PostResult:
-        """A reply in the job's thread on that network; where the network refuses to answer a post
-        that is gone (deleted), the post starts a new thread there."""
-        network, poster = outlet
-        reply_to = self.roots.get(network.name)
-        try:
-            return _post(poster, text, reply_to, extra)
-        except PostError as exc:
-            if reply_to is None or exc.kind != ErrorKind.REJECTED:
-                raise
-            log.warning(
-                "%s: %s refused the reply to %s (%s); posting it on its own", self.name, network.label, reply_to, exc
-            )
-            result = _post(poster, text, None, extra)
-            store.reset_thread(self.job_id, network.name)  # this post becomes the new thread's first
-            return result
-
-
-def line_ending(store: HistoryStore, attempt: int, *, clock: Callable[[], datetime]) -> Record:
-    """How a scheduled post's outcome is written: a post that reached, or may have reached, the
-    network leaves the round (never sent again), and so does one the network already has."""
-
-    def record(
-        outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
-    ) -> None:
-        posted = outcome == Outcome.POSTED and result is not None
-        uncertain = outcome == Outcome.UNCERTAIN and result is not None
-        store.finish_attempt(
-            attempt,
-            Ending(
-                outcome,
-                clock(),
-                post_id=result.post_id if posted else None,
-                url=result.url if posted else None,
-                detail=detail,
-                error_kind=kind,
-                lookup_key=result.lookup_key if uncertain else None,
-                mark_used=outcome in (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE),
-            ),
-        )
-
-    return record
 
 
 @dataclass
@@ -433,6 +242,197 @@ class Delivery:
             except PictureError as exc:
                 made[network] = post.picture_error(exc)
         return made
+
+
+@dataclass(frozen=True)
+class Post:
+    """One post, before any network has it: what the history knows it by (`key`: a tweets-file line
+    as written, pictures and options and all; a job's text), its words, its pictures with their alt
+    texts, its language and content warning, and for messages where it came from (`where`:
+    "tweets.txt line 3"). `fits` are the networks' measures when the sender has them (a tweets file
+    measures its lines once, with a cache); `networks` limits where it goes (a line's only/skip), and
+    `threads` lets a network it is too long for get it as a thread (LONG_LINES=thread)."""
+
+    key: str
+    text: str
+    images: Tuple[Attachment, ...] = ()
+    language: Optional[str] = None
+    warning: Optional[str] = None
+    where: str = "a post"
+    fits: Tuple[Fit, ...] = ()
+    networks: Optional[Tuple[str, ...]] = None  # None: every network of the delivery
+    threads: bool = False
+    # What a picture that cannot go to a network means for the post, after its problem.
+    unfit: str = "nothing was sent, and the line stays in the round until the picture is fixed"
+
+    def goes_to(self, network: Network) -> bool:
+        return self.networks is None or network.name in self.networks
+
+    def text_for(self, network: Network) -> str:
+        """What `network` is sent as the text: where it has no content warnings of its own, the
+        warning is the post's first line."""
+        if self.warning and not network.content_warnings:
+            return f"CW: {self.warning}\n{self.text}"
+        return self.text
+
+    def spoiler_for(self, network: Network) -> Optional[str]:
+        """The warning as the network's own field (Mastodon's spoiler_text), where it has one."""
+        return self.warning if network.content_warnings else None
+
+    def fit_for(self, network: Network) -> Fit:
+        """How `network` counts the post: the sender's measure, else measured now."""
+        known = next((fit for fit in self.fits if fit.network == network.name), None)
+        return known or network.measure(self.text_for(network))
+
+    def threaded(self, fit: Fit) -> bool:
+        """Whether the post goes to `fit`'s network as a thread: threads allowed, and too long there."""
+        return self.threads and fit.length > fit.limit
+
+    def picture_error(self, problem: Exception) -> PostError:
+        """A picture that cannot go to a network: the user's data, named by where the post came from."""
+        return PostError(
+            f"{self.where}: {problem}" + (f"; {self.unfit}" if self.unfit else ""),
+            kind=ErrorKind.PICTURE,
+            exit_status=ExitStatus.DATA_ERROR,
+        )
+
+
+class Attempts:
+    """How one sender's attempts are recorded, before each send and after it, and what a post
+    answers: a scheduled line's (`LineAttempts`) leave the round; a progress job's (`JobAttempts`)
+    move its thread."""
+
+    source = "scheduled"
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
+        """Record the pending attempt of `post` on `start.network` (`sent`: the text as sent and
+        its price there); returns the attempt."""
+        raise NotImplementedError
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        """How the attempt's outcome is written down."""
+        raise NotImplementedError
+
+    def post(
+        self, store: HistoryStore, outlet: Tuple[Network, Poster], text: str, extra: Mapping[str, object]
+    ) -> PostResult:
+        """The network's request for one post (a job's answers its thread there)."""
+        return _post(outlet[1], text, None, extra)
+
+    def group(self) -> Optional[int]:
+        """The group the post's first attempt joins (a catch-up joins its post's); None: a new one."""
+        return None
+
+
+@dataclass(frozen=True)
+class LineAttempts(Attempts):
+    """A scheduled run's attempts (`source` scheduled, or catch_up for a post a network missed,
+    joining its first send's `post_group`): a line that reached, or may have reached, the network
+    leaves the round, and so does one the network already has."""
+
+    source: str = "scheduled"
+    post_group: Optional[int] = None
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
+        text, cost = sent
+        return store.begin_attempt(
+            post.key,
+            run_id=start.run_id,
+            at=start.at,
+            network=start.network,
+            source=start.source,
+            group=start.group,
+            cost=cost,
+            sent_text=text,
+        )
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        return line_ending(store, attempt, clock=clock)
+
+    def group(self) -> Optional[int]:
+        return self.post_group
+
+
+@dataclass
+class JobAttempts(Attempts):
+    """A progress job's attempts: each post answers the job's thread on its network (`roots`:
+    network name -> the run's first post there; empty: no thread), and one that reached, or may
+    have reached, a network moves the job on with its `news`; a failed one is only a failed
+    attempt (a job does not catch up). A `final` post is the job's result, never sent twice."""
+
+    job_id: int
+    name: str
+    news: str
+    final: bool = False
+    roots: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:  # type: ignore[override]
+        return "final" if self.final else "progress"
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
+        text, cost = sent
+        return store.begin_job_attempt(
+            self.job_id, text, at=start.at, final=self.final, network=start.network, group=start.group, cost=cost
+        )
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        def record(
+            outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
+        ) -> None:
+            if result is None:  # a passing failure is a failure: the job's news moves on without it
+                failed = Outcome.DUPLICATE if outcome == Outcome.DUPLICATE else Outcome.FAILED
+                store.finish_attempt(attempt, Ending(failed, clock(), detail=detail, error_kind=kind))
+                return
+            ending = Ending(outcome, clock(), result.post_id, result.url, result.uncertain, kind)
+            store.record_job_post(self.job_id, attempt, ending, self.news)
+
+        return record
+
+    def post(
+        self, store: HistoryStore, outlet: Tuple[Network, Poster], text: str, extra: Mapping[str, object]
+    ) -> PostResult:
+        """A reply in the job's thread on that network; where the network refuses to answer a post
+        that is gone (deleted), the post starts a new thread there."""
+        network, poster = outlet
+        reply_to = self.roots.get(network.name)
+        try:
+            return _post(poster, text, reply_to, extra)
+        except PostError as exc:
+            if reply_to is None or exc.kind != ErrorKind.REJECTED:
+                raise
+            log.warning(
+                "%s: %s refused the reply to %s (%s); posting it on its own", self.name, network.label, reply_to, exc
+            )
+            result = _post(poster, text, None, extra)
+            store.reset_thread(self.job_id, network.name)  # this post becomes the new thread's first
+            return result
+
+
+def line_ending(store: HistoryStore, attempt: int, *, clock: Callable[[], datetime]) -> Record:
+    """How a scheduled post's outcome is written: a post that reached, or may have reached, the
+    network leaves the round (never sent again), and so does one the network already has."""
+
+    def record(
+        outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
+    ) -> None:
+        posted = outcome == Outcome.POSTED and result is not None
+        uncertain = outcome == Outcome.UNCERTAIN and result is not None
+        store.finish_attempt(
+            attempt,
+            Ending(
+                outcome,
+                clock(),
+                post_id=result.post_id if posted else None,
+                url=result.url if posted else None,
+                detail=detail,
+                error_kind=kind,
+                lookup_key=result.lookup_key if uncertain else None,
+                mark_used=outcome in (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE),
+            ),
+        )
+
+    return record
 
 
 def _post(poster: Poster, text: str, reply_to: Optional[str], extra: Mapping[str, object]) -> PostResult:

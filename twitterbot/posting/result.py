@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 # The scheduled run's log: these lines are the run's.
-log = logging.getLogger("twitterbot.posting.scheduled")
+log = logging.getLogger(__name__)
 
 # When X says a picked line is already posted, the line leaves the round and the run tries another
 # untried line, sending at most this many lines in all: each try is a request X may bill. Lines

@@ -28,7 +28,7 @@ __all__ = ["NOT_FOUND_AFTER", "settle_uncertain"]
 # looked, and a line sent again then would be a double post. Younger, it stays uncertain.
 NOT_FOUND_AFTER = timedelta(minutes=15)
 
-log = logging.getLogger("twitterbot.posting.scheduled")  # a scheduled run's logger: its lines are the run's
+log = logging.getLogger(__name__)
 
 
 def settle_uncertain(

@@ -22,7 +22,7 @@ from .watch import FIELDS, TEMPLATES, Patterns, check_command, default_name, wat
 
 __all__ = ["add_progress_flags", "register"]
 
-log = logging.getLogger("twitterbot")
+log = logging.getLogger(__name__)
 
 FIRST_AFTER_HELP = "no progress post before the job has run this long, e.g. 0 or 10m (PROGRESS_FIRST_AFTER)"
 

@@ -32,7 +32,7 @@ from .install import Paths, crontab, systemd_units, unit_user
 
 __all__ = ["register"]
 
-log = logging.getLogger("twitterbot")
+log = logging.getLogger(__name__)
 
 
 def register(parser: Parser, commands: Commands) -> None:

@@ -20,7 +20,7 @@ from . import MIN_PASSWORD_LENGTH
 
 __all__ = ["register", "password_problem"]
 
-log = logging.getLogger("twitterbot")
+log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080

@@ -21,7 +21,7 @@ from ..settings.loading import Config
 
 __all__ = ["serve", "server_settings", "unfinished_to_drop", "THREADS", "CONNECTION_LIMIT", "IDLE_SECONDS"]
 
-log = logging.getLogger("twitterbot")
+log = logging.getLogger(__name__)
 
 # Two worker threads: the page is read by one person and a dashboard; each thread costs memory
 # on a Pi Zero (512 MB), and a request takes milliseconds.

@@ -19,6 +19,7 @@ from typing import List, Sequence, Tuple
 import numpy as np
 import pytest
 from conftest import BOT_PY, REGISTRY, by_network
+from reporters import make_reporter
 
 from twitterbot.errors import ExitStatus, UsageError
 from twitterbot.jobs.monkey import ARCHIVE_NAME, DEFAULT_KEYS
@@ -44,7 +45,6 @@ from twitterbot.jobs.monkey.texts import (
     make_work,
 )
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.progress.reporter import Reporter
 from twitterbot.progress.reports import NullReporter
 from twitterbot.progress.statusline import StatusLine
 from twitterbot.state.store import HistoryStore
@@ -474,7 +474,7 @@ def test_records_reach_x_through_the_reporter(tmp_path: Path, poster, emulator) 
     setup = prepare(options, tmp_path / "texts")
     out = io.StringIO()
     with HistoryStore(tmp_path / "history.sqlite3") as store:
-        reporter = Reporter(
+        reporter = make_reporter(
             "monkey",
             posters=by_network(poster),
             store=store,
@@ -588,7 +588,7 @@ def test_one_rate_everywhere_keystrokes_per_second_of_typing(tmp_path: Path) -> 
     printed, out = io.StringIO(), io.StringIO()
     slow_wall_clock = iter(range(0, 10**9, 60))  # posting, checkpoints and the rest take long: not typing
     with HistoryStore(":memory:") as store:
-        reporter = Reporter(
+        reporter = make_reporter(
             "monkey",
             posters=by_network(DryRunPoster(printed)),
             store=store,

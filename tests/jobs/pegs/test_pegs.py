@@ -10,6 +10,7 @@ from typing import Dict, List, Set, Tuple
 
 import pytest
 from conftest import REGISTRY, BotHome, by_network
+from reporters import make_reporter
 
 from twitterbot.jobs.pegs.board import BoardFileError, builtin, load_board, parse_board
 from twitterbot.jobs.pegs.boards import BOARDS
@@ -19,7 +20,6 @@ from twitterbot.jobs.pegs.job import CountSetup, run_count, run_solve
 from twitterbot.jobs.pegs.levels import Counting
 from twitterbot.jobs.pegs.solve import Impossible, Searching, Solved, solution_text, solve
 from twitterbot.networks.dryrun import DryRunPoster
-from twitterbot.progress.reporter import Reporter
 from twitterbot.progress.reports import NullReporter
 from twitterbot.progress.statusline import StatusLine, status_line_for
 from twitterbot.state.store import HistoryStore
@@ -219,7 +219,7 @@ def test_a_stopped_count_resumes_after_its_last_level(tmp_path: Path) -> None:
 
 def test_the_job_posts_its_progress_and_result(tmp_path: Path, poster, emulator) -> None:
     with HistoryStore(tmp_path / "history.sqlite3") as store:
-        reporter = Reporter(
+        reporter = make_reporter(
             "pegs",
             posters=by_network(poster),
             store=store,
@@ -241,7 +241,7 @@ def test_the_job_posts_its_progress_and_result(tmp_path: Path, poster, emulator)
 def test_solve_writes_the_result_file_and_posts_the_jumps(tmp_path: Path) -> None:
     printed = io.StringIO()
     with HistoryStore(":memory:") as store:
-        reporter = Reporter(
+        reporter = make_reporter(
             "pegs",
             posters=by_network(DryRunPoster(printed)),
             store=store,
@@ -259,7 +259,7 @@ def test_solve_writes_the_result_file_and_posts_the_jumps(tmp_path: Path) -> Non
 def test_a_quick_solve_posts_only_its_result(tmp_path: Path, poster, emulator) -> None:
     started = datetime.now(timezone.utc)
     with HistoryStore(tmp_path / "history.sqlite3") as store:
-        reporter = Reporter(
+        reporter = make_reporter(
             "pegs solve german",
             posters=by_network(poster),
             store=store,

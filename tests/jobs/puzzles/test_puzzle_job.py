@@ -13,6 +13,7 @@ from typing import List
 
 import pytest
 from conftest import REGISTRY, by_network
+from reporters import make_reporter
 
 from twitterbot.jobs.puzzles import hidoku, jodici
 from twitterbot.jobs.puzzles.job import (
@@ -41,7 +42,7 @@ def chatty(module, **options):
 def reporter_for(store: HistoryStore, poster, name: str = "puzzle", **options) -> Reporter:
     settings = dict(every=0, milestone_every=0, first_after=0, max_posts_per_day=50)
     settings.update(options)
-    return Reporter(name, posters=by_network(poster), store=store, **settings, registry=REGISTRY)
+    return make_reporter(name, posters=by_network(poster), store=store, **settings, registry=REGISTRY)
 
 
 def test_progress_and_the_result_are_posted_as_a_thread(tmp_path: Path, poster, emulator) -> None:
@@ -134,7 +135,7 @@ def test_a_stopped_job_resumes_from_its_checkpoint(tmp_path: Path) -> None:
 
 
 def test_the_challenge_is_posted_then_revealed_once_as_a_reply(tmp_path: Path, poster, emulator) -> None:
-    challenge = make_challenge("Hidoku 2026-11-23", 6, 6, random.Random(4), REGISTRY.network(REGISTRY.default()))
+    challenge = make_challenge("Hidoku 2026-11-23", 6, 6, random.Random(4), REGISTRY.default())
     save_challenge(tmp_path, challenge)
     templates = Templates(progress="{message}", done="{name}: {message}")
     with HistoryStore(tmp_path / "history.sqlite3") as store:
