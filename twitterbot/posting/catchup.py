@@ -6,6 +6,7 @@ it sends every post."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
@@ -45,9 +46,7 @@ def catch_up(delivery: Delivery, since: datetime, recorded: Tuple[Optional[Path]
 
 def _catch_up_one(delivery: Delivery, missed: CatchUp, post: Post) -> Sent:
     """One missed post sent to the network that missed it, joining its first send's group."""
-    post = Post(
-        post.key, post.text, post.images, post.language, post.warning, "a caught-up post", (), (missed.network,)
-    )
+    post = replace(post, where="a caught-up post", networks=(missed.network,))
     (sent,) = delivery.deliver(post, LineAttempts(source="catch_up", post_group=missed.group))
     if sent.outcome == Outcome.OVER_BUDGET:
         log.warning("catching up on %s: %s: %s", sent.network.label, preview(missed.text), sent.note)

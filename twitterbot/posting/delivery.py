@@ -68,12 +68,11 @@ class Delivery:
         for every network before the first record (after it, nothing about them is left to fail),
         each attempt recorded before it is sent and its outcome after."""
         outlets = self.outlets()
-        going = {network: post.fit_for(network) for network in outlets if post.goes_to(network)}
-        pictures = self.pictures(post, [net for net, fit in going.items() if fit.fits or post.threaded(fit)])
+        going, pictures = self._fitted(post)
         sent: List[Sent] = []
         group = attempts.group()
         for network, fit in going.items():
-            if not (fit.fits or post.threaded(fit)):
+            if not _goes(post, fit):
                 sent.append(Sent(network, Outcome.TOO_LONG, fit))
                 continue
             parts = () if fit.fits else self._parts(post.text_for(network), network)
@@ -94,6 +93,26 @@ class Delivery:
             group = group or attempt
         return tuple(sent)
 
+    def plan(self, post: Post) -> Tuple[Sent, ...]:
+        """What `deliver` would do with `post`, for a dry run, recording and sending nothing: each
+        network it fits or would get it as a thread (would_post), those it is too long for, and
+        one its pictures cannot go to (failed, with the data error a real run would meet)."""
+        going, pictures = self._fitted(post)
+        plan: List[Sent] = []
+        for network, fit in going.items():
+            problem = pictures.get(network)
+            if isinstance(problem, PostError):
+                plan.append(Sent(network, Outcome.FAILED, fit, error=problem))
+            else:
+                plan.append(Sent(network, Outcome.WOULD_POST if _goes(post, fit) else Outcome.TOO_LONG, fit))
+        return tuple(plan)
+
+    def _fitted(self, post: Post) -> Tuple[Dict[Network, Fit], Dict[Network, Prepared]]:
+        """How each network `post` is for counts it, and its pictures prepared for each network it
+        goes to, before anything is recorded."""
+        going = {network: post.fit_for(network) for network in self.outlets() if post.goes_to(network)}
+        return going, self.pictures(post, [network for network, fit in going.items() if _goes(post, fit)])
+
     def _one(
         self,
         post: Post,
@@ -113,6 +132,7 @@ class Delivery:
             return Sent(network, Outcome.FAILED, fit, error=prepared), attempt
         extra: Dict[str, object] = {"images": list(prepared)} if prepared else {}
         extra.update(self._voice(post, network))
+        extra.update({"reply_to": post.reply_to[network.name]} if network.name in post.reply_to else {})
         request = lambda: attempts.post(self.store, outlet, text, extra)  # noqa: E731
         return send(request, network=network, record=record, fit=fit), attempt
 
@@ -179,13 +199,13 @@ class Delivery:
                     thread_id, state.part, run_id=self.run_id, at=self.clock(), source=source
                 )
             pending = None
-            extra: Dict[str, object] = {}
+            extra: Dict[str, object] = {"reply_to": reply_to} if reply_to else {}
             if post.images and state.part == 1:
                 extra["images"] = list(post.images)
             extra.update(self._voice(post, network))
             record = line_ending(self.store, attempt, clock=self.clock)
             outcome = send(
-                lambda text=state.text, extra=extra, reply_to=reply_to: _post(poster, text, reply_to, extra),
+                lambda text=state.text, extra=extra: poster.post(text, **extra),  # type: ignore[arg-type]
                 network=network,
                 record=record,
                 fit=fit,
@@ -249,9 +269,11 @@ class Post:
     """One post, before any network has it: what the history knows it by (`key`: a tweets-file line
     as written, pictures and options and all; a job's text), its words, its pictures with their alt
     texts, its language and content warning, and for messages where it came from (`where`:
-    "tweets.txt line 3"). `fits` are the networks' measures when the sender has them (a tweets file
-    measures its lines once, with a cache); `networks` limits where it goes (a line's only/skip), and
-    `threads` lets a network it is too long for get it as a thread (LONG_LINES=thread)."""
+    "tweets.txt line 3"). `reply_to` is the post it answers on each network (network name -> that
+    network's post id; a job's thread). `fits` are the networks' measures when the sender has them
+    (a tweets file measures its lines once, with a cache); `networks` limits where it goes (a
+    line's only/skip), and `threads` lets a network it is too long for get it as a thread
+    (LONG_LINES=thread)."""
 
     key: str
     text: str
@@ -259,6 +281,7 @@ class Post:
     language: Optional[str] = None
     warning: Optional[str] = None
     where: str = "a post"
+    reply_to: Mapping[str, str] = field(default_factory=dict)
     fits: Tuple[Fit, ...] = ()
     networks: Optional[Tuple[str, ...]] = None  # None: every network of the delivery
     threads: bool = False
@@ -316,8 +339,9 @@ class Attempts:
     def post(
         self, store: HistoryStore, outlet: Tuple[Network, Poster], text: str, extra: Mapping[str, object]
     ) -> PostResult:
-        """The network's request for one post (a job's answers its thread there)."""
-        return _post(outlet[1], text, None, extra)
+        """The network's request for one post (`extra`: its pictures, language, warning and the
+        post it answers, as the poster takes them)."""
+        return outlet[1].post(text, **extra)  # type: ignore[arg-type]
 
     def group(self) -> Optional[int]:
         """The group the post's first attempt joins (a catch-up joins its post's); None: a new one."""
@@ -355,16 +379,14 @@ class LineAttempts(Attempts):
 
 @dataclass
 class JobAttempts(Attempts):
-    """A progress job's attempts: each post answers the job's thread on its network (`roots`:
-    network name -> the run's first post there; empty: no thread), and one that reached, or may
-    have reached, a network moves the job on with its `news`; a failed one is only a failed
-    attempt (a job does not catch up). A `final` post is the job's result, never sent twice."""
+    """A progress job's attempts: one that reached, or may have reached, a network moves the job
+    on with its `news`; a failed one is only a failed attempt (a job does not catch up). A `final`
+    post is the job's result, never sent twice."""
 
     job_id: int
     name: str
     news: str
     final: bool = False
-    roots: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def source(self) -> str:  # type: ignore[override]
@@ -395,16 +417,17 @@ class JobAttempts(Attempts):
         """A reply in the job's thread on that network; where the network refuses to answer a post
         that is gone (deleted), the post starts a new thread there."""
         network, poster = outlet
-        reply_to = self.roots.get(network.name)
         try:
-            return _post(poster, text, reply_to, extra)
+            return poster.post(text, **extra)  # type: ignore[arg-type]
         except PostError as exc:
+            reply_to = extra.get("reply_to")
             if reply_to is None or exc.kind != ErrorKind.REJECTED:
                 raise
             log.warning(
                 "%s: %s refused the reply to %s (%s); posting it on its own", self.name, network.label, reply_to, exc
             )
-            result = _post(poster, text, None, extra)
+            alone = {key: value for key, value in extra.items() if key != "reply_to"}
+            result = poster.post(text, **alone)  # type: ignore[arg-type]
             store.reset_thread(self.job_id, network.name)  # this post becomes the new thread's first
             return result
 
@@ -435,8 +458,6 @@ def line_ending(store: HistoryStore, attempt: int, *, clock: Callable[[], dateti
     return record
 
 
-def _post(poster: Poster, text: str, reply_to: Optional[str], extra: Mapping[str, object]) -> PostResult:
-    """The network's request; `reply_to` only when there is one (a poster may not take it)."""
-    if reply_to:
-        return poster.post(text, reply_to, **extra)  # type: ignore[arg-type]
-    return poster.post(text, **extra)  # type: ignore[arg-type]
+def _goes(post: Post, fit: Fit) -> bool:
+    """Whether `post` goes to `fit`'s network: it fits, or goes there as a thread."""
+    return fit.fits or post.threaded(fit)

@@ -2,8 +2,8 @@
 before several networks, none), so `history` and the status page turn that name back into its
 `Network`, here and nowhere else, for its label and its links::
 
-    label_of(config, "bluesky")                         # 'Bluesky'
-    post_link(config, "x", "20", stored_url=None)       # 'https://x.com/i/status/20': made from the id
+    label_of(config, row.network)                        # the row's network as people write it
+    post_link(config, row.network, row.post_id, row.url)  # the stored link, else one made from the id
 """
 
 from __future__ import annotations

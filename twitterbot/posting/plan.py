@@ -1,81 +1,50 @@
 """A dry run's plan: where the picked line would go, and how, with nothing recorded or sent.
 
-It says what a real run would do with the same line: each network it fits or would go to as a
-thread (and what that costs), those it is too long for, and a picture that cannot be prepared as
-the data error a real run would meet::
+The run's `Delivery` says what a real run would do with the same line (`Delivery.plan`): each
+network it fits or would go to as a thread, those it is too long for, and a picture that cannot be
+prepared as the data error a real run would meet. This module words it, with what a thread would
+cost::
 
-    action, reason, fields = planned(line, "tweets.txt", ("forced", False), networks, numbers=False)
+    action, reason, fields = planned(line, "tweets.txt", ("forced", False), delivery)
     action, [sent.outcome for sent in fields["networks"]]    # ('would_post', ['would_post', 'too_long'])
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Tuple
 
-from ..errors import PostError
-from ..networks import Network
 from ..state.outcomes import Outcome
-from .options import sent_text
 from .result import dry_outcome
 from .send import Sent
 from .tweets import TweetLine
+
+if TYPE_CHECKING:
+    from .delivery import Delivery
 
 __all__ = ["planned"]
 
 
 def planned(
-    line: TweetLine, file_name: str, decided: Tuple[str, bool], networks: Sequence[Network], numbers: bool
+    line: TweetLine, file_name: str, decided: Tuple[str, bool], delivery: Delivery
 ) -> Tuple[Outcome, str, Dict[str, object]]:
     """The run's action, reason and result fields for a dry run that picked `line` (`decided`:
-    why it posts, and whether the pick starts a new round) to post to `networks` (POST_TO's), a
-    thread's parts numbered or not (THREAD_NUMBERS)."""
+    why it posts, and whether the pick starts a new round)."""
     why, new_round = decided
-    by_name = {network.name: network for network in networks}
-    plan = _where(line, file_name, by_name)
-    action, reason, error = dry_outcome(why, new_round, plan, _threads(line, by_name, numbers))
+    plan = delivery.plan(line.post(file_name))
+    action, reason, error = dry_outcome(why, new_round, plan, _threads(line, plan, delivery.numbers))
     return action, reason, {"line": line, "networks": plan, "error": error}
 
 
-def _where(line: TweetLine, file_name: str, networks: Mapping[str, Network]) -> Tuple[Sent, ...]:
-    """Each network `line` fits or threads to, and those it is too long for. Its pictures are
-    prepared as a real run prepares them: one that cannot be fails there too."""
-    going = [fit for fit in line.fits if fit.fits or line.threaded(fit)]
-    problems: Dict[str, PostError] = {}
-    if line.images:
-        from ..pictures.prepare import PictureError, prepare_all  # a line without pictures never imports them
-        from .delivery import Post
-
-        post = Post(
-            line.key,
-            line.text,
-            tuple(image.attachment for image in line.images),
-            where=f"{file_name} line {line.lineno}",
-        )
-        for fit in going:
-            try:
-                prepare_all(post.images, networks[fit.network].image_limits())
-            except PictureError as exc:
-                problems[fit.network] = post.picture_error(exc)
-    plan = []
-    for fit in line.fits:
-        network = networks[fit.network]
-        if fit.network in problems:
-            plan.append(Sent(network, Outcome.FAILED, fit, error=problems[fit.network]))
-        else:
-            plan.append(Sent(network, Outcome.WOULD_POST if fit in going else Outcome.TOO_LONG, fit))
-    return tuple(plan)
-
-
-def _threads(line: TweetLine, networks: Mapping[str, Network], numbers: bool) -> str:
+def _threads(line: TweetLine, plan: Tuple[Sent, ...], numbers: bool) -> str:
     """For the reason: where `line` would go as a thread, and what that costs."""
-    if not any(line.threaded(fit) for fit in line.fits):
+    threaded = [sent for sent in plan if sent.fit is not None and line.threaded(sent.fit)]
+    if not threaded:
         return ""
+    from .options import sent_text
     from .threads import parts_for, thread_cost  # only a line that goes somewhere as a thread
 
     said: List[str] = []
-    for fit in line.fits:
-        if line.threaded(fit):
-            network = networks[fit.network]
-            parts = parts_for(sent_text(line.text, line.options, network), network, numbers)
-            said.append(f"{network.label} would get it as {thread_cost(network, parts)}")
+    for sent in threaded:
+        parts = parts_for(sent_text(line.text, line.options, sent.network), sent.network, numbers)
+        said.append(f"{sent.network.label} would get it as {thread_cost(sent.network, parts)}")
     return "".join(f"; {each}" for each in said)

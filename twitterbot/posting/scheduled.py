@@ -39,7 +39,7 @@ from .send import Sent
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
 
 if TYPE_CHECKING:
-    from .delivery import Delivery, Post
+    from .delivery import Delivery
 
 __all__ = [
     "LOOK_UP_WINDOW",
@@ -173,8 +173,8 @@ class Run:
     def outlets(self, networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
         """The run's posters by network, in POST_TO's order, made at the first call (a run that
         sends nothing never makes them)."""
-        if not self._made and self.posters is not None:
-            made = self.posters()
+        if not self._made:
+            made = self.posters() if self.posters is not None else _dry_run(networks)
             self._made.update({network: made[network] for network in networks if network in made})
         return self._made
 
@@ -228,11 +228,9 @@ def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run,
     if run.dry_run:
         from .plan import planned
 
-        action, reason, fields = planned(
-            line, tweets.path.name, (decision.why, chosen.new_round), rules.networks, rules.style.numbers
-        )
+        action, reason, fields = planned(line, tweets.path.name, (decision.why, chosen.new_round), delivery())
         return finish(action, reason, **fields)
-    if not run.outlets(rules.networks):
+    if run.posters is None:
         raise ValueError("a real run needs posters")
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
@@ -245,8 +243,16 @@ def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run,
     return finish(action, reason, **fields)
 
 
+def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
+    """A dry run's posters: the dry run's own, standing in for every network (nothing is sent)."""
+    from ..networks.dryrun import DryRunPoster
+
+    poster = DryRunPoster(networks=networks)
+    return {network: poster for network in networks}
+
+
 def _delivery(run: Run, rules: RunRules, run_id: int) -> Delivery:
-    """How a real run's posts go out (delivery.py, imported only by a run that may send)."""
+    """How the run's posts go out (delivery.py, imported only by a run that may send, or plans to)."""
     from ..settings.secrets import Scrubber
     from .delivery import Delivery
 
@@ -273,7 +279,7 @@ def _post_a_line(
     texts = tweets.texts
     tried: List[TweetLine] = []  # lines every network already had
     while True:
-        sent = delivery.deliver(_post_of(line, tweets.path.name), LineAttempts())
+        sent = delivery.deliver(line.post(tweets.path.name), LineAttempts())
         for each in sent:
             if each.outcome == Outcome.OVER_BUDGET:
                 log.warning("%s", each.note)
@@ -300,25 +306,6 @@ def _post_a_line(
             MAX_DUPLICATE_TRIES,
         )
         line = tweets.line(another.index)
-
-
-def _post_of(line: TweetLine, file_name: str) -> Post:
-    """A line of the tweets file as a `Post`: recorded by its key (what the bag knows it by), for
-    the networks its only and skip leave in (those it has a measure for), in its own language if
-    it names one (else the delivery's, POST_LANGUAGE)."""
-    from .delivery import Post
-
-    return Post(
-        line.key,
-        line.text,
-        tuple(image.attachment for image in line.images),
-        line.options.language,
-        line.options.warning,
-        where=f"{file_name} line {line.lineno}",
-        fits=line.fits,
-        networks=tuple(fit.network for fit in line.fits),
-        threads=line.threads,
-    )
 
 
 def _record_run(store: HistoryStore, run_id: int, at: datetime, result: RunResult) -> None:

@@ -30,6 +30,7 @@ from ..networks import Fit, LengthCache, Network
 from .options import NO_OPTIONS, PLAIN_RULES, LineOptions, LineRules, OptionError, measured_text, split_options
 
 if TYPE_CHECKING:
+    from .delivery import Post
     from .images import LineImage
 
 __all__ = [
@@ -90,6 +91,28 @@ class TweetLine:
     def threaded(self, fit: Fit) -> bool:
         """Whether the line goes to `fit`'s network as a thread: with threads on, too long there."""
         return self.threads and fit.length > fit.limit
+
+    def post(self, file_name: str) -> Post:
+        """The line as a `Post` to deliver: recorded by its key (what the bag knows it by), for the
+        networks its only and skip leave in (those it has a measure for), in its own language if
+        it names one (else the delivery's, POST_LANGUAGE)."""
+        from .delivery import Post  # only a run that posts, or plans a post
+
+        images = tuple(image.attachment for image in self.images)
+        where = f"{file_name} line {self.lineno}"
+        networks = tuple(fit.network for fit in self.fits)
+        options = self.options
+        return Post(
+            self.key,
+            self.text,
+            images,
+            options.language,
+            options.warning,
+            where=where,
+            fits=self.fits,
+            networks=networks,
+            threads=self.threads,
+        )
 
 
 @dataclass(frozen=True)

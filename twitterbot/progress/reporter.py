@@ -337,9 +337,10 @@ class Reporter:
         its thread goes on with the next one."""
         doing = "dry run, would post" if self._dry_run else "posting"
         log.info("%s: %s (%s): %s", self.name, doing, reason, preview(text, 100))
-        post = Post(text, text, tuple(picture.attachment for picture in pictures), where=self.name, unfit="")
-        roots = self.job.threads if self._thread else {}
-        attempts = JobAttempts(self.job.id, self.name, news, final, roots)
+        images = tuple(picture.attachment for picture in pictures)
+        replies = self.job.threads if self._thread else {}  # each network's thread of this run
+        post = Post(text, text, images, where=self.name, reply_to=replies, unfit="")
+        attempts = JobAttempts(self.job.id, self.name, news, final)
         reports: List[Report] = []
         errors: List[PostError] = []
         stopped: List[str] = []
