@@ -277,16 +277,16 @@ def env_line(rng: random.Random) -> str:
             ]
         )
     name = rng.choice(list(SETTINGS))
-    if rng.random() < 0.5 and SETTINGS[name].kind not in _PATH_KINDS:
+    if rng.random() < 0.5 and SETTINGS[name].kind.name not in _PATH_KINDS:
         return f"{name}={SETTINGS[name].default}"  # a valid line, among the others
-    if SETTINGS[name].kind in _PATH_KINDS:
+    if SETTINGS[name].kind.name in _PATH_KINDS:
         value = rng.choice(_SAFE_NAMES)  # never a path outside the case's folder
     else:
         value = rng.choice(_VALUES)
         if rng.random() < 0.3:  # near a valid value: one character changed
             at = rng.randint(0, len(value))
             value = value[:at] + rng.choice(_CONTROLS + ["'", '"', "\\", "=", "#", " ", "é"]) + value[at + 1 :]
-    if SETTINGS[name].kind in _PATH_KINDS and any(mark in value for mark in "/\\~"):
+    if SETTINGS[name].kind.name in _PATH_KINDS and any(mark in value for mark in "/\\~"):
         value = "state"
     quote = rng.choice(["", "", "", "'", '"'])
     close = quote if rng.random() < 0.9 else ""

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from twitterbot.errors import ConfigError
 from twitterbot.settings.loading import env_file_warnings, load_config
+from twitterbot.settings.table import SettingType
 
 
 def write(path: Path, text: str, mode: int = 0o600) -> Path:
@@ -276,7 +277,9 @@ def test_values_that_used_to_crash_are_config_errors(tmp_path: Path, line: str, 
         load_config(REGISTRY, project_dir=tmp_path, env_file=env, environ={})
 
 
-@pytest.mark.parametrize("name", [name for name, s in REGISTRY.settings.items() if s.kind in ("path", "optional_path")])
+@pytest.mark.parametrize(
+    "name", [name for name, s in REGISTRY.settings.items() if s.kind.name in ("path", "optional_path")]
+)
 def test_a_nul_byte_in_a_path_setting_is_a_config_error(tmp_path: Path, name: str) -> None:
     env = write(tmp_path / ".env", f"{name}=state\x00/x\n")
     with pytest.raises(ConfigError, match=f"{name} from {env} line 1 contains a NUL byte"):
@@ -316,8 +319,8 @@ _TRICKY = st.one_of(st.sampled_from("[]:/.%@#'\"\\{}\x00\u00b2\u0663\ufeff \t"),
 
 
 @st.composite
-def near_valid(draw: st.DrawFn, kind: str) -> str:
-    text = draw(st.sampled_from(_EXAMPLES[kind]))
+def near_valid(draw: st.DrawFn, kind: SettingType) -> str:
+    text = draw(st.sampled_from(_EXAMPLES[kind.name]))
     at = draw(st.integers(0, len(text)))
     how = draw(st.sampled_from(["insert", "replace", "delete"]))
     if how == "delete":
@@ -352,7 +355,7 @@ _SAFE_NAME = st.text(st.characters(blacklist_characters="/~", codec="utf-8"), mi
 
 
 def _setting_line(name: str) -> st.SearchStrategy:
-    value = _SAFE_NAME if REGISTRY.settings[name].kind in ("path", "optional_path") else any_value(name)
+    value = _SAFE_NAME if REGISTRY.settings[name].kind.name in ("path", "optional_path") else any_value(name)
     return value.map(lambda text: f"{name}={text}")
 
 

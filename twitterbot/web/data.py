@@ -171,7 +171,7 @@ def read_status(
         now=now,
         history_file=str(config.history_file),
         history_problem=problem,
-        post_to=config["POST_TO"],
+        post_to=tuple(network.name for network in config["POST_TO"]),
         one_in=config["TWEET_ONE_IN"],
         cap=history.cap,
         bag=bag,
