@@ -18,17 +18,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from .errors import ConfigError, ExitStatus
 from .settings.parsers import did_you_mean
 from .settings.secrets import MASK, Scrubber
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = [
     "BadCommandLine",
+    "command_parser",
+    "parse_command_line",
     "Commands",
     "Parser",
     "absolute",
@@ -241,3 +240,88 @@ def _masked(value: object, scrub: Scrubber) -> object:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and scrub.contains(str(value)):
         return MASK  # a number that spells a secret (a short numeric key) is no number to print
     return value
+
+
+# -- the whole command line ------------------------------------------------------------------------
+
+
+def parse_command_line(
+    argv: Sequence[str], modules: Sequence[str], check_setting: Callable[[str, str, str], None]
+) -> argparse.Namespace:
+    """The command line as one namespace, whatever the order of the flags and the command's name
+    (`modules`: those that register the commands, the plain run's first; `check_setting` checks a
+    setting's flag by its setting's rule). A flag the command does not take, or a setting's flag
+    with a bad value, is a usage error (exit 64), already printed, never ignored."""
+    # A plain run (cron's) needs only its own flags: the other commands' modules are not imported.
+    parser = command_parser(modules[:1])
+    if not _plain_run(parser, argv):
+        parser = command_parser(modules)
+    args, extras = parser.parse_known_args(argv)
+    name = args.command_name
+    command = parser.commands.get(name, parser)
+    takes = set(command.flags().values())
+    top_level = parser.flags()
+    if extras:  # words after the command's name that it does not take
+        for flag in (word.split("=", 1)[0] for word in extras):
+            if flag in top_level:  # one of the plain run's: say so
+                command.error(_not_taken(flag, top_level[flag], name))
+        help_for = "bot.py --help" if command is parser else f"bot.py {name} --help"
+        words = [word for word in extras if not word.startswith("-")]
+        order = (
+            f"; a word like {words[0]!r} goes before the options (bot.py {name} ... {words[0]} --option ...)"
+            if words and command is not parser
+            else ""
+        )
+        command.error(f"unrecognized arguments: {' '.join(extras)}{order} (see: {help_for})")
+    for flag, dest in top_level.items():  # before the command's name
+        if dest not in takes and hasattr(args, dest):
+            command.error(_not_taken(flag, dest, name))
+    for dest, default in {**parser.late_defaults, **command.late_defaults}.items():
+        if not hasattr(args, dest):
+            setattr(args, dest, default)
+    # What the flags set, as settings, each checked by its setting's rule.
+    parser.check_settings(args, check_setting)
+    if command is not parser:
+        command.check_settings(args, check_setting)
+    args.settings = {**parser.settings_from(args), **command.settings_from(args)}
+    return args
+
+
+def _not_taken(flag: str, dest: str, command: str) -> str:
+    if dest == "dry_run":
+        return f"{flag} means nothing to `{command}`, which never posts: leave it out"
+    if dest == "json":
+        return f"`{command}` has no JSON output: leave out {flag}"
+    return f"{flag} belongs to the plain scheduled run (bot.py {flag} ...), not to `{command}`: leave it out"
+
+
+def _plain_run(parser: Parser, argv: Sequence[str]) -> bool:
+    """Whether `argv` holds only options `parser` (the plain run's) knows, and their values: no
+    command's name, no help. Anything else (an abbreviation, a typo) gets the whole parser."""
+    takes_value = False
+    for word in argv:
+        if takes_value:
+            takes_value = False
+            continue
+        action = parser._option_string_actions.get(word.split("=", 1)[0])
+        if action is None or action.nargs not in (0, None) or word in ("-h", "--help", "--version"):
+            return False
+        takes_value = action.nargs is None and "=" not in word
+    return True
+
+
+def command_parser(modules: Sequence[str]) -> Parser:
+    """The parser of every command the `modules` register (each module's `register`)."""
+    import importlib
+
+    from . import __version__
+
+    parser = Parser(
+        description="Post a random line of tweets.txt to the networks in POST_TO, on 1 run in N. Without a command: one scheduled run.",
+    )
+    parser.add_argument("--version", action="version", version=f"twitterbot {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+    for module in modules:
+        importlib.import_module(module).register(parser, commands)
+    parser.commands = dict(commands.choices)
+    return parser

@@ -11,27 +11,25 @@
     python bot.py serve [--host H] [--port 8080]       a read-only status page and /status.json
 
 This is the composition root: `main` builds the one registry from the built-in capabilities
-(`twitterbot.cli.built_in`), reads the settings they declare, builds the command line from the modules
-they name, and hands the registry down inside the `Config`. It holds no command's options. It is
-the only place that catches broadly: a `BotError` becomes one log line and its exit status;
-anything else is a bug, shown in full with ``--debug``.
+(`twitterbot.cli.built_in`), reads the settings they declare and builds the command line from the
+modules they name (`arguments.py`). It holds no command's options. It is the only place that
+catches broadly: a `BotError` becomes one log line and its exit status; anything else is a bug,
+shown in full with ``--debug``.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import logging
 import os
 import sys
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from . import __version__
-from .errors import BotError, ConfigError, ExitStatus, MissingDependency, UsageError
-from .wording import one_line
+from .errors import BotError, ExitStatus, MissingDependency, UsageError
 
 if TYPE_CHECKING:
     from .arguments import Parser
@@ -64,7 +62,10 @@ def main(
     # What the boundary needs before the arguments are parsed (they may not be: a bad flag, a
     # missing package), then what they say.
     debug, json_output = "--debug" in own, "--json" in own
-    stderr_handler = _setup_logging(environ)
+    from .settings.logs import logging_as_it_is, restore_logging, setup_logging
+
+    kept = logging_as_it_is()  # put back on the way out: main may run again in this process
+    stderr_handler = setup_logging(environ)
     secrets: Sequence[str] = ()
     try:
         from .arguments import BadCommandLine
@@ -95,7 +96,9 @@ def main(
             overrides={**args.settings, **global_settings(args)},
         )
         secrets = config.secrets()
-        _configure_logging(config, args, stderr_handler, secrets)
+        from .settings.logs import configure_logging
+
+        configure_logging(config, stderr_handler, secrets=secrets, debug=args.debug)
         status = int(args.handler(args, config))
         sys.stdout.flush()  # a reader that went away (`| head`) shows here, inside this boundary
         return status
@@ -110,7 +113,7 @@ def main(
         return 130
     except ImportError as exc:  # a package missing or broken (a partial install), or a bug of ours
         missing = MissingDependency.from_import_error(
-            exc, checkout=Path(__file__).resolve().parent.parent, features=_needed_by(registry)
+            exc, checkout=Path(__file__).resolve().parent.parent, features=registry.needed() if registry else {}
         )
         if missing is None:
             return _report_bug(exc, debug=debug, secrets=secrets)
@@ -118,18 +121,7 @@ def main(
     except Exception as exc:  # the one broad catch: a bug, not a user error
         return _report_bug(exc, debug=debug, secrets=secrets)
     finally:
-        logging.shutdown()
-
-
-def _needed_by(registry: Optional[Registry]) -> Dict[str, Tuple[str, str]]:
-    """Each module a feature imports: the features that need it, and the command that adds it."""
-    needed: Dict[str, Tuple[str, str]] = {}
-    for capability in registry.capabilities if registry else ():
-        for feature in capability.features:
-            for module in feature.modules:
-                named = needed[module][0] + " and " if module in needed else ""
-                needed[module] = (named + feature.name, feature.install)
-    return needed
+        restore_logging(kept)
 
 
 # -- the composition ---------------------------------------------------------------------------------
@@ -283,147 +275,22 @@ def _detach_stdout() -> None:
         pass  # stdout is not a file (a test's capture): nothing to silence
 
 
-# -- arguments -------------------------------------------------------------------------------------
+# -- the command line ------------------------------------------------------------------------------
 #
 # A flag means the same wherever it is typed, or it is refused with exit 64; it is never ignored
 # (see `arguments`).
 
 
 def parse_args(argv: Sequence[str], registry: Registry) -> argparse.Namespace:
-    """The command line as one namespace, whatever the order of the flags and the command's name.
-    A flag the command does not take, or a setting's flag with a bad value, is a usage error (exit
-    64), already printed, never ignored."""
-    # A plain run (cron's) needs only its own flags: the other commands' modules are not imported.
-    modules = registry.command_modules()
-    parser = _build_parser(modules[:1])
-    if not _plain_run(parser, argv):
-        parser = _build_parser(modules)
-    args, extras = parser.parse_known_args(argv)
-    name = args.command_name
-    command = parser.commands.get(name, parser)
-    takes = set(command.flags().values())
-    top_level = parser.flags()
-    if extras:  # words after the command's name that it does not take
-        for flag in (word.split("=", 1)[0] for word in extras):
-            if flag in top_level:  # one of the plain run's: say so
-                command.error(_not_taken(flag, top_level[flag], name))
-        help_for = "bot.py --help" if command is parser else f"bot.py {name} --help"
-        words = [word for word in extras if not word.startswith("-")]
-        order = (
-            f"; a word like {words[0]!r} goes before the options (bot.py {name} ... {words[0]} --option ...)"
-            if words and command is not parser
-            else ""
-        )
-        command.error(f"unrecognized arguments: {' '.join(extras)}{order} (see: {help_for})")
-    for flag, dest in top_level.items():  # before the command's name
-        if dest not in takes and hasattr(args, dest):
-            command.error(_not_taken(flag, dest, name))
-    for dest, default in {**parser.late_defaults, **command.late_defaults}.items():
-        if not hasattr(args, dest):
-            setattr(args, dest, default)
-    # What the flags set, as settings, each checked by its setting's rule.
-    parser.check_settings(args, registry.check_setting)
-    if command is not parser:
-        command.check_settings(args, registry.check_setting)
-    args.settings = {**parser.settings_from(args), **command.settings_from(args)}
-    return args
+    """The command line as one namespace, its commands those of `registry`'s capabilities."""
+    from .arguments import parse_command_line
 
-
-def _not_taken(flag: str, dest: str, command: str) -> str:
-    if dest == "dry_run":
-        return f"{flag} means nothing to `{command}`, which never posts: leave it out"
-    if dest == "json":
-        return f"`{command}` has no JSON output: leave out {flag}"
-    return f"{flag} belongs to the plain scheduled run (bot.py {flag} ...), not to `{command}`: leave it out"
-
-
-def _plain_run(parser: Parser, argv: Sequence[str]) -> bool:
-    """Whether `argv` holds only options `parser` (the plain run's) knows, and their values: no
-    command's name, no help. Anything else (an abbreviation, a typo) gets the whole parser."""
-    takes_value = False
-    for word in argv:
-        if takes_value:
-            takes_value = False
-            continue
-        action = parser._option_string_actions.get(word.split("=", 1)[0])
-        if action is None or action.nargs not in (0, None) or word in ("-h", "--help", "--version"):
-            return False
-        takes_value = action.nargs is None and "=" not in word
-    return True
+    return parse_command_line(argv, registry.command_modules(), registry.check_setting)
 
 
 def build_parser(registry: Registry) -> Parser:
     """The whole command line's parser, every command registered: the reference page of commands
     (docs/gen_reference.py) is written by walking it."""
-    return _build_parser(registry.command_modules())
+    from .arguments import command_parser
 
-
-def _build_parser(modules: Sequence[str]) -> Parser:
-    from .arguments import Parser
-
-    parser = Parser(
-        description="Post a random line of tweets.txt to the networks in POST_TO, on 1 run in N. Without a command: one scheduled run.",
-    )
-    parser.add_argument("--version", action="version", version=f"twitterbot {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    for module in modules:
-        importlib.import_module(module).register(parser, commands)
-    parser.commands = dict(commands.choices)
-    return parser
-
-
-# -- logging ---------------------------------------------------------------------------------------
-
-
-class _OneLine(logging.Formatter):
-    """One log record, one line: line breaks and control characters in the message (a job's name,
-    a command's output, a server's error detail) are written as escapes, so no text can forge a
-    line of its own or steer the terminal. A traceback (--debug, a bug) follows on its own lines."""
-
-    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
-        record.message = one_line(record.message)
-        return super().formatMessage(record)
-
-
-def _setup_logging(environ: Mapping[str, str]) -> logging.Handler:
-    """Log to stderr from the start, so even a config error is reported."""
-    handler = logging.StreamHandler(sys.stderr)
-    # journald stamps each line itself; cron mail and terminals get a timestamp from us.
-    stamp = "" if environ.get("JOURNAL_STREAM") else "%(asctime)s "
-    handler.setFormatter(_OneLine(f"{stamp}twitterbot %(levelname)s: %(message)s", "%Y-%m-%d %H:%M:%S"))
-    root = logging.getLogger()
-    for old in root.handlers[:]:
-        root.removeHandler(old)
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    return handler
-
-
-def _configure_logging(
-    config: Config, args: argparse.Namespace, stderr_handler: logging.Handler, secrets: Sequence[str]
-) -> None:
-    root = logging.getLogger()
-    root.setLevel(config["LOG_LEVEL"])
-    # tweepy and urllib3 log every request body at DEBUG: only with --debug.
-    library_level = logging.DEBUG if getattr(args, "debug", False) else logging.WARNING
-    for name in ("tweepy", "urllib3", "requests_oauthlib", "oauthlib"):
-        logging.getLogger(name).setLevel(library_level)
-    handlers: List[logging.Handler] = [stderr_handler]
-    if config["LOG_FILE"]:
-        from logging.handlers import RotatingFileHandler  # only with LOG_FILE
-
-        try:
-            config["LOG_FILE"].parent.mkdir(parents=True, exist_ok=True)
-            file_handler = RotatingFileHandler(config["LOG_FILE"], maxBytes=1_000_000, backupCount=3, encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(
-                f"LOG_FILE {config['LOG_FILE']} cannot be opened ({exc.strerror}): fix the path or its permissions"
-            ) from None
-        file_handler.setFormatter(_OneLine("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
-        root.addHandler(file_handler)
-        handlers.append(file_handler)
-    from .settings.secrets import ScrubSecrets
-
-    scrubber = ScrubSecrets(secrets)
-    for handler in handlers:
-        handler.addFilter(scrubber)
+    return command_parser(registry.command_modules())

@@ -118,6 +118,17 @@ class Registry:
         """The modules that register commands, in order; the first one's is the plain run."""
         return tuple(capability.commands for capability in self.capabilities if capability.commands)
 
+    def needed(self) -> Dict[str, Tuple[str, str]]:
+        """Each module a feature imports: the features that need it, and the command that adds it
+        (what a missing package's message says)."""
+        needed: Dict[str, Tuple[str, str]] = {}
+        for capability in self.capabilities:
+            for feature in capability.features:
+                for module in feature.modules:
+                    named = needed[module][0] + " and " if module in needed else ""
+                    needed[module] = (named + feature.name, feature.install)
+        return needed
+
     def checks(self, config: Config) -> Iterator[CheckLine]:
         """What every capability adds to `bot.py check`; nothing from one whose packages are
         missing (the features' lines say so, and its checks would import them)."""

@@ -1,0 +1,105 @@
+"""The log: one line per record on stderr from the first moment (so even a bad setting is
+reported), then as the settings say: LOG_LEVEL, LOG_FILE (rotated by size), every secret scrubbed
+from every handler's lines. The command line sets it up and puts it back as it found it, so that
+`cli.main` can run again in the same process::
+
+    kept = logging_as_it_is()
+    handler = setup_logging(environ)
+    configure_logging(config, handler, secrets=config.secrets(), debug=False)
+    ...
+    restore_logging(kept)
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TYPE_CHECKING, List, Mapping, Sequence, Tuple
+
+from ..errors import ConfigError
+from ..wording import one_line
+
+if TYPE_CHECKING:  # the command line sets the log up before it reads the settings (python-dotenv)
+    from .loading import Config
+
+__all__ = ["OneLine", "configure_logging", "logging_as_it_is", "restore_logging", "setup_logging"]
+
+# The root logger's handlers and level before the command line set it up.
+Kept = Tuple[Sequence[logging.Handler], int]
+
+
+class OneLine(logging.Formatter):
+    """One log record, one line: line breaks and control characters in the message (a job's name,
+    a command's output, a server's error detail) are written as escapes, so no text can forge a
+    line of its own or steer the terminal. A traceback (--debug, a bug) follows on its own lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        record.message = one_line(record.message)
+        return super().formatMessage(record)
+
+
+def setup_logging(environ: Mapping[str, str]) -> logging.Handler:
+    """Log to stderr from the start, so even a config error is reported."""
+    handler = logging.StreamHandler(sys.stderr)
+    # journald stamps each line itself; cron mail and terminals get a timestamp from us.
+    stamp = "" if environ.get("JOURNAL_STREAM") else "%(asctime)s "
+    handler.setFormatter(OneLine(f"{stamp}twitterbot %(levelname)s: %(message)s", "%Y-%m-%d %H:%M:%S"))
+    root = logging.getLogger()
+    for old in root.handlers[:]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return handler
+
+
+def configure_logging(config: Config, stderr_handler: logging.Handler, *, secrets: Sequence[str], debug: bool) -> None:
+    """The log as the settings say: LOG_LEVEL, a LOG_FILE beside stderr (1 MB, 3 kept), the
+    secrets scrubbed from both; the HTTP libraries' request bodies only with --debug."""
+    root = logging.getLogger()
+    root.setLevel(config["LOG_LEVEL"])
+    # tweepy and urllib3 log every request body at DEBUG: only with --debug.
+    library_level = logging.DEBUG if debug else logging.WARNING
+    for name in ("tweepy", "urllib3", "requests_oauthlib", "oauthlib"):
+        logging.getLogger(name).setLevel(library_level)
+    handlers: List[logging.Handler] = [stderr_handler]
+    if config["LOG_FILE"]:
+        from logging.handlers import RotatingFileHandler  # only with LOG_FILE
+
+        try:
+            config["LOG_FILE"].parent.mkdir(parents=True, exist_ok=True)
+            file_handler = RotatingFileHandler(config["LOG_FILE"], maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"LOG_FILE {config['LOG_FILE']} cannot be opened ({exc.strerror}): fix the path or its permissions"
+            ) from None
+        file_handler.setFormatter(OneLine("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+        root.addHandler(file_handler)
+        handlers.append(file_handler)
+    from .secrets import ScrubSecrets
+
+    scrubber = ScrubSecrets(secrets)
+    for handler in handlers:
+        handler.addFilter(scrubber)
+
+
+def logging_as_it_is() -> Kept:
+    """The root logger's handlers and level, to be put back when the command is over."""
+    root = logging.getLogger()
+    return tuple(root.handlers), root.level
+
+
+def restore_logging(kept: Kept) -> None:
+    """Undo `setup_logging` and `configure_logging`: the handlers they added flushed, closed and
+    removed, the root logger's own handlers and level back, so that the command line can run
+    again in the same process (the tests run it in theirs) with nothing of the last run's log."""
+    handlers, level = kept
+    root = logging.getLogger()
+    for handler in root.handlers[:]:
+        if handler not in handlers:
+            root.removeHandler(handler)
+            handler.flush()
+            handler.close()
+    for handler in handlers:
+        if handler not in root.handlers:
+            root.addHandler(handler)
+    root.setLevel(level)
