@@ -16,6 +16,7 @@ from twitterbot.networks.x.api import Credentials
 from twitterbot.networks.x.poster import XPoster
 
 sys.path.insert(0, str(Path(__file__).parent))
+from in_process import run_in_process  # noqa: E402
 from mastodon_server import mastodon_emulator, mastodon_mock, mastodon_mock_started  # noqa: E402, F401
 from pds.harness import bluesky_pds  # noqa: E402,F401  (the real Bluesky PDS, session-scoped)
 from x_emulator import XEmulator  # noqa: E402
@@ -80,22 +81,38 @@ class BotHome:
         path.write_text(text, encoding="utf-8")
         return path
 
-    def start(self, *args: str, env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
-        """Start bot.py from an unrelated cwd with a bare environment, as cron does."""
+    @property
+    def elsewhere(self) -> Path:
+        """The unrelated folder a run starts in, as cron's runs start in the user's home."""
         cwd = self.path / "elsewhere"
         cwd.mkdir(exist_ok=True)
-        bare = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "LANG": "C.UTF-8"}
-        bare.update(env or {})
+        return cwd
+
+    def environ(self, env: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+        """Cron's bare environment, plus what the test gives."""
+        return {"PATH": "/usr/bin:/bin", "HOME": str(self.elsewhere), "LANG": "C.UTF-8", **(env or {})}
+
+    def run(self, *args: str, env: Optional[Dict[str, str]] = None, timeout: float = 60) -> subprocess.CompletedProcess:
+        """bot.py's command line run in this process through `cli.main`, from the unrelated cwd with
+        cron's bare environment, as `run_process` runs it: its exit status and what it printed."""
+        return run_in_process(["--env-file", str(self.env_file), *args], environ=self.environ(env), cwd=self.elsewhere)
+
+    def start(self, *args: str, env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
+        """Start bot.py as a process from an unrelated cwd with a bare environment, as cron does:
+        for what only a process shows (signals, kills, a pipe's reader going away, imports)."""
         return subprocess.Popen(
             [sys.executable, str(BOT_PY), "--env-file", str(self.env_file), *args],
-            cwd=cwd,
-            env=bare,
+            cwd=self.elsewhere,
+            env=self.environ(env),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
 
-    def run(self, *args: str, env: Optional[Dict[str, str]] = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    def run_process(
+        self, *args: str, env: Optional[Dict[str, str]] = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess:
+        """bot.py run as a process, as cron runs it, to its end."""
         process = self.start(*args, env=env)
         stdout, stderr = process.communicate(timeout=timeout)
         return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)

@@ -1,4 +1,7 @@
-"""bot.py as cron runs it: a subprocess, another cwd, a bare environment, the emulator as X."""
+"""bot.py as cron runs it: another cwd, a bare environment, the emulator as X. In the test's process
+(`BotHome.run`), and as a process of its own where the process is what is tested: a plain run and
+`check` end to end, a relative path against the cwd, two runs at once, a kill, a reader that goes
+away, a package that cannot be imported."""
 
 from __future__ import annotations
 
@@ -53,7 +56,7 @@ def test_dry_run_on_a_fresh_checkout_needs_no_keys_and_no_cwd(tmp_path: Path) ->
 
 
 def test_a_run_posts_logs_and_records(home: BotHome, emulator: XEmulator) -> None:
-    result = home.run()
+    result = home.run_process()  # end to end: bot.py as cron starts it
     assert result.returncode == 0, result.stderr
     (post,) = emulator.posts
     assert post.text in ("First post", "Second post", "Third post")
@@ -206,7 +209,7 @@ def test_a_run_killed_mid_post_never_leads_to_a_double_post(home: BotHome, emula
 
 
 def test_check_reports_all_good(home: BotHome) -> None:
-    result = home.run("check", "--online")
+    result = home.run_process("check", "--online")  # end to end: bot.py as a person starts it
     assert result.returncode == 0, result.stdout + result.stderr
     assert "posting as @pi_bot" in result.stdout and "all good" in result.stdout
     assert result.stdout.startswith(f"twitterbot {__version__} (Python 3.")  # what a bug report needs
@@ -275,9 +278,13 @@ def test_a_tweets_path_on_the_command_line_is_relative_to_the_cwd(home: BotHome,
     elsewhere = home.path / "elsewhere"
     elsewhere.mkdir(exist_ok=True)
     (elsewhere / "other.txt").write_text("from the other file\n")
-    result = home.run("--tweets", "other.txt")
+    result = home.run_process("--tweets", "other.txt")  # the process's own cwd
     assert result.returncode == 0, result.stderr
     assert emulator.texts == ["from the other file"]
+    (elsewhere / "other.txt").write_text("in process too\n")
+    result = home.run("--tweets", "other.txt", "--force")
+    assert result.returncode == 0, result.stderr
+    assert emulator.texts == ["from the other file", "in process too"]
 
 
 # -- bad values: a flag is a usage error (64), a setting a config error (78) ---------------------

@@ -45,11 +45,11 @@ def hide(folder: Path, modules: Iterable[str]) -> dict:
 def test_an_x_only_install_posts_text_and_check_lists_what_it_lacks(home: BotHome, tmp_path: Path) -> None:
     hidden = hide(tmp_path / "x-only", EXTRAS)
     home.write_tweets("a plain line of text\n")
-    posted = home.run("--force", env=hidden)
+    posted = home.run_process("--force", env=hidden)
     assert posted.returncode == 0, posted.stderr
     assert [post.text for post in home.emulator.posts] == ["a plain line of text"]
 
-    check = home.run("check", env=hidden)
+    check = home.run_process("check", env=hidden)
     assert check.returncode == 0, check.stdout + check.stderr  # POST_TO=x uses nothing missing
     lines = check.stdout.splitlines()
     for feature, extra in [
@@ -70,7 +70,7 @@ def test_an_x_only_install_posts_text_and_check_lists_what_it_lacks(home: BotHom
 def test_check_fails_for_a_feature_the_settings_use(home: BotHome, tmp_path: Path) -> None:
     hidden = hide(tmp_path / "no-mastodon", ["mastodon"])
     home.write_env(POST_TO="x,mastodon", MASTODON_INSTANCE="https://mastodon.example", MASTODON_ACCESS_TOKEN="t")
-    check = home.run("check", env=hidden)
+    check = home.run_process("check", env=hidden)
     assert check.returncode == ExitStatus.UNAVAILABLE == 69, check.stdout + check.stderr
     assert "PROBLEM  posting to Mastodon: not available (mastodon not installed)" in check.stdout
     assert "ok       pictures: available" in check.stdout
@@ -78,7 +78,7 @@ def test_check_fails_for_a_feature_the_settings_use(home: BotHome, tmp_path: Pat
 
 def test_a_job_without_numpy_says_which_feature_and_how_to_add_it(home: BotHome, tmp_path: Path) -> None:
     hidden = hide(tmp_path / "no-numpy", ["numpy"])
-    result = home.run("pegs", "solve", "english", "--no-post", env=hidden)
+    result = home.run_process("pegs", "solve", "english", "--no-post", env=hidden)
     assert result.returncode == 69, result.stderr
     assert (
         "the package numpy is missing" in result.stderr and "needed by the pegs job and the monkey job" in result.stderr
@@ -176,7 +176,7 @@ def test_check_notes_a_pillow_without_freetype_with_the_reinstall_that_works(hom
     (tmp_path / "no-freetype" / "sitecustomize.py").write_text(
         BLOCKER.replace('name.split(".")[0] in {hidden!r}', 'name == "PIL._imagingft"')
     )
-    check = home.run("check", env=hidden)
+    check = home.run_process("check", env=hidden)
     assert check.returncode == 0, check.stdout + check.stderr
     (said,) = [line for line in check.stdout.splitlines() if "no FreeType" in line]
     assert said.startswith("note     pictures: this Pillow has no FreeType"), said
@@ -237,7 +237,7 @@ def test_check_on_a_32_bit_pi_points_bluesky_to_the_readmes_commands(home: BotHo
     sitecustomize = tmp_path / "armhf" / "sitecustomize.py"
     sitecustomize.write_text(sitecustomize.read_text() + "import platform\nplatform.machine = lambda: 'armv7l'\n")
     home.write_env(POST_TO="x,bluesky", BLUESKY_HANDLE="bot.example.com", BLUESKY_APP_PASSWORD="abcd-efgh-ijkl-mnop")
-    check = home.run("check", env=hidden)
+    check = home.run_process("check", env=hidden)
     assert check.returncode == ExitStatus.UNAVAILABLE == 69, check.stdout + check.stderr
     (said,) = [line for line in check.stdout.splitlines() if "posting to Bluesky" in line]
     assert said.startswith("PROBLEM  posting to Bluesky: not available (atproto_client not installed)"), said

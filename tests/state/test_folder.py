@@ -71,6 +71,12 @@ class OtherUserHome(BotHome):
             text=True,
         )
 
+    def run(self, *args: str, env: Optional[Dict[str, str]] = None, timeout: float = 60) -> subprocess.CompletedProcess:
+        """As another user, bot.py runs as a process of its own (it cannot run in ours)."""
+        if self.user is None:
+            return super().run(*args, env=env, timeout=timeout)
+        return self.run_process(*args, env=env, timeout=timeout)
+
     def give_to_runner(self) -> None:
         """Everything so far belongs to the user the bot runs as (what an install by that user gives)."""
         if self.user is None:

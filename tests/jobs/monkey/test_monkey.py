@@ -562,13 +562,13 @@ def test_the_command_posts_and_refuses_bad_input(home) -> None:
 
 def test_a_dry_run_on_the_complete_works(home, shakespeare: Path) -> None:
     shutil.copytree(shakespeare, home.path / "state" / "texts")
-    result = home.run("monkey", "--dry-run", "--keystrokes", "2M", "--seed", "1", "--mode", "prefix")
+    result = home.run_process("monkey", "--dry-run", "--keystrokes", "2M", "--seed", "1", "--mode", "prefix")
     assert result.returncode == 0, result.stderr
     assert "the monkey types at Hamlet (prefix mode, 27 keys, seed 1) on one core of this machine" in result.stdout
     assert "dry run, not posted" in result.stdout + result.stderr
     assert "'haml'" in result.stdout and "(the start of Hamlet)" in result.stdout
     assert not (home.path / "state" / "monkey-monkey.json").exists()
-    anywhere = home.run("monkey", "--dry-run", "--keystrokes", "1M", "--seed", "1")
+    anywhere = home.run_process("monkey", "--dry-run", "--keystrokes", "1M", "--seed", "1")
     assert ", Act " in anywhere.stdout, anywhere.stdout
     assert home.emulator.texts == []
 

@@ -276,16 +276,16 @@ def test_a_quick_solve_posts_only_its_result(tmp_path: Path, poster, emulator) -
 
 
 def test_pegs_from_the_command_line(home: BotHome) -> None:
-    solved = home.run("pegs", "solve", "cross", "--no-post")
+    solved = home.run_process("pegs", "solve", "cross", "--no-post")
     assert solved.returncode == 0 and "Start Solution" in solved.stdout
-    impossible = home.run("pegs", "solve", "french", "--no-post")
+    impossible = home.run_process("pegs", "solve", "french", "--no-post")
     assert impossible.returncode == 0 and "impossible" in impossible.stdout
-    listed = home.run("pegs", "boards")
+    listed = home.run_process("pegs", "boards")
     assert all(name in listed.stdout for name in BOARDS)
     (home.path / "bad.txt").write_text("XXO\nX\n")
-    bad = home.run("pegs", "solve", "--file", str(home.path / "bad.txt"))
+    bad = home.run_process("pegs", "solve", "--file", str(home.path / "bad.txt"))
     assert bad.returncode == 65 and "line 2 is 1 characters wide" in bad.stderr
-    posted = home.run("pegs", "count", "plus")
+    posted = home.run_process("pegs", "count", "plus")
     assert posted.returncode == 0, posted.stderr
     assert home.emulator.texts[-1].startswith("pegs count plus finished in")
 

@@ -23,19 +23,21 @@ def test_an_unknown_kind_is_a_usage_error_with_a_suggestion(capsys) -> None:
 
 
 def test_solving_from_the_command_line(home: BotHome) -> None:
-    solved = home.run("puzzle", "equation", "--example", "--no-post", "--json")
+    solved = home.run_process("puzzle", "equation", "--example", "--no-post", "--json")
     assert solved.returncode == 0, solved.stderr
     result = json.loads(solved.stdout)
     assert {"puzzle", "solutions", "complete", "solution"} <= set(result)
     assert result["solution"] == [[26, 19, 16], [25, 8, 16], [15, 0, 11]] and result["solutions"] == 1
     (home.path / "bad.csv").write_text("3,7,_,_,_,_\n_,_,1,5,9\n6,_,_,_,_,_\n")
-    bad = home.run("puzzle", "jodici", str(home.path / "bad.csv"), "--no-post")
+    bad = home.run_process("puzzle", "jodici", str(home.path / "bad.csv"), "--no-post")
     assert bad.returncode == 65 and "bad.csv line 2 has 5 cells" in bad.stderr
-    both = home.run("puzzle", "jodici", str(home.path / "bad.csv"), "--example")
+    both = home.run_process("puzzle", "jodici", str(home.path / "bad.csv"), "--example")
     assert both.returncode == 64 and "give one of them" in both.stderr
-    unwritable = home.run("puzzle", "jodici", "--example", "--no-post", "--output", str(home.path / "no" / "such.txt"))
+    unwritable = home.run_process(
+        "puzzle", "jodici", "--example", "--no-post", "--output", str(home.path / "no" / "such.txt")
+    )
     assert unwritable.returncode == 73 and "such.txt" in unwritable.stderr
-    posted = home.run("puzzle", "jodici", "--example")
+    posted = home.run_process("puzzle", "jodici", "--example")
     assert posted.returncode == 0, posted.stderr
     assert home.emulator.texts[-1].startswith("puzzle jodici example finished in")
     assert "3 7 5 8 4 3 / 6 1 1 5 9 8 / 6 7 9 2 2 4" in home.emulator.texts[-1]
