@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import REGISTRY, REPO
 from croniter import croniter
+from in_process import run_in_process
 
 from twitterbot.errors import ConfigError, UsageError
 from twitterbot.settings.loading import load_config
@@ -343,14 +344,13 @@ def test_run_as_without_system_is_a_usage_error() -> None:
 
 
 def run_systemd_command(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`bot.py systemd ARGS` in this process, from `tmp_path`, with a bare environment (the cron
+    and systemd --write tests above start bot.py as a process)."""
     (tmp_path / "bot.env").write_text("TWEET_TIMES=10:00\n")
-    return subprocess.run(
-        [sys.executable, str(REPO / "bot.py"), "systemd", "--env-file", str(tmp_path / "bot.env"), *args],
-        capture_output=True,
-        text=True,
+    return run_in_process(
+        ["systemd", "--env-file", str(tmp_path / "bot.env"), *args],
+        environ={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
-        timeout=60,
     )
 
 
