@@ -132,6 +132,23 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("X_API_BASE_URL", None)  # never let a developer's shell point tests elsewhere
 
 
+# The fixtures that make a test slow (seconds each, or a long start once per worker): the quick loop,
+# `pytest -m "not slow" -n auto`, leaves out the tests that use them (docs/development.md).
+SLOW_FIXTURES = {
+    "bluesky_pds": "the real Bluesky PDS (tests/pds): about ten seconds to start, once per worker",
+    "browser": "headless chromium (tests/web/test_web_browser.py)",
+    "two_workers": "a Dask LocalCluster of two worker processes (tests/jobs/test_cluster.py)",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    """Mark slow what uses a slow fixture, and the fault-injection runs (they kill processes)."""
+    slow = pytest.mark.slow
+    for item in items:
+        if SLOW_FIXTURES.keys() & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("faults"):
+            item.add_marker(slow)
+
+
 @pytest.fixture(scope="session")
 def pegs_kernel(tmp_path_factory: pytest.TempPathFactory):  # -> twitterbot.jobs.pegs.kernel.Kernel
     """The peg job's compiled kernel, built once for the whole run; skipped, loudly, without cc."""

@@ -76,10 +76,10 @@ def saved(home, name: str) -> dict:
 
 def test_the_monkey_on_a_cluster_finds_the_records_of_one_core(home, two_workers: str) -> None:
     common = monkey_home(home, "--keystrokes", "120M")
-    spread = home.run_process(*common, "--cluster", two_workers, "--name", "spread", timeout=120)
+    spread = home.run(*common, "--cluster", two_workers, "--name", "spread", timeout=120)
     assert spread.returncode == 0, spread.stderr
     assert "on a cluster of 2 workers" in spread.stdout
-    alone = home.run_process(*common, "--name", "alone", timeout=120)
+    alone = home.run(*common, "--name", "alone", timeout=120)
     assert alone.returncode == 0, alone.stderr
     assert saved(home, "spread")["records"] == saved(home, "alone")["records"]
     assert saved(home, "spread")["simulation"] == saved(home, "alone")["simulation"]
@@ -300,7 +300,7 @@ def test_a_command_waits_for_the_first_worker_and_without_one_exits_69(home, tmp
     scheduler = _dask("scheduler", address, tmp_path, pythonpath=REPO)
     worker = None
     try:
-        alone = home.run_process("pegs", "count", "triangle6", "--no-post", "--cluster", address, timeout=120)
+        alone = home.run("pegs", "count", "triangle6", "--no-post", "--cluster", address, timeout=120)
         assert alone.returncode == ExitStatus.UNAVAILABLE == 69, alone.stderr
         assert f"the Dask scheduler at {address} has no workers after 15 s: start some" in alone.stderr
         waiting = home.start("pegs", "count", "triangle6", "--no-post", "--cluster", address)
@@ -311,7 +311,7 @@ def test_a_command_waits_for_the_first_worker_and_without_one_exits_69(home, tmp
     finally:
         _stop(*(process for process in (worker, scheduler) if process is not None))
     assert waiting.returncode == 0, stderr
-    local = home.run_process("pegs", "count", "triangle6", "--no-post", "--workers", "1")
+    local = home.run("pegs", "count", "triangle6", "--no-post", "--workers", "1")
     assert local.returncode == 0 and _figures(stdout) == _figures(local.stdout), local.stderr
 
 

@@ -160,7 +160,7 @@ def test_check_shows_each_kernel_and_what_its_absence_costs(home: BotHome) -> No
 def test_a_job_without_its_kernel_warns_once_in_check_s_words(home: BotHome) -> None:
     check = home.run("check", env=_without_cc(home)).stdout
     words = next(line for line in check.splitlines() if line.startswith("note     pegs:"))[len("note     ") :]
-    result = home.run_process("pegs", "count", "plus", "--no-post", env=_without_cc(home))
+    result = home.run("pegs", "count", "plus", "--no-post", env=_without_cc(home))
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if " WARNING: " in line]
     assert len(warnings) == 1 and warnings[0].endswith(f"WARNING: {words}")

@@ -7,6 +7,7 @@ import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -195,13 +196,14 @@ def verify(folder: Path, user: bool) -> None:
     """systemd-analyze verify exits 0 even on unknown keys: any output at all is a failure."""
     env = dict(os.environ)
     command = [SYSTEMD_ANALYZE, "verify", "--man=no"]
-    if user:
-        runtime = folder / "runtime"
-        runtime.mkdir(mode=0o700, exist_ok=True)
-        env["XDG_RUNTIME_DIR"] = str(runtime)
-        command.insert(1, "--user")
-    names = [str(folder / name) for name in UNIT_NAMES]
-    result = subprocess.run(command + names, capture_output=True, text=True, env=env, timeout=120)
+    # A short runtime folder of its own: the user units' sockets under it (gpg-agent's) must fit in
+    # a socket address's 108 bytes, which a deep tmp_path (pytest-xdist's popen-gwN/...) does not.
+    with tempfile.TemporaryDirectory(prefix="xdg-") as runtime:
+        if user:
+            env["XDG_RUNTIME_DIR"] = runtime
+            command.insert(1, "--user")
+        names = [str(folder / name) for name in UNIT_NAMES]
+        result = subprocess.run(command + names, capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0 and not result.stdout.strip() and not result.stderr.strip(), (
         result.stdout + result.stderr
     )

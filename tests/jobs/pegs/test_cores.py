@@ -103,9 +103,9 @@ def test_a_checkpoint_resumes_on_any_number_of_cores(
 def test_the_command_counts_on_every_core_and_prints_the_same(home: BotHome, tmp_path: Path) -> None:
     board = tmp_path / "small.txt"
     board.write_text(SMALL_CENTRAL, encoding="utf-8")
-    one = home.run_process("pegs", "count", "--file", str(board), "--no-post", "--workers", "1")
-    three = home.run_process("pegs", "count", "--file", str(board), "--no-post", "--workers", "3")
-    default = home.run_process("pegs", "count", "--file", str(board), "--no-post")
+    one = home.run("pegs", "count", "--file", str(board), "--no-post", "--workers", "1")
+    three = home.run("pegs", "count", "--file", str(board), "--no-post", "--workers", "3")
+    default = home.run("pegs", "count", "--file", str(board), "--no-post")
     assert one.returncode == three.returncode == default.returncode == 0, one.stderr + three.stderr
 
     def figures(stdout: str) -> List[str]:

@@ -162,9 +162,7 @@ def test_the_environment_can_turn_the_kernel_off(tmp_path: Path, caplog: pytest.
 
 @pytest.mark.skipif(not COMPILER, reason="no C compiler (cc) on PATH")
 def test_the_command_builds_the_kernel_in_the_state_folder(home: BotHome) -> None:
-    counted = home.run_process(
-        "pegs", "count", "plus", "--no-post", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    )
+    counted = home.run("pegs", "count", "plus", "--no-post", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
     assert counted.returncode == 0, counted.stderr
     assert "plus: 31 positions reached in 8 jumps; 16 solutions" in counted.stdout
     built = [path.name for path in (home.path / "state" / "pegs-cache").iterdir()]

@@ -168,7 +168,7 @@ def test_a_board_too_big_is_refused_with_the_reason() -> None:
 
 
 def test_fewest_moves_to_a_goal_from_the_command_line(home: BotHome) -> None:
-    solved = home.run_process("pegs", "solve", "fireplace", "--fewest-moves", "--no-post")
+    solved = home.run("pegs", "solve", "fireplace", "--fewest-moves", "--no-post")
     assert solved.returncode == 0, solved.stderr
     assert "Moves (8, proved the fewest): " in solved.stdout
     printed = solved.stdout.split("Moves (")[0]

@@ -273,16 +273,16 @@ def test_debian_games_converted_to_board_files(search_kernel: Optional[Kernel]) 
 
 
 def test_kinds_and_starts_from_the_command_line(home: BotHome) -> None:
-    listed = home.run_process("pegs", "boards")
+    listed = home.run("pegs", "boards")
     assert "triangle         triangular  one peg anywhere" in listed.stdout
-    solved = home.run_process("pegs", "solve", "triangle", "--empty", "c5", "--no-post")
+    solved = home.run("pegs", "solve", "triangle", "--empty", "c5", "--no-post")
     assert solved.returncode == 0, solved.stderr
     assert "    X\n   X X\n  X X X\n X X X X\nX X O X X\n" in solved.stdout
     referee(solved.stdout, "triangular")
-    wrong = home.run_process("pegs", "solve", "triangle", "--empty", "f1", "--no-post")
+    wrong = home.run("pegs", "solve", "triangle", "--empty", "f1", "--no-post")
     assert wrong.returncode == 64 and "no hole 'f1'" in wrong.stderr
     (home.path / "hex.txt").write_text("kind: hexagonal\nXXO\n")
-    refused = home.run_process("pegs", "solve", "--file", str(home.path / "hex.txt"), "--no-post")
+    refused = home.run("pegs", "solve", "--file", str(home.path / "hex.txt"), "--no-post")
     assert refused.returncode == 65 and "cannot model" in refused.stderr and "impossible" not in refused.stdout
 
 
@@ -380,11 +380,11 @@ def test_fewest_moves_agree_with_brute_force(kind: str, text: str) -> None:
 
 
 def test_fewest_moves_from_the_command_line(home: BotHome) -> None:
-    solved = home.run_process("pegs", "solve", "triangle", "--fewest-moves", "--no-post")
+    solved = home.run("pegs", "solve", "triangle", "--fewest-moves", "--no-post")
     assert solved.returncode == 0, solved.stderr
     assert "Moves (10, proved the fewest): " in solved.stdout
     referee(solved.stdout.split("Moves (")[0], "triangular")
-    wrong = home.run_process("pegs", "count", "plus", "--fewest-moves", "--no-post")
+    wrong = home.run("pegs", "count", "plus", "--fewest-moves", "--no-post")
     assert wrong.returncode == 64 and "--fewest-moves is for pegs solve" in wrong.stderr
 
 
@@ -462,12 +462,12 @@ def test_boards_of_more_than_64_holes_are_solved_but_not_counted(home: BotHome) 
     played; the count and fewest moves hold one word, and say so instead of answering wrongly."""
     path = FIXTURES / "debian-146.txt"
     assert load_board(path).size == 106
-    solved = home.run_process("pegs", "solve", "--file", str(path), "--no-post")
+    solved = home.run("pegs", "solve", "--file", str(path), "--no-post")
     assert solved.returncode == 0, solved.stderr
     final = referee(solved.stdout, "orthogonal")
     assert sum(char == "X" for char in final.values()) == 1
     for action in (["count"], ["solve", "--fewest-moves"]):
-        refused = home.run_process("pegs", *action, "--file", str(path), "--no-post")
+        refused = home.run("pegs", *action, "--file", str(path), "--no-post")
         assert refused.returncode == 65, refused.stderr
         assert "106 holes" in refused.stderr and "at most 64 holes: use pegs solve" in refused.stderr
         assert "Traceback" not in refused.stderr and not refused.stdout  # refused before a word of output
