@@ -128,6 +128,13 @@ def home(tmp_path: Path, emulator: XEmulator) -> BotHome:
     return bot_home
 
 
+# `bot.py serve` says where the next run comes from, and a `bot.py daemon` of this checkout running
+# anywhere on the machine is where (web/nextrun.py reads /proc). The tests that start one, and the
+# one that needs none running, share one pytest-xdist group: one worker, one at a time (addopts'
+# --dist loadgroup).
+A_DAEMON_OF_THIS_CHECKOUT = pytest.mark.xdist_group("a bot.py daemon of this checkout")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("X_API_BASE_URL", None)  # never let a developer's shell point tests elsewhere
 
@@ -141,11 +148,22 @@ SLOW_FIXTURES = {
 }
 
 
+# The test functions measured at a second or more each (tests/slow_tests.txt says how).
+SLOW_TESTS = frozenset(
+    line.strip() for line in (Path(__file__).parent / "slow_tests.txt").read_text().splitlines() if line[:1] not in "#"
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
-    """Mark slow what uses a slow fixture, and the fault-injection runs (they kill processes)."""
+    """Mark slow what uses a slow fixture, the fault-injection runs (they kill processes) and the
+    tests listed in slow_tests.txt."""
     slow = pytest.mark.slow
     for item in items:
-        if SLOW_FIXTURES.keys() & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("faults"):
+        if (
+            SLOW_FIXTURES.keys() & set(getattr(item, "fixturenames", ()))
+            or item.get_closest_marker("faults")
+            or item.nodeid.split("[", 1)[0].split("@", 1)[0] in SLOW_TESTS  # @: an xdist_group
+        ):
             item.add_marker(slow)
 
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, BotHome
+from conftest import A_DAEMON_OF_THIS_CHECKOUT, REPO, BotHome
 from x_emulator import KEYS, XEmulator
 
 from twitterbot import __version__
@@ -551,6 +551,7 @@ def run_without(tmp_path: Path, missing: str, *args: str, shadow: str = "") -> s
         ("twitter_text", "twitter-text-parser", ("--dry-run", "--force")),
     ],
 )
+@A_DAEMON_OF_THIS_CHECKOUT  # some start `bot.py daemon`, for a moment
 def test_a_missing_package_is_named_with_the_command_that_installs_it(
     tmp_path: Path, module: str, package: str, args: tuple
 ) -> None:
@@ -573,6 +574,7 @@ def test_a_missing_package_with_json_prints_one_failure_document(tmp_path: Path)
     assert "python-dotenv" in report["reason"]
 
 
+@A_DAEMON_OF_THIS_CHECKOUT  # it starts `bot.py daemon`, for a moment
 def test_a_broken_package_is_named_with_the_command_that_reinstalls_its_version(tmp_path: Path) -> None:
     from importlib import metadata
 

@@ -13,7 +13,7 @@ import subprocess
 from typing import Dict, List, Tuple
 
 import pytest
-from conftest import REGISTRY, BotHome
+from conftest import A_DAEMON_OF_THIS_CHECKOUT, REGISTRY, BotHome
 
 from twitterbot.cli import parse_args
 
@@ -179,6 +179,7 @@ def test_dry_run_before_monkey_posts_nothing(home: BotHome) -> None:
     assert not (home.path / "state" / "monkey-monkey.json").exists()
 
 
+@A_DAEMON_OF_THIS_CHECKOUT
 def test_dry_run_before_daemon_is_a_dry_run(home: BotHome) -> None:
     home.env_file.write_text("TWEET_TIMES=03:00\n")  # no keys: a real daemon would refuse to start
     process = home.start("--dry-run", "daemon")

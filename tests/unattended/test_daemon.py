@@ -13,10 +13,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import BotHome
+from conftest import A_DAEMON_OF_THIS_CHECKOUT, BotHome
 from x_emulator import XEmulator
 
 from twitterbot.unattended.daemon import MAX_NAP, Daemon, sd_notify, seconds_until, zone_for
+
+pytestmark = A_DAEMON_OF_THIS_CHECKOUT  # they start `bot.py daemon`
 
 LONDON = zoneinfo.ZoneInfo("Europe/London")
 HOUR = 3600

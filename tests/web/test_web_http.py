@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from conftest import BotHome
+from conftest import A_DAEMON_OF_THIS_CHECKOUT, BotHome
 from web_home import (
     BLUESKY_PASSWORD,
     MASTODON_TOKEN,
@@ -59,6 +59,7 @@ def test_the_page_shows_the_posts_the_uncertain_one_and_the_job(server: Server, 
     assert '<meta http-equiv="refresh"' in html
 
 
+@A_DAEMON_OF_THIS_CHECKOUT  # no daemon of this checkout may run meanwhile
 def test_status_json_has_the_same_facts(server: Server, made: Made) -> None:
     status, headers, body = server.get("status.json")
     assert status == 200 and headers["Content-Type"] == "application/json"
