@@ -10,12 +10,6 @@ The run gets the process-wide things a process of its own would have, and gives 
 as a process's children do), the cwd is the run's, stdout and stderr are captured. Whatever else
 the run changes in the process and leaves changed (a signal handler, the umask, a logging handler,
 a warnings filter, sys.argv) is a leak between tests: it fails the test that made it.
-
-One thing a process has that a run in ours does not: its sys.stdout never changes. The jobs take
-`out: TextIO = sys.stdout` (twitterbot/jobs/*/job.py), a default bound when their module was first
-imported, which in a test process is some earlier test's capture: what they print would be lost,
-and two runs compared with each other would agree on nothing printed. For the length of a run,
-such a default is the run's stdout (`_bound_streams`), as it would be in a process of its own.
 """
 
 from __future__ import annotations
@@ -28,10 +22,9 @@ import signal
 import subprocess
 import sys
 import time
-import types
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, TextIO
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from twitterbot import cli
 
@@ -47,48 +40,6 @@ class _Capture(io.TextIOWrapper):
     def text(self) -> str:
         self.flush()
         return self.buffer.getvalue().decode("utf-8", errors="replace")  # type: ignore[attr-defined]
-
-
-# A function's stream parameter, by name: the stream a process would have given it.
-_STREAM_PARAMETERS = {"out": "stdout", "stdout": "stdout", "err": "stderr", "stderr": "stderr"}
-
-
-@contextlib.contextmanager
-def _bound_streams(streams: Dict[str, TextIO]) -> Iterator[None]:
-    """The bot's functions whose default for a stream parameter was bound at import (`out:
-    TextIO = sys.stdout`) get this run's stream for that default while the run lasts."""
-    saved = []
-    for name, module in list(sys.modules.items()):
-        if not (name == "twitterbot" or name.startswith("twitterbot.")) or module is None:
-            continue
-        for function in vars(module).values():
-            if not isinstance(function, types.FunctionType) or function.__module__ != name:
-                continue
-            keywords = dict(function.__kwdefaults__ or {})
-            positional = list(function.__defaults__ or ())
-            code = function.__code__
-            names = code.co_varnames[: code.co_argcount][len(code.co_varnames[: code.co_argcount]) - len(positional) :]
-            changed = False
-            for parameter, value in [*zip(names, positional), *keywords.items()]:
-                if value is None or not hasattr(value, "write") or isinstance(value, (str, bytes, type)):
-                    continue
-                assert parameter in _STREAM_PARAMETERS, f"{name}.{function.__name__}: stream default {parameter!r}"
-                stream = streams[_STREAM_PARAMETERS[parameter]]
-                if parameter in keywords:
-                    keywords[parameter] = stream
-                else:
-                    positional[list(names).index(parameter)] = stream
-                changed = True
-            if changed:
-                saved.append((function, function.__defaults__, function.__kwdefaults__))
-                function.__defaults__ = tuple(positional) or None
-                function.__kwdefaults__ = keywords or None
-    try:
-        yield
-    finally:
-        for function, positional_defaults, keyword_defaults in saved:
-            function.__defaults__ = positional_defaults
-            function.__kwdefaults__ = keyword_defaults
 
 
 def _process_state() -> Dict[str, Any]:
@@ -128,11 +79,7 @@ def run_in_process(
     os.chdir(cwd)
     before = _process_state()
     try:
-        with (
-            contextlib.redirect_stdout(out),
-            contextlib.redirect_stderr(err),
-            _bound_streams({"stdout": out, "stderr": err}),
-        ):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 status = cli.main(list(argv), environ=dict(environ), registry=registry)
             except SystemExit as exc:  # what a process would exit with

@@ -321,3 +321,16 @@ def test_at_most_ten_modules_at_the_top() -> None:
     """The top holds the command line and the foundation's small pieces; the rest has folders."""
     top = sorted(path.stem for path in PACKAGE.glob("*.py"))
     assert len(top) <= 10, top
+
+
+def test_no_function_binds_a_stream_when_its_module_is_imported() -> None:
+    """`out: TextIO = sys.stdout` is the stream of whoever imported the module first: a program
+    (or a test) that redirects stdout later would print elsewhere. Default to None, look it up then."""
+    bound = []
+    for _, path in modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+                if any(ast.unparse(default) in ("sys.stdout", "sys.stderr") for default in defaults):
+                    bound.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}")
+    assert bound == []

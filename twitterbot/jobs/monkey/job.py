@@ -72,7 +72,7 @@ def run_monkey(
     options: Options,
     reporter: AnyReporter,
     *,
-    out: TextIO = sys.stdout,
+    out: Optional[TextIO] = None,
     clock: Callable[[], float] = time.monotonic,
     status: Optional[Union[StatusLine, NullStatusLine]] = None,
     kernel: Optional[Kernel] = None,
@@ -83,6 +83,7 @@ def run_monkey(
     (kernel.load), type in C, with the same records and checkpoints; `typing` (chunks.ForkedTyping,
     ClusterTyping) types on more cores or machines, with the same records again. Returns the
     final state (as the checkpoint)."""
+    out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
     checkpoint = options.checkpoint
     typing = typing or LocalTyping(setup.matcher, setup.keyboard.count, kernel)
     state = load_checkpoint(setup, options)

@@ -42,7 +42,7 @@ def run_fewest(
     reporter: AnyReporter,
     *,
     output: Optional[Path] = None,
-    out: TextIO = sys.stdout,
+    out: Optional[TextIO] = None,
     status: Optional[AnyStatus] = None,
     folder: Optional[Path] = None,
     kernel: Optional[Kernel] = None,
@@ -51,6 +51,7 @@ def run_fewest(
     `solve` does, with a line of its moves and whether the count is proved minimal. A goal
     position first counts the board (its levels kept in `folder`), which on the English board
     takes most of the time: the status line and the reporter follow both stages."""
+    out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
     status = status or NullStatusLine()
     reporter.opening_picture(lambda: start_picture(board))
 
@@ -109,13 +110,14 @@ def run_solve(
     reporter: AnyReporter,
     *,
     output: Optional[Path] = None,
-    out: TextIO = sys.stdout,
+    out: Optional[TextIO] = None,
     status: Optional[AnyStatus] = None,
     kernel: Optional[Kernel] = None,
 ) -> bool:
     """Solve `board`, reporting as it goes; print (and write to `output`) the solution, or the
     proof that there is none. True if solved. With `kernel` (kernel.load), the depth-first
     searches run in C."""
+    out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
     status = status or NullStatusLine()
     reporter.opening_picture(lambda: start_picture(board))
     for event in solve(board, kernel=kernel):
@@ -186,7 +188,7 @@ def run_count(
     reporter: AnyReporter,
     setup: CountSetup,
     *,
-    out: TextIO = sys.stdout,
+    out: Optional[TextIO] = None,
     status: Optional[AnyStatus] = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Level:
@@ -194,6 +196,7 @@ def run_count(
     `setup` says where the count keeps its checkpoint and levels and what it runs on (this
     machine's cores, the compiled kernel, a cluster). On a terminal the status line shows the
     level being counted, how far it is and, at its pace, how long it has left."""
+    out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
     checkpoint, levels, kernel, cluster = setup.checkpoint, setup.levels, setup.kernel, setup.cluster
     status = status or NullStatusLine()
     reporter.opening_picture(lambda: start_picture(board))

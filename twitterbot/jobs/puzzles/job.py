@@ -166,7 +166,7 @@ def run_puzzle(
     reporter: AnyReporter,
     options: Options,
     *,
-    out: TextIO = sys.stdout,
+    out: Optional[TextIO] = None,
     status: Optional[AnyStatus] = None,
 ) -> PuzzleResult:
     """Solve `puzzle`, printing each solution and a summary (or, `options.as_json`, one JSON
@@ -174,6 +174,7 @@ def run_puzzle(
     solution is a milestone) and the result. `options.output` gets the same text, written
     atomically at the end. With `options.checkpoint`, progress is saved there and a stopped search
     resumes from it; the file goes once the search ends."""
+    out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
     source, checkpoint, output, as_json = options.source, options.checkpoint, options.output, options.as_json
     status = status or NullStatusLine()
     show_solutions = not as_json
@@ -335,9 +336,10 @@ def save_challenge(state_dir: Path, challenge: Challenge) -> None:
     _save(challenge_path(state_dir, challenge.name), json.dumps(challenge.__dict__))
 
 
-def post_challenge(reporter: AnyReporter, challenge: Challenge, *, out: TextIO = sys.stdout) -> None:
+def post_challenge(reporter: AnyReporter, challenge: Challenge, *, out: Optional[TextIO] = None) -> None:
     """Post the puzzle as the first post of the challenge's thread; the run stays open for the
     solution (`reveal_challenge`)."""
+    out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
     out.write(challenge.puzzle)
     reporter.update(challenge.post, milestone=True)
     reporter.stop()  # not finished: the run (and its thread) waits for the solution
@@ -364,8 +366,9 @@ class PuzzleChallengeMissing(BotError):
     kind = "usage"
 
 
-def reveal_challenge(reporter: AnyReporter, challenge: Challenge, *, out: TextIO = sys.stdout) -> None:
+def reveal_challenge(reporter: AnyReporter, challenge: Challenge, *, out: Optional[TextIO] = None) -> None:
     """Post the solution as the reply that finishes the challenge's thread (once: the reporter
     never sends a run's result twice)."""
+    out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
     out.write("\n".join(" ".join(str(value) for value in row) for row in challenge.solution) + "\n")
     reporter.done(f"the solution: {_compact(challenge.solution)}")
