@@ -29,7 +29,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from twitterbot.state.records import Ending
+from twitterbot.state.outcomes import Ending
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))

@@ -22,8 +22,7 @@ from twitterbot.posting.delivery import Delivery
 from twitterbot.progress.session import JobSettings, open_reporter
 from twitterbot.settings.loading import load_config
 from twitterbot.settings.secrets import Scrubber
-from twitterbot.state.outcomes import Outcome
-from twitterbot.state.records import Ending
+from twitterbot.state.outcomes import Ending, Outcome
 from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 5, 20, 12, 0, tzinfo=timezone.utc)

@@ -17,7 +17,7 @@ from x_emulator import XEmulator
 
 from twitterbot.errors import TweetFileError
 from twitterbot.posting.generated import draw_post, sample_grammar
-from twitterbot.state.records import Ending
+from twitterbot.state.outcomes import Ending
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "grammars"
 X = (REGISTRY.network("x"),)  # tests may name a network; the package may not

@@ -17,7 +17,7 @@ from x_emulator import XEmulator
 from twitterbot.networks.x.poster import XPoster
 from twitterbot.posting.scheduled import MAX_DUPLICATE_TRIES, Run, RunRules, decide_and_post
 from twitterbot.posting.tweets import parse_tweets
-from twitterbot.state.records import Ending
+from twitterbot.state.outcomes import Ending
 from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from twitterbot.state import schema
-from twitterbot.state.records import Ending
+from twitterbot.state.outcomes import Ending
 from twitterbot.state.schema import SCHEMA_VERSION
 from twitterbot.state.store import HistoryStore
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from twitterbot.state.outcomes import Ending
 from twitterbot.state.reader import UnreadableHistory, read_history
-from twitterbot.state.records import Ending
 from twitterbot.state.store import HistoryStore
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "state" / "history-schema3.sqlite"

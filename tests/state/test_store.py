@@ -10,7 +10,7 @@ import pytest
 
 from twitterbot.errors import HistoryError
 from twitterbot.state.folder import ensure_state_dir
-from twitterbot.state.records import Ending
+from twitterbot.state.outcomes import Ending
 from twitterbot.state.store import HistoryStore
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)

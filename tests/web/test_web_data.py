@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from twitterbot.networks.x import PRICES
 from twitterbot.settings.loading import load_config
-from twitterbot.state.records import Ending
+from twitterbot.state.outcomes import Ending
 from twitterbot.state.schema import APPLICATION_ID
 from twitterbot.state.store import HistoryStore
 from twitterbot.web.app import create_app

@@ -213,6 +213,9 @@ class Network(Capability):
     # Whether a post here can carry a content warning of its own (Mastodon's spoiler_text); where
     # it cannot, a line's warning is written as its first line ("CW: ...").
     content_warnings: ClassVar[bool] = False
+    # Whether its poster takes a post's pictures fitted to this network's limits; False: it takes
+    # them as drawn and fits them itself (the dry run writes each as every network would get it).
+    takes_prepared_pictures: ClassVar[bool] = True
 
     def measure(self, text: str) -> Fit:
         """`text` as this network counts it, against its limit; cheap (no client library)."""

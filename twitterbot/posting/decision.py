@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Optional, Union
 
@@ -40,18 +39,23 @@ CAP_WINDOW = timedelta(hours=24)
 CLOCK_SLACK = timedelta(minutes=5)
 
 
-@dataclass(frozen=True)
 class Skip:
-    """The run posts nothing, and why: the roll, the daily cap or the gap since the last post."""
+    """The run posts nothing, and why: the roll, the daily cap or the gap since the last post.
+    Plain classes, as `Go` and `CapReached`: every run makes them, and a dataclass costs one to make."""
 
-    reason: str
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
 
 
-@dataclass(frozen=True)
 class Go:
     """The run posts a line, and why ("rolled 0 of 1-in-4", "forced, although ...")."""
 
-    why: str
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
 
 
 def decide(
@@ -86,13 +90,14 @@ def decide(
     return Go(why)
 
 
-@dataclass(frozen=True)
 class CapReached:
     """MAX_POSTS_PER_DAY is used up: `recent` posts (from every source) in the last 24 hours,
     and the oldest of them leaves the window at `frees_at`."""
 
-    recent: int
-    frees_at: Optional[datetime]
+    __slots__ = ("frees_at", "recent")
+
+    def __init__(self, recent: int, frees_at: Optional[datetime]) -> None:
+        self.recent, self.frees_at = recent, frees_at
 
     def reason(self, limit: int) -> str:
         return f"the cap is reached: {self.recent} posts in the last 24 hours (MAX_POSTS_PER_DAY={limit})"

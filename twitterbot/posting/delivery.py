@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Seque
 
 from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Fit, Network, Poster, PostResult
-from ..networks.dryrun import DRY_RUN
-from ..state.outcomes import Outcome
-from ..state.records import AttemptStart, Ending
+from ..state.outcomes import AttemptStart, Ending, Outcome
 from .send import Record, Sent, send
 
 if TYPE_CHECKING:
@@ -47,20 +45,31 @@ Outlets = Callable[[], Mapping[Network, Poster]]
 Prepared = Union[List["PreparedImage"], PostError]
 
 
-@dataclass
 class Delivery:
     """Delivers posts for one run or one job: its history, the networks it posts to with their
     posters (`outlets`, made at the first send), its clock, the secrets masked in every text sent
-    (`mask`), and the monthly budget of each network that has one, by network name."""
+    (`mask`), the monthly budget of each network that has one (by network name), the language of a
+    post that names none (POST_LANGUAGE), whether a thread's parts end with " i/n"
+    (THREAD_NUMBERS), and the scheduled run that sends (None: a job's posts). A plain class, as
+    the attempts' are: every run that posts makes them, and a dataclass costs one to make."""
 
-    store: HistoryStore
-    outlets: Outlets
-    clock: Callable[[], datetime]
-    mask: Scrubber
-    budgets: Mapping[str, float] = field(default_factory=dict)
-    language: Optional[str] = None  # of a post that names none (POST_LANGUAGE)
-    numbers: bool = False  # a thread's parts end with " i/n" (THREAD_NUMBERS)
-    run_id: Optional[int] = None  # the scheduled run that sends (None: a job's posts)
+    __slots__ = ("budgets", "clock", "language", "mask", "numbers", "outlets", "run_id", "store")
+
+    def __init__(
+        self,
+        store: HistoryStore,
+        outlets: Outlets,
+        clock: Callable[[], datetime],
+        mask: Scrubber,
+        budgets: Optional[Mapping[str, float]] = None,
+        *,
+        language: Optional[str] = None,
+        numbers: bool = False,
+        run_id: Optional[int] = None,
+    ) -> None:
+        self.store, self.outlets, self.clock, self.mask = store, outlets, clock, mask
+        self.budgets: Mapping[str, float] = budgets or {}
+        self.language, self.numbers, self.run_id = language, numbers, run_id
 
     def deliver(self, post: Post, attempts: Attempts) -> Tuple[Sent, ...]:
         """`post` to each network it is for, one after another: fitted (too long: not sent, or
@@ -252,7 +261,7 @@ class Delivery:
         outlets = self.outlets()
         made: Dict[Network, Prepared] = {}
         for network in networks:
-            if network is DRY_RUN:  # it writes each picture as each network would get it, itself
+            if not network.takes_prepared_pictures:  # the dry run: it fits them to every network itself
                 made[network] = list(post.images)  # type: ignore[arg-type]
                 continue
             own = getattr(outlets[network], "image_limits", None)
@@ -325,7 +334,8 @@ class Attempts:
     answers: a scheduled line's (`LineAttempts`) leave the round; a progress job's (`JobAttempts`)
     move its thread."""
 
-    source = "scheduled"
+    __slots__ = ()
+    source: str = "scheduled"
 
     def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
         """Record the pending attempt of `post` on `start.network` (`sent`: the text as sent and
@@ -348,14 +358,15 @@ class Attempts:
         return None
 
 
-@dataclass(frozen=True)
 class LineAttempts(Attempts):
     """A scheduled run's attempts (`source` scheduled, or catch_up for a post a network missed,
     joining its first send's `post_group`): a line that reached, or may have reached, the network
     leaves the round, and so does one the network already has."""
 
-    source: str = "scheduled"
-    post_group: Optional[int] = None
+    __slots__ = ("post_group", "source")
+
+    def __init__(self, source: str = "scheduled", post_group: Optional[int] = None) -> None:
+        self.source, self.post_group = source, post_group
 
     def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
         text, cost = sent
@@ -377,20 +388,16 @@ class LineAttempts(Attempts):
         return self.post_group
 
 
-@dataclass
 class JobAttempts(Attempts):
     """A progress job's attempts: one that reached, or may have reached, a network moves the job
     on with its `news`; a failed one is only a failed attempt (a job does not catch up). A `final`
     post is the job's result, never sent twice."""
 
-    job_id: int
-    name: str
-    news: str
-    final: bool = False
+    __slots__ = ("final", "job_id", "name", "news", "source")
 
-    @property
-    def source(self) -> str:  # type: ignore[override]
-        return "final" if self.final else "progress"
+    def __init__(self, job_id: int, name: str, news: str, final: bool = False) -> None:
+        self.job_id, self.name, self.news, self.final = job_id, name, news, final
+        self.source = "final" if final else "progress"
 
     def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
         text, cost = sent

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 __all__ = [
     "LOOK_UP_WINDOW",
     "MAX_DUPLICATE_TRIES",
-    "PostStyle",
     "PosterFactory",
     "RunRules",
     "decide_and_post",
@@ -103,21 +102,13 @@ def run_once(
 
 
 @dataclass(frozen=True)
-class PostStyle:
-    """How a run's posts are written beyond their text: their language (POST_LANGUAGE; a line's
-    own lang overrides it) and whether a thread's parts are numbered (THREAD_NUMBERS)."""
-
-    language: Optional[str] = None
-    numbers: bool = False
-
-
-@dataclass(frozen=True)
 class RunRules:
     """What a scheduled run is held to, from the settings: the die (TWEET_ONE_IN), the cap
     (MAX_POSTS_PER_DAY), the gap (MIN_POST_GAP), the networks it posts to (POST_TO's, in order),
     where a caught-up post's pictures are read from (the tweets file's folder), each network's
     monthly budget, whether uncertain posts are looked up (LOOK_UP_UNCERTAIN), the secrets masked
-    in what is sent, and the posts' style."""
+    in what is sent, the posts' language (POST_LANGUAGE; a line's own lang overrides it), whether a
+    thread's parts are numbered (THREAD_NUMBERS), and every network's name the history may hold."""
 
     one_in: int
     max_posts_per_day: int
@@ -127,8 +118,9 @@ class RunRules:
     budgets: Mapping[str, float] = field(default_factory=dict)
     look_up: bool = False
     secrets: Tuple[str, ...] = ()
-    style: PostStyle = PostStyle()
-    known: Tuple[str, ...] = ()  # every network's name the history may hold rows of
+    language: Optional[str] = None
+    numbers: bool = False
+    known: Tuple[str, ...] = ()
 
     @classmethod
     def of(cls, config: Config) -> RunRules:
@@ -141,7 +133,8 @@ class RunRules:
             budgets=monthly_budgets(config),
             look_up=config["LOOK_UP_UNCERTAIN"],
             secrets=config.secrets(),
-            style=PostStyle(config["POST_LANGUAGE"], config["THREAD_NUMBERS"]),
+            language=config["POST_LANGUAGE"],
+            numbers=config["THREAD_NUMBERS"],
             known=config.registry.names(),
         )
 
@@ -156,19 +149,26 @@ def monthly_budgets(config: Config) -> Dict[str, float]:
     }
 
 
-@dataclass
 class Run:
     """One run's means: its open history (the caller holds the lock), its posters (None: a dry
     run), its die and its clock, and whether it is a dry run or forced (--force: no roll, and the
-    gap may be passed)."""
+    gap may be passed). A plain class: every run makes one, and a dataclass costs one to make."""
 
-    store: HistoryStore
-    posters: Optional[PosterFactory]
-    rng: random.Random
-    clock: Clock = utc_now
-    dry_run: bool = False
-    force: bool = False
-    _made: Dict[Network, Poster] = field(default_factory=dict, repr=False)
+    __slots__ = ("_made", "clock", "dry_run", "force", "posters", "rng", "store")
+
+    def __init__(
+        self,
+        store: HistoryStore,
+        posters: Optional[PosterFactory],
+        rng: random.Random,
+        clock: Clock = utc_now,
+        *,
+        dry_run: bool = False,
+        force: bool = False,
+    ) -> None:
+        self.store, self.posters, self.rng, self.clock = store, posters, rng, clock
+        self.dry_run, self.force = dry_run, force
+        self._made: Dict[Network, Poster] = {}
 
     def outlets(self, networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
         """The run's posters by network, in POST_TO's order, made at the first call (a run that
@@ -262,8 +262,8 @@ def _delivery(run: Run, rules: RunRules, run_id: int) -> Delivery:
         run.clock,
         Scrubber(rules.secrets),
         budgets=rules.budgets,
-        language=rules.style.language,
-        numbers=rules.style.numbers,
+        language=rules.language,
+        numbers=rules.numbers,
         run_id=run_id,
     )
 

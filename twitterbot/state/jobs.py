@@ -11,7 +11,8 @@ from .database import Database, iso, parse_iso
 from .runs import MAYBE_POSTED
 
 if TYPE_CHECKING:
-    from .records import Ending, JobPost, JobRecord
+    from .outcomes import Ending
+    from .records import JobPost, JobRecord
 
 __all__ = ["JobLog"]
 

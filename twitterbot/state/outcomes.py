@@ -1,7 +1,8 @@
-"""What became of a run or of one post: the values the history database and `--json` hold.
+"""What became of a run or of one post: the values the history database and `--json` hold, and
+how an attempt is begun (`AttemptStart`) and ended (`Ending`) in it.
 
-Apart from records.py so that every run, which compares outcomes, does not pay for making the
-record classes (see records.py)::
+Apart from records.py so that every run, which compares outcomes, and every post, which records
+its attempts, does not pay for making the record classes (see records.py)::
 
     from twitterbot.state.records import Outcome   # or from here
     Outcome.POSTED == "posted"   # True
@@ -10,8 +11,10 @@ record classes (see records.py)::
 from __future__ import annotations
 
 import enum
+from datetime import datetime
+from typing import Optional
 
-__all__ = ["Outcome"]
+__all__ = ["AttemptStart", "Ending", "Outcome"]
 
 
 class Outcome(str, enum.Enum):
@@ -32,3 +35,46 @@ class Outcome(str, enum.Enum):
 
     __str__ = str.__str__  # "posted", not "Outcome.POSTED", in messages
     __format__ = str.__format__
+
+
+class AttemptStart:
+    """What an attempt is recorded with before it is sent: the network, when, the run that sends
+    it (None: a job's), what kind of send it is (`source`: scheduled, catch_up), and `group`, the
+    first attempt carrying the same post to another network (None: this one starts a group).
+    Plain classes, as `Ending`: every post makes them, and a dataclass costs one to make."""
+
+    __slots__ = ("at", "group", "network", "run_id", "source")
+
+    def __init__(
+        self,
+        network: str,
+        at: datetime,
+        run_id: Optional[int] = None,
+        source: str = "scheduled",
+        group: Optional[int] = None,
+    ) -> None:
+        self.network, self.at, self.run_id, self.source, self.group = network, at, run_id, source, group
+
+
+class Ending:
+    """How an attempt ended, as it is written after the send (`finish_attempt`, `record_job_post`):
+    its outcome and when, the post's id and link if the network answered, why it failed (`detail`,
+    the `ErrorKind` as `error_kind`), what an uncertain post can be looked up by later
+    (`lookup_key`), and whether its text leaves this round (`mark_used`: a scheduled line that
+    reached, or may have reached, the network)."""
+
+    __slots__ = ("at", "detail", "error_kind", "lookup_key", "mark_used", "outcome", "post_id", "url")
+
+    def __init__(  # the columns of an attempt's row, as finish_attempt writes them
+        self,
+        outcome: str,
+        at: datetime,
+        post_id: Optional[str] = None,
+        url: Optional[str] = None,
+        detail: Optional[str] = None,
+        error_kind: Optional[str] = None,
+        lookup_key: Optional[str] = None,
+        mark_used: bool = False,
+    ) -> None:
+        self.outcome, self.at, self.post_id, self.url = outcome, at, post_id, url
+        self.detail, self.error_kind, self.lookup_key, self.mark_used = detail, error_kind, lookup_key, mark_used

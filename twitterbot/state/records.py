@@ -15,38 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Dict, Optional
 
-__all__ = ["AttemptStart", "CatchUp", "Ending", "JobPost", "JobRecord", "RunRecord", "Unsettled"]
-
-
-@dataclass(frozen=True)
-class AttemptStart:
-    """What an attempt is recorded with before it is sent: the network, when, the run that sends
-    it (None: a job's), what kind of send it is (`source`: scheduled, catch_up), and `group`, the
-    first attempt carrying the same post to another network (None: this one starts a group)."""
-
-    network: str
-    at: datetime
-    run_id: Optional[int] = None
-    source: str = "scheduled"
-    group: Optional[int] = None
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How an attempt ended, as it is written after the send (`finish_attempt`, `record_job_post`):
-    its outcome and when, the post's id and link if the network answered, why it failed (`detail`,
-    the `ErrorKind` as `error_kind`), what an uncertain post can be looked up by later
-    (`lookup_key`), and whether its text leaves this round (`mark_used`: a scheduled line that
-    reached, or may have reached, the network)."""
-
-    outcome: str
-    at: datetime
-    post_id: Optional[str] = None
-    url: Optional[str] = None
-    detail: Optional[str] = None
-    error_kind: Optional[str] = None
-    lookup_key: Optional[str] = None
-    mark_used: bool = False
+__all__ = ["CatchUp", "JobPost", "JobRecord", "RunRecord", "Unsettled"]
 
 
 @dataclass(frozen=True)

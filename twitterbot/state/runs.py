@@ -12,7 +12,8 @@ from .counting import COUNTED_OUTCOMES, PostCounts
 from .database import Database, iso, parse_iso
 
 if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
-    from .records import CatchUp, Ending, RunRecord, Unsettled
+    from .outcomes import Ending
+    from .records import CatchUp, RunRecord, Unsettled
 
 __all__ = ["MAYBE_POSTED", "TEMPORARY", "RunLog"]
 

@@ -7,7 +7,7 @@ It is what keeps the bot from spamming or double-posting. An attempt is written 
 
     store = HistoryStore(":memory:")
     attempt = store.begin_attempt("hello", run_id=None, at=now, network="mastodon")
-    store.finish_attempt(attempt, Ending("posted", now, post_id="123"))    # records.Ending
+    store.finish_attempt(attempt, Ending("posted", now, post_id="123"))    # outcomes.Ending
 
 Each concern is a module of its own (runs.py with counting.py, threads.py, jobs.py, bag.py,
 lengths.py and alerts.py over database.py); this class only puts them together, so callers keep one

@@ -3,7 +3,7 @@ the attempt that last carried each part, so that a thread a failure broke is fin
 run and a part that may be there is never sent again::
 
     thread, attempt = store.begin_thread("a long line", ["part 1", "part 2"], AttemptStart("x", now, run_id=1))
-    store.finish_attempt(attempt, Ending("posted", now, post_id="1"))
+    store.finish_attempt(attempt, Ending("posted", now, post_id="1"))   # both from outcomes.py
     second = store.begin_part(thread, 2, run_id=1, at=now)
     store.open_threads(since)   # the threads with parts left, oldest first
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 from .database import Database, iso
 
 if TYPE_CHECKING:
-    from .records import AttemptStart
+    from .outcomes import AttemptStart
 
 __all__ = ["OpenThread", "ThreadLog"]
 
