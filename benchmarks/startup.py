@@ -5,6 +5,7 @@ interleaved so that drift hits every command alike::
 
     .venv/bin/python benchmarks/startup.py                 # 15 rounds, 16 and 5,000 lines, ~1.5 min
     .venv/bin/python benchmarks/startup.py -n 31 --lines 20000
+    .venv/bin/python benchmarks/startup.py --against v0.2.0   # beside another commit, in the same rounds
 
 A cron line runs the bot four times a day on a Pi Zero 2 W (512 MB), usually to decide "skip":
 this is that cost. Figures are medians; a ratio is the median over rounds of the command's CPU
@@ -12,6 +13,10 @@ time over the baseline's in the same round, and the growth per line is the media
 (long file - short file) / extra lines.
 Each file size has its own state folder (a run keeps the lengths of one tweets file), and the
 first round, which measures every line and fills that cache, is a warm-up: not counted.
+`--against REV` runs that commit's bot.py (from `git archive`) with the short file in the same
+rounds, each with its own state folder, and prints each run's ratio beside it. Both trees are
+byte-compiled first: a machine with PYTHONDONTWRITEBYTECODE set would otherwise compile every
+module the change touched on every run, and charge the change for it.
 """
 
 from __future__ import annotations
@@ -55,6 +60,14 @@ def measure(argv: Sequence[str], env: Dict[str, str], scratch: Path) -> Tuple[fl
     return usage.ru_utime + usage.ru_stime, peak_kib / 1024
 
 
+def other_tree(revision: str, folder: Path) -> Path:
+    """The commit `revision` of this repository, unpacked into `folder` (its bot.py and package)."""
+    folder.mkdir()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", revision], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
 def bot_home(folder: Path, lines: int, emulator: XEmulator) -> Path:
     """A tweets file of `lines` lines and an env file with its own state folder; returns the env file."""
     folder.mkdir()
@@ -77,11 +90,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=15, help="rounds (each runs every command once; default 15)")
     parser.add_argument("--lines", type=int, default=5000, help="lines in the long tweets file (default 5000)")
+    parser.add_argument("--against", metavar="REV", help="another commit's runs beside this checkout's (git archive)")
     options = parser.parse_args()
     rounds, lines = options.n, options.lines
 
     python = sys.executable
     with tempfile.TemporaryDirectory() as folder, XEmulator() as emulator:
+        trees = {"": REPO}
+        if options.against:
+            trees[f" ({options.against})"] = other_tree(options.against, Path(folder) / "against")
+        for tree in trees.values():
+            subprocess.run(
+                [python, "-m", "compileall", "-q", str(tree / "twitterbot")], check=True, stdout=subprocess.DEVNULL
+            )
         env = {"PATH": "/usr/bin:/bin", "HOME": folder, "LANG": "C.UTF-8"}
         commands = {"python -c pass": [python, "-c", "pass"], "import tweepy": [python, "-c", "import tweepy"]}
         runs = {
@@ -90,15 +111,18 @@ def main() -> None:
             "post": ["--force"],
         }
         for size in (SHORT, lines):
-            env_file = bot_home(Path(folder) / f"lines-{size}", size, emulator)
-            for name, flags in runs.items():
-                commands[f"{name}, {size:,} lines"] = [
-                    python,
-                    str(REPO / "bot.py"),
-                    "--env-file",
-                    str(env_file),
-                    *flags,
-                ]
+            for suffix, tree in trees.items():
+                if suffix and size != SHORT:
+                    continue  # the other commit with the short file only
+                env_file = bot_home(Path(folder) / f"lines-{size}{len(suffix)}", size, emulator)
+                for name, flags in runs.items():
+                    commands[f"{name}, {size:,} lines{suffix}"] = [
+                        python,
+                        str(tree / "bot.py"),
+                        "--env-file",
+                        str(env_file),
+                        *flags,
+                    ]
         figures: Dict[str, List[Tuple[float, float]]] = {name: [] for name in commands}
         started = time.monotonic()
         for round_number in range(rounds + 1):
@@ -131,8 +155,14 @@ def main() -> None:
         short, long = figures[f"{name}, {SHORT:,} lines"], figures[f"{name}, {lines:,} lines"]
         per_line = statistics.median((b[0] - a[0]) / (lines - SHORT) for a, b in zip(short, long))
         print(f"  {name:10} {per_line * 1000:+.4f} ms/line")
-    worst = max(ratio(name, "import tweepy") for name in figures if "lines" in name)
-    peak = max(rss for name, runs_ in figures.items() if "lines" in name for _, rss in runs_)
+    if options.against:
+        print(f"\nthis checkout against {options.against}, {SHORT} lines, x import tweepy in the same rounds:")
+        for name in runs:
+            mine, theirs = f"{name}, {SHORT:,} lines", f"{name}, {SHORT:,} lines ({options.against})"
+            print(f"  {name:10} {ratio(mine, 'import tweepy'):.2f}x against {ratio(theirs, 'import tweepy'):.2f}x")
+    ours = [name for name in figures if "lines" in name and not name.endswith(")")]
+    worst = max(ratio(name, "import tweepy") for name in ours)
+    peak = max(rss for name, runs_ in figures.items() if name in ours for _, rss in runs_)
     print(
         f"\ngoal: at most {TARGET_RATIO}x import tweepy (worst here {worst:.2f}x), at most {TARGET_MIB:.0f} MiB "
         f"(worst here {peak:.1f}), well under {TARGET_MS_PER_LINE} ms per line"
