@@ -1,4 +1,5 @@
-"""The scheduled post: the tweets file, the roll and the pick, one run, and their commands."""
+"""The scheduled post: the tweets file, the roll and the pick, one run, and their commands; and
+the `Delivery` (delivery.py) that every post, scheduled or not, goes out through."""
 
 from __future__ import annotations
 
