@@ -37,7 +37,9 @@ def make_reporter(
     delivery = Delivery(store, lambda: outlets, clock, Scrubber(secrets), dict(budgets or {}))
     cadence = options.pop("cadence", None) or Cadence(*(options.pop(key) for key in CADENCE))
     look = JobLook(**{key: options.pop(key) for key in LOOK if key in options})
-    wanted = tuple(REGISTRY.network(each) for each in networks or ())
+    # What the posts are fitted to: the test's networks, else its posters', else (a dry run) X.
+    named = networks or [each.name for each in outlets if each is not DRY_RUN] or [REGISTRY.default().name]
+    wanted = tuple(REGISTRY.network(each) for each in named)
     return Reporter(name, delivery=delivery, cadence=cadence, look=look, networks=wanted, **options)
 
 

@@ -276,7 +276,8 @@ ATTEMPT_RECORDS = {
 
 
 def test_post_attempts_are_recorded_from_one_module_outside_state() -> None:
-    """At most once lives in one place: only the delivery (and the history itself) records attempts."""
+    """At most once lives in one place: only the delivery (and the history itself) begins and
+    finishes post attempts."""
     recording = set()
     for module, path in modules():
         if part_of(module) == "state":

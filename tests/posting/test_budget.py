@@ -106,13 +106,13 @@ def test_a_catch_up_that_would_pass_the_budget_is_not_sent_to_x(
         def delivery(budget: float) -> Delivery:
             return Delivery(store, lambda: outlets, lambda: now, Scrubber(()), {"x": budget}, run_id=run)
 
-        held = catch_up(delivery(PRICES.post / 2), now - timedelta(days=1), (None, REGISTRY.names()))
+        held = catch_up(delivery(PRICES.post / 2), now - timedelta(days=1), None, REGISTRY.names())
         assert [(sent.network.name, sent.outcome) for sent in held] == [("x", Outcome.OVER_BUDGET)]
         assert emulator.texts == []
         warned = [record for record in caplog.records if record.levelname == "WARNING"]
         assert any("X_MONTHLY_BUDGET=$0.01" in record.getMessage() for record in warned)
         # A budget with room sends it, and keeps what it cost.
-        went = catch_up(delivery(1.0), now - timedelta(days=1), (None, REGISTRY.names()))
+        went = catch_up(delivery(1.0), now - timedelta(days=1), None, REGISTRY.names())
         assert [sent.outcome for sent in went] == [Outcome.POSTED] and emulator.texts == ["caught up later"]
         assert store.costs_since("x", now - timedelta(days=1)) == [(PRICES.post, "caught up later")]
 
@@ -163,3 +163,21 @@ def test_any_text_is_an_amount_no_budget_or_an_error_naming_the_setting(text: st
         return
     assert amount is None or 0 <= amount < 1e9
     assert (amount is None) == (text.strip().removeprefix("$").strip() == "")
+
+
+def test_a_catch_up_that_no_longer_fits_is_recorded_once_and_never_sent(tmp_path, emulator: XEmulator, poster) -> None:
+    """A post X missed whose text X no longer takes (its rule changed, say) is not sent: the run
+    records it as too long there, so the next runs do not offer it again for 24 hours."""
+    now = datetime.now(timezone.utc)
+    too_long = "word " * 80  # 400 characters: more than X's 280
+    with HistoryStore(tmp_path / "history.sqlite3") as store:
+        run = store.begin_run(at=now, one_in=1, roll=1, forced=False, dry_run=False)
+        first = store.begin_attempt(too_long, run_id=run, at=now, network="mastodon")
+        store.finish_attempt(first, Ending("posted", now, post_id="1", mark_used=True))
+        missed = store.begin_attempt(too_long, run_id=run, at=now, network="x", group=first)
+        store.finish_attempt(missed, Ending("temporary", now, detail="X is down (503)"))
+        delivery = Delivery(store, lambda: {X: poster}, lambda: now, Scrubber(()), run_id=run)
+        since = now - timedelta(days=1)
+        held = catch_up(delivery, since, None, REGISTRY.names())
+        assert [(sent.network.name, sent.outcome) for sent in held] == [("x", Outcome.TOO_LONG)]
+        assert emulator.texts == [] and store.catch_ups(since, ("x",)) == []  # recorded: not offered again

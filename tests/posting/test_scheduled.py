@@ -417,3 +417,13 @@ def test_twitter_text_is_loaded_only_for_lines_it_has_not_measured(home: BotHome
     home.write_tweets("A new line with a link: example.com\n")
     report = json.loads(home.run("--dry-run", "--force", "--json").stdout)
     assert (report["weighted_length"], report["has_url"]) == (47, True)  # as X counts it (a URL is 23), from the cache
+
+
+def test_a_real_run_whose_posters_cover_none_of_its_networks_is_a_bug_not_a_duplicate() -> None:
+    """Posters that stand for none of POST_TO's networks are the composition's mistake: the run
+    says so (exit 1 at the boundary) before it touches the round, never "X already has it"."""
+    store = HistoryStore(":memory:")
+    how = Run(store, lambda: {}, random.Random(0), Clock())
+    with pytest.raises(ValueError, match="needs posters"):
+        decide_and_post(tweets("First post", "Second post"), how, RunRules(1, 4, timedelta(0), X_ONLY))
+    assert store.used_texts() == set()

@@ -356,3 +356,15 @@ def test_a_bad_env_file_on_sighup_keeps_the_settings_in_use(home: BotHome, emula
         _, stderr = process.communicate()
     assert process.returncode == 0, stderr
     assert "TWEET_ONE_IN" in stderr and "carrying on with the settings in use" in stderr
+
+
+def test_a_reload_that_changes_post_to_names_the_networks(tmp_path: Path) -> None:
+    """POST_TO's value is the networks themselves: the reload's log names them as POST_TO does."""
+    from conftest import REGISTRY
+
+    from twitterbot.settings.loading import load_config
+    from twitterbot.unattended.commands import _changed_settings
+
+    old = load_config(REGISTRY, project_dir=tmp_path, environ={"POST_TO": "x"})
+    new = load_config(REGISTRY, project_dir=tmp_path, environ={"POST_TO": "x,bluesky", "TWEET_ONE_IN": "2"})
+    assert _changed_settings(old, new) == ["POST_TO x -> x,bluesky", "TWEET_ONE_IN 4 -> 2"]

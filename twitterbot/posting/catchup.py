@@ -26,14 +26,13 @@ __all__ = ["catch_up"]
 log = logging.getLogger(__name__)
 
 
-def catch_up(delivery: Delivery, since: datetime, recorded: Tuple[Optional[Path], Sequence[str]]) -> Tuple[Sent, ...]:
+def catch_up(delivery: Delivery, since: datetime, folder: Optional[Path], known: Sequence[str]) -> Tuple[Sent, ...]:
     """Send each scheduled post since `since` (CATCH_UP_WINDOW) to the networks that missed it for
     a temporary reason, once each, if they are still posted to, and go on with the threads left
     unfinished. They were counted against the cap when first posted. A progress job's post is not
     caught up: its thread has moved on. A network's monthly budget holds a catch-up as it holds
-    the run's own post. `recorded`: where a recorded line's pictures are read from (the tweets
-    file's folder), and every network's name (a recorded line's only and skip may name any)."""
-    folder, known = recorded
+    the run's own post. `folder`: where a recorded line's pictures are read from (the tweets
+    file's folder); `known`: every network's name (a recorded line's only and skip may name any)."""
     outlets = {network.name: network for network in delivery.outlets()}
     done: List[Sent] = []
     for missed in delivery.store.catch_ups(since, tuple(outlets)):

@@ -5,8 +5,8 @@ post and *when*; the Delivery alone decides *how*, the same way for all of them,
 network: it fits the text to the network (or cuts it into a thread, where the sender allows),
 checks the network's monthly budget, prepares the pictures, records the attempt, sends it, and
 records the outcome. The attempts of one post share a group, so the post counts once in the cap.
-This module is the only one outside `state/` that records post attempts: at most once is kept in
-one place::
+This module is the only one outside `state/` that begins and finishes post attempts: at most once
+is kept in one place::
 
     delivery = Delivery(store, lambda: posters_for(config), utc_now, Scrubber(config.secrets()), run_id=7)
     sent = delivery.deliver(Post("Hello", "Hello"), LineAttempts())
@@ -14,13 +14,14 @@ one place::
 
 What differs between senders is how an attempt is recorded and what a sent post moves on
 (`Attempts`): a scheduled line leaves the round (`LineAttempts`), a job's post moves the job's
-thread (`JobAttempts`). Only a run that sends something imports this module.
+thread (`JobAttempts`). A scheduled run imports this module only when it sends something or plans
+a post (a run the roll skips never does); a job always does.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -47,13 +48,14 @@ Prepared = Union[List["PreparedImage"], PostError]
 
 class Delivery:
     """Delivers posts for one run or one job: its history, the networks it posts to with their
-    posters (`outlets`, made at the first send), its clock, the secrets masked in every text sent
-    (`mask`), the monthly budget of each network that has one (by network name), the language of a
-    post that names none (POST_LANGUAGE), whether a thread's parts end with " i/n"
-    (THREAD_NUMBERS), and the scheduled run that sends (None: a job's posts). A plain class, as
-    the attempts' are: every run that posts makes them, and a dataclass costs one to make."""
+    posters (`outlets`, made at the first call and kept), its clock, the secrets masked in every
+    text sent (`mask`), the monthly budget of each network that has one (by network name, as the
+    settings name them), the language of a post that names none (POST_LANGUAGE), whether a
+    thread's parts end with " i/n" (THREAD_NUMBERS), and the scheduled run that sends (None: a
+    job's posts). A plain class, as the attempts' are: every run that posts makes them, and a
+    dataclass costs one to make."""
 
-    __slots__ = ("budgets", "clock", "language", "mask", "numbers", "outlets", "run_id", "store")
+    __slots__ = ("_made", "_make", "budgets", "clock", "language", "mask", "numbers", "run_id", "store")
 
     def __init__(
         self,
@@ -67,45 +69,53 @@ class Delivery:
         numbers: bool = False,
         run_id: Optional[int] = None,
     ) -> None:
-        self.store, self.outlets, self.clock, self.mask = store, outlets, clock, mask
+        self.store, self.clock, self.mask = store, clock, mask
+        self._make, self._made = outlets, None
         self.budgets: Mapping[str, float] = budgets or {}
         self.language, self.numbers, self.run_id = language, numbers, run_id
+
+    def outlets(self) -> Mapping[Network, Poster]:
+        """The networks posted to, each with its poster, in POST_TO's order: made once."""
+        if self._made is None:
+            self._made = self._make()
+        return self._made
 
     def deliver(self, post: Post, attempts: Attempts) -> Tuple[Sent, ...]:
         """`post` to each network it is for, one after another: fitted (too long: not sent, or
         with threads on, cut into a thread), held to the network's budget, its pictures prepared
         for every network before the first record (after it, nothing about them is left to fail),
         each attempt recorded before it is sent and its outcome after."""
-        outlets = self.outlets()
         going, pictures = self._fitted(post)
         sent: List[Sent] = []
         group = attempts.group()
         for network, fit in going.items():
             if not _goes(post, fit):
-                sent.append(Sent(network, Outcome.TOO_LONG, fit))
+                sent.append(self._too_long(post, network, fit, attempts))
                 continue
             parts = () if fit.fits else self._parts(post.text_for(network), network)
-            stopped = self.over_budget(network, fit, posts=max(1, len(parts)))
+            stopped = self._over_budget(network, fit, posts=max(1, len(parts)))
             if stopped:
                 sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
                 continue
             prepared = pictures.get(network, [])
+            text = self.mask(post.text_for(network))
             start = AttemptStart(network.name, self.clock(), self.run_id, attempts.source, group)
-            if parts:
-                if isinstance(prepared, PostError):  # a thread's pictures go with its part 1: none is sent
-                    sent.append(Sent(network, Outcome.FAILED, fit, error=prepared))
-                    continue
-                one, attempt = self._thread(post, network, parts, start, fit)
+            if fit.fits:
+                one, attempt = self._one(post, network, start.costing(network.price(fit), text), attempts, prepared)
+            elif isinstance(prepared, PostError):  # a thread's pictures go with its part 1: none is sent
+                sent.append(Sent(network, Outcome.FAILED, fit, error=prepared))
+                continue
             else:
-                one, attempt = self._one(post, (network, outlets[network]), start, attempts, (fit, prepared))
-            sent.append(one)
+                one, attempt = self._thread(post, network, parts, start)
+            sent.append(replace(one, fit=fit))
             group = group or attempt
         return tuple(sent)
 
     def plan(self, post: Post) -> Tuple[Sent, ...]:
         """What `deliver` would do with `post`, for a dry run, recording and sending nothing: each
         network it fits or would get it as a thread (would_post), those it is too long for, and
-        one its pictures cannot go to (failed, with the data error a real run would meet)."""
+        one its pictures cannot go to (failed, with the data error a real run would meet). A dry
+        run asks no budget, as it asks no network."""
         going, pictures = self._fitted(post)
         plan: List[Sent] = []
         for network, fit in going.items():
@@ -120,30 +130,34 @@ class Delivery:
         """How each network `post` is for counts it, and its pictures prepared for each network it
         goes to, before anything is recorded."""
         going = {network: post.fit_for(network) for network in self.outlets() if post.goes_to(network)}
-        return going, self.pictures(post, [network for network, fit in going.items() if _goes(post, fit)])
+        return going, self._pictures(post, [network for network, fit in going.items() if _goes(post, fit)])
 
     def _one(
-        self,
-        post: Post,
-        outlet: Tuple[Network, Poster],
-        start: AttemptStart,
-        attempts: Attempts,
-        fitted: Tuple[Fit, Prepared],
+        self, post: Post, network: Network, start: AttemptStart, attempts: Attempts, prepared: Prepared
     ) -> Tuple[Sent, int]:
-        """One post on one network: recorded, sent, its outcome recorded."""
-        network, poster = outlet
-        fit, prepared = fitted
-        text = self.mask(post.text_for(network))
-        attempt = attempts.begin(self.store, post, start, (text, network.price(fit)))
+        """One post on one network: recorded (with the text as sent and its price, `start`), sent,
+        its outcome recorded."""
+        attempt = attempts.begin(self.store, post, start)
         record = attempts.ending(self.store, attempt, self.clock)
         if isinstance(prepared, PostError):  # nothing is sent: the failure is recorded as it is
             record(Outcome.FAILED, None, str(prepared), prepared.kind)
-            return Sent(network, Outcome.FAILED, fit, error=prepared), attempt
+            return Sent(network, Outcome.FAILED, error=prepared), attempt
         extra: Dict[str, object] = {"images": list(prepared)} if prepared else {}
         extra.update(self._voice(post, network))
         extra.update({"reply_to": post.reply_to[network.name]} if network.name in post.reply_to else {})
-        request = lambda: attempts.post(self.store, outlet, text, extra)  # noqa: E731
-        return send(request, network=network, record=record, fit=fit), attempt
+        poster, text = self.outlets()[network], start.sent_text or post.text
+        request = lambda: attempts.post(self.store, (network, poster), text, extra)  # noqa: E731
+        return send(request, network=network, record=record), attempt
+
+    def _too_long(self, post: Post, network: Network, fit: Fit, attempts: Attempts) -> Sent:
+        """A post too long for `network` is not sent there. A catch-up records that it was not
+        (`Attempts.records_too_long`), so later runs do not offer it again."""
+        if attempts.records_too_long:
+            start = AttemptStart(network.name, self.clock(), self.run_id, attempts.source, attempts.group())
+            attempt = attempts.begin(self.store, post, start.costing(None, self.mask(post.text_for(network))))
+            reason = fit.reason or f"{fit.length} of {fit.limit} {fit.unit}"
+            attempts.ending(self.store, attempt, self.clock)(Outcome.TOO_LONG, None, f"too long: {reason}", None)
+        return Sent(network, Outcome.TOO_LONG, fit)
 
     # -- threads -------------------------------------------------------------------------------
 
@@ -152,17 +166,17 @@ class Delivery:
 
         return tuple(parts_for(self.mask(text), network, self.numbers))
 
-    def _thread(
-        self, post: Post, network: Network, parts: Tuple[str, ...], start: AttemptStart, fit: Fit
-    ) -> Tuple[Sent, int]:
+    def _thread(self, post: Post, network: Network, parts: Tuple[str, ...], start: AttemptStart) -> Tuple[Sent, int]:
         """A line too long for `network`, as a thread: recorded whole with its first part's
-        attempt, then its parts sent in order (`finish_threads` goes on where one stopped)."""
+        attempt, then its parts sent in order (`finish_threads` goes on where one stopped). The
+        thread keeps its language and warning, so a later run sends its parts as this one would."""
         from .threads import thread_cost
 
         language, spoiler = post.language or self.language, post.spoiler_for(network)
         thread, attempt = self.store.begin_thread(post.key, parts, start, language=language, spoiler=spoiler)
         log.info("%s: %s goes there as %s", network.label, post.where, thread_cost(network, parts))
-        sent = self._send_thread(network, thread, (post, attempt), fit)
+        kept = replace(post, language=language)
+        sent = self._send_thread(kept, network, thread, attempt, source=start.source)
         return sent[0], attempt
 
     def finish_threads(self, since: datetime, pictures: Callable[[str], Sequence[Attachment]]) -> List[Sent]:
@@ -173,25 +187,21 @@ class Delivery:
         done: List[Sent] = []
         for thread in self.store.open_threads(since, tuple(outlets)):
             network = outlets[thread.network]
+            # The thread as recorded: its parts hold the text, its row the language and warning.
             post = Post(thread.text, "", tuple(pictures(thread.text)), thread.language, thread.spoiler)
             log.info("finishing a thread on %s left by an earlier run", network.label)
-            done += self._send_thread(network, thread.thread_id, (post, None), None, source="catch_up")
+            done += self._send_thread(post, network, thread.thread_id, None, source="catch_up")
         return done
 
     def _send_thread(
-        self,
-        network: Network,
-        thread_id: int,
-        begun: Tuple[Post, Optional[int]],
-        fit: Optional[Fit],
-        source: str = "scheduled",
+        self, post: Post, network: Network, thread_id: int, pending: Optional[int], *, source: str
     ) -> List[Sent]:
-        """Send a thread's parts that are left, in order, each its own recorded attempt (`begun`:
-        the post and part 1's attempt, when this run recorded it with the thread). Stops at a part
-        that did not certainly post: a later run goes on from there."""
+        """Send a thread's parts that are left, in order, each its own recorded attempt (`pending`:
+        part 1's attempt, when this run recorded it with the thread), in the thread's own language
+        (not POST_LANGUAGE as it is now). Stops at a part that did not certainly post: a later run
+        goes on from there."""
         from .threads import GiveUp, next_part, parts_as_sent
 
-        post, pending = begun
         poster = self.outlets()[network]
         sent: List[Sent] = []
         while True:
@@ -211,13 +221,12 @@ class Delivery:
             extra: Dict[str, object] = {"reply_to": reply_to} if reply_to else {}
             if post.images and state.part == 1:
                 extra["images"] = list(post.images)
-            extra.update(self._voice(post, network))
+            extra.update(self._voice(post, network, fallback=False))
             record = line_ending(self.store, attempt, clock=self.clock)
             outcome = send(
                 lambda text=state.text, extra=extra: poster.post(text, **extra),  # type: ignore[arg-type]
                 network=network,
                 record=record,
-                fit=fit,
             )
             sent.append(outcome)
             if outcome.outcome != Outcome.POSTED:
@@ -230,10 +239,10 @@ class Delivery:
                 )
                 return sent
 
-    def _voice(self, post: Post, network: Network) -> Dict[str, object]:
-        """The post's language (else the delivery's) and the network's own content warning, only
-        when set (a poster may not know them)."""
-        language = post.language or self.language
+    def _voice(self, post: Post, network: Network, *, fallback: bool = True) -> Dict[str, object]:
+        """The post's language (else, with `fallback`, the delivery's) and the network's own
+        content warning, only when set (a poster may not know them)."""
+        language = post.language or (self.language if fallback else None)
         said: Dict[str, object] = {"language": language} if language else {}
         warning = post.spoiler_for(network)
         said.update({"spoiler": warning} if warning else {})
@@ -241,7 +250,7 @@ class Delivery:
 
     # -- what every network's post needs first -------------------------------------------------
 
-    def over_budget(self, network: Network, fit: Fit, posts: int = 1) -> Optional[str]:
+    def _over_budget(self, network: Network, fit: Fit, posts: int = 1) -> Optional[str]:
         """Why a post measured as `fit` (a thread: that many `posts`) may not go to `network`: it
         would pass the network's monthly budget; None: it may."""
         if network.name not in self.budgets:
@@ -250,7 +259,7 @@ class Delivery:
 
         return budget_stops(self.store, network, fit, self.budgets[network.name], self.clock(), posts)
 
-    def pictures(self, post: Post, networks: Sequence[Network]) -> Dict[Network, Prepared]:
+    def _pictures(self, post: Post, networks: Sequence[Network]) -> Dict[Network, Prepared]:
         """`post`'s pictures prepared for each of `networks` (by its poster's own limits where it
         has them: a Mastodon server's), or the data error why they cannot go there; made before
         any attempt is recorded."""
@@ -337,9 +346,13 @@ class Attempts:
     __slots__ = ()
     source: str = "scheduled"
 
-    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
-        """Record the pending attempt of `post` on `start.network` (`sent`: the text as sent and
-        its price there); returns the attempt."""
+    # Whether a post too long for a network is recorded as not sent there (a catch-up's: so that
+    # later runs do not offer it again), or simply not sent (a line: the round passes it by).
+    records_too_long: bool = False
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
+        """Record the pending attempt of `post` as `start` says (its network, when, the text as
+        sent and its price there); returns the attempt."""
         raise NotImplementedError
 
     def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
@@ -363,13 +376,13 @@ class LineAttempts(Attempts):
     joining its first send's `post_group`): a line that reached, or may have reached, the network
     leaves the round, and so does one the network already has."""
 
-    __slots__ = ("post_group", "source")
+    __slots__ = ("post_group", "records_too_long", "source")
 
     def __init__(self, source: str = "scheduled", post_group: Optional[int] = None) -> None:
         self.source, self.post_group = source, post_group
+        self.records_too_long = source == "catch_up"
 
-    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
-        text, cost = sent
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
         return store.begin_attempt(
             post.key,
             run_id=start.run_id,
@@ -377,8 +390,8 @@ class LineAttempts(Attempts):
             network=start.network,
             source=start.source,
             group=start.group,
-            cost=cost,
-            sent_text=text,
+            cost=start.cost,
+            sent_text=start.sent_text,
         )
 
     def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
@@ -399,10 +412,10 @@ class JobAttempts(Attempts):
         self.job_id, self.name, self.news, self.final = job_id, name, news, final
         self.source = "final" if final else "progress"
 
-    def begin(self, store: HistoryStore, post: Post, start: AttemptStart, sent: Tuple[str, Optional[float]]) -> int:
-        text, cost = sent
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
+        text = start.sent_text or post.text
         return store.begin_job_attempt(
-            self.job_id, text, at=start.at, final=self.final, network=start.network, group=start.group, cost=cost
+            self.job_id, text, at=start.at, final=self.final, network=start.network, group=start.group, cost=start.cost
         )
 
     def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:

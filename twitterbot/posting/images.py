@@ -18,14 +18,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, List, Sequence, Tuple
+from typing import Iterator, List, Sequence, Tuple
 
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES, ImageLimits, strictest_alt
 from ..pictures.prepare import Attachment
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["LineImage", "MARK", "image_problems", "split_images", "how_sent"]
 

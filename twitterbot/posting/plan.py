@@ -5,7 +5,7 @@ network it fits or would go to as a thread, those it is too long for, and a pict
 prepared as the data error a real run would meet. This module words it, with what a thread would
 cost::
 
-    action, reason, fields = planned(line, "tweets.txt", ("forced", False), delivery)
+    action, reason, fields = planned(line, "tweets.txt", "forced", False, delivery)
     action, [sent.outcome for sent in fields["networks"]]    # ('would_post', ['would_post', 'too_long'])
 """
 
@@ -25,11 +25,10 @@ __all__ = ["planned"]
 
 
 def planned(
-    line: TweetLine, file_name: str, decided: Tuple[str, bool], delivery: Delivery
+    line: TweetLine, file_name: str, why: str, new_round: bool, delivery: Delivery
 ) -> Tuple[Outcome, str, Dict[str, object]]:
-    """The run's action, reason and result fields for a dry run that picked `line` (`decided`:
-    why it posts, and whether the pick starts a new round)."""
-    why, new_round = decided
+    """The run's action, reason and result fields for a dry run that picked `line` (`why` it
+    posts, and whether the pick starts a new round)."""
     plan = delivery.plan(line.post(file_name))
     action, reason, error = dry_outcome(why, new_round, plan, _threads(line, plan, delivery.numbers))
     return action, reason, {"line": line, "networks": plan, "error": error}

@@ -42,9 +42,11 @@ if TYPE_CHECKING:
     from .delivery import Delivery
 
 __all__ = [
+    "CATCH_UP_WINDOW",
     "LOOK_UP_WINDOW",
     "MAX_DUPLICATE_TRIES",
     "PosterFactory",
+    "Run",
     "RunRules",
     "decide_and_post",
     "monthly_budgets",
@@ -168,14 +170,14 @@ class Run:
     ) -> None:
         self.store, self.posters, self.rng, self.clock = store, posters, rng, clock
         self.dry_run, self.force = dry_run, force
-        self._made: Dict[Network, Poster] = {}
+        self._made: Optional[Dict[Network, Poster]] = None
 
     def outlets(self, networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
         """The run's posters by network, in POST_TO's order, made at the first call (a run that
         sends nothing never makes them)."""
-        if not self._made:
+        if self._made is None:
             made = self.posters() if self.posters is not None else _dry_run(networks)
-            self._made.update({network: made[network] for network in networks if network in made})
+            self._made = {network: made[network] for network in networks if network in made}
         return self._made
 
 
@@ -228,10 +230,10 @@ def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run,
     if run.dry_run:
         from .plan import planned
 
-        action, reason, fields = planned(line, tweets.path.name, (decision.why, chosen.new_round), delivery())
+        action, reason, fields = planned(line, tweets.path.name, decision.why, chosen.new_round, delivery())
         return finish(action, reason, **fields)
-    if run.posters is None:
-        raise ValueError("a real run needs posters")
+    if not run.outlets(rules.networks):  # made before the round or the history changes
+        raise ValueError("a real run needs posters for POST_TO's networks")
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
     except StateError as exc:
@@ -239,7 +241,7 @@ def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run,
         raise
     if chosen.new_round:
         used = _start_new_round(store, tweets)
-    action, reason, fields = _post_a_line(delivery(), (tweets, line), used, why=decision.why, rng=run.rng)
+    action, reason, fields = _post_a_line(delivery(), tweets, line, used, why=decision.why, rng=run.rng)
     return finish(action, reason, **fields)
 
 
@@ -269,13 +271,18 @@ def _delivery(run: Run, rules: RunRules, run_id: int) -> Delivery:
 
 
 def _post_a_line(
-    delivery: Delivery, picked: Tuple[TweetFile, TweetLine], used: AbstractSet[str], *, why: str, rng: random.Random
+    delivery: Delivery,
+    tweets: TweetFile,
+    line: TweetLine,
+    used: AbstractSet[str],
+    *,
+    why: str,
+    rng: random.Random,
 ) -> Tuple[Outcome, str, Dict[str, object]]:
-    """Post the picked line everywhere; while every network already has it, mark it used and try
-    another, within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
+    """Post the picked `line` everywhere; while every network already has it, mark it used and
+    try another, within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
     from .delivery import LineAttempts
 
-    tweets, line = picked
     texts = tweets.texts
     tried: List[TweetLine] = []  # lines every network already had
     while True:
@@ -283,8 +290,10 @@ def _post_a_line(
         for each in sent:
             if each.outcome == Outcome.OVER_BUDGET:
                 log.warning("%s", each.note)
-        if any(each.reached for each in sent) or not all(
-            each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent
+        if (
+            not sent
+            or any(each.reached for each in sent)
+            or not all(each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent)
         ):
             action, reason = outcome_of(why, line, sent)
             return action, reason, {"line": line, "networks": sent, **first_post(sent)}
@@ -330,11 +339,11 @@ def _catch_up(run: Run, delivery: Callable[[], Delivery], rules: RunRules, now: 
         return ()
     from .catchup import catch_up
 
-    return catch_up(delivery(), since, (rules.pictures_folder, rules.known))
+    return catch_up(delivery(), since, rules.pictures_folder, rules.known)
 
 
 class _Lazy:
-    """A value made at its first call (a run's delivery: only a run that sends makes one)."""
+    """The run's delivery, made at its first call: only a run that sends, or plans a post, makes one."""
 
     def __init__(self, make: Callable[[], Delivery]) -> None:
         self._make = make

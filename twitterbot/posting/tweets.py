@@ -7,7 +7,7 @@ number and never posted; a line too long for one network only is posted to the o
 
     tweets = load_tweets(Path("tweets.txt"), config["POST_TO"])
     tweets.texts[0], tweets.linenos[0]            # what a pick needs: plain texts, in file order
-    tweets.line(0).fits, tweets.line(0).fit(config["POST_TO"][0])
+    tweets.line(0).fits, tweets.line(0).fit(config["POST_TO"][0].name)
     [problem.message for problem in tweets.problems]
 
 Each network measures with its own rule (`networks.Network.measure_lines`). X's needs

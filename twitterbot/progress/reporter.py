@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..errors import ErrorKind, PostError
+from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Network
 from ..networks.dryrun import DRY_RUN
 from ..pictures.kept import keep
@@ -116,6 +116,8 @@ class Reporter:
         self._thread = look.thread
         self._dry_run = DRY_RUN in delivery.outlets()  # only the log's wording differs
         self._networks = tuple(networks) or tuple(each for each in delivery.outlets() if each is not DRY_RUN)
+        if not self._networks:  # what every post's text is fitted to: a bug in the composition
+            raise TypeError("a dry run's reporter needs the networks its posts stand for (POST_TO's)")
         self._status: Status = status or NullStatusLine()
         self._pending: Optional[Update] = None
         self._stopped = False
@@ -351,12 +353,12 @@ class Reporter:
             elif sent.reached:
                 reports.append(self._sent(sent, text, reason))
             else:
-                assert isinstance(sent.error, PostError)
-                errors.append(sent.error)
+                error = sent.error or PostError(  # too long there: the job's text is fitted to POST_TO's networks
+                    f"too long for {sent.network.label}", kind=ErrorKind.TOO_LONG, exit_status=ExitStatus.DATA_ERROR
+                )
+                errors.append(error)
                 if sent.outcome != Outcome.DUPLICATE:
-                    log.error(
-                        "%s: posting to %s failed (%s); the job carries on", self.name, sent.network.label, sent.error
-                    )
+                    log.error("%s: posting to %s failed (%s); the job carries on", self.name, sent.network.label, error)
         self.job = self._store.job(self.job.id)
         done = [report for report in reports if report.action in _SENT]
         if done:

@@ -125,7 +125,11 @@ def _changed_settings(old: Config, new: Config) -> List[str]:
     for name, setting in new.registry.settings.items():
         before, after = old[name], new[name]
         if before != after and not setting.secret:
-            shown = (lambda value: ",".join(value)) if isinstance(after, tuple) else str
+            shown = (
+                (lambda value: ",".join(getattr(each, "name", str(each)) for each in value))
+                if isinstance(after, tuple)
+                else str
+            )
             changes.append(f"{name} {shown(before)} -> {shown(after)}")
     if old["LOG_FILE"] != new["LOG_FILE"]:
         changes.append("(LOG_FILE takes effect at the next start)")
