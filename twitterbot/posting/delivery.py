@@ -98,10 +98,12 @@ class Delivery:
                 sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
                 continue
             prepared = pictures.get(network, [])
-            text = self.mask(post.text_for(network))
-            start = AttemptStart(network.name, self.clock(), self.run_id, attempts.source, group)
+            text, price = self.mask(post.text_for(network)), network.price(fit)  # a thread records its parts
+            start = AttemptStart(
+                network.name, self.clock(), self.run_id, attempts.source, group, cost=price, sent_text=text
+            )
             if fit.fits:
-                one, attempt = self._one(post, network, start.costing(network.price(fit), text), attempts, prepared)
+                one, attempt = self._one(post, network, start, attempts, prepared)
             elif isinstance(prepared, PostError):  # a thread's pictures go with its part 1: none is sent
                 sent.append(Sent(network, Outcome.FAILED, fit, error=prepared))
                 continue
@@ -146,15 +148,18 @@ class Delivery:
         extra.update(self._voice(post, network))
         extra.update({"reply_to": post.reply_to[network.name]} if network.name in post.reply_to else {})
         poster, text = self.outlets()[network], start.sent_text or post.text
-        request = lambda: attempts.post(self.store, (network, poster), text, extra)  # noqa: E731
+        request = lambda: attempts.post(self.store, network, poster, text, extra)  # noqa: E731
         return send(request, network=network, record=record), attempt
 
     def _too_long(self, post: Post, network: Network, fit: Fit, attempts: Attempts) -> Sent:
         """A post too long for `network` is not sent there. A catch-up records that it was not
         (`Attempts.records_too_long`), so later runs do not offer it again."""
         if attempts.records_too_long:
-            start = AttemptStart(network.name, self.clock(), self.run_id, attempts.source, attempts.group())
-            attempt = attempts.begin(self.store, post, start.costing(None, self.mask(post.text_for(network))))
+            text = self.mask(post.text_for(network))
+            start = AttemptStart(
+                network.name, self.clock(), self.run_id, attempts.source, attempts.group(), sent_text=text
+            )
+            attempt = attempts.begin(self.store, post, start)
             reason = fit.reason or f"{fit.length} of {fit.limit} {fit.unit}"
             attempts.ending(self.store, attempt, self.clock)(Outcome.TOO_LONG, None, f"too long: {reason}", None)
         return Sent(network, Outcome.TOO_LONG, fit)
@@ -360,11 +365,11 @@ class Attempts:
         raise NotImplementedError
 
     def post(
-        self, store: HistoryStore, outlet: Tuple[Network, Poster], text: str, extra: Mapping[str, object]
+        self, store: HistoryStore, network: Network, poster: Poster, text: str, extra: Mapping[str, object]
     ) -> PostResult:
         """The network's request for one post (`extra`: its pictures, language, warning and the
         post it answers, as the poster takes them)."""
-        return outlet[1].post(text, **extra)  # type: ignore[arg-type]
+        return poster.post(text, **extra)  # type: ignore[arg-type]
 
     def group(self) -> Optional[int]:
         """The group the post's first attempt joins (a catch-up joins its post's); None: a new one."""
@@ -432,11 +437,10 @@ class JobAttempts(Attempts):
         return record
 
     def post(
-        self, store: HistoryStore, outlet: Tuple[Network, Poster], text: str, extra: Mapping[str, object]
+        self, store: HistoryStore, network: Network, poster: Poster, text: str, extra: Mapping[str, object]
     ) -> PostResult:
         """A reply in the job's thread on that network; where the network refuses to answer a post
         that is gone (deleted), the post starts a new thread there."""
-        network, poster = outlet
         try:
             return poster.post(text, **extra)  # type: ignore[arg-type]
         except PostError as exc:

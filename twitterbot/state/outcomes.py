@@ -41,7 +41,7 @@ class AttemptStart:
     """What an attempt is recorded with before it is sent: the network, when, the run that sends
     it (None: a job's), what kind of send it is (`source`: scheduled, catch_up), `group`, the
     first attempt carrying the same post to another network (None: this one starts a group), and
-    once the post is fitted, its price there and its text as sent (`costing`).
+    for a post that is sent whole, its price there and its text as sent.
     Plain classes, as `Ending`: every post makes them, and a dataclass costs one to make."""
 
     __slots__ = ("at", "cost", "group", "network", "run_id", "sent_text", "source")
@@ -53,15 +53,13 @@ class AttemptStart:
         run_id: Optional[int] = None,
         source: str = "scheduled",
         group: Optional[int] = None,
+        *,
+        cost: Optional[float] = None,
+        sent_text: Optional[str] = None,
     ) -> None:
         self.network, self.at, self.run_id, self.source, self.group = network, at, run_id, source, group
-        self.cost: Optional[float] = None  # what the network charges for it (None: nothing)
-        self.sent_text: Optional[str] = None  # the text as sent, where it is not what the row names
-
-    def costing(self, cost: Optional[float], sent_text: str) -> AttemptStart:
-        """This start, with the post's price on its network and its text as sent."""
-        self.cost, self.sent_text = cost, sent_text
-        return self
+        self.cost = cost  # what the network charges for it (None: nothing)
+        self.sent_text = sent_text  # the text as sent, where it is not what the row names
 
 
 class Ending:
