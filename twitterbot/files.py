@@ -1,13 +1,59 @@
-"""Files written whole or not at all: the one way the bot replaces a file a user or a job relies on."""
+"""Files written whole or not at all, and files read only if they are files: the one way the bot
+replaces a file a user or a job relies on, and the one way it opens a file a user names (a FIFO
+would block a run for ever, a device never ends: neither is read)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
-from typing import Union
+from typing import BinaryIO, Optional, Union
 
-__all__ = ["write_atomically"]
+__all__ = ["NotAFile", "not_a_file", "open_regular", "read_regular", "write_atomically"]
+
+
+class NotAFile(OSError):
+    """A path that names something other than a regular file; `kind` says what ("a FIFO (a named
+    pipe)", "a folder", "a device")."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(f"{path} is {kind}")
+        self.kind = kind
+
+
+def not_a_file(mode: int) -> Optional[str]:
+    """What a file of `mode` (`os.stat`'s st_mode) is when it is not a regular file, else None."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (a named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading if it is a regular file, else `NotAFile`. The open never blocks
+    (a FIFO opened without a writer would) and the check is made on what was opened, so a FIFO that
+    takes the file's place in between is refused too. Other failures are the usual OSError."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    kind = not_a_file(os.fstat(descriptor).st_mode)
+    if kind:
+        os.close(descriptor)
+        raise NotAFile(path, kind)
+    os.set_blocking(descriptor, True)
+    return os.fdopen(descriptor, "rb")
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of `path`, if it is a regular file (`open_regular`)."""
+    with open_regular(path) as handle:
+        return handle.read()
 
 
 def write_atomically(path: Path, text: Union[str, bytes], mode: int = 0o644) -> None:

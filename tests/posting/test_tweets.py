@@ -315,3 +315,28 @@ def test_a_cache_that_cannot_be_read_or_written_changes_nothing() -> None:
 
     tweets = parse_tweets(b"one\nsee example.com\n", PATH, X_ONLY, cache=Unwritable())
     assert [(line.text, line.weighted_length) for line in tweets.lines] == [("one", 3), ("see example.com", 27)]
+
+
+@pytest.mark.parametrize("kind", ["a FIFO (a named pipe)", "a device"])
+def test_a_fifo_or_a_device_named_as_a_file_is_refused_before_it_is_read(home, kind: str) -> None:
+    """A FIFO would block the run (and its lock) for ever, /dev/zero never ends: a tweets file, a
+    grammar and an env file that are one are refused, with their exit codes, in bounded time (the
+    runs are processes, so a hang fails the test instead of hanging it)."""
+    import os
+
+    def odd(name: str) -> Path:
+        if kind == "a device":
+            return Path("/dev/zero")
+        os.mkfifo(home.path / name)
+        return home.path / name
+
+    tweets, grammar, env = odd("tweets-fifo.txt"), odd("grammar-fifo.json"), odd("fifo.env")
+    for args in (("--force", "--tweets", str(tweets)), ("--dry-run", "--force", "--tweets", str(grammar))):
+        ran = home.run_process(*args, timeout=20)
+        assert ran.returncode == 65, ran.stderr
+        assert f"is {kind}, not a file: set TWEETS_FILE to the file" in ran.stderr
+    home.write_env(TWEETS_FILE=str(tweets))
+    checked = home.run_process("check", timeout=20)
+    assert checked.returncode == 65 and f"is {kind}, not a file" in checked.stdout + checked.stderr
+    bad_env = home.run_process("--env-file", str(env), "--dry-run", timeout=20)
+    assert bad_env.returncode == 78 and f"env file {env} is {kind}, not a file" in bad_env.stderr

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import stat
 import struct
 import warnings
 from dataclasses import dataclass
@@ -33,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any, List, Optional, Sequence, Tuple, Union
 
 from ..errors import BotError, ExitStatus
+from ..files import NotAFile, not_a_file, open_regular
 from .limits import ImageLimits
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
     "Attachment",
     "PictureError",
     "PreparedImage",
-    "not_a_file",
     "open_picture_file",
     "pillow",
     "prepare",
@@ -218,29 +216,12 @@ def open_picture_file(path: Path, name: str) -> IO[bytes]:
     kind = not_a_file(found.st_mode)
     if kind:
         raise PictureError(f"{name} is {kind}, not a picture file: name the picture file itself")
-    try:  # never blocks, even if a FIFO took the file's place since the look above
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:  # never blocks, and refuses a FIFO that took the file's place since the look above
+        return open_regular(path)
+    except NotAFile:
+        raise PictureError(f"{name} is no longer a regular file: name the picture file itself") from None
     except OSError as exc:
         raise PictureError(f"cannot read {name}: {exc.strerror or exc}: check the file") from None
-    if not_a_file(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise PictureError(f"{name} is no longer a regular file: name the picture file itself")
-    return os.fdopen(descriptor, "rb")
-
-
-def not_a_file(mode: int) -> Optional[str]:
-    """What a file of `mode` (`os.stat`'s st_mode) is when it is not a regular file, else None."""
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (a named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def within_budget(width: int, height: int, fmt: Optional[str], name: str, size: int) -> None:

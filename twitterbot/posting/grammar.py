@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from ..errors import TweetFileError
+from ..files import NotAFile, read_regular
 
 __all__ = [
     "Grammar",
@@ -378,9 +379,11 @@ def read_grammar(path: Path) -> Grammar:
     """Read a grammar file. Raises `TweetFileError` (65) naming the line if it is not a JSON object
     of rules (each a text or a list of texts)."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         raise TweetFileError(f"tweets file {path} does not exist: create it, or set TWEETS_FILE") from None
+    except NotAFile as exc:
+        raise TweetFileError(f"tweets file {path} is {exc.kind}, not a file: set TWEETS_FILE to the file") from None
     except OSError as exc:
         raise TweetFileError(f"cannot read tweets file {path}: {exc.strerror}: check its permissions") from None
     return parse_grammar(data, path)

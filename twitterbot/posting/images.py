@@ -65,7 +65,8 @@ def split_images(post: str, folder: Path) -> Tuple[str, Tuple[LineImage, ...]]:
 def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[Network]) -> List[str]:
     """What keeps a line's pictures from being posted, each worded for the user ("has ..."),
     checked without Pillow: the alt text, the count, the files and their first bytes."""
-    from ..pictures.prepare import PictureError, not_a_file, open_picture_file, sniff
+    from ..files import not_a_file
+    from ..pictures.prepare import PictureError, open_picture_file, sniff
 
     problems: List[str] = []
     if images and not text.strip():

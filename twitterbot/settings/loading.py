@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Mapping, Optional, Protocol, Tuple
 from dotenv import dotenv_values
 
 from ..errors import ConfigError
+from ..files import NotAFile, read_regular
 from .parsers import did_you_mean, show
 from .secrets import Scrubber, looks_like_a_key
 from .table import DEPRECATED, Parser, Setting
@@ -147,7 +148,7 @@ def _env_file_to_read(project_dir: Optional[Path], env_file: Optional[Path]) -> 
         default = project_dir / ".env" if project_dir else None
         return default if default and default.exists() else None
     env_path = Path(env_file).expanduser().absolute()
-    if not env_path.is_file():
+    if not env_path.exists():  # one that is not a file is refused as it is read (`_read_env_file`)
         raise ConfigError(
             f"env file {env_path} does not exist: check the --env-file path, or copy config.example.env to it"
         )
@@ -253,7 +254,9 @@ def _read_env_file(
     (with its line) for each line python-dotenv cannot parse or that names an unknown setting. A
     byte-order mark (Notepad) is not part of the first line."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_regular(path).decode("utf-8-sig")
+    except NotAFile as exc:
+        raise ConfigError(f"env file {path} is {exc.kind}, not a file: name the env file itself") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}): save it as UTF-8") from None
     except OSError as exc:

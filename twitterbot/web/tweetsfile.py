@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from ..errors import BotError
+from ..files import read_regular
 from ..settings.loading import Config
 from .attention import Attention
 
@@ -33,8 +34,8 @@ class TweetsFile:
         if is_grammar(path):
             return None, _grammar_attention(path)
         try:
-            data = path.read_bytes()
-        except OSError:
+            data = read_regular(path)
+        except OSError:  # not there, or not a file (a FIFO would hang the page): load_tweets says which
             data = None
         with self._lock:
             digest = hashlib.sha256(data).digest() if data is not None else b""
