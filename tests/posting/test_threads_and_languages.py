@@ -141,3 +141,23 @@ def test_check_names_a_grammar_s_bad_options(home: BotHome) -> None:
     result = home.run("check")
     assert result.returncode == 65
     assert "expansion '{only: myspace} hi' names myspace in only" in result.stdout + result.stderr
+
+
+def test_one_word_of_five_thousand_characters_is_cut_into_parts_that_each_fit() -> None:
+    """A word longer than a part is cut between characters, each piece the longest start that fits
+    (found by halving: before, one measure per character made a 5 KB word take minutes on X)."""
+    from conftest import REGISTRY
+
+    from twitterbot.posting.threads import parts_for
+
+    word = "x" * 5000
+    for name in ("x", "mastodon", "bluesky"):
+        network = REGISTRY.network(name)
+        parts = parts_for(word, network, True)
+        assert all(network.measure(part).fits for part in parts), name
+        assert "".join(part.rsplit(" ", 1)[0] for part in parts) == word
+        numbers = [part.rsplit(" ", 1)[1] for part in parts]
+        assert numbers == [f"{index}/{len(parts)}" for index in range(1, len(parts) + 1)]
+        # Each piece but the last is as long as fits beside the widest number ("99/99"): no more parts.
+        limit = network.measure("").limit
+        assert len(parts) == -(-len(word) // (limit - len(" 99/99"))), name

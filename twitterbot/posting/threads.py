@@ -88,15 +88,30 @@ def _words(sentence: str, fits: Callable[[str], bool]) -> Tuple[List[str], str]:
 
 
 def _characters(word: str, fits: Callable[[str], bool]) -> List[str]:
-    """A word longer than a part, cut between characters (a link this long cannot be kept whole)."""
+    """A word longer than a part, cut between characters (a link this long cannot be kept whole):
+    each piece the longest start of what is left that fits, found by halving (a count grows with
+    the text), so a word of many thousand characters is cut in a few dozen measures a piece
+    instead of one measure per character."""
     pieces: List[str] = []
     while word:
-        size = len(word)
-        while size > 1 and not fits(word[:size]):
-            size -= 1
+        size = _longest_fitting(word, fits)
         pieces.append(word[:size])
         word = word[size:]
     return pieces
+
+
+def _longest_fitting(word: str, fits: Callable[[str], bool]) -> int:
+    """The length of the longest start of `word` that fits (1 if none does: a part is never empty)."""
+    if fits(word):
+        return len(word)
+    low, high = 1, len(word) - 1  # word[:low] is taken even if it does not fit; word[:high + 1] does not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(word[:middle]):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 @dataclass(frozen=True)
