@@ -9,7 +9,7 @@ from typing import Any, Mapping, Optional, Sequence
 from conftest import REGISTRY
 
 from twitterbot.networks.dryrun import DRY_RUN
-from twitterbot.posting.delivery import Delivery
+from twitterbot.posting.delivery import Delivery, DeliveryRules
 from twitterbot.progress.reporter import Cadence, JobLook, Reporter
 from twitterbot.settings.secrets import Scrubber
 from twitterbot.state.clock import utc_now
@@ -34,7 +34,7 @@ def make_reporter(
     look like (`JobLook`'s fields), the `run_key` and `status`."""
     options.pop("registry", None)  # the tests' registry is the built-in one
     outlets = {_network(each): poster for each, poster in posters.items()}
-    delivery = Delivery(store, lambda: outlets, clock, Scrubber(secrets), dict(budgets or {}))
+    delivery = Delivery(store, lambda: outlets, clock, Scrubber(secrets), DeliveryRules(budgets=dict(budgets or {})))
     cadence = options.pop("cadence", None) or Cadence(*(options.pop(key) for key in CADENCE))
     look = JobLook(**{key: options.pop(key) for key in LOOK if key in options})
     # What the posts are fitted to: the test's networks, else its posters', else (a dry run) X.

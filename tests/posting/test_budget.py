@@ -12,13 +12,12 @@ from hypothesis import strategies as st
 from x_emulator import XEmulator
 
 from twitterbot.errors import ConfigError
-from twitterbot.networks import Fit
 from twitterbot.networks.x import NETWORK as X
 from twitterbot.networks.x import PRICES
 from twitterbot.networks.x.poster import XPoster
 from twitterbot.posting.budget import month_spend, month_start, next_month, over_budget
 from twitterbot.posting.catchup import catch_up
-from twitterbot.posting.delivery import Delivery
+from twitterbot.posting.delivery import Delivery, DeliveryRules
 from twitterbot.progress.session import JobSettings, open_reporter
 from twitterbot.settings.loading import load_config
 from twitterbot.settings.secrets import Scrubber
@@ -75,14 +74,11 @@ def test_a_link_costs_more_against_the_budget() -> None:
     with HistoryStore(":memory:") as store:
         spend = month_spend(store, X, NOW, 0.10)
     plain, linked = X.measure("hello"), X.measure("see example.com")
-    assert over_budget(spend, plain, X) is None
-    stopped = over_budget(spend, linked, X)
+    assert over_budget(spend, X.price(plain), X) is None
+    stopped = over_budget(spend, X.price(linked), X)
     assert stopped and "X_MONTHLY_BUDGET=$0.10" in stopped and "$0.200" in stopped
-    assert over_budget(spend._replace(budget=None), linked, X) is None
-    assert (
-        over_budget(spend, Fit("mastodon", 5, 500), type("Free", (), {"price": lambda self, fit: None, "label": "M"})())
-        is None
-    )
+    assert over_budget(spend._replace(budget=None), X.price(linked), X) is None
+    assert over_budget(spend, None, X) is None  # a free network: nothing to hold
 
 
 def _missed_on_x(store: HistoryStore, at: datetime) -> None:
@@ -104,7 +100,7 @@ def test_a_catch_up_that_would_pass_the_budget_is_not_sent_to_x(
         outlets = {X: poster}
 
         def delivery(budget: float) -> Delivery:
-            return Delivery(store, lambda: outlets, lambda: now, Scrubber(()), {"x": budget}, run_id=run)
+            return Delivery(store, lambda: outlets, lambda: now, Scrubber(()), DeliveryRules({"x": budget}), run_id=run)
 
         held = catch_up(delivery(PRICES.post / 2), now - timedelta(days=1), None, REGISTRY.names())
         assert [(sent.network.name, sent.outcome) for sent in held] == [("x", Outcome.OVER_BUDGET)]

@@ -22,7 +22,7 @@ import subprocess
 import time
 from collections import Counter
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 from conftest import BotHome
@@ -39,9 +39,17 @@ FAULTS: List[Optional[str]] = [None] * 5 + ["posted_then_drop", "posted_then_slo
 MAY_BE_ON_X = {"posted", "uncertain", "interrupted", "pending"}
 
 
+def _long_line(number: int) -> str:
+    """A line of the thread rounds, three parts on X: each sentence names its line, so no two
+    lines' parts are the same text."""
+    return " ".join(f"Sentence {k} of line {number} is one of several too long for one post on X." for k in range(8))
+
+
 @pytest.mark.faults
-@pytest.mark.parametrize("post_to", ["x", "x,mastodon"])
-def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path: Path, post_to: str) -> None:
+@pytest.mark.parametrize(("post_to", "threads"), [("x", False), ("x,mastodon", False), ("x", True)])
+def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(
+    tmp_path: Path, post_to: str, threads: bool
+) -> None:
     rng = random.Random(SEED)
     started = time.monotonic()
     figures: Counter = Counter()
@@ -57,9 +65,11 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
             MIN_POST_GAP="0",
             API_RETRIES="1",
             API_TIMEOUT="0.5",
+            **({"LONG_LINES": "thread", "THREAD_NUMBERS": "yes"} if threads else {}),
         )
         # One round: more lines than runs, so any repeated text on X is a double post.
-        home.write_tweets("".join(f"fault test line {number}\n" for number in range(RUNS * 2 + 10)))
+        line = _long_line if threads else (lambda number: f"fault test line {number}")
+        home.write_tweets("".join(f"{line(number)}\n" for number in range(RUNS * 2 + 10)))
 
         for _ in range(RUNS):
             emulator._script.clear()
@@ -95,8 +105,12 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
 
         posts = {"x": [(post.id, post.text) for post in emulator.posts]}
         posts["mastodon"] = [(status.id, status.text) for status in mastodon.statuses]
+        replies = {post.id: post.reply_to for post in emulator.posts}
         with sqlite3.connect(home.path / "state" / "history.sqlite3") as db:
-            attempts = db.execute("SELECT network, text, outcome, post_id FROM attempts").fetchall()
+            # A thread's part is recorded by the text it was sent as.
+            attempts = db.execute(
+                "SELECT network, coalesce(sent_text, text), outcome, post_id FROM attempts"
+            ).fetchall()
             integrity = db.execute("PRAGMA integrity_check").fetchall()
 
     doubles = sum(count - 1 for each in posts.values() for count in Counter(text for _, text in each).values())
@@ -116,9 +130,10 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
         for network, _, outcome, post_id in attempts
         if outcome == "posted" and (network, post_id) not in ids
     ]
+    out_of_order = _out_of_order(posts["x"], replies)
     summary = (
         f"fault injection (seed {SEED}): {figures['runs']} runs, {figures['kills']} killed, {figures['faults']} "
-        f"faults injected, POST_TO={post_to}: "
+        f"faults injected, POST_TO={post_to}{', threads' if threads else ''}: "
         + ", ".join(f"{len(each)} posts accepted by {network}" for network, each in posts.items() if each)
         + f", {doubles} doubles; history: "
         + ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))
@@ -130,6 +145,33 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(tmp_path:
     assert doubles == 0, summary
     assert lost == [], f"posts a network has that the history says were not sent there: {lost}"
     assert phantom == [], f"posts recorded as posted that the network does not have: {phantom}"
+    assert out_of_order == [], f"thread parts that do not answer their part before: {out_of_order}"
     assert integrity == [("ok",)]
     assert figures["kills"] > 0 and figures["faults"] > 0, summary  # the run really injected faults
     assert "exit 1" not in figures, summary  # no crash, whatever the fault
+
+
+def _out_of_order(posts: List[Tuple[str, str]], replies: Dict[str, Optional[str]]) -> List[str]:
+    """The thread parts on X ("... 2/3") that do not answer their own line's part before them, and
+    parts 1 that answer anything: a thread goes out in order or not at all."""
+    texts = dict(posts)
+    wrong: List[str] = []
+    for post_id, text in posts:
+        line, _, number = text.rpartition(" ")
+        if "/" not in number:
+            continue
+        part, total = number.split("/")
+        parent = replies.get(post_id)
+        if part == "1":
+            if parent is not None:
+                wrong.append(text[-40:])
+            continue
+        before = texts.get(parent or "", "")
+        if not (before.endswith(f" {int(part) - 1}/{total}") and _line_of(before) == _line_of(text)):
+            wrong.append(text[-40:])
+    return wrong
+
+
+def _line_of(part: str) -> str:
+    """Which line a part of the thread rounds is of ("of line 7")."""
+    return part.split(" of line ", 1)[1].split(" ", 1)[0] if " of line " in part else ""

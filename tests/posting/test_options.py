@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from twitterbot.posting.options import NO_OPTIONS, LineOptions, OptionError, language_tag, split_options
-from twitterbot.posting.threads import PartState, cut, next_part
+from twitterbot.posting.threads import GiveUp, PartState, Wait, cut, next_part
 
 NAMES = ("x", "mastodon", "bluesky")
 
@@ -100,8 +100,29 @@ def test_a_thread_is_cut_at_sentences_and_numbered() -> None:
     ]
 
 
-def test_the_next_part_passes_over_one_that_may_be_there() -> None:
+def test_japanese_is_cut_after_its_full_stops_never_inside_a_sentence() -> None:
+    text = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ！"
+    parts = cut(text, lambda part: len(part) <= 20)
+    assert parts == ["吾輩は猫である。名前はまだ無い。", "どこで生れたかとんと見当がつかぬ！"]  # no space added
+    assert cut("一。二。", lambda part: len(part) <= 10) == ["一。二。"]  # one part: joined as written
+
+
+def test_the_next_part_waits_for_one_that_may_be_there_and_answers_the_part_before_it() -> None:
     parts = [PartState(1, "a", "posted", "10"), PartState(2, "b", "uncertain"), PartState(3, "c")]
-    assert next_part(parts) == (parts[2], "10")
-    assert next_part(parts[:2]) is None
+    assert next_part(parts) == Wait(2)  # never sent again, and part 3 must answer it: wait for its look-up
+    assert next_part([parts[0], PartState(2, "b", "interrupted"), parts[2]]) == Wait(2)
+    assert next_part([parts[0], PartState(2, "b", "posted", "11"), parts[2]]) == (parts[2], "11")
+    assert next_part([parts[0], PartState(2, "b", "posted", "11")]) is None
     assert next_part([PartState(1, "a", "temporary"), PartState(2, "b")]) == (PartState(1, "a", "temporary"), None)
+    assert next_part([PartState(1, "a", "interrupted"), PartState(2, "b")]) == Wait(1)  # never an orphan part 2
+
+
+def test_a_part_the_network_refused_ends_the_thread() -> None:
+    assert next_part([PartState(1, "a", "duplicate"), PartState(2, "b")]) == GiveUp(1, "duplicate")
+    assert next_part([PartState(1, "a", "failed"), PartState(2, "b")]) == GiveUp(1, "failed")
+    assert next_part([PartState(1, "a", "posted", "10"), PartState(2, "b", "duplicate"), PartState(3, "c")]) == GiveUp(
+        2, "duplicate"
+    )
+    assert next_part([PartState(1, "a", "posted", None), PartState(2, "b")]) == GiveUp(
+        1, "posted, but no id to reply to"
+    )

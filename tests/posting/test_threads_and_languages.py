@@ -14,8 +14,8 @@ SENTENCE = "This sentence is one of several that make a line too long for a sing
 LONG = (SENTENCE * 8).strip()  # about 660 characters: three parts of at most 280
 
 
-def test_a_thread_broken_by_a_lost_reply_is_finished_by_the_next_run_never_doubled(home: BotHome) -> None:
-    home.write_env(LONG_LINES="thread", THREAD_NUMBERS="yes", MAX_POSTS_PER_DAY="1", MIN_POST_GAP="0")
+def test_a_thread_broken_by_a_lost_reply_is_finished_in_order_by_the_next_run_never_doubled(home: BotHome) -> None:
+    home.write_env(LONG_LINES="thread", THREAD_NUMBERS="yes", MAX_POSTS_PER_DAY="3", MIN_POST_GAP="0")
     home.write_tweets(LONG + "\n")
     home.emulator.fail_next("ok", "posted_then_drop")  # part 1 is answered; part 2 is made, but its answer is lost
     first = home.run("--force", "--json")
@@ -24,22 +24,27 @@ def test_a_thread_broken_by_a_lost_reply_is_finished_by_the_next_run_never_doubl
     posts = home.emulator.posts
     assert [post.text[-3:] for post in posts] == ["1/3", "2/3"], (first.stderr, [p.text for p in posts])
     assert posts[0].reply_to is None and posts[1].reply_to == posts[0].id
-    second = home.run("--json")  # the cap skips a new post; the thread is finished first
+    # The next run looks part 2 up by its own text, finds it, and part 3 answers it; the cap (a
+    # thread's parts are posts: 3 of 3) then skips a new post.
+    second = home.run("--json")
     assert second.returncode == 0, second.stderr
     posts = home.emulator.posts
     assert [post.text[-3:] for post in posts] == ["1/3", "2/3", "3/3"]  # part 2 never sent again
-    assert posts[2].reply_to == posts[0].id  # it replies to the last part X confirmed
+    assert posts[2].reply_to == posts[1].id  # in order: part 3 answers part 2
+    assert json.loads(second.stdout)["action"] == "skipped"
     assert all(len(post.text) <= 280 for post in posts) and len({post.text for post in posts}) == 3
     third = home.run("--json")
     assert third.returncode == 0 and len(home.emulator.posts) == 3  # nothing left: nothing sent
     with sqlite3.connect(home.path / "state" / "history.sqlite3") as conn:
-        outcomes = conn.execute("SELECT outcome FROM attempts ORDER BY id").fetchall()
-    assert [row[0] for row in outcomes] == ["posted", "uncertain", "posted"]
+        rows = conn.execute("SELECT outcome, part, sent_text, post_id FROM attempts ORDER BY id").fetchall()
+    assert [row[:2] for row in rows] == [("posted", 1), ("posted", 2), ("posted", 3)]
+    assert [row[2] for row in rows] == [post.text for post in posts]  # each part recorded as sent
+    assert rows[1][3] == posts[1].id  # the look-up found part 2's id
 
 
 def test_a_thread_s_first_part_sent_by_a_later_run_keeps_its_picture(home: BotHome) -> None:
     images.photo(home.path / "garden.jpg", size=(400, 300))
-    home.write_env(LONG_LINES="thread", THREAD_NUMBERS="yes", MAX_POSTS_PER_DAY="1", MIN_POST_GAP="0")
+    home.write_env(LONG_LINES="thread", THREAD_NUMBERS="yes", MAX_POSTS_PER_DAY="3", MIN_POST_GAP="0")
     home.write_tweets(LONG + " ![Beans at dawn](garden.jpg)\n")
     home.emulator.fail_next("ok", "ok", "server_error")  # part 1's picture and its alt pass; the post fails
     first = home.run("--force", "--json")

@@ -86,7 +86,7 @@ def test_migration_4_renames_tweet_id_to_post_id_and_keeps_every_row(old_history
     before = _rows(old_history, "tweet_id")
     HistoryStore(old_history).close()
     with closing(sqlite3.connect(old_history)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         kinds = conn.execute("SELECT DISTINCT error_kind FROM attempts").fetchall()
     assert {"post_id", "error_kind"} <= columns and "tweet_id" not in columns
@@ -152,7 +152,7 @@ def test_a_schema_5_history_gains_costs_and_alerts_and_keeps_what_it_settled(tmp
         assert store.costs_since("x", WRITTEN) == [(None, "Found later")]  # written before costs were kept
         assert store.raise_alert("run", at=WRITTEN, message="failed") is True
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         settled = conn.execute("SELECT settled FROM attempts WHERE text = 'Found later'").fetchone()[0]
     assert {"cost", "lookup_key", "sent_text", "settled"} <= columns
@@ -164,3 +164,35 @@ def test_a_0_1_0_history_gains_every_column_of_schemas_5_and_6(old_history: Path
     with closing(sqlite3.connect(old_history)) as conn:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
     assert {"cost", "lookup_key", "sent_text", "settled"} <= columns
+
+
+def test_a_schema_7_history_s_threads_gain_their_parts_texts_and_count_each_part(tmp_path: Path) -> None:
+    """Migration 8: a thread's attempts (recorded by 0.2.0 with the whole line as their text) get
+    the part each carried and its text as sent, so a later run looks a part up by its own text,
+    and the cap counts each part."""
+    path = tmp_path / "history.sqlite3"
+    with closing(sqlite3.connect(path)) as conn:
+        steps = " ".join(schema._MIGRATIONS[version] for version in range(2, 8))
+        conn.executescript(
+            f"BEGIN; {schema._SCHEMA} {steps} PRAGMA application_id = {schema.APPLICATION_ID};"
+            " PRAGMA user_version = 7; COMMIT;"
+        )
+        at = WRITTEN.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        conn.execute(
+            "INSERT INTO threads (id, post_group, network, text, started_at) VALUES (1, 1, 'x', 'A B', ?)", (at,)
+        )
+        for attempt, outcome in ((1, "posted"), (2, "uncertain")):
+            conn.execute(
+                "INSERT INTO attempts (id, text, sent_at, outcome, network, post_group, thread_id)"
+                " VALUES (?, 'A B', ?, ?, 'x', 1, 1)",
+                (attempt, at, outcome),
+            )
+            conn.execute("INSERT INTO thread_parts VALUES (1, ?, ?, ?)", (attempt, "AB"[attempt - 1], attempt))
+        conn.commit()
+    with HistoryStore(path) as store:
+        unsettled = store.unsettled(WRITTEN - timedelta(hours=1), ["x"])
+        assert [each.sent_text for each in unsettled] == ["B"]  # looked up by the part, not the line
+        assert store.posts_since(WRITTEN - timedelta(hours=1), WRITTEN + timedelta(hours=1)) == 2
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT part, sent_text FROM attempts ORDER BY id").fetchall() == [(1, "A"), (2, "B")]
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 8

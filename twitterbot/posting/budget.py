@@ -5,10 +5,11 @@ neither::
 
     spend = month_spend(store, network, now, config)
     spend.spent, spend.budget               # 4.95, 5.0
-    over_budget(spend, fit, network)        # "not sent to X: ..." or None
-    budget_stops(store, network, fit, 5.0, now)   # the two in one: what every sender asks
+    over_budget(spend, 0.20, network)       # "not sent to X: ..." or None
+    budget_stops(store, network, 0.20, 5.0, now)   # the two in one: what every sender asks
 
-A scheduled post, a caught-up post and a job's post are each held to it.
+A scheduled post, a caught-up post, a thread (the sum of its parts' prices) and a job's post are
+each held to it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import NamedTuple, Optional
 
-from ..networks import Fit, Network
+from ..networks import Network
 from ..state.counting import PostCounts
 
 __all__ = ["Spend", "budget_stops", "month_spend", "month_start", "next_month", "over_budget"]
@@ -65,13 +66,11 @@ def month_spend(history: PostCounts, network: Network, now: datetime, budget: Op
     return Spend(network.name, spent, budget, network.budget or "", since)
 
 
-def over_budget(spend: Spend, fit: Fit, network: Network, posts: int = 1) -> Optional[str]:
-    """Why a post measured as `fit` (a thread: that many `posts`, each priced as it) may not go to
-    `network`: it would pass the budget; None: it may."""
-    one = network.price(fit)
-    if spend.budget is None or one is None or spend.spent + one * posts <= spend.budget + 1e-9:
+def over_budget(spend: Spend, price: Optional[float], network: Network) -> Optional[str]:
+    """Why a post that costs `price` on `network` (a thread: its parts' prices summed) may not go
+    there: it would pass the budget; None: it may."""
+    if spend.budget is None or price is None or spend.spent + price <= spend.budget + 1e-9:
         return None
-    price = one * posts
     return (
         f"not sent to {network.label}: this post (${price:.3f}) would pass {spend.setting}=${spend.budget:.2f}, "
         f"with ${spend.spent:.2f} spent this month (since {spend.since:%Y-%m-%d} UTC); the other networks get it, "
@@ -80,8 +79,8 @@ def over_budget(spend: Spend, fit: Fit, network: Network, posts: int = 1) -> Opt
 
 
 def budget_stops(
-    history: PostCounts, network: Network, fit: Fit, budget: float, now: datetime, posts: int = 1
+    history: PostCounts, network: Network, price: Optional[float], budget: float, now: datetime
 ) -> Optional[str]:
-    """Why a post measured as `fit` (a thread: that many `posts`) may not go to `network`, given its
-    monthly `budget` and what this month's posts there cost; None: it may go."""
-    return over_budget(month_spend(history, network, now, budget), fit, network, posts)
+    """Why a post that costs `price` on `network` may not go there, given its monthly `budget`
+    and what this month's posts there cost; None: it may go."""
+    return over_budget(month_spend(history, network, now, budget), price, network)

@@ -25,7 +25,7 @@ from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.store import HistoryStore
 from ..wording import plural
 from .options import line_rules, sent_text
-from .threads import parts_for, thread_cost
+from .threads import parts_for, thread_cost, too_many_parts
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets
 
 __all__ = ["CHECKS", "ONLINE_CHECKS", "Finding", "run_checks"]
@@ -121,8 +121,14 @@ def tweets_file(config: Config) -> Iterator[Finding]:
             network = posting_to[fit.network]
             if line.threaded(fit):
                 parts = parts_for(sent_text(line.text, line.options, network), network, config["THREAD_NUMBERS"])
+                crowded = too_many_parts(len(parts), config["MAX_POSTS_PER_DAY"])
                 yield note(
-                    f"{path} line {line.lineno} is too long for {network.label}: it goes there as {thread_cost(network, parts)}"
+                    f"{path} line {line.lineno} is too long for {network.label}: "
+                    + (
+                        f"as {crowded}, it is not posted there (shorten it, or split it into lines)"
+                        if crowded
+                        else f"it goes there as {thread_cost(network, parts)}"
+                    )
                 )
             elif not fit.fits:
                 why = (

@@ -13,7 +13,7 @@ import logging
 import random
 import time
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import ExitStatus
@@ -66,8 +66,25 @@ def _run(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print_json(result.as_dict(), secrets=config.secrets())
     elif result.action == Outcome.WOULD_POST and result.line:
-        print(Scrubber(config.secrets())(result.line.text))  # as a real run would send it
+        _show_text(result, Scrubber(config.secrets()))
     return int(result.exit_status)
+
+
+def _show_text(result: RunResult, mask: Scrubber) -> None:
+    """The text a dry run would send, as each network would get it (secrets masked, as a real run
+    sends it): a network without content warnings of its own gets a line's warning as its first
+    line ("CW: ..."); where networks get different texts, each is shown under their names."""
+    post = result.line.post("")  # type: ignore[union-attr]
+    texts: Dict[str, List[str]] = {}
+    for sent in result.networks:
+        if sent.outcome == Outcome.WOULD_POST:
+            behind = f" (behind the content warning {post.warning!r})" if post.spoiler_for(sent.network) else ""
+            texts.setdefault(mask(post.text_for(sent.network)), []).append(sent.network.label + behind)
+    if len(texts) <= 1:
+        print(next(iter(texts), mask(post.text)))
+        return
+    for text, labels in texts.items():
+        print(f"{' and '.join(labels)}:\n{text}")
 
 
 def _show_pictures(line: Any, config: Config) -> None:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..settings.secrets import Scrubber
     from ..state.store import HistoryStore
 
-__all__ = ["Attempts", "Delivery", "JobAttempts", "LineAttempts", "Outlets", "Post", "line_ending"]
+__all__ = ["Attempts", "Delivery", "DeliveryRules", "JobAttempts", "LineAttempts", "Outlets", "Post", "line_ending"]
 
 log = logging.getLogger(__name__)
 
@@ -46,16 +46,28 @@ Outlets = Callable[[], Mapping[Network, Poster]]
 Prepared = Union[List["PreparedImage"], PostError]
 
 
+@dataclass(frozen=True)
+class DeliveryRules:
+    """The settings every post of a delivery follows: each network's monthly budget (by network
+    name, as the settings name them), the language of a post that names none (POST_LANGUAGE),
+    whether a thread's parts end with " i/n" (THREAD_NUMBERS), and MAX_POSTS_PER_DAY (`cap`: a
+    thread's parts are posts, and a thread goes only where the cap leaves room for all of them)."""
+
+    budgets: Mapping[str, float] = field(default_factory=dict)
+    language: Optional[str] = None
+    numbers: bool = False
+    cap: Optional[int] = None
+
+
 class Delivery:
     """Delivers posts for one run or one job: its history, the networks it posts to with their
     posters (`outlets`, made at the first call and kept), its clock, the secrets masked in every
-    text sent (`mask`), the monthly budget of each network that has one (by network name, as the
-    settings name them), the language of a post that names none (POST_LANGUAGE), whether a
-    thread's parts end with " i/n" (THREAD_NUMBERS), and the scheduled run that sends (None: a
-    job's posts). A plain class, as the attempts' are: every run that posts makes them, and a
-    dataclass costs one to make."""
+    text sent (`mask`), the `rules` its posts follow, the scheduled run that sends (None: a job's
+    posts), and `stopping`, which says the process was asked to stop (a daemon's SIGTERM): a
+    thread then stops between two parts, and a later run goes on with it. A plain class, as the
+    attempts' are: every run that posts makes them, and a dataclass costs one to make."""
 
-    __slots__ = ("_made", "_make", "budgets", "clock", "language", "mask", "numbers", "run_id", "store")
+    __slots__ = ("_made", "_make", "clock", "mask", "rules", "run_id", "stopping", "store")
 
     def __init__(
         self,
@@ -63,16 +75,19 @@ class Delivery:
         outlets: Outlets,
         clock: Callable[[], datetime],
         mask: Scrubber,
-        budgets: Optional[Mapping[str, float]] = None,
+        rules: Optional[DeliveryRules] = None,
         *,
-        language: Optional[str] = None,
-        numbers: bool = False,
         run_id: Optional[int] = None,
+        stopping: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store, self.clock, self.mask = store, clock, mask
         self._make, self._made = outlets, None
-        self.budgets: Mapping[str, float] = budgets or {}
-        self.language, self.numbers, self.run_id = language, numbers, run_id
+        self.rules = rules or DeliveryRules()
+        self.run_id, self.stopping = run_id, stopping
+
+    @property
+    def numbers(self) -> bool:
+        return self.rules.numbers
 
     def outlets(self) -> Mapping[Network, Poster]:
         """The networks posted to, each with its poster, in POST_TO's order: made once."""
@@ -82,10 +97,12 @@ class Delivery:
 
     def deliver(self, post: Post, attempts: Attempts) -> Tuple[Sent, ...]:
         """`post` to each network it is for, one after another: fitted (too long: not sent, or
-        with threads on, cut into a thread), held to the network's budget, its pictures prepared
-        for every network before the first record (after it, nothing about them is left to fail),
-        each attempt recorded before it is sent and its outcome after."""
+        with threads on, cut into a thread that fits the day's cap), held to the network's budget,
+        its pictures prepared for every network before the first record (after it, nothing about
+        them is left to fail), each attempt recorded before it is sent and its outcome after."""
         going, pictures = self._fitted(post)
+        # What MAX_POSTS_PER_DAY leaves for a thread's parts, counted before this post's first record.
+        room = self._room() if any(post.threaded(fit) for fit in going.values()) else None
         sent: List[Sent] = []
         group = attempts.group()
         for network, fit in going.items():
@@ -93,22 +110,29 @@ class Delivery:
                 sent.append(self._too_long(post, network, fit, attempts))
                 continue
             parts = () if fit.fits else self._parts(post.text_for(network), network)
-            stopped = self._over_budget(network, fit, posts=max(1, len(parts)))
+            crowded = self._too_many(parts, room)
+            if crowded:
+                log.warning("%s: %s is not sent there: %s", network.label, post.where, crowded)
+                sent.append(Sent(network, Outcome.TOO_LONG, fit, note=crowded))
+                continue
+            price = self._price(network, fit, parts)
+            stopped = self._over_budget(network, price)
             if stopped:
                 sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
                 continue
             prepared = pictures.get(network, [])
-            text, price = self.mask(post.text_for(network)), network.price(fit)  # a thread records its parts
-            start = AttemptStart(
-                network.name, self.clock(), self.run_id, attempts.source, group, cost=price, sent_text=text
-            )
-            if fit.fits:
-                one, attempt = self._one(post, network, start, attempts, prepared)
-            elif isinstance(prepared, PostError):  # a thread's pictures go with its part 1: none is sent
+            if parts and isinstance(prepared, PostError):  # a thread's pictures go with its part 1: none is sent
                 sent.append(Sent(network, Outcome.FAILED, fit, error=prepared))
                 continue
-            else:
+            text = parts[0] if parts else self.mask(post.text_for(network))
+            cost = network.price(network.measure(text)) if parts else price
+            start = AttemptStart(
+                network.name, self.clock(), self.run_id, attempts.source, group, cost=cost, sent_text=text
+            )
+            if parts:
                 one, attempt = self._thread(post, network, parts, start)
+            else:
+                one, attempt = self._one(post, network, start, attempts, prepared)
             sent.append(replace(one, fit=fit))
             group = group or attempt
         return tuple(sent)
@@ -119,11 +143,15 @@ class Delivery:
         one its pictures cannot go to (failed, with the data error a real run would meet). A dry
         run asks no budget, as it asks no network."""
         going, pictures = self._fitted(post)
+        room = self._room() if any(post.threaded(fit) for fit in going.values()) else None
         plan: List[Sent] = []
         for network, fit in going.items():
             problem = pictures.get(network)
+            crowded = self._too_many(self._parts(post.text_for(network), network), room) if post.threaded(fit) else None
             if isinstance(problem, PostError):
                 plan.append(Sent(network, Outcome.FAILED, fit, error=problem))
+            elif crowded:
+                plan.append(Sent(network, Outcome.TOO_LONG, fit, note=crowded))
             else:
                 plan.append(Sent(network, Outcome.WOULD_POST if _goes(post, fit) else Outcome.TOO_LONG, fit))
         return tuple(plan)
@@ -169,7 +197,26 @@ class Delivery:
     def _parts(self, text: str, network: Network) -> Tuple[str, ...]:
         from .threads import parts_for  # only a line that goes somewhere as a thread
 
-        return tuple(parts_for(self.mask(text), network, self.numbers))
+        return tuple(parts_for(self.mask(text), network, self.rules.numbers))
+
+    def _room(self) -> Optional[int]:
+        """How many more posts MAX_POSTS_PER_DAY allows now (None: no cap): what a thread's parts
+        may use."""
+        if self.rules.cap is None:
+            return None
+        from .decision import CAP_WINDOW, CLOCK_SLACK
+
+        now = self.clock()
+        return self.rules.cap - self.store.posts_since(now - CAP_WINDOW, until=now + CLOCK_SLACK)
+
+    def _too_many(self, parts: Tuple[str, ...], room: Optional[int]) -> Optional[str]:
+        """Why a thread of `parts` may not go now (more parts than a thread may have, or than the
+        cap allows or leaves); None: it may, or it is no thread."""
+        if not parts:
+            return None
+        from .threads import too_many_parts
+
+        return too_many_parts(len(parts), self.rules.cap, room)
 
     def _thread(self, post: Post, network: Network, parts: Tuple[str, ...], start: AttemptStart) -> Tuple[Sent, int]:
         """A line too long for `network`, as a thread: recorded whole with its first part's
@@ -177,7 +224,7 @@ class Delivery:
         thread keeps its language and warning, so a later run sends its parts as this one would."""
         from .threads import thread_cost
 
-        language, spoiler = post.language or self.language, post.spoiler_for(network)
+        language, spoiler = post.language or self.rules.language, post.spoiler_for(network)
         thread, attempt = self.store.begin_thread(post.key, parts, start, language=language, spoiler=spoiler)
         log.info("%s: %s goes there as %s", network.label, post.where, thread_cost(network, parts))
         kept = replace(post, language=language)
@@ -186,9 +233,12 @@ class Delivery:
 
     def finish_threads(self, since: datetime, pictures: Callable[[str], Sequence[Attachment]]) -> List[Sent]:
         """Go on with the threads earlier runs left unfinished (begun since `since`), on the
-        networks still posted to; never a part that may be there already. `pictures` reads a
-        line's pictures from its recorded text: they go with part 1 whenever part 1 is sent."""
+        networks still posted to; never a part that may be there already, never a part before the
+        one it answers is known. A thread older than `since` is no longer finished: the history
+        says so. `pictures` reads a line's pictures from its recorded text: they go with part 1
+        whenever part 1 is sent."""
         outlets = {network.name: network for network in self.outlets()}
+        self.store.abandon_threads(since, at=self.clock(), why="not finished within the catch-up window")
         done: List[Sent] = []
         for thread in self.store.open_threads(since, tuple(outlets)):
             network = outlets[thread.network]
@@ -201,27 +251,39 @@ class Delivery:
     def _send_thread(
         self, post: Post, network: Network, thread_id: int, pending: Optional[int], *, source: str
     ) -> List[Sent]:
-        """Send a thread's parts that are left, in order, each its own recorded attempt (`pending`:
-        part 1's attempt, when this run recorded it with the thread), in the thread's own language
-        (not POST_LANGUAGE as it is now). Stops at a part that did not certainly post: a later run
-        goes on from there."""
-        from .threads import GiveUp, next_part, parts_as_sent
+        """Send a thread's parts that are left, in order, each its own recorded attempt with its
+        own text and price (`pending`: part 1's attempt, when this run recorded it with the
+        thread), in the thread's own language (not POST_LANGUAGE as it is now). Stops at a part
+        that did not certainly post, at one that may be there and is not looked up yet, when the
+        cap leaves no room, and when the process is asked to stop: a later run goes on."""
+        from .threads import GiveUp, Wait, next_part, parts_as_sent
 
         poster = self.outlets()[network]
         sent: List[Sent] = []
         while True:
             step = next_part(parts_as_sent(self.store.thread_parts(thread_id), pending))
             if step is None or isinstance(step, GiveUp):
-                stopped = f"{network.label} refused part {step.part}" if step else None
+                stopped = f"{network.label}: part {step.part} {step.why}" if step else None
                 self.store.finish_thread(thread_id, at=self.clock(), stopped=stopped)
+                return sent
+            if isinstance(step, Wait):
+                log.info(
+                    "%s: part %d of a thread may be there; the next part waits until a later run has looked it up",
+                    network.label,
+                    step.part,
+                )
                 return sent
             state, reply_to = step
             if pending is not None and state.part == 1:
                 attempt = pending
             else:
-                attempt = self.store.begin_part(
-                    thread_id, state.part, run_id=self.run_id, at=self.clock(), source=source
-                )
+                held = self._holds_back(network, state.part)
+                if held:
+                    log.warning("%s: %s", network.label, held)
+                    return sent
+                price = network.price(network.measure(state.text))
+                start = AttemptStart(network.name, self.clock(), self.run_id, source, cost=price)
+                attempt = self.store.begin_part(thread_id, state.part, start)
             pending = None
             extra: Dict[str, object] = {"reply_to": reply_to} if reply_to else {}
             if post.images and state.part == 1:
@@ -244,10 +306,20 @@ class Delivery:
                 )
                 return sent
 
+    def _holds_back(self, network: Network, part: int) -> Optional[str]:
+        """Why part `part` of a thread is not sent now (the process is stopping, the cap leaves no
+        room, the monthly budget would be passed); None: it goes."""
+        if self.stopping():
+            return f"asked to stop: part {part} of the thread and the rest are left for the next run"
+        room = self._room()
+        if room is not None and room <= 0:
+            return f"MAX_POSTS_PER_DAY is reached: part {part} of the thread and the rest wait for room"
+        return None
+
     def _voice(self, post: Post, network: Network, *, fallback: bool = True) -> Dict[str, object]:
         """The post's language (else, with `fallback`, the delivery's) and the network's own
         content warning, only when set (a poster may not know them)."""
-        language = post.language or (self.language if fallback else None)
+        language = post.language or (self.rules.language if fallback else None)
         said: Dict[str, object] = {"language": language} if language else {}
         warning = post.spoiler_for(network)
         said.update({"spoiler": warning} if warning else {})
@@ -255,14 +327,23 @@ class Delivery:
 
     # -- what every network's post needs first -------------------------------------------------
 
-    def _over_budget(self, network: Network, fit: Fit, posts: int = 1) -> Optional[str]:
-        """Why a post measured as `fit` (a thread: that many `posts`) may not go to `network`: it
-        would pass the network's monthly budget; None: it may."""
-        if network.name not in self.budgets:
+    def _price(self, network: Network, fit: Fit, parts: Sequence[str]) -> Optional[float]:
+        """What the post costs on `network`: a thread, the sum of its parts' prices."""
+        if parts:
+            from .threads import thread_price
+
+            return thread_price(network, parts)
+        return network.price(fit)
+
+    def _over_budget(self, network: Network, price: Optional[float]) -> Optional[str]:
+        """Why a post that costs `price` may not go to `network`: it would pass the network's
+        monthly budget; None: it may."""
+        budgets = self.rules.budgets
+        if network.name not in budgets:
             return None
         from .budget import budget_stops  # only with a budget set
 
-        return budget_stops(self.store, network, fit, self.budgets[network.name], self.clock(), posts)
+        return budget_stops(self.store, network, price, budgets[network.name], self.clock())
 
     def _pictures(self, post: Post, networks: Sequence[Network]) -> Dict[Network, Prepared]:
         """`post`'s pictures prepared for each of `networks` (by its poster's own limits where it

@@ -36,7 +36,9 @@ def planned(
 
 def _threads(line: TweetLine, plan: Tuple[Sent, ...], numbers: bool) -> str:
     """For the reason: where `line` would go as a thread, and what that costs."""
-    threaded = [sent for sent in plan if sent.fit is not None and line.threaded(sent.fit)]
+    threaded = [
+        sent for sent in plan if sent.fit is not None and line.threaded(sent.fit) and sent.outcome == Outcome.WOULD_POST
+    ]
     if not threaded:
         return ""
     from .options import sent_text

@@ -107,7 +107,11 @@ def _where(planned: Tuple[Sent, ...]) -> str:
         if fit is None:
             continue
         counted = sent.network.describe(fit)
-        if not fit.fits:
+        if sent.note:  # held back: a thread longer than the cap allows, a budget
+            parts.append(f"not to {sent.network.label}: {sent.note}")
+        elif not fit.fits and sent.outcome == Outcome.WOULD_POST:
+            parts.append(f"to {sent.network.label} as a thread ({counted})")
+        elif not fit.fits:
             parts.append(f"not to {sent.network.label}: too long ({fit.reason or counted})")
         elif fit.cost:
             parts.append(f"to {sent.network.label} ({counted}; it {fit.cost})")
@@ -118,11 +122,12 @@ def _where(planned: Tuple[Sent, ...]) -> str:
 
 def outcome_of(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outcome, str]:
     """The run's action and reason from what became of the post on each network. A post that no
-    network got because of their budgets is a skip: the bot did what it was told."""
+    network got because of their budgets, or because its thread needs more posts than
+    MAX_POSTS_PER_DAY leaves (a note says which), is a skip: the bot did what it was told."""
     reached = [each for each in sent if each.reached]
     if (
         not reached
-        and any(each.outcome == Outcome.OVER_BUDGET for each in sent)
+        and any(each.note for each in sent)
         and all(each.outcome in (Outcome.OVER_BUDGET, Outcome.TOO_LONG) for each in sent)
     ):
         return Outcome.SKIPPED, f"{why}, but " + "; ".join(each.note or "" for each in sent if each.note)
@@ -141,6 +146,8 @@ def outcome_of(why: str, line: TweetLine, sent: Tuple[Sent, ...]) -> Tuple[Outco
     for each in sent:
         if each.outcome == Outcome.OVER_BUDGET:
             parts.append(f"{each.network.name}: {each.note}")
+        elif each.outcome == Outcome.TOO_LONG and each.note:
+            parts.append(f"{each.network.name}: not sent, {each.note}")
         elif each.outcome == Outcome.TOO_LONG and each.fit:
             parts.append(
                 f"{each.network.name}: not sent, too long ({each.fit.length} of {each.fit.limit} {each.fit.unit})"

@@ -77,10 +77,11 @@ def run_once(
     clock: Clock = utc_now,
     dry_run: bool = False,
     force: bool = False,
+    stopping: Callable[[], bool] = lambda: False,
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
     a dry run needs no lock and no posters, and changes nothing but its own history row (and the
-    cache of measured lengths)."""
+    cache of measured lengths). `stopping`: the daemon's stop (a thread stops between parts)."""
     ensure_state_dir(config["BOT_STATE_DIR"])
     lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file)
     rules = RunRules.of(config)
@@ -99,7 +100,7 @@ def run_once(
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
             return tweets
 
-        how = Run(store, posters, rng, clock, dry_run=dry_run, force=force)
+        how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping)
         return decide_and_post(read_tweets, how, rules)
 
 
@@ -153,10 +154,11 @@ def monthly_budgets(config: Config) -> Dict[str, float]:
 
 class Run:
     """One run's means: its open history (the caller holds the lock), its posters (None: a dry
-    run), its die and its clock, and whether it is a dry run or forced (--force: no roll, and the
-    gap may be passed). A plain class: every run makes one, and a dataclass costs one to make."""
+    run), its die and its clock, whether it is a dry run or forced (--force: no roll, and the gap
+    may be passed), and `stopping`: whether the process was asked to stop (the daemon's SIGTERM;
+    a thread then stops between two parts). A plain class: every run makes one, and a dataclass costs one to make."""
 
-    __slots__ = ("_made", "clock", "dry_run", "force", "posters", "rng", "store")
+    __slots__ = ("_made", "clock", "dry_run", "force", "posters", "rng", "stopping", "store")
 
     def __init__(
         self,
@@ -167,9 +169,10 @@ class Run:
         *,
         dry_run: bool = False,
         force: bool = False,
+        stopping: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store, self.posters, self.rng, self.clock = store, posters, rng, clock
-        self.dry_run, self.force = dry_run, force
+        self.dry_run, self.force, self.stopping = dry_run, force, stopping
         self._made: Optional[Dict[Network, Poster]] = None
 
     def outlets(self, networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
@@ -256,17 +259,16 @@ def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
 def _delivery(run: Run, rules: RunRules, run_id: int) -> Delivery:
     """How the run's posts go out (delivery.py, imported only by a run that may send, or plans to)."""
     from ..settings.secrets import Scrubber
-    from .delivery import Delivery
+    from .delivery import Delivery, DeliveryRules
 
     return Delivery(
         run.store,
         lambda: run.outlets(rules.networks),
         run.clock,
         Scrubber(rules.secrets),
-        budgets=rules.budgets,
-        language=rules.language,
-        numbers=rules.numbers,
+        DeliveryRules(rules.budgets, rules.language, rules.numbers, cap=rules.max_posts_per_day),
         run_id=run_id,
+        stopping=run.stopping,
     )
 
 
@@ -294,6 +296,7 @@ def _post_a_line(
             not sent
             or any(each.reached for each in sent)
             or not all(each.outcome in (Outcome.DUPLICATE, Outcome.TOO_LONG) for each in sent)
+            or any(each.outcome == Outcome.TOO_LONG and each.note for each in sent)  # a thread the cap holds back
         ):
             action, reason = outcome_of(why, line, sent)
             return action, reason, {"line": line, "networks": sent, **first_post(sent)}

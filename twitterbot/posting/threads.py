@@ -4,10 +4,14 @@ replies, cut at sentence, then word, boundaries, each part within the network's 
     parts = cut(text, lambda part: network.measure(part).fits, numbers=True)
     # ['First sentence. Second one. 1/2', 'Third sentence. 2/2']
 
-Which part a thread sends next is decided from the history alone (`next_part`): a part that may
-have been posted (uncertain, interrupted, already there) is never sent again; one that certainly
-failed for a passing reason is sent by a later run; one the network refused ends the thread. The
-`Delivery` (delivery.py) records and sends the parts, as it does every post.
+Which part a thread sends next is decided from the history alone (`next_part`), so that a thread
+goes out in order or not at all: each part answers the part before it, confirmed by the network.
+A part that may have been posted (uncertain, interrupted) is never sent again, and the parts after
+it wait until a later run has looked it up (found: they answer it; not found: it is sent again);
+one that certainly failed for a passing reason is sent again by a later run; one the network
+refused (as a duplicate or otherwise) ends the thread. A thread never has more parts than
+`most_parts` allows. The `Delivery` (delivery.py) records and sends the parts, as it does every
+post, each with its own text and price.
 """
 
 from __future__ import annotations
@@ -19,10 +23,27 @@ from typing import Callable, List, Optional, Sequence, Tuple, Union
 from ..networks import Network
 from ..state.outcomes import Outcome
 
-__all__ = ["GiveUp", "PartState", "cut", "next_part", "parts_as_sent", "parts_for", "thread_cost"]
+__all__ = [
+    "MAX_THREAD_PARTS",
+    "GiveUp",
+    "PartState",
+    "Wait",
+    "cut",
+    "next_part",
+    "parts_as_sent",
+    "parts_for",
+    "thread_cost",
+    "thread_price",
+    "too_many_parts",
+]
 
-# Where a sentence ends: after . ! ? or … and the space that follows, or at a line break.
-_BETWEEN_SENTENCES = re.compile(r"((?<=[.!?…])[ \t]+|[ \t]*\n+[ \t]*)")
+# The most parts a thread may have on any network, whatever MAX_POSTS_PER_DAY allows: X's own
+# composer stops at 25. A line that needs more is too long for that network.
+MAX_THREAD_PARTS = 25
+
+# Where a sentence ends: after . ! ? or … and the space that follows, after the full stops of
+# Chinese and Japanese (。！？, written without a space), or at a line break.
+_BETWEEN_SENTENCES = re.compile(r"((?<=[.!?…])[ \t]+|(?<=[。！？])[ \t]*|[ \t]*\n+[ \t]*)")
 
 
 def cut(text: str, fits: Callable[[str], bool], numbers: bool = False) -> List[str]:
@@ -44,7 +65,7 @@ def _greedy(text: str, fits: Callable[[str], bool]) -> List[str]:
     """As many whole sentences in each part as fit, in order."""
     pieces = _BETWEEN_SENTENCES.split(text.strip())
     sentences = pieces[0::2]
-    joins = ["\n" if "\n" in sep else " " for sep in pieces[1::2]]
+    joins = ["\n" if "\n" in sep else " " if sep else "" for sep in pieces[1::2]]  # 。 needs no space
     parts: List[str] = []
     current = ""
     for index, sentence in enumerate(sentences):
@@ -127,33 +148,70 @@ class PartState:
 
 @dataclass(frozen=True)
 class GiveUp:
-    """The thread ends here: the network refused part `part` for a reason sending again will not fix."""
+    """The thread ends here: the network refused part `part` (as a duplicate, or for a reason
+    sending again will not fix), or answered it without an id to reply to."""
+
+    part: int
+    why: str
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Nothing can be sent now: part `part` may be there (its outcome is not known), and the next
+    part must answer it. A later run looks it up first (settle.py)."""
 
     part: int
 
 
-def next_part(parts: Sequence[PartState]) -> Union[None, GiveUp, Tuple[PartState, Optional[str]]]:
-    """The part to send next and the post it replies to (the last part the network confirmed;
-    None: it starts the thread); None when nothing is left to send. A part that is, or may be,
-    there already is passed over, never sent again."""
+# The outcomes after which a part may be on the network without the bot knowing its id.
+_NOT_KNOWN = (Outcome.UNCERTAIN, Outcome.INTERRUPTED, Outcome.PENDING)
+
+
+def next_part(parts: Sequence[PartState]) -> Union[None, GiveUp, Wait, Tuple[PartState, Optional[str]]]:
+    """The part to send next and the post it replies to (the part before it, which the network
+    confirmed; None: it starts the thread); None when nothing is left to send. A part that may be
+    there already is never sent again, and nothing after it is sent until it is known: a thread
+    goes out in order, each part answering the one before."""
     reply_to: Optional[str] = None
     for state in parts:
         if state.outcome in (None, Outcome.TEMPORARY):
             return state, reply_to
-        if state.outcome == Outcome.POSTED:
-            reply_to = state.post_id or reply_to
-        elif state.outcome == Outcome.FAILED:
-            return GiveUp(state.part)
+        if state.outcome in _NOT_KNOWN:
+            return Wait(state.part)
+        if state.outcome != Outcome.POSTED:  # failed, duplicate, too long: nothing to answer
+            return GiveUp(state.part, str(state.outcome))
+        if not state.post_id:
+            return GiveUp(state.part, "posted, but no id to reply to")
+        reply_to = state.post_id
     return None
+
+
+def thread_price(network: Network, parts: Sequence[str]) -> Optional[float]:
+    """What the parts cost together on `network`, each priced as the network prices it (X: more
+    for a part with a link); None: posting there costs nothing."""
+    prices = [network.price(network.measure(part)) for part in parts]
+    return sum(price or 0.0 for price in prices) if any(price is not None for price in prices) else None
 
 
 def thread_cost(network: Network, parts: Sequence[str]) -> str:
     """A thread in words for a dry run and `check`: its posts and, where posting costs, the sum."""
-    prices = [network.price(network.measure(part)) for part in parts]
+    price = thread_price(network, parts)
     said = f"a thread of {len(parts)} posts"
-    if any(price is not None for price in prices):
-        said += f", about ${sum(price or 0.0 for price in prices):.3f} on {network.label}"
-    return said
+    return said + (f", about ${price:.3f} on {network.label}" if price is not None else "")
+
+
+def too_many_parts(parts: int, cap: Optional[int], room: Optional[int] = None) -> Optional[str]:
+    """Why a thread of `parts` posts may not go: more than any thread may have (MAX_THREAD_PARTS),
+    more than MAX_POSTS_PER_DAY (`cap`) allows in 24 hours, or more than the `room` the cap
+    leaves now (each part is a post). None: it may go."""
+    if parts > MAX_THREAD_PARTS:
+        return f"a thread of {parts} posts, more than the {MAX_THREAD_PARTS} a thread may have"
+    if cap is not None and parts > cap:
+        return f"a thread of {parts} posts, more than MAX_POSTS_PER_DAY={cap} allows in 24 hours"
+    if room is not None and parts > room:
+        left = "no more posts" if room <= 0 else f"room for {room} more"
+        return f"a thread of {parts} posts, and MAX_POSTS_PER_DAY leaves {left} in the last 24 hours"
+    return None
 
 
 def parts_for(text: str, network: Network, numbers: bool) -> List[str]:

@@ -17,7 +17,8 @@ __all__ = ["COUNTED_OUTCOMES", "PostCounts"]
 # Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached a
 # network. pending: being sent now (or its run was killed); interrupted: a killed run's pending
 # attempt, settled; uncertain: sent, but the answer was lost. None of them is ever sent again.
-# (MAX_POSTS_PER_DAY counts posts, not networks: one post to three networks counts once.)
+# (MAX_POSTS_PER_DAY counts posts, not networks: one post to three networks counts once; a thread
+# of three parts counts three times.)
 COUNTED_OUTCOMES = ("pending", "posted", "interrupted", "uncertain")
 
 
@@ -26,6 +27,7 @@ class PostCounts:
 
     _read: Callable[..., list]
     _cost: str = "cost"  # the cost column as SQL (a history older than schema 6 has none: NULL)
+    _part: str = "part"  # the thread part column (older than schema 8: NULL)
 
     def costs_since(
         self, network: str, since: datetime, until: Optional[datetime] = None
@@ -43,7 +45,9 @@ class PostCounts:
     def posts_since(self, since: datetime, until: Optional[datetime] = None) -> int:
         """How many posts went (or may have gone) to a network after `since` and up to `until`, from
         every source. Rows dated after `until` (made while the clock was ahead) are left out."""
-        return int(self._counted_since("count(DISTINCT coalesce(post_group, id))", since, until))
+        # A thread's parts are posts too: its part 1 and the line's post elsewhere are one.
+        post = f"coalesce(post_group, id) || '.' || coalesce({self._part}, 1)"
+        return int(self._counted_since(f"count(DISTINCT {post})", since, until))
 
     def oldest_post_since(self, since: datetime, until: Optional[datetime] = None) -> Optional[datetime]:
         """When the oldest counted post in the window was sent: the cap frees up 24 h after it."""

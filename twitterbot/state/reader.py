@@ -118,6 +118,7 @@ class HistoryReader(PostCounts, BagContents):
         self._post_id = column("post_id", version)
         self._error_kind = column("error_kind", version)
         self._cost = column("cost", version)
+        self._part = column("part", version)
         self._settled = column("settled", version)
 
     def recent_runs(self, limit: int) -> Tuple[RunRow, ...]:

@@ -151,6 +151,19 @@ CREATE TABLE thread_parts (
 );
 ALTER TABLE attempts ADD COLUMN thread_id INTEGER REFERENCES threads (id);
 """,
+    8: """
+-- Each part of a thread is an attempt like any other: the part it carried (NULL: a whole post),
+-- its own text as sent (a later run looks it up by it) and its own price. MAX_POSTS_PER_DAY
+-- counts a thread's parts as the posts they are. Earlier thread attempts get their part and text.
+ALTER TABLE attempts ADD COLUMN part INTEGER;
+UPDATE attempts SET
+    part = (SELECT p.part FROM thread_parts p WHERE p.thread_id = attempts.thread_id AND p.attempt_id = attempts.id),
+    sent_text = coalesce(
+        (SELECT p.text FROM thread_parts p WHERE p.thread_id = attempts.thread_id AND p.attempt_id = attempts.id),
+        sent_text
+    )
+WHERE thread_id IS NOT NULL;
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
@@ -162,6 +175,7 @@ TABLES = {
     5: {"runs", "attempts", "bag", "jobs", "job_threads"},
     6: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts"},
     7: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
+    8: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).
@@ -172,6 +186,7 @@ _EARLIER_COLUMNS = {
     },
     5: {"settled": "NULL"},
     6: {"cost": "NULL"},
+    8: {"part": "NULL"},
 }
 
 

@@ -4,8 +4,12 @@ run and a part that may be there is never sent again::
 
     thread, attempt = store.begin_thread("a long line", ["part 1", "part 2"], AttemptStart("x", now, run_id=1))
     store.finish_attempt(attempt, Ending("posted", now, post_id="1"))   # both from outcomes.py
-    second = store.begin_part(thread, 2, run_id=1, at=now)
+    second = store.begin_part(thread, 2, AttemptStart("x", now, run_id=1, cost=0.015))
     store.open_threads(since)   # the threads with parts left, oldest first
+
+Each part's attempt is an attempt like any other, with the line as its text (the round and the
+cap know the line by it), the part as sent (`sent_text`: a later run looks it up by it), the
+part's number and its own price.
 """
 
 from __future__ import annotations
@@ -48,14 +52,15 @@ class ThreadLog(Database):
         language: Optional[str] = None,
         spoiler: Optional[str] = None,
     ) -> Tuple[int, int]:
-        """Record a thread, its parts and the pending attempt of its first part in one
-        transaction, before anything is sent. Returns (the thread, the first part's attempt)."""
+        """Record a thread, its parts and the pending attempt of its first part (with part 1's
+        price, `start.cost`) in one transaction, before anything is sent. Returns (the thread, the
+        first part's attempt)."""
         group, network, at = start.group, start.network, start.at
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group)"
-                " VALUES (?, ?, ?, ?, 'pending', ?, ?)",
-                (start.run_id, start.source, text, iso(start.at), start.network, group),
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text, part)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, 1)",
+                (start.run_id, start.source, text, iso(start.at), start.network, group, start.cost, parts[0]),
             )
             attempt = int(cursor.lastrowid)
             if group is None:
@@ -75,19 +80,32 @@ class ThreadLog(Database):
             )
             return thread, attempt
 
-    def begin_part(
-        self, thread_id: int, part: int, *, run_id: Optional[int], at: datetime, source: str = "scheduled"
-    ) -> int:
-        """Record the pending attempt of a thread's part before it is sent; returns the attempt."""
+    def begin_part(self, thread_id: int, part: int, start: AttemptStart) -> int:
+        """Record the pending attempt of a thread's `part` before it is sent, as `start` says (when,
+        the run, the source, the part's price); its text as sent is the part's. Returns the attempt."""
         with self._write() as conn:
             network, text, group = conn.execute(
                 "SELECT network, text, post_group FROM threads WHERE id = ?", (thread_id,)
             ).fetchone()
+            (sent,) = conn.execute(
+                "SELECT text FROM thread_parts WHERE thread_id = ? AND part = ?", (thread_id, part)
+            ).fetchone()
             attempt = int(
                 conn.execute(
-                    "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, thread_id)"
-                    " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
-                    (run_id, source, text, iso(at), network, group, thread_id),
+                    "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, thread_id,"
+                    " cost, sent_text, part) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
+                    (
+                        start.run_id,
+                        start.source,
+                        text,
+                        iso(start.at),
+                        network,
+                        group,
+                        thread_id,
+                        start.cost,
+                        sent,
+                        part,
+                    ),
                 ).lastrowid
             )
             conn.execute(
@@ -99,6 +117,19 @@ class ThreadLog(Database):
         """Nothing is left to send: every part went (or may have), or `stopped` says why not."""
         with self._write() as conn:
             conn.execute("UPDATE threads SET finished_at = ?, stopped = ? WHERE id = ?", (iso(at), stopped, thread_id))
+
+    def abandon_threads(self, before: datetime, *, at: datetime, why: str) -> int:
+        """End the threads begun before `before` that still have parts left (`why`: what the
+        history says); a thread that old is no longer finished. Returns how many there were."""
+        if not self._read(
+            "SELECT 1 FROM threads WHERE finished_at IS NULL AND started_at <= ? LIMIT 1", (iso(before),)
+        ):
+            return 0  # the usual run: nothing to write
+        with self._write() as conn:
+            return conn.execute(
+                "UPDATE threads SET finished_at = ?, stopped = ? WHERE finished_at IS NULL AND started_at <= ?",
+                (iso(at), why, iso(before)),
+            ).rowcount
 
     def open_threads(self, since: datetime, networks: Sequence[str]) -> List[OpenThread]:
         """The threads on `networks` begun since `since` with parts left to send, oldest first."""

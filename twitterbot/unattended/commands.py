@@ -54,7 +54,9 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         settings = current["config"]
         try:
             posters = None if args.dry_run else (lambda: current["posters"])  # those of the settings in use
-            run = lambda: run_once(settings, posters=posters, rng=rng, dry_run=args.dry_run)  # noqa: E731
+            run = lambda: run_once(  # noqa: E731
+                settings, posters=posters, rng=rng, dry_run=args.dry_run, stopping=daemon.stop.is_set
+            )
             log_result(run_watched(settings, run, dry_run=args.dry_run))
         except BotError as exc:
             log.error("%s run: %s", time_of_day, scrub(str(exc), settings.secrets()))
