@@ -137,7 +137,7 @@ def test_a_100_kb_line_is_not_cut_into_hundreds_of_parts(home: BotHome) -> None:
     home.write_tweets(" ".join(["word"] * 20_000) + "\n")  # 100 KB: about 360 parts on X
     result = home.run("--force", "--json")
     assert result.returncode == 0, result.stderr
-    assert "more than the 25 a thread may have" in json.loads(result.stdout)["reason"]
+    assert "a thread of more than 25 posts, the most a thread may have" in json.loads(result.stdout)["reason"]
     assert home.emulator.posts == []
 
 
