@@ -539,7 +539,8 @@ class JobAttempts(Attempts):
 
 def line_ending(store: HistoryStore, attempt: int, *, clock: Callable[[], datetime]) -> Record:
     """How a scheduled post's outcome is written: a post that reached, or may have reached, the
-    network leaves the round (never sent again), and so does one the network already has."""
+    network leaves the round (never sent again), and so does one the network already has. It is
+    written with the run's next write (the next attempt, or the run's end), as one transaction."""
 
     def record(
         outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
@@ -558,6 +559,7 @@ def line_ending(store: HistoryStore, attempt: int, *, clock: Callable[[], dateti
                 lookup_key=result.lookup_key if uncertain else None,
                 mark_used=outcome in (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE),
             ),
+            with_next_write=True,
         )
 
     return record

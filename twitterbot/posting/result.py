@@ -51,6 +51,7 @@ class RunResult:
     networks: Tuple[Sent, ...] = ()  # the post on each network in POST_TO
     caught_up: Tuple[Sent, ...] = ()  # earlier posts this run sent to a network that had missed them
     settled: Tuple[str, ...] = ()  # uncertain posts this run looked up, and what it found
+    streak: int = 0  # a skipped run that wrote no row: how many runs in a row were skipped, this one too
 
     @property
     def url(self) -> Optional[str]:
@@ -94,9 +95,14 @@ def log_result(result: RunResult) -> None:
     elif result.action == Outcome.WOULD_POST and line:
         log.info("dry run: would post line %d %s; %s", line.lineno, _where(result.networks), result.reason)
     elif result.action == Outcome.SKIPPED:
-        log.info("skipped: %s", result.reason)
+        # A steady skip is said once: the runs after the first of a day's streak log at DEBUG.
+        log.log(logging.DEBUG if result.streak > 1 else logging.INFO, "skipped: %s", _skipped(result))
     else:
         log.error("failed: %s", result.reason)
+
+
+def _skipped(result: RunResult) -> str:
+    return result.reason + (f" (skipped {result.streak} runs in a row today)" if result.streak > 1 else "")
 
 
 def _where(planned: Tuple[Sent, ...]) -> str:

@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Generic, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from ..errors import StateError
 from ..lock import run_lock
@@ -56,6 +56,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # An uncertain post is looked up (LOOK_UP_UNCERTAIN) for this long after it was sent; older, it
 # stays uncertain and counted as posted: a network's recent posts reach back only so far.
@@ -206,8 +208,14 @@ def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run,
     rolled = roll_die(rules.one_in, run.rng, run.force)
     if callable(tweets) and (rolled is None or hits(rolled)):
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
-    run_id = store.begin_run(at=now, one_in=rules.one_in, roll=rolled, forced=run.force, dry_run=run.dry_run)
-    delivery = _Lazy(lambda: _delivery(run, rules, run_id))  # made only by a run that sends
+    # The run's row, written when the run first has something to record: a real run that posts
+    # nothing and finds nothing to settle or catch up writes no row (a skipped run, skips.py).
+    row = _Lazy(  # a real run holds the lock: its row goes with its first write
+        lambda: store.begin_run(
+            at=now, one_in=rules.one_in, roll=rolled, forced=run.force, dry_run=run.dry_run, held=not run.dry_run
+        )
+    )
+    delivery = _Lazy(lambda: _delivery(run, rules, row()))  # made only by a run that sends
 
     settled: Tuple[str, ...] = ()
     caught_up: Tuple[Sent, ...] = ()
@@ -216,8 +224,12 @@ def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run,
         caught_up = _catch_up(run, delivery, rules, now)
 
     def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
+        quiet = action == Outcome.SKIPPED and not (run.dry_run or settled or caught_up or row.made)
+        if quiet:
+            fields["streak"] = store.record_skip(now, one_in=rules.one_in, roll=rolled, reason=reason).runs
         result = RunResult(action, reason, rules.one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
-        _record_run(store, run_id, run.clock(), result)
+        if not quiet:
+            _record_run(store, row(), run.clock(), result)
         return result
 
     gap = rules.min_post_gap
@@ -345,14 +357,19 @@ def _catch_up(run: Run, delivery: Callable[[], Delivery], rules: RunRules, now: 
     return catch_up(delivery(), since, rules.pictures_folder, rules.known)
 
 
-class _Lazy:
-    """The run's delivery, made at its first call: only a run that sends, or plans a post, makes one."""
+class _Lazy(Generic[T]):
+    """Made at its first call and kept: the run's row (only a run with something to record writes
+    one) and its delivery (only a run that sends, or plans a post, makes one)."""
 
-    def __init__(self, make: Callable[[], Delivery]) -> None:
+    def __init__(self, make: Callable[[], T]) -> None:
         self._make = make
-        self._made: Optional[Delivery] = None
+        self._made: Optional[T] = None
 
-    def __call__(self) -> Delivery:
+    @property
+    def made(self) -> bool:
+        return self._made is not None
+
+    def __call__(self) -> T:
         if self._made is None:
             self._made = self._make()
         return self._made

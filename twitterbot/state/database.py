@@ -12,11 +12,11 @@ import stat
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import Callable, List, NamedTuple, Optional, Union
 
 from ..errors import HistoryError, StateError
 from .folder import MIN_FREE_BYTES, free_bytes, state_error
-from .schema import check_and_migrate, create_script
+from .schema import check_and_migrate, create_script, relayout
 
 __all__ = ["Database", "iso", "parse_iso"]
 
@@ -31,6 +31,9 @@ class Database:
         self._label = str(path)
         self._statvfs = statvfs  # injectable, so tests can fake a full disk
         self._file: Optional[Path] = None if str(path) == ":memory:" else Path(path)
+        # Writes that go with the next transaction (`_queue`): each transaction costs an SD card a
+        # dozen writes and two flushes, so a run that posts makes two.
+        self._queued: List[_Queued] = []
         try:
             if self._file is None:
                 self._conn = sqlite3.connect(":memory:")
@@ -39,12 +42,21 @@ class Database:
                 self._create_if_missing(self._file)
                 # mode=rw: never create a file here (a missing one is made whole in _create_if_missing).
                 self._conn = sqlite3.connect(f"{self._file.absolute().as_uri()}?mode=rw", uri=True, timeout=10)
+                # The journal is emptied, not deleted, after each transaction: no file made and
+                # removed, and no flush of the folder, each time (an SD card's erase blocks).
+                self._conn.execute("PRAGMA journal_mode = TRUNCATE")
             self._check()
         except sqlite3.DatabaseError as exc:
             self._fail(exc)
 
     def close(self) -> None:
-        self._conn.close()
+        """Write what is queued, then close."""
+        try:
+            if self._queued:
+                with self._write():
+                    pass
+        finally:
+            self._conn.close()
 
     def __enter__(self) -> Database:
         return self
@@ -132,11 +144,30 @@ class Database:
 
     def _check(self) -> None:
         check_and_migrate(self._conn, self._label)
+        if self._file is not None:
+            relayout(self._conn)
 
     def _write(self) -> _Transaction:
         return _Transaction(self)
 
+    def _queue(
+        self,
+        write: Callable[[sqlite3.Connection], None],
+        *,
+        before_reads: bool,
+        after: Optional[Callable[[], None]] = None,
+    ) -> None:
+        """Do `write` in the next transaction, first, and `after` once it is committed; with
+        `before_reads`, before the next read too (what reads would miss: an attempt's outcome),
+        else only with the next write (a run's own row, which no read of the run needs). Whatever
+        is queued is written at `close` at the latest: a process killed before that leaves what an
+        earlier write recorded (an attempt that may have been posted stays pending, and counts)."""
+        self._queued.append(_Queued(write, before_reads, after))
+
     def _read(self, sql: str, params: tuple = ()) -> list:
+        if any(queued.before_reads for queued in self._queued):
+            with self._write():
+                pass
         try:
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
@@ -215,13 +246,33 @@ class _Transaction:
         self._store = store
 
     def __enter__(self) -> sqlite3.Connection:
-        return self._store._conn.__enter__()
+        conn = self._store._conn.__enter__()
+        self._queued, self._store._queued = self._store._queued, []
+        try:
+            for queued in self._queued:
+                queued.write(conn)
+        except sqlite3.Error as exc:
+            self._store._conn.__exit__(type(exc), exc, None)
+            self._store._fail(exc)
+        return conn
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         self._store._conn.__exit__(exc_type, exc, tb)
         if isinstance(exc, sqlite3.Error):
             self._store._fail(exc)
+        if exc_type is None:
+            for queued in self._queued:
+                if queued.after is not None:
+                    queued.after()
         return False
+
+
+class _Queued(NamedTuple):
+    """A write that goes with the next transaction (`Database._queue`)."""
+
+    write: Callable[[sqlite3.Connection], None]
+    before_reads: bool
+    after: Optional[Callable[[], None]]
 
 
 def iso(moment: datetime) -> str:

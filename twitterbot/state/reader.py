@@ -30,6 +30,7 @@ from .bag import BagContents
 from .counting import PostCounts
 from .database import iso
 from .schema import APPLICATION_ID, SCHEMA_VERSION, TABLES, column
+from .skips import SKIPS_FILE, SkipLog
 
 __all__ = ["AttemptRow", "HistoryReader", "JobRow", "JobThread", "RunRow", "UnreadableHistory", "read_history"]
 
@@ -103,7 +104,7 @@ def read_history(path: Path) -> Iterator[HistoryReader]:
         conn, version = _open_read_only(path)
         with closing(conn):
             conn.execute("BEGIN")
-            yield HistoryReader(conn, version)
+            yield HistoryReader(conn, version, SkipLog(path.parent / SKIPS_FILE))
             conn.execute("ROLLBACK")
     except sqlite3.Error as exc:
         raise UnreadableHistory(_problem(path, exc)) from None
@@ -113,8 +114,9 @@ class HistoryReader(PostCounts, BagContents):
     """The status page's queries, over a read-only connection (see `read_history`). The cap's and
     the bag's are the store's own (`PostCounts`, `BagContents`)."""
 
-    def __init__(self, conn: sqlite3.Connection, version: int) -> None:
+    def __init__(self, conn: sqlite3.Connection, version: int, skips: Optional[SkipLog] = None) -> None:
         self._conn = conn
+        self._skips = skips or SkipLog(None)  # the day's skipped runs, not in the database yet
         self._post_id = column("post_id", version)
         self._error_kind = column("error_kind", version)
         self._cost = column("cost", version)
@@ -122,11 +124,20 @@ class HistoryReader(PostCounts, BagContents):
         self._settled = column("settled", version)
 
     def recent_runs(self, limit: int) -> Tuple[RunRow, ...]:
-        """The last `limit` runs, newest first, each with its attempts."""
+        """The last `limit` runs, newest first, each with its attempts; the day's skipped runs not
+        in the database yet are the newest, as one."""
         rows = self._read(
             "SELECT id, started_at, action, one_in, roll, dry_run, text, reason FROM runs ORDER BY id DESC LIMIT ?",
             (limit,),
         )
+        streak = self._skips.read()
+        if streak is not None and limit > 0:
+            skipped = RunRow(0, streak.last, "skipped", streak.one_in, streak.roll, False, None, streak.summary())
+            return (skipped, *self._with_attempts(rows[: limit - 1]))
+        return self._with_attempts(rows)
+
+    def _with_attempts(self, rows: list) -> Tuple[RunRow, ...]:
+        """Runs rows as `RunRow`s, each with its attempts."""
         if not rows:
             return ()
         attempts: dict = {}

@@ -32,6 +32,7 @@ class RunRecord:
     roll: Optional[int]
     dry_run: bool
     url: Optional[str] = None  # the first post's link
+    runs: int = 1  # how many runs the row stands for: a day's skipped runs are one row (skips.py)
 
 
 @dataclass(frozen=True)

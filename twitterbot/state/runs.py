@@ -5,11 +5,15 @@ posted (`COUNTED_OUTCOMES`) and is never sent again."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import TYPE_CHECKING, List, Optional, Sequence
+import sqlite3
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 
 from .counting import COUNTED_OUTCOMES, PostCounts
 from .database import Database, iso, parse_iso
+from .skips import SKIPS_FILE, SkipLog, Streak
 
 if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
     from .outcomes import Ending
@@ -25,16 +29,58 @@ MAYBE_POSTED = "the run stopped before the network answered; it may have been po
 
 
 class RunLog(PostCounts, Database):
-    """The runs and attempts tables; the counting queries are `PostCounts`'."""
+    """The runs and attempts tables, and the day's skipped runs beside them (`skips`); the counting
+    queries are `PostCounts`'."""
 
-    def begin_run(self, *, at: datetime, one_in: int, roll: Optional[int], forced: bool, dry_run: bool) -> int:
-        """Record that a run started; `finish_run` fills in what it did."""
-        with self._write() as conn:
-            cursor = conn.execute(
-                "INSERT INTO runs (started_at, one_in, roll, forced, dry_run, action) VALUES (?, ?, ?, ?, ?, 'running')",
-                (iso(at), one_in, roll, int(forced), int(dry_run)),
+    def __init__(self, path: Union[Path, str], **options: Any) -> None:
+        super().__init__(path, **options)
+        # The day's skipped runs, beside the history file (skips.py); in memory for a history in memory.
+        self.skips = SkipLog(None if self._file is None else self._file.parent / SKIPS_FILE)
+
+    def begin_run(
+        self, *, at: datetime, one_in: int, roll: Optional[int], forced: bool, dry_run: bool, held: bool = False
+    ) -> int:
+        """Record that a run started; `finish_run` fills in what it did. The skipped runs before it
+        that are not in the history yet are folded into it first (one row), so the runs stay in
+        order. A run that holds the run lock (`held`: no other run writes meanwhile) has its row
+        written with its first write instead (its first attempt, or its end): one transaction less."""
+        streak = self.skips.read()
+        run_id: Optional[int] = None
+        if held:
+            (newest,) = self._read("SELECT coalesce(max(id), 0) FROM runs")[0]
+            run_id = int(newest) + 1 + (streak is not None)  # after the folded streak's row
+
+        def write(conn: sqlite3.Connection) -> int:
+            if streak is not None:
+                _fold(conn, streak)
+            return int(
+                conn.execute(
+                    "INSERT INTO runs (id, started_at, one_in, roll, forced, dry_run, action)"
+                    " VALUES (?, ?, ?, ?, ?, ?, 'running')",
+                    (run_id, iso(at), one_in, roll, int(forced), int(dry_run)),
+                ).lastrowid
             )
-            return int(cursor.lastrowid)
+
+        cleared = self.skips.clear if streak is not None else None
+        if run_id is not None:
+            self._queue(write, before_reads=False, after=cleared)
+            return run_id
+        with self._write() as conn:
+            run_id = write(conn)
+        if cleared is not None:
+            cleared()
+        return run_id
+
+    def record_skip(self, at: datetime, *, one_in: int, roll: Optional[int], reason: str) -> Streak:
+        """A run that posted nothing and had nothing else to record: one more in the day's streak of
+        skipped runs (skips.py), written without touching the database. The first skip of another
+        day (or after the clock went back) folds the streak before it into the history."""
+        held = self.skips.read()
+        if held is not None and (held.day() != f"{at.astimezone(timezone.utc):%Y-%m-%d}" or at < held.last):
+            with self._write() as conn:
+                _fold(conn, held)
+            self.skips.clear()
+        return self.skips.add(at, one_in=one_in, roll=roll, reason=reason)
 
     def finish_run(
         self,
@@ -57,18 +103,28 @@ class RunLog(PostCounts, Database):
             )
 
     def recent_runs(self, limit: int) -> List[RunRecord]:
-        """The last `limit` runs, newest first."""
+        """The last `limit` runs, newest first; the day's skipped runs not folded in yet are the
+        newest, as one (its `runs` says how many it stands for)."""
         from .records import RunRecord
 
+        streak = self.skips.read()
         rows = self._read(
-            "SELECT id, started_at, action, reason, text, post_id, one_in, roll, dry_run, url"
+            "SELECT id, started_at, action, reason, text, post_id, one_in, roll, dry_run, url, runs"
             " FROM runs ORDER BY id DESC LIMIT ?",
             (limit,),
         )
-        return [
-            RunRecord(row[0], parse_iso(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]), row[9])
+        runs = [
+            RunRecord(
+                row[0], parse_iso(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]), row[9], row[10]
+            )
             for row in rows
         ]
+        if streak is not None and limit > 0:
+            newest = RunRecord(
+                0, streak.last, "skipped", streak.summary(), None, None, streak.one_in, streak.roll, False
+            )
+            runs = [replace(newest, runs=streak.runs), *runs][:limit]
+        return runs
 
     def begin_attempt(
         self,
@@ -126,27 +182,37 @@ class RunLog(PostCounts, Database):
 
         return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6])) for row in rows]
 
-    def finish_attempt(self, attempt_id: int, ending: Ending) -> None:
+    def finish_attempt(self, attempt_id: int, ending: Ending, *, with_next_write: bool = False) -> None:
         """Record an attempt's outcome (`Ending`), and for one that failed the kind of its error;
-        with `ending.mark_used`, take its text out of this round in the same transaction."""
+        with `ending.mark_used`, take its text out of this round in the same transaction. With
+        `with_next_write`, in the next transaction (the run's end, or the next attempt's begin; a
+        read before then writes it first): a scheduled post costs two transactions, not four. A
+        run killed before then leaves the attempt pending, which counts as posted, and the next
+        run looks it up."""
+        if with_next_write:
+            self._queue(lambda conn: self._write_ending(conn, attempt_id, ending), before_reads=True)
+            return
         with self._write() as conn:
-            conn.execute(
-                "UPDATE attempts SET outcome = ?, finished_at = ?, post_id = ?, detail = ?, url = ?, error_kind = ?,"
-                " lookup_key = ? WHERE id = ?",
-                (
-                    ending.outcome,
-                    iso(ending.at),
-                    ending.post_id,
-                    ending.detail,
-                    ending.url,
-                    ending.error_kind,
-                    ending.lookup_key,
-                    attempt_id,
-                ),
-            )
-            if ending.mark_used:
-                (text,) = conn.execute("SELECT text FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
-                conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, iso(ending.at)))
+            self._write_ending(conn, attempt_id, ending)
+
+    def _write_ending(self, conn: sqlite3.Connection, attempt_id: int, ending: Ending) -> None:
+        conn.execute(
+            "UPDATE attempts SET outcome = ?, finished_at = ?, post_id = ?, detail = ?, url = ?, error_kind = ?,"
+            " lookup_key = ? WHERE id = ?",
+            (
+                ending.outcome,
+                iso(ending.at),
+                ending.post_id,
+                ending.detail,
+                ending.url,
+                ending.error_kind,
+                ending.lookup_key,
+                attempt_id,
+            ),
+        )
+        if ending.mark_used:
+            (text,) = conn.execute("SELECT text FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+            conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, iso(ending.at)))
 
     def unsettled(self, since: datetime, networks: Sequence[str]) -> List[Unsettled]:
         """A scheduled run's posts on `networks` whose outcome is not known (uncertain, or the run
@@ -240,8 +306,11 @@ class RunLog(PostCounts, Database):
         return texts
 
     def last_run_started(self) -> Optional[datetime]:
-        """When the newest run (the last one written) says it started: later than now means the
-        clock was ahead then, or is behind now."""
+        """When the newest run (the last one written, or the last skipped run not folded in yet)
+        says it started: later than now means the clock was ahead then, or is behind now."""
+        streak = self.skips.read()
+        if streak is not None:
+            return streak.last
         rows = self._read("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")
         return parse_iso(rows[0][0]) if rows else None
 
@@ -251,3 +320,17 @@ class RunLog(PostCounts, Database):
             f"SELECT text FROM attempts WHERE outcome IN ({marks}) ORDER BY id DESC LIMIT 1", COUNTED_OUTCOMES
         )
         return rows[0][0] if rows else None
+
+
+def _fold(conn: sqlite3.Connection, streak: Streak) -> None:
+    """Write a streak of skipped runs into the runs table as one row standing for all of them
+    (`runs`), dated from the first to the last. A streak already folded (the process stopped
+    before the file was cleared) is not folded twice."""
+    first = iso(streak.first)
+    if conn.execute("SELECT 1 FROM runs WHERE started_at = ? AND action = 'skipped'", (first,)).fetchone():
+        return
+    conn.execute(
+        "INSERT INTO runs (started_at, finished_at, one_in, roll, forced, dry_run, action, reason, runs)"
+        " VALUES (?, ?, ?, ?, 0, 0, 'skipped', ?, ?)",
+        (first, iso(streak.last), streak.one_in, streak.roll, streak.summary(), streak.runs),
+    )

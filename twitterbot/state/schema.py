@@ -164,6 +164,11 @@ UPDATE attempts SET
     )
 WHERE thread_id IS NOT NULL;
 """,
+    9: """
+-- A run that posts nothing no longer writes a row of its own (skips.py): a day's streak of skipped
+-- runs becomes one row, which says how many runs it stands for.
+ALTER TABLE runs ADD COLUMN runs INTEGER NOT NULL DEFAULT 1;
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
@@ -176,6 +181,7 @@ TABLES = {
     6: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts"},
     7: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
     8: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
+    9: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).
@@ -187,6 +193,7 @@ _EARLIER_COLUMNS = {
     5: {"settled": "NULL"},
     6: {"cost": "NULL"},
     8: {"part": "NULL"},
+    9: {"runs": "1"},
 }
 
 
@@ -198,13 +205,40 @@ def column(name: str, version: int) -> str:
     return name
 
 
+# How the file is laid out, for an SD card: small pages (a post rewrites a dozen pages twice, in the
+# journal and in place: 1 KiB pages make that about 60 KiB where SQLite's 4 KiB made 110). No
+# auto-vacuum (it rewrites a page of pointers with every transaction): the pages pruning frees
+# (`HistoryStore.prune`) are reused by the rows of the days after, so the file stops growing.
+PAGE_SIZE = 1024
+_LAYOUT = f"PRAGMA page_size = {PAGE_SIZE}; PRAGMA auto_vacuum = NONE;"
+
+
 def create_script() -> str:
-    """The whole schema, at the newest version, in one transaction."""
+    """The whole schema, at the newest version, in one transaction, in the layout above."""
     steps = " ".join(_MIGRATIONS[version] for version in sorted(_MIGRATIONS))
     return (
-        f"BEGIN; {_SCHEMA} {steps} PRAGMA application_id = {APPLICATION_ID};"
+        f"{_LAYOUT} BEGIN; {_SCHEMA} {steps} PRAGMA application_id = {APPLICATION_ID};"
         f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
     )
+
+
+def relayout(conn: sqlite3.Connection) -> bool:
+    """Give a file made before the layout above that layout, by rewriting it (VACUUM, once; it
+    needs room for a copy of the file). Tried at a run's start, before anything is sent, and given
+    up at once when another program holds the file: the next run tries again. Returns whether the
+    file has the layout now."""
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    auto_vacuum = conn.execute("PRAGMA auto_vacuum").fetchone()[0]
+    if page_size == PAGE_SIZE and auto_vacuum == 0:
+        return True
+    (timeout,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    try:
+        conn.executescript(f"PRAGMA busy_timeout = 200; {_LAYOUT} VACUUM;")
+    except sqlite3.OperationalError:  # busy, or no room for the copy: it stays as it is
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+    return True
 
 
 def check_and_migrate(conn: sqlite3.Connection, label: str) -> None:
