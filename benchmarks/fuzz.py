@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/fuzz.py --kind env --count 500 --seed 7
     .venv/bin/python benchmarks/fuzz.py --kind tweets --case 4711     # one case again, verbosely
     .venv/bin/python benchmarks/fuzz.py --kind pictures --count 5000  # damaged PNG, JPEG, GIF, WebP
+    .venv/bin/python benchmarks/fuzz.py --kind monitors --count 500   # hostile HEALTHCHECK_URL, NOTIFY_URL
 
 Every case is made by `random.Random(f"{seed}/{kind}/{number}")`, so a case number and the seed
 say exactly which file it was: a failure is repeated by `--case`. Each case is a fresh bot home
@@ -20,7 +21,13 @@ in-process through `twitterbot.cli.main` as bot.py runs it:
 - pictures (a small PNG, JPEG, animated GIF or WebP, damaged: bytes flipped, cut short, inserted
   or repeated, sizes in the header made huge): prepared for each network's limits, where anything
   but a picture or a `PictureError` is the finding, and every tenth case named by a tweets file
-  in `--dry-run --force` and `check`, which must exit 0 or 65 (78 for check, whose keys are unset).
+  in `--dry-run --force` and `check`, which must exit 0 or 65 (78 for check, whose keys are unset);
+- monitors (HEALTHCHECK_URL and NOTIFY_URL on a hostile server on 127.0.0.1, tests/monitor_server.py,
+  their URLs with and without a login): each request answered with a 500, a broken status line,
+  101 headers, a 70 KB header, a closed connection, a redirect to ftp:, file:, another port, in a
+  loop ...: a real run whose post goes through or whose keys are refused, then `check`. The run
+  must keep the exit status its post gives, whatever the monitor does, and no output may hold
+  the login's password, its user-info or the check's key, in any encoding.
 
 Each run must end with a documented exit code other than 1 (1 is a bug), print no traceback, and a
 run that refuses the tweets file (65) or the settings (78, 64) must leave no run, attempt or job
@@ -33,6 +40,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import functools
 import io
 import json
 import logging
@@ -43,11 +51,14 @@ import signal
 import sqlite3
 import sys
 import tempfile
+import threading
 import time
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
@@ -55,11 +66,15 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from twitterbot.cli import built_in, main  # noqa: E402
 from twitterbot.errors import ExitStatus  # noqa: E402
 
+if TYPE_CHECKING:
+    from monitor_server import MonitorServer  # tests/monitor_server.py
+    from x_emulator import XEmulator
+
 SETTINGS = built_in().settings
 
 DOCUMENTED = {int(status) for status in ExitStatus} - {int(ExitStatus.UNEXPECTED)} | {130}
 REFUSED = {int(ExitStatus.DATA_ERROR), int(ExitStatus.CONFIG_ERROR), int(ExitStatus.USAGE)}
-KINDS = ("tweets", "env", "pictures")
+KINDS = ("tweets", "env", "pictures", "monitors")
 
 # -- tweets files ------------------------------------------------------------------------------
 
@@ -407,6 +422,10 @@ class Failure:
 def run_cli(args: Sequence[str], environ: Dict[str, str], project: Path) -> Outcome:
     """bot.py's main, in-process, with its output captured."""
     out, err = io.StringIO(), io.StringIO()
+    saved_hook = threading.excepthook  # a thread's exception is printed to stderr, whoever ran it (pytest too)
+    threading.excepthook = lambda hook: traceback.print_exception(
+        hook.exc_type, hook.exc_value, hook.exc_traceback, file=err
+    )
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             status = main(list(args), environ=environ, project_dir=project)
@@ -414,10 +433,10 @@ def run_cli(args: Sequence[str], environ: Dict[str, str], project: Path) -> Outc
             status = exc.code if isinstance(exc.code, int) else 1
             err.write(f"Traceback (most recent call last): SystemExit({exc.code!r}) escaped main\n")
         except BaseException as exc:  # noqa: BLE001 - anything escaping main is the finding
-            import traceback
-
             status = 1
             err.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        finally:
+            threading.excepthook = saved_hook
     logging.getLogger().handlers.clear()  # main's handler wrote to the captured stream
     return Outcome(" ".join(args), status, out.getvalue() + err.getvalue())
 
@@ -496,8 +515,6 @@ def pictures_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) 
         except PictureError as exc:
             outcomes.append(Outcome(f"prepare:{network}", int(exc.exit_status), str(exc)))
         except BaseException as exc:  # noqa: BLE001 - anything else escaping prepare is the finding
-            import traceback
-
             trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             return outcomes + [
                 Outcome(f"prepare:{network}", 1, trace)
@@ -514,6 +531,98 @@ def pictures_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) 
         outcomes.append(run_cli(["check"], environ, home))
         if dry.status not in (0, 65):
             return outcomes, f"the dry run of a damaged picture exited {dry.status}"
+    return outcomes, None
+
+
+# -- monitors --------------------------------------------------------------------------------------
+
+_PASSWORD = "Fz/p@ss:w0rd-Q7"
+_CHECK = "3c9e1f0a-7b42-4d8e-9a61-5f2b8c0d7e14"
+
+
+def _monitor_answer(rng: random.Random) -> Tuple[str, object]:
+    """What the monitor answers one request: a name (for the case's description) and the answer."""
+    from monitor_server import BROKEN, FAILED, OK, redirect
+
+    roll = rng.random()
+    if roll < 0.3:
+        return "200", OK
+    if roll < 0.4:
+        return "500", FAILED
+    if roll < 0.7:
+        name = rng.choice(sorted(BROKEN))
+        return name, BROKEN[name]
+    status = rng.choice([301, 302, 303, 307, 308])
+    where = rng.choice(
+        [
+            "ftp://127.0.0.1/x",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "http://[::1",
+            "/again",
+            "",
+            "http://127.0.0.1:9/closed",
+            "http://127.0.0.2:9/elsewhere",
+            "http://mallory:stolen@127.0.0.1:9/",
+            "https://127.0.0.1:9/tls",
+            "/" + "x" * 5000,
+            "//\x00/",
+        ]
+    )
+    return f"{status} to {where[:40]!r}", redirect(status, where)
+
+
+def monitor_plan(rng: random.Random) -> Tuple[str, str, List[Tuple[str, object]], bool]:
+    """One case: the login part of the URLs (may be empty), a description, the answers in order
+    (the last again for every later request), and whether X refuses the keys."""
+    login = rng.choice(["", f"alice:{quote(_PASSWORD, safe='')}@", f":{quote(_PASSWORD, safe='')}@", "bob@"])
+    answers = [_monitor_answer(rng) for _ in range(rng.choice([1, 2, 3, 4]))]
+    refused = rng.random() < 0.5
+    described = f"login {login!r}, answers {[name for name, _ in answers]}, X {'refuses' if refused else 'posts'}"
+    return login, described, answers, refused
+
+
+def _secret_forms() -> List[str]:
+    import base64
+
+    forms = []
+    for secret in (_PASSWORD, f"alice:{_PASSWORD}", _CHECK):
+        forms += [secret, quote(secret, safe=""), base64.b64encode(secret.encode()).decode().rstrip("=")]
+    return forms
+
+
+def monitors_case(
+    rng: random.Random, home: Path, emulator_env: Dict[str, str], *, emulator: XEmulator, monitor: MonitorServer
+) -> Tuple[List[Outcome], Optional[str]]:
+    login, described, answers, refused = monitor_plan(rng)
+    monitor.heard.clear()
+    monitor.answers = [answer for _, answer in answers]
+    base = monitor.url.replace("://", f"://{login}")
+    (home / "tweets.txt").write_text("A post\nAnother post\n")
+    settings = dict(
+        emulator_env,
+        TWEET_ONE_IN="1",
+        X_API_RETRIES="0",
+        X_API_TIMEOUT="5",
+        MIN_POST_GAP="0",
+        HEALTHCHECK_URL=f"{base}/ping/{_CHECK}",
+        NOTIFY_URL=f"{base}/topic-{_CHECK[:8]}",
+    )
+    (home / ".env").write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
+    (home / ".env").chmod(0o600)
+    environ = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    if refused:
+        emulator.fail_next("unauthorized")
+    run = run_cli(["--force", "--seed", "1"], environ, home)
+    run = Outcome(f"{run.command} ({described})", run.status, run.output)
+    outcomes = [run, run_cli(["check"], environ, home)]
+    expected = int(ExitStatus.PERMISSION_DENIED) if refused else 0  # the post's, whatever the monitor does
+    if run.status != expected:
+        return outcomes, f"the run exited {run.status}, not {expected}: the monitor changed it"
+    for outcome in outcomes:
+        leaked = next((form for form in _secret_forms() if form in outcome.output), None)
+        if leaked:
+            return outcomes, f"`{outcome.command}` printed a secret part of a monitor URL ({leaked[:4]}...)"
     return outcomes, None
 
 
@@ -550,13 +659,19 @@ def fuzz(
 ) -> Figures:
     """Run `count` cases of each kind, numbered from `first` (or case `only`), and gather the
     figures. Ctrl-C or SIGTERM ends the run early with the figures so far (`Figures.stopped`)."""
+    from monitor_server import MonitorServer  # tests/monitor_server.py: a monitor that answers anything
     from x_emulator import XEmulator  # tests/x_emulator.py: the X API on 127.0.0.1
 
     figures = Figures()
     # Every case posts its own file: no duplicate check, no rate limit across cases.
     emulator = XEmulator(duplicate_check=False, posts_per_window=10**9, posts_per_day=10**9)
-    with emulator, tempfile.TemporaryDirectory(prefix="twitterbot-fuzz-") as scratch, _no_compiler(Path(scratch)):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(emulator)
+        monitor = stack.enter_context(MonitorServer())
+        scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="twitterbot-fuzz-"))
+        stack.enter_context(_no_compiler(Path(scratch)))
         emulator_env = emulator.env()
+        cases = {**CASES, "monitors": functools.partial(monitors_case, emulator=emulator, monitor=monitor)}
         for kind in kinds:
             statuses = figures.statuses.setdefault(kind, Counter())
             started = time.monotonic()
@@ -570,7 +685,7 @@ def fuzz(
                 home.mkdir()
                 emulator.posts.clear()
                 emulator.seen.clear()
-                outcomes, why = CASES[kind](rng, home, emulator_env)
+                outcomes, why = cases[kind](rng, home, emulator_env)
                 figures.cases[kind] += 1
                 for outcome in outcomes:
                     statuses[f"{outcome.command.split(' ')[0].split(':')[0] or 'run'}:{outcome.status}"] += 1

@@ -1,5 +1,5 @@
-"""The fuzz driver (benchmarks/fuzz.py), short: generated tweets files, env files and damaged pictures through the
-real CLI entry. No exit 1, no traceback, only documented exit codes, nothing in the history after
+"""The fuzz driver (benchmarks/fuzz.py), short: generated tweets files, env files, damaged pictures and
+hostile monitors through the real CLI entry. No exit 1, no traceback, only documented exit codes, nothing in the history after
 a refused file. The long run (`benchmarks/fuzz.py --count 10000`) goes before a release."""
 
 from __future__ import annotations
@@ -34,12 +34,25 @@ def test_a_short_fuzz_of_damaged_pictures_finds_nothing() -> None:
     assert statuses["prepare:0"] and statuses["prepare:65"] and statuses["--dry-run:65"]
 
 
+def test_a_short_fuzz_of_hostile_monitors_finds_nothing() -> None:
+    """HEALTHCHECK_URL and NOTIFY_URL, with and without a login, on a server that answers 500s,
+    broken status lines, 101 headers and redirects to anywhere: the run's own exit status, no
+    traceback, no password or check key in any output."""
+    figures = fuzz.fuzz(["monitors"], 40, seed=2026)
+    assert figures.failures == [], [(f.number, f.why) for f in figures.failures]
+    statuses = figures.statuses["monitors"]
+    assert statuses["--force:0"] and statuses["--force:77"] and statuses["check:0"] == 40
+
+
 def test_a_case_is_the_same_file_every_time() -> None:
     """A failing case is repeated by its number (`--case N`): the generators depend on the seed alone."""
     for kind, make in (("tweets", fuzz.tweets_file), ("env", fuzz.env_file), ("pictures", fuzz.damaged_picture)):
         first = [make(random.Random(f"29/{kind}/{number}")) for number in range(30)]
         again = [make(random.Random(f"29/{kind}/{number}")) for number in range(30)]
         assert first == again and len(set(first)) > 20
+    plans = [fuzz.monitor_plan(random.Random(f"29/monitors/{number}"))[:2] for number in range(30)]
+    assert plans == [fuzz.monitor_plan(random.Random(f"29/monitors/{number}"))[:2] for number in range(30)]
+    assert len(set(plans)) > 20
 
 
 def test_the_generators_make_what_the_issue_lists() -> None:

@@ -46,8 +46,9 @@ ALLOWED = {
     "settings": set(),
     "state": set(),
     "pictures": set(),
-    # Pings and alerts: told by the runs and jobs, knowing nothing of them.
-    "monitoring": set(),
+    # Pings and alerts: told by the runs and jobs, knowing nothing of them; their redirects are held
+    # to the link cards' address rules (networks/addresses.py).
+    "monitoring": {"networks"},
     "networks": {"pictures"},
     "registry": {"networks", "pictures"},
     "posting": {"registry", "networks", "pictures", "monitoring"},

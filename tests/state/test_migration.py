@@ -117,8 +117,8 @@ def test_migration_6_keeps_costs_and_alerts(old_history: Path) -> None:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "cost" in columns and costs == [(None,)] and "alerts" in tables
     with HistoryStore(old_history) as store:
-        assert store.raise_alert("run", at=WRITTEN, message="failed") is True
-        assert store.raise_alert("run", at=WRITTEN, message="failed again") is False
+        assert store.record_alert("run", at=WRITTEN, message="failed") is True
+        assert store.record_alert("run", at=WRITTEN, message="failed again") is False
         store.settle_alerts(["run"])
         assert store.open_alerts() == []
 
@@ -150,7 +150,7 @@ def test_a_schema_5_history_gains_costs_and_alerts_and_keeps_what_it_settled(tmp
         unsettled = store.unsettled(WRITTEN, ["bluesky", "x"])
         assert [(each.lookup_key, each.sent_text) for each in unsettled] == [("3kabc", "Maybe sent!")]
         assert store.costs_since("x", WRITTEN) == [(None, "Found later")]  # written before costs were kept
-        assert store.raise_alert("run", at=WRITTEN, message="failed") is True
+        assert store.record_alert("run", at=WRITTEN, message="failed") is True
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}

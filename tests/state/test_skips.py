@@ -112,3 +112,11 @@ def test_a_run_the_roll_skips_says_so_once_a_streak(home: BotHome) -> None:
     assert "the last of 2 runs skipped" in history.stdout
     verbose = home.run(env={"LOG_LEVEL": "DEBUG"})
     assert "skipped 3 runs in a row today" in verbose.stderr
+
+
+def test_a_skip_the_state_folder_cannot_take_is_a_row_of_the_history(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    with HistoryStore(path) as store:
+        store.skips = SkipLog(tmp_path / "gone" / SKIPS_FILE)  # a folder that takes no new file
+        assert store.record_skip(NOW, one_in=4, roll=1, reason="rolled 1 of 4").runs == 1
+    assert [row[:2] for row in _runs(path)] == [("skipped", 1)]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, NamedTuple, Optional, Sequence, Tuple
-from urllib.parse import urlsplit
 
 from ..capability import Capability, CheckLine
 from ..errors import ConfigError
@@ -50,8 +49,10 @@ class Monitor:
         """It ended with exit `status` (`reason` in words): a ping, the `alerts` not sent yet, and
         the problems `fixed` settled so that they alert again when they come back."""
 
-    def alert(self, alert: Alert) -> None:
-        """Send `alert` now, unless it was sent and not settled since."""
+    def alert(self, alert: Alert) -> bool:
+        """Send `alert` now, unless it was sent and not settled since; whether the owner has been
+        told (False: the monitor did not take it, so try again later)."""
+        return True
 
     def settle(self, problems: Iterable[str]) -> None:
         """The `problems` are over: the next time one happens, it alerts again."""
@@ -73,31 +74,31 @@ def monitor_for(config: Config, what: str) -> Monitor:
 
 
 def _parse_endpoint(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
-    """An http or https URL with a host (a path is the point: a check's id, a topic); empty: off."""
+    """An http or https URL with a host (a path is the point: a check's id, a topic), read as the
+    monitor's request will be made from it (`endpoint.parse`), so that a URL the settings take is
+    one the bot can use; empty: off. The URL is a secret: never repeated in the error."""
     value = text.strip().rstrip("/")
     if not value:
         return ""
+    from .endpoint import parse  # light: the standard library's URL and base64 helpers
+
     try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
-    except ValueError:
-        parts = None
-    if (
-        parts is None
-        or parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.fragment
-        or not value.isascii()
-        or any(ch.isspace() or not ch.isprintable() for ch in value)
-    ):
+        parse(value)
+    except ValueError as exc:
         raise ConfigError(
-            f"{name} from {where} is not an http or https URL like {setting.source}: "
-            "copy it whole from that page, or leave it empty"
-        )
+            f"{name} from {where} cannot be used: {exc}. Write it like {setting.source} (with"
+            " user:password@ before the host for a server that asks for a login), or leave it empty"
+        ) from None
     return value
 
 
-ENDPOINT = SettingType("endpoint", _parse_endpoint)
+def _secret_parts(value: object) -> Tuple[str, ...]:
+    from .endpoint import secret_parts
+
+    return secret_parts(value)
+
+
+ENDPOINT = SettingType("endpoint", _parse_endpoint, _secret_parts)
 
 
 class Monitoring(Capability):
@@ -131,7 +132,7 @@ class Monitoring(Capability):
         yield (
             "ok" if pings else "note",
             (
-                "heartbeat pings: each run and job pings HEALTHCHECK_URL"
+                f"heartbeat pings: each run and job pings HEALTHCHECK_URL{_login(pings)}"
                 if pings
                 else "heartbeat pings: off (set HEALTHCHECK_URL to hear when runs stop)"
             ),
@@ -139,11 +140,35 @@ class Monitoring(Capability):
         yield (
             "ok" if alerts else "note",
             (
-                "alerts: sent to NOTIFY_URL"
+                f"alerts: sent to NOTIFY_URL{_login(alerts)}"
                 if alerts
                 else "alerts: off (set NOTIFY_URL to an ntfy topic to hear of failures)"
             ),
         )
+        for name in ("HEALTHCHECK_URL", "NOTIFY_URL"):
+            if _plain_login(config[name]):
+                yield (
+                    "note",
+                    f"{name} sends its password unencrypted (http:// to another machine): use https:// if the server has it",
+                )
+
+
+def _login(url: str) -> str:
+    """What `check` says of a URL's user-info: never the user name or the password."""
+    from .endpoint import parse
+
+    return " (with its login, as HTTP Basic auth)" if url and parse(url).authorization else ""
+
+
+def _plain_login(url: str) -> bool:
+    """Whether `url` would send a password in the clear over the network (http, not to this machine)."""
+    if not url:
+        return False
+    from .endpoint import parse
+
+    endpoint = parse(url)
+    local = endpoint.host in ("localhost", "::1") or endpoint.host.startswith("127.")
+    return bool(endpoint.authorization) and endpoint.scheme == "http" and not local
 
 
 MONITORING = Monitoring()

@@ -6,7 +6,10 @@ outcome or its exit status.
 Pings: ``URL/start`` when it begins; ``URL`` when it ends well (a skip is a good end: the bot ran),
 ``URL/<exit status>`` when it fails, with the reason in the body. Alerts: a ``POST`` of the message
 to the topic URL, with ``Title``, ``Priority`` and ``Tags`` headers; one per problem until a
-success settles it (the history's alerts table)::
+success settles it (the history's alerts table). An alert counts as sent only once the monitor
+took it (a 2xx answer): one it did not take is sent again by the next run that meets the problem.
+Each request is one `request.Call` (bounded in time and size, never raising); a failed one is a
+one-line WARNING naming the setting::
 
     monitor = LiveMonitor(config, "scheduled run")
     monitor.start()
@@ -18,17 +21,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import urllib.request
 from datetime import datetime, timezone
-from typing import Callable, Iterable, List, Mapping, Optional, Sequence
+from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import BotError
+from ..networks.addresses import Screen, refusal
 from ..settings.loading import Config
-from ..settings.secrets import scrub
+from ..settings.secrets import Scrubber
 from ..state.store import HistoryStore
 from . import Alert, Monitor
+from .endpoint import Endpoint, parse
+from .request import Call
 
-__all__ = ["WAIT", "LiveMonitor", "deliver"]
+__all__ = ["WAIT", "LiveMonitor"]
 
 log = logging.getLogger(__name__)
 
@@ -36,24 +41,36 @@ WAIT = 10.0  # seconds: the most a run waits for its monitors, whatever they do
 MAX_BODY = 100_000  # bytes: what healthchecks.io keeps of a ping's body
 
 
-def deliver(
-    url: str, *, body: bytes = b"", headers: Optional[Mapping[str, str]] = None, timeout: float = WAIT
-) -> Optional[str]:
-    """Send one request (a POST if there is a body, else a GET); None if the server took it, else
-    what went wrong, in words. Never raises: a monitor's trouble is not the run's."""
-    request = urllib.request.Request(
-        url, data=body or None, headers=dict(headers or {}), method="POST" if body else "GET"
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s) only, checked when read
-            response.read(1024)
-            return None
-    except OSError as exc:  # URLError, HTTPError, timeouts and refused connections are all OSErrors
-        return str(getattr(exc, "reason", None) or exc)
+class _Sending:
+    """One request on its way to `setting`'s monitor, in a daemon thread (a monitor that never
+    answers cannot keep the process from ending); `problem` is None once it was taken."""
+
+    def __init__(self, setting: str, what: str, call: Call) -> None:
+        self.setting = setting
+        self.what = what  # "the start ping", "the alert \"run failed\""
+        self.call = call
+        self.done = False
+        self.problem: Optional[str] = "not sent yet"
+        self.thread = threading.Thread(target=self._run, name="twitterbot-monitor", daemon=True)
+        self.thread.start()
+
+    # The one broad catch of this module: a monitor's trouble is never the run's, and an exception
+    # in this thread would be printed to stderr whole, past the log's scrubbing.
+    def _run(self) -> None:
+        try:
+            self.problem = self.call.send()
+        except Exception as exc:  # noqa: BLE001
+            self.problem = f"unexpected {type(exc).__name__} (please report it)"
+        self.done = True
+
+    @property
+    def taken(self) -> bool:
+        return self.done and self.problem is None
 
 
 class LiveMonitor(Monitor):
-    """Pings and alerts for one run or job (`what` names it in an alert's title)."""
+    """Pings and alerts for one run or job (`what` names it in an alert's title). `screen` says
+    which addresses are on the public internet (a redirect from one may not lead elsewhere)."""
 
     active = True
 
@@ -62,79 +79,105 @@ class LiveMonitor(Monitor):
         config: Config,
         what: str,
         *,
-        send: Callable[..., Optional[str]] = deliver,
         wait: float = WAIT,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        screen: Screen = refusal,
     ) -> None:
-        self._ping_url: str = config["HEALTHCHECK_URL"]
-        self._notify_url: str = config["NOTIFY_URL"]
+        # Read when the settings were checked: parse() cannot fail on them here.
+        self._ping: Optional[Endpoint] = parse(config["HEALTHCHECK_URL"]) if config["HEALTHCHECK_URL"] else None
+        self._notify: Optional[Endpoint] = parse(config["NOTIFY_URL"]) if config["NOTIFY_URL"] else None
         self._history = config.history_file
-        self._secrets = config.secrets()
+        self._clean = Scrubber(config.secrets())
         self._what = what
-        self._send = send
         self._wait = wait
         self._clock = clock
-        self._sending: List[threading.Thread] = []
+        self._screen = screen
+        self._started: List[_Sending] = []  # the start ping, waited for when the run finishes
 
     def start(self) -> None:
-        if self._ping_url:
-            self._spawn(f"{self._ping_url}/start", b"", {})  # not waited for: the run goes on meanwhile
+        if self._ping:  # not waited for: the run goes on meanwhile
+            self._started.append(self._spawn("HEALTHCHECK_URL", "the start ping", self._ping.with_suffix("/start")))
 
     def finish(self, status: int, reason: str, *, alerts: Sequence[Alert] = (), fixed: Iterable[str] = ()) -> None:
-        if self._ping_url:
-            url = self._ping_url if status == 0 else f"{self._ping_url}/{status}"
-            self._spawn(url, self._clean(reason).encode("utf-8")[:MAX_BODY], {})
+        sending, self._started = self._started, []
+        if self._ping:
+            endpoint = self._ping if status == 0 else self._ping.with_suffix(f"/{status}")
+            body = self._clean(reason).encode("utf-8")[:MAX_BODY]
+            sending.append(self._spawn("HEALTHCHECK_URL", "the end ping", endpoint, body))
         self.settle(fixed)
-        for alert in alerts:
-            self._alert(alert)
-        self._join()
+        alerting = [(alert, self._send_alert(alert)) for alert in alerts]
+        self._wait_for([*sending, *(each for _, each in alerting if each)])
+        self._record(alerting)
 
-    def alert(self, alert: Alert) -> None:
-        self._alert(alert)
-        self._join()
+    def alert(self, alert: Alert) -> bool:
+        sending = self._send_alert(alert)
+        if sending is None:
+            return True
+        self._wait_for([sending])
+        self._record([(alert, sending)])
+        return sending.taken
 
     def settle(self, problems: Iterable[str]) -> None:
         names = list(problems)
-        if names and self._notify_url:
+        if names and self._notify:
             self._with_history(lambda store: store.settle_alerts(names))
 
     # -- sending ---------------------------------------------------------------------------------
 
-    def _alert(self, alert: Alert) -> None:
-        if not self._notify_url:
-            return
-        message = self._clean(alert.message)
-        first = self._with_history(lambda store: store.raise_alert(alert.problem, at=self._clock(), message=message))
-        if first is False:
+    def _send_alert(self, alert: Alert) -> Optional[_Sending]:
+        """The alert on its way, or None: no NOTIFY_URL, or the monitor took it before and it is
+        not settled since."""
+        if not self._notify:
+            return None
+        if self._with_history(lambda store: store.alert_sent(alert.problem)):
             log.debug("alert %s: sent before and not settled since, so not sent again", alert.problem)
-            return
+            return None
         headers = {
-            "Title": _header(f"twitterbot: {self._what}: {alert.title}"),
+            "Title": _header(self._clean(f"twitterbot: {self._what}: {alert.title}")),  # a job's name is the user's
             "Priority": alert.priority,
             "Tags": ",".join(alert.tags),
         }
-        self._spawn(self._notify_url, message.encode("utf-8")[:MAX_BODY], headers)
+        body = self._clean(alert.message).encode("utf-8")[:MAX_BODY]
+        return self._spawn("NOTIFY_URL", f"the alert {alert.title!r}", self._notify, body, headers)
 
-    def _spawn(self, url: str, body: bytes, headers: Mapping[str, str]) -> None:
-        def send() -> None:
-            problem = self._send(url, body=body, headers=headers, timeout=self._wait)
-            if problem:
-                log.warning("a monitor did not take the news (%s): the run carries on", self._clean(problem))
+    def _spawn(
+        self,
+        setting: str,
+        what: str,
+        endpoint: Endpoint,
+        body: bytes = b"",
+        headers: Optional[Mapping[str, str]] = None,
+    ) -> _Sending:
+        call = Call(endpoint, body=body, headers=headers, seconds=self._wait, screen=self._screen)
+        return _Sending(setting, what, call)
 
-        # A daemon thread: a monitor that never answers cannot keep the process from ending.
-        thread = threading.Thread(target=send, name="twitterbot-monitor", daemon=True)
-        thread.start()
-        self._sending.append(thread)
-
-    def _join(self) -> None:
-        """Wait for what is being sent, `wait` seconds at most in all."""
+    def _wait_for(self, sending: Sequence[_Sending]) -> None:
+        """Wait for what is being sent, `wait` seconds at most in all; a request still going then
+        is given up (its connection closed). Each one that failed is a WARNING naming its setting."""
         deadline = time.monotonic() + self._wait
-        for thread in self._sending:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        late = [thread for thread in self._sending if thread.is_alive()]
-        if late:
-            log.warning("a monitor did not answer within %.0f s: the run carries on without waiting", self._wait)
-        self._sending = []
+        for each in sending:
+            each.thread.join(max(0.0, deadline - time.monotonic()))
+        for each in sending:
+            if not each.done:
+                each.call.abandon()
+                each.problem = f"no answer within {self._wait:g} s"
+            if each.problem is not None:
+                then = "the next run sends it again" if each.setting == "NOTIFY_URL" else "the run carries on"
+                log.warning(
+                    "%s did not take %s (%s): %s", each.setting, self._clean(each.what), self._clean(each.problem), then
+                )
+
+    def _record(self, alerting: Sequence[Tuple[Alert, Optional[_Sending]]]) -> None:
+        """Write down the alerts the monitor took, and only those: one it did not is sent again."""
+        taken = [
+            (alert.problem, self._clean(alert.message)) for alert, sending in alerting if sending and sending.taken
+        ]
+        if taken:
+            self._with_history(
+                lambda store: [
+                    store.record_alert(problem, at=self._clock(), message=message) for problem, message in taken
+                ]
+            )
 
     def _with_history(self, use: Callable[[HistoryStore], object]) -> object:
         """Run `use` on the history; None if it cannot be opened (then an alert is sent anyway:
@@ -147,9 +190,6 @@ class LiveMonitor(Monitor):
         except BotError as exc:
             log.debug("alerts: the history cannot say what was sent (%s)", exc)
             return None
-
-    def _clean(self, text: str) -> str:
-        return scrub(text, self._secrets)
 
 
 def _header(text: str) -> str:

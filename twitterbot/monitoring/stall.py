@@ -17,6 +17,8 @@ from . import Alert, Monitor
 
 __all__ = ["stall_watch"]
 
+_MOST_BETWEEN_TRIES = timedelta(hours=1)
+
 
 @contextlib.contextmanager
 def stall_watch(
@@ -28,25 +30,31 @@ def stall_watch(
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
 ) -> Iterator[None]:
     """While the block runs, alert through `monitor` when `heard()` (the job's last report) is
-    `stall` seconds old or more; settle that alert once it reports again."""
+    `stall` seconds old or more (an alert the monitor did not take is tried again, twice as long
+    after each failure, an hour apart at most); settle that alert once it reports again."""
     stopped = threading.Event()
     problem = f"stall:{name}"
     quiet = timedelta(seconds=stall)
 
     def watch() -> None:
         alerted = False
-        while not stopped.wait(min(60.0, max(0.05, stall / 4))):
-            silent = clock() - heard()
-            if silent >= quiet and not alerted:
+        tick = min(60.0, max(0.05, stall / 4))
+        retry = timedelta(seconds=tick)  # an alert the monitor did not take: tried again, less often each time
+        not_before = clock()
+        while not stopped.wait(tick):
+            now = clock()
+            silent = now - heard()
+            if silent >= quiet and not alerted and now >= not_before:
                 said = format_duration(silent)
-                monitor.alert(
+                alerted = monitor.alert(
                     Alert(
                         problem,
                         f"no news for {said}",
                         f"the job {name} has reported nothing for {said} (PROGRESS_STALL={format_duration(quiet)}): is it stuck?",
                     )
                 )
-                alerted = True
+                if not alerted:
+                    not_before, retry = now + retry, min(retry * 2, _MOST_BETWEEN_TRIES)
             elif silent < quiet and alerted:
                 monitor.settle([problem])
                 alerted = False

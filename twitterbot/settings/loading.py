@@ -83,8 +83,19 @@ class Config:
         return self.values[name]
 
     def secrets(self) -> Tuple[str, ...]:
-        """Every non-empty secret, for scrubbing text before it is shown."""
-        return tuple(str(self.values[name]) for name in self.registry.secret_names() if self.values.get(name))
+        """Every non-empty secret, for scrubbing text before it is shown: each secret setting's
+        value, and the parts of it that are secrets alone (a monitor URL's password, its check's key:
+        a watched command that prints one of them alone must not have it posted)."""
+        found: List[str] = []
+        for name in self.registry.secret_names():
+            value = self.values.get(name)
+            if not value:
+                continue
+            found.append(str(value))
+            parts = self.registry.settings[name].kind.secret_parts
+            if parts is not None:
+                found += parts(value)
+        return tuple(dict.fromkeys(found))
 
     def missing(self) -> List[str]:
         """The settings the networks in POST_TO still need, each network's in its own order."""
@@ -219,6 +230,12 @@ def _scrubbed(problems: List[_Problem], table: Mapping[str, Setting], raw: _Raw)
     the wrong setting may be quoted in them: every form of every key, and every value that looks
     like one, is hidden."""
     secrets = [raw[name][0].strip() for name, setting in table.items() if setting.secret]
+    secrets += [
+        part
+        for name, setting in table.items()
+        if setting.secret and setting.kind.secret_parts is not None
+        for part in setting.kind.secret_parts(raw[name][0].strip())
+    ]
     pasted = [text.strip() for text, _, _, _ in raw.values() if looks_like_a_key(text, secrets)]
     scrub = Scrubber([*secrets, *pasted])
     return ConfigError(*(scrub(problem, keep=table) for _, problem in sorted(problems, key=lambda item: item[0])))

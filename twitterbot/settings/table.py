@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 __all__ = ["DEPRECATED", "MAX_DURATION", "MAX_RETRIES", "NETWORKS", "Parser", "Setting", "SettingType"]
 
@@ -30,13 +30,20 @@ class SettingType:
     """One kind of setting and how its text becomes a checked value (as click's `ParamType`):
     `convert` raises a `ConfigError` naming the setting, where its value came from and the fix.
     The shared kinds are in `parsers.py`; a capability declares its own beside its settings. A
-    plain class: every run makes the kinds while it reads the settings."""
+    plain class: every run makes the kinds while it reads the settings.
 
-    __slots__ = ("convert", "name")
+    `secret_parts`, for a kind whose value holds secrets inside it (a URL's password, a check's
+    key), names those parts of a checked value, so that a secret setting's parts are masked
+    alone too, wherever they turn up (`Config.secrets`)."""
 
-    def __init__(self, name: str, convert: Parser) -> None:
+    __slots__ = ("convert", "name", "secret_parts")
+
+    def __init__(
+        self, name: str, convert: Parser, secret_parts: Optional[Callable[[object], Iterable[str]]] = None
+    ) -> None:
         self.name = name  # as the reference and a message name the kind: "duration"
         self.convert = convert
+        self.secret_parts = secret_parts
 
     def __repr__(self) -> str:
         return f"<SettingType {self.name}>"

@@ -76,11 +76,17 @@ class RunLog(PostCounts, Database):
         skipped runs (skips.py), written without touching the database. The first skip of another
         day (or after the clock went back) folds the streak before it into the history."""
         held = self.skips.read()
-        if held is not None and (held.day() != f"{at.astimezone(timezone.utc):%Y-%m-%d}" or at < held.last):
+        try:
+            if held is not None and (held.day() != f"{at.astimezone(timezone.utc):%Y-%m-%d}" or at < held.last):
+                with self._write() as conn:
+                    _fold(conn, held)
+                self.skips.clear()
+            return self.skips.add(at, one_in=one_in, roll=roll, reason=reason)
+        except OSError:  # the state folder takes no new file: the run is a row of the history, as before
+            streak = Streak(1, at, at, one_in, roll, reason)
             with self._write() as conn:
-                _fold(conn, held)
-            self.skips.clear()
-        return self.skips.add(at, one_in=one_in, roll=roll, reason=reason)
+                _fold(conn, streak)
+            return streak
 
     def finish_run(
         self,
