@@ -22,6 +22,8 @@ from ..registry import registry_of
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..state.folder import ensure_state_dir, probe_state_dir
+from ..state.prune import HistorySize
+from ..state.skips import Streak
 from ..state.store import HistoryStore
 from ..wording import plural
 from .options import line_rules, sent_text
@@ -202,10 +204,25 @@ def state_folder(config: Config) -> Iterator[Finding]:
         with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
             store.check_writable()
             store.ensure_room_to_record()
+            size, streak = store.size(), store.skips.read()
     except BotError as exc:
         yield problem(str(exc), exc)
     else:
         yield ok(f"state folder {state} is writable and its history is readable")
+        yield ok(_history_size(size, streak, config["HISTORY_DAYS"]))
+
+
+def _history_size(size: HistorySize, streak: Optional[Streak], days: int) -> str:
+    """The history's size and age (the day's skipped runs not in the file yet too), and what
+    HISTORY_DAYS keeps of it."""
+    oldest = size.oldest or (streak.first if streak else None)
+    since = f" since {oldest.astimezone():%Y-%m-%d}" if oldest else ""
+    folded = f", and {plural(size.folded_days, 'earlier day')} as daily counts" if size.folded_days else ""
+    return (
+        f"history: {size.bytes / 1024 / 1024:.1f} MB, {plural(size.runs + (streak.runs if streak else 0), 'run')}"
+        f"{since}{folded}"
+        f" (HISTORY_DAYS={days} keeps runs row by row)"
+    )
 
 
 def budgets(config: Config) -> Iterator[Finding]:

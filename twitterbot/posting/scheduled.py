@@ -113,7 +113,8 @@ class RunRules:
     where a caught-up post's pictures are read from (the tweets file's folder), each network's
     monthly budget, whether uncertain posts are looked up (LOOK_UP_UNCERTAIN), the secrets masked
     in what is sent, the posts' language (POST_LANGUAGE; a line's own lang overrides it), whether a
-    thread's parts are numbered (THREAD_NUMBERS), and every network's name the history may hold."""
+    thread's parts are numbered (THREAD_NUMBERS), every network's name the history may hold, and
+    how long the history keeps runs row by row (HISTORY_DAYS) and a grammar's posts (GRAMMAR_MEMORY)."""
 
     one_in: int
     max_posts_per_day: int
@@ -126,6 +127,8 @@ class RunRules:
     language: Optional[str] = None
     numbers: bool = False
     known: Tuple[str, ...] = ()
+    history_days: int = 400
+    grammar_memory: timedelta = timedelta(days=365)
 
     @classmethod
     def of(cls, config: Config) -> RunRules:
@@ -141,6 +144,8 @@ class RunRules:
             language=config["POST_LANGUAGE"],
             numbers=config["THREAD_NUMBERS"],
             known=config.registry.names(),
+            history_days=config["HISTORY_DAYS"],
+            grammar_memory=timedelta(seconds=config["GRAMMAR_MEMORY"]),
         )
 
 
@@ -230,6 +235,8 @@ def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run,
         result = RunResult(action, reason, rules.one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
         if not quiet:
             _record_run(store, row(), run.clock(), result)
+        if not (quiet or run.dry_run):
+            _prune(store, rules, now)  # after the run's record: nothing of the run waits for it
         return result
 
     gap = rules.min_post_gap
@@ -384,6 +391,15 @@ def _settle(run: Run, rules: RunRules, now: datetime) -> Tuple[str, ...]:
     from .settle import settle_uncertain
 
     return tuple(settle_uncertain(run.store, unsettled, run.outlets(rules.networks), clock=run.clock))
+
+
+def _prune(store: HistoryStore, rules: RunRules, now: datetime) -> None:
+    """Runs older than HISTORY_DAYS folded into daily counts (prune.py), a day's worth at a time:
+    the check is one read on the runs' index, and finds something at most once a day."""
+    before = now - timedelta(days=rules.history_days)
+    if store.due_for_pruning(before - timedelta(days=1)):
+        removed = store.prune(before=before, texts_since=now - rules.grammar_memory, at=now)
+        log.debug("the history folded %d rows older than %d days into daily counts", removed, rules.history_days)
 
 
 def _start_new_round(store: HistoryStore, tweets: TweetFile) -> AbstractSet[str]:

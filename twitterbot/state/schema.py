@@ -168,6 +168,14 @@ WHERE thread_id IS NOT NULL;
 -- A run that posts nothing no longer writes a row of its own (skips.py): a day's streak of skipped
 -- runs becomes one row, which says how many runs it stands for.
 ALTER TABLE runs ADD COLUMN runs INTEGER NOT NULL DEFAULT 1;
+-- Runs older than HISTORY_DAYS, folded into a row a day (prune.py) and removed.
+CREATE TABLE days (
+    day TEXT PRIMARY KEY,          -- YYYY-MM-DD, UTC
+    runs INTEGER NOT NULL,
+    posted INTEGER NOT NULL,
+    skipped INTEGER NOT NULL,
+    failed INTEGER NOT NULL
+);
 """,
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
@@ -181,7 +189,7 @@ TABLES = {
     6: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts"},
     7: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
     8: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
-    9: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
+    9: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts", "days"},
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).

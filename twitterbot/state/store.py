@@ -10,7 +10,7 @@ It is what keeps the bot from spamming or double-posting. An attempt is written 
     store.finish_attempt(attempt, Ending("posted", now, post_id="123"))    # outcomes.Ending
 
 Each concern is a module of its own (runs.py with counting.py, threads.py, jobs.py, bag.py,
-lengths.py and alerts.py over database.py); this class only puts them together, so callers keep one
+lengths.py, alerts.py and prune.py over database.py); this class only puts them together, so callers keep one
 object to pass around.
 """
 
@@ -20,11 +20,12 @@ from .alerts import AlertLog
 from .bag import Bag
 from .jobs import JobLog
 from .lengths import LengthCache
+from .prune import Pruning
 from .runs import RunLog
 from .threads import ThreadLog
 
 __all__ = ["HistoryStore"]
 
 
-class HistoryStore(RunLog, ThreadLog, JobLog, Bag, LengthCache, AlertLog):
+class HistoryStore(RunLog, ThreadLog, JobLog, Bag, LengthCache, AlertLog, Pruning):
     """SQLite history. Pass a path, or ":memory:" in tests."""
