@@ -120,3 +120,21 @@ def test_a_skip_the_state_folder_cannot_take_is_a_row_of_the_history(tmp_path: P
         store.skips = SkipLog(tmp_path / "gone" / SKIPS_FILE)  # a folder that takes no new file
         assert store.record_skip(NOW, one_in=4, roll=1, reason="rolled 1 of 4").runs == 1
     assert [row[:2] for row in _runs(path)] == [("skipped", 1)]
+
+
+def test_a_run_s_row_goes_with_its_first_attempt_and_a_dry_run_meanwhile_takes_nothing_of_it(tmp_path: Path) -> None:
+    """A real run (holding the run lock) writes its row with its first attempt; a dry run, which
+    takes no lock, may write its own row in between: each keeps its own id, and the attempt names
+    its own run."""
+    path = tmp_path / "history.sqlite3"
+    with HistoryStore(path) as real, HistoryStore(path) as dry:
+        planned = real.begin_run(at=NOW, one_in=1, roll=0, forced=False, dry_run=False, held=True)
+        assert _runs(path) == []  # nothing written yet
+        other = dry.begin_run(at=NOW, one_in=1, roll=0, forced=True, dry_run=True)
+        attempt = real.begin_attempt("hello", run_id=planned, at=NOW, network="x")
+        real.finish_run(planned, at=NOW, action="posted", text="hello")
+    with sqlite3.connect(path) as conn:
+        (run_of_attempt,) = conn.execute("SELECT run_id FROM attempts WHERE id = ?", (attempt,)).fetchone()
+        rows = dict(conn.execute("SELECT id, dry_run FROM runs").fetchall())
+    conn.close()
+    assert run_of_attempt == int(planned) != other and rows == {other: 1, int(planned): 0}

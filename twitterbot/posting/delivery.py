@@ -33,6 +33,7 @@ from .send import Record, Sent, send
 if TYPE_CHECKING:
     from ..pictures.prepare import Attachment, PreparedImage
     from ..settings.secrets import Scrubber
+    from ..state.runs import RunRef
     from ..state.store import HistoryStore
 
 __all__ = ["Attempts", "Delivery", "DeliveryRules", "JobAttempts", "LineAttempts", "Outlets", "Post", "line_ending"]
@@ -77,7 +78,7 @@ class Delivery:
         mask: Scrubber,
         rules: Optional[DeliveryRules] = None,
         *,
-        run_id: Optional[int] = None,
+        run_id: Optional[RunRef] = None,
         stopping: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store, self.clock, self.mask = store, clock, mask

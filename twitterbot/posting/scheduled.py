@@ -39,6 +39,7 @@ from .send import Sent
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
 
 if TYPE_CHECKING:
+    from ..state.runs import RunRef
     from .delivery import Delivery
 
 __all__ = [
@@ -275,7 +276,7 @@ def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
     return {network: poster for network in networks}
 
 
-def _delivery(run: Run, rules: RunRules, run_id: int) -> Delivery:
+def _delivery(run: Run, rules: RunRules, run_id: RunRef) -> Delivery:
     """How the run's posts go out (delivery.py, imported only by a run that may send, or plans to)."""
     from ..settings.secrets import Scrubber
     from .delivery import Delivery, DeliveryRules
@@ -339,7 +340,7 @@ def _post_a_line(
         line = tweets.line(another.index)
 
 
-def _record_run(store: HistoryStore, run_id: int, at: datetime, result: RunResult) -> None:
+def _record_run(store: HistoryStore, run_id: RunRef, at: datetime, result: RunResult) -> None:
     """The run's row, finished: what it did, why, and the post it made."""
     store.finish_run(
         run_id,

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from .runs import RunRef
 
 __all__ = ["AttemptStart", "Ending", "Outcome"]
 
@@ -50,7 +53,7 @@ class AttemptStart:
         self,
         network: str,
         at: datetime,
-        run_id: Optional[int] = None,
+        run_id: Optional[RunRef] = None,
         source: str = "scheduled",
         group: Optional[int] = None,
         *,

@@ -19,13 +19,39 @@ if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the 
     from .outcomes import Ending
     from .records import CatchUp, RunRecord, Unsettled
 
-__all__ = ["MAYBE_POSTED", "TEMPORARY", "RunLog"]
+__all__ = ["MAYBE_POSTED", "TEMPORARY", "PlannedRun", "RunLog", "RunRef", "row_id"]
 
 # A certain failure that a later run may make good (the network was down or rate limited while the
 # same post went to another network): see `catch_ups`.
 TEMPORARY = "temporary"
 
 MAYBE_POSTED = "the run stopped before the network answered; it may have been posted"
+
+
+class PlannedRun:
+    """A run's row that is written with the run's first write, in the same transaction: its id is
+    known from then on (`int(run)`), which is when the first statement that names it runs."""
+
+    __slots__ = ("id",)
+
+    def __init__(self) -> None:
+        self.id: Optional[int] = None
+
+    def written(self, run_id: int) -> None:
+        self.id = run_id
+
+    def __int__(self) -> int:
+        assert self.id is not None, "a planned run is named before its first write"
+        return self.id
+
+
+# A run as the history knows it: its id, or its row still to be written.
+RunRef = Union[int, PlannedRun]
+
+
+def row_id(run: Optional[RunRef]) -> Optional[int]:
+    """The id to write for `run` (None: a job's attempt, which belongs to no run)."""
+    return None if run is None else int(run)
 
 
 class RunLog(PostCounts, Database):
@@ -39,32 +65,29 @@ class RunLog(PostCounts, Database):
 
     def begin_run(
         self, *, at: datetime, one_in: int, roll: Optional[int], forced: bool, dry_run: bool, held: bool = False
-    ) -> int:
+    ) -> RunRef:
         """Record that a run started; `finish_run` fills in what it did. The skipped runs before it
         that are not in the history yet are folded into it first (one row), so the runs stay in
-        order. A run that holds the run lock (`held`: no other run writes meanwhile) has its row
-        written with its first write instead (its first attempt, or its end): one transaction less."""
+        order. A run that holds the run lock (`held`) has its row written with its first write (its
+        first attempt, or its end) instead, one transaction less: it gets a `PlannedRun`, whose id
+        is known once that write is done."""
         streak = self.skips.read()
-        run_id: Optional[int] = None
-        if held:
-            (newest,) = self._read("SELECT coalesce(max(id), 0) FROM runs")[0]
-            run_id = int(newest) + 1 + (streak is not None)  # after the folded streak's row
+        cleared = self.skips.clear if streak is not None else None
 
         def write(conn: sqlite3.Connection) -> int:
             if streak is not None:
                 _fold(conn, streak)
             return int(
                 conn.execute(
-                    "INSERT INTO runs (id, started_at, one_in, roll, forced, dry_run, action)"
-                    " VALUES (?, ?, ?, ?, ?, ?, 'running')",
-                    (run_id, iso(at), one_in, roll, int(forced), int(dry_run)),
+                    "INSERT INTO runs (started_at, one_in, roll, forced, dry_run, action) VALUES (?, ?, ?, ?, ?, 'running')",
+                    (iso(at), one_in, roll, int(forced), int(dry_run)),
                 ).lastrowid
             )
 
-        cleared = self.skips.clear if streak is not None else None
-        if run_id is not None:
-            self._queue(write, before_reads=False, after=cleared)
-            return run_id
+        if held:
+            planned = PlannedRun()
+            self._queue(lambda conn: planned.written(write(conn)), before_reads=False, after=cleared)
+            return planned
         with self._write() as conn:
             run_id = write(conn)
         if cleared is not None:
@@ -90,7 +113,7 @@ class RunLog(PostCounts, Database):
 
     def finish_run(
         self,
-        run_id: int,
+        run_id: RunRef,
         *,
         at: datetime,
         action: str,
@@ -105,7 +128,7 @@ class RunLog(PostCounts, Database):
             conn.execute(
                 "UPDATE runs SET finished_at = ?, action = ?, reason = ?, text = ?, post_id = ?, url = ?, error_kind = ?"
                 " WHERE id = ?",
-                (iso(at), action, reason, text, post_id, url, error_kind, run_id),
+                (iso(at), action, reason, text, post_id, url, error_kind, int(run_id)),
             )
 
     def recent_runs(self, limit: int) -> List[RunRecord]:
@@ -136,7 +159,7 @@ class RunLog(PostCounts, Database):
         self,
         text: str,
         *,
-        run_id: Optional[int],
+        run_id: Optional[RunRef],
         at: datetime,
         network: str,
         source: str = "scheduled",
@@ -153,7 +176,7 @@ class RunLog(PostCounts, Database):
             cursor = conn.execute(
                 "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text)"
                 " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-                (run_id, source, text, iso(at), network, group, cost, sent_text if sent_text != text else None),
+                (row_id(run_id), source, text, iso(at), network, group, cost, sent_text if sent_text != text else None),
             )
             attempt_id = int(cursor.lastrowid)
             if group is None:

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from .database import Database, iso
+from .runs import row_id
 
 if TYPE_CHECKING:
     from .outcomes import AttemptStart
@@ -60,7 +61,7 @@ class ThreadLog(Database):
             cursor = conn.execute(
                 "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text, part)"
                 " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, 1)",
-                (start.run_id, start.source, text, iso(start.at), start.network, group, start.cost, parts[0]),
+                (row_id(start.run_id), start.source, text, iso(start.at), start.network, group, start.cost, parts[0]),
             )
             attempt = int(cursor.lastrowid)
             if group is None:
@@ -95,7 +96,7 @@ class ThreadLog(Database):
                     "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, thread_id,"
                     " cost, sent_text, part) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
                     (
-                        start.run_id,
+                        row_id(start.run_id),
                         start.source,
                         text,
                         iso(start.at),
