@@ -214,7 +214,7 @@ def column(name: str, version: int) -> str:
 
 
 # How the file is laid out, for an SD card: small pages (a post rewrites a dozen pages twice, in the
-# journal and in place: 1 KiB pages make that about 60 KiB where SQLite's 4 KiB made 110). No
+# journal and in place: 1 KiB pages make that about 56 KiB where SQLite's 4 KiB made 110). No
 # auto-vacuum (it rewrites a page of pointers with every transaction): the pages pruning frees
 # (`HistoryStore.prune`) are reused by the rows of the days after, so the file stops growing.
 PAGE_SIZE = 1024
