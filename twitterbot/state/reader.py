@@ -21,7 +21,7 @@ import math
 import sqlite3
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -142,10 +142,15 @@ class HistoryReader(PostCounts, BagContents):
             return ()
         attempts: dict = {}
         marks = ", ".join("?" for _ in rows)
+        # A run's attempts are sent after it starts: reading only those sent since the oldest of
+        # these runs (a day's margin for a clock that moved) keeps a year's history as quick as a
+        # day's, on the index of sent_at; attempts have no index of their run.
+        starts = [when for when in (_when(row[1]) for row in rows) if when is not None]
+        since = iso(min(starts) - timedelta(days=1)) if len(starts) == len(rows) else ""
         for run_id, network, outcome, post_id, url, detail, text, sent_at, settled in self._read(
             f"SELECT run_id, network, outcome, {self._post_id}, url, detail, text, sent_at, {self._settled} FROM attempts"
-            f" WHERE run_id IN ({marks}) ORDER BY id",
-            tuple(row[0] for row in rows),
+            f" WHERE sent_at >= ? AND run_id IN ({marks}) ORDER BY id",
+            (since, *(row[0] for row in rows)),
         ):
             attempt = AttemptRow(
                 _text(network) or "",
