@@ -180,6 +180,16 @@ def test_a_count_of_many_rounds_is_exact_and_asks_for_its_workers_only_now_and_t
     assert len(asked) <= seconds / cluster_module.POLL + 2
 
 
+def test_a_count_on_the_cluster_keeps_to_the_start_s_symmetries(two_workers: str) -> None:
+    """The triangle from a2, which no symmetry keeps: 2,377 positions, as on one machine."""
+    from twitterbot.jobs.pegs.board import builtin, with_empty_hole
+    from twitterbot.jobs.pegs.spread import count_on_cluster
+
+    with connect(two_workers) as cluster:
+        levels = list(count_on_cluster(with_empty_hole(builtin("triangle"), "a2"), cluster))
+    assert sum(level.positions for level in levels) == 2377 and levels[-1].solutions == 14880
+
+
 def test_one_client_counts_twice_in_a_row(two_workers: str) -> None:
     """The board sent to the workers is the count's own: a second count on the same connection
     (a long-lived process) must not ask for the first one's copy, gone with it."""
