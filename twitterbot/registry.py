@@ -69,7 +69,7 @@ class Registry:
 
     def parser(self, name: str) -> Parser:
         """How the setting `name` is read."""
-        return self._settings[name].kind.convert
+        return self._settings[name].kind.read
 
     def check_setting(self, name: str, text: str, where: str) -> None:
         """Raise `ConfigError` if `text` is not a valid value of the setting `name` (the command

@@ -180,6 +180,16 @@ def test_a_count_of_many_rounds_is_exact_and_asks_for_its_workers_only_now_and_t
     assert len(asked) <= seconds / cluster_module.POLL + 2
 
 
+def test_a_count_on_the_cluster_keeps_to_the_start_s_symmetries(two_workers: str) -> None:
+    """The triangle from a2, which no symmetry keeps: 2,377 positions, as on one machine."""
+    from twitterbot.jobs.pegs.board import builtin, with_empty_hole
+    from twitterbot.jobs.pegs.spread import count_on_cluster
+
+    with connect(two_workers) as cluster:
+        levels = list(count_on_cluster(with_empty_hole(builtin("triangle"), "a2"), cluster))
+    assert sum(level.positions for level in levels) == 2377 and levels[-1].solutions == 14880
+
+
 def test_one_client_counts_twice_in_a_row(two_workers: str) -> None:
     """The board sent to the workers is the count's own: a second count on the same connection
     (a long-lived process) must not ask for the first one's copy, gone with it."""
@@ -204,6 +214,61 @@ def test_the_workers_are_asked_of_the_scheduler_not_the_clients_cache(two_worker
         watched = cluster.watch()
         assert len(watched) == 2 and cluster.workers == 2
         cluster.check_workers()  # no WorkerLost
+
+
+@contextlib.contextmanager
+def in_process_cluster():
+    """A LocalCluster of two workers in this process (quick to start), whose scheduler object a
+    test can reach: `.scheduler.handlers` answer Dask's RPC."""
+    saved = dict(os.environ)
+    try:
+        with distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            protocol="tcp://",
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=40,
+        ) as dask:
+            yield dask
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def test_a_scheduler_whose_identity_takes_no_arguments_is_asked_without_them() -> None:
+    """distributed 2024.8.0, the last for Python 3.9 (Raspberry Pi OS Bullseye), has `identity()`
+    with no n_workers (2025.4.0 added it): asked for it, every cluster command ended in exit 1 with
+    "identity() got an unexpected keyword argument 'n_workers'". The scheduler answers as 2024.8.0's
+    does, through Dask's own RPC, once the (newer) client is connected."""
+    with in_process_cluster() as dask, connect(dask.scheduler_address, check=False) as cluster:
+        identity = dask.scheduler.identity
+
+        def identity_of_2024() -> dict:
+            answer = identity()
+            answer.pop("n_workers", None)  # 2024.8.0 does not say how many it has: it lists them all
+            return answer
+
+        dask.scheduler.handlers["identity"] = identity_of_2024
+        assert len(cluster.watch()) == 2 and cluster.workers == 2
+        cluster.check_workers()
+
+
+def test_a_scheduler_that_lists_fewer_workers_than_it_has_is_asked_for_them_all() -> None:
+    """A scheduler whose identity lists only some workers by default (as Dask's client-side cache
+    does, five) but says how many it has is asked again for every one of them."""
+    with in_process_cluster() as dask, connect(dask.scheduler_address, check=False) as cluster:
+        identity = dask.scheduler.identity
+
+        def identity_listing_one(n_workers: int = 1) -> dict:
+            answer = identity()  # every worker, on every version
+            listed = list(answer["workers"].items())
+            shown = listed if n_workers == -1 else listed[:n_workers]
+            return {**answer, "n_workers": len(listed), "workers": dict(shown)}
+
+        dask.scheduler.handlers["identity"] = identity_listing_one
+        assert cluster.workers == 2
 
 
 def test_a_checkpoint_of_other_shares_resumes_exactly(two_workers: str, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import List
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -15,7 +16,7 @@ from x_emulator import XEmulator
 
 from twitterbot.errors import ConfigError
 from twitterbot.settings.loading import load_config
-from twitterbot.settings.secrets import MASK, Scrubber, ScrubSecrets, encodings
+from twitterbot.settings.secrets import MASK, Scrubber, ScrubSecrets, encodings, hide_pieces
 
 # Keys with the characters that percent-encoding changes (X's own keys are letters and digits, but
 # nothing stops a proxy or a future key format from using base64's alphabet).
@@ -84,7 +85,70 @@ def test_a_value_that_looks_like_a_key_is_not_echoed_even_when_no_key_is_set(tmp
     with pytest.raises(ConfigError) as caught:
         load_config(REGISTRY, project_dir=tmp_path, environ={"TWEET_ONE_IN": token})
     assert "TWEET_ONE_IN" in str(caught.value) and token not in str(caught.value)
-    assert "looks like an X key" in str(caught.value)
+    assert "looks like a key" in str(caught.value)
+
+
+# Values a user may paste into the wrong setting: X's mixed-case key, an access token, a token of
+# lower-case hex, a Bluesky app password.
+PASTED = [
+    "AbCdEf0123456789GhIjKlMnOpQrStUv",
+    "1234567890-AbCdEfGhIjKlMnOpQrStUvWxYz0123",
+    "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
+    "abcd-2efg-hij3-klmn",
+]
+
+
+def pieces(value: str) -> List[str]:
+    """Every 8-character piece of `value`: none may be in a message."""
+    return [value[start : start + 8] for start in range(len(value) - 7)]
+
+
+@pytest.mark.parametrize("name", [name for name in REGISTRY.settings if name != "POST_TO"])
+@pytest.mark.parametrize("pasted", PASTED)
+def test_no_setting_error_repeats_a_pasted_key_whole_or_in_part(tmp_path: Path, name: str, pasted: str) -> None:
+    """X_MONTHLY_BUDGET quoted its value's first 20 characters, which hiding the whole value missed:
+    every setting's message goes through one place that hides a key-like value and its pieces,
+    whether the key is also set (as the secret it is) or not."""
+    for environ in ({name: pasted}, {name: pasted, "TWITTER_API_KEY": pasted.replace("-", "")}):
+        try:
+            load_config(REGISTRY, project_dir=tmp_path, environ=environ)
+        except ConfigError as exc:
+            leaked = [piece for piece in pieces(pasted) if piece in str(exc)]
+            assert leaked == [], str(exc)
+
+
+def test_the_budget_says_a_pasted_key_is_not_shown(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(REGISTRY, project_dir=tmp_path, environ={"X_MONTHLY_BUDGET": PASTED[0]})
+    assert str(caught.value).startswith(
+        "X_MONTHLY_BUDGET=(a value that looks like a key, not shown) from the environment"
+    )
+
+
+def test_a_piece_of_a_secret_pasted_elsewhere_is_hidden_where_a_message_shortens_it(tmp_path: Path) -> None:
+    """A passphrase does not look like a key: only knowing the secrets finds it, shortened or not."""
+    passphrase = "correct horse battery staple"
+    environ = {"WEB_PASSWORD": passphrase, "POST_LANGUAGE": passphrase + " and more words to cut"}
+    with pytest.raises(ConfigError) as caught:
+        load_config(REGISTRY, project_dir=tmp_path, environ=environ)
+    assert "POST_LANGUAGE=" in str(caught.value)
+    assert [piece for piece in pieces(passphrase) if piece in str(caught.value)] == []
+
+
+@pytest.mark.parametrize("pasted", PASTED)
+def test_a_key_given_to_a_flag_is_not_repeated_in_the_usage_error(home: BotHome, pasted: str) -> None:
+    result = home.run("--one-in", pasted)
+    assert result.returncode == 64
+    assert "--one-in" in result.stderr and [piece for piece in pieces(pasted) if piece in result.stderr] == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="AbCdEf0123456789GhIj+/=-_", min_size=8, max_size=80), st.integers(0, 80), st.integers(8, 80))
+def test_hide_pieces_leaves_no_piece_of_eight_characters(value: str, start: int, length: int) -> None:
+    message = f"SETTING='{value[start : start + length]}' from the environment is wrong: fix SETTING"
+    shown = hide_pieces(message, [value], keep=["SETTING"])
+    assert [piece for piece in pieces(value) if piece in shown] == []
+    assert shown.startswith("SETTING=") and shown.endswith("fix SETTING")
 
 
 @pytest.fixture

@@ -112,12 +112,24 @@ class Cluster:
         Not `client.scheduler_info()`: that fetches, then returns the client's cached copy, which
         its own timer replaces every few seconds with one that lists no workers at all. Read
         between the two, every worker looked lost, and a peg count started again from its
-        checkpoint (seen twice in one benchmark run)."""
+        checkpoint (seen twice in one benchmark run).
+
+        Asked with no argument, which every scheduler takes: distributed 2025.4.0 added
+        `identity(n_workers=...)` (Python 3.9's last, 2024.8.0, refused it: every cluster command
+        failed there), its default -1 meaning every worker, as the scheduler listed before. A
+        scheduler that says it lists fewer than it has (its `n_workers`) is asked for them all."""
+        identity = self._identity()
+        workers = identity.get("workers", {})
+        if identity.get("n_workers", 0) > len(workers):
+            workers = self._identity(n_workers=-1).get("workers", {})
+        return frozenset(workers)
+
+    def _identity(self, **options: int) -> Dict[str, Any]:
+        """The scheduler's `identity()`, asked now; WorkerLost when the scheduler is gone."""
         try:
-            identity = self.client.sync(self.client.scheduler.identity, n_workers=-1)
+            return self.client.sync(self.client.scheduler.identity, **options)
         except OSError:  # Dask's CommClosedError too: the scheduler is gone
             raise self._lost() from None
-        return frozenset(identity.get("workers", {}))
 
     def watch(self) -> FrozenSet[str]:
         """From now on, `result` and `wait` raise WorkerLost once any of today's workers is gone."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
-from ..settings.parsers import BOOL, DURATION, PATH, POSITIVE_INT
+from ..settings.parsers import BOOL, DURATION, PATH, POSITIVE_INT, show
 from ..settings.table import NETWORKS, Setting, SettingType
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def _parse_language(name: str, text: str, where: str, base_dir: Optional[Path], 
     tag = language_tag(text)
     if tag is None:
         raise ConfigError(
-            f"{name}={text.strip()[:40]!r} from {where} is not a BCP 47 language tag: set it to one like "
+            f"{name}={show(text.strip())} from {where} is not a BCP 47 language tag: set it to one like "
             "en, de or pt-BR, or leave it empty to send none"
         )
     return tag
@@ -39,7 +39,7 @@ def _parse_long_lines(name: str, text: str, where: str, base_dir: Optional[Path]
     value = text.strip().lower()
     if value not in LONG_LINE_CHOICES:
         raise ConfigError(
-            f"{name}={text.strip()[:40]!r} from {where} is not skip or thread: set it to skip (a line too long for "
+            f"{name}={show(text.strip())} from {where} is not skip or thread: set it to skip (a line too long for "
             "a network is not posted there) or thread (it is posted there as a thread of replies)"
         )
     return value

@@ -33,7 +33,7 @@ from .send import Record, Sent, send
 if TYPE_CHECKING:
     from ..pictures.prepare import Attachment, PreparedImage
     from ..settings.secrets import Scrubber
-    from ..state.runs import RunRef
+    from ..state.outcomes import RunRef
     from ..state.store import HistoryStore
 
 __all__ = ["Attempts", "Delivery", "DeliveryRules", "JobAttempts", "LineAttempts", "Outlets", "Post", "line_ending"]

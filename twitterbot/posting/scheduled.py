@@ -39,7 +39,7 @@ from .send import Sent
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
 
 if TYPE_CHECKING:
-    from ..state.runs import RunRef
+    from ..state.outcomes import RunRef
     from .delivery import Delivery
 
 __all__ = [

@@ -16,21 +16,24 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Dict, List, Mapping, Optional, Protocol, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Tuple
 
 from dotenv import dotenv_values
+from dotenv.parser import parse_stream
 
 from ..errors import ConfigError
-from ..files import NotAFile, read_regular
+from ..files import NotAFile, open_regular
+from ..wording import plural
 from .parsers import did_you_mean, show
-from .secrets import Scrubber, looks_like_a_key
-from .table import DEPRECATED, Parser, Setting
+from .secrets import Scrubber, hide_pieces, looks_like_a_key
+from .table import DEPRECATED, MAX_SETTING_LENGTH, Parser, Setting
 
-__all__ = ["PROJECT_DIR", "Config", "SettingsTable", "env_file_warnings", "load_config"]
+__all__ = ["MAX_ENV_FILE_BYTES", "PROJECT_DIR", "Config", "SettingsTable", "env_file_warnings", "load_config"]
 
 
 def _checkout_dir() -> Optional[Path]:
@@ -227,18 +230,31 @@ def _parse(
 
 def _scrubbed(problems: List[_Problem], table: Mapping[str, Setting], raw: _Raw) -> ConfigError:
     """One ConfigError with every problem in report order. A key (or a piece of one) pasted into
-    the wrong setting may be quoted in them: every form of every key, and every value that looks
-    like one, is hidden."""
-    secrets = [raw[name][0].strip() for name, setting in table.items() if setting.secret]
+    the wrong setting may be quoted in them, whole or shortened: every form of every key (and
+    the secret parts of a secret's value, as a monitor URL's password), and every value that
+    looks like one, is hidden, and so is every piece of them a problem quotes (each setting's own
+    value is hidden where it is read, `SettingType.read`; this hides one setting's value in
+    another's problem). A value too long to be read is quoted nowhere."""
+    texts = [(text.strip(), table[name].secret) for name, (text, _, _, _) in raw.items()]
+    texts = [(text, secret) for text, secret in texts if len(text) <= MAX_SETTING_LENGTH]
+    secrets = [text for text, secret in texts if secret]
     secrets += [
         part
         for name, setting in table.items()
-        if setting.secret and setting.kind.secret_parts is not None
+        if setting.secret
+        and setting.kind.secret_parts is not None
+        and name in raw
+        and len(raw[name][0].strip()) <= MAX_SETTING_LENGTH
         for part in setting.kind.secret_parts(raw[name][0].strip())
     ]
-    pasted = [text.strip() for text, _, _, _ in raw.values() if looks_like_a_key(text, secrets)]
+    pasted = [text for text, _ in texts if looks_like_a_key(text, secrets)]
     scrub = Scrubber([*secrets, *pasted])
-    return ConfigError(*(scrub(problem, keep=table) for _, problem in sorted(problems, key=lambda item: item[0])))
+    return ConfigError(
+        *(
+            hide_pieces(scrub(problem, keep=table), [*secrets, *pasted], keep=table)
+            for _, problem in sorted(problems, key=lambda item: item[0])
+        )
+    )
 
 
 def env_file_warnings(config: Config) -> List[str]:
@@ -265,23 +281,19 @@ def _source_rank(order: int) -> int:
 
 
 def _read_env_file(
-    path: Path, table: Mapping[str, object]
+    path: Path, table: Mapping[str, Setting]
 ) -> Tuple[Dict[str, Tuple[str, str, int]], List[Tuple[int, str]]]:
     """Read the env file strictly: each value with where it came from and its line, and a problem
-    (with its line) for each line python-dotenv cannot parse or that names an unknown setting. A
-    byte-order mark (Notepad) is not part of the first line."""
-    try:
-        text = read_regular(path).decode("utf-8-sig")
-    except NotAFile as exc:
-        raise ConfigError(f"env file {path} is {exc.kind}, not a file: name the env file itself") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}): save it as UTF-8") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read env file {path}: {exc.strerror}") from None
-
-    lines: Dict[str, int] = {}
+    (with its line) for each line python-dotenv cannot parse, that names an unknown setting, that
+    sets a setting again, or that python-dotenv would cut a secret on (`_secret_cut`). A secret is
+    read as written (no ``${NAME}`` in it is replaced). A byte-order mark (Notepad) is not part of
+    the first line."""
+    text = _env_file_text(path)
+    statements = _statements(text)
+    lines: Dict[str, List[int]] = {}
     problems: List[Tuple[int, str]] = []
-    for line, key in _keys_by_line(text):
+    for statement in statements:
+        key, line = statement.key, statement.line
         if key is None:
             problems.append(
                 (line, f"{path} line {line} is not a NAME=value setting: fix or remove it (comments start with #)")
@@ -291,38 +303,122 @@ def _read_env_file(
             shown = key if plain else show(key)
             problems.append((line, f"{path} line {line}: unknown setting {shown}: {_suggest(key, table)}"))
         else:
-            lines[key] = line
+            lines.setdefault(key, []).append(line)
+            setting = table.get(DEPRECATED.get(key, key))
+            if setting is not None and setting.secret and _secret_cut(statement.text):
+                problems.append((line, _cut_problem(path, line, key)))
+    for key, where in lines.items():
+        if len(where) > 1:
+            problems.append((where[1], _duplicate_problem(path, key, where)))
+    if len(problems) > _MAX_LINE_PROBLEMS:  # a file that is no env file: its first problems say so
+        problems.sort(key=lambda item: item[0])
+        more = len(problems) - _MAX_LINE_PROBLEMS
+        problems[_MAX_LINE_PROBLEMS:] = [
+            (
+                problems[_MAX_LINE_PROBLEMS][0],
+                f"{path}: {plural(more, 'more problem')} after these: is it the env file?",
+            )
+        ]
 
     with _quiet_dotenv():
         values = dotenv_values(stream=io.StringIO(text))
-    found = {name: (values.get(name) or "", f"{path} line {line}", line) for name, line in lines.items()}
+    literal = {statement.key: statement.value for statement in statements if statement.key}
+    found = {}
+    for name, where in lines.items():
+        setting = table.get(DEPRECATED.get(name, name))
+        value = literal[name] if setting is not None and setting.secret else values.get(name)
+        found[name] = (value or "", f"{path} line {where[-1]}", where[-1])
     return found, problems
 
 
-def _keys_by_line(text: str) -> List[Tuple[int, Optional[str]]]:
-    """Each statement's first line and the name it sets (None: python-dotenv cannot parse it),
-    through python-dotenv's public `dotenv_values` one statement at a time. A quoted value may
-    span lines: a line that does not parse alone is read together with the lines after it."""
-    rows = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    found: List[Tuple[int, Optional[str]]] = []
-    index = 0
-    with _quiet_dotenv():
-        while index < len(rows):
-            stripped = rows[index].strip()
-            if not stripped or stripped.startswith("#"):
-                index += 1
-                continue
-            key, used = None, 1
-            for end in range(index + 1, len(rows) + 1):
-                parsed = dotenv_values(stream=io.StringIO("\n".join(rows[index:end])), interpolate=False)
-                if len(parsed) == 1 and next(iter(parsed)) in rows[index].split("=", 1)[0]:
-                    key, used = next(iter(parsed)), end - index
-                    break
-                if '"' not in rows[index] and "'" not in rows[index]:
-                    break  # only a quote can carry a value over to the next line
-            found.append((index + 1, key))
-            index += used
+# The longest env file read, in bytes: every setting at its longest (MAX_SETTING_LENGTH) with
+# config.example.env's comments fits (that file is 11 KB). A bigger one is not an env file.
+MAX_ENV_FILE_BYTES = 256 * 1024
+
+
+def _env_file_text(path: Path) -> str:
+    """The env file's text, if it is a file, of at most `MAX_ENV_FILE_BYTES`, in UTF-8."""
+    try:
+        with open_regular(path) as handle:
+            data = handle.read(MAX_ENV_FILE_BYTES + 1)
+    except NotAFile as exc:
+        raise ConfigError(f"env file {path} is {exc.kind}, not a file: name the env file itself") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read env file {path}: {exc.strerror}") from None
+    if len(data) > MAX_ENV_FILE_BYTES:
+        raise ConfigError(
+            f"env file {path} is over {MAX_ENV_FILE_BYTES // 1024} KB, far more than settings need (config.example.env"
+            " is 11 KB): check that --env-file names your env file, or remove what is not a setting from it"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}): save it as UTF-8") from None
+
+
+class _Statement(NamedTuple):
+    """One statement of the env file as python-dotenv reads it: its first line, the name it sets
+    (None: it cannot be parsed), its value as written (escapes decoded, nothing replaced), and its
+    text."""
+
+    line: int
+    key: Optional[str]
+    value: Optional[str]
+    text: str
+
+
+def _statements(text: str) -> List[_Statement]:
+    """Every statement of `text` (comments and blank lines left out), in one pass of python-dotenv's
+    own parser, the one `dotenv_values` reads with: a quoted value may span lines, and a line it
+    cannot parse is one statement, as it is for python-dotenv."""
+    found: List[_Statement] = []
+    for binding in parse_stream(io.StringIO(text)):
+        original = binding.original.string
+        statement = original.lstrip()
+        if binding.key is None and not binding.error:
+            continue  # a comment, or the blank lines at the end
+        # The statement's first line: python-dotenv counts from the blank lines before it.
+        leading = original[: len(original) - len(statement)]
+        line = binding.original.line + len(_NEWLINE.findall(leading))
+        key = None if binding.error else binding.key
+        found.append(_Statement(line, key, binding.value, statement))
     return found
+
+
+_NEWLINE = re.compile(r"\r\n|\n|\r")  # as python-dotenv counts lines
+
+
+def _secret_cut(statement: str) -> bool:
+    """Whether python-dotenv drops part of this statement's value as a comment: a value not in
+    quotes ends where whitespace and a # begin, so ``WEB_PASSWORD=my pass #1`` sets 'my pass'.
+    A secret may hold ' #', and one silently shorter than the user typed is a weaker password or
+    a key that fails with no clue why: the bot refuses rather than guess which was meant."""
+    value = statement.split("=", 1)[1].lstrip(" \t") if "=" in statement else ""
+    if value[:1] in ("'", '"'):
+        return False  # a quoted value is whole; a comment may follow its closing quote
+    return bool(re.search(r"\s#", value.rstrip()))
+
+
+def _cut_problem(path: Path, line: int, key: str) -> str:
+    return (
+        f"{path} line {line}: {key}'s value has ' #' in it, and an env file reads everything from ' #' on as a"
+        f" comment, so {key} would be shorter than you wrote: put the value in single quotes ({key}='...';"
+        " a ' inside is written \\'), or move the comment to a line of its own"
+    )
+
+
+def _duplicate_problem(path: Path, key: str, lines: List[int]) -> str:
+    """Two lines set one setting: python-dotenv would take the last, silently (whichever the user
+    edited), so the bot refuses, as it refuses any setting it cannot read for sure."""
+    shown = [f"{line:,}" for line in lines[:-1]] if len(lines) <= 4 else [f"{lines[0]:,}", f"{lines[1]:,}", "..."]
+    numbers = ", ".join(shown) + f" and {lines[-1]:,}"
+    others = "the other" if len(lines) == 2 else "the others"
+    return (
+        f"{path} sets {key} on lines {numbers}, and only the last would count: keep the one you mean, delete {others}"
+    )
+
+
+_MAX_LINE_PROBLEMS = 20  # problems of an env file's lines shown, at most: more say it is no env file
 
 
 class _quiet_dotenv:  # noqa: N801 - used as a `with` block

@@ -71,10 +71,10 @@ def is_loopback(host: str) -> bool:
 
 
 def show(text: str, limit: int = 40) -> str:
-    """A value quoted for an error message: shortened, and hidden if it looks like an X key
+    """A value quoted for an error message: shortened, and hidden if it looks like a key
     (a key pasted into the wrong setting must not end up in a log or cron mail)."""
     if looks_like_a_key(text):
-        return "(a value that looks like an X key, not shown)"
+        return "(a value that looks like a key, not shown)"
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 

@@ -24,25 +24,40 @@ import base64
 import json
 import logging
 import re
-from typing import Iterable, Optional, Set
+from typing import Iterable, List, Optional, Set
 from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "ScrubSecrets", "Scrubber", "encodings", "looks_like_a_key", "scrub", "scrub_also"]
+__all__ = [
+    "MASK",
+    "ScrubSecrets",
+    "Scrubber",
+    "encodings",
+    "hide_pieces",
+    "looks_like_a_key",
+    "scrub",
+    "scrub_also",
+]
 
 MASK = "********"
 
 # Shorter values would blank out ordinary words; X's keys are 25 to 50 characters.
 _MIN_LENGTH = 4
 
-# What X's keys look like: a long run of upper- and lower-case letters and digits (access tokens
-# have a '-'; keys pasted from elsewhere may have base64's + / =). A value holding one, in a
-# non-secret setting, is never echoed. Setting names (upper case only) do not look like this.
+# What keys look like: a long run of letters and digits. X's and Mastodon's mix upper- and
+# lower-case letters (access tokens have a '-'; keys pasted from elsewhere may have base64's + / =);
+# other services' tokens are lower-case letters and digits (hex, ntfy's tk_...), which a path
+# (lower case, digits and '/') must not be taken for. A value holding one, in a non-secret setting,
+# is never echoed. Setting names (upper case and '_' only) do not look like this.
 _KEY_LIKE = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+# A Bluesky app password: four groups of four lower-case letters and digits.
+_APP_PASSWORD_LIKE = re.compile(r"(?<![A-Za-z0-9])[a-z0-9]{4}(?:-[a-z0-9]{4}){3}(?![A-Za-z0-9])")
 
 
 def _key_like(text: str) -> bool:
-    return any(
-        any(c.islower() for c in run) and any(c.isupper() for c in run) and any(c.isdigit() for c in run)
+    return bool(_APP_PASSWORD_LIKE.search(text)) or any(
+        any(c.islower() for c in run)
+        and any(c.isdigit() for c in run)
+        and (any(c.isupper() for c in run) or "/" not in run)
         for run in _KEY_LIKE.findall(text)
     )
 
@@ -132,6 +147,40 @@ def looks_like_a_key(text: str, secrets: Iterable[str] = ()) -> bool:
 
 
 _MIN_PIECE = 8  # a shorter value may well be part of a key by chance ("12:00" is not a leak)
+
+
+def hide_pieces(text: str, values: Iterable[str], keep: Iterable[str] = ()) -> str:
+    """`text` with each of `values`, and every piece of one at least 8 characters long, replaced by
+    ``********``: a setting's error message may quote its value shortened ('AbCdEf0123456789GhIj'
+    of a 40-character key), which hiding the whole value misses. A piece wholly inside one of the
+    words in `keep` (setting names) stays, as in `Scrubber`. Meant for short texts (a message)."""
+    values = [value for value in dict.fromkeys(values) if len(value) >= _MIN_PIECE]
+    if not values:
+        return text
+    words = sorted(keep, key=len, reverse=True)
+    kept = [match.span() for match in re.finditer("|".join(map(re.escape, words)), text)] if words else []
+    shown: List[str] = []
+    start = 0
+    while start < len(text):
+        end = max(_piece_end(text, start, value) for value in values)
+        if end and not any(left <= start and end <= right for left, right in kept):
+            shown.append(MASK)
+            start = end
+        else:
+            shown.append(text[start])
+            start += 1
+    return "".join(shown)
+
+
+def _piece_end(text: str, start: int, value: str) -> int:
+    """Where the longest piece of `value` (at least `_MIN_PIECE` characters) that starts at
+    `start` in `text` ends, or 0 if none does."""
+    end = start + _MIN_PIECE
+    if end > len(text) or text[start:end] not in value:
+        return 0
+    while end < len(text) and text[start : end + 1] in value:
+        end += 1
+    return end
 
 
 class ScrubSecrets(logging.Filter):

@@ -15,10 +15,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-__all__ = ["DEPRECATED", "MAX_DURATION", "MAX_RETRIES", "NETWORKS", "Parser", "Setting", "SettingType"]
+from ..errors import ConfigError
+from .secrets import hide_pieces, looks_like_a_key
+
+__all__ = [
+    "DEPRECATED",
+    "MAX_DURATION",
+    "MAX_RETRIES",
+    "MAX_SETTING_LENGTH",
+    "NETWORKS",
+    "Parser",
+    "Setting",
+    "SettingType",
+]
 
 MAX_RETRIES = 5  # API_RETRIES: backoff doubles from 2 s, so 5 retries wait about a minute in all
 MAX_DURATION = 366 * 86400.0  # a year: longer durations are typos, and overflow date arithmetic
+# The longest value a setting may have, in characters: a path (Linux's PATH_MAX), a URL with a
+# token, a progress template all fit. Hiding a secret costs memory in proportion to its length
+# (every encoding of it, in one pattern): a megabyte pasted by mistake cost a gigabyte.
+MAX_SETTING_LENGTH = 4096
 
 
 # A parser: (setting name, text, where it came from, the folder relative paths start from, the
@@ -47,6 +63,24 @@ class SettingType:
 
     def __repr__(self) -> str:
         return f"<SettingType {self.name}>"
+
+    def read(self, name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> object:
+        """`convert`, for every source (the env file, the environment, a flag): a value longer than
+        any setting needs is refused unread, and a value that looks like a key, or a secret's, is
+        never repeated in the error, whole or shortened, whatever the kind's message quotes."""
+        if len(text) > MAX_SETTING_LENGTH:
+            raise ConfigError(
+                f"{name} from {where} is {len(text):,} characters long, more than any setting needs"
+                f" (at most {MAX_SETTING_LENGTH:,}): set it to the value you meant"
+            )
+        try:
+            return self.convert(name, text, where, base_dir, setting)
+        except ConfigError as exc:
+            if not (setting.secret or looks_like_a_key(text)):
+                raise
+            raise ConfigError(
+                *(hide_pieces(problem, [text, text.strip()], keep=[name]) for problem in exc.problems)
+            ) from None
 
 
 def _unbound(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> object:

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import TYPE_CHECKING, Optional
+from typing import Optional, Union
 
-if TYPE_CHECKING:
-    from .runs import RunRef
-
-__all__ = ["AttemptStart", "Ending", "Outcome"]
+__all__ = ["AttemptStart", "Ending", "Outcome", "PlannedRun", "RunRef", "row_id"]
 
 
 class Outcome(str, enum.Enum):
@@ -38,6 +35,32 @@ class Outcome(str, enum.Enum):
 
     __str__ = str.__str__  # "posted", not "Outcome.POSTED", in messages
     __format__ = str.__format__
+
+
+class PlannedRun:
+    """A run's row that is written with the run's first write, in the same transaction: its id is
+    known from then on (`int(run)`), which is when the first statement that names it runs."""
+
+    __slots__ = ("id",)
+
+    def __init__(self) -> None:
+        self.id: Optional[int] = None
+
+    def written(self, run_id: int) -> None:
+        self.id = run_id
+
+    def __int__(self) -> int:
+        assert self.id is not None, "a planned run is named before its first write"
+        return self.id
+
+
+# A run as the history knows it: its id, or its row still to be written.
+RunRef = Union[int, PlannedRun]
+
+
+def row_id(run: Optional[RunRef]) -> Optional[int]:
+    """The id to write for `run` (None: a job's attempt, which belongs to no run)."""
+    return None if run is None else int(run)
 
 
 class AttemptStart:

@@ -13,45 +13,20 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 
 from .counting import COUNTED_OUTCOMES, PostCounts
 from .database import Database, iso, parse_iso
+from .outcomes import PlannedRun, RunRef, row_id
 from .skips import SKIPS_FILE, SkipLog, Streak
 
 if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
     from .outcomes import Ending
     from .records import CatchUp, RunRecord, Unsettled
 
-__all__ = ["MAYBE_POSTED", "TEMPORARY", "PlannedRun", "RunLog", "RunRef", "row_id"]
+__all__ = ["MAYBE_POSTED", "TEMPORARY", "RunLog"]
 
 # A certain failure that a later run may make good (the network was down or rate limited while the
 # same post went to another network): see `catch_ups`.
 TEMPORARY = "temporary"
 
 MAYBE_POSTED = "the run stopped before the network answered; it may have been posted"
-
-
-class PlannedRun:
-    """A run's row that is written with the run's first write, in the same transaction: its id is
-    known from then on (`int(run)`), which is when the first statement that names it runs."""
-
-    __slots__ = ("id",)
-
-    def __init__(self) -> None:
-        self.id: Optional[int] = None
-
-    def written(self, run_id: int) -> None:
-        self.id = run_id
-
-    def __int__(self) -> int:
-        assert self.id is not None, "a planned run is named before its first write"
-        return self.id
-
-
-# A run as the history knows it: its id, or its row still to be written.
-RunRef = Union[int, PlannedRun]
-
-
-def row_id(run: Optional[RunRef]) -> Optional[int]:
-    """The id to write for `run` (None: a job's attempt, which belongs to no run)."""
-    return None if run is None else int(run)
 
 
 class RunLog(PostCounts, Database):

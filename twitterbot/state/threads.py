@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from .database import Database, iso
-from .runs import row_id
+from .outcomes import row_id
 
 if TYPE_CHECKING:
     from .outcomes import AttemptStart

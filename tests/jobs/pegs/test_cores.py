@@ -11,7 +11,7 @@ import pytest
 from conftest import BotHome
 
 from twitterbot.jobs.pegs import cores
-from twitterbot.jobs.pegs.board import builtin, load_board, parse_board
+from twitterbot.jobs.pegs.board import builtin, load_board, parse_board, with_empty_hole
 from twitterbot.jobs.pegs.count import count_levels, finishable_counts, load_checkpoint
 from twitterbot.jobs.pegs.kernel import Kernel
 from twitterbot.jobs.pegs.shares import owners
@@ -34,6 +34,16 @@ def test_every_core_counts_what_one_counts(pegs_kernel: Kernel, compiled: bool, 
     together = list(count_levels(board, clock=lambda: 0.0, kernel=kernel, workers=workers, block=500))
     assert _figures(together) == _figures(alone)
     assert len(alone) > 5 and sum(level.games for level in alone) > 0
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
+def test_a_start_no_symmetry_keeps_counts_every_position_on_every_path(pegs_kernel: Kernel, compiled: bool) -> None:
+    """The triangle from a2: 2,377 positions, each counted, whatever makes the levels."""
+    board = with_empty_hole(builtin("triangle"), "a2")
+    kernel: Optional[Kernel] = pegs_kernel if compiled else None
+    for workers in (1, 3):
+        levels = list(count_levels(board, clock=lambda: 0.0, kernel=kernel, workers=workers))
+        assert sum(level.positions for level in levels) == 2377 and levels[-1].solutions == 14880
 
 
 def test_buffers_that_fill_after_one_parent_change_nothing(pegs_kernel: Kernel, monkeypatch) -> None:

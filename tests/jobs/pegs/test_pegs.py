@@ -8,11 +8,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
+import numpy as np
 import pytest
 from conftest import REGISTRY, BotHome, by_network
 from reporters import make_reporter
 
-from twitterbot.jobs.pegs.board import BoardFileError, builtin, load_board, parse_board
+from twitterbot.jobs.pegs.board import BoardFileError, builtin, load_board, parse_board, searched, with_empty_hole
 from twitterbot.jobs.pegs.boards import BOARDS
 from twitterbot.jobs.pegs.bounds import position_class_proof
 from twitterbot.jobs.pegs.count import count_levels, load_checkpoint
@@ -197,6 +198,88 @@ def test_the_english_board_reproduces_the_start_of_a112737() -> None:
     assert sizes == [1, 1, 2, 8, 39, 171, 719, 2757, 9751, 31312]
 
 
+def every_position(board) -> int:
+    """Every position reachable from the start, each counted, by a plain walk of sets."""
+    return sum(walk(board, lambda position: position))
+
+
+def walk(board, name) -> List[int]:
+    """The sizes of the levels, by a plain walk of sets of positions, each as `name` gives it."""
+    level, sizes = {name(board.start)}, []
+    while level:
+        sizes.append(len(level))
+        level = {name(position ^ jump.flips) for position in level for jump in board.moves(position)}
+    return sizes
+
+
+def images_of_kept(board, folder: Path, levels: int) -> int:
+    """The count's kept positions, each with its distinct images under the board's symmetries:
+    what the count's figures stand for, position by position."""
+    return sum(
+        len({board.moved(int(position), symmetry) for symmetry in board.symmetries})
+        for jumps in range(levels)
+        for position in np.load(folder / f"level-{jumps}.npy")
+    )
+
+
+def test_the_triangle_from_its_corner_reaches_3016_positions_counted_up_to_its_mirror(tmp_path: Path) -> None:
+    """Jaap Scherphuis's peg solitaire tables give 3,016 positions (29,760 solutions) for the
+    triangle from a corner. The count gives them up to the one symmetry that keeps the corner,
+    its mirror: 1,544, each standing for itself and its mirror image."""
+    board = builtin("triangle")  # a1, the top corner, empty
+    assert len(board.symmetries) == 2 and len(searched(board).symmetries) == 6
+    levels = list(count_levels(board, keep=tmp_path))
+    assert sum(level.positions for level in levels) == 1544 and levels[-1].solutions == 29760
+    assert images_of_kept(board, tmp_path, len(levels)) == every_position(board) == 3016
+
+
+@pytest.mark.parametrize("hole", [builtin("triangle").name_of(hole) for hole in range(15)])
+def test_a_count_from_any_hole_is_up_to_the_start_s_own_symmetries(tmp_path: Path, hole: str) -> None:
+    """From a2 (no symmetry keeps it) the count merged positions with images the start cannot
+    tell apart and printed 1,556, where 2,377 are reachable: now every hole's figures are up to the
+    symmetries that keep it, level by level as a naive walk finds them, and stand for every
+    reachable position."""
+    board = with_empty_hole(builtin("triangle"), hole)
+    levels = list(count_levels(board, keep=tmp_path, block=5))
+    from twitterbot.jobs.pegs.solve import Symmetries
+
+    assert [level.positions for level in levels] == walk(board, Symmetries(board).canonical)
+    assert images_of_kept(board, tmp_path, len(levels)) == every_position(board)
+    if not board.symmetries[1:]:  # none but the identity keeps the start: every position counted
+        assert sum(level.positions for level in levels) == every_position(board)
+    if hole == "a2":
+        assert sum(level.positions for level in levels) == 2377
+
+
+def test_a_checkpoint_oriented_by_symmetries_that_do_not_keep_the_start_is_not_resumed(tmp_path: Path) -> None:
+    """A checkpoint written before the count kept to the start's symmetries holds positions merged
+    by all the board's: resumed, it would give wrong figures, so the count starts afresh; one whose
+    start every symmetry keeps (the English board's) is still resumed."""
+    for name, resumed in (("pyramid", False), ("english", True)):
+        checkpoint = tmp_path / f"{name}.npz"
+        partial = count_levels(builtin(name), checkpoint=checkpoint)
+        for _ in range(4):
+            next(partial)
+        partial.close()
+        with np.load(checkpoint) as saved:
+            older = {key: saved[key] for key in saved.files if key != "symmetries"}
+        with open(checkpoint, "wb") as handle:
+            np.savez(handle, **older)
+        assert (load_checkpoint(checkpoint, builtin(name)) is not None) is resumed, name
+
+
+def test_the_count_says_which_positions_its_figures_count(home: BotHome) -> None:
+    counted = home.run("pegs", "count", "triangle", "--empty", "a2", "--no-post")
+    assert counted.returncode == 0, counted.stderr
+    assert counted.stdout.startswith(
+        "triangle: positions are counted one by one (none of the board's 6 symmetries keeps the start)\n"
+    )
+    assert "triangle: 2,377 positions (every one counted) reached in 13 jumps; 14,880 solutions" in counted.stdout
+    corner = home.run("pegs", "count", "triangle", "--no-post").stdout
+    assert "positions are counted up to the 2 of the board's 6 symmetries that keep the start" in corner
+    assert "1,544 positions (up to the start's 2 symmetries) reached in 13 jumps; 29,760 solutions" in corner
+
+
 def test_a_stopped_count_resumes_after_its_last_level(tmp_path: Path) -> None:
     board = builtin("pyramid")
     whole = list(count_levels(board))
@@ -232,7 +315,10 @@ def test_the_job_posts_its_progress_and_result(tmp_path: Path, poster, emulator)
         out = io.StringIO()
         run_count(builtin("plus"), reporter, CountSetup(checkpoint=tmp_path / "plus.npz"), out=out)
     assert emulator.texts[0].startswith("pegs: after 0 jumps: 1 distinct position (1 so far)")  # no "1 positions"
-    assert "positions reached in 8 jumps; 16 solutions; 304 complete games" in emulator.texts[-1]
+    assert (
+        "31 positions (up to the start's 8 symmetries) reached in 8 jumps; 16 solutions; 304 complete games"
+        in emulator.texts[-1]
+    )
     assert emulator.posts[-1].reply_to == emulator.posts[0].id
     assert not (tmp_path / "plus.npz").exists()  # finished: the checkpoint is gone
     assert "    8          2  32  32\n" in out.getvalue()

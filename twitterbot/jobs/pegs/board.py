@@ -30,8 +30,10 @@ __all__ = [
     "Jump",
     "builtin",
     "check_countable",
+    "count_convention",
     "load_board",
     "parse_board",
+    "searched",
     "with_empty_hole",
 ]
 
@@ -114,6 +116,11 @@ class Board:
     goal: Optional[int] = None
     kind: str = "orthogonal"
     ends: Optional[int] = None  # with goal None: the holes the last peg may end in
+    # Which symmetries `symmetries` holds. As built (False): those that keep the board, its goal
+    # and its start, so that a count's positions are up to the start's own symmetries. A search
+    # may merge more (`searched`, True): every one that keeps the board and goal, whatever it
+    # does to the start (a position and its image are as near the goal).
+    any_start: bool = False
     jumps: Tuple[Jump, ...] = field(init=False, repr=False)
     symmetries: Tuple[Tuple[int, ...], ...] = field(init=False, repr=False)
 
@@ -131,8 +138,8 @@ class Board:
 
     def _symmetries(self, index: Dict[Tuple[int, int], int]) -> List[Tuple[int, ...]]:
         """Hole permutations of the lattice's symmetries that map the board (and its goal) onto
-        itself. An image is moved back onto the board by a translation: the smallest cell of the
-        image must land on the smallest cell of the board."""
+        itself, and unless `any_start` its start too. An image is moved back onto the board by a
+        translation: the smallest cell of the image must land on the smallest cell of the board."""
         first = min(self.cells)
         found = []
         for a, b, c, d in MAPS[self.kind]:
@@ -146,6 +153,8 @@ class Board:
             if self.goal is not None and self.moved(self.goal, permutation) != self.goal:
                 continue
             if self.ends is not None and self.moved(self.ends, permutation) != self.ends:
+                continue
+            if not self.any_start and self.moved(self.start, permutation) != self.start:
                 continue
             if permutation not in found:
                 found.append(permutation)
@@ -254,6 +263,33 @@ def check_countable(board: Board, what: str) -> None:
             f"{MAX_COUNTED_HOLES} holes: use pegs solve (without --fewest-moves), which plays boards of up to "
             f"{MAX_HOLES} holes"
         )
+
+
+def searched(board: Board) -> Board:
+    """The board as a search reads it (`solve`, `--fewest-moves`): its positions merged by every
+    symmetry that keeps the board and goal (`Board.any_start`), the start's or not, since a
+    position and its image are as near the goal. A count may not merge them: from a hole off the
+    board's axes it printed figures that were neither the number of positions nor that up to the
+    start's own symmetries (triangle from a2: 1,556 where 2,377 are reachable)."""
+    return board if board.any_start else replace(board, any_start=True)
+
+
+def count_convention(board: Board) -> Tuple[str, str]:
+    """What a count's figure of positions is, short (for a post) and long (for the output)."""
+    every = len(searched(board).symmetries)
+    kept = len(board.symmetries)
+    if kept == 1:
+        why = "the board has no symmetry" if every == 1 else f"none of the board's {every} symmetries keeps the start"
+        return "every one counted", f"positions are counted one by one ({why})"
+    which = (
+        f"all {every} of the board's symmetries, which keep the start"
+        if kept == every
+        else f"the {kept} of the board's {every} symmetries that keep the start"
+    )
+    return (
+        f"up to the start's {kept} symmetries",
+        f"positions are counted up to {which}: a position and its images under them count once",
+    )
 
 
 def with_empty_hole(board: Board, hole_name: str) -> Board:

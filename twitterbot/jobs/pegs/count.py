@@ -1,5 +1,7 @@
-"""Count a peg solitaire board exactly, level by level: how many distinct positions (up to the
-board's symmetries) are reachable after n jumps, and how many jump sequences win.
+"""Count a peg solitaire board exactly, level by level: how many distinct positions are reachable
+after n jumps, up to the board's `symmetries` (as a board is built, those that keep its start as
+well as its shape and goal: a position and its images under them count once, and from a start no
+symmetry keeps every position counts), and how many jump sequences win.
 
 Breadth-first: each level is made from the one before (`levels.next_level`, or the compiled
 kernel), on one core or on every core (`cores.py`). A position's number of jump sequences adds up
@@ -21,11 +23,11 @@ import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from .board import Board, check_countable
+from .board import Board, check_countable, searched
 from .cores import next_shares, share_level
 from .levels import BLOCK, PRIME, Counting, Level, Part, exact_count, next_level
 from .orient import Orienter
@@ -198,6 +200,7 @@ def _save(path: Path, board: Board, history: List[Level], level: List[Part]) -> 
     temporary = path.with_name(path.name + ".tmp")
     columns: Dict[str, List[np.ndarray]] = {
         "start": [np.array(board.start, dtype=np.uint64)],
+        "symmetries": [np.array(len(board.symmetries), dtype=np.int64)],
         "sizes": [np.array([level_.positions for level_ in history], dtype=np.int64)],
         "sequences": [np.array([str(level_.sequences) for level_ in history])],
         "solutions": [np.array([str(level_.solutions) for level_ in history])],
@@ -221,10 +224,11 @@ def _save(path: Path, board: Board, history: List[Level], level: List[Part]) -> 
 
 def load_checkpoint(path: Path, board: Board) -> Optional[Tuple[List[Level], Part]]:
     """The levels counted so far and the newest level's arrays, or None if there is no checkpoint
-    for this board (a missing, foreign or damaged file means starting afresh)."""
+    for this board (a missing, foreign or damaged file means starting afresh, and so does one whose
+    positions were oriented by other symmetries)."""
     try:
         with np.load(path) as saved:
-            if int(saved["start"]) != board.start:
+            if int(saved["start"]) != board.start or _symmetries_of(saved, board) != len(board.symmetries):
                 return None
             history = [
                 Level(
@@ -237,3 +241,11 @@ def load_checkpoint(path: Path, board: Board) -> Optional[Tuple[List[Level], Par
             return history, (saved["positions"], saved["counts"], saved["checks"])
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
         return None
+
+
+def _symmetries_of(saved: Any, board: Board) -> int:
+    """How many symmetries a checkpoint's positions were oriented by: as it says, or for one
+    written before it said so, every one of the board's goal, whatever it did to the start."""
+    if "symmetries" in saved.files:
+        return int(saved["symmetries"])
+    return len(searched(board).symmetries)

@@ -27,7 +27,7 @@ from typing import Callable, Deque, Dict, Iterator, List, Optional, Sequence, Tu
 
 import numpy as np
 
-from .board import Board, Jump, check_countable
+from .board import Board, Jump, check_countable, searched
 from .bounds import position_class_proof
 from .count import count_levels
 from .kernel import Kernel
@@ -142,6 +142,9 @@ def search_fewest(
     the 0-1 search, giving up past `max_states` states. `progress` hears the count's progress
     within a level (`count.Counting`); with a `kernel` (kernel.load) the count is made in C."""
     check_countable(board, "pegs solve --fewest-moves")
+    # Positions merged by every symmetry of the goal, the count's too: a move from a position and
+    # one from its image are as near the goal.
+    board = searched(board)
     if position_class_proof(board):
         yield FewestMoves(None, 0, True, 0)
         return

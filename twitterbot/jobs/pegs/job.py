@@ -23,7 +23,7 @@ from ...progress.reports import NullReporter
 from ...progress.statusline import NullStatusLine, StatusLine
 from ...progress.text import format_elapsed
 from ...wording import plural
-from .board import Board
+from .board import Board, count_convention
 from .count import count_levels, finishable_counts
 from .fewest import Counted, FewestMoves, Searched, TooBig, group_moves, search_fewest
 from .kernel import Kernel, worker_kernel
@@ -215,6 +215,8 @@ def run_count(
         )
         reporter.tick()
 
+    short, long = count_convention(board)
+    out.write(f"{board.name}: {long}\n")
     out.write("jumps  positions  sequences  complete games ending here\n")
     games = 0
     on = f" on a cluster of {plural(cluster.workers, 'worker')}" if cluster is not None else ""
@@ -233,7 +235,7 @@ def run_count(
     assert last is not None  # level 0 always exists
     solutions = last.solutions if last.solutions is not None else 0
     summary = (
-        f"{plural(total, 'position')} reached in {plural(last.jumps, 'jump')}; {plural(solutions, 'solution')}; "
+        f"{plural(total, 'position')} ({short}) reached in {plural(last.jumps, 'jump')}; {plural(solutions, 'solution')}; "
         f"{plural(games, 'complete game')}"
     )
     status.clear()

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from .board import MAX_COUNTED_HOLES, Board, Jump
+from .board import MAX_COUNTED_HOLES, Board, Jump, searched
 from .bounds import pagoda_towards, pagoda_weights, position_class_proof
 
 if TYPE_CHECKING:  # numpy: imported only for a final pattern, or with the kernel
@@ -108,6 +108,7 @@ def solve(
     depth-first searches run in C, some fifty times faster; the answers are as sure either way.
     """
     started = clock()
+    board = searched(board)  # a position and its image under any symmetry of the goal: one
     proof = position_class_proof(board)
     if proof:
         yield Impossible(proof, 0, clock() - started)

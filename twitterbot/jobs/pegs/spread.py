@@ -36,7 +36,7 @@ import numpy as np
 from ...files import write_atomically
 from ...wording import plural
 from ..cluster import POLL, ClusterLost, WorkerLost, steady_allocator
-from .board import Board, check_countable
+from .board import Board, check_countable, searched
 from .kernel import worker_kernel
 from .levels import PRIME, Counting, Level, Part, empty_level, exact_count
 from .orient import Orienter
@@ -447,6 +447,7 @@ def _save(folder: Path, board: Board, history: List[Level], owners_: _Owners) ->
         names.append(name)
     figures = {
         "start": board.start,
+        "symmetries": len(board.symmetries),
         "shares": names,
         "levels": [[lv.jumps, lv.positions, str(lv.sequences), str(lv.solutions), str(lv.games)] for lv in history],
     }
@@ -461,7 +462,9 @@ def _load(folder: Path, board: Board) -> Optional[Tuple[List[Level], List[str]]]
     (no checkpoint, another board's, or a damaged one: the count starts afresh)."""
     try:
         figures = json.loads((folder / "levels.json").read_text(encoding="utf-8"))
-        if figures["start"] != board.start:
+        # One written before it said how many symmetries oriented its positions: all the goal's.
+        oriented = figures.get("symmetries", len(searched(board).symmetries))
+        if figures["start"] != board.start or oriented != len(board.symmetries):
             return None
         history = [
             Level(jumps, size, int(sequences), 0.0, None if solutions == "None" else int(solutions), int(games))

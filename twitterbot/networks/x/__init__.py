@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Optional, Tuple
 
 from ...errors import ConfigError
-from ...settings.parsers import SECRET, URL
+from ...settings.parsers import SECRET, URL, show
 from ...settings.table import Setting, SettingType
 from .. import Fit, LengthCache, Network, twittertext
 from .api import DEFAULT_BASE_URL, Credentials, status_url
@@ -74,7 +74,7 @@ def _parse_dollars(name: str, text: str, where: str, base_dir: Optional[Path], s
         amount = -1.0
     if not (0 <= amount < 1e9):  # also refuses nan and inf
         raise ConfigError(
-            f"{name}={text.strip()[:20]!r} from {where} is not an amount of dollars: write one like 5 or 12.50, "
+            f"{name}={show(text.strip(), 20)} from {where} is not an amount of dollars: write one like 5 or 12.50, "
             "or leave it empty for no budget"
         )
     return amount
