@@ -16,7 +16,8 @@ It is a real HTTP server on 127.0.0.1 that checks what X checks and answers as X
 Replies use the shapes X documents for API v2, and a successful post copies its status, headers
 and body layout from the recorded cassette in ``tests/fixtures/x-api/`` (see its SOURCE.md). Tests
 script failures with `fail_next`: each X error reply, slow replies, dropped connections, and
-"posted but the reply never came" (the case that must not lead to a double post). With
+"posted but the reply never came" (the case that must not lead to a double post); and, with
+`answer_next`, any answer at all to a read (a malformed timeline, an endless one). With
 ``duplicate_check=False`` it accepts the same text twice, as X's policy does not promise to
 refuse it, so a test sees every double post a retry would make.
 """
@@ -38,7 +39,7 @@ from types import SimpleNamespace
 from typing import Deque, Dict, List, Optional, Set, Tuple
 from urllib.parse import parse_qs, urlsplit
 
-from loopback import LoopbackServer, multipart_fields, picture_type
+from loopback import Answer, LoopbackServer, multipart_fields, picture_type
 from oauthlib.oauth1.rfc5849 import signature, utils
 
 from twitterbot.networks import twittertext
@@ -153,6 +154,9 @@ class Post:
     media: List[Media] = field(default_factory=list)
 
 
+ROUTES = {"timeline", "me"}  # the reads `answer_next` may script
+
+
 @dataclass
 class Media:
     """An uploaded picture: its bytes, the type X read from them, and the alt text set on it."""
@@ -197,6 +201,7 @@ class XEmulator:
     deleted: Set[str] = field(default_factory=set)  # ids the account deleted (see `delete`)
     seen: List[Seen] = field(default_factory=list)
     timeline_reads: int = 0  # GET /2/users/:id/tweets answered
+    _answers: Dict[str, Deque[Answer]] = field(default_factory=dict)  # scripted by `answer_next`
     _script: Deque[str] = field(default_factory=deque)
     _nonces: Set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -233,6 +238,13 @@ class XEmulator:
                 raise ValueError(f"unknown failure {kind}")
             self._script.append(kind)
 
+    def answer_next(self, route: str, *answers: Answer) -> None:
+        """Answer the next reads of `route` ("timeline": ``GET /2/users/:id/tweets``, "me":
+        ``GET /2/users/me``) with these, in order, once their signature is checked."""
+        if route not in ROUTES:
+            raise ValueError(f"unknown route {route}")
+        self._answers.setdefault(route, deque()).extend(answers)
+
     def env(self) -> Dict[str, str]:
         """Settings that point the bot at this emulator with the right keys."""
         return {
@@ -256,6 +268,10 @@ class XEmulator:
             post = Post(str(FIRST_ID + len(self.posts)), text, reply_to, time.time(), list(media or []))
             self.posts.append(post)
             return post
+
+    def _scripted(self, route: str) -> Optional[Answer]:
+        queue = self._answers.get(route)
+        return queue.popleft() if queue else None
 
     def _upload(self, data: bytes, media_type: str, category: str) -> Media:
         with self._lock:
@@ -344,8 +360,15 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error("unauthorized")
 
         if method == "GET" and path == "/2/users/me":
+            answer = emu._scripted("me")
+            if answer:
+                return self._answer(answer)
             return self._json(200, {"data": {"id": USER_ID, "name": "Pi Bot", "username": emu.username}})
         if method == "GET" and path.startswith("/2/users/") and path.endswith("/tweets"):
+            answer = emu._scripted("timeline")
+            if answer:
+                emu.timeline_reads += 1
+                return self._answer(answer)
             return self._timeline(path.split("/")[3])
         if method == "POST" and path == "/2/media/upload":
             return self._media_upload(raw, scripted)
@@ -593,6 +616,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         return status
+
+    def _answer(self, answer: Answer) -> int:
+        """A scripted answer (`answer_next`), whatever it holds."""
+        self._record(answer.status)
+        answer.send(self)
+        return answer.status
 
     def _drop(self) -> int:
         """Close the connection without a reply, as a crashed proxy or a cut network does."""

@@ -309,11 +309,15 @@ class BlueskyPoster:
         import httpx
         from atproto_client.exceptions import AtProtocolError
 
+        from ..http import AnswerTooLarge
+
         try:
             return step(*args)
         except AtProtocolError as exc:
             raise classify(exc, self.handle, self._service) from None
-        except httpx.TransportError as exc:  # the SDK passes some through as they are (a dropped reply)
+        # The SDK passes some through as they are: a dropped reply, one that could not be
+        # unpacked, one past the bound on an answer.
+        except (httpx.HTTPError, AnswerTooLarge) as exc:
             raise network_error(exc, self._service) from None
 
     # -- link cards (docs/bluesky-link-cards.md; their embed: records.py) -----------------------

@@ -77,6 +77,8 @@ class MastodonPoster:
         scrub_also([access_token])  # whoever logs a request's headers, the token never shows
         from mastodon import Mastodon
 
+        from ..http import bounded_session
+
         self.instance = _base_url(instance)
         self._client = Mastodon(
             access_token=access_token,
@@ -85,6 +87,7 @@ class MastodonPoster:
             ratelimit_method="throw",  # "wait" sleeps through a rate limit: never in a cron bot
             version_check_mode="none",  # no extra request to ask the server's version
             user_agent=f"twitterbot/{__version__}",
+            session=bounded_session(),  # every answer read within the bound all networks share
         )
         self._visibility = visibility
         self._policy = Backoff(retries, backoff, sleep)
