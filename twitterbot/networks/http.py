@@ -35,6 +35,7 @@ __all__ = [
     "bounded_session",
     "httpx_error",
     "httpx_hooks",
+    "json_object",
     "network_error",
     "never_connected",
     "unreadable",
@@ -132,6 +133,18 @@ def httpx_hooks(max_bytes: int = MAX_ANSWER_BYTES) -> Dict[str, List[Callable[[A
 def _where(url: str) -> str:
     """An answer's address without its query (which may carry a cursor, never a key)."""
     return url.split("?", 1)[0]
+
+
+def json_object(response: requests.Response, where: str, what: str) -> Dict[str, Any]:
+    """The answer's JSON object (`what` names the request in the error), or `unreadable`: not
+    JSON, nested deeper than the decoder goes, or JSON that is not an object."""
+    try:
+        answer = response.json()
+    except (ValueError, RecursionError):
+        raise unreadable(where, f"{what} answered {response.status_code} with no JSON") from None
+    if not isinstance(answer, dict):
+        raise unreadable(where, f"{what} answered with JSON that is not an object")
+    return answer
 
 
 def unreadable(where: str, what: str, advice: str = "the next run tries again") -> PostError:

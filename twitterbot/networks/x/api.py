@@ -12,7 +12,7 @@ import logging
 import time
 from typing import Mapping, Optional
 
-__all__ = ["DEFAULT_BASE_URL", "X_ORIGINS", "Credentials", "adapter", "status_url"]
+__all__ = ["DEFAULT_BASE_URL", "X_ORIGINS", "Credentials", "adapter", "signer", "status_url"]
 
 DEFAULT_BASE_URL = "https://api.twitter.com"
 # tweepy hard-codes api.twitter.com; api.x.com serves the same API. Both go through our adapter.
@@ -73,6 +73,16 @@ def adapter(*, timeout: float, base_url: str) -> object:
             return response
 
     return _XAdapter(timeout=timeout)  # never lets urllib3 re-send a POST on its own
+
+
+def signer(credentials: Credentials) -> object:
+    """The OAuth 1.0a signer of a request the bot makes itself (requests-oauthlib, tweepy's own),
+    over the original https URL, as X checks it."""
+    from requests_oauthlib import OAuth1
+
+    return OAuth1(
+        credentials.api_key, credentials.api_secret, credentials.access_token, credentials.access_token_secret
+    )
 
 
 # X's rate-limit headers (prefix) and the window each counts.
