@@ -262,3 +262,19 @@ def test_a_bluesky_post_answered_with_no_json_is_uncertain_not_an_exception(tmp_
         emu.fail("com.atproto.repo.createRecord", Fault(answer=Answer(b"<html>Bad Gateway</html>")))
         result = poster.post("Hello")
         assert not result.confirmed and result.lookup_key and "could not be read" in result.uncertain
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"$type": "app.example.thing", "text": {"nested": "Hello"}}, {"$type": "app.example.thing"}],
+    ids=["text-object", "no-text"],
+)
+def test_bluesky_cannot_tell_from_a_record_of_another_kind_under_its_key(tmp_path: Path, value: dict) -> None:
+    """A record the SDK has no model for is a dict-like that refuses to be compared: the look-up
+    must not compare it (the fuzz met `NotImplementedError` there) and cannot tell."""
+    with BlueskyEmulator() as emu:
+        poster = bluesky_emulated(emu, tmp_path)
+        key = poster.post("Hello").post_id.split()[0].rsplit("/", 1)[-1]
+        uri = f"at://{emu.did}/app.bsky.feed.post/{key}"
+        emu.fail("com.atproto.repo.getRecord", Fault(status=200, body={"uri": uri, "cid": "bafyrei", "value": value}))
+        assert poster.look_up("Hello", datetime.now(timezone.utc), key).found is None

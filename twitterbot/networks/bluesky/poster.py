@@ -37,6 +37,7 @@ from .records import (
     post_record,
     post_url,
     self_labels,
+    text_of,
     with_bot_label,
 )
 from .session import load_session, log_in, save_session
@@ -184,7 +185,7 @@ class BlueskyPoster:
             found = self._get_record(client, COLLECTION, key)
             if found is None:
                 return LookUp(False, "not found by record key")
-            if getattr(found.value, "text", None) != text:
+            if text_of(found) != text:
                 # The key is this post's alone: a record under it with other text is no answer.
                 return LookUp(None, "a record under its key has other text")
             return LookUp(True, "found by record key", self._result(text, found.uri, found.cid or "", None))
@@ -278,7 +279,7 @@ class BlueskyPoster:
         except PostError as exc:
             log.debug("could not look the post up: %s", exc.summary)
             return None
-        if found is None or getattr(found.value, "text", None) != text:
+        if found is None or text_of(found) != text:
             return None  # not ours: a record key is never reused, so this should not happen
         log.info("the post had landed on an earlier try (found under its record key %s)", record_key)
         return self._result(text, found.uri, found.cid or "", parent)

@@ -33,6 +33,7 @@ __all__ = [
     "post_record",
     "post_url",
     "self_labels",
+    "text_of",
     "with_bot_label",
 ]
 
@@ -168,10 +169,9 @@ def among(records: Sequence[Any], text: str, sent_at: datetime, result: Callable
     oldest: Optional[float] = None
     unreadable = False
     for record in records:
-        value = getattr(record, "value", None)
-        made = _timestamp(getattr(value, "created_at", None))
-        posted = getattr(value, "text", None)
-        if made is None or not isinstance(posted, str):
+        made = _timestamp(getattr(getattr(record, "value", None), "created_at", None))
+        posted = text_of(record)
+        if made is None or posted is None:
             unreadable = True
             continue
         oldest = made if oldest is None or made < oldest else oldest
@@ -182,6 +182,13 @@ def among(records: Sequence[Any], text: str, sent_at: datetime, result: Callable
     if full or (oldest is not None and oldest < since):
         return LookUp(False, "not found among the account's recent posts")
     return LookUp(None, "more posts since than one look-up reads")
+
+
+def text_of(record: Any) -> Optional[str]:
+    """A record's post text, or None when it has none that is text (a record of a type the SDK
+    does not know is a dict-like whose fields are anything, and refuses even to be compared)."""
+    posted = getattr(getattr(record, "value", None), "text", None)
+    return posted if isinstance(posted, str) else None
 
 
 def _timestamp(text: Any) -> Optional[float]:
