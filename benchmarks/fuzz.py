@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/fuzz.py --kind tweets --case 4711     # one case again, verbosely
     .venv/bin/python benchmarks/fuzz.py --kind pictures --count 5000  # damaged PNG, JPEG, GIF, WebP
     .venv/bin/python benchmarks/fuzz.py --kind monitors --count 500   # hostile HEALTHCHECK_URL, NOTIFY_URL
+    .venv/bin/python benchmarks/fuzz.py --kind answers --count 2000   # hostile answers to a look-up
 
 Every case is made by `random.Random(f"{seed}/{kind}/{number}")`, so a case number and the seed
 say exactly which file it was: a failure is repeated by `--case`. Each case is a fresh bot home
@@ -28,6 +29,15 @@ in-process through `twitterbot.cli.main` as bot.py runs it:
   loop ...: a real run whose post goes through or whose keys are refused, then `check`. The run
   must keep the exit status its post gives, whatever the monitor does, and no output may hold
   the login's password, its user-info or the check's key, in any encoding.
+
+
+- answers to a look-up of an uncertain post (X's timeline, Mastodon's statuses or the account,
+  Bluesky's listRecords or getRecord: the real shape mutated, a node replaced by another type,
+  keys dropped, nesting thousands deep, not JSON at all, error statuses, now and then past the 8 MB
+  any answer is read to), from each network's emulator on 127.0.0.1 to its own poster's
+  `look_up`, which may only answer (never "found": the post is not in the answer) or raise a
+  `PostError`; every fifth X case through a real run that has that post uncertain, which must
+  exit 0 and leave the post uncertain.
 
 Each run must end with a documented exit code other than 1 (1 is a bug), print no traceback, and a
 run that refuses the tweets file (65) or the settings (78, 64) must leave no run, attempt or job
@@ -74,7 +84,7 @@ SETTINGS = built_in().settings
 
 DOCUMENTED = {int(status) for status in ExitStatus} - {int(ExitStatus.UNEXPECTED)} | {130}
 REFUSED = {int(ExitStatus.DATA_ERROR), int(ExitStatus.CONFIG_ERROR), int(ExitStatus.USAGE)}
-KINDS = ("tweets", "env", "pictures", "monitors")
+KINDS = ("tweets", "env", "pictures", "monitors", "answers")
 
 # -- tweets files ------------------------------------------------------------------------------
 
@@ -626,6 +636,224 @@ def monitors_case(
     return outcomes, None
 
 
+# -- answers to a look-up --------------------------------------------------------------------------
+
+_JSON_VALUES: List[object] = [None, True, 0, -1, 2**70, 1.5e308, "", "x", "12345", "😀" * 3, [], {}, [None], {"": None}]
+
+
+def hostile_value(rng: random.Random, depth: int = 0) -> object:
+    """Any JSON value, now and then a deep or wide one."""
+    roll = rng.random()
+    if roll < 0.5 or depth > 3:
+        return rng.choice(_JSON_VALUES)
+    if roll < 0.7:
+        return [hostile_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if roll < 0.9:
+        return {rng.choice(["id", "text", "data", "uri", "value", "x"]): hostile_value(rng, depth + 1)}
+    return "x" * rng.randrange(100_000)
+
+
+def _mutate(value: object, rng: random.Random, words: str) -> object:
+    """`value` with one node somewhere replaced, dropped, repeated or given the post's words."""
+    if isinstance(value, dict) and value and rng.random() < 0.7:
+        key = rng.choice(sorted(value))
+        changed = dict(value)
+        roll = rng.random()
+        if roll < 0.25:
+            del changed[key]
+        elif roll < 0.4 and isinstance(value[key], str):
+            changed[key] = words + rng.choice(["", "!", " https://t.co/abcdefghij", " https://example.com/other"])
+        elif roll < 0.7:
+            changed[key] = hostile_value(rng)
+        else:
+            changed[key] = _mutate(value[key], rng, words)
+        return changed
+    if isinstance(value, list) and value and rng.random() < 0.7:
+        changed_list = list(value)
+        index = rng.randrange(len(value))
+        roll = rng.random()
+        if roll < 0.2:
+            changed_list.append(changed_list[index])
+        elif roll < 0.4:
+            changed_list[index] = hostile_value(rng)
+        else:
+            changed_list[index] = _mutate(value[index], rng, words)
+        return changed_list
+    return hostile_value(rng)
+
+
+def _real_answer(network: str, route: str, number: int) -> object:
+    """A well-formed answer of the kind the network gives, holding other posts than the one sought."""
+    made = "2030-01-01T00:00:00.000Z"
+    if network == "x":
+        posts = [
+            {
+                "id": str(1456012973835788293 + item),
+                "text": f"another post {item} https://t.co/abcdefgh{item:02d}",
+                "edit_history_tweet_ids": [str(1456012973835788293 + item)],
+                "entities": {
+                    "urls": [
+                        {
+                            "start": 15,
+                            "end": 38,
+                            "url": f"https://t.co/abcdefgh{item:02d}",
+                            "expanded_url": f"https://example.com/{item}",
+                            "display_url": f"example.com/{item}",
+                        }
+                    ]
+                },
+            }
+            for item in range(3)
+        ]
+        return {"data": posts, "meta": {"result_count": 3, "newest_id": posts[0]["id"], "oldest_id": posts[-1]["id"]}}
+    if network == "mastodon":
+        if route == "me":
+            return {
+                "id": "109876543210987654",
+                "username": "pibot",
+                "acct": "pibot",
+                "url": "https://example.social/@pibot",
+            }
+        return [
+            {
+                "id": str(113456789012345678 + item),
+                "created_at": made,
+                "content": f"<p>another post {item}</p>",
+                "url": "u",
+            }
+            for item in range(3)
+        ]
+    did = "did:plc:emulatoraliceaaaaaaaaaaa"
+    record = {"$type": "app.bsky.feed.post", "text": f"another post {number}", "createdAt": made}
+    if route == "getRecord":
+        return {"uri": f"at://{did}/app.bsky.feed.post/3kaaaaaaaaaaa", "cid": "bafyreiaaaa", "value": record}
+    return {
+        "records": [
+            {"uri": f"at://{did}/app.bsky.feed.post/3kaaaaaaaaa{item:02d}", "cid": "bafyreiaaaa", "value": record}
+            for item in range(3)
+        ],
+        "cursor": "3kaaaaaaaaa00",
+    }
+
+
+def hostile_answer(rng: random.Random, network: str, route: str, words: str) -> object:
+    """An `Answer` (tests/loopback.py) for one read of `route`: the real shape mutated, or worse."""
+    from loopback import Answer
+
+    roll = rng.random()
+    if roll < 0.02:
+        return Answer(size=9 * 1024 * 1024, gzip=rng.random() < 0.5)  # past the bound on any answer
+    if roll < 0.1:
+        raw = rng.choice([b"", b"<html>Bad Gateway</html>", b'{"data": [', b"\xff\xfe\x00", b"[" * 100_000, b"null"])
+        return Answer(raw, status=rng.choice([200, 200, 400, 429, 500, 502]))
+    answer = _real_answer(network, route, rng.randrange(1000))
+    for _ in range(rng.randrange(1, 5)):
+        answer = _mutate(answer, rng, words)
+    return Answer(answer, status=rng.choice([200] * 8 + [400, 401, 404, 429, 500, 503]))
+
+
+def answers_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -> Tuple[List[Outcome], Optional[str]]:
+    """A hostile answer to one network's look-up, in-process; every fifth X case through runs too."""
+    network = rng.choice(["x", "mastodon", "bluesky"])
+    words = f"uncertain post {rng.randrange(10**6)}"
+    text = words + " https://example.com/sent"
+    outcome = _look_up_once(rng, network, text, words, home)
+    if network != "x" or rng.randrange(5):
+        return [outcome], None
+    outcomes, why = _run_with_an_uncertain_post(rng, home, text, words)
+    return [outcome] + outcomes, why
+
+
+def _look_up_once(rng: random.Random, network: str, text: str, words: str, home: Path) -> Outcome:
+    """The network's own poster looks `text` up against its emulator answering a hostile answer."""
+    from datetime import datetime, timedelta, timezone
+
+    from twitterbot.errors import PostError
+
+    sent_at = datetime.now(timezone.utc) - timedelta(hours=2)
+    key: Optional[str] = None
+    with contextlib.ExitStack() as stack:
+        if network == "x":
+            from x_emulator import XEmulator
+
+            from twitterbot.networks.x.api import Credentials
+            from twitterbot.networks.x.poster import XPoster
+
+            emulator = stack.enter_context(XEmulator())
+            emulator.answer_next("timeline", hostile_answer(rng, network, "timeline", words))
+            keys = emulator.keys
+            poster: object = XPoster(
+                Credentials(
+                    keys["consumer_key"], keys["consumer_secret"], keys["access_token"], keys["access_token_secret"]
+                ),
+                timeout=5,
+                retries=0,
+                base_url=emulator.url,
+            )
+        elif network == "mastodon":
+            from mastodon_server import TOKEN, MastodonEmulator
+
+            from twitterbot.networks.mastodon.poster import MastodonPoster
+
+            server = stack.enter_context(MastodonEmulator())
+            route = rng.choice(["statuses", "statuses", "me"])
+            server.answer_next(route, hostile_answer(rng, network, route, words))
+            poster = MastodonPoster(
+                instance=server.url, access_token=TOKEN, visibility="unlisted", timeout=5, retries=0
+            )
+        else:
+            from bluesky_emulator import BlueskyEmulator, Fault
+
+            from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
+
+            pds = stack.enter_context(BlueskyEmulator())
+            route = rng.choice(["listRecords", "getRecord"])
+            key = "3kaaaaaaaaaaa" if route == "getRecord" else None
+            pds.fail(f"com.atproto.repo.{route}", Fault(answer=hostile_answer(rng, network, route, words)))
+            poster = BlueskyPoster(
+                Login(pds.handle, pds.password, pds.url, home / "session.json"), timeout=5, retries=0
+            )
+        try:
+            answer = poster.look_up(text, sent_at, key)  # type: ignore[attr-defined]
+        except PostError as exc:  # what settling expects: it logs it, and the next run asks again
+            return Outcome(f"look_up:{network}", int(ExitStatus.TEMPORARY_FAILURE), f"{exc.kind}: {exc.summary}")
+        except BaseException as exc:  # noqa: BLE001 - anything else escaping a look-up is the finding
+            import traceback
+
+            return Outcome(
+                f"look_up:{network}", 1, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            )
+    if answer.found:
+        return Outcome(f"look_up:{network}", 1, f"found a post the answer does not hold: {answer}")
+    return Outcome(f"look_up:{network}", 0, answer.how)
+
+
+def _run_with_an_uncertain_post(
+    rng: random.Random, home: Path, text: str, words: str
+) -> Tuple[List[Outcome], Optional[str]]:
+    """A real run whose post's answer was lost, then a run the die skips that looks it up and meets
+    a hostile timeline: it must exit 0 (the post stays uncertain, or is settled)."""
+    from x_emulator import XEmulator
+
+    with XEmulator() as emulator:
+        (home / "tweets.txt").write_text(text + "\n")
+        settings = dict(emulator.env(), TWEET_ONE_IN="1000", X_API_RETRIES="0", X_API_TIMEOUT="5", MIN_POST_GAP="0")
+        (home / ".env").write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
+        (home / ".env").chmod(0o600)
+        environ = {"PATH": os.environ["PATH"], "HOME": str(home)}
+        emulator.fail_next("posted_then_drop")
+        posted = run_cli(["--force"], environ, home)
+        emulator.answer_next("timeline", hostile_answer(rng, "x", "timeline", words))
+        skip = next(seed for seed in range(100) if random.Random(seed).randrange(1000) != 0)
+        looked = run_cli(["--seed", str(skip)], environ, home)
+    if posted.status != 75 or looked.status != 0:
+        return [
+            posted,
+            looked,
+        ], f"the lost post's run exited {posted.status} (75 expected), the look-up's {looked.status} (0 expected)"
+    return [posted, looked], None
+
+
 # While the cases run, PATH holds no compiler: `check` would build the jobs' kernels in every
 # case's fresh state folder (a second or two); without cc it says so in a line (the switches are
 # still read and checked). The kernels look for cc on the process's own PATH.
@@ -634,6 +862,7 @@ CASES: Dict[str, Callable[[random.Random, Path, Dict[str, str]], Tuple[List[Outc
     "tweets": tweets_case,
     "env": env_case,
     "pictures": pictures_case,
+    "answers": answers_case,
 }
 
 

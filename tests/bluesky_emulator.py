@@ -19,10 +19,10 @@ import time
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Deque, Dict, List
+from typing import Any, Deque, Dict, List, Optional
 from urllib.parse import parse_qs, urlsplit
 
-from loopback import LoopbackServer
+from loopback import Answer, LoopbackServer
 
 __all__ = ["BlueskyEmulator", "Fault", "shape"]
 
@@ -47,6 +47,7 @@ class Fault:
     lose_reply_after_handling: bool = False  # do the work, then close the connection: no answer
     drop_before_handling: bool = False  # close the connection without doing anything
     delay: float = 0.0  # wait this long first (the client's timeout may fire)
+    answer: Optional[Answer] = None  # answer this instead, whatever it holds (not JSON, endless)
 
     @classmethod
     def server_error(cls, status: int = 500) -> Fault:
@@ -257,6 +258,9 @@ class BlueskyEmulator:
                     time.sleep(fault.delay)
                 if fault and fault.drop_before_handling:
                     self._drop()
+                    return
+                if fault and fault.answer:
+                    fault.answer.send(self)
                     return
                 if fault and fault.status:
                     self._reply(fault.status, fault.body, fault.headers)

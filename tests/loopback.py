@@ -1,13 +1,17 @@
 """The one way the tests' HTTP servers (the X, Mastodon and Bluesky emulators) listen: on
-127.0.0.1 at a free port, served from a daemon thread, quiet about clients that hang up; and what
-they share to read an upload (a multipart form, a picture's type from its first bytes)."""
+127.0.0.1 at a free port, served from a daemon thread, quiet about clients that hang up; what
+they share to read an upload (a multipart form, a picture's type from its first bytes); and the
+one way a test makes any of them answer what a hostile or broken server would (`Answer`)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sys
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Dict, Optional, Tuple, Type
+from typing import Any, Dict, Optional, Tuple, Type
 
 
 class LoopbackServer(ThreadingHTTPServer):
@@ -62,3 +66,60 @@ def picture_type(data: bytes) -> Optional[str]:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return None
+
+
+@dataclass
+class Answer:
+    """A reply a test scripts in place of a server's own: `body` as JSON (bytes as they are), any
+    `status` and content type; or, with `size`, a JSON document of that many bytes streamed in
+    pieces (a timeline that never ends), never held whole by the server. `gzip` sends it
+    compressed, as a server may (a small answer that unpacks to `size`)."""
+
+    body: Any = None
+    status: int = 200
+    content_type: str = "application/json; charset=utf-8"
+    size: int = 0
+    gzip: bool = False
+
+    def send(self, handler: BaseHTTPRequestHandler) -> None:
+        """Write the reply on `handler`'s connection; a client that stops reading ends it."""
+        handler.close_connection = True  # and says so: a client must not send on it again
+        handler.send_response(self.status)
+        handler.send_header("Connection", "close")
+        handler.send_header("Content-Type", self.content_type)
+        with contextlib.suppress(OSError):  # the client hung up, as it should past its bound
+            if self.size:
+                self._stream(handler)
+                return
+            data = self.body if isinstance(self.body, bytes) else json.dumps(self.body).encode()
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+
+    def _stream(self, handler: BaseHTTPRequestHandler) -> None:
+        """`{"data": [{"id": "1", "text": "xx..."}, ...]}` of `size` bytes, 64 KB at a time."""
+        import zlib
+
+        item = b'{"id": "1", "text": "' + b"x" * 200 + b'"},'
+        piece = item * (65536 // len(item))
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31) if self.gzip else None
+        handler.send_header("Transfer-Encoding", "chunked")
+        if packer:
+            handler.send_header("Content-Encoding", "gzip")
+        handler.end_headers()
+
+        def chunk(data: bytes) -> None:
+            data = packer.compress(data) if packer else data
+            if data:
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+        chunk(b'{"data": [')
+        sent = 10
+        while sent < self.size:
+            chunk(piece)
+            sent += len(piece)
+        chunk(b'{"id": "1", "text": "x"}]}')
+        if packer:
+            tail = packer.flush()
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(tail), tail))
+        handler.wfile.write(b"0\r\n\r\n")

@@ -16,7 +16,9 @@ hour) and answers in Mastodon's shapes. Tests script the faults with `fail_next`
 pictures too: ``POST /api/v2/media`` (multipart: the file and its ``description``), refused with
 Mastodon's 422s when the type is not one it takes, the file is over its ``image_size_limit`` or
 the description over 1,500 characters; ``media_ids`` on a status; its limits in
-``/api/v2/instance``. `fail_next_upload` scripts the uploads' faults.
+``/api/v2/instance``. `fail_next_upload` scripts the uploads' faults. It lists the account's
+statuses (``GET /api/v1/accounts/:id/statuses``, newest first, at most 40), and `answer_next`
+makes a read answer anything at all (a malformed list, an endless one).
 
 Both give `env()`: the settings that point the bot at them.
 """
@@ -36,7 +38,7 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from loopback import LoopbackServer, multipart_fields, picture_type
+from loopback import Answer, LoopbackServer, multipart_fields, picture_type
 
 TOKEN = "emuMastodonToken0123456789AbCdEfGhIjK"  # made up: 43 characters like a real one
 FIRST_ID = 113456789012345678  # Mastodon ids are snowflake-like; later statuses count up
@@ -119,6 +121,7 @@ class MastodonEmulator:
     _upload_script: Deque[str] = field(default_factory=deque)
     _keys: Dict[str, Tuple[str, float]] = field(default_factory=dict)
     _script: Deque[str] = field(default_factory=deque)
+    _answers: Dict[str, Deque[Answer]] = field(default_factory=dict)  # scripted by `answer_next`
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> MastodonEmulator:
@@ -159,6 +162,17 @@ class MastodonEmulator:
             if kind not in ERRORS and kind not in BEHAVIOURS:
                 raise ValueError(f"unknown failure {kind}")
             self._upload_script.append(kind)
+
+    def answer_next(self, route: str, *answers: Answer) -> None:
+        """Answer the next reads of `route` ("statuses": the account's statuses, "me":
+        ``verify_credentials``) with these, in order, once the token is checked."""
+        if route not in ("statuses", "me"):
+            raise ValueError(f"unknown route {route}")
+        self._answers.setdefault(route, deque()).extend(answers)
+
+    def _scripted(self, route: str) -> Optional[Answer]:
+        queue = self._answers.get(route)
+        return queue.popleft() if queue else None
 
     @property
     def texts(self) -> List[str]:
@@ -219,7 +233,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorized():
             return self._error(401, "The access token is invalid")
         if path == "/api/v1/accounts/verify_credentials" and method == "GET":
-            return self._json(200, self._account())
+            answer = emu._scripted("me")
+            return self._answer(answer) if answer else self._json(200, self._account())
+        if re.fullmatch(r"/api/v1/accounts/[^/]+/statuses", path) and method == "GET":
+            answer = emu._scripted("statuses")
+            return self._answer(answer) if answer else self._statuses(path.split("/")[4])
         if path == "/api/v1/statuses" and method == "POST":
             return self._post_status()
         if path == "/api/v2/media" and method == "POST":
@@ -338,6 +356,23 @@ class _Handler(BaseHTTPRequestHandler):
             data = json.dumps(self._status(status)).encode()
             return self._send(200, data, "application/json; charset=utf-8", {"X-RateLimit-Reset": "soon"})
         return self._json(200, self._status(status))
+
+    def _statuses(self, account_id: str) -> int:
+        """The account's statuses, newest first: at most ``limit`` (Mastodon's default 20, most 40)."""
+        if account_id != self._account()["id"]:
+            return self._error(404, "Record not found")
+        try:
+            limit = int(parse_qs(urlsplit(self.path).query).get("limit", ["20"])[0])
+        except ValueError:
+            limit = 20
+        newest = list(reversed(self.emu.statuses))[: max(1, min(limit, 40))]
+        return self._json(200, [self._status(status) for status in newest])
+
+    def _answer(self, answer: Answer) -> int:
+        """A scripted answer (`answer_next`), whatever it holds."""
+        self._record(answer.status)
+        answer.send(self)
+        return answer.status
 
     # -- Mastodon's shapes -----------------------------------------------------------------------
 

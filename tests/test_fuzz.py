@@ -1,5 +1,6 @@
 """The fuzz driver (benchmarks/fuzz.py), short: generated tweets files, env files, damaged pictures and
-hostile monitors through the real CLI entry. No exit 1, no traceback, only documented exit codes, nothing in the history after
+hostile monitors through the real CLI entry, and hostile answers to each network's look-up of an uncertain post.
+No exit 1, no traceback, only documented exit codes, nothing in the history after
 a refused file. The long run (`benchmarks/fuzz.py --count 10000`) goes before a release."""
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ def test_a_short_fuzz_of_hostile_monitors_finds_nothing() -> None:
     assert statuses["--force:0"] and statuses["--force:77"] and statuses["check:0"] == 40
 
 
+def test_a_short_fuzz_of_hostile_answers_to_look_ups_finds_nothing() -> None:
+    """Malformed, mistyped, deep, huge or not-JSON answers: each look-up answers (never "found")
+    or fails with a PostError, and a run that meets one while settling exits 0."""
+    figures = fuzz.fuzz(["answers"], 80, seed=2026)
+    assert figures.failures == [], [(f.number, f.why) for f in figures.failures]
+    statuses = figures.statuses["answers"]
+    assert statuses["look_up:0"] and statuses["look_up:75"] and statuses["--seed:0"]
+
+
 def test_a_case_is_the_same_file_every_time() -> None:
     """A failing case is repeated by its number (`--case N`): the generators depend on the seed alone."""
     for kind, make in (("tweets", fuzz.tweets_file), ("env", fuzz.env_file), ("pictures", fuzz.damaged_picture)):
@@ -53,6 +63,11 @@ def test_a_case_is_the_same_file_every_time() -> None:
     plans = [fuzz.monitor_plan(random.Random(f"29/monitors/{number}"))[:2] for number in range(30)]
     assert plans == [fuzz.monitor_plan(random.Random(f"29/monitors/{number}"))[:2] for number in range(30)]
     assert len(set(plans)) > 20
+    answers = [repr(fuzz.hostile_answer(random.Random(f"29/answers/{n}"), "x", "timeline", "w")) for n in range(30)]
+    assert answers == [
+        repr(fuzz.hostile_answer(random.Random(f"29/answers/{n}"), "x", "timeline", "w")) for n in range(30)
+    ]
+    assert len(set(answers)) > 20
 
 
 def test_the_generators_make_what_the_issue_lists() -> None:
@@ -65,3 +80,7 @@ def test_the_generators_make_what_the_issue_lists() -> None:
     for needle in (b"export ", b"TWITTERBOT_PEGS_KERNEL", b"\r\n", b"'", b"\x00"):
         assert needle in envs, needle
     assert not any(fuzz._unsafe_path(fuzz.env_file(random.Random(f"7/env/{n}"))) for n in range(2000))
+    answers = [fuzz.hostile_answer(random.Random(f"29/answers/{n}"), "mastodon", "statuses", "w") for n in range(400)]
+    assert any(answer.size > 8 * 1024 * 1024 for answer in answers)  # past the bound on any answer
+    assert any(answer.body == b"[" * 100_000 for answer in answers)  # deeper than the decoder goes
+    assert any(answer.status >= 400 for answer in answers) and any(isinstance(a.body, dict) for a in answers)

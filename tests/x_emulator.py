@@ -7,6 +7,12 @@ It is a real HTTP server on 127.0.0.1 that checks what X checks and answers as X
 - ``POST /2/tweets``: JSON body with ``text`` (and optional ``reply``), X's weighted length,
   duplicate text, the 15-minute and 24-hour post limits with X's rate-limit headers;
 - ``GET /2/users/me``;
+- ``GET /2/users/:id/tweets``: the account's posts, newest first (``max_results`` 5..100,
+  ``start_time``, ``tweet.fields`` among X's own, paging by ``meta.next_token``). As X does, a
+  post's text comes back with every link shortened to a t.co link (found as X finds them,
+  twitter-text: bare domains too) and ``&``, ``<``, ``>`` escaped, a picture's own t.co link at its
+  end; asked for ``entities``, each t.co link is described (``url``, ``expanded_url``,
+  ``display_url``, ``start``/``end``; a picture's with its ``media_key``);
 - the v2 media endpoints: ``POST /2/media/upload`` (multipart/form-data, the file in ``media``
   and ``media_category``; X's 5 MB image limit and its image types, checked from the bytes),
   ``POST /2/media/metadata`` (alt text, at most 1,000 characters) and ``media.media_ids`` on
@@ -16,7 +22,8 @@ It is a real HTTP server on 127.0.0.1 that checks what X checks and answers as X
 Replies use the shapes X documents for API v2, and a successful post copies its status, headers
 and body layout from the recorded cassette in ``tests/fixtures/x-api/`` (see its SOURCE.md). Tests
 script failures with `fail_next`: each X error reply, slow replies, dropped connections, and
-"posted but the reply never came" (the case that must not lead to a double post). With
+"posted but the reply never came" (the case that must not lead to a double post); and, with
+`answer_next`, any answer at all to a read (a malformed timeline, an endless one). With
 ``duplicate_check=False`` it accepts the same text twice, as X's policy does not promise to
 refuse it, so a test sees every double post a retry would make.
 """
@@ -38,7 +45,7 @@ from types import SimpleNamespace
 from typing import Deque, Dict, List, Optional, Set, Tuple
 from urllib.parse import parse_qs, urlsplit
 
-from loopback import LoopbackServer, multipart_fields, picture_type
+from loopback import Answer, LoopbackServer, multipart_fields, picture_type
 from oauthlib.oauth1.rfc5849 import signature, utils
 
 from twitterbot.networks import twittertext
@@ -47,6 +54,7 @@ from twitterbot.networks import twittertext
 # load it as the bot does (a stand-in for that one import), then import from it as usual.
 twittertext.load()
 from twitter_text import parse_tweet  # noqa: E402
+from twitter_text.extract_urls import extract_urls_with_indices  # noqa: E402
 
 ORIGIN = "https://api.twitter.com"
 USER_ID = "12345"  # the account's id, as its access token starts
@@ -147,10 +155,72 @@ BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_slow", "posted_th
 @dataclass
 class Post:
     id: str
-    text: str
+    text: str  # as it was sent
     reply_to: Optional[str]
     at: float
     media: List[Media] = field(default_factory=list)
+    shown: str = ""  # as X gives it back: links shortened to t.co
+    urls: List[Dict[str, object]] = field(default_factory=list)  # its entities.urls
+
+
+# The fields `tweet.fields` may name (X's API v2 reference); any other is refused with a 400.
+TWEET_FIELDS = {
+    "article", "attachments", "author_id", "card_uri", "community_id", "context_annotations",
+    "conversation_id", "created_at", "display_text_range", "edit_controls", "edit_history_tweet_ids",
+    "entities", "geo", "id", "in_reply_to_user_id", "lang", "media_metadata", "non_public_metrics",
+    "note_tweet", "organic_metrics", "possibly_sensitive", "promoted_metrics", "public_metrics",
+    "referenced_tweets", "reply_settings", "scopes", "source", "text", "withheld",
+}  # fmt: skip
+ROUTES = {"timeline", "me"}  # the reads `answer_next` may script
+
+
+def shorten(post_id: str, text: str, media: List[Media], username: str) -> Tuple[str, List[Dict[str, object]]]:
+    """`text` as X shows it, every link (as twitter-text finds it) a t.co link, a picture's link at
+    the end, and the entities that describe them. Written here, not taken from the bot."""
+    pieces, urls, position = [], [], 0
+
+    def link(number: int) -> str:
+        token = base64.b32encode(hashlib.sha1(f"{post_id}/{number}".encode()).digest()).decode()
+        return "https://t.co/" + token[:10].lower()
+
+    shown_length = 0
+    for number, found in enumerate(extract_urls_with_indices(text)):
+        start, end = found["indices"]
+        typed = found["url"]
+        pieces.append(text[position:start])
+        shown_length += start - position
+        short = link(number)
+        expanded = typed if "://" in typed else "http://" + typed
+        display = expanded.split("://", 1)[1]
+        urls.append(
+            {
+                "start": shown_length,
+                "end": shown_length + len(short),
+                "url": short,
+                "expanded_url": expanded,
+                "display_url": display if len(display) <= 26 else display[:26] + "\u2026",
+            }
+        )
+        pieces.append(short)
+        shown_length += len(short)
+        position = end
+    pieces.append(text[position:])
+    shown = "".join(pieces)
+    if media:
+        short = link(len(urls))
+        start = len(shown) + 1
+        shown += " " + short
+        urls.append(
+            {
+                "start": start,
+                "end": start + len(short),
+                "url": short,
+                "expanded_url": f"https://x.com/{username}/status/{post_id}/photo/1",
+                "display_url": "pic.x.com/" + short.rsplit("/", 1)[1],
+                "media_key": f"3_{media[0].id}",
+            }
+        )
+    return shown, urls
 
 
 @dataclass
@@ -197,6 +267,7 @@ class XEmulator:
     deleted: Set[str] = field(default_factory=set)  # ids the account deleted (see `delete`)
     seen: List[Seen] = field(default_factory=list)
     timeline_reads: int = 0  # GET /2/users/:id/tweets answered
+    _answers: Dict[str, Deque[Answer]] = field(default_factory=dict)  # scripted by `answer_next`
     _script: Deque[str] = field(default_factory=deque)
     _nonces: Set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -233,6 +304,13 @@ class XEmulator:
                 raise ValueError(f"unknown failure {kind}")
             self._script.append(kind)
 
+    def answer_next(self, route: str, *answers: Answer) -> None:
+        """Answer the next reads of `route` ("timeline": ``GET /2/users/:id/tweets``, "me":
+        ``GET /2/users/me``) with these, in order, once their signature is checked."""
+        if route not in ROUTES:
+            raise ValueError(f"unknown route {route}")
+        self._answers.setdefault(route, deque()).extend(answers)
+
     def env(self) -> Dict[str, str]:
         """Settings that point the bot at this emulator with the right keys."""
         return {
@@ -254,8 +332,13 @@ class XEmulator:
     def _create(self, text: str, reply_to: Optional[str], media: Optional[List[Media]] = None) -> Post:
         with self._lock:
             post = Post(str(FIRST_ID + len(self.posts)), text, reply_to, time.time(), list(media or []))
+            post.shown, post.urls = shorten(post.id, text, post.media, self.username)
             self.posts.append(post)
             return post
+
+    def _scripted(self, route: str) -> Optional[Answer]:
+        queue = self._answers.get(route)
+        return queue.popleft() if queue else None
 
     def _upload(self, data: bytes, media_type: str, category: str) -> Media:
         with self._lock:
@@ -344,8 +427,15 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error("unauthorized")
 
         if method == "GET" and path == "/2/users/me":
+            answer = emu._scripted("me")
+            if answer:
+                return self._answer(answer)
             return self._json(200, {"data": {"id": USER_ID, "name": "Pi Bot", "username": emu.username}})
         if method == "GET" and path.startswith("/2/users/") and path.endswith("/tweets"):
+            answer = emu._scripted("timeline")
+            if answer:
+                emu.timeline_reads += 1
+                return self._answer(answer)
             return self._timeline(path.split("/")[3])
         if method == "POST" and path == "/2/media/upload":
             return self._media_upload(raw, scripted)
@@ -408,7 +498,7 @@ class _Handler(BaseHTTPRequestHandler):
             "x-access-level": "read-write",
         }
         return self._json(
-            status, {"data": {"edit_history_tweet_ids": [post.id], "id": post.id, "text": post.text}}, headers
+            status, {"data": {"edit_history_tweet_ids": [post.id], "id": post.id, "text": post.shown}}, headers
         )
 
     def _timeline(self, user_id: str) -> int:
@@ -428,16 +518,22 @@ class _Handler(BaseHTTPRequestHandler):
             return self._invalid("max_results or start_time is not valid")
         if not 5 <= max_results <= 100:
             return self._invalid(f"The `max_results` query parameter value [{max_results}] is not between 5 and 100")
+        fields = set(",".join(query.get("tweet.fields", [])).split(",")) - {""}
+        unknown = sorted(fields - TWEET_FIELDS)
+        if unknown:
+            return self._invalid(
+                f"The `tweet.fields` query parameter value [{unknown[0]}] is not one of [{','.join(sorted(TWEET_FIELDS))}]"
+            )
         emu.timeline_reads += 1
         posts = [post for post in reversed(emu.posts) if post.at >= since and post.id not in emu.deleted]
         page = posts[:max_results]
-        fields = set(",".join(query.get("tweet.fields", [""])).split(","))
         data = [
             {
                 "id": post.id,
-                "text": post.text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"),
+                "text": post.shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"),
                 "edit_history_tweet_ids": [post.id],
                 **({"created_at": _rfc3339(post.at)} if "created_at" in fields else {}),
+                **({"entities": {"urls": post.urls}} if "entities" in fields and post.urls else {}),
             }
             for post in page
         ]
@@ -593,6 +689,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         return status
+
+    def _answer(self, answer: Answer) -> int:
+        """A scripted answer (`answer_next`), whatever it holds."""
+        self._record(answer.status)
+        answer.send(self)
+        return answer.status
 
     def _drop(self) -> int:
         """Close the connection without a reply, as a crashed proxy or a cut network does."""

@@ -1,5 +1,7 @@
 """Each network's look-up of an uncertain post and its bot label, against real local servers: the
-reference PDS (tests/pds), mastodon-mock and the Mastodon emulator (tests/mastodon_server.py)."""
+reference PDS (tests/pds), mastodon-mock and the Mastodon emulator (tests/mastodon_server.py); and
+the answers a hostile or broken server gives a look-up (the emulators' scripted `Answer`s), which
+may only make it say it cannot tell, or fail with a PostError. (X's: tests/networks/test_x_timeline.py.)"""
 
 from __future__ import annotations
 
@@ -7,9 +9,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from bluesky_emulator import BlueskyEmulator, Fault
+from loopback import Answer
 from mastodon_server import TOKEN, MastodonEmulator, MockInstance
 from pds.harness import Pds
 
+from twitterbot.errors import PostError
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.records import new_record_key
 from twitterbot.networks.mastodon.poster import MastodonPoster
@@ -114,3 +119,162 @@ def test_check_online_notes_the_missing_bot_flag_and_account_mark_bot_sets_it(
     after = home.run("check", "--online")
     assert "ok       Mastodon: the account is marked as a bot" in after.stdout
     assert home.run("account").returncode == 64
+
+
+# -- hostile answers: a look-up that cannot read its answer says so, never raises anything else -----
+
+
+def mastodon_poster(emu: MastodonEmulator) -> MastodonPoster:
+    return MastodonPoster(instance=emu.url, access_token=TOKEN, visibility="unlisted", timeout=5, retries=0)
+
+
+AN_HOUR_AGO = timedelta(hours=1, minutes=1)  # past the Idempotency-Key: the statuses are read
+
+
+def test_mastodon_reads_the_account_s_statuses_after_the_key_is_forgotten() -> None:
+    with MastodonEmulator() as emu:
+        poster = mastodon_poster(emu)
+        posted = poster.post("Hello & <welcome>")
+        sent_at = datetime.now(timezone.utc) - timedelta(seconds=5)
+        found = poster.look_up("Hello & <welcome>", sent_at, None)
+        assert found.found and found.result.post_id == posted.post_id
+        assert poster.look_up("never sent", sent_at, None).found is False  # the account's whole list
+        assert emu.texts == ["Hello & <welcome>"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer({"id": "1"}),
+        Answer("a status"),
+        Answer([5, None]),
+        Answer([{"id": None, "created_at": "soon", "content": 5}]),  # may be the one: cannot tell
+        Answer(None),
+        Answer(b"<html>Bad Gateway</html>"),
+        Answer([], status=500),
+        Answer(size=20 * 1024 * 1024),
+    ],
+    ids=lambda answer: repr(answer.body)[:30] + f"/{answer.status}/{answer.size}",
+)
+def test_mastodon_cannot_tell_from_statuses_it_cannot_read(answer: Answer) -> None:
+    with MastodonEmulator() as emu:
+        poster = mastodon_poster(emu)
+        emu.answer_next("statuses", answer)
+        try:
+            result = poster.look_up("Hello", datetime.now(timezone.utc) - AN_HOUR_AGO, None)
+        except PostError as exc:
+            assert exc.summary and (not answer.size or "more than 8 MB" in exc.summary)
+        else:
+            assert result.found is None, result
+
+
+@pytest.mark.parametrize("answer", [Answer([]), Answer({"username": "pibot"}), Answer({"id": None}), Answer("me")])
+def test_mastodon_cannot_tell_when_the_account_cannot_be_read(answer: Answer) -> None:
+    with MastodonEmulator() as emu:
+        emu.answer_next("me", answer)
+        assert mastodon_poster(emu).look_up("Hello", datetime.now(timezone.utc) - AN_HOUR_AGO, None).found is None
+
+
+def bluesky_emulated(emu: BlueskyEmulator, tmp_path: Path) -> BlueskyPoster:
+    return BlueskyPoster(
+        Login(emu.handle, emu.password, emu.url, tmp_path / "session.json"),
+        timeout=5,
+        retries=0,
+        sleep=lambda seconds: None,
+    )
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault.server_error(),  # a refusal under getRecord was an exception that ended the run
+        Fault(status=200, body=[]),
+        Fault(status=200, body={"uri": None, "value": 5}),
+        Fault(answer=Answer(b"<html>Bad Gateway</html>")),
+        Fault(answer=Answer(size=20 * 1024 * 1024)),
+    ],
+    ids=["500", "list", "no-uri", "html", "20MB"],
+)
+def test_bluesky_cannot_look_a_record_key_up_in_an_answer_it_cannot_read(tmp_path: Path, fault: Fault) -> None:
+    with BlueskyEmulator() as emu:
+        poster = bluesky_emulated(emu, tmp_path)
+        posted = poster.post("Hello")
+        key = posted.post_id.split()[0].rsplit("/", 1)[-1]
+        emu.fail("com.atproto.repo.getRecord", fault)
+        with pytest.raises(PostError):
+            poster.look_up("Hello", datetime.now(timezone.utc), key)
+        assert poster.look_up("Hello", datetime.now(timezone.utc), key).found is True  # asked again
+
+
+def test_bluesky_cannot_tell_from_a_record_under_its_key_with_other_text(tmp_path: Path) -> None:
+    """The key is the post's alone: another text under it is no answer, and never "not found"."""
+    with BlueskyEmulator() as emu:
+        poster = bluesky_emulated(emu, tmp_path)
+        key = poster.post("Hello").post_id.split()[0].rsplit("/", 1)[-1]
+        emu.records[key]["value"]["text"] = "Goodbye"
+        assert poster.look_up("Hello", datetime.now(timezone.utc), key).found is None
+
+
+def listed(*values: dict) -> Fault:
+    """listRecords answering with these record values (under made-up keys)."""
+    records = [
+        {
+            "uri": f"at://did:plc:emulatoraliceaaaaaaaaaaa/app.bsky.feed.post/3k{number:011d}",
+            "cid": "bafyrei",
+            "value": value,
+        }
+        for number, value in enumerate(values)
+    ]
+    return Fault(status=200, body={"records": records})
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        listed({"$type": "app.bsky.feed.post", "text": "Hello", "createdAt": 5}),
+        listed({"$type": "app.bsky.feed.post", "text": "Hello", "createdAt": "yesterday"}),
+        listed({"$type": "app.bsky.feed.post", "text": 5, "createdAt": "2026-01-01T00:00:00Z"}),
+        Fault(status=200, body={"records": "Hello"}),
+        Fault(status=200, body=[]),
+        Fault(answer=Answer(b"\x00\x01")),
+        Fault(answer=Answer(size=20 * 1024 * 1024, gzip=True)),
+    ],
+    ids=["time-number", "time-words", "text-number", "records-string", "list", "binary", "20MB-gzip"],
+)
+def test_bluesky_cannot_tell_from_recent_posts_it_cannot_read(tmp_path: Path, fault: Fault) -> None:
+    with BlueskyEmulator() as emu:
+        poster = bluesky_emulated(emu, tmp_path)
+        poster.account()
+        emu.fail("com.atproto.repo.listRecords", fault)
+        try:
+            result = poster.look_up("Hello", datetime.now(timezone.utc) - timedelta(days=1), None)
+        except PostError as exc:
+            assert exc.summary
+        else:
+            assert result.found is None, result
+
+
+def test_a_bluesky_post_answered_with_no_json_is_uncertain_not_an_exception(tmp_path: Path) -> None:
+    """createRecord's answer cannot be read: the record may exist, so the post is uncertain (and
+    looked up by its key), as for a lost answer; it ended the run with an exception."""
+    with BlueskyEmulator() as emu:
+        poster = bluesky_emulated(emu, tmp_path)
+        emu.fail("com.atproto.repo.createRecord", Fault(answer=Answer(b"<html>Bad Gateway</html>")))
+        result = poster.post("Hello")
+        assert not result.confirmed and result.lookup_key and "could not be read" in result.uncertain
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"$type": "app.example.thing", "text": {"nested": "Hello"}}, {"$type": "app.example.thing"}],
+    ids=["text-object", "no-text"],
+)
+def test_bluesky_cannot_tell_from_a_record_of_another_kind_under_its_key(tmp_path: Path, value: dict) -> None:
+    """A record the SDK has no model for is a dict-like that refuses to be compared: the look-up
+    must not compare it (the fuzz met `NotImplementedError` there) and cannot tell."""
+    with BlueskyEmulator() as emu:
+        poster = bluesky_emulated(emu, tmp_path)
+        key = poster.post("Hello").post_id.split()[0].rsplit("/", 1)[-1]
+        uri = f"at://{emu.did}/app.bsky.feed.post/{key}"
+        emu.fail("com.atproto.repo.getRecord", Fault(status=200, body={"uri": uri, "cid": "bafyrei", "value": value}))
+        assert poster.look_up("Hello", datetime.now(timezone.utc), key).found is None

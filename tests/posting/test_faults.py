@@ -1,6 +1,8 @@
 """Fault injection: many real `bot.py` runs against the X emulator with its duplicate check off
 (and, with POST_TO=x,mastodon, the Mastodon emulator too), killed with SIGKILL at random moments
-while the emulators lose replies after posting.
+while the emulators lose replies after posting, and now and then answer the look-up of an
+uncertain post with something a broken server would send (malformed, not JSON, past the 8 MB any
+answer is read to). Half the lines carry a link, which X gives back as a t.co link.
 
 Whatever happens, no network may get a text twice, every post a network accepted must be in the
 history as posted or maybe posted (uncertain, interrupted, or pending for a run killed mid-send)
@@ -26,6 +28,7 @@ from typing import Dict, List, Optional, Tuple
 
 import pytest
 from conftest import BotHome
+from loopback import Answer
 from mastodon_server import MastodonEmulator
 from x_emulator import XEmulator
 
@@ -35,6 +38,15 @@ SEED = int(os.environ.get("TWITTERBOT_FAULT_SEED", "2026"))
 # What the emulator does to a run's post: mostly nothing, else a fault. The "posted_then_*" ones are
 # the dangerous kind: X has the post and the bot never hears of it.
 FAULTS: List[Optional[str]] = [None] * 5 + ["posted_then_drop", "posted_then_slow", "drop", "slow", "server_error"]
+# What the next look-ups of X's timeline meet: mostly X's own answer, else a broken one.
+LOOK_UP_ANSWERS: List[Optional[Answer]] = [None] * 8 + [
+    Answer({"data": [{"id": None, "text": "fault test line 1"}]}),
+    Answer({"data": "fault test line 1"}),
+    Answer({"data": [{"id": "1", "text": "fault test line 1 https://t.co/abcdefghij"}]}),  # no entities
+    Answer([]),
+    Answer(b"<html>Bad Gateway</html>"),
+    Answer(size=9 * 1024 * 1024),
+]
 # Outcomes under which a post X accepted may be recorded: never "failed" or "duplicate".
 MAY_BE_ON_X = {"posted", "uncertain", "interrupted", "pending"}
 
@@ -68,16 +80,30 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(
             **({"LONG_LINES": "thread", "THREAD_NUMBERS": "yes"} if threads else {}),
         )
         # One round: more lines than runs, so any repeated text on X is a double post.
-        line = _long_line if threads else (lambda number: f"fault test line {number}")
-        home.write_tweets("".join(f"{line(number)}\n" for number in range(RUNS * 2 + 10)))
+        if threads:
+            home.write_tweets("".join(f"{_long_line(number)}\n" for number in range(RUNS * 2 + 10)))
+        else:  # half the lines with a link: a look-up must tell them apart by it
+            home.write_tweets(
+                "".join(
+                    f"fault test line {number} https://example.com/{number}\n"
+                    if number % 2
+                    else f"fault test line {number}\n"
+                    for number in range(RUNS * 2 + 10)
+                )
+            )
 
         for _ in range(RUNS):
             emulator._script.clear()
+            emulator._answers.clear()
             mastodon._script.clear()
             emulator.received.clear()
             fault = rng.choice(FAULTS)
             if fault:
                 emulator.fail_next(fault)
+            look_up_answer = rng.choice(LOOK_UP_ANSWERS)
+            if look_up_answer:
+                emulator.answer_next("timeline", look_up_answer)
+                figures["broken look-up answers"] += 1
             if "mastodon" in post_to:
                 mastodon_fault = rng.choice(FAULTS)
                 if mastodon_fault:
@@ -135,7 +161,8 @@ def test_killed_runs_and_lost_replies_never_double_post_or_lose_a_post(
         f"fault injection (seed {SEED}): {figures['runs']} runs, {figures['kills']} killed, {figures['faults']} "
         f"faults injected, POST_TO={post_to}{', threads' if threads else ''}: "
         + ", ".join(f"{len(each)} posts accepted by {network}" for network, each in posts.items() if each)
-        + f", {doubles} doubles; history: "
+        + f", {doubles} doubles; {figures['broken look-up answers']} broken look-up answers scripted, "
+        + f"{emulator.timeline_reads} timeline reads; history: "
         + ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))
         + "; exits: "
         + ", ".join(f"{key.split()[1]}×{count}" for key, count in sorted(figures.items()) if key.startswith("exit"))

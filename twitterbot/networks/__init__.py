@@ -150,7 +150,9 @@ class Poster(Protocol):
 
     def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
         """Whether a post of `text` sent at `sent_at` (with `key`, the `PostResult.lookup_key` of
-        its uncertain result, if known) is on the network now. A failure to ask is a PostError."""
+        its uncertain result, if known) is on the network now. A failure to ask is a PostError; an
+        answer that cannot be read, or cannot show whether the post is there, is `found` None:
+        whatever the network answers, nothing else is raised."""
         ...
 
     def bot_label(self) -> Optional[bool]:

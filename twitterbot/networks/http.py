@@ -1,23 +1,170 @@
-"""What a failed HTTP request (requests and urllib3 under tweepy and Mastodon.py, httpx under the
-atproto SDK) says about a post: no connection was made, so the post certainly does not exist and a retry is safe; or the
-request left and no answer came, so the post may exist. Each network words its own advice."""
+"""Reading a network's answers, and what a failed HTTP request says about a post.
+
+Every answer the bot reads from a network's API goes through one bounded reader: requests (under
+tweepy and Mastodon.py) through `BoundedAdapter`, httpx (under the atproto SDK) through
+`httpx_hooks`. Each reads the body in pieces and stops at `MAX_ANSWER_BYTES` with `AnswerTooLarge`,
+so a hostile or broken server cannot make the bot hold a huge answer in memory (a page of 100
+posts is well under a megabyte)::
+
+    session.mount("https://", BoundedAdapter(timeout=20))
+    httpx.Client(event_hooks=httpx_hooks())
+
+A failed request (requests and urllib3, or httpx) says one of three things about a post: no
+connection was made, so the post certainly does not exist and a retry is safe; the request left
+and no answer came (or none that could be read), so the post may exist. Each network words its
+own advice."""
 
 from __future__ import annotations
 
 import ssl
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 import requests
 import urllib3
+from requests.adapters import HTTPAdapter
 
 from ..errors import ErrorKind, ExitStatus, PostError
 
-__all__ = ["httpx_error", "network_error", "never_connected"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "MAX_ANSWER_BYTES",
+    "AnswerTooLarge",
+    "BoundedAdapter",
+    "bounded_session",
+    "httpx_error",
+    "httpx_hooks",
+    "json_object",
+    "network_error",
+    "never_connected",
+    "unreadable",
+]
+
+# The most of one answer the bot reads. The largest it asks for (a page of 100 posts with their
+# links) is well under 1 MB; an instance's or a PDS's answers are smaller still.
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+# Read in pieces this big: a compressed answer is counted as it is unpacked, so even one piece
+# unpacked at its worst (about 1,000 to 1) stays far below the process's memory.
+_PIECE = 16 * 1024
+
+
+class AnswerTooLarge(requests.RequestException):
+    """An answer longer than the bound: the bot stopped reading it and closed the connection. A
+    RequestException, so whatever meets requests' failures (the X poster, Mastodon.py) meets it as
+    it meets a broken connection; httpx's clients pass it through as it is."""
+
+    def __init__(self, url: str, limit: int) -> None:
+        super().__init__(f"the answer from {url} is over {limit:,} bytes")
+        self.url = url
+        self.limit = limit
+
+
+class BoundedAdapter(HTTPAdapter):
+    """requests' adapter, reading every answer within `max_bytes` (and giving every request
+    `timeout`, when set, unless the caller gave one). Never lets urllib3 send a request again on
+    its own: a retry is each poster's decision."""
+
+    def __init__(self, *, timeout: Optional[float] = None, max_bytes: int = MAX_ANSWER_BYTES) -> None:
+        super().__init__(max_retries=0)
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+        if self.timeout is not None:
+            kwargs["timeout"] = kwargs.get("timeout") or self.timeout
+        kwargs["stream"] = True  # read here, in pieces, whatever the caller asked
+        response = super().send(request, **kwargs)
+        _read_within(response, self.max_bytes)
+        return response
+
+
+def bounded_session(timeout: Optional[float] = None) -> requests.Session:
+    """A requests session whose answers are read within `MAX_ANSWER_BYTES` (for Mastodon.py)."""
+    session = requests.Session()
+    adapter = BoundedAdapter(timeout=timeout)
+    for scheme in ("http://", "https://"):
+        session.mount(scheme, adapter)
+    return session
+
+
+def _read_within(response: requests.Response, limit: int) -> None:
+    """Read `response`'s body (unpacked) into it, or raise AnswerTooLarge past `limit` bytes."""
+    url = _where(response.url)
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        response.close()
+        raise AnswerTooLarge(url, limit)
+    pieces: List[bytes] = []
+    total = 0
+    for piece in response.iter_content(_PIECE):
+        total += len(piece)
+        if total > limit:
+            response.close()
+            raise AnswerTooLarge(url, limit)
+        pieces.append(piece)
+    # What requests' own `content` would hold had it read the body; it reads no further.
+    response._content = b"".join(pieces)
+
+
+def httpx_hooks(max_bytes: int = MAX_ANSWER_BYTES) -> Dict[str, List[Callable[[Any], None]]]:
+    """httpx's event hooks that read every answer within `max_bytes` before the client does."""
+
+    def read_within(response: httpx.Response) -> None:
+        url = _where(str(response.request.url))
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            response.close()
+            raise AnswerTooLarge(url, max_bytes)
+        pieces: List[bytes] = []
+        total = 0
+        for piece in response.iter_bytes(_PIECE):
+            total += len(piece)
+            if total > max_bytes:
+                response.close()
+                raise AnswerTooLarge(url, max_bytes)
+            pieces.append(piece)
+        # What httpx's own `read()` would keep; the client then reads no further.
+        response._content = b"".join(pieces)
+
+    return {"response": [read_within]}
+
+
+def _where(url: str) -> str:
+    """An answer's address without its query (which may carry a cursor, never a key)."""
+    return url.split("?", 1)[0]
+
+
+def json_object(response: requests.Response, where: str, what: str) -> Dict[str, Any]:
+    """The answer's JSON object (`what` names the request in the error), or `unreadable`: not
+    JSON, nested deeper than the decoder goes, or JSON that is not an object."""
+    try:
+        answer = response.json()
+    except (ValueError, RecursionError):
+        raise unreadable(where, f"{what} answered {response.status_code} with no JSON") from None
+    if not isinstance(answer, dict):
+        raise unreadable(where, f"{what} answered with JSON that is not an object")
+    return answer
+
+
+def unreadable(where: str, what: str, advice: str = "the next run tries again") -> PostError:
+    """An answer came that the bot cannot read (not JSON, not the shape the API documents): the
+    request was sent, so a post may have been made; a look-up cannot tell."""
+    said = f"{where}'s answer could not be read ({what})"
+    return PostError(
+        f"{said}: a proxy in between may be mangling it, or the server misbehaving; {advice}",
+        kind=ErrorKind.NETWORK,
+        exit_status=ExitStatus.TEMPORARY_FAILURE,
+        summary=said,
+    )
 
 
 def network_error(cause: Optional[BaseException], *, where: str, unreachable: str, slow: str) -> PostError:
     """A failure with no answer from `where`: "unreachable" when the request never left (advice
-    `unreachable`), "timeout" (advice `slow`) or "network" when it was sent and no answer came."""
+    `unreachable`), "timeout" (advice `slow`) or "network" when it was sent and no answer came (or
+    one too large to read)."""
+    if isinstance(cause, AnswerTooLarge):
+        return _too_large(cause, where)
     if cause is not None and never_connected(cause):
         return _no_answer(f"could not reach {where} ({_connect_failure(cause)})", unreachable, ErrorKind.UNREACHABLE)
     if isinstance(cause, requests.Timeout):
@@ -32,6 +179,10 @@ def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str
     """`network_error` for httpx (the atproto SDK's client), whose exceptions say the same plainly."""
     import httpx
 
+    if isinstance(cause, AnswerTooLarge):
+        return _too_large(cause, where)
+    if isinstance(cause, httpx.DecodingError):
+        return unreadable(where, f"{type(cause).__name__}: {cause}")
     if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout)):
         return _no_answer(
             f"could not reach {where} ({type(cause).__name__}: {cause})", unreachable, ErrorKind.UNREACHABLE
@@ -43,6 +194,16 @@ def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str
 
 
 _BROKE = "check the network connection, or a proxy in between"
+
+
+def _too_large(cause: AnswerTooLarge, where: str) -> PostError:
+    """An answer past the bound: sent, and no answer the bot would read."""
+    what = f"{where} answered with more than {cause.limit // (1024 * 1024)} MB, more than the bot reads"
+    return _no_answer(
+        f"{what} ({cause.url})",
+        "a proxy in between may be mangling answers, or the server misbehaving; the next run tries again",
+        ErrorKind.NETWORK,
+    )
 
 
 def _no_answer(what: str, advice: str, kind: ErrorKind) -> PostError:

@@ -25,6 +25,12 @@ def classify(exc: Exception, handle: str, service: str) -> PostError:
     response = getattr(exc, "response", None)
     if isinstance(exc, exceptions.NetworkError) and response is None:
         return network_error(exc.__cause__ or exc, service)
+    if isinstance(exc, exceptions.ModelError):
+        # The SDK could not read an answer into the shape the lexicon gives it: the request was
+        # carried out, whatever it did (a post may have been made).
+        from ..http import unreadable  # http imports requests and urllib3
+
+        return unreadable(service, f"not the shape the lexicon gives it: {_first_line(exc)}")
     if response is None:
         return PostError(
             f"the atproto SDK failed: {exc}: run with -v and report it if it persists",
@@ -83,6 +89,11 @@ def classify(exc: Exception, handle: str, service: str) -> PostError:
     if status >= 500:
         return server_error("Bluesky", said)
     return rejected("Bluesky", said, status)
+
+
+def _first_line(exc: Exception) -> str:
+    """The first line of an exception's message (pydantic's run to many), cut short."""
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
 
 def _rate_limited(exc: Exception, said: str) -> PostError:

@@ -37,6 +37,7 @@ from .records import (
     post_record,
     post_url,
     self_labels,
+    text_of,
     with_bot_label,
 )
 from .session import load_session, log_in, save_session
@@ -177,15 +178,20 @@ class BlueskyPoster:
 
     def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
         """Whether an uncertain post is there: by its record key when it is known (getRecord), else
-        among the account's last 50 posts (listRecords). Raises PostError when it cannot ask."""
+        among the account's last 50 posts (listRecords). Raises PostError when it cannot ask, or
+        the answer cannot be read."""
         client = self._call(self._connect)
         if key:
             found = self._get_record(client, COLLECTION, key)
-            if found is None or getattr(found.value, "text", None) != text:
+            if found is None:
                 return LookUp(False, "not found by record key")
+            if text_of(found) != text:
+                # The key is this post's alone: a record under it with other text is no answer.
+                return LookUp(None, "a record under its key has other text")
             return LookUp(True, "found by record key", self._result(text, found.uri, found.cid or "", None))
         page = self._call(
-            lambda: client.com.atproto.repo.list_records({"repo": self._did, "collection": COLLECTION, "limit": 50})
+            self._ask,
+            lambda: client.com.atproto.repo.list_records({"repo": self._did, "collection": COLLECTION, "limit": 50}),
         )
         return among(page.records, text, sent_at, self._result, full=len(page.records) < 50)
 
@@ -217,15 +223,19 @@ class BlueskyPoster:
         return True
 
     def _get_record(self, client: Client, collection: str, rkey: str) -> Any:
-        """A record of the account's repository, or None when the server has none under `rkey`."""
+        """A record of the account's repository, or None when the server has none under `rkey`;
+        any other failure is the PostError it means."""
         from atproto_client.exceptions import BadRequestError
 
-        try:
-            return client.com.atproto.repo.get_record({"repo": self._did, "collection": collection, "rkey": rkey})
-        except BadRequestError as exc:
-            if getattr(getattr(exc.response, "content", None), "error", None) == "RecordNotFound":
-                return None
-            raise classify(exc, self.handle, self._service) from None
+        def get() -> Any:
+            try:
+                return client.com.atproto.repo.get_record({"repo": self._did, "collection": collection, "rkey": rkey})
+            except BadRequestError as exc:
+                if getattr(getattr(exc.response, "content", None), "error", None) == "RecordNotFound":
+                    return None
+                raise
+
+        return self._call(self._ask, get)
 
     # -- the steps, each through the SDK -------------------------------------------------------
 
@@ -249,11 +259,10 @@ class BlueskyPoster:
     def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
         from atproto_client import models
 
-        response = client.com.atproto.repo.create_record(
-            models.ComAtprotoRepoCreateRecord.Data(
-                repo=self._did or "", collection=COLLECTION, rkey=record_key, record=record, validate=True
-            )
+        data = models.ComAtprotoRepoCreateRecord.Data(
+            repo=self._did or "", collection=COLLECTION, rkey=record_key, record=record, validate=True
         )
+        response = self._ask(lambda: client.com.atproto.repo.create_record(data))
         return self._result(text, response.uri, response.cid, parent)
 
     def _result(self, text: str, uri: str, cid: str, parent: Optional[PostRef]) -> PostResult:
@@ -266,15 +275,11 @@ class BlueskyPoster:
         """The post under this record key, if the server has it (so an earlier try landed)."""
         try:
             client = self._call(self._connect)
-            found = self._call(
-                lambda: client.com.atproto.repo.get_record(
-                    {"repo": self._did, "collection": COLLECTION, "rkey": record_key}
-                )
-            )
+            found = self._get_record(client, COLLECTION, record_key)
         except PostError as exc:
             log.debug("could not look the post up: %s", exc.summary)
             return None
-        if getattr(found.value, "text", None) != text:
+        if found is None or text_of(found) != text:
             return None  # not ours: a record key is never reused, so this should not happen
         log.info("the post had landed on an earlier try (found under its record key %s)", record_key)
         return self._result(text, found.uri, found.cid or "", parent)
@@ -309,12 +314,28 @@ class BlueskyPoster:
         import httpx
         from atproto_client.exceptions import AtProtocolError
 
+        from ..http import AnswerTooLarge
+
         try:
             return step(*args)
         except AtProtocolError as exc:
             raise classify(exc, self.handle, self._service) from None
-        except httpx.TransportError as exc:  # the SDK passes some through as they are (a dropped reply)
+        # The SDK passes some through as they are: a dropped reply, one that could not be
+        # unpacked, one past the bound on an answer.
+        except (httpx.HTTPError, AnswerTooLarge) as exc:
             raise network_error(exc, self._service) from None
+
+    def _ask(self, request: Callable[[], Any]) -> Any:
+        """One request of the SDK, alone (nothing of the bot's is built in it), whose answer may not
+        be JSON at all: the SDK's reader then raises a bare ValueError, which is the answer's fault."""
+        from ..http import unreadable
+
+        try:
+            return request()
+        except ValueError as exc:
+            if type(exc) is not ValueError:  # pydantic's and the like: a model, not the answer
+                raise
+            raise unreadable(self._service, "not JSON") from None
 
     # -- link cards (docs/bluesky-link-cards.md; their embed: records.py) -----------------------
 

@@ -33,6 +33,7 @@ __all__ = [
     "post_record",
     "post_url",
     "self_labels",
+    "text_of",
     "with_bot_label",
 ]
 
@@ -160,27 +161,43 @@ def external_embed(client: Client, card: Card, call: Callable[..., Any]) -> Any:
 def among(records: Sequence[Any], text: str, sent_at: datetime, result: Callable[..., Any], *, full: bool) -> Any:
     """A look-up through the account's last posts (newest first): found when one has `text` and
     was made since `sent_at` (less the clock slack); not found when the page reaches back past
-    `sent_at`, or `full` (it holds every post); else nobody can tell."""
+    `sent_at`, or `full` (it holds every post), and every post on it could be read; else nobody
+    can tell (a post whose text or time cannot be read may be the one)."""
     from .. import LookUp
 
     since = sent_at.timestamp() - CLOCK_SLACK_SECONDS
     oldest: Optional[float] = None
+    unreadable = False
     for record in records:
-        made = _timestamp(getattr(record.value, "created_at", None))
-        oldest = made if oldest is None or (made is not None and made < oldest) else oldest
-        if getattr(record.value, "text", None) == text and made is not None and made >= since:
+        made = _timestamp(getattr(getattr(record, "value", None), "created_at", None))
+        posted = text_of(record)
+        if made is None or posted is None:
+            unreadable = True
+            continue
+        oldest = made if oldest is None or made < oldest else oldest
+        if posted == text and made >= since:
             return LookUp(True, "found among the account's recent posts", result(text, record.uri, record.cid, None))
+    if unreadable:
+        return LookUp(None, "the server's answer holds a post that could not be read")
     if full or (oldest is not None and oldest < since):
         return LookUp(False, "not found among the account's recent posts")
     return LookUp(None, "more posts since than one look-up reads")
 
 
-def _timestamp(text: Optional[str]) -> Optional[float]:
-    if not text:
+def text_of(record: Any) -> Optional[str]:
+    """A record's post text, or None when it has none that is text (a record of a type the SDK
+    does not know is a dict-like whose fields are anything, and refuses even to be compared)."""
+    posted = getattr(getattr(record, "value", None), "text", None)
+    return posted if isinstance(posted, str) else None
+
+
+def _timestamp(text: Any) -> Optional[float]:
+    """A record's ``createdAt`` as a time, or None when it is not one."""
+    if not isinstance(text, str) or not text:
         return None
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 

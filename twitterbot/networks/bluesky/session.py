@@ -32,8 +32,14 @@ def log_in(
     from atproto_client.exceptions import BadRequestError, UnauthorizedError
     from atproto_client.request import Request
 
+    from ..http import httpx_hooks
+
+    def request() -> Request:
+        """The SDK's requests, each answer read within the bound all networks share."""
+        return Request(timeout=timeout, event_hooks=httpx_hooks())
+
     did = None
-    client = Client(base_url=service, request=Request(timeout=timeout))
+    client = Client(base_url=service, request=request())
     client.on_session_change(lambda event, session: save(session))
     if saved:
         try:
@@ -41,7 +47,7 @@ def log_in(
             session = client.com.atproto.server.get_session()  # refreshes first if the access token is old
         except (BadRequestError, UnauthorizedError) as exc:
             log.info("the saved Bluesky session was refused (%s): logging in with the app password", reason(exc))
-            client = Client(base_url=service, request=Request(timeout=timeout))
+            client = Client(base_url=service, request=request())
             client.on_session_change(lambda event, session: save(session))
             saved = None
         else:

@@ -102,8 +102,12 @@ _REFUSALS = (
 
 def classify(exc: Exception, instance: str, client: Any, reply_to: Optional[str] = None) -> PostError:
     """Turn Mastodon.py's exception into a PostError that says what to do (`client` is the poster's
-    Mastodon.py client, which knows when a rate limit ends)."""
+    Mastodon.py client, which knows when a rate limit ends). A RecursionError is the one failure
+    Mastodon.py lets through from an answer: JSON nested deeper than Python's decoder goes."""
     from mastodon import MastodonAPIError, MastodonNetworkError, MastodonRatelimitError
+
+    if isinstance(exc, RecursionError):
+        return _unreadable(f"{instance} sent an answer nested too deep to read", "mangling it")
 
     if isinstance(exc, MastodonRatelimitError) and "hit rate limit" in str(exc).lower():
         return rate_limited(client)

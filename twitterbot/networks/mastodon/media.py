@@ -56,12 +56,17 @@ def upload_to_mastodon(
                 if status in (413, 415, 422):
                     raise refused("Mastodon", number, image, status, str(exc.args[-1] if exc.args else exc)) from None
                 raise classify(exc) from None
-            except MastodonError as exc:
+            except (MastodonError, RecursionError) as exc:
                 raise classify(exc) from None
 
         try:
             media = retried(policy, upload, what=f"upload {image.name}")
         except PostError as exc:
             raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Mastodon", number, image, exc) from None
-        ids.append(str(media["id"]))
+        media_id = media.get("id") if isinstance(media, dict) else None
+        if not isinstance(media_id, (str, int)) or isinstance(media_id, bool):
+            from ..http import unreadable
+
+            raise upload_failed("Mastodon", number, image, unreadable("Mastodon", "the upload's answer has no id"))
+        ids.append(str(media_id))
     return ids

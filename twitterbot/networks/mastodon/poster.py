@@ -77,6 +77,8 @@ class MastodonPoster:
         scrub_also([access_token])  # whoever logs a request's headers, the token never shows
         from mastodon import Mastodon
 
+        from ..http import bounded_session
+
         self.instance = _base_url(instance)
         self._client = Mastodon(
             access_token=access_token,
@@ -85,6 +87,7 @@ class MastodonPoster:
             ratelimit_method="throw",  # "wait" sleeps through a rate limit: never in a cron bot
             version_check_mode="none",  # no extra request to ask the server's version
             user_agent=f"twitterbot/{__version__}",
+            session=bounded_session(),  # every answer read within the bound all networks share
         )
         self._visibility = visibility
         self._policy = Backoff(retries, backoff, sleep)
@@ -142,7 +145,7 @@ class MastodonPoster:
                     spoiler_text=spoiler,
                     language=language,
                 )
-            except MastodonError as exc:
+            except (MastodonError, RecursionError) as exc:
                 error = self._classify(exc, reply_to=reply_to)
             else:
                 return self._result(text, status)
@@ -162,23 +165,32 @@ class MastodonPoster:
     def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
         """Whether an uncertain status is there. While the server still keeps its Idempotency-Key
         (`key`), the same request is sent again with it: the server answers with the status it
-        made, or makes it now, once either way. After, among the account's last 40 statuses."""
+        made, or makes it now, once either way. After, among the account's last 40 statuses. An
+        answer that cannot be read cannot tell; a failure to ask is a PostError."""
         from mastodon import MastodonError
 
         now = datetime.now(timezone.utc)
         try:
             if key and (now - sent_at).total_seconds() < IDEMPOTENCY_KEY_LIFETIME - KEY_MARGIN:
                 status = self._client.status_post(text, visibility=self._visibility, idempotency_key=key)
+                result = self._result(text, status)
+                if not result.confirmed:
+                    return LookUp(None, "sent again with its Idempotency-Key, and the answer could not be read")
                 made = status.get("created_at")
                 earlier = isinstance(made, datetime) and (made - sent_at).total_seconds() < KEY_MARGIN
                 how = (
                     "found by Idempotency-Key" if earlier else "sent again with its Idempotency-Key: it had not arrived"
                 )
-                return LookUp(True, how, self._result(text, status))
+                return LookUp(True, how, result)
             me = self._client.account_verify_credentials()
-            statuses = self._client.account_statuses(me["id"], limit=STATUSES_READ)
-        except MastodonError as exc:
+            account_id = me.get("id") if isinstance(me, dict) else None
+            if not isinstance(account_id, (str, int)) or isinstance(account_id, bool):
+                return LookUp(None, "the server's answer could not be read (the account has no id)")
+            statuses = self._client.account_statuses(account_id, limit=STATUSES_READ)
+        except (MastodonError, RecursionError) as exc:
             raise self._classify(exc) from None
+        if not isinstance(statuses, list):
+            return LookUp(None, "the server's answer could not be read (its statuses are not a list)")
         return among_statuses(
             statuses, text, sent_at, lambda status: self._result(text, status), full=len(statuses) < STATUSES_READ
         )
@@ -189,7 +201,7 @@ class MastodonPoster:
 
         try:
             return bool(self._client.account_verify_credentials().get("bot"))
-        except MastodonError as exc:
+        except (MastodonError, RecursionError) as exc:
             raise self._classify(exc) from None
 
     def mark_bot(self) -> bool:
@@ -198,7 +210,7 @@ class MastodonPoster:
 
         try:
             self._client.account_update_credentials(bot=True)
-        except MastodonError as exc:
+        except (MastodonError, RecursionError) as exc:
             raise self._classify(exc) from None
         return True
 
@@ -215,7 +227,7 @@ class MastodonPoster:
         if self._image_limits is None:
             try:
                 self._image_limits = limits_from_instance(self._client.instance_v2())
-            except MastodonError as exc:
+            except (MastodonError, RecursionError) as exc:
                 log.info("%s did not say its picture limits (%s): fitting pictures to the defaults", self.instance, exc)
                 self._image_limits = image_limits()
         return self._image_limits
@@ -229,7 +241,7 @@ class MastodonPoster:
         for version, fetch in (("v2", self._client.instance_v2), ("v1", self._client.instance_v1)):
             try:
                 info = fetch()
-            except MastodonError as exc:
+            except (MastodonError, RecursionError) as exc:
                 problems.append(f"{version}: {self._classify(exc).summary}")
                 continue
             value = max_characters(info)
@@ -251,7 +263,7 @@ class MastodonPoster:
 
         try:
             me = self._client.account_verify_credentials()
-        except MastodonError as exc:
+        except (MastodonError, RecursionError) as exc:
             raise self._classify(exc) from None
         self._account_url = me.get("url") or self._account_url
         acct = str(me.get("acct") or me.get("username"))
@@ -263,12 +275,15 @@ class MastodonPoster:
     # -- answers ---------------------------------------------------------------------------------
 
     def _result(self, text: str, status: Any) -> PostResult:
-        status_id = status.get("id") if hasattr(status, "get") else None
-        if status_id is None:
+        """The status as a `PostResult`; uncertain when the answer gives no id (whatever its shape)."""
+        status_id = status.get("id") if isinstance(status, dict) else None
+        if not isinstance(status_id, (str, int)) or isinstance(status_id, bool) or not str(status_id).strip():
             return self._uncertain(text, "Mastodon answered without the status's id")
-        account = status.get("account") or {}
-        self._account_url = account.get("url") or self._account_url
-        return PostResult(text=text, post_id=str(status_id), url=status.get("url") or status.get("uri"))
+        account = status.get("account")
+        url = account.get("url") if isinstance(account, dict) else None
+        self._account_url = url if isinstance(url, str) else self._account_url
+        link = status.get("url") or status.get("uri")
+        return PostResult(text=text, post_id=str(status_id), url=link if isinstance(link, str) else None)
 
     def _uncertain(self, text: str, why: str, key: Optional[str] = None) -> PostResult:
         log.debug("outcome unknown: %s", self.retry_safety)

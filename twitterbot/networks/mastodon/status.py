@@ -101,7 +101,8 @@ def among_statuses(
 ) -> Any:
     """A look-up through the account's last statuses (newest first): found when one has `text`
     and was made since `sent_at` (less two minutes of clock slack); not found when the page
-    reaches back past `sent_at`, or `full` (it holds every status); else nobody can tell."""
+    reaches back past `sent_at`, or `full` (it holds every status), and every status on it could
+    be read; else nobody can tell (a status that cannot be read may be the one)."""
     from datetime import timedelta
 
     from .. import LookUp
@@ -109,12 +110,21 @@ def among_statuses(
     since = sent_at - timedelta(minutes=2)
     wanted = " ".join(text.split())
     oldest: Optional[datetime] = None
+    unreadable = False
     for status in statuses:
-        made = status.get("created_at")
-        if isinstance(made, datetime):
-            oldest = made if oldest is None or made < oldest else oldest
-            if made >= since and status_text(status.get("content") or "") == wanted:
-                return LookUp(True, "found among the account's recent statuses", result(status))
+        made = status.get("created_at") if isinstance(status, dict) else None
+        content = status.get("content") if isinstance(status, dict) else None
+        if not isinstance(made, datetime) or not isinstance(content, str):
+            unreadable = True
+            continue
+        oldest = made if oldest is None or made < oldest else oldest
+        if made >= since and status_text(content) == wanted:
+            found = result(status)
+            if found.confirmed:
+                return LookUp(True, "found among the account's recent statuses", found)
+            unreadable = True  # it is there, but its id could not be read
+    if unreadable:
+        return LookUp(None, "the server's answer holds a status that could not be read")
     if full or (oldest is not None and oldest < since):
         return LookUp(False, "not found among the account's recent statuses")
     return LookUp(None, "more statuses since than one look-up reads")

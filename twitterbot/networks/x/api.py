@@ -12,7 +12,7 @@ import logging
 import time
 from typing import Mapping, Optional
 
-__all__ = ["DEFAULT_BASE_URL", "X_ORIGINS", "Credentials", "adapter", "status_url"]
+__all__ = ["DEFAULT_BASE_URL", "X_ORIGINS", "Credentials", "adapter", "signer", "status_url"]
 
 DEFAULT_BASE_URL = "https://api.twitter.com"
 # tweepy hard-codes api.twitter.com; api.x.com serves the same API. Both go through our adapter.
@@ -43,16 +43,16 @@ def status_url(tweet_id: Optional[str]) -> Optional[str]:
 
 
 def adapter(*, timeout: float, base_url: str) -> object:
-    """An adapter that gives every request a timeout and, when `base_url` is set, sends it there
+    """An adapter that gives every request a timeout, reads every answer within the bound all
+    networks share (`http.BoundedAdapter`) and, when `base_url` is set, sends the request there
     instead of X. OAuth signing happens before `send`, over the original https URL, exactly as X
     verifies it. Made here: requests is imported only to post."""
     from urllib.parse import urlsplit
 
-    from requests.adapters import HTTPAdapter
+    from ..http import BoundedAdapter
 
-    class _XAdapter(HTTPAdapter):
+    class _XAdapter(BoundedAdapter):
         def send(self, request, **kwargs):  # type: ignore[no-untyped-def]
-            kwargs["timeout"] = kwargs.get("timeout") or timeout
             if base_url.rstrip("/") != DEFAULT_BASE_URL:
                 for origin in X_ORIGINS:
                     if request.url.startswith(origin + "/"):
@@ -72,7 +72,17 @@ def adapter(*, timeout: float, base_url: str) -> object:
             )
             return response
 
-    return _XAdapter(max_retries=0)  # never let urllib3 re-send a POST on its own
+    return _XAdapter(timeout=timeout)  # never lets urllib3 re-send a POST on its own
+
+
+def signer(credentials: Credentials) -> object:
+    """The OAuth 1.0a signer of a request the bot makes itself (requests-oauthlib, tweepy's own),
+    over the original https URL, as X checks it."""
+    from requests_oauthlib import OAuth1
+
+    return OAuth1(
+        credentials.api_key, credentials.api_secret, credentials.access_token, credentials.access_token_secret
+    )
 
 
 # X's rate-limit headers (prefix) and the window each counts.

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import requests
     import tweepy
 
-__all__ = ["classify", "network_error"]
+__all__ = ["classify", "network_error", "refusal"]
 
 
 def network_error(exc: requests.RequestException) -> PostError:
@@ -34,13 +34,20 @@ def classify(exc: tweepy.TweepyException) -> PostError:
     response = getattr(exc, "response", None)
     if response is None:
         return PostError(f"tweepy failed: {exc}", kind=ErrorKind.UNEXPECTED, exit_status=ExitStatus.UNEXPECTED)
+    return refusal(response)
+
+
+def refusal(response: requests.Response) -> PostError:
+    """Turn X's reply to a request it did not carry out (any status but 2xx) into a PostError that
+    says what to do, whatever its body holds."""
     status = response.status_code
     body = _json_body(response)
     detail = str(body.get("detail") or "")
     problem_type = str(body.get("type") or "")
+    errors = body.get("errors")
     messages = " ".join(
         [detail, str(body.get("title") or "")]
-        + [str(e.get("message", "")) for e in body.get("errors", []) if isinstance(e, dict)]
+        + [str(e.get("message", "")) for e in (errors if isinstance(errors, list) else []) if isinstance(e, dict)]
     ).lower()
 
     if status == 403 and "duplicate" in messages:
@@ -113,6 +120,6 @@ def _rate_limited(response: requests.Response, body: dict) -> PostError:
 def _json_body(response: requests.Response) -> dict:
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the decoder takes
         return {}
     return body if isinstance(body, dict) else {}

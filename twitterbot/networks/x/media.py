@@ -50,11 +50,10 @@ def upload_to_x(
     """Upload each picture with its alt text through X's v2 media endpoints; returns the media
     ids for ``media.media_ids``. `classify` turns an X error reply into a PostError, as for a post."""
     import requests
-    from requests_oauthlib import OAuth1
 
-    auth = OAuth1(
-        credentials.api_key, credentials.api_secret, credentials.access_token, credentials.access_token_secret
-    )
+    from .api import signer
+
+    auth = signer(credentials)
 
     def call(number: int, image: PreparedImage, **request: Any) -> dict:
         try:
@@ -66,14 +65,16 @@ def upload_to_x(
         if response.status_code >= 300:
             raise classify(response)
         try:
-            body = response.json()
-            return body["data"]
-        except (ValueError, KeyError, TypeError):
-            raise PostError(
-                f"X answered the upload of {image.name} without its id: run with -v and report it if it persists",
-                kind=ErrorKind.NETWORK,
-                exit_status=ExitStatus.TEMPORARY_FAILURE,
-            ) from None
+            data = response.json()["data"]
+            if isinstance(data, dict) and isinstance(data.get("id"), (str, int)):
+                return data
+        except (ValueError, KeyError, TypeError, RecursionError):
+            pass
+        raise PostError(
+            f"X answered the upload of {image.name} without its id: run with -v and report it if it persists",
+            kind=ErrorKind.NETWORK,
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+        )
 
     ids: List[str] = []
     for number, image in enumerate(images, start=1):
@@ -95,9 +96,17 @@ def upload_to_x(
 
 
 def _said(response: Any) -> str:
+    """What X said of a refused picture, whatever its answer's shape."""
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return response.reason or ""
-    messages = [str(error.get("message", "")) for error in body.get("errors", []) if isinstance(error, dict)]
+    if not isinstance(body, dict):
+        return response.reason or ""
+    errors = body.get("errors")
+    messages = (
+        [str(error.get("message", "")) for error in errors or () if isinstance(error, dict)]
+        if isinstance(errors, list)
+        else []
+    )
     return "; ".join(message for message in messages if message) or str(body.get("detail") or response.reason)

@@ -1,7 +1,9 @@
 """Posting to X (``POST /2/tweets``) with tweepy's `Client` and OAuth 1.0a user keys, and how X
 makes a retry safe: it does not, so only a request that certainly made no post is sent again.
 tweepy and requests are imported when a poster is made. tweepy sends requests with no timeout and
-offers no base URL, so an adapter mounted on the client's session adds both::
+offers no base URL, so an adapter mounted on the client's session adds both (and reads every answer
+within the bound all networks share). The two reads, the account and its recent posts, are signed
+requests the poster makes and reads itself through that session::
 
     poster = XPoster(credentials, timeout=20, retries=2)
     result = poster.post("Hello from my Pi")
@@ -10,19 +12,18 @@ offers no base URL, so an adapter mounted on the client's session adds both::
 
 from __future__ import annotations
 
-import html
 import logging
-import re
 import time
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence
 
 from ...errors import ErrorKind, PostError
 from .. import LookUp, PostResult
+from ..http import json_object, unreadable
 from ..retry import Backoff
 from ..uploads import fit_pictures
-from .api import DEFAULT_BASE_URL, X_ORIGINS, Credentials, adapter, status_url
-from .errors import classify, network_error
+from .api import DEFAULT_BASE_URL, X_ORIGINS, Credentials, adapter, signer, status_url
+from .errors import classify, network_error, refusal
 from .media import image_limits, upload_to_x
 
 if TYPE_CHECKING:
@@ -134,14 +135,12 @@ class XPoster:
 
     def _upload(self, images: Sequence[Attachment]) -> List[str]:
         """The pictures fitted to X's limits and uploaded with their alt text (media.py)."""
-        import tweepy
-
         return upload_to_x(
             self._client.session,
             self._credentials,
             fit_pictures(images, image_limits()),
             policy=self._policy,
-            classify=lambda response: classify(tweepy.HTTPException(response)),
+            classify=refusal,
             network_error=network_error,
         )
 
@@ -155,34 +154,13 @@ class XPoster:
 
     def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
         """Whether an uncertain post is there: one read of the account's posts made since it was
-        sent (``GET /2/users/:id/tweets``, at most 100, newest first; X bills the read)."""
-        import requests
-        import tweepy
+        sent (``GET /2/users/:id/tweets``, at most 100, newest first, with their links; X bills the
+        read), compared by words and links (timeline.py). Raises PostError when X cannot be asked."""
+        from .timeline import among_posts, timeline_query
 
         user_id = self._user_id or self._me()
-        try:
-            response = self._client.get_users_tweets(
-                user_id,
-                start_time=sent_at - timedelta(seconds=CLOCK_SLACK_SECONDS),
-                max_results=POSTS_READ,
-                tweet_fields=["created_at"],
-                user_auth=True,
-            )
-        except tweepy.TweepyException as exc:
-            raise classify(exc) from None
-        except requests.RequestException as exc:
-            raise network_error(exc) from None
-        wanted = same_text(text)
-        for tweet in response.data or []:
-            if same_text(tweet.text) == wanted:
-                return LookUp(
-                    True,
-                    "found among the account's recent posts",
-                    PostResult(text, str(tweet.id), url=status_url(str(tweet.id))),
-                )
-        if (response.meta or {}).get("next_token"):
-            return LookUp(None, "more posts since than one read holds")
-        return LookUp(False, "not found among the account's recent posts")
+        answer = self._read(f"/2/users/{user_id}/tweets", timeline_query(sent_at))
+        return among_posts(answer, text, status_url)
 
     def bot_label(self) -> Optional[bool]:
         """None: X's "Automated" label is set on x.com, not through the API (see the docs)."""
@@ -203,30 +181,31 @@ class XPoster:
         return self._username
 
     def _get_me(self) -> dict:
-        """``GET /2/users/me``: the account the keys post as, or the PostError X's answer means."""
+        """``GET /2/users/me``: the account the keys post as (its numeric ``id`` and ``username``),
+        or the PostError X's answer means."""
+        me = self._read("/2/users/me", {}).get("data")
+        if not isinstance(me, dict) or not _is_id(me.get("id")) or not isinstance(me.get("username"), str):
+            raise unreadable("X", "GET /2/users/me gave no account id and username")
+        return me
+
+    def _read(self, path: str, query: Mapping[str, object]) -> dict:
+        """One signed GET of X's API v2 through the poster's session (its timeout, its bound on an
+        answer, X_API_BASE_URL): the answer's JSON object, or the PostError that says why not. The
+        bot reads these answers itself, whatever their shape: tweepy's models fail on a malformed one."""
         import requests
-        import tweepy
 
         try:
-            response = self._client.get_me(user_auth=True)
-        except tweepy.TweepyException as exc:
-            raise classify(exc) from None
+            response = self._client.session.get(DEFAULT_BASE_URL + path, params=query, auth=signer(self._credentials))
         except requests.RequestException as exc:
             raise network_error(exc) from None
-        return response.data
+        if not 200 <= response.status_code < 300:
+            raise refusal(response)
+        return json_object(response, "X", f"GET {path}")
 
 
-# A look-up reads the account's posts made since this long before the attempt was recorded (the
-# Pi's clock and X's may differ), at most this many: X's largest page, one billed read.
-CLOCK_SLACK_SECONDS = 120
-POSTS_READ = 100
-_LINK = re.compile(r"https?://\S+")
-
-
-def same_text(text: str) -> str:
-    """A post's text as X gives it back, and as the bot sent it, made comparable: X shortens each
-    link to a t.co link and escapes &, < and >."""
-    return " ".join(_LINK.sub("<link>", html.unescape(text)).split())
+def _is_id(value: object) -> bool:
+    """An X id as the API writes it: a string of digits."""
+    return isinstance(value, str) and value.isascii() and value.isdigit()
 
 
 # What each failure says about the post (errors.py names the kinds). Retried:
