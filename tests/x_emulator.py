@@ -171,7 +171,7 @@ TWEET_FIELDS = {
     "note_tweet", "organic_metrics", "possibly_sensitive", "promoted_metrics", "public_metrics",
     "referenced_tweets", "reply_settings", "scopes", "source", "text", "withheld",
 }  # fmt: skip
-ROUTES = {"timeline", "me"}  # the reads `answer_next` may script
+ROUTES = {"timeline", "me", "post"}  # what `answer_next` may script ("post": made, then this answer)
 
 
 def shorten(post_id: str, text: str, media: List[Media], username: str) -> Tuple[str, List[Dict[str, object]]]:
@@ -306,7 +306,8 @@ class XEmulator:
 
     def answer_next(self, route: str, *answers: Answer) -> None:
         """Answer the next reads of `route` ("timeline": ``GET /2/users/:id/tweets``, "me":
-        ``GET /2/users/me``) with these, in order, once their signature is checked."""
+        ``GET /2/users/me``) with these, in order, once their signature is checked; "post": the next
+        ``POST /2/tweets`` makes the post, then answers this instead of X's own answer."""
         if route not in ROUTES:
             raise ValueError(f"unknown route {route}")
         self._answers.setdefault(route, deque()).extend(answers)
@@ -484,6 +485,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error("rate_limit", day_exhausted=True)
 
         post = emu._create(body["text"], reply_to, attached)
+        hostile = emu._scripted("post")
+        if hostile is not None:  # X made the post; its answer is what the test scripted
+            return self._answer(hostile)
         if scripted == "posted_then_drop":
             return self._drop()
         if scripted == "posted_then_slow":

@@ -10,6 +10,7 @@ import pytest
 import requests
 import urllib3
 from conftest import credentials_for
+from loopback import Answer
 from x_emulator import ERRORS, FIRST_ID, XEmulator, recorded_create_reply
 
 from twitterbot.errors import DuplicatePost, ExitStatus, PostError
@@ -202,3 +203,28 @@ def test_every_scripted_x_error_is_classified(emulator: XEmulator, poster: XPost
             assert error.kind != "unexpected", failure
         else:
             assert failure == "server_error"  # retried once, then posted
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer(["not", "an", "object"], status=201),
+        Answer("a string", status=201),
+        Answer(b"[" * 100_000 + b"]" * 100_000, status=201),  # nested past what a JSON reader takes
+        Answer(["errors"], status=403),
+        Answer({"errors": "not a list", "title": 3}, status=400),
+    ],
+)
+def test_an_answer_to_a_post_x_s_client_cannot_read_is_uncertain_never_a_crash(
+    emulator: XEmulator, poster: XPoster, answer: Answer
+) -> None:
+    """X made the post, then answered something that is not the object its API documents: the
+    post may be there, so it is uncertain (counted as posted, looked up later), never exit 1."""
+    emulator.answer_next("post", answer)
+    try:
+        result = poster.post("A post whose answer cannot be read")
+    except PostError as exc:  # a refusal X's error body could still say
+        assert exc.kind is not None
+        return
+    assert result.uncertain and "could not be read" in result.uncertain and result.post_id is None
+    assert emulator.texts == ["A post whose answer cannot be read"]

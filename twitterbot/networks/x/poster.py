@@ -121,6 +121,10 @@ class XPoster:
                 error = classify(exc)
             except requests.RequestException as exc:
                 error = network_error(exc)
+            except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as exc:
+                # tweepy reads X's answer as an object: one that is not (a list, a string, JSON
+                # nested too deep) fails inside it. The request reached X: it may have posted.
+                return self._uncertain(text, f"X's answer could not be read ({type(exc).__name__})")
             else:
                 tweet_id = response.data.get("id") if isinstance(response.data, dict) else None
                 if tweet_id is None:
