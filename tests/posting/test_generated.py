@@ -215,6 +215,29 @@ def test_a_grammar_that_doubles_a_rule_is_refused_and_frees_the_lock(home: BotHo
     assert emulator.texts == []
 
 
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        (
+            '{"origin": ' + "[" * 100_000 + '"a"' + "]" * 100_000 + "}",
+            "line 1 holds lists or objects inside each other",
+        ),
+        ('{\n"origin": ["a \\ud800 b"]}', 'line 2: rule "origin" holds a lone surrogate'),
+        ('{\n"origin": ["' + "[" * 100_000 + "]" * 100_000 + '"]}', "[ nested more than 60 deep"),
+    ],
+    ids=["JSON lists in lists", "a lone surrogate", "actions in actions"],
+)
+def test_a_grammar_too_deep_or_with_a_lone_surrogate_is_a_data_error_everywhere(
+    home: BotHome, text: str, said: str
+) -> None:
+    _write(home, text)
+    for args in (("--force",), ("--dry-run", "--force"), ("check",)):
+        result = home.run(*args)
+        assert result.returncode == 65, (args, result.stdout, result.stderr)
+        assert said in result.stdout + result.stderr
+        assert "Traceback" not in result.stderr
+
+
 def test_the_draws_of_a_run_share_a_bound(tmp_path: Path) -> None:
     # Each draw reads and makes some 800,000 characters, and every one was posted before.
     path = tmp_path / "bot.json"

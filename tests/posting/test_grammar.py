@@ -323,6 +323,56 @@ def test_brackets_nested_within_the_bound_still_expand() -> None:
     assert grammar.expand(random.Random(0)) == "b"
 
 
+@pytest.mark.parametrize(
+    "data, line",
+    [
+        (b'{"origin": ' + b"[" * 100_000 + b'"a"' + b"]" * 100_000 + b"}", 1),
+        (b'{\n"origin": ["a"],\n"b":\n' + b'{"c": ' * 100_000 + b'"d"' + b"}" * 100_000 + b"}", 4),
+    ],
+    ids=["lists", "objects"],
+)
+def test_json_nested_far_too_deep_is_a_data_error_naming_its_line(data: bytes, line: int) -> None:
+    with pytest.raises(TweetFileError) as caught:
+        parse_grammar(data, Path("bot.json"))
+    assert str(caught.value).startswith(f"bot.json line {line} holds lists or objects inside each other far too deep")
+
+
+@pytest.mark.parametrize(
+    "data, rule",
+    [
+        (b'{"origin": ["a \\ud800 b"]}', '"origin"'),
+        (b'{"origin": ["#x#"],\n"x": ["fine", "\\udfff"]}', '"x"'),
+        (b'{"origin": ["#\\udc00#"],\n"\\udc00": ["x"]}', '"origin"'),
+        (b'{"origin": ["x"],\n"\\udc00": ["x"]}', '"\\udc00"'),
+    ],
+)
+def test_a_lone_surrogate_is_a_data_error_naming_its_rule(data: bytes, rule: str) -> None:
+    with pytest.raises(TweetFileError) as caught:
+        parse_grammar(data, Path("bot.json"))
+    said = str(caught.value)
+    assert f"rule {rule} holds a lone surrogate" in said and said.startswith("bot.json line ")
+    said.encode("utf-8")  # the message itself can be printed and logged
+
+
+def test_a_surrogate_pair_is_its_character() -> None:
+    grammar = parse_grammar(b'{"origin": ["\\ud83e\\udd89 owl"]}', Path("bot.json"))
+    assert grammar.expand(random.Random(0)) == "\U0001f989 owl"
+
+
+def test_each_rules_line_is_found_in_one_pass() -> None:
+    text = (
+        '{\n"origin": ["#a#", "not \\"a\\": here", "[x]{y}"],\n'
+        '"a\\"b": ["x"],\n'
+        '"caf\\u00e9": {"origin": 1},\n'
+        '  "d"  :  "one"\n'
+        ', "a\\"b": ["again"]}'
+    )
+    lines = parse_grammar(text.replace('{"origin": 1}', '"z"').encode(), Path("bot.json")).lines
+    assert lines == {"origin": 2, 'a"b': 3, "café": 4, "d": 5}
+    with pytest.raises(TweetFileError, match='line 4: rule "café" must be a text or a list of texts'):
+        parse_grammar(text.encode(), Path("bot.json"))
+
+
 def test_a_pop_with_nothing_set_takes_the_grammars_rule_away() -> None:
     assert _grammar(origin=["[a:y][a:POP]#a#"], a=["x"]).expand(random.Random(0)) == "x"
     with pytest.raises(TweetFileError, match="uses #a#, which is not there"):

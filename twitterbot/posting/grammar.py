@@ -18,7 +18,8 @@ recurses without end raises `TooDeep`, and the caller draws again. So is the wor
 that reads and makes more than `MAX_CHARACTERS` characters, takes more than `MAX_STEPS` steps or
 holds more than `MAX_HELD` rules set by actions (a rule that doubles itself, ``[x:#x##x#]`` forty
 times, would make 2^40 characters) is a `TweetFileError` naming its rule; the draws of a run share
-one `Work` and stop (`OutOfWork`) when it is spent.
+one `Work` and stop (`OutOfWork`) when it is spent. Reading the file and `problems` take time in
+proportion to the file.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import json
 import random
 import re
 from dataclasses import dataclass, field
+from json.decoder import scanstring
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
@@ -557,7 +559,7 @@ def _json_problem(text: str, exc: json.JSONDecodeError) -> Tuple[int, int, str]:
 
 
 def parse_grammar(data: bytes, path: Path) -> Grammar:
-    """A grammar from a file's bytes (`path` names it in messages)."""
+    """A grammar from a file's bytes (`path` names it in messages), in time in proportion to them."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -571,28 +573,85 @@ def parse_grammar(data: bytes, path: Path) -> Grammar:
             f"{path} line {lineno} column {colno} is not valid JSON ({problem}): a Tracery grammar "
             'is one {...} of rules, e.g. {"origin": ["#greeting#, world"], "greeting": ["hello", "hi"]}'
         ) from None
+    except RecursionError:  # Python's reader gives up on lists in lists some thousand deep
+        raise TweetFileError(
+            f"{path} line {_too_nested(text)} holds lists or objects inside each other far too deep for a "
+            'grammar: a rule is a text or a list of texts, e.g. "origin": ["one", "two"]'
+        ) from None
     if not isinstance(raw, dict):
         raise TweetFileError(
             f'{path} is not a Tracery grammar: it must be one {{...}} of rules, e.g. {{"origin": ["hello"]}}'
         )
     rules: Dict[str, Tuple[str, ...]] = {}
-    lines = _key_lines(text, raw)
+    lines = _key_lines(text)
+    escapes = _SURROGATE_ESCAPE.search(text) is not None  # else no text can hold a surrogate
     for name, value in raw.items():
         texts = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, list) else None
         if texts is None or not all(isinstance(each, str) for each in texts):
             raise TweetFileError(
-                f'{path} line {lines.get(name, 1)}: rule "{name}" must be a text or a list of texts, e.g. ["one", "two"]'
+                f'{path} line {lines.get(name, 1)}: rule {_shown(name)} must be a text or a list of texts, e.g. ["one", "two"]'
+            )
+        if escapes and any(_SURROGATE.search(each) for each in (name, *texts)):
+            raise TweetFileError(
+                f"{path} line {lines.get(name, 1)}: rule {_shown(name)} holds a lone surrogate (an escape "
+                "such as \\ud800, half of a UTF-16 pair, which is no character): write the character "
+                "itself, or both halves of its pair"
             )
         rules[name] = texts
     return Grammar(rules, lines, path)
 
 
-def _key_lines(text: str, raw: Mapping[str, object]) -> Dict[str, int]:
-    """The line each rule's name is written on (its first "name": in the file)."""
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # JSON's \uXXXX escapes can make them; UTF-8 cannot
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_JSON_MARK = re.compile(r'["\[\]{}]')
+_COLON = re.compile(r"\s*:")
+
+
+def _outline(text: str) -> Iterator[Tuple[int, int, Optional[str]]]:
+    """Each bracket and each name of an object in a JSON text, in order and in one pass: (its
+    position, the depth after it, the name or None). Strings are read whole by the json module's
+    own reader, so a bracket or a quote in one is text; the outline stops where the JSON does."""
+    depth, at = 0, 0
+    while True:
+        found = _JSON_MARK.search(text, at)
+        if not found:
+            return
+        at = found.start()
+        if text[at] == '"':
+            try:
+                value, end = scanstring(text, at + 1)
+            except ValueError:  # a string that does not end: nothing after it can be told
+                return
+            if _COLON.match(text, end):
+                yield at, depth, value
+            at = end
+        else:
+            depth += 1 if text[at] in "[{" else -1
+            yield at, depth, None
+            at += 1
+
+
+def _key_lines(text: str) -> Dict[str, int]:
+    """The line each rule's name is written on (its first "name": at the top of the file), in one
+    pass over the file: looking each name up from the start took minutes for 100,000 rules."""
     lines: Dict[str, int] = {}
-    for name in raw:
-        found = re.search(re.escape(json.dumps(name)) + r"\s*:", text) or re.search(
-            re.escape(json.dumps(name, ensure_ascii=False)) + r"\s*:", text
-        )
-        lines[name] = text.count("\n", 0, found.start()) + 1 if found else 1
+    line, counted = 1, 0
+    for position, depth, name in _outline(text):
+        if name is not None and depth == 1:
+            line += text.count("\n", counted, position)
+            counted = position
+            lines.setdefault(name, line)
     return lines
+
+
+def _too_nested(text: str, most: int = 100) -> int:
+    """The line where `text` first holds more than `most` lists or objects inside each other."""
+    for position, depth, _name in _outline(text):
+        if depth > most:
+            return text.count("\n", 0, position) + 1
+    return 1
+
+
+def _shown(name: str) -> str:
+    """A rule's name in a message: quoted, and printable even if it holds a lone surrogate."""
+    return json.dumps(name, ensure_ascii=False).encode("utf-8", "backslashreplace").decode("utf-8")
