@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/fuzz.py --kind env --count 500 --seed 7
     .venv/bin/python benchmarks/fuzz.py --kind tweets --case 4711     # one case again, verbosely
     .venv/bin/python benchmarks/fuzz.py --kind pictures --count 5000  # damaged PNG, JPEG, GIF, WebP
+    .venv/bin/python benchmarks/fuzz.py --kind grammars --count 2000  # Tracery grammars, some hostile
     .venv/bin/python benchmarks/fuzz.py --kind monitors --count 500   # hostile HEALTHCHECK_URL, NOTIFY_URL
     .venv/bin/python benchmarks/fuzz.py --kind answers --count 2000   # hostile answers to a look-up
 
@@ -28,16 +29,20 @@ in-process through `twitterbot.cli.main` as bot.py runs it:
   101 headers, a 70 KB header, a closed connection, a redirect to ftp:, file:, another port, in a
   loop ...: a real run whose post goes through or whose keys are refused, then `check`. The run
   must keep the exit status its post gives, whatever the monitor does, and no output may hold
-  the login's password, its user-info or the check's key, in any encoding.
-
-
+  the login's password, its user-info or the check's key, in any encoding;
 - answers to a look-up of an uncertain post (X's timeline, Mastodon's statuses or the account,
   Bluesky's listRecords or getRecord: the real shape mutated, a node replaced by another type,
   keys dropped, nesting thousands deep, not JSON at all, error statuses, now and then past the 8 MB
   any answer is read to), from each network's emulator on 127.0.0.1 to its own poster's
   `look_up`, which may only answer (never "found": the post is not in the answer) or raise a
   `PostError`; every fifth X case through a real run that has that post uncertain, which must
-  exit 0 and leave the post uncertain.
+  exit 0 and leave the post uncertain;
+- Tracery grammars (`bot.json`: rules of words, tags, modifiers and actions, broken syntax, and
+  now and then an attack: a rule doubled by actions, chained `.replace`, JSON or brackets nested
+  100,000 deep, a lone surrogate, 3,000 rules, a long text used thousands of times, 6,400 tags or
+  16,000 actions a draw): a real run, `check` and `--dry-run --force --json` as for tweets files,
+  then the status page (`/` and `/status.json`, which must answer 200); a command that takes more
+  than `SLOW` seconds is a finding.
 
 Each run must end with a documented exit code other than 1 (1 is a bug), print no traceback, and a
 run that refuses the tweets file (65) or the settings (78, 64) must leave no run, attempt or job
@@ -84,7 +89,8 @@ SETTINGS = built_in().settings
 
 DOCUMENTED = {int(status) for status in ExitStatus} - {int(ExitStatus.UNEXPECTED)} | {130}
 REFUSED = {int(ExitStatus.DATA_ERROR), int(ExitStatus.CONFIG_ERROR), int(ExitStatus.USAGE)}
-KINDS = ("tweets", "env", "pictures", "monitors", "answers")
+KINDS = ("tweets", "env", "pictures", "monitors", "answers", "grammars")
+SLOW = 30.0  # seconds: a grammar case's command that takes longer is a finding (each bound ends in well under one)
 
 # -- tweets files ------------------------------------------------------------------------------
 
@@ -411,6 +417,85 @@ def _unsafe_path(data: bytes) -> bool:
     return False
 
 
+# -- Tracery grammars ---------------------------------------------------------------------------
+
+_MODIFIERS = ["", "", "", "", "", ".s", ".a", ".ed", ".capitalize", ".capitalizeAll", ".replace(o,0)", ".shout", "."]
+_PLAIN_WORDS = [word for word in _WORDS if not any(mark in word for mark in "#[]\\")]
+_SYNTAX = ["#", "[", "]", "##", "[]", "\\", "\\#", "[x:POP]", "#[x:y]#", "![a #r0#](r0.png)", "{cw: hi}", ":", ","]
+
+
+def _rule_text(rng: random.Random, names: Sequence[str], careful: bool) -> str:
+    """One text of a rule: words, tags with modifiers, actions, and (unless `careful`) mistakes:
+    stray bits of Tracery syntax, a modifier or a rule that is not there."""
+    parts = []
+    for _ in range(rng.randint(0, 6)):
+        roll = rng.random()
+        if roll < 0.4:  # some words hold Tracery's own syntax (#hashtag, [link](...), \\)
+            parts.append(rng.choice(_PLAIN_WORDS if careful else _WORDS))
+        elif roll < 0.7:
+            name = "missing" if not careful and rng.random() < 0.05 else rng.choice(names)
+            parts.append("#" + name + rng.choice(_MODIFIERS[: -2 if careful else None]) + "#")
+        elif roll < 0.85:
+            parts.append(f"[{rng.choice(names)}:{rng.choice([*_PLAIN_WORDS, '#r0#', 'POP', 'a,b'])}]")
+        elif not careful:
+            parts.append(rng.choice(_SYNTAX))
+    return " ".join(parts)
+
+
+def _attack(rng: random.Random) -> Tuple[str, Optional[str]]:
+    """A hostile rule, as (its text) or as (None, the whole file's JSON text)."""
+    kind = rng.choice(["double", "replace", "json", "surrogate", "brackets", "rules", "long", "self", "wide", "steps"])
+    times = rng.choice([10, 30, 40])
+    if kind == "double":  # [x:#x##x#] repeated: x doubles each time
+        return "[x:ab]" + "[x:#x##x#]" * times + "#x#", None
+    if kind == "replace":  # each .replace lengthens the text tenfold
+        return "#r0" + ".replace(a,aaaaaaaaaa)" * rng.randint(2, 12) + "#", None
+    if kind == "json":  # lists in lists, beyond Python's stack
+        depth = rng.choice([50, 1_000, 100_000])
+        return "", '{"origin": ' + "[" * depth + '"a"' + "]" * depth + "}"
+    if kind == "surrogate":  # half of a UTF-16 pair, as JSON can write it
+        return "", '{"origin": ["a \\ud800 b", "#r0#"], "r0": ["\\udfff"]}'
+    if kind == "brackets":
+        depth = rng.choice([30, 100, 100_000])
+        return rng.choice(["[", "[#", "#[x:"]) * depth + "y" + rng.choice(["]", "#]", "]#"]) * depth, None
+    if kind == "rules":  # many rules: reading them once took a time in the square of their number
+        rules = {"origin": ["#r0# #r2999#"], **{f"r{i}": [f"text {i} #r{i + 1}#", "end"] for i in range(3000)}}
+        return "", json.dumps(rules, indent=rng.choice([None, 1]))
+    if kind == "long":  # a long text used thousands of times
+        return "#r0#" * 4000, None
+    if kind == "wide":  # 6,400 tags a draw: every draw is dropped, and there were 200 of them
+        return "", json.dumps({"origin": ["#a#" * 80], "a": ["#b#" * 80], "b": ["x"]})
+    if kind == "steps":  # sixteen thousand actions in a text
+        return "", json.dumps({"origin": ["#a#" * 9], "a": ["[b:c][b:POP]" * 8000]})
+    return "#origin##origin#", None  # a rule that uses itself twice, with nothing else
+
+
+def grammar_file(rng: random.Random) -> bytes:
+    """The bytes of a Tracery grammar someone might save, or someone might send to break the bot."""
+    names = [f"r{index}" for index in range(rng.choice([1, 2, 5, 20]))]
+    careful = rng.random() < 0.5  # half of them free of mistakes, so that their runs post
+    rules: Dict[str, object] = {"origin": [_rule_text(rng, names, careful) for _ in range(rng.randint(1, 4))]}
+    for name in names:
+        texts = [_rule_text(rng, names, careful) for _ in range(rng.choice([1, 2, 5] if careful else [0, 1, 2, 5]))]
+        rules[name] = texts[0] if len(texts) == 1 and rng.random() < 0.3 else texts
+    if not careful and rng.random() < 0.1:
+        del rules["origin"]
+    text = None
+    if rng.random() < 0.35:
+        rule, text = _attack(rng)
+        if text is None:
+            rules["origin"] = [rule]
+            rules.setdefault("r0", ["a" * rng.choice([1, 100, 1000])])
+    if text is None:
+        text = json.dumps(rules, ensure_ascii=rng.random() < 0.5, indent=rng.choice([None, 1, 2]))
+    data = text.encode("utf-8", "surrogatepass")
+    if rng.random() < 0.05:
+        data = data[: rng.randint(0, len(data))]  # cut short
+    if rng.random() < 0.05:
+        data = codecs.BOM_UTF8 + data
+    return data
+
+
 # -- running a case ------------------------------------------------------------------------------
 
 
@@ -419,6 +504,7 @@ class Outcome:
     command: str
     status: int
     output: str
+    seconds: float = 0.0
 
 
 @dataclass
@@ -432,6 +518,7 @@ class Failure:
 def run_cli(args: Sequence[str], environ: Dict[str, str], project: Path) -> Outcome:
     """bot.py's main, in-process, with its output captured."""
     out, err = io.StringIO(), io.StringIO()
+    started = time.monotonic()
     saved_hook = threading.excepthook  # a thread's exception is printed to stderr, whoever ran it (pytest too)
     threading.excepthook = lambda hook: traceback.print_exception(
         hook.exc_type, hook.exc_value, hook.exc_traceback, file=err
@@ -448,7 +535,7 @@ def run_cli(args: Sequence[str], environ: Dict[str, str], project: Path) -> Outc
         finally:
             threading.excepthook = saved_hook
     logging.getLogger().handlers.clear()  # main's handler wrote to the captured stream
-    return Outcome(" ".join(args), status, out.getvalue() + err.getvalue())
+    return Outcome(" ".join(args), status, out.getvalue() + err.getvalue(), time.monotonic() - started)
 
 
 def history_rows(state: Path) -> int:
@@ -854,6 +941,44 @@ def _run_with_an_uncertain_post(
     return [posted, looked], None
 
 
+def grammars_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -> Tuple[List[Outcome], Optional[str]]:
+    """A grammar as the tweets file: a real run, check and a dry run, then the status page."""
+    (home / "bot.json").write_bytes(grammar_file(rng))
+    (home / "r0.png").write_bytes(b"not a picture")
+    settings = dict(
+        emulator_env, TWEETS_FILE="bot.json", TWEET_ONE_IN="1", X_API_RETRIES="0", X_API_TIMEOUT="5", MIN_POST_GAP="0"
+    )
+    (home / ".env").write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
+    (home / ".env").chmod(0o600)
+    environ = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    outcomes = [run_cli(["--force", "--seed", "1"], environ, home)]
+    if outcomes[0].status in REFUSED and history_rows(home / "state"):
+        return outcomes, f"the run refused the grammar ({outcomes[0].status}) but wrote to the history"
+    outcomes.append(run_cli(["check"], environ, home))
+    outcomes.append(run_cli(["--dry-run", "--force", "--json", "--seed", "2"], environ, home))
+    outcomes += status_page(home, environ)
+    slow = next((outcome for outcome in outcomes if outcome.seconds > SLOW), None)
+    return outcomes, f"`{slow.command}` took {slow.seconds:.0f} s" if slow else None
+
+
+def status_page(home: Path, environ: Dict[str, str]) -> List[Outcome]:
+    """The status page's two views, through its WSGI app: 200 is 0 here, anything else 1 (a bug)."""
+    from twitterbot.cli import read_config
+    from twitterbot.web.app import create_app
+
+    config = read_config(env_file=home / ".env", environ=environ, project_dir=home)
+    client = create_app(config).test_client()
+    outcomes = []
+    for path in ("/", "/status.json"):
+        started = time.monotonic()
+        response = client.get(path)
+        text = response.get_data(as_text=True)
+        outcomes.append(
+            Outcome(f"page:{path}", 0 if response.status_code == 200 else 1, text[:2000], time.monotonic() - started)
+        )
+    return outcomes
+
+
 # While the cases run, PATH holds no compiler: `check` would build the jobs' kernels in every
 # case's fresh state folder (a second or two); without cc it says so in a line (the switches are
 # still read and checked). The kernels look for cc on the process's own PATH.
@@ -862,6 +987,7 @@ CASES: Dict[str, Callable[[random.Random, Path, Dict[str, str]], Tuple[List[Outc
     "tweets": tweets_case,
     "env": env_case,
     "pictures": pictures_case,
+    "grammars": grammars_case,
     "answers": answers_case,
 }
 

@@ -1,6 +1,6 @@
-"""The fuzz driver (benchmarks/fuzz.py), short: generated tweets files, env files, damaged pictures and
-hostile monitors through the real CLI entry, and hostile answers to each network's look-up of an uncertain post.
-No exit 1, no traceback, only documented exit codes, nothing in the history after
+"""The fuzz driver (benchmarks/fuzz.py), short: generated tweets files, env files, damaged pictures,
+grammars and hostile monitors through the real CLI entry, and hostile answers to each network's look-up of
+an uncertain post. No exit 1, no traceback, only documented exit codes, nothing in the history after
 a refused file. The long run (`benchmarks/fuzz.py --count 10000`) goes before a release."""
 
 from __future__ import annotations
@@ -54,9 +54,25 @@ def test_a_short_fuzz_of_hostile_answers_to_look_ups_finds_nothing() -> None:
     assert statuses["look_up:0"] and statuses["look_up:75"] and statuses["--seed:0"]
 
 
+def test_a_short_fuzz_of_grammars_finds_nothing() -> None:
+    """Grammars, some hostile (a rule doubled forty times, JSON nested 100,000 deep, a lone
+    surrogate...): the run, check, the dry run and the status page end with a documented code,
+    a page, and in seconds."""
+    figures = fuzz.fuzz(["grammars"], 30, seed=2026)
+    assert figures.failures == [], [(f.number, f.why) for f in figures.failures]
+    statuses = figures.statuses["grammars"]
+    assert statuses["--force:0"] and statuses["--force:65"] and statuses["check:0"] and statuses["check:65"]
+    assert statuses["page:0"] == 60
+
+
 def test_a_case_is_the_same_file_every_time() -> None:
     """A failing case is repeated by its number (`--case N`): the generators depend on the seed alone."""
-    for kind, make in (("tweets", fuzz.tweets_file), ("env", fuzz.env_file), ("pictures", fuzz.damaged_picture)):
+    for kind, make in (
+        ("tweets", fuzz.tweets_file),
+        ("env", fuzz.env_file),
+        ("pictures", fuzz.damaged_picture),
+        ("grammars", fuzz.grammar_file),
+    ):
         first = [make(random.Random(f"29/{kind}/{number}")) for number in range(30)]
         again = [make(random.Random(f"29/{kind}/{number}")) for number in range(30)]
         assert first == again and len(set(first)) > 20
@@ -84,3 +100,7 @@ def test_the_generators_make_what_the_issue_lists() -> None:
     assert any(answer.size > 8 * 1024 * 1024 for answer in answers)  # past the bound on any answer
     assert any(answer.body == b"[" * 100_000 for answer in answers)  # deeper than the decoder goes
     assert any(answer.status >= 400 for answer in answers) and any(isinstance(a.body, dict) for a in answers)
+    grammars = b"".join(fuzz.grammar_file(random.Random(f"29/grammars/{number}")) for number in range(400))
+    for needle in (b"[x:#x##x#]" * 10, b".replace(a,aaaaaaaaaa)" * 2, b"[" * 100_000, b"\\ud800", b'"r2999"'):
+        assert needle in grammars, needle[:40]
+    assert b"[#" * 100 in grammars and b"#r0#" * 4000 in grammars and b"#origin##origin#" in grammars

@@ -16,7 +16,8 @@ from conftest import REGISTRY, REPO, BotHome
 from x_emulator import XEmulator
 
 from twitterbot.errors import TweetFileError
-from twitterbot.posting.generated import draw_post, sample_grammar
+from twitterbot.posting.generated import DRAW_CHARACTERS, DRAW_STEPS, draw_post, sample_grammar
+from twitterbot.posting.grammar import MAX_CHARACTERS, MAX_DEPTH, MAX_TAGS
 from twitterbot.state.outcomes import Ending
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "grammars"
@@ -182,4 +183,96 @@ def test_the_status_page_names_a_grammars_problems(home: BotHome) -> None:
     assert texts is None
     assert [(item.title, item.detail) for item in attention] == [
         ("tweets.json line 2", 'rule "origin" uses #nowhere#, which is not there: add a rule "nowhere"')
+    ]
+
+
+# -- hostile grammars through the command line ------------------------------------------------------
+
+DOUBLING = {"origin": ["[x:ab]" + "[x:#x##x#]" * 40 + "#x#"]}  # 2^40 characters, once: from 638 bytes
+
+
+def _bounded(home: BotHome, *args: str) -> subprocess.CompletedProcess:
+    """bot.py as a process, killed after a generous minute: a grammar that hangs the run fails here."""
+    process = home.start(*args)
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        pytest.fail(f"bot.py {' '.join(args)} ran for a minute on a hostile grammar")
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def test_a_grammar_that_doubles_a_rule_is_refused_and_frees_the_lock(home: BotHome, emulator: XEmulator) -> None:
+    path = _write(home, DOUBLING)
+    # The second run met the first one's lock (75) while it grew without end; now each is refused.
+    for args in (("--force",), ("--force",), ("--dry-run", "--force"), ("check",)):
+        result = _bounded(home, *args)
+        assert result.returncode == 65, (args, result.stderr)
+        said = result.stdout + result.stderr
+        assert f'{path} line 1: an expansion of rule "x" (set by an action in rule "origin")' in said
+        assert f"more than {MAX_CHARACTERS:,} characters" in said and "[x:#x##x#]" in said
+    assert emulator.texts == []
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        (
+            '{"origin": ' + "[" * 100_000 + '"a"' + "]" * 100_000 + "}",
+            "line 1 holds lists or objects inside each other",
+        ),
+        ('{\n"origin": ["a \\ud800 b"]}', 'line 2: rule "origin" holds a lone surrogate'),
+        ('{\n"origin": ["' + "[" * 100_000 + "]" * 100_000 + '"]}', "[ nested more than 60 deep"),
+    ],
+    ids=["JSON lists in lists", "a lone surrogate", "actions in actions"],
+)
+def test_a_grammar_too_deep_or_with_a_lone_surrogate_is_a_data_error_everywhere(
+    home: BotHome, text: str, said: str
+) -> None:
+    _write(home, text)
+    for args in (("--force",), ("--dry-run", "--force"), ("check",)):
+        result = home.run(*args)
+        assert result.returncode == 65, (args, result.stdout, result.stderr)
+        assert said in result.stdout + result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_the_draws_of_a_run_share_a_bound(tmp_path: Path) -> None:
+    # Each draw reads and makes some 800,000 characters, and every one was posted before.
+    path = tmp_path / "bot.json"
+    path.write_text(json.dumps({"origin": ["#w# #w#"], "w": ["x" * 100_000]}), encoding="utf-8")
+    with pytest.raises(TweetFileError) as caught:
+        draw_post(path, X, rng=random.Random(0), posted={"x" * 100_000 + " " + "x" * 100_000})
+    assert str(caught.value) == (
+        f"{path}: 13 expansions of its grammar read and made more than {DRAW_CHARACTERS:,} characters or took "
+        f"{DRAW_STEPS:,} steps without a new post: shorten its texts, or give it more texts so it repeats less"
+    )
+    report = sample_grammar(path, X, rng=random.Random(0))
+    assert report.notes[0] == (
+        f"{path}: 12 of 50 expansions sampled: together they read and made more than {DRAW_CHARACTERS:,} "
+        f"characters or took {DRAW_STEPS:,} steps, as a run's draws may"
+    )
+
+
+def test_draws_that_each_use_too_many_tags_stop_early(tmp_path: Path) -> None:
+    # 6,400 tags a draw: each is dropped at the 5,001st and drawn again; 200 of them took 15 s.
+    path = tmp_path / "bot.json"
+    path.write_text(json.dumps({"origin": ["#a#" * 80], "a": ["#b#" * 80], "b": ["x"]}), encoding="utf-8")
+    with pytest.raises(TweetFileError) as caught:
+        draw_post(path, X, rng=random.Random(0), posted=set())
+    dropped = DRAW_STEPS // (MAX_TAGS + 1)  # a step a tag: the next draw finds the run's steps spent
+    assert str(caught.value) == (
+        f"{path}: its grammar recursed past {MAX_DEPTH} rules inside each other (or used {MAX_TAGS:,}) in "
+        f"{dropped} of {dropped + 1} draws: give each rule that uses itself more texts that do not"
+    )
+
+
+def test_check_names_a_grammar_whose_every_sample_recursed_too_far(tmp_path: Path) -> None:
+    path = tmp_path / "bot.json"
+    path.write_text(json.dumps({"origin": ["#b#"], "b": ["more #b#"]}), encoding="utf-8")
+    report = sample_grammar(path, X, rng=random.Random(0))
+    assert report.problems == [
+        f"{path}: all 50 sampled expansions recursed past {MAX_DEPTH} rules inside each other or used "
+        f"{MAX_TAGS:,}: give each rule that uses itself more texts that do not"
     ]

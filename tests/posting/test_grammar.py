@@ -15,7 +15,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twitterbot.errors import TweetFileError
-from twitterbot.posting.grammar import MAX_DEPTH, MODIFIERS, Grammar, TooDeep, parse_grammar, read_grammar
+from twitterbot.posting.grammar import (
+    MAX_CHARACTERS,
+    MAX_DEPTH,
+    MAX_HELD,
+    MAX_STEPS,
+    MODIFIERS,
+    Grammar,
+    OutOfWork,
+    TooDeep,
+    Work,
+    parse_grammar,
+    read_grammar,
+)
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "grammars"
 SHAPES = ("plain.json", "modifiers.json", "actions.json", "deep.json")
@@ -214,3 +226,155 @@ def test_a_pictures_brackets_are_text_and_its_tags_expand() -> None:
     grammar = _grammar(origin=["An #a# ![a small #a#](#a#.png) [x:y]#x#"], a=["owl"])
     assert grammar.expand(random.Random(0)) == "An owl ![a small owl](owl.png) y"
     assert grammar.problems() == []
+
+
+# -- bounds: what a hostile or mistaken grammar costs ------------------------------------------------
+
+# Each of these once took minutes, all the memory there was, or Python's stack (exit 1).
+BLOW_UPS = {
+    # [x:#x##x#] forty times: x's text doubles each time, to 2^40 characters.
+    "an action that doubles a rule": ({"origin": ["[x:ab]" + "[x:#x##x#]" * 40 + "#x#"]}, "x", "origin"),
+    # Each .replace makes ten characters of one: nine make a thousand million.
+    "chained .replace": ({"origin": ["#w" + ".replace(a,aaaaaaaaaa)" * 9 + "#"], "w": ["a" * 100]}, "w", "w"),
+    # Two thousand copies of a text of a thousand characters: two million, within MAX_TAGS.
+    "a long text used many times": ({"origin": ["#e#" * 2000], "e": ["y" * 1000]}, "e", "e"),
+    "an empty .replace": ({"origin": ["#w" + ".replace(,xxxxxxxxxx)" * 10 + "#"], "w": ["abc"]}, "w", "w"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BLOW_UPS))
+def test_an_expansion_past_its_work_bound_is_a_data_error_naming_the_rule(tmp_path: Path, case: str) -> None:
+    rules, name, inside = BLOW_UPS[case]
+    path = tmp_path / "bot.json"
+    path.write_text(json.dumps(rules, indent=1), encoding="utf-8")
+    grammar = read_grammar(path)
+    assert grammar.problems() == []  # nothing to see before it is expanded
+    found = []
+    for seed in range(5):
+        with pytest.raises((TweetFileError, TooDeep)) as caught:
+            grammar.expand(random.Random(seed))
+        found.append(caught.value)
+    errors = [error for error in found if isinstance(error, TweetFileError)]
+    assert errors, found
+    said = str(errors[0])
+    assert errors[0].exit_status == 65
+    assert said.startswith(f"{path} line ") and f"more than {MAX_CHARACTERS:,} characters" in said
+    assert "[x:#x##x#]" in said and ".replace" in said  # the usual culprits, to look for
+    if name:
+        assert f'rule "{name}"' in said and f"line {grammar.lines[inside]}:" in said
+    if name and name != inside:
+        assert f'(set by an action in rule "{inside}")' in said
+
+
+def test_rules_set_by_actions_are_bounded_too() -> None:
+    # 5,000 tags each setting 2,000 rules: ten million stored texts, no text long.
+    grammar = _grammar(origin=["#a#" * 5000], a=["[b:c]" * 2000])
+    with pytest.raises(TweetFileError, match=f'rule "a" holds more than {MAX_HELD:,} rules set by actions'):
+        grammar.expand(random.Random(0))
+
+
+def test_steps_are_bounded_too() -> None:
+    # Sixteen thousand actions in a text, no text long and no rule held: Python's time, not memory.
+    grammar = _grammar(origin=["#a#" * 9], a=["[b:c][b:POP]" * 8000])
+    with pytest.raises(TweetFileError, match=f'rule "a" took more than {MAX_STEPS:,} steps'):
+        grammar.expand(random.Random(0))
+
+
+def test_draws_that_share_work_stop_when_it_is_spent() -> None:
+    grammar = _grammar(origin=["#w# #w#"], w=["x" * 100_000])
+    work = Work(900_000, 1000)  # one expansion reads and makes 800,000: w's text twice, and both in origin's tag
+    assert len(grammar.expand(random.Random(0), work=work)) == 200_001
+    with pytest.raises(OutOfWork):
+        for _ in range(10):
+            grammar.expand(random.Random(0), work=work)
+    assert work.made > work.characters
+    steps = Work(10**9, 1000)
+    with pytest.raises(OutOfWork):
+        for _ in range(1000):
+            _grammar(origin=["#a##a##a#"], a=["x"]).expand(random.Random(0), work=steps)
+    assert steps.taken == 1001
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "x" + "]" * 100_000,  # actions in actions
+        "[#" * 30_000 + "x" + "#]" * 30_000,  # tags in actions in tags: each level was read again
+        "#[x:" * 100 + "y" + "]#" * 100,
+    ],
+    ids=["actions", "tags and actions", "pushes"],
+)
+def test_brackets_nested_past_the_bound_are_a_problem_and_a_data_error(text: str) -> None:
+    grammar = _grammar(origin=[text])
+    problems = [problem.message for problem in grammar.problems()]
+    assert len(problems) == 1
+    assert problems[0].startswith(f'rule "origin" has [ nested more than {MAX_DEPTH} deep in "')
+    assert "characters)" in problems[0] and len(problems[0]) < 300  # the text cut short, not repeated
+    with pytest.raises(TweetFileError, match=f"nested more than {MAX_DEPTH} deep: no expansion can reach its end"):
+        grammar.expand(random.Random(0))
+
+
+def test_brackets_nested_within_the_bound_still_expand() -> None:
+    text = "#c#"
+    for _ in range(25):  # #[#[#c#]c#]c#: each tag expands the one inside it for its actions
+        text = f"#[{text}]c#"
+    grammar = _grammar(origin=[text], c=["b"])
+    assert grammar.problems() == []
+    assert grammar.expand(random.Random(0)) == "b"
+
+
+@pytest.mark.parametrize(
+    "data, line",
+    [
+        (b'{"origin": ' + b"[" * 100_000 + b'"a"' + b"]" * 100_000 + b"}", 1),
+        (b'{\n"origin": ["a"],\n"b":\n' + b'{"c": ' * 100_000 + b'"d"' + b"}" * 100_000 + b"}", 4),
+    ],
+    ids=["lists", "objects"],
+)
+def test_json_nested_far_too_deep_is_a_data_error_naming_its_line(data: bytes, line: int) -> None:
+    with pytest.raises(TweetFileError) as caught:
+        parse_grammar(data, Path("bot.json"))
+    assert str(caught.value).startswith(f"bot.json line {line} holds lists or objects inside each other far too deep")
+
+
+@pytest.mark.parametrize(
+    "data, rule",
+    [
+        (b'{"origin": ["a \\ud800 b"]}', '"origin"'),
+        (b'{"origin": ["#x#"],\n"x": ["fine", "\\udfff"]}', '"x"'),
+        (b'{"origin": ["#\\udc00#"],\n"\\udc00": ["x"]}', '"origin"'),
+        (b'{"origin": ["x"],\n"\\udc00": ["x"]}', '"\\udc00"'),
+    ],
+)
+def test_a_lone_surrogate_is_a_data_error_naming_its_rule(data: bytes, rule: str) -> None:
+    with pytest.raises(TweetFileError) as caught:
+        parse_grammar(data, Path("bot.json"))
+    said = str(caught.value)
+    assert f"rule {rule} holds a lone surrogate" in said and said.startswith("bot.json line ")
+    said.encode("utf-8")  # the message itself can be printed and logged
+
+
+def test_a_surrogate_pair_is_its_character() -> None:
+    grammar = parse_grammar(b'{"origin": ["\\ud83e\\udd89 owl"]}', Path("bot.json"))
+    assert grammar.expand(random.Random(0)) == "\U0001f989 owl"
+
+
+def test_each_rules_line_is_found_in_one_pass() -> None:
+    text = (
+        '{\n"origin": ["#a#", "not \\"a\\": here", "[x]{y}"],\n'
+        '"a\\"b": ["x"],\n'
+        '"caf\\u00e9": {"origin": 1},\n'
+        '  "d"  :  "one"\n'
+        ', "a\\"b": ["again"]}'
+    )
+    lines = parse_grammar(text.replace('{"origin": 1}', '"z"').encode(), Path("bot.json")).lines
+    assert lines == {"origin": 2, 'a"b': 3, "café": 4, "d": 5}
+    with pytest.raises(TweetFileError, match='line 4: rule "café" must be a text or a list of texts'):
+        parse_grammar(text.encode(), Path("bot.json"))
+
+
+def test_a_pop_with_nothing_set_takes_the_grammars_rule_away() -> None:
+    assert _grammar(origin=["[a:y][a:POP]#a#"], a=["x"]).expand(random.Random(0)) == "x"
+    with pytest.raises(TweetFileError, match="uses #a#, which is not there"):
+        _grammar(origin=["[a:POP]#a#"], a=["x"]).expand(random.Random(0))
+    assert _grammar(origin=["[a:POP][a:z]#a#"], a=["x"]).expand(random.Random(0)) == "z"

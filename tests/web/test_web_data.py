@@ -239,6 +239,45 @@ def test_rows_with_values_of_any_type_give_a_page_never_a_500(tmp_path_factory, 
         assert response.status_code == 200, (path, response.get_data(as_text=True)[:200])
 
 
+@pytest.mark.parametrize(
+    "grammar, said",
+    [
+        # A lone surrogate was named in the problem and broke the page's encoding (500).
+        ('{"origin": ["#\\ud800#"]}', "holds a lone surrogate"),
+        (
+            '{"origin": ' + "[" * 100_000 + '"a"' + "]" * 100_000 + "}",
+            "line 1 holds lists or objects inside each other",
+        ),
+        ('{"origin": ["' + "[" * 100_000 + "]" * 100_000 + '"]}', "has [ nested more than 60 deep"),
+    ],
+    ids=["a lone surrogate", "JSON lists in lists", "actions in actions"],
+)
+def test_a_hostile_grammar_gives_a_page_that_names_it_never_a_500(tmp_path: Path, grammar: str, said: str) -> None:
+    (tmp_path / "bot.json").write_text(grammar, encoding="utf-8")
+    config = settings(tmp_path, TWEETS_FILE=str(tmp_path / "bot.json"))
+    client = create_app(config, clock=lambda: NOW, probe=fixed).test_client()
+    for path in ("/", "/status.json"):
+        response = client.get(path)
+        assert response.status_code == 200, (path, response.get_data(as_text=True)[:200])
+        assert said in response.get_data(as_text=True)
+
+
+def test_a_grammars_problems_are_kept_until_the_file_changes(tmp_path: Path) -> None:
+    from twitterbot.web.tweetsfile import TweetsFile
+
+    path = tmp_path / "bot.json"
+    path.write_text('{"origin": ["#nowhere#"]}', encoding="utf-8")
+    config = settings(tmp_path, TWEETS_FILE=str(path))
+    tweets = TweetsFile()
+    texts, first = tweets(config)
+    assert texts is None and [item.detail for item in first] == [
+        'rule "origin" uses #nowhere#, which is not there: add a rule "nowhere"'
+    ]
+    assert tweets(config)[1] is first  # the same bytes: not read as a grammar again
+    path.write_text('{"origin": ["fine"]}', encoding="utf-8")
+    assert tweets(config) == (None, [])
+
+
 def test_a_history_of_an_older_format_is_left_for_a_run_to_upgrade(tmp_path: Path) -> None:
     config = settings(tmp_path)
     with sqlite3.connect(config.history_file) as conn:

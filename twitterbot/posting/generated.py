@@ -2,10 +2,12 @@
 hold (within GRAMMAR_MEMORY) and that fits POST_TO's networks, and hands the run a file of one text.
 
 An expansion too long for some network is drawn again, `FIT_TRIES` times at most; then the run
-posts the one that fits the most networks and skips the others. Pictures written in an expansion
-(``![alt](path)``) and options at its start (``{cw: ...; lang: ...; only: ...}``) are read as in a
-line of a plain tweets file, and with LONG_LINES=thread an expansion too long for a network goes
-there as a thread (`rules`, as `options.line_rules` makes them)::
+posts the one that fits the most networks and skips the others. A run's draws (and `check`'s
+samples) share `DRAW_CHARACTERS` characters and `DRAW_STEPS` steps of work (each draw has its own
+bounds too), so a grammar of long or deep posts cannot keep a run busy. Pictures written in an
+expansion (``![alt](path)``) and options at its start (``{cw: ...; lang: ...; only: ...}``) are
+read as in a line of a plain tweets file, and with LONG_LINES=thread an expansion too long for a
+network goes there as a thread (`rules`, as `options.line_rules` makes them)::
 
     tweets = draw_post(Path("tweets.json"), networks, rng=rng, posted=store.texts_posted_since(since))
     tweets.line(0).text                        # what the run posts
@@ -22,17 +24,31 @@ from typing import AbstractSet, Dict, List, Optional, Sequence, Set
 
 from ..errors import TweetFileError
 from ..networks import Network
-from .grammar import MAX_DEPTH, ORIGIN, Grammar, TooDeep, read_grammar
+from .grammar import MAX_DEPTH, MAX_TAGS, ORIGIN, Grammar, OutOfWork, TooDeep, Work, read_grammar
 from .options import NO_OPTIONS, PLAIN_RULES, LineRules, OptionError, measured_text, split_options
 from .tweets import TweetFile, TweetLine
 
-__all__ = ["DRAWS", "FIT_TRIES", "SAMPLES", "GrammarReport", "draw_post", "sample_grammar"]
+__all__ = [
+    "DRAWS",
+    "DRAW_CHARACTERS",
+    "DRAW_STEPS",
+    "FIT_TRIES",
+    "SAMPLES",
+    "GrammarReport",
+    "draw_post",
+    "sample_grammar",
+]
 
 log = logging.getLogger(__name__)
 
 DRAWS = 200  # expansions drawn at most in one run, new or not (each costs well under a millisecond)
 FIT_TRIES = 5  # new expansions measured at most, looking for one that fits every network
 SAMPLES = 50  # expansions `check` draws to see whether they fit
+# What all of a run's draws may cost, counted as an expansion's own bounds are (MAX_CHARACTERS,
+# MAX_STEPS): room for 20 posts of 100,000 characters, or 200 draws of 500 tags each, and at worst
+# a second or two of a Pi's time.
+DRAW_CHARACTERS = 10_000_000
+DRAW_STEPS = 100_000
 
 
 def draw_post(
@@ -51,12 +67,17 @@ def draw_post(
     best: Optional[TweetLine] = None
     repeats = too_deep = 0
     measured: Set[str] = set()  # new expansions that fit only some networks (a repeat is no new try)
+    work = Work(DRAW_CHARACTERS, DRAW_STEPS)
+    drawn = 0
     for _ in range(DRAWS):
+        drawn += 1
         try:
-            text = grammar.expand(rng).strip()
+            text = grammar.expand(rng, work=work).strip()
         except TooDeep:
             too_deep += 1
             continue
+        except OutOfWork:
+            break
         if not text or text in posted:
             repeats += 1
             continue
@@ -79,19 +100,28 @@ def draw_post(
             ", ".join(missed),
         )
         return _one(path, best)
-    raise TweetFileError(_nothing_drawn(path, measured=len(measured), repeats=repeats, too_deep=too_deep))
+    spent = work.made > work.characters or work.taken > work.steps
+    raise TweetFileError(
+        _nothing_drawn(path, measured=len(measured), repeats=repeats, too_deep=too_deep, drawn=drawn, spent=spent)
+    )
 
 
-def _nothing_drawn(path: Path, *, measured: int, repeats: int, too_deep: int) -> str:
+def _nothing_drawn(path: Path, *, measured: int, repeats: int, too_deep: int, drawn: int, spent: bool) -> str:
     """Why no expansion could be posted, and the fix, from what the draws met most."""
     if measured:
         return (
             f"{path}: none of {measured} new expansions of its grammar fits any network in POST_TO: shorten its texts"
         )
+    if spent and too_deep <= repeats:
+        return (
+            f"{path}: {drawn} expansions of its grammar read and made more than {DRAW_CHARACTERS:,} "
+            f"characters or took {DRAW_STEPS:,} steps without a new post: shorten its texts, or give it "
+            "more texts so it repeats less"
+        )
     if too_deep > repeats:
         return (
-            f"{path}: its grammar recursed past {MAX_DEPTH} rules inside each other in {too_deep} of {DRAWS} draws: "
-            "give each rule that uses itself more texts that do not"
+            f"{path}: its grammar recursed past {MAX_DEPTH} rules inside each other (or used {MAX_TAGS:,}) in "
+            f"{too_deep} of {drawn} draws: give each rule that uses itself more texts that do not"
         )
     return (
         f"{path}: its last {DRAWS} expansions were all posted before (within GRAMMAR_MEMORY) or empty: "
@@ -160,24 +190,35 @@ def sample_grammar(
     if report.problems:
         return report  # an expansion would stop at the first of them
     texts: List[str] = []
+    work = Work(DRAW_CHARACTERS, DRAW_STEPS)
+    too_deep = 0
     for _ in range(samples):
         try:
-            texts.append(grammar.expand(rng).strip())
+            texts.append(grammar.expand(rng, work=work).strip())
         except TooDeep:
-            continue
+            too_deep += 1
+        except OutOfWork:
+            report.notes.append(
+                f"{path}: {len(texts) + too_deep} of {samples} expansions sampled: together they read and made "
+                f"more than {DRAW_CHARACTERS:,} characters or took {DRAW_STEPS:,} steps, as a run's draws may"
+            )
+            break
         except TweetFileError as exc:
             report.problems.append(str(exc))
             return report
-    if len(texts) < samples:
-        report.notes.append(
-            f"{path}: {samples - len(texts)} of {samples} sampled expansions recursed past {MAX_DEPTH} rules "
-            "inside each other (a run draws again)"
+    deep = f"recursed past {MAX_DEPTH} rules inside each other or used {MAX_TAGS:,}"
+    if too_deep and not texts:
+        report.problems.append(
+            f"{path}: all {too_deep} sampled expansions {deep}: give each rule that uses itself more texts that do not"
         )
+        return report
+    if too_deep:
+        report.notes.append(f"{path}: {too_deep} of {samples} sampled expansions {deep} (a run draws again)")
     lines = [_measured(grammar, text, networks, rules) for text in set(texts) if text]
     report.distinct = len(lines)
     if not lines or not any(line.networks for line in lines):
         report.problems.append(
-            f"{path}: none of {samples} sampled expansions fits any network in POST_TO: shorten its texts"
+            f"{path}: none of {len(texts) + too_deep} sampled expansions fits any network in POST_TO: shorten its texts"
         )
         return report
     report.notes += _fit_notes(path, lines)

@@ -14,7 +14,12 @@ implementation (the Python port, ``tracery3``) makes them, so a seed gives its o
     grammar.problems()                            # rules used but missing, empty, unknown modifiers
 
 Nesting is bounded (`MAX_DEPTH` tags inside each other, `MAX_TAGS` in one expansion): a rule that
-recurses without end raises `TooDeep`, and the caller draws again.
+recurses without end raises `TooDeep`, and the caller draws again. So is the work: an expansion
+that reads and makes more than `MAX_CHARACTERS` characters, takes more than `MAX_STEPS` steps or
+holds more than `MAX_HELD` rules set by actions (a rule that doubles itself, ``[x:#x##x#]`` forty
+times, would make 2^40 characters) is a `TweetFileError` naming its rule; the draws of a run share
+one `Work` and stop (`OutOfWork`) when it is spent. Reading the file and `problems` take time in
+proportion to the file.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import random
 import re
 from dataclasses import dataclass, field
+from json.decoder import scanstring
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
@@ -32,11 +38,16 @@ from ..files import NotAFile, read_regular
 __all__ = [
     "Grammar",
     "GrammarProblem",
+    "MAX_CHARACTERS",
     "MAX_DEPTH",
+    "MAX_HELD",
+    "MAX_STEPS",
     "MAX_TAGS",
     "MODIFIERS",
     "ORIGIN",
+    "OutOfWork",
     "TooDeep",
+    "Work",
     "parse_grammar",
     "read_grammar",
 ]
@@ -44,12 +55,42 @@ __all__ = [
 ORIGIN = "origin"
 MAX_DEPTH = 60  # tags inside tags: far more than a bot's grammar needs, far less than Python's stack
 MAX_TAGS = 5000  # tags in one expansion: stops a grammar that branches without end
+# Characters one expansion may read and make, counting a text at every rule it passes through: a
+# post is a few thousand characters and a long line's thread some 100,000 (half a million read and
+# made, 4 rules deep), so a real grammar stays far below it; a rule that doubles itself reaches it
+# in 22 doublings, in well under a second. Copying text is what they cost: C's time, and memory.
+MAX_CHARACTERS = 4_000_000
+# Steps one expansion may take: each tag, action, modifier and backslash, what Python does one by
+# one (some microseconds each). A post of MAX_TAGS tags takes about 10,000.
+MAX_STEPS = 50_000
+MAX_HELD = 10_000  # rules set by actions and not yet undone, in one expansion (a real one sets a few)
 
-_PLAIN, _TAG, _ACTION = 0, 1, 2
+_PLAIN, _TAG, _ACTION, _ERROR = 0, 1, 2, 3
+_NESTED = f"[ nested more than {MAX_DEPTH} deep"
+_BLOWN_UP = (
+    "look for a rule that uses itself more than once (#x# twice in a text of x, or an action like "
+    "[x:#x##x#], each doubles the text), a .replace that lengthens the text again and again, or a "
+    "very long text used many times"
+)
 
 
 class TooDeep(Exception):
     """An expansion went past MAX_DEPTH or MAX_TAGS: the grammar recursed too far this time."""
+
+
+class OutOfWork(Exception):
+    """The `Work` shared by a run's draws is spent: draw no more (each draw stayed within its own bound)."""
+
+
+@dataclass
+class Work:
+    """Characters read and made and steps taken by expansions, against the bounds a run's draws
+    (or a check's samples) share: a grammar whose every draw is large cannot keep a run busy."""
+
+    characters: int
+    steps: int
+    made: int = 0
+    taken: int = 0
 
 
 @dataclass(frozen=True)
@@ -134,63 +175,90 @@ MODIFIERS: Mapping[str, Callable[..., str]] = {
 
 # -- reading a rule's text -----------------------------------------------------------------------------
 
+_SYNTAX = re.compile(r"[\[\]#\\]")  # the characters a rule's text is cut at; the rest is read in C
 
-def _sections(rule: str) -> Tuple[List[Tuple[int, str]], List[str]]:
-    """A rule's text cut into plain text, ``#tags#`` and ``[actions]``, and what is wrong with its
-    brackets; a backslash keeps the next character (cut exactly as the reference cuts it). One
-    addition: the brackets of a picture, ``![alt](path)``, are text, as in a plain tweets file."""
-    sections: List[Tuple[int, str]] = []
-    errors: List[str] = []
-    depth, in_tag, escaped, start = 0, False, False, 0
-    kept, last_escape = "", None
 
-    def cut(end: int, kind: int) -> None:
-        nonlocal kept, last_escape
-        if end - start < 1 and kind != _PLAIN:
-            errors.append("an empty " + ("tag ##" if kind == _TAG else "action []"))
-        raw = kept + "\\" + rule[last_escape + 1 : end] if last_escape is not None else rule[start:end]
-        sections.append((kind, raw))
-        kept, last_escape = "", None
-
+def _scan(rule: str) -> Iterator[Tuple[int, str]]:
+    """A rule's text cut into plain text, ``#tags#`` and ``[actions]`` as (kind, raw), lazily, with
+    what is wrong with its brackets as (_ERROR, what), each once; a backslash keeps the next
+    character (cut exactly as the reference cuts it). One addition: the brackets of a picture,
+    ``![alt](path)``, are text, as in a plain tweets file. Only the syntax characters are looked at
+    one by one, so a long text costs little more than its length."""
+    depth, in_tag, start = 0, False, 0
+    kept: List[str] = []  # the text before the last backslash (without the earlier ones), in pieces
+    last_escape: Optional[int] = None  # where the last backslash was
+    escaped = -1  # the index of the character a backslash keeps
     picture = False  # inside a picture's ![alt text]: its brackets are text, its #tags# expand
-    for index, char in enumerate(rule):
-        if escaped:
-            escaped = False
-        elif char == "[" and depth == 0 and not in_tag and index and rule[index - 1] == "!" and not picture:
+    said: Set[str] = set()
+
+    def cut(end: int, kind: int) -> Iterator[Tuple[int, str]]:
+        nonlocal last_escape
+        if end - start < 1 and kind != _PLAIN:
+            yield from error("an empty " + ("tag ##" if kind == _TAG else "action []"))
+        raw = "".join(kept) + "\\" + rule[last_escape + 1 : end] if last_escape is not None else rule[start:end]
+        kept.clear()
+        last_escape = None
+        if kind != _PLAIN or raw:
+            yield kind, raw
+
+    def error(what: str) -> Iterator[Tuple[int, str]]:
+        if what not in said:
+            said.add(what)
+            yield _ERROR, what
+
+    for found in _SYNTAX.finditer(rule):
+        index = found.start()
+        char = rule[index]
+        if index == escaped:
+            continue
+        if char == "[" and depth == 0 and not in_tag and index and rule[index - 1] == "!" and not picture:
             picture = True
         elif char == "]" and depth == 0 and not in_tag and picture:
             picture = False
         elif char == "[":
             if depth == 0 and not in_tag:
                 if start < index:
-                    cut(index, _PLAIN)
+                    yield from cut(index, _PLAIN)
                 start = index + 1
             depth += 1
+            if depth > MAX_DEPTH:
+                yield from error(_NESTED)
         elif char == "]":
             depth -= 1
             if depth == 0 and not in_tag:
-                cut(index, _ACTION)
+                yield from cut(index, _ACTION)
                 start = index + 1
         elif char == "#" and depth == 0:
             if in_tag:
-                cut(index, _TAG)
+                yield from cut(index, _TAG)
             elif start < index:
-                cut(index, _PLAIN)
+                yield from cut(index, _PLAIN)
             start = index + 1
             in_tag = not in_tag
         elif char == "\\":
-            escaped = True
-            kept += rule[start:index]
+            escaped = index + 1
+            kept.append(rule[start:index])
             start, last_escape = index + 1, index
     if start < len(rule):
-        cut(len(rule), _PLAIN)
+        yield from cut(len(rule), _PLAIN)
     if in_tag:
-        errors.append("a # without its closing #")
+        yield from error("a # without its closing #")
     if depth > 0:
-        errors.append("a [ without its ]")
+        yield from error("a [ without its ]")
     if depth < 0:
-        errors.append("a ] without its [")
-    return [(kind, raw) for kind, raw in sections if kind != _PLAIN or raw], errors
+        yield from error("a ] without its [")
+
+
+def _sections(rule: str) -> Tuple[List[Tuple[int, str]], List[str]]:
+    """A rule's text cut whole (see `_scan`), and what is wrong with its brackets."""
+    sections: List[Tuple[int, str]] = []
+    errors: List[str] = []
+    for kind, raw in _scan(rule):
+        if kind == _ERROR:
+            errors.append(raw)
+        else:
+            sections.append((kind, raw))
+    return sections, errors
 
 
 @dataclass(frozen=True)
@@ -246,15 +314,19 @@ class Grammar:
     lines: Mapping[str, int] = field(default_factory=dict)
     path: Optional[Path] = None
 
-    def expand(self, rng: random.Random, rule: str = "#" + ORIGIN + "#") -> str:
+    def expand(self, rng: random.Random, rule: str = "#" + ORIGIN + "#", *, work: Optional[Work] = None) -> str:
         """One expansion of `rule` (the origin), drawing from `rng`. Raises `TooDeep` when it
-        recurses past the bound, `TweetFileError` when it meets a rule or modifier that is not there."""
-        return _unescape(_Expansion(self, rng).rule(rule, 0))
+        recurses past the bound, `TweetFileError` when it meets a rule or modifier that is not
+        there or passes `MAX_CHARACTERS`, `MAX_STEPS` or `MAX_HELD`, and `OutOfWork` when `work`,
+        shared by several draws, is spent."""
+        shared = work or Work(MAX_CHARACTERS, MAX_STEPS)
+        return _unescape(_Expansion(self, rng, shared).rule(rule, 0))
 
     def problems(self) -> List[GrammarProblem]:
         """What makes an expansion go wrong, each with its rule's line: no origin, a rule that is
         used but missing (and never set by an action), an empty rule, an unknown modifier, a # or
-        [ without its pair."""
+        [ without its pair, brackets nested past `MAX_DEPTH`. A text is read once for each level of
+        brackets it nests (`MAX_DEPTH` at most), so the walk takes time in proportion to the file."""
         found: List[GrammarProblem] = []
         if ORIGIN not in self.rules:
             found.append(GrammarProblem(0, f'has no "{ORIGIN}" rule: add one, e.g. "{ORIGIN}": ["#greeting#, world"]'))
@@ -278,12 +350,15 @@ class Grammar:
 
 
 def _walk(text: str, used: Dict[str, str], set_by_actions: Set[str], rule: str) -> Iterator[str]:
-    """The problems in one text of `rule`, noting the rules it uses and those its actions set."""
-    sections, errors = _sections(text)
-    for error in errors:
-        yield f"has {error} in {json.dumps(text, ensure_ascii=False)}"
-    for kind, raw in sections:
-        if kind == _PLAIN:
+    """The problems in one text of `rule`, noting the rules it uses and those its actions set. The
+    parts of a text nested past `MAX_DEPTH` are not read (no expansion could reach them), so a text
+    is read at most `MAX_DEPTH` times over and the walk never goes deeper than that."""
+    nested = False  # past MAX_DEPTH: what follows is not read again inside
+    for kind, raw in _scan(text):
+        if kind == _ERROR:
+            nested = nested or raw == _NESTED
+            yield f"has {raw} in {_excerpt(text)}" + (": no expansion can reach its end" if raw == _NESTED else "")
+        if kind in (_PLAIN, _ERROR) or nested:
             continue
         actions = [raw] if kind == _ACTION else []
         if kind == _TAG:
@@ -308,17 +383,42 @@ def _walk(text: str, used: Dict[str, str], set_by_actions: Set[str], rule: str) 
                     yield from _walk(part, used, set_by_actions, rule)
 
 
-class _Expansion:
-    """One expansion: the rules as actions have set them so far, and the tags it has used."""
+def _excerpt(text: str, most: int = 80) -> str:
+    """A text as JSON writes it, cut short: a problem names a long text without repeating it."""
+    shown = json.dumps(text[:most], ensure_ascii=False)
+    return shown if len(text) <= most else shown[:-1] + '..." (' + f"{len(text):,} characters)"
 
-    def __init__(self, grammar: Grammar, rng: random.Random) -> None:
+
+class _Expansion:
+    """One expansion: the rules actions have set so far over the grammar's, the tags it has used,
+    the characters it has read and made, and the rules it is inside (named if a bound is passed)."""
+
+    def __init__(self, grammar: Grammar, rng: random.Random, work: Work) -> None:
         self.grammar = grammar
         self.rng = rng
-        self.stacks: Dict[str, List[Tuple[str, ...]]] = {name: [texts] for name, texts in grammar.rules.items()}
+        self.work = work
+        self.set: Dict[str, List[Tuple[str, ...]]] = {}  # each rule's texts set by actions, last on top
+        self.undone: Set[str] = set()  # grammar rules that a POP took away
+        self.held = 0  # rules set by actions and not yet undone
         self.tags = 0
+        self.made = 0  # characters read and made
+        self.taken = 0  # steps
+        self.within: List[str] = []
 
     def rule(self, text: str, depth: int) -> str:
-        return "".join(self.section(kind, raw, depth) for kind, raw in _sections(text)[0])
+        if depth > MAX_DEPTH:
+            raise TooDeep(f"more than {MAX_DEPTH} rules or actions inside each other")
+        self.spend(len(text) + 1, text.count("\\"))  # read once (and one more, so nothing is free)
+        made = "".join(self.section(kind, raw, depth) for kind, raw in _scan(text) if self.readable(kind, raw))
+        self.spend(len(made))
+        return made
+
+    def readable(self, kind: int, raw: str) -> bool:
+        """Whether a piece of a text is to be expanded: a problem with its brackets is not, and
+        brackets nested past `MAX_DEPTH` can never be (nor read again at every level below)."""
+        if kind == _ERROR and raw == _NESTED:
+            raise self.failed(f"meets {_NESTED}", "no expansion can reach its end: take some brackets out")
+        return kind != _ERROR
 
     def section(self, kind: int, raw: str, depth: int) -> str:
         if kind == _PLAIN:
@@ -327,6 +427,7 @@ class _Expansion:
             self.act(raw, depth)
             return ""
         self.tags += 1
+        self.spend(0, 1)
         if depth >= MAX_DEPTH or self.tags > MAX_TAGS:
             raise TooDeep(f"more than {MAX_DEPTH} rules inside each other or {MAX_TAGS} in one post")
         try:
@@ -336,40 +437,89 @@ class _Expansion:
         undo = [_action(action)[0] for action in tag.actions if _action(action)[1] == "push"]
         for action in tag.actions:
             self.act(action, depth)
-        text = self.rule(self.choose(tag.symbol), depth + 1)
+        chosen = self.choose(tag.symbol)
+        self.within.append(tag.symbol)
+        text = self.rule(chosen, depth + 1)
         for name, params in tag.modifiers:
             if name not in MODIFIERS:
                 raise self.error(f"uses the modifier .{name}, which Tracery does not have")
+            self.spend(_longest(name, text, params), 1)  # before it is made: .replace can multiply a text
             text = MODIFIERS[name](text, *params)
         for name in undo:  # a tag's own actions hold only while it expands
             self.pop(name)
+        self.within.pop()
         return text
 
     def choose(self, symbol: str) -> str:
-        stack = self.stacks.get(symbol)
-        if not stack:
+        stack = self.set.get(symbol)
+        texts = stack[-1] if stack else self.grammar.rules.get(symbol) if symbol not in self.undone else None
+        if texts is None:
             raise self.error(f"uses #{symbol}#, which is not there (or was set by an action that has ended)")
-        if not stack[-1]:
+        if not texts:
             raise self.error(f'has an empty rule "{symbol}"')
-        return self.rng.choice(stack[-1])
+        return self.rng.choice(texts)
 
     def act(self, action: str, depth: int) -> None:
+        self.spend(0, 1)
         target, kind, pushed = _action(action)
         if kind == "expand":
             self.rule(target, depth + 1)  # [#setup#]: expanded for the actions inside it
         elif kind == "pop":
             self.pop(target)
         else:
+            self.within.append(target)
             texts = tuple(self.rule(part, depth + 1) for part in pushed.split(","))
-            self.stacks.setdefault(target, []).append(texts)
+            self.within.pop()
+            self.held += 1
+            if self.held > MAX_HELD:
+                raise self.failed(f"holds more than {MAX_HELD:,} rules set by actions at once", _BLOWN_UP)
+            self.set.setdefault(target, []).append(texts)
 
     def pop(self, name: str) -> None:
-        if self.stacks.get(name):
-            self.stacks[name].pop()
+        stack = self.set.get(name)
+        if stack:
+            stack.pop()
+            self.held -= 1
+        elif name in self.grammar.rules:
+            self.undone.add(name)  # as the reference, a POP with nothing set takes the grammar's rule away
+
+    def spend(self, characters: int, steps: int = 0) -> None:
+        """Count characters read or made and steps taken: past `MAX_CHARACTERS` or `MAX_STEPS`
+        the grammar is at fault; past the shared `Work`, this run has drawn enough."""
+        self.made += characters
+        self.taken += steps
+        self.work.made += characters
+        self.work.taken += steps
+        if self.made > MAX_CHARACTERS:
+            said = f"read and made more than {MAX_CHARACTERS:,} characters, far more than any post"
+            raise self.failed(said, _BLOWN_UP)
+        if self.taken > MAX_STEPS:
+            said = f"took more than {MAX_STEPS:,} steps (tags, actions, modifiers, backslashes), far more than any post"
+            raise self.failed(said, _BLOWN_UP)
+        if self.work.made > self.work.characters or self.work.taken > self.work.steps:
+            raise OutOfWork(f"{self.work.made:,} characters and {self.work.taken:,} steps")
+
+    def failed(self, what: str, fix: str) -> TweetFileError:
+        """The data error for a grammar past a bound, naming the rule being expanded and the line
+        of the grammar's rule it is in."""
+        names = [name for name in self.within if name] or [ORIGIN]
+        inside = next((name for name in reversed(names) if name in self.grammar.lines), ORIGIN)
+        where = f"{self.grammar.path or 'the grammar'} line {self.grammar.lines.get(inside, 1)}"
+        name = names[-1]
+        whose = f'rule "{name}"' if name == inside else f'rule "{name}" (set by an action in rule "{inside}")'
+        return TweetFileError(f"{where}: an expansion of {whose} {what}: {fix}")
 
     def error(self, what: str) -> TweetFileError:
-        where = self.grammar.path or "the grammar"
-        return TweetFileError(f"{where}: an expansion {what}: run `bot.py check` to see every problem")
+        return self.failed(what, "run `bot.py check` to see every problem")
+
+
+def _longest(modifier: str, text: str, params: Tuple[str, ...]) -> int:
+    """The most characters `modifier` can make of `text`: .replace(a,b) adds len(b) - len(a) for
+    each a; the others change a character into three at most (an upper-case ﬃ is FFI) and add an
+    ending ("es", "ied", "an ")."""
+    if modifier == "replace" and len(params) >= 2:
+        return len(text) + text.count(params[0]) * max(0, len(params[1]) - len(params[0]))
+    return 3 * len(text) + 3
 
 
 # -- reading the file ----------------------------------------------------------------------------------
@@ -409,7 +559,7 @@ def _json_problem(text: str, exc: json.JSONDecodeError) -> Tuple[int, int, str]:
 
 
 def parse_grammar(data: bytes, path: Path) -> Grammar:
-    """A grammar from a file's bytes (`path` names it in messages)."""
+    """A grammar from a file's bytes (`path` names it in messages), in time in proportion to them."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -423,28 +573,85 @@ def parse_grammar(data: bytes, path: Path) -> Grammar:
             f"{path} line {lineno} column {colno} is not valid JSON ({problem}): a Tracery grammar "
             'is one {...} of rules, e.g. {"origin": ["#greeting#, world"], "greeting": ["hello", "hi"]}'
         ) from None
+    except RecursionError:  # Python's reader gives up on lists in lists some thousand deep
+        raise TweetFileError(
+            f"{path} line {_too_nested(text)} holds lists or objects inside each other far too deep for a "
+            'grammar: a rule is a text or a list of texts, e.g. "origin": ["one", "two"]'
+        ) from None
     if not isinstance(raw, dict):
         raise TweetFileError(
             f'{path} is not a Tracery grammar: it must be one {{...}} of rules, e.g. {{"origin": ["hello"]}}'
         )
     rules: Dict[str, Tuple[str, ...]] = {}
-    lines = _key_lines(text, raw)
+    lines = _key_lines(text)
+    escapes = _SURROGATE_ESCAPE.search(text) is not None  # else no text can hold a surrogate
     for name, value in raw.items():
         texts = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, list) else None
         if texts is None or not all(isinstance(each, str) for each in texts):
             raise TweetFileError(
-                f'{path} line {lines.get(name, 1)}: rule "{name}" must be a text or a list of texts, e.g. ["one", "two"]'
+                f'{path} line {lines.get(name, 1)}: rule {_shown(name)} must be a text or a list of texts, e.g. ["one", "two"]'
+            )
+        if escapes and any(_SURROGATE.search(each) for each in (name, *texts)):
+            raise TweetFileError(
+                f"{path} line {lines.get(name, 1)}: rule {_shown(name)} holds a lone surrogate (an escape "
+                "such as \\ud800, half of a UTF-16 pair, which is no character): write the character "
+                "itself, or both halves of its pair"
             )
         rules[name] = texts
     return Grammar(rules, lines, path)
 
 
-def _key_lines(text: str, raw: Mapping[str, object]) -> Dict[str, int]:
-    """The line each rule's name is written on (its first "name": in the file)."""
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # JSON's \uXXXX escapes can make them; UTF-8 cannot
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_JSON_MARK = re.compile(r'["\[\]{}]')
+_COLON = re.compile(r"\s*:")
+
+
+def _outline(text: str) -> Iterator[Tuple[int, int, Optional[str]]]:
+    """Each bracket and each name of an object in a JSON text, in order and in one pass: (its
+    position, the depth after it, the name or None). Strings are read whole by the json module's
+    own reader, so a bracket or a quote in one is text; the outline stops where the JSON does."""
+    depth, at = 0, 0
+    while True:
+        found = _JSON_MARK.search(text, at)
+        if not found:
+            return
+        at = found.start()
+        if text[at] == '"':
+            try:
+                value, end = scanstring(text, at + 1)
+            except ValueError:  # a string that does not end: nothing after it can be told
+                return
+            if _COLON.match(text, end):
+                yield at, depth, value
+            at = end
+        else:
+            depth += 1 if text[at] in "[{" else -1
+            yield at, depth, None
+            at += 1
+
+
+def _key_lines(text: str) -> Dict[str, int]:
+    """The line each rule's name is written on (its first "name": at the top of the file), in one
+    pass over the file: looking each name up from the start took minutes for 100,000 rules."""
     lines: Dict[str, int] = {}
-    for name in raw:
-        found = re.search(re.escape(json.dumps(name)) + r"\s*:", text) or re.search(
-            re.escape(json.dumps(name, ensure_ascii=False)) + r"\s*:", text
-        )
-        lines[name] = text.count("\n", 0, found.start()) + 1 if found else 1
+    line, counted = 1, 0
+    for position, depth, name in _outline(text):
+        if name is not None and depth == 1:
+            line += text.count("\n", counted, position)
+            counted = position
+            lines.setdefault(name, line)
     return lines
+
+
+def _too_nested(text: str, most: int = 100) -> int:
+    """The line where `text` first holds more than `most` lists or objects inside each other."""
+    for position, depth, _name in _outline(text):
+        if depth > most:
+            return text.count("\n", 0, position) + 1
+    return 1
+
+
+def _shown(name: str) -> str:
+    """A rule's name in a message: quoted, and printable even if it holds a lone surrogate."""
+    return json.dumps(name, ensure_ascii=False).encode("utf-8", "backslashreplace").decode("utf-8")

@@ -18,12 +18,12 @@ __all__ = ["TweetsFile"]
 
 class TweetsFile:
     """The tweets file's postable texts and its problems, as `bot.py check` reports them (a
-    repeated line is a note there, not a problem). The file is read at every call; it is measured
-    again only when its bytes (or POST_TO) changed, since measuring a long file with twitter-text
-    takes longer than the rest of the page."""
+    repeated line is a note there, not a problem); a grammar's problems alone. The file is read at
+    every call; it is measured (a grammar's rules walked) again only when its bytes (or POST_TO)
+    changed, since measuring a long file with twitter-text takes longer than the rest of the page."""
 
     def __init__(self) -> None:
-        self._kept: Optional[Tuple[bytes, Tuple[str, ...], List[str], List[Attention]]] = None
+        self._kept: Optional[Tuple[bytes, Tuple[str, ...], Optional[List[str]], List[Attention]]] = None
         self._lock = threading.Lock()
 
     def __call__(self, config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
@@ -31,8 +31,6 @@ class TweetsFile:
         from ..posting.tweets import is_grammar, load_tweets, parse_tweets  # measuring imports twitter-text: only here
 
         path = config["TWEETS_FILE"]
-        if is_grammar(path):
-            return None, _grammar_attention(path)
         try:
             data = read_regular(path)
         except OSError:  # not there, or not a file (a FIFO would hang the page): load_tweets says which
@@ -44,32 +42,33 @@ class TweetsFile:
                 return kept[2], kept[3]
             networks = config["POST_TO"]
             try:
-                rules = line_rules(config)
-                tweets = (
-                    parse_tweets(data, path, networks, rules=rules)
-                    if data is not None
-                    else load_tweets(path, networks, rules=rules)
-                )
-            except BotError as exc:
-                return None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
-            problems = [
-                Attention("tweets_file", f"{path.name} line {problem.lineno}", problem.message)
-                for problem in tweets.problems
-                if not problem.message.startswith("repeats")
-            ]
-            self._kept = (digest, config["POST_TO"], tweets.texts, problems)
-            return tweets.texts, problems
+                if is_grammar(path):
+                    texts, problems = None, _grammar_attention(path, data)
+                else:
+                    rules = line_rules(config)
+                    tweets = (
+                        parse_tweets(data, path, networks, rules=rules)
+                        if data is not None
+                        else load_tweets(path, networks, rules=rules)
+                    )
+                    texts = tweets.texts
+                    problems = [
+                        Attention("tweets_file", f"{path.name} line {problem.lineno}", problem.message)
+                        for problem in tweets.problems
+                        if not problem.message.startswith("repeats")
+                    ]
+            except BotError as exc:  # kept too: a grammar of 100,000 rules takes a second to refuse
+                texts, problems = None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
+            self._kept = (digest, config["POST_TO"], texts, problems)
+            return texts, problems
 
 
-def _grammar_attention(path: Path) -> List[Attention]:
+def _grammar_attention(path: Path, data: Optional[bytes]) -> List[Attention]:
     """A Tracery grammar has no lines to count: what needs the owner's eye is its problems, as
-    `bot.py check` names them."""
-    from ..posting.grammar import read_grammar
+    `bot.py check` names them (raises `TweetFileError` if it cannot be read)."""
+    from ..posting.grammar import parse_grammar, read_grammar
 
-    try:
-        grammar = read_grammar(path)
-    except BotError as exc:
-        return [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
+    grammar = parse_grammar(data, path) if data is not None else read_grammar(path)
     return [
         Attention("tweets_file", f"{path.name} line {problem.lineno}" if problem.lineno else path.name, problem.message)
         for problem in grammar.problems()
