@@ -40,3 +40,23 @@ def test_url_cost_names_the_urls_and_both_prices_from_the_one_constant() -> None
     assert "bot.py, https://example.com/x" in note
     assert f"${PRICES.post_with_url:.2f}" in note and f"${PRICES.post:.3f}" in note
     assert url_cost(plain) is None
+
+
+def test_a_word_of_many_dots_is_measured_as_x_counts_it_without_searching_it_for_links() -> None:
+    """twitter-text's link finder takes time in the square of a run of dotted words ("a.b.c."
+    repeated to 4,000 characters took 18 s a call): a word with more dots than a link has is
+    measured with its dots as letters of the same weight."""
+    from twitterbot.networks import twittertext
+
+    word = "a.b.c." * 700
+    assert twittertext._few_dots(word) == word.replace(".", "x")
+    assert (
+        twittertext._few_dots(f"see https://example.com/a.b.c {word}")
+        == f"see https://example.com/a.b.c {word.replace('.', 'x')}"
+    )
+    assert (
+        twittertext._few_dots("a normal line. With a link: example.com.") == "a normal line. With a link: example.com."
+    )
+    fit = measure(word)
+    assert (fit.length, fit.urls, fit.fits) == (4200, (), False)
+    assert measure("a.b.c." * 6).length == 36  # as before: few dots, measured as they are
