@@ -16,7 +16,8 @@ import pytest
 from conftest import A_DAEMON_OF_THIS_CHECKOUT, BotHome
 from x_emulator import XEmulator
 
-from twitterbot.unattended.daemon import MAX_NAP, Daemon, sd_notify, seconds_until, zone_for
+from twitterbot.state.clock import zone_for
+from twitterbot.unattended.daemon import MAX_NAP, Daemon, sd_notify, seconds_until
 
 pytestmark = A_DAEMON_OF_THIS_CHECKOUT  # they start `bot.py daemon`
 

@@ -25,9 +25,10 @@ from ..posting.scheduled import run_once, run_watched
 from ..posting.tweets import is_grammar, load_tweets
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.secrets import scrub, scrub_also
+from ..state.clock import zone_for
 from ..state.folder import ensure_state_dir
 from ..wording import plural
-from .daemon import Daemon, use_zone, zone_for
+from .daemon import Daemon, use_zone
 from .install import Paths, crontab, systemd_units, unit_user
 
 __all__ = ["register"]

@@ -29,7 +29,6 @@ import signal
 import socket
 import threading
 import time
-import zoneinfo
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Callable, Mapping, Optional, Sequence
@@ -40,30 +39,12 @@ from ..posting.scheduled import wait_jitter
 from ..state.clock import utc_now
 from ..wording import format_duration
 
-__all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone", "zone_for"]
+__all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone"]
 
 log = logging.getLogger(__name__)
 
 MAX_NAP = 60.0
 MISSED_GRACE = timedelta(minutes=10)
-
-
-def zone_for(name: Optional[str], environ: Optional[Mapping[str, str]] = None) -> tzinfo:
-    """The zone TWEET_TIMES are in: the named one, else the system's (TZ, then /etc/localtime), else UTC."""
-    environ = os.environ if environ is None else environ
-    if name:
-        return zoneinfo.ZoneInfo(name)
-    tz_variable = environ.get("TZ", "").lstrip(":")
-    if tz_variable:
-        try:
-            return zoneinfo.ZoneInfo(tz_variable)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            pass
-    try:
-        with open("/etc/localtime", "rb") as local:
-            return zoneinfo.ZoneInfo.from_file(local, key="localtime")
-    except (OSError, ValueError):
-        return timezone.utc
 
 
 def use_zone(name: Optional[str]) -> None:
