@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
 
+from ..state.clock import zone_for
 from ..wording import format_duration
 from .when import LineTime
 
 if TYPE_CHECKING:
+    from ..settings.loading import Config
     from ..state.calendar import CalendarMarks
     from .tweets import TweetFile
 
@@ -51,6 +53,15 @@ class Calendar:
     zone: tzinfo = timezone.utc
     late_by: timedelta = timedelta(hours=1)
     memory: timedelta = timedelta(days=400)
+
+    @classmethod
+    def of(cls, config: Config) -> Calendar:
+        """The calendar as the settings say: TWEET_TIMEZONE (else the system's), LATE_BY, HISTORY_DAYS."""
+        return cls(
+            zone_for(config["TWEET_TIMEZONE"]),
+            timedelta(seconds=config["LATE_BY"]),
+            timedelta(days=config["HISTORY_DAYS"]),
+        )
 
 
 @dataclass(frozen=True)

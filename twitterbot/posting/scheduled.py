@@ -26,7 +26,7 @@ from ..lock import run_lock
 from ..monitoring import monitored
 from ..networks import Network, Poster
 from ..settings.loading import Config
-from ..state.clock import Clock, utc_now, zone_for
+from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
@@ -158,11 +158,7 @@ class RunRules:
             known=config.registry.names(),
             history_days=config["HISTORY_DAYS"],
             grammar_memory=timedelta(seconds=config["GRAMMAR_MEMORY"]),
-            calendar=Calendar(
-                zone_for(config["TWEET_TIMEZONE"]),
-                timedelta(seconds=config["LATE_BY"]),
-                timedelta(days=config["HISTORY_DAYS"]),
-            ),
+            calendar=Calendar.of(config),
         )
 
 

@@ -21,7 +21,7 @@ import calendar as _months
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import FrozenSet, Iterator, Mapping, Optional, Tuple, Union
+from typing import Callable, FrozenSet, Iterator, List, Mapping, Optional, Tuple, Union
 
 __all__ = ["TIME_KEYS", "WEEKDAYS", "LineTime", "MonthDay", "read_time"]
 
@@ -114,9 +114,9 @@ class LineTime:
         if self.end is not None:
             parts.append(f"until: {self.end}")
         if self.days:
-            parts.append("days: " + " ".join(WEEKDAYS[day] for day in sorted(self.days)))
+            parts.append("days: " + " ".join(_runs(sorted(self.days), WEEKDAYS.__getitem__)))
         if self.hours:
-            parts.append("hours: " + " ".join(str(hour) for hour in sorted(self.hours)))
+            parts.append("hours: " + " ".join(_runs(sorted(self.hours), str)))
         return "{" + "; ".join(parts) + "}"
 
     def _in_season(self, day: date) -> bool:
@@ -139,6 +139,17 @@ class LineTime:
         if isinstance(self.start, date) and isinstance(self.end, date):
             return any(True for _ in self.days_from(self.start, min(7, (self.end - self.start).days + 1)))
         return True
+
+
+def _runs(values: List[int], name: Callable[[int], str]) -> List[str]:
+    """Sorted numbers written as runs: 7 8 9 10 12 as 7-10 12, mon tue wed as mon-wed."""
+    runs: List[List[int]] = []
+    for value in values:
+        if runs and value == runs[-1][-1] + 1:
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    return [name(run[0]) if len(run) == 1 else f"{name(run[0])}-{name(run[-1])}" for run in runs]
 
 
 def _same_day(rule: Day, day: date) -> bool:
