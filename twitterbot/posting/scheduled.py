@@ -83,10 +83,16 @@ def run_once(
     dry_run: bool = False,
     force: bool = False,
     stopping: Callable[[], bool] = lambda: False,
+    at: Optional[datetime] = None,
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
     a dry run needs no lock and no posters, and changes nothing but its own history row (and the
-    cache of measured lengths). `stopping`: the daemon's stop (a thread stops between parts)."""
+    cache of measured lengths). `stopping`: the daemon's stop (a thread stops between parts).
+    `at`: a dry run as if it were that time (--at), which records nothing, not even its row."""
+    if at is not None:
+        if not dry_run:
+            raise ValueError("only a dry run may pretend another time")
+        clock = lambda: at  # noqa: E731
     ensure_state_dir(config["BOT_STATE_DIR"])
     lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file)
     rules = RunRules.of(config)
@@ -112,7 +118,7 @@ def run_once(
                 return {}
             return scan_times(config["TWEETS_FILE"], rules.known)
 
-        how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping)
+        how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
         return decide_and_post(read_tweets, how, rules, scan=scan)
 
 
@@ -178,7 +184,7 @@ class Run:
     may be passed), and `stopping`: whether the process was asked to stop (the daemon's SIGTERM;
     a thread then stops between two parts). A plain class: every run makes one, and a dataclass costs one to make."""
 
-    __slots__ = ("_made", "clock", "dry_run", "force", "posters", "rng", "stopping", "store")
+    __slots__ = ("_made", "clock", "dry_run", "force", "posters", "record", "rng", "stopping", "store")
 
     def __init__(
         self,
@@ -190,9 +196,11 @@ class Run:
         dry_run: bool = False,
         force: bool = False,
         stopping: Callable[[], bool] = lambda: False,
+        record: bool = True,
     ) -> None:
         self.store, self.posters, self.rng, self.clock = store, posters, rng, clock
         self.dry_run, self.force, self.stopping = dry_run, force, stopping
+        self.record = record  # False: a dry run at another time (--at), which writes no row
         self._made: Optional[Dict[Network, Poster]] = None
 
     def outlets(self, networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
@@ -245,6 +253,8 @@ def decide_and_post(
         lambda: store.begin_run(
             at=now, one_in=rules.one_in, roll=rolled, forced=run.force, dry_run=run.dry_run, held=not run.dry_run
         )
+        if run.record
+        else None
     )
     delivery = _Lazy(lambda: _delivery(run, rules, row()))  # made only by a run that sends
 
@@ -259,7 +269,7 @@ def decide_and_post(
         if quiet:
             fields["streak"] = store.record_skip(now, one_in=rules.one_in, roll=rolled, reason=reason).runs
         result = RunResult(action, reason, rules.one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
-        if not quiet:
+        if not quiet and run.record:
             _record_run(store, row(), run.clock(), result)
         if not (quiet or run.dry_run):
             _prune(store, rules, now)  # after the run's record: nothing of the run waits for it
@@ -352,7 +362,7 @@ def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
     return {network: poster for network in networks}
 
 
-def _delivery(run: Run, rules: RunRules, run_id: RunRef) -> Delivery:
+def _delivery(run: Run, rules: RunRules, run_id: Optional[RunRef]) -> Delivery:
     """How the run's posts go out (delivery.py, imported only by a run that may send, or plans to)."""
     from ..settings.secrets import Scrubber
     from .delivery import Delivery, DeliveryRules

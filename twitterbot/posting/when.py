@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Callable, FrozenSet, Iterator, List, Mapping, Optional, Tuple, Union
 
-__all__ = ["TIME_KEYS", "WEEKDAYS", "LineTime", "MonthDay", "read_time"]
+__all__ = ["TIME_KEYS", "WEEKDAYS", "LineTime", "MonthDay", "read_moment", "read_time"]
 
 TIME_KEYS = ("on", "from", "until", "days", "hours", "at")
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # date.weekday() order
@@ -167,7 +167,7 @@ def read_time(found: Mapping[str, str]) -> Optional[LineTime]:
         others = [key for key in given if key != "at"]
         if others:
             raise ValueError(f"has at with {', '.join(others)}: at is a time of its own, keep one of them")
-        return LineTime(at=_moment(given["at"]))
+        return LineTime(at=read_moment(given["at"], "has at:"))
     if "on" in given and ("from" in given or "until" in given):
         raise ValueError("has on with from or until: use on for one day, or from and until for a season")
     time = LineTime(
@@ -213,16 +213,18 @@ def _day(text: str, key: str) -> Day:
         raise ValueError(f"has {key}: {text.strip()}, a date that does not exist: fix the month or the day") from None
 
 
-def _moment(text: str) -> datetime:
+def read_moment(text: str, said: str) -> datetime:
+    """A date and time written YYYY-MM-DD HH:MM (a line's `at`, a dry run's --at), naive: it is in
+    the bot's zone. Raises ValueError whose message starts with `said`."""
     match = _AT.fullmatch(text.strip())
     if match is None:
         raise ValueError(
-            f"has at: {text.strip()[:40]!r}, which is no date and time: write YYYY-MM-DD HH:MM (2026-12-31 23:59)"
+            f"{said} {text.strip()[:40]!r}, which is no date and time: write YYYY-MM-DD HH:MM (2026-12-31 23:59)"
         )
     try:
         return datetime(*(int(part) for part in match.groups()))  # type: ignore[misc]
     except ValueError:
-        raise ValueError(f"has at: {text.strip()}, a time that does not exist: fix the date or the time") from None
+        raise ValueError(f"{said} {text.strip()}, a time that does not exist: fix the date or the time") from None
 
 
 def _weekdays(text: str) -> FrozenSet[int]:
