@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
-from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
 from ..state.clock import zone_for
 from ..wording import format_duration
@@ -38,6 +38,7 @@ __all__ = [
     "local",
     "missed_reason",
     "one_offs_due",
+    "OneOffTimes",
 ]
 
 # A missed note dated later than now plus this was taken while the clock was ahead: it is not
@@ -169,3 +170,32 @@ def coming(tweets: TweetFile, now: datetime, zone: tzinfo, days: int) -> List[Co
 def passed(times: Mapping[str, LineTime], today: date) -> Sequence[str]:
     """The dated lines whose last day (written in full) is before `today`: they will not come again."""
     return [text for text, line in times.items() if line.at is None and (line.last_day() or today) < today]
+
+
+class OneOffTimes:
+    """The tweets file's one-off times, for the daemon, which asks before each nap: the file is
+    read again (without measuring a line) only when it or the settings changed. `settings()` gives
+    the settings in use (a reload may change them)."""
+
+    def __init__(self, settings: Callable[[], Config]) -> None:
+        self._settings = settings
+        self._seen: Optional[tuple] = None
+        self._times: List[datetime] = []
+
+    def __call__(self, after: Optional[datetime]) -> Optional[datetime]:
+        """The first one-off time after `after` (any, when None)."""
+        from .tweets import is_grammar, scan_times
+
+        config = self._settings()
+        path = config["TWEETS_FILE"]
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        seen = (path, stat.st_mtime_ns, stat.st_size, config["TWEET_TIMEZONE"])
+        if seen != self._seen:
+            zone = Calendar.of(config).zone
+            found = {} if is_grammar(path) else scan_times(path, config.registry.names())
+            self._times = sorted(in_zone(time.at, zone) for time in found.values() if time.at is not None)
+            self._seen = seen
+        return next((at for at in self._times if after is None or at > after), None)
