@@ -408,4 +408,4 @@ def test_the_timer_and_the_cron_lines_wake_for_one_off_lines_and_say_when_runs_c
         in timer
     )
     lines = crontab(config, paths).splitlines()
-    assert sum(1 for line in lines if not line.startswith("#")) == 4  # the two times and the two one-offs
+    assert sum(1 for line in lines if not line.startswith("#")) == 3  # one for both times, one per one-off
