@@ -6,12 +6,15 @@ from __future__ import annotations
 import hashlib
 import threading
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..errors import BotError
 from ..files import read_regular
 from ..settings.loading import Config
 from .attention import Attention
+
+if TYPE_CHECKING:
+    from ..posting.tweets import TweetFile
 
 __all__ = ["TweetsFile"]
 
@@ -25,13 +28,16 @@ class TweetsFile:
     def __init__(self) -> None:
         self._kept: Optional[Tuple[bytes, Tuple[str, ...], List[str], List[Attention]]] = None
         self._lock = threading.Lock()
+        self.parsed: Optional[TweetFile] = None  # the file as last read, for its calendar; None: unreadable
 
     def __call__(self, config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
+        """The texts of the round (lines without time options) and the file's problems."""
         from ..posting.options import line_rules
         from ..posting.tweets import is_grammar, load_tweets, parse_tweets  # measuring imports twitter-text: only here
 
         path = config["TWEETS_FILE"]
         if is_grammar(path):
+            self.parsed = None
             return None, _grammar_attention(path)
         try:
             data = read_regular(path)
@@ -51,14 +57,16 @@ class TweetsFile:
                     else load_tweets(path, networks, rules=rules)
                 )
             except BotError as exc:
+                self.parsed = None
                 return None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
             problems = [
                 Attention("tweets_file", f"{path.name} line {problem.lineno}", problem.message)
                 for problem in tweets.problems
                 if not problem.message.startswith("repeats")
             ]
-            self._kept = (digest, config["POST_TO"], tweets.texts, problems)
-            return tweets.texts, problems
+            self._kept = (digest, config["POST_TO"], tweets.plain, problems)
+            self.parsed = tweets
+            return tweets.plain, problems
 
 
 def _grammar_attention(path: Path) -> List[Attention]:
