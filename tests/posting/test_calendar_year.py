@@ -55,7 +55,7 @@ def year_of_runs(poster: XPoster) -> Tuple[List[Tuple[datetime, str]], HistorySt
     now, end, jumped = datetime(2027, 1, 1, tzinfo=timezone.utc), datetime(2028, 1, 1, tzinfo=timezone.utc), False
     while now < end:
         if not OFF[0] <= now < OFF[1]:
-            result = decide_and_post(tweets, Run(store, lambda: by_network(poster), rng, lambda: now), rules)
+            result = decide_and_post(tweets, Run(store, lambda: by_network(poster), rng, lambda at=now: at), rules)
             if result.action == "posted":
                 posted.append((now, result.line.text))
         now += timedelta(hours=1)
