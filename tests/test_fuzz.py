@@ -65,3 +65,12 @@ def test_the_generators_make_what_the_issue_lists() -> None:
     for needle in (b"export ", b"TWITTERBOT_PEGS_KERNEL", b"\r\n", b"'", b"\x00"):
         assert needle in envs, needle
     assert not any(fuzz._unsafe_path(fuzz.env_file(random.Random(f"7/env/{n}"))) for n in range(2000))
+
+
+def test_a_short_fuzz_of_the_calendar_finds_every_impossible_date() -> None:
+    """Tweets files of timed lines, a quarter of them with a date that cannot come: `check` names
+    each such line with exit 65 and no traceback, and a dry run --at a drawn time decides."""
+    figures = fuzz.fuzz(["calendar"], 30, seed=2026)
+    assert figures.failures == [], [(f.number, f.why) for f in figures.failures]
+    statuses = figures.statuses["calendar"]
+    assert statuses["check:65"] and statuses["check:0"]
