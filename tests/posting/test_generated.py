@@ -183,3 +183,21 @@ def test_the_status_page_names_a_grammars_problems(home: BotHome) -> None:
     assert [(item.title, item.detail) for item in attention] == [
         ("tweets.json line 2", 'rule "origin" uses #nowhere#, which is not there: add a rule "nowhere"')
     ]
+
+
+def test_an_expansion_with_a_time_goes_only_then_and_at_is_refused(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    path = tmp_path / "bot.json"
+    path.write_text(json.dumps({"origin": ["{on: 12-25} Merry #w#", "Plain #w#"], "w": ["a", "b"]}), encoding="utf-8")
+    christmas, june = datetime(2026, 12, 25, 9), datetime(2026, 6, 1, 9)
+    drawn = {draw_post(path, X, rng=random.Random(seed), posted=set(), moment=june).line(0).text for seed in range(20)}
+    assert drawn == {"Plain a", "Plain b"}  # never out of its day
+    drawn = {draw_post(path, X, rng=random.Random(seed), posted=set(), moment=christmas).texts[0] for seed in range(20)}
+    assert "{on: 12-25} Merry a" in drawn
+    path.write_text(json.dumps({"origin": ["{on: 12-25} Merry Christmas"]}), encoding="utf-8")
+    only = draw_post(path, X, rng=random.Random(0), posted=set(), moment=june)
+    assert only.plain == [] and only.times  # a dated line the run does not post today
+    path.write_text(json.dumps({"origin": ["{at: 2026-12-31 23:59} New year"]}), encoding="utf-8")
+    with pytest.raises(TweetFileError, match="a one-off time means nothing there"):
+        draw_post(path, X, rng=random.Random(0), posted=set(), moment=june)

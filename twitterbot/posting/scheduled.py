@@ -31,7 +31,7 @@ from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
-from .calendar import Calendar, Due, dated_due, missed_reason, one_offs_due
+from .calendar import Calendar, Due, dated_due, local, missed_reason, one_offs_due
 from .choose import Pick, hits, pick
 from .decision import Go, Skip, cap_reached, decide, roll_die, warn_if_the_clock_went_back
 from .options import line_rules
@@ -105,7 +105,10 @@ def run_once(
 
                 since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
                 posted = store.texts_posted_since(since)
-                return draw_post(config["TWEETS_FILE"], rules.networks, rng=rng, posted=posted, rules=line)
+                moment = local(clock(), rules.calendar.zone)  # an expansion with a time goes only then
+                return draw_post(
+                    config["TWEETS_FILE"], rules.networks, rng=rng, posted=posted, rules=line, moment=moment
+                )
             tweets = load_tweets(config["TWEETS_FILE"], rules.networks, cache=store, rules=line)
             for problem in tweets.problems:
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
