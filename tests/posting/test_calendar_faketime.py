@@ -7,7 +7,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import BOT_PY, BotHome
