@@ -89,7 +89,7 @@ SETTINGS = built_in().settings
 
 DOCUMENTED = {int(status) for status in ExitStatus} - {int(ExitStatus.UNEXPECTED)} | {130}
 REFUSED = {int(ExitStatus.DATA_ERROR), int(ExitStatus.CONFIG_ERROR), int(ExitStatus.USAGE)}
-KINDS = ("tweets", "env", "pictures", "monitors", "answers", "grammars")
+KINDS = ("tweets", "env", "pictures", "monitors", "answers", "grammars", "calendar")
 SLOW = 30.0  # seconds: a grammar case's command that takes longer is a finding (each bound ends in well under one)
 
 # -- tweets files ------------------------------------------------------------------------------
@@ -983,12 +983,79 @@ def status_page(home: Path, environ: Dict[str, str]) -> List[Outcome]:
 # case's fresh state folder (a second or two); without cc it says so in a line (the switches are
 # still read and checked). The kernels look for cc on the process's own PATH.
 
+# -- the calendar: time options, some of them dates that cannot come ------------------------------
+
+# Values that read (any day they hold) and values that cannot come, by option; a line's options
+# are drawn from both, and the case knows which lines `check` must refuse.
+_TIME_GOOD = {
+    "on": ["12-25", "02-29", "1-1", "2026-12-25", "2028-02-29", "07-04"],
+    "days": ["sat sun", "mon-fri", "Friday", "fri-mon", "sun,wed"],
+    "hours": ["7-10", "0", "23", "22-2", "9 18-20"],
+    "season": ["12-24; until: 01-06", "01-01; until: 12-31", "2026-06-01; until: 2026-06-30", "03-01; until: 03-01"],
+    "at": ["2026-12-31 23:59", "2030-01-01 00:00", "2020-02-29 12:00", "2026-6-1 9:05"],
+}
+_TIME_BAD = {
+    "on": ["02-30", "13-01", "00-10", "04-31", "2027-02-29", "christmas", "12/25", "12-25-2026", ""],
+    "days": ["funday", "mon-", "-", "moon", "weekend"],
+    "hours": ["24", "7-25", "-1", "morning", "7--10"],
+    "season": ["2026-12-24; until: 2026-12-01", "12-01", "12-01; until: 2027-01-06", "11-31; until: 12-24"],
+    "at": ["2026-12-31", "2026-02-30 10:00", "2026-12-31 24:00", "tomorrow", "2026-12-31 23:59; on: 12-25"],
+}
+
+
+def calendar_file(rng: random.Random) -> Tuple[bytes, List[int]]:
+    """A tweets file of plain and timed lines, and the numbers of the lines whose time cannot come."""
+    lines: List[str] = []
+    impossible: List[int] = []
+    for number in range(1, rng.randint(2, 40)):
+        if rng.random() < 0.3:
+            lines.append(f"plain line {number}")
+            continue
+        kinds = rng.sample(["on", "days", "hours", "season"], rng.randint(1, 3)) if rng.random() < 0.8 else ["at"]
+        if "on" in kinds and "season" in kinds:
+            kinds.remove("season")
+        bad = rng.random() < 0.25
+        wrong = rng.choice(kinds) if bad else None
+        options = []
+        for kind in kinds:
+            value = rng.choice((_TIME_BAD if kind == wrong else _TIME_GOOD)[kind])
+            options.append(f"from: {value}" if kind == "season" else f"{kind}: {value}")
+        lines.append("{" + "; ".join(options) + "} timed line " + str(number))
+        if bad:
+            impossible.append(number)
+    return ("\n".join(lines) + "\n").encode(), impossible
+
+
+def calendar_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -> Tuple[List[Outcome], Optional[str]]:
+    """`check` names every line whose time cannot come, with exit 65 and no traceback; a dry run
+    at a drawn time decides without one."""
+    data, impossible = calendar_file(rng)
+    (home / "tweets.txt").write_bytes(data)
+    settings = dict(emulator_env, TWEET_TIMEZONE=rng.choice(["UTC", "Europe/London", "Pacific/Kiritimati"]))
+    (home / ".env").write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
+    (home / ".env").chmod(0o600)
+    environ = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    checked = run_cli(["check"], environ, home)
+    at = f"{rng.randint(2025, 2029)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d} {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
+    dry = run_cli(["--dry-run", "--force", "--at", at, "--seed", "3"], environ, home)
+    outcomes = [checked, dry]
+    missed = [number for number in impossible if f"tweets.txt line {number} " not in checked.output]
+    if impossible and (checked.status != int(ExitStatus.DATA_ERROR) or missed):
+        return outcomes, f"check exited {checked.status} and did not name line(s) {missed or impossible}"
+    if not impossible and "line" in checked.output and checked.status == int(ExitStatus.DATA_ERROR):
+        return outcomes, "check refused a file whose every time can come"
+    if dry.status != (int(ExitStatus.DATA_ERROR) if impossible else int(ExitStatus.OK)):
+        return outcomes, f"the dry run --at {at} exited {dry.status}"
+    return outcomes, None
+
+
 CASES: Dict[str, Callable[[random.Random, Path, Dict[str, str]], Tuple[List[Outcome], Optional[str]]]] = {
     "tweets": tweets_case,
     "env": env_case,
     "pictures": pictures_case,
     "grammars": grammars_case,
     "answers": answers_case,
+    "calendar": calendar_case,
 }
 
 

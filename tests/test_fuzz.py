@@ -104,3 +104,12 @@ def test_the_generators_make_what_the_issue_lists() -> None:
     for needle in (b"[x:#x##x#]" * 10, b".replace(a,aaaaaaaaaa)" * 2, b"[" * 100_000, b"\\ud800", b'"r2999"'):
         assert needle in grammars, needle[:40]
     assert b"[#" * 100 in grammars and b"#r0#" * 4000 in grammars and b"#origin##origin#" in grammars
+
+
+def test_a_short_fuzz_of_the_calendar_finds_every_impossible_date() -> None:
+    """Tweets files of timed lines, a quarter of them with a date that cannot come: `check` names
+    each such line with exit 65 and no traceback, and a dry run --at a drawn time decides."""
+    figures = fuzz.fuzz(["calendar"], 30, seed=2026)
+    assert figures.failures == [], [(f.number, f.why) for f in figures.failures]
+    statuses = figures.statuses["calendar"]
+    assert statuses["check:65"] and statuses["check:0"]

@@ -276,3 +276,21 @@ def test_check_names_a_grammar_whose_every_sample_recursed_too_far(tmp_path: Pat
         f"{path}: all 50 sampled expansions recursed past {MAX_DEPTH} rules inside each other or used "
         f"{MAX_TAGS:,}: give each rule that uses itself more texts that do not"
     ]
+
+
+def test_an_expansion_with_a_time_goes_only_then_and_at_is_refused(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    path = tmp_path / "bot.json"
+    path.write_text(json.dumps({"origin": ["{on: 12-25} Merry #w#", "Plain #w#"], "w": ["a", "b"]}), encoding="utf-8")
+    christmas, june = datetime(2026, 12, 25, 9), datetime(2026, 6, 1, 9)
+    drawn = {draw_post(path, X, rng=random.Random(seed), posted=set(), moment=june).line(0).text for seed in range(20)}
+    assert drawn == {"Plain a", "Plain b"}  # never out of its day
+    drawn = {draw_post(path, X, rng=random.Random(seed), posted=set(), moment=christmas).texts[0] for seed in range(20)}
+    assert "{on: 12-25} Merry a" in drawn
+    path.write_text(json.dumps({"origin": ["{on: 12-25} Merry Christmas"]}), encoding="utf-8")
+    only = draw_post(path, X, rng=random.Random(0), posted=set(), moment=june)
+    assert only.plain == [] and only.times  # a dated line the run does not post today
+    path.write_text(json.dumps({"origin": ["{at: 2026-12-31 23:59} New year"]}), encoding="utf-8")
+    with pytest.raises(TweetFileError, match="a one-off time means nothing there"):
+        draw_post(path, X, rng=random.Random(0), posted=set(), moment=june)

@@ -86,8 +86,9 @@ def test_migration_4_renames_tweet_id_to_post_id_and_keeps_every_row(old_history
     before = _rows(old_history, "tweet_id")
     HistoryStore(old_history).close()
     with closing(sqlite3.connect(old_history)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
+        assert conn.execute("SELECT count(*) FROM missed").fetchone() == (0,)  # migration 10: no line missed yet
         kinds = conn.execute("SELECT DISTINCT error_kind FROM attempts").fetchall()
     assert {"post_id", "error_kind"} <= columns and "tweet_id" not in columns
     assert _rows(old_history, "post_id") == before and any(post_id for _, post_id in before["attempts"])
@@ -152,7 +153,7 @@ def test_a_schema_5_history_gains_costs_and_alerts_and_keeps_what_it_settled(tmp
         assert store.costs_since("x", WRITTEN) == [(None, "Found later")]  # written before costs were kept
         assert store.record_alert("run", at=WRITTEN, message="failed") is True
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         settled = conn.execute("SELECT settled FROM attempts WHERE text = 'Found later'").fetchone()[0]
     assert {"cost", "lookup_key", "sent_text", "settled"} <= columns
@@ -195,4 +196,4 @@ def test_a_schema_7_history_s_threads_gain_their_parts_texts_and_count_each_part
         assert store.posts_since(WRITTEN - timedelta(hours=1), WRITTEN + timedelta(hours=1)) == 2
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT part, sent_text FROM attempts ORDER BY id").fetchall() == [(1, "A"), (2, "B")]
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 9
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 10

@@ -16,7 +16,8 @@ import pytest
 from conftest import A_DAEMON_OF_THIS_CHECKOUT, BotHome
 from x_emulator import XEmulator
 
-from twitterbot.unattended.daemon import MAX_NAP, Daemon, sd_notify, seconds_until, zone_for
+from twitterbot.state.clock import zone_for
+from twitterbot.unattended.daemon import MAX_NAP, Daemon, sd_notify, seconds_until
 
 pytestmark = A_DAEMON_OF_THIS_CHECKOUT  # they start `bot.py daemon`
 
@@ -368,3 +369,50 @@ def test_a_reload_that_changes_post_to_names_the_networks(tmp_path: Path) -> Non
     old = load_config(REGISTRY, project_dir=tmp_path, environ={"POST_TO": "x"})
     new = load_config(REGISTRY, project_dir=tmp_path, environ={"POST_TO": "x,bluesky", "TWEET_ONE_IN": "2"})
     assert _changed_settings(old, new) == ["POST_TO x -> x,bluesky", "TWEET_ONE_IN 4 -> 2"]
+
+
+# -- one-off lines ({at: ...}) -------------------------------------------------------------------
+
+
+def test_the_daemon_naps_until_the_next_one_off_line_and_runs_once_for_it() -> None:
+    zone = zone_for(None)
+    now = datetime.now(timezone.utc)
+    soon, later = now + timedelta(seconds=40), now + timedelta(hours=2)
+    clock = {"now": now}
+    ran: list = []
+    wake = FakeStop()
+    daemon = Daemon.build(
+        ["00:00"], run_slot=ran.append, zone=zone, clock=lambda: clock["now"], notify=lambda message: None, wake=wake
+    )
+    daemon.line_times = lambda after: next((at for at in (soon, later) if after is None or at > after), None)
+    daemon.woke_for = now - timedelta(hours=1)
+    original = wake.wait
+
+    def nap(timeout: float) -> bool:
+        original(timeout)
+        clock["now"] += timedelta(seconds=timeout)
+        if len(wake.waits) == 3:
+            daemon.request_stop()
+        return False
+
+    wake.wait = nap
+    daemon.serve()
+    assert wake.waits[0] == pytest.approx(40)  # it woke for the line, not a minute later
+    assert ran == [f"{soon.astimezone(zone):%Y-%m-%d %H:%M} one-off"]  # once: the next is two hours off
+    assert daemon.woke_for == soon
+
+
+def test_a_daemon_started_within_late_by_of_a_one_off_posts_it_at_once(home: BotHome, emulator: XEmulator) -> None:
+    now = datetime.now(timezone.utc)
+    home.write_env(TWEET_TIMES=times_from_now(6 * 3600), TWEET_TIMEZONE="UTC", TWEET_ONE_IN="1000000")
+    home.write_tweets(f"{{at: {now - timedelta(minutes=20):%Y-%m-%d %H:%M}}} Twenty minutes late\nplain line\n")
+    process = home.start("daemon")
+    try:
+        assert wait_for(lambda: len(emulator.posts) == 1, 20), "the daemon did not post the one-off line"
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+    finally:
+        process.kill()
+    _, stderr = process.communicate()
+    assert emulator.texts == ["Twenty minutes late"], stderr

@@ -20,6 +20,7 @@ from twitterbot.errors import ConfigError, UsageError
 from twitterbot.settings.loading import load_config
 from twitterbot.unattended.install import (
     EXAMPLE_DIR,
+    TIMER,
     UNIT_NAMES,
     Paths,
     crontab,
@@ -385,3 +386,26 @@ def test_the_status_page_unit_serves_on_loopback_and_stops_on_sigterm() -> None:
     assert "ExecStart=/home/pi/twitterbot/.venv/bin/python /home/pi/twitterbot/bot.py serve\n" in web
     assert "--host" not in web.split("ExecStart=", 1)[1].split("\n", 1)[0]  # 127.0.0.1 unless the owner opens it
     assert "KillSignal" not in web and "RestartPreventExitStatus=64 65 77 78" in web  # 78: a host without a password
+
+
+def test_the_timer_and_the_cron_lines_wake_for_one_off_lines_and_say_when_runs_come(tmp_path: Path) -> None:
+    tweets = tmp_path / "tweets.txt"
+    tweets.write_text(
+        "{at: 2099-12-31 23:59} New year\n{at: 2099-06-01 03:30} Night owl\n{at: 2000-01-01 00:00} Past\nplain\n"
+    )
+    config = config_with(tmp_path, TWEET_TIMES="00:00,12:00", TWEET_TIMEZONE="Europe/London", TWEETS_FILE=str(tweets))
+    paths = Paths.for_checkout(config, python=Path("/usr/bin/python3"), user="pi", project_dir=tmp_path)
+    timer = systemd_units(config, paths, system=False)[TIMER]
+    assert "OnCalendar=2099-12-31 23:59:00 Europe/London" in timer and "OnCalendar=2099-06-01 03:30:00" in timer
+    assert "2000-01-01" not in timer  # its time has passed
+    assert (
+        "line 2 {at: 2099-06-01 03:30} falls between the runs of TWEET_TIMES: the first after it comes 8h30m later"
+        in timer
+    )
+    assert "later than LATE_BY=1h: without the run below it is missed" in timer
+    assert (
+        "line 1 {at: 2099-12-31 23:59} falls between the runs of TWEET_TIMES: the first after it comes 1m later\n"
+        in timer
+    )
+    lines = crontab(config, paths).splitlines()
+    assert sum(1 for line in lines if not line.startswith("#")) == 3  # one for both times, one per one-off

@@ -447,3 +447,19 @@ def test_a_settled_uncertain_post_shows_how_it_was_settled(tmp_path: Path) -> No
     assert not [item for item in status.attention if item.kind == "uncertain"]  # settled: nothing to check
     page = create_app(config, clock=lambda: NOW, probe=fixed).test_client().get("/").get_data(as_text=True)
     assert "X, settled by a later run: uncertain → posted (found among the account&#39;s recent posts)" in page
+
+
+def test_the_page_shows_the_timed_lines_of_today_and_this_week(tmp_path: Path) -> None:
+    (tmp_path / "tweets.txt").write_text(
+        "plain\n{on: 03-10} Today's line\n{days: sat} Saturday\n{at: 2026-03-12 21:30} One-off\n{on: 04-01} Later\n"
+    )
+    config = settings(tmp_path)
+    status = read_status(config, now=NOW, probe=fixed)
+    assert [(line.day, line.lineno, line.at, line.today) for line in status.coming] == [
+        ("2026-03-10", 2, None, True),
+        ("2026-03-12", 4, "21:30", False),
+        ("2026-03-14", 3, None, False),
+    ]
+    assert status.bag.total == 1  # the round: the line without a time
+    page = create_app(config, probe=fixed, clock=lambda: NOW).test_client().get("/").get_data(as_text=True)
+    assert "Coming up this week" in page and "<code>{at: 2026-03-12 21:30}</code> One-off" in page

@@ -65,6 +65,12 @@ class Posting(Capability):
         "TWEET_ONE_IN": Setting("4", POSITIVE_INT, "post on 1 run in N (1 = every run)"),
         "MAX_POSTS_PER_DAY": Setting("4", POSITIVE_INT, "at most this many posts in any 24 hours"),
         "MIN_POST_GAP": Setting("1h", DURATION, "at least this long between two scheduled posts (0 = no gap)"),
+        "LATE_BY": Setting(
+            "1h",
+            DURATION,
+            "a line's {at: ...} time: posted by the first run at or after it, unless that run comes later than "
+            "this (then the line is noted as missed)",
+        ),
         "POST_LANGUAGE": Setting(
             "", LANGUAGE, "the posts' language, a BCP 47 tag (en, de, pt-BR); empty: none is sent"
         ),

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import platform
 from dataclasses import dataclass
-from typing import Callable, Iterator, List, Optional, Sequence
+from datetime import date, datetime
+from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 from .. import __version__
 from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError, TweetFileError
@@ -21,16 +22,20 @@ from ..networks import Poster, posters_for
 from ..registry import registry_of
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
+from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.prune import HistorySize
 from ..state.skips import Streak
 from ..state.store import HistoryStore
-from ..wording import plural
+from ..wording import format_duration, plural
+from .calendar import Calendar, coming, in_zone, local, passed
 from .options import line_rules, sent_text
 from .threads import parts_for, thread_cost, too_many_parts
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets
 
-__all__ = ["CHECKS", "ONLINE_CHECKS", "Finding", "run_checks"]
+__all__ = ["CHECKS", "COMING_DAYS", "ONLINE_CHECKS", "Finding", "run_checks"]
+
+COMING_DAYS = 30  # check lists the timed lines of this many days from today
 
 _SHOWN = {"ok": "ok       ", "note": "note     ", "problem": "PROBLEM  "}
 
@@ -144,6 +149,75 @@ def tweets_file(config: Config) -> Iterator[Finding]:
     for found in tweets.problems:
         message = f"{path} line {found.lineno} {found.message}"
         yield ok(message) if found.message.startswith("repeats") else problem(message, TweetFileError(message))
+
+
+def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
+    """The tweets file's timed lines: the zone they are read in, what comes in the next 30 days,
+    one-off lines missed or posted, and dated lines whose dates have passed. A file that cannot
+    be read is `tweets_file`'s to report (an impossible date is a problem there, exit 65)."""
+    path = config["TWEETS_FILE"]
+    if is_grammar(path):
+        return
+    try:
+        tweets = load_tweets(path, config["POST_TO"], rules=line_rules(config))
+    except BotError:
+        return
+    if not tweets.times:
+        return
+    now, rules = clock(), Calendar.of(config)
+    zone = getattr(rules.zone, "key", None) or str(rules.zone)
+    where = f"TWEET_TIMEZONE={zone}" if config["TWEET_TIMEZONE"] else f"the system's zone, {zone} (TWEET_TIMEZONE)"
+    yield ok(
+        f"{path}: {plural(len(tweets.times), 'line')} with a time, in {where}; "
+        f"a one-off line is missed when no run comes within LATE_BY={format_duration(rules.late_by)} of it"
+    )
+    lineno = dict(zip(tweets.texts, tweets.linenos))
+    today = local(now, rules.zone).date()
+    days: Dict[int, List[date]] = {}
+    for each in coming(tweets, now, rules.zone, COMING_DAYS):
+        if each.at is not None:
+            yield ok(f"{path} line {each.lineno} {each.time.describe()} comes in {format_duration(each.at - now)}")
+        else:
+            days.setdefault(each.lineno, []).append(each.day)
+    for number, dates in sorted(days.items()):
+        shown = ", ".join(f"{day:%a %m-%d}" for day in dates[:6]) + (
+            f" and {len(dates) - 6} more" if len(dates) > 6 else ""
+        )
+        time = tweets.times[tweets.texts[tweets.linenos.index(number)]]
+        yield ok(
+            f"{path} line {number} {time.describe()} comes on {plural(len(dates), 'day')} of the next {COMING_DAYS}: {shown}"
+        )
+    for text in passed(tweets.times, today):
+        yield note(
+            f"{path} line {lineno[text]} {tweets.times[text].describe()}: its dates have passed, it is not posted again"
+        )
+    yield from _one_offs(config, tweets, now, rules)
+
+
+def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar) -> Iterator[Finding]:
+    """The one-off lines whose time has come: posted, missed (and why), or due at the next run."""
+    path = config["TWEETS_FILE"]
+    gone = {
+        text: time for text, time in tweets.times.items() if time.at is not None and in_zone(time.at, rules.zone) <= now
+    }
+    if not gone or not config.history_file.is_file():
+        return
+    try:
+        with HistoryStore(config.history_file) as store:
+            posted, missed = store.last_posts(list(gone)), {mark.text: mark for mark in store.missed()}
+    except BotError:
+        return  # state_folder says what is wrong with the history
+    lineno = dict(zip(tweets.texts, tweets.linenos))
+    for text, time in gone.items():
+        what = f"{path} line {lineno[text]} {time.describe()}"
+        if text in posted:
+            yield ok(f"{what} was posted at {local(posted[text], rules.zone):%Y-%m-%d %H:%M}")
+        elif text in missed:
+            yield note(f"{what} was missed: {missed[text].reason}")
+        elif now - in_zone(time.at, rules.zone) <= rules.late_by:  # type: ignore[arg-type]
+            yield note(f"{what} is due: the next run posts it")
+        else:
+            yield note(f"{what}: its time has passed, the next run notes it missed")
 
 
 def _grammar(config: Config) -> Iterator[Finding]:
@@ -312,7 +386,16 @@ def _bot_label(label: str, poster: Poster, config: Config) -> Iterator[Finding]:
 
 
 Check = Callable[[Config], Iterator[Finding]]
-CHECKS: Sequence[Check] = (settings_read, keys_set, features, tweets_file, state_folder, budgets, capabilities)
+CHECKS: Sequence[Check] = (
+    settings_read,
+    keys_set,
+    features,
+    tweets_file,
+    calendar,
+    state_folder,
+    budgets,
+    capabilities,
+)
 ONLINE_CHECKS: Sequence[Check] = (previews, accounts)
 
 

@@ -1,6 +1,6 @@
 """The scheduled post's commands: the plain run (no command), `check` and `history`.
 
-python bot.py [--dry-run] [--force] [--json] ...   one scheduled run
+python bot.py [--dry-run [--at TIME]] [--force] [--json] ...   one scheduled run
 python bot.py check [--online]                     is everything set up right?
 python bot.py history [-n N] [--json]              what recent runs and jobs posted
 python bot.py account --mark-bot                   say on each network that the account is a bot
@@ -12,6 +12,7 @@ import argparse
 import logging
 import random
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -51,10 +52,12 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
         wait_jitter(config["TWEET_JITTER"], rng=random.Random(), wait=time.sleep, what="this run")
 
+    at = _pretended(args, config)
+
     def run() -> RunResult:
         if not args.dry_run:
             check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
-        return run_once(config, posters=posters, rng=rng, dry_run=args.dry_run, force=args.force)
+        return run_once(config, posters=posters, rng=rng, dry_run=args.dry_run, force=args.force, at=at)
 
     result = run_watched(config, run, dry_run=args.dry_run)
     log_result(result)
@@ -213,6 +216,27 @@ def _history_json(entry: Any, config: Config) -> dict:
     }
 
 
+def _pretended(args: argparse.Namespace, config: Config) -> Optional[datetime]:
+    """--at: the time a dry run pretends it is, read in the bot's zone (TWEET_TIMEZONE, else the
+    system's), so it means the same on any machine with these settings. A real run posts at the
+    real time only: --at without --dry-run is a usage error."""
+    if args.at is None:
+        return None
+    from ..errors import UsageError
+    from .calendar import Calendar, in_zone
+    from .when import read_moment
+
+    if not args.dry_run:
+        raise UsageError("--at shows what a run at another time would do, posting nothing: add --dry-run")
+    try:
+        moment = read_moment(args.at, "--at")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    zone = Calendar.of(config).zone
+    log.info("dry run as if it were %s (%s); nothing is recorded", args.at.strip(), getattr(zone, "key", zone))
+    return in_zone(moment, zone)
+
+
 def _add_run(parser: Parser) -> None:
     """The plain scheduled run: its flags are the top-level parser's."""
     parser.add_global_flags(
@@ -229,6 +253,11 @@ def _add_run(parser: Parser) -> None:
         "--tweets", setting="TWEETS_FILE", path=True, shared=True, metavar="PATH", help="the tweets file (TWEETS_FILE)"
     )
     parser.add_shared("--seed", type=int, metavar="N", help="seed the roll and the pick, to reproduce a run")
+    parser.add_shared(
+        "--at",
+        metavar="'YYYY-MM-DD HH:MM'",
+        help="with --dry-run: what a run at that time (the bot's zone) would do; nothing is recorded",
+    )
     parser.add_shared(
         "--jitter",
         action="store_true",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import AbstractSet, Dict, List, Optional, Sequence, Set
 
@@ -58,9 +59,13 @@ def draw_post(
     rng: random.Random,
     posted: AbstractSet[str],
     rules: LineRules = PLAIN_RULES,
+    moment: Optional[datetime] = None,
 ) -> TweetFile:
     """A file of one new expansion of the grammar at `path` for this run. Raises `TweetFileError`
-    (65) when the grammar is unusable, keeps repeating `posted` texts, or fits no network."""
+    (65) when the grammar is unusable, keeps repeating `posted` texts, or fits no network. An
+    expansion whose time options (on, from, until, days, hours) do not hold at `moment` (naive,
+    the bot's zone) is drawn again; when every draw is such, the file holds the last as a dated
+    line, which the run does not post now. `at` has no meaning in a grammar: a data error."""
     grammar = read_grammar(path)
     if ORIGIN not in grammar.rules:
         raise TweetFileError(f'{path} has no "{ORIGIN}" rule: add one (bot.py check shows every problem)')
@@ -69,6 +74,7 @@ def draw_post(
     measured: Set[str] = set()  # new expansions that fit only some networks (a repeat is no new try)
     work = Work(DRAW_CHARACTERS, DRAW_STEPS)
     drawn = 0
+    untimely: Optional[TweetLine] = None  # an expansion whose time options do not hold now
     for _ in range(DRAWS):
         drawn += 1
         try:
@@ -84,6 +90,15 @@ def draw_post(
         if text in measured:
             continue
         line = _measured(grammar, text, networks, rules)
+        time = line.options.time
+        if time is not None and time.at is not None:
+            raise TweetFileError(
+                f"{path} expansion {text!r} has at: a grammar draws a new post each run, so a one-off time means "
+                "nothing there: put the line in a tweets file, or use on, from, until, days or hours"
+            )
+        if time is not None and moment is not None and not time.holds(moment):
+            untimely = line
+            continue
         measured.add(text)
         if line.networks and len(line.networks) == len(line.fits):  # every network its options leave in
             return _one(path, line)
@@ -100,6 +115,10 @@ def draw_post(
             ", ".join(missed),
         )
         return _one(path, best)
+    if untimely is not None and untimely.options.time is not None:
+        return TweetFile(
+            path, [untimely.key], [untimely.lineno], [], lambda index: untimely, {untimely.key: untimely.options.time}
+        )
     spent = work.made > work.characters or work.taken > work.steps
     raise TweetFileError(
         _nothing_drawn(path, measured=len(measured), repeats=repeats, too_deep=too_deep, drawn=drawn, spent=spent)

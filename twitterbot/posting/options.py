@@ -3,6 +3,7 @@ language, the networks it is for. They are taken off the text and never count to
 
     {cw: Film spoilers; lang: en; only: mastodon,bluesky} The butler did it.
     {skip: x} A line for every network but X.
+    {on: 12-25; hours: 7-10} Christmas morning (the time options: posting/when.py).
     \\{braces} starts a line with a literal brace.
 
     options, text = split_options(line, config.registry.names())
@@ -10,7 +11,8 @@ language, the networks it is for. They are taken off the text and never count to
 
 `cw` is the warning (Mastodon's spoiler_text; where a network has no warnings the post's first
 line is ``CW: <warning>``), `lang` the line's BCP 47 language tag (it overrides POST_LANGUAGE),
-`only` or `skip` names networks as POST_TO does. A line that does not start with ``{`` has no
+`only` or `skip` names networks as POST_TO does; `on`, `from`, `until`, `days`, `hours` and `at` say
+when it may go (`when.LineTime`, as `options.time`). A line that does not start with ``{`` has no
 options, so every tweets file written before them means what it meant.
 """
 
@@ -19,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, Optional, Tuple
+
+from .when import TIME_KEYS, LineTime, read_time
 
 if TYPE_CHECKING:
     from ..networks import Network
@@ -38,7 +42,7 @@ __all__ = [
     "split_options",
 ]
 
-KEYS = ("cw", "lang", "only", "skip")
+KEYS = ("cw", "lang", "only", "skip", *TIME_KEYS)
 
 # A well-formed BCP 47 tag as posts use them (RFC 5646 without extensions or private use):
 # language (2-3 letters, up to three extended subtags), script (4 letters), region (2 letters or
@@ -57,12 +61,13 @@ class OptionError(ValueError):
 @dataclass(frozen=True)
 class LineOptions:
     """What a line's braces said: its content `warning`, its `language` tag, and the networks it
-    is `only` for or must `skip` (empty: every network)."""
+    is `only` for or must `skip` (empty: every network), and when it may go (`time`: None, any time)."""
 
     warning: Optional[str] = None
     language: Optional[str] = None
     only: Tuple[str, ...] = ()
     skip: Tuple[str, ...] = ()
+    time: Optional[LineTime] = None
 
     def is_for(self, network: str) -> bool:
         """Whether the line goes to `network` (one of POST_TO's)."""
@@ -139,11 +144,16 @@ def _read(inside: str, known: Tuple[str, ...]) -> LineOptions:
             raise OptionError(
                 f"has a language {found['lang']!r} that is not a BCP 47 tag: write one like en, de or pt-BR"
             )
+    try:
+        time = read_time(found)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
     return LineOptions(
         warning=found.get("cw"),
         language=language,
         only=_networks(found.get("only", ""), known, "only"),
         skip=_networks(found.get("skip", ""), known, "skip"),
+        time=time,
     )
 
 

@@ -31,12 +31,14 @@ from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
+from .calendar import Calendar, Due, dated_due, local, missed_reason, one_offs_due
 from .choose import Pick, hits, pick
-from .decision import Skip, decide, roll_die, warn_if_the_clock_went_back
+from .decision import Go, Skip, cap_reached, decide, roll_die, warn_if_the_clock_went_back
 from .options import line_rules
 from .result import MAX_DUPLICATE_TRIES, RunResult, duplicates_error, first_post, outcome_of
 from .send import Sent
-from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview
+from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview, scan_times
+from .when import LineTime
 
 if TYPE_CHECKING:
     from ..state.outcomes import RunRef
@@ -81,10 +83,16 @@ def run_once(
     dry_run: bool = False,
     force: bool = False,
     stopping: Callable[[], bool] = lambda: False,
+    at: Optional[datetime] = None,
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
     a dry run needs no lock and no posters, and changes nothing but its own history row (and the
-    cache of measured lengths). `stopping`: the daemon's stop (a thread stops between parts)."""
+    cache of measured lengths). `stopping`: the daemon's stop (a thread stops between parts).
+    `at`: a dry run as if it were that time (--at), which records nothing, not even its row."""
+    if at is not None:
+        if not dry_run:
+            raise ValueError("only a dry run may pretend another time")
+        clock = lambda: at  # noqa: E731
     ensure_state_dir(config["BOT_STATE_DIR"])
     lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file)
     rules = RunRules.of(config)
@@ -97,14 +105,24 @@ def run_once(
 
                 since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
                 posted = store.texts_posted_since(since)
-                return draw_post(config["TWEETS_FILE"], rules.networks, rng=rng, posted=posted, rules=line)
+                moment = local(clock(), rules.calendar.zone)  # an expansion with a time goes only then
+                return draw_post(
+                    config["TWEETS_FILE"], rules.networks, rng=rng, posted=posted, rules=line, moment=moment
+                )
             tweets = load_tweets(config["TWEETS_FILE"], rules.networks, cache=store, rules=line)
             for problem in tweets.problems:
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
             return tweets
 
-        how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping)
-        return decide_and_post(read_tweets, how, rules)
+        def scan() -> Mapping[str, LineTime]:
+            """The file's timed lines, read without measuring: a run the roll skips still posts a
+            one-off line whose time has come."""
+            if is_grammar(config["TWEETS_FILE"]):
+                return {}
+            return scan_times(config["TWEETS_FILE"], rules.known)
+
+        how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
+        return decide_and_post(read_tweets, how, rules, scan=scan)
 
 
 @dataclass(frozen=True)
@@ -114,8 +132,9 @@ class RunRules:
     where a caught-up post's pictures are read from (the tweets file's folder), each network's
     monthly budget, whether uncertain posts are looked up (LOOK_UP_UNCERTAIN), the secrets masked
     in what is sent, the posts' language (POST_LANGUAGE; a line's own lang overrides it), whether a
-    thread's parts are numbered (THREAD_NUMBERS), every network's name the history may hold, and
-    how long the history keeps runs row by row (HISTORY_DAYS) and a grammar's posts (GRAMMAR_MEMORY)."""
+    thread's parts are numbered (THREAD_NUMBERS), every network's name the history may hold,
+    how long the history keeps runs row by row (HISTORY_DAYS) and a grammar's posts (GRAMMAR_MEMORY),
+    and the calendar the tweets file's timed lines are read by (TWEET_TIMEZONE, LATE_BY)."""
 
     one_in: int
     max_posts_per_day: int
@@ -130,6 +149,7 @@ class RunRules:
     known: Tuple[str, ...] = ()
     history_days: int = 400
     grammar_memory: timedelta = timedelta(days=365)
+    calendar: Calendar = Calendar()
 
     @classmethod
     def of(cls, config: Config) -> RunRules:
@@ -147,6 +167,7 @@ class RunRules:
             known=config.registry.names(),
             history_days=config["HISTORY_DAYS"],
             grammar_memory=timedelta(seconds=config["GRAMMAR_MEMORY"]),
+            calendar=Calendar.of(config),
         )
 
 
@@ -166,7 +187,7 @@ class Run:
     may be passed), and `stopping`: whether the process was asked to stop (the daemon's SIGTERM;
     a thread then stops between two parts). A plain class: every run makes one, and a dataclass costs one to make."""
 
-    __slots__ = ("_made", "clock", "dry_run", "force", "posters", "rng", "stopping", "store")
+    __slots__ = ("_made", "clock", "dry_run", "force", "posters", "record", "rng", "stopping", "store")
 
     def __init__(
         self,
@@ -178,9 +199,11 @@ class Run:
         dry_run: bool = False,
         force: bool = False,
         stopping: Callable[[], bool] = lambda: False,
+        record: bool = True,
     ) -> None:
         self.store, self.posters, self.rng, self.clock = store, posters, rng, clock
         self.dry_run, self.force, self.stopping = dry_run, force, stopping
+        self.record = record  # False: a dry run at another time (--at), which writes no row
         self._made: Optional[Dict[Network, Poster]] = None
 
     def outlets(self, networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
@@ -203,23 +226,38 @@ def run_watched(config: Config, run: Callable[[], RunResult], *, dry_run: bool =
     return watched(config, run)
 
 
-def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run, rules: RunRules) -> RunResult:
+def decide_and_post(
+    tweets: Union[TweetFile, Callable[[], TweetFile]],
+    run: Run,
+    rules: RunRules,
+    *,
+    scan: Optional[Callable[[], Mapping[str, LineTime]]] = None,
+) -> RunResult:
     """The decision and its side effects. `tweets` may be a function that reads the file: only a
-    run the roll does not skip calls it. A real run first settles uncertain posts (with
-    LOOK_UP_UNCERTAIN) and catches up what earlier runs left open."""
+    run the roll does not skip calls it, or one whose `scan` of the file's timed lines finds a
+    one-off line due. A real run first settles uncertain posts (with LOOK_UP_UNCERTAIN) and
+    catches up what earlier runs left open. A one-off line whose time has come is posted without
+    a roll (the cap holds, the gap does not); else a run the roll lets post sends a dated line
+    owed today, or the round's next line (calendar.py)."""
     store, now = run.store, run.clock()
     warn_if_the_clock_went_back(store, now)
     if not run.dry_run:
         _recover_interrupted(store, now)
     rolled = roll_die(rules.one_in, run.rng, run.force)
-    if callable(tweets) and (rolled is None or hits(rolled)):
+    hit = rolled is None or hits(rolled)
+    if callable(tweets) and (hit or (scan is not None and one_offs_due(scan(), store, now, rules.calendar))):
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
+    due = [] if callable(tweets) else one_offs_due(tweets.times, store, now, rules.calendar)
+    late = [each for each in due if not each.in_time(rules.calendar.late_by)]
+    last_run = store.last_run_started() if late else None  # before this run's row: why they were missed
     # The run's row, written when the run first has something to record: a real run that posts
     # nothing and finds nothing to settle or catch up writes no row (a skipped run, skips.py).
     row = _Lazy(  # a real run holds the lock: its row goes with its first write
         lambda: store.begin_run(
             at=now, one_in=rules.one_in, roll=rolled, forced=run.force, dry_run=run.dry_run, held=not run.dry_run
         )
+        if run.record
+        else None
     )
     delivery = _Lazy(lambda: _delivery(run, rules, row()))  # made only by a run that sends
 
@@ -234,26 +272,49 @@ def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run,
         if quiet:
             fields["streak"] = store.record_skip(now, one_in=rules.one_in, roll=rolled, reason=reason).runs
         result = RunResult(action, reason, rules.one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
-        if not quiet:
+        if not quiet and run.record:
             _record_run(store, row(), run.clock(), result)
         if not (quiet or run.dry_run):
             _prune(store, rules, now)  # after the run's record: nothing of the run waits for it
         return result
 
-    gap = rules.min_post_gap
-    decision = decide(
-        store, now, rolled=rolled, one_in=rules.one_in, cap=rules.max_posts_per_day, gap=gap, force=run.force
-    )
-    if isinstance(decision, Skip):
-        return finish(Outcome.SKIPPED, decision.reason)
-    assert not callable(tweets)  # read above, since the roll hit
-    used = store.used_texts()
-    chosen = _pick(store, tweets, used, run.rng)
-    line = tweets.line(chosen.index)
+    if late:
+        assert not callable(tweets)
+        _note_missed(run, tweets, late, missed_reason(late[0], rules.calendar, last_run))
+    ready = [each for each in due if each.in_time(rules.calendar.late_by)]
+    if ready:
+        assert not callable(tweets)
+        one_off = _one_off(store, tweets, ready[0], rules)
+        if isinstance(one_off, Skip):
+            return finish(Outcome.SKIPPED, one_off.reason)
+        decision: Union[Skip, Go] = one_off
+        index, new_round = tweets.texts.index(ready[0].text), False
+    else:
+        gap = rules.min_post_gap
+        decision = decide(
+            store, now, rolled=rolled, one_in=rules.one_in, cap=rules.max_posts_per_day, gap=gap, force=run.force
+        )
+        if isinstance(decision, Skip):
+            return finish(Outcome.SKIPPED, decision.reason)
+        assert not callable(tweets)  # read above, since the roll hit
+        dated = dated_due(tweets.times, store, now, rules.calendar.zone) if tweets.times else None
+        if dated is not None:
+            index, new_round = tweets.texts.index(dated), False
+            decision = Go(f"{decision.why}; line {tweets.linenos[index]} is for today {tweets.times[dated].describe()}")
+        else:
+            chosen = _pick(store, tweets, store.used_texts(), run.rng)
+            if chosen is None:
+                return finish(
+                    Outcome.SKIPPED,
+                    f"{decision.why}, but no line is due: every line of {tweets.path.name} has a time, "
+                    "and none holds now (bot.py check lists what is coming)",
+                )
+            index, new_round = chosen.index, chosen.new_round
+    line = tweets.line(index)
     if run.dry_run:
         from .plan import planned
 
-        action, reason, fields = planned(line, tweets.path.name, decision.why, chosen.new_round, delivery())
+        action, reason, fields = planned(line, tweets.path.name, decision.why, new_round, delivery())
         return finish(action, reason, **fields)
     if not run.outlets(rules.networks):  # made before the round or the history changes
         raise ValueError("a real run needs posters for POST_TO's networks")
@@ -262,10 +323,38 @@ def decide_and_post(tweets: Union[TweetFile, Callable[[], TweetFile]], run: Run,
     except StateError as exc:
         finish(Outcome.FAILED, str(exc))
         raise
-    if chosen.new_round:
-        used = _start_new_round(store, tweets)
+    used = _start_new_round(store, tweets) if new_round else store.used_texts()
     action, reason, fields = _post_a_line(delivery(), tweets, line, used, why=decision.why, rng=run.rng)
     return finish(action, reason, **fields)
+
+
+def _one_off(store: HistoryStore, tweets: TweetFile, due: Due, rules: RunRules) -> Union[Skip, Go]:
+    """Whether a one-off line whose time has come goes now: without a roll and past MIN_POST_GAP,
+    but held to MAX_POSTS_PER_DAY (the next runs try again, until LATE_BY has passed)."""
+    lineno = tweets.linenos[tweets.texts.index(due.text)]
+    said = f"line {lineno} {tweets.times[due.text].describe()} is due"
+    if due.late >= timedelta(minutes=1):
+        said += f" ({format_duration(due.late)} ago)"
+    capped = cap_reached(store, due.at + due.late, rules.max_posts_per_day)
+    if capped:
+        return Skip(
+            f"{said}, but {capped.reason(rules.max_posts_per_day)}; the next runs try again until "
+            f"LATE_BY={format_duration(rules.calendar.late_by)} after its time"
+        )
+    return Go(said)
+
+
+def _note_missed(run: Run, tweets: TweetFile, late: List[Due], reason: str) -> None:
+    """One-off lines whose time passed more than LATE_BY before this run: noted once in the
+    history (a dry run only says so), and never posted."""
+    for each in late:
+        lineno = tweets.linenos[tweets.texts.index(each.text)]
+        what = f"line {lineno} {tweets.times[each.text].describe()}"
+        if run.dry_run:
+            log.warning("%s would be noted as missed: %s", what, reason)
+            continue
+        run.store.record_missed(each.text, due=each.at, at=run.clock(), reason=reason)
+        log.warning("%s was missed and will not be posted: %s", what, reason)
 
 
 def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
@@ -276,7 +365,7 @@ def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
     return {network: poster for network in networks}
 
 
-def _delivery(run: Run, rules: RunRules, run_id: RunRef) -> Delivery:
+def _delivery(run: Run, rules: RunRules, run_id: Optional[RunRef]) -> Delivery:
     """How the run's posts go out (delivery.py, imported only by a run that may send, or plans to)."""
     from ..settings.secrets import Scrubber
     from .delivery import Delivery, DeliveryRules
@@ -305,7 +394,7 @@ def _post_a_line(
     try another, within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
     from .delivery import LineAttempts
 
-    texts = tweets.texts
+    texts = tweets.plain  # the round's: another pick never takes a timed line
     tried: List[TweetLine] = []  # lines every network already had
     while True:
         sent = delivery.deliver(line.post(tweets.path.name), LineAttempts())
@@ -337,7 +426,7 @@ def _post_a_line(
             len(tried) + 1,
             MAX_DUPLICATE_TRIES,
         )
-        line = tweets.line(another.index)
+        line = tweets.line(tweets.texts.index(another.text))
 
 
 def _record_run(store: HistoryStore, run_id: RunRef, at: datetime, result: RunResult) -> None:
@@ -418,17 +507,19 @@ def _recover_interrupted(store: HistoryStore, now: datetime) -> None:
         )
 
 
-def _pick(store: HistoryStore, tweets: TweetFile, used: AbstractSet[str], rng: random.Random) -> Pick:
-    """A line not yet posted this round (never the last one posted, if others are left)."""
-    texts = tweets.texts  # each once; a TweetLine is made for the picked text only
+def _pick(store: HistoryStore, tweets: TweetFile, used: AbstractSet[str], rng: random.Random) -> Optional[Pick]:
+    """A line of the round not yet posted in it (never the last one posted, if others are left),
+    its index that of `tweets.texts`; None when every line has a time (calendar.py)."""
+    texts = tweets.plain  # each once; a TweetLine is made for the picked text only
     log.debug(
         "the bag: %d of the %d lines not posted yet in this round",
         len(texts) - len(used.intersection(texts)),
         len(texts),
     )
     chosen = pick(texts, used=used, last_posted=store.last_posted_text(), rng=rng)
-    assert chosen is not None  # load_tweets never returns an empty file
-    return chosen
+    if chosen is None or texts is tweets.texts:
+        return chosen
+    return Pick(tweets.texts.index(chosen.text), chosen.text, chosen.new_round, chosen.left_in_round)
 
 
 def wait_jitter(jitter: float, *, rng: random.Random, wait: Callable[[float], object], what: str) -> object:

@@ -29,6 +29,7 @@ from ..errors import TweetFileError
 from ..files import NotAFile, read_regular
 from ..networks import Fit, LengthCache, Network
 from .options import NO_OPTIONS, PLAIN_RULES, LineOptions, LineRules, OptionError, measured_text, split_options
+from .when import LineTime
 
 if TYPE_CHECKING:
     from .delivery import Post
@@ -40,6 +41,7 @@ __all__ = [
     "LineProblem",
     "load_tweets",
     "parse_tweets",
+    "scan_times",
     "preview",
     "is_grammar",
 ]
@@ -137,6 +139,15 @@ class TweetFile:
     problems: List[LineProblem]
     # Makes the TweetLine of texts[i]: a run that posts one line looks up (or measures) that line only.
     line_at: Callable[[int], TweetLine] = field(repr=False, compare=False)
+    # The lines with time options (posting/when.py), by text: dated lines and one-offs, which are
+    # not in the plain round (posting/calendar.py says when each may go).
+    times: Mapping[str, LineTime] = field(default_factory=dict)
+
+    @property
+    def plain(self) -> List[str]:
+        """The texts of the round: every line without time options."""
+        times = self.times
+        return [text for text in self.texts if text not in times] if times else self.texts
 
     def line(self, index: int) -> TweetLine:
         """The line of `texts[index]`: its number, its length and where it fits."""
@@ -234,7 +245,37 @@ def parse_tweets(
             f"{path} has no lines to post{detail}; add one post per line "
             "(blank lines and lines starting with # are skipped)"
         )
-    return TweetFile(path, [line.key for line in lines], [line.lineno for line in lines], problems, lines.__getitem__)
+    times = {line.key: line.options.time for line in lines if line.options.time is not None}
+    return TweetFile(
+        path, [line.key for line in lines], [line.lineno for line in lines], problems, lines.__getitem__, times
+    )
+
+
+def scan_times(path: Path, names: Sequence[str]) -> Dict[str, LineTime]:
+    """The time options of the lines of the tweets file at `path`, by text, read without measuring
+    a line: what a run the roll skips reads to learn whether a one-off line's time has come. A file
+    that cannot be read, or a line whose options cannot, gives nothing here: a run that reads the
+    whole file reports it."""
+    try:
+        data = read_regular(path)
+    except (OSError, NotAFile):
+        return {}
+    if b"{" not in data:
+        return {}
+    try:
+        first_seen, _ = _posts_of(data, path)
+    except TweetFileError:
+        return {}
+    found: Dict[str, LineTime] = {}
+    for post in first_seen:
+        if post[0] == "{":
+            try:
+                options, _text = split_options(post, names)
+            except OptionError:
+                continue
+            if options.time is not None:
+                found[post] = options.time
+    return found
 
 
 def _posts_of(data: bytes, path: Path) -> Tuple[Dict[str, int], List[LineProblem]]:

@@ -7,10 +7,12 @@ without importing a scheduled run. Code that needs the time takes a `clock` argu
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Callable
+import os
+import zoneinfo
+from datetime import datetime, timezone, tzinfo
+from typing import Callable, Mapping, Optional
 
-__all__ = ["Clock", "utc_now"]
+__all__ = ["Clock", "utc_now", "zone_for"]
 
 # What a part that needs the time is handed: a function returning an aware UTC datetime.
 Clock = Callable[[], datetime]
@@ -19,3 +21,22 @@ Clock = Callable[[], datetime]
 def utc_now() -> datetime:
     """Now, in UTC, aware (the history compares and stores only aware times)."""
     return datetime.now(timezone.utc)
+
+
+def zone_for(name: Optional[str], environ: Optional[Mapping[str, str]] = None) -> tzinfo:
+    """The bot's time zone (TWEET_TIMES and the tweets file's dates are in it): the named one
+    (TWEET_TIMEZONE), else the system's (TZ, then /etc/localtime), else UTC."""
+    environ = os.environ if environ is None else environ
+    if name:
+        return zoneinfo.ZoneInfo(name)
+    tz_variable = environ.get("TZ", "").lstrip(":")
+    if tz_variable:
+        try:
+            return zoneinfo.ZoneInfo(tz_variable)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            pass
+    try:
+        with open("/etc/localtime", "rb") as local:
+            return zoneinfo.ZoneInfo.from_file(local, key="localtime")
+    except (OSError, ValueError):
+        return timezone.utc

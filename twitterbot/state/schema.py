@@ -177,6 +177,16 @@ CREATE TABLE days (
     failed INTEGER NOT NULL
 );
 """,
+    10: """
+-- A one-off line ({at: ...}) that no run could post within LATE_BY of its time: noted once, so no
+-- later run posts it or notes it again, and check and the status page say so.
+CREATE TABLE missed (
+    text TEXT PRIMARY KEY,         -- the line as written, its options and all
+    due_at TEXT NOT NULL,          -- its time
+    noted_at TEXT NOT NULL,        -- when a run found it missed
+    reason TEXT NOT NULL
+);
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
@@ -190,6 +200,7 @@ TABLES = {
     7: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
     8: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
     9: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts", "days"},
+    10: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts", "days", "missed"},
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).

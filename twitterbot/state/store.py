@@ -10,7 +10,7 @@ It is what keeps the bot from spamming or double-posting. An attempt is written 
     store.finish_attempt(attempt, Ending("posted", now, post_id="123"))    # outcomes.Ending
 
 Each concern is a module of its own (runs.py with counting.py, threads.py, jobs.py, bag.py,
-lengths.py, alerts.py and prune.py over database.py); this class only puts them together, so callers keep one
+lengths.py, alerts.py, calendar.py and prune.py over database.py); this class only puts them together, so callers keep one
 object to pass around.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .alerts import AlertLog
 from .bag import Bag
+from .calendar import CalendarLog
 from .jobs import JobLog
 from .lengths import LengthCache
 from .prune import Pruning
@@ -27,5 +28,5 @@ from .threads import ThreadLog
 __all__ = ["HistoryStore"]
 
 
-class HistoryStore(RunLog, ThreadLog, JobLog, Bag, LengthCache, AlertLog, Pruning):
+class HistoryStore(RunLog, ThreadLog, JobLog, Bag, LengthCache, AlertLog, Pruning, CalendarLog):
     """SQLite history. Pass a path, or ":memory:" in tests."""

@@ -20,7 +20,11 @@ class Schedule(Capability):
     page = "scheduling.md"
     settings = {
         "TWEET_TIMES": Setting("00:00,06:00,12:00,18:00", TIMES, "times of day to run (daemon, cron and systemd)"),
-        "TWEET_TIMEZONE": Setting("", TIMEZONE, "time zone of TWEET_TIMES, e.g. Europe/London (default: the system's)"),
+        "TWEET_TIMEZONE": Setting(
+            "",
+            TIMEZONE,
+            "the bot's time zone, of TWEET_TIMES and the tweets file's dates, e.g. Europe/London (default: the system's)",
+        ),
         "TWEET_JITTER": Setting("0", DURATION, "wait a random 0..this after each time, e.g. 10m"),
     }
     commands = "twitterbot.unattended.commands"

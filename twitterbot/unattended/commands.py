@@ -12,6 +12,7 @@ import os
 import pwd
 import random
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import List, Optional
 
@@ -19,15 +20,17 @@ from ..arguments import Commands, Parser, add_command, global_settings
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
 from ..networks import posters_for
+from ..posting.calendar import OneOffTimes
 from ..posting.options import line_rules
 from ..posting.result import log_result
 from ..posting.scheduled import run_once, run_watched
 from ..posting.tweets import is_grammar, load_tweets
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.secrets import scrub, scrub_also
+from ..state.clock import utc_now, zone_for
 from ..state.folder import ensure_state_dir
 from ..wording import plural
-from .daemon import Daemon, use_zone, zone_for
+from .daemon import Daemon, use_zone
 from .install import Paths, crontab, systemd_units, unit_user
 
 __all__ = ["register"]
@@ -109,6 +112,10 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     daemon = Daemon.build(
         config["TWEET_TIMES"], run_slot=run_slot, zone=zone, rng=rng, jitter=config["TWEET_JITTER"], reload=reload
     )
+    # The daemon wakes for the tweets file's one-off lines too; a line of the last LATE_BY is
+    # posted at once, if no run did (a Pi that boots late).
+    daemon.line_times = OneOffTimes(lambda: current["config"])
+    daemon.woke_for = utc_now() - timedelta(seconds=config["LATE_BY"])
     daemon.install_signal_handlers()
     log.info(
         "daemon started: runs at %s (%s)%s",

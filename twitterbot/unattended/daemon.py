@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import random
 import signal
 import socket
 import threading
 import time
-import zoneinfo
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Callable, Mapping, Optional, Sequence
@@ -40,30 +40,12 @@ from ..posting.scheduled import wait_jitter
 from ..state.clock import utc_now
 from ..wording import format_duration
 
-__all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone", "zone_for"]
+__all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone"]
 
 log = logging.getLogger(__name__)
 
 MAX_NAP = 60.0
 MISSED_GRACE = timedelta(minutes=10)
-
-
-def zone_for(name: Optional[str], environ: Optional[Mapping[str, str]] = None) -> tzinfo:
-    """The zone TWEET_TIMES are in: the named one, else the system's (TZ, then /etc/localtime), else UTC."""
-    environ = os.environ if environ is None else environ
-    if name:
-        return zoneinfo.ZoneInfo(name)
-    tz_variable = environ.get("TZ", "").lstrip(":")
-    if tz_variable:
-        try:
-            return zoneinfo.ZoneInfo(tz_variable)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            pass
-    try:
-        with open("/etc/localtime", "rb") as local:
-            return zoneinfo.ZoneInfo.from_file(local, key="localtime")
-    except (OSError, ValueError):
-        return timezone.utc
 
 
 def use_zone(name: Optional[str]) -> None:
@@ -120,6 +102,10 @@ class Daemon:
     stop: threading.Event = field(default_factory=threading.Event)  # set: stop serving (jitter waits on it)
     wake: threading.Event = field(default_factory=threading.Event)  # set: end the current nap now
     reload: Optional[Callable[[], None]] = None  # SIGHUP: re-read the settings; may call `reschedule`
+    # The tweets file's first one-off ({at: ...}) time after an instant (None: after the start):
+    # the daemon wakes for it with a run of its own (posting/calendar.py's OneOffTimes).
+    line_times: Optional[Callable[[Optional[datetime]], Optional[datetime]]] = None
+    woke_for: Optional[datetime] = None  # the one-off time it last ran for (at first: its start less LATE_BY)
     stopped_by: Optional[str] = None  # the signal's name, once one asked the daemon to stop
     _reload_requested: bool = field(default=False, init=False)
 
@@ -165,7 +151,10 @@ class Daemon:
                 announced = next_run
                 log.info("next run at %s", next_run.strftime("%Y-%m-%d %H:%M:%S"))
                 self.notify(f"STATUS=next run at {next_run:%Y-%m-%d %H:%M:%S}")
-            wait = seconds_until(next_run, self.clock(), self.zone)
+            line_wait = self._line_wait()
+            if line_wait <= 0:
+                continue  # a one-off line's run just ended: look at the schedule again before napping
+            wait = min(seconds_until(next_run, self.clock(), self.zone), line_wait)
             self.wake.wait(min(MAX_NAP, max(0.0, wait)))
             self.wake.clear()  # the flags say why it woke; a request after this sets it again
         if self.stopped_by:
@@ -216,6 +205,20 @@ class Daemon:
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, on_signal)
         signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+
+    def _line_wait(self) -> float:
+        """Seconds until the next one-off line's time; at or past it, its run first (then 0)."""
+        if self.line_times is None or self.stop.is_set():
+            return math.inf
+        at = self.line_times(self.woke_for)
+        if at is None:
+            return math.inf
+        wait = (at - self.clock()).total_seconds()
+        if wait > 0:
+            return wait
+        self.woke_for = at
+        self.run_slot(f"{at.astimezone(self.zone):%Y-%m-%d %H:%M} one-off")
+        return 0.0
 
     def _fire(self, time_of_day: str, job: schedule.Job) -> None:
         """The job body. While it runs, `job.next_run` is still the time it was due."""

@@ -16,12 +16,15 @@ import logging
 import shlex
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
 
-from ..errors import ConfigError, UsageError
+from ..errors import BotError, ConfigError, UsageError
 from ..settings.loading import Config, load_config
 from ..settings.parsers import time_to_seconds
+from ..state.clock import utc_now, zone_for
+from ..wording import format_duration
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -105,7 +108,58 @@ def crontab(config: Config, paths: Paths) -> str:
     ]
     for minute, hours in sorted(hours_by_minute.items()):
         lines.append(f"{minute} {','.join(str(hour) for hour in sorted(hours))} * * * {command}")
+    one_offs = calendar_lines(config)
+    if one_offs:
+        lines += [f"# {said}" for _at, said in one_offs]
+        lines.append("# A run at each line's time (in the system's zone; cron has no year, so it comes again")
+        lines.append("# each year and then finds nothing to post). Print these lines again after changing them:")
+        system = zone_for(None)
+        for at, _said in one_offs:
+            when = at.astimezone(system)
+            lines.append(f"{when.minute} {when.hour} {when.day} {when.month} * {command}")
     return "\n".join(lines) + "\n"
+
+
+def calendar_lines(config: Config, *, now: Optional[datetime] = None) -> List[Tuple[datetime, str]]:
+    """The tweets file's one-off lines still to come ({at: ...}, aware), each with what to say of
+    it: when the first of TWEET_TIMES' runs after it comes, and whether that is within LATE_BY.
+    The timer and the cron lines then wake for each. A file that cannot be read says nothing here
+    (`bot.py check` names its problems)."""
+    from ..posting.calendar import Calendar, in_zone
+    from ..posting.options import line_rules
+    from ..posting.tweets import is_grammar, load_tweets
+
+    if is_grammar(config["TWEETS_FILE"]):
+        return []
+    try:
+        tweets = load_tweets(config["TWEETS_FILE"], config["POST_TO"], rules=line_rules(config))
+    except BotError:
+        return []
+    calendar = Calendar.of(config)
+    now = now or utc_now()
+    found: List[Tuple[datetime, str]] = []
+    for text, time in tweets.times.items():
+        if time.at is None or in_zone(time.at, calendar.zone) <= now:
+            continue
+        at = in_zone(time.at, calendar.zone)
+        lineno = tweets.linenos[tweets.texts.index(text)]
+        late = _until_next_run(time.at, config["TWEET_TIMES"])
+        said = f"line {lineno} {time.describe()} " + (
+            f"falls between the runs of TWEET_TIMES: the first after it comes {format_duration(late)} later"
+            if late
+            else "comes at a run of TWEET_TIMES"
+        )
+        if late > calendar.late_by:
+            said += f", later than LATE_BY={format_duration(calendar.late_by)}: without the run below it is missed"
+        found.append((at, said))
+    return sorted(found)
+
+
+def _until_next_run(at: datetime, times: List[str]) -> timedelta:
+    """From a naive time of day to the next of TWEET_TIMES (the same zone), at or after it."""
+    seconds = at.hour * 3600 + at.minute * 60
+    day = 24 * 3600
+    return timedelta(seconds=min((time_to_seconds(each) - seconds) % day for each in times))
 
 
 def systemd_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
@@ -134,9 +188,18 @@ TimeoutStartSec=10min
 
 
 def _timer_unit(config: Config) -> str:
-    """The timer: one OnCalendar= line per TWEET_TIMES, in TWEET_TIMEZONE if one is set."""
+    """The timer: one OnCalendar= line per TWEET_TIMES, in TWEET_TIMEZONE if one is set, and one
+    per one-off line of the tweets file still to come."""
     zone = f" {config['TWEET_TIMEZONE']}" if config["TWEET_TIMEZONE"] else ""
     calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config["TWEET_TIMES"])
+    one_offs = calendar_lines(config)
+    if one_offs:
+        bot_zone = zone_for(config["TWEET_TIMEZONE"])
+        calendars += "\n" + "\n".join(f"# {said}" for _at, said in one_offs)
+        calendars += "\n# A run at each one-off line's time (write the units again after changing them):\n"
+        calendars += "\n".join(
+            f"OnCalendar={at.astimezone(bot_zone):%Y-%m-%d %H:%M:00}{zone}" for at, _said in one_offs
+        )
     return f"""[Unit]
 Description=twitterbot at {", ".join(config["TWEET_TIMES"])}{zone}
 

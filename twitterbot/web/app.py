@@ -86,7 +86,7 @@ def create_app(
     gives a job's latest picture's address and alt text (by default the one the reporter kept in
     the state folder); `clock`, `reader`, `probe` and `seconds` (the wrong passwords' clock) are
     injected by tests."""
-    from ..unattended.daemon import zone_for
+    from ..state.clock import zone_for
 
     app = Flask(__name__, static_folder=None)  # the blueprint serves the one stylesheet
     secrets = [*config.secrets(), *([password] if password else [])]

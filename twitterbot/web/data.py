@@ -33,6 +33,7 @@ __all__ = [
     "Bag",
     "Budget",
     "Cap",
+    "ComingLine",
     "NetworkOutcome",
     "RunView",
     "Status",
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 RECENT_RUNS = 15  # runs listed on the page
+COMING_DAYS = 7  # the calendar the page shows: today and this week
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,20 @@ class Bag:
 
 
 @dataclass(frozen=True)
+class ComingLine:
+    """A timed line of the tweets file on one of the coming days (the bot's zone): a dated line on
+    its `day`, or a one-off at its time `at`."""
+
+    day: str  # YYYY-MM-DD
+    weekday: str
+    lineno: int
+    text: str
+    options: str  # as written back: {on: 12-25}
+    at: Optional[str] = None  # HH:MM, a one-off's time
+    today: bool = False
+
+
+@dataclass(frozen=True)
 class Status:
     """Everything the page and /status.json show, at `now`."""
 
@@ -121,6 +137,7 @@ class Status:
     jobs: Tuple[JobView, ...] = ()
     tweets_file: str = ""
     budgets: Tuple[Budget, ...] = ()
+    coming: Tuple[ComingLine, ...] = ()  # the timed lines of today and the next six days
 
     @property
     def ok(self) -> bool:
@@ -149,7 +166,8 @@ def read_status(
         attention.append(
             Attention("keys", "Keys not set", f"{', '.join(missing)} (POST_TO needs them): see `bot.py check`")
         )
-    texts, tweets_attention = (tweets or TweetsFile())(config)
+    tweets = tweets or TweetsFile()
+    texts, tweets_attention = tweets(config)
     attention += tweets_attention
     schedule = (probe or next_run)(config, now=now)
     history = _History()
@@ -181,6 +199,29 @@ def read_status(
         jobs=history.jobs,
         tweets_file=str(config["TWEETS_FILE"]),
         budgets=history.budgets,
+        coming=_coming(tweets, config, now),
+    )
+
+
+def _coming(tweets: TweetsFile, config: Config, now: datetime) -> Tuple[ComingLine, ...]:
+    """What the calendar holds for today and this week (posting/calendar.py)."""
+    if tweets.parsed is None or not tweets.parsed.times:
+        return ()
+    from ..posting.calendar import Calendar, coming, local
+
+    zone = Calendar.of(config).zone
+    today = local(now, zone).date()
+    return tuple(
+        ComingLine(
+            day=f"{each.day:%Y-%m-%d}",
+            weekday=f"{each.day:%a}",
+            lineno=each.lineno,
+            text=each.text,
+            options=each.time.describe(),
+            at=f"{local(each.at, zone):%H:%M}" if each.at else None,
+            today=each.day == today,
+        )
+        for each in coming(tweets.parsed, now, zone, COMING_DAYS)
     )
 
 

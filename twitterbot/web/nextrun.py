@@ -56,7 +56,7 @@ def next_run(
     bot_py: Optional[Path] = None,
 ) -> NextRun:
     """Where this checkout's scheduled runs come from, and when the next is due."""
-    from ..unattended.daemon import zone_for
+    from ..state.clock import zone_for
 
     bot_py = bot_py or (PROJECT_DIR / "bot.py" if PROJECT_DIR else None)
     zone = zone_for(config["TWEET_TIMEZONE"])
@@ -153,7 +153,7 @@ def _cron(run: Runner, bot_py: Path, now: datetime) -> Optional[NextRun]:
     lines = [line.strip() for line in table.splitlines() if str(bot_py) in line and not line.lstrip().startswith("#")]
     if not lines:
         return None
-    from ..unattended.daemon import zone_for
+    from ..state.clock import zone_for
 
     times: List[datetime] = []
     for line in lines:

@@ -6,12 +6,15 @@ from __future__ import annotations
 import hashlib
 import threading
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..errors import BotError
 from ..files import read_regular
 from ..settings.loading import Config
 from .attention import Attention
+
+if TYPE_CHECKING:
+    from ..posting.tweets import TweetFile
 
 __all__ = ["TweetsFile"]
 
@@ -25,8 +28,10 @@ class TweetsFile:
     def __init__(self) -> None:
         self._kept: Optional[Tuple[bytes, Tuple[str, ...], Optional[List[str]], List[Attention]]] = None
         self._lock = threading.Lock()
+        self.parsed: Optional[TweetFile] = None  # the file as last read, for its calendar; None: unreadable
 
     def __call__(self, config: Config) -> Tuple[Optional[List[str]], List[Attention]]:
+        """The texts of the round (lines without time options) and the file's problems."""
         from ..posting.options import line_rules
         from ..posting.tweets import is_grammar, load_tweets, parse_tweets  # measuring imports twitter-text: only here
 
@@ -41,6 +46,7 @@ class TweetsFile:
             if data is not None and kept and kept[0] == digest and kept[1] == config["POST_TO"]:
                 return kept[2], kept[3]
             networks = config["POST_TO"]
+            parsed: Optional[TweetFile] = None
             try:
                 if is_grammar(path):
                     texts, problems = None, _grammar_attention(path, data)
@@ -51,7 +57,7 @@ class TweetsFile:
                         if data is not None
                         else load_tweets(path, networks, rules=rules)
                     )
-                    texts = tweets.texts
+                    parsed, texts = tweets, tweets.plain
                     problems = [
                         Attention("tweets_file", f"{path.name} line {problem.lineno}", problem.message)
                         for problem in tweets.problems
@@ -60,6 +66,7 @@ class TweetsFile:
             except BotError as exc:  # kept too: a grammar of 100,000 rules takes a second to refuse
                 texts, problems = None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
             self._kept = (digest, config["POST_TO"], texts, problems)
+            self.parsed = parsed
             return texts, problems
 
 
