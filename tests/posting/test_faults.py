@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -185,7 +186,7 @@ def _out_of_order(posts: List[Tuple[str, str]], replies: Dict[str, Optional[str]
     wrong: List[str] = []
     for post_id, text in posts:
         line, _, number = text.rpartition(" ")
-        if "/" not in number:
+        if not re.fullmatch(r"\d+/\d+", number):  # not a thread's part (a link has slashes too)
             continue
         part, total = number.split("/")
         parent = replies.get(post_id)
