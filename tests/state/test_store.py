@@ -282,7 +282,8 @@ def test_a_new_history_is_created_whole_at_the_newest_schema(tmp_path: Path) -> 
 
     path = tmp_path / "history.sqlite3"
     HistoryStore(path).close()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["history.sqlite3"]  # no temp file left behind
+    # No temp file left behind; the note of the day its pages were last read for damage.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history.sqlite3", "history.sqlite3-verified"]
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     conn.close()
@@ -382,3 +383,24 @@ def test_a_network_that_failed_for_a_while_is_caught_up_within_the_window_from_t
     store.finish_attempt(done, Ending("posted", later))
     assert store.catch_ups(NOW - timedelta(hours=24), ["mastodon"]) == []
     assert store.posts_since(NOW - timedelta(hours=1)) == 2  # the two posts; the catch-up adds none
+
+
+def test_a_damaged_page_is_found_at_the_first_open_of_a_day_and_by_check(tmp_path: Path) -> None:
+    """Reading every page for damage is done once a day (a year's history made it most of what
+    opening costs), and by `check` (`verify`) whenever it runs."""
+    path = tmp_path / "history.sqlite3"
+    with HistoryStore(path) as store:
+        for number in range(200):
+            run = store.begin_run(at=NOW, one_in=4, roll=0, forced=False, dry_run=False)
+            store.finish_run(run, at=NOW, action="posted", text=f"text {number} " * 20)
+    verified = tmp_path / "history.sqlite3-verified"
+    assert verified.read_text().strip() == datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = b"\xff" * 64  # a page the card got wrong
+    path.write_bytes(bytes(data))
+    # Already verified today: opening does not read every page, `check` does.
+    with HistoryStore(path) as store, pytest.raises(HistoryError, match="damaged"):
+        store.verify()
+    verified.write_text("2000-01-01\n")
+    with pytest.raises(HistoryError, match="damaged"):
+        HistoryStore(path)

@@ -277,6 +277,7 @@ def state_folder(config: Config) -> Iterator[Finding]:
         probe_state_dir(state)
         with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
             store.check_writable()
+            store.verify()
             store.ensure_room_to_record()
             size, streak = store.size(), store.skips.read()
     except BotError as exc:

@@ -5,6 +5,7 @@ user's history safe. The store's concerns (runs.py, jobs.py, bag.py, lengths.py)
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -16,7 +17,7 @@ from typing import Callable, List, NamedTuple, Optional, Union
 
 from ..errors import HistoryError, StateError
 from .folder import MIN_FREE_BYTES, free_bytes, state_error
-from .schema import check_and_migrate, create_script, relayout
+from .schema import check_and_migrate, create_script, relayout, verify_pages
 
 __all__ = ["Database", "iso", "parse_iso"]
 
@@ -143,9 +144,39 @@ class Database:
                 leftover.unlink(missing_ok=True)
 
     def _check(self) -> None:
-        check_and_migrate(self._conn, self._label)
+        verify = self._verify_today()
+        check_and_migrate(self._conn, self._label, verify=verify)
         if self._file is not None:
             relayout(self._conn)
+            if verify:
+                self._verified()
+
+    # Reading every page to find damage (SQLite's quick_check) is most of what opening a year's
+    # history costs (a few milliseconds a megabyte): it is done at the first open of each day (UTC),
+    # which a file beside the history remembers, by `check` always, and on every open of a file
+    # that has no such note.
+    def _verify_today(self) -> bool:
+        if self._file is None:
+            return True
+        try:
+            return self._verified_file().read_text(encoding="ascii").strip() != _today()
+        except (OSError, UnicodeDecodeError):
+            return True
+
+    def _verified(self) -> None:
+        with contextlib.suppress(OSError):  # a folder that takes no new file: the next open reads again
+            self._verified_file().write_text(_today() + "\n", encoding="ascii")
+
+    def _verified_file(self) -> Path:
+        assert self._file is not None
+        return self._file.with_name(self._file.name + "-verified")
+
+    def verify(self) -> None:
+        """Read every page of the history for damage now (`check`), whatever day it last was."""
+        try:
+            verify_pages(self._conn)
+        except sqlite3.DatabaseError as exc:
+            self._fail(exc)
 
     def _write(self) -> _Transaction:
         return _Transaction(self)
@@ -286,3 +317,7 @@ def parse_iso(text: str) -> datetime:
     if len(text) != 27 or text[-1] != "Z" or text[10] != "T":
         raise ValueError(f"{text!r} is not a time in the history's format (2026-01-31T12:00:00.000000Z)")
     return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
+
+
+def _today() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")

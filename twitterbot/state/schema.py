@@ -241,6 +241,13 @@ def create_script() -> str:
     )
 
 
+def verify_pages(conn: sqlite3.Connection) -> None:
+    """Raise `sqlite3.DatabaseError` if SQLite finds the file damaged (it reads every page)."""
+    problems = conn.execute("PRAGMA quick_check").fetchall()
+    if problems != [("ok",)]:
+        raise sqlite3.DatabaseError(problems[0][0])
+
+
 def relayout(conn: sqlite3.Connection) -> bool:
     """Give a file made before the layout above that layout, by rewriting it (VACUUM, once; it
     needs room for a copy of the file). Tried at a run's start, before anything is sent, and given
@@ -260,7 +267,7 @@ def relayout(conn: sqlite3.Connection) -> bool:
     return True
 
 
-def check_and_migrate(conn: sqlite3.Connection, label: str) -> None:
+def check_and_migrate(conn: sqlite3.Connection, label: str, *, verify: bool = True) -> None:
     """Refuse a file that is not a whole history of ours (naming what to do about it), then apply
     the migrations it lacks. Damage SQLite finds surfaces as `sqlite3.DatabaseError` for the caller
     to explain."""
@@ -286,9 +293,8 @@ def check_and_migrate(conn: sqlite3.Connection, label: str) -> None:
             " history: restore it from a backup, or delete it to start a new history (the bot will"
             " then not know what it already posted)"
         )
-    problems = conn.execute("PRAGMA quick_check").fetchall()
-    if problems != [("ok",)]:
-        raise sqlite3.DatabaseError(problems[0][0])
+    if verify:  # reads every page: see `Database._verify_today`
+        verify_pages(conn)
     for target in range(version + 1, SCHEMA_VERSION + 1):
         # executescript commits first; BEGIN..COMMIT makes each step all-or-nothing.
         conn.executescript(f"BEGIN; {_MIGRATIONS[target]} PRAGMA user_version = {target}; COMMIT;")
