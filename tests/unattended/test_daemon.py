@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import A_DAEMON_OF_THIS_CHECKOUT, BotHome
+from faked_clock import require_libfaketime, sped_up
 from x_emulator import XEmulator
 
 from twitterbot.unattended.daemon import MAX_NAP, Daemon, sd_notify, seconds_until, zone_for
@@ -368,3 +369,40 @@ def test_a_reload_that_changes_post_to_names_the_networks(tmp_path: Path) -> Non
     old = load_config(REGISTRY, project_dir=tmp_path, environ={"POST_TO": "x"})
     new = load_config(REGISTRY, project_dir=tmp_path, environ={"POST_TO": "x,bluesky", "TWEET_ONE_IN": "2"})
     assert _changed_settings(old, new) == ["POST_TO x -> x,bluesky", "TWEET_ONE_IN 4 -> 2"]
+
+
+EVERY_TEN_MINUTES = ",".join(f"{hour:02d}:{minute:02d}" for hour in range(24) for minute in range(0, 60, 10))
+
+
+def test_under_a_clock_sped_up_720_times_the_daemon_runs_at_every_time(home: BotHome, tmp_path: Path) -> None:
+    """Two simulated hours in about ten real seconds: a run at each of the twelve ten-minute marks,
+    none missed. The naps must be waits the faked clock speeds up: a nap libfaketime does not
+    scale lasts a real minute, twelve faked hours, and misses 72 runs."""
+    runs = 12
+    home.write_env(TWEET_TIMES=EVERY_TEN_MINUTES, TWEET_TIMEZONE="UTC")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(30)  # a generous bound on 1.25 real seconds (15 faked minutes)
+        env = {"NOTIFY_SOCKET": str(tmp_path / "notify"), **sped_up(720, require_libfaketime())}
+        process = home.start("daemon", "--dry-run", env=env)
+        try:
+            announced: list = []  # each "next run at", from the start and after each run
+            while len(announced) <= runs:
+                try:
+                    message = notify.recv(200).decode()
+                except socket.timeout:
+                    pytest.fail(
+                        f"after the runs due at {announced} the daemon slept 30 real seconds: its nap is not sped up"
+                    )
+                if message.startswith("STATUS=next run at "):
+                    announced.append(datetime.strptime(message.split(" at ", 1)[1], "%Y-%m-%d %H:%M:%S"))
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)  # an upper bound: a loaded CI machine is slow to start and stop Python
+        finally:
+            process.kill()
+        _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert announced == [announced[0] + timedelta(minutes=10 * step) for step in range(runs + 1)], stderr
+    assert "missed" not in stderr
+    done = stderr.count("dry run: would post")
+    assert done in (runs, runs + 1), stderr  # one more if the 13th came due before SIGTERM did

@@ -6,6 +6,8 @@ a year needs:
 - it sleeps until the next job, computing the wait with time-zone-aware times so that it is
   right across DST changes, but never more than `MAX_NAP` seconds at once, because the
   monotonic clock that sleeps use stops during a suspend and a wall-clock jump would go unseen;
+  its naps are `Bell` waits (poll() with a timeout), which a clock sped up by libfaketime
+  speeds up too, so a month can be simulated in an hour;
 - a job that comes due more than `MISSED_GRACE` late (the machine was asleep, or NTP moved the
   clock of a Pi with no real-time clock) is logged and skipped, never fired in a burst;
 - SIGTERM and SIGINT end it within a second (a post already in flight is finished first);
@@ -39,6 +41,7 @@ import schedule
 from ..posting.scheduled import wait_jitter
 from ..state.clock import utc_now
 from ..wording import format_duration
+from .bell import Bell
 
 __all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone", "zone_for"]
 
@@ -117,8 +120,8 @@ class Daemon:
     rng: random.Random = field(default_factory=random.Random)
     jitter: float = 0.0
     notify: Callable[[str], object] = sd_notify
-    stop: threading.Event = field(default_factory=threading.Event)  # set: stop serving (jitter waits on it)
-    wake: threading.Event = field(default_factory=threading.Event)  # set: end the current nap now
+    stop: Bell = field(default_factory=Bell)  # set: stop serving (jitter waits on it)
+    wake: Bell = field(default_factory=Bell)  # set: end the current nap now
     reload: Optional[Callable[[], None]] = None  # SIGHUP: re-read the settings; may call `reschedule`
     stopped_by: Optional[str] = None  # the signal's name, once one asked the daemon to stop
     _reload_requested: bool = field(default=False, init=False)
@@ -176,10 +179,9 @@ class Daemon:
         """SIGTERM and SIGINT stop the daemon, SIGHUP reloads it.
 
         A handler runs in the main thread between two bytecodes, possibly while that thread holds
-        a lock: the logging module's, or the one inside `wake` or `stop` (an Event takes it in
-        wait, set and clear). Taking the same lock in the handler would hang the daemon for good.
-        So a relay thread reads each signal's number from a pipe and sets the events, as any
-        other thread may; serve() logs what happened.
+        a lock: the logging module's, say. Taking the same lock in the handler would hang the
+        daemon for good. So a relay thread reads each signal's number from a pipe and rings the
+        bells, as any other thread may; serve() logs what happened.
 
         The kernel hands a signal to any thread of the process. Taken by another thread, it
         would reach Python's handler only once the main thread next ran bytecode, after its nap
