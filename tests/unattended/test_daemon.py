@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import A_DAEMON_OF_THIS_CHECKOUT, BotHome
+from conftest import A_DAEMON_OF_THIS_CHECKOUT, SAMPLE_TWEETS, BotHome
 from faked_clock import require_libfaketime, sped_up
 from x_emulator import XEmulator
 
@@ -436,10 +436,12 @@ EVERY_TEN_MINUTES = ",".join(f"{hour:02d}:{minute:02d}" for hour in range(24) fo
 
 def test_under_a_clock_sped_up_720_times_the_daemon_runs_at_every_time(home: BotHome, tmp_path: Path) -> None:
     """Two simulated hours in about ten real seconds: a run at each of the twelve ten-minute marks,
-    none missed, each leaving one line. The naps must be waits the faked clock speeds up: a nap libfaketime does not
-    scale lasts a real minute, twelve faked hours, and misses 72 runs."""
+    none missed, each leaving one line, and the tweets file's bad line said once, not every run.
+    The naps must be waits the faked clock speeds up: a nap libfaketime does not scale lasts a
+    real minute, twelve faked hours, and misses 72 runs."""
     runs = 12
     home.write_env(TWEET_TIMES=EVERY_TEN_MINUTES, TWEET_TIMEZONE="UTC")
+    home.write_tweets(SAMPLE_TWEETS + "x" * 300 + "\n")  # line 4: too long for X, a warning at each run
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
         notify.bind(str(tmp_path / "notify"))
         notify.settimeout(30)  # a generous bound on 1.25 real seconds (15 faked minutes)
@@ -466,5 +468,6 @@ def test_under_a_clock_sped_up_720_times_the_daemon_runs_at_every_time(home: Bot
     assert "missed" not in stderr
     done = stderr.count("dry run: would post")
     assert done in (runs, runs + 1), stderr  # one more if the 13th came due before SIGTERM did
-    # The journal's view: started, the first next run, one line a run, the signal, stopped.
-    assert len(stderr.splitlines()) == done + 4, stderr
+    # The journal's view: started, the first next run, line 4 once, one line a run, the signal, stopped.
+    assert stderr.count("tweets.txt line 4 is too long") == 1, stderr
+    assert len(stderr.splitlines()) == done + 5, stderr

@@ -24,6 +24,7 @@ from ..posting.result import log_result
 from ..posting.scheduled import run_once, run_watched
 from ..posting.tweets import is_grammar, load_tweets
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
+from ..settings.logs import folding_repeats
 from ..settings.secrets import scrub, scrub_also
 from ..state.folder import ensure_state_dir
 from ..wording import plural
@@ -52,6 +53,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     def run_slot(time_of_day: str) -> None:
         # The daemon's own error boundary: one bad run is logged and the daemon carries on.
         settings = current["config"]
+        repeats.next_run()
         try:
             posters = None if args.dry_run else (lambda: current["posters"])  # those of the settings in use
             run = lambda: run_once(  # noqa: E731
@@ -119,7 +121,8 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         config["TWEET_TIMEZONE"] or "system time zone",
         "; dry run, nothing will be posted" if args.dry_run else "",
     )
-    daemon.serve()
+    with folding_repeats() as repeats:  # a warning every run gives is said once (run_slot)
+        daemon.serve()
     log.info("daemon stopped")
     return int(ExitStatus.OK)
 
