@@ -13,11 +13,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import A_DAEMON_OF_THIS_CHECKOUT, BotHome
+from conftest import A_DAEMON_OF_THIS_CHECKOUT, SAMPLE_TWEETS, BotHome
+from faked_clock import require_libfaketime, sped_up
 from x_emulator import XEmulator
 
 from twitterbot.state.clock import zone_for
-from twitterbot.unattended.daemon import MAX_NAP, Daemon, sd_notify, seconds_until
+from twitterbot.unattended.daemon import MAX_NAP, Daemon, SignalTwins, sd_notify, seconds_until
 
 pytestmark = A_DAEMON_OF_THIS_CHECKOUT  # they start `bot.py daemon`
 
@@ -84,17 +85,30 @@ def local_daemon(ran: list, **options) -> Daemon:
     )
 
 
-def test_after_a_suspend_missed_runs_are_skipped_not_fired_in_a_burst(caplog) -> None:
+def test_after_a_suspend_missed_runs_are_skipped_not_fired_in_a_burst_and_said_in_one_line(caplog) -> None:
     ran: list = []
     daemon = local_daemon(ran)
     naive_now = datetime.now()
     for hours_ago, job in zip((9, 6, 3), daemon.scheduler.jobs):
         job.next_run = naive_now - timedelta(hours=hours_ago)  # the machine slept through all three
     with caplog.at_level(logging.WARNING):
-        daemon.scheduler.run_pending()
+        daemon.run_due()
     assert ran == []
-    assert caplog.text.count("not catching up") == 3
+    assert [record.getMessage() for record in caplog.records] == [
+        "missed 3 runs, 06:00 to 18:00, by up to 9h (the machine was asleep or its clock jumped): not catching up"
+    ]
     assert all(job.next_run > naive_now for job in daemon.scheduler.jobs)  # rescheduled, not lost
+
+
+def test_one_missed_run_is_named(caplog) -> None:
+    ran: list = []
+    daemon = local_daemon(ran)
+    daemon.scheduler.jobs[1].next_run = datetime.now() - timedelta(minutes=40)
+    with caplog.at_level(logging.WARNING):
+        daemon.run_due()
+    assert ran == [] and caplog.messages == [
+        "missed the 12:00 run by 40m (the machine was asleep or its clock jumped): not catching up"
+    ]
 
 
 def test_a_run_only_a_little_late_still_happens() -> None:
@@ -173,6 +187,25 @@ def test_a_stop_signal_taken_by_another_thread_stops_at_once() -> None:
         for signum, handler in zip((signal.SIGTERM, signal.SIGINT, signal.SIGHUP), before):
             signal.signal(signum, handler)
         other.join()
+
+
+HUP, TERM = signal.SIGHUP.value, signal.SIGTERM.value
+BY_HANDLER = SignalTwins.BY_HANDLER
+
+
+@pytest.mark.parametrize(
+    ("written", "acted_on"),
+    [
+        ([HUP, HUP | BY_HANDLER], [HUP]),  # the wakeup fd first, then the handler: one reload
+        ([HUP | BY_HANDLER, HUP], [HUP]),  # the handler first (the C handler wakes, then writes)
+        ([HUP, HUP, HUP | BY_HANDLER, HUP | BY_HANDLER], [HUP, HUP]),  # two SIGHUPs, two reloads
+        ([HUP | BY_HANDLER, HUP | BY_HANDLER], [HUP, HUP]),  # a library took the wakeup fd
+        ([HUP, TERM, TERM | BY_HANDLER, HUP | BY_HANDLER], [HUP, TERM]),
+    ],
+)
+def test_each_signal_is_acted_on_once_though_written_twice(written: list, acted_on: list) -> None:
+    twins = SignalTwins()
+    assert [number for number in map(twins.first_of, written) if number is not None] == acted_on
 
 
 def test_serve_ends_within_a_second_of_stop() -> None:
@@ -305,8 +338,11 @@ def test_sighup_rereads_the_env_file_and_the_tweets_file_and_carries_on(
         _, stderr = process.communicate()
     assert process.returncode == 0, stderr
     assert emulator.texts == ["A line added while it ran"]
-    assert "received SIGHUP" in stderr and "MAX_POSTS_PER_DAY 4 -> 3" in stderr and "TWEET_TIMES" in stderr
-    assert "1 line ready to post" in stderr and "daemon stopped" in stderr
+    # The reload is one line in the journal: what changed, the tweets file, the next run.
+    (reload_line,) = [line for line in stderr.splitlines() if "SIGHUP" in line or "ready to post" in line]
+    assert "received SIGHUP: reloaded" in reload_line and "MAX_POSTS_PER_DAY 4 -> 3" in reload_line
+    assert "TWEET_TIMES" in reload_line and "1 line ready to post" in reload_line and "next run at" in reload_line
+    assert "daemon stopped" in stderr
 
 
 def test_sighup_while_posting_finishes_the_post_and_leaves_nothing_pending(
@@ -357,6 +393,31 @@ def test_a_bad_env_file_on_sighup_keeps_the_settings_in_use(home: BotHome, emula
         _, stderr = process.communicate()
     assert process.returncode == 0, stderr
     assert "TWEET_ONE_IN" in stderr and "carrying on with the settings in use" in stderr
+
+
+def test_reloads_add_no_second_log_handler(home: BotHome, tmp_path: Path) -> None:
+    """LOG_FILE is opened once, at the start: a reload (which may not move it) adds no handler, so
+    no line is written twice, to the file or to the journal."""
+    log_file = tmp_path / "bot.log"
+    home.write_env(TWEET_TIMES=times_from_now(3 * HOUR), TWEET_TIMEZONE="UTC", LOG_FILE=str(log_file))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(60)
+        process = home.start("daemon", "--dry-run", env={"NOTIFY_SOCKET": str(tmp_path / "notify")})
+        try:
+            assert notify.recv(100) == b"READY=1"
+            for _ in range(2):
+                process.send_signal(signal.SIGHUP)
+                assert receive_until(notify, b"RELOADING=1") and receive_until(notify, b"READY=1")
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)  # an upper bound: a loaded CI machine is slow to start and stop Python
+        finally:
+            process.kill()
+        _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    for lines in (log_file.read_text().splitlines(), stderr.splitlines()):
+        assert len(lines) == 6, lines  # started, the next run, two reloads, the signal, stopped
+        assert sum("received SIGHUP: reloaded" in line for line in lines) == 2
 
 
 def test_a_reload_that_changes_post_to_names_the_networks(tmp_path: Path) -> None:
@@ -416,3 +477,45 @@ def test_a_daemon_started_within_late_by_of_a_one_off_posts_it_at_once(home: Bot
         process.kill()
     _, stderr = process.communicate()
     assert emulator.texts == ["Twenty minutes late"], stderr
+
+
+EVERY_TEN_MINUTES = ",".join(f"{hour:02d}:{minute:02d}" for hour in range(24) for minute in range(0, 60, 10))
+
+
+def test_under_a_clock_sped_up_720_times_the_daemon_runs_at_every_time(home: BotHome, tmp_path: Path) -> None:
+    """Two simulated hours in about ten real seconds: a run at each of the twelve ten-minute marks,
+    none missed, each leaving one line, and the tweets file's bad line said once, not every run.
+    The naps must be waits the faked clock speeds up: a nap libfaketime does not scale lasts a
+    real minute, twelve faked hours, and misses 72 runs."""
+    runs = 12
+    home.write_env(TWEET_TIMES=EVERY_TEN_MINUTES, TWEET_TIMEZONE="UTC")
+    home.write_tweets(SAMPLE_TWEETS + "x" * 300 + "\n")  # line 4: too long for X, a warning at each run
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(tmp_path / "notify"))
+        notify.settimeout(30)  # a generous bound on 1.25 real seconds (15 faked minutes)
+        env = {"NOTIFY_SOCKET": str(tmp_path / "notify"), **sped_up(720, require_libfaketime())}
+        process = home.start("daemon", "--dry-run", env=env)
+        try:
+            announced: list = []  # each "next run at", from the start and after each run
+            while len(announced) <= runs:
+                try:
+                    message = notify.recv(200).decode()
+                except socket.timeout:
+                    pytest.fail(
+                        f"after the runs due at {announced} the daemon slept 30 real seconds: its nap is not sped up"
+                    )
+                if message.startswith("STATUS=next run at "):
+                    announced.append(datetime.strptime(message.split(" at ", 1)[1], "%Y-%m-%d %H:%M:%S"))
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)  # an upper bound: a loaded CI machine is slow to start and stop Python
+        finally:
+            process.kill()
+        _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert announced == [announced[0] + timedelta(minutes=10 * step) for step in range(runs + 1)], stderr
+    assert "missed" not in stderr
+    done = stderr.count("dry run: would post")
+    assert done in (runs, runs + 1), stderr  # one more if the 13th came due before SIGTERM did
+    # The journal's view: started, the first next run, line 4 once, one line a run, the signal, stopped.
+    assert stderr.count("tweets.txt line 4 is too long") == 1, stderr
+    assert len(stderr.splitlines()) == done + 5, stderr

@@ -12,9 +12,10 @@ from every handler's lines. The command line sets it up and puts it back as it f
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
-from typing import TYPE_CHECKING, List, Mapping, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Mapping, Sequence, Set, Tuple
 
 from ..errors import ConfigError
 from ..wording import one_line
@@ -22,7 +23,15 @@ from ..wording import one_line
 if TYPE_CHECKING:  # the command line sets the log up before it reads the settings (python-dotenv)
     from .loading import Config
 
-__all__ = ["OneLine", "configure_logging", "logging_as_it_is", "restore_logging", "setup_logging"]
+__all__ = [
+    "OneLine",
+    "SaidLastRun",
+    "configure_logging",
+    "folding_repeats",
+    "logging_as_it_is",
+    "restore_logging",
+    "setup_logging",
+]
 
 # The root logger's handlers and level before the command line set it up.
 Kept = Tuple[Sequence[logging.Handler], int]
@@ -36,6 +45,45 @@ class OneLine(logging.Formatter):
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
         record.message = one_line(record.message)
         return super().formatMessage(record)
+
+
+class SaidLastRun(logging.Filter):
+    """For a process that does run after run (the daemon): a warning the last run gave, word for
+    word, is not given again (a bad line of the tweets file, a monitor that does not answer),
+    so that the journal holds what changed, not the same lines every ten minutes. One that went
+    away for a run and came back is news again. Only warnings: a run's own line (INFO) and its
+    failure (ERROR) are always written. It remembers two runs' warnings, no more."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: Set[str] = set()  # the warnings of the last run
+        self._this: Set[str] = set()  # and of this one so far
+
+    def next_run(self) -> None:
+        """A run begins: what this one said is now what the last run said."""
+        self._last, self._this = self._this, set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING:
+            return True
+        message = record.getMessage()
+        self._this.add(message)
+        return message not in self._last
+
+
+@contextlib.contextmanager
+def folding_repeats() -> Iterator[SaidLastRun]:
+    """Every handler of the log holds back the warnings the last run gave, while this lasts; call
+    `next_run()` on what it yields as each run begins."""
+    repeats = SaidLastRun()
+    handlers = tuple(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(repeats)
+    try:
+        yield repeats
+    finally:
+        for handler in handlers:
+            handler.removeFilter(repeats)
 
 
 def setup_logging(environ: Mapping[str, str]) -> logging.Handler:

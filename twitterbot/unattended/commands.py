@@ -26,6 +26,7 @@ from ..posting.result import log_result
 from ..posting.scheduled import run_once, run_watched
 from ..posting.tweets import is_grammar, load_tweets
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
+from ..settings.logs import folding_repeats
 from ..settings.secrets import scrub, scrub_also
 from ..state.clock import utc_now, zone_for
 from ..state.folder import ensure_state_dir
@@ -55,6 +56,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     def run_slot(time_of_day: str) -> None:
         # The daemon's own error boundary: one bad run is logged and the daemon carries on.
         settings = current["config"]
+        repeats.next_run()
         try:
             posters = None if args.dry_run else (lambda: current["posters"])  # those of the settings in use
             run = lambda: run_once(  # noqa: E731
@@ -66,8 +68,9 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         except Exception:
             log.exception("%s run failed unexpectedly; the daemon carries on (please report this)", time_of_day)
 
-    def reload() -> None:
-        """SIGHUP: read the settings again; a bad file leaves the settings in use unchanged."""
+    def reload() -> Optional[str]:
+        """SIGHUP: read the settings again; a bad file leaves the settings in use unchanged (None,
+        said as an error). What it found, in one clause, for the daemon's one line of the reload."""
         old = current["config"]
         try:
             new = load_config(
@@ -80,20 +83,21 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
             posters = None if args.dry_run else posters_for(new)
         except BotError as exc:
             log.error("reload: %s; carrying on with the settings in use", scrub(str(exc), old.secrets()))
-            return
-        changes = _changed_settings(old, new)
-        log.info("reloaded %s: %s", new.env_file or "the environment", "; ".join(changes) or "no setting changed")
+            return None
         for warning in env_file_warnings(new):
             log.warning(warning)
+        said = [
+            f"reloaded {new.env_file or 'the environment'} ({'; '.join(_changed_settings(old, new)) or 'no setting changed'})"
+        ]
         try:
             if is_grammar(new["TWEETS_FILE"]):
                 from ..posting.grammar import read_grammar
 
                 rules = len(read_grammar(new["TWEETS_FILE"]).rules)
-                log.info("%s: a Tracery grammar of %s", new["TWEETS_FILE"], plural(rules, "rule"))
+                said.append(f"{new['TWEETS_FILE']}: a Tracery grammar of {plural(rules, 'rule')}")
             else:
                 tweets = load_tweets(new["TWEETS_FILE"], new["POST_TO"], rules=line_rules(new))
-                log.info("%s: %s ready to post", new["TWEETS_FILE"], plural(len(tweets.texts), "line"))
+                said.append(f"{new['TWEETS_FILE']}: {plural(len(tweets.texts), 'line')} ready to post")
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)
         logging.getLogger().setLevel(new["LOG_LEVEL"])
@@ -106,6 +110,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
             daemon.reschedule(new["TWEET_TIMES"], zone=zone_for(new["TWEET_TIMEZONE"]), jitter=new["TWEET_JITTER"])
         scrub_also(new.secrets())
         current.update(config=new, posters=posters)
+        return "; ".join(said)
 
     use_zone(config["TWEET_TIMEZONE"])  # before building the jobs: schedule works in local time
     zone = zone_for(config["TWEET_TIMEZONE"])
@@ -123,7 +128,8 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         config["TWEET_TIMEZONE"] or "system time zone",
         "; dry run, nothing will be posted" if args.dry_run else "",
     )
-    daemon.serve()
+    with folding_repeats() as repeats:  # a warning every run gives is said once (run_slot)
+        daemon.serve()
     log.info("daemon stopped")
     return int(ExitStatus.OK)
 

@@ -6,6 +6,8 @@ a year needs:
 - it sleeps until the next job, computing the wait with time-zone-aware times so that it is
   right across DST changes, but never more than `MAX_NAP` seconds at once, because the
   monotonic clock that sleeps use stops during a suspend and a wall-clock jump would go unseen;
+  its naps are `Bell` waits (poll() with a timeout), which a clock sped up by libfaketime
+  speeds up too, so a month can be simulated in an hour;
 - a job that comes due more than `MISSED_GRACE` late (the machine was asleep, or NTP moved the
   clock of a Pi with no real-time clock) is logged and skipped, never fired in a burst;
 - SIGTERM and SIGINT end it within a second (a post already in flight is finished first);
@@ -21,6 +23,7 @@ a year needs:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import math
@@ -32,15 +35,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import schedule
 
 from ..posting.scheduled import wait_jitter
 from ..state.clock import utc_now
 from ..wording import format_duration
+from .bell import Bell
 
-__all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "sd_notify", "seconds_until", "use_zone"]
+__all__ = ["Daemon", "MAX_NAP", "MISSED_GRACE", "SignalTwins", "sd_notify", "seconds_until", "use_zone"]
 
 log = logging.getLogger(__name__)
 
@@ -99,15 +103,18 @@ class Daemon:
     rng: random.Random = field(default_factory=random.Random)
     jitter: float = 0.0
     notify: Callable[[str], object] = sd_notify
-    stop: threading.Event = field(default_factory=threading.Event)  # set: stop serving (jitter waits on it)
-    wake: threading.Event = field(default_factory=threading.Event)  # set: end the current nap now
-    reload: Optional[Callable[[], None]] = None  # SIGHUP: re-read the settings; may call `reschedule`
+    stop: Bell = field(default_factory=Bell)  # set: stop serving (jitter waits on it)
+    wake: Bell = field(default_factory=Bell)  # set: end the current nap now
+    # SIGHUP: re-read the settings (it may call `reschedule`); what changed, in a few words, or None
+    # when it failed and logged why.
+    reload: Optional[Callable[[], Optional[str]]] = None
     # The tweets file's first one-off ({at: ...}) time after an instant (None: after the start):
     # the daemon wakes for it with a run of its own (posting/calendar.py's OneOffTimes).
     line_times: Optional[Callable[[Optional[datetime]], Optional[datetime]]] = None
     woke_for: Optional[datetime] = None  # the one-off time it last ran for (at first: its start less LATE_BY)
     stopped_by: Optional[str] = None  # the signal's name, once one asked the daemon to stop
     _reload_requested: bool = field(default=False, init=False)
+    _missed: List[Tuple[str, timedelta]] = field(default_factory=list, init=False)  # this round's, by run_due
 
     @classmethod
     def build(cls, times: Sequence[str], *, run_slot: Callable[[str], None], zone: tzinfo, **options) -> Daemon:
@@ -131,25 +138,33 @@ class Daemon:
         self.wake.set()
 
     def serve(self) -> None:
-        """Run jobs as they come due until `stop` is set (by a signal, or a test)."""
+        """Run jobs as they come due until `stop` is set (by a signal, or a test).
+
+        For the journal, a run leaves one line (its own) and a reload one line (what `reload`
+        returns, and the next run if it moved): the next run is named at INFO at the start only,
+        then at DEBUG (systemd's STATUS carries it)."""
         self.notify("READY=1")
         announced = None
+        told = False  # the next run named at INFO once
         while not self.stop.is_set():
             if self._reload_requested:
                 self._reload_requested = False
-                log.info("received SIGHUP: reloading the settings")
                 self.notify("RELOADING=1")
-                if self.reload is not None:
-                    self.reload()
+                said = self.reload() if self.reload is not None else "nothing to reload"
+                next_run = self.scheduler.next_run
+                if said is not None:  # None: the reload failed, and said why
+                    moved = f"; next run at {next_run:%Y-%m-%d %H:%M:%S}" if next_run and next_run != announced else ""
+                    log.info("received SIGHUP: %s%s", said, moved)
                 self.notify("READY=1")
-                announced = None
-            self.scheduler.run_pending()
+                announced = None  # STATUS names it again, the log only if it moved
+            self.run_due()
             next_run = self.scheduler.next_run
             if next_run is None or self.stop.is_set():
                 break
             if next_run != announced:
                 announced = next_run
-                log.info("next run at %s", next_run.strftime("%Y-%m-%d %H:%M:%S"))
+                log.log(logging.DEBUG if told else logging.INFO, "next run at %s", f"{next_run:%Y-%m-%d %H:%M:%S}")
+                told = True
                 self.notify(f"STATUS=next run at {next_run:%Y-%m-%d %H:%M:%S}")
             line_wait = self._line_wait()
             if line_wait <= 0:
@@ -161,32 +176,49 @@ class Daemon:
             log.info("received %s: stopping", self.stopped_by)
         self.notify("STOPPING=1")
 
+    def run_due(self) -> None:
+        """Run the jobs that are due; those that came due too long ago are skipped, and said in
+        one line however many there were (a Pi that slept all night misses dozens)."""
+        self._missed = []
+        self.scheduler.run_pending()
+        missed, self._missed = self._missed, []
+        if missed:
+            latest = format_duration(max(late for _, late in missed))
+            which = (
+                f"the {missed[0][0]} run by {latest}"
+                if len(missed) == 1
+                else f"{len(missed)} runs, {missed[0][0]} to {missed[-1][0]}, by up to {latest}"
+            )
+            log.warning("missed %s (the machine was asleep or its clock jumped): not catching up", which)
+
     def install_signal_handlers(self) -> None:
         """SIGTERM and SIGINT stop the daemon, SIGHUP reloads it.
 
         A handler runs in the main thread between two bytecodes, possibly while that thread holds
-        a lock: the logging module's, or the one inside `wake` or `stop` (an Event takes it in
-        wait, set and clear). Taking the same lock in the handler would hang the daemon for good.
-        So a relay thread reads each signal's number from a pipe and sets the events, as any
-        other thread may; serve() logs what happened.
+        a lock: the logging module's, say. Taking the same lock in the handler would hang the
+        daemon for good. So a relay thread reads each signal's number from a pipe and rings the
+        bells, as any other thread may; serve() logs what happened.
 
         The kernel hands a signal to any thread of the process. Taken by another thread, it
         would reach Python's handler only once the main thread next ran bytecode, after its nap
         (up to MAX_NAP: a stop "within a second" took a minute, seen on Python 3.13). So Python
         writes the number to the pipe itself, at once, in whichever thread took the signal
-        (`signal.set_wakeup_fd`); the handlers write it too, should a library have replaced that
-        pipe. So a signal may arrive twice: a second stop changes nothing, a second SIGHUP at most
-        reads the settings again."""
+        (`signal.set_wakeup_fd`); the handlers write it too, marked, should a library have
+        replaced that pipe. Each signal is acted on once (`SignalTwins`): one SIGHUP, one reload
+        and one line in the log."""
         read_end, write_end = os.pipe()
         os.set_blocking(write_end, False)
         stops = {signal.SIGTERM.value, signal.SIGINT.value}
+        twins = SignalTwins()
 
         def relay() -> None:
             while True:
-                numbers = os.read(read_end, 64)
-                if not numbers:
+                written = os.read(read_end, 64)
+                if not written:
                     return
-                for number in numbers:
+                for number in map(twins.first_of, written):
+                    if number is None:
+                        continue  # the twin of a signal already acted on
                     if number in stops:
                         self.stopped_by = self.stopped_by or signal.Signals(number).name
                         self.request_stop()
@@ -200,7 +232,7 @@ class Daemon:
 
         def on_signal(signum: int, frame: object) -> None:
             with contextlib.suppress(BlockingIOError):  # a full pipe: the relay wakes anyway
-                os.write(write_end, bytes([signum]))
+                os.write(write_end, bytes([signum | SignalTwins.BY_HANDLER]))
 
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, on_signal)
@@ -224,12 +256,32 @@ class Daemon:
         """The job body. While it runs, `job.next_run` is still the time it was due."""
         late = self.clock().astimezone(timezone.utc) - _in_utc(job.next_run, self.zone)
         if late > MISSED_GRACE:
-            log.warning(
-                "missed the %s run by %s (the machine was asleep or its clock jumped): not catching up",
-                time_of_day,
-                format_duration(late),
-            )
+            self._missed.append((time_of_day, late))  # run_due says so, once for all it skipped
             return
         if self.jitter and wait_jitter(self.jitter, rng=self.rng, wait=self.stop.wait, what=f"{time_of_day} run"):
             return  # stopped while waiting
         self.run_slot(time_of_day)
+
+
+class SignalTwins:
+    """Each signal is written to the relay's pipe twice, by Python's C handler (the wakeup fd: its
+    number) and by ours (its number with `BY_HANDLER` set), in either order: the C handler wakes
+    the main thread before it writes. `first_of` gives the number of the first of the two and None
+    for its twin; a signal written by one side alone (a library took the wakeup fd) still counts."""
+
+    BY_HANDLER = 0x80  # signal numbers are below 64
+
+    def __init__(self) -> None:
+        # The bytes whose twin has not come yet, by writer (True: our handler).
+        self._unpaired: Dict[bool, collections.Counter[int]] = {
+            True: collections.Counter(),
+            False: collections.Counter(),
+        }
+
+    def first_of(self, byte: int) -> Optional[int]:
+        number, by_handler = byte & ~self.BY_HANDLER, bool(byte & self.BY_HANDLER)
+        if self._unpaired[not by_handler][number]:
+            self._unpaired[not by_handler][number] -= 1
+            return None
+        self._unpaired[by_handler][number] += 1
+        return number

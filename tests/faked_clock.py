@@ -1,0 +1,52 @@
+"""libfaketime (Debian's `faketime` package), for the tests and benchmarks that run `bot.py` under
+a clock sped up: a process started with `sped_up(speed)` in its environment sees time pass
+`speed` times faster, its sleeps and polls shortened to match::
+
+    process = home.start("daemon", "--dry-run", env=sped_up(720, require_libfaketime()))
+
+Without it those tests are skipped, saying so loudly; ``TWITTERBOT_REQUIRE_FAKETIME=1`` (set by
+`.ci/run`, which installs it) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+from typing import Dict, Optional
+
+import pytest
+
+__all__ = ["libfaketime", "require_libfaketime", "sped_up"]
+
+# Where Debian puts it (one folder per architecture), and where `make install` from source does.
+_PLACES = (
+    "/usr/lib/*/faketime/libfaketime.so.1",
+    "/usr/lib/faketime/libfaketime.so.1",
+    "/usr/local/lib/faketime/libfaketime.so.1",
+)
+
+
+def libfaketime() -> Optional[Path]:
+    """The preloadable library on this machine, or None."""
+    for pattern in _PLACES:
+        found = sorted(glob.glob(pattern))
+        if found:
+            return Path(found[0])
+    return None
+
+
+def require_libfaketime() -> Path:
+    """The library, else the test is skipped (failed with TWITTERBOT_REQUIRE_FAKETIME=1)."""
+    library = libfaketime()
+    if library is None:
+        (pytest.fail if os.environ.get("TWITTERBOT_REQUIRE_FAKETIME") == "1" else pytest.skip)(
+            "NO LIBFAKETIME: the daemon is NOT tested under a sped-up clock here (apt-get install faketime)"
+        )
+    return library  # type: ignore[return-value]
+
+
+def sped_up(speed: int, library: Path) -> Dict[str, str]:
+    """The environment that starts a process on a clock running `speed` times faster, from now.
+    A whole number: libfaketime reads a fraction with the locale's decimal separator."""
+    return {"LD_PRELOAD": str(library), "FAKETIME": f"+0 x{int(speed)}"}
