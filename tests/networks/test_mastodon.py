@@ -57,6 +57,20 @@ def test_the_visibility_setting_reaches_the_server(mastodon_mock: MockInstance) 
     assert [status["visibility"] for status in mastodon_mock.statuses()] == ["direct", "private", "public"]
 
 
+def test_a_post_may_be_more_private_than_the_setting_never_more_public(mastodon_mock: MockInstance) -> None:
+    poster = poster_for(mastodon_mock, visibility="unlisted")
+    poster.post("one", visibility="public")
+    poster.post("two", visibility="private")
+    poster.post("three", visibility="direct", sensitive=True)
+    seen = {status["content"]: status for status in mastodon_mock.statuses()}
+    assert [seen[f"<p>{text}</p>"]["visibility"] for text in ("one", "two", "three")] == [
+        "unlisted",
+        "private",
+        "direct",
+    ]
+    assert seen["<p>three</p>"]["sensitive"] is True and seen["<p>one</p>"]["sensitive"] is False
+
+
 def test_a_bad_token_is_unauthorized_on_the_mock(mastodon_mock: MockInstance) -> None:
     poster = poster_for(mastodon_mock, access_token="not-a-token")
     with pytest.raises(PostError) as caught:

@@ -28,6 +28,7 @@ from typing import (
     Callable,
     ClassVar,
     Dict,
+    FrozenSet,
     Iterable,
     List,
     Mapping,
@@ -139,7 +140,8 @@ class Poster(Protocol):
         text; a failed upload is a PostError and no post. `language` is the post's BCP 47 tag,
         sent where the network keeps one; `spoiler` its content warning, given only to a network
         that declares `content_warnings` (the caller writes it into the text elsewhere). Callers
-        pass them only when set, so a poster without them still posts plain lines."""
+        pass them only when set, so a poster without them still posts plain lines; likewise the
+        keyword options its network lists in `Network.post_options` (visibility, sensitive, labels)."""
         ...
 
     def may_retry(self, error: PostError) -> bool: ...
@@ -215,6 +217,10 @@ class Network(Capability):
     # Whether a post here can carry a content warning of its own (Mastodon's spoiler_text); where
     # it cannot, a line's warning is written as its first line ("CW: ...").
     content_warnings: ClassVar[bool] = False
+    # The options beyond text, pictures, language and warning its poster's `post` takes, when a
+    # post sets them: "visibility" (Mastodon's), "sensitive" (pictures behind a warning), "labels"
+    # (Bluesky's self-labels). Elsewhere they are not sent.
+    post_options: ClassVar[FrozenSet[str]] = frozenset()
     # Whether its poster takes a post's pictures fitted to this network's limits; False: it takes
     # them as drawn and fits them itself (the dry run writes each as every network would get it).
     takes_prepared_pictures: ClassVar[bool] = True

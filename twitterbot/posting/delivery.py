@@ -318,12 +318,15 @@ class Delivery:
         return None
 
     def _voice(self, post: Post, network: Network, *, fallback: bool = True) -> Dict[str, object]:
-        """The post's language (else, with `fallback`, the delivery's) and the network's own
-        content warning, only when set (a poster may not know them)."""
+        """The post's language (else, with `fallback`, the delivery's), the network's own content
+        warning, and the visibility, sensitive flag and labels of a network that takes them, only
+        when set (a poster may not know them)."""
         language = post.language or (self.rules.language if fallback else None)
         said: Dict[str, object] = {"language": language} if language else {}
         warning = post.spoiler_for(network)
         said.update({"spoiler": warning} if warning else {})
+        wanted = {"visibility": post.visibility, "sensitive": post.sensitive, "labels": post.labels}
+        said.update({name: value for name, value in wanted.items() if value and name in network.post_options})
         return said
 
     # -- what every network's post needs first -------------------------------------------------
@@ -390,6 +393,13 @@ class Post:
     fits: Tuple[Fit, ...] = ()
     networks: Optional[Tuple[str, ...]] = None  # None: every network of the delivery
     threads: bool = False
+    # Mastodon's visibility for this post (public, unlisted, private, direct; the most private of
+    # it and MASTODON_VISIBILITY wins), whether its pictures are sensitive (shown behind a
+    # warning), and Bluesky's self-labels for it: each sent only to a network that takes it
+    # (`Network.post_options`).
+    visibility: Optional[str] = None
+    sensitive: bool = False
+    labels: Tuple[str, ...] = ()
     # What a picture that cannot go to a network means for the post, after its problem.
     unfit: str = "nothing was sent, and the line stays in the round until the picture is fixed"
 

@@ -64,6 +64,7 @@ class Mastodon(Network):
     guide = "Getting a Mastodon token"
     site = "your Mastodon server"
     content_warnings = True  # spoiler_text
+    post_options = frozenset({"visibility", "sensitive"})
 
     def account_url(self, config: Config) -> Optional[str]:
         return str(config["MASTODON_INSTANCE"] or "") or None  # the profile's address needs a request

@@ -19,6 +19,7 @@ from ... import __version__
 from ...errors import ConfigError, ErrorKind, PostError
 from ...settings.secrets import looks_like_a_key, scrub_also
 from .. import LookUp, PostResult
+from ..mentions import most_private
 from ..retry import Backoff
 from ..uploads import fit_pictures
 from .errors import classify
@@ -115,10 +116,14 @@ class MastodonPoster:
         *,
         language: Optional[str] = None,
         spoiler: Optional[str] = None,
+        visibility: Optional[str] = None,
+        sensitive: bool = False,
     ) -> PostResult:
         """Create one status (a reply to status `reply_to`, when given), with `images` uploaded
         first, in `language` (ISO 639, its `language`) behind the warning `spoiler` (its
-        `spoiler_text`) when given. Returns a confirmed `PostResult`, or an uncertain one when some try may have
+        `spoiler_text`) when given; as public as the most private of MASTODON_VISIBILITY and
+        `visibility` (a post never goes wider than the owner set), its pictures marked
+        `sensitive` when asked. Returns a confirmed `PostResult`, or an uncertain one when some try may have
         reached the server and none got an answer. Raises `PostError` when Mastodon certainly did
         not post it."""
         import uuid
@@ -139,7 +144,8 @@ class MastodonPoster:
                 status = self._client.status_post(
                     text,
                     in_reply_to_id=reply_to,
-                    visibility=self._visibility,
+                    visibility=most_private(self._visibility, visibility),
+                    sensitive=sensitive,
                     idempotency_key=key,
                     media_ids=media_ids,
                     spoiler_text=spoiler,

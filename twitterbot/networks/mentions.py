@@ -1,0 +1,87 @@
+"""What a network says when the bot is spoken to: its mentions, read as value objects every network
+shares, so that answering them (`twitterbot.replies`) never decides by a network's name.
+
+A network that listens gives its poster a `mentions` method (the `Listener` protocol): it reads the
+mentions newer than a cursor of its own making, oldest first, leaves out the account's own posts,
+and says what to ask next time::
+
+    page = poster.mentions(cursor, not_before=now - timedelta(days=1), limit=10)
+    for mention in page.mentions:            # oldest first
+        mention.author.handle, mention.text  # '@ada@example.social', '@pibot hello'
+    page.cursor                              # kept in the history; the next run passes it back
+
+The cursor is opaque: only the network that made it reads it (X keeps its account id and newest
+mention id there, so a run with nothing new costs one read).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Optional, Protocol, Tuple
+
+__all__ = ["Author", "Listener", "Mention", "MentionPage", "VISIBILITY_ORDER", "most_private"]
+
+# Mastodon's visibilities, from the most public to the most private.
+VISIBILITY_ORDER = ("public", "unlisted", "private", "direct")
+
+
+def most_private(*visibilities: Optional[str]) -> Optional[str]:
+    """The most private of `visibilities` (None where none is given): a post is never more public
+    than any of them asks."""
+    given = [each for each in visibilities if each in VISIBILITY_ORDER]
+    return max(given, key=VISIBILITY_ORDER.index) if given else None
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who wrote a mention: their account's stable `id` (X's user id, Mastodon's account id,
+    Bluesky's DID), their `handle` as people write it to reach them (``@ada``,
+    ``@ada@example.social``, ``@ada.bsky.social``), whether the account says it is a bot
+    (Mastodon's bot flag, Bluesky's ``bot`` self-label; False where the network cannot say), and
+    their profile's text (`bio`, plain text: a ``#nobot`` there asks bots to leave them be)."""
+
+    id: str
+    handle: str
+    bot: bool = False
+    bio: str = ""
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One post that speaks to the bot: the `network` it is on (its name, as POST_TO writes it),
+    its `id` (unique on that network: what the history knows it by), its `author`, its `text` as
+    plain text (HTML taken out, entities decoded, leading @mentions kept: reply rules are matched
+    against it whole), when it was made, its `visibility` (Mastodon's; None elsewhere) and
+    `reply_to`: what the network's poster takes as `reply_to` to answer it, threaded under it."""
+
+    network: str
+    id: str
+    author: Author
+    text: str
+    created_at: datetime
+    reply_to: str
+    visibility: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class MentionPage:
+    """What one read of a network's mentions gave: its new `mentions`, oldest first; the `cursor`
+    to pass next time (None: keep the one passed); and `reads`, the requests it made (X bills
+    each)."""
+
+    mentions: Tuple[Mention, ...]
+    cursor: Optional[str]
+    reads: int = 1
+
+
+class Listener(Protocol):
+    """A poster that can read the account's mentions."""
+
+    def mentions(self, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:
+        """The mentions newer than `cursor` (None: the first read, which goes back to `not_before`
+        and no further), at most `limit` (the oldest first: the rest are left for the next read,
+        and the page's cursor stops before them), never the account's own posts. A failure to ask
+        is a PostError (its kind and exit status as a post's); an answer that cannot be read is
+        one too, never a traceback."""
+        ...
