@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ..pictures.limits import ImageLimits
     from ..pictures.prepare import Attachment
     from ..settings.loading import Config
+    from .mentions import Mention
 
 __all__ = [
     "Fit",
@@ -213,6 +214,21 @@ class Network(Capability):
     def price(self, fit: Fit) -> Optional[float]:
         """What posting a text measured as `fit` costs here, in US dollars; None: nothing."""
         return None
+
+    def reply_price(self, fit: Fit) -> Optional[float]:
+        """What answering a mention with a text measured as `fit` costs (X bills a reply where the
+        account was mentioned less than a post); None: nothing."""
+        return self.price(fit)
+
+    # What one read of the account's mentions costs, in US dollars (X bills reads); None: nothing.
+    read_price: ClassVar[Optional[float]] = None
+    # Whether its poster can read the account's mentions (`mentions.Listener`): replies need it.
+    listens: ClassVar[bool] = False
+
+    def addressed(self, text: str, mention: Mention) -> str:
+        """A reply's text as this network needs it to reach the author of `mention`: on most
+        networks the reply's own link to the mention does; Mastodon's reply names the author."""
+        return text
 
     # Whether a post here can carry a content warning of its own (Mastodon's spoiler_text); where
     # it cannot, a line's warning is written as its first line ("CW: ...").

@@ -53,7 +53,9 @@ class Mention:
     its `id` (unique on that network: what the history knows it by), its `author`, its `text` as
     plain text (HTML taken out, entities decoded, leading @mentions kept: reply rules are matched
     against it whole), when it was made, its `visibility` (Mastodon's; None elsewhere) and
-    `reply_to`: what the network's poster takes as `reply_to` to answer it, threaded under it."""
+    `reply_to`: what the network's poster takes as `reply_to` to answer it, threaded under it;
+    `answers_bot`: it is itself a reply to one of the account's own posts (how two bots answering
+    each other are told from a person who mentions the bot anew)."""
 
     network: str
     id: str
@@ -62,6 +64,7 @@ class Mention:
     created_at: datetime
     reply_to: str
     visibility: Optional[str] = None
+    answers_bot: bool = False
 
 
 @dataclass(frozen=True)
