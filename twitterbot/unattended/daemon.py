@@ -7,7 +7,7 @@ a year needs:
   right across DST changes, but never more than `MAX_NAP` seconds at once, because the
   monotonic clock that sleeps use stops during a suspend and a wall-clock jump would go unseen;
   its naps are `Bell` waits (poll() with a timeout), which a clock sped up by libfaketime
-  speeds up too, so a month can be simulated in an hour;
+  speeds up too, so a month can be simulated in an hour (benchmarks/daemon_month.py);
 - a job that comes due more than `MISSED_GRACE` late (the machine was asleep, or NTP moved the
   clock of a Pi with no real-time clock) is logged and skipped, never fired in a burst;
 - SIGTERM and SIGINT end it within a second (a post already in flight is finished first);
