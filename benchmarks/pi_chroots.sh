@@ -230,7 +230,8 @@ ci() {
     # mirror's passing hiccup (nothing is mounted yet, so the half-made chroot can go).
     local attempt
     for attempt in 1 2; do
-        if debootstrap --variant=minbase --arch="$arch" --include=python3,python3-venv,ca-certificates,git \
+        # faketime: the daemon's and the calendar's faked-clock tests run on every Python too.
+        if debootstrap --variant=minbase --arch="$arch" --include=python3,python3-venv,ca-certificates,git,faketime \
             "$release" "$root" "$MIRROR" >"$root.log" 2>&1; then
             break
         fi

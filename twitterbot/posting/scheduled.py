@@ -522,10 +522,13 @@ def _pick(store: HistoryStore, tweets: TweetFile, used: AbstractSet[str], rng: r
     return Pick(tweets.texts.index(chosen.text), chosen.text, chosen.new_round, chosen.left_in_round)
 
 
-def wait_jitter(jitter: float, *, rng: random.Random, wait: Callable[[float], object], what: str) -> object:
+def wait_jitter(
+    jitter: float, *, rng: random.Random, wait: Callable[[float], object], what: str, level: int = logging.INFO
+) -> object:
     """Wait a random 0..`jitter` seconds (TWEET_JITTER) before a scheduled run, drawn anew each time:
     the daemon does it, and so does a run started by cron (``--jitter``), as RandomizedDelaySec does
-    for the systemd timer. Returns what `wait` returns (the daemon's stop event: whether to stop)."""
+    for the systemd timer. Returns what `wait` returns (the daemon's stop event: whether to stop).
+    The wait is said at `level`: the daemon says it at DEBUG, so that its log keeps one line a run."""
     delay = rng.uniform(0, jitter)
-    log.info("%s: waiting a random %s first (TWEET_JITTER)", what, format_duration(timedelta(seconds=delay)))
+    log.log(level, "%s: waiting a random %s first (TWEET_JITTER)", what, format_duration(timedelta(seconds=delay)))
     return wait(delay)

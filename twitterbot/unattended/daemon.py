@@ -258,7 +258,9 @@ class Daemon:
         if late > MISSED_GRACE:
             self._missed.append((time_of_day, late))  # run_due says so, once for all it skipped
             return
-        if self.jitter and wait_jitter(self.jitter, rng=self.rng, wait=self.stop.wait, what=f"{time_of_day} run"):
+        if self.jitter and wait_jitter(
+            self.jitter, rng=self.rng, wait=self.stop.wait, what=f"{time_of_day} run", level=logging.DEBUG
+        ):
             return  # stopped while waiting
         self.run_slot(time_of_day)
 
