@@ -17,7 +17,7 @@ own advice."""
 from __future__ import annotations
 
 import ssl
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 
 import requests
 import urllib3
@@ -90,44 +90,37 @@ def bounded_session(timeout: Optional[float] = None) -> requests.Session:
 
 def _read_within(response: requests.Response, limit: int) -> None:
     """Read `response`'s body (unpacked) into it, or raise AnswerTooLarge past `limit` bytes."""
-    url = _where(response.url)
-    declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > limit:
-        response.close()
-        raise AnswerTooLarge(url, limit)
-    pieces: List[bytes] = []
-    total = 0
-    for piece in response.iter_content(_PIECE):
-        total += len(piece)
-        if total > limit:
-            response.close()
-            raise AnswerTooLarge(url, limit)
-        pieces.append(piece)
     # What requests' own `content` would hold had it read the body; it reads no further.
-    response._content = b"".join(pieces)
+    response._content = _gather(response, response.iter_content, _where(response.url), limit)
 
 
 def httpx_hooks(max_bytes: int = MAX_ANSWER_BYTES) -> Dict[str, List[Callable[[Any], None]]]:
     """httpx's event hooks that read every answer within `max_bytes` before the client does."""
 
     def read_within(response: httpx.Response) -> None:
-        url = _where(str(response.request.url))
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > max_bytes:
-            response.close()
-            raise AnswerTooLarge(url, max_bytes)
-        pieces: List[bytes] = []
-        total = 0
-        for piece in response.iter_bytes(_PIECE):
-            total += len(piece)
-            if total > max_bytes:
-                response.close()
-                raise AnswerTooLarge(url, max_bytes)
-            pieces.append(piece)
         # What httpx's own `read()` would keep; the client then reads no further.
-        response._content = b"".join(pieces)
+        response._content = _gather(response, response.iter_bytes, _where(str(response.request.url)), max_bytes)
 
     return {"response": [read_within]}
+
+
+def _gather(response: Any, pieces: Callable[[int], Iterator[bytes]], url: str, limit: int) -> bytes:
+    """An answer's whole body (requests' or httpx's `response`, read with `pieces`, unpacked),
+    refused before reading when its declared length passes `limit`, and the moment what was read
+    does: the connection is closed and AnswerTooLarge raised."""
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        response.close()
+        raise AnswerTooLarge(url, limit)
+    read: List[bytes] = []
+    total = 0
+    for piece in pieces(_PIECE):
+        total += len(piece)
+        if total > limit:
+            response.close()
+            raise AnswerTooLarge(url, limit)
+        read.append(piece)
+    return b"".join(read)
 
 
 def _where(url: str) -> str:
