@@ -159,11 +159,13 @@ def test_the_emulator_checks_what_x_checks(emulator: XEmulator, poster: XPoster)
         {"meta": {"next_token": 7}},
         ["not", "an", "object"],
         b"<html>not JSON</html>",
+        Answer(None, status=404),  # an error whose body tweepy cannot read
+        Answer([], status=429),
     ],
 )
 def test_an_odd_answer_is_a_post_error(emulator: XEmulator, poster: XPoster, body: object) -> None:
     cursor = json.dumps({"me": USER_ID, "since": "1"})
-    emulator.answer_next("mentions", Answer(body))
+    emulator.answer_next("mentions", body if isinstance(body, Answer) else Answer(body))
     with pytest.raises(PostError) as caught:
         poster.mentions(cursor, not_before=a_day_ago(), limit=10)
     assert "could not be read" in str(caught.value)

@@ -227,6 +227,11 @@ class XPoster:
             raise classify(exc) from None
         except requests.RequestException as exc:
             raise network_error(exc) from None
+        except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as exc:
+            # tweepy reads an error's body as an object: one that is not (null, a list) fails inside it.
+            raise unreadable(
+                "X", f"GET /2/users/:id/mentions refused with an answer tweepy cannot read ({type(exc).__name__})"
+            ) from None
         return json_object(response, "X", "GET /2/users/:id/mentions")
 
     def bot_label(self) -> Optional[bool]:
