@@ -210,65 +210,24 @@ class User:
 
 # X's `expansions` and `user.fields` (API v2 reference); any other is refused with a 400.
 EXPANSIONS = {
-    "article.cover_media",
-    "article.media_entities",
-    "attachments.media_keys",
-    "attachments.media_source_tweet",
-    "attachments.poll_ids",
-    "author_id",
-    "edit_history_tweet_ids",
-    "entities.mentions.username",
-    "geo.place_id",
-    "in_reply_to_user_id",
-    "entities.note.mentions.username",
-    "referenced_tweets.id",
-    "referenced_tweets.id.attachments.media_keys",
-    "referenced_tweets.id.author_id",
-}
+    "article.cover_media", "article.media_entities", "attachments.media_keys",
+    "attachments.media_source_tweet", "attachments.poll_ids", "author_id", "edit_history_tweet_ids",
+    "entities.mentions.username", "geo.place_id", "in_reply_to_user_id", "entities.note.mentions.username",
+    "referenced_tweets.id", "referenced_tweets.id.attachments.media_keys", "referenced_tweets.id.author_id",
+}  # fmt: skip
 USER_FIELDS = {
-    "affiliation",
-    "confirmed_email",
-    "connection_status",
-    "created_at",
-    "description",
-    "entities",
-    "id",
-    "is_identity_verified",
-    "location",
-    "most_recent_tweet_id",
-    "name",
-    "parody",
-    "pinned_tweet_id",
-    "profile_banner_url",
-    "profile_image_url",
-    "protected",
-    "public_metrics",
-    "receives_your_dm",
-    "subscription",
-    "subscription_type",
-    "url",
-    "username",
-    "verified",
-    "verified_followers_count",
-    "verified_type",
-    "withheld",
-}
+    "affiliation", "confirmed_email", "connection_status", "created_at", "description", "entities", "id",
+    "is_identity_verified", "location", "most_recent_tweet_id", "name", "parody", "pinned_tweet_id",
+    "profile_banner_url", "profile_image_url", "protected", "public_metrics", "receives_your_dm",
+    "subscription", "subscription_type", "url", "username", "verified", "verified_followers_count",
+    "verified_type", "withheld",
+}  # fmt: skip
 FIRST_USER_ID = 900000001  # the other accounts' ids count up from it
 # The query parameters of GET /2/users/:id/mentions (any other is refused with a 400).
 MENTION_PARAMETERS = {
-    "end_time",
-    "expansions",
-    "max_results",
-    "media.fields",
-    "pagination_token",
-    "place.fields",
-    "poll.fields",
-    "since_id",
-    "start_time",
-    "tweet.fields",
-    "until_id",
-    "user.fields",
-}
+    "end_time", "expansions", "max_results", "media.fields", "pagination_token", "place.fields", "poll.fields",
+    "since_id", "start_time", "tweet.fields", "until_id", "user.fields",
+}  # fmt: skip
 
 
 # The fields `tweet.fields` may name (X's API v2 reference); any other is refused with a 400.
@@ -773,11 +732,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _mention_shown(self, post: Post, fields: Set[str]) -> Dict[str, object]:
         """One mention as X gives it: its default fields and those `tweet.fields` asked for."""
-        shown: Dict[str, object] = {
-            "id": post.id,
-            "text": post.shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"),
-            "edit_history_tweet_ids": [post.id],
-        }
+        escaped = post.shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        shown: Dict[str, object] = {"id": post.id, "text": escaped, "edit_history_tweet_ids": [post.id]}
+        if parse_tweet(post.text).weightedLength > 280:  # a long post (X Premium): its start, and the whole on demand
+            shown["text"] = escaped[:270] + "\u2026"
+            if "note_tweet" in fields:
+                shown["note_tweet"] = {"text": escaped}
         if "created_at" in fields:
             shown["created_at"] = _rfc3339(post.at)
         if "author_id" in fields:

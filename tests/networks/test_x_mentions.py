@@ -130,6 +130,13 @@ def test_x_refuses_a_reply_where_the_account_was_not_mentioned(emulator: XEmulat
     assert poster.post("its thread goes on", reply_to=own.post_id).confirmed  # a thread of its own
 
 
+def test_a_long_post_is_read_whole(emulator: XEmulator, poster: XPoster) -> None:
+    long = "@pi_bot " + "words & more " * 40 + "the end"
+    emulator.mention(long, by="ada")
+    (mention,) = poster.mentions(None, not_before=a_day_ago(), limit=10).mentions
+    assert mention.text == long
+
+
 def test_the_emulator_checks_what_x_checks(emulator: XEmulator, poster: XPoster) -> None:
     from twitterbot.networks.x.api import signer
 

@@ -65,7 +65,14 @@ def mentions_query(cursor: Cursor, not_before: datetime, token: Optional[str]) -
     query: Dict[str, Any] = {
         "max_results": PAGE_SIZE,
         "expansions": "author_id",
-        "tweet_fields": ["author_id", "conversation_id", "created_at", "in_reply_to_user_id", "referenced_tweets"],
+        "tweet_fields": [
+            "author_id",
+            "conversation_id",
+            "created_at",
+            "in_reply_to_user_id",
+            "note_tweet",
+            "referenced_tweets",
+        ],
         "user_fields": ["description", "username"],
     }
     if cursor.since:
@@ -101,7 +108,8 @@ def read_page(answer: Mapping[str, Any], me: str) -> Tuple[List[Mention], Option
 
 
 def _mention(post: Mapping[str, Any], user: Optional[Mapping[str, Any]], me: str) -> Mention:
-    text = post.get("text")
+    note = post.get("note_tweet")  # a post longer than 280: `text` holds its start, this the whole
+    text = note.get("text") if isinstance(note, dict) and isinstance(note.get("text"), str) else post.get("text")
     if not isinstance(text, str):
         raise unreadable("X", f"{_WHAT} gave a post without its text")
     username = user.get("username") if user else None
