@@ -330,3 +330,30 @@ def test_a_png_of_another_size_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     with pytest.raises(SvgError, match="drew 10x10 pixels, not the SVG's 300x300"):
         draw_svg(BOARD)
+
+
+def test_an_embedded_picture_of_too_many_pixels_is_refused_from_its_header() -> None:
+    out = io.BytesIO()
+    Image.new("1", (5000, 3000)).save(out, "PNG")  # 15 megapixels in a few kilobytes
+    markup = '<svg width="100" height="100"><image href="https://example.com/big.png" width="100" height="100"/></svg>'
+    with pytest.raises(SvgError, match="5,000x3,000 pixels, more than a Pi decodes inside an SVG"):
+        draw_svg(markup, fetch=lambda url: out.getvalue())
+
+
+def test_an_embedded_file_that_is_not_a_picture_is_refused() -> None:
+    markup = '<svg width="100" height="100"><image href="https://example.com/a.png" width="100" height="100"/></svg>'
+    with pytest.raises(SvgError, match="is not a PNG, JPEG or GIF picture"):
+        draw_svg(markup, fetch=lambda url: b"<html>hello</html>")
+    with pytest.raises(SvgError, match="cannot be read"):
+        draw_svg(markup, fetch=lambda url: b"\x89PNG\r\n\x1a\n broken")
+
+
+@pytest.mark.usefixtures("rsvg")
+def test_a_drawing_over_the_renderers_memory_is_refused_not_left_to_the_pi() -> None:
+    """A blur over 4000x3000 pixels would take rsvg about 345 MiB: the child's limit stops it."""
+    markup = (
+        '<svg width="4000" height="3000"><filter id="b"><feGaussianBlur stdDeviation="20"/></filter>'
+        '<rect width="4000" height="3000" fill="red" filter="url(#b)"/></svg>'
+    )
+    with pytest.raises(SvgError, match="ran out of the memory it may use"):
+        draw_svg(markup)
