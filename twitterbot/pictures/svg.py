@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_SVG_BYTES",
     "MAX_SVG_PIXELS",
     "RENDERERS",
@@ -57,6 +58,7 @@ MAX_SVG_BYTES = 1_000_000
 MAX_SVG_PIXELS = 12_582_912
 MAX_SIDE = 16_384  # pixels: cairo's own limit is 32,767
 MAX_IMAGES = 8  # distinct pictures one SVG may embed by URL
+MAX_DEPTH = 200  # elements inside elements: a drawing nests a few dozen; the serializer recurses
 RENDER_SECONDS = 30.0  # a renderer that takes longer is stopped
 # What rsvg-convert may map (ulimit -v) and write (ulimit -f). Measured: a 1600x1200 card needs
 # 150 MiB mapped (28 MiB resident), a plain 4000x3000 one 200 MiB (66 MiB); a blur over 4000x3000
@@ -204,12 +206,24 @@ def _read(markup: str) -> _Read:
             'element (<circle ... />), quote every attribute (r="5") and write & as &amp; (a browser forgave '
             "this; a drawing program does not)"
         ) from None
+    if _deepest(root) > MAX_DEPTH:
+        raise SvgError(f"the SVG nests elements more than {MAX_DEPTH} deep: flatten its groups")
     if root.tag != f"{{{SVG_NS}}}svg":
         raise SvgError(f'its outer element is not an SVG <svg> ({_local(root.tag)}): give it xmlns="{SVG_NS}"')
     width, height = _size(root)
     root.set("width", str(width))
     root.set("height", str(height))
     return _Read(root, width, height)
+
+
+def _deepest(root: Element) -> int:
+    """How deep the elements nest (the root alone: 1), counted without recursion."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        element, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in element)
+    return deepest
 
 
 def _with_namespaces(svg: str) -> str:
