@@ -155,6 +155,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> Optional[int]:
 SLOW_FIXTURES = {
     "bluesky_pds": "the real Bluesky PDS (tests/pds): about ten seconds to start, once per worker",
     "browser": "headless chromium (tests/web/test_web_browser.py)",
+    "chromium": "headless chromium drawing an SVG (tests/pictures/test_svg.py): about a second each",
     "two_workers": "a Dask LocalCluster of two worker processes (tests/jobs/test_cluster.py)",
 }
 
