@@ -280,9 +280,8 @@ def sample_grammar(
         try:
             lines.append(_measured(grammar, text, networks, rules))
         except TweetFileError as exc:
-            report.problems.append(str(exc))
-    if report.problems:
-        return report
+            report.problems.append(str(exc))  # the first is enough: each sample would say it again
+            return report
     report.distinct = len(lines)
     report.tagged = [line for line in lines if line.tags]
     if not lines or not any(line.networks for line in lines):

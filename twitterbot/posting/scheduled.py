@@ -483,7 +483,7 @@ def _catch_up(run: Run, delivery: Callable[[], Delivery], rules: RunRules, now: 
         return ()
     from .catchup import catch_up
 
-    return catch_up(delivery(), since, rules.pictures_folder, rules.known)
+    return catch_up(delivery(), since, rules.pictures_folder, rules.known, rules.pictures)
 
 
 class _Lazy(Generic[T]):
