@@ -302,7 +302,7 @@ def _unknown(inside: str) -> str:
         )
     return (
         f"has {{{_short(inside)}}}, which is no tag: the tags are {', '.join(TAG_WORDS)}, each followed by "
-        "a space or its }; for literal braces write \\{ and \\} (in the JSON file \\\\{ and \\\\})"
+        r"a space or its }; for literal braces write \{ and \} in the post (\\\\{ and \\\\} in the JSON file)"
     )
 
 
