@@ -90,7 +90,7 @@ def _drawn(picture: SvgPicture, rules: PictureRules, fetch: Fetch, where: str, n
         return draw_svg(picture.markup, fetch=fetch, renderer=rules.renderer).png
     except SvgError as exc:
         raise TweetFileError(
-            f"{where}: its {_nth(number)}picture, an {{svg ...}}, cannot be drawn: {exc}; "
+            f"{where}: its {{svg ...}} picture{_nth(number)} cannot be drawn: {exc}; "
             "fix the grammar's SVG (bot.py check names each problem)"
         ) from None
 
@@ -120,7 +120,7 @@ def _fetched(picture: UrlPicture, fetch: Fetch, where: str) -> bytes:
 
 
 def _nth(number: int) -> str:
-    return "" if number == 1 else f"picture {number}, "
+    return "" if number == 1 else f" (picture {number} of the post)"
 
 
 def _name(url: str, number: int) -> str:
