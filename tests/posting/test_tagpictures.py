@@ -57,10 +57,26 @@ def test_a_failed_fetch_names_the_post_and_the_address(raised: Exception, status
     assert str(failed.value).startswith(f"{WHERE}: its picture https://example.org/moth.png cannot be fetched")
 
 
-def test_a_picture_the_grammar_must_fix_is_a_data_error() -> None:
-    def fetch(url: str) -> bytes:
-        raise ValueError("it is a web page, not a picture")
+class Refused(ValueError):
+    """What networks/fetch.py raises: a ValueError with the exit status that says whose it is."""
 
+    def __init__(self, message: str, exit_status: int) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
+
+
+def test_a_picture_the_grammar_must_fix_is_a_data_error_and_a_slow_server_a_temporary_one() -> None:
     tagged = Tagged("Moths", (UrlPicture("https://example.org/moth.html"),), words=("img",))
-    with pytest.raises(TweetFileError, match="not a picture"):
-        make_pictures(tagged, PictureRules(), where=WHERE, fetch=fetch)
+
+    def page(url: str) -> bytes:
+        raise Refused(f"{url} is not a picture (the server says text/html)", 65)
+
+    with pytest.raises(TweetFileError, match="is not a picture .* fix the grammar's"):
+        make_pictures(tagged, PictureRules(), where=WHERE, fetch=page)
+
+    def slow(url: str) -> bytes:
+        raise Refused(f"the picture at {url} took over 10 s: try again later", 75)
+
+    with pytest.raises(PostError, match="the next run tries again") as failed:
+        make_pictures(tagged, PictureRules(), where=WHERE, fetch=slow)
+    assert failed.value.exit_status == ExitStatus.TEMPORARY_FAILURE

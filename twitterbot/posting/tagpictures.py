@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
-from ..errors import BotError, ErrorKind, ExitStatus, PostError, TweetFileError
+from ..errors import BotError, ErrorKind, ExitStatus, MissingDependency, PostError, TweetFileError
 from .tags import SvgPicture, Tagged, UrlPicture
 
 if TYPE_CHECKING:
@@ -89,6 +89,8 @@ def _drawn(picture: SvgPicture, rules: PictureRules, fetch: Fetch, where: str, n
     try:
         return draw_svg(picture.markup, fetch=fetch, renderer=rules.renderer).png
     except SvgError as exc:
+        if int(getattr(exc, "exit_status", ExitStatus.DATA_ERROR)) == ExitStatus.UNAVAILABLE:
+            raise MissingDependency(f"{where}: its {{svg ...}} picture cannot be drawn here: {exc}") from None
         raise TweetFileError(
             f"{where}: its {{svg ...}} picture{_nth(number)} cannot be drawn: {exc}; "
             "fix the grammar's SVG (bot.py check names each problem)"
@@ -115,8 +117,14 @@ def _fetched(picture: UrlPicture, fetch: Fetch, where: str) -> bytes:
             kind=ErrorKind.UNREACHABLE,
             exit_status=ExitStatus.TEMPORARY_FAILURE,
         ) from None
-    except ValueError as exc:
-        raise TweetFileError(f"{where}: its picture {picture.url} cannot be used: {exc}") from None
+    except ValueError as exc:  # networks/fetch.py's FetchError: its exit status says whose it is
+        if int(getattr(exc, "exit_status", ExitStatus.DATA_ERROR)) == ExitStatus.TEMPORARY_FAILURE:
+            raise PostError(
+                f"{where}: {exc}; the next run tries again",
+                kind=ErrorKind.UNREACHABLE,
+                exit_status=ExitStatus.TEMPORARY_FAILURE,
+            ) from None
+        raise TweetFileError(f"{where}: {exc}: fix the grammar's {{img}} address") from None
 
 
 def _nth(number: int) -> str:
