@@ -51,6 +51,14 @@ def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> I
         + ", ".join(words),
         None,
     )
+    bare = sum(1 for line in report.tagged for picture in line.tags.pictures if not picture.alt)  # type: ignore[union-attr]
+    if bare:
+        yield (
+            "note",
+            f"{where}: {bare} pictures of its samples have no alt text: add {{alt what it shows}} after a "
+            "picture's tag, for people who cannot see it (they are posted without)",
+            None,
+        )
     if svgs:
         yield from _svgs(svgs, rules, where)
     if urls:
