@@ -9,6 +9,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from twitterbot.errors import TweetFileError
 from twitterbot.posting.codes import Moment, php_date, uses_codes, with_codes
@@ -83,3 +85,10 @@ def test_the_number_is_counted_only_for_a_grammar_that_writes_n() -> None:
 def test_an_item_of_a_missing_rule_is_a_data_error_naming_it() -> None:
     with pytest.raises(TweetFileError, match="no rule 'colours'"):
         with_codes(grammar('{"origin": ["{item #colours# 1}"]}'), Moment(SUNDAY))
+
+
+@given(st.text(max_size=30), st.datetimes(timezones=st.just(OSLO)))
+def test_any_format_is_written_and_a_backslash_keeps_its_letter(form: str, at: datetime) -> None:
+    written = php_date(form, at)
+    assert isinstance(written, str)
+    assert php_date("\\" + "\\".join("Y-m-d"), at) == "Y-m-d"
