@@ -59,6 +59,10 @@ def test_bbdq_codes_are_the_bot_s_zone_its_post_number_and_an_item_and_lang_its_
     use(home, "bbdq_calendar.json", **mastodon_emulator.env(), POST_TO="x,mastodon", TWEET_TIMEZONE="Pacific/Auckland")
     check = home.run("check")
     assert check.returncode == 0, check.stdout + check.stderr
+    assert (
+        "use Blue Bots Done Quick's codes {hour}, {weekday}, {weekdayName}, {date ...}, {n}, {item ...}" in check.stdout
+    )
+    assert "sampled expansions use the services' tags: lang" in check.stdout
     for _ in range(3):
         result = home.run("--force", "--json")
         assert result.returncode == 0, result.stderr

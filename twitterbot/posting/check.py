@@ -240,6 +240,11 @@ def _grammar(config: Config) -> Iterator[Finding]:
         )
     for said in report.notes:
         yield note(said)
+    if report.codes:
+        yield ok(
+            f"{path}: its texts use Blue Bots Done Quick's codes {', '.join(report.codes)}, replaced at each run "
+            "in the bot's own time zone (TWEET_TIMEZONE)"
+        )
     if report.tagged:
         from .tagcheck import tag_findings
         from .tagpictures import PictureRules

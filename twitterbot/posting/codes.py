@@ -23,7 +23,7 @@ from typing import Callable, Dict, List, Tuple
 from ..errors import TweetFileError
 from .grammar import Grammar
 
-__all__ = ["CODES", "Moment", "php_date", "uses_codes", "with_codes"]
+__all__ = ["CODES", "Moment", "codes_in", "php_date", "uses_codes", "with_codes"]
 
 CODES = ("{hour}", "{month}", "{monthName}", "{weekday}", "{weekdayName}", "{date ...}", "{n}", "{item ...}")
 
@@ -32,6 +32,7 @@ _DATE = re.compile(r"\{date ([^}]+)\}")
 _NUMBER = re.compile(r"\{n(?: (?:mod|%) (\d+))?\}")
 _ITEM = re.compile(r"\{item #([^ }]+)# (\d+)\}")
 _ANY = re.compile(r"\{(?:hour|month|monthName|weekday|weekdayName|date |n[ }]|item )")
+_NAMED = re.compile(r"\{(hour|monthName|month|weekdayName|weekday|date|n|item)[ }]")
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,12 @@ class Moment:
 def uses_codes(grammar: Grammar) -> bool:
     """Whether any text of the grammar holds one of the codes."""
     return any(_ANY.search(text) for texts in grammar.rules.values() for text in texts if "{" in text)
+
+
+def codes_in(grammar: Grammar) -> List[str]:
+    """The codes the grammar's texts use, each once, in the order of `CODES` (for `check`)."""
+    found = {f"{{{match}}}" for texts in grammar.rules.values() for text in texts for match in _NAMED.findall(text)}
+    return [code for code in CODES if code.replace(" ...", "") in found]
 
 
 def with_codes(grammar: Grammar, moment: Moment) -> Grammar:

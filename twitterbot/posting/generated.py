@@ -26,7 +26,7 @@ from typing import AbstractSet, Dict, List, Optional, Sequence, Set
 from ..errors import TweetFileError
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES
-from .codes import Moment, with_codes
+from .codes import Moment, codes_in, with_codes
 from .grammar import MAX_DEPTH, MAX_TAGS, ORIGIN, Grammar, OutOfWork, TooDeep, Work, read_grammar
 from .options import NO_OPTIONS, PLAIN_RULES, LineRules, OptionError, measured_text, split_options
 from .tags import TagError, is_options, may_have_tags, read_tags
@@ -219,6 +219,7 @@ class GrammarReport:
     notes: List[str] = field(default_factory=list)
     distinct: int = 0  # different texts among the samples
     tagged: List[TweetLine] = field(default_factory=list)  # the samples with the services' tags
+    codes: List[str] = field(default_factory=list)  # BBDQ's codes its texts use
 
 
 def sample_grammar(
@@ -237,6 +238,7 @@ def sample_grammar(
     grammar = read_grammar(path)
     report = GrammarReport(len(grammar.rules))
     if codes is not None:
+        report.codes = codes_in(grammar)
         try:
             grammar = with_codes(grammar, codes)
         except TweetFileError as exc:
