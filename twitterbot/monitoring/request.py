@@ -29,14 +29,7 @@ from typing import Callable, Mapping, Optional, Tuple
 from urllib.parse import urljoin
 
 from .. import __version__
-from ..networks.addresses import (
-    AddressRefused,
-    PinnedHTTPConnection,
-    PinnedHTTPSConnection,
-    Screen,
-    refusal,
-    resolve,
-)
+from ..networks.addresses import AddressRefused, Screen, connect, refusal
 from ..wording import printable
 from .endpoint import Endpoint, parse
 
@@ -157,22 +150,14 @@ class Call:
         """A connection to `endpoint`'s server, made to the addresses that were checked (no second
         look-up), and whether they are all public. `hop_screen` None: any address (the user's URL,
         or a redirect from a monitor on this machine or the home network)."""
-        https = endpoint.scheme == "https"
-        port = endpoint.port or (443 if https else 80)
         try:
-            addresses = resolve(endpoint.host, port, screen=hop_screen)
+            connection = connect(endpoint.scheme, endpoint.host, endpoint.port, screen=hop_screen, timeout=self._left())
         except AddressRefused as exc:
             raise _Refused(f"it redirects from the public internet to {exc}: not followed") from None
         public = all(
-            self._screen(ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])) is None for _, sockaddr in addresses
+            self._screen(ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])) is None
+            for _, sockaddr in connection.addresses
         )
-        timeout = self._left()
-        if https:
-            connection: http.client.HTTPConnection = PinnedHTTPSConnection(
-                endpoint.host, endpoint.port, addresses, timeout=timeout, context=ssl.create_default_context()
-            )
-        else:
-            connection = PinnedHTTPConnection(endpoint.host, endpoint.port, addresses, timeout=timeout)
         with self._lock:
             if self._abandoned:
                 raise _Refused(f"no answer within {self._seconds:g} s")

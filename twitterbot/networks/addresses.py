@@ -10,6 +10,12 @@ still names the host (its Host header, its TLS server name and certificate check
 
     addresses = resolve("example.com", 443)            # AddressRefused for a private one
     connection = PinnedHTTPSConnection("example.com", 443, addresses, timeout=10, context=context)
+
+`connect` does both for an http or https URL's server: the one way the link cards, the monitors'
+redirects and the pictures an SVG or a post names by URL reach a server::
+
+    connection = connect("https", "example.com", None, screen=refusal, timeout=10)
+    connection.addresses                                # what was checked and is connected to
 """
 
 from __future__ import annotations
@@ -20,7 +26,15 @@ import socket
 import ssl
 from typing import Callable, List, Optional, Tuple, Union
 
-__all__ = ["AddressRefused", "PinnedHTTPConnection", "PinnedHTTPSConnection", "Screen", "refusal", "resolve"]
+__all__ = [
+    "AddressRefused",
+    "PinnedHTTPConnection",
+    "PinnedHTTPSConnection",
+    "Screen",
+    "connect",
+    "refusal",
+    "resolve",
+]
 
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 # What a connection is made to: (family, socket address) as getaddrinfo gives them.
@@ -134,3 +148,16 @@ class PinnedHTTPSConnection(http.client.HTTPSConnection):
 
     def connect(self) -> None:
         self.sock = self.tls.wrap_socket(_connect(self.addresses, self.timeout), server_hostname=self.host)
+
+
+def connect(
+    scheme: str, host: str, port: Optional[int], *, screen: Optional[Screen], timeout: float
+) -> Union[PinnedHTTPConnection, PinnedHTTPSConnection]:
+    """A connection (not yet opened) to `host` for an http or https URL, pinned to the addresses
+    its name gave when `screen` checked them (None: any address); https with the system's trusted
+    certificates. AddressRefused for an address `screen` refuses, OSError when the name has none."""
+    https = scheme == "https"
+    addresses = resolve(host, port or (443 if https else 80), screen=screen)
+    if https:
+        return PinnedHTTPSConnection(host, port, addresses, timeout=timeout, context=ssl.create_default_context())
+    return PinnedHTTPConnection(host, port, addresses, timeout=timeout)

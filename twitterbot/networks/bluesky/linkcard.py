@@ -34,7 +34,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from ... import __version__
 from ...wording import printable
-from ..addresses import AddressRefused, PinnedHTTPConnection, PinnedHTTPSConnection, Screen, refusal, resolve
+from ..addresses import AddressRefused, Screen, connect, refusal
 from .opengraph import OpenGraphParser, PageData, clean
 
 __all__ = [
@@ -297,18 +297,18 @@ class _CardFetch:
         """A connection to `host`, made to the addresses its name gave when they were checked: a
         page, a redirect or a picture on this machine or the home network is refused unless
         `Limits.local` allows it (docs/bluesky-link-cards.md)."""
-        https = scheme == "https"
         try:
-            addresses = resolve(host, port or (443 if https else 80), screen=None if self.limits.local else self.screen)
+            return connect(
+                scheme,
+                host,
+                port,
+                screen=None if self.limits.local else self.screen,
+                timeout=self._check_time("no answer yet"),
+            )
         except AddressRefused as exc:
             raise _NoCard(
                 f"{exc}: link cards fetch only pages on the public internet (LINK_CARDS_LOCAL=yes allows your own network)"
             ) from None
-        timeout = self._check_time("no answer yet")
-        if https:
-            context = ssl.create_default_context()
-            return PinnedHTTPSConnection(host, port, addresses, timeout=timeout, context=context)
-        return PinnedHTTPConnection(host, port, addresses, timeout=timeout)
 
     def _read(self, fetched: _Response, size: int) -> bytes:
         sock = fetched.connection.sock

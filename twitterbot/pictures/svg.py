@@ -1,0 +1,570 @@
+"""An SVG drawn as a PNG the way Cheap Bots Done Quick drew its ``{svg ...}`` pictures, on a Pi.
+
+CBDQ handed the SVG to a browser: everything before the first ``<svg`` is dropped (an XML
+declaration is fine), the picture is as big as the SVG's width and height (or one of them and its
+``viewBox``'s ratio; a ``viewBox`` alone is refused, as CBDQ refused it), and it is transparent
+where the SVG draws nothing. Here the SVG is drawn by ``rsvg-convert`` (Debian's librsvg2-bin,
+built for every Pi) unless the owner chose Debian's chromium (``SVG_RENDERER=chromium``) for the
+few grammars that need a browser: ``<foreignObject>`` and scripts::
+
+    drawn = draw_svg('<svg width="400" height="200">...</svg>', fetch=picture_fetcher)
+    drawn.png, drawn.width, drawn.height
+    svg_problems(markup)   # what `check` says, without drawing: [] when it can be drawn here
+
+Neither renderer reaches the network or the file system: a picture the SVG embeds by URL
+(``<image href="https://...">``) is fetched by the caller's `fetch` (public addresses only, a size
+and time limit) and put in the SVG as a ``data:`` URI before drawing; an ``href`` to a file or a
+relative one is refused (an `SvgError` naming it). Each renderer runs as a child process with a
+time limit, a memory limit and a limit on what it may write.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import html.entities
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+from xml.etree import ElementTree
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
+__all__ = [
+    "MAX_SVG_BYTES",
+    "MAX_SVG_PIXELS",
+    "RENDERERS",
+    "DrawnSvg",
+    "RendererMissing",
+    "SvgError",
+    "draw_svg",
+    "renderer_problem",
+    "svg_problems",
+]
+
+RENDERERS = ("auto", "rsvg", "chromium")
+# The longest SVG read: a grammar's card is a few kilobytes; this bounds the parser's memory.
+MAX_SVG_BYTES = 1_000_000
+# The most pixels drawn: what the pictures' preparation decodes within its budget (about 4000x3000,
+# `prepare.DECODE_LIMIT`); the renderer's surface for it is 50 MB.
+MAX_SVG_PIXELS = 12_582_912
+MAX_SIDE = 16_384  # pixels: cairo's own limit is 32,767
+MAX_IMAGES = 8  # distinct pictures one SVG may embed by URL
+RENDER_SECONDS = 30.0  # a renderer that takes longer is stopped
+# What a renderer child may map (ulimit -v) and write (ulimit -f): rsvg-convert maps about 30 MiB
+# of libraries and draws 12.6 megapixels in 50 MB; a picture it embeds larger than this is refused
+# by the limit instead of taking a Pi's memory.
+_RSVG_MEMORY_KIB = 600 * 1024
+_MAX_PNG_BYTES = 64 * 1024 * 1024
+
+SVG_NS = "http://www.w3.org/2000/svg"
+XLINK_NS = "http://www.w3.org/1999/xlink"
+_HREFS = ("href", f"{{{XLINK_NS}}}href")
+# Elements rsvg skips without a word; a browser draws (or runs) them.
+_BROWSER_ONLY = {
+    "foreignObject": "<foreignObject> (HTML inside an SVG)",
+    "script": "<script>",
+}
+# Elements whose href names a picture to draw; <use> and the gradients' and patterns' hrefs name
+# parts of the same SVG (#id).
+_PICTURE_ELEMENTS = ("image", "feImage")
+_XML_ENTITIES = {"amp", "lt", "gt", "quot", "apos"}
+_ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]*);")
+_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_START_TAG = re.compile(r"<svg(?:\s+[^\s=>/]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?)*\s*/?>")
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+# The PNG chunks a picture needs; every other one (text, time, ICC profile, EXIF) is dropped.
+_KEPT_CHUNKS = {b"IHDR", b"PLTE", b"tRNS", b"IDAT", b"IEND", b"gAMA", b"sRGB"}
+
+
+class SvgError(ValueError):
+    """An SVG that cannot be drawn here, and what to do about it: a data error (exit 65)."""
+
+    exit_status = 65
+
+
+class RendererMissing(SvgError):
+    """The renderer program is not installed: the machine's doing, not the grammar's (exit 69)."""
+
+    exit_status = 69
+
+
+@dataclass(frozen=True)
+class DrawnSvg:
+    """An SVG drawn: a PNG without metadata, `width` x `height` pixels, transparent where the SVG is."""
+
+    png: bytes
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class _Read:
+    """An SVG read and checked: its root element (sized in whole pixels) and its size."""
+
+    root: Element
+    width: int
+    height: int
+
+
+def draw_svg(markup: str, *, fetch: Optional[Callable[[str], bytes]] = None, renderer: str = "auto") -> DrawnSvg:
+    """`markup` (everything from its first ``<svg``) drawn as a PNG by `renderer` (auto: rsvg;
+    chromium: Debian's chromium, headless). Pictures it embeds by http(s) URL are fetched with
+    `fetch` (None: such an SVG is refused) and inlined. `SvgError` says what cannot be drawn and
+    the fix; `RendererMissing` names the package to install."""
+    program = _renderer(renderer)
+    read = _read(markup)
+    problems = _unsupported(read.root, program)
+    if problems:
+        raise SvgError(problems[0])
+    _inline_pictures(read.root, fetch, program)
+    png = _stripped(_chromium(read) if program == "chromium" else _rsvg(read), read)
+    if not _visible(png):
+        raise SvgError(
+            f"the SVG ({read.width}x{read.height}) draws nothing visible with {program}: check its shapes' "
+            "fill and stroke, or what it needs from a browser (SVG_RENDERER=chromium)"
+        )
+    return DrawnSvg(png, read.width, read.height)
+
+
+def svg_problems(markup: str, renderer: str = "auto") -> List[str]:
+    """What `check` should say about an SVG without drawing it or fetching anything: why it cannot
+    be drawn by `renderer` (no size, malformed, too big, an element only a browser draws, a
+    picture named by a file or relative path), or why the renderer cannot run. [] when it can."""
+    try:
+        program = _renderer(renderer)
+        read = _read(markup)
+    except SvgError as exc:
+        return [str(exc)]
+    problems = _unsupported(read.root, program)
+    for element, href in _picture_hrefs(read.root):
+        if not (href.startswith(("data:", "#")) or _is_web(href)):
+            problems.append(_local_href(element, href))
+    missing = renderer_problem(renderer)
+    if missing:
+        problems.append(missing)
+    return problems
+
+
+def renderer_problem(renderer: str = "auto") -> Optional[str]:
+    """Why `renderer`'s program cannot run here (not installed, with the apt line), or None."""
+    try:
+        _program_path(_renderer(renderer))
+    except SvgError as exc:
+        return str(exc)
+    return None
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+def _renderer(renderer: str) -> str:
+    """The renderer `renderer` names: rsvg (auto) or chromium."""
+    chosen = (renderer or "auto").strip().lower()
+    if chosen not in RENDERERS:
+        raise SvgError(
+            f"SVG_RENDERER={renderer!r} is not one of {', '.join(RENDERERS)}: set it to auto (rsvg) or chromium"
+        )
+    return "rsvg" if chosen == "auto" else chosen
+
+
+def _read(markup: str) -> _Read:
+    """The SVG in `markup` parsed, as CBDQ reads it: from the first ``<svg`` to the last ``</svg>``,
+    with the namespaces a browser assumes and HTML's named characters; sized from its width and
+    height or one of them and its viewBox; SvgError for anything else."""
+    if len(markup) > MAX_SVG_BYTES:
+        raise SvgError(f"the SVG is {len(markup):,} characters, over {MAX_SVG_BYTES:,}: make it smaller")
+    start = markup.find("<svg")
+    if start < 0:
+        raise SvgError("there is no <svg in it: an {svg ...} picture must hold an <svg ...>...</svg> element")
+    svg = markup[start:]
+    end = svg.rfind("</svg>")
+    if end >= 0:
+        svg = svg[: end + len("</svg>")]
+    svg = _with_namespaces(svg)
+    svg = _ENTITY.sub(_xml_character, svg)
+    try:
+        root = ElementTree.fromstring(svg)
+    except ElementTree.ParseError as exc:
+        line, column = exc.position
+        raise SvgError(
+            f"the SVG is not well-formed XML ({_said(exc)}, line {line} column {column + 1} of the SVG): close every "
+            'element (<circle ... />), quote every attribute (r="5") and write & as &amp; (a browser forgave '
+            "this; a drawing program does not)"
+        ) from None
+    if root.tag != f"{{{SVG_NS}}}svg":
+        raise SvgError(f'its outer element is not an SVG <svg> ({_local(root.tag)}): give it xmlns="{SVG_NS}"')
+    width, height = _size(root)
+    root.set("width", str(width))
+    root.set("height", str(height))
+    return _Read(root, width, height)
+
+
+def _with_namespaces(svg: str) -> str:
+    """`svg` with the namespaces HTML gives an <svg> without saying so (CBDQ parsed it as HTML):
+    the SVG one, and xlink's where ``xlink:`` is used without being declared."""
+    tag = _START_TAG.match(svg)
+    if tag is None:
+        return svg  # the parser says what is wrong with it
+    opening = tag.group(0)
+    added = ""
+    if not re.search(r"\sxmlns\s*=", opening):
+        added += f' xmlns="{SVG_NS}"'
+    if "xlink:" in svg and not re.search(r"\sxmlns:xlink\s*=", opening):
+        added += f' xmlns:xlink="{XLINK_NS}"'
+    if not added:
+        return svg
+    return "<svg" + added + svg[len("<svg") :]
+
+
+def _xml_character(match: re.Match) -> str:
+    """An HTML named character (&nbsp;, &eacute;) as XML's numeric one; XML's own five as they are."""
+    name = match.group(1)
+    if name in _XML_ENTITIES or name not in html.entities.name2codepoint:
+        return match.group(0)
+    return f"&#{html.entities.name2codepoint[name]};"
+
+
+def _size(root: Element) -> Tuple[int, int]:
+    """The picture's size in pixels as CBDQ measured it: width and height (a number's leading
+    digits, as parseFloat reads "400px"; a percentage is no size), else one of them and the
+    viewBox's ratio; SvgError for no size, or one too big to draw on a Pi."""
+    width = _length(root.get("width"))
+    height = _length(root.get("height"))
+    box = _view_box(root.get("viewBox"))
+    if not (width and height):
+        if box and width:
+            height = width * box[1] / box[0]
+        elif box and height:
+            width = height * box[0] / box[1]
+        else:
+            given = "only a viewBox" if box else "no width and height"
+            raise SvgError(
+                f"the SVG has {given}, so its picture has no size (CBDQ refused these too): give the <svg> a "
+                'width and a height in pixels, e.g. <svg width="800" height="600" viewBox="...">'
+            )
+    pixels_wide, pixels_high = max(1, round(width)), max(1, round(height))
+    if pixels_wide > MAX_SIDE or pixels_high > MAX_SIDE or pixels_wide * pixels_high > MAX_SVG_PIXELS:
+        raise SvgError(
+            f"the SVG is {pixels_wide:,}x{pixels_high:,} pixels, too big to draw on a Pi (at most "
+            f"{MAX_SVG_PIXELS / 1e6:.1f} megapixels and {MAX_SIDE:,} a side, e.g. 4000x3000): make its width and "
+            "height smaller (a viewBox keeps the drawing's own coordinates)"
+        )
+    return pixels_wide, pixels_high
+
+
+def _length(text: Optional[str]) -> float:
+    """A width or height as CBDQ's browser read it (parseFloat); 0 for none, a percentage or <= 0."""
+    if not text or text.strip().endswith("%"):
+        return 0.0
+    match = _NUMBER.match(text)
+    if not match:
+        return 0.0
+    value = float(match.group(0))
+    return value if value > 0 and value == value and value != float("inf") else 0.0
+
+
+def _view_box(text: Optional[str]) -> Optional[Tuple[float, float]]:
+    """The viewBox's width and height, or None for none or one that is not four numbers."""
+    if not text:
+        return None
+    parts = [part for part in re.split(r"[\s,]+", text.strip()) if part]
+    try:
+        numbers = [float(part) for part in parts]
+    except ValueError:
+        return None
+    if len(numbers) != 4 or not all(0 < side < float("inf") for side in numbers[2:]):
+        return None
+    return numbers[2], numbers[3]
+
+
+def _unsupported(root: Element, program: str) -> List[str]:
+    """The elements `program` cannot draw, each named once with the fix."""
+    if program == "chromium":
+        return []
+    found = []
+    for element in root.iter():
+        name = _local(element.tag)
+        if name in _BROWSER_ONLY and name not in found:
+            found.append(name)
+    return [
+        f"{_BROWSER_ONLY[name]} cannot be drawn by rsvg: set SVG_RENDERER=chromium (Debian's chromium) or remove it"
+        for name in found
+    ]
+
+
+# -- pictures inside ---------------------------------------------------------------------------------
+
+
+def _picture_hrefs(root: Element) -> List[Tuple[Element, str]]:
+    """Each picture element with the href it names."""
+    found = []
+    for element in root.iter():
+        if _local(element.tag) not in _PICTURE_ELEMENTS:
+            continue
+        for attribute in _HREFS:
+            href = (element.get(attribute) or "").strip()
+            if href:
+                found.append((element, href))
+    return found
+
+
+def _inline_pictures(root: Element, fetch: Optional[Callable[[str], bytes]], program: str) -> None:
+    """Each picture the SVG names by http(s) URL fetched once with `fetch` and put in as a data:
+    URI, so the renderer reaches no network; a file or relative href is refused (SvgError), as
+    neither renderer is let read the Pi's files."""
+    fetched: Dict[str, str] = {}
+    for element, href in _picture_hrefs(root):
+        if href.startswith(("data:", "#")):
+            continue
+        if not _is_web(href):
+            raise SvgError(_local_href(element, href))
+        if href not in fetched:
+            if fetch is None:
+                raise SvgError(f"the SVG's <{_local(element.tag)}> names {href}, and no picture may be fetched here")
+            if len(fetched) == MAX_IMAGES:
+                raise SvgError(f"the SVG names more than {MAX_IMAGES} pictures by URL: use at most {MAX_IMAGES}")
+            fetched[href] = _data_uri(href, fetch(href), program)
+        for attribute in _HREFS:
+            if (element.get(attribute) or "").strip() == href:
+                element.set(attribute, fetched[href])
+
+
+def _data_uri(url: str, data: bytes, program: str) -> str:
+    """A fetched picture as a data: URI; SvgError when it is not a picture the renderer draws."""
+    mime = next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
+    if mime is None and program == "chromium" and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        mime = "image/webp"
+    if mime is None:
+        kinds = "PNG, JPEG or GIF" + (" or WebP" if program == "chromium" else "")
+        raise SvgError(f"the picture at {url} is not a {kinds} picture: link one that is")
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _is_web(href: str) -> bool:
+    return href.lower().startswith(("http://", "https://"))
+
+
+def _local_href(element: Element, href: str) -> str:
+    return (
+        f"the SVG's <{_local(element.tag)}> names {href!r}, not an http or https URL: a picture inside an SVG is "
+        "fetched from the web (or given as a data: URI); files on the Pi are never read: give its full URL"
+    )
+
+
+# -- drawing ---------------------------------------------------------------------------------------
+
+
+def _program_path(program: str) -> str:
+    """The renderer's executable; RendererMissing with the apt line that installs it."""
+    if program == "chromium":
+        found = shutil.which("chromium") or shutil.which("chromium-browser")
+        if not found:
+            raise RendererMissing(
+                "chromium is not installed, and SVG_RENDERER=chromium draws the SVG pictures with it: "
+                "sudo apt install chromium, or set SVG_RENDERER=auto (rsvg)"
+            )
+        return found
+    found = shutil.which("rsvg-convert")
+    if not found:
+        raise RendererMissing(
+            "rsvg-convert is not installed, and it draws the {svg ...} pictures: sudo apt install librsvg2-bin"
+        )
+    return found
+
+
+def _serialized(root: Element) -> bytes:
+    """The SVG as XML with SVG as its default namespace (what rsvg and an XHTML page read)."""
+    try:
+        return ElementTree.tostring(root, encoding="utf-8", default_namespace=SVG_NS)
+    except ValueError:  # an element outside every namespace: written with prefixes instead
+        return ElementTree.tostring(root, encoding="utf-8")
+
+
+def _rsvg(read: _Read) -> bytes:
+    """The SVG drawn by rsvg-convert, given on its standard input (so it has no folder to read
+    files from), within a memory limit, a time limit and a limit on the PNG it writes."""
+    program = _program_path("rsvg")
+    with tempfile.TemporaryDirectory(prefix="twitterbot-svg-") as folder:
+        out = Path(folder) / "drawn.png"
+        command = [
+            "sh",
+            "-c",
+            'ulimit -v "$1" && ulimit -f "$2" && shift 2 && exec "$@"',
+            "sh",
+            str(_RSVG_MEMORY_KIB),
+            str(_MAX_PNG_BYTES // 512),
+            program,
+            "--format=png",
+            f"--output={out}",
+        ]
+        _run(command, _serialized(read.root), "rsvg-convert")
+        return _read_png(out)
+
+
+def _chromium(read: _Read) -> bytes:
+    """The SVG drawn by Debian's chromium, headless, as CBDQ's browser drew it (on a page with no
+    margin, a transparent background), in a profile of its own that is thrown away, with every
+    request refused: the page's own policy allows only what it holds (inline styles and scripts,
+    data: pictures and fonts), and the browser's proxy is an address nothing answers on."""
+    program = _program_path("chromium")
+    policy = "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+    page = (
+        b'<html xmlns="http://www.w3.org/1999/xhtml"><head>'
+        + f'<meta http-equiv="Content-Security-Policy" content="{policy}"/>'.encode()
+        + b"<style>* { margin: 0; padding: 0; } html, body { background: transparent; overflow: hidden; }</style>"
+        + b"</head><body>"
+        + _serialized(read.root)
+        + b"</body></html>"
+    )
+    with tempfile.TemporaryDirectory(prefix="twitterbot-svg-") as folder:
+        where = Path(folder)
+        (where / "page.xhtml").write_bytes(page)
+        out = where / "drawn.png"
+        command = [
+            program,
+            "--headless",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--mute-audio",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-default-apps",
+            "--disable-extensions",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--proxy-server=127.0.0.1:9",
+            "--proxy-bypass-list=<-loopback>",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--force-device-scale-factor=1",
+            "--default-background-color=00000000",
+            "--virtual-time-budget=5000",
+            f"--window-size={read.width},{read.height}",
+            f"--user-data-dir={where / 'profile'}",
+            f"--screenshot={out}",
+            (where / "page.xhtml").as_uri(),
+        ]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            command.insert(1, "--no-sandbox")  # chromium will not start its sandbox as root
+        _run(command, b"", "chromium")
+        return _read_png(out)
+
+
+def _run(command: List[str], given: bytes, name: str) -> None:
+    """`command` run in a session of its own with `given` on its input; stopped (with every process
+    it started) after RENDER_SECONDS; SvgError with what it said when it fails."""
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as child:
+        try:
+            _, said = child.communicate(given, timeout=RENDER_SECONDS)
+        except subprocess.TimeoutExpired:
+            _stop(child)
+            raise SvgError(f"{name} took over {RENDER_SECONDS:g} s to draw the SVG: make it simpler") from None
+        finally:
+            _stop(child)
+    if child.returncode != 0:
+        raise SvgError(f"{name} could not draw the SVG ({_last_words(said, child.returncode)}): check the SVG")
+
+
+def _stop(child: subprocess.Popen) -> None:
+    """The renderer and whatever it started, stopped (a browser leaves helpers behind)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+
+
+def _last_words(said: bytes, code: int) -> str:
+    """What a renderer that failed said: its last line that is not a browser's log noise."""
+    lines = [line.strip() for line in said.decode("utf-8", "replace").splitlines() if line.strip()]
+    lines = [line for line in lines if not re.match(r"\[\d+:\d+:", line)]
+    if code in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT) or any("alloc" in line.lower() for line in lines):
+        return "it ran out of the memory it may use: the SVG or a picture in it is too big"
+    if code == -signal.SIGXFSZ:
+        return f"its picture was over {_MAX_PNG_BYTES // 1024 // 1024} MB"
+    return lines[-1][:300] if lines else f"exit status {code}"
+
+
+def _read_png(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise SvgError("the renderer wrote no picture: check the SVG") from None
+
+
+# -- the picture ----------------------------------------------------------------------------------
+
+
+def _stripped(png: bytes, read: _Read) -> bytes:
+    """`png` with only the chunks a picture needs (no text, times or paths), checked to be the
+    SVG's size; SvgError when it is not a PNG of that size."""
+    if not png.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise SvgError("the renderer's picture is not a PNG: check the SVG")
+    kept = [png[:8]]
+    at = 8
+    size: Optional[Tuple[int, int]] = None
+    while at + 8 <= len(png):
+        length = int.from_bytes(png[at : at + 4], "big")
+        kind = png[at + 4 : at + 8]
+        chunk = png[at : at + 12 + length]
+        if len(chunk) < 12 + length:
+            break
+        if kind == b"IHDR":
+            size = (int.from_bytes(chunk[8:12], "big"), int.from_bytes(chunk[12:16], "big"))
+        if kind in _KEPT_CHUNKS:
+            kept.append(chunk)
+        at += 12 + length
+        if kind == b"IEND":
+            break
+    if size != (read.width, read.height):
+        raise SvgError(
+            f"the renderer drew {size[0]}x{size[1]} pixels, not the SVG's {read.width}x{read.height}"
+            if size
+            else "the renderer's picture is not a whole PNG: check the SVG"
+        )
+    return b"".join(kept)
+
+
+def _visible(png: bytes) -> bool:
+    """Whether the picture has a pixel that is not fully transparent (a blank picture is never
+    posted). Read with Pillow within the pictures' budget; without Pillow, its IDAT is read."""
+    import io
+
+    try:
+        from .prepare import pillow
+
+        image = pillow().open(io.BytesIO(png))
+    except ImportError:  # no pictures without Pillow: the post's preparation says so
+        return True
+    with image:
+        if "A" not in image.getbands():
+            return True
+        alpha = image.getbands().index("A")
+        return image.getextrema()[alpha][1] > 0
+
+
+def _local(tag: str) -> str:
+    """An element's name without its namespace."""
+    return tag.rsplit("}", 1)[-1]
+
+
+def _said(exc: ElementTree.ParseError) -> str:
+    return str(exc).split(":", 1)[0]
