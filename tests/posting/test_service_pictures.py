@@ -229,3 +229,26 @@ def test_an_svg_that_cannot_be_drawn_is_a_data_error_check_names(home: BotHome, 
     result = home.run("--force")
     assert result.returncode == 65 and "foreignObject" in result.stderr
     assert emulator.posts == []
+
+
+def test_a_picture_an_svg_embeds_by_url_is_fetched_like_an_img(
+    home: BotHome, mastodon_emulator: MastodonEmulator, pages: PageServer
+) -> None:
+    path = home.path / "framed.json"
+    path.write_text(
+        '{"origin": ["Framed: {svg <svg xmlns=\\"http://www.w3.org/2000/svg\\" '
+        'xmlns:xlink=\\"http://www.w3.org/1999/xlink\\" width=\\"400\\" height=\\"300\\">'
+        '<rect width=\\"400\\" height=\\"300\\" fill=\\"white\\"/><image x=\\"40\\" y=\\"30\\" width=\\"320\\" '
+        'height=\\"240\\" xlink:href=\\"' + pages.url + '/pictures/beetle.png\\"/></svg> A beetle in a white frame}"]}',
+        encoding="utf-8",
+    )
+    home.write_env(TWEETS_FILE=str(path), **mastodon_emulator.env(), POST_TO="mastodon", LINK_CARDS_LOCAL="yes")
+    checked(home)
+    assert home.run("--force").returncode == 0
+    (status,) = mastodon_emulator.statuses
+    (media,) = status.media
+    framed = drawn(media["data"]).convert("RGB")
+    assert framed.size == (400, 300) and media["description"] == "A beetle in a white frame"
+    assert framed.getpixel((10, 10)) == (255, 255, 255)  # the frame
+    assert framed.getpixel((60, 50)) == COLOURS["beetle"]  # the fetched picture, drawn inside it
+    assert ("/pictures/beetle.png") in [path for path, _agent in pages.requests]
