@@ -319,10 +319,10 @@ class RunLog(PostCounts, Database):
         return parse_iso(rows[0][0]) if rows else None
 
     def scheduled_posts(self) -> int:
-        """How many scheduled runs have posted (or may have), the days folded by HISTORY_DAYS
-        included: a post's number (Blue Bots Done Quick's ``{n}``) is this and one."""
+        """How many scheduled runs have posted, the days folded by HISTORY_DAYS included (they
+        keep the same count): a post's number (Blue Bots Done Quick's ``{n}``) is this and one."""
         rows = self._read(
-            "SELECT (SELECT count(*) FROM runs WHERE action IN ('posted', 'uncertain'))"
+            "SELECT (SELECT count(*) FROM runs WHERE action = 'posted')"
             " + (SELECT coalesce(sum(posted), 0) FROM days)"
         )
         return int(rows[0][0]) if rows else 0
