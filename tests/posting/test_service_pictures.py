@@ -252,3 +252,18 @@ def test_a_picture_an_svg_embeds_by_url_is_fetched_like_an_img(
     assert framed.getpixel((10, 10)) == (255, 255, 255)  # the frame
     assert framed.getpixel((60, 50)) == COLOURS["beetle"]  # the fetched picture, drawn inside it
     assert ("/pictures/beetle.png") in [path for path, _agent in pages.requests]
+
+
+def test_check_fetches_nothing_and_check_online_names_an_address_that_fails(
+    home: BotHome, emulator: XEmulator, pages: PageServer
+) -> None:
+    path = home.path / "gone.json"
+    path.write_text('{"origin": ["Gone: {img ' + pages.url + '/pictures/gone.png A thing}"]}', encoding="utf-8")
+    home.write_env(TWEETS_FILE=str(path), LINK_CARDS_LOCAL="yes")
+    plain = home.run("check")
+    assert plain.returncode == 0, plain.stdout
+    assert "fetch 1 different {img} addresses at each run" in plain.stdout
+    assert pages.requests == []  # a plain check reaches no server
+    online = home.run("check", "--online")
+    assert online.returncode == 65, online.stdout
+    assert "/pictures/gone.png" in online.stdout and "PROBLEM" in online.stdout
