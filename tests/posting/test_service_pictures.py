@@ -267,3 +267,17 @@ def test_check_fetches_nothing_and_check_online_names_an_address_that_fails(
     online = home.run("check", "--online")
     assert online.returncode == 65, online.stdout
     assert "/pictures/gone.png" in online.stdout and "PROBLEM" in online.stdout
+
+
+def test_without_the_renderer_check_names_its_package_once_and_a_run_exits_69(
+    home: BotHome, emulator: XEmulator
+) -> None:
+    """A process whose PATH holds no rsvg-convert (what cron's PATH would be without librsvg2-bin)."""
+    use(home, "cbdq_noughts.json")
+    bare = {"PATH": str(home.path)}  # no programs at all: bot.py runs by the venv's absolute path
+    check = home.run_process("check", env=bare)
+    assert check.returncode == 69, check.stdout + check.stderr
+    assert check.stdout.count("librsvg2-bin") == 1
+    result = home.run_process("--force", env=bare)
+    assert result.returncode == 69 and "librsvg2-bin" in result.stderr
+    assert emulator.posts == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from ..errors import BotError, TweetFileError
+from ..errors import BotError, MissingDependency, TweetFileError
 from .generated import GrammarReport
 from .tagpictures import PictureRules
 from .tags import SvgPicture, UrlPicture
@@ -71,12 +71,15 @@ def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> I
 
 
 def _svgs(markups: List[str], rules: PictureRules, where: str) -> Iterator[Finding]:
-    try:
-        from ..pictures.svg import svg_problems
-    except ImportError as exc:  # the drawing's packages are missing: the features check says which
-        yield "problem", f"{where}: its {{svg}} pictures cannot be drawn here: {exc}", TweetFileError(str(exc))
-        return
-    said = set()
+    """Each different SVG of the samples checked without drawing it; a renderer that is not
+    installed is said once, as the missing package it is (69)."""
+    from ..pictures.svg import renderer_problem, svg_problems
+
+    missing = renderer_problem(rules.renderer)
+    if missing:
+        message = f"{where}: its {{svg}} pictures cannot be drawn here: {missing}"
+        yield "problem", message, MissingDependency(message)
+    said = {missing} if missing else set()
     for markup in markups:
         for problem in svg_problems(markup, rules.renderer):
             if problem not in said:

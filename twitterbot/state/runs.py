@@ -322,8 +322,7 @@ class RunLog(PostCounts, Database):
         """How many scheduled runs have posted, the days folded by HISTORY_DAYS included (they
         keep the same count): a post's number (Blue Bots Done Quick's ``{n}``) is this and one."""
         rows = self._read(
-            "SELECT (SELECT count(*) FROM runs WHERE action = 'posted')"
-            " + (SELECT coalesce(sum(posted), 0) FROM days)"
+            "SELECT (SELECT count(*) FROM runs WHERE action = 'posted') + (SELECT coalesce(sum(posted), 0) FROM days)"
         )
         return int(rows[0][0]) if rows else 0
 
