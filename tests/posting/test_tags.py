@@ -87,6 +87,7 @@ def test_bbdq_lang_and_labels_only_with_pictures() -> None:
         ("{cut} b", "{cut} with nothing after it"),
         ("a {hour} b", "which is no tag"),
         ("a {svg <?xml?>\n<svg></svg>} b", "without its } on the same line"),
+        ("cut short {hide", "without its } on the same line"),
     ],
 )
 def test_an_unknown_or_unreadable_tag_is_named_with_its_fix(text: str, said: str) -> None:

@@ -51,7 +51,7 @@ LABELS = ("sexual", "nudity", "porn", "graphic-media")
 # Options at an expansion's start: a word and then its colon (posting/options.py).
 _OPTION = re.compile(r"\{\s*[A-Za-z]+\s*:")
 # A tag's start: an unescaped brace, a tag's word, then a space or the closing brace.
-_OPENING = re.compile(r"(?<!\\)\{(?:" + "|".join(TAG_WORDS) + r")[ }\n]")
+_OPENING = re.compile(r"(?<!\\)\{(?:" + "|".join(TAG_WORDS) + r")(?:[ }\n]|$)")
 
 
 class TagError(ValueError):
