@@ -281,3 +281,23 @@ def test_without_the_renderer_check_names_its_package_once_and_a_run_exits_69(
     result = home.run_process("--force", env=bare)
     assert result.returncode == 69 and "librsvg2-bin" in result.stderr
     assert emulator.posts == []
+
+
+def test_a_long_expansion_s_labels_go_with_its_pictures_on_the_thread_s_first_part(
+    home: BotHome, bluesky_pds: Pds
+) -> None:
+    account = bluesky(home, bluesky_pds)
+    words = " ".join(f"word{number}" for number in range(80))  # about 560 characters: a thread of two
+    path = home.path / "long.json"
+    path.write_text(
+        '{"origin": ["' + words + ' {svg <svg xmlns=\\"http://www.w3.org/2000/svg\\" width=\\"60\\" height=\\"40\\">'
+        '<rect width=\\"60\\" height=\\"40\\" fill=\\"red\\"/></svg> A red block}{label graphic-media}"]}',
+        encoding="utf-8",
+    )
+    home.write_env(TWEETS_FILE=str(path), LONG_LINES="thread")
+    result = home.run("--force")
+    assert result.returncode == 0, result.stderr
+    second, first = bluesky_pds.posts(account)  # newest first
+    assert first["value"]["labels"]["values"][0]["val"] == "graphic-media"
+    assert first["value"]["embed"]["images"][0]["alt"] == "A red block"
+    assert "labels" not in second["value"] and "embed" not in second["value"]
