@@ -209,7 +209,9 @@ suite() {
 # where Raspberry Pi OS is going, and Bullseye's 3.9, the oldest the README promises. The chroot
 # is made afresh each time (a minute or two of debootstrap from Debian's archive), with no C
 # compiler, as a Lite image; the Bluesky PDS and chromium are not installed in it, so their tests
-# skip and say so. The README's command as it is: the release's own pip (Bullseye's is 20.3).
+# skip and say so; librsvg2-bin is (the SVG pictures' renderer from the README's apt line, with
+# cairo and pango: no compiler), so the SVG tests draw there too. The README's command as it is:
+# the release's own pip (Bullseye's is 20.3).
 ci() {
     local release=${1:-trixie} arch root
     case "$release" in
@@ -230,7 +232,8 @@ ci() {
     # mirror's passing hiccup (nothing is mounted yet, so the half-made chroot can go).
     local attempt
     for attempt in 1 2; do
-        if debootstrap --variant=minbase --arch="$arch" --include=python3,python3-venv,ca-certificates,git \
+        if debootstrap --variant=minbase --arch="$arch" \
+            --include=python3,python3-venv,ca-certificates,git,librsvg2-bin,fonts-dejavu-core \
             "$release" "$root" "$MIRROR" >"$root.log" 2>&1; then
             break
         fi

@@ -244,3 +244,30 @@ def test_check_on_a_32_bit_pi_points_bluesky_to_the_readmes_commands(home: BotHo
     assert "sudo apt install -y python3-cffi && python3 -m venv --system-site-packages .venv && " in said
     assert ".venv/bin/pip install -r requirements-pi.txt && .venv/bin/pip install -q --no-deps atproto==" in said
     assert '".[bluesky]"' not in said and 'README: "32-bit Raspberry Pi OS"' in said
+
+
+def test_check_notes_a_missing_svg_renderer_with_its_apt_package(home: BotHome, tmp_path: Path) -> None:
+    """rsvg-convert is a program, not a module: `check` looks for it on PATH and names the apt
+    package; it is a note (the tweets file draws no SVG) and the other checks still run."""
+    check = home.run("check", env={"PATH": str(tmp_path)})
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert (
+        "note     SVG pictures ({svg ...} in a grammar): not available (rsvg-convert not installed); "
+        "to add it: sudo apt install librsvg2-bin"
+    ) in check.stdout
+
+
+def test_check_fails_when_the_chosen_svg_renderer_is_missing(home: BotHome, tmp_path: Path) -> None:
+    home.write_env(SVG_RENDERER="chromium")
+    check = home.run("check", env={"PATH": str(tmp_path)})
+    assert check.returncode != 0, check.stdout
+    assert "PROBLEM  chromium is not installed, and SVG_RENDERER=chromium draws the SVG pictures" in check.stdout
+    assert "sudo apt install chromium, or set SVG_RENDERER=auto" in check.stdout
+
+
+def test_a_program_feature_installs_with_apt_on_every_pi() -> None:
+    from twitterbot.capability import Feature
+
+    feature = Feature("SVG", (), "", "librsvg2-bin", programs=("no-such-program-here",))
+    assert feature.missing() == ("no-such-program-here",) and feature.missing_modules() == ()
+    assert feature.install_on(True) == feature.install_on(False) == "sudo apt install librsvg2-bin"

@@ -35,12 +35,21 @@ CheckLine = Tuple[str, str]
 class Feature:
     """Something the bot does with packages beyond the core install (X-only text posting): the
     modules it imports, the pip extra that brings them, and where Raspberry Pi OS builds them,
-    the apt packages that do instead (no compiler needed on a 32-bit Pi). A plain class: every
-    run imports this module, and a dataclass costs one to make."""
+    the apt packages that do instead (no compiler needed on a 32-bit Pi); or a program the
+    distribution installs (`programs`, found on PATH), with no extra and its apt package. A plain
+    class: every run imports this module, and a dataclass costs one to make."""
 
-    __slots__ = ("apt", "extra", "modules", "name", "pi32")
+    __slots__ = ("apt", "extra", "modules", "name", "pi32", "programs")
 
-    def __init__(self, name: str, modules: Tuple[str, ...], extra: str, apt: str = "", pi32: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        modules: Tuple[str, ...],
+        extra: str,
+        apt: str = "",
+        pi32: str = "",
+        programs: Tuple[str, ...] = (),
+    ) -> None:
         self.name = name  # as `check` lists it: "pictures", "posting to Bluesky"
         self.modules = modules  # the top-level modules it imports: ("PIL",)
         self.extra = extra  # pyproject.toml's extra: pip install ".[pictures]"
@@ -48,8 +57,15 @@ class Feature:
         # On 32-bit Raspberry Pi OS, the pip command of the README's "32-bit Raspberry Pi OS"
         # section when the extra would make pip build something; empty: the extra is safe there.
         self.pi32 = pi32
+        self.programs = programs  # ("rsvg-convert",): programs it runs, from `apt`
 
     def missing(self) -> Tuple[str, ...]:
+        """The modules of this feature that cannot be imported here, and the programs not on PATH."""
+        import shutil
+
+        return self.missing_modules() + tuple(program for program in self.programs if shutil.which(program) is None)
+
+    def missing_modules(self) -> Tuple[str, ...]:
         """The modules of this feature that cannot be imported here."""
         import importlib.util
 
@@ -75,6 +91,8 @@ class Feature:
         """The one command that adds it: on a 32-bit ARM system (`pi32`), apt's build in a venv
         that sees it and pip for the rest, as the README's "32-bit Raspberry Pi OS" section does,
         since pip would otherwise build for half an hour with a compiler a Lite image lacks."""
+        if not self.extra:  # a program: the distribution's package, on any Pi
+            return f"sudo apt install {self.apt}"
         pip = f'.venv/bin/python -m pip install ".[{self.extra}]"'
         if not self.apt:
             return pip

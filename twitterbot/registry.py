@@ -131,9 +131,10 @@ class Registry:
 
     def checks(self, config: Config) -> Iterator[CheckLine]:
         """What every capability adds to `bot.py check`; nothing from one whose packages are
-        missing (the features' lines say so, and its checks would import them)."""
+        missing (the features' lines say so, and its checks would import them); a missing program
+        does not stop them."""
         for capability in self.capabilities:
-            if not any(feature.missing() for feature in capability.features):
+            if not any(feature.missing_modules() for feature in capability.features):
                 yield from capability.checks(config)
 
     # -- networks ----------------------------------------------------------------------------------

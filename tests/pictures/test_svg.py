@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Iterator, List, Tuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from page_server import Page, PageServer
 from PIL import Image
 
@@ -267,6 +269,9 @@ def test_chromium_reaches_no_network(pictures: PageServer) -> None:
         ('<svg width="100000" height="100000"><circle r="5"/></svg>', "100,000x100,000 pixels, too big"),
         ('<svg width="20000" height="10"><circle r="5"/></svg>', "too big"),
         ('<svg xmlns="http://example.com/not-svg" width="10" height="10"/>', "is not an SVG <svg>"),
+        ('<svg width="10" height="10">' + "<g>" * 5000 + "</g>" * 5000 + "</svg>", "nests elements more than 200"),
+        ("<svg" + " a" * 400_000, "not well-formed XML"),
+        ('<svg width="10" height="10">' + " " * 1_000_000 + "</svg>", "characters, over 1,000,000"),
     ],
 )
 def test_what_cannot_be_drawn_says_what_and_the_fix(markup: str, said: str) -> None:
@@ -274,6 +279,27 @@ def test_what_cannot_be_drawn_says_what_and_the_fix(markup: str, said: str) -> N
         draw_svg(markup)
     assert said in str(caught.value) and caught.value.exit_status == 65
     assert said in svg_problems(markup)[0]
+
+
+@given(st.text(max_size=300), st.sampled_from(["auto", "rsvg", "chromium"]))
+@settings(max_examples=300, deadline=None)
+def test_any_text_gives_a_list_of_problems_never_an_exception(markup: str, renderer: str) -> None:
+    problems = svg_problems(markup, renderer)
+    assert isinstance(problems, list) and all(isinstance(problem, str) and problem for problem in problems)
+
+
+@given(
+    st.from_regex(
+        r'<svg( width="[0-9.]{0,6}(px|%)?")?( height="[0-9.]{0,6}")?( viewBox="[0-9 .,-]{0,20}")?>', fullmatch=True
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_any_size_is_within_the_pixel_budget_or_refused(start: str) -> None:
+    problems = svg_problems(start + "</svg>", "chromium")
+    if not problems:
+        read = svg._read(start + "</svg>")
+        assert 1 <= read.width <= svg.MAX_SIDE and 1 <= read.height <= svg.MAX_SIDE
+        assert read.width * read.height <= svg.MAX_SVG_PIXELS
 
 
 def test_an_svg_that_can_be_drawn_has_no_problems() -> None:
@@ -330,3 +356,30 @@ def test_a_png_of_another_size_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     with pytest.raises(SvgError, match="drew 10x10 pixels, not the SVG's 300x300"):
         draw_svg(BOARD)
+
+
+def test_an_embedded_picture_of_too_many_pixels_is_refused_from_its_header() -> None:
+    out = io.BytesIO()
+    Image.new("1", (5000, 3000)).save(out, "PNG")  # 15 megapixels in a few kilobytes
+    markup = '<svg width="100" height="100"><image href="https://example.com/big.png" width="100" height="100"/></svg>'
+    with pytest.raises(SvgError, match="5,000x3,000 pixels, more than a Pi decodes inside an SVG"):
+        draw_svg(markup, fetch=lambda url: out.getvalue())
+
+
+def test_an_embedded_file_that_is_not_a_picture_is_refused() -> None:
+    markup = '<svg width="100" height="100"><image href="https://example.com/a.png" width="100" height="100"/></svg>'
+    with pytest.raises(SvgError, match="is not a PNG, JPEG or GIF picture"):
+        draw_svg(markup, fetch=lambda url: b"<html>hello</html>")
+    with pytest.raises(SvgError, match="cannot be read"):
+        draw_svg(markup, fetch=lambda url: b"\x89PNG\r\n\x1a\n broken")
+
+
+@pytest.mark.usefixtures("rsvg")
+def test_a_drawing_over_the_renderers_memory_is_refused_not_left_to_the_pi() -> None:
+    """A blur over 4000x3000 pixels would take rsvg about 345 MiB: the child's limit stops it."""
+    markup = (
+        '<svg width="4000" height="3000"><filter id="b"><feGaussianBlur stdDeviation="20"/></filter>'
+        '<rect width="4000" height="3000" fill="red" filter="url(#b)"/></svg>'
+    )
+    with pytest.raises(SvgError, match="ran out of the memory it may use"):
+        draw_svg(markup)

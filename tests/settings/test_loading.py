@@ -312,6 +312,7 @@ _EXAMPLES = {
     "kernel": ["auto", "numpy", "C"],
     "language": ["en", "pt-BR", "zh-Hant-TW", ""],
     "long_lines": ["skip", "thread"],
+    "svg_renderer": ["auto", "rsvg", "chromium", "Chromium", ""],
     "dollars": ["5", "12.50", "$20", ""],
     "endpoint": ["https://hc-ping.com/abc-123", "http://127.0.0.1:8080/topic", ""],
 }

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_SVG_BYTES",
     "MAX_SVG_PIXELS",
     "RENDERERS",
@@ -57,11 +58,12 @@ MAX_SVG_BYTES = 1_000_000
 MAX_SVG_PIXELS = 12_582_912
 MAX_SIDE = 16_384  # pixels: cairo's own limit is 32,767
 MAX_IMAGES = 8  # distinct pictures one SVG may embed by URL
+MAX_DEPTH = 200  # elements inside elements: a drawing nests a few dozen; the serializer recurses
 RENDER_SECONDS = 30.0  # a renderer that takes longer is stopped
-# What a renderer child may map (ulimit -v) and write (ulimit -f): rsvg-convert maps about 30 MiB
-# of libraries and draws 12.6 megapixels in 50 MB; a picture it embeds larger than this is refused
-# by the limit instead of taking a Pi's memory.
-_RSVG_MEMORY_KIB = 600 * 1024
+# What rsvg-convert may map (ulimit -v) and write (ulimit -f). Measured: a 1600x1200 card needs
+# 150 MiB mapped (28 MiB resident), a plain 4000x3000 one 200 MiB (66 MiB); a blur over 4000x3000
+# would take 345 MiB resident, and is refused by the limit instead of taking a Pi's memory.
+_RSVG_MEMORY_KIB = 384 * 1024
 _MAX_PNG_BYTES = 64 * 1024 * 1024
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -204,12 +206,24 @@ def _read(markup: str) -> _Read:
             'element (<circle ... />), quote every attribute (r="5") and write & as &amp; (a browser forgave '
             "this; a drawing program does not)"
         ) from None
+    if _deepest(root) > MAX_DEPTH:
+        raise SvgError(f"the SVG nests elements more than {MAX_DEPTH} deep: flatten its groups")
     if root.tag != f"{{{SVG_NS}}}svg":
         raise SvgError(f'its outer element is not an SVG <svg> ({_local(root.tag)}): give it xmlns="{SVG_NS}"')
     width, height = _size(root)
     root.set("width", str(width))
     root.set("height", str(height))
     return _Read(root, width, height)
+
+
+def _deepest(root: Element) -> int:
+    """How deep the elements nest (the root alone: 1), counted without recursion."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        element, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in element)
+    return deepest
 
 
 def _with_namespaces(svg: str) -> str:
@@ -350,7 +364,30 @@ def _data_uri(url: str, data: bytes, program: str) -> str:
     if mime is None:
         kinds = "PNG, JPEG or GIF" + (" or WebP" if program == "chromium" else "")
         raise SvgError(f"the picture at {url} is not a {kinds} picture: link one that is")
+    width, height = _picture_size(data)
+    if width * height > MAX_SVG_PIXELS:
+        raise SvgError(
+            f"the picture at {url} is {width:,}x{height:,} pixels, more than a Pi decodes inside an SVG (at most "
+            f"{MAX_SVG_PIXELS / 1e6:.1f} megapixels): link a smaller one"
+        )
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _picture_size(data: bytes) -> Tuple[int, int]:
+    """A fetched picture's size from its header, without decoding it (0x0 without Pillow)."""
+    import io
+
+    try:
+        from .prepare import pillow, unusable
+
+        image_module = pillow()
+    except ImportError:
+        return 0, 0
+    try:
+        with image_module.open(io.BytesIO(data)) as image:
+            return image.size
+    except unusable() as exc:  # Pillow's words for a damaged or hostile file
+        raise SvgError(f"a picture the SVG embeds cannot be read ({type(exc).__name__}): link another") from None
 
 
 def _is_web(href: str) -> bool:
@@ -496,7 +533,9 @@ def _last_words(said: bytes, code: int) -> str:
     """What a renderer that failed said: its last line that is not a browser's log noise."""
     lines = [line.strip() for line in said.decode("utf-8", "replace").splitlines() if line.strip()]
     lines = [line for line in lines if not re.match(r"\[\d+:\d+:", line)]
-    if code in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT) or any("alloc" in line.lower() for line in lines):
+    if code in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT) or any(
+        word in line.lower() for line in lines for word in ("alloc", "nomemory", "out of memory")
+    ):
         return "it ran out of the memory it may use: the SVG or a picture in it is too big"
     if code == -signal.SIGXFSZ:
         return f"its picture was over {_MAX_PNG_BYTES // 1024 // 1024} MB"

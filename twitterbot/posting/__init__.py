@@ -45,7 +45,19 @@ def _parse_long_lines(name: str, text: str, where: str, base_dir: Optional[Path]
     return value
 
 
+def _parse_svg_renderer(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    """What draws a grammar's SVG pictures: auto (rsvg-convert), rsvg or chromium."""
+    value = text.strip().lower() or "auto"
+    if value not in ("auto", "rsvg", "chromium"):
+        raise ConfigError(
+            f"{name}={show(text.strip())} from {where} is not auto, rsvg or chromium: set it to auto (rsvg-convert, "
+            "from librsvg2-bin) or chromium (Debian's chromium, for <foreignObject> and scripts)"
+        )
+    return value
+
+
 LANGUAGE = SettingType("language", _parse_language)
+SVG_RENDERER = SettingType("svg_renderer", _parse_svg_renderer)
 LONG_LINES = SettingType("long_lines", _parse_long_lines)
 
 
@@ -54,8 +66,12 @@ class Posting(Capability):
     run, `check` and `history`. Its command module comes first: it owns the plain run."""
 
     name = "posting"
-    # The tweets file's ![alt](path) pictures, and the jobs' drawings.
-    features = (Feature("pictures", ("PIL",), "pictures", "python3-pil"),)
+    # The tweets file's ![alt](path) pictures, and the jobs' drawings; a grammar's {svg ...}
+    # pictures, drawn by a program Debian builds for every Pi (pictures/svg.py).
+    features = (
+        Feature("pictures", ("PIL",), "pictures", "python3-pil"),
+        Feature("SVG pictures ({svg ...} in a grammar)", (), "", "librsvg2-bin", programs=("rsvg-convert",)),
+    )
     title = "The scheduled post"
     page = "configuration.md"
     settings = {
@@ -83,6 +99,12 @@ class Posting(Capability):
             DURATION,
             "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long",
         ),
+        "SVG_RENDERER": Setting(
+            "auto",
+            SVG_RENDERER,
+            "what draws a grammar's {svg ...} pictures: auto (rsvg-convert, from librsvg2-bin) or chromium "
+            "(Debian's chromium, headless and offline: for <foreignObject> and scripts; slower, more memory)",
+        ),
         "LOOK_UP_UNCERTAIN": Setting(
             "yes",
             BOOL,
@@ -93,6 +115,16 @@ class Posting(Capability):
     commands = "twitterbot.posting.commands"
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
+        """Whether the SVG renderer chosen is installed (SVG_RENDERER=chromium; rsvg-convert is the
+        features' line), and whether Pillow has FreeType."""
+        if config["SVG_RENDERER"] == "chromium":
+            from ..pictures.svg import renderer_problem
+
+            missing = renderer_problem("chromium")
+            yield ("problem", missing) if missing else ("ok", "SVG pictures: drawn by chromium (SVG_RENDERER)")
+        yield from self._freetype()
+
+    def _freetype(self) -> Iterable[CheckLine]:
         """A Pillow without FreeType (pip built it where libfreetype-dev was missing) still draws,
         with its small bitmap font: a note, with the reinstall that works (pip reuses the wheel it
         built unless told not to)."""

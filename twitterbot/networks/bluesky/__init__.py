@@ -107,8 +107,9 @@ class Bluesky(Network):
         "LINK_CARDS_LOCAL": Setting(
             "no",
             BOOL,
-            "Bluesky: yes lets a link card fetch pages and pictures on this machine or your own network "
-            "(loopback, private, link-local addresses); by default only the public internet",
+            "yes lets a link card (Bluesky) and a picture a post names by URL (a grammar's {img}, an SVG's "
+            "<image>) be fetched from this machine or your own network (loopback, private, link-local "
+            "addresses); by default only the public internet",
         ),
     }
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
