@@ -277,7 +277,8 @@ def test_without_the_renderer_check_names_its_package_once_and_a_run_exits_69(
     bare = {"PATH": str(home.path)}  # no programs at all: bot.py runs by the venv's absolute path
     check = home.run_process("check", env=bare)
     assert check.returncode == 69, check.stdout + check.stderr
-    assert check.stdout.count("librsvg2-bin") == 1
+    problems = [line for line in check.stdout.splitlines() if line.startswith("PROBLEM")]
+    assert len(problems) == 1 and "librsvg2-bin" in problems[0]  # once, not once for each SVG
     result = home.run_process("--force", env=bare)
     assert result.returncode == 69 and "librsvg2-bin" in result.stderr
     assert emulator.posts == []

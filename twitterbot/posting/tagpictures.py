@@ -49,8 +49,7 @@ class PictureRules:
 
     @classmethod
     def of(cls, config: Config) -> PictureRules:
-        renderer = config["SVG_RENDERER"] if "SVG_RENDERER" in config.registry.settings else "auto"
-        return cls(allow_local=bool(config["LINK_CARDS_LOCAL"]), renderer=str(renderer or "auto"))
+        return cls(allow_local=bool(config["LINK_CARDS_LOCAL"]), renderer=str(config["SVG_RENDERER"] or "auto"))
 
     def fetcher(self) -> Fetch:
         """A fetch of one picture's bytes by URL, within these rules."""
