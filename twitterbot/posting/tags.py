@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple, Union
 
-from ..networks.mentions import most_private
+from ..networks.mentions import VISIBILITY_ORDER, most_private
 
 __all__ = [
     "LABELS",
@@ -44,8 +44,7 @@ __all__ = [
 
 # The words a tag may start with, each a service's: svg and img (all three), alt (CBTS, BBDQ),
 # cut, hide, show and the visibilities (CBTS), lang and label (BBDQ).
-VISIBILITIES = ("public", "unlisted", "private", "direct")
-TAG_WORDS = ("svg", "img", "alt", "cut", "hide", "show", *VISIBILITIES, "lang", "label")
+TAG_WORDS = ("svg", "img", "alt", "cut", "hide", "show", *VISIBILITY_ORDER, "lang", "label")
 # Bluesky's self-labels for a post's pictures, as BBDQ's help lists them.
 LABELS = ("sexual", "nudity", "porn", "graphic-media")
 # Options at an expansion's start: a word and then its colon (posting/options.py).
@@ -65,10 +64,6 @@ class SvgPicture:
     markup: str
     alt: str = ""
 
-    @property
-    def described(self) -> str:
-        return "{svg ...}"
-
 
 @dataclass(frozen=True)
 class UrlPicture:
@@ -76,10 +71,6 @@ class UrlPicture:
 
     url: str
     alt: str = ""
-
-    @property
-    def described(self) -> str:
-        return f"{{img {self.url}}}"
 
 
 Picture = Union[SvgPicture, UrlPicture]
@@ -226,7 +217,7 @@ def _meaning(text: str, tags: List[str]) -> Tagged:
                 labels.append(content)
         elif word == "hide":
             hide = True
-        elif word in VISIBILITIES:
+        elif word in VISIBILITY_ORDER:
             visibility = most_private(visibility, word)
         if word in ("svg", "img"):
             own_alt.append(bool(pictures[-1].alt))
