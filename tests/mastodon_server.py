@@ -129,6 +129,7 @@ class Status:
     account_id: str = ACCOUNT_ID  # the account's own; another's for a mention (`MastodonEmulator.mention`)
     in_reply_to_account_id: Optional[str] = None
     content: Optional[str] = None  # its HTML, when a test gives it; else made from `text`
+    sensitive: bool = False
 
 
 @dataclass
@@ -456,8 +457,8 @@ class _Handler(BaseHTTPRequestHandler):
         if replayed is not None:  # the first try's status, not a second one
             return self._json(200, self._status(replayed))
 
-        text = fields.get("status")
-        if not isinstance(text, str) or not text.strip():
+        text = fields.get("status") or ""
+        if not isinstance(text, str) or not (text.strip() or fields.get("media_ids")):  # a picture may go alone
             return self._error(422, "Validation failed: Text can't be blank")
         spoiler = fields.get("spoiler_text") or ""
         if mastodon_count(text) + mastodon_count(spoiler) > emu.max_characters:  # Mastodon counts both
@@ -478,6 +479,7 @@ class _Handler(BaseHTTPRequestHandler):
         status = emu._create(text, visibility, None if reply_to is None else str(reply_to), key)
         status.media = [emu.media[str(media_id)] for media_id in media_ids]
         status.spoiler_text, status.language = spoiler, fields.get("language") or None
+        status.sensitive = str(fields.get("sensitive", "")).lower() in ("true", "1")
         if scripted == "posted_then_drop":
             return self._drop()
         if scripted == "posted_then_slow":
@@ -611,7 +613,7 @@ class _Handler(BaseHTTPRequestHandler):
             "created_at": status.created_at.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
             "in_reply_to_id": status.in_reply_to_id,
             "in_reply_to_account_id": status.in_reply_to_account_id,
-            "sensitive": False,
+            "sensitive": status.sensitive,
             "spoiler_text": status.spoiler_text,
             "visibility": status.visibility,
             "language": status.language,

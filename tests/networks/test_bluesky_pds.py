@@ -242,3 +242,28 @@ def test_a_line_s_warning_is_its_first_line_and_its_language_its_langs(
     assert warned["value"]["langs"] == ["en"]  # the line's lang overrides POST_LANGUAGE
     assert (plain["value"]["text"], plain["value"]["langs"]) == ("Guten Morgen aus dem Garten.", ["de"])
     assert home.emulator.posts == []
+
+
+def test_a_post_s_labels_are_its_records_self_labels(
+    bluesky_pds: Pds, account: PdsAccount, app_password: str, tmp_path: Path
+) -> None:
+    """Self-labels say what a post's pictures show (sexual, nudity, porn, graphic-media): the PDS
+    takes them as the record's com.atproto.label.defs#selfLabels, and a post without any has none."""
+    import io
+
+    from PIL import Image
+
+    from twitterbot.pictures.prepare import Attachment
+
+    drawn = io.BytesIO()
+    Image.new("RGB", (40, 30), (200, 150, 120)).save(drawn, "PNG")
+    poster = make_poster(bluesky_pds.url, account, app_password, tmp_path / "session.json")
+    picture = Attachment(drawn.getvalue(), "A sketch of a nude figure", "figure.png")
+    poster.post("Life drawing", images=[picture], labels=("nudity",))
+    poster.post("No labels")
+
+    plain, labelled = bluesky_pds.posts(account)  # newest first
+    labels = labelled["value"]["labels"]
+    assert labels["$type"] == "com.atproto.label.defs#selfLabels"
+    assert [value["val"] for value in labels["values"]] == ["nudity"]
+    assert "labels" not in plain["value"]

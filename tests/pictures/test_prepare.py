@@ -109,6 +109,20 @@ def test_alt_text_is_required_and_within_the_limit(phone_photo: Path) -> None:
         prepare(phone_photo, "a" * 1001, LIMITS["x"])
 
 
+def test_a_grammar_s_picture_may_go_without_alt_text_and_its_bytes_lose_their_metadata(tmp_path: Path) -> None:
+    """CBDQ's pictures had no alt text: a drawn or fetched picture (`alt_optional`) goes without,
+    and like every picture it is written again from its pixels alone."""
+    from twitterbot.pictures.prepare import Attachment
+
+    photo = images.photo(tmp_path / "fetched.jpg", size=(400, 300))
+    limits = REGISTRY.network("x").image_limits()
+    fetched = Attachment(photo.read_bytes(), "", "fetched.jpg", alt_optional=True)
+    prepared = fetched.prepare(limits)
+    assert prepared.alt == "" and b"PhoneMaker" not in prepared.data and b"Exif" not in prepared.data
+    with pytest.raises(PictureError, match="no alt text"):
+        Attachment(photo.read_bytes(), "", "fetched.jpg").prepare(limits)
+
+
 def test_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(PictureError, match="does not exist"):
         prepare(tmp_path / "gone.jpg", "alt", LIMITS["x"])

@@ -42,8 +42,10 @@ def test_old_runs_become_daily_counts_and_what_is_still_needed_stays(tmp_path: P
         store.begin_job_attempt(job.id, "The monkey has typed 1,000 keys", at=OLD, final=False, network="x")
         _post(store, "a recent post", NOW - timedelta(days=1))
         assert store.due_for_pruning(NOW - timedelta(days=400))
+        assert store.scheduled_posts() == 4  # a post's number ({n}) counts the posted runs
         store.prune(before=NOW - timedelta(days=400), texts_since=NOW - timedelta(days=365), at=NOW)
         assert not store.due_for_pruning(NOW - timedelta(days=400))
+        assert store.scheduled_posts() == 4  # and still counts them once they are daily counts
         assert [run.text for run in store.recent_runs(10) if run.text] == ["a recent post"]
         assert store.posts_since(NOW - timedelta(days=2)) == 1  # the cap counts as before
         assert store.last_posted_text() == "a recent post"

@@ -278,6 +278,15 @@ def test_a_grammars_problems_are_kept_until_the_file_changes(tmp_path: Path) -> 
     assert tweets(config) == (None, [])
 
 
+def test_a_bbdq_grammar_s_codes_name_its_rules_before_they_are_checked(tmp_path: Path) -> None:
+    """``#parity{n % 2}#`` names rule parity0 or parity1 once the codes are replaced, as a run does."""
+    from twitterbot.web.tweetsfile import TweetsFile
+
+    path = tmp_path / "bot.json"
+    path.write_text('{"origin": ["#parity{n % 2}# at {hour}"], "parity0": ["even"], "parity1": ["odd"]}')
+    assert TweetsFile()(settings(tmp_path, TWEETS_FILE=str(path))) == (None, [])
+
+
 def test_a_history_of_an_older_format_is_left_for_a_run_to_upgrade(tmp_path: Path) -> None:
     config = settings(tmp_path)
     with sqlite3.connect(config.history_file) as conn:

@@ -87,15 +87,18 @@ class PictureError(BotError):
 @dataclass(frozen=True)
 class Attachment:
     """A picture to post, before it is fitted to a network: a file (a line of the tweets file)
-    or PNG bytes (a job's drawing), its alt text, and its name for messages."""
+    or bytes (a job's drawing, a grammar's drawn or fetched picture), its alt text, and its name
+    for messages. `alt_optional`: it may go without alt text (a grammar made for a service that
+    had none, as CBDQ's pictures); every other picture needs some."""
 
     source: Union[Path, bytes]
     alt: str
     name: str
+    alt_optional: bool = False
 
     def prepare(self, limits: ImageLimits) -> PreparedImage:
         source = io.BytesIO(self.source) if isinstance(self.source, bytes) else self.source
-        return prepare(source, self.alt, limits, name=self.name)
+        return prepare(source, self.alt, limits, name=self.name, alt_optional=self.alt_optional)
 
 
 def prepare_all(attachments: Sequence[Attachment], limits: ImageLimits) -> List[PreparedImage]:
@@ -145,12 +148,15 @@ def sniff(head: bytes) -> Optional[str]:
     return None
 
 
-def prepare(source: Source, alt: str, limits: ImageLimits, *, name: Optional[str] = None) -> PreparedImage:
+def prepare(
+    source: Source, alt: str, limits: ImageLimits, *, name: Optional[str] = None, alt_optional: bool = False
+) -> PreparedImage:
     """`source` (a path or a binary stream) as `limits.network` takes it, with `alt` as its alt
-    text. Raises `PictureError` naming the file when it cannot be made to fit, and for anything
-    Pillow cannot read: a damaged or hostile file is the user's data, never the bot's bug."""
+    text (which it must have, unless `alt_optional`). Raises `PictureError` naming the file when it
+    cannot be made to fit, and for anything Pillow cannot read: a damaged or hostile file is the
+    user's data, never the bot's bug."""
     name = name or (str(source) if isinstance(source, (str, Path)) else getattr(source, "name", "the picture"))
-    if not alt.strip():
+    if not alt.strip() and not alt_optional:
         raise PictureError(f"{name} has no alt text: describe what it shows, for people who cannot see it")
     if len(alt) > limits.max_alt:
         raise PictureError(

@@ -11,35 +11,50 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
+from ..errors import BotError
 from ..state.outcomes import Outcome
 from ..state.records import CatchUp
 from .delivery import Delivery, LineAttempts, Post
 from .options import NO_OPTIONS, LineOptions, OptionError, split_options
 from .send import Sent
+from .tags import TagError, may_have_tags, read_tags
 from .tweets import preview
 
 if TYPE_CHECKING:
     from ..pictures.prepare import Attachment
+    from .tagpictures import PictureRules
 
 __all__ = ["catch_up"]
 
 log = logging.getLogger(__name__)
 
 
-def catch_up(delivery: Delivery, since: datetime, folder: Optional[Path], known: Sequence[str]) -> Tuple[Sent, ...]:
+def catch_up(
+    delivery: Delivery,
+    since: datetime,
+    folder: Optional[Path],
+    known: Sequence[str],
+    pictures: Optional[PictureRules] = None,
+) -> Tuple[Sent, ...]:
     """Send each scheduled post since `since` (CATCH_UP_WINDOW) to the networks that missed it for
     a temporary reason, once each, if they are still posted to, and go on with the threads left
     unfinished. They were counted against the cap when first posted. A progress job's post is not
     caught up: its thread has moved on. A network's monthly budget holds a catch-up as it holds
     the run's own post. `folder`: where a recorded line's pictures are read from (the tweets
-    file's folder); `known`: every network's name (a recorded line's only and skip may name any)."""
+    file's folder); `known`: every network's name (a recorded line's only and skip may name any);
+    `pictures`: a grammar's (its expansions' tags are read again, their pictures made again)."""
     outlets = {network.name: network for network in delivery.outlets()}
     done: List[Sent] = []
     for missed in delivery.store.catch_ups(since, tuple(outlets)):
         if missed.job_id is None:
-            done.append(_catch_up_one(delivery, missed, _recorded(missed.text, folder, known)))
+            try:
+                post = _recorded(missed.text, folder, known, pictures)
+            except BotError as exc:  # a picture that cannot be made now: a later run tries again
+                log.warning("catching up: %s is not sent now: %s", preview(missed.text), exc)
+                continue
+            done.append(_catch_up_one(delivery, missed, post))
     if delivery.store.open_threads(since, tuple(outlets)):
-        done += delivery.finish_threads(since, lambda key: _recorded(key, folder, known).images)
+        done += delivery.finish_threads(since, lambda key: _recorded(key, folder, known, pictures).images)
     return tuple(done)
 
 
@@ -61,17 +76,41 @@ def _catch_up_one(delivery: Delivery, missed: CatchUp, post: Post) -> Sent:
     return sent
 
 
-def _recorded(key: str, folder: Optional[Path], known: Sequence[str]) -> Post:
+def _recorded(key: str, folder: Optional[Path], known: Sequence[str], pictures: Optional[PictureRules] = None) -> Post:
     """A recorded line (it is recorded as written) as a post again: its options, its text, and
-    its pictures read from the tweets file's folder."""
+    its pictures read from the tweets file's folder; a grammar's expansion (`pictures` given) with
+    its services' tags read again and their pictures made again."""
     options, text = _options_of(key, known)
+    tagged = None
+    if pictures is not None and may_have_tags(text):
+        try:
+            tagged = read_tags(text)
+        except TagError:  # it was read when first posted; the grammar may have changed since
+            tagged = None
+        else:
+            text = tagged.text
     images: Tuple[Attachment, ...] = ()
     if folder is not None and "![" in text:
         from .images import split_images
 
         text, lines = split_images(text, folder)
         images = tuple(image.attachment for image in lines)
-    return Post(key, text, images, options.language, options.warning)
+    if tagged is None:
+        return Post(key, text, images, options.language, options.warning)
+    from .tagpictures import make_pictures
+
+    assert pictures is not None
+    images += make_pictures(tagged, pictures, where=f"a caught-up post {preview(key)}")
+    return Post(
+        key,
+        text,
+        images,
+        options.language or tagged.language,
+        options.warning or tagged.warning,
+        visibility=tagged.visibility,
+        sensitive=tagged.sensitive,
+        labels=tagged.labels,
+    )
 
 
 def _options_of(key: str, known: Sequence[str]) -> Tuple[LineOptions, str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Callable, Dict, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .. import __version__
 from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError, TweetFileError
@@ -32,6 +32,9 @@ from .calendar import Calendar, coming, in_zone, local, passed
 from .options import line_rules, sent_text
 from .threads import parts_for, thread_cost, too_many_parts
 from .tweets import TweetFile, TweetLine, is_grammar, load_tweets
+
+if TYPE_CHECKING:
+    from .generated import GrammarReport
 
 __all__ = ["CHECKS", "COMING_DAYS", "ONLINE_CHECKS", "Finding", "run_checks"]
 
@@ -222,14 +225,10 @@ def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar)
 
 def _grammar(config: Config) -> Iterator[Finding]:
     """A Tracery grammar: each problem (a data error, 65) with its line, then how sampled
-    expansions fit the networks. Its own random source: a check draws the same samples each time."""
-    import random
-
-    from .generated import sample_grammar
-
+    expansions fit the networks, then the services' tags they use (tagcheck.py)."""
     path = config["TWEETS_FILE"]
     try:
-        report = sample_grammar(path, config["POST_TO"], rng=random.Random(0), rules=line_rules(config))
+        report = _sampled(config)
     except BotError as exc:
         yield problem(str(exc), exc)
         return
@@ -241,6 +240,47 @@ def _grammar(config: Config) -> Iterator[Finding]:
         )
     for said in report.notes:
         yield note(said)
+    if report.codes:
+        yield ok(
+            f"{path}: its texts use Blue Bots Done Quick's codes {', '.join(report.codes)}, replaced at each run "
+            "in the bot's own time zone (TWEET_TIMEZONE)"
+        )
+    if report.tagged:
+        from .tagcheck import tag_findings
+        from .tagpictures import PictureRules
+
+        for status, message, error in tag_findings(report, PictureRules.of(config), where=str(path)):
+            yield Finding(status, message, error)
+
+
+def _sampled(config: Config) -> GrammarReport:
+    """The grammar's samples as `check` draws them: its own random source (the same samples each
+    time), the codes at the time of the check and the post number 1."""
+    import random
+
+    from .codes import Moment
+    from .generated import sample_grammar
+
+    codes = Moment(utc_now().astimezone(Calendar.of(config).zone))
+    rules = line_rules(config)
+    return sample_grammar(config["TWEETS_FILE"], config["POST_TO"], rng=random.Random(0), rules=rules, codes=codes)
+
+
+def grammar_pictures(config: Config) -> Iterator[Finding]:
+    """`check --online`: the pictures a grammar's samples fetch by URL (``{img}``), fetched now."""
+    if not is_grammar(config["TWEETS_FILE"]):
+        return
+    try:
+        report = _sampled(config)
+    except BotError:
+        return  # the offline check said it
+    if report.tagged and not report.problems:
+        from .tagcheck import fetch_findings
+        from .tagpictures import PictureRules
+
+        rules = PictureRules.of(config)
+        for status, message, error in fetch_findings(report, rules, where=str(config["TWEETS_FILE"])):
+            yield Finding(status, message, error)
 
 
 def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
@@ -397,7 +437,7 @@ CHECKS: Sequence[Check] = (
     budgets,
     capabilities,
 )
-ONLINE_CHECKS: Sequence[Check] = (previews, accounts)
+ONLINE_CHECKS: Sequence[Check] = (previews, grammar_pictures, accounts)
 
 
 def run_checks(config: Config, *, online: bool, out: Callable[[str], object] = print) -> int:

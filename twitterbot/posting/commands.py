@@ -61,7 +61,7 @@ def _run(args: argparse.Namespace, config: Config) -> int:
 
     result = run_watched(config, run, dry_run=args.dry_run)
     log_result(result)
-    if result.action == Outcome.WOULD_POST and result.line and result.line.images:
+    if result.action == Outcome.WOULD_POST and result.line and result.line.attachments:
         _show_pictures(result.line, config)
     _show_previews(config, result)
     if args.dry_run and result.action == Outcome.SKIPPED and result.roll is not None:
@@ -101,7 +101,7 @@ def _show_pictures(line: Any, config: Config) -> None:
         if any(fit.network == network.name and fit.fits for fit in line.fits)
     ]
     log.info("dry run: the pictures of line %d, as each network would get them, are in %s", line.lineno, folder)
-    for said in write_prepared([image.attachment for image in line.images], limits, folder):
+    for said in write_prepared(line.attachments, limits, folder):
         log.info("dry run: %s", said)
 
 
@@ -130,7 +130,7 @@ def _show_previews(config: Config, result: RunResult) -> None:
     for sent in result.networks:
         if sent.outcome == Outcome.WOULD_POST:
             preview = sent.network.preview
-            for shown in preview(line.text, config, pictures=len(line.images), folder=make_folder):
+            for shown in preview(line.text, config, pictures=len(line.attachments), folder=make_folder):
                 first, *rest = shown.splitlines() or [""]  # one log record per line
                 log.info("dry run: %s would show this %s", sent.network.label, first)
                 for each in rest:

@@ -290,6 +290,8 @@ class Delivery:
             if post.images and state.part == 1:
                 extra["images"] = list(post.images)
             extra.update(self._voice(post, network, fallback=False))
+            if "images" not in extra:  # labels say what pictures show: only the part with them has any
+                extra.pop("labels", None)
             record = line_ending(self.store, attempt, clock=self.clock)
             outcome = send(
                 lambda text=state.text, extra=extra: poster.post(text, **extra),  # type: ignore[arg-type]

@@ -25,8 +25,11 @@ from typing import AbstractSet, Dict, List, Optional, Sequence, Set
 
 from ..errors import TweetFileError
 from ..networks import Network
+from ..pictures.limits import MAX_IMAGES
+from .codes import Moment, codes_in, with_codes
 from .grammar import MAX_DEPTH, MAX_TAGS, ORIGIN, Grammar, OutOfWork, TooDeep, Work, read_grammar
 from .options import NO_OPTIONS, PLAIN_RULES, LineRules, OptionError, measured_text, split_options
+from .tags import TagError, is_options, may_have_tags, read_tags
 from .tweets import TweetFile, TweetLine
 
 __all__ = [
@@ -60,13 +63,17 @@ def draw_post(
     posted: AbstractSet[str],
     rules: LineRules = PLAIN_RULES,
     moment: Optional[datetime] = None,
+    codes: Optional[Moment] = None,
 ) -> TweetFile:
     """A file of one new expansion of the grammar at `path` for this run. Raises `TweetFileError`
     (65) when the grammar is unusable, keeps repeating `posted` texts, or fits no network. An
     expansion whose time options (on, from, until, days, hours) do not hold at `moment` (naive,
     the bot's zone) is drawn again; when every draw is such, the file holds the last as a dated
-    line, which the run does not post now. `at` has no meaning in a grammar: a data error."""
+    line, which the run does not post now. `at` has no meaning in a grammar: a data error. `codes`:
+    the run's time and post number that Blue Bots Done Quick's codes are replaced with first."""
     grammar = read_grammar(path)
+    if codes is not None:
+        grammar = with_codes(grammar, codes)
     if ORIGIN not in grammar.rules:
         raise TweetFileError(f'{path} has no "{ORIGIN}" rule: add one (bot.py check shows every problem)')
     best: Optional[TweetLine] = None
@@ -93,7 +100,7 @@ def draw_post(
         time = line.options.time
         if time is not None and time.at is not None:
             raise TweetFileError(
-                f"{path} expansion {text!r} has at: a grammar draws a new post each run, so a one-off time means "
+                f"{path} expansion {_shown(text)} has at: a grammar draws a new post each run, so a one-off time means "
                 "nothing there: put the line in a tweets file, or use on, from, until, days or hours"
             )
         if time is not None and moment is not None and not time.holds(moment):
@@ -149,30 +156,53 @@ def _nothing_drawn(path: Path, *, measured: int, repeats: int, too_deep: int, dr
 
 
 def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: LineRules) -> TweetLine:
-    """`text` as a line: its options and pictures read as a plain file's are, measured by each
-    network its options leave in (with its warning, as it is sent there)."""
+    """`text` as a line: its options and pictures read as a plain file's are, its services' tags
+    (posting/tags.py) taken out, measured by each network its options leave in (with its warning,
+    as it is sent there)."""
     lineno = grammar.lines.get(ORIGIN, 1)
     options, body, images = NO_OPTIONS, text, ()
-    if text.startswith(("{", "\\{")):
+    if text.startswith("{") and is_options(text):
         try:
             options, body = split_options(text, rules.names or tuple(network.name for network in networks))
         except OptionError as exc:
-            raise TweetFileError(f"{grammar.path} expansion {text!r} {exc}") from None
-        if not body:
-            raise TweetFileError(
-                f"{grammar.path} expansion {text!r} has options but no text: write the post after the }}"
-            )
+            raise TweetFileError(f"{grammar.path} expansion {_shown(text)} {exc}") from None
+    tagged = None
+    if may_have_tags(body) or body.startswith("\\{"):
+        try:
+            tagged = read_tags(body)
+        except TagError as exc:
+            raise TweetFileError(f"{grammar.path} expansion {_shown(text)} {exc}") from None
+        body = tagged.text
+        options = replace(
+            options, warning=options.warning or tagged.warning, language=options.language or tagged.language
+        )
+    if not body and not (tagged and tagged.pictures):
+        raise TweetFileError(
+            f"{grammar.path} expansion {_shown(text)} has options or tags but no text: write the post after them"
+        )
     if "![" in body:
         from .images import image_problems, split_images
 
         body, images = split_images(body, (grammar.path or Path(".")).parent)
         wrong = image_problems(body, images, networks) if images else []
         if wrong:
-            raise TweetFileError("\n".join(f"{grammar.path} expansion {text!r} {problem}" for problem in wrong))
+            raise TweetFileError("\n".join(f"{grammar.path} expansion {_shown(text)} {problem}" for problem in wrong))
+    if tagged and len(images) + len(tagged.pictures) > MAX_IMAGES:
+        raise TweetFileError(
+            f"{grammar.path} expansion {_shown(text)} has {len(images) + len(tagged.pictures)} pictures; a post "
+            f"takes {MAX_IMAGES}: draw or fetch fewer in one expansion"
+        )
     wanted = [network for network in networks if options.is_for(network.name)]
     fits = tuple(network.measure(measured_text(body, options, network)) for network in wanted)
     line = TweetLine(lineno, body, fits, threads=rules.threads)
-    return replace(line, options=options, images=images, written=text) if options or images else line
+    if tagged:
+        line = replace(line, tags=tagged)
+    return replace(line, options=options, images=images, written=text) if options or images or tagged else line
+
+
+def _shown(text: str, most: int = 200) -> str:
+    """An expansion in a message: quoted, and cut short (an SVG can be thousands of characters)."""
+    return repr(text) if len(text) <= most else repr(text[:most]) + f"... ({len(text):,} characters)"
 
 
 def _one(path: Path, line: TweetLine) -> TweetFile:
@@ -188,6 +218,8 @@ class GrammarReport:
     problems: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
     distinct: int = 0  # different texts among the samples
+    tagged: List[TweetLine] = field(default_factory=list)  # the samples with the services' tags
+    codes: List[str] = field(default_factory=list)  # BBDQ's codes its texts use
 
 
 def sample_grammar(
@@ -197,11 +229,21 @@ def sample_grammar(
     rng: random.Random,
     samples: int = SAMPLES,
     rules: LineRules = PLAIN_RULES,
+    codes: Optional[Moment] = None,
 ) -> GrammarReport:
     """Read the grammar, name its problems, and draw `samples` expansions to see which fit: a
-    grammar whose expansions never fit any network is a problem; a network some do not fit, a note."""
+    grammar whose expansions never fit any network is a problem; a network some do not fit, a note.
+    `codes`: what Blue Bots Done Quick's codes are replaced with first (as a run would now). The
+    samples with tags are kept (`tagged`): `check` says which tags they use and draws their SVGs."""
     grammar = read_grammar(path)
     report = GrammarReport(len(grammar.rules))
+    if codes is not None:
+        report.codes = codes_in(grammar)
+        try:
+            grammar = with_codes(grammar, codes)
+        except TweetFileError as exc:
+            report.problems.append(str(exc))
+            return report
     report.problems = [
         f"{path} line {problem.lineno} {problem.message}" if problem.lineno else f"{path} {problem.message}"
         for problem in grammar.problems()
@@ -233,8 +275,17 @@ def sample_grammar(
         return report
     if too_deep:
         report.notes.append(f"{path}: {too_deep} of {samples} sampled expansions {deep} (a run draws again)")
-    lines = [_measured(grammar, text, networks, rules) for text in set(texts) if text]
+    lines: List[TweetLine] = []
+    for text in sorted(set(texts)):
+        if not text:
+            continue
+        try:
+            lines.append(_measured(grammar, text, networks, rules))
+        except TweetFileError as exc:
+            report.problems.append(str(exc))  # the first is enough: each sample would say it again
+            return report
     report.distinct = len(lines)
+    report.tagged = [line for line in lines if line.tags]
     if not lines or not any(line.networks for line in lines):
         report.problems.append(
             f"{path}: none of {len(texts) + too_deep} sampled expansions fits any network in POST_TO: shorten its texts"

@@ -43,6 +43,7 @@ from .when import LineTime
 if TYPE_CHECKING:
     from ..state.outcomes import RunRef
     from .delivery import Delivery
+    from .tagpictures import PictureRules
 
 __all__ = [
     "CATCH_UP_WINDOW",
@@ -105,9 +106,19 @@ def run_once(
 
                 since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
                 posted = store.texts_posted_since(since)
+                from .codes import Moment
+
                 moment = local(clock(), rules.calendar.zone)  # an expansion with a time goes only then
+                # BBDQ's codes: the run's time in the bot's zone, the post's number from the history.
+                codes = Moment(clock().astimezone(rules.calendar.zone), count=lambda: store.scheduled_posts() + 1)
                 return draw_post(
-                    config["TWEETS_FILE"], rules.networks, rng=rng, posted=posted, rules=line, moment=moment
+                    config["TWEETS_FILE"],
+                    rules.networks,
+                    rng=rng,
+                    posted=posted,
+                    rules=line,
+                    moment=moment,
+                    codes=codes,
                 )
             tweets = load_tweets(config["TWEETS_FILE"], rules.networks, cache=store, rules=line)
             for problem in tweets.problems:
@@ -150,9 +161,15 @@ class RunRules:
     history_days: int = 400
     grammar_memory: timedelta = timedelta(days=365)
     calendar: Calendar = Calendar()
+    pictures: Optional[PictureRules] = None  # how a grammar's tags make their pictures (tagpictures.py)
 
     @classmethod
     def of(cls, config: Config) -> RunRules:
+        pictures = None
+        if is_grammar(config["TWEETS_FILE"]):  # only a grammar has tags: a plain file imports nothing more
+            from .tagpictures import PictureRules
+
+            pictures = PictureRules.of(config)
         return cls(
             one_in=config["TWEET_ONE_IN"],
             max_posts_per_day=config["MAX_POSTS_PER_DAY"],
@@ -168,6 +185,7 @@ class RunRules:
             history_days=config["HISTORY_DAYS"],
             grammar_memory=timedelta(seconds=config["GRAMMAR_MEMORY"]),
             calendar=Calendar.of(config),
+            pictures=pictures,
         )
 
 
@@ -311,6 +329,8 @@ def decide_and_post(
                 )
             index, new_round = chosen.index, chosen.new_round
     line = tweets.line(index)
+    if line.tags is not None and line.tags.pictures:  # before the run's row: a picture that fails leaves none
+        line = _with_pictures(line, rules, tweets.path.name)
     if run.dry_run:
         from .plan import planned
 
@@ -326,6 +346,18 @@ def decide_and_post(
     used = _start_new_round(store, tweets) if new_round else store.used_texts()
     action, reason, fields = _post_a_line(delivery(), tweets, line, used, why=decision.why, rng=run.rng)
     return finish(action, reason, **fields)
+
+
+def _with_pictures(line: TweetLine, rules: RunRules, file_name: str) -> TweetLine:
+    """The line with the pictures its tags ask for, drawn and fetched (tagpictures.py); raises the
+    data error (65) or the failed fetch (75) that keeps the post from going."""
+    from dataclasses import replace
+
+    from .tagpictures import PictureRules, make_pictures
+
+    assert line.tags is not None
+    where = f"{file_name} expansion {preview(line.key)}"
+    return replace(line, drawn=make_pictures(line.tags, rules.pictures or PictureRules(), where=where))
 
 
 def _one_off(store: HistoryStore, tweets: TweetFile, due: Due, rules: RunRules) -> Union[Skip, Go]:
@@ -451,7 +483,7 @@ def _catch_up(run: Run, delivery: Callable[[], Delivery], rules: RunRules, now: 
         return ()
     from .catchup import catch_up
 
-    return catch_up(delivery(), since, rules.pictures_folder, rules.known)
+    return catch_up(delivery(), since, rules.pictures_folder, rules.known, rules.pictures)
 
 
 class _Lazy(Generic[T]):

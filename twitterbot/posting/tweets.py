@@ -32,8 +32,10 @@ from .options import NO_OPTIONS, PLAIN_RULES, LineOptions, LineRules, OptionErro
 from .when import LineTime
 
 if TYPE_CHECKING:
+    from ..pictures.prepare import Attachment
     from .delivery import Post
     from .images import LineImage
+    from .tags import Tagged
 
 __all__ = [
     "TweetFile",
@@ -61,6 +63,15 @@ class TweetLine:
     written: str = ""  # the line as written, pictures and all, when it has pictures or options
     options: LineOptions = NO_OPTIONS  # its {cw: ...; lang: ...; only: ...} (posting/options.py)
     threads: bool = False  # LONG_LINES=thread: too long for a network, it goes there as a thread
+    # A grammar's expansion: what its services' tags asked for beyond its options (posting/tags.py),
+    # and the pictures they made for the run that posts it (posting/tagpictures.py).
+    tags: Optional[Tagged] = None
+    drawn: Tuple[Attachment, ...] = ()
+
+    @property
+    def attachments(self) -> Tuple[Attachment, ...]:
+        """Every picture the post carries: the line's own files, then those its tags made."""
+        return tuple(image.attachment for image in self.images) + self.drawn
 
     @property
     def key(self) -> str:
@@ -101,20 +112,22 @@ class TweetLine:
         it names one (else the delivery's, POST_LANGUAGE)."""
         from .delivery import Post  # only a run that posts, or plans a post
 
-        images = tuple(image.attachment for image in self.images)
         where = f"{file_name} line {self.lineno}"
         networks = tuple(fit.network for fit in self.fits)
-        options = self.options
+        options, tags = self.options, self.tags
         return Post(
             self.key,
             self.text,
-            images,
+            self.attachments,
             options.language,
             options.warning,
             where=where,
             fits=self.fits,
             networks=networks,
             threads=self.threads,
+            visibility=tags.visibility if tags else None,
+            sensitive=tags.sensitive if tags else False,
+            labels=tags.labels if tags else (),
         )
 
 

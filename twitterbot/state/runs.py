@@ -318,6 +318,14 @@ class RunLog(PostCounts, Database):
         rows = self._read("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")
         return parse_iso(rows[0][0]) if rows else None
 
+    def scheduled_posts(self) -> int:
+        """How many scheduled runs have posted, the days folded by HISTORY_DAYS included (they
+        keep the same count): a post's number (Blue Bots Done Quick's ``{n}``) is this and one."""
+        rows = self._read(
+            "SELECT (SELECT count(*) FROM runs WHERE action = 'posted') + (SELECT coalesce(sum(posted), 0) FROM days)"
+        )
+        return int(rows[0][0]) if rows else 0
+
     def last_posted_text(self) -> Optional[str]:
         marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
         rows = self._read(

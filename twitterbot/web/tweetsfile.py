@@ -72,10 +72,15 @@ class TweetsFile:
 
 def _grammar_attention(path: Path, data: Optional[bytes]) -> List[Attention]:
     """A Tracery grammar has no lines to count: what needs the owner's eye is its problems, as
-    `bot.py check` names them (raises `TweetFileError` if it cannot be read)."""
+    `bot.py check` names them, after Blue Bots Done Quick's codes are replaced as a run would now
+    (``#parity{n % 2}#`` names a rule then); raises `TweetFileError` if it cannot be read."""
+    from datetime import datetime, timezone
+
+    from ..posting.codes import Moment, with_codes
     from ..posting.grammar import parse_grammar, read_grammar
 
     grammar = parse_grammar(data, path) if data is not None else read_grammar(path)
+    grammar = with_codes(grammar, Moment(datetime.now(timezone.utc)))
     return [
         Attention("tweets_file", f"{path.name} line {problem.lineno}" if problem.lineno else path.name, problem.message)
         for problem in grammar.problems()

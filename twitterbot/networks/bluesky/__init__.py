@@ -76,6 +76,7 @@ class Bluesky(Network):
 
     name = "bluesky"
     label = "Bluesky"
+    post_options = frozenset({"labels"})  # a post's self-labels: what its pictures show
     # On a 32-bit Pi the extra would build atproto's zstandard (no armv7 wheel): the README's
     # commands install its client without it.
     features = (

@@ -126,9 +126,11 @@ class BlueskyPoster:
         *,
         language: Optional[str] = None,
         spoiler: Optional[str] = None,
+        labels: Sequence[str] = (),
     ) -> PostResult:
         """Create one post (a reply to `reply_to`, an earlier result's `post_id`, if given), its
-        `langs` set to `language` when given. Bluesky has no content warning of its own: `spoiler`
+        `langs` set to `language` when given, its self-labels to `labels` (what its pictures show:
+        sexual, nudity, porn, graphic-media). Bluesky has no content warning of its own: `spoiler`
         is never given (the caller writes it into the text).
         Returns a confirmed `PostResult`, or an uncertain one when no try got an answer and the
         post cannot be looked up. Raises `PostError` when Bluesky certainly did not post it."""
@@ -153,7 +155,7 @@ class BlueskyPoster:
             try:
                 client = self._call(self._connect)
                 if record is None:
-                    record = self._call(self._record, client, text, created_at, parent, embed, card, language)
+                    record = self._call(self._record, client, text, created_at, parent, embed, card, language, labels)
                 return self._call(self._create, client, text, record_key, record, parent)
             except PostError as exc:
                 error = exc
@@ -253,8 +255,9 @@ class BlueskyPoster:
         embed: Any = None,
         card: Optional[Card] = None,
         language: Optional[str] = None,
+        labels: Sequence[str] = (),
     ) -> Any:
-        return post_record(client, text, created_at, parent, embed, card, self._call, language)
+        return post_record(client, text, created_at, parent, (embed, card), self._call, language, labels)
 
     def _create(self, client: Client, text: str, record_key: str, record: Any, parent: Optional[PostRef]) -> PostResult:
         from atproto_client import models

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ...errors import ErrorKind, ExitStatus, PostError
 from .linkcard import Card, CardResult, Limits, fetch_card
@@ -117,15 +117,17 @@ def post_record(
     text: str,
     created_at: str,
     parent: Optional[PostRef],
-    embed: Any,
-    card: Optional[Card],
+    attached: Tuple[Any, Optional[Card]],
     call: Callable[..., Any],
     language: Optional[str] = None,
+    labels: Sequence[str] = (),
 ) -> Any:
-    """The app.bsky.feed.post record, in `language` (its `langs`) when given; `call` runs an SDK
-    step the poster's way (errors as PostErrors)."""
+    """The app.bsky.feed.post record, in `language` (its `langs`) when given, with its embed or
+    else its link card (`attached`) and its self-labels (`labels`: what its pictures show); `call`
+    runs an SDK step the poster's way (errors as PostErrors)."""
     from atproto_client import models
 
+    embed, card = attached
     reply = None
     if parent:
         reply = models.AppBskyFeedPost.ReplyRef(
@@ -136,8 +138,12 @@ def post_record(
     if embed is None and card is not None:
         embed = external_embed(client, card, call)
     langs = [language] if language else None
+    selfs = None
+    if labels:
+        values = [models.ComAtprotoLabelDefs.SelfLabel(val=value) for value in labels]
+        selfs = models.ComAtprotoLabelDefs.SelfLabels(values=values)
     return models.AppBskyFeedPost.Record(
-        created_at=created_at, text=text, facets=facets, reply=reply, embed=embed, langs=langs
+        created_at=created_at, text=text, facets=facets, reply=reply, embed=embed, langs=langs, labels=selfs
     )
 
 

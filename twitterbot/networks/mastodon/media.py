@@ -47,7 +47,7 @@ def upload_to_mastodon(
                 return client.media_post(
                     io.BytesIO(image.data),
                     mime_type=image.mime_type,
-                    description=image.alt,
+                    description=image.alt or None,  # a grammar's picture may have none
                     file_name=f"picture.{image.extension}",
                     synchronous=True,
                 )

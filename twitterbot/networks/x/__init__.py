@@ -85,7 +85,11 @@ def _parse_dollars(name: str, text: str, where: str, base_dir: Optional[Path], s
 
 
 def measure(text: str) -> Fit:
-    """Measure `text` the way X does (twitter-text v3: URLs 23, emoji 2, CJK 2, NFC first)."""
+    """Measure `text` the way X does (twitter-text v3: URLs 23, emoji 2, CJK 2, NFC first). An
+    empty text fits: twitter-text calls it no tweet, but X takes pictures alone (a grammar's
+    picture-only post; a text without pictures is never empty)."""
+    if not text:
+        return _fit(0, ())
     length, urls, problem = twittertext.weigh(text)
     return _fit(length, urls, problem)
 

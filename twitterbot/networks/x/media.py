@@ -87,8 +87,9 @@ def upload_to_x(
         try:
             data = retried(policy, partial(call, number, image, **upload), what=f"upload {image.name}")
             media_id = str(data["id"])
-            alt = {"url": X_METADATA_URL, "json": {"id": media_id, "metadata": {"alt_text": {"text": image.alt}}}}
-            retried(policy, partial(call, number, image, **alt), what=f"describe {image.name}")
+            if image.alt:  # a grammar's picture may have none (CBDQ's had none)
+                alt = {"url": X_METADATA_URL, "json": {"id": media_id, "metadata": {"alt_text": {"text": image.alt}}}}
+                retried(policy, partial(call, number, image, **alt), what=f"describe {image.name}")
         except PostError as exc:
             raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("X", number, image, exc) from None
         ids.append(media_id)

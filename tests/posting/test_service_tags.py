@@ -1,0 +1,110 @@
+"""Grammars written for Cheap Bots Done Quick, Cheap Bots Toot Sweet and Blue Bots Done Quick, run
+through bot.py as they are (tests/fixtures/grammars): their tags reach each network as pictures,
+warnings, languages, visibility, sensitive flags and labels, never as text; their codes are the
+bot's own time and post number; `check` lists the tags a grammar uses and names one it cannot read."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from conftest import BotHome
+from mastodon_server import MastodonEmulator
+from x_emulator import XEmulator
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "grammars"
+TAG = re.compile(r"\{[^{}]*\}")
+
+
+def use(home: BotHome, name: str, **settings: str) -> Path:
+    path = home.path / name
+    shutil.copy(FIXTURES / name, path)
+    home.write_env(TWEETS_FILE=str(path), **settings)
+    return path
+
+
+def test_cbts_words_set_the_warning_sensitive_and_the_most_private_visibility_on_mastodon(
+    home: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    use(
+        home,
+        "cbts_moods.json",
+        **mastodon_emulator.env(),
+        POST_TO="mastodon",
+        MASTODON_VISIBILITY="public",
+        MAX_POSTS_PER_DAY="20",
+    )
+    check = home.run("check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "sampled expansions use the services' tags: cut, " in check.stdout
+    assert "hide" in check.stdout and "private" in check.stdout
+    for seed in range(6):  # the same draws every time
+        result = home.run("--force", "--seed", str(seed))
+        assert result.returncode == 0, result.stderr
+    assert len(mastodon_emulator.statuses) == 6
+    assert {status.visibility for status in mastodon_emulator.statuses} == {"unlisted", "private"}
+    for status in mastodon_emulator.statuses:
+        assert not TAG.search(status.text) and "{" not in status.text
+        assert status.spoiler_text.startswith("weather, ")
+        # {private} is more private than {unlisted}, and both than MASTODON_VISIBILITY=public
+        assert status.visibility == ("unlisted" if status.text.startswith("Grey skies") else "private")
+        assert status.sensitive  # {hide} wins over {show}
+
+
+def test_bbdq_codes_are_the_bot_s_zone_its_post_number_and_an_item_and_lang_its_language(
+    home: BotHome, emulator: XEmulator, mastodon_emulator: MastodonEmulator
+) -> None:
+    use(home, "bbdq_calendar.json", **mastodon_emulator.env(), POST_TO="x,mastodon", TWEET_TIMEZONE="Pacific/Auckland")
+    check = home.run("check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert (
+        "use Blue Bots Done Quick's codes {hour}, {weekday}, {weekdayName}, {date ...}, {n}, {item ...}" in check.stdout
+    )
+    assert "sampled expansions use the services' tags: lang" in check.stdout
+    for _ in range(3):
+        result = home.run("--force", "--json")
+        assert result.returncode == 0, result.stderr
+    texts = [status.text for status in mastodon_emulator.statuses]
+    assert texts == emulator.texts
+    numbers = [int(re.match(r"Post (\d+) on", text).group(1)) for text in texts]
+    assert numbers == [1, 2, 3]
+    assert ["odd post" in text for text in texts] == [True, False, True]
+    assert all("{" not in text and "#" not in text for text in texts)
+    assert {status.language for status in mastodon_emulator.statuses} == {"en"}
+    # the bot's zone, not UTC's: the weekday named is Auckland's today
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    today = datetime.now(ZoneInfo("Pacific/Auckland"))
+    assert f"on {today:%A}, {today.day}" in texts[-1]
+
+
+def test_an_unknown_tag_is_a_data_error_check_names(home: BotHome, emulator: XEmulator) -> None:
+    path = home.path / "typo.json"
+    path.write_text(json.dumps({"origin": ["A picture {imgg https://example.org/a.png} of #thing#"], "thing": ["a"]}))
+    home.write_env(TWEETS_FILE=str(path))
+    check = home.run("check")
+    assert check.returncode == 65
+    assert "{imgg https://example.org/a.png}, which is no tag" in check.stdout + check.stderr
+    result = home.run("--force")
+    assert result.returncode == 65 and emulator.posts == []
+    assert "which is no tag" in result.stderr
+
+
+def test_a_caught_up_expansion_keeps_its_tags_meaning_and_never_their_text(
+    home: BotHome, emulator: XEmulator, mastodon_emulator: MastodonEmulator
+) -> None:
+    use(home, "cbts_moods.json", **mastodon_emulator.env(), POST_TO="x,mastodon", MASTODON_VISIBILITY="public")
+    mastodon_emulator.fail_next("server_error")
+    first = home.run("--force")
+    assert first.returncode == 75, first.stderr
+    assert len(emulator.posts) == 1 and mastodon_emulator.statuses == []
+    home.write_env(TWEET_ONE_IN="1000000")  # the next run only catches up
+    second = home.run()
+    assert second.returncode == 0, second.stderr
+    (status,) = mastodon_emulator.statuses
+    assert "{" not in status.text and status.text in emulator.texts[0]
+    assert status.spoiler_text.startswith("weather, ") and status.sensitive
+    assert status.visibility in ("unlisted", "private")

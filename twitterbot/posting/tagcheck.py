@@ -1,0 +1,111 @@
+"""What `bot.py check` says of a grammar's services' tags (posting/tags.py): which tags its sampled
+expansions use, whether each ``{svg}`` can be drawn here (pictures/svg.py's `svg_problems`, without
+drawing it), and the ``{img}`` addresses a run will fetch; `check --online` fetches them
+(`fetch_findings`). Findings are (status, message, error) for check.py to print::
+
+    for status, message, error in tag_findings(report, PictureRules.of(config), where="bot.json"):
+        ...
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from ..errors import BotError, MissingDependency, TweetFileError
+from .generated import GrammarReport
+from .tagpictures import PictureRules
+from .tags import SvgPicture, UrlPicture
+
+__all__ = ["MOST_FETCHED", "fetch_findings", "tag_findings"]
+
+MOST_FETCHED = 8  # `check --online` fetches at most this many of the sampled addresses
+
+Finding = Tuple[str, str, Optional[BotError]]
+
+
+def _pictures(report: GrammarReport) -> Tuple[List[str], List[str], List[str]]:
+    """The tag words the samples use, their different SVGs and their different addresses."""
+    words: List[str] = []
+    svgs: Dict[str, SvgPicture] = {}
+    urls: Dict[str, UrlPicture] = {}
+    for line in report.tagged:
+        assert line.tags is not None
+        words += [word for word in line.tags.words if word not in words]
+        for picture in line.tags.pictures:
+            if isinstance(picture, SvgPicture):
+                svgs.setdefault(picture.markup, picture)
+            else:
+                urls.setdefault(picture.url, picture)
+    return words, list(svgs), list(urls)
+
+
+def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> Iterator[Finding]:
+    """The tags the samples use, then a problem for each SVG that cannot be drawn here, then the
+    addresses a run fetches."""
+    if not report.tagged:
+        return
+    words, svgs, urls = _pictures(report)
+    yield (
+        "ok",
+        f"{where}: {len(report.tagged)} of {report.distinct} sampled expansions use the services' tags: "
+        + ", ".join(words),
+        None,
+    )
+    bare = sum(1 for line in report.tagged for picture in line.tags.pictures if not picture.alt)  # type: ignore[union-attr]
+    if bare:
+        yield (
+            "note",
+            f"{where}: {bare} pictures of its samples have no alt text: add {{alt what it shows}} after a "
+            "picture's tag, for people who cannot see it (they are posted without)",
+            None,
+        )
+    if svgs:
+        yield from _svgs(svgs, rules, where)
+    if urls:
+        yield (
+            "note",
+            f"{where}: its samples fetch {len(urls)} different {{img}} addresses at each run, e.g. {urls[0]} "
+            "(bot.py check --online fetches them now)",
+            None,
+        )
+
+
+def _svgs(markups: List[str], rules: PictureRules, where: str) -> Iterator[Finding]:
+    """Each different SVG of the samples checked without drawing it; a renderer that is not
+    installed is said once, as the missing package it is (69)."""
+    from ..pictures.svg import renderer_problem, svg_problems
+
+    missing = renderer_problem(rules.renderer)
+    if missing:
+        message = f"{where}: its {{svg}} pictures cannot be drawn here: {missing}"
+        yield "problem", message, MissingDependency(message)
+    said = {missing} if missing else set()
+    for markup in markups:
+        for problem in svg_problems(markup, rules.renderer):
+            if problem not in said:
+                said.add(problem)
+                message = f"{where}: an {{svg}} of its samples cannot be drawn here: {problem}"
+                yield "problem", message, TweetFileError(message)
+    if not said:
+        yield "ok", f"{where}: the {len(markups)} different {{svg}} pictures of its samples can be drawn here", None
+
+
+def fetch_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> Iterator[Finding]:
+    """`check --online`: the addresses the samples use (`MOST_FETCHED` at most), each fetched now;
+    one that fails is a problem with its exit status (75 for a server that did not answer)."""
+    urls = _pictures(report)[2]
+    if not urls:
+        return
+    from .tagpictures import make_pictures
+    from .tags import Tagged
+
+    fetched = 0
+    for url in urls[:MOST_FETCHED]:
+        try:
+            make_pictures(Tagged("", (UrlPicture(url),), words=("img",)), rules, where=where)
+        except BotError as exc:
+            yield "problem", str(exc), exc
+        else:
+            fetched += 1
+    if fetched:
+        yield "ok", f"{where}: {fetched} of the {{img}} addresses its samples use fetched now", None

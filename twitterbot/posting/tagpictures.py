@@ -1,0 +1,138 @@
+"""The pictures an expansion's tags ask for, made for the run that posts it (and its dry run): each
+``{svg}`` drawn (pictures/svg.py), each ``{img URL}`` fetched (networks/fetch.py, held to the
+link cards' address rules: public addresses only unless LINK_CARDS_LOCAL=yes, within a size and a
+time), each then an `Attachment` of bytes that the delivery prepares like the user's own pictures
+(upright, metadata left behind, fitted to each network)::
+
+    attachments = make_pictures(line.tags, PictureRules.of(config), where="tweets.json expansion 'A card'")
+
+A picture that cannot be made stops the post before anything is recorded, with one message naming
+the expansion and the fix: an SVG that cannot be drawn is the grammar's (a data error, 65); a URL
+that cannot be fetched now is a temporary failure (75) or a refusal to fix (65, a private address
+or not a picture). A blank picture or the raw tag is never posted.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
+from urllib.parse import urlsplit
+
+from ..errors import BotError, ErrorKind, ExitStatus, MissingDependency, PostError, TweetFileError
+from .tags import SvgPicture, Tagged, UrlPicture
+
+if TYPE_CHECKING:
+    from ..pictures.prepare import Attachment
+    from ..settings.loading import Config
+
+__all__ = ["FETCH_BYTES", "FETCH_SECONDS", "PictureRules", "make_pictures"]
+
+# A picture fetched for a post: as big as any network takes before fitting (Mastodon's 16 MB),
+# and as long as CBDQ waited (5 s) and a little more for a Pi's slow link.
+FETCH_BYTES = 16 * 1024 * 1024
+FETCH_SECONDS = 10.0
+
+Fetch = Callable[[str], bytes]
+
+
+@dataclass(frozen=True)
+class PictureRules:
+    """How an expansion's pictures are made: whether a fetch may reach the owner's own network
+    (LINK_CARDS_LOCAL), the SVG renderer (SVG_RENDERER), and a fetch's bounds."""
+
+    allow_local: bool = False
+    renderer: str = "auto"
+    max_bytes: int = FETCH_BYTES
+    timeout: float = FETCH_SECONDS
+
+    @classmethod
+    def of(cls, config: Config) -> PictureRules:
+        return cls(allow_local=bool(config["LINK_CARDS_LOCAL"]), renderer=str(config["SVG_RENDERER"] or "auto"))
+
+    def fetcher(self) -> Fetch:
+        """A fetch of one picture's bytes by URL, within these rules."""
+
+        def fetch(url: str) -> bytes:
+            from ..networks.fetch import fetch_picture
+
+            return fetch_picture(url, allow_local=self.allow_local, max_bytes=self.max_bytes, timeout=self.timeout)
+
+        return fetch
+
+
+def make_pictures(
+    tagged: Tagged, rules: PictureRules, *, where: str, fetch: Optional[Fetch] = None
+) -> Tuple[Attachment, ...]:
+    """The tags' pictures, in order, as attachments of PNG (drawn) or fetched bytes. `fetch`
+    replaces the network fetch (a test's); raises `TweetFileError` (65) for a picture the grammar
+    must fix, `PostError` (75 or 65) for a fetch that failed."""
+    if not tagged.pictures:
+        return ()
+    from ..pictures.prepare import Attachment
+
+    fetch = fetch or rules.fetcher()
+    made: List[Attachment] = []
+    for number, picture in enumerate(tagged.pictures, start=1):
+        if isinstance(picture, SvgPicture):
+            data, name = _drawn(picture, rules, fetch, where, number), f"svg-{number}.png"
+        else:
+            data, name = _fetched(picture, fetch, where), _name(picture.url, number)
+        # CBDQ had no alt text: a grammar's picture may go without (check suggests some)
+        made.append(Attachment(data, picture.alt, name, alt_optional=True))
+    return tuple(made)
+
+
+def _drawn(picture: SvgPicture, rules: PictureRules, fetch: Fetch, where: str, number: int) -> bytes:
+    from ..pictures.svg import SvgError, draw_svg
+
+    try:
+        return draw_svg(picture.markup, fetch=fetch, renderer=rules.renderer).png
+    except SvgError as exc:
+        if int(getattr(exc, "exit_status", ExitStatus.DATA_ERROR)) == ExitStatus.UNAVAILABLE:
+            raise MissingDependency(f"{where}: its {{svg ...}} picture cannot be drawn here: {exc}") from None
+        raise TweetFileError(
+            f"{where}: its {{svg ...}} picture{_nth(number)} cannot be drawn: {exc}; "
+            "fix the grammar's SVG (bot.py check names each problem)"
+        ) from None
+
+
+def _fetched(picture: UrlPicture, fetch: Fetch, where: str) -> bytes:
+    try:
+        return fetch(picture.url)
+    except PostError as exc:
+        raise PostError(
+            f"{where}: its picture {picture.url} cannot be fetched: {exc}", kind=exc.kind, exit_status=exc.exit_status
+        ) from None
+    except BotError as exc:
+        raise PostError(
+            f"{where}: its picture {picture.url} cannot be fetched: {exc}",
+            kind=ErrorKind.PICTURE,
+            exit_status=exc.exit_status,
+        ) from None
+    except OSError as exc:
+        raise PostError(
+            f"{where}: its picture {picture.url} cannot be fetched now ({exc.strerror or exc}): the next run tries "
+            "again; if it keeps failing, check the address in a browser",
+            kind=ErrorKind.UNREACHABLE,
+            exit_status=ExitStatus.TEMPORARY_FAILURE,
+        ) from None
+    except ValueError as exc:  # networks/fetch.py's FetchError: its exit status says whose it is
+        if int(getattr(exc, "exit_status", ExitStatus.DATA_ERROR)) == ExitStatus.TEMPORARY_FAILURE:
+            raise PostError(
+                f"{where}: {exc}; the next run tries again",
+                kind=ErrorKind.UNREACHABLE,
+                exit_status=ExitStatus.TEMPORARY_FAILURE,
+            ) from None
+        raise TweetFileError(f"{where}: {exc}: fix the grammar's {{img}} address") from None
+
+
+def _nth(number: int) -> str:
+    return "" if number == 1 else f" (picture {number} of the post)"
+
+
+def _name(url: str, number: int) -> str:
+    """A fetched picture's name for messages and the dry run's files: the URL's last part."""
+    base = posixpath.basename(urlsplit(url).path)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", base).strip("-") or f"picture-{number}"
