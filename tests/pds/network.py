@@ -5,10 +5,13 @@ threads, which the PDS alone (`harness.py`) does not.
 into a temporary folder, ``pg_ctl start`` on a free loopback port, as the ``postgres`` user when the
 tests run as root, since PostgreSQL refuses root) and a Redis (``redis-server --port N --save ''``),
 then ``start.mjs appview``: @atproto/dev-env's ``TestNetwork`` (PLC, PDS, the AppView, and the
-bsync and ozone services it wires in) on them. It started in 2 to 3 s here once Node was installed
-(PostgreSQL's initdb about 1 s more). Everything stops, and the folders go, when the session ends.
+bsync and ozone services it wires in) on them. The fixture is ready in about 8 s on the shared
+2-core development machine once Node is installed (PostgreSQL about 1 s of it, Node loading
+dev-env and the network starting the rest). Everything stops, and the folders go, when the session ends.
 
-The AppView indexes what the PDS wrote only when asked: `BlueskyNetwork.index()`. A test::
+The AppView follows the PDS's event stream in the background, so what the PDS wrote shows up
+there a moment later: `BlueskyNetwork.index()` waits until it has caught up (dev-env's
+processAll), so a test reads the AppView only after calling it. A test::
 
     bot = bluesky_network.create_account("bot")
     ada = bluesky_network.create_account("ada")
@@ -66,7 +69,9 @@ class BlueskyNetwork(Pds):
         self._tokens: Dict[str, str] = {}
 
     def index(self) -> None:
-        """Have the AppView index everything the PDS has written so far (dev-env's processAll)."""
+        """Wait until the AppView has indexed everything the PDS has written (dev-env's processAll).
+        It indexes each account's writes apart, in parallel: a reply notifies its parent's author
+        only if the parent was indexed first, so index between a post and the replies to it."""
         request = urllib.request.Request(f"{self._control}/process", data=b"", method="POST")
         with urllib.request.urlopen(request, timeout=60) as response:
             response.read()
@@ -88,14 +93,18 @@ class BlueskyNetwork(Pds):
         reply_to: Optional[PostRecord] = None,
         root: Optional[PostRecord] = None,
         mentions: Sequence[PdsAccount] = (),
+        created_at: Optional[datetime] = None,
     ) -> PostRecord:
         """A post by `account`; a reply to `reply_to` (in the thread of `root`, by default
-        `reply_to` itself) when given; each of `mentions` whose ``@handle`` is in `text` linked by a
+        `reply_to` itself) when given, made at `created_at` (now by default); each of `mentions` whose ``@handle`` is in `text` linked by a
         mention facet, as an app links it (what makes the AppView notify them)."""
         record: Dict[str, Any] = {
             "$type": "app.bsky.feed.post",
             "text": text,
-            "createdAt": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "createdAt": (created_at or datetime.now(timezone.utc))
+            .astimezone(timezone.utc)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
         }
         facets = []
         data = text.encode()

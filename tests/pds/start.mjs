@@ -5,9 +5,9 @@
 //   start.mjs appview   the whole network (TestNetwork): PLC, PDS, the AppView (bsky) that serves
 //                       notifications and threads, and what it needs beside (bsync, ozone), on the
 //                       PostgreSQL of DB_POSTGRES_URL (schemas named after DB_POSTGRES_SCHEMA) and
-//                       the Redis of REDIS_HOST. The AppView indexes what the PDS wrote only when
-//                       asked: a POST to the printed `control` URL + /process runs processAll() and
-//                       answers once it is done.
+//                       the Redis of REDIS_HOST. The AppView follows the PDS in the background; a
+//                       POST to the printed `control` URL + /process runs processAll() and answers
+//                       once the AppView has caught up with everything the PDS wrote.
 // Run with the Node 22 installed beside the modules:
 //   TWITTERBOT_PDS_MODULES=<cache>/node_modules <cache>/node 22 start.mjs [appview]
 import http from 'node:http'

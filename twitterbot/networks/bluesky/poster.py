@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 from ...errors import ErrorKind, PostError
 from ...settings.secrets import scrub_also
@@ -45,6 +45,7 @@ from .session import load_session, log_in, save_session
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
     from atproto_client import Client
 
+    from ..mentions import MentionPage
     from .linkcard import Card, Limits
 
 __all__ = ["BlueskyPoster", "Login"]
@@ -221,6 +222,26 @@ class BlueskyPoster:
             )
         )
         return True
+
+    # -- replies: the account's mentions (notifications.py) ------------------------------------
+
+    def mentions(self, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:
+        """The account's mentions and replies to its posts newer than `cursor`, oldest first, at
+        most `limit` (`mentions.Listener`), read from its notifications through its PDS (which
+        passes the request on to its AppView), with the session posting uses: a run that reads and
+        replies logs in once at most."""
+        from .notifications import PAGE_SIZE, REASONS, read
+
+        client = self._call(self._connect)
+
+        def fetch(page: Optional[str]) -> Any:
+            params: Dict[str, Any] = {"reasons": list(REASONS), "limit": PAGE_SIZE}
+            if page:
+                params["cursor"] = page
+            answer = self._call(self._ask, lambda: client.app.bsky.notification.list_notifications(params))
+            return list(answer.notifications or ()), answer.cursor
+
+        return read(fetch, self._did or "", cursor, not_before=not_before, limit=limit)
 
     def _get_record(self, client: Client, collection: str, rkey: str) -> Any:
         """A record of the account's repository, or None when the server has none under `rkey`;

@@ -1,0 +1,177 @@
+"""Reading mentions from Bluesky's notifications (networks/bluesky/notifications.py) without a
+server: the cursor, the bound on pages, and notifications of odd shapes; and the poster's read
+against the emulator for what the real network cannot be made to answer (tests/bluesky_emulator.py).
+The real network's answers: test_bluesky_mentions.py."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, List, Optional, Tuple
+
+import pytest
+from bluesky_emulator import BlueskyEmulator, Fault
+
+from twitterbot.errors import ErrorKind, ExitStatus, PostError
+from twitterbot.networks.bluesky import NETWORK
+from twitterbot.networks.bluesky.notifications import MAX_PAGES, Position, read
+from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
+
+BOT = "did:plc:bot"
+ADA = "did:plc:ada"
+START = datetime(2026, 11, 28, 12, 0, tzinfo=timezone.utc)
+
+
+def note(n: int, *, reason: str = "mention", did: str = ADA, record: Any = "default", at: Optional[str] = None) -> Any:
+    """The n-th notification (a second apart, from START), as the SDK gives it."""
+    if record == "default":
+        record = SimpleNamespace(text=f"@bot hello {n}", reply=None, created_at=None)
+    stamp = at or (START + timedelta(seconds=n)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    author = SimpleNamespace(did=did, handle="ada.test", labels=None, description=None)
+    return SimpleNamespace(
+        uri=f"at://{did}/app.bsky.feed.post/{n:04d}",
+        cid=f"cid{n}",
+        reason=reason,
+        indexed_at=stamp,
+        author=author,
+        record=record,
+    )
+
+
+class Server:
+    """Notifications served newest first, `size` a page, counting the pages asked for."""
+
+    def __init__(self, notes: List[Any], size: int = 100) -> None:
+        self.notes = sorted(notes, key=lambda each: each.indexed_at, reverse=True)
+        self.size = size
+        self.pages = 0
+
+    def __call__(self, cursor: Optional[str]) -> Tuple[List[Any], Optional[str]]:
+        self.pages += 1
+        start = int(cursor or 0)
+        end = start + self.size
+        return self.notes[start:end], str(end) if end < len(self.notes) else None
+
+
+def ids(page: Any) -> List[str]:
+    return [mention.id.rsplit("/", 1)[-1] for mention in page.mentions]
+
+
+def test_bluesky_listens() -> None:
+    assert NETWORK.listens
+
+
+def test_pages_are_read_until_the_cursor_and_the_mentions_come_oldest_first() -> None:
+    server = Server([note(n) for n in range(1, 8)], size=3)
+    first = read(server, BOT, None, not_before=START, limit=4)
+    assert ids(first) == ["0001", "0002", "0003", "0004"] and first.reads == 3 == server.pages
+
+    server.pages = 0
+    rest = read(server, BOT, first.cursor, not_before=START, limit=4)
+    assert ids(rest) == ["0005", "0006", "0007"] and rest.reads == 2  # the page holding 0004 ends it
+    assert read(server, BOT, rest.cursor, not_before=START, limit=4).reads == 1
+
+
+def test_a_cursor_that_cannot_be_read_or_is_another_accounts_reads_back_to_not_before(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = Server([note(n) for n in range(1, 4)])
+    assert ids(read(server, BOT, "nonsense", not_before=START + timedelta(seconds=2), limit=9)) == ["0002", "0003"]
+    assert "cannot be read" in caplog.text
+    other = Position("did:plc:other", START + timedelta(seconds=3), note(3).uri).encode()
+    assert ids(read(server, BOT, other, not_before=START, limit=9)) == ["0001", "0002", "0003"]
+
+
+def test_a_first_read_with_nothing_new_keeps_no_cursor() -> None:
+    page = read(Server([]), BOT, None, not_before=START, limit=5)
+    assert page.mentions == () and page.cursor is None and page.reads == 1
+
+
+def test_quotes_likes_and_the_accounts_own_posts_are_left_out_and_a_post_notified_twice_is_one_mention() -> None:
+    twice = note(4)
+    server = Server(
+        [
+            note(1, reason="quote"),
+            note(2, reason="like"),
+            note(3, did=BOT),
+            twice,
+            SimpleNamespace(**{**vars(twice), "reason": "reply"}),
+        ]
+    )
+    page = read(server, BOT, None, not_before=START, limit=9)
+    assert ids(page) == ["0004"]
+    assert Position.decode(page.cursor or "") == Position(BOT, START + timedelta(seconds=4), twice.uri)
+
+
+def test_notifications_of_odd_shapes_are_skipped_and_read_past_never_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    odd = [
+        note(1, record=SimpleNamespace(text=None, reply=None)),  # not a post
+        note(2, record=SimpleNamespace(text="hi", reply=SimpleNamespace(root=None, parent=None))),  # a broken reply
+        note(3, at="yesterday"),  # no time
+        SimpleNamespace(uri=None, indexed_at="2026-11-28T12:00:05Z"),
+        note(6, record=None),
+    ]
+    page = read(Server([*odd, note(7)]), BOT, None, not_before=START, limit=2)
+    assert ids(page) == ["0007"]
+    assert page.cursor and Position.decode(page.cursor).uri == note(7).uri  # type: ignore[union-attr]
+    assert caplog.text.count("skipping a Bluesky notification") == 5
+
+
+def test_the_limit_counts_mentions_answered_and_the_cursor_passes_what_was_skipped() -> None:
+    server = Server([note(1, did=BOT), note(2, record=None), note(3), note(4)])
+    page = read(server, BOT, None, not_before=START, limit=1)
+    assert ids(page) == ["0003"]
+    assert ids(read(server, BOT, page.cursor, not_before=START, limit=1)) == ["0004"]
+
+
+def test_a_read_stops_after_its_bound_of_pages_saying_so(caplog: pytest.LogCaptureFixture) -> None:
+    server = Server([note(n) for n in range(1, MAX_PAGES + 5)], size=1)
+    page = read(server, BOT, None, not_before=START, limit=3)
+    assert server.pages == MAX_PAGES and "are not read" in caplog.text
+    assert ids(page) == ["0005", "0006", "0007"]  # the newest MAX_PAGES, oldest of them first
+
+
+def test_times_with_any_precision_or_offset_compare_as_times() -> None:
+    later = note(2, at="2026-11-28T13:00:01.5+01:00")  # 12:00:01.5 UTC
+    page = read(Server([note(1), later, note(3)]), BOT, None, not_before=START, limit=9)
+    assert ids(page) == ["0001", "0002", "0003"]
+    assert page.mentions[1].created_at == START + timedelta(seconds=1.5)
+
+
+# -- the poster against the emulator ---------------------------------------------------------
+
+
+def poster(emu: BlueskyEmulator, tmp_path: Path) -> BlueskyPoster:
+    return BlueskyPoster(Login(emu.handle, emu.password, emu.url, tmp_path / "session.json"), timeout=5, retries=0)
+
+
+def test_an_answer_of_another_shape_is_a_post_error_saying_so(tmp_path: Path) -> None:
+    with BlueskyEmulator() as emu:
+        emu.canned["app.bsky.notification.listNotifications"] = {"notifications": "none today"}
+        with pytest.raises(PostError) as raised:
+            poster(emu, tmp_path).mentions(None, not_before=START, limit=5)
+    assert raised.value.exit_status == ExitStatus.TEMPORARY_FAILURE
+    assert "could not be read" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "fault, kind", [(Fault.server_error(502), ErrorKind.SERVER_ERROR), (Fault.rate_limited(0), ErrorKind.RATE_LIMITED)]
+)
+def test_a_refused_read_is_a_post_error_of_its_kind(tmp_path: Path, fault: Fault, kind: str) -> None:
+    with BlueskyEmulator() as emu:
+        emu.canned["app.bsky.notification.listNotifications"] = {"notifications": []}
+        emu.fail("app.bsky.notification.listNotifications", fault)
+        with pytest.raises(PostError) as raised:
+            poster(emu, tmp_path).mentions(None, not_before=START, limit=5)
+    assert raised.value.kind == kind
+
+
+def test_an_empty_answer_is_one_read_and_no_cursor(tmp_path: Path) -> None:
+    with BlueskyEmulator() as emu:
+        emu.canned["app.bsky.notification.listNotifications"] = {"notifications": []}
+        page = poster(emu, tmp_path).mentions(None, not_before=START, limit=5)
+        assert emu.calls["app.bsky.notification.listNotifications"] == 1
+    assert page.mentions == () and page.cursor is None
