@@ -82,8 +82,11 @@ def test_mentions_and_replies_come_oldest_first_with_their_author_and_thread(
     answer = net.post(bob, "nice one", reply_to=said)
     deep = net.mention(bob, bot, "what do you think?", reply_to=thread_top)
     net.mention(bot, bot, "talking to myself")  # the account's own: never a mention to answer
+    net.post(ada, "look at this", quote=said)  # a quote speaks of the bot, not to it
     net.post(ada, "not about the bot")
     net.index()
+
+    assert "quote" in {each["reason"] for each in net.notifications(bot)}  # the AppView told of it
 
     page = people.poster.mentions(None, not_before=a_day_ago(), limit=10)
 
@@ -169,3 +172,13 @@ def test_a_reply_to_a_mention_threads_under_it_and_reading_then_replying_logs_in
     assert (reply["root"]["uri"], reply["root"]["cid"]) == (top.uri, top.cid)
     assert thread["parent"]["post"]["uri"] == top.uri
     assert PostRef.decode(result.post_id).root_uri == top.uri
+
+
+def test_the_harness_gives_settings_a_bot_run_posts_with(bluesky_network: BlueskyNetwork, tmp_path: Path) -> None:
+    bot = bluesky_network.create_account("bot")
+    settings = bluesky_network.settings(bot)
+    login = Login(
+        settings["BLUESKY_HANDLE"], settings["BLUESKY_APP_PASSWORD"], settings["BLUESKY_SERVICE"], tmp_path / "s"
+    )
+    BlueskyPoster(login, timeout=10, retries=0).post("hello")
+    assert [each["value"]["text"] for each in bluesky_network.posts(bot)] == ["hello"]

@@ -94,9 +94,10 @@ class BlueskyNetwork(Pds):
         root: Optional[PostRecord] = None,
         mentions: Sequence[PdsAccount] = (),
         created_at: Optional[datetime] = None,
+        quote: Optional[PostRecord] = None,
     ) -> PostRecord:
         """A post by `account`; a reply to `reply_to` (in the thread of `root`, by default
-        `reply_to` itself) when given, made at `created_at` (now by default); each of `mentions` whose ``@handle`` is in `text` linked by a
+        `reply_to` itself) when given, made at `created_at` (now by default), quoting `quote` when given; each of `mentions` whose ``@handle`` is in `text` linked by a
         mention facet, as an app links it (what makes the AppView notify them)."""
         record: Dict[str, Any] = {
             "$type": "app.bsky.feed.post",
@@ -119,6 +120,8 @@ class BlueskyNetwork(Pds):
             )
         if facets:
             record["facets"] = facets
+        if quote is not None:
+            record["embed"] = {"$type": "app.bsky.embed.record", "record": {"uri": quote.uri, "cid": quote.cid}}
         if reply_to is not None:
             top = root or reply_to
             record["reply"] = {
@@ -135,6 +138,14 @@ class BlueskyNetwork(Pds):
     def mention(self, author: PdsAccount, whom: PdsAccount, words: str, **reply: Any) -> PostRecord:
         """``@whom words``, posted by `author` with the mention linked (`post`'s reply options)."""
         return self.post(author, f"@{whom.handle} {words}", mentions=[whom], **reply)
+
+    def settings(self, account: PdsAccount) -> Dict[str, str]:
+        """The bot's settings for posting and listening as `account` here (a fresh app password)."""
+        return {
+            "BLUESKY_HANDLE": account.handle,
+            "BLUESKY_APP_PASSWORD": self.app_password(account),
+            "BLUESKY_SERVICE": self.url,
+        }
 
     def set_profile(self, account: PdsAccount, *, description: str = "", labels: Sequence[str] = ()) -> None:
         """Write the account's profile: its bio and its self-labels (``bot`` says it is automated)."""
