@@ -182,3 +182,21 @@ def test_the_harness_gives_settings_a_bot_run_posts_with(bluesky_network: Bluesk
     )
     BlueskyPoster(login, timeout=10, retries=0).post("hello")
     assert [each["value"]["text"] for each in bluesky_network.posts(bot)] == ["hello"]
+
+
+def test_a_mention_that_arrives_sorted_below_those_read_is_read_next_time_and_once(
+    bluesky_network: BlueskyNetwork, people: People
+) -> None:
+    bluesky_network.mention(people.ada, people.bot, "first")
+    bluesky_network.index()
+    first = people.poster.mentions(None, not_before=a_day_ago(), limit=10)
+    # Its app's clock is two minutes behind: the AppView sorts it below the mention already read.
+    behind = datetime.now(timezone.utc) - timedelta(minutes=2)
+    late = bluesky_network.mention(people.bob, people.bot, "late", created_at=behind)
+    bluesky_network.index()
+    assert [each["uri"] for each in bluesky_network.notifications(people.bot)][-1] == late.uri
+
+    page = people.poster.mentions(first.cursor, not_before=a_day_ago(), limit=10)
+
+    assert [mention.id for mention in page.mentions] == [late.uri] and page.reads == 1
+    assert people.poster.mentions(page.cursor, not_before=a_day_ago(), limit=10).mentions == ()

@@ -15,7 +15,7 @@ from bluesky_emulator import BlueskyEmulator, Fault
 
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
 from twitterbot.networks.bluesky import NETWORK
-from twitterbot.networks.bluesky.notifications import MAX_PAGES, Position, read
+from twitterbot.networks.bluesky.notifications import MAX_HANDLED, MAX_PAGES, Position, read
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 
 BOT = "did:plc:bot"
@@ -24,10 +24,10 @@ START = datetime(2026, 11, 28, 12, 0, tzinfo=timezone.utc)
 
 
 def note(n: int, *, reason: str = "mention", did: str = ADA, record: Any = "default", at: Optional[str] = None) -> Any:
-    """The n-th notification (a second apart, from START), as the SDK gives it."""
+    """The n-th notification (five minutes apart, from START), as the SDK gives it."""
     if record == "default":
         record = SimpleNamespace(text=f"@bot hello {n}", reply=None, created_at=None)
-    stamp = at or (START + timedelta(seconds=n)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    stamp = at or (START + timedelta(minutes=5 * n)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     author = SimpleNamespace(did=did, handle="ada.test", labels=None, description=None)
     return SimpleNamespace(
         uri=f"at://{did}/app.bsky.feed.post/{n:04d}",
@@ -62,24 +62,55 @@ def test_bluesky_listens() -> None:
     assert NETWORK.listens
 
 
-def test_pages_are_read_until_the_cursor_and_the_mentions_come_oldest_first() -> None:
-    server = Server([note(n) for n in range(1, 8)], size=3)
+def test_pages_are_read_down_to_the_floor_and_the_mentions_come_oldest_first_none_twice() -> None:
+    server = Server([note(n) for n in range(1, 8)], size=3)  # pages: 7 6 5 | 4 3 2 | 1
     first = read(server, BOT, None, not_before=START, limit=4)
     assert ids(first) == ["0001", "0002", "0003", "0004"] and first.reads == 3 == server.pages
+    position = Position.decode(first.cursor or "")
+    assert position == Position(BOT, START + timedelta(minutes=10), frozenset(note(n).uri for n in (2, 3, 4)))
 
-    server.pages = 0
     rest = read(server, BOT, first.cursor, not_before=START, limit=4)
-    assert ids(rest) == ["0005", "0006", "0007"] and rest.reads == 2  # the page holding 0004 ends it
-    assert read(server, BOT, rest.cursor, not_before=START, limit=4).reads == 1
+    assert ids(rest) == ["0005", "0006", "0007"] and rest.reads == 3  # 0001, below the floor, ends it
+    again = read(server, BOT, rest.cursor, not_before=START, limit=4)
+    assert again.mentions == () and again.cursor is None and again.reads == 2  # 0004 ends it
+
+
+def test_a_read_with_nothing_new_is_one_request() -> None:
+    server = Server([note(n) for n in range(1, 8)])
+    first = read(server, BOT, None, not_before=START, limit=10)
+    assert read(server, BOT, first.cursor, not_before=START, limit=10).reads == 1
+
+
+def test_a_mention_sorted_below_those_read_is_still_read_within_the_window_and_once() -> None:
+    notes = [note(n) for n in range(1, 5)]
+    server = Server(notes)
+    first = read(server, BOT, None, not_before=START, limit=10)
+    # Held up on its way, or from an app whose clock is behind: it sorts between 0003 and 0004.
+    late = note(8, at="2026-11-28T12:17:00.000Z")
+    too_late = note(9, at="2026-11-28T12:09:00.000Z")  # more than WINDOW below the newest read
+    server.notes = Server([*notes, late, too_late]).notes
+    page = read(server, BOT, first.cursor, not_before=START, limit=10)
+    assert ids(page) == ["0008"]
+    assert read(server, BOT, page.cursor, not_before=START, limit=10).mentions == ()
+
+
+def test_a_cursor_names_at_most_max_handled_mentions_and_reads_none_again() -> None:
+    many = [note(n, at=(START + timedelta(seconds=n)).isoformat()) for n in range(MAX_HANDLED + 50)]
+    server = Server(many)
+    page = read(server, BOT, None, not_before=START, limit=len(many))
+    assert len(page.mentions) == len(many)
+    position = Position.decode(page.cursor or "")
+    assert position is not None and len(position.handled) == MAX_HANDLED
+    assert read(server, BOT, page.cursor, not_before=START, limit=len(many)).mentions == ()
 
 
 def test_a_cursor_that_cannot_be_read_or_is_another_accounts_reads_back_to_not_before(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server = Server([note(n) for n in range(1, 4)])
-    assert ids(read(server, BOT, "nonsense", not_before=START + timedelta(seconds=2), limit=9)) == ["0002", "0003"]
+    assert ids(read(server, BOT, "nonsense", not_before=START + timedelta(minutes=10), limit=9)) == ["0002", "0003"]
     assert "cannot be read" in caplog.text
-    other = Position("did:plc:other", START + timedelta(seconds=3), note(3).uri).encode()
+    other = Position("did:plc:other", START + timedelta(minutes=15), frozenset([note(3).uri])).encode()
     assert ids(read(server, BOT, other, not_before=START, limit=9)) == ["0001", "0002", "0003"]
 
 
@@ -101,7 +132,9 @@ def test_quotes_likes_and_the_accounts_own_posts_are_left_out_and_a_post_notifie
     )
     page = read(server, BOT, None, not_before=START, limit=9)
     assert ids(page) == ["0004"]
-    assert Position.decode(page.cursor or "") == Position(BOT, START + timedelta(seconds=4), twice.uri)
+    # The account's own post was passed over: named too, so it is not looked at again.
+    handled = frozenset([note(3, did=BOT).uri, twice.uri])
+    assert Position.decode(page.cursor or "") == Position(BOT, START + timedelta(minutes=10), handled)
 
 
 def test_notifications_of_odd_shapes_are_skipped_and_read_past_never_a_traceback(
@@ -116,7 +149,7 @@ def test_notifications_of_odd_shapes_are_skipped_and_read_past_never_a_traceback
     ]
     page = read(Server([*odd, note(7)]), BOT, None, not_before=START, limit=2)
     assert ids(page) == ["0007"]
-    assert page.cursor and Position.decode(page.cursor).uri == note(7).uri  # type: ignore[union-attr]
+    assert page.cursor and note(7).uri in Position.decode(page.cursor).handled  # type: ignore[union-attr]
     assert caplog.text.count("skipping a Bluesky notification") == 5
 
 
@@ -135,10 +168,10 @@ def test_a_read_stops_after_its_bound_of_pages_saying_so(caplog: pytest.LogCaptu
 
 
 def test_times_with_any_precision_or_offset_compare_as_times() -> None:
-    later = note(2, at="2026-11-28T13:00:01.5+01:00")  # 12:00:01.5 UTC
+    later = note(2, at="2026-11-28T13:07:30.5+01:00")  # 12:07:30.5 UTC
     page = read(Server([note(1), later, note(3)]), BOT, None, not_before=START, limit=9)
     assert ids(page) == ["0001", "0002", "0003"]
-    assert page.mentions[1].created_at == START + timedelta(seconds=1.5)
+    assert page.mentions[1].created_at == START + timedelta(minutes=7, seconds=30.5)
 
 
 # -- the poster against the emulator ---------------------------------------------------------

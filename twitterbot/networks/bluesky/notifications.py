@@ -11,9 +11,14 @@ links the bot's handle) and ``reply`` (a reply to one of its posts). A ``quote``
 the bot's post to the quoter's own followers, and answering it would walk into their thread
 uninvited (a quote that also names the bot's handle is a mention, and is answered as one).
 
-The notifications come newest first, a page at a time; the cursor this module makes is its own:
-the account's DID and the sort time and URI of the newest mention handled. A read with nothing new
-is one request: its first page already reaches the mention the cursor names, or older.
+The notifications come newest first, a page at a time, sorted by the earlier of the time the
+author's app wrote into the post and the time the AppView saw it. So a post can arrive below ones
+already read: one held up on its way (the network passes posts on in seconds, sometimes minutes)
+or from an app whose clock is behind. The cursor this module makes is its own, and allows for
+that: the account's DID, a floor (ten minutes, `WINDOW`, before the newest mention handled) and the
+mentions handled since the floor. A read takes every mention at or above the floor that it has not
+handled, so a late one is still answered, and none twice. A read with nothing new is one request,
+unless more than a page of notifications came within the window.
 """
 
 from __future__ import annotations
@@ -21,13 +26,13 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from ..mentions import Author, Mention, MentionPage
 from .records import BOT_LABEL, PostRef
 
-__all__ = ["MAX_PAGES", "PAGE_SIZE", "REASONS", "Position", "read"]
+__all__ = ["MAX_HANDLED", "MAX_PAGES", "PAGE_SIZE", "REASONS", "WINDOW", "Position", "read"]
 
 log = logging.getLogger(__package__)  # its lines log as the poster's do
 
@@ -36,6 +41,10 @@ PAGE_SIZE = 100  # the most listNotifications gives in one answer
 # A bound on one read: 2,000 new mentions since the last run. Past it the oldest are not reached
 # (a warning says so): a read must end, and the bot answers at most MAX_REPLIES_PER_RUN anyway.
 MAX_PAGES = 20
+# How late a mention may sort below the newest one handled and still be read.
+WINDOW = timedelta(minutes=10)
+# The most mentions a cursor names (about 70 bytes each): past it the floor rises above the oldest.
+MAX_HANDLED = 200
 
 # A page of notifications: (its notifications, the server's cursor to the next page or None).
 Fetch = Callable[[Optional[str]], Tuple[List[Any], Optional[str]]]
@@ -43,84 +52,93 @@ Fetch = Callable[[Optional[str]], Tuple[List[Any], Optional[str]]]
 
 @dataclass(frozen=True)
 class Position:
-    """Where the last read stopped: the account it was for, and the sort time (the notification's
-    ``indexedAt``) and URI of the newest mention it handled. Written as one line of text, the
-    cursor the history keeps."""
+    """Where the last read stopped: the account it was for, the `floor` below which nothing is
+    read again, and the mentions at or above it that were handled (their URIs: answered, or passed
+    over as the account's own or unreadable). Written as one line of text, the cursor the history
+    keeps."""
 
     did: str
-    at: datetime
-    uri: str
+    floor: datetime
+    handled: FrozenSet[str]
 
     def encode(self) -> str:
-        return f"{self.did} {self.at.isoformat()} {self.uri}"
+        return " ".join([self.did, self.floor.isoformat(), *sorted(self.handled)])
 
     @classmethod
     def decode(cls, text: str) -> Optional[Position]:
         """The position a cursor names, or None when it is not one of these."""
         parts = text.split()
-        at = _time(parts[1]) if len(parts) == 3 else None
-        if at is None or not parts[0].startswith("did:") or not parts[2].startswith("at://"):
+        floor = _time(parts[1]) if len(parts) >= 2 else None
+        if floor is None or not parts[0].startswith("did:") or not all(uri.startswith("at://") for uri in parts[2:]):
             return None
-        return cls(parts[0], at, parts[2])
-
-    @property
-    def key(self) -> Tuple[datetime, str]:
-        return (self.at, self.uri)
+        return cls(parts[0], floor, frozenset(parts[2:]))
 
 
 def read(fetch: Fetch, did: str, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:
-    """The mentions of the account `did` newer than `cursor`, oldest first, at most `limit`; the
-    first read (no cursor, or one of another account's) goes back to `not_before` and no further.
-    Pages are fetched newest first until one reaches the cursor's mention (or `not_before`)."""
+    """The mentions of the account `did` not read before, oldest first, at most `limit`; the first
+    read (no cursor, or one of another account's) goes back to `not_before` and no further. Pages
+    are fetched newest first until one reaches below the cursor's floor (or `not_before`)."""
     position = Position.decode(cursor) if cursor else None
     if cursor and position is None:
         log.warning(
             "the saved Bluesky mentions cursor %r cannot be read: reading the mentions since %s", cursor, not_before
         )
-    if position is not None and position.did != did:
-        position = None  # another account's: BLUESKY_HANDLE changed since
-    floor = position.at if position else not_before.astimezone(timezone.utc)
+    if position is None or position.did != did:  # none yet, or another account's (BLUESKY_HANDLE changed)
+        position = Position(did, not_before.astimezone(timezone.utc), frozenset())
     new: Dict[str, Tuple[Tuple[datetime, str], Any]] = {}
+    seen: Dict[str, datetime] = {}  # every notification read at or above the floor: its sort time
     page_cursor: Optional[str] = None
     reads = 0
-    while True:
+    reached = False
+    while not reached:
         notifications, page_cursor = fetch(page_cursor)
         reads += 1
-        reached = False
         for notification in notifications:
             at = _time(getattr(notification, "indexed_at", None))
             uri = getattr(notification, "uri", None)
             if at is None or not isinstance(uri, str):
                 log.warning("skipping a Bluesky notification without a time or a post: %.200r", notification)
-                continue
-            if at < floor:
+            elif at < position.floor:
                 reached = True  # the rest are older still
-                continue
-            key = (at, uri)
-            if position is not None and key <= position.key:
-                continue
-            if getattr(notification, "reason", None) in REASONS:
-                new.setdefault(uri, (key, notification))  # a post is one mention, whatever it was notified as
-        if reached or not page_cursor or not notifications:
-            break
-        if reads >= MAX_PAGES:
+            else:
+                seen[uri] = at
+                if uri not in position.handled and getattr(notification, "reason", None) in REASONS:
+                    new.setdefault(uri, ((at, uri), notification))  # a post is one mention, however notified
+        if not page_cursor or not notifications:
+            reached = True
+        elif not reached and reads >= MAX_PAGES:
             log.warning(
                 "more than %d new Bluesky notifications since the last read: the oldest of them are not read",
                 MAX_PAGES * PAGE_SIZE,
             )
             break
     mentions: List[Mention] = []
-    last: Optional[Tuple[datetime, str]] = None
-    for key, notification in sorted(new.values(), key=lambda item: item[0]):
+    passed: List[str] = []
+    for (at, uri), notification in sorted(new.values(), key=lambda item: item[0]):
         if len(mentions) >= limit:
             break
-        last = key
-        mention = _mention(notification, key[0], did)
+        passed.append(uri)
+        mention = _mention(notification, at, did)
         if mention is None:
             log.warning("skipping a Bluesky notification that is not a post: %.200r", notification)
         elif mention.author.id != did:  # never the account's own posts
             mentions.append(mention)
-    return MentionPage(tuple(mentions), Position(did, *last).encode() if last else None, reads=reads)
+    if not passed:
+        return MentionPage((), None, reads=reads)
+    lowest = min(seen.values()) if not reached else position.floor  # a read cut short saw no lower
+    return MentionPage(tuple(mentions), _next(position, passed, seen, lowest).encode(), reads=reads)
+
+
+def _next(position: Position, passed: List[str], seen: Dict[str, datetime], lowest: datetime) -> Position:
+    """The position after handling `passed`: the floor `WINDOW` below the newest mention handled
+    (never lower than it was, nor than the lowest the read reached), and the handled mentions at
+    or above it (a handled one not seen again is gone, or below the floor)."""
+    handled = {uri: seen[uri] for uri in (*position.handled, *passed) if uri in seen}
+    floor = max(position.floor, max(handled.values()) - WINDOW, lowest)
+    kept = sorted((at for at in handled.values() if at >= floor), reverse=True)
+    if len(kept) > MAX_HANDLED:
+        floor = kept[MAX_HANDLED - 1]  # the newest MAX_HANDLED (and any at the same time) are kept
+    return Position(position.did, floor, frozenset(uri for uri, at in handled.items() if at >= floor))
 
 
 def _mention(notification: Any, indexed: datetime, own: str) -> Optional[Mention]:
