@@ -12,6 +12,8 @@ from typing import Any, List, Optional, Tuple
 
 import pytest
 from bluesky_emulator import BlueskyEmulator, Fault
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
 from twitterbot.networks.bluesky import NETWORK
@@ -146,11 +148,12 @@ def test_notifications_of_odd_shapes_are_skipped_and_read_past_never_a_traceback
         note(3, at="yesterday"),  # no time
         SimpleNamespace(uri=None, indexed_at="2026-11-28T12:00:05Z"),
         note(6, record=None),
+        SimpleNamespace(**{**vars(note(5)), "uri": "0"}),  # no at:// address: a cursor could not name it
     ]
     page = read(Server([*odd, note(7)]), BOT, None, not_before=START, limit=2)
     assert ids(page) == ["0007"]
     assert page.cursor and note(7).uri in Position.decode(page.cursor).handled  # type: ignore[union-attr]
-    assert caplog.text.count("skipping a Bluesky notification") == 5
+    assert caplog.text.count("skipping a Bluesky notification") == 6
 
 
 def test_the_limit_counts_mentions_answered_and_the_cursor_passes_what_was_skipped() -> None:
@@ -208,3 +211,75 @@ def test_an_empty_answer_is_one_read_and_no_cursor(tmp_path: Path) -> None:
         page = poster(emu, tmp_path).mentions(None, not_before=START, limit=5)
         assert emu.calls["app.bsky.notification.listNotifications"] == 1
     assert page.mentions == () and page.cursor is None
+
+
+# -- hostile answers: well-formed mentions or a PostError, never a traceback ---------------------
+
+_ANY = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.lists(st.integers(), max_size=2), st.just({})
+)
+
+
+def mostly(valid: Any) -> Any:
+    """`valid` 29 times in 30, else anything: an answer holds an odd value now and then."""
+    return st.integers(0, 29).flatmap(lambda draw: _ANY if draw == 0 else valid)
+
+
+_TIME = mostly(st.sampled_from(["2026-11-28T12:00:00.000Z", "2026-11-28T12:00:00Z", "2026-11-28T13:00:00+01:00"]))
+_URI = mostly(st.sampled_from([f"at://{ADA}/app.bsky.feed.post/3aaa", f"at://{BOT}/app.bsky.feed.post/3bbb", "at://x"]))
+_CID = mostly(st.just("bafyreib2rxk3rh6kzwq"))
+_REF = mostly(st.fixed_dictionaries({"uri": _URI, "cid": _CID}))
+_RECORD = mostly(
+    st.fixed_dictionaries(
+        {"$type": st.just("app.bsky.feed.post"), "text": mostly(st.text(max_size=20)), "createdAt": _TIME},
+        optional={"reply": mostly(st.fixed_dictionaries({"root": _REF, "parent": _REF}))},
+    )
+)
+_LABEL = st.fixed_dictionaries(
+    {
+        "src": mostly(st.sampled_from([ADA, BOT])),
+        "uri": _URI,
+        "val": mostly(st.sampled_from(["bot", "porn"])),
+        "cts": _TIME,
+    }
+)
+_AUTHOR = mostly(
+    st.fixed_dictionaries(
+        {"did": mostly(st.sampled_from([ADA, BOT])), "handle": mostly(st.just("ada.test"))},
+        optional={"description": mostly(st.text(max_size=10)), "labels": mostly(st.lists(_LABEL, max_size=2))},
+    )
+)
+_NOTIFICATION = st.fixed_dictionaries(
+    {
+        "uri": _URI,
+        "cid": _CID,
+        "author": _AUTHOR,
+        "reason": mostly(st.sampled_from(["mention", "reply", "quote", "like"])),
+        "record": _RECORD,
+        "isRead": mostly(st.booleans()),
+        "indexedAt": _TIME,
+    }
+)
+_ANSWER = st.integers(0, 9).flatmap(
+    lambda draw: _ANY
+    if draw == 0
+    else st.fixed_dictionaries({"notifications": _ANY}, optional={"cursor": _ANY})
+    if draw == 1
+    else st.fixed_dictionaries({"notifications": st.lists(_NOTIFICATION, min_size=1, max_size=3)})
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(answer=_ANSWER)
+def test_any_answer_gives_well_formed_mentions_or_a_post_error(tmp_path: Path, answer: Any) -> None:
+    with BlueskyEmulator() as emu:
+        emu.canned["app.bsky.notification.listNotifications"] = answer
+        try:
+            page = poster(emu, tmp_path).mentions(None, not_before=START - timedelta(days=1), limit=5)
+        except PostError as exc:
+            assert exc.summary
+            return
+    for mention in page.mentions:
+        assert isinstance(mention.text, str) and mention.author.handle.startswith("@")
+        assert mention.reply_to.split()[0] == mention.id and len(mention.reply_to.split()) == 4
+    assert page.cursor is None or Position.decode(page.cursor) is not None

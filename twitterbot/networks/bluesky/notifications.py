@@ -69,7 +69,7 @@ class Position:
         """The position a cursor names, or None when it is not one of these."""
         parts = text.split()
         floor = _time(parts[1]) if len(parts) >= 2 else None
-        if floor is None or not parts[0].startswith("did:") or not all(uri.startswith("at://") for uri in parts[2:]):
+        if floor is None or not parts[0].startswith("did:") or not all(_AT_URI.fullmatch(uri) for uri in parts[2:]):
             return None
         return cls(parts[0], floor, frozenset(parts[2:]))
 
@@ -96,7 +96,7 @@ def read(fetch: Fetch, did: str, cursor: Optional[str], *, not_before: datetime,
         for notification in notifications:
             at = _time(getattr(notification, "indexed_at", None))
             uri = getattr(notification, "uri", None)
-            if at is None or not isinstance(uri, str):
+            if at is None or not isinstance(uri, str) or not _AT_URI.fullmatch(uri):
                 log.warning("skipping a Bluesky notification without a time or a post: %.200r", notification)
             elif at < position.floor:
                 reached = True  # the rest are older still
@@ -193,6 +193,7 @@ def _did_of(uri: str) -> Optional[str]:
     return uri[len("at://") :].split("/", 1)[0] or None
 
 
+_AT_URI = re.compile(r"at://\S+")  # what a cursor can name (its parts are split on spaces)
 _ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?")
 
 
