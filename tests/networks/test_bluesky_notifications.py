@@ -19,6 +19,7 @@ from twitterbot.errors import ErrorKind, ExitStatus, PostError
 from twitterbot.networks.bluesky import NETWORK
 from twitterbot.networks.bluesky.notifications import MAX_HANDLED, MAX_PAGES, Position, read
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
+from twitterbot.networks.bluesky.session import trusted_did
 
 BOT = "did:plc:bot"
 ADA = "did:plc:ada"
@@ -283,3 +284,63 @@ def test_any_answer_gives_well_formed_mentions_or_a_post_error(tmp_path: Path, a
         assert isinstance(mention.text, str) and mention.author.handle.startswith("@")
         assert mention.reply_to.split()[0] == mention.id and len(mention.reply_to.split()) == 4
     assert page.cursor is None or Position.decode(page.cursor) is not None
+
+
+# -- the session: a read with nothing new is one request, and never a second login ---------------
+
+LIST = "app.bsky.notification.listNotifications"
+
+
+def test_a_saved_session_with_a_fresh_token_reads_in_one_request_and_replies_with_no_other(tmp_path: Path) -> None:
+    with BlueskyEmulator() as emu:
+        emu.canned[LIST] = {"notifications": []}
+        poster(emu, tmp_path).account()  # an earlier run logged in and saved the session
+        before = dict(emu.calls)
+        later = poster(emu, tmp_path)
+        later.mentions(None, not_before=START, limit=5)
+        assert {method: n - before.get(method, 0) for method, n in emu.calls.items() if n != before.get(method, 0)} == {
+            LIST: 1
+        }
+        later.post("a reply")
+        assert emu.calls["com.atproto.server.getSession"] == before.get("com.atproto.server.getSession", 0)
+        assert emu.calls["com.atproto.server.createSession"] == 1 and len(emu.posts()) == 1
+
+
+def test_a_saved_session_the_server_refuses_means_logging_in_again_once(tmp_path: Path) -> None:
+    with BlueskyEmulator() as emu:
+        emu.canned[LIST] = {"notifications": []}
+        poster(emu, tmp_path).account()
+        emu._access.clear()  # the server forgot the session (moved, or signed out everywhere)
+        later = poster(emu, tmp_path)
+        assert later.mentions(None, not_before=START, limit=5).reads == 1
+        later.post("then a reply")
+        assert emu.calls["com.atproto.server.createSession"] == 2 and emu.calls[LIST] == 2
+
+
+def test_a_refused_session_and_a_refused_password_is_an_error_saying_so(tmp_path: Path) -> None:
+    with BlueskyEmulator() as emu:
+        emu.canned[LIST] = {"notifications": []}
+        poster(emu, tmp_path).account()
+        stale = poster(emu, tmp_path)  # with the app password the bot was given
+        emu._access.clear()
+        emu.password = "another-pass-word"  # which was revoked since
+        with pytest.raises(PostError) as refused:
+            stale.mentions(None, not_before=START, limit=5)
+        assert emu.calls["com.atproto.server.createSession"] == 2  # one try with it, no more
+    assert refused.value.kind == ErrorKind.UNAUTHORIZED and "BLUESKY_APP_PASSWORD" in str(refused.value)
+
+
+def test_a_saved_token_near_its_end_is_refreshed_before_the_read(tmp_path: Path) -> None:
+    with BlueskyEmulator() as emu:
+        emu.canned[LIST] = {"notifications": []}
+        emu.access_lifetime = 600  # less than the SDK's 15 minutes: it refreshes the token first
+        poster(emu, tmp_path).account()
+        refreshed = emu.calls["com.atproto.server.refreshSession"]
+        poster(emu, tmp_path).mentions(None, not_before=START, limit=5)
+        assert emu.calls["com.atproto.server.refreshSession"] > refreshed
+        assert emu.calls["com.atproto.server.createSession"] == 1
+
+
+@pytest.mark.parametrize("saved", ["", "a:::b", "h:::did:plc:x:::not-a-jwt:::r:::https://pds", ":::" * 9])
+def test_a_session_string_the_sdk_cannot_read_is_never_trusted(saved: str) -> None:
+    assert trusted_did(saved) is None
