@@ -97,6 +97,7 @@ class BlueskyEmulator:
         self.records: Dict[str, Dict[str, Any]] = {}  # rkey -> {uri, cid, value}
         self.access_lifetime = 7200.0  # seconds; set to 0 to hand out already-expired access tokens
         self.refuse_refresh = False  # answer refreshSession with ExpiredToken
+        self.canned: Dict[str, Any] = {}  # method -> the answer it gives a logged-in caller, as it is
         self._faults: Dict[str, Deque[Fault]] = defaultdict(deque)
         self._access: set = set()
         self._refresh: set = set()
@@ -189,6 +190,9 @@ class BlueskyEmulator:
                 "emailConfirmed": False,
                 "active": True,
             }
+        if method in self.canned:
+            self._authorised(headers)
+            return self.canned[method]
         if method == "com.atproto.identity.resolveHandle":
             handle = params.get("handle", "")
             did = self.did if handle == self.handle else self.others.get(handle)

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from in_process import run_in_process  # noqa: E402
 from mastodon_server import mastodon_emulator, mastodon_mock, mastodon_mock_started  # noqa: E402, F401
 from pds.harness import bluesky_pds  # noqa: E402,F401  (the real Bluesky PDS, session-scoped)
+from pds.network import bluesky_network  # noqa: E402,F401  (PDS + AppView on PostgreSQL and Redis)
 from x_emulator import XEmulator  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -154,6 +155,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> Optional[int]:
 # `pytest -m "not slow" -n auto`, leaves out the tests that use them (docs/development.md).
 SLOW_FIXTURES = {
     "bluesky_pds": "the real Bluesky PDS (tests/pds): about ten seconds to start, once per worker",
+    "bluesky_network": "Bluesky's network with its AppView (tests/pds/network.py): PostgreSQL, Redis and Node, once per worker",
     "browser": "headless chromium (tests/web/test_web_browser.py)",
     "chromium": "headless chromium drawing an SVG (tests/pictures/test_svg.py): about a second each",
     "two_workers": "a Dask LocalCluster of two worker processes (tests/jobs/test_cluster.py)",

@@ -28,7 +28,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -116,10 +116,11 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"Bluesky PDS unavailable: {reason}")
 
 
-def install() -> Path:
-    """The cache folder holding the PDS and its Node, installing them first if needed."""
+def install(unavailable: Callable[[str], None] = _unavailable) -> Path:
+    """The cache folder holding the PDS and its Node, installing them first if needed; `unavailable`
+    (which raises) says why when they cannot be had."""
     if not shutil.which("npm"):
-        _unavailable("npm is not installed (the reference PDS is an npm package)")
+        unavailable("npm is not installed (the reference PDS is an npm package)")
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"twitterbot-pds-install-{os.getpid()}.log"
     with open(log, "w") as errors:
         try:
@@ -131,15 +132,29 @@ def install() -> Path:
                 timeout=INSTALL_TIMEOUT,
             )
         except subprocess.TimeoutExpired:
-            _unavailable(f"tests/pds/install.sh took over {INSTALL_TIMEOUT} s (log: {log})")
+            unavailable(f"tests/pds/install.sh took over {INSTALL_TIMEOUT} s (log: {log})")
     if done.returncode != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        _unavailable(f"tests/pds/install.sh failed with exit {done.returncode}:\n{tail}")
+        unavailable(f"tests/pds/install.sh failed with exit {done.returncode}:\n{tail}")
     return Path(done.stdout.strip().splitlines()[-1])
 
 
 def start(cache: Path, workdir: Path) -> Iterator[Pds]:
     """Run the PDS until the generator is closed; its data and logs go into `workdir`."""
+    servers = run(cache, workdir, [], {}, _unavailable)
+    try:
+        urls = next(servers)
+        yield Pds(urls["pds"], urls["plc"])
+    finally:
+        servers.close()
+
+
+def run(
+    cache: Path, workdir: Path, args: List[str], extra: Dict[str, str], unavailable: Callable[[str], None]
+) -> Iterator[Dict[str, str]]:
+    """Run ``start.mjs`` with `args` and `extra` environment until the generator is closed, giving
+    the URLs it printed; its data and logs go into `workdir`. `unavailable` is called (and must
+    raise) when it does not start."""
     node = cache / "node_modules" / "node" / "bin" / "node"
     log = workdir / "pds.log"
     env = {
@@ -149,10 +164,11 @@ def start(cache: Path, workdir: Path) -> Iterator[Pds]:
         "TWITTERBOT_PDS_MODULES": str(cache / "node_modules"),
         "LOG_ENABLED": "false",
         "NODE_ENV": "development",
+        **extra,
     }
     with open(log, "w") as errors:
         process = subprocess.Popen(
-            [str(node), str(HERE / "start.mjs")],
+            [str(node), str(HERE / "start.mjs"), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,
@@ -164,11 +180,11 @@ def start(cache: Path, workdir: Path) -> Iterator[Pds]:
         if not line:
             process.kill()
             process.wait()
-            _unavailable(f"the PDS did not start (exit {process.returncode}); its log:\n{log.read_text()[-3000:]}")
+            unavailable(f"the servers did not start (exit {process.returncode}); their log:\n{log.read_text()[-3000:]}")
         urls = json.loads(line)
         # Anything it prints later goes to the log, so a full pipe can never stall the server.
         threading.Thread(target=_drain, args=(process.stdout, log), daemon=True).start()
-        yield Pds(urls["pds"], urls["plc"])
+        yield urls
     finally:
         if process.stdin:
             process.stdin.close()  # start.mjs stops the servers when its input closes

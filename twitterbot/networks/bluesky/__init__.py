@@ -115,6 +115,8 @@ class Bluesky(Network):
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
     guide = "Getting a Bluesky app password"
     site = "bsky.app"
+    # Its poster reads the account's mentions and replies from its notifications (notifications.py).
+    listens = True
 
     def account_url(self, config: Config) -> Optional[str]:
         handle = str(config["BLUESKY_HANDLE"] or "")

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 from ...errors import ErrorKind, PostError
 from ...settings.secrets import scrub_also
@@ -40,11 +40,12 @@ from .records import (
     text_of,
     with_bot_label,
 )
-from .session import load_session, log_in, save_session
+from .session import load_session, log_in, save_session, trusted_did
 
 if TYPE_CHECKING:  # the SDK is imported when a poster connects, never at module import
     from atproto_client import Client
 
+    from ..mentions import MentionPage
     from .linkcard import Card, Limits
 
 __all__ = ["BlueskyPoster", "Login"]
@@ -96,6 +97,8 @@ class BlueskyPoster:
         self._policy = Backoff(retries, backoff, sleep)
         self._client: Optional[Client] = None
         self._did: Optional[str] = None
+        # The client's session was taken from the file on trust, no request proving it yet.
+        self._on_trust = False
         self._link_cards = link_cards  # BLUESKY_LINK_CARDS (on unless set to no) turns them on
         self._card_limits = card_limits
 
@@ -224,6 +227,38 @@ class BlueskyPoster:
         )
         return True
 
+    # -- replies: the account's mentions (notifications.py) ------------------------------------
+
+    def mentions(self, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:
+        """The account's mentions and replies to its posts newer than `cursor`, oldest first, at
+        most `limit` (`mentions.Listener`), read from its notifications through its PDS (which
+        passes the request on to its AppView), with the session posting uses: a run that reads and
+        replies logs in once at most."""
+        from .notifications import PAGE_SIZE, REASONS, read
+
+        # A saved session with a fresh token is used as it is, unasked: a run with nothing new is
+        # then one request, whose answer proves the session for the replies that follow.
+        self._call(self._connect, False, True)
+
+        def ask(params: Dict[str, Any]) -> Any:
+            client = self._call(self._connect, False, True)
+            return self._call(self._ask, lambda: client.app.bsky.notification.list_notifications(params))
+
+        def fetch(page: Optional[str]) -> Any:
+            params: Dict[str, Any] = {"reasons": list(REASONS), "limit": PAGE_SIZE}
+            if page:
+                params["cursor"] = page
+            try:
+                answer = ask(params)
+            except PostError as exc:
+                if not self._refused(exc):
+                    raise
+                answer = ask(params)
+            self._on_trust = False
+            return list(answer.notifications or ()), answer.cursor
+
+        return read(fetch, self._did or "", cursor, not_before=not_before, limit=limit)
+
     def _get_record(self, client: Client, collection: str, rkey: str) -> Any:
         """A record of the account's repository, or None when the server has none under `rkey`;
         any other failure is the PostError it means."""
@@ -289,17 +324,29 @@ class BlueskyPoster:
 
     # -- the session (session.py) ----------------------------------------------------------------
 
-    def _connect(self, fresh: bool = False) -> Client:
+    def _connect(self, fresh: bool = False, trust: bool = False) -> Client:
         """A logged-in client: the saved session if the server still takes it (refreshed when its
-        access token is old), else (or when `fresh`) a new one made with the app password (and saved)."""
-        if self._client is not None and not fresh:
+        access token is old), else (or when `fresh`) a new one made with the app password (and saved).
+        With `trust`, a saved session with a fresh access token is taken without asking the server
+        (`session.log_in`): the caller's request proves it, and `_refused` logs in again if it fails."""
+        if self._client is not None and not fresh and (trust or not self._on_trust):
             return self._client
         saved = None if fresh else self._load()
-        client, did = log_in(self._service, self._timeout, self.handle, self._password, saved, self._save)
+        client, did = log_in(self._service, self._timeout, self.handle, self._password, saved, self._save, trust=trust)
+        self._on_trust = bool(trust and saved and did and trusted_did(saved) == did)
         if did:
             self._did = did
         self._client = client
         return client
+
+    def _refused(self, error: PostError) -> bool:
+        """Whether `error` is the server refusing a session taken on trust; if so the poster logs in
+        with the app password, and the caller tries once more."""
+        if error.kind != ErrorKind.UNAUTHORIZED or not self._on_trust:
+            return False
+        log.info("the saved Bluesky session was refused (%s): logging in with the app password", error.summary)
+        self._call(self._connect, True)
+        return True
 
     def _load(self) -> Optional[str]:
         """The saved session string, if it is for this account and server."""

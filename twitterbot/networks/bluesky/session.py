@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
@@ -17,17 +18,31 @@ from .errors import reason
 if TYPE_CHECKING:
     from atproto_client import Client
 
-__all__ = ["load_session", "log_in", "save_session", "tokens"]
+__all__ = ["FRESH_FOR", "load_session", "log_in", "save_session", "tokens", "trusted_did"]
 
 log = logging.getLogger(__package__)  # its lines log as the poster's do
 
+# How long a saved access token must have left to be used without asking the server first: more
+# than the 15 minutes before expiry at which the SDK refreshes it on its own.
+FRESH_FOR = 20 * 60
+
 
 def log_in(
-    service: str, timeout: float, handle: str, password: str, saved: Optional[str], save: Callable[[Any], None]
+    service: str,
+    timeout: float,
+    handle: str,
+    password: str,
+    saved: Optional[str],
+    save: Callable[[Any], None],
+    *,
+    trust: bool = False,
 ) -> Tuple[Client, Optional[str]]:
     """A logged-in client and, when the saved session was taken, its DID: the `saved` session if the
     server still takes it (refreshed when its access token is old), else a new one made with the app
-    password. `save` is called with every new or refreshed session (it notes the DID then)."""
+    password. `save` is called with every new or refreshed session (it notes the DID then). With
+    `trust`, a saved session whose access token has a while left is taken without asking the server
+    (no request): the caller's first request proves it, and the caller logs in again if it is
+    refused (`trusted_did` says when this happens)."""
     from atproto_client import Client
     from atproto_client.exceptions import BadRequestError, UnauthorizedError
     from atproto_client.request import Request
@@ -41,6 +56,9 @@ def log_in(
     did = None
     client = Client(base_url=service, request=request())
     client.on_session_change(lambda event, session: save(session))
+    if saved and trust and trusted_did(saved):
+        client.login(session_string=saved, fetch_bsky_profile=False)  # no request: the token is fresh
+        return client, trusted_did(saved)
     if saved:
         try:
             client.login(session_string=saved, fetch_bsky_profile=False)
@@ -55,6 +73,21 @@ def log_in(
     if not saved:
         client.login(handle, password, fetch_bsky_profile=False)  # save notes the DID
     return client, did
+
+
+def trusted_did(saved: str, now: Optional[float] = None) -> Optional[str]:
+    """The DID of a saved session whose access token has more than `FRESH_FOR` seconds left (the
+    SDK refreshes a token with less than 15 minutes left, which is a request), else None."""
+    from atproto_client.client.session import Session
+
+    try:
+        session = Session.decode(saved)
+        expires = session.access_jwt_payload.exp
+    except Exception:  # a session string the SDK cannot read is simply not trusted
+        return None
+    if not isinstance(expires, (int, float)) or expires - (time.time() if now is None else now) < FRESH_FOR:
+        return None
+    return session.did if isinstance(session.did, str) and session.did.startswith("did:") else None
 
 
 def load_session(session_file: Path, handle: str, service: str) -> Optional[str]:
