@@ -122,6 +122,11 @@ class Capability:
         import what it needs here."""
         return ()
 
+    def before_run(self, config: Config, *, dry_run: bool) -> None:
+        """What this part does before each scheduled run's roll (the plain run, the daemon's slots):
+        replies answer new mentions. A hook, so that the scheduled post never imports a part above
+        it; most parts do nothing. It imports what it needs only when its settings use it."""
+
     def validate(self, values: Mapping[str, object], where: Mapping[str, str]) -> List[Tuple[str, str]]:
         """Problems that only show between settings once each is read (a jitter longer than the
         gap between two times), as (the setting to blame, the problem); `where` says where each

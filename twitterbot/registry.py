@@ -129,6 +129,11 @@ class Registry:
                     needed[module] = (named + feature.name, feature.install)
         return needed
 
+    def before_run(self, config: Config, *, dry_run: bool) -> None:
+        """Every capability's work before a scheduled run's roll (`Capability.before_run`), in order."""
+        for capability in self.capabilities:
+            capability.before_run(config, dry_run=dry_run)
+
     def checks(self, config: Config) -> Iterator[CheckLine]:
         """What every capability adds to `bot.py check`; nothing from one whose packages are
         missing (the features' lines say so, and its checks would import them)."""

@@ -53,6 +53,10 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config["TWEET_JITTER"], rng=random.Random(), wait=time.sleep, what="this run")
 
     at = _pretended(args, config)
+    if at is None:
+        from ..registry import registry_of
+
+        registry_of(config).before_run(config, dry_run=args.dry_run)  # replies, before the roll
 
     def run() -> RunResult:
         if not args.dry_run:

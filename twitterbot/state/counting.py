@@ -28,6 +28,7 @@ class PostCounts:
     _read: Callable[..., list]
     _cost: str = "cost"  # the cost column as SQL (a history older than schema 6 has none: NULL)
     _part: str = "part"  # the thread part column (older than schema 8: NULL)
+    _reads: bool = True  # whether the billed reads of mentions are kept (schema 11)
 
     def costs_since(
         self, network: str, since: datetime, until: Optional[datetime] = None
@@ -35,10 +36,17 @@ class PostCounts:
         """What each post that went (or may have gone) to `network` after `since` cost, with its
         text: the cost is None for a row written before costs were kept (its text tells its price)."""
         marks = ", ".join("?" for _ in COUNTED_OUTCOMES)
+        window = (network, iso(since), iso(until) if until else "9999")
+        # Reads of the account's mentions that a network bills (schema 11) count too, with no text.
+        reads = (
+            " UNION ALL SELECT cost, '' FROM mention_reads WHERE network = ? AND read_at > ? AND read_at <= ?"
+            if self._reads
+            else ""
+        )
         rows = self._read(
             f"SELECT {self._cost}, text FROM attempts WHERE network = ? AND sent_at > ? AND sent_at <= ?"
-            f" AND outcome IN ({marks})",
-            (network, iso(since), iso(until) if until else "9999", *COUNTED_OUTCOMES),
+            f" AND outcome IN ({marks}){reads}",
+            (*window, *COUNTED_OUTCOMES, *(window if self._reads else ())),
         )
         return [(row[0], row[1]) for row in rows]
 

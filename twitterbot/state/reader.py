@@ -122,6 +122,7 @@ class HistoryReader(PostCounts, BagContents):
         self._cost = column("cost", version)
         self._part = column("part", version)
         self._settled = column("settled", version)
+        self._reads = version >= 11  # the billed reads of mentions (and the replies) are kept since schema 11
 
     def recent_runs(self, limit: int) -> Tuple[RunRow, ...]:
         """The last `limit` runs, newest first, each with its attempts; the day's skipped runs not

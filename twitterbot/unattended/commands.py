@@ -25,6 +25,7 @@ from ..posting.options import line_rules
 from ..posting.result import log_result
 from ..posting.scheduled import run_once, run_watched
 from ..posting.tweets import is_grammar, load_tweets
+from ..registry import registry_of
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.logs import folding_repeats
 from ..settings.secrets import scrub, scrub_also
@@ -59,6 +60,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         repeats.next_run()
         try:
             posters = None if args.dry_run else (lambda: current["posters"])  # those of the settings in use
+            registry_of(settings).before_run(settings, dry_run=args.dry_run)  # replies, before the roll
             run = lambda: run_once(  # noqa: E731
                 settings, posters=posters, rng=rng, dry_run=args.dry_run, stopping=daemon.stop.is_set
             )
