@@ -200,6 +200,8 @@ def translate(pattern: str) -> str:
                 out.append(_ESCAPES[following])
             elif following == "/":
                 out.append("/")
+            elif following == "k" and pattern[index + 2 : index + 3] == "<":
+                out.append("\\g")  # a named group's backreference, \k<name>, is \g<name> in `regex`
             elif following.isascii() and following.isalpha() and not _means_something(pattern, index + 1):
                 out.append(following)  # JavaScript reads an escape it does not know as the letter itself
             else:
