@@ -247,3 +247,13 @@ def test_check_names_a_rule_that_does_not_compile(bot: Bot) -> None:
     assert check.returncode != 0 and '"(broken"' in check.stdout + check.stderr
     replies = bot.run("replies")
     assert replies.returncode == 65 and '"(broken"' in replies.stderr and "replies.json" in replies.stderr
+
+
+def test_replies_do_not_count_in_max_posts_per_day(bot: Bot, world: World) -> None:
+    bot.write(MAX_POSTS_PER_DAY="1", REPLY_COOLDOWN="0")
+    for number in range(3):
+        _recent(world, f"person{number}", f"@pibot hello {number}")
+    ran = bot.run()
+    assert ran.returncode == 0, ran.stderr
+    assert [post["text"] for post in world.posts_by("pibot")][-1] == "a scheduled line"
+    assert len(world.posts_by("pibot")) == 4

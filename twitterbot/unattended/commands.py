@@ -188,6 +188,8 @@ def _systemd(args: argparse.Namespace, config: Config) -> int:
     print(f"  {ctl} daemon-reload")
     print(f"  {ctl} enable --now twitterbot.timer        # or twitterbot-daemon.service, not both")
     print(f"  {ctl} enable --now twitterbot-web.service  # optional: the status page on 127.0.0.1:8080")
+    if config["REPLY_RULES"] is not None:
+        print(f"  {ctl} enable --now twitterbot-replies.timer  # answer mentions every few minutes (REPLY_RULES)")
     if not args.system:
         print(f"  sudo loginctl enable-linger {_current_user()}   # keep user timers running after you log out")
     print(
