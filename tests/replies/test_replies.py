@@ -257,3 +257,36 @@ def test_replies_do_not_count_in_max_posts_per_day(bot: Bot, world: World) -> No
     assert ran.returncode == 0, ran.stderr
     assert [post["text"] for post in world.posts_by("pibot")][-1] == "a scheduled line"
     assert len(world.posts_by("pibot")) == 4
+
+
+def test_history_shows_recent_replies_with_the_rule_the_link_or_why_none(bot: Bot, world: World) -> None:
+    _recent(world, "ada", "@pibot hello")
+    world.mark_bot("robo")
+    _recent(world, "robo", "@pibot hello")
+    assert bot.run("replies").returncode == 0
+    shown = bot.run("history")
+    assert shown.returncode == 0, shown.stderr
+    assert "replied     [reply to @ada on Chat]" in shown.stdout and "chat://pibot/" in shown.stdout
+    assert "skipped     [reply to @robo on Chat]" in shown.stdout and "REPLY_TO_BOTS=no" in shown.stdout
+    listed = json.loads(bot.run("history", "--json").stdout)
+    replies = [entry for entry in listed if entry["source"] == "reply"]
+    assert {entry["author"]: entry["action"] for entry in replies} == {"@ada": "answered", "@robo": "skipped"}
+    assert next(entry for entry in replies if entry["author"] == "@ada")["rule"] == "(?<=\\s|^)hello\\b"
+
+
+def test_the_status_page_shows_recent_replies(bot: Bot, world: World) -> None:
+    from twitterbot.settings.loading import load_config
+    from twitterbot.web.app import create_app
+    from twitterbot.web.nextrun import NextRun
+
+    _recent(world, "ada", "@pibot hello")
+    _recent(world, "bo", "@pibot quiet")
+    assert bot.run("replies").returncode == 0
+    config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
+
+    def fixed(config: object, *, now: datetime) -> NextRun:
+        return NextRun(None, "settings", "fixed")
+
+    html = create_app(config, probe=fixed).test_client().get("/").get_data(as_text=True)
+    assert 'id="replies"' in html and "@ada" in html  # (a chat:// link is no web link: the page shows none)
+    assert "the rule &#34;quiet&#34; matched: its response is empty (no reply)" in html
