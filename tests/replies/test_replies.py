@@ -290,3 +290,20 @@ def test_the_status_page_shows_recent_replies(bot: Bot, world: World) -> None:
     html = create_app(config, probe=fixed).test_client().get("/").get_data(as_text=True)
     assert 'id="replies"' in html and "@ada" in html  # (a chat:// link is no web link: the page shows none)
     assert "the rule &#34;quiet&#34; matched: its response is empty (no reply)" in html
+
+
+def test_while_a_job_runs_a_mention_saying_status_gets_its_latest_progress_line(bot: Bot, world: World) -> None:
+    from twitterbot.progress.session import open_reporter
+    from twitterbot.settings.loading import load_config
+
+    _recent(world, "ada", "@pibot what is your status?")
+    _recent(world, "bo", "@pibot hello")
+    config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
+    with open_reporter("hamlet", config=config) as report:
+        report.update("42 of 100 boards counted")
+        _recent(world, "cy", "@pibot status")
+        report.update("43 of 100 boards counted")  # within the 5 minutes: no second round
+        report.done("all counted")
+    replies = [(post["reply_to"], post["text"]) for post in world.posts_by("pibot") if post["reply_to"]]
+    assert ("1", "@ada hamlet: 42 of 100 boards counted") in replies and ("2", "@bo hi there!") in replies
+    assert all(reply_to != "3" for reply_to, _ in replies)  # read by the next round, not this one

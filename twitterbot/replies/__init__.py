@@ -12,7 +12,7 @@ scheduled run's hook (`before_run`) imports the rest only when REPLY_RULES is se
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from ..capability import Capability, CheckLine, Feature
 from ..settings.parsers import BOOL, DURATION, OPTIONAL_PATH, POSITIVE_INT
@@ -85,6 +85,15 @@ class Replies(Capability):
                         f"replies: {account.author} on {account.network} said stop"
                         f" ({account.stopped_at:%Y-%m-%d}): never answered again",
                     )
+
+    def while_job(self, config: Config) -> Optional[Callable[[str], None]]:
+        """While a long job runs with REPLY_RULES set: a round of replies at most every few minutes,
+        where a mention saying "status" gets the job's latest progress line."""
+        if config["REPLY_RULES"] is None:
+            return None
+        from .command import status_rounds
+
+        return status_rounds(config)
 
     def before_run(self, config: Config, *, dry_run: bool) -> None:
         """A scheduled run with REPLY_RULES set first answers new mentions (a dry run does not)."""

@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import logging
 import random
+import time
+from typing import Callable, List
 
 from ..arguments import Commands, Parser, add_command
 from ..errors import BotError, ConfigError, ExitStatus
 from ..settings.loading import Config
 
-__all__ = ["before_scheduled_run", "register"]
+__all__ = ["STATUS_EVERY", "before_scheduled_run", "register", "status_rounds"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,37 @@ def _replies(args: argparse.Namespace, config: Config) -> int:
     result = answer_mentions(config, outlets=outlets, rng=random.Random())
     log.info("%s", result.summary())
     return int(result.exit_status)
+
+
+# While a long job runs: a round of replies at most this often, on the job's progress reports.
+STATUS_EVERY = 300.0
+
+
+def status_rounds(config: Config, *, seconds: Callable[[], float] = time.monotonic) -> Callable[[str], None]:
+    """What a long job calls each time it reports, with its latest progress line: a round of
+    replies, at most every `STATUS_EVERY` seconds (the first at the first report), in which a
+    mention saying "status" gets that line. Its trouble is a warning: the job goes on."""
+    last: List[float] = []
+
+    def heard(line: str) -> None:
+        now = seconds()
+        if last and now - last[0] < STATUS_EVERY:
+            return
+        last[:] = [now]
+        from ..networks import posters_for
+        from .run import StatusRule, answer_mentions
+
+        try:
+            result = answer_mentions(
+                config, outlets=lambda: posters_for(config), rng=random.Random(), status=StatusRule(line)
+            )
+        except BotError as exc:
+            log.warning("replies: %s; the job goes on", exc)
+            return
+        if result.answers:
+            log.info("%s", result.summary())
+
+    return heard
 
 
 def before_scheduled_run(config: Config) -> None:
