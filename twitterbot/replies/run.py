@@ -64,6 +64,7 @@ class Answer:
     rule: Optional[str] = None
     text: Optional[str] = None
     url: Optional[str] = None
+    status: ExitStatus = ExitStatus.OK  # a failed reply's: its error's exit status
 
 
 @dataclass
@@ -175,8 +176,7 @@ class _Round:
             result.answers.append(answer)
             if answer.action in ("answered", "failed"):
                 sent += 1
-            if answer.action == "failed":
-                result.exit_status = result.exit_status or ExitStatus.TEMPORARY_FAILURE
+            result.exit_status = result.exit_status or answer.status
         return result
 
     def _settle(self, listening: Sequence[Network], now: datetime) -> None:
@@ -193,14 +193,16 @@ class _Round:
         """Read `network`'s new mentions into the history, with the cursor and the read's cost."""
         budget = _budgets(self.config).get(network.name)
         if budget is not None and network.read_price:
-            from ..posting.budget import budget_stops
+            from ..posting.budget import month_spend
 
-            stopped = budget_stops(self.store, network, network.read_price, budget, now)
-            if stopped:
+            spend = month_spend(self.store, network, now, budget)
+            if spend.spent + network.read_price > budget + 1e-9:
                 return PostError(
-                    f"reading the mentions (${network.read_price:.3f}) would pass {network.budget}: {stopped}",
+                    f"reading its mentions (${network.read_price:.3f}) would pass {spend.setting}=${budget:.2f}, with"
+                    f" ${spend.spent:.2f} spent this month: they are read again next month, or with a higher"
+                    f" {spend.setting}",
                     exit_status=ExitStatus.OK,
-                    summary=f"{network.budget} is spent",
+                    summary=f"{spend.setting} is spent",
                 )
         try:
             page = _read_page(self.store, network, self.outlets()[network], self.config, now)
@@ -253,7 +255,8 @@ class _Round:
             return Answer(mention, "skipped", reason, rule)
         if not sent.reached and outcome != "duplicate":
             log.warning("%s: the reply to %s %s: %s", network.label, mention.author.handle, outcome, sent.error)
-            return Answer(mention, "failed", str(sent.error or outcome), rule)
+            status = sent.error.exit_status if sent.error else ExitStatus.TEMPORARY_FAILURE
+            return Answer(mention, "failed", str(sent.error or outcome), rule, status=status)
         url = sent.result.url if sent.result else None
         log.info(
             "%s: answered %s (rule %s)%s", network.label, mention.author.handle, _shown(rule), f": {url}" if url else ""
