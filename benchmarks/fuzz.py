@@ -36,7 +36,9 @@ in-process through `twitterbot.cli.main` as bot.py runs it:
   any answer is read to), from each network's emulator on 127.0.0.1 to its own poster's
   `look_up`, which may only answer (never "found": the post is not in the answer) or raise a
   `PostError`; every fifth X case through a real run that has that post uncertain, which must
-  exit 0 and leave the post uncertain;
+  exit 0 and leave the post uncertain; and, as often, to a read of the account's mentions (X's
+  mentions, Mastodon's notifications), which may only give well-formed mentions or raise a
+  `PostError`;
 - Tracery grammars (`bot.json`: rules of words, tags, modifiers and actions, broken syntax, and
   now and then an attack: a rule doubled by actions, chained `.replace`, JSON or brackets nested
   100,000 deep, a lone surrogate, 3,000 rules, a long text used thousands of times, 6,400 tags or
@@ -772,6 +774,45 @@ def _mutate(value: object, rng: random.Random, words: str) -> object:
 def _real_answer(network: str, route: str, number: int) -> object:
     """A well-formed answer of the kind the network gives, holding other posts than the one sought."""
     made = "2030-01-01T00:00:00.000Z"
+    if route == "mentions":  # X's GET /2/users/:id/mentions
+        posts = [
+            {
+                "id": str(1456012973835788293 + item),
+                "text": f"@pi_bot mention {item} &amp; more",
+                "author_id": str(900000001 + item),
+                "created_at": made,
+                "conversation_id": "1456012973835788293",
+                "in_reply_to_user_id": "12345",
+                "referenced_tweets": [{"type": "replied_to", "id": "1456012973835788293"}],
+                "edit_history_tweet_ids": [str(1456012973835788293 + item)],
+            }
+            for item in range(3)
+        ]
+        users = [{"id": str(900000001 + item), "username": f"user{item}", "description": "#nobot"} for item in range(3)]
+        meta = {"result_count": 3, "newest_id": posts[-1]["id"], "oldest_id": posts[0]["id"]}
+        return {"data": posts[::-1], "includes": {"users": users}, "meta": meta}
+    if route == "notifications":  # Mastodon's GET /api/v1/notifications?types[]=mention
+        return [
+            {
+                "id": str(3000 + item),
+                "type": "mention",
+                "created_at": made,
+                "account": {
+                    "id": str(5 + item),
+                    "acct": f"user{item}@elsewhere.example",
+                    "bot": item == 1,
+                    "note": "<p>hi</p>",
+                },
+                "status": {
+                    "id": str(113456789012345678 + item),
+                    "created_at": made,
+                    "content": f"<p>@pibot mention {item}<br/>&amp; more</p>",
+                    "visibility": "direct",
+                    "in_reply_to_account_id": "109876543210987654",
+                },
+            }
+            for item in range(3)
+        ][::-1]
     if network == "x":
         posts = [
             {
@@ -843,6 +884,8 @@ def answers_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -
     """A hostile answer to one network's look-up, in-process; every fifth X case through runs too."""
     network = rng.choice(["x", "mastodon", "bluesky"])
     words = f"uncertain post {rng.randrange(10**6)}"
+    if network != "bluesky" and rng.random() < 0.3:
+        return [_mentions_once(rng, network, words)], None
     text = words + " https://example.com/sent"
     outcome = _look_up_once(rng, network, text, words, home)
     if network != "x" or rng.randrange(5):
@@ -913,6 +956,80 @@ def _look_up_once(rng: random.Random, network: str, text: str, words: str, home:
     if answer.found:
         return Outcome(f"look_up:{network}", 1, f"found a post the answer does not hold: {answer}")
     return Outcome(f"look_up:{network}", 0, answer.how)
+
+
+def _mentions_once(rng: random.Random, network: str, words: str) -> Outcome:
+    """The network's own poster reads the account's mentions from its emulator answering a hostile
+    answer: it gives well-formed mentions or raises a PostError, nothing else."""
+    from datetime import datetime, timedelta, timezone
+
+    from twitterbot.errors import PostError
+    from twitterbot.networks.mentions import MentionPage
+
+    not_before = datetime.now(timezone.utc) - timedelta(days=1)
+    with contextlib.ExitStack() as stack:
+        if network == "x":
+            from x_emulator import USER_ID, XEmulator
+
+            from twitterbot.networks.x.api import Credentials
+            from twitterbot.networks.x.poster import XPoster
+
+            emulator = stack.enter_context(XEmulator())
+            emulator.answer_next("mentions", hostile_answer(rng, network, "mentions", words))
+            keys = emulator.keys
+            poster: object = XPoster(
+                Credentials(
+                    keys["consumer_key"], keys["consumer_secret"], keys["access_token"], keys["access_token_secret"]
+                ),
+                timeout=5,
+                retries=0,
+                base_url=emulator.url,
+            )
+            cursor = json.dumps({"me": USER_ID, "since": "1"})
+        else:
+            from mastodon_server import ACCOUNT_ID, TOKEN, MastodonEmulator
+
+            from twitterbot.networks.mastodon.poster import MastodonPoster
+
+            server = stack.enter_context(MastodonEmulator())
+            server.answer_next("notifications", hostile_answer(rng, network, "notifications", words))
+            poster = MastodonPoster(
+                instance=server.url, access_token=TOKEN, visibility="unlisted", timeout=5, retries=0
+            )
+            cursor = json.dumps({"me": ACCOUNT_ID, "since": "1"})
+        try:
+            page = poster.mentions(cursor, not_before=not_before, limit=10)  # type: ignore[attr-defined]
+        except PostError as exc:  # what a replies run expects: it says so, and the next run reads again
+            return Outcome(f"mentions:{network}", int(ExitStatus.TEMPORARY_FAILURE), f"{exc.kind}: {exc.summary}")
+        except BaseException as exc:  # noqa: BLE001 - anything else escaping a read is the finding
+            return Outcome(
+                f"mentions:{network}", 1, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            )
+    problem = _malformed_page(page) if isinstance(page, MentionPage) else f"not a MentionPage: {page!r}"
+    return Outcome(f"mentions:{network}", 1 if problem else 0, problem or f"{len(page.mentions)} mentions")
+
+
+def _malformed_page(page: object) -> str:
+    """What is wrong with a page of mentions a poster gave, or '' (every field of the type it says)."""
+    from datetime import datetime
+
+    for mention in page.mentions:  # type: ignore[attr-defined]
+        fields = (
+            mention.id,
+            mention.reply_to,
+            mention.text,
+            mention.author.id,
+            mention.author.handle,
+            mention.author.bio,
+        )
+        if not all(isinstance(value, str) for value in fields) or not mention.id:
+            return f"a mention with a field of the wrong type: {mention!r}"
+        if not isinstance(mention.created_at, datetime) or mention.created_at.tzinfo is None:
+            return f"a mention without an aware time: {mention!r}"
+        if not isinstance(mention.author.bot, bool) or not isinstance(mention.answers_bot, bool):
+            return f"a mention whose flags are not booleans: {mention!r}"
+    cursor = page.cursor  # type: ignore[attr-defined]
+    return "" if cursor is None or isinstance(cursor, str) else f"a cursor that is not a string: {cursor!r}"
 
 
 def _run_with_an_uncertain_post(

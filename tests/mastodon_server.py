@@ -18,7 +18,13 @@ Mastodon's 422s when the type is not one it takes, the file is over its ``image_
 the description over 1,500 characters; ``media_ids`` on a status; its limits in
 ``/api/v2/instance``. `fail_next_upload` scripts the uploads' faults. It lists the account's
 statuses (``GET /api/v1/accounts/:id/statuses``, newest first, at most 40), and `answer_next`
-makes a read answer anything at all (a malformed list, an endless one).
+makes a read answer anything at all (a malformed list, an endless one). It serves the account's
+notifications (``GET /api/v1/notifications``: ``types[]``/``exclude_types[]``, ``max_id``,
+``since_id``, ``min_id`` (the page just after it), ``limit`` (40 by default, at most 80) and
+Mastodon's ``Link`` header), and `mention` adds one: a status by another account (local, or
+remote with a domain; its ``bot`` flag and ``note``), with its visibility and the status it
+answers. The token's `scopes` are checked as Mastodon checks them (``read`` covers
+``read:notifications``; a missing one is a 403).
 
 Both give `env()`: the settings that point the bot at them.
 """
@@ -67,12 +73,47 @@ _LINK = re.compile(r"https?://\S+")
 _REMOTE_MENTION = re.compile(r"(?<![=/\w])@([a-z0-9_]+)@[\w.-]*\w", re.IGNORECASE)
 
 
+def rendered(text: str, domain: str) -> str:
+    """`text` as Mastodon's formatter writes a status's HTML (simplified): escaped, paragraphs on
+    blank lines, a line break as ``<br />``, each ``@user`` an h-card link."""
+
+    def mention(found: re.Match[str]) -> str:
+        user, server = found.group(1), found.group(2) or domain
+        return (
+            f'<span class="h-card" translate="no"><a href="https://{server}/@{user}" class="u-url mention">'
+            f"@<span>{user}</span></a></span>"
+        )
+
+    escaped = (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#39;")
+    )
+    linked = re.sub(r"(?<![\w/])@(\w+)(?:@([\w.-]*\w))?", mention, escaped)
+    return "".join(f"<p>{part.replace(chr(10), '<br />')}</p>" for part in linked.split("\n\n"))
+
+
 def mastodon_count(text: str) -> int:
     """What Mastodon counts (graphemes, a link as 23, @user@domain as @user), done independently."""
     from uniseg.graphemecluster import grapheme_clusters
 
     text = _REMOTE_MENTION.sub(r"@\1", _LINK.sub("x" * 23, text))
     return sum(1 for _ in grapheme_clusters(text))
+
+
+ACCOUNT_ID = "109876543210987654"  # the account the token belongs to
+FIRST_ACCOUNT_ID = 109876543210990001  # other accounts' ids count up from it
+FIRST_NOTIFICATION_ID = 3000  # Mastodon's notification ids are a plain sequence
+# Each endpoint's scope, as Mastodon's controllers declare it (doorkeeper_authorize!).
+SCOPES = {
+    ("GET", "/api/v1/accounts/verify_credentials"): "read:accounts",
+    ("GET", "statuses"): "read:statuses",
+    ("GET", "/api/v1/notifications"): "read:notifications",
+    ("POST", "/api/v1/statuses"): "write:statuses",
+    ("POST", "/api/v2/media"): "write:media",
+}
 
 
 @dataclass
@@ -85,6 +126,33 @@ class Status:
     media: List[Dict[str, Any]] = field(default_factory=list)
     spoiler_text: str = ""
     language: Optional[str] = None
+    account_id: str = ACCOUNT_ID  # the account's own; another's for a mention (`MastodonEmulator.mention`)
+    in_reply_to_account_id: Optional[str] = None
+    content: Optional[str] = None  # its HTML, when a test gives it; else made from `text`
+
+
+@dataclass
+class Account:
+    """Another account that mentions the bot's: local to the server (``domain`` None) or remote."""
+
+    id: str
+    username: str
+    domain: Optional[str] = None
+    bot: bool = False
+    note: str = ""  # the bio, HTML as Mastodon keeps it
+
+    @property
+    def acct(self) -> str:
+        return f"{self.username}@{self.domain}" if self.domain else self.username
+
+
+@dataclass
+class Notification:
+    id: str
+    type: str
+    account_id: str
+    status_id: Optional[str]
+    created_at: datetime
 
 
 @dataclass
@@ -106,6 +174,7 @@ class MastodonEmulator:
     server: v2 is 404), "legacy" (v1 with Pleroma's max_toot_chars), "none" (both fail)."""
 
     token: str = TOKEN
+    scopes: Tuple[str, ...] = ("read", "write")  # the token's scopes: "read" covers every read:*
     username: str = "pibot"
     domain: str = "example.social"
     max_characters: int = 500
@@ -118,6 +187,9 @@ class MastodonEmulator:
     image_matrix_limit: int = 33_177_600
     supported_mime_types: Tuple[str, ...] = ("image/jpeg", "image/png", "image/gif", "image/webp")
     seen: List[Seen] = field(default_factory=list)
+    others: List[Status] = field(default_factory=list)  # other accounts' statuses (`mention`)
+    accounts: Dict[str, Account] = field(default_factory=dict)  # other accounts, by id
+    notifications: List[Notification] = field(default_factory=list)
     _upload_script: Deque[str] = field(default_factory=deque)
     _keys: Dict[str, Tuple[str, float]] = field(default_factory=dict)
     _script: Deque[str] = field(default_factory=deque)
@@ -165,8 +237,8 @@ class MastodonEmulator:
 
     def answer_next(self, route: str, *answers: Answer) -> None:
         """Answer the next reads of `route` ("statuses": the account's statuses, "me":
-        ``verify_credentials``) with these, in order, once the token is checked."""
-        if route not in ("statuses", "me"):
+        ``verify_credentials``, "notifications") with these, in order, once the token is checked."""
+        if route not in ("statuses", "me", "notifications"):
             raise ValueError(f"unknown route {route}")
         self._answers.setdefault(route, deque()).extend(answers)
 
@@ -181,9 +253,62 @@ class MastodonEmulator:
     def status_url(self, status_id: str) -> str:
         return f"https://{self.domain}/@{self.username}/{status_id}"
 
+    @property
+    def reads(self) -> int:
+        """The reads the server answered (every GET but the instance's own description)."""
+        return sum(1 for seen in self.seen if seen.method == "GET" and "/instance" not in seen.path)
+
+    def account(self, username: str, *, domain: Optional[str] = None, bot: bool = False, note: str = "") -> Account:
+        """Another account (made once per username and domain): `domain` None is one of this server's."""
+        with self._lock:
+            for known in self.accounts.values():
+                if (known.username, known.domain) == (username, domain):
+                    return known
+            made = Account(str(FIRST_ACCOUNT_ID + len(self.accounts)), username, domain, bot, note)
+            self.accounts[made.id] = made
+            return made
+
+    def mention(
+        self,
+        text: str,
+        *,
+        by: str = "ada",
+        domain: Optional[str] = None,
+        visibility: str = "public",
+        reply_to: Optional[str] = None,
+        content: Optional[str] = None,
+        ago: float = 0.0,
+        bot: bool = False,
+        note: str = "",
+    ) -> Status:
+        """A status by `by` (of `domain`, None: this server; the account made with `bot` and `note`
+        the first time) that mentions the account, made `ago` seconds ago, answering status
+        `reply_to` if given, its HTML `content` if given (else `text` rendered as Mastodon does);
+        and the mention notification the server gives the account. `by` the account's own
+        username: a status of its own (a real server sends no notification for it: this one does,
+        so a test sees it left out). Add mentions oldest first: ids count up."""
+        own = by == self.username and domain is None
+        author = ACCOUNT_ID if own else self.account(by, domain=domain, bot=bot, note=note).id
+        at = datetime.now(timezone.utc) - timedelta(seconds=ago)
+        with self._lock:
+            status = Status(self._next_id(), text, visibility, reply_to, at, account_id=author, content=content)
+            answered = next((each for each in self.statuses + self.others if each.id == reply_to), None)
+            status.in_reply_to_account_id = answered.account_id if answered else None
+            (self.statuses if own else self.others).append(status)
+            notification = Notification(
+                str(FIRST_NOTIFICATION_ID + len(self.notifications)), "mention", author, status.id, at
+            )
+            self.notifications.append(notification)
+        return status
+
+    def _next_id(self) -> str:
+        return str(FIRST_ID + len(self.statuses) + len(self.others))
+
     def _create(self, text: str, visibility: str, reply_to: Optional[str], key: Optional[str]) -> Status:
         with self._lock:
-            status = Status(str(FIRST_ID + len(self.statuses)), text, visibility, reply_to, datetime.now(timezone.utc))
+            status = Status(self._next_id(), text, visibility, reply_to, datetime.now(timezone.utc))
+            answered = next((each for each in self.statuses + self.others if each.id == reply_to), None)
+            status.in_reply_to_account_id = answered.account_id if answered else None
             self.statuses.append(status)
             if key:
                 # PostStatusService: redis.setex("idempotency:status:<account>:<key>", 3600, id)
@@ -232,6 +357,13 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(200, self._instance(1))
         if not self._authorized():
             return self._error(401, "The access token is invalid")
+        route = "statuses" if re.fullmatch(r"/api/v1/accounts/[^/]+/statuses", path) else path
+        needed = SCOPES.get((method, route))
+        if needed and needed not in emu.scopes and needed.split(":")[0] not in emu.scopes:
+            return self._json(403, {"error": "This action is outside the authorized scopes"})
+        if path == "/api/v1/notifications" and method == "GET":
+            answer = emu._scripted("notifications")
+            return self._answer(answer) if answer else self._notifications()
         if path == "/api/v1/accounts/verify_credentials" and method == "GET":
             answer = emu._scripted("me")
             return self._answer(answer) if answer else self._json(200, self._account())
@@ -334,7 +466,7 @@ class _Handler(BaseHTTPRequestHandler):
         if visibility not in _VISIBILITIES:
             return self._error(422, f"'{visibility}' is not a valid visibility")
         reply_to = fields.get("in_reply_to_id") or None
-        if reply_to is not None and str(reply_to) not in {status.id for status in emu.statuses}:
+        if reply_to is not None and str(reply_to) not in {status.id for status in emu.statuses + emu.others}:
             return self._error(404, "The post you are trying to reply to does not appear to exist.")
 
         media_ids = fields.get("media_ids") or []
@@ -368,6 +500,60 @@ class _Handler(BaseHTTPRequestHandler):
         newest = list(reversed(self.emu.statuses))[: max(1, min(limit, 40))]
         return self._json(200, [self._status(status) for status in newest])
 
+    def _notifications(self) -> int:
+        """The account's notifications, newest first, paged as Mastodon pages them: ``max_id``
+        (older than), ``since_id`` (newer than, the newest first), ``min_id`` (the page just newer
+        than it), ``limit`` (40 by default, at most 80), ``types[]``/``exclude_types[]``; the
+        ``Link`` header's next (``max_id``) and prev (``min_id``) pages keep the filters."""
+        emu = self.emu
+        query = parse_qs(urlsplit(self.path).query)
+
+        def cursor(name: str) -> Optional[int]:
+            value = query.get(name, [""])[0]
+            return int(value) if value.isdigit() else None  # Mastodon ignores one it cannot read
+
+        types = query.get("types[]", [])
+        excluded = query.get("exclude_types[]", [])
+        try:
+            limit = max(1, min(int(query.get("limit", ["40"])[0]), 80))
+        except ValueError:
+            limit = 40
+        chosen = [
+            each
+            for each in emu.notifications
+            if (not types or each.type in types)
+            and each.type not in excluded
+            and (cursor("max_id") is None or int(each.id) < (cursor("max_id") or 0))
+            and (cursor("since_id") is None or int(each.id) > (cursor("since_id") or 0))
+            and (cursor("min_id") is None or int(each.id) > (cursor("min_id") or 0))
+        ]
+        # With min_id: the ones just after it (then newest first); else the newest.
+        page = list(reversed(chosen[:limit])) if cursor("min_id") is not None else list(reversed(chosen))[:limit]
+        links = []
+        if page:
+            kept = "".join(f"&types[]={each}" for each in types) + "".join(
+                f"&exclude_types[]={each}" for each in excluded
+            )
+            base = f"https://{emu.domain}/api/v1/notifications?limit={limit}{kept}"
+            if len(page) == limit:
+                links.append(f'<{base}&max_id={page[-1].id}>; rel="next"')
+            links.append(f'<{base}&min_id={page[0].id}>; rel="prev"')
+        data = json.dumps([self._notification(each) for each in page]).encode()
+        headers = dict(self._rate_headers(False), **({"Link": ", ".join(links)} if links else {}))
+        return self._send(200, data, "application/json; charset=utf-8", headers)
+
+    def _notification(self, notification: Notification) -> Dict[str, Any]:
+        emu = self.emu
+        status = next((each for each in emu.statuses + emu.others if each.id == notification.status_id), None)
+        return {
+            "id": notification.id,
+            "type": notification.type,
+            "created_at": notification.created_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+            "group_key": f"ungrouped-{notification.id}",
+            "account": self._account_of(notification.account_id),
+            "status": self._status(status) if status else None,
+        }
+
     def _answer(self, answer: Answer) -> int:
         """A scripted answer (`answer_next`), whatever it holds."""
         self._record(answer.status)
@@ -398,25 +584,45 @@ class _Handler(BaseHTTPRequestHandler):
             "fields": [],
         }
 
+    def _account_of(self, account_id: str) -> Dict[str, Any]:
+        """An account as Mastodon shows it: the bot's own, or another (remote: its acct has a domain)."""
+        other = self.emu.accounts.get(account_id)
+        if other is None:
+            return self._account()
+        server = other.domain or self.emu.domain
+        return dict(
+            self._account(),
+            id=other.id,
+            username=other.username,
+            acct=other.acct,
+            display_name=other.username.title(),
+            bot=other.bot,
+            note=other.note,
+            url=f"https://{server}/@{other.username}",
+            uri=f"https://{server}/users/{other.username}",
+            statuses_count=sum(1 for each in self.emu.others if each.account_id == other.id),
+        )
+
     def _status(self, status: Status) -> Dict[str, Any]:
         emu = self.emu
+        author = self._account_of(status.account_id)
         return {
             "id": status.id,
             "created_at": status.created_at.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
             "in_reply_to_id": status.in_reply_to_id,
-            "in_reply_to_account_id": "109876543210987654" if status.in_reply_to_id else None,
+            "in_reply_to_account_id": status.in_reply_to_account_id,
             "sensitive": False,
             "spoiler_text": status.spoiler_text,
             "visibility": status.visibility,
             "language": status.language,
-            "uri": f"https://{emu.domain}/users/{emu.username}/statuses/{status.id}",
-            "url": emu.status_url(status.id),
+            "uri": f"{author['uri']}/statuses/{status.id}",
+            "url": f"{author['url']}/{status.id}",
             "replies_count": 0,
             "reblogs_count": 0,
             "favourites_count": 0,
-            "content": "<p>" + status.text.replace("&", "&amp;").replace("<", "&lt;") + "</p>",
+            "content": status.content if status.content is not None else rendered(status.text, emu.domain),
             "reblog": None,
-            "account": self._account(),
+            "account": author,
             "media_attachments": [],
             "mentions": [],
             "tags": [],

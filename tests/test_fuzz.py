@@ -47,11 +47,13 @@ def test_a_short_fuzz_of_hostile_monitors_finds_nothing() -> None:
 
 def test_a_short_fuzz_of_hostile_answers_to_look_ups_finds_nothing() -> None:
     """Malformed, mistyped, deep, huge or not-JSON answers: each look-up answers (never "found")
-    or fails with a PostError, and a run that meets one while settling exits 0."""
+    or fails with a PostError, and a run that meets one while settling exits 0; a read of the
+    account's mentions gives well-formed mentions or a PostError."""
     figures = fuzz.fuzz(["answers"], 80, seed=2026)
     assert figures.failures == [], [(f.number, f.why) for f in figures.failures]
     statuses = figures.statuses["answers"]
     assert statuses["look_up:0"] and statuses["look_up:75"] and statuses["--seed:0"]
+    assert statuses["mentions:0"] and statuses["mentions:75"]
 
 
 def test_a_short_fuzz_of_grammars_finds_nothing() -> None:

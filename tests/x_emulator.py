@@ -5,8 +5,19 @@ It is a real HTTP server on 127.0.0.1 that checks what X checks and answers as X
 - the OAuth 1.0a HMAC-SHA1 signature (rebuilt with oauthlib over the original https URL, since
   the bot's adapter only redirects the request here), known keys, timestamp window, fresh nonce;
 - ``POST /2/tweets``: JSON body with ``text`` (and optional ``reply``), X's weighted length,
-  duplicate text, the 15-minute and 24-hour post limits with X's rate-limit headers;
+  duplicate text, the 15-minute and 24-hour post limits with X's rate-limit headers. Since
+  February 2026 X lets a self-serve app reply only where the post's author mentioned the account:
+  a reply to another account's post that does not mention it is refused (403, X's words). A reply
+  to the account's own post (a thread) is allowed: X has not said whether the rule covers one;
 - ``GET /2/users/me``;
+- ``GET /2/users/:id/mentions``: the posts that mention the account (its ``@username`` in their
+  text), newest first, for the authenticated account only (another id: 403), with X's query checks
+  (``max_results`` 5..100, ``since_id``, ``start_time``, ``pagination_token`` from
+  ``meta.next_token``, ``tweet.fields``, ``expansions=author_id`` with ``user.fields`` putting the
+  authors in ``includes.users``), ``meta`` (``newest_id``, ``oldest_id``, ``result_count``,
+  ``next_token``) and no ``data`` when there are none. Tests add mentions with `mention` (from
+  other accounts, made with `user`, or from the account itself); ``mention_reads`` counts the
+  billed reads;
 - ``GET /2/users/:id/tweets``: the account's posts, newest first (``max_results`` 5..100,
   ``start_time``, ``tweet.fields`` among X's own, paging by ``meta.next_token``). As X does, a
   post's text comes back with every link shortened to a t.co link (found as X finds them,
@@ -35,6 +46,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -138,6 +150,26 @@ ERRORS: Dict[str, Tuple[int, dict]] = {
             "status": 429,
         },
     ),
+    # Since 23 February 2026: a reply where the post's author did not mention (or quote) the account.
+    "reply_not_allowed": (
+        403,
+        {
+            "detail": "Reply to this conversation is not allowed because you have not been mentioned or otherwise "
+            "engaged by the author of the post you are replying to.",
+            "type": "about:blank",
+            "title": "Forbidden",
+            "status": 403,
+        },
+    ),
+    "not_own_mentions": (
+        403,
+        {
+            "detail": "You are not permitted to perform this action.",
+            "type": "about:blank",
+            "title": "Forbidden",
+            "status": 403,
+        },
+    ),
     "server_error": (
         503,
         {"title": "Service Unavailable", "detail": "Service Unavailable", "type": "about:blank", "status": 503},
@@ -161,6 +193,41 @@ class Post:
     media: List[Media] = field(default_factory=list)
     shown: str = ""  # as X gives it back: links shortened to t.co
     urls: List[Dict[str, object]] = field(default_factory=list)  # its entities.urls
+    author_id: str = USER_ID  # the account's own posts; a mention from another account (`XEmulator.mention`)
+    reply_to_user: Optional[str] = None  # the author of the post it answers
+    conversation_id: str = ""
+
+
+@dataclass
+class User:
+    """An account on the emulated X: the bot's, or one that mentions it (`XEmulator.user`)."""
+
+    id: str
+    username: str
+    name: str
+    description: str = ""
+
+
+# X's `expansions` and `user.fields` (API v2 reference); any other is refused with a 400.
+EXPANSIONS = {
+    "article.cover_media", "article.media_entities", "attachments.media_keys",
+    "attachments.media_source_tweet", "attachments.poll_ids", "author_id", "edit_history_tweet_ids",
+    "entities.mentions.username", "geo.place_id", "in_reply_to_user_id", "entities.note.mentions.username",
+    "referenced_tweets.id", "referenced_tweets.id.attachments.media_keys", "referenced_tweets.id.author_id",
+}  # fmt: skip
+USER_FIELDS = {
+    "affiliation", "confirmed_email", "connection_status", "created_at", "description", "entities", "id",
+    "is_identity_verified", "location", "most_recent_tweet_id", "name", "parody", "pinned_tweet_id",
+    "profile_banner_url", "profile_image_url", "protected", "public_metrics", "receives_your_dm",
+    "subscription", "subscription_type", "url", "username", "verified", "verified_followers_count",
+    "verified_type", "withheld",
+}  # fmt: skip
+FIRST_USER_ID = 900000001  # the other accounts' ids count up from it
+# The query parameters of GET /2/users/:id/mentions (any other is refused with a 400).
+MENTION_PARAMETERS = {
+    "end_time", "expansions", "max_results", "media.fields", "pagination_token", "place.fields", "poll.fields",
+    "since_id", "start_time", "tweet.fields", "until_id", "user.fields",
+}  # fmt: skip
 
 
 # The fields `tweet.fields` may name (X's API v2 reference); any other is refused with a 400.
@@ -171,7 +238,7 @@ TWEET_FIELDS = {
     "note_tweet", "organic_metrics", "possibly_sensitive", "promoted_metrics", "public_metrics",
     "referenced_tweets", "reply_settings", "scopes", "source", "text", "withheld",
 }  # fmt: skip
-ROUTES = {"timeline", "me", "post"}  # what `answer_next` may script ("post": made, then this answer)
+ROUTES = {"timeline", "me", "post", "mentions"}  # what `answer_next` may script ("post": made, then this answer)
 
 
 def shorten(post_id: str, text: str, media: List[Media], username: str) -> Tuple[str, List[Dict[str, object]]]:
@@ -267,6 +334,9 @@ class XEmulator:
     deleted: Set[str] = field(default_factory=set)  # ids the account deleted (see `delete`)
     seen: List[Seen] = field(default_factory=list)
     timeline_reads: int = 0  # GET /2/users/:id/tweets answered
+    mention_reads: int = 0  # GET /2/users/:id/mentions answered (each billed by X)
+    others: List[Post] = field(default_factory=list)  # other accounts' posts (`mention`)
+    users: Dict[str, User] = field(default_factory=dict)  # other accounts, by id (`user`)
     _answers: Dict[str, Deque[Answer]] = field(default_factory=dict)  # scripted by `answer_next`
     _script: Deque[str] = field(default_factory=deque)
     _nonces: Set[str] = field(default_factory=set)
@@ -306,7 +376,7 @@ class XEmulator:
 
     def answer_next(self, route: str, *answers: Answer) -> None:
         """Answer the next reads of `route` ("timeline": ``GET /2/users/:id/tweets``, "me":
-        ``GET /2/users/me``) with these, in order, once their signature is checked; "post": the next
+        ``GET /2/users/me``, "mentions": ``GET /2/users/:id/mentions``) with these, in order, once their signature is checked; "post": the next
         ``POST /2/tweets`` makes the post, then answers this instead of X's own answer."""
         if route not in ROUTES:
             raise ValueError(f"unknown route {route}")
@@ -330,12 +400,54 @@ class XEmulator:
     def texts(self) -> List[str]:
         return [post.text for post in self.posts]
 
-    def _create(self, text: str, reply_to: Optional[str], media: Optional[List[Media]] = None) -> Post:
+    @property
+    def reads(self) -> int:
+        """The reads X would bill: every GET it answered (the account, its posts, its mentions)."""
+        return sum(1 for seen in self.seen if seen.method == "GET" and 200 <= seen.status < 300)
+
+    def user(self, username: str, description: str = "", name: str = "") -> User:
+        """Another account on X (made once per username): its id counts up from FIRST_USER_ID."""
         with self._lock:
-            post = Post(str(FIRST_ID + len(self.posts)), text, reply_to, time.time(), list(media or []))
+            for known in self.users.values():
+                if known.username == username:
+                    return known
+            made = User(str(FIRST_USER_ID + len(self.users)), username, name or username.title(), description)
+            self.users[made.id] = made
+            return made
+
+    def mention(self, text: str, *, by: str = "ada", reply_to: Optional[str] = None, ago: float = 0.0) -> Post:
+        """A post by `by` (another account's username, or the account's own) whose `text` mentions
+        the account (write its ``@pi_bot``, as X's clients do in a reply), made `ago` seconds ago,
+        answering `reply_to` (a post's id) if given. Add mentions oldest first: ids count up."""
+        author = USER_ID if by == self.username else self.user(by).id
+        return self._create(text, reply_to, author_id=author, at=time.time() - ago)
+
+    def _create(
+        self,
+        text: str,
+        reply_to: Optional[str],
+        media: Optional[List[Media]] = None,
+        *,
+        author_id: str = USER_ID,
+        at: Optional[float] = None,
+    ) -> Post:
+        with self._lock:
+            post_id = str(FIRST_ID + len(self.posts) + len(self.others))
+            post = Post(post_id, text, reply_to, time.time() if at is None else at, list(media or []))
+            post.author_id = author_id
+            answered = self._find(reply_to) if reply_to else None
+            post.reply_to_user = answered.author_id if answered else None
+            post.conversation_id = answered.conversation_id if answered else post_id
             post.shown, post.urls = shorten(post.id, text, post.media, self.username)
-            self.posts.append(post)
+            (self.posts if author_id == USER_ID else self.others).append(post)
             return post
+
+    def _find(self, post_id: str) -> Optional[Post]:
+        return next((post for post in self.posts + self.others if post.id == post_id), None)
+
+    def mentions_it(self, post: Post) -> bool:
+        """Whether `post`'s text names the account (``@username``, in any case, not inside a word)."""
+        return re.search(rf"(?<![\w@])@{re.escape(self.username)}(?!\w)", post.text, re.IGNORECASE) is not None
 
     def _scripted(self, route: str) -> Optional[Answer]:
         queue = self._answers.get(route)
@@ -438,6 +550,14 @@ class _Handler(BaseHTTPRequestHandler):
                 emu.timeline_reads += 1
                 return self._answer(answer)
             return self._timeline(path.split("/")[3])
+        if method == "GET" and path.startswith("/2/users/") and path.endswith("/mentions"):
+            if path.split("/")[3] != emu.keys["access_token"].split("-", 1)[0]:
+                return self._error("not_own_mentions")  # X: only the authenticated account's own
+            answer = emu._scripted("mentions")
+            if answer:
+                emu.mention_reads += 1
+                return self._answer(answer)
+            return self._mentions()
         if method == "POST" and path == "/2/media/upload":
             return self._media_upload(raw, scripted)
         if method == "POST" and path == "/2/media/metadata":
@@ -472,8 +592,11 @@ class _Handler(BaseHTTPRequestHandler):
         reply_to = None
         if "reply" in body:
             reply_to = (body["reply"] or {}).get("in_reply_to_tweet_id")
-            if reply_to not in {post.id for post in emu.posts} or reply_to in emu.deleted:
+            answered = emu._find(reply_to) if isinstance(reply_to, str) else None
+            if answered is None or reply_to in emu.deleted:
                 return self._invalid("The tweet you are replying to does not exist or is not visible")
+            if answered.author_id != USER_ID and not emu.mentions_it(answered):
+                return self._error("reply_not_allowed")
 
         if scripted == "too_long" or parse_tweet(body["text"]).weightedLength > 280:
             return self._error("too_long")
@@ -547,6 +670,85 @@ class _Handler(BaseHTTPRequestHandler):
         if len(posts) > max_results:
             meta["next_token"] = "emu-next-page"
         return self._json(200, {"data": data, "meta": meta} if data else {"meta": meta})
+
+    def _mentions(self) -> int:
+        """``GET /2/users/:id/mentions``: the posts that name the account, newest first, with X's
+        query checks, its paging (``pagination_token`` from ``meta.next_token``) and its fields."""
+        emu = self.emu
+        query = {name: ",".join(values) for name, values in parse_qs(urlsplit(self.path).query).items()}
+        unknown = sorted(set(query) - MENTION_PARAMETERS)
+        if unknown:
+            return self._invalid(
+                f"The query parameters [{unknown[0]}] is not one of [{','.join(sorted(MENTION_PARAMETERS))}]"
+            )
+        try:
+            max_results = int(query.get("max_results", "10"))
+            start = query.get("start_time")
+            since = datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp() if start else 0.0
+            since_id = int(query.get("since_id", "0"))
+            token = query.get("pagination_token")
+            before = int(token.removeprefix("emu-")) if token else None
+        except ValueError:
+            return self._invalid("max_results, start_time, since_id or pagination_token is not valid")
+        if not 5 <= max_results <= 100:
+            return self._invalid(f"The `max_results` query parameter value [{max_results}] is not between 5 and 100")
+        for name, allowed in (("tweet.fields", TWEET_FIELDS), ("expansions", EXPANSIONS), ("user.fields", USER_FIELDS)):
+            asked = set(query.get(name, "").split(",")) - {""}
+            if asked - allowed:
+                return self._invalid(
+                    f"The `{name}` query parameter value [{sorted(asked - allowed)[0]}] is not one of [{','.join(sorted(allowed))}]"
+                )
+        fields = set(query.get("tweet.fields", "").split(","))
+        emu.mention_reads += 1
+        posts = sorted(
+            (
+                post
+                for post in emu.posts + emu.others
+                if emu.mentions_it(post) and post.id not in emu.deleted and post.at >= since and int(post.id) > since_id
+            ),
+            key=lambda post: int(post.id),
+            reverse=True,
+        )
+        if before is not None:
+            posts = [post for post in posts if int(post.id) < before]
+        page = posts[:max_results]
+        data = [self._mention_shown(post, fields) for post in page]
+        meta: Dict[str, object] = {"result_count": len(page)}
+        if page:
+            meta.update(newest_id=page[0].id, oldest_id=page[-1].id)
+        if len(posts) > max_results:
+            meta["next_token"] = f"emu-{page[-1].id}"
+        answer: Dict[str, object] = {"data": data, "meta": meta} if data else {"meta": meta}
+        if data and "author_id" in query.get("expansions", "").split(","):
+            user_fields = set(query.get("user.fields", "").split(",")) | {"id", "name", "username"}
+            authors = {post.author_id for post in page}
+            accounts = [emu.users[author] for author in sorted(authors) if author in emu.users]
+            if USER_ID in authors:
+                accounts.append(User(USER_ID, emu.username, "Pi Bot"))
+            answer["includes"] = {
+                "users": [{key: value for key, value in vars(user).items() if key in user_fields} for user in accounts]
+            }
+        return self._json(200, answer)
+
+    def _mention_shown(self, post: Post, fields: Set[str]) -> Dict[str, object]:
+        """One mention as X gives it: its default fields and those `tweet.fields` asked for."""
+        escaped = post.shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        shown: Dict[str, object] = {"id": post.id, "text": escaped, "edit_history_tweet_ids": [post.id]}
+        if parse_tweet(post.text).weightedLength > 280:  # a long post (X Premium): its start, and the whole on demand
+            shown["text"] = escaped[:270] + "\u2026"
+            if "note_tweet" in fields:
+                shown["note_tweet"] = {"text": escaped}
+        if "created_at" in fields:
+            shown["created_at"] = _rfc3339(post.at)
+        if "author_id" in fields:
+            shown["author_id"] = post.author_id
+        if "conversation_id" in fields:
+            shown["conversation_id"] = post.conversation_id
+        if "in_reply_to_user_id" in fields and post.reply_to_user:
+            shown["in_reply_to_user_id"] = post.reply_to_user
+        if "referenced_tweets" in fields and post.reply_to:
+            shown["referenced_tweets"] = [{"type": "replied_to", "id": post.reply_to}]
+        return shown
 
     def _check_oauth(self, method: str, raw: bytes) -> Optional[str]:
         """Verify the OAuth 1.0a header the way X does. Returns what is wrong, or None."""

@@ -25,6 +25,7 @@ from .status import VISIBILITIES, measure
 if TYPE_CHECKING:
     from ...pictures.limits import ImageLimits
     from ...settings.loading import Config
+    from ..mentions import Mention
     from .poster import MastodonPoster
 
 __all__ = ["NETWORK"]
@@ -65,6 +66,18 @@ class Mastodon(Network):
     site = "your Mastodon server"
     content_warnings = True  # spoiler_text
     post_options = frozenset({"visibility", "sensitive"})
+    listens = True  # MastodonPoster.mentions: the account's mention notifications
+
+    def addressed(self, text: str, mention: Mention) -> str:
+        """A reply reaches only the accounts it names: it starts with the author's handle
+        (``@ada``, or ``@ada@elsewhere.example`` from another server), as Cheap Bots Toot Sweet's
+        replies did, unless the text names them already."""
+        import re
+
+        handle = mention.author.handle
+        if not handle or re.search(rf"(?<![\w@]){re.escape(handle)}(?![\w@])", text, re.IGNORECASE):
+            return text
+        return f"{handle} {text}"
 
     def account_url(self, config: Config) -> Optional[str]:
         return str(config["MASTODON_INSTANCE"] or "") or None  # the profile's address needs a request

@@ -38,17 +38,21 @@ _CREDENTIAL_NAMES = ("TWITTER_API_KEY", "TWITTER_API_SECRET", "TWITTER_ACCESS_TO
 
 
 class Prices:
-    """What X charges per post, in US dollars. (A plain class, as `Credentials`: the registry
-    imports this module on every run, and a dataclass costs a run about 1 ms to make.)"""
+    """What X charges per post, per reply to a mention and per read of the account's own data
+    (its mentions), in US dollars. (A plain class, as `Credentials`: the registry imports this
+    module on every run, and a dataclass costs a run about 1 ms to make.)"""
 
-    def __init__(self, post: float, post_with_url: float) -> None:
+    def __init__(self, post: float, post_with_url: float, reply: float, read: float) -> None:
         self.post = post
         self.post_with_url = post_with_url  # any URL, bare domains included: "bot.py" is a link (.py is Paraguay)
+        self.reply = reply  # a reply where the account was mentioned (without a URL)
+        self.read = read  # one read of the account's own data: a page of its mentions
 
 
 # X's pay-per-use prices as of 2026 (new developer accounts since February 2026). X changes them
-# now and then: the developer console shows the current ones. The one place the bot knows them.
-PRICES = Prices(post=0.015, post_with_url=0.20)
+# now and then: the developer console and X's pricing page show the current ones. The one place
+# the bot knows them.
+PRICES = Prices(post=0.015, post_with_url=0.20, reply=0.01, read=0.001)
 
 
 def url_cost(line: object, prices: Prices = PRICES) -> Optional[str]:
@@ -120,6 +124,14 @@ class X(Network):
     def price(self, fit: Fit) -> Optional[float]:
         """X's price of a post: more when it holds a URL (`PRICES`)."""
         return PRICES.post_with_url if fit.urls else PRICES.post
+
+    def reply_price(self, fit: Fit) -> Optional[float]:
+        """X's price of a reply where the account was mentioned: less than a post, unless it holds
+        a URL (X prices a post with a URL alike, reply or not)."""
+        return PRICES.post_with_url if fit.urls else PRICES.reply
+
+    read_price = PRICES.read  # each page of mentions (GET /2/users/:id/mentions), and GET /2/users/me
+    listens = True  # XPoster.mentions
 
     def image_limits(self) -> ImageLimits:
         """What a picture may be on X (`media.image_limits`)."""

@@ -66,6 +66,13 @@ def refusal(response: requests.Response) -> PostError:
             kind=ErrorKind.UNAUTHORIZED,
             exit_status=ExitStatus.PERMISSION_DENIED,
         )
+    if status == 403 and "not been mentioned" in messages:
+        return PostError(
+            "X refused the reply (403): since February 2026 an app on X's self-serve plans may reply only "
+            "to a post whose author mentioned or quoted the account; this post did not, so it gets no reply",
+            kind=ErrorKind.BAD_REPLY_TO,
+            exit_status=ExitStatus.DATA_ERROR,
+        )
     if status == 403 and problem_type.endswith("oauth1-permissions"):
         return PostError(
             "X says the app may only read (403): in the developer portal set the app's permissions to "

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence
 from ...errors import ErrorKind, PostError
 from .. import LookUp, PostResult
 from ..http import json_object, unreadable
+from ..mentions import Mention, MentionPage
 from ..retry import Backoff
 from ..uploads import fit_pictures
 from .api import DEFAULT_BASE_URL, X_ORIGINS, Credentials, adapter, signer, status_url
@@ -27,6 +28,8 @@ from .errors import classify, network_error, refusal
 from .media import image_limits, upload_to_x
 
 if TYPE_CHECKING:
+    import tweepy
+
     from ...pictures.prepare import Attachment
 
 __all__ = ["XPoster"]
@@ -76,6 +79,7 @@ class XPoster:
         user_id = credentials.access_token.split("-", 1)[0]
         self._user_id = user_id if user_id.isdigit() else None
         self._username: Optional[str] = None
+        self._reader: Optional[tweepy.Client] = None  # for reads whose answers the bot reads itself
 
     @property
     def account_url(self) -> Optional[str]:
@@ -165,6 +169,70 @@ class XPoster:
         user_id = self._user_id or self._me()
         answer = self._read(f"/2/users/{user_id}/tweets", timeline_query(sent_at))
         return among_posts(answer, text, status_url)
+
+    def mentions(self, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:
+        """The account's new mentions, oldest first, at most `limit` (`mentions.Listener`): X's
+        ``GET /2/users/:id/mentions``, newest first, paged back to the cursor's mention (the first
+        read: to `not_before`), each page a billed read. The cursor (mentions.py) keeps the
+        account's id, so a run with nothing new makes one request; the first read asks X for the id
+        (``GET /2/users/me``), one more. When more are new than `limit`, the cursor stops at the
+        last one given, so the next read gets the rest. Raises PostError, as a post does, when X
+        cannot be asked or its answer cannot be read."""
+        from .mentions import MAX_PAGES, Cursor, mentions_query, read_page
+
+        kept = Cursor.parse(cursor)
+        reads = 0
+        if kept is None:
+            kept, reads = Cursor(self._me(), None), 1
+        found: List[Mention] = []
+        newest, token = kept.since, None
+        for _ in range(MAX_PAGES):
+            page, page_newest, token = read_page(
+                self._mentions_page(kept.me, mentions_query(kept, not_before, token)), kept.me
+            )
+            reads += 1
+            found += page
+            if page_newest is not None and (newest is None or int(page_newest) > int(newest)):
+                newest = page_newest
+            if token is None:
+                break
+        if kept.since is None:  # the first read: X's start_time, checked here too
+            found = [mention for mention in found if mention.created_at >= not_before]
+        found.sort(key=lambda mention: int(mention.id))
+        given = found[: max(limit, 0)]
+        if len(found) > len(given):  # the rest are newer than the last one given: read them next time
+            newest = given[-1].id if given else kept.since
+        made = Cursor(kept.me, newest).dumps()
+        return MentionPage(tuple(given), made if made != cursor else None, reads)
+
+    def _mentions_page(self, user_id: str, query: Mapping[str, object]) -> dict:
+        """One page of mentions through tweepy (``get_users_mentions``, signed as the account), the
+        answer read by the bot itself whatever its shape, or the PostError X's answer means."""
+        import requests
+        import tweepy
+
+        if self._reader is None:  # tweepy hands the raw answer back: its models fail on a malformed one
+            self._reader = tweepy.Client(
+                consumer_key=self._credentials.api_key,
+                consumer_secret=self._credentials.api_secret,
+                access_token=self._credentials.access_token,
+                access_token_secret=self._credentials.access_token_secret,
+                return_type=requests.Response,
+                wait_on_rate_limit=False,
+            )
+            self._reader.session = self._client.session  # the adapter: timeout, bound, X_API_BASE_URL
+        try:
+            response = self._reader.get_users_mentions(user_id, user_auth=True, **query)
+        except tweepy.TweepyException as exc:
+            raise classify(exc) from None
+        except requests.RequestException as exc:
+            raise network_error(exc) from None
+        except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as exc:
+            # tweepy reads an error's body as an object: one that is not (null, a list) fails inside it.
+            raise unreadable(
+                "X", f"GET /2/users/:id/mentions refused with an answer tweepy cannot read ({type(exc).__name__})"
+            ) from None
+        return json_object(response, "X", "GET /2/users/:id/mentions")
 
     def bot_label(self) -> Optional[bool]:
         """None: X's "Automated" label is set on x.com, not through the API (see the docs)."""
