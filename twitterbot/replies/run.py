@@ -17,7 +17,7 @@ import logging
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from ..errors import ExitStatus, PostError
 from ..networks import Network, Poster
@@ -30,7 +30,7 @@ from .rules import ReplyRules, load_rules
 from .safety import Politeness, Skip, judge
 
 if TYPE_CHECKING:
-    from ..posting.delivery import Delivery
+    from ..posting.delivery import Delivery, Post
     from ..posting.grammar import Grammar
     from ..settings.loading import Config
     from ..state.store import HistoryStore
@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 FIRST_READ = timedelta(days=1)
 
 Outlets = Callable[[], Mapping[Network, Poster]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ class _Round:
         pending = self.store.pending_mentions(list(by_name))
         cap = self.config["MAX_REPLIES_PER_RUN"]
         sent = 0
-        delivery = _Lazy(lambda: self._delivery())
+        delivery: _Lazy[Delivery] = _Lazy(self._delivery)
         for index, row in enumerate(pending):
             if sent >= cap:
                 result.left = len(pending) - index
@@ -214,7 +215,7 @@ class _Round:
         log.info("%s: %d new mention%s", network.label, new, "" if new == 1 else "s")
         return None
 
-    def _answer(self, network: Network, mention: Mention, delivery: _Lazy) -> Answer:
+    def _answer(self, network: Network, mention: Mention, delivery: _Lazy[Delivery]) -> Answer:
         """Judge one pending mention, match it, and deliver its reply."""
         now = self.clock()
         verdict = judge(
@@ -316,7 +317,7 @@ def _says_status(text: str) -> bool:
     return re.search(r"(?<!\w)status(?!\w)", _LEADING_HANDLES.sub("", text), re.IGNORECASE) is not None
 
 
-def _post(network: Network, mention: Mention, rule: Optional[str], reply: Reply):  # type: ignore[no-untyped-def]
+def _post(network: Network, mention: Mention, rule: Optional[str], reply: Reply) -> Post:
     """The reply as a `Post` for `network` alone, threaded under the mention, never more public than it."""
     from ..networks.mentions import most_private
     from ..posting.delivery import Post
@@ -467,13 +468,16 @@ def _mention(row: MentionRow) -> Mention:
     )
 
 
-class _Lazy:
-    """A value made at its first call and kept."""
+class _Lazy(Generic[T]):
+    """A value made at its first call and kept (the grammar, the delivery: only a round that
+    answers something makes them)."""
 
-    def __init__(self, make: Callable[[], object]) -> None:
-        self._make, self._value, self._made = make, None, False
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make: Callable[[], T] = make
+        self._value: Optional[T] = None
+        self._made = False
 
-    def __call__(self):  # type: ignore[no-untyped-def]
+    def __call__(self) -> T:
         if not self._made:
             self._value, self._made = self._make(), True
-        return self._value
+        return self._value  # type: ignore[return-value]
