@@ -241,12 +241,19 @@ def test_a_scheduled_run_answers_before_its_roll(bot: Bot, world: World) -> None
     assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!", "a scheduled line"]
 
 
-def test_check_names_a_rule_that_does_not_compile(bot: Bot) -> None:
+def test_check_names_a_rule_that_does_not_compile_and_a_round_that_reaches_it_stops_there(
+    bot: Bot, world: World
+) -> None:
     (bot.path / "replies.json").write_text(json.dumps({"fine": "ok", "(broken": "never"}))
     check = bot.run("check")
     assert check.returncode != 0 and '"(broken"' in check.stdout + check.stderr
+    assert bot.run("replies").returncode == 0  # no mention reaches it: a round compiles no rule it needs not
+    _recent(world, "ada", "@pibot hi")
     replies = bot.run("replies")
     assert replies.returncode == 65 and '"(broken"' in replies.stderr and "replies.json" in replies.stderr
+    (bot.path / "replies.json").write_text(json.dumps({"fine": "ok", "hi": "hello"}))
+    assert bot.run("replies").returncode == 0  # the mention waited for the fix
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hello"]
 
 
 def test_replies_do_not_count_in_max_posts_per_day(bot: Bot, world: World) -> None:

@@ -19,7 +19,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "replies"
 
 
 def rules_of(data: object, *, ignore_case: bool = False) -> ReplyRules:
-    return parse_rules(json.dumps(data, ensure_ascii=False).encode(), Path("replies.json"), ignore_case=ignore_case)
+    rules = parse_rules(json.dumps(data, ensure_ascii=False).encode(), Path("replies.json"), ignore_case=ignore_case)
+    return rules.compile_all()
 
 
 @pytest.mark.parametrize(
@@ -50,6 +51,19 @@ def test_javascript_patterns_match_as_javascript_matches_them(key: str, text: st
     assert (rule is not None) == matches, translate(key)
 
 
+def test_two_equal_keys_are_one_rule_in_the_first_place_with_the_last_response() -> None:
+    data = b'{"a": "first", "b": "bee", "a": "last"}'
+    rules = parse_rules(data, Path("replies.json"), ignore_case=False)
+    assert [(rule.key, rule.response) for rule in rules.rules] == [("a", "last"), ("b", "bee")]
+
+
+def test_a_round_compiles_only_the_rules_a_mention_reaches() -> None:
+    rules = parse_rules(b'{"hello": "hi", "(broken": "never"}', Path("replies.json"), ignore_case=False)
+    assert rules.match("hello").response == "hi"
+    with pytest.raises(RuleError, match='"\\(broken"'):
+        rules.match("bye")
+
+
 def test_the_first_rule_in_the_file_s_order_wins_even_an_integer_like_key_and_check_is_told() -> None:
     rules = rules_of({"hello": "first", "42": "integer", ".": "any"})
     assert rules.match("hello 42").response == "first"
@@ -76,7 +90,7 @@ def test_matching_is_case_sensitive_unless_ignore_case_also_beyond_ascii() -> No
 )
 def test_a_rules_file_that_cannot_be_used_is_named_with_the_rule_to_blame(data: bytes, named: str) -> None:
     with pytest.raises(RuleError) as caught:
-        parse_rules(data, Path("replies.json"), ignore_case=False)
+        parse_rules(data, Path("replies.json"), ignore_case=False).compile_all()
     assert named in str(caught.value) and "replies.json" in str(caught.value)
     assert caught.value.exit_status == 65
 

@@ -60,7 +60,7 @@ class Replies(Capability):
         from .run import load_config_rules
 
         try:
-            rules = load_config_rules(config)
+            rules = load_config_rules(config, compile_now=True)
         except TweetFileError as exc:
             yield "problem", str(exc)
             return

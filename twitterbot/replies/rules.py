@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import TweetFileError
 from ..files import NotAFile, read_regular
@@ -38,29 +38,31 @@ class RuleError(TweetFileError):
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule: its key as written, its response, its place in the file (1-based) and its pattern."""
+    """One rule: its key as written, its response, and its place in the file (1-based)."""
 
     key: str
     response: str
     index: int
-    pattern: Any  # a compiled `regex` pattern
 
 
-@dataclass(frozen=True)
 class ReplyRules:
     """The rules of a file, in its order; `integer_first` lists the integer-like keys JavaScript
-    (and so CBDQ) would have tried before the others."""
+    (and so CBDQ) would have tried before the others. Each pattern is compiled when a mention
+    first reaches it (a round with nothing new compiles none: a file of 650 rules takes a Pi a
+    second); `compile_all` compiles them all now (`check`)."""
 
-    path: Path
-    rules: Tuple[Rule, ...]
-    integer_first: Tuple[str, ...] = ()
+    def __init__(self, path: Path, rules: Sequence[Rule], *, ignore_case: bool, integer_first: Tuple[str, ...] = ()):
+        self.path, self.rules, self.integer_first = path, tuple(rules), integer_first
+        self.ignore_case = ignore_case
+        self._patterns: Dict[int, Any] = {}  # compiled `regex` patterns, by the rule's index
 
     def match(self, text: str) -> Optional[Rule]:
         """The first rule whose pattern is found in `text`; None: no rule answers it. A rule that
-        takes longer than `MATCH_TIMEOUT` is passed over, as not matching."""
+        takes longer than `MATCH_TIMEOUT` is passed over, as not matching. Raises `RuleError` at
+        the first rule reached that does not compile."""
         for rule in self.rules:
             try:
-                if rule.pattern.search(text, timeout=MATCH_TIMEOUT) is not None:
+                if self._pattern(rule).search(text, timeout=MATCH_TIMEOUT) is not None:
                     return rule
             except TimeoutError:
                 import logging
@@ -68,18 +70,45 @@ class ReplyRules:
                 logging.getLogger(__name__).warning(
                     "%s: the rule %s took longer than %.1f s on a mention and was passed over: simplify it",
                     self.path.name,
-                    json.dumps(rule.key, ensure_ascii=False),
+                    _shown(rule.key),
                     MATCH_TIMEOUT,
                 )
         return None
+
+    def compile_all(self) -> ReplyRules:
+        """Compile every rule now; `RuleError` names the first that does not compile."""
+        for rule in self.rules:
+            self._pattern(rule)
+        return self
+
+    def _pattern(self, rule: Rule) -> Any:
+        pattern = self._patterns.get(rule.index)
+        if pattern is None:
+            pattern = self._patterns[rule.index] = compile_key(rule.key, self.path, ignore_case=self.ignore_case)
+        return pattern
 
     def __len__(self) -> int:
         return len(self.rules)
 
 
-def load_rules(path: Path, *, ignore_case: bool) -> ReplyRules:
-    """Read and compile the rules file at `path`. Raises `RuleError` naming the file (and the key
-    that does not compile, quoted as written) with what to do."""
+def compile_key(key: str, path: Path, *, ignore_case: bool) -> Any:
+    """A rule's key compiled with `regex` (JavaScript's syntax translated first), or `RuleError`
+    naming the rule, quoted as written, and the file."""
+    import regex
+
+    flags = regex.V0 | (regex.IGNORECASE | regex.FULLCASE if ignore_case else 0)
+    try:
+        return regex.compile(translate(key), flags)
+    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
+        raise RuleError(
+            f"{path}: the rule {_shown(key)} is not a regular expression ({exc}): fix it, or escape the"
+            " character it names with a backslash (\\\\ in JSON)"
+        ) from None
+
+
+def load_rules(path: Path, *, ignore_case: bool, compile_now: bool = False) -> ReplyRules:
+    """Read the rules file at `path` (with `compile_now`, compile every rule too: `check`). Raises
+    `RuleError` naming the file (and the key to blame, quoted as written) with what to do."""
     try:
         data = read_regular(path)
     except FileNotFoundError:
@@ -88,13 +117,13 @@ def load_rules(path: Path, *, ignore_case: bool) -> ReplyRules:
         raise RuleError(f"REPLY_RULES: {path} is {exc.kind}, not a file: set REPLY_RULES to the rules file") from None
     except OSError as exc:
         raise RuleError(f"cannot read the reply rules {path}: {exc.strerror}: check its permissions") from None
-    return parse_rules(data, path, ignore_case=ignore_case)
+    rules = parse_rules(data, path, ignore_case=ignore_case)
+    return rules.compile_all() if compile_now else rules
 
 
 def parse_rules(data: bytes, path: Path, *, ignore_case: bool) -> ReplyRules:
-    """The rules in `data` (the bytes of `path`, named in messages), compiled."""
-    import regex
-
+    """The rules in `data` (the bytes of `path`, named in messages), in the file's order; two equal
+    keys are one rule, in the first one's place with the last one's response, as JavaScript has them."""
     try:
         pairs = json.loads(data.decode("utf-8-sig"), object_pairs_hook=_Pairs)
     except UnicodeDecodeError as exc:
@@ -105,29 +134,21 @@ def parse_rules(data: bytes, path: Path, *, ignore_case: bool) -> ReplyRules:
         raise RuleError(f"{path} nests too deep to be a rules file: it should be one object of texts") from None
     if not isinstance(pairs, _Pairs):
         raise RuleError(f'{path} is not a JSON object of rules: write it as {{"hello": "hi there"}}')
-    flags = regex.V0 | (regex.IGNORECASE | regex.FULLCASE if ignore_case else 0)
-    rules: List[Rule] = []
-    seen = set()
-    for index, (key, response) in enumerate(pairs, start=1):
-        shown = json.dumps(key, ensure_ascii=False)
+    responses: Dict[str, str] = {}
+    for key, response in pairs:
         if not isinstance(response, str):
             raise RuleError(
-                f"{path}: the rule {shown} answers with {type(response).__name__}, not a text: write its response"
-                ' as a string ("" for no reply)'
+                f"{path}: the rule {_shown(key)} answers with {type(response).__name__}, not a text: write its"
+                ' response as a string ("" for no reply)'
             )
-        if key in seen:  # JSON keeps the last of two equal keys: so did CBDQ
-            rules = [rule for rule in rules if rule.key != key]
-        seen.add(key)
-        try:
-            pattern = regex.compile(translate(key), flags)
-        except (regex.error, ValueError, OverflowError, RecursionError) as exc:
-            raise RuleError(
-                f"{path}: the rule {shown} is not a regular expression ({exc}): fix it, or escape the"
-                " character it names with a backslash (\\\\ in JSON)"
-            ) from None
-        rules.append(Rule(key, response, index, pattern))
-    integer_first = tuple(key for key in seen if _integer_like(key)) if not _integers_lead(rules) else ()
-    return ReplyRules(path, tuple(rules), integer_first)
+        responses[key] = response  # a dict keeps the first place and the last value, as JavaScript
+    rules = [Rule(key, response, index) for index, (key, response) in enumerate(responses.items(), start=1)]
+    integer_first = tuple(rule.key for rule in rules if _integer_like(rule.key)) if not _integers_lead(rules) else ()
+    return ReplyRules(path, rules, ignore_case=ignore_case, integer_first=integer_first)
+
+
+def _shown(key: str) -> str:
+    return json.dumps(key, ensure_ascii=False)
 
 
 class _Pairs(list):

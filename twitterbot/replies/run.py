@@ -94,9 +94,10 @@ class RepliesResult:
         return "replies: " + ", ".join(parts)
 
 
-def load_config_rules(config: Config) -> ReplyRules:
-    """The rules file REPLY_RULES names, compiled as REPLY_IGNORE_CASE says."""
-    return load_rules(config["REPLY_RULES"], ignore_case=config["REPLY_IGNORE_CASE"])
+def load_config_rules(config: Config, *, compile_now: bool = False) -> ReplyRules:
+    """The rules file REPLY_RULES names, matched as REPLY_IGNORE_CASE says (`compile_now`: every
+    rule compiled now, as `check` and a dry run do; else each when a mention first reaches it)."""
+    return load_rules(config["REPLY_RULES"], ignore_case=config["REPLY_IGNORE_CASE"], compile_now=compile_now)
 
 
 def answer_mentions(
@@ -113,7 +114,7 @@ def answer_mentions(
     from ..state.folder import ensure_state_dir
     from ..state.store import HistoryStore
 
-    rules = load_config_rules(config)
+    rules = load_config_rules(config, compile_now=outlets is None)
     listening = [network for network in config["POST_TO"] if network.listens]
     if not listening:
         log.warning("replies: none of POST_TO's networks can read its mentions yet: nothing to answer")
