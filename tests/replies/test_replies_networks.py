@@ -138,3 +138,18 @@ def test_killed_runs_with_lost_answers_never_answer_a_mention_twice(tmp_path: Pa
     twice = [id_ for id_, count in (x_answered + mastodon_answered).items() if count > 1]
     assert twice == [], (twice, figures)
     assert figures["kills"] > 0 and sum(x_answered.values()) > 0, figures
+
+
+def test_on_mastodon_bots_and_nobot_profiles_are_left_alone_and_stop_is_kept(
+    replying: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    replying.write_env(POST_TO="mastodon")
+    mastodon_emulator.mention("@pibot hello", by="robo", bot=True, ago=90)
+    mastodon_emulator.mention("@pibot hello", by="shy", note="<p>Please, <a href='#'>#NoBot</a></p>", ago=60)
+    mastodon_emulator.mention("@pibot stop", by="ada", ago=30)
+    mastodon_emulator.mention("@pibot hello", by="ada", ago=10)
+    ran = replying.run("replies")
+    assert ran.returncode == 0, ran.stderr
+    assert mastodon_emulator.statuses == []
+    check = replying.run("check")
+    assert "@ada on mastodon said stop" in check.stdout + check.stderr

@@ -3,6 +3,7 @@ them otherwise), the file's order, the services' real rule files, and the errors
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from pathlib import Path
@@ -172,3 +173,22 @@ def test_any_key_either_compiles_or_is_named_never_a_traceback(key: str) -> None
         assert json.dumps(key, ensure_ascii=False) in str(exc)
         return
     rules.match("some text @bot " + key)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.booleans(), st.booleans(), st.text(max_size=30))
+def test_any_mention_is_judged_and_matched_without_a_traceback(text: str, bot: bool, answers: bool, bio: str) -> None:
+    from datetime import datetime, timezone
+
+    from twitterbot.networks.mentions import Author, Mention
+    from twitterbot.replies.safety import Politeness, judge
+
+    mention = Mention("x", "1", Author("2", "@ada", bot, bio), text, datetime.now(timezone.utc), "1", None, answers)
+    judge(mention, Politeness(), now=datetime.now(timezone.utc), stopped=False, last_reply=None)
+    _bbdq().match(text)
+
+
+@functools.cache
+def _bbdq() -> ReplyRules:
+    """The 348 rules, compiled once for the property test's examples."""
+    return load_rules(FIXTURES / "bbdq-348.json", ignore_case=True, compile_now=True)
