@@ -33,6 +33,7 @@ COMMANDS: Dict[str, Tuple[List[List[str]], List[str]]] = {
     "pegs": ([["pegs"], ["solve", "pyramid"]], []),
     "monkey": ([["monkey"], ["--keystrokes", "1000"]], []),
     "puzzle": ([["puzzle"], ["hidoku", "--example"]], []),
+    "replies": ([["replies"]], []),
 }
 
 # flag: (the words typed, what it sets)
@@ -49,7 +50,7 @@ GLOBAL_FLAGS: Dict[str, Tuple[List[str], str]] = {
 # The commands that take a global flag, where not every command does. --dry-run: every command
 # that can post; the others never post, so it would mean nothing there. --json: those that print JSON.
 TAKEN_BY = {
-    "--dry-run": {"run", "daemon", "watch", "pegs", "monkey", "puzzle"},
+    "--dry-run": {"run", "daemon", "watch", "pegs", "monkey", "puzzle", "replies"},
     "--json": {"run", "history", "puzzle"},
 }
 

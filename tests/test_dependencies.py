@@ -24,7 +24,7 @@ else:  # Python 3.9 and 3.10 (Raspberry Pi OS Bullseye) have no tomllib: tomli i
 
 PYPROJECT = REPO / "pyproject.toml"
 # The extras that are features of the bot (the rest: cluster, dev, docs have files of their own).
-FEATURE_EXTRAS = ("pictures", "mastodon", "bluesky", "web", "jobs")
+FEATURE_EXTRAS = ("pictures", "mastodon", "bluesky", "web", "jobs", "replies")
 # Every Python the project claims to run on (requires-python >=3.9): each must get exactly one pin.
 PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 

@@ -53,10 +53,24 @@ ALLOWED = {
     "registry": {"networks", "pictures"},
     "posting": {"registry", "networks", "pictures", "monitoring"},
     "progress": {"registry", "posting", "networks", "pictures", "monitoring"},
+    # Replies: a round of answers is posts of the scheduled post's Delivery; progress and the
+    # scheduled run reach it only through the registry's hook (`Capability.before_run`).
+    "replies": {"registry", "posting", "networks", "pictures", "monitoring"},
     "unattended": {"registry", "posting", "networks", "pictures", "monitoring"},
     "jobs": {"registry", "progress", "posting", "networks", "pictures", "monitoring"},
     "web": {"registry", "unattended", "progress", "posting", "networks", "pictures", "monitoring"},
-    "cli": {"registry", "jobs", "unattended", "progress", "posting", "networks", "web", "pictures", "monitoring"},
+    "cli": {
+        "registry",
+        "jobs",
+        "unattended",
+        "progress",
+        "replies",
+        "posting",
+        "networks",
+        "web",
+        "pictures",
+        "monitoring",
+    },
 }
 
 
@@ -255,9 +269,14 @@ def test_the_circle_check_finds_a_circle_through_a_function(tmp_path: Path) -> N
 
 
 def test_every_sender_hands_its_posts_to_the_delivery() -> None:
-    """A scheduled line, a catch-up and a progress post are all delivered by `posting/delivery.py`
+    """A scheduled line, a catch-up, a progress post and a reply are all delivered by `posting/delivery.py`
     (which sends through the one send step): none of them sends or records a post itself."""
-    for module in ("twitterbot.posting.scheduled", "twitterbot.posting.catchup", "twitterbot.progress.reporter"):
+    for module in (
+        "twitterbot.posting.scheduled",
+        "twitterbot.posting.catchup",
+        "twitterbot.progress.reporter",
+        "twitterbot.replies.run",
+    ):
         path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
         assert "twitterbot.posting.delivery" in {target for _, target in imports_of(module, path)}, module
     path = PACKAGE / "posting" / "delivery.py"
@@ -273,6 +292,8 @@ ATTEMPT_RECORDS = {
     "finish_thread",
     "begin_job_attempt",
     "record_job_post",
+    "claim_reply",
+    "finish_reply",
 }
 
 

@@ -20,7 +20,7 @@ A network is a capability with more facts (`twitterbot.networks.Network`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, List, Mapping, Optional, Tuple
 
 if TYPE_CHECKING:
     from .settings.loading import Config
@@ -139,6 +139,17 @@ class Capability:
         """What `bot.py check` reports for this part; it runs only when check does, so it may
         import what it needs here."""
         return ()
+
+    def before_run(self, config: Config, *, dry_run: bool) -> None:
+        """What this part does before each scheduled run's roll (the plain run, the daemon's slots):
+        replies answer new mentions. A hook, so that the scheduled post never imports a part above
+        it; most parts do nothing. It imports what it needs only when its settings use it."""
+
+    def while_job(self, config: Config) -> Optional[Callable[[str], None]]:
+        """What this part does each time a long job reports, given the job's latest progress line
+        (replies answer a mention saying "status" with it); None: nothing. A hook, so that progress
+        mode never imports a part above it."""
+        return None
 
     def validate(self, values: Mapping[str, object], where: Mapping[str, str]) -> List[Tuple[str, str]]:
         """Problems that only show between settings once each is read (a jitter longer than the

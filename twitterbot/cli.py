@@ -146,6 +146,7 @@ def built_in(extra: Sequence[Capability] = ()) -> Registry:
     from .posting import POSTING
     from .progress import PROGRESS
     from .registry import Registry
+    from .replies import REPLIES
     from .settings.core import CORE
     from .unattended import SCHEDULE
     from .web import WEB
@@ -157,6 +158,7 @@ def built_in(extra: Sequence[Capability] = ()) -> Registry:
             SCHEDULE,
             MONITORING,
             PROGRESS,
+            REPLIES,
             X,
             MASTODON,
             BLUESKY,

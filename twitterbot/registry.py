@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from .capability import Capability, CheckLine
 from .errors import ConfigError
@@ -128,6 +128,16 @@ class Registry:
                     named = needed[module][0] + " and " if module in needed else ""
                     needed[module] = (named + feature.name, feature.install)
         return needed
+
+    def before_run(self, config: Config, *, dry_run: bool) -> None:
+        """Every capability's work before a scheduled run's roll (`Capability.before_run`), in order."""
+        for capability in self.capabilities:
+            capability.before_run(config, dry_run=dry_run)
+
+    def while_job(self, config: Config) -> Tuple[Callable[[str], None], ...]:
+        """What every capability does each time a long job reports (`Capability.while_job`)."""
+        hooks = (capability.while_job(config) for capability in self.capabilities)
+        return tuple(hook for hook in hooks if hook is not None)
 
     def checks(self, config: Config) -> Iterator[CheckLine]:
         """What every capability adds to `bot.py check`; nothing from one whose packages are

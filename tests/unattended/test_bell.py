@@ -39,4 +39,6 @@ def test_a_dropped_bell_closes_its_pipe() -> None:
     for _ in range(50):
         Bell().set()
     gc.collect()
-    assert len(os.listdir("/proc/self/fd")) == before
+    # 50 bells leaking their pipes would leave 100 more; the margin is for what other threads of a
+    # test worker (a test server shutting down) open or close meanwhile.
+    assert len(os.listdir("/proc/self/fd")) < before + 10

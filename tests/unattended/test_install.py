@@ -20,6 +20,7 @@ from twitterbot.errors import ConfigError, UsageError
 from twitterbot.settings.loading import load_config
 from twitterbot.unattended.install import (
     EXAMPLE_DIR,
+    REPLY_UNITS,
     TIMER,
     UNIT_NAMES,
     Paths,
@@ -187,7 +188,7 @@ def test_the_examples_are_the_generators_output() -> None:
 
 
 def test_systemd_examples_cover_every_unit() -> None:
-    assert sorted(path.name for path in (REPO / "systemd").iterdir()) == sorted(UNIT_NAMES)
+    assert sorted(path.name for path in (REPO / "systemd").iterdir()) == sorted(UNIT_NAMES + REPLY_UNITS)
 
 
 # -- systemd -------------------------------------------------------------------------------------
@@ -203,7 +204,7 @@ def verify(folder: Path, user: bool) -> None:
         if user:
             env["XDG_RUNTIME_DIR"] = runtime
             command.insert(1, "--user")
-        names = [str(folder / name) for name in UNIT_NAMES]
+        names = sorted(str(path) for path in folder.iterdir())
         result = subprocess.run(command + names, capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0 and not result.stdout.strip() and not result.stderr.strip(), (
         result.stdout + result.stderr
@@ -220,7 +221,7 @@ def test_the_example_units_verify(tmp_path: Path, systemd_verifies: None) -> Non
     shutil.copy(REPO / "bot.py", project)
     units = tmp_path / "units"
     units.mkdir()
-    for name in UNIT_NAMES:
+    for name in UNIT_NAMES + REPLY_UNITS:
         text = (REPO / "systemd" / name).read_text().replace(str(EXAMPLE_DIR), str(project))
         (units / name).write_text(text)
     verify(units, user=False)
@@ -409,3 +410,14 @@ def test_the_timer_and_the_cron_lines_wake_for_one_off_lines_and_say_when_runs_c
     )
     lines = crontab(config, paths).splitlines()
     assert sum(1 for line in lines if not line.startswith("#")) == 3  # one for both times, one per one-off
+
+
+def test_with_reply_rules_the_units_and_cron_answer_mentions_every_few_minutes(tmp_path: Path) -> None:
+    config = config_with(tmp_path, REPLY_RULES=str(tmp_path / "replies.json"))
+    units = systemd_units(config, paths_for(config, tmp_path), system=True)
+    assert "OnCalendar=*:0/5" in units["twitterbot-replies.timer"]
+    assert f"{tmp_path / 'bot.py'} replies\n" in units["twitterbot-replies.service"]
+    assert "*/5 * * * * /usr/bin/flock -n" in crontab(config, paths_for(config, tmp_path))
+    plain = config_with(tmp_path)
+    assert set(systemd_units(plain, paths_for(plain, tmp_path), system=True)) == set(UNIT_NAMES)
+    assert "\n*/5 " not in crontab(plain, paths_for(plain, tmp_path))

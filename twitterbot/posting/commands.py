@@ -53,6 +53,10 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config["TWEET_JITTER"], rng=random.Random(), wait=time.sleep, what="this run")
 
     at = _pretended(args, config)
+    if at is None:
+        from ..registry import registry_of
+
+        registry_of(config).before_run(config, dry_run=args.dry_run)  # replies, before the roll
 
     def run() -> RunResult:
         if not args.dry_run:
@@ -145,17 +149,25 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         else:
             print(f"no runs recorded yet ({config.history_file} does not exist)")
         return int(ExitStatus.OK)
+    from ..state.mentions import ReplyRecord
     from ..state.records import RunRecord  # here: a plain run, which imports this module, never needs it
 
     with HistoryStore(config.history_file) as store:
-        entries: List[Any] = [*store.recent_runs(args.limit), *store.recent_job_posts(args.limit)]
-    entries.sort(key=lambda entry: entry.started_at if isinstance(entry, RunRecord) else entry.sent_at, reverse=True)
+        entries: List[Any] = [
+            *store.recent_runs(args.limit),
+            *store.recent_job_posts(args.limit),
+            *store.recent_replies(args.limit),
+        ]
+    entries.sort(key=_when, reverse=True)
     entries = entries[: args.limit]
     if args.json:
         print_json([_history_json(entry, config) for entry in entries], secrets=config.secrets())
         return int(ExitStatus.OK)
     mask = Scrubber(config.secrets())  # what a post or a server's reply said may hold a key
     for entry in entries:
+        if isinstance(entry, ReplyRecord):
+            print(f"{entry.seen_at.astimezone():%Y-%m-%d %H:%M}  {_reply_line(entry, config, mask)}")
+            continue
         if isinstance(entry, RunRecord):
             when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry, config)
             what = entry.action + (" (dry run)" if entry.dry_run and entry.action != Outcome.WOULD_POST else "")
@@ -175,6 +187,29 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     return int(ExitStatus.OK)
 
 
+def _when(entry: Any) -> datetime:
+    """When a history entry happened: a run's start, a job's post, a mention's reading."""
+    for name in ("started_at", "sent_at", "seen_at"):
+        if hasattr(entry, name):
+            return getattr(entry, name)
+    raise TypeError(entry)
+
+
+def _reply_line(entry: Any, config: Config, mask: Scrubber) -> str:
+    """A mention in `history`: what became of it, who wrote it, the rule, the reply's link or why none."""
+    import json
+
+    what = {"answered": "replied", "pending": "mention"}.get(entry.status, entry.status)
+    tag = f"[reply to {entry.author} on {label_of(config, entry.network)}]"
+    rule = f"rule {json.dumps(entry.rule, ensure_ascii=False)}" if entry.rule else ""
+    link = post_link(config, entry.network, entry.reply_id, entry.url) if entry.status == "answered" else None
+    outcome = entry.outcome if entry.outcome and entry.outcome != "posted" else ""
+    detail = " ".join(
+        part for part in (tag, preview(mask(entry.text), 40), rule, outcome, entry.reason or "", link or "") if part
+    )
+    return f"{what:<11} {one_line(mask(detail))}"
+
+
 def _url(entry: Any, config: Config) -> Optional[str]:
     """A history entry's link: stored since several networks; made from the id for older posts."""
     return post_link(config, getattr(entry, "network", None), entry.post_id, entry.url)
@@ -182,8 +217,23 @@ def _url(entry: Any, config: Config) -> Optional[str]:
 
 def _history_json(entry: Any, config: Config) -> dict:
     """One entry of `history --json`: the same keys for both kinds, plus each kind's own."""
+    from ..state.mentions import ReplyRecord
     from ..state.records import RunRecord
 
+    if isinstance(entry, ReplyRecord):
+        return {
+            "source": "reply",
+            "started_at": entry.seen_at.isoformat(),
+            "action": entry.status,
+            "reason": entry.reason,
+            "text": entry.text,
+            "post_id": entry.reply_id,
+            "url": post_link(config, entry.network, entry.reply_id, entry.url) if entry.status == "answered" else None,
+            "network": entry.network,
+            "author": entry.author,
+            "rule": entry.rule,
+            "outcome": entry.outcome,
+        }
     if isinstance(entry, RunRecord):
         return {
             "source": "scheduled",

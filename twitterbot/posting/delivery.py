@@ -14,7 +14,7 @@ is kept in one place::
 
 What differs between senders is how an attempt is recorded and what a sent post moves on
 (`Attempts`): a scheduled line leaves the round (`LineAttempts`), a job's post moves the job's
-thread (`JobAttempts`). A scheduled run imports this module only when it sends something or plans
+thread (`JobAttempts`), a reply claims the mention it answers (`ReplyAttempts`). A scheduled run imports this module only when it sends something or plans
 a post (a run the roll skips never does); a job always does.
 """
 
@@ -36,7 +36,17 @@ if TYPE_CHECKING:
     from ..state.outcomes import RunRef
     from ..state.store import HistoryStore
 
-__all__ = ["Attempts", "Delivery", "DeliveryRules", "JobAttempts", "LineAttempts", "Outlets", "Post", "line_ending"]
+__all__ = [
+    "Attempts",
+    "Delivery",
+    "DeliveryRules",
+    "JobAttempts",
+    "LineAttempts",
+    "Outlets",
+    "Post",
+    "ReplyAttempts",
+    "line_ending",
+]
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +126,7 @@ class Delivery:
                 log.warning("%s: %s is not sent there: %s", network.label, post.where, crowded)
                 sent.append(Sent(network, Outcome.TOO_LONG, fit, note=crowded))
                 continue
-            price = self._price(network, fit, parts)
+            price = self._price(network, fit, parts) if parts else attempts.price(network, fit)
             stopped = self._over_budget(network, price)
             if stopped:
                 sent.append(Sent(network, Outcome.OVER_BUDGET, fit, note=stopped))
@@ -469,6 +479,10 @@ class Attempts:
         """The group the post's first attempt joins (a catch-up joins its post's); None: a new one."""
         return None
 
+    def price(self, network: Network, fit: Fit) -> Optional[float]:
+        """What the post costs on `network`, measured as `fit` (a reply may cost otherwise)."""
+        return network.price(fit)
+
 
 class LineAttempts(Attempts):
     """A scheduled run's attempts (`source` scheduled, or catch_up for a post a network missed,
@@ -548,6 +562,48 @@ class JobAttempts(Attempts):
             result = poster.post(text, **alone)  # type: ignore[arg-type]
             store.reset_thread(self.job_id, network.name)  # this post becomes the new thread's first
             return result
+
+
+class ReplyAttempts(Attempts):
+    """A reply's attempt: recorded in the same transaction as its mention is claimed, before it is
+    sent (`MentionTaken` when another run claimed it first: nothing is recorded or sent), priced as
+    the network prices a reply; its outcome after. A reply that reached, or may have reached, the
+    network leaves its mention answered; a passing failure leaves it for a later run; any other
+    failure ends it."""
+
+    __slots__ = ("mention_id", "rule")
+    source = "reply"
+
+    def __init__(self, mention_id: str, rule: Optional[str]) -> None:
+        self.mention_id, self.rule = mention_id, rule
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
+        text = start.sent_text or post.text
+        return store.claim_reply(start.network, self.mention_id, text, start, rule=self.rule)
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        def record(
+            outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
+        ) -> None:
+            reached = outcome in (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE)
+            status = "answered" if reached else "pending" if outcome == Outcome.TEMPORARY else "failed"
+            posted = outcome == Outcome.POSTED and result is not None
+            uncertain = outcome == Outcome.UNCERTAIN and result is not None
+            ending = Ending(
+                outcome,
+                clock(),
+                post_id=result.post_id if posted else None,
+                url=result.url if posted else None,
+                detail=detail,
+                error_kind=kind,
+                lookup_key=result.lookup_key if uncertain else None,
+            )
+            store.finish_reply(attempt, ending, status)
+
+        return record
+
+    def price(self, network: Network, fit: Fit) -> Optional[float]:
+        return network.reply_price(fit)
 
 
 def line_ending(store: HistoryStore, attempt: int, *, clock: Callable[[], datetime]) -> Record:

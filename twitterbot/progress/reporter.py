@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Network
@@ -98,6 +98,7 @@ class Reporter:
         networks: Sequence[Network] = (),
         run_key: Optional[str] = None,
         status: Optional[Status] = None,
+        listeners: Sequence[Callable[[str], None]] = (),
     ) -> None:
         look = look or JobLook()
         known = (*BASE_FIELDS, *look.job_fields)
@@ -119,6 +120,8 @@ class Reporter:
         if not self._networks:  # what every post's text is fitted to: a bug in the composition
             raise TypeError("a dry run's reporter needs the networks its posts stand for (POST_TO's)")
         self._status: Status = status or NullStatusLine()
+        # Told the job's latest progress line each time it reports (replies' "status" rule).
+        self._listeners = tuple(listeners)
         self._pending: Optional[Update] = None
         self._stopped = False
         self._not_before: Optional[datetime] = None  # after a failure or while the cap is reached
@@ -169,8 +172,13 @@ class Reporter:
     def tick(self) -> Report:
         """Post the pending update if it is due now. Jobs that go quiet call this now and then."""
         now = self._clock()
+        pending = self._pending
         report = self._tick(now)
         self._status.show(self.describe(now))
+        if self._listeners:
+            latest = f"{self.name}: {pending.message}" if pending else self.job.last_text
+            for listener in self._listeners:
+                listener(latest or f"{self.name} is running; no progress yet")
         return report
 
     def done(self, message: str = "", *, picture: Optional[PictureMaker] = None, **fields: object) -> Report:

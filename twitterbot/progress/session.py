@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 from ..errors import BotError, ConfigError
 from ..lock import run_lock
@@ -117,12 +117,22 @@ def open_reporter(
                 networks=networks,
                 run_key=job.run_key,
                 status=status,
+                listeners=() if dry_run else _while_job(config),
             )
         except ValueError as exc:
             raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None
         monitor = Monitor() if dry_run else monitor_for(config, f"job {name}")
         with _watched(monitor, reporter, config), reporter:
             yield reporter
+
+
+def _while_job(config: Config) -> Tuple[Callable[[str], None], ...]:
+    """What the capabilities do each time the job reports (replies' "status" rule), when the
+    settings were read with the registry (a library's `read_config` reads them so)."""
+    from ..registry import Registry
+
+    registry = config.registry
+    return registry.while_job(config) if isinstance(registry, Registry) else ()
 
 
 @contextlib.contextmanager

@@ -96,6 +96,22 @@ class JobRow:
     threads: Tuple[JobThread, ...] = ()
 
 
+@dataclass(frozen=True)
+class ReplyRow:
+    """A mention the bot read (schema 11): who wrote it, what became of it (answered, skipped,
+    failed, pending), the rule that matched, the reply's link or why it got none."""
+
+    network: str
+    author: str
+    text: str
+    seen_at: Optional[datetime]
+    status: str
+    reason: Optional[str]
+    rule: Optional[str]
+    reply_id: Optional[str]
+    url: Optional[str]
+
+
 @contextmanager
 def read_history(path: Path) -> Iterator[HistoryReader]:
     """One consistent, read-only snapshot of the history at `path` (which must exist: a missing
@@ -122,6 +138,7 @@ class HistoryReader(PostCounts, BagContents):
         self._cost = column("cost", version)
         self._part = column("part", version)
         self._settled = column("settled", version)
+        self._reads = version >= 11  # the billed reads of mentions (and the replies) are kept since schema 11
 
     def recent_runs(self, limit: int) -> Tuple[RunRow, ...]:
         """The last `limit` runs, newest first, each with its attempts; the day's skipped runs not
@@ -228,6 +245,30 @@ class HistoryReader(PostCounts, BagContents):
         )
         return tuple(
             AttemptRow(_text(row[0]) or "", _text(row[1]) or "", "temporary", _when(row[3]), _text(row[2]))
+            for row in rows
+        )
+
+    def recent_replies(self, limit: int) -> Tuple[ReplyRow, ...]:
+        """The last `limit` mentions read, newest first (none in a history older than schema 11)."""
+        if not self._reads:
+            return ()
+        rows = self._read(
+            "SELECT m.network, m.author, m.text, m.seen_at, m.status, m.reason, m.rule, a.post_id, a.url"
+            " FROM mentions m LEFT JOIN attempts a ON a.id = m.attempt_id ORDER BY m.id DESC LIMIT ?",
+            (limit,),
+        )
+        return tuple(
+            ReplyRow(
+                _text(row[0]) or "",
+                _text(row[1]) or "",
+                _text(row[2]) or "",
+                _when(row[3]),
+                _text(row[4]) or "",
+                _text(row[5]),
+                _text(row[6]),
+                _text(row[7]),
+                _text(row[8]),
+            )
             for row in rows
         )
 

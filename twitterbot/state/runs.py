@@ -218,18 +218,19 @@ class RunLog(PostCounts, Database):
             (text,) = conn.execute("SELECT text FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
             conn.execute("INSERT OR REPLACE INTO bag (text, used_at) VALUES (?, ?)", (text, iso(ending.at)))
 
-    def unsettled(self, since: datetime, networks: Sequence[str]) -> List[Unsettled]:
+    def unsettled(self, since: datetime, networks: Sequence[str], *, source: Optional[str] = None) -> List[Unsettled]:
         """A scheduled run's posts on `networks` whose outcome is not known (uncertain, or the run
         stopped while sending), sent since `since`, oldest first: what a run looks up. A progress
-        job's are its own (its thread has moved on)."""
+        job's are its own (its thread has moved on). `source`: only those of that source (reply)."""
         if not networks:
             return []
         wanted = ", ".join("?" for _ in networks)
+        only = " AND source = ?" if source else ""
         rows = self._read(
             "SELECT id, run_id, post_group, network, text, coalesce(sent_text, text), sent_at, lookup_key, outcome"
             f" FROM attempts WHERE outcome IN ('uncertain', 'interrupted') AND job_id IS NULL AND network IN ({wanted})"
-            " AND sent_at > ? ORDER BY id",
-            (*networks, iso(since)),
+            f" AND sent_at > ?{only} ORDER BY id",
+            (*networks, iso(since), *((source,) if source else ())),
         )
         if not rows:  # the usual run: nothing uncertain, and no need to make the rows' class
             return []
@@ -275,6 +276,11 @@ class RunLog(PostCounts, Database):
             back = not found and not elsewhere
             if back:
                 conn.execute("DELETE FROM bag WHERE text = ?", (text,))
+                # A reply that is certainly not there: its mention is answered by a later run.
+                conn.execute(
+                    "UPDATE mentions SET status = 'pending', attempt_id = NULL, reason = NULL WHERE attempt_id = ?",
+                    (attempt_id,),
+                )
             if run_id is not None:
                 conn.execute(
                     "UPDATE runs SET reason = coalesce(reason || '; ', '') || ?,"
@@ -291,8 +297,12 @@ class RunLog(PostCounts, Database):
         so their texts leave the round and keep counting against the daily cap. Returns those texts.
         (A progress job's pending attempts belong to that job; `open_job` settles them.)"""
         with self._write() as conn:
+            # A reply's text is no line of the round: its mention stays answered (mentions.py).
             texts = [
-                row[0] for row in conn.execute("SELECT text FROM attempts WHERE outcome = 'pending' AND job_id IS NULL")
+                row[0]
+                for row in conn.execute(
+                    "SELECT text FROM attempts WHERE outcome = 'pending' AND job_id IS NULL AND source != 'reply'"
+                )
             ]
             conn.execute(
                 "UPDATE attempts SET outcome = 'interrupted', finished_at = ?, detail = ?"

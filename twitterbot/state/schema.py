@@ -187,6 +187,57 @@ CREATE TABLE missed (
     reason TEXT NOT NULL
 );
 """,
+    11: """
+-- Replies (REPLY_RULES): every mention a run read, once per network and id, with what became of it.
+-- A mention is claimed (status answered, attempt_id set) in the same transaction as its reply's
+-- attempt is recorded, before the reply is sent: a second run, or a run after a kill, finds it taken.
+CREATE TABLE mentions (
+    id INTEGER PRIMARY KEY,
+    network TEXT NOT NULL,
+    mention_id TEXT NOT NULL,
+    author_id TEXT NOT NULL,
+    author TEXT NOT NULL,          -- the author's handle, as people write it
+    author_bot INTEGER NOT NULL DEFAULT 0,
+    bio TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    reply_to TEXT NOT NULL,        -- what the network's poster answers it by
+    visibility TEXT,
+    answers_bot INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,          -- pending, answered, skipped, failed
+    reason TEXT,                   -- why it was skipped or failed
+    rule TEXT,                     -- the rule (its key) that answered it
+    attempt_id INTEGER REFERENCES attempts (id),
+    UNIQUE (network, mention_id)
+);
+CREATE INDEX mentions_status ON mentions (status, created_at);
+CREATE INDEX mentions_author ON mentions (network, author_id);
+-- Where each network's next read of mentions starts (opaque: only the network reads it).
+CREATE TABLE mention_cursors (
+    network TEXT PRIMARY KEY,
+    cursor TEXT,
+    read_at TEXT NOT NULL
+);
+-- Each read of a network's mentions that costs something (X bills reads): for its monthly budget.
+CREATE TABLE mention_reads (
+    id INTEGER PRIMARY KEY,
+    network TEXT NOT NULL,
+    read_at TEXT NOT NULL,
+    requests INTEGER NOT NULL,
+    cost REAL NOT NULL
+);
+CREATE INDEX mention_reads_at ON mention_reads (network, read_at);
+-- Accounts that asked the bot to stop answering them ("stop"): never answered again.
+CREATE TABLE stopped_accounts (
+    network TEXT NOT NULL,
+    author_id TEXT NOT NULL,
+    author TEXT NOT NULL,
+    stopped_at TEXT NOT NULL,
+    mention_id TEXT,
+    PRIMARY KEY (network, author_id)
+);
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
@@ -201,6 +252,22 @@ TABLES = {
     8: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts"},
     9: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts", "days"},
     10: {"runs", "attempts", "bag", "jobs", "job_threads", "alerts", "threads", "thread_parts", "days", "missed"},
+    11: {
+        "runs",
+        "attempts",
+        "bag",
+        "jobs",
+        "job_threads",
+        "alerts",
+        "threads",
+        "thread_parts",
+        "days",
+        "missed",
+        "mentions",
+        "mention_cursors",
+        "mention_reads",
+        "stopped_accounts",
+    },
 }
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).

@@ -10,7 +10,7 @@ It is what keeps the bot from spamming or double-posting. An attempt is written 
     store.finish_attempt(attempt, Ending("posted", now, post_id="123"))    # outcomes.Ending
 
 Each concern is a module of its own (runs.py with counting.py, threads.py, jobs.py, bag.py,
-lengths.py, alerts.py, calendar.py and prune.py over database.py); this class only puts them together, so callers keep one
+lengths.py, alerts.py, calendar.py, mentions.py and prune.py over database.py); this class only puts them together, so callers keep one
 object to pass around.
 """
 
@@ -21,6 +21,7 @@ from .bag import Bag
 from .calendar import CalendarLog
 from .jobs import JobLog
 from .lengths import LengthCache
+from .mentions import MentionLog
 from .prune import Pruning
 from .runs import RunLog
 from .threads import ThreadLog
@@ -28,5 +29,5 @@ from .threads import ThreadLog
 __all__ = ["HistoryStore"]
 
 
-class HistoryStore(RunLog, ThreadLog, JobLog, Bag, LengthCache, AlertLog, Pruning, CalendarLog):
+class HistoryStore(RunLog, ThreadLog, JobLog, Bag, LengthCache, AlertLog, Pruning, CalendarLog, MentionLog):
     """SQLite history. Pass a path, or ":memory:" in tests."""

@@ -25,6 +25,7 @@ from ..posting.options import line_rules
 from ..posting.result import log_result
 from ..posting.scheduled import run_once, run_watched
 from ..posting.tweets import is_grammar, load_tweets
+from ..registry import registry_of
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.logs import folding_repeats
 from ..settings.secrets import scrub, scrub_also
@@ -59,6 +60,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         repeats.next_run()
         try:
             posters = None if args.dry_run else (lambda: current["posters"])  # those of the settings in use
+            registry_of(settings).before_run(settings, dry_run=args.dry_run)  # replies, before the roll
             run = lambda: run_once(  # noqa: E731
                 settings, posters=posters, rng=rng, dry_run=args.dry_run, stopping=daemon.stop.is_set
             )
@@ -186,6 +188,8 @@ def _systemd(args: argparse.Namespace, config: Config) -> int:
     print(f"  {ctl} daemon-reload")
     print(f"  {ctl} enable --now twitterbot.timer        # or twitterbot-daemon.service, not both")
     print(f"  {ctl} enable --now twitterbot-web.service  # optional: the status page on 127.0.0.1:8080")
+    if config["REPLY_RULES"] is not None:
+        print(f"  {ctl} enable --now twitterbot-replies.timer  # answer mentions every few minutes (REPLY_RULES)")
     if not args.system:
         print(f"  sudo loginctl enable-linger {_current_user()}   # keep user timers running after you log out")
     print(

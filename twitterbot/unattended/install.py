@@ -29,13 +29,18 @@ from ..wording import format_duration
 if TYPE_CHECKING:
     from ..registry import Registry
 
-__all__ = ["Paths", "UNIT_NAMES", "crontab", "systemd_units", "unit_user"]
+__all__ = ["REPLY_UNITS", "Paths", "UNIT_NAMES", "crontab", "systemd_units", "unit_user"]
 
 log = logging.getLogger(__name__)
 
 SERVICE, TIMER, DAEMON = "twitterbot.service", "twitterbot.timer", "twitterbot-daemon.service"
 WEB = "twitterbot-web.service"  # the status page (bot.py serve, docs/status-page.md)
 UNIT_NAMES = (SERVICE, TIMER, DAEMON, WEB)
+# With REPLY_RULES set: `bot.py replies` every few minutes (docs/replies.md).
+REPLIES_SERVICE, REPLIES_TIMER = "twitterbot-replies.service", "twitterbot-replies.timer"
+REPLY_UNITS = (REPLIES_SERVICE, REPLIES_TIMER)
+# How often the replies' timer and cron line answer new mentions.
+REPLIES_EVERY_MINUTES = 5
 
 # Exit codes that another try cannot fix (usage, tweets file, keys, config): no restart loop.
 _NO_RESTART = "64 65 77 78"
@@ -108,6 +113,20 @@ def crontab(config: Config, paths: Paths) -> str:
     ]
     for minute, hours in sorted(hours_by_minute.items()):
         lines.append(f"{minute} {','.join(str(hour) for hour in sorted(hours))} * * * {command}")
+    replies = (
+        f"/usr/bin/flock -n {shlex.quote(str(lock))} {paths.command('-q', 'replies')} >> {shlex.quote(str(log))} 2>&1"
+    )
+    every = f"*/{REPLIES_EVERY_MINUTES} * * * *"
+    if config["REPLY_RULES"] is not None:
+        lines.append(
+            f"# Replies (REPLY_RULES): new mentions answered every {REPLIES_EVERY_MINUTES} minutes (docs/replies.md)."
+        )
+        lines.append(f"{every} {replies}")
+    else:
+        lines.append(
+            f"# With REPLY_RULES set, `bot.py cron` adds a line answering mentions every {REPLIES_EVERY_MINUTES} minutes:"
+        )
+        lines.append(f"# {every} {replies}")
     one_offs = calendar_lines(config)
     if one_offs:
         lines += [f"# {said}" for _at, said in one_offs]
@@ -165,12 +184,43 @@ def _until_next_run(at: datetime, times: List[str]) -> timedelta:
 def systemd_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
     """The oneshot service, its timer, the daemon service and the status page's service, for a
     system or a user install."""
-    return {
+    units = {
         SERVICE: _service_unit(paths, system=system),
         TIMER: _timer_unit(config),
         DAEMON: _daemon_unit(paths, system=system),
         WEB: _web_unit(paths, system=system),
     }
+    if config["REPLY_RULES"] is not None:
+        units[REPLIES_SERVICE] = _replies_unit(paths, system=system)
+        units[REPLIES_TIMER] = _replies_timer()
+    return units
+
+
+def _replies_unit(paths: Paths, *, system: bool) -> str:
+    """The oneshot service the replies' timer starts: one round of replies (REPLY_RULES)."""
+    return f"""[Unit]
+Description=twitterbot: answer new mentions by the reply rules (bot.py replies)
+{_waits_for_network_and_clock(paths)}
+[Service]
+Type=oneshot
+{_user_line(paths, system=system)}WorkingDirectory={paths.project_dir}
+ExecStart={paths.command("replies")}
+TimeoutStartSec=10min
+{_sandbox(paths, system=system)}"""
+
+
+def _replies_timer() -> str:
+    """Every few minutes: a round of replies (it skips while a scheduled run holds the lock)."""
+    return f"""[Unit]
+Description=twitterbot replies every {REPLIES_EVERY_MINUTES} minutes
+
+[Timer]
+OnCalendar=*:0/{REPLIES_EVERY_MINUTES}
+Persistent=false
+
+[Install]
+WantedBy=timers.target
+"""
 
 
 def _service_unit(paths: Paths, *, system: bool) -> str:
@@ -390,4 +440,8 @@ def examples(registry: Registry) -> Dict[str, str]:
     paths = Paths.for_checkout(config, python=EXAMPLE_DIR / ".venv/bin/python", user="pi", project_dir=EXAMPLE_DIR)
     files = {"crontab.example": crontab(config, paths)}
     files.update({f"systemd/{name}": text for name, text in systemd_units(config, paths, system=True).items()})
+    # The replies' units, as `bot.py systemd` writes them with REPLY_RULES set.
+    replying = load_config(registry, project_dir=EXAMPLE_DIR, environ={"REPLY_RULES": "replies.json"})
+    replies = systemd_units(replying, paths, system=True)
+    files.update({f"systemd/{name}": replies[name] for name in REPLY_UNITS})
     return files

@@ -121,6 +121,21 @@ class ComingLine:
 
 
 @dataclass(frozen=True)
+class ReplyView:
+    """A mention on the page: who wrote it, on which network, what became of it, by which rule,
+    the reply's link or why none."""
+
+    network: str
+    author: str
+    text: str
+    seen_at: Optional[datetime]
+    status: str
+    rule: Optional[str]
+    url: Optional[str]
+    reason: Optional[str]
+
+
+@dataclass(frozen=True)
 class Status:
     """Everything the page and /status.json show, at `now`."""
 
@@ -138,6 +153,7 @@ class Status:
     tweets_file: str = ""
     budgets: Tuple[Budget, ...] = ()
     coming: Tuple[ComingLine, ...] = ()  # the timed lines of today and the next six days
+    replies: Tuple[ReplyView, ...] = ()  # the latest mentions read (REPLY_RULES), newest first
 
     @property
     def ok(self) -> bool:
@@ -200,6 +216,7 @@ def read_status(
         tweets_file=str(config["TWEETS_FILE"]),
         budgets=history.budgets,
         coming=_coming(tweets, config, now),
+        replies=history.replies,
     )
 
 
@@ -235,6 +252,7 @@ class _History:
     attention: Tuple[Attention, ...] = ()
     jobs: Tuple[JobView, ...] = ()
     budgets: Tuple[Budget, ...] = ()
+    replies: Tuple[ReplyView, ...] = ()
 
 
 def _missing_or_empty(config: Config) -> Optional[str]:
@@ -263,6 +281,30 @@ def _read(
         attention=tuple(history_attention(history, config, now)),
         jobs=job_views(history, config, picture_for),
         budgets=_budgets(history, config, now),
+        replies=_replies(history, config),
+    )
+
+
+# How many of the latest mentions the page shows.
+REPLIES_SHOWN = 10
+
+
+def _replies(history: HistoryReader, config: Config) -> Tuple[ReplyView, ...]:
+    """The latest mentions read, each with its network's label and the reply's link."""
+    from ..posting.links import post_link
+
+    return tuple(
+        ReplyView(
+            label_of(config, row.network),
+            row.author,
+            row.text,
+            row.seen_at,
+            row.status,
+            row.rule,
+            post_link(config, row.network, row.reply_id, row.url) if row.status == "answered" else None,
+            row.reason,
+        )
+        for row in history.recent_replies(REPLIES_SHOWN)
     )
 
 

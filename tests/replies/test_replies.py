@@ -1,0 +1,316 @@
+"""Replies end to end through the command line, against a test-only network that listens
+(chat_network.py): a mention matching a rule gets exactly one reply threaded under it; a second
+round answers nothing and reads once; the loop rules, the cap, the cursor, "stop", the budget and
+a scheduled run's round before its roll."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from contextlib import closing
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from chat_network import Chat, World
+from in_process import run_in_process
+
+from twitterbot.cli import built_in
+
+REGISTRY = built_in([Chat()])
+
+RULES = {
+    "(?<=\\s|^)hello\\b": "hi there!",
+    "🐸": "ribbit {unlisted}",
+    "quiet": "",
+    "zero": "0",
+    "weather": "#weather#",
+    ".": "I only know hello.",
+}
+
+
+class Bot:
+    """A bot's folder: its .env (POST_TO=chat), rules and world; `run` runs bot.py in this process."""
+
+    def __init__(self, path: Path, world: World, account: str = "pibot", **settings: str) -> None:
+        self.path, self.world = path, world
+        path.mkdir(exist_ok=True)
+        (path / "replies.json").write_text(json.dumps(RULES, ensure_ascii=False), encoding="utf-8")
+        (path / "tweets.txt").write_text("a scheduled line\n")
+        self.settings: Dict[str, str] = {
+            "POST_TO": "chat",
+            "CHAT_WORLD": str(world.path),
+            "CHAT_ACCOUNT": account,
+            "REPLY_RULES": "replies.json",
+            "TWEET_ONE_IN": "1",
+            "MIN_POST_GAP": "0",
+            **settings,
+        }
+        self.write()
+
+    def write(self, **settings: str) -> None:
+        self.settings.update(settings)
+        env = self.path / ".env"
+        env.write_text("".join(f"{name}={value}\n" for name, value in self.settings.items()))
+        env.chmod(0o600)
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        environ = {"PATH": "/usr/bin:/bin", "HOME": str(self.path), "LANG": "C.UTF-8"}
+        return run_in_process(
+            ["--env-file", str(self.path / ".env"), *args], environ=environ, cwd=self.path, registry=REGISTRY
+        )
+
+    def mentions(self) -> List[tuple]:
+        with closing(sqlite3.connect(self.path / "state" / "history.sqlite3")) as conn:
+            return conn.execute("SELECT mention_id, status, reason, rule FROM mentions ORDER BY id").fetchall()
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    return World(tmp_path / "world.json")
+
+
+@pytest.fixture
+def bot(tmp_path: Path, world: World) -> Bot:
+    return Bot(tmp_path / "bot", world)
+
+
+def _recent(world: World, author: str, text: str, **options: object) -> str:
+    return world.say(author, text, at=datetime.now(timezone.utc) - timedelta(minutes=5), **options)  # type: ignore[arg-type]
+
+
+def test_a_mention_matching_a_rule_gets_one_reply_threaded_under_it_and_a_second_round_reads_once(
+    bot: Bot, world: World
+) -> None:
+    asked = _recent(world, "ada", "@pibot hello, bot")
+    first = bot.run("replies")
+    assert first.returncode == 0, first.stderr
+    replies = world.posts_by("pibot")
+    assert [(post["text"], post["reply_to"]) for post in replies] == [("@ada hi there!", asked)]
+    assert world.reads() == 1
+    second = bot.run("replies")
+    assert second.returncode == 0, second.stderr
+    assert len(world.posts_by("pibot")) == 1 and world.reads() == 2  # one read, nothing answered
+    assert bot.mentions() == [(asked, "answered", None, "(?<=\\s|^)hello\\b")]
+
+
+def test_the_first_rule_in_the_file_s_order_wins_and_empty_or_zero_responses_answer_nothing(
+    bot: Bot, world: World
+) -> None:
+    for author, text in (("ada", "@pibot quiet hello"), ("bo", "@pibot quiet please"), ("cy", "@pibot zero")):
+        _recent(world, author, text)
+    assert bot.run("replies").returncode == 0
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!"]
+    statuses = {row[0]: (row[1], row[3]) for row in bot.mentions()}
+    assert statuses["2"] == ("skipped", "quiet") and statuses["3"] == ("skipped", "zero")
+
+
+def test_a_reply_is_never_more_public_than_its_mention_nor_than_its_visibility_word(bot: Bot, world: World) -> None:
+    _recent(world, "ada", "@pibot 🐸", visibility="direct")
+    _recent(world, "bo", "@pibot 🐸", visibility="public")
+    assert bot.run("replies").returncode == 0
+    assert [(post["text"], post["visibility"]) for post in world.posts_by("pibot")] == [
+        ("@ada ribbit", "direct"),
+        ("@bo ribbit", "unlisted"),
+    ]
+
+
+def test_a_response_expands_with_the_bot_s_grammar(bot: Bot, world: World) -> None:
+    (bot.path / "tweets.json").write_text(
+        json.dumps({"origin": ["#weather#"], "weather": ["rain, #mood#"], "mood": ["sadly"]})
+    )
+    bot.write(TWEETS_FILE="tweets.json")
+    _recent(world, "ada", "@pibot weather?")
+    assert bot.run("replies").returncode == 0
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada rain, sadly"]
+
+
+def test_bots_nobot_profiles_and_the_cooldown_are_left_alone(bot: Bot, world: World) -> None:
+    world.mark_bot("robo")
+    world.set_bio("shy", "please, #NoBot")
+    _recent(world, "robo", "@pibot hello")
+    _recent(world, "shy", "@pibot hello")
+    _recent(world, "ada", "@pibot hello")
+    _recent(world, "ada", "@pibot hello again")
+    assert bot.run("replies").returncode == 0
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!"]
+    reasons = [row[2] or "" for row in bot.mentions()]
+    assert "REPLY_TO_BOTS=no" in reasons[0] and "#nobot" in reasons[1] and "REPLY_COOLDOWN=1h" in reasons[3]
+    bot.write(REPLY_TO_BOTS="yes")
+    _recent(world, "robo", "@pibot hello once more")
+    assert bot.run("replies").returncode == 0
+    assert world.posts_by("pibot")[-1]["text"] == "@robo hi there!"
+
+
+def test_stop_stops_the_bot_answering_that_account_for_good_and_check_lists_it(bot: Bot, world: World) -> None:
+    _recent(world, "ada", "@pibot STOP.")
+    assert bot.run("replies").returncode == 0
+    bot.write(REPLY_COOLDOWN="0")
+    _recent(world, "ada", "@pibot hello")
+    assert bot.run("replies").returncode == 0
+    assert world.posts_by("pibot") == []  # no acknowledgement, no later reply
+    check = bot.run("check")
+    assert "@ada on chat said stop" in check.stderr + check.stdout
+
+
+def test_at_most_max_replies_per_run_oldest_first_and_the_rest_in_the_next_round(bot: Bot, world: World) -> None:
+    bot.write(MAX_REPLIES_PER_RUN="2")
+    for number in range(5):
+        _recent(world, f"person{number}", f"@pibot hello {number}")
+    assert bot.run("replies").returncode == 0
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@person0 hi there!", "@person1 hi there!"]
+    assert bot.run("replies").returncode == 0
+    assert bot.run("replies").returncode == 0
+    assert [post["reply_to"] for post in world.posts_by("pibot")] == ["1", "2", "3", "4", "5"]
+
+
+def test_a_first_round_answers_only_the_last_day(bot: Bot, world: World) -> None:
+    world.say("ada", "@pibot hello from last week", at=datetime.now(timezone.utc) - timedelta(days=7))
+    _recent(world, "bo", "@pibot hello from today")
+    assert bot.run("replies").returncode == 0
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@bo hi there!"]
+
+
+def test_a_network_that_cannot_be_read_is_a_warning_and_nothing_is_lost(bot: Bot, world: World) -> None:
+    _recent(world, "ada", "@pibot hello")
+    world.fault("fail_read")
+    failed = bot.run("replies")
+    assert failed.returncode == 75 and "could not read the mentions" in failed.stderr
+    assert bot.run("replies").returncode == 0
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!"]
+
+
+def test_a_failed_reply_is_answered_by_a_later_round_and_a_lost_answer_is_never_sent_again(
+    bot: Bot, world: World
+) -> None:
+    _recent(world, "ada", "@pibot hello")
+    world.fault("fail_post")
+    assert bot.run("replies").returncode == 75
+    assert world.posts_by("pibot") == []
+    assert bot.run("replies").returncode == 0
+    assert len(world.posts_by("pibot")) == 1
+    _recent(world, "bo", "@pibot hello")
+    world.fault("lose_answer")
+    bot.run("replies")
+    bot.write(LOOK_UP_UNCERTAIN="yes")
+    for _ in range(2):
+        assert bot.run("replies").returncode == 0
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!", "@bo hi there!"]
+
+
+def test_two_copies_of_the_bot_mentioning_each_other_stop_within_one_reply_each(tmp_path: Path, world: World) -> None:
+    """Neither can tell the other is a bot (as on X); the cooldown is 0: the conversation rule stops them."""
+    one = Bot(tmp_path / "one", world, "one", REPLY_COOLDOWN="0")
+    two = Bot(tmp_path / "two", world, "two", REPLY_COOLDOWN="0")
+    _recent(world, "one", "@two hello, other bot")  # one's own post starts it
+    for _ in range(4):
+        assert two.run("replies").returncode == 0
+        assert one.run("replies").returncode == 0
+    assert len(world.posts_by("two")) == 1 and len(world.posts_by("one")) == 2  # its first post and one reply
+
+
+def test_reads_and_replies_count_in_the_monthly_budget_and_a_reply_over_it_is_refused(bot: Bot, world: World) -> None:
+    bot.write(CHAT_MONTHLY_BUDGET="0.0115")  # one read (0.001) and one reply (0.01)
+    _recent(world, "ada", "@pibot hello")
+    _recent(world, "bo", "@pibot hello")
+    assert bot.run("replies").returncode == 0
+    assert len(world.posts_by("pibot")) == 1
+    assert "would pass CHAT_MONTHLY_BUDGET" in (bot.mentions()[1][2] or "")
+    spent = bot.run("replies")  # the next read would pass the budget: not made
+    assert world.reads() == 1, spent.stderr
+
+
+def test_dry_run_lists_each_mention_and_its_reply_and_sends_and_records_nothing(bot: Bot, world: World) -> None:
+    _recent(world, "ada", "@pibot hello")
+    _recent(world, "bo", "@pibot quiet")
+    shown = bot.run("replies", "--dry-run")
+    assert shown.returncode == 0, shown.stderr
+    assert "reply (" in shown.stdout and "@ada hi there!" in shown.stdout and "no reply" in shown.stdout
+    assert world.posts_by("pibot") == [] and not (bot.path / "state" / "history.sqlite3").exists()
+    bot.write(CHAT_ACCOUNT="")
+    keyless = bot.run("replies", "--dry-run")
+    assert keyless.returncode == 0 and "cannot be read" in keyless.stderr
+
+
+def test_a_scheduled_run_answers_before_its_roll(bot: Bot, world: World) -> None:
+    _recent(world, "ada", "@pibot hello")
+    ran = bot.run()
+    assert ran.returncode == 0, ran.stderr
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!", "a scheduled line"]
+
+
+def test_check_names_a_rule_that_does_not_compile_and_a_round_that_reaches_it_stops_there(
+    bot: Bot, world: World
+) -> None:
+    (bot.path / "replies.json").write_text(json.dumps({"fine": "ok", "(broken": "never"}))
+    check = bot.run("check")
+    assert check.returncode != 0 and '"(broken"' in check.stdout + check.stderr
+    assert bot.run("replies").returncode == 0  # no mention reaches it: a round compiles no rule it needs not
+    _recent(world, "ada", "@pibot hi")
+    replies = bot.run("replies")
+    assert replies.returncode == 65 and '"(broken"' in replies.stderr and "replies.json" in replies.stderr
+    (bot.path / "replies.json").write_text(json.dumps({"fine": "ok", "hi": "hello"}))
+    assert bot.run("replies").returncode == 0  # the mention waited for the fix
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hello"]
+
+
+def test_replies_do_not_count_in_max_posts_per_day(bot: Bot, world: World) -> None:
+    bot.write(MAX_POSTS_PER_DAY="1", REPLY_COOLDOWN="0")
+    for number in range(3):
+        _recent(world, f"person{number}", f"@pibot hello {number}")
+    ran = bot.run()
+    assert ran.returncode == 0, ran.stderr
+    assert [post["text"] for post in world.posts_by("pibot")][-1] == "a scheduled line"
+    assert len(world.posts_by("pibot")) == 4
+
+
+def test_history_shows_recent_replies_with_the_rule_the_link_or_why_none(bot: Bot, world: World) -> None:
+    _recent(world, "ada", "@pibot hello")
+    world.mark_bot("robo")
+    _recent(world, "robo", "@pibot hello")
+    assert bot.run("replies").returncode == 0
+    shown = bot.run("history")
+    assert shown.returncode == 0, shown.stderr
+    assert "replied     [reply to @ada on Chat]" in shown.stdout and "chat://pibot/" in shown.stdout
+    assert "skipped     [reply to @robo on Chat]" in shown.stdout and "REPLY_TO_BOTS=no" in shown.stdout
+    listed = json.loads(bot.run("history", "--json").stdout)
+    replies = [entry for entry in listed if entry["source"] == "reply"]
+    assert {entry["author"]: entry["action"] for entry in replies} == {"@ada": "answered", "@robo": "skipped"}
+    assert next(entry for entry in replies if entry["author"] == "@ada")["rule"] == "(?<=\\s|^)hello\\b"
+
+
+def test_the_status_page_shows_recent_replies(bot: Bot, world: World) -> None:
+    from twitterbot.settings.loading import load_config
+    from twitterbot.web.app import create_app
+    from twitterbot.web.nextrun import NextRun
+
+    _recent(world, "ada", "@pibot hello")
+    _recent(world, "bo", "@pibot quiet")
+    assert bot.run("replies").returncode == 0
+    config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
+
+    def fixed(config: object, *, now: datetime) -> NextRun:
+        return NextRun(None, "settings", "fixed")
+
+    html = create_app(config, probe=fixed).test_client().get("/").get_data(as_text=True)
+    assert 'id="replies"' in html and "@ada" in html  # (a chat:// link is no web link: the page shows none)
+    assert "the rule &#34;quiet&#34; matched: its response is empty (no reply)" in html
+
+
+def test_while_a_job_runs_a_mention_saying_status_gets_its_latest_progress_line(bot: Bot, world: World) -> None:
+    from twitterbot.progress.session import open_reporter
+    from twitterbot.settings.loading import load_config
+
+    _recent(world, "ada", "@pibot what is your status?")
+    _recent(world, "bo", "@pibot hello")
+    config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
+    with open_reporter("hamlet", config=config) as report:
+        report.update("42 of 100 boards counted")
+        _recent(world, "cy", "@pibot status")
+        report.update("43 of 100 boards counted")  # within the 5 minutes: no second round
+        report.done("all counted")
+    replies = [(post["reply_to"], post["text"]) for post in world.posts_by("pibot") if post["reply_to"]]
+    assert ("1", "@ada hamlet: 42 of 100 boards counted") in replies and ("2", "@bo hi there!") in replies
+    assert all(reply_to != "3" for reply_to, _ in replies)  # read by the next round, not this one

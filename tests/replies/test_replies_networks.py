@@ -1,0 +1,155 @@
+"""Replies end to end through the real client libraries: tweepy against the X emulator's
+``GET /2/users/:id/mentions`` and Mastodon.py against the Mastodon emulator's notifications. A
+mention matching a rule gets exactly one reply, threaded under it; a second run answers nothing and
+reads once; a lost answer is never sent again; killed runs (SIGKILL at random moments, the
+emulators losing answers after posting) never answer a mention twice."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import BotHome
+from mastodon_server import MastodonEmulator
+from x_emulator import XEmulator
+
+RULES = {"(?<=\\s|^)hello\\b": "hi there!", "🐸": "ribbit {unlisted}", ".": ""}
+
+
+@pytest.fixture
+def replying(home: BotHome, mastodon_emulator: MastodonEmulator) -> BotHome:
+    (home.path / "replies.json").write_text(json.dumps(RULES, ensure_ascii=False), encoding="utf-8")
+    home.write_env(
+        **mastodon_emulator.env(),
+        REPLY_RULES=str(home.path / "replies.json"),
+        MIN_POST_GAP="0",
+        REPLY_COOLDOWN="0",
+    )
+    return home
+
+
+def test_on_x_a_mention_gets_one_reply_threaded_under_it_and_a_second_run_reads_once(
+    replying: BotHome, emulator: XEmulator
+) -> None:
+    replying.write_env(POST_TO="x")
+    asked = emulator.mention("@pi_bot hello there", by="ada", ago=60)
+    emulator.mention("@pi_bot something else", by="grace", ago=30)  # the catch-all "": no reply
+    first = replying.run("replies")
+    assert first.returncode == 0, first.stderr
+    assert [(post.text, post.reply_to) for post in emulator.posts] == [("hi there!", asked.id)]
+    before = emulator.reads
+    second = replying.run("replies")
+    assert second.returncode == 0, second.stderr
+    assert len(emulator.posts) == 1 and emulator.reads - before == 1
+
+
+def test_on_x_a_reply_whose_answer_was_lost_is_never_sent_again(replying: BotHome, emulator: XEmulator) -> None:
+    replying.write_env(POST_TO="x", API_TIMEOUT="0.5")
+    emulator.mention("@pi_bot hello", by="ada", ago=60)
+    emulator.fail_next("posted_then_drop")
+    replying.run("replies")
+    for _ in range(2):
+        replying.run("replies")
+    assert [post.text for post in emulator.posts] == ["hi there!"]
+
+
+def test_on_mastodon_a_mention_gets_one_reply_naming_its_author_never_more_public(
+    replying: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    replying.write_env(POST_TO="mastodon")
+    private = mastodon_emulator.mention("@pibot 🐸", by="ada", visibility="direct", ago=60)
+    public = mastodon_emulator.mention("@pibot 🐸", by="grace", domain="elsewhere.example", ago=30)
+    first = replying.run("replies")
+    assert first.returncode == 0, first.stderr
+    replies = [(status.text, status.in_reply_to_id, status.visibility) for status in mastodon_emulator.statuses]
+    assert replies == [
+        ("@ada ribbit", private.id, "direct"),
+        ("@grace@elsewhere.example ribbit", public.id, "unlisted"),
+    ]
+    before = mastodon_emulator.reads
+    assert replying.run("replies").returncode == 0
+    assert len(mastodon_emulator.statuses) == 2 and mastodon_emulator.reads - before == 1
+
+
+def test_on_x_and_mastodon_each_mention_is_answered_on_its_own_network(
+    replying: BotHome, emulator: XEmulator, mastodon_emulator: MastodonEmulator
+) -> None:
+    replying.write_env(POST_TO="x,mastodon")
+    on_x = emulator.mention("@pi_bot hello", by="ada", ago=60)
+    on_mastodon = mastodon_emulator.mention("@pibot hello", by="ada", ago=60)
+    ran = replying.run("replies")
+    assert ran.returncode == 0, ran.stderr
+    assert [(post.text, post.reply_to) for post in emulator.posts] == [("hi there!", on_x.id)]
+    assert [(status.text, status.in_reply_to_id) for status in mastodon_emulator.statuses] == [
+        ("@ada hi there!", on_mastodon.id)
+    ]
+
+
+@pytest.mark.slow
+def test_killed_runs_with_lost_answers_never_answer_a_mention_twice(tmp_path: Path) -> None:
+    rng = random.Random(47)
+    figures: Counter = Counter()
+    with XEmulator(duplicate_check=False, slow_seconds=1.0) as x, MastodonEmulator(slow_seconds=1.0) as mastodon:
+        home = BotHome(tmp_path / "bot", x)
+        home.path.mkdir()
+        (home.path / "replies.json").write_text(json.dumps(RULES, ensure_ascii=False), encoding="utf-8")
+        home.write_env(
+            **x.env(),
+            **mastodon.env(),
+            POST_TO="x,mastodon",
+            REPLY_RULES=str(home.path / "replies.json"),
+            REPLY_COOLDOWN="0",
+            LOOK_UP_UNCERTAIN="no",
+            API_RETRIES="1",
+            API_TIMEOUT="0.5",
+        )
+        asked = Counter()
+        for number in range(40):
+            for _ in range(rng.randint(0, 3)):
+                x.mention(f"@pi_bot hello {number}", by=f"person{rng.randint(0, 20)}", ago=60)
+                mastodon.mention(f"@pibot hello {number}", by=f"person{rng.randint(0, 20)}", ago=60)
+                asked["mentions"] += 2
+            x._script.clear()
+            mastodon._script.clear()
+            fault = rng.choice([None, None, "posted_then_drop", "posted_then_slow", "slow"])
+            if fault:
+                x.fail_next(fault)
+                mastodon.fail_next(fault)
+            process = home.start("replies")
+            if rng.random() < 0.6:
+                time.sleep(rng.uniform(0.2, 1.5))
+                if process.poll() is None:
+                    process.send_signal(signal.SIGKILL)
+                    figures["kills"] += 1
+            try:
+                process.communicate(timeout=60)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a hung run is a failure too
+                process.kill()
+                raise
+            figures[f"exit {process.returncode}"] += 1
+        x_answered = Counter(post.reply_to for post in x.posts if post.reply_to)
+        mastodon_answered = Counter(status.in_reply_to_id for status in mastodon.statuses if status.in_reply_to_id)
+    twice = [id_ for id_, count in (x_answered + mastodon_answered).items() if count > 1]
+    assert twice == [], (twice, figures)
+    assert figures["kills"] > 0 and sum(x_answered.values()) > 0, figures
+
+
+def test_on_mastodon_bots_and_nobot_profiles_are_left_alone_and_stop_is_kept(
+    replying: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    replying.write_env(POST_TO="mastodon")
+    mastodon_emulator.mention("@pibot hello", by="robo", bot=True, ago=90)
+    mastodon_emulator.mention("@pibot hello", by="shy", note="<p>Please, <a href='#'>#NoBot</a></p>", ago=60)
+    mastodon_emulator.mention("@pibot stop", by="ada", ago=30)
+    mastodon_emulator.mention("@pibot hello", by="ada", ago=10)
+    ran = replying.run("replies")
+    assert ran.returncode == 0, ran.stderr
+    assert mastodon_emulator.statuses == []
+    check = replying.run("check")
+    assert "@ada on mastodon said stop" in check.stdout + check.stderr
