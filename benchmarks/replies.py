@@ -2,7 +2,9 @@
 new (the timer's usual round, every 5 minutes), a round answering 10 new mentions, and a scheduled
 run the roll skips, with and without REPLY_RULES (a run with it set answers mentions first); each
 with the 650-rule Cheap Bots Toot Sweet file of tests/fixtures/replies. CPU time of the child
-(user + system), wall time and the requests X would bill, medians over rounds::
+(user + system), wall time, peak memory and the requests X would bill, medians over rounds, beside
+`python -c 'import tweepy'` measured in the same rounds: the run-cost targets (at most 1.3 times
+its CPU and 40 MiB, as benchmarks/startup.py holds a post to) apply to a round with nothing new::
 
     .venv/bin/python benchmarks/replies.py            # 9 rounds, about a minute
     .venv/bin/python benchmarks/replies.py -n 21
@@ -30,12 +32,20 @@ from x_emulator import XEmulator  # noqa: E402
 RULES = REPO / "tests" / "fixtures" / "replies" / "cbts-650.json"
 
 
-def _run(home: Path, *args: str) -> Dict[str, float]:
-    """One bot.py process: its CPU seconds and wall seconds."""
+GNU_TIME = Path("/usr/bin/time")  # Debian's `time` package: the child's own peak memory
+TARGET_RATIO, TARGET_MIB = 1.3, 40.0  # benchmarks/startup.py's targets for a run
+
+
+def _measure(argv: List[str], home: Path) -> Dict[str, float]:
+    """One process: its CPU seconds, wall seconds and peak memory in MiB (GNU time's, when the
+    machine has it: a child forked from this process is charged this process's memory up to its
+    exec, the command GNU time starts is not)."""
+    report = home / "time.txt"
+    command = [str(GNU_TIME), "-f", "%M", "-o", str(report), *argv] if GNU_TIME.exists() else argv
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, str(REPO / "bot.py"), "--env-file", str(home / ".env"), "-q", *args],
+        command,
         cwd=home,
         env={"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"},
         capture_output=True,
@@ -45,9 +55,15 @@ def _run(home: Path, *args: str) -> Dict[str, float]:
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
-        raise SystemExit(f"bot.py {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+        raise SystemExit(f"{' '.join(argv[1:])} failed ({done.returncode}): {done.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"cpu": cpu, "wall": wall}
+    peak = int(report.read_text().split()[-1]) / 1024 if GNU_TIME.exists() else float("nan")
+    return {"cpu": cpu, "wall": wall, "MiB": peak}
+
+
+def _run(home: Path, *args: str) -> Dict[str, float]:
+    """One bot.py process."""
+    return _measure([sys.executable, str(REPO / "bot.py"), "--env-file", str(home / ".env"), "-q", *args], home)
 
 
 def main() -> None:
@@ -69,9 +85,14 @@ def main() -> None:
         write(REPLY_RULES="replies.json")
         _run(home, "replies")  # the first round: the cursor, the account's id
         for number in range(rounds):
+            baseline = _measure([sys.executable, "-c", "import tweepy"], home)
+            for name, value in baseline.items():
+                figures.setdefault(f"python -c 'import tweepy': {name}", []).append(value)
             reads = emulator.reads
-            for name, value in _run(home, "replies").items():
+            quiet = _run(home, "replies")
+            for name, value in quiet.items():
                 figures.setdefault(f"replies, nothing new: {name}", []).append(value)
+            figures.setdefault("replies, nothing new: CPU / import tweepy", []).append(quiet["cpu"] / baseline["cpu"])
             figures.setdefault("replies, nothing new: requests", []).append(emulator.reads - reads)
             for mention in range(10):
                 emulator.mention(f"@pi_bot Word{(number * 10 + mention) * 4 % 648} hello", by=f"user{mention}", ago=5)
@@ -85,8 +106,13 @@ def main() -> None:
             write(REPLY_RULES="replies.json")
     print(f"replies against the X emulator, {rounds} rounds, medians (the 650-rule CBTS file):")
     for label, values in figures.items():
-        unit = "" if label.endswith("requests") else " s"
-        print(f"  {label:<55} {statistics.median(values):.3f}{unit}")
+        unit = {"requests": "", "MiB": " MiB", "tweepy": "x"}.get(label.rsplit(" ", 1)[-1], " s")
+        print(f"  {label:<60} {statistics.median(values):.3f}{unit}")
+    ratio = statistics.median(figures["replies, nothing new: CPU / import tweepy"])
+    peak = statistics.median(figures["replies, nothing new: MiB"])
+    verdict = "within" if ratio <= TARGET_RATIO and peak <= TARGET_MIB else "OVER"
+    print(f"a round with nothing new: {ratio:.2f}x import tweepy, {peak:.1f} MiB: {verdict} the targets")
+    print(f"({TARGET_RATIO}x, {TARGET_MIB:.0f} MiB)")
 
 
 if __name__ == "__main__":

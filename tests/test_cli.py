@@ -620,3 +620,35 @@ def test_a_missing_module_is_named_by_the_requirement_that_installs_it(tmp_path:
         )
         assert error is not None and f"the package {package} is missing" in str(error)
         assert f"-m pip install -r {tmp_path / 'requirements.txt'}" in str(error) and error.exit_status == 69
+
+
+def test_each_capability_declares_the_commands_its_module_registers() -> None:
+    """A command line naming a command imports only its module: each capability's
+    `command_names` must be what its `commands` module adds, or a command would be lost."""
+    from twitterbot.arguments import command_parser
+    from twitterbot.cli import built_in
+
+    plain = set(command_parser([]).commands)
+    for capability in built_in().capabilities:
+        if capability.commands:
+            registered = set(command_parser([capability.commands]).commands) - plain
+            assert registered == set(capability.command_names), capability.name
+
+
+def test_a_command_imports_its_own_module_and_not_the_others() -> None:
+    """`bot.py replies` (a timer's, every 5 minutes) and `bot.py check` build their command line
+    without the other commands' modules (the long jobs', the status page's)."""
+    script = (
+        "import sys\n"
+        "from twitterbot import cli\n"
+        "args = cli.parse_args(sys.argv[1:], cli.built_in())\n"
+        "print(args.command_name, sorted(m for m in sys.modules if m.startswith('twitterbot.') and "
+        "m.endswith(('command', 'commands'))))\n"
+    )
+    for argv, own in ((["-q", "replies", "--dry-run"], "twitterbot.replies.command"), (["check"], None)):
+        done = subprocess.run([sys.executable, "-c", script, *argv], cwd=REPO, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        name, modules = done.stdout.split(" ", 1)
+        assert name == argv[-1].lstrip("-") or name == argv[-2]
+        expected = ["twitterbot.posting.commands"] + ([own] if own else [])
+        assert eval(modules) == sorted(expected), modules  # noqa: S307 (our own printed list)

@@ -246,15 +246,28 @@ def _masked(value: object, scrub: Scrubber) -> object:
 
 
 def parse_command_line(
-    argv: Sequence[str], modules: Sequence[str], check_setting: Callable[[str, str, str], None]
+    argv: Sequence[str],
+    modules: Sequence[str],
+    check_setting: Callable[[str, str, str], None],
+    *,
+    module_of: Callable[[str], Optional[str]] = lambda name: None,
 ) -> argparse.Namespace:
     """The command line as one namespace, whatever the order of the flags and the command's name
     (`modules`: those that register the commands, the plain run's first; `check_setting` checks a
-    setting's flag by its setting's rule). A flag the command does not take, or a setting's flag
-    with a bad value, is a usage error (exit 64), already printed, never ignored."""
-    # A plain run (cron's) needs only its own flags: the other commands' modules are not imported.
+    setting's flag by its setting's rule; `module_of`: the module that registers a command, by its
+    name). A flag the command does not take, or a setting's flag with a bad value, is a usage error
+    (exit 64), already printed, never ignored."""
+    # A plain run (cron's) needs only its own flags, and a command (a timer's `replies`) only its
+    # module's beside them: the other commands' modules are not imported. Anything else (help, a
+    # typo, no command at all) gets the whole parser.
     parser = command_parser(modules[:1])
-    if not _plain_run(parser, argv):
+    named = _command_word(parser, argv)
+    if named is not None:
+        module = module_of(named)
+        parser = command_parser(list(dict.fromkeys([*modules[:1], module])) if module else modules)
+        if named not in parser.commands:
+            parser = command_parser(modules)
+    elif not _plain_run(parser, argv):
         parser = command_parser(modules)
     args, extras = parser.parse_known_args(argv)
     name = args.command_name
@@ -293,6 +306,25 @@ def _not_taken(flag: str, dest: str, command: str) -> str:
     if dest == "json":
         return f"`{command}` has no JSON output: leave out {flag}"
     return f"{flag} belongs to the plain scheduled run (bot.py {flag} ...), not to `{command}`: leave it out"
+
+
+def _command_word(parser: Parser, argv: Sequence[str]) -> Optional[str]:
+    """The command `argv` names, when what comes before it is the plain run's options (`parser`'s)
+    and their values, and no help is asked for anywhere; None otherwise."""
+    if any(word in ("-h", "--help", "--version") for word in argv):
+        return None
+    takes_value = False
+    for word in argv:
+        if takes_value:
+            takes_value = False
+            continue
+        if not word.startswith("-"):
+            return word
+        action = parser._option_string_actions.get(word.split("=", 1)[0])
+        if action is None or action.nargs not in (0, None):
+            return None
+        takes_value = action.nargs is None and "=" not in word
+    return None
 
 
 def _plain_run(parser: Parser, argv: Sequence[str]) -> bool:

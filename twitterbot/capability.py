@@ -127,6 +127,9 @@ class Capability:
     # The module whose `register(parser, commands)` adds its commands to the command line,
     # imported only when the command line needs them; None: it has no command of its own.
     commands: ClassVar[Optional[str]] = None
+    # The names of the commands that module registers (tests/test_cli.py holds them to what it
+    # does): a command line that names one imports that module alone beside the plain run's.
+    command_names: ClassVar[Tuple[str, ...]] = ()
     # What it needs beyond the core install; `check` lists each as available or not.
     features: ClassVar[Tuple[Feature, ...]] = ()
 

@@ -287,7 +287,9 @@ def parse_args(argv: Sequence[str], registry: Registry) -> argparse.Namespace:
     """The command line as one namespace, its commands those of `registry`'s capabilities."""
     from .arguments import parse_command_line
 
-    return parse_command_line(argv, registry.command_modules(), registry.check_setting)
+    return parse_command_line(
+        argv, registry.command_modules(), registry.check_setting, module_of=registry.command_module
+    )
 
 
 def build_parser(registry: Registry) -> Parser:

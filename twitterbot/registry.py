@@ -118,6 +118,10 @@ class Registry:
         """The modules that register commands, in order; the first one's is the plain run."""
         return tuple(capability.commands for capability in self.capabilities if capability.commands)
 
+    def command_module(self, name: str) -> Optional[str]:
+        """The module that registers the command `name`; None: no capability declares it."""
+        return next((each.commands for each in self.capabilities if each.commands and name in each.command_names), None)
+
     def needed(self) -> Dict[str, Tuple[str, str]]:
         """Each module a feature imports: the features that need it, and the command that adds it
         (what a missing package's message says)."""

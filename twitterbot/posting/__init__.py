@@ -113,6 +113,7 @@ class Posting(Capability):
         ),
     }
     commands = "twitterbot.posting.commands"
+    command_names = ("check", "account", "history")
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
         """Whether the SVG renderer chosen is installed (SVG_RENDERER=chromium; rsvg-convert is the

@@ -45,6 +45,7 @@ class Progress(Capability):
         "PICTURES_EVERY": Setting("1d", DURATION, "progress mode: at most one picture in progress posts per this long"),
     }
     commands = "twitterbot.progress.commands"
+    command_names = ("watch",)
 
 
 PROGRESS = Progress()

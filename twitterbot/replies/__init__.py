@@ -47,6 +47,7 @@ class Replies(Capability):
         ),
     }
     commands = "twitterbot.replies.command"
+    command_names = ("replies",)
 
     def uses(self, config: Config) -> bool:
         return config["REPLY_RULES"] is not None

@@ -28,6 +28,7 @@ class Schedule(Capability):
         "TWEET_JITTER": Setting("0", DURATION, "wait a random 0..this after each time, e.g. 10m"),
     }
     commands = "twitterbot.unattended.commands"
+    command_names = ("daemon", "cron", "systemd")
 
     def validate(self, values: Mapping[str, object], where: Mapping[str, str]) -> List[Tuple[str, str]]:
         """A delay longer than the gap between two times would let one run spill into the next slot."""

@@ -59,6 +59,7 @@ class StatusPage(Capability):
         ),
     }
     commands = "twitterbot.web.command"
+    command_names = ("serve",)
 
 
 WEB = StatusPage()

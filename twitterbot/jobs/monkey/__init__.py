@@ -34,6 +34,7 @@ class Monkey(Capability):
         ),
     }
     commands = "twitterbot.jobs.monkey.command"
+    command_names = ("monkey",)
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
         """The compiled kernel built (now, if need be), loadable and in use, or why not."""

@@ -27,6 +27,7 @@ class Pegs(Capability):
         ),
     }
     commands = "twitterbot.jobs.pegs.command"
+    command_names = ("pegs",)
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
         """The compiled kernel built (now, if need be), loadable and in use, or why not."""

@@ -36,6 +36,7 @@ class Puzzles(Capability):
     title = "Puzzles"
     page = "jobs/puzzles.md"
     commands = "twitterbot.jobs.puzzles.command"
+    command_names = ("puzzle",)
 
 
 PUZZLES = Puzzles()
