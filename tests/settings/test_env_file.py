@@ -68,6 +68,7 @@ def test_a_double_quoted_secret_with_a_backslash_is_refused_naming_the_line_and_
     assert message.startswith(f"{env} line 2: WEB_PASSWORD's value is in double quotes and has a backslash")
     assert "single quotes instead (WEB_PASSWORD='...')" in message
     assert "cd1234" not in message  # the secret is not repeated
+    assert "\n" not in message  # nor refused again for what its decoded form holds (a line break)
 
 
 def test_a_single_quoted_secret_keeps_its_backslashes_and_other_settings_are_unchanged(tmp_path: Path) -> None:
