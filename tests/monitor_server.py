@@ -9,7 +9,8 @@ fuzz driver (benchmarks/fuzz.py)::
         monitor.heard                               # every request read: method, path, headers, body
 
 With `tls` (a server-side `ssl.SSLContext`, see tests/tls.py) it answers over https instead; a
-client that refuses its certificate is counted in `handshakes_failed` and heard nothing from.
+client that refuses its certificate is listed in `handshakes_failed` (why, as the server saw it)
+and heard nothing from.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class MonitorServer:
         self.answers: List[Answer] = [OK]
         self.answers_to: Dict[str, List[Answer]] = {}
         self.heard: List[Heard] = []
-        self.handshakes_failed = 0
+        self.handshakes_failed: List[str] = []
         self._tls = tls
         server = self
 
@@ -82,8 +83,8 @@ class MonitorServer:
                 if tls is not None:
                     try:
                         self.request.do_handshake()
-                    except OSError:  # the client refused the certificate (or spoke no TLS)
-                        server.handshakes_failed += 1
+                    except OSError as exc:  # the client refused the certificate (or spoke no TLS)
+                        server.handshakes_failed.append(str(exc))
                         return
                 try:
                     line = self.rfile.readline(65537).decode("latin-1").split()

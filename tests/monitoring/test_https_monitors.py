@@ -74,7 +74,7 @@ def test_an_untrusted_certificate_is_one_warning_a_request_and_nothing_is_sent(
     for line in warnings:
         assert "its certificate is not trusted (" in line and "SSL_CERT_FILE" in line, line
     assert any("NOTIFY_URL" in line and "the next run sends it again" in line for line in warnings)
-    assert secure.heard == [] and secure.handshakes_failed == 3
+    assert secure.heard == [] and len(secure.handshakes_failed) == 3
     assert _alerts_recorded(home) == []
 
 
