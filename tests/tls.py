@@ -46,7 +46,10 @@ class Authority:
                 + ["-addext", "keyUsage=critical,keyCertSign,cRLSign"]
             )
         else:
-            pytest.skip("no way to make a certificate: neither the cryptography package nor the openssl command")
+            pytest.skip(
+                "NO cryptography package OR openssl command to make a certificate: https is NOT tested here"
+                " (pip install cryptography, or apt install openssl)"
+            )
         return cls(folder, ca, key)
 
     def issue(self, *names: str) -> ssl.SSLContext:
