@@ -7,14 +7,19 @@ fuzz driver (benchmarks/fuzz.py)::
         monitor.answers_to["/topic"] = [BROKEN["101 headers"]]
         ...run the bot with NOTIFY_URL=monitor.url + "/topic"...
         monitor.heard                               # every request read: method, path, headers, body
+
+With `tls` (a server-side `ssl.SSLContext`, see tests/tls.py) it answers over https instead; a
+client that refuses its certificate is listed in `handshakes_failed` (why, as the server saw it)
+and heard nothing from.
 """
 
 from __future__ import annotations
 
 import contextlib
 import socketserver
+import ssl
 import threading
-from typing import Callable, Dict, List, NamedTuple, Union
+from typing import Callable, Dict, List, NamedTuple, Optional, Union
 
 __all__ = ["BROKEN", "FAILED", "OK", "Answer", "Heard", "MonitorServer", "redirect"]
 
@@ -57,16 +62,30 @@ class MonitorServer:
     it) and closes the connection; records every request it read. `answers_to` holds other answers
     for the paths that start with a key (the end ping and an alert are sent at once)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: Optional[ssl.SSLContext] = None) -> None:
         self.answers: List[Answer] = [OK]
         self.answers_to: Dict[str, List[Answer]] = {}
         self.heard: List[Heard] = []
+        self.handshakes_failed: List[str] = []
+        self._tls = tls
         server = self
 
         class Handler(socketserver.StreamRequestHandler):
             timeout = 10
 
+            def setup(self) -> None:
+                if tls is not None:  # the handshake in this connection's thread, not the server's
+                    self.request.settimeout(self.timeout)
+                    self.request = tls.wrap_socket(self.request, server_side=True, do_handshake_on_connect=False)
+                super().setup()
+
             def handle(self) -> None:
+                if tls is not None:
+                    try:
+                        self.request.do_handshake()
+                    except OSError as exc:  # the client refused the certificate (or spoke no TLS)
+                        server.handshakes_failed.append(str(exc))
+                        return
                 try:
                     line = self.rfile.readline(65537).decode("latin-1").split()
                     headers: Dict[str, str] = {}
@@ -96,7 +115,7 @@ class MonitorServer:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if self._tls else 'http'}://{host}:{port}"
 
     @property
     def port(self) -> int:

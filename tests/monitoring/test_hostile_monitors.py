@@ -114,6 +114,80 @@ def test_an_alert_the_monitor_refused_is_sent_again_by_the_next_run(
     assert len(hostile.to(f"/{TOPIC}")) == 2
 
 
+def _owed(home: BotHome) -> List[str]:
+    with HistoryStore(home.path / "state" / "history.sqlite3") as store:
+        return store.owed_alerts()
+
+
+def test_a_refused_alert_for_a_problem_a_success_settles_is_told_late_once(
+    home: BotHome, hostile: MonitorServer, emulator: XEmulator
+) -> None:
+    """The monitor was down when the keys were refused; the keys work again by the next run. The
+    owner still hears that it happened (and that it is over), once."""
+    _wired(home, hostile)
+    hostile.answers_to[f"/{TOPIC}"] = [FAILED, OK]
+    emulator.fail_next("unauthorized")
+    first = home.run("--force")
+    assert first.returncode == 77 and len(hostile.to(f"/{TOPIC}")) == 1
+    assert _owed(home) == ["keys:x"] and _alerts_recorded(home) == []
+
+    second = home.run("--force")  # the post goes through: the keys' problem is settled
+    assert second.returncode == 0, second.stderr
+    alerts = hostile.to(f"/{TOPIC}")
+    assert len(alerts) == 2
+    late = alerts[1]
+    assert late.headers["title"] == "twitterbot: scheduled run: over now: X refused the keys"
+    assert late.headers["priority"] == "default" and late.headers["tags"] == "white_check_mark"
+    body = late.body.decode()
+    assert "This happened at " in body and "its alert could not be sent then" in body and "It is over now." in body
+    assert body.startswith(alerts[0].body.decode() + "\n\n")  # what the refused alert said
+    assert _owed(home) == [] and _alerts_recorded(home) == []
+
+    home.run("--force")  # told: nothing more
+    assert len(hostile.to(f"/{TOPIC}")) == 2
+
+
+def test_a_late_alert_the_monitor_refuses_too_is_tried_at_the_next_settling(
+    tmp_path: Path, hostile: MonitorServer
+) -> None:
+    config = load_config(
+        REGISTRY,
+        project_dir=tmp_path,
+        environ={"NOTIFY_URL": f"{hostile.url}/{TOPIC}", "BOT_STATE_DIR": str(tmp_path)},
+    )
+    HistoryStore(config.history_file).close()
+    monitor = LiveMonitor(config, "pegs", screen=_public_here)
+    hostile.answers = [FAILED, FAILED, OK]
+    assert monitor.alert(Alert("job:pegs", "the job failed", "the solver ran out of memory")) is False
+    monitor.settle(["job:pegs"])  # the late alert is refused as well: still owed
+    monitor.settle(["job:pegs"])  # and taken
+    monitor.settle(["job:pegs"])  # nothing owed: nothing sent
+    titles = [heard.headers["title"] for heard in hostile.heard]
+    assert titles == ["twitterbot: pegs: the job failed"] + ["twitterbot: pegs: over now: the job failed"] * 2
+    assert hostile.heard[2].body.startswith(b"the solver ran out of memory\n\nThis happened at ")
+    with HistoryStore(config.history_file) as store:
+        assert store.owed_alerts() == [] and store.open_alerts() == []
+
+
+def test_a_refused_alert_taken_on_a_later_try_is_not_told_again_when_settled(
+    tmp_path: Path, hostile: MonitorServer
+) -> None:
+    config = load_config(
+        REGISTRY,
+        project_dir=tmp_path,
+        environ={"NOTIFY_URL": f"{hostile.url}/{TOPIC}", "BOT_STATE_DIR": str(tmp_path)},
+    )
+    HistoryStore(config.history_file).close()
+    monitor = LiveMonitor(config, "test", screen=_public_here)
+    hostile.answers = [FAILED, OK]
+    monitor.finish(75, "X did not answer", alerts=[Alert("run", "the run failed", "X did not answer")])
+    monitor.finish(75, "X did not answer", alerts=[Alert("run", "the run failed", "X did not answer")])
+    monitor.finish(0, "posted", fixed=["run"])
+    assert len(hostile.heard) == 2  # the refused one, the one taken; the settling tells nothing late
+    with HistoryStore(config.history_file) as store:
+        assert store.owed_alerts() == [] and store.open_alerts() == []
+
+
 def test_a_job_that_goes_quiet_alerts_again_when_the_monitor_refused_it(tmp_path: Path, hostile: MonitorServer) -> None:
     config = load_config(
         REGISTRY,

@@ -56,6 +56,34 @@ def test_a_quoted_secret_keeps_its_hash_and_a_comment_after_any_other_value_is_a
     assert config["BLUESKY_HANDLE"] == "alice.bsky.social"
 
 
+@pytest.mark.parametrize("written", ['"Ab\\ncd1234"', '"Ab\\\\cd1234"', '"Ab\\"cd1234"', '"Ab\\qcd1234"'])
+def test_a_double_quoted_secret_with_a_backslash_is_refused_naming_the_line_and_the_fix(
+    tmp_path: Path, written: str
+) -> None:
+    r"""python-dotenv decodes escapes in double quotes ("Ab\ncd" holds a new line, "Ab\\cd" one
+    backslash) and keeps others ("Ab\qcd"): a password with a backslash would reach the bot
+    changed or not by the letter after it. The bot refuses, and says to use single quotes."""
+    env = tmp_path / ".env"
+    message = problems(tmp_path, f"TWEET_ONE_IN=2\nWEB_PASSWORD={written}  # from the password manager\n")
+    assert message.startswith(f"{env} line 2: WEB_PASSWORD's value is in double quotes and has a backslash")
+    assert "single quotes instead (WEB_PASSWORD='...')" in message
+    assert "cd1234" not in message  # the secret is not repeated
+    assert "\n" not in message  # nor refused again for what its decoded form holds (a line break)
+
+
+def test_a_single_quoted_secret_keeps_its_backslashes_and_other_settings_are_unchanged(tmp_path: Path) -> None:
+    config = load(
+        tmp_path,
+        "WEB_PASSWORD='Ab\\ncd\\q1234'\n"  # single quotes: the backslashes are the password's
+        'BLUESKY_HANDLE="alice.bsky.social"  # C:\\a comment\'s backslash is no part of it\n'
+        'BLUESKY_APP_PASSWORD="abcd-efgh-ijkl-mnop"  # C:\\nor here\n'
+        "MASTODON_ACCESS_TOKEN=Ab\\cd\\\\1234\n",  # unquoted: read as written too
+    )
+    assert config["WEB_PASSWORD"] == "Ab\\ncd\\q1234"
+    assert config["BLUESKY_APP_PASSWORD"] == "abcd-efgh-ijkl-mnop"
+    assert config["MASTODON_ACCESS_TOKEN"] == "Ab\\cd\\\\1234"
+
+
 def test_a_secret_is_read_as_written_with_no_variable_expansion(tmp_path: Path, monkeypatch) -> None:
     """python-dotenv replaces ${NAME} with another variable's value, even in single quotes: a
     password holding '${' would silently be another. A secret is read literally; other settings

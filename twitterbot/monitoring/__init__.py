@@ -55,7 +55,8 @@ class Monitor:
         return True
 
     def settle(self, problems: Iterable[str]) -> None:
-        """The `problems` are over: the next time one happens, it alerts again."""
+        """The `problems` are over: the next time one happens, it alerts again. One whose alert the
+        monitor never took is told now, once, as a problem that happened and is over."""
 
 
 def monitored(config: Config) -> bool:

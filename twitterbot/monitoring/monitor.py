@@ -7,7 +7,9 @@ Pings: ``URL/start`` when it begins; ``URL`` when it ends well (a skip is a good
 ``URL/<exit status>`` when it fails, with the reason in the body. Alerts: a ``POST`` of the message
 to the topic URL, with ``Title``, ``Priority`` and ``Tags`` headers; one per problem until a
 success settles it (the history's alerts table). An alert counts as sent only once the monitor
-took it (a 2xx answer): one it did not take is sent again by the next run that meets the problem.
+took it (a 2xx answer): one it did not take is sent again by the next run that meets the problem,
+or, when a success settles the problem first, told late once as a problem that happened and is
+over (so that the owner hears of every problem, if only afterwards).
 Each request is one `request.Call` (bounded in time and size, never raising); a failed one is a
 one-line WARNING naming the setting::
 
@@ -22,12 +24,13 @@ import logging
 import threading
 import time
 from datetime import datetime, timezone
-from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Mapping, NamedTuple, Optional, Sequence
 
 from ..errors import BotError
 from ..networks.addresses import Screen, refusal
 from ..settings.loading import Config
 from ..settings.secrets import Scrubber
+from ..state.alerts import OwedAlert
 from ..state.store import HistoryStore
 from . import Alert, Monitor
 from .endpoint import Endpoint, parse
@@ -68,6 +71,15 @@ class _Sending:
         return self.done and self.problem is None
 
 
+class _Telling(NamedTuple):
+    """An alert on its way (`sending` None: not sent, since it was sent before), and whether it
+    is one owed for a problem that is over (`late`): that one is not a problem open again."""
+
+    alert: Alert
+    sending: Optional[_Sending]
+    late: bool = False
+
+
 class LiveMonitor(Monitor):
     """Pings and alerts for one run or job (`what` names it in an alert's title). `screen` says
     which addresses are on the public internet (a redirect from one may not lead elsewhere)."""
@@ -104,41 +116,56 @@ class LiveMonitor(Monitor):
             endpoint = self._ping if status == 0 else self._ping.with_suffix(f"/{status}")
             body = self._clean(reason).encode("utf-8")[:MAX_BODY]
             sending.append(self._spawn("HEALTHCHECK_URL", "the end ping", endpoint, body))
-        self.settle(fixed)
-        alerting = [(alert, self._send_alert(alert)) for alert in alerts]
-        self._wait_for([*sending, *(each for _, each in alerting if each)])
-        self._record(alerting)
+        telling = [*self._settling(fixed), *(_Telling(alert, self._send_alert(alert)) for alert in alerts)]
+        self._wait_for([*sending, *(each.sending for each in telling if each.sending)])
+        self._record(telling)
 
     def alert(self, alert: Alert) -> bool:
         sending = self._send_alert(alert)
         if sending is None:
             return True
         self._wait_for([sending])
-        self._record([(alert, sending)])
+        self._record([_Telling(alert, sending)])
         return sending.taken
 
     def settle(self, problems: Iterable[str]) -> None:
-        names = list(problems)
-        if names and self._notify:
-            self._with_history(lambda store: store.settle_alerts(names))
+        telling = self._settling(problems)
+        if telling:
+            self._wait_for([each.sending for each in telling if each.sending])
+            self._record(telling)
+
+    def _settling(self, problems: Iterable[str]) -> List[_Telling]:
+        """Settle `problems` in the history, and send the alerts owed for them (ones the monitor
+        did not take), each now as a problem that happened and is over."""
+        names, notify = list(problems), self._notify
+        if not names or notify is None:
+            return []
+        owed = self._with_history(lambda store: store.settle_alerts(names))
+        late = [_late(each) for each in owed] if isinstance(owed, list) else []
+        return [_Telling(alert, self._post_alert(alert, notify), late=True) for alert in late]
 
     # -- sending ---------------------------------------------------------------------------------
 
     def _send_alert(self, alert: Alert) -> Optional[_Sending]:
         """The alert on its way, or None: no NOTIFY_URL, or the monitor took it before and it is
         not settled since."""
-        if not self._notify:
+        notify = self._notify
+        if notify is None:
             return None
         if self._with_history(lambda store: store.alert_sent(alert.problem)):
             log.debug("alert %s: sent before and not settled since, so not sent again", alert.problem)
             return None
+        return self._post_alert(alert, notify)
+
+    def _post_alert(self, alert: Alert, notify: Endpoint) -> _Sending:
+        """`alert` on its way to NOTIFY_URL."""
         headers = {
             "Title": _header(self._clean(f"twitterbot: {self._what}: {alert.title}")),  # a job's name is the user's
             "Priority": alert.priority,
             "Tags": ",".join(alert.tags),
         }
         body = self._clean(alert.message).encode("utf-8")[:MAX_BODY]
-        return self._spawn("NOTIFY_URL", f"the alert {alert.title!r}", self._notify, body, headers)
+        return self._spawn("NOTIFY_URL", f"the alert {alert.title!r}", notify, body, headers)
 
     def _spawn(
         self,
@@ -167,17 +194,26 @@ class LiveMonitor(Monitor):
                     "%s did not take %s (%s): %s", each.setting, self._clean(each.what), self._clean(each.problem), then
                 )
 
-    def _record(self, alerting: Sequence[Tuple[Alert, Optional[_Sending]]]) -> None:
-        """Write down the alerts the monitor took, and only those: one it did not is sent again."""
-        taken = [
-            (alert.problem, self._clean(alert.message)) for alert, sending in alerting if sending and sending.taken
-        ]
-        if taken:
-            self._with_history(
-                lambda store: [
-                    store.record_alert(problem, at=self._clock(), message=message) for problem, message in taken
-                ]
-            )
+    def _record(self, telling: Sequence[_Telling]) -> None:
+        """Write down the alerts the monitor took as sent, and the ones it did not as owed: one
+        owed is sent again by the next run that meets its problem, or told late once it is over.
+        A late one the monitor took is owed no more; one it did not take stays owed."""
+        sent = [each for each in telling if each.sending]
+        if not sent:
+            return
+
+        def write(store: HistoryStore) -> None:
+            for each in sent:
+                alert, taken = each.alert, each.sending is not None and each.sending.taken
+                message = self._clean(alert.message)
+                if each.late and taken:
+                    store.forget_owed(alert.problem)
+                elif taken:
+                    store.record_alert(alert.problem, at=self._clock(), message=message)
+                elif not each.late:
+                    store.owe_alert(alert.problem, at=self._clock(), title=self._clean(alert.title), message=message)
+
+        self._with_history(write)
 
     def _with_history(self, use: Callable[[HistoryStore], object]) -> object:
         """Run `use` on the history; None if it cannot be opened (then an alert is sent anyway:
@@ -190,6 +226,16 @@ class LiveMonitor(Monitor):
         except BotError as exc:
             log.debug("alerts: the history cannot say what was sent (%s)", exc)
             return None
+
+
+def _late(owed: OwedAlert) -> Alert:
+    """The alert owed for a problem that is over, told now: what happened, when, and that it is
+    over. Less pressing than the problem was: nothing is left to do."""
+    message = (
+        f"{owed.message}\n\nThis happened at {owed.at:%Y-%m-%d %H:%M} UTC, and its alert could not be sent then"
+        " (NOTIFY_URL did not take it). It is over now."
+    )
+    return Alert(owed.problem, f"over now: {owed.title}", message, "default", ("white_check_mark",))
 
 
 def _header(text: str) -> str:

@@ -6,7 +6,10 @@ whoever answers in its place) does, `Call.send` returns None when the monitor to
   a byte at a time (its connection is shut at the limit; `Call.abandon` does it sooner).
 - Size: the status line and headers within http.client's own bounds (a line of 64 KB, 100
   headers); the body is never read.
-- Redirects: at most `MAX_REDIRECTS`, to http or https only. A monitor may be on this machine or
+- TLS: an https URL's certificate is checked (against the system's trusted certificates, or the
+  file OpenSSL's SSL_CERT_FILE names) for the URL's host name, on the very connection that was
+  made to the checked addresses; one that is not trusted is a warning saying why.
+- Redirects: at most `MAX_REDIRECTS`, to http or https only, never from https to http. A monitor may be on this machine or
   the home network if its URL says so, but a monitor on the public internet may not send the
   request there: a redirect from a public address is held to the link cards' address rules
   (`networks/addresses.py`). The URL's login goes to its own origin (and its https) and no other.
@@ -87,8 +90,8 @@ class Call:
             return str(exc)
         except socket.timeout:
             return late
-        except ssl.SSLCertVerificationError:
-            return "its certificate is not trusted"
+        except ssl.SSLCertVerificationError as exc:
+            return _untrusted(exc)
         except (OSError, http.client.HTTPException, UnicodeError, ValueError) as exc:
             return late if self._abandoned else _said(exc)
         finally:
@@ -143,6 +146,11 @@ class Call:
             target = parse(urljoin(endpoint.address, location))
         except ValueError as exc:
             raise _Refused(f"it redirects to a URL that is not followed: {exc}") from None
+        if endpoint.scheme == "https" and target.scheme == "http":
+            raise _Refused(
+                "it redirects from https to http, where the request would travel unencrypted: not followed"
+                " (if the monitor has moved to http, write its new URL in the setting)"
+            )
         login = self._endpoint.authorization if _keeps_login(first, target.origin) else None
         return Endpoint(target.scheme, target.host, target.port, target.target, login)
 
@@ -187,6 +195,24 @@ def _keeps_login(first: Tuple[str, str, int], then: Tuple[str, str, int]) -> boo
 def _clean(text: object) -> str:
     """What a server said, fit for a one-line warning: printable, one line, short."""
     return " ".join(printable(str(text)).split())[:_MAX_REASON]
+
+
+# OpenSSL's codes for a certificate that is trusted but made out for another host or address.
+_WRONG_NAME = (62, 64)  # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
+
+
+def _untrusted(exc: ssl.SSLCertVerificationError) -> str:
+    """A certificate that was refused, in words: why (OpenSSL's reason) and what to do."""
+    why = _clean(getattr(exc, "verify_message", "") or exc.reason or "").rstrip(".")
+    if getattr(exc, "verify_code", None) in _WRONG_NAME:
+        return (
+            f"its certificate is not valid for the URL's server ({why}): write the server in the URL by a name"
+            " its certificate is made out for"
+        )
+    return (
+        f"its certificate is not trusted ({why}): if the server's certificate authority is your own, add it to"
+        " the system's trusted certificates (update-ca-certificates) or name its file in SSL_CERT_FILE"
+    )
 
 
 def _said(exc: BaseException) -> str:

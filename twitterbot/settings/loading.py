@@ -285,9 +285,9 @@ def _read_env_file(
 ) -> Tuple[Dict[str, Tuple[str, str, int]], List[Tuple[int, str]]]:
     """Read the env file strictly: each value with where it came from and its line, and a problem
     (with its line) for each line python-dotenv cannot parse, that names an unknown setting, that
-    sets a setting again, or that python-dotenv would cut a secret on (`_secret_cut`). A secret is
-    read as written (no ``${NAME}`` in it is replaced). A byte-order mark (Notepad) is not part of
-    the first line."""
+    sets a setting again, or that python-dotenv would cut or change a secret on (`_secret_cut`,
+    `_secret_escaped`). A secret is read as written (no ``${NAME}`` in it is replaced). A
+    byte-order mark (Notepad) is not part of the first line."""
     text = _env_file_text(path)
     statements = _statements(text)
     lines: Dict[str, List[int]] = {}
@@ -307,6 +307,8 @@ def _read_env_file(
             setting = table.get(DEPRECATED.get(key, key))
             if setting is not None and setting.secret and _secret_cut(statement.text):
                 problems.append((line, _cut_problem(path, line, key)))
+            elif setting is not None and setting.secret and _secret_escaped(statement.text) is not None:
+                problems.append((line, _escape_problem(path, line, key)))
     for key, where in lines.items():
         if len(where) > 1:
             problems.append((where[1], _duplicate_problem(path, key, where)))
@@ -322,7 +324,11 @@ def _read_env_file(
 
     with _quiet_dotenv():
         values = dotenv_values(stream=io.StringIO(text))
-    literal = {statement.key: statement.value for statement in statements if statement.key}
+    # A secret's value as written: no ${NAME} replaced, and a refused escape not decoded either (so
+    # that the problems its decoded form would have do not hide the one that says why).
+    literal = {
+        statement.key: _secret_escaped(statement.text) or statement.value for statement in statements if statement.key
+    }
     found = {}
     for name, where in lines.items():
         setting = table.get(DEPRECATED.get(name, name))
@@ -397,6 +403,30 @@ def _secret_cut(statement: str) -> bool:
     if value[:1] in ("'", '"'):
         return False  # a quoted value is whole; a comment may follow its closing quote
     return bool(re.search(r"\s#", value.rstrip()))
+
+
+def _secret_escaped(statement: str) -> Optional[str]:
+    """This statement's value as written, if it is in double quotes and holds a backslash (else
+    None): python-dotenv decodes escapes there (``"ab\\ncd"`` holds a new line, ``"a\\\\b"`` one
+    backslash, ``"a\\"b"`` a quote), so a key or password written with a backslash reaches the bot
+    changed, or not, depending on the letter after it. Which was meant cannot be known: the bot refuses, and single
+    quotes (where a backslash is kept, unless before ' or another backslash) are the fix. A
+    backslash in a comment after the closing quote is no part of the value."""
+    value = statement.split("=", 1)[1].lstrip(" \t") if "=" in statement else ""
+    quoted = _DOUBLE_QUOTED.match(value)
+    return quoted.group(1) if quoted and "\\" in quoted.group(1) else None
+
+
+_DOUBLE_QUOTED = re.compile(r'"((?:\\.|[^"\\])*)"', re.DOTALL)  # python-dotenv's own rule
+
+
+def _escape_problem(path: Path, line: int, key: str) -> str:
+    return (
+        f"{path} line {line}: {key}'s value is in double quotes and has a backslash in it, and an env file reads"
+        f' a backslash in double quotes as an escape (\\n a new line, \\" a quote), so {key} may not be what you'
+        f" wrote: put the value in single quotes instead ({key}='...'), where a backslash stays as written"
+        " unless it comes before a ' or another backslash (a ' inside is written \\', two backslashes \\\\\\\\)"
+    )
 
 
 def _cut_problem(path: Path, line: int, key: str) -> str:
