@@ -9,12 +9,14 @@ python bot.py account --mark-bot                   say on each network that the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import random
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import ExitStatus
@@ -44,6 +46,41 @@ def register(parser: Parser, commands: Commands) -> None:
 
 def _run(args: argparse.Namespace, config: Config) -> int:
     """One scheduled run: the command line without a command."""
+    with _said_once(args, config):
+        return _run_scheduled(args, config)
+
+
+@contextlib.contextmanager
+def _said_once(args: argparse.Namespace, config: Config) -> Iterator[None]:
+    """A run started by cron or a timer (stderr not a terminal) logs a warning its last such run
+    gave, word for word, at DEBUG: cron.log and the journal are not filled with the same lines
+    every ten minutes. A run in a terminal shows every warning, and neither reads nor keeps the
+    record (what a person saw is not what cron.log holds); so does a dry run, which writes nothing."""
+    if args.dry_run or _on_a_terminal():
+        yield
+        return
+    from ..settings.logs import folding_repeats
+    from ..state.warned import WARNED_FILE, WarnedLastRun
+
+    record = WarnedLastRun(config.history_file.parent / WARNED_FILE)
+    last = record.read()
+    with folding_repeats(last) as repeats:
+        try:
+            yield
+        finally:
+            record.keep(repeats.said, last=last)
+
+
+def _on_a_terminal() -> bool:
+    """Whether the log goes to a person's terminal (stderr is a tty), not to cron.log or a journal."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
     for warning in env_file_warnings(config):
         log.warning(warning)
     posters = None if args.dry_run else (lambda: posters_for(config))
