@@ -175,18 +175,21 @@ def _show_previews(config: Config, result: RunResult) -> None:
 
 
 def _history(args: argparse.Namespace, config: Config) -> int:
-    """Show recent scheduled runs and progress jobs' posts, newest first, interleaved by time."""
+    """Show recent scheduled runs, progress jobs' posts and one-off lines missed (no run came
+    within LATE_BY of their time), newest first, interleaved by time."""
     if not config.history_file.exists():
         if args.json:
             print_json([])
         else:
             print(f"no runs recorded yet ({config.history_file} does not exist)")
         return int(ExitStatus.OK)
+    from ..state.calendar import Missed
     from ..state.records import RunRecord  # here: a plain run, which imports this module, never needs it
 
     with HistoryStore(config.history_file) as store:
-        entries: List[Any] = [*store.recent_runs(args.limit), *store.recent_job_posts(args.limit)]
-    entries.sort(key=lambda entry: entry.started_at if isinstance(entry, RunRecord) else entry.sent_at, reverse=True)
+        missed = sorted(store.missed(), key=lambda mark: mark.noted_at, reverse=True)[: args.limit]
+        entries: List[Any] = [*store.recent_runs(args.limit), *store.recent_job_posts(args.limit), *missed]
+    entries.sort(key=_entry_time, reverse=True)
     entries = entries[: args.limit]
     if args.json:
         print_json([_history_json(entry, config) for entry in entries], secrets=config.secrets())
@@ -197,6 +200,9 @@ def _history(args: argparse.Namespace, config: Config) -> int:
             when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry, config)
             what = entry.action + (" (dry run)" if entry.dry_run and entry.action != Outcome.WOULD_POST else "")
             tag = ""
+        elif isinstance(entry, Missed):  # shown at the run that found it missed
+            when, text, what, url, tag = entry.noted_at, entry.text, "missed", None, ""
+            reason = f"due {entry.due_at.astimezone():%Y-%m-%d %H:%M}, not posted: {entry.reason}"
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry, config), entry.outcome
             thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.post_id else ""
@@ -212,6 +218,17 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     return int(ExitStatus.OK)
 
 
+def _entry_time(entry: Any) -> datetime:
+    """When a history entry happened: a run's start, a job post's sending, the run that found a
+    one-off line missed."""
+    from ..state.calendar import Missed
+    from ..state.records import RunRecord
+
+    if isinstance(entry, RunRecord):
+        return entry.started_at
+    return entry.noted_at if isinstance(entry, Missed) else entry.sent_at
+
+
 def _url(entry: Any, config: Config) -> Optional[str]:
     """A history entry's link: stored since several networks; made from the id for older posts."""
     return post_link(config, getattr(entry, "network", None), entry.post_id, entry.url)
@@ -219,8 +236,21 @@ def _url(entry: Any, config: Config) -> Optional[str]:
 
 def _history_json(entry: Any, config: Config) -> dict:
     """One entry of `history --json`: the same keys for both kinds, plus each kind's own."""
+    from ..state.calendar import Missed
     from ..state.records import RunRecord
 
+    if isinstance(entry, Missed):
+        return {
+            "source": "one_off",
+            "started_at": entry.noted_at.isoformat(),  # the run that found it missed
+            "action": "missed",
+            "reason": entry.reason,
+            "text": entry.text,
+            "post_id": None,
+            "tweet_id": None,
+            "url": None,
+            "due_at": entry.due_at.isoformat(),
+        }
     if isinstance(entry, RunRecord):
         return {
             "source": "scheduled",
