@@ -235,7 +235,8 @@ def _url(entry: Any, config: Config) -> Optional[str]:
 
 
 def _history_json(entry: Any, config: Config) -> dict:
-    """One entry of `history --json`: the same keys for both kinds, plus each kind's own."""
+    """One entry of `history --json`: the same keys for every kind (a run, a job's post, a one-off
+    line missed), plus each kind's own."""
     from ..state.calendar import Missed
     from ..state.records import RunRecord
 
