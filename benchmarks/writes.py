@@ -1,7 +1,9 @@
 """What a scheduled run writes to storage, for a Pi's SD card: the write calls (`syscw`) and the
-bytes sent to the storage layer (`write_bytes`) of a run the roll skips, a run that posts (to the
-local X emulator) and a dry run, from the process's own `/proc/self/io`, beside another commit
-measured in the same rounds::
+bytes sent to the storage layer (`write_bytes`) of a run the roll skips; one that skips and
+warns as the last one did (a monitor that does not answer: two warnings); one that skips with its
+warnings changed since the last run (the monitor fails every other run: the record of the last
+run's warnings is rewritten or removed); a run that posts (to the local X emulator) and a dry
+run, from the process's own `/proc/self/io`, beside another commit measured in the same rounds::
 
     .venv/bin/python benchmarks/writes.py                    # beside v0.2.0, 5 rounds, ~20 s
     .venv/bin/python benchmarks/writes.py --against HEAD~3 -n 9
@@ -10,7 +12,8 @@ Each run is a real `bot.py` process with its own state folder, from an unrelated
 wrapper reads `/proc/self/io` before and after the bot's `main` (the interpreter's own start-up
 writes nothing). The first round of each kind is a warm-up (it creates the history and measures
 the tweets file): not counted. Figures are medians over the rounds. The targets (issue 50): a
-skipping run at most 4 write calls and 8 KiB, a post at most 64 KiB.
+skipping run at most 4 write calls and 8 KiB, a post at most 64 KiB. Lines logged count too:
+stderr is a pipe here, a file (cron.log) under cron.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from pathlib import Path
 from typing import Dict, List
 
 REPO = Path(__file__).resolve().parents[1]
+REFUSED = 9  # a port of 127.0.0.1 nothing listens on (discard): a monitor there does not answer
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from x_emulator import XEmulator  # noqa: E402
 
-TARGETS = {"skip": (4, 8 * 1024), "post": (None, 64 * 1024)}
-KINDS = ("skip", "post", "dry run")
+SKIP_TARGET = (4, 8 * 1024)
+TARGETS = {"skip": SKIP_TARGET, "skip, warns": SKIP_TARGET, "skip, changed": SKIP_TARGET, "post": (None, 64 * 1024)}
+KINDS = ("skip", "skip, warns", "skip, changed", "post", "dry run")
 
 # Runs bot.py's main in this process between two readings of /proc/self/io, and writes the
 # difference to the file named by the first argument.
@@ -51,18 +56,22 @@ open(out, "w").write(json.dumps({key: after[key] - before[key] for key in ("sysc
 """
 
 
-def run_once(tree: Path, kind: str, home: Path, emulator: XEmulator, scratch: Path) -> Dict[str, int]:
+def run_once(
+    tree: Path, kind: str, home: Path, emulator: XEmulator, scratch: Path, round_number: int
+) -> Dict[str, int]:
     """One run of `kind` with `tree`'s bot.py: its write calls and bytes."""
     state = home / "state"
     settings = {
         **emulator.env(),
         "TWEETS_FILE": str(REPO / "tweets.txt"),
         "BOT_STATE_DIR": str(state),
-        "TWEET_ONE_IN": "1000000" if kind == "skip" else "1",
+        "TWEET_ONE_IN": "1000000" if kind.startswith("skip") else "1",
         "MAX_POSTS_PER_DAY": "1000000",
         "MIN_POST_GAP": "0",
         "API_RETRIES": "0",
     }
+    if kind == "skip, warns" or (kind == "skip, changed" and round_number % 2):
+        settings["HEALTHCHECK_URL"] = f"http://127.0.0.1:{REFUSED}/ping"  # warns of the start and end pings
     env_file = home / "bot.env"
     env_file.write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
     env_file.chmod(0o600)
@@ -109,11 +118,11 @@ def main() -> int:
                 for kind in KINDS:
                     home = scratch / f"{name.replace(' ', '-').replace('/', '-')}-{kind.replace(' ', '-')}"
                     home.mkdir(exist_ok=True)
-                    measured = run_once(tree, kind, home, emulator, scratch)
+                    measured = run_once(tree, kind, home, emulator, scratch, round_number)
                     if round_number:  # the first round creates the history: a warm-up
                         figures[name][kind].append(measured)
     print(f"writes per run, median of {args.rounds} rounds (write calls / KiB sent to storage)")
-    print(f"{'run':<10}" + "".join(f"{name:>24}" for name in figures) + f"{'target':>20}")
+    print(f"{'run':<14}" + "".join(f"{name:>24}" for name in figures) + f"{'target':>20}")
     for kind in KINDS:
         cells = []
         for name in figures:
@@ -124,7 +133,7 @@ def main() -> int:
         target = (f"<= {most_calls} calls " if most_calls else "") + (
             f"<= {most_bytes // 1024} KiB" if most_bytes else ""
         )
-        print(f"{kind:<10}" + "".join(f"{cell:>24}" for cell in cells) + f"{target:>20}")
+        print(f"{kind:<14}" + "".join(f"{cell:>24}" for cell in cells) + f"{target:>20}")
     if args.each:
         for name in figures:
             for kind in KINDS:

@@ -3,12 +3,13 @@ on their days, with an injected clock and the X emulator."""
 
 from __future__ import annotations
 
+import json
 import random
 import zoneinfo
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from conftest import REGISTRY, X_ONLY, by_network
+from conftest import REGISTRY, X_ONLY, BotHome, by_network
 from x_emulator import XEmulator
 
 from twitterbot.networks.x.poster import XPoster
@@ -173,3 +174,24 @@ def test_a_dry_run_says_what_would_happen_and_notes_nothing(emulator: XEmulator,
     result = run(store, None, file, Clock(at("2026-12-31 23:59")), one_in=NEVER, dry_run=True)
     assert result.action == "would_post" and result.line.text == "Happy new year!"
     assert store.missed() == [] and emulator.texts == []
+
+
+def test_history_shows_a_one_off_line_missed_when_it_was_due_when_the_run_came_and_why(home: BotHome) -> None:
+    due = (datetime.now(timezone.utc) - timedelta(hours=3)).replace(second=0, microsecond=0)
+    line = f"{{at: {due:%Y-%m-%d %H:%M}}} Happy new year!"
+    home.write_env(TWEET_TIMEZONE="UTC", TWEET_ONE_IN=str(NEVER))
+    home.write_tweets(f"{line}\nplain\n")
+    assert home.run().returncode == 0
+    shown = home.run("history")
+    assert shown.returncode == 0, shown.stderr
+    missed, skipped = shown.stdout.splitlines()
+    assert "skipped" in skipped
+    assert missed.split()[2] == "missed" and line in missed
+    assert f"due {due.astimezone():%Y-%m-%d %H:%M}, not posted: no run came within LATE_BY=1h of its time" in missed
+    assert "the first came 3h" in missed
+
+    (entry, run) = json.loads(home.run("history", "--json").stdout)
+    assert entry["source"] == "one_off" and entry["action"] == "missed" and entry["text"] == line
+    assert datetime.fromisoformat(entry["due_at"]) == due
+    assert datetime.fromisoformat(entry["started_at"]) >= datetime.fromisoformat(run["started_at"])  # that run's
+    assert entry["reason"].startswith("no run came within LATE_BY=1h") and entry["url"] is None

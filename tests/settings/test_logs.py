@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from twitterbot.settings.logs import SaidLastRun, folding_repeats
+from twitterbot.settings.logs import SaidLastRun, folding_repeats, warning_digest
 
 
 @pytest.fixture
@@ -58,3 +58,44 @@ def test_after_the_daemon_the_handlers_repeat_again(said: list) -> None:
     logging.getLogger("twitterbot.test").warning("the same")
     logging.getLogger("twitterbot.test").warning("the same")
     assert said.count("the same") == 2
+
+
+def test_a_repeat_is_given_at_debug_once_to_every_handler_and_shown_with_verbose() -> None:
+    """stderr and LOG_FILE both get a repeat as DEBUG (the first handler's filter decides for
+    both); at LOG_LEVEL=DEBUG (-v) it is written, else not."""
+
+    class Keep(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines: list = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines.append((record.levelname, record.getMessage()))
+
+    stderr, log_file = Keep(), Keep()
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(stderr)
+    root.addHandler(log_file)
+    log = logging.getLogger("twitterbot.test")
+    try:
+        for root_level, shown in ((logging.DEBUG, [("DEBUG", "the same")]), (logging.INFO, [])):
+            root.setLevel(root_level)
+            stderr.lines.clear()
+            log_file.lines.clear()
+            with folding_repeats([warning_digest("the same")]) as repeats:
+                log.warning("the same")
+                log.debug("a debug line of a library")  # not a warning: untouched
+            assert repeats.said == {warning_digest("the same")}
+            expected = shown + ([("DEBUG", "a debug line of a library")] if root_level == logging.DEBUG else [])
+            assert stderr.lines == expected and log_file.lines == expected
+    finally:
+        root.removeHandler(stderr)
+        root.removeHandler(log_file)
+        root.setLevel(level)
+
+
+def test_a_digest_is_the_same_for_the_same_words_and_tells_nothing_of_them() -> None:
+    line = "tweets.txt line 4 is too long: my private words"
+    assert warning_digest(line) == warning_digest(line) != warning_digest(line + ".")
+    assert len(warning_digest(line)) == 16 and "private" not in warning_digest(line)

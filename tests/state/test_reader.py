@@ -39,6 +39,7 @@ def test_a_schema_3_history_is_read_as_it_is_and_left_unmigrated(tmp_path: Path)
         assert history.keys_refused("mastodon").detail == REFUSAL  # found by its message, as migration 4 does
         assert history.keys_refused("x") is None
         assert [thread.post_id for job in history.latest_jobs(10) for thread in job.threads] == ["1890000000000000002"]
+        assert history.missed_lines(WRITTEN - timedelta(days=400), 5) == ()  # no missed table before schema 10
     assert path.read_bytes() == before
 
 

@@ -190,6 +190,7 @@ READ_COLUMNS = {
     "jobs": ("name", "started_at", "finished_at", "outcome", "last_post_at", "last_text", "posts"),
     "job_threads": ("network", "thread_root"),
     "bag": ("text",),
+    "missed": ("text", "due_at", "noted_at", "reason"),
 }
 ANY_VALUE = st.one_of(
     st.none(),
@@ -213,6 +214,7 @@ def _history_with_every_kind_of_row(config) -> None:
         )
         attempt = store.begin_job_attempt(job.id, "peg 2", at=NOW - timedelta(hours=1), final=False, network="x")
         store.finish_attempt(attempt, Ending("failed", NOW - timedelta(hours=1), detail="refused"))
+        store.record_missed("{at: 2026-03-10 06:00} Six", due=NOW - timedelta(hours=3), at=NOW, reason="late")
 
 
 @hypothesis.settings(
@@ -472,3 +474,30 @@ def test_the_page_shows_the_timed_lines_of_today_and_this_week(tmp_path: Path) -
     assert status.bag.total == 1  # the round: the line without a time
     page = create_app(config, probe=fixed, clock=lambda: NOW).test_client().get("/").get_data(as_text=True)
     assert "Coming up this week" in page and "<code>{at: 2026-03-12 21:30}</code> One-off" in page
+
+
+def test_a_one_off_line_no_run_posted_in_time_needs_attention_for_a_week(tmp_path: Path) -> None:
+    config = settings(tmp_path, TWEET_TIMEZONE="America/New_York")
+    late = "no run came within LATE_BY=1h of its time: the first came 3h10m after it"
+    with HistoryStore(config.history_file) as store:
+        store.record_missed(
+            "{at: 2026-03-09 23:59} Happy birthday!",
+            due=datetime(2026, 3, 10, 3, 59, tzinfo=timezone.utc),
+            at=NOW - timedelta(hours=2),
+            reason=late,
+        )
+        store.record_missed(
+            "{at: 2026-02-01 09:00} Long ago", due=NOW - timedelta(days=37), at=NOW - timedelta(days=8), reason=late
+        )
+    status = read_status(config, now=NOW, probe=fixed)
+    (item,) = [item for item in status.attention if item.kind == "missed_line"]
+    assert item.title == "A one-off line was not posted: {at: 2026-03-09 23:59} Happy birthday!"
+    # when it was due and when the run came, in the bot's zone as the line writes its time; and why
+    assert (
+        item.detail == f"due 2026-03-09 23:59, the run that found it came 2026-03-10 03:30: {late}"
+    )  # EDT since March 8
+    assert item.at == NOW - timedelta(hours=2)
+    assert "missed_line" in [each["kind"] for each in status.as_dict()["attention"]]
+    page = create_app(config, probe=fixed, clock=lambda: NOW).test_client().get("/").get_data(as_text=True)
+    assert "A one-off line was not posted: {at: 2026-03-09 23:59} Happy birthday!" in page
+    assert "missed line" in page and "Long ago" not in page

@@ -9,12 +9,14 @@ python bot.py account --mark-bot                   say on each network that the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import random
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import ExitStatus
@@ -44,6 +46,41 @@ def register(parser: Parser, commands: Commands) -> None:
 
 def _run(args: argparse.Namespace, config: Config) -> int:
     """One scheduled run: the command line without a command."""
+    with _said_once(args, config):
+        return _run_scheduled(args, config)
+
+
+@contextlib.contextmanager
+def _said_once(args: argparse.Namespace, config: Config) -> Iterator[None]:
+    """A run started by cron or a timer (stderr not a terminal) logs a warning its last such run
+    gave, word for word, at DEBUG: cron.log and the journal are not filled with the same lines
+    every ten minutes. A run in a terminal shows every warning, and neither reads nor keeps the
+    record (what a person saw is not what cron.log holds); so does a dry run, which writes nothing."""
+    if args.dry_run or _on_a_terminal():
+        yield
+        return
+    from ..settings.logs import folding_repeats
+    from ..state.warned import WARNED_FILE, WarnedLastRun
+
+    record = WarnedLastRun(config.history_file.parent / WARNED_FILE)
+    last = record.read()
+    with folding_repeats(last) as repeats:
+        try:
+            yield
+        finally:
+            record.keep(repeats.said, last=last)
+
+
+def _on_a_terminal() -> bool:
+    """Whether the log goes to a person's terminal (stderr is a tty), not to cron.log or a journal."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
     for warning in env_file_warnings(config):
         log.warning(warning)
     posters = None if args.dry_run else (lambda: posters_for(config))
@@ -142,21 +179,25 @@ def _show_previews(config: Config, result: RunResult) -> None:
 
 
 def _history(args: argparse.Namespace, config: Config) -> int:
-    """Show recent scheduled runs and progress jobs' posts, newest first, interleaved by time."""
+    """Show recent scheduled runs, progress jobs' posts and one-off lines missed (no run came
+    within LATE_BY of their time), newest first, interleaved by time."""
     if not config.history_file.exists():
         if args.json:
             print_json([])
         else:
             print(f"no runs recorded yet ({config.history_file} does not exist)")
         return int(ExitStatus.OK)
+    from ..state.calendar import Missed
     from ..state.mentions import ReplyRecord
     from ..state.records import RunRecord  # here: a plain run, which imports this module, never needs it
 
     with HistoryStore(config.history_file) as store:
+        missed = sorted(store.missed(), key=lambda mark: mark.noted_at, reverse=True)[: args.limit]
         entries: List[Any] = [
             *store.recent_runs(args.limit),
             *store.recent_job_posts(args.limit),
             *store.recent_replies(args.limit),
+            *missed,
         ]
     entries.sort(key=_when, reverse=True)
     entries = entries[: args.limit]
@@ -172,6 +213,9 @@ def _history(args: argparse.Namespace, config: Config) -> int:
             when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry, config)
             what = entry.action + (" (dry run)" if entry.dry_run and entry.action != Outcome.WOULD_POST else "")
             tag = ""
+        elif isinstance(entry, Missed):  # shown at the run that found it missed
+            when, text, what, url, tag = entry.noted_at, entry.text, "missed", None, ""
+            reason = f"due {entry.due_at.astimezone():%Y-%m-%d %H:%M}, not posted: {entry.reason}"
         else:
             when, text, reason, url, what = entry.sent_at, entry.text, entry.detail, _url(entry, config), entry.outcome
             thread = f", thread {entry.thread_root}" if entry.thread_root and entry.thread_root != entry.post_id else ""
@@ -188,8 +232,9 @@ def _history(args: argparse.Namespace, config: Config) -> int:
 
 
 def _when(entry: Any) -> datetime:
-    """When a history entry happened: a run's start, a job's post, a mention's reading."""
-    for name in ("started_at", "sent_at", "seen_at"):
+    """When a history entry happened: a run's start, a job's post, a mention's reading, the run that
+    found a one-off line missed."""
+    for name in ("started_at", "sent_at", "seen_at", "noted_at"):
         if hasattr(entry, name):
             return getattr(entry, name)
     raise TypeError(entry)
@@ -216,9 +261,24 @@ def _url(entry: Any, config: Config) -> Optional[str]:
 
 
 def _history_json(entry: Any, config: Config) -> dict:
-    """One entry of `history --json`: the same keys for both kinds, plus each kind's own."""
+    """One entry of `history --json`: the same keys for every kind (a run, a job's post, a mention
+    and its reply, a one-off line missed), plus each kind's own."""
+    from ..state.calendar import Missed
     from ..state.mentions import ReplyRecord
     from ..state.records import RunRecord
+
+    if isinstance(entry, Missed):
+        return {
+            "source": "one_off",
+            "started_at": entry.noted_at.isoformat(),  # the run that found it missed
+            "action": "missed",
+            "reason": entry.reason,
+            "text": entry.text,
+            "post_id": None,
+            "tweet_id": None,
+            "url": None,
+            "due_at": entry.due_at.isoformat(),
+        }
 
     if isinstance(entry, ReplyRecord):
         return {

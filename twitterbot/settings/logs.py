@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from typing import TYPE_CHECKING, Iterator, List, Mapping, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Iterator, List, Mapping, Sequence, Set, Tuple
 
 from ..errors import ConfigError
 from ..wording import one_line
@@ -31,6 +31,7 @@ __all__ = [
     "logging_as_it_is",
     "restore_logging",
     "setup_logging",
+    "warning_digest",
 ]
 
 # The root logger's handlers and level before the command line set it up.
@@ -48,34 +49,59 @@ class OneLine(logging.Formatter):
 
 
 class SaidLastRun(logging.Filter):
-    """For a process that does run after run (the daemon): a warning the last run gave, word for
-    word, is not given again (a bad line of the tweets file, a monitor that does not answer),
-    so that the journal holds what changed, not the same lines every ten minutes. One that went
-    away for a run and came back is news again. Only warnings: a run's own line (INFO) and its
-    failure (ERROR) are always written. It remembers two runs' warnings, no more."""
+    """A warning the last run gave, word for word (a bad line of the tweets file, a monitor that
+    does not answer), is logged again at DEBUG, not WARNING: the journal or cron.log holds what
+    changed, not the same lines every ten minutes, and `-v` still shows it. One that went away for
+    a run and came back is news again. Only warnings: a run's own line (INFO) and its failure
+    (ERROR) are always written.
 
-    def __init__(self) -> None:
+    It knows warnings by their digests (`warning_digest`), never by their text, so that what it
+    remembers can be kept in a file (a warning may quote a private line). The daemon keeps one in
+    memory and calls `next_run()` before each run; a scheduled run started by cron or a timer is
+    given the digests its last run kept (`last`) and keeps `said` for the next."""
+
+    def __init__(self, last: Iterable[str] = ()) -> None:
         super().__init__()
-        self._last: Set[str] = set()  # the warnings of the last run
-        self._this: Set[str] = set()  # and of this one so far
+        self.last: FrozenSet[str] = frozenset(last)  # the digests of the last run's warnings
+        self.said: Set[str] = set()  # and of this one's so far
 
     def next_run(self) -> None:
         """A run begins: what this one said is now what the last run said."""
-        self._last, self._this = self._this, set()
+        self.last, self.said = frozenset(self.said), set()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno != logging.WARNING:
-            return True
-        message = record.getMessage()
-        self._this.add(message)
-        return message not in self._last
+        # Every handler asks (stderr, LOG_FILE): the first decides, on the record, for all of them.
+        repeated = getattr(record, _REPEATED, None)
+        if repeated is None:
+            if record.levelno != logging.WARNING:
+                return True
+            digest = warning_digest(record.getMessage())
+            self.said.add(digest)
+            repeated = digest in self.last
+            setattr(record, _REPEATED, repeated)
+            if repeated:
+                record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return not repeated or logging.getLogger().isEnabledFor(logging.DEBUG)
+
+
+# The attribute a warning's record carries once `SaidLastRun` has looked at it: said last run?
+_REPEATED = "said_last_run"
+
+
+def warning_digest(message: str) -> str:
+    """What a warning is remembered by: 16 hex digits of its text's SHA-256, the same for the same
+    words, telling nothing of them."""
+    import hashlib  # here: a run that warns of nothing does without it (start-up)
+
+    return hashlib.sha256(message.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @contextlib.contextmanager
-def folding_repeats() -> Iterator[SaidLastRun]:
-    """Every handler of the log holds back the warnings the last run gave, while this lasts; call
-    `next_run()` on what it yields as each run begins."""
-    repeats = SaidLastRun()
+def folding_repeats(last: Iterable[str] = ()) -> Iterator[SaidLastRun]:
+    """Every handler of the log gives the warnings the last run gave (`last`, their digests) at
+    DEBUG, while this lasts. The daemon calls `next_run()` on what it yields as each run begins; a
+    run of its own process keeps what it yields' `said` for the next run."""
+    repeats = SaidLastRun(last)
     handlers = tuple(logging.getLogger().handlers)
     for handler in handlers:
         handler.addFilter(repeats)

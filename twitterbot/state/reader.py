@@ -32,9 +32,19 @@ from .database import iso
 from .schema import APPLICATION_ID, SCHEMA_VERSION, TABLES, column
 from .skips import SKIPS_FILE, SkipLog
 
-__all__ = ["AttemptRow", "HistoryReader", "JobRow", "JobThread", "RunRow", "UnreadableHistory", "read_history"]
+__all__ = [
+    "AttemptRow",
+    "HistoryReader",
+    "JobRow",
+    "JobThread",
+    "MissedLine",
+    "RunRow",
+    "UnreadableHistory",
+    "read_history",
+]
 
 OLDEST_READABLE = 3  # networks and links in the attempts: older files are upgraded by the next run
+_MISSED_SINCE = 10  # the schema version that added the missed one-offs
 
 
 class UnreadableHistory(HistoryError):
@@ -70,6 +80,17 @@ class RunRow:
     text: Optional[str]
     reason: Optional[str]
     attempts: Tuple[AttemptRow, ...] = ()
+
+
+@dataclass(frozen=True)
+class MissedLine:
+    """A one-off line (`{at: ...}`) no run could post within LATE_BY of its time: the line as
+    written, its time, when the run that found it missed came, and why."""
+
+    text: str
+    due_at: Optional[datetime]
+    noted_at: Optional[datetime]
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -139,6 +160,7 @@ class HistoryReader(PostCounts, BagContents):
         self._part = column("part", version)
         self._settled = column("settled", version)
         self._reads = version >= 11  # the billed reads of mentions (and the replies) are kept since schema 11
+        self._calendar = version >= _MISSED_SINCE  # an older file has no missed one-offs to show
 
     def recent_runs(self, limit: int) -> Tuple[RunRow, ...]:
         """The last `limit` runs, newest first, each with its attempts; the day's skipped runs not
@@ -271,6 +293,17 @@ class HistoryReader(PostCounts, BagContents):
             )
             for row in rows
         )
+
+    def missed_lines(self, since: datetime, limit: int) -> Tuple[MissedLine, ...]:
+        """The one-off lines found missed after `since`, the latest found first (a note dated in
+        the future, taken while the clock was ahead, is the next run's to drop or keep)."""
+        if not self._calendar:
+            return ()
+        rows = self._read(
+            "SELECT text, due_at, noted_at, reason FROM missed WHERE noted_at > ? ORDER BY noted_at DESC LIMIT ?",
+            (iso(since), limit),
+        )
+        return tuple(MissedLine(_text(row[0]) or "", _when(row[1]), _when(row[2]), _text(row[3]) or "") for row in rows)
 
     def latest_jobs(self, limit: int) -> Tuple[JobRow, ...]:
         """The latest run of each job name, most recently active first, with its threads."""

@@ -4,25 +4,27 @@ settings, the tweets file, the history and the jobs, most urgent first and each 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import List, Optional, Tuple
 
 from ..posting.links import label_of
 from ..settings.loading import Config
+from ..state.clock import zone_for
 from ..state.reader import HistoryReader
 from .links import check_url
 
 __all__ = ["ATTENTION_WINDOW", "FAILURE_WINDOW", "Attention", "history_attention", "urgent_first"]
 
-ATTENTION_WINDOW = timedelta(days=7)  # uncertain posts stay on the page this long
+ATTENTION_WINDOW = timedelta(days=7)  # uncertain posts and missed one-off lines stay on the page this long
 FAILURE_WINDOW = timedelta(hours=24)  # failures stay on the page this long
-_ORDER = ("history", "keys", "uncertain", "failed", "tweets_file", "missed", "job")
+_ORDER = ("history", "keys", "uncertain", "failed", "tweets_file", "missed", "missed_line", "job")
 
 
 @dataclass(frozen=True)
 class Attention:
-    """One thing the owner should look at: `kind` is history, keys, uncertain, failed, missed,
-    tweets_file or job; `link` where to look, if there is a page for it."""
+    """One thing the owner should look at: `kind` is history, keys, uncertain, failed, missed (a
+    post a network lacks yet), missed_line (a one-off line no run posted in time), tweets_file or
+    job; `link` where to look, if there is a page for it."""
 
     kind: str
     title: str
@@ -45,7 +47,8 @@ def _urgency(item: Attention) -> int:
 
 def history_attention(history: HistoryReader, config: Config, now: datetime) -> List[Attention]:
     """What the history says needs the owner: keys a network refused at its last try, posts that
-    may or may not have gone, failed runs and job posts, and posts a network still lacks."""
+    may or may not have gone, failed runs and job posts, posts a network still lacks, and one-off
+    lines no run posted within LATE_BY of their time."""
     items: List[Attention] = []
     for network in config["POST_TO"]:  # nothing will post there until the keys are fixed
         refused = history.keys_refused(network.name)
@@ -81,4 +84,19 @@ def history_attention(history: HistoryReader, config: Config, now: datetime) -> 
                 at=attempt.sent_at,
             )
         )
+    zone = zone_for(config["TWEET_TIMEZONE"])  # the bot's zone, which the lines' times are written in
+    for line in history.missed_lines(now - ATTENTION_WINDOW, limit=5):
+        items.append(
+            Attention(
+                "missed_line",
+                f"A one-off line was not posted: {line.text}",
+                f"due {_at(line.due_at, zone)}, the run that found it came {_at(line.noted_at, zone)}: {line.reason}",
+                at=line.noted_at,
+            )
+        )
     return items
+
+
+def _at(moment: Optional[datetime], zone: tzinfo) -> str:
+    """A time in the bot's zone, as the tweets file's {at: ...} writes it."""
+    return f"{moment.astimezone(zone):%Y-%m-%d %H:%M}" if moment else "at a time the history does not hold"
