@@ -585,20 +585,8 @@ class ReplyAttempts(Attempts):
         def record(
             outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
         ) -> None:
-            reached = outcome in (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE)
-            status = "answered" if reached else "pending" if outcome == Outcome.TEMPORARY else "failed"
-            posted = outcome == Outcome.POSTED and result is not None
-            uncertain = outcome == Outcome.UNCERTAIN and result is not None
-            ending = Ending(
-                outcome,
-                clock(),
-                post_id=result.post_id if posted else None,
-                url=result.url if posted else None,
-                detail=detail,
-                error_kind=kind,
-                lookup_key=result.lookup_key if uncertain else None,
-            )
-            store.finish_reply(attempt, ending, status)
+            status = "answered" if outcome in _REACHED else "pending" if outcome == Outcome.TEMPORARY else "failed"
+            store.finish_reply(attempt, _ending(outcome, result, detail, kind, clock()), status)
 
         return record
 
@@ -614,24 +602,39 @@ def line_ending(store: HistoryStore, attempt: int, *, clock: Callable[[], dateti
     def record(
         outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
     ) -> None:
-        posted = outcome == Outcome.POSTED and result is not None
-        uncertain = outcome == Outcome.UNCERTAIN and result is not None
-        store.finish_attempt(
-            attempt,
-            Ending(
-                outcome,
-                clock(),
-                post_id=result.post_id if posted else None,
-                url=result.url if posted else None,
-                detail=detail,
-                error_kind=kind,
-                lookup_key=result.lookup_key if uncertain else None,
-                mark_used=outcome in (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE),
-            ),
-            with_next_write=True,
-        )
+        ending = _ending(outcome, result, detail, kind, clock(), mark_used=outcome in _REACHED)
+        store.finish_attempt(attempt, ending, with_next_write=True)
 
     return record
+
+
+# The outcomes after which a post is, or may be, on the network (or the network has it already).
+_REACHED = (Outcome.POSTED, Outcome.UNCERTAIN, Outcome.DUPLICATE)
+
+
+def _ending(
+    outcome: Outcome,
+    result: Optional[PostResult],
+    detail: Optional[str],
+    kind: Optional[ErrorKind],
+    at: datetime,
+    *,
+    mark_used: bool = False,
+) -> Ending:
+    """How an attempt ended, as the history keeps it: a posted one's id and link, an uncertain
+    one's look-up key, what went wrong."""
+    posted = outcome == Outcome.POSTED and result is not None
+    uncertain = outcome == Outcome.UNCERTAIN and result is not None
+    return Ending(
+        outcome,
+        at,
+        post_id=result.post_id if posted else None,
+        url=result.url if posted else None,
+        detail=detail,
+        error_kind=kind,
+        lookup_key=result.lookup_key if uncertain else None,
+        mark_used=mark_used,
+    )
 
 
 def _goes(post: Post, fit: Fit) -> bool:
