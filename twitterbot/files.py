@@ -8,9 +8,9 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO, Optional, Union
+from typing import BinaryIO, Callable, Optional, Union
 
-__all__ = ["NotAFile", "not_a_file", "open_regular", "read_regular", "write_atomically"]
+__all__ = ["NotAFile", "not_a_file", "open_regular", "read_regular", "read_setting_file", "write_atomically"]
 
 
 class NotAFile(OSError):
@@ -54,6 +54,22 @@ def read_regular(path: Path) -> bytes:
     """The bytes of `path`, if it is a regular file (`open_regular`)."""
     with open_regular(path) as handle:
         return handle.read()
+
+
+def read_setting_file(
+    path: Path, *, what: str, setting: str, otherwise: str, error: Callable[[str], Exception]
+) -> bytes:
+    """The bytes of a file a setting names (`what` it is, "tweets file"; `setting`, TWEETS_FILE),
+    or `error` with a sentence that says what is wrong and what to do: create it or `otherwise`
+    ("set TWEETS_FILE"), point the setting at a file, fix its permissions."""
+    try:
+        return read_regular(path)
+    except FileNotFoundError:
+        raise error(f"{what} {path} does not exist: create it, or {otherwise}") from None
+    except NotAFile as exc:
+        raise error(f"{what} {path} is {exc.kind}, not a file: set {setting} to the file") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror}: check its permissions") from None
 
 
 def write_atomically(path: Path, text: Union[str, bytes], mode: int = 0o644) -> None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from ..errors import TweetFileError
-from ..files import NotAFile, read_regular
+from ..files import read_setting_file
 
 __all__ = [
     "Grammar",
@@ -528,14 +528,9 @@ def _longest(modifier: str, text: str, params: Tuple[str, ...]) -> int:
 def read_grammar(path: Path) -> Grammar:
     """Read a grammar file. Raises `TweetFileError` (65) naming the line if it is not a JSON object
     of rules (each a text or a list of texts)."""
-    try:
-        data = read_regular(path)
-    except FileNotFoundError:
-        raise TweetFileError(f"tweets file {path} does not exist: create it, or set TWEETS_FILE") from None
-    except NotAFile as exc:
-        raise TweetFileError(f"tweets file {path} is {exc.kind}, not a file: set TWEETS_FILE to the file") from None
-    except OSError as exc:
-        raise TweetFileError(f"cannot read tweets file {path}: {exc.strerror}: check its permissions") from None
+    data = read_setting_file(
+        path, what="tweets file", setting="TWEETS_FILE", otherwise="set TWEETS_FILE", error=TweetFileError
+    )
     return parse_grammar(data, path)
 
 

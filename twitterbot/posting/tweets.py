@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import TweetFileError
-from ..files import NotAFile, read_regular
+from ..files import NotAFile, read_regular, read_setting_file
 from ..networks import Fit, LengthCache, Network
 from .options import NO_OPTIONS, PLAIN_RULES, LineOptions, LineRules, OptionError, measured_text, split_options
 from .when import LineTime
@@ -177,14 +177,9 @@ def load_tweets(
 ) -> TweetFile:
     """Read and check the tweets file for `networks` (POST_TO's, from the registry) by `rules`
     (`options.LineRules`). Raises `TweetFileError` if it is unusable or has nothing to post."""
-    try:
-        data = read_regular(path)
-    except FileNotFoundError:
-        raise TweetFileError(f"tweets file {path} does not exist: create it, or set TWEETS_FILE") from None
-    except NotAFile as exc:
-        raise TweetFileError(f"tweets file {path} is {exc.kind}, not a file: set TWEETS_FILE to the file") from None
-    except OSError as exc:
-        raise TweetFileError(f"cannot read tweets file {path}: {exc.strerror}: check its permissions") from None
+    data = read_setting_file(
+        path, what="tweets file", setting="TWEETS_FILE", otherwise="set TWEETS_FILE", error=TweetFileError
+    )
     return parse_tweets(data, path, networks, cache, rules)
 
 

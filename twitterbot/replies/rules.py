@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import TweetFileError
-from ..files import NotAFile, read_regular
+from ..files import read_setting_file
 
 __all__ = ["MATCH_TIMEOUT", "ReplyRules", "Rule", "RuleError", "load_rules", "parse_rules", "translate"]
 
@@ -109,14 +109,13 @@ def compile_key(key: str, path: Path, *, ignore_case: bool) -> Any:
 def load_rules(path: Path, *, ignore_case: bool, compile_now: bool = False) -> ReplyRules:
     """Read the rules file at `path` (with `compile_now`, compile every rule too: `check`). Raises
     `RuleError` naming the file (and the key to blame, quoted as written) with what to do."""
-    try:
-        data = read_regular(path)
-    except FileNotFoundError:
-        raise RuleError(f"REPLY_RULES: {path} does not exist: create it, or leave REPLY_RULES empty") from None
-    except NotAFile as exc:
-        raise RuleError(f"REPLY_RULES: {path} is {exc.kind}, not a file: set REPLY_RULES to the rules file") from None
-    except OSError as exc:
-        raise RuleError(f"cannot read the reply rules {path}: {exc.strerror}: check its permissions") from None
+    data = read_setting_file(
+        path,
+        what="the reply rules (REPLY_RULES)",
+        setting="REPLY_RULES",
+        otherwise="leave REPLY_RULES empty",
+        error=RuleError,
+    )
     rules = parse_rules(data, path, ignore_case=ignore_case)
     return rules.compile_all() if compile_now else rules
 
