@@ -153,3 +153,55 @@ def test_on_mastodon_bots_and_nobot_profiles_are_left_alone_and_stop_is_kept(
     assert mastodon_emulator.statuses == []
     check = replying.run("check")
     assert "@ada on mastodon said stop" in check.stdout + check.stderr
+
+
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="red"/></svg>'
+
+
+def test_on_mastodon_a_response_s_tags_warn_and_keep_it_direct(
+    replying: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    (replying.path / "replies.json").write_text(
+        json.dumps({"ending": "{cut spoiler}it ends well {direct}{lang de}", ".": ""}), encoding="utf-8"
+    )
+    replying.write_env(POST_TO="mastodon")
+    asked = mastodon_emulator.mention("@pibot how is the ending?", by="ada", ago=60)
+    ran = replying.run("replies")
+    assert ran.returncode == 0, ran.stderr
+    [status] = mastodon_emulator.statuses
+    assert (status.text, status.spoiler_text, status.visibility, status.language, status.in_reply_to_id) == (
+        "@ada it ends well",
+        "spoiler",
+        "direct",
+        "de",
+        asked.id,
+    )
+
+
+def test_on_x_a_response_s_svg_is_drawn_and_posted_as_its_picture(replying: BotHome, emulator: XEmulator) -> None:
+    (replying.path / "replies.json").write_text(
+        json.dumps({"card": "{svg " + SVG + " A red card} here is your card", ".": ""}), encoding="utf-8"
+    )
+    replying.write_env(POST_TO="x")
+    asked = emulator.mention("@pi_bot a card please", by="ada", ago=60)
+    ran = replying.run("replies")
+    assert ran.returncode == 0, ran.stderr
+    [post] = emulator.posts
+    assert (post.text, post.reply_to) == ("here is your card", asked.id)
+    assert [(media.media_type, media.alt) for media in post.media] == [("image/png", "A red card")]
+
+
+def test_a_response_with_an_unknown_tag_is_the_rule_s_data_error_and_the_mention_waits(
+    replying: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    (replying.path / "replies.json").write_text(json.dumps({"hello": "hi {imgg x}", ".": ""}), encoding="utf-8")
+    replying.write_env(POST_TO="mastodon")
+    mastodon_emulator.mention("@pibot hello", by="ada", ago=60)
+    ran = replying.run("replies")
+    assert ran.returncode == 65, ran.stderr
+    assert 'replies.json rule "hello"' in ran.stderr and "{imgg x}" in ran.stderr
+    assert "Traceback" not in ran.stderr and mastodon_emulator.statuses == []
+    (replying.path / "replies.json").write_text(json.dumps({"hello": "hi {public}", ".": ""}), encoding="utf-8")
+    fixed = replying.run("replies")
+    assert fixed.returncode == 0, fixed.stderr
+    assert [status.text for status in mastodon_emulator.statuses] == ["@ada hi"]  # it waited for the fix
