@@ -111,7 +111,7 @@ def answer_mentions(
 ) -> RepliesResult:
     """One round. `outlets` None: a dry run, which reads (with keys) and lists, recording and
     sending nothing. A network that cannot be read is a warning, and the others are answered."""
-    from ..lock import run_lock
+    from ..lock import RUN_LOCK_WAIT, run_lock
     from ..state.folder import ensure_state_dir
     from ..state.store import HistoryStore
 
@@ -123,7 +123,7 @@ def answer_mentions(
     if outlets is None:
         return _dry_run(config, rules, listening, rng=rng, clock=clock, status=status)
     ensure_state_dir(config["BOT_STATE_DIR"])
-    with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
+    with run_lock(config.lock_file, wait=RUN_LOCK_WAIT), HistoryStore(config.history_file) as store:
         round_ = _Round(config, store, outlets, rules, rng=rng, clock=clock, status=status)
         return round_.run(listening)
 
