@@ -314,3 +314,28 @@ def test_while_a_job_runs_a_mention_saying_status_gets_its_latest_progress_line(
     replies = [(post["reply_to"], post["text"]) for post in world.posts_by("pibot") if post["reply_to"]]
     assert ("1", "@ada hamlet: 42 of 100 boards counted") in replies and ("2", "@bo hi there!") in replies
     assert all(reply_to != "3" for reply_to, _ in replies)  # read by the next round, not this one
+
+
+def test_a_bug_in_the_replies_before_a_scheduled_run_never_costs_its_post(
+    bot: Bot, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from twitterbot.replies.rules import ReplyRules
+
+    def broken(self: ReplyRules, text: str) -> None:
+        raise RuntimeError("the rules step broke")
+
+    monkeypatch.setattr(ReplyRules, "match", broken)
+    _recent(world, "ada", "@pibot hello")
+    ran = bot.run()
+    assert ran.returncode == 1, ran.stderr  # a bug happened, after the post
+    assert [post["text"] for post in world.posts_by("pibot")] == ["a scheduled line"]
+    said = [line for line in ran.stderr.splitlines() if "the rules step broke" in line]
+    assert len(said) == 1 and "ERROR" in said[0] and "--debug" in said[0] and "Traceback" not in ran.stderr
+    bot.write(MIN_POST_GAP="0")
+    debug = bot.run("--debug")
+    assert (
+        debug.returncode == 1 and "Traceback" in debug.stderr and 'raise RuntimeError("the rules step' in debug.stderr
+    )
+    monkeypatch.undo()
+    assert bot.run("replies").returncode == 0  # the mention waited: nothing was recorded for it
+    assert [post["text"] for post in world.posts_by("pibot")][-1] == "@ada hi there!"
