@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Dict, Set, Tuple
 
 import pytest
 from conftest import BotHome
@@ -205,3 +206,55 @@ def test_a_response_with_an_unknown_tag_is_the_rule_s_data_error_and_the_mention
     fixed = replying.run("replies")
     assert fixed.returncode == 0, fixed.stderr
     assert [status.text for status in mastodon_emulator.statuses] == ["@ada hi"]  # it waited for the fix
+
+
+class Federation:
+    """Two Mastodon servers, one bot on each, and what federation does between them: each status
+    a bot posts reaches the other server as a remote account's mention, answering the copy there
+    of the status it answers."""
+
+    def __init__(self, one: MastodonEmulator, two: MastodonEmulator) -> None:
+        self.servers = (one, two)
+        self.copies: Dict[int, Dict[str, str]] = {0: {}, 1: {}}  # on server i: copy's id -> original's id
+        self.sent: Set[Tuple[str, str]] = set()
+
+    def deliver(self) -> None:
+        for index, source in enumerate(self.servers):
+            target = self.servers[1 - index]
+            for status in list(source.statuses):
+                if (source.domain, status.id) in self.sent:
+                    continue
+                self.sent.add((source.domain, status.id))
+                answered = self.copies[index].get(status.in_reply_to_id or "")
+                copy = target.mention(status.text, by=source.username, domain=source.domain, reply_to=answered)
+                self.copies[1 - index][copy.id] = status.id
+
+
+def test_on_mastodon_two_copies_of_the_bot_on_two_servers_stop_within_one_reply_each(
+    tmp_path: Path, emulator: XEmulator
+) -> None:
+    """Neither account has the bot flag: the conversation rule stops them (REPLY_COOLDOWN 0)."""
+    with (
+        MastodonEmulator(username="one", domain="one.social") as one,
+        MastodonEmulator(username="two", domain="two.social") as two,
+    ):
+        homes = []
+        for server in (one, two):
+            home = BotHome(tmp_path / server.username, emulator)
+            home.path.mkdir()
+            home.write_tweets("a line\n")
+            (home.path / "replies.json").write_text(json.dumps({".": "and hello to you"}), encoding="utf-8")
+            home.write_env(
+                **server.env(), POST_TO="mastodon", REPLY_RULES=str(home.path / "replies.json"), REPLY_COOLDOWN="0"
+            )
+            homes.append(home)
+        federation = Federation(one, two)
+        one.mention("@two@two.social hello, other bot", by="one")  # one's own status starts it
+        for _ in range(3):
+            for home in reversed(homes):
+                federation.deliver()
+                ran = home.run("replies")
+                assert ran.returncode == 0, ran.stderr
+        federation.deliver()
+        assert [status.text for status in two.statuses] == ["@one@one.social and hello to you"]
+        assert len(one.statuses) == 2  # its first status and one reply
