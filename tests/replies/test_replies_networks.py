@@ -202,6 +202,8 @@ def test_a_response_with_an_unknown_tag_is_the_rule_s_data_error_and_the_mention
     assert ran.returncode == 65, ran.stderr
     assert 'replies.json rule "hello"' in ran.stderr and "{imgg x}" in ran.stderr
     assert "Traceback" not in ran.stderr and mastodon_emulator.statuses == []
+    check = replying.run("check")
+    assert check.returncode != 0 and 'replies.json rule "hello" has {imgg x}' in check.stdout + check.stderr
     (replying.path / "replies.json").write_text(json.dumps({"hello": "hi {public}", ".": ""}), encoding="utf-8")
     fixed = replying.run("replies")
     assert fixed.returncode == 0, fixed.stderr
