@@ -2,7 +2,9 @@
 ``GET /2/users/:id/mentions`` and Mastodon.py against the Mastodon emulator's notifications. A
 mention matching a rule gets exactly one reply, threaded under it; a second run answers nothing and
 reads once; a lost answer is never sent again; killed runs (SIGKILL at random moments, the
-emulators losing answers after posting) never answer a mention twice."""
+emulators losing answers after posting) never answer a mention twice. Two copies of the bot
+mentioning each other: on Mastodon two emulators with federation between them (`Federation`); the X
+emulator holds one account, so on X that rule is tested with the chat network (test_replies.py)."""
 
 from __future__ import annotations
 
