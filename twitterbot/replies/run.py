@@ -108,9 +108,12 @@ def answer_mentions(
     rng: random.Random,
     clock: Callable[[], datetime] = utc_now,
     status: Optional[StatusRule] = None,
+    lock_wait: Optional[float] = None,
 ) -> RepliesResult:
     """One round. `outlets` None: a dry run, which reads (with keys) and lists, recording and
-    sending nothing. A network that cannot be read is a warning, and the others are answered."""
+    sending nothing. A network that cannot be read is a warning, and the others are answered.
+    `lock_wait`: how long to wait for a run holding bot.lock (None: `RUN_LOCK_WAIT`; a long job's
+    round waits for nothing, so its progress reports are never held up)."""
     from ..lock import RUN_LOCK_WAIT, run_lock
     from ..state.folder import ensure_state_dir
     from ..state.store import HistoryStore
@@ -123,7 +126,8 @@ def answer_mentions(
     if outlets is None:
         return _dry_run(config, rules, listening, rng=rng, clock=clock, status=status)
     ensure_state_dir(config["BOT_STATE_DIR"])
-    with run_lock(config.lock_file, wait=RUN_LOCK_WAIT), HistoryStore(config.history_file) as store:
+    wait = RUN_LOCK_WAIT if lock_wait is None else lock_wait
+    with run_lock(config.lock_file, wait=wait), HistoryStore(config.history_file) as store:
         round_ = _Round(config, store, outlets, rules, rng=rng, clock=clock, status=status)
         return round_.run(listening)
 
