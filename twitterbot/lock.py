@@ -1,21 +1,34 @@
-"""One run at a time: an exclusive, non-blocking `flock` on a file in the state folder.
+"""One run at a time: an exclusive `flock` on a file in the state folder.
 
-The kernel drops the lock when the process dies, so a crashed run never leaves a stale lock.
+The kernel drops the lock when the process dies, so a crashed run never leaves a stale lock. A
+run that finds the lock held may wait for it a bounded time (`RUN_LOCK_WAIT` for bot.lock): a
+scheduled run that starts while a round of replies (every few minutes) holds it posts a few
+seconds late instead of losing its slot; past the wait it gives up with `LockHeld` (75).
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
+import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .errors import LockHeld
 from .state.folder import state_error
 
-__all__ = ["run_lock"]
+__all__ = ["RUN_LOCK_WAIT", "run_lock"]
 
+log = logging.getLogger(__name__)
+
+# How long a run that takes bot.lock (a scheduled run, replies, check) waits for another to let it
+# go: a round of replies takes a few seconds, a scheduled post a few more; a run still holding it
+# after a minute is stuck or slow, and this one gives up (75) rather than pile up behind it.
+RUN_LOCK_WAIT = 60.0
+# How often a waiting run tries the lock again (a poll: no signal, no thread).
+_POLL = 0.25
 
 _RUN_ADVICE = "this run did nothing. If runs overlap often, space out the schedule"
 
@@ -27,9 +40,13 @@ def run_lock(
     busy: str = "another run is in progress",
     advice: str = _RUN_ADVICE,
     remove: bool = False,
+    wait: float = 0.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Iterator[None]:
-    """Hold the lock at `path` for the `with` block, or raise `LockHeld` at once if another process
-    has it; `busy` says who that is, `advice` what to do.
+    """Hold the lock at `path` for the `with` block. If another process has it, try again every
+    quarter second for up to `wait` seconds (0: not at all), then raise `LockHeld`; `busy` says
+    who holds it, `advice` what to do. `sleep` and `clock` are a test's to replace.
 
     With `remove`, the file is deleted when the lock is released (job locks, one per job name,
     would otherwise pile up). That is safe because the file is only ever unlinked by the process
@@ -38,6 +55,8 @@ def run_lock(
     lock on that orphan, sees that `path` is now another file (or none) and starts again.
     Never use `remove` on a lock shared with other programs (cron's ``flock`` on bot.lock does
     not make that check)."""
+    deadline = clock() + wait
+    said = False
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -49,7 +68,15 @@ def run_lock(
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             os.close(fd)
             who = f" (pid {holder})" if holder.isdigit() else ""
-            raise LockHeld(f"{busy}{who} and holds {path}; {advice}") from None
+            left = deadline - clock()
+            if left <= 0:
+                waited = f"; waited {wait:g} s for it" if wait > 0 else ""
+                raise LockHeld(f"{busy}{who} and holds {path}{waited}; {advice}") from None
+            if not said:
+                log.info("%s%s and holds %s: waiting up to %g s for it", busy, who, path.name, wait)
+                said = True
+            sleep(min(_POLL, left))
+            continue
         except BaseException:
             os.close(fd)
             raise

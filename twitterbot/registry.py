@@ -14,6 +14,7 @@ the networks in order, their labels, posters and checks::
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
@@ -24,6 +25,8 @@ from .networks import Network
 from .settings.loading import Config
 from .settings.parsers import did_you_mean, show
 from .settings.table import NETWORKS, Parser, Setting, SettingType
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Registry", "registry_of"]
 
@@ -133,10 +136,30 @@ class Registry:
                     needed[module] = (named + feature.name, feature.install)
         return needed
 
-    def before_run(self, config: Config, *, dry_run: bool) -> None:
-        """Every capability's work before a scheduled run's roll (`Capability.before_run`), in order."""
+    def before_run(self, config: Config, *, dry_run: bool) -> Optional[Exception]:
+        """Every capability's work before a scheduled run's roll (`Capability.before_run`), in order.
+        None of it may cost the scheduled post: a part's error is logged (a user's error as a
+        warning, a bug as one ERROR line) and the other parts and the run go on. Returned: a
+        part's bug (the first), for the run to show its traceback with --debug and exit 1 after
+        posting; None: no bug."""
+        from .errors import BotError
+
+        bug: Optional[Exception] = None
         for capability in self.capabilities:
-            capability.before_run(config, dry_run=dry_run)
+            try:
+                capability.before_run(config, dry_run=dry_run)
+            except BotError as exc:
+                log.warning("%s: %s; the scheduled run goes on", capability.name, exc)
+            except Exception as exc:  # a bug in the part, not in the post: the post goes on
+                bug = bug or exc
+                log.error(
+                    "%s before the run: unexpected error (%s: %s); the scheduled run goes on and exits 1: run "
+                    "again with --debug to see where, and report it",
+                    capability.name,
+                    type(exc).__name__,
+                    exc,
+                )
+        return bug
 
     def while_job(self, config: Config) -> Tuple[Callable[[str], None], ...]:
         """What every capability does each time a long job reports (`Capability.while_job`)."""

@@ -314,3 +314,51 @@ def test_while_a_job_runs_a_mention_saying_status_gets_its_latest_progress_line(
     replies = [(post["reply_to"], post["text"]) for post in world.posts_by("pibot") if post["reply_to"]]
     assert ("1", "@ada hamlet: 42 of 100 boards counted") in replies and ("2", "@bo hi there!") in replies
     assert all(reply_to != "3" for reply_to, _ in replies)  # read by the next round, not this one
+
+
+def test_a_job_s_round_skips_at_once_when_a_run_holds_the_lock(
+    bot: Bot, world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A scheduled run or a replies round waits up to a minute for bot.lock; a long job's round
+    does not: its progress reports are never held up, and the next report tries again."""
+    from twitterbot.lock import run_lock
+    from twitterbot.replies.command import status_rounds
+    from twitterbot.settings.loading import load_config
+
+    _recent(world, "ada", "@pibot hello")
+    config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
+    (bot.path / "state").mkdir(exist_ok=True)
+    clock = iter([0.0, 1000.0])
+    heard = status_rounds(config, seconds=lambda: next(clock))
+    with run_lock(config.lock_file):  # another open file: flock refuses it as it would another process
+        heard("a line")  # no wait: the round is skipped with a warning
+    assert world.posts_by("pibot") == []
+    [said] = [record.getMessage() for record in caplog.records if "the job goes on" in record.getMessage()]
+    assert "another run is in progress" in said and "waited" not in said
+    heard("another line")  # past STATUS_EVERY: the next report's round answers
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!"]
+
+
+def test_a_bug_in_the_replies_before_a_scheduled_run_never_costs_its_post(
+    bot: Bot, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from twitterbot.replies.rules import ReplyRules
+
+    def broken(self: ReplyRules, text: str) -> None:
+        raise RuntimeError("the rules step broke")
+
+    monkeypatch.setattr(ReplyRules, "match", broken)
+    _recent(world, "ada", "@pibot hello")
+    ran = bot.run()
+    assert ran.returncode == 1, ran.stderr  # a bug happened, after the post
+    assert [post["text"] for post in world.posts_by("pibot")] == ["a scheduled line"]
+    said = [line for line in ran.stderr.splitlines() if "the rules step broke" in line]
+    assert len(said) == 1 and "ERROR" in said[0] and "--debug" in said[0] and "Traceback" not in ran.stderr
+    bot.write(MIN_POST_GAP="0")
+    debug = bot.run("--debug")
+    assert (
+        debug.returncode == 1 and "Traceback" in debug.stderr and 'raise RuntimeError("the rules step' in debug.stderr
+    )
+    monkeypatch.undo()
+    assert bot.run("replies").returncode == 0  # the mention waited: nothing was recorded for it
+    assert [post["text"] for post in world.posts_by("pibot")][-1] == "@ada hi there!"

@@ -2,7 +2,9 @@
 ``GET /2/users/:id/mentions`` and Mastodon.py against the Mastodon emulator's notifications. A
 mention matching a rule gets exactly one reply, threaded under it; a second run answers nothing and
 reads once; a lost answer is never sent again; killed runs (SIGKILL at random moments, the
-emulators losing answers after posting) never answer a mention twice."""
+emulators losing answers after posting) never answer a mention twice. Two copies of the bot
+mentioning each other: on Mastodon two emulators with federation between them (`Federation`); the X
+emulator holds one account, so on X that rule is tested with the chat network (test_replies.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import subprocess
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Dict, Set, Tuple
 
 import pytest
 from conftest import BotHome
@@ -153,3 +156,109 @@ def test_on_mastodon_bots_and_nobot_profiles_are_left_alone_and_stop_is_kept(
     assert mastodon_emulator.statuses == []
     check = replying.run("check")
     assert "@ada on mastodon said stop" in check.stdout + check.stderr
+
+
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="red"/></svg>'
+
+
+def test_on_mastodon_a_response_s_tags_warn_and_keep_it_direct(
+    replying: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    (replying.path / "replies.json").write_text(
+        json.dumps({"ending": "{cut spoiler}it ends well {direct}{lang de}", ".": ""}), encoding="utf-8"
+    )
+    replying.write_env(POST_TO="mastodon")
+    asked = mastodon_emulator.mention("@pibot how is the ending?", by="ada", ago=60)
+    ran = replying.run("replies")
+    assert ran.returncode == 0, ran.stderr
+    [status] = mastodon_emulator.statuses
+    assert (status.text, status.spoiler_text, status.visibility, status.language, status.in_reply_to_id) == (
+        "@ada it ends well",
+        "spoiler",
+        "direct",
+        "de",
+        asked.id,
+    )
+
+
+def test_on_x_a_response_s_svg_is_drawn_and_posted_as_its_picture(replying: BotHome, emulator: XEmulator) -> None:
+    (replying.path / "replies.json").write_text(
+        json.dumps({"card": "{svg " + SVG + " A red card} here is your card", ".": ""}), encoding="utf-8"
+    )
+    replying.write_env(POST_TO="x")
+    asked = emulator.mention("@pi_bot a card please", by="ada", ago=60)
+    ran = replying.run("replies")
+    assert ran.returncode == 0, ran.stderr
+    [post] = emulator.posts
+    assert (post.text, post.reply_to) == ("here is your card", asked.id)
+    assert [(media.media_type, media.alt) for media in post.media] == [("image/png", "A red card")]
+
+
+def test_a_response_with_an_unknown_tag_is_the_rule_s_data_error_and_the_mention_waits(
+    replying: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    (replying.path / "replies.json").write_text(json.dumps({"hello": "hi {imgg x}", ".": ""}), encoding="utf-8")
+    replying.write_env(POST_TO="mastodon")
+    mastodon_emulator.mention("@pibot hello", by="ada", ago=60)
+    ran = replying.run("replies")
+    assert ran.returncode == 65, ran.stderr
+    assert 'replies.json rule "hello"' in ran.stderr and "{imgg x}" in ran.stderr
+    assert "Traceback" not in ran.stderr and mastodon_emulator.statuses == []
+    check = replying.run("check")
+    assert check.returncode != 0 and 'replies.json rule "hello" has {imgg x}' in check.stdout + check.stderr
+    (replying.path / "replies.json").write_text(json.dumps({"hello": "hi {public}", ".": ""}), encoding="utf-8")
+    fixed = replying.run("replies")
+    assert fixed.returncode == 0, fixed.stderr
+    assert [status.text for status in mastodon_emulator.statuses] == ["@ada hi"]  # it waited for the fix
+
+
+class Federation:
+    """Two Mastodon servers, one bot on each, and what federation does between them: each status
+    a bot posts reaches the other server as a remote account's mention, answering the copy there
+    of the status it answers."""
+
+    def __init__(self, one: MastodonEmulator, two: MastodonEmulator) -> None:
+        self.servers = (one, two)
+        self.copies: Dict[int, Dict[str, str]] = {0: {}, 1: {}}  # on server i: copy's id -> original's id
+        self.sent: Set[Tuple[str, str]] = set()
+
+    def deliver(self) -> None:
+        for index, source in enumerate(self.servers):
+            target = self.servers[1 - index]
+            for status in list(source.statuses):
+                if (source.domain, status.id) in self.sent:
+                    continue
+                self.sent.add((source.domain, status.id))
+                answered = self.copies[index].get(status.in_reply_to_id or "")
+                copy = target.mention(status.text, by=source.username, domain=source.domain, reply_to=answered)
+                self.copies[1 - index][copy.id] = status.id
+
+
+def test_on_mastodon_two_copies_of_the_bot_on_two_servers_stop_within_one_reply_each(
+    tmp_path: Path, emulator: XEmulator
+) -> None:
+    """Neither account has the bot flag: the conversation rule stops them (REPLY_COOLDOWN 0)."""
+    with (
+        MastodonEmulator(username="one", domain="one.social") as one,
+        MastodonEmulator(username="two", domain="two.social") as two,
+    ):
+        homes = []
+        for server in (one, two):
+            home = BotHome(tmp_path / server.username, emulator)
+            home.path.mkdir()
+            home.write_tweets("a line\n")
+            (home.path / "replies.json").write_text(json.dumps({".": "and hello to you"}), encoding="utf-8")
+            home.write_env(
+                **server.env(), POST_TO="mastodon", REPLY_RULES=str(home.path / "replies.json"), REPLY_COOLDOWN="0"
+            )
+            homes.append(home)
+        federation = Federation(one, two)
+        one.mention("@two@two.social hello, other bot", by="one")  # one's own status starts it
+        for _ in range(3):
+            for home in reversed(homes):
+                federation.deliver()
+                ran = home.run("replies")
+                assert ran.returncode == 0, ran.stderr
+        federation.deliver()
+        assert [status.text for status in two.statuses] == ["@one@one.social and hello to you"]
+        assert len(one.statuses) == 2  # its first status and one reply

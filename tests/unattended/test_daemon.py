@@ -280,6 +280,29 @@ def test_the_daemon_posts_at_its_time_keeps_going_after_a_failure_and_stops_on_s
     assert [seen.status for seen in emulator.seen] == [503, 201]
 
 
+def test_the_daemon_answers_mentions_before_each_run_s_roll(home: BotHome, emulator: XEmulator) -> None:
+    (home.path / "replies.json").write_text('{"hello": "hi there!"}', encoding="utf-8")
+    home.write_env(
+        TWEET_TIMES=times_from_now(3),
+        TWEET_TIMEZONE="UTC",
+        TWEET_ONE_IN="1",
+        MIN_POST_GAP="0",
+        REPLY_RULES=str(home.path / "replies.json"),
+    )
+    asked = emulator.mention("@pi_bot hello", by="ada", ago=60)
+    process = home.start("daemon")
+    try:
+        assert wait_for(lambda: len(emulator.posts) == 2, 30), "the daemon did not answer and post"
+        time.sleep(0.3)
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+    finally:
+        process.kill()
+    _, stderr = process.communicate()
+    assert [(post.text, post.reply_to) for post in emulator.posts][0] == ("hi there!", asked.id), stderr
+    assert emulator.posts[1].reply_to is None and "posted line" in stderr
+
+
 def test_the_daemon_dry_run_posts_nothing(home: BotHome, emulator: XEmulator) -> None:
     home.write_env(TWEET_TIMES=times_from_now(3), TWEET_TIMEZONE="UTC")
     process = home.start("daemon", "--dry-run")

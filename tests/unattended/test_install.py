@@ -417,7 +417,8 @@ def test_with_reply_rules_the_units_and_cron_answer_mentions_every_few_minutes(t
     units = systemd_units(config, paths_for(config, tmp_path), system=True)
     assert "OnCalendar=*:0/5" in units["twitterbot-replies.timer"]
     assert f"{tmp_path / 'bot.py'} replies\n" in units["twitterbot-replies.service"]
-    assert "*/5 * * * * /usr/bin/flock -n" in crontab(config, paths_for(config, tmp_path))
+    table = crontab(config, paths_for(config, tmp_path))
+    assert f"*/5 * * * * /usr/bin/flock -n {tmp_path / 'state' / 'cron-replies.lock'} " in table  # never skips a post
     plain = config_with(tmp_path)
     assert set(systemd_units(plain, paths_for(plain, tmp_path), system=True)) == set(UNIT_NAMES)
     assert "\n*/5 " not in crontab(plain, paths_for(plain, tmp_path))

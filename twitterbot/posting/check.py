@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequ
 
 from .. import __version__
 from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError, TweetFileError
-from ..lock import run_lock
+from ..lock import RUN_LOCK_WAIT, run_lock
 from ..networks import Poster, posters_for
 from ..registry import registry_of
 from ..settings.loading import Config, env_file_warnings
@@ -315,7 +315,7 @@ def state_folder(config: Config) -> Iterator[Finding]:
     try:
         ensure_state_dir(state)
         probe_state_dir(state)
-        with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
+        with run_lock(config.lock_file, wait=RUN_LOCK_WAIT), HistoryStore(config.history_file) as store:
             store.check_writable()
             store.verify()
             store.ensure_room_to_record()

@@ -90,10 +90,15 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
         wait_jitter(config["TWEET_JITTER"], rng=random.Random(), wait=time.sleep, what="this run")
 
     at = _pretended(args, config)
+    bug = None  # a bug in the work before the roll (replies): the post goes on, and the run exits 1
     if at is None:
         from ..registry import registry_of
 
-        registry_of(config).before_run(config, dry_run=args.dry_run)  # replies, before the roll
+        bug = registry_of(config).before_run(config, dry_run=args.dry_run)  # replies, before the roll
+        if bug is not None and args.debug:
+            import traceback
+
+            sys.stderr.write(Scrubber(config.secrets())("".join(traceback.format_exception(bug))))
 
     def run() -> RunResult:
         if not args.dry_run:
@@ -111,7 +116,7 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
         print_json(result.as_dict(), secrets=config.secrets())
     elif result.action == Outcome.WOULD_POST and result.line:
         _show_text(result, Scrubber(config.secrets()))
-    return int(result.exit_status)
+    return int(ExitStatus.UNEXPECTED) if bug is not None else int(result.exit_status)
 
 
 def _show_text(result: RunResult, mask: Scrubber) -> None:

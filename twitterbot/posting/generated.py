@@ -21,16 +21,19 @@ import random
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import AbstractSet, Dict, List, Optional, Sequence, Set
+from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..errors import TweetFileError
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES
 from .codes import Moment, codes_in, with_codes
 from .grammar import MAX_DEPTH, MAX_TAGS, ORIGIN, Grammar, OutOfWork, TooDeep, Work, read_grammar
-from .options import NO_OPTIONS, PLAIN_RULES, LineRules, OptionError, measured_text, split_options
-from .tags import TagError, is_options, may_have_tags, read_tags
+from .options import NO_OPTIONS, PLAIN_RULES, LineOptions, LineRules, OptionError, measured_text, split_options
+from .tags import TagError, Tagged, is_options, may_have_tags, read_tags
 from .tweets import TweetFile, TweetLine
+
+if TYPE_CHECKING:
+    from .images import LineImage
 
 __all__ = [
     "DRAWS",
@@ -38,8 +41,10 @@ __all__ = [
     "DRAW_STEPS",
     "FIT_TRIES",
     "SAMPLES",
+    "Expansion",
     "GrammarReport",
     "draw_post",
+    "read_expansion",
     "sample_grammar",
 ]
 
@@ -156,48 +161,70 @@ def _nothing_drawn(path: Path, *, measured: int, repeats: int, too_deep: int, dr
 
 
 def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: LineRules) -> TweetLine:
-    """`text` as a line: its options and pictures read as a plain file's are, its services' tags
-    (posting/tags.py) taken out, measured by each network its options leave in (with its warning,
-    as it is sent there)."""
+    """`text` as a line: its options, tags and pictures read (`read_expansion`), measured by each
+    network its options leave in (with its warning, as it is sent there)."""
     lineno = grammar.lines.get(ORIGIN, 1)
-    options, body, images = NO_OPTIONS, text, ()
-    if text.startswith("{") and is_options(text):
-        try:
-            options, body = split_options(text, rules.names or tuple(network.name for network in networks))
-        except OptionError as exc:
-            raise TweetFileError(f"{grammar.path} expansion {_shown(text)} {exc}") from None
-    tagged = None
-    if may_have_tags(body) or body.startswith("\\{"):
-        try:
-            tagged = read_tags(body)
-        except TagError as exc:
-            raise TweetFileError(f"{grammar.path} expansion {_shown(text)} {exc}") from None
-        body = tagged.text
-        options = replace(
-            options, warning=options.warning or tagged.warning, language=options.language or tagged.language
-        )
-    if not body and not (tagged and tagged.pictures):
-        raise TweetFileError(
-            f"{grammar.path} expansion {_shown(text)} has options or tags but no text: write the post after them"
-        )
-    if "![" in body:
-        from .images import image_problems, split_images
+    names = rules.names or tuple(network.name for network in networks)
+    try:
+        read = read_expansion(text, names, (grammar.path or Path(".")).parent)
+    except (OptionError, TagError) as exc:
+        raise TweetFileError(f"{grammar.path} expansion {_shown(text)} {exc}") from None
+    options, body, images, tagged = read.options, read.text, read.images, read.tags
+    if images:
+        from .images import image_problems
 
-        body, images = split_images(body, (grammar.path or Path(".")).parent)
-        wrong = image_problems(body, images, networks) if images else []
+        wrong = image_problems(body, images, networks)
         if wrong:
             raise TweetFileError("\n".join(f"{grammar.path} expansion {_shown(text)} {problem}" for problem in wrong))
-    if tagged and len(images) + len(tagged.pictures) > MAX_IMAGES:
-        raise TweetFileError(
-            f"{grammar.path} expansion {_shown(text)} has {len(images) + len(tagged.pictures)} pictures; a post "
-            f"takes {MAX_IMAGES}: draw or fetch fewer in one expansion"
-        )
     wanted = [network for network in networks if options.is_for(network.name)]
     fits = tuple(network.measure(measured_text(body, options, network)) for network in wanted)
     line = TweetLine(lineno, body, fits, threads=rules.threads)
     if tagged:
         line = replace(line, tags=tagged)
     return replace(line, options=options, images=images, written=text) if options or images or tagged else line
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """What an expansion (or a reply rule's response) says beyond its words: its line options
+    merged with its tags' warning and language, its text without them, its pictures written as
+    ``![alt](path)``, and its services' tags (None: it has none)."""
+
+    options: LineOptions
+    text: str
+    images: Tuple[LineImage, ...] = ()
+    tags: Optional[Tagged] = None
+
+
+def read_expansion(text: str, names: Sequence[str], folder: Path) -> Expansion:
+    """`text` read as a post is, the one reader of a grammar's expansions and of reply rules'
+    responses: the options at its start (``{cw: ...; lang: ...; only: ...}``, `names` the
+    networks they may name), the services' tags (posting/tags.py; ``{cut}`` and ``{lang}`` fill
+    in what the options leave unsaid) and its pictures (read beside `folder`). Raises
+    `OptionError` or `TagError` (a message starting "has ...", for the caller to name the source
+    before it) or `TweetFileError` for a picture or text that cannot be read."""
+    options, body, images = NO_OPTIONS, text, ()
+    if text.startswith("{") and is_options(text):
+        options, body = split_options(text, tuple(names))
+    tagged = None
+    if may_have_tags(body) or body.startswith("\\{"):
+        tagged = read_tags(body)
+        body = tagged.text
+        options = replace(
+            options, warning=options.warning or tagged.warning, language=options.language or tagged.language
+        )
+    if not body and not (tagged and tagged.pictures):
+        raise TagError("has options or tags but no text: write the post after them")
+    if "![" in body:
+        from .images import split_images
+
+        body, images = split_images(body, folder)
+    if tagged and len(images) + len(tagged.pictures) > MAX_IMAGES:
+        raise TagError(
+            f"has {len(images) + len(tagged.pictures)} pictures; a post takes {MAX_IMAGES}: draw or fetch fewer "
+            "in one expansion"
+        )
+    return Expansion(options, body, images, tagged)
 
 
 def _shown(text: str, most: int = 200) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Generic, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from ..errors import StateError
-from ..lock import run_lock
+from ..lock import RUN_LOCK_WAIT, run_lock
 from ..monitoring import monitored
 from ..networks import Network, Poster
 from ..settings.loading import Config
@@ -95,7 +95,7 @@ def run_once(
             raise ValueError("only a dry run may pretend another time")
         clock = lambda: at  # noqa: E731
     ensure_state_dir(config["BOT_STATE_DIR"])
-    lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file)
+    lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file, wait=RUN_LOCK_WAIT)
     rules = RunRules.of(config)
     with lock, HistoryStore(config.history_file) as store:
 

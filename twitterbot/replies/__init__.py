@@ -12,7 +12,7 @@ scheduled run's hook (`before_run`) imports the rest only when REPLY_RULES is se
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Tuple
 
 from ..capability import Capability, CheckLine, Feature
 from ..settings.parsers import BOOL, DURATION, OPTIONAL_PATH, POSITIVE_INT
@@ -20,6 +20,7 @@ from ..settings.table import Setting
 
 if TYPE_CHECKING:
     from ..settings.loading import Config
+    from .rules import ReplyRules
 
 __all__ = ["REPLIES"]
 
@@ -66,6 +67,7 @@ class Replies(Capability):
             yield "problem", str(exc)
             return
         yield "ok", f"reply rules: {len(rules)} rules in {rules.path}"
+        yield from _unreadable_responses(rules, config.registry.names())
         if rules.integer_first:
             keys = ", ".join(rules.integer_first[:5])
             yield (
@@ -103,6 +105,25 @@ class Replies(Capability):
         from .command import before_scheduled_run
 
         before_scheduled_run(config)
+
+
+def _unreadable_responses(rules: ReplyRules, names: Tuple[str, ...]) -> Iterator[CheckLine]:
+    """Each response that a round would stop at (exit 65): an unknown tag, options that do not
+    parse, a missing picture. Responses that use the grammar are read when a mention reaches them
+    (their expansion may make the tags)."""
+    import random
+
+    from .answer import RuleDataError, respond
+
+    for rule in rules.rules:
+        if "{" not in rule.response and "![" not in rule.response:
+            continue
+        if "#" in rule.response or "[" in rule.response.replace("![", ""):
+            continue
+        try:
+            respond(rule, None, rng=random.Random(0), networks=names, folder=rules.path.parent, source=rules.path.name)
+        except RuleDataError as exc:
+            yield "problem", str(exc)
 
 
 REPLIES = Replies()

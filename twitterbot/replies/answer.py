@@ -1,52 +1,78 @@
 """What a rule answers: its response expanded with the bot's Tracery grammar (when TWEETS_FILE is
-one, so ``"#greeting#"`` works; else the response is plain text), then read as a post is: the
-visibility words of Cheap Bots Toot Sweet (``{public}``, ``{unlisted}``, ``{private}``,
-``{direct}``: the most private wins, and never more public than the mention), a line's options at
-its start (``{cw: ...; lang: ...; only: ...}``) and its pictures (``![alt](path)``, read beside the
-rules file). An empty response, or Blue Bots Done Quick's ``"0"``, means no reply::
+one, so ``"#greeting#"`` works; else the response is plain text), then read by the same reader as
+a grammar's expansion (`posting.generated.read_expansion`): the options at its start (``{cw: ...;
+lang: ...; only: ...}``), the services' tags (``{svg ...}``, ``{img URL}``, ``{cut ...}``,
+``{hide}``, ``{lang ...}``, ``{label ...}`` and Cheap Bots Toot Sweet's visibility words: the
+most private wins, and the reply is never more public than the mention) and its pictures
+(``![alt](path)``, read beside the rules file). An empty response, or Blue Bots Done Quick's
+``"0"``, means no reply; a response that cannot be read is the rule's data error (`RuleDataError`,
+naming the rule), and the mention waits until the rule is fixed::
 
     reply = respond(rule, grammar, rng=rng, networks=registry.names(), folder=rules.path.parent)
-    reply.text, reply.visibility, reply.warning   # or a NoReply with its reason
+    reply.text, reply.visibility, reply.options.warning, reply.tags   # or a NoReply with its reason
+
+The tags' pictures are drawn and fetched by the round (`pictures`), before the reply is recorded.
 """
 
 from __future__ import annotations
 
+import json
 import random
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence, Tuple, Union
 
 from ..errors import TweetFileError
-from ..networks.mentions import most_private
 
 if TYPE_CHECKING:
     from ..pictures.prepare import Attachment
     from ..posting.grammar import Grammar
     from ..posting.options import LineOptions
+    from ..posting.tagpictures import PictureRules
+    from ..posting.tags import Tagged
     from .rules import Rule
 
-__all__ = ["NoReply", "Reply", "respond"]
+__all__ = ["NoReply", "Reply", "RuleDataError", "pictures", "respond"]
 
-_VISIBILITY = re.compile(r"\{(public|unlisted|private|direct)\}")
 # Bounds of one response's expansion: a reply is one post, far smaller than a run's draws.
 _CHARACTERS, _STEPS = 100_000, 20_000
 
 
+class RuleDataError(TweetFileError):
+    """A matched rule whose response cannot be read or whose pictures cannot be drawn (exit 65):
+    the message names the rules file and the rule (`key`); the mention stays pending."""
+
+    kind = "rule"
+
+    def __init__(self, message: str, key: Optional[str]) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 @dataclass(frozen=True)
 class Reply:
-    """A response ready to become a post: its text, options and pictures, and its visibility
-    (None: the network's own, MASTODON_VISIBILITY)."""
+    """A response ready to become a post: its text, options (with the tags' warning and language),
+    pictures written as files, its services' tags (None: none), and its visibility (None: the
+    network's own, MASTODON_VISIBILITY)."""
 
     text: str
     options: Optional[LineOptions] = None
     images: Tuple[Attachment, ...] = ()
     visibility: Optional[str] = None
+    tags: Optional[Tagged] = None
+
+    @property
+    def sensitive(self) -> bool:
+        return bool(self.tags and self.tags.sensitive)
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return self.tags.labels if self.tags else ()
 
 
 @dataclass(frozen=True)
 class NoReply:
-    """Why a matched rule gives no reply (an empty response, a response that cannot be read)."""
+    """Why a matched rule gives no reply (an empty response, one that cannot be expanded)."""
 
     reason: str
 
@@ -58,9 +84,11 @@ def respond(
     rng: random.Random,
     networks: Sequence[str],
     folder: Path,
+    source: str = "REPLY_RULES",
 ) -> Union[Reply, NoReply]:
-    """The reply `rule` gives: its response expanded with `grammar` (None: plain text), its
-    visibility words, options and pictures read out of it."""
+    """The reply `rule` gives: its response expanded with `grammar` (None: plain text), then its
+    options, tags and pictures read (pictures beside `folder`). Raises `RuleDataError`, naming
+    `source` (the rules file) and the rule, for a response that cannot be read."""
     text = rule.response
     if grammar is not None and ("#" in text or "[" in text):
         from ..posting.grammar import OutOfWork, TooDeep, Work
@@ -69,30 +97,61 @@ def respond(
             text = grammar.expand(rng, text, work=Work(_CHARACTERS, _STEPS))  # type: ignore[union-attr]
         except (TweetFileError, TooDeep, OutOfWork) as exc:
             return NoReply(f"its response cannot be expanded with the grammar ({_first_line(exc)}): fix the rule")
-    visibilities = _VISIBILITY.findall(text)
-    text = _VISIBILITY.sub("", text).strip()
+    text = text.strip()
     if not text or text == "0":
         return NoReply("its response is empty (no reply)")
-    options = None
-    if text.startswith(("{", "\\{")):
-        from ..posting.options import OptionError, split_options
+    from ..posting.generated import read_expansion
+    from ..posting.options import OptionError
+    from ..posting.tags import TagError
 
-        try:
-            options, text = split_options(text, networks)
-        except OptionError as exc:
-            return NoReply(f"its response's options cannot be read ({exc}): fix the rule")
-        if not text:
-            return NoReply("its response has options but no text: write the reply after the }")
-    images: Tuple[Attachment, ...] = ()
-    if "![" in text:
-        from ..posting.images import split_images
+    try:
+        read = read_expansion(text, networks, folder)
+    except TagError as exc:
+        if read_words_only(text):
+            return NoReply("its response is empty (no reply)")
+        raise RuleDataError(f"{_where(rule, source)} {exc}", rule.key) from None
+    except (OptionError, TweetFileError, ValueError) as exc:
+        raise RuleDataError(f"{_where(rule, source)} {_first_line(exc)}", rule.key) from None
+    tags = read.tags
+    return Reply(
+        read.text,
+        read.options or None,
+        tuple(image.attachment for image in read.images),
+        tags.visibility if tags else None,
+        tags if tags else None,
+    )
 
-        try:
-            text, pictures = split_images(text, folder)
-        except (TweetFileError, ValueError) as exc:
-            return NoReply(f"its response's pictures cannot be read ({_first_line(exc)}): fix the rule")
-        images = tuple(picture.attachment for picture in pictures)
-    return Reply(text, options, images, most_private(*visibilities))
+
+def read_words_only(text: str) -> bool:
+    """Whether `text` is nothing but visibility words (``{public}``): CBTS posted nothing then."""
+    from ..posting.tags import TagError, read_tags
+
+    try:
+        tagged = read_tags(text)
+    except TagError:
+        return False
+    return not tagged.text and not tagged.pictures
+
+
+def pictures(reply: Reply, rules: PictureRules, rule: Optional[Rule], source: str) -> Tuple[Attachment, ...]:
+    """Every picture `reply` carries: its files, then those its tags draw or fetch. Raises
+    `RuleDataError` for an SVG the rule must fix, `PostError` (75) for a fetch that failed now."""
+    if reply.tags is None or not reply.tags.pictures:
+        return reply.images
+    from ..posting.tagpictures import make_pictures
+
+    where = _where(rule, source) if rule is not None else "the status reply"
+    try:
+        made = make_pictures(reply.tags, rules, where=where)
+    except TweetFileError as exc:
+        message = str(exc).replace("fix the grammar's SVG", "fix the rule's SVG")
+        raise RuleDataError(message, rule.key if rule is not None else None) from None
+    return reply.images + made
+
+
+def _where(rule: Rule, source: str) -> str:
+    """The rule in a message: its file and key."""
+    return f"{source} rule {json.dumps(rule.key, ensure_ascii=False)}"
 
 
 def _first_line(error: Exception) -> str:

@@ -67,7 +67,11 @@ def status_rounds(config: Config, *, seconds: Callable[[], float] = time.monoton
 
         try:
             result = answer_mentions(
-                config, outlets=lambda: posters_for(config), rng=random.Random(), status=StatusRule(line)
+                config,
+                outlets=lambda: posters_for(config),
+                rng=random.Random(),
+                status=StatusRule(line),
+                lock_wait=0,  # a run holds the lock: this round is skipped, the job is not held up
             )
         except BotError as exc:
             log.warning("replies: %s; the job goes on", exc)

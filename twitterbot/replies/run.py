@@ -19,17 +19,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
-from ..errors import ExitStatus, PostError
+from ..errors import ExitStatus, MissingDependency, PostError
 from ..networks import Network, Poster
 from ..networks.mentions import Author, Mention, MentionPage
 from ..state.clock import utc_now
 from ..state.mentions import MentionRow
 from ..wording import one_line
-from .answer import NoReply, Reply, respond
+from .answer import NoReply, Reply, RuleDataError, pictures, respond
 from .rules import ReplyRules, load_rules
 from .safety import Politeness, Skip, judge
 
 if TYPE_CHECKING:
+    from ..pictures.prepare import Attachment
     from ..posting.delivery import Delivery, Post
     from ..posting.grammar import Grammar
     from ..settings.loading import Config
@@ -107,10 +108,13 @@ def answer_mentions(
     rng: random.Random,
     clock: Callable[[], datetime] = utc_now,
     status: Optional[StatusRule] = None,
+    lock_wait: Optional[float] = None,
 ) -> RepliesResult:
     """One round. `outlets` None: a dry run, which reads (with keys) and lists, recording and
-    sending nothing. A network that cannot be read is a warning, and the others are answered."""
-    from ..lock import run_lock
+    sending nothing. A network that cannot be read is a warning, and the others are answered.
+    `lock_wait`: how long to wait for a run holding bot.lock (None: `RUN_LOCK_WAIT`; a long job's
+    round waits for nothing, so its progress reports are never held up)."""
+    from ..lock import RUN_LOCK_WAIT, run_lock
     from ..state.folder import ensure_state_dir
     from ..state.store import HistoryStore
 
@@ -122,7 +126,8 @@ def answer_mentions(
     if outlets is None:
         return _dry_run(config, rules, listening, rng=rng, clock=clock, status=status)
     ensure_state_dir(config["BOT_STATE_DIR"])
-    with run_lock(config.lock_file), HistoryStore(config.history_file) as store:
+    wait = RUN_LOCK_WAIT if lock_wait is None else lock_wait
+    with run_lock(config.lock_file, wait=wait), HistoryStore(config.history_file) as store:
         round_ = _Round(config, store, outlets, rules, rng=rng, clock=clock, status=status)
         return round_.run(listening)
 
@@ -234,15 +239,21 @@ class _Round:
                 return Answer(mention, "stopped", verdict.reason)
             self.store.skip_mention(mention.network, mention.id, verdict.reason)
             return Answer(mention, "skipped", verdict.reason)
-        chosen = _choose(self.rules, mention, self.grammar(), self.status, rng=self.rng, names=self._names())
-        if isinstance(chosen, Skip):
-            self.store.skip_mention(mention.network, mention.id, chosen.reason, rule=_key(chosen))
-            return Answer(mention, "skipped", chosen.reason)
-        rule, reply = chosen
+        try:
+            chosen = _choose(self.rules, mention, self.grammar(), self.status, rng=self.rng, names=self._names())
+            if isinstance(chosen, Skip):
+                self.store.skip_mention(mention.network, mention.id, chosen.reason, rule=_key(chosen))
+                return Answer(mention, "skipped", chosen.reason)
+            rule, reply = chosen
+            images = self._pictures(rule, reply)
+        except (RuleDataError, PostError, MissingDependency) as exc:
+            # the rule's to fix, or a picture not fetched now: nothing was recorded, the mention waits
+            log.error("%s: the reply to %s waits: %s", network.label, mention.author.handle, exc)
+            return Answer(mention, "failed", str(exc), getattr(exc, "key", None), status=exc.exit_status)
         from ..posting.delivery import ReplyAttempts
         from ..state.mentions import MentionTaken
 
-        post = _post(network, mention, rule, reply)
+        post = _post(network, mention, rule, reply, images)
         try:
             sents = delivery().deliver(post, ReplyAttempts(mention.id, rule))
         except MentionTaken:
@@ -264,6 +275,15 @@ class _Round:
             "%s: answered %s (rule %s)%s", network.label, mention.author.handle, _shown(rule), f": {url}" if url else ""
         )
         return Answer(mention, "answered", outcome, rule, post.text, url)
+
+    def _pictures(self, rule: Optional[str], reply: Reply) -> Tuple[Attachment, ...]:
+        """The reply's pictures, its tags' drawn and fetched (`answer.pictures`)."""
+        if reply.tags is None or not reply.tags.pictures:
+            return reply.images
+        from ..posting.tagpictures import PictureRules
+
+        found = next((each for each in self.rules.rules if each.key == rule), None)
+        return pictures(reply, PictureRules.of(self.config), found, self.rules.path.name)
 
     def _names(self) -> Tuple[str, ...]:
         return self.config.registry.names()
@@ -291,7 +311,7 @@ def _choose(
     rule = rules.match(mention.text)
     if rule is None:
         return Skip("no rule matches it")
-    reply = respond(rule, grammar, rng=rng, networks=names, folder=rules.path.parent)
+    reply = respond(rule, grammar, rng=rng, networks=names, folder=rules.path.parent, source=rules.path.name)
     if isinstance(reply, NoReply):
         return _RuleSkip(f"the rule {_shown(rule.key)} matched: {reply.reason}", rule=rule.key)
     if reply.options is not None and not reply.options.is_for(mention.network):
@@ -318,7 +338,9 @@ def _says_status(text: str) -> bool:
     return re.search(r"(?<!\w)status(?!\w)", _LEADING_HANDLES.sub("", text), re.IGNORECASE) is not None
 
 
-def _post(network: Network, mention: Mention, rule: Optional[str], reply: Reply) -> Post:
+def _post(
+    network: Network, mention: Mention, rule: Optional[str], reply: Reply, images: Tuple[Attachment, ...]
+) -> Post:
     """The reply as a `Post` for `network` alone, threaded under the mention, never more public than it."""
     from ..networks.mentions import most_private
     from ..posting.delivery import Post
@@ -328,13 +350,15 @@ def _post(network: Network, mention: Mention, rule: Optional[str], reply: Reply)
     return Post(
         text,
         text,
-        reply.images,
+        images,
         options.language if options else None,
         options.warning if options else None,
         where=f"the reply rule {_shown(rule)}" if rule is not None else "the status reply",
         reply_to={network.name: mention.reply_to},
         networks=(network.name,),
         visibility=most_private(reply.visibility, mention.visibility),
+        sensitive=reply.sensitive,
+        labels=reply.labels,
         unfit="the mention is not answered",
     )
 
@@ -396,7 +420,10 @@ def _dry_run(
                     stopped=bool(store and store.is_stopped(mention.network, mention.author.id)),
                     last_reply=store.last_reply_to(mention.network, mention.author.id) if store else None,
                 )
-                chosen = verdict or _choose(rules, mention, grammar, status, rng=rng, names=config.registry.names())
+                try:
+                    chosen = verdict or _choose(rules, mention, grammar, status, rng=rng, names=config.registry.names())
+                except RuleDataError as exc:
+                    chosen = Skip(str(exc))
                 if isinstance(chosen, Skip):
                     result.answers.append(Answer(mention, "skipped", chosen.reason))
                     print(

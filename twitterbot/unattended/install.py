@@ -113,8 +113,12 @@ def crontab(config: Config, paths: Paths) -> str:
     ]
     for minute, hours in sorted(hours_by_minute.items()):
         lines.append(f"{minute} {','.join(str(hour) for hour in sorted(hours))} * * * {command}")
+    # Replies have a cron lock of their own: sharing the scheduled run's, a round that runs at a
+    # post's minute would make cron skip the post; bot.lock (which the bot waits for) takes turns.
+    replies_lock = paths.state_dir / "cron-replies.lock"
     replies = (
-        f"/usr/bin/flock -n {shlex.quote(str(lock))} {paths.command('-q', 'replies')} >> {shlex.quote(str(log))} 2>&1"
+        f"/usr/bin/flock -n {shlex.quote(str(replies_lock))} {paths.command('-q', 'replies')} "
+        f">> {shlex.quote(str(log))} 2>&1"
     )
     every = f"*/{REPLIES_EVERY_MINUTES} * * * *"
     if config["REPLY_RULES"] is not None:
