@@ -108,3 +108,16 @@ def test_a_caught_up_expansion_keeps_its_tags_meaning_and_never_their_text(
     assert "{" not in status.text and status.text in emulator.texts[0]
     assert status.spoiler_text.startswith("weather, ") and status.sensitive
     assert status.visibility in ("unlisted", "private")
+
+
+def test_a_dry_run_shows_what_a_grammar_s_tags_send_besides_the_text(home: BotHome) -> None:
+    """A CBTS bot moving in sees its {cut}, visibility and {hide} in the dry run, even posting to
+    Mastodon alone (where the text alone was shown, as if the tags had done nothing)."""
+    use(home, "cbts_moods.json", POST_TO="mastodon")
+    result = home.run("--dry-run", "--force", "--seed", "1")
+    assert result.returncode == 0, result.stderr
+    heading, text = result.stdout.strip().split("\n", 1)
+    assert heading.startswith("Mastodon (behind the content warning 'weather, ")
+    assert re.search(r"visibility (unlisted|private) \(or MASTODON_VISIBILITY if more private\)", heading)
+    assert "marked sensitive" in heading
+    assert "{" not in text and "CW:" not in text

@@ -14,7 +14,7 @@ import random
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import ExitStatus
@@ -28,6 +28,10 @@ from .links import label_of, network_named, post_link
 from .result import RunResult, log_result
 from .scheduled import run_once, run_watched, wait_jitter
 from .tweets import preview
+
+if TYPE_CHECKING:
+    from ..networks import Network
+    from .delivery import Post
 
 __all__ = ["register"]
 
@@ -76,18 +80,40 @@ def _run(args: argparse.Namespace, config: Config) -> int:
 def _show_text(result: RunResult, mask: Scrubber) -> None:
     """The text a dry run would send, as each network would get it (secrets masked, as a real run
     sends it): a network without content warnings of its own gets a line's warning as its first
-    line ("CW: ..."); where networks get different texts, each is shown under their names."""
+    line ("CW: ..."). Where networks get different texts, or a network gets more than the text
+    (its own content warning, a visibility, sensitive pictures, labels: a grammar's tags), each
+    is shown under their names, so that what a tag does is seen before it is posted."""
     post = result.line.post("")  # type: ignore[union-attr]
     texts: Dict[str, List[str]] = {}
+    besides = False
     for sent in result.networks:
         if sent.outcome == Outcome.WOULD_POST:
-            behind = f" (behind the content warning {post.warning!r})" if post.spoiler_for(sent.network) else ""
-            texts.setdefault(mask(post.text_for(sent.network)), []).append(sent.network.label + behind)
-    if len(texts) <= 1:
+            more = _besides_text(post, sent.network)
+            besides = besides or bool(more)
+            texts.setdefault(mask(post.text_for(sent.network)), []).append(
+                sent.network.label + (f" ({mask(more)})" if more else "")
+            )
+    if len(texts) <= 1 and not besides:
         print(next(iter(texts), mask(post.text)))
         return
     for text, labels in texts.items():
         print(f"{' and '.join(labels)}:\n{text}")
+
+
+def _besides_text(post: Post, network: Network) -> str:
+    """What `network` gets with `post` besides its text, in words: its own content warning and the
+    options it takes (`Network.post_options`: Mastodon's visibility, the sensitive flag, Bluesky's
+    labels); "" for nothing."""
+    said = []
+    if post.spoiler_for(network):
+        said.append(f"behind the content warning {post.warning!r}")
+    if post.visibility and "visibility" in network.post_options:
+        said.append(f"visibility {post.visibility} (or MASTODON_VISIBILITY if more private)")
+    if post.sensitive and "sensitive" in network.post_options:
+        said.append("marked sensitive (pictures behind a warning)")
+    if post.labels and "labels" in network.post_options:
+        said.append("labelled " + ", ".join(post.labels))
+    return "; ".join(said)
 
 
 def _show_pictures(line: Any, config: Config) -> None:
