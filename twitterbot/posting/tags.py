@@ -122,9 +122,19 @@ def _unclosed(text: str) -> None:
     starts = {start for start, _end in _spans(text)}
     for found in _OPENING.finditer(text):
         if found.start() not in starts:
+            line = text[found.start() :].splitlines()[0]
+            stray = _unescaped_before(line, "{", len(line))
+            if stray > 0 and _unescaped_before(line, "}", len(line)) > stray:
+                raise TagError(
+                    f"has {_short(line, 40)} with a brace inside it not written \\{{ (at "
+                    f"{_short(line[max(0, stray - 10) :], 30)!r}), so the tag ends early: write every brace "
+                    "inside a tag as \\{ and \\} (\\\\\\\\{ in the JSON file); Tracery keeps only the last "
+                    "escape between two #tags#, so put a #tag# between two escaped braces or write the style as "
+                    "attributes (docs/moving-in.md, Tags in a post)"
+                )
             raise TagError(
-                f"has {_short(text[found.start() :].splitlines()[0], 40)} without its }} on the same line: a tag "
-                "cannot hold a line break (write its markup on one line), and a literal brace is written \\{"
+                f"has {_short(line, 40)} without its }} on the same line: a tag cannot hold a line break (write "
+                "its markup on one line), and a literal brace is written \\{"
             )
 
 
