@@ -383,3 +383,18 @@ def test_a_drawing_over_the_renderers_memory_is_refused_not_left_to_the_pi() -> 
     )
     with pytest.raises(SvgError, match="ran out of the memory it may use"):
         draw_svg(markup)
+
+
+@pytest.mark.usefixtures("chromium")
+@pytest.mark.parametrize("height", [20, 100, 120])
+def test_chromium_draws_a_short_picture_whole(height: int) -> None:
+    """A headless chromium window about 90 to 150 pixels high showed only its top 13 pixels or so:
+    a 300x100 card drawn with SVG_RENDERER=chromium was a red strip over a transparent picture."""
+    drawn = draw_svg(
+        f'<svg width="300" height="{height}"><rect width="300" height="{height}" fill="red"/></svg>',
+        renderer="chromium",
+    )
+    picture = _image(drawn).convert("RGBA")
+    assert picture.size == (300, height)
+    assert picture.getchannel("A").getbbox() == (0, 0, 300, height)
+    assert _near(picture.getpixel((150, height - 1)), (255, 0, 0))

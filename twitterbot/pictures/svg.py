@@ -490,7 +490,7 @@ def _chromium(read: _Read) -> bytes:
             "--force-device-scale-factor=1",
             "--default-background-color=00000000",
             "--virtual-time-budget=5000",
-            f"--window-size={read.width},{read.height}",
+            f"--window-size={read.width},{read.height + _window_margin(read.height)}",
             f"--user-data-dir={where / 'profile'}",
             f"--screenshot={out}",
             (where / "page.xhtml").as_uri(),
@@ -498,7 +498,35 @@ def _chromium(read: _Read) -> bytes:
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.insert(1, "--no-sandbox")  # chromium will not start its sandbox as root
         _run(command, b"", "chromium")
-        return _read_png(out)
+        return _cropped(_read_png(out), read)
+
+
+# A headless chromium window under about 150 pixels high shows a page 87 pixels shorter than the
+# window (room for a browser's bars it does not draw): such a picture is drawn in a window this much
+# taller, and cut to its own size.
+_SHORT_WINDOW = 400
+_WINDOW_MARGIN = 100
+
+
+def _window_margin(height: int) -> int:
+    """How much taller than the picture chromium's window is made (see `_SHORT_WINDOW`)."""
+    return _WINDOW_MARGIN if height < _SHORT_WINDOW else 0
+
+
+def _cropped(png: bytes, read: _Read) -> bytes:
+    """Chromium's screenshot cut to the SVG's size (its window may be taller: `_window_margin`)."""
+    if not _window_margin(read.height) or not png.startswith(b"\x89PNG\r\n\x1a\n"):
+        return png
+    import io
+
+    from .prepare import pillow
+
+    with pillow().open(io.BytesIO(png)) as image:
+        if image.size == (read.width, read.height):
+            return png
+        out = io.BytesIO()
+        image.crop((0, 0, read.width, read.height)).save(out, format="PNG")
+        return out.getvalue()
 
 
 def _run(command: List[str], given: bytes, name: str) -> None:
