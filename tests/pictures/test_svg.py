@@ -398,3 +398,18 @@ def test_chromium_draws_a_short_picture_whole(height: int) -> None:
     assert picture.size == (300, height)
     assert picture.getchannel("A").getbbox() == (0, 0, 300, height)
     assert _near(picture.getpixel((150, height - 1)), (255, 0, 0))
+
+
+@pytest.mark.usefixtures("chromium")
+def test_html_inside_a_foreign_object_needs_no_namespace_as_in_cbdq_s_browser() -> None:
+    """CBDQ's browser read the SVG as HTML, so ``<foreignObject><div>`` was HTML without saying so;
+    read as XML it was an SVG element chromium does not draw, and the picture was refused as blank."""
+    markup = (
+        '<svg width="200" height="200"><foreignObject width="200" height="200">'
+        '<svg width="200" height="50" style="display:block"><rect width="200" height="50" fill="#0000ff"/></svg>'
+        '<div style="background:#00ff00;width:200px;height:100px">hi <b>there</b></div>'
+        "</foreignObject></svg>"
+    )
+    picture = _image(draw_svg(markup, renderer="chromium")).convert("RGBA")
+    assert _near(picture.getpixel((100, 25)), (0, 0, 255))  # an SVG inside it stays SVG
+    assert _near(picture.getpixel((100, 120)), (0, 255, 0))  # the HTML

@@ -136,7 +136,8 @@ def draw_svg(markup: str, *, fetch: Optional[Callable[[str], bytes]] = None, ren
     if not _visible(png):
         raise SvgError(
             f"the SVG ({read.width}x{read.height}) draws nothing visible with {program}: check its shapes' "
-            "fill and stroke, or what it needs from a browser (SVG_RENDERER=chromium)"
+            "fill and stroke"
+            + ("" if program == "chromium" else ", or what it needs from a browser (SVG_RENDERER=chromium)")
         )
     return DrawnSvg(png, read.width, read.height)
 
@@ -457,6 +458,7 @@ def _chromium(read: _Read) -> bytes:
     request refused: the page's own policy allows only what it holds (inline styles and scripts,
     data: pictures and fonts), and the browser's proxy is an address nothing answers on."""
     program = _program_path("chromium")
+    _html_inside_foreign_objects(read.root)
     policy = "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
     page = (
         b'<html xmlns="http://www.w3.org/1999/xhtml"><head>'
@@ -527,6 +529,24 @@ def _cropped(png: bytes, read: _Read) -> bytes:
         out = io.BytesIO()
         image.crop((0, 0, read.width, read.height)).save(out, format="PNG")
         return out.getvalue()
+
+
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+
+
+def _html_inside_foreign_objects(root: Element) -> None:
+    """The elements inside each ``<foreignObject>`` that name no namespace of their own made HTML's,
+    as the HTML parser of CBDQ's browser made them (``<foreignObject><div>hi</div>``): read here as
+    XML, they were SVG elements the browser does not draw. An ``<svg>`` inside stays SVG."""
+    for holder in root.iter(f"{{{SVG_NS}}}foreignObject"):
+        stack = list(holder)
+        while stack:
+            element = stack.pop()
+            if element.tag == f"{{{SVG_NS}}}svg":
+                continue
+            if isinstance(element.tag, str) and element.tag.startswith(f"{{{SVG_NS}}}"):
+                element.tag = f"{{{XHTML_NS}}}" + _local(element.tag)
+            stack.extend(element)
 
 
 def _run(command: List[str], given: bytes, name: str) -> None:
