@@ -121,3 +121,26 @@ def test_a_dry_run_shows_what_a_grammar_s_tags_send_besides_the_text(home: BotHo
     assert re.search(r"visibility (unlisted|private) \(or MASTODON_VISIBILITY if more private\)", heading)
     assert "marked sensitive" in heading
     assert "{" not in text and "CW:" not in text
+
+
+def test_the_history_and_the_status_page_show_a_tagged_post_as_read_not_its_markup(
+    home: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    """A grammar's posts are kept as expanded, tags and all: `history` and the status page showed
+    an SVG card as its markup, and the page said a grammar "cannot be read" where it has no lines."""
+    path = use(home, "cbts_moods.json", **mastodon_emulator.env(), POST_TO="mastodon", MAX_POSTS_PER_DAY="20")
+    assert home.run("--force", "--seed", "1").returncode == 0
+    card = '{"origin": ["A card {svg <svg width=\\"40\\" height=\\"20\\"><rect width=\\"40\\" height=\\"20\\"/></svg> black}"]}'
+    path.write_text(card)
+    assert home.run("--force").returncode == 0
+    history = home.run("history")
+    assert history.returncode == 0, history.stderr
+    assert "A card [picture: black]" in history.stdout and "CW: weather, " in history.stdout
+    assert "{" not in history.stdout
+    from twitterbot.cli import read_config
+    from twitterbot.web.app import create_app
+
+    config = read_config(env_file=home.path / ".env", environ={"PATH": "/usr/bin:/bin"}, project_dir=home.path)
+    page = create_app(config).test_client().get("/").get_data(as_text=True)
+    assert "A card [picture: black]" in page and "{svg" not in page and "{cut" not in page
+    assert "A Tracery grammar: each post is drawn anew" in page and "cannot be read" not in page

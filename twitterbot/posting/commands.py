@@ -27,7 +27,7 @@ from ..wording import one_line
 from .links import label_of, network_named, post_link
 from .result import RunResult, log_result
 from .scheduled import run_once, run_watched, wait_jitter
-from .tweets import preview
+from .tweets import is_grammar, preview
 
 if TYPE_CHECKING:
     from ..networks import Network
@@ -181,9 +181,11 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         print_json([_history_json(entry, config) for entry in entries], secrets=config.secrets())
         return int(ExitStatus.OK)
     mask = Scrubber(config.secrets())  # what a post or a server's reply said may hold a key
+    as_read = _readable if is_grammar(config["TWEETS_FILE"]) else (lambda text: text)
     for entry in entries:
         if isinstance(entry, RunRecord):
             when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry, config)
+            text = as_read(text) if text else text
             what = entry.action + (" (dry run)" if entry.dry_run and entry.action != Outcome.WOULD_POST else "")
             tag = ""
         else:
@@ -199,6 +201,13 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     if not entries:
         print("no runs recorded yet")
     return int(ExitStatus.OK)
+
+
+def _readable(text: str) -> str:
+    """A grammar's post without its tags, its pictures named (tags.py `readable`)."""
+    from .tags import readable
+
+    return readable(text)
 
 
 def _url(entry: Any, config: Config) -> Optional[str]:

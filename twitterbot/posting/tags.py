@@ -40,6 +40,7 @@ __all__ = [
     "is_options",
     "may_have_tags",
     "read_tags",
+    "readable",
 ]
 
 # The words a tag may start with, each a service's: svg and img (all three), alt (CBTS, BBDQ),
@@ -114,6 +115,24 @@ def read_tags(text: str) -> Tagged:
     if not tags:
         return Tagged(rest)
     return _meaning(rest, tags)
+
+
+def readable(text: str) -> str:
+    """A grammar's post as a person reads it in the history and on the status page, where the
+    expansion is kept as made: its tags taken out, each picture shown as ``[picture: alt text]``
+    (or ``[picture]``), its warning first (``CW: ... ·``). `text` as it is when it holds no tag or
+    one that cannot be read."""
+    if not may_have_tags(text):
+        return text
+    try:
+        tagged = read_tags(text)
+    except TagError:
+        return text
+    if not tagged:
+        return text
+    pictures = [f"[picture: {picture.alt}]" if picture.alt else "[picture]" for picture in tagged.pictures]
+    shown = " ".join(part for part in (tagged.text, *pictures) if part)
+    return f"CW: {tagged.warning} · {shown}" if tagged.warning else shown
 
 
 def _unclosed(text: str) -> None:
