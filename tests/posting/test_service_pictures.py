@@ -212,6 +212,11 @@ def test_a_private_address_is_not_fetched_unless_link_cards_local(
     result = home.run("--force")
     assert result.returncode != 0 and emulator.posts == []
     assert "LINK_CARDS_LOCAL" in result.stderr
+    # check says so too, without fetching: the address names this machine outright
+    check = home.run("check")
+    assert check.returncode == 65, check.stdout
+    assert "is a loopback address (this machine): pictures are fetched only from the public" in check.stdout
+    assert "set LINK_CARDS_LOCAL=yes" in check.stdout
     assert pages.requests == []
 
 

@@ -61,6 +61,8 @@ def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> I
         )
     if svgs:
         yield from _svgs(svgs, rules, where)
+    if urls and not rules.allow_local:
+        yield from _local_addresses(urls, where)
     if urls:
         yield (
             "note",
@@ -68,6 +70,30 @@ def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> I
             "(bot.py check --online fetches them now)",
             None,
         )
+
+
+def _local_addresses(urls: List[str], where: str) -> Iterator[Finding]:
+    """An ``{img}`` address that names this machine or a private network outright (an IP address,
+    localhost), which a run refuses without LINK_CARDS_LOCAL: said now, without a fetch, so the
+    owner who moved a bot with its own picture server learns it before the first run fails."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    from ..networks.addresses import refusal
+
+    for url in urls:
+        try:
+            host = (urlsplit(url).hostname or "").rstrip(".")
+            why = "this machine" if host == "localhost" else refusal(ipaddress.ip_address(host))
+        except ValueError:  # a name, which only a look-up tells: check --online fetches it
+            continue
+        if why:
+            message = (
+                f"{where}: its {{img}} address {url} is {why}: pictures are fetched only from the public "
+                "internet; set LINK_CARDS_LOCAL=yes to allow your own network, or give a public address"
+            )
+            yield "problem", message, TweetFileError(message)
+            return  # once: the samples draw many addresses from one host
 
 
 def _svgs(markups: List[str], rules: PictureRules, where: str) -> Iterator[Finding]:
