@@ -413,3 +413,22 @@ def test_html_inside_a_foreign_object_needs_no_namespace_as_in_cbdq_s_browser() 
     picture = _image(draw_svg(markup, renderer="chromium")).convert("RGBA")
     assert _near(picture.getpixel((100, 25)), (0, 0, 255))  # an SVG inside it stays SVG
     assert _near(picture.getpixel((100, 120)), (0, 255, 0))  # the HTML
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+        '<svg width="100" height="100"><text y="20">&x;</text></svg>',
+        '<!DOCTYPE s [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+        '<svg width="9" height="9"><text>&b;&b;&b;</text></svg>',
+    ],
+)
+def test_an_external_entity_or_a_billion_laughs_is_refused_naming_the_entity(markup: str) -> None:
+    """The DOCTYPE before <svg is left out, so its entities are never expanded (no file is read, no
+    text multiplied); the refusal names the entity rather than advising to write & as &amp;."""
+    problems = svg_problems(markup)
+    assert len(problems) == 1 and "which it does not define" in problems[0]
+    assert "&x;" in problems[0] or "&b;" in problems[0]
+    with pytest.raises(SvgError, match="a DOCTYPE's entities are never read here"):
+        draw_svg(markup)

@@ -202,6 +202,14 @@ def _read(markup: str) -> _Read:
         root = ElementTree.fromstring(svg)
     except ElementTree.ParseError as exc:
         line, column = exc.position
+        entity = _ENTITY.match(svg.splitlines()[line - 1][column:]) if "undefined entity" in str(exc) else None
+        if entity:
+            raise SvgError(
+                f"the SVG uses the entity {entity.group(0)}, which it does not define (line {line} column "
+                f"{column + 1} of the SVG): a DOCTYPE's entities are never read here (what comes before <svg is "
+                "left out, and no file is fetched for one): write the text itself, or a character reference "
+                "such as &#233;"
+            ) from None
         raise SvgError(
             f"the SVG is not well-formed XML ({_said(exc)}, line {line} column {column + 1} of the SVG): close every "
             'element (<circle ... />), quote every attribute (r="5") and write & as &amp; (a browser forgave '
