@@ -7,6 +7,7 @@ a picture that cannot be made stops the post with one message and posts nothing.
 from __future__ import annotations
 
 import io
+import json
 import re
 import urllib.parse
 import urllib.request
@@ -307,3 +308,22 @@ def test_a_long_expansion_s_labels_go_with_its_pictures_on_the_thread_s_first_pa
     assert first["value"]["labels"]["values"][0]["val"] == "graphic-media"
     assert first["value"]["embed"]["images"][0]["alt"] == "A red block"
     assert "labels" not in second["value"] and "embed" not in second["value"]
+
+
+def test_check_names_alt_text_longer_than_a_network_takes(home: BotHome, emulator: XEmulator) -> None:
+    """A BBDQ picture's alt text of 1,440 characters: Bluesky took it, X takes 1,000; check said all
+    was well and every run was refused."""
+    path = home.path / "long.json"
+    alt = "a very long description " * 60
+    path.write_text(
+        json.dumps(
+            {"origin": ['{svg <svg width="100" height="100"><circle cx="50" cy="50" r="40"/></svg> ' + alt + "}"]}
+        ),
+        encoding="utf-8",
+    )
+    home.write_env(TWEETS_FILE=str(path))
+    check = home.run("check")
+    assert check.returncode == 65, check.stdout
+    assert "a picture of its samples has alt text of 1439 characters; X takes 1000" in check.stdout
+    result = home.run("--force")
+    assert result.returncode == 65 and emulator.posts == []

@@ -249,7 +249,8 @@ def _grammar(config: Config) -> Iterator[Finding]:
         from .tagcheck import tag_findings
         from .tagpictures import PictureRules
 
-        for status, message, error in tag_findings(report, PictureRules.of(config), where=str(path)):
+        limits = [network.image_limits() for network in config["POST_TO"]]
+        for status, message, error in tag_findings(report, PictureRules.of(config), where=str(path), limits=limits):
             yield Finding(status, message, error)
 
 

@@ -9,9 +9,10 @@ drawing it), and the ``{img}`` addresses a run will fetch; `check --online` fetc
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import BotError, MissingDependency, TweetFileError
+from ..pictures.limits import ImageLimits, strictest_alt
 from .generated import GrammarReport
 from .tagpictures import PictureRules
 from .tags import SvgPicture, UrlPicture
@@ -39,9 +40,11 @@ def _pictures(report: GrammarReport) -> Tuple[List[str], List[str], List[str]]:
     return words, list(svgs), list(urls)
 
 
-def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> Iterator[Finding]:
-    """The tags the samples use, then a problem for each SVG that cannot be drawn here, then the
-    addresses a run fetches."""
+def tag_findings(
+    report: GrammarReport, rules: PictureRules, *, where: str, limits: Sequence[ImageLimits] = ()
+) -> Iterator[Finding]:
+    """The tags the samples use, then a problem for alt text longer than a network of `limits`
+    takes, for each SVG that cannot be drawn here, then the addresses a run fetches."""
     if not report.tagged:
         return
     words, svgs, urls = _pictures(report)
@@ -59,6 +62,8 @@ def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> I
             "picture's tag, for people who cannot see it (they are posted without)",
             None,
         )
+    if limits:
+        yield from _long_alts(report, strictest_alt(limits), where)
     if svgs:
         yield from _svgs(svgs, rules, where)
     if urls and not rules.allow_local:
@@ -70,6 +75,18 @@ def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> I
             "(bot.py check --online fetches them now)",
             None,
         )
+
+
+def _long_alts(report: GrammarReport, strictest: ImageLimits, where: str) -> Iterator[Finding]:
+    """The longest alt text of the samples' pictures, when a network of POST_TO takes less: every
+    run that draws it would be refused (65), so check says it once."""
+    longest = max((len(picture.alt) for line in report.tagged for picture in line.tags.pictures), default=0)  # type: ignore[union-attr]
+    if longest > strictest.max_alt:
+        message = (
+            f"{where}: a picture of its samples has alt text of {longest} characters; {strictest.where} takes "
+            f"{strictest.max_alt}: shorten the grammar's alt text"
+        )
+        yield "problem", message, TweetFileError(message)
 
 
 def _local_addresses(urls: List[str], where: str) -> Iterator[Finding]:
