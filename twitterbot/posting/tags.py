@@ -315,6 +315,11 @@ def _language(content: str) -> str:
 
 def _unknown(inside: str) -> str:
     word = inside.split(" ", 1)[0]
+    if _OPTION.match("{" + inside):
+        return (
+            f"has {{{_short(inside)}}}, a line option, which is read only at the very start of a post (before "
+            "any tag): move it there, or write it as a tag (lang: en as {lang en}, cw: ... as {cut ...})"
+        )
     if word == "vid":
         return (
             f"has {{{_short(inside)}}}: this bot posts pictures, not videos; link to the video in the "
