@@ -216,6 +216,7 @@ def test_a_private_address_is_not_fetched_unless_link_cards_local(
     # check says so too, without fetching: the address names this machine outright
     check = home.run("check")
     assert check.returncode == 65, check.stdout
+    assert "a picture it fetches, http://127.0.0.1:" in check.stdout
     assert "is a loopback address (this machine): pictures are fetched only from the public" in check.stdout
     assert "set LINK_CARDS_LOCAL=yes" in check.stdout
     assert pages.requests == []
@@ -327,3 +328,19 @@ def test_check_names_alt_text_longer_than_a_network_takes(home: BotHome, emulato
     assert "a picture of its samples has alt text of 1439 characters; X takes 1000" in check.stdout
     result = home.run("--force")
     assert result.returncode == 65 and emulator.posts == []
+
+
+def test_check_names_a_picture_an_svg_embeds_from_this_machine(home: BotHome, pages: PageServer) -> None:
+    path = home.path / "framed.json"
+    path.write_text(
+        '{"origin": ["Framed: {svg <svg xmlns:xlink=\\"http://www.w3.org/1999/xlink\\" width=\\"40\\" height=\\"30\\">'
+        '<image width=\\"40\\" height=\\"30\\" xlink:href=\\"'
+        + pages.url
+        + '/pictures/beetle.png\\"/></svg> A beetle}"]}',
+        encoding="utf-8",
+    )
+    home.write_env(TWEETS_FILE=str(path))
+    check = home.run("check")
+    assert check.returncode == 65, check.stdout
+    assert f"a picture it fetches, {pages.url}/pictures/beetle.png, is a loopback address" in check.stdout
+    assert pages.requests == []

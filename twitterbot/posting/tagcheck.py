@@ -9,6 +9,7 @@ drawing it), and the ``{img}`` addresses a run will fetch; `check --online` fetc
 
 from __future__ import annotations
 
+import re
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import BotError, MissingDependency, TweetFileError
@@ -22,6 +23,8 @@ __all__ = ["MOST_FETCHED", "fetch_findings", "tag_findings"]
 MOST_FETCHED = 8  # `check --online` fetches at most this many of the sampled addresses
 
 Finding = Tuple[str, str, Optional[BotError]]
+# A picture an SVG names by URL (``<image href="https://...">``), fetched like an ``{img}``'s.
+_EMBEDDED = re.compile(r"""\bhref\s*=\s*["'](https?://[^"'\s]+)""", re.IGNORECASE)
 
 
 def _pictures(report: GrammarReport) -> Tuple[List[str], List[str], List[str]]:
@@ -66,8 +69,9 @@ def tag_findings(
         yield from _long_alts(report, strictest_alt(limits), where)
     if svgs:
         yield from _svgs(svgs, rules, where)
-    if urls and not rules.allow_local:
-        yield from _local_addresses(urls, where)
+    embedded = [url for markup in svgs for url in _EMBEDDED.findall(markup)]
+    if (urls or embedded) and not rules.allow_local:
+        yield from _local_addresses(urls + embedded, where)
     if urls:
         yield (
             "note",
@@ -106,7 +110,7 @@ def _local_addresses(urls: List[str], where: str) -> Iterator[Finding]:
             continue
         if why:
             message = (
-                f"{where}: its {{img}} address {url} is {why}: pictures are fetched only from the public "
+                f"{where}: a picture it fetches, {url}, is {why}: pictures are fetched only from the public "
                 "internet; set LINK_CARDS_LOCAL=yes to allow your own network, or give a public address"
             )
             yield "problem", message, TweetFileError(message)
