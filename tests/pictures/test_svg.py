@@ -22,7 +22,7 @@ from PIL import Image
 
 from twitterbot.networks.fetch import fetch_picture
 from twitterbot.pictures import svg
-from twitterbot.pictures.svg import DrawnSvg, RendererMissing, SvgError, draw_svg, svg_problems
+from twitterbot.pictures.svg import DrawnSvg, RendererMissing, SvgError, draw_svg, font_problem, svg_problems
 
 RSVG = shutil.which("rsvg-convert")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -432,3 +432,13 @@ def test_an_external_entity_or_a_billion_laughs_is_refused_naming_the_entity(mar
     assert "&x;" in problems[0] or "&b;" in problems[0]
     with pytest.raises(SvgError, match="a DOCTYPE's entities are never read here"):
         draw_svg(markup)
+
+
+@pytest.mark.skipif(shutil.which("fc-list") is None, reason="fontconfig's fc-list is not installed")
+def test_check_names_text_no_font_of_the_machine_draws() -> None:
+    """An SVG card's text in characters no installed font has was drawn as empty boxes, and posted;
+    `check` names them and the package (a private-use character: no font has it)."""
+    assert font_problem(['<svg width="9" height="9"><text>caf&#233; \u00e9</text></svg>']) is None
+    said = font_problem(['<svg width="9" height="9"><text>mark \uf8e0</text></svg>'])
+    assert said is not None and "\uf8e0" in said and "empty boxes: sudo apt install fonts-noto-core" in said
+    assert font_problem(['<svg width="9" height="9"><text>\uf8e0</text></svg>'], "chromium") is None

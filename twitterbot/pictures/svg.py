@@ -46,6 +46,7 @@ __all__ = [
     "RendererMissing",
     "SvgError",
     "draw_svg",
+    "font_problem",
     "renderer_problem",
     "svg_problems",
 ]
@@ -168,6 +169,53 @@ def renderer_problem(renderer: str = "auto") -> Optional[str]:
     except SvgError as exc:
         return str(exc)
     return None
+
+
+def font_problem(markups: List[str], renderer: str = "auto") -> Optional[str]:
+    """Which characters of the SVGs' text no font of this machine has (asked of fontconfig's
+    fc-list, as rsvg finds its fonts), with the package that draws them: such text is drawn as
+    empty boxes. None when every character has a font, or fontconfig cannot be asked."""
+    if _renderer(renderer) == "chromium":
+        return None  # chromium carries fallbacks of its own; its fonts are not fontconfig's alone
+    lister = shutil.which("fc-list")
+    if lister is None:
+        return None
+    wanted = sorted(
+        {char for markup in markups for char in _text_of(markup) if ord(char) > 0x7E and not char.isspace()}
+    )
+    missing = [char for char in wanted[:_MOST_ASKED] if not _has_font(lister, char)]
+    if not missing:
+        return None
+    emoji = any(ord(char) >= 0x1F000 or 0x2600 <= ord(char) < 0x2800 for char in missing)
+    wide = any(0x2E80 <= ord(char) < 0xA000 or 0xAC00 <= ord(char) < 0xD7B0 for char in missing)
+    packages = (
+        " ".join(name for name, needed in (("fonts-noto-color-emoji", emoji), ("fonts-noto-cjk", wide)) if needed)
+        or "fonts-noto-core"
+    )
+    return (
+        f"no font on this machine draws {''.join(missing[:12])} in the SVG's text, which would be drawn as "
+        f"empty boxes: sudo apt install {packages}"
+    )
+
+
+_MOST_ASKED = 40  # different characters asked of fontconfig (one quick process each)
+_TEXT = re.compile(r">([^<]+)<")
+
+
+def _text_of(markup: str) -> str:
+    """The text between the SVG's tags, its character references read."""
+    return html.unescape("".join(_TEXT.findall(markup)))
+
+
+def _has_font(lister: str, char: str) -> bool:
+    """Whether a font of this machine has `char` (fc-list names one that does)."""
+    try:
+        found = subprocess.run(
+            [lister, f":charset={ord(char):x}", "family"], capture_output=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return True  # not known: said nothing rather than something wrong
+    return bool(found.strip())
 
 
 # -- reading ----------------------------------------------------------------------------------------

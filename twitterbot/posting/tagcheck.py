@@ -120,7 +120,7 @@ def _local_addresses(urls: List[str], where: str) -> Iterator[Finding]:
 def _svgs(markups: List[str], rules: PictureRules, where: str) -> Iterator[Finding]:
     """Each different SVG of the samples checked without drawing it; a renderer that is not
     installed is said once, as the missing package it is (69)."""
-    from ..pictures.svg import renderer_problem, svg_problems
+    from ..pictures.svg import font_problem, renderer_problem, svg_problems
 
     missing = renderer_problem(rules.renderer)
     if missing:
@@ -133,6 +133,11 @@ def _svgs(markups: List[str], rules: PictureRules, where: str) -> Iterator[Findi
                 said.add(problem)
                 message = f"{where}: an {{svg}} of its samples cannot be drawn here: {problem}"
                 yield "problem", message, TweetFileError(message)
+    fonts = font_problem(markups, rules.renderer)
+    if fonts and not missing:
+        said.add(fonts)
+        message = f"{where}: an {{svg}} of its samples: {fonts}"
+        yield "problem", message, MissingDependency(message)
     if not said:
         yield "ok", f"{where}: the {len(markups)} different {{svg}} pictures of its samples can be drawn here", None
 
