@@ -269,7 +269,7 @@ def test_check_fetches_nothing_and_check_online_names_an_address_that_fails(
     home.write_env(TWEETS_FILE=str(path), LINK_CARDS_LOCAL="yes")
     plain = home.run("check")
     assert plain.returncode == 0, plain.stdout
-    assert "fetch 1 different {img} addresses at each run" in plain.stdout
+    assert "fetch 1 different {img} address at each run" in plain.stdout
     assert pages.requests == []  # a plain check reaches no server
     online = home.run("check", "--online")
     assert online.returncode == 65, online.stdout

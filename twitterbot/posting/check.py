@@ -236,7 +236,7 @@ def _grammar(config: Config) -> Iterator[Finding]:
         yield problem(found, TweetFileError(found))
     if not report.problems:
         yield ok(
-            f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {report.distinct} different posts in the samples"
+            f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {plural(report.distinct, 'different post')} in the samples"
         )
     for said in report.notes:
         yield note(said)

@@ -14,6 +14,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import BotError, MissingDependency, TweetFileError
 from ..pictures.limits import ImageLimits, strictest_alt
+from ..wording import plural
 from .generated import GrammarReport
 from .tagpictures import PictureRules
 from .tags import SvgPicture, UrlPicture
@@ -61,8 +62,8 @@ def tag_findings(
     if bare:
         yield (
             "note",
-            f"{where}: {bare} pictures of its samples have no alt text: add {{alt what it shows}} after a "
-            "picture's tag, for people who cannot see it (they are posted without)",
+            f"{where}: {plural(bare, 'picture')} of its samples {'has' if bare == 1 else 'have'} no alt text: add "
+            "{alt what it shows} after a picture's tag, for people who cannot see it (they are posted without)",
             None,
         )
     if limits:
@@ -75,7 +76,8 @@ def tag_findings(
     if urls:
         yield (
             "note",
-            f"{where}: its samples fetch {len(urls)} different {{img}} addresses at each run, e.g. {urls[0]} "
+            f"{where}: its samples fetch {len(urls)} different {{img}} {'address' if len(urls) == 1 else 'addresses'} "
+            f"at each run, e.g. {urls[0]} "
             "(bot.py check --online fetches them now)",
             None,
         )
