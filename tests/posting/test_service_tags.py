@@ -144,3 +144,10 @@ def test_the_history_and_the_status_page_show_a_tagged_post_as_read_not_its_mark
     page = create_app(config).test_client().get("/").get_data(as_text=True)
     assert "A card [picture: black]" in page and "{svg" not in page and "{cut" not in page
     assert "A Tracery grammar: each post is drawn anew" in page and "cannot be read" not in page
+
+
+def test_a_dry_run_of_pictures_alone_says_so_rather_than_print_an_empty_line(home: BotHome) -> None:
+    use(home, "cbdq_shapes.json")
+    result = home.run("--dry-run", "--force")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "(no words: the pictures alone)"

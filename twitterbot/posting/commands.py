@@ -94,10 +94,14 @@ def _show_text(result: RunResult, mask: Scrubber) -> None:
                 sent.network.label + (f" ({mask(more)})" if more else "")
             )
     if len(texts) <= 1 and not besides:
-        print(next(iter(texts), mask(post.text)))
+        print(next(iter(texts), mask(post.text)) or _NO_WORDS)
         return
     for text, labels in texts.items():
-        print(f"{' and '.join(labels)}:\n{text}")
+        print(f"{' and '.join(labels)}:\n{text or _NO_WORDS}")
+
+
+# What a dry run shows for a post of pictures alone (a grammar's {svg} card), not an empty line.
+_NO_WORDS = "(no words: the pictures alone)"
 
 
 def _besides_text(post: Post, network: Network) -> str:
