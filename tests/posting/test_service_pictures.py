@@ -344,3 +344,19 @@ def test_check_names_a_picture_an_svg_embeds_from_this_machine(home: BotHome, pa
     assert check.returncode == 65, check.stdout
     assert f"a picture it fetches, {pages.url}/pictures/beetle.png, is a loopback address" in check.stdout
     assert pages.requests == []
+
+
+def test_check_masks_a_key_the_grammar_writes_as_a_run_s_log_does(
+    home: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    """A grammar whose {img} address holds the account's token: the run's log masked it, check printed it."""
+    token = mastodon_emulator.env()["MASTODON_ACCESS_TOKEN"]
+    path = home.path / "keyed.json"
+    path.write_text(
+        json.dumps({"origin": [f"A picture {{img http://127.0.0.1:1/p.png?key={token}}}"]}), encoding="utf-8"
+    )
+    home.write_env(TWEETS_FILE=str(path), **mastodon_emulator.env(), POST_TO="mastodon")
+    for args in (("check",), ("check", "--online")):
+        result = home.run(*args)
+        assert token not in result.stdout + result.stderr
+        assert "p.png?key=********" in result.stdout

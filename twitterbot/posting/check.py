@@ -442,13 +442,17 @@ ONLINE_CHECKS: Sequence[Check] = (previews, grammar_pictures, accounts)
 
 
 def run_checks(config: Config, *, online: bool, out: Callable[[str], object] = print) -> int:
-    """Run every check (and the online ones), printing each finding as it comes; the exit status
-    of the first problem, or 0."""
+    """Run every check (and the online ones), printing each finding as it comes, its secrets masked
+    as a run's log masks them (a line or a grammar's address may hold a key); the exit status of
+    the first problem, or 0."""
+    from ..settings.secrets import Scrubber
+
     out(f"twitterbot {__version__} (Python {platform.python_version()})")  # the first thing a bug report needs
+    mask = Scrubber(config.secrets())
     problems: List[BotError] = []
     for check in (*CHECKS, *(ONLINE_CHECKS if online else ())):
         for finding in check(config):
-            out(finding.line)
+            out(mask(finding.line))
             if finding.problem is not None:
                 problems.append(finding.problem)
     if problems:
