@@ -386,10 +386,11 @@ def test_a_drawing_over_the_renderers_memory_is_refused_not_left_to_the_pi() -> 
 
 
 @pytest.mark.usefixtures("chromium")
-@pytest.mark.parametrize("height", [20, 100, 120])
+@pytest.mark.parametrize("height", [1, 10, 20, 100, 120])
 def test_chromium_draws_a_short_picture_whole(height: int) -> None:
     """A headless chromium window about 90 to 150 pixels high showed only its top 13 pixels or so:
-    a 300x100 card drawn with SVG_RENDERER=chromium was a red strip over a transparent picture."""
+    a 300x100 card drawn with SVG_RENDERER=chromium was a red strip over a transparent picture; and
+    an SVG shorter than a line of text sat on the text's baseline, its top rows cut (10 high: 5 lost)."""
     drawn = draw_svg(
         f'<svg width="300" height="{height}"><rect width="300" height="{height}" fill="red"/></svg>',
         renderer="chromium",

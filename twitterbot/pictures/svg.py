@@ -519,7 +519,7 @@ def _chromium(read: _Read) -> bytes:
     page = (
         b'<html xmlns="http://www.w3.org/1999/xhtml"><head>'
         + f'<meta http-equiv="Content-Security-Policy" content="{policy}"/>'.encode()
-        + b"<style>* { margin: 0; padding: 0; } html, body { background: transparent; overflow: hidden; }</style>"
+        + b"<style>* { margin: 0; padding: 0; } html, body { background: transparent; overflow: hidden; } body > svg { display: block; }</style>"
         + b"</head><body>"
         + _serialized(read.root)
         + b"</body></html>"
