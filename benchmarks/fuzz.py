@@ -7,6 +7,7 @@
     .venv/bin/python benchmarks/fuzz.py --kind grammars --count 2000  # Tracery grammars, some hostile
     .venv/bin/python benchmarks/fuzz.py --kind monitors --count 500   # hostile HEALTHCHECK_URL, NOTIFY_URL
     .venv/bin/python benchmarks/fuzz.py --kind answers --count 2000   # hostile answers to a look-up
+    .venv/bin/python benchmarks/fuzz.py --kind tags --count 500       # CBDQ/CBTS/BBDQ tags, hostile SVGs
 
 Every case is made by `random.Random(f"{seed}/{kind}/{number}")`, so a case number and the seed
 say exactly which file it was: a failure is repeated by `--case`. Each case is a fresh bot home
@@ -44,7 +45,14 @@ in-process through `twitterbot.cli.main` as bot.py runs it:
   100,000 deep, a lone surrogate, 3,000 rules, a long text used thousands of times, 6,400 tags or
   16,000 actions a draw): a real run, `check` and `--dry-run --force --json` as for tweets files,
   then the status page (`/` and `/status.json`, which must answer 200); a command that takes more
-  than `SLOW` seconds is a finding.
+  than `SLOW` seconds is a finding;
+- the services' tags (grammars in the style of CBDQ, CBTS and BBDQ: `{svg}` with an XML
+  declaration, escaped CSS braces and alt text, `{img}` at addresses of this machine or a private
+  network, warnings, visibilities, labels, languages, BBDQ's codes and `{item}` inside alt text,
+  mistakes, and now and then a hostile SVG: an external entity, a billion laughs, a picture named
+  by a file, a size past the budget, a `<use>` of a file): a real run, `check` and a dry run, where
+  a tag left in the post's text, a hostile SVG not refused, or a command over `SLOW` seconds is a
+  finding.
 
 Each run must end with a documented exit code other than 1 (1 is a bug), print no traceback, and a
 run that refuses the tweets file (65) or the settings (78, 64) must leave no run, attempt or job
@@ -63,6 +71,7 @@ import json
 import logging
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -91,7 +100,7 @@ SETTINGS = built_in().settings
 
 DOCUMENTED = {int(status) for status in ExitStatus} - {int(ExitStatus.UNEXPECTED)} | {130}
 REFUSED = {int(ExitStatus.DATA_ERROR), int(ExitStatus.CONFIG_ERROR), int(ExitStatus.USAGE)}
-KINDS = ("tweets", "env", "pictures", "monitors", "answers", "grammars", "calendar")
+KINDS = ("tweets", "env", "pictures", "monitors", "answers", "grammars", "calendar", "tags")
 SLOW = 30.0  # seconds: a grammar case's command that takes longer is a finding (each bound ends in well under one)
 
 # -- tweets files ------------------------------------------------------------------------------
@@ -1166,6 +1175,135 @@ def calendar_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) 
     return outcomes, None
 
 
+# -- the services' tags: CBDQ, CBTS and BBDQ grammars, some hostile ----------------------------------
+
+_TAG_WORDS = ("svg", "img", "alt", "cut", "hide", "show", "public", "unlisted", "private", "direct", "lang", "label")
+# A tag left in a post's text: one of the words after a brace not written \{ (posting/tags.py).
+_TAG_LEFT = re.compile(r"(?<!\\)\{(?:" + "|".join(_TAG_WORDS) + r")[ }]")
+_SHAPES = [
+    '<rect width="40" height="20" rx="4" fill="\\#c33"/>',
+    '<circle cx="20" cy="20" r="15" fill="none" stroke="black" stroke-dasharray="4 2"/>',
+    '<g transform="translate(10 10) rotate(#r1#)"><path d="M0,0 L20,20" stroke="blue"/></g>',
+    '<polyline points="0,0 10,20 20,0" fill="none" stroke="green" opacity="0.5"/>',
+    '<text x="5" y="20" font-family="sans-serif" font-size="16">#r1# <tspan fill="red">#r2#</tspan></text>',
+    '<style>text \\\\{ fill: #r1#; \\\\}</style><text y="15">hi</text>',
+]
+# SVGs that must be refused (exit 65), whatever else the post holds: entities from a DOCTYPE (an
+# external one, a billion laughs), a picture named by a file, no size, a size past the budget, too
+# much markup, nesting too deep; and SVGs that must be harmless (an external <use>, @import, a
+# fill from a file: the renderer reads no file).
+_SVG_REFUSED = [
+    '<!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]><svg width="50" height="50"><text>&x;</text></svg>',
+    '<!DOCTYPE s [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><svg width="9" height="9">'
+    "<text>&b;&b;&b;&b;&b;&b;&b;&b;</text></svg>",
+    '<svg width="50" height="50"><image href="file:///etc/passwd" width="50" height="50"/></svg>',
+    '<svg width="50" height="50"><image xlink:href="../.env" width="50" height="50"/></svg>',
+    '<svg viewBox="0 0 10 10"><rect width="5" height="5"/></svg>',
+    '<svg width="100000" height="100000"><rect width="5" height="5"/></svg>',
+    '<svg width="50" height="50">' + "<g>" * 300 + "</g>" * 300 + "</svg>",
+    '<svg width="50" height="50"><text>' + "a" * 1_100_000 + "</text></svg>",
+]
+_SVG_HARMLESS = [
+    '<svg width="50" height="50"><rect width="50" height="50"/><use href="file:///etc/passwd#a"/></svg>',
+    '<svg width="50" height="50"><style>@import url(/etc/passwd);</style><rect width="50" height="50"/></svg>',
+    '<svg width="50" height="50"><rect width="50" height="50" fill="url(/etc/x.svg#g) black"/></svg>',
+]
+
+
+def _tag_piece(rng: random.Random, careful: bool) -> str:
+    """One piece of a tagged post: words, a tag of the three services, a BBDQ code, or (unless
+    `careful`) a mistake: an unknown word, a lone brace, a tag cut by a line break."""
+    roll = rng.random()
+    if roll < 0.25:
+        return rng.choice([word for word in _PLAIN_WORDS if "{" not in word and "}" not in word])
+    if roll < 0.45:
+        start = rng.choice(["", '<?xml version="1.0" encoding="UTF-8"?>'])
+        size = rng.choice([(40, 20), (400, 200), (120, 100), (1024, 512)])
+        shapes = "".join(rng.choice(_SHAPES) for _ in range(rng.randint(1, 3)))
+        alt = rng.choice(["", " A picture of #r2#", " {item #r2# {n}}"])
+        return f'{{svg {start}<svg width="{size[0]}" height="{size[1]}" viewBox="0 0 40 40">{shapes}</svg>{alt}}}'
+    if roll < 0.52:
+        host = rng.choice(["127.0.0.1", "10.1.2.3", "[::1]", "169.254.169.254", "localhost"])
+        return f"{{img http://{host}/#r1#.png{rng.choice(['', ' a #r2#', ' {item #r2# {n mod 3}}'])}}}"
+    if roll < 0.8:
+        return rng.choice(
+            [
+                "{alt #r1# and #r2#}",
+                "{cut spoilers for #r1#}",
+                "{hide}",
+                "{show}",
+                "{public}",
+                "{unlisted}",
+                "{private}",
+                "{direct}",
+                "{lang en}",
+                "{lang pt-BR}",
+                "{label graphic-media}",
+                "{label nudity}",
+            ]
+        )
+    if roll < 0.9 or careful:
+        return rng.choice(
+            ["{hour}", "{weekdayName}", "{monthName}", "{date jS F Y}", "{date jS \\o\\f l}", "{n}", "{n mod 3}"]
+            + ["{n % 7}", "{item #r1# 2}", "{item #r2# {weekday}}"]
+        )
+    return rng.choice(
+        ["{imgg http://a.test/x}", "{", "}", "{svg <svg width='5'\n height='5'></svg>}", "{lang english!}"]
+        + ["{label spicy}", "{vid http://a.test/v.mp4}", "{cut}", "{svg <rect/>}", "{img not-a-url}", "{date}"]
+        + ["\\\\{ literal \\\\}", "{cw: options} ", "{item #missing# 1}", "{n mod 0}", "{alt}"]
+    )
+
+
+def tags_file(rng: random.Random) -> Tuple[bytes, Optional[str]]:
+    """A grammar (`bot.json`) in the style of CBDQ, CBTS or BBDQ, and whether its every post must be
+    refused ("refused": a hostile SVG the post cannot go without) or drawn harmlessly ("harmless")."""
+    careful = rng.random() < 0.5
+    texts = []
+    for _ in range(rng.randint(1, 3)):
+        pieces = [_tag_piece(rng, careful) for _ in range(rng.randint(1, 5))]
+        texts.append(" ".join(pieces))
+    hostile = None
+    if rng.random() < 0.2:
+        hostile = rng.choice(["refused", "harmless"])
+        markup = rng.choice(_SVG_REFUSED if hostile == "refused" else _SVG_HARMLESS)
+        texts = [text + " {svg " + markup + "}" for text in texts]
+    rules = {
+        "origin": texts,
+        "r1": ["red", "blue", "45", "Tuesday"],
+        "r2": ["a cat", "a moth", "the sea", "#r1# things"],
+    }
+    return json.dumps(rules, ensure_ascii=rng.random() < 0.5).encode(), hostile
+
+
+def tags_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -> Tuple[List[Outcome], Optional[str]]:
+    """A grammar of the services' tags: a real run, check and a dry run end with a documented code
+    in seconds; no tag is left in a post's text; a hostile SVG is refused (65) or drawn harmlessly."""
+    data, hostile = tags_file(rng)
+    (home / "bot.json").write_bytes(data)
+    settings = dict(
+        emulator_env, TWEETS_FILE="bot.json", TWEET_ONE_IN="1", X_API_RETRIES="0", X_API_TIMEOUT="5", MIN_POST_GAP="0"
+    )
+    (home / ".env").write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
+    (home / ".env").chmod(0o600)
+    environ = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    outcomes = [run_cli(["--force", "--seed", "1"], environ, home)]
+    if outcomes[0].status in REFUSED and history_rows(home / "state"):
+        return outcomes, f"the run refused the grammar ({outcomes[0].status}) but wrote to the history"
+    outcomes.append(run_cli(["check"], environ, home))
+    dry = run_cli(["--dry-run", "--force", "--json", "--seed", "2"], environ, home)
+    outcomes.append(dry)
+    slow = next((outcome for outcome in outcomes if outcome.seconds > SLOW), None)
+    if slow:
+        return outcomes, f"`{slow.command}` took {slow.seconds:.0f} s"
+    said = next((line for line in dry.output.splitlines() if line.startswith('{"action"')), None)
+    text = (json.loads(said).get("text") or "") if said else ""
+    if _TAG_LEFT.search(text):
+        return outcomes, f"a tag is left in the post's text: {text[:200]!r}"
+    if hostile == "refused" and any(outcome.status == 0 for outcome in outcomes[::2]):
+        return outcomes, "a post with a hostile SVG was not refused"
+    return outcomes, None
+
+
 CASES: Dict[str, Callable[[random.Random, Path, Dict[str, str]], Tuple[List[Outcome], Optional[str]]]] = {
     "tweets": tweets_case,
     "env": env_case,
@@ -1173,6 +1311,7 @@ CASES: Dict[str, Callable[[random.Random, Path, Dict[str, str]], Tuple[List[Outc
     "grammars": grammars_case,
     "answers": answers_case,
     "calendar": calendar_case,
+    "tags": tags_case,
 }
 
 
@@ -1243,8 +1382,14 @@ def fuzz(
 
 @contextlib.contextmanager
 def _no_compiler(scratch: Path) -> Iterator[None]:
+    """PATH without a compiler, holding only the programs the SVG pictures are drawn with (the tags'
+    cases draw them: rsvg-convert, and the shell that sets its limits)."""
     saved = os.environ["PATH"]
     (scratch / "no-cc").mkdir()
+    for program in ("sh", "rsvg-convert"):
+        found = shutil.which(program, path=saved)
+        if found:
+            (scratch / "no-cc" / program).symlink_to(found)
     os.environ["PATH"] = str(scratch / "no-cc")
     try:
         yield

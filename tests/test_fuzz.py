@@ -115,3 +115,24 @@ def test_a_short_fuzz_of_the_calendar_finds_every_impossible_date() -> None:
     assert figures.failures == [], [(f.number, f.why) for f in figures.failures]
     statuses = figures.statuses["calendar"]
     assert statuses["check:65"] and statuses["check:0"]
+
+
+def test_a_short_fuzz_of_the_services_tags_finds_nothing() -> None:
+    """Grammars of CBDQ's, CBTS's and BBDQ's tags and codes, with mistakes and hostile SVGs (an
+    external entity, a billion laughs, a file named by an <image> or a <use>, sizes past the
+    budget): a documented code in seconds, no tag left in a post's text, a hostile SVG refused."""
+    figures = fuzz.fuzz(["tags"], 40, seed=2026)
+    assert figures.failures == [], [(f.number, f.why) for f in figures.failures]
+    statuses = figures.statuses["tags"]
+    assert statuses["--force:0"] and statuses["--force:65"] and statuses["check:0"] and statuses["check:65"]
+
+
+def test_the_tags_generator_makes_each_service_s_tags_and_the_hostile_svgs() -> None:
+    made = [fuzz.tags_file(random.Random(f"29/tags/{number}")) for number in range(400)]
+    assert made == [fuzz.tags_file(random.Random(f"29/tags/{number}")) for number in range(400)]
+    files = b"".join(data for data, _ in made)
+    for needle in (b"{svg <?xml", b"{img http://127.0.0.1/", b"{cut ", b"{hide}", b"{private}", b"{label "):
+        assert needle in files, needle
+    for needle in (b"{lang en}", b"{date jS F Y}", b"{n mod 3}", b"{item #r2# {n}}", b"ENTITY x SYSTEM", b"file:///"):
+        assert needle in files, needle
+    assert {hostile for _, hostile in made} == {None, "refused", "harmless"}

@@ -22,7 +22,7 @@ from PIL import Image
 
 from twitterbot.networks.fetch import fetch_picture
 from twitterbot.pictures import svg
-from twitterbot.pictures.svg import DrawnSvg, RendererMissing, SvgError, draw_svg, svg_problems
+from twitterbot.pictures.svg import DrawnSvg, RendererMissing, SvgError, draw_svg, font_problem, svg_problems
 
 RSVG = shutil.which("rsvg-convert")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -383,3 +383,63 @@ def test_a_drawing_over_the_renderers_memory_is_refused_not_left_to_the_pi() -> 
     )
     with pytest.raises(SvgError, match="ran out of the memory it may use"):
         draw_svg(markup)
+
+
+@pytest.mark.usefixtures("chromium")
+@pytest.mark.parametrize("height", [1, 10, 20, 100, 120])
+def test_chromium_draws_a_short_picture_whole(height: int) -> None:
+    """A headless chromium window about 90 to 150 pixels high showed only its top 13 pixels or so:
+    a 300x100 card drawn with SVG_RENDERER=chromium was a red strip over a transparent picture; and
+    an SVG shorter than a line of text sat on the text's baseline, its top rows cut (10 high: 5 lost)."""
+    drawn = draw_svg(
+        f'<svg width="300" height="{height}"><rect width="300" height="{height}" fill="red"/></svg>',
+        renderer="chromium",
+    )
+    picture = _image(drawn).convert("RGBA")
+    assert picture.size == (300, height)
+    assert picture.getchannel("A").getbbox() == (0, 0, 300, height)
+    assert _near(picture.getpixel((150, height - 1)), (255, 0, 0))
+
+
+@pytest.mark.usefixtures("chromium")
+def test_html_inside_a_foreign_object_needs_no_namespace_as_in_cbdq_s_browser() -> None:
+    """CBDQ's browser read the SVG as HTML, so ``<foreignObject><div>`` was HTML without saying so;
+    read as XML it was an SVG element chromium does not draw, and the picture was refused as blank."""
+    markup = (
+        '<svg width="200" height="200"><foreignObject width="200" height="200">'
+        '<svg width="200" height="50" style="display:block"><rect width="200" height="50" fill="#0000ff"/></svg>'
+        '<div style="background:#00ff00;width:200px;height:100px">hi <b>there</b></div>'
+        "</foreignObject></svg>"
+    )
+    picture = _image(draw_svg(markup, renderer="chromium")).convert("RGBA")
+    assert _near(picture.getpixel((100, 25)), (0, 0, 255))  # an SVG inside it stays SVG
+    assert _near(picture.getpixel((100, 120)), (0, 255, 0))  # the HTML
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+        '<svg width="100" height="100"><text y="20">&x;</text></svg>',
+        '<!DOCTYPE s [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+        '<svg width="9" height="9"><text>&b;&b;&b;</text></svg>',
+    ],
+)
+def test_an_external_entity_or_a_billion_laughs_is_refused_naming_the_entity(markup: str) -> None:
+    """The DOCTYPE before <svg is left out, so its entities are never expanded (no file is read, no
+    text multiplied); the refusal names the entity rather than advising to write & as &amp;."""
+    problems = svg_problems(markup)
+    assert len(problems) == 1 and "which it does not define" in problems[0]
+    assert "&x;" in problems[0] or "&b;" in problems[0]
+    with pytest.raises(SvgError, match="a DOCTYPE's entities are never read here"):
+        draw_svg(markup)
+
+
+@pytest.mark.skipif(shutil.which("fc-list") is None, reason="fontconfig's fc-list is not installed")
+def test_check_names_text_no_font_of_the_machine_draws() -> None:
+    """An SVG card's text in characters no installed font has was drawn as empty boxes, and posted;
+    `check` names them and the package (a private-use character: no font has it)."""
+    assert font_problem(['<svg width="9" height="9"><text>caf&#233; \u00e9</text></svg>']) is None
+    said = font_problem(['<svg width="9" height="9"><text>mark \uf8e0</text></svg>'])
+    assert said is not None and "\uf8e0" in said and "empty boxes: sudo apt install fonts-noto-core" in said
+    assert font_problem(['<svg width="9" height="9"><text>\uf8e0</text></svg>'], "chromium") is None

@@ -7,6 +7,7 @@ a picture that cannot be made stops the post with one message and posts nothing.
 from __future__ import annotations
 
 import io
+import json
 import re
 import urllib.parse
 import urllib.request
@@ -212,6 +213,12 @@ def test_a_private_address_is_not_fetched_unless_link_cards_local(
     result = home.run("--force")
     assert result.returncode != 0 and emulator.posts == []
     assert "LINK_CARDS_LOCAL" in result.stderr
+    # check says so too, without fetching: the address names this machine outright
+    check = home.run("check")
+    assert check.returncode == 65, check.stdout
+    assert "a picture it fetches, http://127.0.0.1:" in check.stdout
+    assert "is a loopback address (this machine): pictures are fetched only from the public" in check.stdout
+    assert "set LINK_CARDS_LOCAL=yes" in check.stdout
     assert pages.requests == []
 
 
@@ -262,7 +269,7 @@ def test_check_fetches_nothing_and_check_online_names_an_address_that_fails(
     home.write_env(TWEETS_FILE=str(path), LINK_CARDS_LOCAL="yes")
     plain = home.run("check")
     assert plain.returncode == 0, plain.stdout
-    assert "fetch 1 different {img} addresses at each run" in plain.stdout
+    assert "fetch 1 different {img} address at each run" in plain.stdout
     assert pages.requests == []  # a plain check reaches no server
     online = home.run("check", "--online")
     assert online.returncode == 65, online.stdout
@@ -302,3 +309,54 @@ def test_a_long_expansion_s_labels_go_with_its_pictures_on_the_thread_s_first_pa
     assert first["value"]["labels"]["values"][0]["val"] == "graphic-media"
     assert first["value"]["embed"]["images"][0]["alt"] == "A red block"
     assert "labels" not in second["value"] and "embed" not in second["value"]
+
+
+def test_check_names_alt_text_longer_than_a_network_takes(home: BotHome, emulator: XEmulator) -> None:
+    """A BBDQ picture's alt text of 1,440 characters: Bluesky took it, X takes 1,000; check said all
+    was well and every run was refused."""
+    path = home.path / "long.json"
+    alt = "a very long description " * 60
+    path.write_text(
+        json.dumps(
+            {"origin": ['{svg <svg width="100" height="100"><circle cx="50" cy="50" r="40"/></svg> ' + alt + "}"]}
+        ),
+        encoding="utf-8",
+    )
+    home.write_env(TWEETS_FILE=str(path))
+    check = home.run("check")
+    assert check.returncode == 65, check.stdout
+    assert "a picture of its samples has alt text of 1439 characters; X takes 1000" in check.stdout
+    result = home.run("--force")
+    assert result.returncode == 65 and emulator.posts == []
+
+
+def test_check_names_a_picture_an_svg_embeds_from_this_machine(home: BotHome, pages: PageServer) -> None:
+    path = home.path / "framed.json"
+    path.write_text(
+        '{"origin": ["Framed: {svg <svg xmlns:xlink=\\"http://www.w3.org/1999/xlink\\" width=\\"40\\" height=\\"30\\">'
+        '<image width=\\"40\\" height=\\"30\\" xlink:href=\\"'
+        + pages.url
+        + '/pictures/beetle.png\\"/></svg> A beetle}"]}',
+        encoding="utf-8",
+    )
+    home.write_env(TWEETS_FILE=str(path))
+    check = home.run("check")
+    assert check.returncode == 65, check.stdout
+    assert f"a picture it fetches, {pages.url}/pictures/beetle.png, is a loopback address" in check.stdout
+    assert pages.requests == []
+
+
+def test_check_masks_a_key_the_grammar_writes_as_a_run_s_log_does(
+    home: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    """A grammar whose {img} address holds the account's token: the run's log masked it, check printed it."""
+    token = mastodon_emulator.env()["MASTODON_ACCESS_TOKEN"]
+    path = home.path / "keyed.json"
+    path.write_text(
+        json.dumps({"origin": [f"A picture {{img http://127.0.0.1:1/p.png?key={token}}}"]}), encoding="utf-8"
+    )
+    home.write_env(TWEETS_FILE=str(path), **mastodon_emulator.env(), POST_TO="mastodon")
+    for args in (("check",), ("check", "--online")):
+        result = home.run(*args)
+        assert token not in result.stdout + result.stderr
+        assert "p.png?key=********" in result.stdout

@@ -108,3 +108,46 @@ def test_a_caught_up_expansion_keeps_its_tags_meaning_and_never_their_text(
     assert "{" not in status.text and status.text in emulator.texts[0]
     assert status.spoiler_text.startswith("weather, ") and status.sensitive
     assert status.visibility in ("unlisted", "private")
+
+
+def test_a_dry_run_shows_what_a_grammar_s_tags_send_besides_the_text(home: BotHome) -> None:
+    """A CBTS bot moving in sees its {cut}, visibility and {hide} in the dry run, even posting to
+    Mastodon alone (where the text alone was shown, as if the tags had done nothing)."""
+    use(home, "cbts_moods.json", POST_TO="mastodon")
+    result = home.run("--dry-run", "--force", "--seed", "1")
+    assert result.returncode == 0, result.stderr
+    heading, text = result.stdout.strip().split("\n", 1)
+    assert heading.startswith("Mastodon (behind the content warning 'weather, ")
+    assert re.search(r"visibility (unlisted|private) \(or MASTODON_VISIBILITY if more private\)", heading)
+    assert "marked sensitive" in heading
+    assert "{" not in text and "CW:" not in text
+
+
+def test_the_history_and_the_status_page_show_a_tagged_post_as_read_not_its_markup(
+    home: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    """A grammar's posts are kept as expanded, tags and all: `history` and the status page showed
+    an SVG card as its markup, and the page said a grammar "cannot be read" where it has no lines."""
+    path = use(home, "cbts_moods.json", **mastodon_emulator.env(), POST_TO="mastodon", MAX_POSTS_PER_DAY="20")
+    assert home.run("--force", "--seed", "1").returncode == 0
+    card = '{"origin": ["A card {svg <svg width=\\"40\\" height=\\"20\\"><rect width=\\"40\\" height=\\"20\\"/></svg> black}"]}'
+    path.write_text(card)
+    assert home.run("--force").returncode == 0
+    history = home.run("history")
+    assert history.returncode == 0, history.stderr
+    assert "A card [picture: black]" in history.stdout and "CW: weather, " in history.stdout
+    assert "{" not in history.stdout
+    from twitterbot.cli import read_config
+    from twitterbot.web.app import create_app
+
+    config = read_config(env_file=home.path / ".env", environ={"PATH": "/usr/bin:/bin"}, project_dir=home.path)
+    page = create_app(config).test_client().get("/").get_data(as_text=True)
+    assert "A card [picture: black]" in page and "{svg" not in page and "{cut" not in page
+    assert "A Tracery grammar: each post is drawn anew" in page and "cannot be read" not in page
+
+
+def test_a_dry_run_of_pictures_alone_says_so_rather_than_print_an_empty_line(home: BotHome) -> None:
+    use(home, "cbdq_shapes.json")
+    result = home.run("--dry-run", "--force")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "(no words: the pictures alone)"

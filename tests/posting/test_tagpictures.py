@@ -80,3 +80,22 @@ def test_a_picture_the_grammar_must_fix_is_a_data_error_and_a_slow_server_a_temp
     with pytest.raises(PostError, match="the next run tries again") as failed:
         make_pictures(tagged, PictureRules(), where=WHERE, fetch=slow)
     assert failed.value.exit_status == ExitStatus.TEMPORARY_FAILURE
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>',
+            "is an SVG, which the networks do not take",
+        ),
+        (b"plain words", "is not a PNG, JPEG, GIF or WebP picture: fix the grammar's {img} address"),
+    ],
+)
+def test_a_fetched_answer_that_is_no_picture_names_the_address(body: bytes, said: str) -> None:
+    """It was named as a file to "replace or fix its name", the line to stay "in the round"."""
+    tagged = read_tags("Moths {img https://example.org/moth.svg}")
+    with pytest.raises(TweetFileError) as refused:
+        make_pictures(tagged, PictureRules(), where=WHERE, fetch=lambda url: body)
+    assert f"{WHERE}: the picture at https://example.org/moth.svg " + said in str(refused.value)
+    assert int(refused.value.exit_status) == 65

@@ -86,8 +86,14 @@ def test_bbdq_lang_and_labels_only_with_pictures() -> None:
         ("{lang english!} b", "not a BCP 47 language tag"),
         ("{cut} b", "{cut} with nothing after it"),
         ("a {hour} b", "which is no tag"),
+        ("{cut x} text {lang: de}", "{lang: de}, a line option, which is read only at the very start of a post"),
         ("a {svg <?xml?>\n<svg></svg>} b", "without its } on the same line"),
         ("cut short {hide", "without its } on the same line"),
+        # Tracery dropped the first of two escapes in a stretch: the style's own braces end the tag
+        (
+            "{svg <svg><style>text { fill: red; } .b \\{ x: 1 \\}</style></svg>}",
+            "with a brace inside it not written \\{ (at 'tyle>text { fill: red; } .b...')",
+        ),
     ],
 )
 def test_an_unknown_or_unreadable_tag_is_named_with_its_fix(text: str, said: str) -> None:

@@ -65,7 +65,11 @@ def test_status_json_has_the_same_facts(server: Server, made: Made) -> None:
     assert status == 200 and headers["Content-Type"] == "application/json"
     data = json.loads(body)
     assert data["cap"]["posts"] == 5 and data["cap"]["limit"] == 10  # three runs and the job's two posts
-    assert data["bag"] == {"left": 1, "total": 4}  # three were posted (the uncertain one counts as posted)
+    assert data["bag"] == {
+        "left": 1,
+        "total": 4,
+        "grammar": False,
+    }  # three were posted (the uncertain one counts as posted)
     texts = [run["text"] for run in data["runs"]]
     assert texts == [SCRIPT_LINE, UNCERTAIN_LINE, PLAIN_LINE]
     first = data["runs"][-1]["networks"][0]

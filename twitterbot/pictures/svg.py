@@ -46,6 +46,7 @@ __all__ = [
     "RendererMissing",
     "SvgError",
     "draw_svg",
+    "font_problem",
     "renderer_problem",
     "svg_problems",
 ]
@@ -136,7 +137,8 @@ def draw_svg(markup: str, *, fetch: Optional[Callable[[str], bytes]] = None, ren
     if not _visible(png):
         raise SvgError(
             f"the SVG ({read.width}x{read.height}) draws nothing visible with {program}: check its shapes' "
-            "fill and stroke, or what it needs from a browser (SVG_RENDERER=chromium)"
+            "fill and stroke"
+            + ("" if program == "chromium" else ", or what it needs from a browser (SVG_RENDERER=chromium)")
         )
     return DrawnSvg(png, read.width, read.height)
 
@@ -167,6 +169,53 @@ def renderer_problem(renderer: str = "auto") -> Optional[str]:
     except SvgError as exc:
         return str(exc)
     return None
+
+
+def font_problem(markups: List[str], renderer: str = "auto") -> Optional[str]:
+    """Which characters of the SVGs' text no font of this machine has (asked of fontconfig's
+    fc-list, as rsvg finds its fonts), with the package that draws them: such text is drawn as
+    empty boxes. None when every character has a font, or fontconfig cannot be asked."""
+    if _renderer(renderer) == "chromium":
+        return None  # chromium carries fallbacks of its own; its fonts are not fontconfig's alone
+    lister = shutil.which("fc-list")
+    if lister is None:
+        return None
+    wanted = sorted(
+        {char for markup in markups for char in _text_of(markup) if ord(char) > 0x7E and not char.isspace()}
+    )
+    missing = [char for char in wanted[:_MOST_ASKED] if not _has_font(lister, char)]
+    if not missing:
+        return None
+    emoji = any(ord(char) >= 0x1F000 or 0x2600 <= ord(char) < 0x2800 for char in missing)
+    wide = any(0x2E80 <= ord(char) < 0xA000 or 0xAC00 <= ord(char) < 0xD7B0 for char in missing)
+    packages = (
+        " ".join(name for name, needed in (("fonts-noto-color-emoji", emoji), ("fonts-noto-cjk", wide)) if needed)
+        or "fonts-noto-core"
+    )
+    return (
+        f"no font on this machine draws {''.join(missing[:12])} in the SVG's text, which would be drawn as "
+        f"empty boxes: sudo apt install {packages}"
+    )
+
+
+_MOST_ASKED = 40  # different characters asked of fontconfig (one quick process each)
+_TEXT = re.compile(r">([^<]+)<")
+
+
+def _text_of(markup: str) -> str:
+    """The text between the SVG's tags, its character references read."""
+    return html.unescape("".join(_TEXT.findall(markup)))
+
+
+def _has_font(lister: str, char: str) -> bool:
+    """Whether a font of this machine has `char` (fc-list names one that does)."""
+    try:
+        found = subprocess.run(
+            [lister, f":charset={ord(char):x}", "family"], capture_output=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return True  # not known: said nothing rather than something wrong
+    return bool(found.strip())
 
 
 # -- reading ----------------------------------------------------------------------------------------
@@ -201,6 +250,14 @@ def _read(markup: str) -> _Read:
         root = ElementTree.fromstring(svg)
     except ElementTree.ParseError as exc:
         line, column = exc.position
+        entity = _ENTITY.match(svg.splitlines()[line - 1][column:]) if "undefined entity" in str(exc) else None
+        if entity:
+            raise SvgError(
+                f"the SVG uses the entity {entity.group(0)}, which it does not define (line {line} column "
+                f"{column + 1} of the SVG): a DOCTYPE's entities are never read here (what comes before <svg is "
+                "left out, and no file is fetched for one): write the text itself, or a character reference "
+                "such as &#233;"
+            ) from None
         raise SvgError(
             f"the SVG is not well-formed XML ({_said(exc)}, line {line} column {column + 1} of the SVG): close every "
             'element (<circle ... />), quote every attribute (r="5") and write & as &amp; (a browser forgave '
@@ -457,11 +514,12 @@ def _chromium(read: _Read) -> bytes:
     request refused: the page's own policy allows only what it holds (inline styles and scripts,
     data: pictures and fonts), and the browser's proxy is an address nothing answers on."""
     program = _program_path("chromium")
+    _html_inside_foreign_objects(read.root)
     policy = "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
     page = (
         b'<html xmlns="http://www.w3.org/1999/xhtml"><head>'
         + f'<meta http-equiv="Content-Security-Policy" content="{policy}"/>'.encode()
-        + b"<style>* { margin: 0; padding: 0; } html, body { background: transparent; overflow: hidden; }</style>"
+        + b"<style>* { margin: 0; padding: 0; } html, body { background: transparent; overflow: hidden; } body > svg { display: block; }</style>"
         + b"</head><body>"
         + _serialized(read.root)
         + b"</body></html>"
@@ -490,7 +548,7 @@ def _chromium(read: _Read) -> bytes:
             "--force-device-scale-factor=1",
             "--default-background-color=00000000",
             "--virtual-time-budget=5000",
-            f"--window-size={read.width},{read.height}",
+            f"--window-size={read.width},{read.height + _window_margin(read.height)}",
             f"--user-data-dir={where / 'profile'}",
             f"--screenshot={out}",
             (where / "page.xhtml").as_uri(),
@@ -498,7 +556,53 @@ def _chromium(read: _Read) -> bytes:
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.insert(1, "--no-sandbox")  # chromium will not start its sandbox as root
         _run(command, b"", "chromium")
-        return _read_png(out)
+        return _cropped(_read_png(out), read)
+
+
+# A headless chromium window under about 150 pixels high shows a page 87 pixels shorter than the
+# window (room for a browser's bars it does not draw): such a picture is drawn in a window this much
+# taller, and cut to its own size.
+_SHORT_WINDOW = 400
+_WINDOW_MARGIN = 100
+
+
+def _window_margin(height: int) -> int:
+    """How much taller than the picture chromium's window is made (see `_SHORT_WINDOW`)."""
+    return _WINDOW_MARGIN if height < _SHORT_WINDOW else 0
+
+
+def _cropped(png: bytes, read: _Read) -> bytes:
+    """Chromium's screenshot cut to the SVG's size (its window may be taller: `_window_margin`)."""
+    if not _window_margin(read.height) or not png.startswith(b"\x89PNG\r\n\x1a\n"):
+        return png
+    import io
+
+    from .prepare import pillow
+
+    with pillow().open(io.BytesIO(png)) as image:
+        if image.size == (read.width, read.height):
+            return png
+        out = io.BytesIO()
+        image.crop((0, 0, read.width, read.height)).save(out, format="PNG")
+        return out.getvalue()
+
+
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+
+
+def _html_inside_foreign_objects(root: Element) -> None:
+    """The elements inside each ``<foreignObject>`` that name no namespace of their own made HTML's,
+    as the HTML parser of CBDQ's browser made them (``<foreignObject><div>hi</div>``): read here as
+    XML, they were SVG elements the browser does not draw. An ``<svg>`` inside stays SVG."""
+    for holder in root.iter(f"{{{SVG_NS}}}foreignObject"):
+        stack = list(holder)
+        while stack:
+            element = stack.pop()
+            if element.tag == f"{{{SVG_NS}}}svg":
+                continue
+            if isinstance(element.tag, str) and element.tag.startswith(f"{{{SVG_NS}}}"):
+                element.tag = f"{{{XHTML_NS}}}" + _local(element.tag)
+            stack.extend(element)
 
 
 def _run(command: List[str], given: bytes, name: str) -> None:

@@ -236,7 +236,7 @@ def _grammar(config: Config) -> Iterator[Finding]:
         yield problem(found, TweetFileError(found))
     if not report.problems:
         yield ok(
-            f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {report.distinct} different posts in the samples"
+            f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {plural(report.distinct, 'different post')} in the samples"
         )
     for said in report.notes:
         yield note(said)
@@ -249,7 +249,8 @@ def _grammar(config: Config) -> Iterator[Finding]:
         from .tagcheck import tag_findings
         from .tagpictures import PictureRules
 
-        for status, message, error in tag_findings(report, PictureRules.of(config), where=str(path)):
+        limits = [network.image_limits() for network in config["POST_TO"]]
+        for status, message, error in tag_findings(report, PictureRules.of(config), where=str(path), limits=limits):
             yield Finding(status, message, error)
 
 
@@ -441,13 +442,17 @@ ONLINE_CHECKS: Sequence[Check] = (previews, grammar_pictures, accounts)
 
 
 def run_checks(config: Config, *, online: bool, out: Callable[[str], object] = print) -> int:
-    """Run every check (and the online ones), printing each finding as it comes; the exit status
-    of the first problem, or 0."""
+    """Run every check (and the online ones), printing each finding as it comes, its secrets masked
+    as a run's log masks them (a line or a grammar's address may hold a key); the exit status of
+    the first problem, or 0."""
+    from ..settings.secrets import Scrubber
+
     out(f"twitterbot {__version__} (Python {platform.python_version()})")  # the first thing a bug report needs
+    mask = Scrubber(config.secrets())
     problems: List[BotError] = []
     for check in (*CHECKS, *(ONLINE_CHECKS if online else ())):
         for finding in check(config):
-            out(finding.line)
+            out(mask(finding.line))
             if finding.problem is not None:
                 problems.append(finding.problem)
     if problems:

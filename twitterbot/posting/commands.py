@@ -16,7 +16,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
 
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import ExitStatus
@@ -29,7 +29,11 @@ from ..wording import one_line
 from .links import label_of, network_named, post_link
 from .result import RunResult, log_result
 from .scheduled import run_once, run_watched, wait_jitter
-from .tweets import preview
+from .tweets import is_grammar, preview
+
+if TYPE_CHECKING:
+    from ..networks import Network
+    from .delivery import Post
 
 __all__ = ["register"]
 
@@ -122,18 +126,44 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
 def _show_text(result: RunResult, mask: Scrubber) -> None:
     """The text a dry run would send, as each network would get it (secrets masked, as a real run
     sends it): a network without content warnings of its own gets a line's warning as its first
-    line ("CW: ..."); where networks get different texts, each is shown under their names."""
+    line ("CW: ..."). Where networks get different texts, or a network gets more than the text
+    (its own content warning, a visibility, sensitive pictures, labels: a grammar's tags), each
+    is shown under their names, so that what a tag does is seen before it is posted."""
     post = result.line.post("")  # type: ignore[union-attr]
     texts: Dict[str, List[str]] = {}
+    besides = False
     for sent in result.networks:
         if sent.outcome == Outcome.WOULD_POST:
-            behind = f" (behind the content warning {post.warning!r})" if post.spoiler_for(sent.network) else ""
-            texts.setdefault(mask(post.text_for(sent.network)), []).append(sent.network.label + behind)
-    if len(texts) <= 1:
-        print(next(iter(texts), mask(post.text)))
+            more = _besides_text(post, sent.network)
+            besides = besides or bool(more)
+            texts.setdefault(mask(post.text_for(sent.network)), []).append(
+                sent.network.label + (f" ({mask(more)})" if more else "")
+            )
+    if len(texts) <= 1 and not besides:
+        print(next(iter(texts), mask(post.text)) or _NO_WORDS)
         return
     for text, labels in texts.items():
-        print(f"{' and '.join(labels)}:\n{text}")
+        print(f"{' and '.join(labels)}:\n{text or _NO_WORDS}")
+
+
+# What a dry run shows for a post of pictures alone (a grammar's {svg} card), not an empty line.
+_NO_WORDS = "(no words: the pictures alone)"
+
+
+def _besides_text(post: Post, network: Network) -> str:
+    """What `network` gets with `post` besides its text, in words: its own content warning and the
+    options it takes (`Network.post_options`: Mastodon's visibility, the sensitive flag, Bluesky's
+    labels); "" for nothing."""
+    said = []
+    if post.spoiler_for(network):
+        said.append(f"behind the content warning {post.warning!r}")
+    if post.visibility and "visibility" in network.post_options:
+        said.append(f"visibility {post.visibility} (or MASTODON_VISIBILITY if more private)")
+    if post.sensitive and "sensitive" in network.post_options:
+        said.append("marked sensitive (pictures behind a warning)")
+    if post.labels and "labels" in network.post_options:
+        said.append("labelled " + ", ".join(post.labels))
+    return "; ".join(said)
 
 
 def _show_pictures(line: Any, config: Config) -> None:
@@ -210,12 +240,14 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         print_json([_history_json(entry, config) for entry in entries], secrets=config.secrets())
         return int(ExitStatus.OK)
     mask = Scrubber(config.secrets())  # what a post or a server's reply said may hold a key
+    as_read = _readable if is_grammar(config["TWEETS_FILE"]) else (lambda text: text)
     for entry in entries:
         if isinstance(entry, ReplyRecord):
             print(f"{entry.seen_at.astimezone():%Y-%m-%d %H:%M}  {_reply_line(entry, config, mask)}")
             continue
         if isinstance(entry, RunRecord):
             when, text, reason, url = entry.started_at, entry.text, entry.reason, _url(entry, config)
+            text = as_read(text) if text else text
             what = entry.action + (" (dry run)" if entry.dry_run and entry.action != Outcome.WOULD_POST else "")
             tag = ""
         elif isinstance(entry, Missed):  # shown at the run that found it missed
@@ -258,6 +290,13 @@ def _reply_line(entry: Any, config: Config, mask: Scrubber) -> str:
         part for part in (tag, preview(mask(entry.text), 40), rule, outcome, entry.reason or "", link or "") if part
     )
     return f"{what:<11} {one_line(mask(detail))}"
+
+
+def _readable(text: str) -> str:
+    """A grammar's post without its tags, its pictures named (tags.py `readable`)."""
+    from .tags import readable
+
+    return readable(text)
 
 
 def _url(entry: Any, config: Config) -> Optional[str]:

@@ -21,7 +21,7 @@ import random
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..errors import TweetFileError
 from ..networks import Network
@@ -264,6 +264,7 @@ def sample_grammar(
     samples with tags are kept (`tagged`): `check` says which tags they use and draws their SVGs."""
     grammar = read_grammar(path)
     report = GrammarReport(len(grammar.rules))
+    written = grammar
     if codes is not None:
         report.codes = codes_in(grammar)
         try:
@@ -271,10 +272,9 @@ def sample_grammar(
         except TweetFileError as exc:
             report.problems.append(str(exc))
             return report
-    report.problems = [
-        f"{path} line {problem.lineno} {problem.message}" if problem.lineno else f"{path} {problem.message}"
-        for problem in grammar.problems()
-    ]
+    report.problems = _problems(path, grammar)
+    if not report.problems and codes is not None and report.codes:
+        report.problems = _problems_at_other_times(path, written, codes, grammar)
     if report.problems:
         return report  # an expansion would stop at the first of them
     texts: List[str] = []
@@ -320,6 +320,58 @@ def sample_grammar(
         return report
     report.notes += _fit_notes(path, lines)
     return report
+
+
+def _problems(path: Path, grammar: Grammar) -> List[str]:
+    return [
+        f"{path} line {problem.lineno} {problem.message}" if problem.lineno else f"{path} {problem.message}"
+        for problem in grammar.problems()
+    ]
+
+
+def _problems_at_other_times(path: Path, written: Grammar, now: Moment, checked: Grammar) -> List[str]:
+    """The problems Blue Bots Done Quick's codes make at another hour of the day, day of the week,
+    month or post number than `now` (``#greet{hour}#`` names 24 rules, one of them now), each with
+    when it would come; each different grammar the codes make is walked once."""
+    seen = {_rules_key(checked)}
+    found: List[str] = []
+    for moment, when in _other_moments(now):
+        try:
+            grammar = with_codes(written, moment)
+        except TweetFileError as exc:
+            found.append(f"{exc} ({when})")
+            break
+        key = _rules_key(grammar)
+        if key in seen:
+            continue
+        seen.add(key)
+        said = _problems(path, grammar)
+        found += [f"{problem} ({when}: the codes make other texts then)" for problem in said if problem not in found]
+        if len(found) >= 3:
+            break
+    return found
+
+
+def _other_moments(now: Moment) -> Iterator[Tuple[Moment, str]]:
+    """Each hour of today, the week's other days, the year's other months and the next posts'
+    numbers, as moments for the codes, each with how to say it."""
+    from datetime import timedelta
+
+    at = now.at
+    for hour in range(24):
+        yield Moment(at.replace(hour=hour, minute=0), now.count), f"at {hour:02d}:00"
+    for days in range(1, 7):
+        day = at + timedelta(days=days)
+        yield Moment(day, now.count), f"on a {day:%A}"
+    for month in range(1, 13):
+        yield Moment(at.replace(month=month, day=1), now.count), f"in {at.replace(month=month, day=1):%B}"
+    first = now.count()
+    for number in range(first + 1, first + 12):
+        yield Moment(at, lambda number=number: number), f"at post number {number}"
+
+
+def _rules_key(grammar: Grammar) -> int:
+    return hash(tuple(sorted(grammar.rules.items())))
 
 
 def _fit_notes(path: Path, lines: Sequence[TweetLine]) -> List[str]:

@@ -9,9 +9,12 @@ drawing it), and the ``{img}`` addresses a run will fetch; `check --online` fetc
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Tuple
+import re
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import BotError, MissingDependency, TweetFileError
+from ..pictures.limits import ImageLimits, strictest_alt
+from ..wording import plural
 from .generated import GrammarReport
 from .tagpictures import PictureRules
 from .tags import SvgPicture, UrlPicture
@@ -21,6 +24,8 @@ __all__ = ["MOST_FETCHED", "fetch_findings", "tag_findings"]
 MOST_FETCHED = 8  # `check --online` fetches at most this many of the sampled addresses
 
 Finding = Tuple[str, str, Optional[BotError]]
+# A picture an SVG names by URL (``<image href="https://...">``), fetched like an ``{img}``'s.
+_EMBEDDED = re.compile(r"""\bhref\s*=\s*["'](https?://[^"'\s]+)""", re.IGNORECASE)
 
 
 def _pictures(report: GrammarReport) -> Tuple[List[str], List[str], List[str]]:
@@ -39,9 +44,11 @@ def _pictures(report: GrammarReport) -> Tuple[List[str], List[str], List[str]]:
     return words, list(svgs), list(urls)
 
 
-def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> Iterator[Finding]:
-    """The tags the samples use, then a problem for each SVG that cannot be drawn here, then the
-    addresses a run fetches."""
+def tag_findings(
+    report: GrammarReport, rules: PictureRules, *, where: str, limits: Sequence[ImageLimits] = ()
+) -> Iterator[Finding]:
+    """The tags the samples use, then a problem for alt text longer than a network of `limits`
+    takes, for each SVG that cannot be drawn here, then the addresses a run fetches."""
     if not report.tagged:
         return
     words, svgs, urls = _pictures(report)
@@ -55,25 +62,67 @@ def tag_findings(report: GrammarReport, rules: PictureRules, *, where: str) -> I
     if bare:
         yield (
             "note",
-            f"{where}: {bare} pictures of its samples have no alt text: add {{alt what it shows}} after a "
-            "picture's tag, for people who cannot see it (they are posted without)",
+            f"{where}: {plural(bare, 'picture')} of its samples {'has' if bare == 1 else 'have'} no alt text: add "
+            "{alt what it shows} after a picture's tag, for people who cannot see it (they are posted without)",
             None,
         )
+    if limits:
+        yield from _long_alts(report, strictest_alt(limits), where)
     if svgs:
         yield from _svgs(svgs, rules, where)
+    embedded = [url for markup in svgs for url in _EMBEDDED.findall(markup)]
+    if (urls or embedded) and not rules.allow_local:
+        yield from _local_addresses(urls + embedded, where)
     if urls:
         yield (
             "note",
-            f"{where}: its samples fetch {len(urls)} different {{img}} addresses at each run, e.g. {urls[0]} "
+            f"{where}: its samples fetch {len(urls)} different {{img}} {'address' if len(urls) == 1 else 'addresses'} "
+            f"at each run, e.g. {urls[0]} "
             "(bot.py check --online fetches them now)",
             None,
         )
 
 
+def _long_alts(report: GrammarReport, strictest: ImageLimits, where: str) -> Iterator[Finding]:
+    """The longest alt text of the samples' pictures, when a network of POST_TO takes less: every
+    run that draws it would be refused (65), so check says it once."""
+    longest = max((len(picture.alt) for line in report.tagged for picture in line.tags.pictures), default=0)  # type: ignore[union-attr]
+    if longest > strictest.max_alt:
+        message = (
+            f"{where}: a picture of its samples has alt text of {longest} characters; {strictest.where} takes "
+            f"{strictest.max_alt}: shorten the grammar's alt text"
+        )
+        yield "problem", message, TweetFileError(message)
+
+
+def _local_addresses(urls: List[str], where: str) -> Iterator[Finding]:
+    """An ``{img}`` address that names this machine or a private network outright (an IP address,
+    localhost), which a run refuses without LINK_CARDS_LOCAL: said now, without a fetch, so the
+    owner who moved a bot with its own picture server learns it before the first run fails."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    from ..networks.addresses import refusal
+
+    for url in urls:
+        try:
+            host = (urlsplit(url).hostname or "").rstrip(".")
+            why = "this machine" if host == "localhost" else refusal(ipaddress.ip_address(host))
+        except ValueError:  # a name, which only a look-up tells: check --online fetches it
+            continue
+        if why:
+            message = (
+                f"{where}: a picture it fetches, {url}, is {why}: pictures are fetched only from the public "
+                "internet; set LINK_CARDS_LOCAL=yes to allow your own network, or give a public address"
+            )
+            yield "problem", message, TweetFileError(message)
+            return  # once: the samples draw many addresses from one host
+
+
 def _svgs(markups: List[str], rules: PictureRules, where: str) -> Iterator[Finding]:
     """Each different SVG of the samples checked without drawing it; a renderer that is not
     installed is said once, as the missing package it is (69)."""
-    from ..pictures.svg import renderer_problem, svg_problems
+    from ..pictures.svg import font_problem, renderer_problem, svg_problems
 
     missing = renderer_problem(rules.renderer)
     if missing:
@@ -86,6 +135,11 @@ def _svgs(markups: List[str], rules: PictureRules, where: str) -> Iterator[Findi
                 said.add(problem)
                 message = f"{where}: an {{svg}} of its samples cannot be drawn here: {problem}"
                 yield "problem", message, TweetFileError(message)
+    fonts = font_problem(markups, rules.renderer)
+    if fonts and not missing:
+        said.add(fonts)
+        message = f"{where}: an {{svg}} of its samples: {fonts}"
+        yield "problem", message, MissingDependency(message)
     if not said:
         yield "ok", f"{where}: the {len(markups)} different {{svg}} pictures of its samples can be drawn here", None
 

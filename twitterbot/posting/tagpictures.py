@@ -100,7 +100,7 @@ def _drawn(picture: SvgPicture, rules: PictureRules, fetch: Fetch, where: str, n
 
 def _fetched(picture: UrlPicture, fetch: Fetch, where: str) -> bytes:
     try:
-        return fetch(picture.url)
+        data = fetch(picture.url)
     except PostError as exc:
         raise PostError(
             f"{where}: its picture {picture.url} cannot be fetched: {exc}", kind=exc.kind, exit_status=exc.exit_status
@@ -126,6 +126,26 @@ def _fetched(picture: UrlPicture, fetch: Fetch, where: str) -> bytes:
                 exit_status=ExitStatus.TEMPORARY_FAILURE,
             ) from None
         raise TweetFileError(f"{where}: {exc}: fix the grammar's {{img}} address") from None
+    return _a_picture(picture.url, data, where)
+
+
+def _a_picture(url: str, data: bytes, where: str) -> bytes:
+    """`data` when it is a picture the networks take; else the data error naming the address (not
+    the tweets file's words about a file to replace), and for an SVG the tag that draws one."""
+    from ..pictures.prepare import sniff
+
+    if sniff(data[:16]) is not None:
+        return data
+    svg = b"<svg" in data[:4096]
+    raise TweetFileError(
+        f"{where}: the picture at {url} is "
+        + (
+            "an SVG, which the networks do not take: put its markup in the grammar as {svg <svg ...>...</svg>}, "
+            "or link a PNG"
+            if svg
+            else "not a PNG, JPEG, GIF or WebP picture: fix the grammar's {img} address"
+        )
+    )
 
 
 def _nth(number: int) -> str:

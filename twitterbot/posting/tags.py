@@ -40,6 +40,7 @@ __all__ = [
     "is_options",
     "may_have_tags",
     "read_tags",
+    "readable",
 ]
 
 # The words a tag may start with, each a service's: svg and img (all three), alt (CBTS, BBDQ),
@@ -116,15 +117,43 @@ def read_tags(text: str) -> Tagged:
     return _meaning(rest, tags)
 
 
+def readable(text: str) -> str:
+    """A grammar's post as a person reads it in the history and on the status page, where the
+    expansion is kept as made: its tags taken out, each picture shown as ``[picture: alt text]``
+    (or ``[picture]``), its warning first (``CW: ... ·``). `text` as it is when it holds no tag or
+    one that cannot be read."""
+    if not may_have_tags(text):
+        return text
+    try:
+        tagged = read_tags(text)
+    except TagError:
+        return text
+    if not tagged:
+        return text
+    pictures = [f"[picture: {picture.alt}]" if picture.alt else "[picture]" for picture in tagged.pictures]
+    shown = " ".join(part for part in (tagged.text, *pictures) if part)
+    return f"CW: {tagged.warning} · {shown}" if tagged.warning else shown
+
+
 def _unclosed(text: str) -> None:
     """A tag's word after a ``{`` that no ``}`` on its line closes: its markup would be posted as
     text (CBDQ did), so it is named instead."""
     starts = {start for start, _end in _spans(text)}
     for found in _OPENING.finditer(text):
         if found.start() not in starts:
+            line = text[found.start() :].splitlines()[0]
+            stray = _unescaped_before(line, "{", len(line))
+            if stray > 0 and _unescaped_before(line, "}", len(line)) > stray:
+                raise TagError(
+                    f"has {_short(line, 40)} with a brace inside it not written \\{{ (at "
+                    f"{_short(line[max(0, stray - 10) :], 30)!r}), so the tag ends early: write every brace "
+                    "inside a tag as \\{ and \\} (\\\\\\\\{ in the JSON file); Tracery keeps only the last "
+                    "escape between two #tags#, so put a #tag# between two escaped braces or write the style as "
+                    "attributes (docs/moving-in.md, Tags in a post)"
+                )
             raise TagError(
-                f"has {_short(text[found.start() :].splitlines()[0], 40)} without its }} on the same line: a tag "
-                "cannot hold a line break (write its markup on one line), and a literal brace is written \\{"
+                f"has {_short(line, 40)} without its }} on the same line: a tag cannot hold a line break (write "
+                "its markup on one line), and a literal brace is written \\{"
             )
 
 
@@ -286,6 +315,11 @@ def _language(content: str) -> str:
 
 def _unknown(inside: str) -> str:
     word = inside.split(" ", 1)[0]
+    if _OPTION.match("{" + inside):
+        return (
+            f"has {{{_short(inside)}}}, a line option, which is read only at the very start of a post (before "
+            "any tag): move it there, or write it as a tag (lang: en as {lang en}, cw: ... as {cut ...})"
+        )
     if word == "vid":
         return (
             f"has {{{_short(inside)}}}: this bot posts pictures, not videos; link to the video in the "

@@ -102,8 +102,9 @@ class Budget:
 class Bag:
     """The shuffle bag: lines of the tweets file not posted yet in this round."""
 
-    left: Optional[int]  # None: the tweets file could not be read
+    left: Optional[int]  # None: the tweets file could not be read, or is a grammar
     total: Optional[int]
+    grammar: bool = False  # a Tracery grammar: each post is drawn anew, there is no round of lines
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,9 @@ def read_status(
         title = "The history cannot be read" if config.history_file.exists() else "The bot has not run yet"
         attention.insert(0, Attention("history", title, problem))
     attention += [*history.attention, *job_attention(history.jobs)]
-    bag = Bag(None, None)
+    from ..posting.tweets import is_grammar
+
+    bag = Bag(None, None, grammar=is_grammar(config["TWEETS_FILE"]))
     if texts is not None:
         bag = Bag(len(texts) - len(history.used.intersection(texts)), len(texts))
     return Status(
@@ -340,6 +343,9 @@ def _cap(history: HistoryReader, config: Config, now: datetime) -> Cap:
 
 
 def _runs(history: HistoryReader, config: Config) -> Tuple[RunView, ...]:
+    from ..posting.tweets import is_grammar
+
+    shown = _readable if is_grammar(config["TWEETS_FILE"]) else (lambda text: text)
     views = []
     for run in history.recent_runs(RECENT_RUNS):
         by_network: Dict[str, NetworkOutcome] = {}
@@ -355,12 +361,19 @@ def _runs(history: HistoryReader, config: Config) -> Tuple[RunView, ...]:
                 one_in=run.one_in,
                 roll=run.roll,
                 dry_run=run.dry_run,
-                text=run.text,
+                text=shown(run.text) if run.text else run.text,
                 reason=run.reason,
                 networks=tuple(by_network.values()),
             )
         )
     return tuple(views)
+
+
+def _readable(text: str) -> str:
+    """A grammar's post without its tags, its pictures named (posting/tags.py `readable`)."""
+    from ..posting.tags import readable
+
+    return readable(text)
 
 
 def _outcome(config: Config, attempt: AttemptRow) -> NetworkOutcome:
