@@ -16,7 +16,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
 
 from ..arguments import Commands, Parser, add_command, positive_int, print_json
 from ..errors import ExitStatus
@@ -27,9 +27,9 @@ from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import one_line
 from .links import label_of, network_named, post_link
-from .result import RunResult, log_result
-from .scheduled import run_once, run_watched, wait_jitter
-from .tweets import preview
+
+if TYPE_CHECKING:
+    from .result import RunResult
 
 __all__ = ["register"]
 
@@ -81,6 +81,11 @@ def _on_a_terminal() -> bool:
 
 
 def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
+    # Imported here: every other command's parser registers the plain run's flags (`register`),
+    # and a round of replies from its timer needs none of the scheduled run's code.
+    from .result import log_result
+    from .scheduled import run_once, run_watched, wait_jitter
+
     for warning in env_file_warnings(config):
         log.warning(warning)
     posters = None if args.dry_run else (lambda: posters_for(config))
@@ -181,6 +186,8 @@ def _show_previews(config: Config, result: RunResult) -> None:
 def _history(args: argparse.Namespace, config: Config) -> int:
     """Show recent scheduled runs, progress jobs' posts and one-off lines missed (no run came
     within LATE_BY of their time), newest first, interleaved by time."""
+    from .tweets import preview
+
     if not config.history_file.exists():
         if args.json:
             print_json([])
@@ -243,6 +250,8 @@ def _when(entry: Any) -> datetime:
 def _reply_line(entry: Any, config: Config, mask: Scrubber) -> str:
     """A mention in `history`: what became of it, who wrote it, the rule, the reply's link or why none."""
     import json
+
+    from .tweets import preview
 
     what = {"answered": "replied", "pending": "mention"}.get(entry.status, entry.status)
     tag = f"[reply to {entry.author} on {label_of(config, entry.network)}]"

@@ -206,7 +206,7 @@ class _Round:
 
     def _settle(self, listening: Sequence[Network], now: datetime) -> None:
         """Uncertain replies of the last days, looked up as posts are (`posting.settle`)."""
-        from ..posting.scheduled import LOOK_UP_WINDOW
+        from ..posting import LOOK_UP_WINDOW
 
         unsettled = self.store.unsettled(now - LOOK_UP_WINDOW, [network.name for network in listening], source="reply")
         if unsettled:
@@ -450,7 +450,7 @@ def _grammar(config: Config) -> Optional[Grammar]:
 
 
 def _budgets(config: Config) -> Dict[str, float]:
-    from ..posting.scheduled import monthly_budgets
+    from ..posting import monthly_budgets
 
     return monthly_budgets(config)
 
