@@ -382,7 +382,7 @@ def _add_run(parser: Parser) -> None:
         action="store_true",
         help="first wait a random 0..TWEET_JITTER, as the timer and the daemon do (the cron lines use it)",
     )
-    parser.set_defaults(handler=_run, command_name="run")
+    parser.set_defaults(handler=_run, command_name="run", brief=True)
 
 
 def _add_check(commands: Commands) -> None:
