@@ -1,5 +1,5 @@
 """Reading X without tweepy: the account, its recent posts and its mentions, each one signed GET
-of the API v2 (OAuth 1.0a by requests-oauthlib, tweepy's own signer) that the bot makes and reads
+of the API v2 (OAuth 1.0a by oauthlib, tweepy's own signer: `api.signer`) that the bot makes and reads
 itself, whatever the answer's shape. A round of replies with nothing new needs only this: tweepy,
 its `Client` and the pictures' code are imported when a post is made (`poster.py`)::
 
