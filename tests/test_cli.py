@@ -475,7 +475,7 @@ def test_bot_py_turns_the_garbage_collector_off_before_it_imports_the_bot() -> N
     assert result.stdout.split() == ["False", "True"], result.stderr
 
 
-def test_every_command_but_the_plain_run_turns_the_garbage_collector_back_on(home: BotHome) -> None:
+def test_every_command_but_the_plain_run_and_replies_turns_the_garbage_collector_back_on(home: BotHome) -> None:
     import gc
 
     from twitterbot.cli import main
@@ -485,6 +485,10 @@ def test_every_command_but_the_plain_run_turns_the_garbage_collector_back_on(hom
     try:
         assert main(["--env-file", str(home.env_file), "--dry-run", "--force"], environ=environ) == 0
         assert not gc.isenabled()  # the plain run is over in a second: it does without
+        (home.path / "replies.json").write_text('{"hello": "hi"}')
+        home.write_env(REPLY_RULES="replies.json")
+        assert main(["replies", "--dry-run", "--env-file", str(home.env_file)], environ=environ) == 0
+        assert not gc.isenabled()  # nor does a round of replies, every 5 minutes from its timer
         assert main(["history", "--env-file", str(home.env_file)], environ=environ) == 0
         assert gc.isenabled()  # the daemon, watch and the jobs run for hours
     finally:

@@ -175,15 +175,22 @@ def _late_optional_words(
 
 
 def add_command(
-    commands: Commands, name: str, handler: Callable[..., int], *, takes: Sequence[str] = (), **kwargs: Any
+    commands: Commands,
+    name: str,
+    handler: Callable[..., int],
+    *,
+    takes: Sequence[str] = (),
+    brief: bool = False,
+    **kwargs: Any,
 ) -> Parser:
     """A command's parser with the global flags it takes (`takes`: "dry_run", "json"); keyword
     arguments `<flag>_help` reword a global flag's help for this command. `handler(args, config)`
-    runs the command and returns its exit status."""
+    runs the command and returns its exit status. `brief`: the command is over in a second, as a
+    plain run is (its process runs without the cyclic garbage collector, `cli.main`)."""
     helps = {dest: kwargs.pop(f"{dest}_help") for dest in takes if f"{dest}_help" in kwargs}
     parser: Parser = commands.add_parser(name, **kwargs)
     parser.add_global_flags(*takes, **helps)
-    parser.set_defaults(handler=handler, command_name=name)
+    parser.set_defaults(handler=handler, command_name=name, brief=brief)
     return parser
 
 

@@ -80,10 +80,11 @@ def main(
         except SystemExit as exc:  # --help, --version
             return int(exc.code or 0)
         debug, json_output = args.debug, args.json
-        if args.command_name != "run":
-            # bot.py starts with the cyclic garbage collector off: a plain run is over in a second and
-            # does without; the daemon, watch and the jobs run for hours, and every other command
-            # gets it back too.
+        if not getattr(args, "brief", False):
+            # bot.py starts with the cyclic garbage collector off: a plain run and a round of
+            # replies (brief commands) are over in a second and do without (a collection while
+            # requests is imported costs a round a tenth of its CPU); the daemon, watch and the
+            # jobs run for hours, and every other command gets it back too.
             gc.enable()
         from .arguments import absolute, global_settings
         from .settings.loading import PROJECT_DIR, load_config

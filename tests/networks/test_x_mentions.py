@@ -1,6 +1,6 @@
-"""Reading X's mentions (XPoster.mentions, twitterbot/networks/x/mentions.py) through tweepy against
-the X emulator's ``GET /2/users/:id/mentions``, and replying under one (X's February 2026 rule:
-only where the post's author mentioned the account)."""
+"""Reading X's mentions (XPoster.mentions: twitterbot/networks/x/reader.py and mentions.py, signed
+GETs with requests-oauthlib, tweepy's signer) against the X emulator's ``GET /2/users/:id/mentions``,
+and replying under one (X's February 2026 rule: only where the post's author mentioned the account)."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ def test_the_emulator_checks_what_x_checks(emulator: XEmulator, poster: XPoster)
         {"meta": {"next_token": 7}},
         ["not", "an", "object"],
         b"<html>not JSON</html>",
-        Answer(None, status=404),  # an error whose body tweepy cannot read
+        Answer(None, status=404),  # an error whose body is JSON but not an object
         Answer([], status=429),
     ],
 )

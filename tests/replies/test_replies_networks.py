@@ -12,13 +12,14 @@ import json
 import random
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Set, Tuple
 
 import pytest
-from conftest import BotHome
+from conftest import REPO, BotHome
 from mastodon_server import MastodonEmulator
 from x_emulator import XEmulator
 
@@ -50,6 +51,46 @@ def test_on_x_a_mention_gets_one_reply_threaded_under_it_and_a_second_run_reads_
     second = replying.run("replies")
     assert second.returncode == 0, second.stderr
     assert len(emulator.posts) == 1 and emulator.reads - before == 1
+
+
+_IMPORTED = (
+    "import sys\n"
+    "seen = set()\n"
+    "sys.addaudithook(lambda event, args: event == 'import' and seen.add(args[0]))\n"
+    "from twitterbot.cli import main\n"
+    "status = main(sys.argv[1:])\n"
+    "names = ('tweepy', 'twitterbot.networks.x.poster', 'twitterbot.networks.x.media', 'twitterbot.pictures',\n"
+    "         'twitterbot.posting.delivery', 'twitterbot.posting.scheduled', 'twitterbot.posting.commands')\n"
+    "print('imported:', ' '.join(name for name in names if name in seen))\n"
+    "sys.exit(status)\n"
+)
+
+
+def _imports(home: BotHome) -> list:
+    """`bot.py replies` in a fresh Python: which of the poster's and the scheduled post's modules it imported."""
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, "--env-file", str(home.env_file), "-q", "replies"],
+        cwd=REPO,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home.path), "LANG": "C.UTF-8"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()[-1].split()[1:]
+
+
+def test_on_x_a_round_with_nothing_new_reads_once_without_tweepy_or_a_poster(
+    replying: BotHome, emulator: XEmulator
+) -> None:
+    replying.write_env(POST_TO="x")
+    assert replying.run("replies").returncode == 0  # the first round: the account's id, the cursor
+    before = emulator.reads
+    assert _imports(replying) == []  # the timer's usual round: one signed GET, no client library
+    assert emulator.reads - before == 1
+    emulator.mention("@pi_bot hello", by="ada", ago=5)
+    assert "tweepy" in _imports(replying)  # a reply is due: the poster is made (the assertion can fail)
+    assert [post.text for post in emulator.posts] == ["hi there!"]
 
 
 def test_on_x_a_reply_whose_answer_was_lost_is_never_sent_again(replying: BotHome, emulator: XEmulator) -> None:

@@ -36,6 +36,7 @@ from typing import (
     Protocol,
     Sequence,
     Tuple,
+    cast,
 )
 
 from ..capability import Capability
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from ..pictures.limits import ImageLimits
     from ..pictures.prepare import Attachment
     from ..settings.loading import Config
-    from .mentions import Mention
+    from .mentions import Listener, Mention
 
 __all__ = [
     "Fit",
@@ -284,6 +285,12 @@ class Network(Capability):
     def poster(self, config: Config) -> Poster:
         """A poster for this network, built from the settings (the client library is imported here)."""
         raise NotImplementedError
+
+    def reader(self, config: Config) -> Listener:
+        """What reads the account's mentions (`mentions.Listener`), built from the settings: a
+        round of replies makes it first and a poster only when a reply is due. A network whose
+        reads need less than its poster (X's: no tweepy) says so; the default is the poster."""
+        return cast("Listener", self.poster(config))
 
     def image_limits(self) -> ImageLimits:
         """What a picture may be here (bytes, pixels, formats, alt text), without asking the

@@ -3,8 +3,9 @@ the `Delivery` (delivery.py) that every post, scheduled or not, goes out through
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Dict, Iterable, Optional
 
 from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
@@ -14,7 +15,7 @@ from ..settings.table import NETWORKS, Setting, SettingType
 if TYPE_CHECKING:
     from ..settings.loading import Config
 
-__all__ = ["LONG_LINE_CHOICES", "POSTING"]
+__all__ = ["LONG_LINE_CHOICES", "LOOK_UP_WINDOW", "POSTING", "monthly_budgets"]
 
 LONG_LINE_CHOICES = ("skip", "thread")
 
@@ -143,6 +144,22 @@ class Posting(Capability):
             "sudo apt install libfreetype-dev, then .venv/bin/python -m pip install --force-reinstall --no-deps "
             f"--no-cache-dir Pillow=={metadata.version('Pillow')} (on 32-bit Raspberry Pi OS: sudo apt install python3-pil)",
         )
+
+
+# An uncertain post is looked up (LOOK_UP_UNCERTAIN) for this long after it was sent; older, it
+# stays uncertain and counted as posted: a network's recent posts reach back only so far. (Here,
+# beside the setting: a round of replies looks up its own without the scheduled run's code.)
+LOOK_UP_WINDOW = timedelta(days=7)
+
+
+def monthly_budgets(config: Config) -> Dict[str, float]:
+    """The monthly budget of each network in POST_TO that has one set (X_MONTHLY_BUDGET), by
+    network: what a run's posts, its catch-ups, a job's posts and a round of replies are held to."""
+    return {
+        network.name: config[network.budget]
+        for network in config["POST_TO"]
+        if network.budget and config[network.budget] is not None
+    }
 
 
 POSTING = Posting()

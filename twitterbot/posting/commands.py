@@ -27,13 +27,11 @@ from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import one_line
 from .links import label_of, network_named, post_link
-from .result import RunResult, log_result
-from .scheduled import run_once, run_watched, wait_jitter
-from .tweets import is_grammar, preview
 
 if TYPE_CHECKING:
     from ..networks import Network
     from .delivery import Post
+    from .result import RunResult
 
 __all__ = ["register"]
 
@@ -85,6 +83,11 @@ def _on_a_terminal() -> bool:
 
 
 def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
+    # Imported here: every other command's parser registers the plain run's flags (`register`),
+    # and a round of replies from its timer needs none of the scheduled run's code.
+    from .result import log_result
+    from .scheduled import run_once, run_watched, wait_jitter
+
     for warning in env_file_warnings(config):
         log.warning(warning)
     posters = None if args.dry_run else (lambda: posters_for(config))
@@ -216,6 +219,8 @@ def _show_previews(config: Config, result: RunResult) -> None:
 def _history(args: argparse.Namespace, config: Config) -> int:
     """Show recent scheduled runs, progress jobs' posts and one-off lines missed (no run came
     within LATE_BY of their time), newest first, interleaved by time."""
+    from .tweets import preview
+
     if not config.history_file.exists():
         if args.json:
             print_json([])
@@ -225,6 +230,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     from ..state.calendar import Missed
     from ..state.mentions import ReplyRecord
     from ..state.records import RunRecord  # here: a plain run, which imports this module, never needs it
+    from .tweets import is_grammar
 
     with HistoryStore(config.history_file) as store:
         missed = sorted(store.missed(), key=lambda mark: mark.noted_at, reverse=True)[: args.limit]
@@ -280,6 +286,8 @@ def _when(entry: Any) -> datetime:
 def _reply_line(entry: Any, config: Config, mask: Scrubber) -> str:
     """A mention in `history`: what became of it, who wrote it, the rule, the reply's link or why none."""
     import json
+
+    from .tweets import preview
 
     what = {"answered": "replied", "pending": "mention"}.get(entry.status, entry.status)
     tag = f"[reply to {entry.author} on {label_of(config, entry.network)}]"
@@ -417,7 +425,7 @@ def _add_run(parser: Parser) -> None:
         action="store_true",
         help="first wait a random 0..TWEET_JITTER, as the timer and the daemon do (the cron lines use it)",
     )
-    parser.set_defaults(handler=_run, command_name="run")
+    parser.set_defaults(handler=_run, command_name="run", brief=True)
 
 
 def _add_check(commands: Commands) -> None:

@@ -31,6 +31,7 @@ from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
+from . import LOOK_UP_WINDOW, monthly_budgets
 from .calendar import Calendar, Due, dated_due, local, missed_reason, one_offs_due
 from .choose import Pick, hits, pick
 from .decision import Go, Skip, cap_reached, decide, roll_die, warn_if_the_clock_went_back
@@ -47,13 +48,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CATCH_UP_WINDOW",
-    "LOOK_UP_WINDOW",
     "MAX_DUPLICATE_TRIES",
     "PosterFactory",
     "Run",
     "RunRules",
     "decide_and_post",
-    "monthly_budgets",
     "run_once",
     "run_watched",
     "wait_jitter",
@@ -63,9 +62,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# An uncertain post is looked up (LOOK_UP_UNCERTAIN) for this long after it was sent; older, it
-# stays uncertain and counted as posted: a network's recent posts reach back only so far.
-LOOK_UP_WINDOW = timedelta(days=7)
 # A post that reached some networks but failed for a temporary reason on another (down, rate
 # limited) is sent there by the next runs, until it is this old: later, it would be old news.
 CATCH_UP_WINDOW = timedelta(hours=24)
@@ -187,16 +183,6 @@ class RunRules:
             calendar=Calendar.of(config),
             pictures=pictures,
         )
-
-
-def monthly_budgets(config: Config) -> Dict[str, float]:
-    """The monthly budget of each network in POST_TO that has one set (X_MONTHLY_BUDGET), by
-    network: what a run's posts, its catch-ups and a job's posts are held to."""
-    return {
-        network.name: config[network.budget]
-        for network in config["POST_TO"]
-        if network.budget and config[network.budget] is not None
-    }
 
 
 class Run:

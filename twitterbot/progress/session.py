@@ -18,8 +18,8 @@ from ..monitoring import Alert, Monitor, monitor_for
 from ..networks import Network, Poster, posters_for
 from ..networks.dryrun import DRY_RUN, DryRunPoster
 from ..pictures.kept import PICTURES_FOLDER
+from ..posting import monthly_budgets
 from ..posting.delivery import Delivery, DeliveryRules
-from ..posting.scheduled import monthly_budgets
 from ..settings.loading import Config
 from ..settings.secrets import Scrubber
 from ..state.clock import Clock, utc_now

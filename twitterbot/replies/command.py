@@ -27,6 +27,7 @@ def register(parser: Parser, commands: Commands) -> None:
         "replies",
         _replies,
         takes=("dry_run",),
+        brief=True,  # from its timer every 5 minutes, over in a second: no cyclic garbage collector
         dry_run_help="list each new mention and the reply it would get; send and record nothing",
         help="answer new mentions by the reply rules (REPLY_RULES), once, and exit",
     )

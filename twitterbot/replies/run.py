@@ -17,11 +17,24 @@ import logging
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import (
+    TYPE_CHECKING,
+    Callable,
+    Dict,
+    Generic,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+    cast,
+)
 
 from ..errors import ExitStatus, MissingDependency, PostError
 from ..networks import Network, Poster
-from ..networks.mentions import Author, Mention, MentionPage
+from ..networks.mentions import Author, Listener, Mention, MentionPage
 from ..state.clock import utc_now
 from ..state.mentions import MentionRow
 from ..wording import one_line
@@ -150,12 +163,22 @@ class _Round:
         self.status = status
         self._outlets = outlets
         self._made: Optional[Mapping[Network, Poster]] = None
+        self._readers: Dict[Network, Listener] = {}
         self.grammar = _Lazy(lambda: _grammar(config))
 
     def outlets(self) -> Mapping[Network, Poster]:
         if self._made is None:
             self._made = self._outlets()
         return self._made
+
+    def reader(self, network: Network) -> Listener:
+        """What reads `network`'s mentions: its poster once the posters are made (a reply was due,
+        or an uncertain one looked up), else its reader, made once (X's needs no tweepy)."""
+        if self._made is not None:
+            return cast(Listener, self._made[network])
+        if network not in self._readers:
+            self._readers[network] = network.reader(self.config)
+        return self._readers[network]
 
     def run(self, listening: Sequence[Network]) -> RepliesResult:
         result = RepliesResult()
@@ -188,7 +211,7 @@ class _Round:
 
     def _settle(self, listening: Sequence[Network], now: datetime) -> None:
         """Uncertain replies of the last days, looked up as posts are (`posting.settle`)."""
-        from ..posting.scheduled import LOOK_UP_WINDOW
+        from ..posting import LOOK_UP_WINDOW
 
         unsettled = self.store.unsettled(now - LOOK_UP_WINDOW, [network.name for network in listening], source="reply")
         if unsettled:
@@ -212,7 +235,7 @@ class _Round:
                     summary=f"{spend.setting} is spent",
                 )
         try:
-            page = _read_page(self.store, network, self.outlets()[network], self.config, now)
+            page = _read_page(self.store, network, self.reader(network), self.config, now)
         except PostError as exc:
             return exc
         rows = [_row(mention) for mention in page.mentions]
@@ -364,12 +387,12 @@ def _post(
 
 
 def _read_page(
-    store: Optional[HistoryStore], network: Network, poster: Poster, config: Config, now: datetime
+    store: Optional[HistoryStore], network: Network, reader: Listener, config: Config, now: datetime
 ) -> MentionPage:
     """One read of `network`'s mentions from its cursor (none yet: the last day's, `FIRST_READ`)."""
     _, cursor = store.mention_cursor(network.name) if store is not None else (False, None)
-    listen = getattr(poster, "mentions", None)
-    if listen is None:  # a network that says it listens, with a poster that cannot: a bug of that network
+    listen = getattr(reader, "mentions", None)
+    if listen is None:  # a network that says it listens, with a reader that cannot: a bug of that network
         raise PostError(f"{network.label}'s poster cannot read mentions", exit_status=ExitStatus.UNAVAILABLE)
     return listen(cursor, not_before=now - FIRST_READ, limit=config["MAX_REPLIES_PER_RUN"])
 
@@ -397,9 +420,6 @@ def _dry_run(
             rules.path.name,
         )
         return result
-    from ..networks import posters_for
-
-    posters = posters_for(config)
     store = HistoryStore(config.history_file) if config.history_file.exists() else None
     grammar = _grammar(config)
     now = clock()
@@ -407,7 +427,7 @@ def _dry_run(
         for network in listening:
             pending = [_mention(row) for row in store.pending_mentions([network.name])] if store else []
             try:
-                page = _read_page(store, network, posters[network], config, now)
+                page = _read_page(store, network, network.reader(config), config, now)
             except PostError as exc:
                 result.unread[network.label] = exc.summary or str(exc)
                 log.warning("%s: could not read the mentions: %s", network.label, exc)
@@ -457,7 +477,7 @@ def _grammar(config: Config) -> Optional[Grammar]:
 
 
 def _budgets(config: Config) -> Dict[str, float]:
-    from ..posting.scheduled import monthly_budgets
+    from ..posting import monthly_budgets
 
     return monthly_budgets(config)
 

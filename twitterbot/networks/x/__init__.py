@@ -5,7 +5,8 @@ replies; `media.py`: pictures).
 X counts a text with twitter-text (URLs 23, emoji and CJK 2, NFC first), whose import costs more
 than the rest of a run: given a cache (the history store), a line measured once is not measured
 again, and a file whose lines are all known does not import twitter-text at all. The poster, and
-with it tweepy and requests, is imported only when a poster is made::
+with it tweepy and requests, is imported only when a poster is made (a reader, `reader.py`, reads
+mentions without tweepy)::
 
     measure("Hello https://example.com").length       # 29: a link counts 23
     poster = NETWORK.poster(config)
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ...pictures.limits import ImageLimits
     from ...settings.loading import Config
     from .poster import XPoster
+    from .reader import XReader
 
 __all__ = ["MAX_WEIGHTED_LENGTH", "NETWORK", "PRICES", "Prices", "measure", "url_cost"]
 
@@ -183,13 +185,22 @@ class X(Network):
     def poster(self, config: Config) -> XPoster:
         from .poster import XPoster  # only a run that posts to X imports the poster (and tweepy)
 
-        credentials = Credentials(*(str(config[name]) for name in _CREDENTIAL_NAMES))
         return XPoster(
-            credentials,
+            _credentials(config),
             timeout=config["API_TIMEOUT"],
             retries=config["API_RETRIES"],
             base_url=str(config["X_API_BASE_URL"]),
         )
+
+    def reader(self, config: Config) -> XReader:
+        """Signed GETs without tweepy (reader.py): a round of replies with nothing new needs no more."""
+        from .reader import XReader
+
+        return XReader(_credentials(config), timeout=config["API_TIMEOUT"], base_url=str(config["X_API_BASE_URL"]))
+
+
+def _credentials(config: Config) -> Credentials:
+    return Credentials(*(str(config[name]) for name in _CREDENTIAL_NAMES))
 
 
 def _cached_fit(cache: LengthCache, version: str, text: str) -> Fit:

@@ -1,8 +1,8 @@
 """Pictures on an X post: what one may be there, and their upload.
 
 tweepy 4.17 has no v2 media upload (only v1.1's, which X retired), so `upload_to_x` makes the two
-v2 requests itself, signed with OAuth 1.0a by requests-oauthlib (tweepy's own signer) through the
-poster's session (its timeout and base URL): ``POST /2/media/upload`` (multipart) and
+v2 requests itself, signed with OAuth 1.0a by oauthlib (tweepy's own signer, `api.signer`) through
+the poster's session (its timeout and base URL): ``POST /2/media/upload`` (multipart) and
 ``POST /2/media/metadata`` (alt text)::
 
     prepared = fit_pictures(images, image_limits())

@@ -1,5 +1,6 @@
 """X's mentions, read: the query of ``GET /2/users/:id/mentions``, its pages turned into `Mention`s,
-and the cursor a run keeps. No network and no client library here: the poster asks, this reads.
+and the cursor a run keeps. No network and no client library here: the reader (reader.py) asks,
+this reads.
 
 X gives mentions newest first, in pages of at most 100, each page one billed read; ``since_id``
 asks only for posts newer than an id. So a read pages back to the cursor (or, the first time, to
@@ -60,20 +61,13 @@ class Cursor:
 
 
 def mentions_query(cursor: Cursor, not_before: datetime, token: Optional[str]) -> Dict[str, Any]:
-    """The parameters of one page's read (tweepy's names): newer than the cursor's mention, or
-    (the first read) made since `not_before`; with the fields a `Mention` needs."""
+    """The parameters of one page's read (X's names): newer than the cursor's mention, or (the
+    first read) made since `not_before`; with the fields a `Mention` needs."""
     query: Dict[str, Any] = {
         "max_results": PAGE_SIZE,
         "expansions": "author_id",
-        "tweet_fields": [
-            "author_id",
-            "conversation_id",
-            "created_at",
-            "in_reply_to_user_id",
-            "note_tweet",
-            "referenced_tweets",
-        ],
-        "user_fields": ["description", "username"],
+        "tweet.fields": "author_id,conversation_id,created_at,in_reply_to_user_id,note_tweet,referenced_tweets",
+        "user.fields": "description,username",
     }
     if cursor.since:
         query["since_id"] = cursor.since

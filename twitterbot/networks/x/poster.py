@@ -1,9 +1,9 @@
 """Posting to X (``POST /2/tweets``) with tweepy's `Client` and OAuth 1.0a user keys, and how X
 makes a retry safe: it does not, so only a request that certainly made no post is sent again.
-tweepy and requests are imported when a poster is made. tweepy sends requests with no timeout and
-offers no base URL, so an adapter mounted on the client's session adds both (and reads every answer
-within the bound all networks share). The two reads, the account and its recent posts, are signed
-requests the poster makes and reads itself through that session::
+tweepy is imported when a poster is made, the pictures' code when a post carries pictures. tweepy
+sends requests with no timeout and offers no base URL, so the client uses the session of
+`XReader` (reader.py), whose adapter adds both (and reads every answer within the bound all
+networks share); the reads (the account, its recent posts, its mentions) are `XReader`'s::
 
     poster = XPoster(credentials, timeout=20, retries=2)
     result = poster.post("Hello from my Pi")
@@ -14,22 +14,16 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime
-from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
 
 from ...errors import ErrorKind, PostError
-from .. import LookUp, PostResult
-from ..http import json_object, unreadable
-from ..mentions import Mention, MentionPage
+from .. import PostResult
 from ..retry import Backoff
-from ..uploads import fit_pictures
-from .api import DEFAULT_BASE_URL, X_ORIGINS, Credentials, adapter, signer, status_url
+from .api import DEFAULT_BASE_URL, Credentials, status_url
 from .errors import classify, network_error, refusal
-from .media import image_limits, upload_to_x
+from .reader import XReader
 
 if TYPE_CHECKING:
-    import tweepy
-
     from ...pictures.prepare import Attachment
 
 __all__ = ["XPoster"]
@@ -37,9 +31,9 @@ __all__ = ["XPoster"]
 log = logging.getLogger(__package__)  # X's lines log under the network's name
 
 
-class XPoster:
+class XPoster(XReader):
     """Posts to X. Retries, `retries` times with backoff, only what `retry_safety` allows; never
-    waits out a rate limit (that is the next scheduled run's job)."""
+    waits out a rate limit (that is the next scheduled run's job). Reads as `XReader` does."""
 
     name = "x"
     # X has no idempotency key: a repeated POST /2/tweets is a second post, unless X's duplicate-
@@ -62,6 +56,7 @@ class XPoster:
     ) -> None:
         import tweepy
 
+        super().__init__(credentials, timeout=timeout, base_url=base_url)
         self._client = tweepy.Client(
             consumer_key=credentials.api_key,
             consumer_secret=credentials.api_secret,
@@ -69,26 +64,8 @@ class XPoster:
             access_token_secret=credentials.access_token_secret,
             wait_on_rate_limit=False,  # True retries 429s forever: never in a cron bot
         )
-        mounted = adapter(timeout=timeout, base_url=base_url)
-        for origin in X_ORIGINS:
-            self._client.session.mount(origin, mounted)
+        self._client.session = self._session  # the reader's adapter: timeout, bound, X_API_BASE_URL
         self._policy = Backoff(retries, backoff, sleep)
-        self._credentials = credentials  # the media upload signs its own requests (media.py)
-        # An access token starts with the account's numeric id ("12345-abc..."): public, and
-        # enough for a link to the account's posts without asking X.
-        user_id = credentials.access_token.split("-", 1)[0]
-        self._user_id = user_id if user_id.isdigit() else None
-        self._username: Optional[str] = None
-        self._reader: Optional[tweepy.Client] = None  # for reads whose answers the bot reads itself
-
-    @property
-    def account_url(self) -> Optional[str]:
-        """Where a person sees this account's posts (to check an uncertain one), if known."""
-        if self._username:
-            return f"https://x.com/{self._username}"
-        if self._user_id:
-            return f"https://x.com/intent/user?user_id={self._user_id}"
-        return None
 
     def may_retry(self, error: PostError) -> bool:
         """Whether sending the request again cannot make a second post (see `retry_safety`)."""
@@ -142,9 +119,13 @@ class XPoster:
         raise error
 
     def _upload(self, images: Sequence[Attachment]) -> List[str]:
-        """The pictures fitted to X's limits and uploaded with their alt text (media.py)."""
+        """The pictures fitted to X's limits and uploaded with their alt text (media.py: imported
+        here, as only a post with pictures needs it)."""
+        from ..uploads import fit_pictures
+        from .media import image_limits, upload_to_x
+
         return upload_to_x(
-            self._client.session,
+            self._session,
             self._credentials,
             fit_pictures(images, image_limits()),
             policy=self._policy,
@@ -156,84 +137,6 @@ class XPoster:
         log.debug("not sending it again: %s", self.retry_safety)
         return PostResult(text=text, post_id=None, uncertain=why, check_url=self.account_url)
 
-    def account(self) -> str:
-        """The account the keys post as, checked online (`check --online`): "@username"."""
-        return f"@{self.verify()}"
-
-    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
-        """Whether an uncertain post is there: one read of the account's posts made since it was
-        sent (``GET /2/users/:id/tweets``, at most 100, newest first, with their links; X bills the
-        read), compared by words and links (timeline.py). Raises PostError when X cannot be asked."""
-        from .timeline import among_posts, timeline_query
-
-        user_id = self._user_id or self._me()
-        answer = self._read(f"/2/users/{user_id}/tweets", timeline_query(sent_at))
-        return among_posts(answer, text, status_url)
-
-    def mentions(self, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:
-        """The account's new mentions, oldest first, at most `limit` (`mentions.Listener`): X's
-        ``GET /2/users/:id/mentions``, newest first, paged back to the cursor's mention (the first
-        read: to `not_before`), each page a billed read. The cursor (mentions.py) keeps the
-        account's id, so a run with nothing new makes one request; the first read asks X for the id
-        (``GET /2/users/me``), one more. When more are new than `limit`, the cursor stops at the
-        last one given, so the next read gets the rest. Raises PostError, as a post does, when X
-        cannot be asked or its answer cannot be read."""
-        from .mentions import MAX_PAGES, Cursor, mentions_query, read_page
-
-        kept = Cursor.parse(cursor)
-        reads = 0
-        if kept is None:
-            kept, reads = Cursor(self._me(), None), 1
-        found: List[Mention] = []
-        newest, token = kept.since, None
-        for _ in range(MAX_PAGES):
-            page, page_newest, token = read_page(
-                self._mentions_page(kept.me, mentions_query(kept, not_before, token)), kept.me
-            )
-            reads += 1
-            found += page
-            if page_newest is not None and (newest is None or int(page_newest) > int(newest)):
-                newest = page_newest
-            if token is None:
-                break
-        if kept.since is None:  # the first read: X's start_time, checked here too
-            found = [mention for mention in found if mention.created_at >= not_before]
-        found.sort(key=lambda mention: int(mention.id))
-        given = found[: max(limit, 0)]
-        if len(found) > len(given):  # the rest are newer than the last one given: read them next time
-            newest = given[-1].id if given else kept.since
-        made = Cursor(kept.me, newest).dumps()
-        return MentionPage(tuple(given), made if made != cursor else None, reads)
-
-    def _mentions_page(self, user_id: str, query: Mapping[str, object]) -> dict:
-        """One page of mentions through tweepy (``get_users_mentions``, signed as the account), the
-        answer read by the bot itself whatever its shape, or the PostError X's answer means."""
-        import requests
-        import tweepy
-
-        if self._reader is None:  # tweepy hands the raw answer back: its models fail on a malformed one
-            self._reader = tweepy.Client(
-                consumer_key=self._credentials.api_key,
-                consumer_secret=self._credentials.api_secret,
-                access_token=self._credentials.access_token,
-                access_token_secret=self._credentials.access_token_secret,
-                return_type=requests.Response,
-                wait_on_rate_limit=False,
-            )
-            self._reader.session = self._client.session  # the adapter: timeout, bound, X_API_BASE_URL
-        try:
-            response = self._reader.get_users_mentions(user_id, user_auth=True, **query)
-        except tweepy.TweepyException as exc:
-            raise classify(exc) from None
-        except requests.RequestException as exc:
-            raise network_error(exc) from None
-        except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as exc:
-            # tweepy reads an error's body as an object: one that is not (null, a list) fails inside it.
-            raise unreadable(
-                "X", f"GET /2/users/:id/mentions refused with an answer tweepy cannot read ({type(exc).__name__})"
-            ) from None
-        return json_object(response, "X", "GET /2/users/:id/mentions")
-
     def bot_label(self) -> Optional[bool]:
         """None: X's "Automated" label is set on x.com, not through the API (see the docs)."""
         return None
@@ -241,43 +144,6 @@ class XPoster:
     def mark_bot(self) -> bool:
         """False: X's "Automated" label is set on x.com, not through the API (see the docs)."""
         return False
-
-    def _me(self) -> str:
-        """The account's numeric id, asked of X (``GET /2/users/me``) when the token does not show it."""
-        self._user_id = str(self._get_me()["id"])
-        return self._user_id
-
-    def verify(self) -> str:
-        """Check the keys with ``GET /2/users/me``; returns the account's @username."""
-        self._username = str(self._get_me()["username"])
-        return self._username
-
-    def _get_me(self) -> dict:
-        """``GET /2/users/me``: the account the keys post as (its numeric ``id`` and ``username``),
-        or the PostError X's answer means."""
-        me = self._read("/2/users/me", {}).get("data")
-        if not isinstance(me, dict) or not _is_id(me.get("id")) or not isinstance(me.get("username"), str):
-            raise unreadable("X", "GET /2/users/me gave no account id and username")
-        return me
-
-    def _read(self, path: str, query: Mapping[str, object]) -> dict:
-        """One signed GET of X's API v2 through the poster's session (its timeout, its bound on an
-        answer, X_API_BASE_URL): the answer's JSON object, or the PostError that says why not. The
-        bot reads these answers itself, whatever their shape: tweepy's models fail on a malformed one."""
-        import requests
-
-        try:
-            response = self._client.session.get(DEFAULT_BASE_URL + path, params=query, auth=signer(self._credentials))
-        except requests.RequestException as exc:
-            raise network_error(exc) from None
-        if not 200 <= response.status_code < 300:
-            raise refusal(response)
-        return json_object(response, "X", f"GET {path}")
-
-
-def _is_id(value: object) -> bool:
-    """An X id as the API writes it: a string of digits."""
-    return isinstance(value, str) and value.isascii() and value.isdigit()
 
 
 # What each failure says about the post (errors.py names the kinds). Retried:
