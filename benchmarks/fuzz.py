@@ -37,9 +37,9 @@ in-process through `twitterbot.cli.main` as bot.py runs it:
   any answer is read to), from each network's emulator on 127.0.0.1 to its own poster's
   `look_up`, which may only answer (never "found": the post is not in the answer) or raise a
   `PostError`; every fifth X case through a real run that has that post uncertain, which must
-  exit 0 and leave the post uncertain; and, as often, to a read of the account's mentions (X's
-  mentions, Mastodon's notifications), which may only give well-formed mentions or raise a
-  `PostError`;
+  exit 0 and leave the post uncertain; and, as often, to each network's reader (what a round of
+  replies reads with) reading the account's mentions (X's mentions, Mastodon's notifications),
+  which may only give well-formed mentions or raise a `PostError`;
 - Tracery grammars (`bot.json`: rules of words, tags, modifiers and actions, broken syntax, and
   now and then an attack: a rule doubled by actions, chained `.replace`, JSON or brackets nested
   100,000 deep, a lone surrogate, 3,000 rules, a long text used thousands of times, 6,400 tags or
@@ -968,8 +968,9 @@ def _look_up_once(rng: random.Random, network: str, text: str, words: str, home:
 
 
 def _mentions_once(rng: random.Random, network: str, words: str) -> Outcome:
-    """The network's own poster reads the account's mentions from its emulator answering a hostile
-    answer: it gives well-formed mentions or raises a PostError, nothing else."""
+    """The network's reader (what a round of replies reads with, `Network.reader`) reads the
+    account's mentions from its emulator answering a hostile answer: it gives well-formed mentions
+    or raises a PostError, nothing else."""
     from datetime import datetime, timedelta, timezone
 
     from twitterbot.errors import PostError
@@ -981,33 +982,30 @@ def _mentions_once(rng: random.Random, network: str, words: str) -> Outcome:
             from x_emulator import USER_ID, XEmulator
 
             from twitterbot.networks.x.api import Credentials
-            from twitterbot.networks.x.poster import XPoster
+            from twitterbot.networks.x.reader import XReader
 
             emulator = stack.enter_context(XEmulator())
             emulator.answer_next("mentions", hostile_answer(rng, network, "mentions", words))
             keys = emulator.keys
-            poster: object = XPoster(
+            reader: object = XReader(
                 Credentials(
                     keys["consumer_key"], keys["consumer_secret"], keys["access_token"], keys["access_token_secret"]
                 ),
                 timeout=5,
-                retries=0,
                 base_url=emulator.url,
             )
             cursor = json.dumps({"me": USER_ID, "since": "1"})
         else:
             from mastodon_server import ACCOUNT_ID, TOKEN, MastodonEmulator
 
-            from twitterbot.networks.mastodon.poster import MastodonPoster
+            from twitterbot.networks.mastodon.reader import MastodonReader
 
             server = stack.enter_context(MastodonEmulator())
             server.answer_next("notifications", hostile_answer(rng, network, "notifications", words))
-            poster = MastodonPoster(
-                instance=server.url, access_token=TOKEN, visibility="unlisted", timeout=5, retries=0
-            )
+            reader = MastodonReader(instance=server.url, access_token=TOKEN, timeout=5)
             cursor = json.dumps({"me": ACCOUNT_ID, "since": "1"})
         try:
-            page = poster.mentions(cursor, not_before=not_before, limit=10)  # type: ignore[attr-defined]
+            page = reader.mentions(cursor, not_before=not_before, limit=10)  # type: ignore[attr-defined]
         except PostError as exc:  # what a replies run expects: it says so, and the next run reads again
             return Outcome(f"mentions:{network}", int(ExitStatus.TEMPORARY_FAILURE), f"{exc.kind}: {exc.summary}")
         except BaseException as exc:  # noqa: BLE001 - anything else escaping a read is the finding
@@ -1019,7 +1017,7 @@ def _mentions_once(rng: random.Random, network: str, words: str) -> Outcome:
 
 
 def _malformed_page(page: object) -> str:
-    """What is wrong with a page of mentions a poster gave, or '' (every field of the type it says)."""
+    """What is wrong with a page of mentions a reader gave, or '' (every field of the type it says)."""
     from datetime import datetime
 
     for mention in page.mentions:  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""What replies cost, as whole processes against the local X emulator: `bot.py replies` with nothing
+"""What replies cost, as whole processes against the local X emulator (and the Mastodon one): `bot.py replies` with nothing
 new (the timer's usual round, every 5 minutes), a round answering 10 new mentions, and a scheduled
 run the roll skips, with and without REPLY_RULES (a run with it set answers mentions first); each
 with the 650-rule Cheap Bots Toot Sweet file of tests/fixtures/replies. CPU time of the child
@@ -27,6 +27,7 @@ from typing import Dict, List
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
+from mastodon_server import MastodonEmulator  # noqa: E402
 from x_emulator import XEmulator  # noqa: E402
 
 RULES = REPO / "tests" / "fixtures" / "replies" / "cbts-650.json"
@@ -104,7 +105,41 @@ def main() -> None:
             for name, value in _run(home).items():
                 figures.setdefault(f"scheduled run (skipped), no REPLY_RULES: {name}", []).append(value)
             write(REPLY_RULES="replies.json")
-    print(f"replies against the X emulator, {rounds} rounds, medians (the 650-rule CBTS file):")
+    _report(f"replies against the X emulator, {rounds} rounds, medians (the 650-rule CBTS file):", figures)
+    _report(f"replies against the Mastodon emulator, {rounds} rounds, medians:", _mastodon(rounds))
+
+
+def _mastodon(rounds: int) -> Dict[str, List[float]]:
+    """A Mastodon round with nothing new, and one answering 10 new mentions, beside `import tweepy`."""
+    figures: Dict[str, List[float]] = {}
+    with MastodonEmulator() as emulator, tempfile.TemporaryDirectory() as folder:
+        home = Path(folder)
+        shutil.copy(RULES, home / "replies.json")
+        (home / "tweets.txt").write_text("a line\n")
+        settings = {**emulator.env(), "POST_TO": "mastodon", "REPLY_RULES": "replies.json", "REPLY_COOLDOWN": "0"}
+        (home / ".env").write_text("".join(f"{name}={value}\n" for name, value in settings.items()))
+        os.chmod(home / ".env", 0o600)
+        _run(home, "replies")  # the first round: the cursor, the account's id
+        for number in range(rounds):
+            baseline = _measure([sys.executable, "-c", "import tweepy"], home)
+            for name, value in baseline.items():
+                figures.setdefault(f"python -c 'import tweepy': {name}", []).append(value)
+            reads = emulator.reads
+            quiet = _run(home, "replies")
+            for name, value in quiet.items():
+                figures.setdefault(f"replies, nothing new: {name}", []).append(value)
+            figures.setdefault("replies, nothing new: CPU / import tweepy", []).append(quiet["cpu"] / baseline["cpu"])
+            figures.setdefault("replies, nothing new: requests", []).append(emulator.reads - reads)
+            for mention in range(10):
+                emulator.mention(f"@pibot Word{(number * 10 + mention) * 4 % 648} hello", by=f"user{mention}", ago=5)
+            for name, value in _run(home, "replies").items():
+                figures.setdefault(f"replies, 10 new mentions: {name}", []).append(value)
+    return figures
+
+
+def _report(title: str, figures: Dict[str, List[float]]) -> None:
+    """Each figure's median, and whether a round with nothing new is within the targets."""
+    print(title)
     for label, values in figures.items():
         unit = {"requests": "", "MiB": " MiB", "tweepy": "x"}.get(label.rsplit(" ", 1)[-1], " s")
         print(f"  {label:<60} {statistics.median(values):.3f}{unit}")

@@ -80,6 +80,7 @@ class Answer:
     content_type: str = "application/json; charset=utf-8"
     size: int = 0
     gzip: bool = False
+    headers: Tuple[Tuple[str, str], ...] = ()  # more headers (a 429's X-RateLimit-Reset)
 
     def send(self, handler: BaseHTTPRequestHandler) -> None:
         """Write the reply on `handler`'s connection; a client that stops reading ends it."""
@@ -87,6 +88,8 @@ class Answer:
         handler.send_response(self.status)
         handler.send_header("Connection", "close")
         handler.send_header("Content-Type", self.content_type)
+        for name, value in self.headers:
+            handler.send_header(name, value)
         with contextlib.suppress(OSError):  # the client hung up, as it should past its bound
             if self.size:
                 self._stream(handler)

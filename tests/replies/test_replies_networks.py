@@ -60,7 +60,8 @@ _IMPORTED = (
     "from twitterbot.cli import main\n"
     "status = main(sys.argv[1:])\n"
     "names = ('tweepy', 'twitterbot.networks.x.poster', 'twitterbot.networks.x.media', 'twitterbot.pictures',\n"
-    "         'twitterbot.posting.delivery', 'twitterbot.posting.scheduled', 'twitterbot.posting.commands')\n"
+    "         'twitterbot.posting.delivery', 'twitterbot.posting.scheduled', 'twitterbot.posting.commands',\n"
+    "         'mastodon', 'twitterbot.networks.mastodon.poster', 'twitterbot.networks.mastodon.media')\n"
     "print('imported:', ' '.join(name for name in names if name in seen))\n"
     "sys.exit(status)\n"
 )
@@ -91,6 +92,20 @@ def test_on_x_a_round_with_nothing_new_reads_once_without_tweepy_or_a_poster(
     emulator.mention("@pi_bot hello", by="ada", ago=5)
     assert "tweepy" in _imports(replying)  # a reply is due: the poster is made (the assertion can fail)
     assert [post.text for post in emulator.posts] == ["hi there!"]
+
+
+def test_on_mastodon_a_round_with_nothing_new_reads_once_without_mastodon_py_or_a_poster(
+    replying: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    replying.write_env(POST_TO="mastodon")
+    assert replying.run("replies").returncode == 0  # the first round: the account's id, the cursor
+    before = mastodon_emulator.reads
+    assert _imports(replying) == []  # the timer's usual round: one bearer-token GET, no client library
+    assert mastodon_emulator.reads - before == 1
+    assert mastodon_emulator.seen[-1].path == "/api/v1/notifications"
+    mastodon_emulator.mention("@pibot hello", by="ada", ago=5)
+    assert "mastodon" in _imports(replying)  # a reply is due: the poster is made (the assertion can fail)
+    assert [status.text for status in mastodon_emulator.statuses] == ["@ada hi there!"]
 
 
 def test_on_x_a_reply_whose_answer_was_lost_is_never_sent_again(replying: BotHome, emulator: XEmulator) -> None:

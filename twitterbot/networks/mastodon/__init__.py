@@ -1,6 +1,6 @@
 """Mastodon: its settings and length rule, as data on `Mastodon`, whose poster (`poster.py`) posts
 through Mastodon.py, which is imported only when a poster is made, so a run that posts only to X
-never loads it. `status.py` counts a text the way Mastodon's server does; `errors.py` turns the
+never loads it; a round of replies reads the mentions with `reader.py`, without it. `status.py` counts a text the way Mastodon's server does; `errors.py` turns the
 server's error replies into `PostError`s, `instance.py` reads what the server says of its limits
 and `media.py` uploads pictures::
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ...settings.loading import Config
     from ..mentions import Mention
     from .poster import MastodonPoster
+    from .reader import MastodonReader
 
 __all__ = ["NETWORK"]
 
@@ -66,7 +67,7 @@ class Mastodon(Network):
     site = "your Mastodon server"
     content_warnings = True  # spoiler_text
     post_options = frozenset({"visibility", "sensitive"})
-    listens = True  # MastodonPoster.mentions: the account's mention notifications
+    listens = True  # MastodonReader.mentions: the account's mention notifications
 
     def addressed(self, text: str, mention: Mention) -> str:
         """A reply reaches only the accounts it names: it starts with the author's handle
@@ -103,6 +104,16 @@ class Mastodon(Network):
             visibility=str(config["MASTODON_VISIBILITY"]),
             timeout=config["API_TIMEOUT"],
             retries=config["API_RETRIES"],
+        )
+
+    def reader(self, config: Config) -> MastodonReader:
+        """Bearer-token GETs without Mastodon.py (reader.py): a round of replies with nothing new needs no more."""
+        from .reader import MastodonReader
+
+        return MastodonReader(
+            instance=str(config["MASTODON_INSTANCE"]),
+            access_token=str(config["MASTODON_ACCESS_TOKEN"]),
+            timeout=config["API_TIMEOUT"],
         )
 
 

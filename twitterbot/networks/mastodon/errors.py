@@ -1,5 +1,7 @@
 """Mastodon's error replies, turned into `PostError`s that say what to do. Imported by the poster
-(`poster.py`), which meets them through Mastodon.py."""
+(`poster.py`), which meets them through Mastodon.py (`classify`), and by the reader
+(`reader.py`), which meets the answers themselves (`refusal`, by status code): the same answer is
+the same PostError either way."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any, Optional, Tuple
 from ...errors import ErrorKind, ExitStatus, PostError
 from .. import rejected, retry, server_error
 
-__all__ = ["classify", "network_error", "rate_limited"]
+__all__ = ["classify", "network_error", "rate_limited", "refusal"]
 
 
 @dataclass(frozen=True)
@@ -123,14 +125,22 @@ def classify(exc: Exception, instance: str, client: Any, reply_to: Optional[str]
         # well have made the status.
         return _unreadable(f"{instance} sent an answer that could not be read", "mangling it")
     status, reason = args[1], str(args[2] or "")
-    message = str(args[3] or reason)
+    return refusal(status, reason, str(args[3] or reason), instance, reply_to, getattr(client, "ratelimit_reset", None))
+
+
+def refusal(
+    status: int, reason: str, message: str, instance: str, reply_to: Optional[str] = None, reset: object = None
+) -> PostError:
+    """What an answer of HTTP `status` (its `reason` phrase and Mastodon's ``error`` `message`, or
+    the reason when it gave none) from `instance` means; `reset` is when a rate limit ends (seconds
+    since the epoch, on our clock), if the answer said."""
     said = f"{status}: {message}" if message else str(status)
-    for refusal in _REFUSALS:
-        if refusal.matches(status, message.lower(), reply_to):
-            text = refusal.message.format(said=said, instance=instance, reply_to=reply_to)
-            return PostError(text, kind=refusal.kind, exit_status=refusal.exit_status)
+    for known in _REFUSALS:
+        if known.matches(status, message.lower(), reply_to):
+            text = known.message.format(said=said, instance=instance, reply_to=reply_to)
+            return PostError(text, kind=known.kind, exit_status=known.exit_status)
     if status == 429:
-        return rate_limited(client)
+        return _rate_limited(reset)
     if status >= 500:
         return server_error(instance, f"{status} {reason}")
     return rejected("Mastodon", said, status)
@@ -149,9 +159,13 @@ def _unreadable(what: str, proxy_does: str) -> PostError:
 def rate_limited(client: Any) -> PostError:
     """A 429: when it ends, if Mastodon.py could read it."""
     # Mastodon.py read X-RateLimit-Reset (an ISO time) and moved it onto our clock.
-    reset = getattr(client, "ratelimit_reset", None)
+    return _rate_limited(getattr(client, "ratelimit_reset", None))
+
+
+def _rate_limited(reset: object) -> PostError:
+    """A 429 whose limit ends at `reset` (seconds since the epoch, on our clock), if known."""
     retry_at = None
-    if isinstance(reset, (int, float)) and reset > time.time():
+    if isinstance(reset, (int, float)) and not isinstance(reset, bool) and reset > time.time():
         retry_at = datetime.fromtimestamp(int(reset) + 1, tz=timezone.utc)
     return retry.rate_limited("Mastodon", "429", retry_at)
 

@@ -12,20 +12,20 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence
 from urllib.parse import urlsplit
 
 from ... import __version__
 from ...errors import ConfigError, ErrorKind, PostError
 from ...settings.secrets import looks_like_a_key, scrub_also
 from .. import LookUp, PostResult
-from ..http import unreadable
-from ..mentions import Mention, MentionPage, most_private
+from ..mentions import MentionPage, most_private
 from ..retry import Backoff
 from ..uploads import fit_pictures
 from .errors import classify
 from .instance import limits_from_instance, max_characters
 from .media import image_limits, upload_to_mastodon
+from .reader import MastodonReader, base_url
 from .status import DEFAULT_LIMIT, VISIBILITIES, among_statuses
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class MastodonPoster:
 
         from ..http import bounded_session
 
-        self.instance = _base_url(instance)
+        self.instance = base_url(instance)
         self._client = Mastodon(
             access_token=access_token,
             api_base_url=self.instance,
@@ -91,6 +91,7 @@ class MastodonPoster:
             user_agent=f"twitterbot/{__version__}",
             session=bounded_session(),  # every answer read within the bound all networks share
         )
+        self._reader = MastodonReader(instance=instance, access_token=access_token, timeout=timeout)
         self._visibility = visibility
         self._policy = Backoff(retries, backoff, sleep)
         self._account_url: Optional[str] = None
@@ -203,79 +204,9 @@ class MastodonPoster:
         )
 
     def mentions(self, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:
-        """The account's new mentions, oldest first, at most `limit` (`mentions.Listener`): its
-        notifications of type ``mention``. With a cursor, one read: the page just newer than it
-        (``min_id``), so a run with nothing new makes one request and the rest wait for the next
-        run. The first read asks the account's id (``verify_credentials``) and pages back from the
-        newest to `not_before`. Raises PostError when the server cannot be asked or its answer
-        cannot be read (the token needs read:notifications)."""
-        from .mentions import MAX_PAGES, PAGE_SIZE, Cursor, read_page
-
-        if limit <= 0:
-            return MentionPage((), None, 0)
-        kept = Cursor.parse(cursor)
-        reads = 0
-        if kept is None:
-            kept, reads = Cursor(self._own_id(), None), 1
-        found: List[Tuple[str, Mention]] = []  # (the notification's id, its mention)
-        seen: List[str] = []  # every notification read, those left out too
-        if kept.since:  # the page just after the cursor: the oldest new ones
-            page = self._notifications(min_id=kept.since, limit=min(limit, PAGE_SIZE))
-            found, seen = read_page(page, kept.me, self.name)
-            reads += 1
-        else:  # the first read: back from the newest to not_before
-            older_than: Optional[str] = None
-            for _ in range(MAX_PAGES):
-                mentions, ids = read_page(self._notifications(max_id=older_than, limit=PAGE_SIZE), kept.me, self.name)
-                reads += 1
-                found += [(at, mention) for at, mention in mentions if mention.created_at >= not_before]
-                seen += ids
-                if len(ids) < PAGE_SIZE or any(mention.created_at < not_before for _, mention in mentions):
-                    break
-                older_than = min(ids, key=int)
-        found.sort(key=lambda pair: int(pair[0]))
-        given = found[:limit]
-        newest = max(seen, key=int) if seen else kept.since
-        if len(found) > len(given):  # stop at the last one given: the next read starts after it
-            newest = given[-1][0]
-        made = Cursor(kept.me, newest).dumps()
-        return MentionPage(tuple(mention for _, mention in given), made if made != cursor else None, reads)
-
-    def _notifications(self, **page: Any) -> Any:
-        """One page of the account's mention notifications (Mastodon.py's `notifications`)."""
-        from mastodon import MastodonError
-
-        try:
-            return self._client.notifications(types=["mention"], **page)
-        except (MastodonError, RecursionError) as exc:
-            error = self._classify(exc)
-        # Mastodon.py loses the message of a refused list ("outside the authorized scopes"): a 403
-        # here is most often a token made for posting alone.
-        if error.kind is ErrorKind.FORBIDDEN:
-            raise PostError(
-                f"Mastodon refused to show the account's mentions (403): the token needs the "
-                f"read:notifications scope: on {self.instance}, Preferences > Development, give the "
-                "application read:notifications and read:accounts (or make a new one with them and "
-                "write:statuses) and put its new token in MASTODON_ACCESS_TOKEN; if it has them, log in "
-                "to see whether the account is suspended or disabled",
-                kind=error.kind,
-                exit_status=error.exit_status,
-                summary=error.summary,
-            )
-        raise error
-
-    def _own_id(self) -> str:
-        """The account's id (``verify_credentials``), or the PostError that says why not."""
-        from mastodon import MastodonError
-
-        try:
-            me = self._client.account_verify_credentials()
-        except (MastodonError, RecursionError) as exc:
-            raise self._classify(exc) from None
-        account_id = me.get("id") if isinstance(me, dict) else None
-        if isinstance(account_id, bool) or not isinstance(account_id, (str, int)) or not str(account_id):
-            raise unreadable("Mastodon", "verify_credentials gave no account id")
-        return str(account_id)
+        """The account's new mentions, read as a round of replies reads them (`MastodonReader`,
+        the same token and timeout): one read when nothing is new."""
+        return self._reader.mentions(cursor, not_before=not_before, limit=limit)
 
     def bot_label(self) -> Optional[bool]:
         """Whether the account has Mastodon's bot flag ("automated" on its profile)."""
@@ -382,9 +313,3 @@ class MastodonPoster:
 # a refusal. Maybe posted: the request was sent and no readable answer came back.
 _MAYBE_POSTED = {ErrorKind.TIMEOUT, ErrorKind.NETWORK}
 _RETRYABLE = {ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR} | _MAYBE_POSTED
-
-
-def _base_url(instance: str) -> str:
-    """``example.social`` or ``https://example.social/`` -> ``https://example.social``."""
-    instance = instance.strip().rstrip("/")
-    return instance if "://" in instance else "https://" + instance
