@@ -1,6 +1,6 @@
 """Mastodon's mentions, read: the account's notifications of type ``mention`` turned into
 `Mention`s, a status's HTML turned into plain text, and the cursor a run keeps. No network and no
-client library here: the poster asks (Mastodon.py), this reads whatever came back.
+client library here: the reader asks (`reader.py`, plain GETs), this reads whatever came back.
 
 Mastodon pages notifications by id: ``min_id`` gives the page just newer than an id (so the
 oldest new ones first), ``max_id`` the page older than one. A run asks for the mentions just newer
@@ -62,7 +62,7 @@ class Cursor:
 
 
 def read_page(answer: Any, me: str, network: str) -> Tuple[List[Tuple[str, Mention]], List[str]]:
-    """One page of notifications (a list, as Mastodon.py gives it): the mentions by other accounts,
+    """One page of notifications (a list of JSON objects, as the server sent it): the mentions by other accounts,
     each with its notification's id (in the page's order), and the ids of every notification on it
     (those left out too, so they need not be read again). An answer that is not the shape Mastodon
     documents is a PostError."""
@@ -143,7 +143,7 @@ class _TextReader(HTMLParser):
 
 
 def _when(*values: Any) -> datetime:
-    """The first readable time of `values` (Mastodon.py gives datetimes; a string is ISO 8601)."""
+    """The first readable time of `values` (a string is ISO 8601, as Mastodon writes it)."""
     for value in values:
         if isinstance(value, str):
             try:
@@ -156,7 +156,7 @@ def _when(*values: Any) -> datetime:
 
 
 def _id(value: Any) -> str:
-    """An id as Mastodon writes it (a string; Mastodon.py may give an int), else ''."""
+    """An id as Mastodon writes it (a string; another server may write an int), else ''."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         return ""
     return str(value)
