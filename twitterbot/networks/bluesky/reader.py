@@ -16,7 +16,7 @@ limit on logins (30 in 5 minutes) is met as it was.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
@@ -123,8 +123,6 @@ class BlueskyReader:
         reset = response.headers.get("ratelimit-reset", "")
         reset_at = None
         if reset.isdigit():
-            from datetime import timezone
-
             try:
                 reset_at = datetime.fromtimestamp(int(reset), tz=timezone.utc)
             except (OverflowError, OSError, ValueError):
