@@ -38,7 +38,8 @@ in-process through `twitterbot.cli.main` as bot.py runs it:
   `look_up`, which may only answer (never "found": the post is not in the answer) or raise a
   `PostError`; every fifth X case through a real run that has that post uncertain, which must
   exit 0 and leave the post uncertain; and, as often, to each network's reader (what a round of
-  replies reads with) reading the account's mentions (X's mentions, Mastodon's notifications),
+  replies reads with) reading the account's mentions (X's mentions, Mastodon's and Bluesky's
+  notifications, Bluesky's with a saved session),
   which may only give well-formed mentions or raise a `PostError`;
 - Tracery grammars (`bot.json`: rules of words, tags, modifiers and actions, broken syntax, and
   now and then an attack: a rule doubled by actions, chained `.replace`, JSON or brackets nested
@@ -861,6 +862,34 @@ def _real_answer(network: str, route: str, number: int) -> object:
             for item in range(3)
         ]
     did = "did:plc:emulatoraliceaaaaaaaaaaa"
+    if route == "listNotifications":  # Bluesky's app.bsky.notification.listNotifications
+        ada = "did:plc:adaaaaaaaaaaaaaaaaaaaaaa"
+        parent = {"uri": f"at://{did}/app.bsky.feed.post/3kaaaaaaaaaaa", "cid": "bafyreiaaaa"}  # the bot's post
+        return {
+            "notifications": [
+                {
+                    "uri": f"at://{ada}/app.bsky.feed.post/3kbbbbbbbbb{item:02d}",
+                    "cid": "bafyreibbbb",
+                    "author": {
+                        "did": ada,
+                        "handle": "ada.test",
+                        "description": "#nobot",
+                        "labels": [{"src": ada, "uri": f"at://{ada}/app.bsky.actor.profile/self", "val": "bot"}],
+                    },
+                    "reason": ("mention", "reply", "quote")[item],
+                    "record": {
+                        "$type": "app.bsky.feed.post",
+                        "text": f"@alice.test mention {item}",
+                        "createdAt": made,
+                        **({"reply": {"root": parent, "parent": parent}} if item == 1 else {}),
+                    },
+                    "isRead": False,
+                    "indexedAt": made,
+                }
+                for item in range(3)
+            ][::-1],
+            "cursor": "3kbbbbbbbbb00",
+        }
     record = {"$type": "app.bsky.feed.post", "text": f"another post {number}", "createdAt": made}
     if route == "getRecord":
         return {"uri": f"at://{did}/app.bsky.feed.post/3kaaaaaaaaaaa", "cid": "bafyreiaaaa", "value": record}
@@ -893,7 +922,7 @@ def answers_case(rng: random.Random, home: Path, emulator_env: Dict[str, str]) -
     """A hostile answer to one network's look-up, in-process; every fifth X case through runs too."""
     network = rng.choice(["x", "mastodon", "bluesky"])
     words = f"uncertain post {rng.randrange(10**6)}"
-    if network != "bluesky" and rng.random() < 0.3:
+    if rng.random() < 0.3:
         return [_mentions_once(rng, network, words)], None
     text = words + " https://example.com/sent"
     outcome = _look_up_once(rng, network, text, words, home)
@@ -995,6 +1024,28 @@ def _mentions_once(rng: random.Random, network: str, words: str) -> Outcome:
                 base_url=emulator.url,
             )
             cursor = json.dumps({"me": USER_ID, "since": "1"})
+        elif network == "bluesky":  # its reader, with the session an earlier run saved
+            from bluesky_emulator import BlueskyEmulator, Fault
+
+            from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
+            from twitterbot.networks.bluesky.reader import BlueskyReader
+
+            pds = stack.enter_context(BlueskyEmulator())
+            login = Login(
+                pds.handle, pds.password, pds.url, Path(stack.enter_context(tempfile.TemporaryDirectory())) / "s"
+            )
+            BlueskyPoster(login, timeout=5, retries=0).account()
+            list_ = "app.bsky.notification.listNotifications"
+            pds.canned[list_] = {"notifications": []}  # what a read through the poster gets, after a refusal
+            pds.fail(list_, Fault(answer=hostile_answer(rng, network, "listNotifications", words)))
+            reader = BlueskyReader(
+                login.handle,
+                login.service,
+                login.session_file,
+                timeout=5,
+                poster=lambda: BlueskyPoster(login, timeout=5, retries=0),
+            )
+            cursor = None
         else:
             from mastodon_server import ACCOUNT_ID, TOKEN, MastodonEmulator
 

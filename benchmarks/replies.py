@@ -4,10 +4,13 @@ run the roll skips, with and without REPLY_RULES (a run with it set answers ment
 with the 650-rule Cheap Bots Toot Sweet file of tests/fixtures/replies. CPU time of the child
 (user + system), wall time, peak memory and the requests X would bill, medians over rounds, beside
 `python -c 'import tweepy'` measured in the same rounds: the run-cost targets (at most 1.3 times
-its CPU and 40 MiB, as benchmarks/startup.py holds a post to) apply to a round with nothing new::
+its CPU and 40 MiB, as benchmarks/startup.py holds a post to) apply to a round with nothing new.
+Then the same round on Bluesky, against the tests' Bluesky emulator with the session an earlier
+round saved (`--bot` measures another checkout's bot.py, for a before and after)::
 
     .venv/bin/python benchmarks/replies.py            # 9 rounds, about a minute
     .venv/bin/python benchmarks/replies.py -n 21
+    .venv/bin/python benchmarks/replies.py --only bluesky --bot ../before/bot.py
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Dict, List
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
+from bluesky_emulator import BlueskyEmulator  # noqa: E402
 from mastodon_server import MastodonEmulator  # noqa: E402
 from x_emulator import XEmulator  # noqa: E402
 
@@ -62,15 +66,68 @@ def _measure(argv: List[str], home: Path) -> Dict[str, float]:
     return {"cpu": cpu, "wall": wall, "MiB": peak}
 
 
-def _run(home: Path, *args: str) -> Dict[str, float]:
+def _run(home: Path, *args: str, bot: Path = REPO / "bot.py") -> Dict[str, float]:
     """One bot.py process."""
-    return _measure([sys.executable, str(REPO / "bot.py"), "--env-file", str(home / ".env"), "-q", *args], home)
+    return _measure([sys.executable, str(bot), "--env-file", str(home / ".env"), "-q", *args], home)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=9, help="rounds (default 9)")
-    rounds = parser.parse_args().n
+    parser.add_argument("--only", choices=("x", "mastodon", "bluesky"), help="measure one network's rounds")
+    parser.add_argument("--bot", type=Path, default=REPO / "bot.py", help="the bot.py the Bluesky rounds run")
+    options = parser.parse_args()
+    if options.only in (None, "x"):
+        _x(options.n)
+    if options.only in (None, "mastodon"):
+        _report(f"replies against the Mastodon emulator, {options.n} rounds, medians:", _mastodon(options.n))
+    if options.only in (None, "bluesky"):
+        _bluesky(options.n, options.bot)
+
+
+def _verdict(figures: Dict[str, List[float]], round_: str) -> None:
+    """Print the figures' medians, and whether `round_` is within the run-cost targets."""
+    for label, values in figures.items():
+        unit = {"requests": "", "MiB": " MiB", "tweepy": "x"}.get(label.rsplit(" ", 1)[-1], " s")
+        print(f"  {label:<60} {statistics.median(values):.3f}{unit}")
+    ratio = statistics.median(figures[f"{round_}: CPU / import tweepy"])
+    peak = statistics.median(figures[f"{round_}: MiB"])
+    verdict = "within" if ratio <= TARGET_RATIO and peak <= TARGET_MIB else "OVER"
+    print(f"a round with nothing new: {ratio:.2f}x import tweepy, {peak:.1f} MiB: {verdict} the targets")
+    print(f"({TARGET_RATIO}x, {TARGET_MIB:.0f} MiB)")
+
+
+def _bluesky(rounds: int, bot: Path) -> None:
+    """A Bluesky round with nothing new and the saved session, beside `import tweepy`."""
+    figures: Dict[str, List[float]] = {}
+    with BlueskyEmulator() as emulator, tempfile.TemporaryDirectory() as folder:
+        home = Path(folder)
+        shutil.copy(RULES, home / "replies.json")
+        (home / "tweets.txt").write_text("a line\n")
+        emulator.canned["app.bsky.notification.listNotifications"] = {"notifications": []}
+        (home / ".env").write_text(
+            f"POST_TO=bluesky\nBLUESKY_HANDLE={emulator.handle}\nBLUESKY_APP_PASSWORD={emulator.password}\n"
+            f"BLUESKY_SERVICE={emulator.url}\nTWEET_ONE_IN=1000000\nREPLY_COOLDOWN=0\nREPLY_RULES=replies.json\n"
+        )
+        os.chmod(home / ".env", 0o600)
+        _run(home, "replies", bot=bot)  # the first round: the login, the saved session
+        round_ = "bluesky replies, nothing new"
+        for _ in range(rounds):
+            baseline = _measure([sys.executable, "-c", "import tweepy"], home)
+            for name, value in baseline.items():
+                figures.setdefault(f"python -c 'import tweepy': {name}", []).append(value)
+            before = sum(emulator.calls.values())
+            quiet = _run(home, "replies", bot=bot)
+            for name, value in quiet.items():
+                figures.setdefault(f"{round_}: {name}", []).append(value)
+            figures.setdefault(f"{round_}: CPU / import tweepy", []).append(quiet["cpu"] / baseline["cpu"])
+            figures.setdefault(f"{round_}: requests", []).append(sum(emulator.calls.values()) - before)
+    print(f"replies against the Bluesky emulator ({bot}), {rounds} rounds, medians:")
+    _verdict(figures, round_)
+
+
+def _x(rounds: int) -> None:
+    """X's rounds: nothing new, 10 new mentions, and the scheduled runs the roll skips."""
     figures: Dict[str, List[float]] = {}
     with XEmulator(duplicate_check=False) as emulator, tempfile.TemporaryDirectory() as folder:
         home = Path(folder)
@@ -106,7 +163,6 @@ def main() -> None:
                 figures.setdefault(f"scheduled run (skipped), no REPLY_RULES: {name}", []).append(value)
             write(REPLY_RULES="replies.json")
     _report(f"replies against the X emulator, {rounds} rounds, medians (the 650-rule CBTS file):", figures)
-    _report(f"replies against the Mastodon emulator, {rounds} rounds, medians:", _mastodon(rounds))
 
 
 def _mastodon(rounds: int) -> Dict[str, List[float]]:
@@ -140,14 +196,7 @@ def _mastodon(rounds: int) -> Dict[str, List[float]]:
 def _report(title: str, figures: Dict[str, List[float]]) -> None:
     """Each figure's median, and whether a round with nothing new is within the targets."""
     print(title)
-    for label, values in figures.items():
-        unit = {"requests": "", "MiB": " MiB", "tweepy": "x"}.get(label.rsplit(" ", 1)[-1], " s")
-        print(f"  {label:<60} {statistics.median(values):.3f}{unit}")
-    ratio = statistics.median(figures["replies, nothing new: CPU / import tweepy"])
-    peak = statistics.median(figures["replies, nothing new: MiB"])
-    verdict = "within" if ratio <= TARGET_RATIO and peak <= TARGET_MIB else "OVER"
-    print(f"a round with nothing new: {ratio:.2f}x import tweepy, {peak:.1f} MiB: {verdict} the targets")
-    print(f"({TARGET_RATIO}x, {TARGET_MIB:.0f} MiB)")
+    _verdict(figures, "replies, nothing new")
 
 
 if __name__ == "__main__":

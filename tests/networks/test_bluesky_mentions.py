@@ -14,6 +14,7 @@ from pds.harness import PdsAccount
 from pds.network import BlueskyNetwork
 
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
+from twitterbot.networks.bluesky.reader import BlueskyReader
 from twitterbot.networks.bluesky.records import PostRef
 from twitterbot.networks.mentions import Author
 
@@ -49,6 +50,7 @@ class People:
 
     bot: PdsAccount
     poster: BlueskyPoster
+    reader: BlueskyReader
     proxy: LossyProxy
     login: Login
     ada: PdsAccount
@@ -65,7 +67,13 @@ def people(bluesky_network: BlueskyNetwork, tmp_path: Path) -> Iterator[People]:
     password = bluesky_network.app_password(bot)
     with LossyProxy(bluesky_network.url, lose={}) as proxy:
         login = Login(bot.handle, password, proxy.url, tmp_path / "session.json")
-        yield People(bot, BlueskyPoster(login, timeout=10, retries=0), proxy, login, ada, bob)
+        poster = BlueskyPoster(login, timeout=10, retries=0)
+        yield People(bot, poster, reader_for(login, poster), proxy, login, ada, bob)
+
+
+def reader_for(login: Login, poster: BlueskyPoster) -> BlueskyReader:
+    """What a round of replies reads with: the saved session as it is, else `poster`."""
+    return BlueskyReader(login.handle, login.service, login.session_file, timeout=10, poster=lambda: poster)
 
 
 def a_day_ago() -> datetime:
@@ -89,7 +97,7 @@ def test_mentions_and_replies_come_oldest_first_with_their_author_and_thread(
 
     assert "quote" in {each["reason"] for each in net.notifications(bot)}  # the AppView told of it
 
-    page = people.poster.mentions(None, not_before=a_day_ago(), limit=10)
+    page = people.reader.mentions(None, not_before=a_day_ago(), limit=10)
 
     assert [mention.id for mention in page.mentions] == [first.uri, answer.uri, deep.uri]
     hello, reply, threaded = page.mentions
@@ -109,10 +117,10 @@ def test_a_read_with_the_cursor_and_nothing_new_is_one_request_and_gives_nothing
 ) -> None:
     bluesky_network.mention(people.ada, people.bot, "hello")
     bluesky_network.index()
-    first = people.poster.mentions(None, not_before=a_day_ago(), limit=10)
+    first = people.reader.mentions(None, not_before=a_day_ago(), limit=10)
     assert len(first.mentions) == 1
     before = dict(people.proxy.calls)
-    next_run = BlueskyPoster(people.login, timeout=10, retries=0)  # the next run: the saved session
+    next_run = reader_for(people.login, BlueskyPoster(people.login, timeout=10, retries=0))  # the next run
 
     again = next_run.mentions(first.cursor, not_before=a_day_ago(), limit=10)
 
@@ -121,7 +129,7 @@ def test_a_read_with_the_cursor_and_nothing_new_is_one_request_and_gives_nothing
     assert {method: n for method, n in made.items() if n} == {"app.bsky.notification.listNotifications": 1}
     bluesky_network.mention(people.bob, people.bot, "and me")
     bluesky_network.index()
-    (later,) = people.poster.mentions(first.cursor, not_before=a_day_ago(), limit=10).mentions
+    (later,) = people.reader.mentions(first.cursor, not_before=a_day_ago(), limit=10).mentions
     assert later.text.endswith("and me")
 
 
@@ -133,12 +141,12 @@ def test_more_mentions_than_the_limit_leave_the_newest_for_the_next_read_none_sk
     seen: List[str] = []
     cursor: Optional[str] = None
     for size in (2, 2, 2):
-        page = people.poster.mentions(cursor, not_before=a_day_ago(), limit=size)
+        page = people.reader.mentions(cursor, not_before=a_day_ago(), limit=size)
         assert page.reads == 1
         seen.extend(mention.id for mention in page.mentions)
         cursor = page.cursor or cursor
     assert seen == [post.uri for post in posts]
-    assert people.poster.mentions(cursor, not_before=a_day_ago(), limit=2).mentions == ()
+    assert people.reader.mentions(cursor, not_before=a_day_ago(), limit=2).mentions == ()
 
 
 def test_the_first_read_goes_back_to_not_before_and_no_further(bluesky_network: BlueskyNetwork, people: People) -> None:
@@ -148,7 +156,7 @@ def test_the_first_read_goes_back_to_not_before_and_no_further(bluesky_network: 
     bluesky_network.index()
     assert {each["uri"] for each in bluesky_network.notifications(people.bot)} == {old.uri, recent.uri}
 
-    page = people.poster.mentions(None, not_before=a_day_ago(), limit=10)
+    page = people.reader.mentions(None, not_before=a_day_ago(), limit=10)
 
     assert [mention.id for mention in page.mentions] == [recent.uri]
 
@@ -160,7 +168,7 @@ def test_a_reply_to_a_mention_threads_under_it_and_reading_then_replying_logs_in
     bluesky_network.index()
     mention = bluesky_network.mention(people.ada, people.bot, "are you there?", reply_to=top)
     bluesky_network.index()
-    (read,) = people.poster.mentions(None, not_before=a_day_ago(), limit=10).mentions
+    (read,) = people.reader.mentions(None, not_before=a_day_ago(), limit=10).mentions
 
     result = people.poster.post("I am here", reply_to=read.reply_to)
 
@@ -192,14 +200,14 @@ def test_a_mention_that_arrives_sorted_below_those_read_is_read_next_time_and_on
 ) -> None:
     bluesky_network.mention(people.ada, people.bot, "first")
     bluesky_network.index()
-    first = people.poster.mentions(None, not_before=a_day_ago(), limit=10)
+    first = people.reader.mentions(None, not_before=a_day_ago(), limit=10)
     # Its app's clock is two minutes behind: the AppView sorts it below the mention already read.
     behind = datetime.now(timezone.utc) - timedelta(minutes=2)
     late = bluesky_network.mention(people.bob, people.bot, "late", created_at=behind)
     bluesky_network.index()
     assert [each["uri"] for each in bluesky_network.notifications(people.bot)][-1] == late.uri
 
-    page = people.poster.mentions(first.cursor, not_before=a_day_ago(), limit=10)
+    page = people.reader.mentions(first.cursor, not_before=a_day_ago(), limit=10)
 
     assert [mention.id for mention in page.mentions] == [late.uri] and page.reads == 1
-    assert people.poster.mentions(page.cursor, not_before=a_day_ago(), limit=10).mentions == ()
+    assert people.reader.mentions(page.cursor, not_before=a_day_ago(), limit=10).mentions == ()

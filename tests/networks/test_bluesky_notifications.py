@@ -5,6 +5,7 @@ The real network's answers: test_bluesky_mentions.py."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,7 +20,8 @@ from twitterbot.errors import ErrorKind, ExitStatus, PostError
 from twitterbot.networks.bluesky import NETWORK
 from twitterbot.networks.bluesky.notifications import MAX_HANDLED, MAX_PAGES, Position, read
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
-from twitterbot.networks.bluesky.session import trusted_did
+from twitterbot.networks.bluesky.reader import BlueskyReader
+from twitterbot.networks.bluesky.session import FRESH_FOR, fresh_session, trusted_did
 
 BOT = "did:plc:bot"
 ADA = "did:plc:ada"
@@ -185,31 +187,57 @@ def poster(emu: BlueskyEmulator, tmp_path: Path) -> BlueskyPoster:
     return BlueskyPoster(Login(emu.handle, emu.password, emu.url, tmp_path / "session.json"), timeout=5, retries=0)
 
 
+def reader(emu: BlueskyEmulator, tmp_path: Path, made: Optional[BlueskyPoster] = None) -> BlueskyReader:
+    """What a round of replies reads with: the saved session as it is (an earlier run saved one,
+    logging in now if none has), else the poster (`made`)."""
+    if not (tmp_path / "session.json").exists():
+        poster(emu, tmp_path).account()
+    posters = [made] if made else []
+
+    def make() -> BlueskyPoster:
+        if not posters:
+            posters.append(poster(emu, tmp_path))
+        return posters[0]
+
+    return BlueskyReader(emu.handle, emu.url, tmp_path / "session.json", timeout=5, poster=make)
+
+
 def test_an_answer_of_another_shape_is_a_post_error_saying_so(tmp_path: Path) -> None:
     with BlueskyEmulator() as emu:
         emu.canned["app.bsky.notification.listNotifications"] = {"notifications": "none today"}
         with pytest.raises(PostError) as raised:
-            poster(emu, tmp_path).mentions(None, not_before=START, limit=5)
+            reader(emu, tmp_path).mentions(None, not_before=START, limit=5)
     assert raised.value.exit_status == ExitStatus.TEMPORARY_FAILURE
     assert "could not be read" in str(raised.value)
 
 
 @pytest.mark.parametrize(
-    "fault, kind", [(Fault.server_error(502), ErrorKind.SERVER_ERROR), (Fault.rate_limited(0), ErrorKind.RATE_LIMITED)]
+    "fault, kind",
+    [
+        (Fault.server_error(502), ErrorKind.SERVER_ERROR),
+        (Fault.rate_limited(0), ErrorKind.RATE_LIMITED),
+        (Fault(status=400, body={"error": "InvalidRequest", "message": "bad cursor"}), ErrorKind.REJECTED),
+        (Fault.takedown(), ErrorKind.FORBIDDEN),
+        (Fault.drop(), ErrorKind.NETWORK),
+        (Fault(delay=2), ErrorKind.TIMEOUT),
+    ],
 )
 def test_a_refused_read_is_a_post_error_of_its_kind(tmp_path: Path, fault: Fault, kind: str) -> None:
     with BlueskyEmulator() as emu:
         emu.canned["app.bsky.notification.listNotifications"] = {"notifications": []}
+        poster(emu, tmp_path).account()  # the saved session the read is made with
         emu.fail("app.bsky.notification.listNotifications", fault)
         with pytest.raises(PostError) as raised:
-            poster(emu, tmp_path).mentions(None, not_before=START, limit=5)
+            BlueskyReader(emu.handle, emu.url, tmp_path / "session.json", timeout=1, poster=no_poster).mentions(
+                None, not_before=START, limit=5
+            )
     assert raised.value.kind == kind
 
 
 def test_an_empty_answer_is_one_read_and_no_cursor(tmp_path: Path) -> None:
     with BlueskyEmulator() as emu:
         emu.canned["app.bsky.notification.listNotifications"] = {"notifications": []}
-        page = poster(emu, tmp_path).mentions(None, not_before=START, limit=5)
+        page = reader(emu, tmp_path).mentions(None, not_before=START, limit=5)
         assert emu.calls["app.bsky.notification.listNotifications"] == 1
     assert page.mentions == () and page.cursor is None
 
@@ -276,7 +304,7 @@ def test_any_answer_gives_well_formed_mentions_or_a_post_error(tmp_path: Path, a
     with BlueskyEmulator() as emu:
         emu.canned["app.bsky.notification.listNotifications"] = answer
         try:
-            page = poster(emu, tmp_path).mentions(None, not_before=START - timedelta(days=1), limit=5)
+            page = reader(emu, tmp_path).mentions(None, not_before=START - timedelta(days=1), limit=5)
         except PostError as exc:
             assert exc.summary
             return
@@ -306,13 +334,30 @@ def test_a_saved_session_with_a_fresh_token_reads_in_one_request_and_replies_wit
         assert emu.calls["com.atproto.server.createSession"] == 1 and len(emu.posts()) == 1
 
 
+def no_poster() -> BlueskyPoster:
+    raise AssertionError("the read made a poster")
+
+
+def test_a_saved_session_with_a_fresh_token_is_read_without_a_poster_in_one_request(tmp_path: Path) -> None:
+    with BlueskyEmulator() as emu:
+        emu.canned[LIST] = {"notifications": []}
+        poster(emu, tmp_path).account()  # an earlier run logged in and saved the session
+        before = dict(emu.calls)
+        later = BlueskyReader(emu.handle, emu.url, tmp_path / "session.json", timeout=5, poster=no_poster)
+        page = later.mentions(None, not_before=START, limit=5)
+        assert page.reads == 1 and page.mentions == ()
+        assert {method: n - before.get(method, 0) for method, n in emu.calls.items() if n != before.get(method, 0)} == {
+            LIST: 1
+        }
+
+
 def test_a_saved_session_the_server_refuses_means_logging_in_again_once(tmp_path: Path) -> None:
     with BlueskyEmulator() as emu:
         emu.canned[LIST] = {"notifications": []}
         poster(emu, tmp_path).account()
         emu._access.clear()  # the server forgot the session (moved, or signed out everywhere)
         later = poster(emu, tmp_path)
-        assert later.mentions(None, not_before=START, limit=5).reads == 1
+        assert reader(emu, tmp_path, later).mentions(None, not_before=START, limit=5).reads == 1
         later.post("then a reply")
         assert emu.calls["com.atproto.server.createSession"] == 2 and emu.calls[LIST] == 2
 
@@ -325,7 +370,7 @@ def test_a_refused_session_and_a_refused_password_is_an_error_saying_so(tmp_path
         emu._access.clear()
         emu.password = "another-pass-word"  # which was revoked since
         with pytest.raises(PostError) as refused:
-            stale.mentions(None, not_before=START, limit=5)
+            reader(emu, tmp_path, stale).mentions(None, not_before=START, limit=5)
         assert emu.calls["com.atproto.server.createSession"] == 2  # one try with it, no more
     assert refused.value.kind == ErrorKind.UNAUTHORIZED and "BLUESKY_APP_PASSWORD" in str(refused.value)
 
@@ -336,11 +381,22 @@ def test_a_saved_token_near_its_end_is_refreshed_before_the_read(tmp_path: Path)
         emu.access_lifetime = 600  # less than the SDK's 15 minutes: it refreshes the token first
         poster(emu, tmp_path).account()
         refreshed = emu.calls["com.atproto.server.refreshSession"]
-        poster(emu, tmp_path).mentions(None, not_before=START, limit=5)
+        reader(emu, tmp_path).mentions(None, not_before=START, limit=5)
         assert emu.calls["com.atproto.server.refreshSession"] > refreshed
         assert emu.calls["com.atproto.server.createSession"] == 1
 
 
 @pytest.mark.parametrize("saved", ["", "a:::b", "h:::did:plc:x:::not-a-jwt:::r:::https://pds", ":::" * 9])
 def test_a_session_string_the_sdk_cannot_read_is_never_trusted(saved: str) -> None:
-    assert trusted_did(saved) is None
+    assert trusted_did(saved) is None and fresh_session(saved) is None
+
+
+@pytest.mark.parametrize("left", [FRESH_FOR - 60, FRESH_FOR + 60, 3600])
+def test_the_reader_takes_a_saved_session_exactly_when_the_poster_would_trust_it(tmp_path: Path, left: int) -> None:
+    with BlueskyEmulator() as emu:
+        emu.access_lifetime = left
+        poster(emu, tmp_path).account()
+    saved = json.loads((tmp_path / "session.json").read_text())["session"]
+    read = fresh_session(saved)
+    assert (read.did if read else None) == trusted_did(saved)
+    assert (read is None) == (left < FRESH_FOR) and (read is None or read.pds == emu.url.rstrip("/"))

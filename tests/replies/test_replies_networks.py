@@ -15,10 +15,12 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Dict, Set, Tuple
 
 import pytest
+from bluesky_emulator import BlueskyEmulator
 from conftest import REPO, BotHome
 from mastodon_server import MastodonEmulator
 from x_emulator import XEmulator
@@ -61,7 +63,8 @@ _IMPORTED = (
     "status = main(sys.argv[1:])\n"
     "names = ('tweepy', 'twitterbot.networks.x.poster', 'twitterbot.networks.x.media', 'twitterbot.pictures',\n"
     "         'twitterbot.posting.delivery', 'twitterbot.posting.scheduled', 'twitterbot.posting.commands',\n"
-    "         'mastodon', 'twitterbot.networks.mastodon.poster', 'twitterbot.networks.mastodon.media')\n"
+    "         'mastodon', 'twitterbot.networks.mastodon.poster', 'twitterbot.networks.mastodon.media',\n"
+    "         'atproto_client', 'twitterbot.networks.bluesky.poster')\n"
     "print('imported:', ' '.join(name for name in names if name in seen))\n"
     "sys.exit(status)\n"
 )
@@ -106,6 +109,45 @@ def test_on_mastodon_a_round_with_nothing_new_reads_once_without_mastodon_py_or_
     mastodon_emulator.mention("@pibot hello", by="ada", ago=5)
     assert "mastodon" in _imports(replying)  # a reply is due: the poster is made (the assertion can fail)
     assert [status.text for status in mastodon_emulator.statuses] == ["@ada hi there!"]
+
+
+def test_on_bluesky_a_round_with_nothing_new_and_a_saved_session_reads_once_without_the_sdk(
+    replying: BotHome,
+) -> None:
+    with BlueskyEmulator() as bluesky:
+        bluesky.canned[LIST] = {"notifications": []}
+        replying.write_env(
+            POST_TO="bluesky",
+            BLUESKY_HANDLE=bluesky.handle,
+            BLUESKY_APP_PASSWORD=bluesky.password,
+            BLUESKY_SERVICE=bluesky.url,
+        )
+        assert "atproto_client" in _imports(replying)  # the first round: no saved session, the SDK logs in
+        before = dict(bluesky.calls)
+        assert _imports(replying) == []  # the timer's usual round: one GET with the saved session
+        made = {method: n - before.get(method, 0) for method, n in bluesky.calls.items()}
+        assert {method: n for method, n in made.items() if n} == {LIST: 1}
+        bluesky.canned[LIST] = {"notifications": [_notification(bluesky, "hello bot")]}
+        assert "atproto_client" in _imports(replying)  # a reply is due: the poster is made (the assertion can fail)
+        assert [post["value"]["text"] for post in bluesky.posts()] == ["hi there!"]
+
+
+LIST = "app.bsky.notification.listNotifications"
+
+
+def _notification(bluesky: BlueskyEmulator, text: str) -> dict:
+    """A mention of the emulator's account, as the AppView lists it, said a minute ago."""
+    at = (datetime.now(timezone.utc) - timedelta(minutes=1)).isoformat(timespec="milliseconds")
+    at = at.replace("+00:00", "Z")
+    return {
+        "uri": "at://did:plc:ada/app.bsky.feed.post/3ada",
+        "cid": "bafyreiada",
+        "author": {"did": "did:plc:ada", "handle": "ada.test"},
+        "reason": "mention",
+        "record": {"$type": "app.bsky.feed.post", "text": f"@{bluesky.handle} {text}", "createdAt": at},
+        "isRead": False,
+        "indexedAt": at,
+    }
 
 
 def test_on_x_a_reply_whose_answer_was_lost_is_never_sent_again(replying: BotHome, emulator: XEmulator) -> None:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ...settings.loading import Config
     from .linkcard import Limits
     from .poster import BlueskyPoster
+    from .reader import BlueskyReader
 
 __all__ = ["DEFAULT_SERVICE", "NETWORK", "card_limits"]
 
@@ -115,7 +116,8 @@ class Bluesky(Network):
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
     guide = "Getting a Bluesky app password"
     site = "bsky.app"
-    # Its poster reads the account's mentions and replies from its notifications (notifications.py).
+    # Its reader (reader.py, else its poster) reads the account's mentions and replies from its
+    # notifications (notifications.py).
     listens = True
 
     def account_url(self, config: Config) -> Optional[str]:
@@ -146,6 +148,19 @@ class Bluesky(Network):
             retries=config["API_RETRIES"],
             link_cards=bool(config["BLUESKY_LINK_CARDS"]),
             card_limits=card_limits(config),
+        )
+
+    def reader(self, config: Config) -> BlueskyReader:
+        """Plain GETs with the saved session (reader.py): a round of replies with nothing new needs
+        no more; the poster (and the SDK) only when there is no fresh session, or a reply is due."""
+        from .reader import BlueskyReader
+
+        return BlueskyReader(
+            str(config["BLUESKY_HANDLE"]),
+            str(config["BLUESKY_SERVICE"]),
+            config["BOT_STATE_DIR"] / "bluesky-session.json",
+            timeout=config["API_TIMEOUT"],
+            poster=lambda: self.poster(config),
         )
 
     def preview(

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Optional
+
 from ...errors import ErrorKind, ExitStatus, PostError
 from .. import rejected, retry, server_error
 from .text import MAX_BYTES, MAX_GRAPHEMES
 
-__all__ = ["classify", "network_error", "reason"]
+__all__ = ["classify", "network_error", "read_failure", "reason", "refusal"]
 
 
 def reason(exc: Exception) -> str:
@@ -37,15 +40,24 @@ def classify(exc: Exception, handle: str, service: str) -> PostError:
             kind=ErrorKind.UNEXPECTED,
             exit_status=ExitStatus.UNEXPECTED,
         )
-    status = response.status_code
     content = response.content
     error = str(getattr(content, "error", "") or "")
     message = str(getattr(content, "message", "") or "")
+    if isinstance(exc, exceptions.RateLimitExceededError):
+        return refusal(429, error, message, handle, service, reset_at=getattr(exc, "reset_at", None))
+    return refusal(response.status_code, error, message, handle, service)
+
+
+def refusal(
+    status: int, error: str, message: str, handle: str, service: str, *, reset_at: Optional[datetime] = None
+) -> PostError:
+    """What a refusal means (its status, and the XRPC error name and message the body gave), for an
+    answer the SDK read (`classify`) as for one the bot read itself (`reader.py`): one wording."""
     said = f"{status} {error}: {message}".strip().rstrip(":") if error or message else str(status)
     lowered = f"{error} {message}".lower()
 
-    if status == 429 or isinstance(exc, exceptions.RateLimitExceededError):
-        return _rate_limited(exc, said)
+    if status == 429:
+        return retry.rate_limited("Bluesky", said, reset_at)
     if error in ("AccountTakedown", "AccountSuspended") or "takendown" in lowered or "suspended" in lowered:
         return PostError(
             f"Bluesky says the account @{handle} is suspended or taken down ({said}): nothing was "
@@ -96,16 +108,24 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
 
-def _rate_limited(exc: Exception, said: str) -> PostError:
-    return retry.rate_limited("Bluesky", said, getattr(exc, "reset_at", None))
-
-
 def network_error(exc: Exception, service: str) -> PostError:
     """No answer came: either no connection was made (nothing was sent), or it was sent and the
     answer was lost (the server may have acted on it)."""
     from ..http import httpx_error  # http imports requests and urllib3
 
     return httpx_error(
+        exc,
+        where=service,
+        unreachable="check the network connection, DNS and BLUESKY_SERVICE; the next run will try again",
+        slow="the server may be slow, or the network flaky; the next run tries again",
+    )
+
+
+def read_failure(exc: Exception, service: str) -> PostError:
+    """`network_error` for a read the bot makes itself through requests (`reader.py`)."""
+    from ..http import network_error as failed
+
+    return failed(
         exc,
         where=service,
         unreachable="check the network connection, DNS and BLUESKY_SERVICE; the next run will try again",

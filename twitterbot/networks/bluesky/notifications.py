@@ -94,15 +94,15 @@ def read(fetch: Fetch, did: str, cursor: Optional[str], *, not_before: datetime,
         notifications, page_cursor = fetch(page_cursor)
         reads += 1
         for notification in notifications:
-            at = _time(getattr(notification, "indexed_at", None))
-            uri = getattr(notification, "uri", None)
+            at = _time(_field(notification, "indexed_at"))
+            uri = _field(notification, "uri")
             if at is None or not isinstance(uri, str) or not _AT_URI.fullmatch(uri):
                 log.warning("skipping a Bluesky notification without a time or a post: %.200r", notification)
             elif at < position.floor:
                 reached = True  # the rest are older still
             else:
                 seen[uri] = at
-                if uri not in position.handled and getattr(notification, "reason", None) in REASONS:
+                if uri not in position.handled and _field(notification, "reason") in REASONS:
                     new.setdefault(uri, ((at, uri), notification))  # a post is one mention, however notified
         if not page_cursor or not notifications:
             reached = True
@@ -144,27 +144,27 @@ def _next(position: Position, passed: List[str], seen: Dict[str, datetime], lowe
 def _mention(notification: Any, indexed: datetime, own: str) -> Optional[Mention]:
     """One notification as a Mention, or None when it does not hold a post the bot can answer;
     `own` is the account's DID (a reply to one of its posts answers the bot)."""
-    record = getattr(notification, "record", None)
-    author = getattr(notification, "author", None)
-    text = getattr(record, "text", None)
-    cid = getattr(notification, "cid", None)
-    did = getattr(author, "did", None)
-    handle = getattr(author, "handle", None)
+    record = _field(notification, "record")
+    author = _field(notification, "author")
+    text = _field(record, "text")
+    cid = _field(notification, "cid")
+    did = _field(author, "did")
+    handle = _field(author, "handle")
     if not (isinstance(text, str) and isinstance(cid, str) and isinstance(did, str) and isinstance(handle, str)):
         return None
-    uri = notification.uri
-    reply = getattr(record, "reply", None)
-    root = _strong_ref(getattr(reply, "root", None)) if reply is not None else (uri, cid)
-    parent = _strong_ref(getattr(reply, "parent", None)) if reply is not None else None
+    uri = _field(notification, "uri")
+    reply = _field(record, "reply")
+    root = _strong_ref(_field(reply, "root")) if reply is not None else (uri, cid)
+    parent = _strong_ref(_field(reply, "parent")) if reply is not None else None
     if root is None or (reply is not None and parent is None):
         return None
-    bio = getattr(author, "description", None)
+    bio = _field(author, "description")
     return Mention(
         network="bluesky",
         id=uri,
         author=Author(id=did, handle=f"@{handle}", bot=_says_bot(author, did), bio=bio if isinstance(bio, str) else ""),
         text=text,
-        created_at=_time(getattr(record, "created_at", None)) or indexed,
+        created_at=_time(_field(record, "created_at")) or indexed,
         reply_to=PostRef(uri, cid, *root).encode(),
         answers_bot=parent is not None and _did_of(parent[0]) == own,
     )
@@ -174,13 +174,28 @@ def _says_bot(author: Any, did: str) -> bool:
     """Whether the account labels itself a bot: the ``bot`` self-label of its profile (a label
     with that value from the account itself; a labeler's ``bot`` is someone else's opinion)."""
     return any(
-        getattr(label, "val", None) == BOT_LABEL and getattr(label, "src", None) == did
-        for label in getattr(author, "labels", None) or ()
+        _field(label, "val") == BOT_LABEL and _field(label, "src") == did for label in _listed(_field(author, "labels"))
     )
 
 
+def _field(value: Any, name: str) -> Any:
+    """A field of a notification or of a part of it, as the SDK gives it (an object with snake_case
+    attributes) or as the bot reads the answer itself (`reader.py`: JSON objects, camelCase keys)."""
+    if isinstance(value, dict):
+        return value.get(_JSON_NAMES.get(name, name))
+    return getattr(value, name, None)
+
+
+_JSON_NAMES = {"indexed_at": "indexedAt", "created_at": "createdAt"}
+
+
+def _listed(value: Any) -> Tuple[Any, ...]:
+    """A list field's items; nothing when the answer holds something else there."""
+    return tuple(value) if isinstance(value, (list, tuple)) else ()
+
+
 def _strong_ref(ref: Any) -> Optional[Tuple[str, str]]:
-    uri, cid = getattr(ref, "uri", None), getattr(ref, "cid", None)
+    uri, cid = _field(ref, "uri"), _field(ref, "cid")
     if isinstance(uri, str) and uri.startswith("at://") and isinstance(cid, str) and cid:
         return uri, cid
     return None

@@ -259,6 +259,11 @@ class BlueskyPoster:
 
         return read(fetch, self._did or "", cursor, not_before=not_before, limit=limit)
 
+    def log_in_again(self) -> None:
+        """Log in with the app password now (and save the new session): the saved one was refused
+        by a read made without the SDK (`reader.py`), so trying it again would be a wasted request."""
+        self._call(self._connect, True)
+
     def _get_record(self, client: Client, collection: str, rkey: str) -> Any:
         """A record of the account's repository, or None when the server has none under `rkey`;
         any other failure is the PostError it means."""

@@ -5,9 +5,12 @@ atproto SDK."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
@@ -18,7 +21,7 @@ from .errors import reason
 if TYPE_CHECKING:
     from atproto_client import Client
 
-__all__ = ["FRESH_FOR", "load_session", "log_in", "save_session", "tokens", "trusted_did"]
+__all__ = ["FRESH_FOR", "Saved", "fresh_session", "load_session", "log_in", "save_session", "tokens", "trusted_did"]
 
 log = logging.getLogger(__package__)  # its lines log as the poster's do
 
@@ -88,6 +91,47 @@ def trusted_did(saved: str, now: Optional[float] = None) -> Optional[str]:
     if not isinstance(expires, (int, float)) or expires - (time.time() if now is None else now) < FRESH_FOR:
         return None
     return session.did if isinstance(session.did, str) and session.did.startswith("did:") else None
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A saved session's parts a read needs: the account's DID, its access token (kept out of
+    repr()) and the server the SDK talks to with it (its PDS, as the SDK noted it at login)."""
+
+    did: str
+    access_jwt: str = field(repr=False)
+    pds: str
+
+
+def fresh_session(saved: str, now: Optional[float] = None) -> Optional[Saved]:
+    """The saved session, read without the SDK (its session string: handle, DID, access token,
+    refresh token and PDS, joined by ":::"), when its access token has more than `FRESH_FOR`
+    seconds left, as `trusted_did` asks; else None (the SDK path then refreshes or logs in)."""
+    parts = saved.split(":::")
+    if len(parts) != 5:  # an older string without the PDS: the SDK reads it
+        return None
+    _, did, access, _, pds = parts
+    expires = _expiry(access)
+    if expires is None or expires - (time.time() if now is None else now) < FRESH_FOR:
+        return None
+    if not did.startswith("did:") or not pds.startswith(("https://", "http://")):
+        return None
+    pds = pds.rstrip("/")
+    return Saved(did, access, pds[: -len("/xrpc")] if pds.endswith("/xrpc") else pds)
+
+
+def _expiry(jwt: str) -> Optional[float]:
+    """The ``exp`` of a JWT's payload (unverified: the server checks it; this only says when not
+    to bother), or None when it is not a JWT with one."""
+    pieces = jwt.split(".")
+    if len(pieces) != 3:
+        return None
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(pieces[1] + "=" * (-len(pieces[1]) % 4)))
+    except (ValueError, binascii.Error, RecursionError):
+        return None
+    expires = payload.get("exp") if isinstance(payload, dict) else None
+    return float(expires) if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None
 
 
 def load_session(session_file: Path, handle: str, service: str) -> Optional[str]:
