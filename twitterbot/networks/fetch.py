@@ -133,7 +133,9 @@ def _body(
         raise FetchError(f"the picture at {url} is {declared:,} bytes, over {max_bytes:,}: link a smaller one")
     data = bytearray()
     try:
-        while True:
+        # The response closes its connection once it has read the whole body (Python 3.13 does so
+        # within the read that ends it): no socket is touched after that.
+        while not response.isclosed():
             sock.settimeout(left())  # each read waits at most what is left of the time
             chunk = response.read1(_CHUNK)
             if not chunk:
