@@ -105,7 +105,9 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
         if bug is not None and args.debug:
             import traceback
 
-            sys.stderr.write(Scrubber(config.secrets())("".join(traceback.format_exception(bug))))
+            sys.stderr.write(
+                Scrubber(config.secrets())("".join(traceback.format_exception(type(bug), bug, bug.__traceback__)))
+            )
 
     def run() -> RunResult:
         if not args.dry_run:
