@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Any, Dict, List
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
@@ -143,19 +143,7 @@ def _x(rounds: int) -> None:
         write(REPLY_RULES="replies.json")
         _run(home, "replies")  # the first round: the cursor, the account's id
         for number in range(rounds):
-            baseline = _measure([sys.executable, "-c", "import tweepy"], home)
-            for name, value in baseline.items():
-                figures.setdefault(f"python -c 'import tweepy': {name}", []).append(value)
-            reads = emulator.reads
-            quiet = _run(home, "replies")
-            for name, value in quiet.items():
-                figures.setdefault(f"replies, nothing new: {name}", []).append(value)
-            figures.setdefault("replies, nothing new: CPU / import tweepy", []).append(quiet["cpu"] / baseline["cpu"])
-            figures.setdefault("replies, nothing new: requests", []).append(emulator.reads - reads)
-            for mention in range(10):
-                emulator.mention(f"@pi_bot Word{(number * 10 + mention) * 4 % 648} hello", by=f"user{mention}", ago=5)
-            for name, value in _run(home, "replies").items():
-                figures.setdefault(f"replies, 10 new mentions: {name}", []).append(value)
+            _replies_rounds(home, emulator, "@pi_bot", number, figures)
             for name, value in _run(home).items():
                 figures.setdefault(f"scheduled run (skipped), REPLY_RULES set: {name}", []).append(value)
             write(REPLY_RULES="")
@@ -177,19 +165,7 @@ def _mastodon(rounds: int) -> Dict[str, List[float]]:
         os.chmod(home / ".env", 0o600)
         _run(home, "replies")  # the first round: the cursor, the account's id
         for number in range(rounds):
-            baseline = _measure([sys.executable, "-c", "import tweepy"], home)
-            for name, value in baseline.items():
-                figures.setdefault(f"python -c 'import tweepy': {name}", []).append(value)
-            reads = emulator.reads
-            quiet = _run(home, "replies")
-            for name, value in quiet.items():
-                figures.setdefault(f"replies, nothing new: {name}", []).append(value)
-            figures.setdefault("replies, nothing new: CPU / import tweepy", []).append(quiet["cpu"] / baseline["cpu"])
-            figures.setdefault("replies, nothing new: requests", []).append(emulator.reads - reads)
-            for mention in range(10):
-                emulator.mention(f"@pibot Word{(number * 10 + mention) * 4 % 648} hello", by=f"user{mention}", ago=5)
-            for name, value in _run(home, "replies").items():
-                figures.setdefault(f"replies, 10 new mentions: {name}", []).append(value)
+            _replies_rounds(home, emulator, "@pibot", number, figures)
     return figures
 
 
@@ -197,6 +173,25 @@ def _report(title: str, figures: Dict[str, List[float]]) -> None:
     """Each figure's median, and whether a round with nothing new is within the targets."""
     print(title)
     _verdict(figures, "replies, nothing new")
+
+
+def _replies_rounds(home: Path, emulator: Any, handle: str, number: int, figures: Dict[str, List[float]]) -> None:
+    """One round's figures against `emulator` (X's or Mastodon's, which count their reads): `import
+    tweepy`, a round of replies with nothing new (and its requests), then one answering 10 new
+    mentions of `handle`."""
+    baseline = _measure([sys.executable, "-c", "import tweepy"], home)
+    for name, value in baseline.items():
+        figures.setdefault(f"python -c 'import tweepy': {name}", []).append(value)
+    reads = emulator.reads
+    quiet = _run(home, "replies")
+    for name, value in quiet.items():
+        figures.setdefault(f"replies, nothing new: {name}", []).append(value)
+    figures.setdefault("replies, nothing new: CPU / import tweepy", []).append(quiet["cpu"] / baseline["cpu"])
+    figures.setdefault("replies, nothing new: requests", []).append(emulator.reads - reads)
+    for mention in range(10):
+        emulator.mention(f"{handle} Word{(number * 10 + mention) * 4 % 648} hello", by=f"user{mention}", ago=5)
+    for name, value in _run(home, "replies").items():
+        figures.setdefault(f"replies, 10 new mentions: {name}", []).append(value)
 
 
 if __name__ == "__main__":
