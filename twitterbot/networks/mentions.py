@@ -16,11 +16,12 @@ mention id there, so a run with nothing new costs one read).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Optional, Protocol, Tuple
+from typing import Optional, Protocol, Tuple, Type, TypeVar
 
-__all__ = ["Author", "Listener", "Mention", "MentionPage", "VISIBILITY_ORDER", "most_private"]
+__all__ = ["AccountCursor", "Author", "Listener", "Mention", "MentionPage", "VISIBILITY_ORDER", "most_private"]
 
 # Mastodon's visibilities, from the most public to the most private.
 VISIBILITY_ORDER = ("public", "unlisted", "private", "direct")
@@ -88,3 +89,43 @@ class Listener(Protocol):
         is a PostError (its kind and exit status as a post's); an answer that cannot be read is
         one too, never a traceback."""
         ...
+
+
+_Cursor = TypeVar("_Cursor", bound="AccountCursor")
+
+
+class AccountCursor:
+    """The cursor of a network that reads by ids (X, Mastodon): the account's id (`me`, so a run
+    with nothing new asks nothing else) and the newest item already read (`since`, digits; None
+    before the first), kept as JSON. A network whose account ids are digits too says so
+    (`digit_ids`)."""
+
+    __slots__ = ("me", "since")
+    digit_ids = False
+
+    def __init__(self, me: str, since: Optional[str]) -> None:
+        self.me = me
+        self.since = since
+
+    @classmethod
+    def parse(cls: Type[_Cursor], text: Optional[str]) -> Optional[_Cursor]:
+        """The cursor `text` holds; None for none, or for one this network did not write (the read
+        then goes back to `not_before`, as a first read does: no mention is answered twice, since
+        the history knows each by its id)."""
+        try:
+            data = json.loads(text) if text else None
+        except ValueError:
+            return None
+        me = data.get("me") if isinstance(data, dict) else None
+        if not (_digits(me) if cls.digit_ids else isinstance(me, str) and me):
+            return None
+        since = data.get("since")  # type: ignore[union-attr]
+        return cls(me, since if _digits(since) else None)  # type: ignore[arg-type]
+
+    def dumps(self) -> str:
+        return json.dumps({"me": self.me, "since": self.since}, sort_keys=True)
+
+
+def _digits(value: object) -> bool:
+    """An id as X and Mastodon write them: a string of digits."""
+    return isinstance(value, str) and value.isascii() and value.isdigit()

@@ -17,13 +17,12 @@ line break and a new paragraph a blank line, so that ``text_of('<p>Hi &amp; bye<
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from html.parser import HTMLParser
 from typing import Any, List, Mapping, Optional, Tuple
 
 from ..http import unreadable
-from ..mentions import Author, Mention
+from ..mentions import AccountCursor, Author, Mention
 
 __all__ = ["MAX_PAGES", "PAGE_SIZE", "Cursor", "read_page", "text_of"]
 
@@ -34,31 +33,11 @@ MAX_HTML = 200_000  # characters of a status's or a bio's HTML read; Mastodon's 
 _WHAT = "GET /api/v1/notifications"
 
 
-class Cursor:
-    """What a run keeps between reads of Mastodon's mentions: the account's id (`me`) and the
-    newest notification already read (`since`, None before the first)."""
+class Cursor(AccountCursor):
+    """What a run keeps between reads of Mastodon's mentions: the account's id and the newest
+    notification already read."""
 
-    __slots__ = ("me", "since")
-
-    def __init__(self, me: str, since: Optional[str]) -> None:
-        self.me = me
-        self.since = since
-
-    @classmethod
-    def parse(cls, text: Optional[str]) -> Optional[Cursor]:
-        """The cursor `text` holds; None for none, or one this module did not write (the read then
-        goes back to `not_before` as a first read does: the history knows each mention answered)."""
-        try:
-            data = json.loads(text) if text else None
-        except ValueError:
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("me"), str) or not data["me"]:
-            return None
-        since = data.get("since")
-        return cls(data["me"], since if _is_id(since) else None)
-
-    def dumps(self) -> str:
-        return json.dumps({"me": self.me, "since": self.since}, sort_keys=True)
+    __slots__ = ()
 
 
 def read_page(answer: Any, me: str, network: str) -> Tuple[List[Tuple[str, Mention]], List[str]]:

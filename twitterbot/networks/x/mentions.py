@@ -15,12 +15,11 @@ costs one read (no ``GET /2/users/me``)::
 from __future__ import annotations
 
 import html
-import json
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..http import unreadable
-from ..mentions import Author, Mention
+from ..mentions import AccountCursor, Author, Mention
 
 __all__ = ["MAX_PAGES", "PAGE_SIZE", "Cursor", "mentions_query", "read_page"]
 
@@ -32,32 +31,12 @@ MAX_PAGES = 8
 _WHAT = "GET /2/users/:id/mentions"
 
 
-class Cursor:
-    """What a run keeps between reads of X's mentions: the account's id (`me`) and the newest
-    mention already read (`since`, None before the first one)."""
+class Cursor(AccountCursor):
+    """What a run keeps between reads of X's mentions: the account's id and the newest
+    mention already read."""
 
-    __slots__ = ("me", "since")
-
-    def __init__(self, me: str, since: Optional[str]) -> None:
-        self.me = me
-        self.since = since
-
-    @classmethod
-    def parse(cls, text: Optional[str]) -> Optional[Cursor]:
-        """The cursor `text` holds; None for none, or for one this module did not write (the read
-        then goes back to `not_before`, as a first read does: no mention is answered twice, since
-        the history knows each by its id)."""
-        try:
-            data = json.loads(text) if text else None
-        except ValueError:
-            return None
-        if not isinstance(data, dict) or not _is_id(data.get("me")):
-            return None
-        since = data.get("since")
-        return cls(data["me"], since if _is_id(since) else None)
-
-    def dumps(self) -> str:
-        return json.dumps({"me": self.me, "since": self.since}, sort_keys=True)
+    __slots__ = ()
+    digit_ids = True
 
 
 def mentions_query(cursor: Cursor, not_before: datetime, token: Optional[str]) -> Dict[str, Any]:
