@@ -8,5 +8,5 @@ foundation every part uses (`settings`, `state`, `errors`, `lock`, ...), and `cl
 commands. docs/code-map.md maps it all.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 __all__ = ["__version__"]
