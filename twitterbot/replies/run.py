@@ -40,7 +40,7 @@ from ..state.mentions import MentionRow
 from ..wording import one_line
 from .answer import NoReply, Reply, RuleDataError, pictures, respond
 from .rules import ReplyRules, load_rules
-from .safety import Politeness, Skip, judge
+from .safety import Politeness, Skip, judge, says_status
 
 if TYPE_CHECKING:
     from ..pictures.prepare import Attachment
@@ -329,7 +329,7 @@ def _choose(
     names: Tuple[str, ...],
 ) -> Union[Skip, Tuple[Optional[str], Reply]]:
     """The rule that answers `mention` and its reply, or why none does."""
-    if status is not None and _says_status(mention.text):
+    if status is not None and says_status(mention.text):
         return None, Reply(status.line)
     rule = rules.match(mention.text)
     if rule is None:
@@ -351,14 +351,6 @@ class _RuleSkip(Skip):
 
 def _key(skip: Skip) -> Optional[str]:
     return getattr(skip, "rule", None)
-
-
-def _says_status(text: str) -> bool:
-    import re
-
-    from .safety import _LEADING_HANDLES
-
-    return re.search(r"(?<!\w)status(?!\w)", _LEADING_HANDLES.sub("", text), re.IGNORECASE) is not None
 
 
 def _post(
