@@ -275,7 +275,7 @@ def test_every_sender_hands_its_posts_to_the_delivery() -> None:
         "twitterbot.posting.scheduled",
         "twitterbot.posting.catchup",
         "twitterbot.progress.reporter",
-        "twitterbot.replies.run",
+        "twitterbot.replies.sending",
     ):
         path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
         assert "twitterbot.posting.delivery" in {target for _, target in imports_of(module, path)}, module
