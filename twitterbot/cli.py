@@ -212,12 +212,15 @@ def _report(error: BotError, *, debug: bool, json_output: bool, secrets: Sequenc
 
 
 def _report_bug(error: BaseException, *, debug: bool, secrets: Sequence[str]) -> int:
+    """Log a bug, with what its report must name: this bot's version and the Python it runs on."""
+    import platform
+
     if debug:
         sys.stderr.write(_scrub(traceback.format_exc(), secrets))
     log.error(
         "unexpected error (%s): run again with --debug to see where, and report it with the version (%s)",
         _scrub(f"{type(error).__name__}: {error}", secrets),
-        _version_line(),
+        f"twitterbot {__version__}, Python {platform.python_version()}",
     )
     return int(ExitStatus.UNEXPECTED)
 
@@ -239,18 +242,8 @@ def _print_failure_json(error: BotError, message: str, secrets: Sequence[str]) -
     except ImportError:  # the package that is missing is needed to make the usual document
         import json
 
-        print(
-            json.dumps(
-                {"action": "failed", "reason": message, "error": error.kind, "exit_status": int(error.exit_status)}
-            )
-        )
-
-
-def _version_line() -> str:
-    """What a bug report must name: this bot's version and the Python it runs on."""
-    import platform
-
-    return f"twitterbot {__version__}, Python {platform.python_version()}"
+        document = {"action": "failed", "reason": message, "error": error.kind, "exit_status": int(error.exit_status)}
+        print(json.dumps(document))
 
 
 def _failure_json(error: BotError, message: str) -> dict:

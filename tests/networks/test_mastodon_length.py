@@ -43,8 +43,8 @@ from twitterbot.networks.mastodon.status import DEFAULT_LIMIT, measure, status_l
         ("🇫🇷🇩🇪", 2),
         ("e\u0301", 1),  # e + combining acute
         ("a\r\nb", 3),  # CR LF is one
-        # Devanagari conjuncts: 3 under Unicode 15.1's rule GB9c, which networks/graphemes.py does
-        # not apply (its table is 15.0), so it counts one more: never less than the server.
+        # Devanagari conjuncts: 3 under Unicode 15.1's rule GB9c, which Ruby applies only from 4.0
+        # (Mastodon 4.x runs 3.x): counted without it, one more, never less than the server.
         ("नमस्ते", 4),
     ],
 )

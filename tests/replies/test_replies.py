@@ -234,6 +234,24 @@ def test_dry_run_lists_each_mention_and_its_reply_and_sends_and_records_nothing(
     assert keyless.returncode == 0 and "cannot be read" in keyless.stderr
 
 
+def test_dry_run_asks_the_delivery_s_plan_and_says_a_reply_too_long_for_its_network_would_not_go(
+    bot: Bot, world: World
+) -> None:
+    """The dry run is the Delivery's (`Delivery.plan`): what a round would skip as too long, it lists
+    with no reply, and the round then skips it for the same reason."""
+    rules = {"long": "x" * 120, **RULES}  # the chat network takes 100 characters
+    (bot.path / "replies.json").write_text(json.dumps(rules, ensure_ascii=False), encoding="utf-8")
+    _recent(world, "ada", "@pibot long please")
+    _recent(world, "bo", "@pibot hello")
+    shown = bot.run("replies", "--dry-run")
+    assert shown.returncode == 0, shown.stderr
+    assert "@pibot long please\n  no reply: the reply is too long for Chat" in shown.stdout
+    assert "@pibot hello\n  reply (" in shown.stdout and world.posts_by("pibot") == []
+    assert bot.run("replies").returncode == 0
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@bo hi there!"]
+    assert bot.mentions()[0][1:3] == ("skipped", "the reply is too long for Chat")
+
+
 def test_a_scheduled_run_answers_before_its_roll(bot: Bot, world: World) -> None:
     _recent(world, "ada", "@pibot hello")
     ran = bot.run()

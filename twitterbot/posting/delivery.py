@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Seque
 
 from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Fit, Network, Poster, PostResult
+from ..networks.lazy import LazyPosters
 from ..state.outcomes import AttemptStart, Ending, Outcome
 from .send import Record, Sent, send
 
@@ -78,7 +79,7 @@ class Delivery:
     thread then stops between two parts, and a later run goes on with it. A plain class, as the
     attempts' are: every run that posts makes them, and a dataclass costs one to make."""
 
-    __slots__ = ("_made", "_make", "clock", "mask", "rules", "run_id", "stopping", "store")
+    __slots__ = ("_posters", "clock", "mask", "rules", "run_id", "stopping", "store")
 
     def __init__(
         self,
@@ -92,7 +93,7 @@ class Delivery:
         stopping: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store, self.clock, self.mask = store, clock, mask
-        self._make, self._made = outlets, None
+        self._posters = LazyPosters(outlets)
         self.rules = rules or DeliveryRules()
         self.run_id, self.stopping = run_id, stopping
 
@@ -102,9 +103,7 @@ class Delivery:
 
     def outlets(self) -> Mapping[Network, Poster]:
         """The networks posted to, each with its poster, in POST_TO's order: made once."""
-        if self._made is None:
-            self._made = self._make()
-        return self._made
+        return self._posters()
 
     def deliver(self, post: Post, attempts: Attempts) -> Tuple[Sent, ...]:
         """`post` to each network it is for, one after another: fitted (too long: not sent, or

@@ -25,6 +25,7 @@ from ..errors import StateError
 from ..lock import RUN_LOCK_WAIT, run_lock
 from ..monitoring import monitored
 from ..networks import Network, Poster
+from ..networks.lazy import LazyPosters
 from ..settings.loading import Config
 from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir
@@ -191,7 +192,7 @@ class Run:
     may be passed), and `stopping`: whether the process was asked to stop (the daemon's SIGTERM;
     a thread then stops between two parts). A plain class: every run makes one, and a dataclass costs one to make."""
 
-    __slots__ = ("_made", "clock", "dry_run", "force", "posters", "record", "rng", "stopping", "store")
+    __slots__ = ("_posters", "clock", "dry_run", "force", "posters", "record", "rng", "stopping", "store")
 
     def __init__(
         self,
@@ -208,15 +209,14 @@ class Run:
         self.store, self.posters, self.rng, self.clock = store, posters, rng, clock
         self.dry_run, self.force, self.stopping = dry_run, force, stopping
         self.record = record  # False: a dry run at another time (--at), which writes no row
-        self._made: Optional[Dict[Network, Poster]] = None
+        self._posters: Optional[LazyPosters] = None
 
-    def outlets(self, networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
+    def outlets(self, networks: Tuple[Network, ...]) -> Mapping[Network, Poster]:
         """The run's posters by network, in POST_TO's order, made at the first call (a run that
         sends nothing never makes them)."""
-        if self._made is None:
-            made = self.posters() if self.posters is not None else _dry_run(networks)
-            self._made = {network: made[network] for network in networks if network in made}
-        return self._made
+        if self._posters is None:
+            self._posters = LazyPosters(lambda: _posting_to(self.posters, networks))
+        return self._posters()
 
 
 def run_watched(config: Config, run: Callable[[], RunResult], *, dry_run: bool = False) -> RunResult:
@@ -373,6 +373,12 @@ def _note_missed(run: Run, tweets: TweetFile, late: List[Due], reason: str) -> N
             continue
         run.store.record_missed(each.text, due=each.at, at=run.clock(), reason=reason)
         log.warning("%s was missed and will not be posted: %s", what, reason)
+
+
+def _posting_to(posters: Optional[PosterFactory], networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
+    """`networks`' posters, in their order: the run's (`posters`), or the dry run's stand-in."""
+    made = posters() if posters is not None else _dry_run(networks)
+    return {network: made[network] for network in networks if network in made}
 
 
 def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:

@@ -5,7 +5,9 @@ Bots Done Quick, Cheap Bots Toot Sweet and Blue Bots Done Quick wrote them (docs
 
 rules.py reads the rules file (JavaScript regular expressions through the `regex` package),
 answer.py turns a rule's response into a reply, safety.py decides who is not answered (itself, bots,
-#nobot, "stop", the cooldown, two bots' loops), run.py runs one round, command.py is the command.
+#nobot, "stop", the cooldown, two bots' loops). A round: mentions.py reads the mentions,
+judging.py decides who and what is answered, sending.py answers (the reply's `Post`, handed to the
+`Delivery`), run.py runs the round (and its dry run); command.py is the command.
 This module is all a run without REPLY_RULES imports of it: it declares the settings, and the
 scheduled run's hook (`before_run`) imports the rest only when REPLY_RULES is set.
 """
@@ -59,7 +61,7 @@ class Replies(Capability):
         if config["REPLY_RULES"] is None:
             return
         from ..errors import TweetFileError
-        from .run import load_config_rules
+        from .judging import load_config_rules
 
         try:
             rules = load_config_rules(config, compile_now=True)

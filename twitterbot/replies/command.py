@@ -34,7 +34,8 @@ def register(parser: Parser, commands: Commands) -> None:
 
 
 def _replies(args: argparse.Namespace, config: Config) -> int:
-    from ..networks import check_keys, posters_for
+    from ..networks import check_keys
+    from ..networks.lazy import LazyPosters
     from .run import answer_mentions
 
     if config["REPLY_RULES"] is None:
@@ -42,7 +43,7 @@ def _replies(args: argparse.Namespace, config: Config) -> int:
     outlets = None
     if not args.dry_run:
         check_keys(config)
-        outlets = lambda: posters_for(config)  # noqa: E731
+        outlets = LazyPosters.of(config)
     result = answer_mentions(config, outlets=outlets, rng=random.Random())
     log.info("%s", result.summary())
     return int(result.exit_status)
@@ -63,13 +64,14 @@ def status_rounds(config: Config, *, seconds: Callable[[], float] = time.monoton
         if last and now - last[0] < STATUS_EVERY:
             return
         last[:] = [now]
-        from ..networks import posters_for
-        from .run import StatusRule, answer_mentions
+        from ..networks.lazy import LazyPosters
+        from .judging import StatusRule
+        from .run import answer_mentions
 
         try:
             result = answer_mentions(
                 config,
-                outlets=lambda: posters_for(config),
+                outlets=LazyPosters.of(config),
                 rng=random.Random(),
                 status=StatusRule(line),
                 lock_wait=0,  # a run holds the lock: this round is skipped, the job is not held up
@@ -85,11 +87,11 @@ def status_rounds(config: Config, *, seconds: Callable[[], float] = time.monoton
 
 def before_scheduled_run(config: Config) -> None:
     """A round before a scheduled run's roll: its trouble is a warning, and the run goes on."""
-    from ..networks import posters_for
+    from ..networks.lazy import LazyPosters
     from .run import answer_mentions
 
     try:
-        result = answer_mentions(config, outlets=lambda: posters_for(config), rng=random.Random())
+        result = answer_mentions(config, outlets=LazyPosters.of(config), rng=random.Random())
     except BotError as exc:
         log.warning("replies: %s; the scheduled run goes on", exc)
         return

@@ -26,13 +26,14 @@ from typing import Optional
 from ..networks.mentions import Mention
 from ..wording import format_duration
 
-__all__ = ["CONVERSATION", "Politeness", "Skip", "judge", "says_stop"]
+__all__ = ["CONVERSATION", "Politeness", "Skip", "judge", "says_status", "says_stop"]
 
 # How long a reply from the bot keeps it from answering that account's replies to the bot.
 CONVERSATION = timedelta(days=1)
 
 _LEADING_HANDLES = re.compile(r"^(?:\s*@[\w.@:-]+)+")
 _STOP = re.compile(r"(?<!\w)stop(?!\w)", re.IGNORECASE)
+_STATUS = re.compile(r"(?<!\w)status(?!\w)", re.IGNORECASE)
 _NOBOT = re.compile(r"(?<!\w)#nobot(?!\w)", re.IGNORECASE)
 
 
@@ -55,6 +56,12 @@ class Skip:
 def says_stop(text: str) -> bool:
     """Whether a mention's text says "stop" as a word (in any case), its leading @handles aside."""
     return _STOP.search(_LEADING_HANDLES.sub("", text)) is not None
+
+
+def says_status(text: str) -> bool:
+    """Whether a mention's text says "status" as a word (in any case), its leading @handles aside:
+    while a job runs, such a mention gets its latest progress line."""
+    return _STATUS.search(_LEADING_HANDLES.sub("", text)) is not None
 
 
 def judge(

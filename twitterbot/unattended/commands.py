@@ -91,17 +91,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         said = [
             f"reloaded {new.env_file or 'the environment'} ({'; '.join(_changed_settings(old, new)) or 'no setting changed'})"
         ]
-        try:
-            if is_grammar(new["TWEETS_FILE"]):
-                from ..posting.grammar import read_grammar
-
-                rules = len(read_grammar(new["TWEETS_FILE"]).rules)
-                said.append(f"{new['TWEETS_FILE']}: a Tracery grammar of {plural(rules, 'rule')}")
-            else:
-                tweets = load_tweets(new["TWEETS_FILE"], new["POST_TO"], rules=line_rules(new))
-                said.append(f"{new['TWEETS_FILE']}: {plural(len(tweets.texts), 'line')} ready to post")
-        except BotError as exc:
-            log.error("reload: %s (the next run reads it again)", exc)
+        said.extend(_tweets_file_read(new))
         logging.getLogger().setLevel(new["LOG_LEVEL"])
         if (new["TWEET_TIMES"], new["TWEET_TIMEZONE"], new["TWEET_JITTER"]) != (
             old["TWEET_TIMES"],
@@ -134,6 +124,24 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
         daemon.serve()
     log.info("daemon stopped")
     return int(ExitStatus.OK)
+
+
+def _tweets_file_read(new: Config) -> List[str]:
+    """What a reload found in the tweets file, for its one line (nothing when it cannot be read:
+    an error, and the next run reads it again)."""
+    said: List[str] = []
+    try:
+        if is_grammar(new["TWEETS_FILE"]):
+            from ..posting.grammar import read_grammar
+
+            rules = len(read_grammar(new["TWEETS_FILE"]).rules)
+            said.append(f"{new['TWEETS_FILE']}: a Tracery grammar of {plural(rules, 'rule')}")
+        else:
+            tweets = load_tweets(new["TWEETS_FILE"], new["POST_TO"], rules=line_rules(new))
+            said.append(f"{new['TWEETS_FILE']}: {plural(len(tweets.texts), 'line')} ready to post")
+    except BotError as exc:
+        log.error("reload: %s (the next run reads it again)", exc)
+    return said
 
 
 def _changed_settings(old: Config, new: Config) -> List[str]:

@@ -47,12 +47,13 @@ def status_length(text: str) -> int:
     http(s) link becomes 23 characters whatever its length and every ``@user@domain`` counts as
     ``@user``. Links are found with twitter-text's extractor, as Mastodon does; a link Mastodon's
     looser path rules would stretch further, or a gemini:// one, is counted in full here (longer,
-    never shorter, so a line that fits here fits there)."""
+    never shorter, so a line that fits here fits there). An Indic conjunct counts as Ruby before
+    4.0 counts it, without Unicode 15.1's rule GB9c: one more than a newer server, never less."""
     from ..graphemes import count_graphemes
 
     if not text.strip():
         return 0
-    return count_graphemes(_countable_text(text))
+    return count_graphemes(_countable_text(text), indic_conjuncts=False)
 
 
 def _countable_text(text: str) -> str:

@@ -1,0 +1,123 @@
+"""Answering a mention: the chosen reply built as one `Post`, handed to the round's `Delivery`
+(through `ReplyAttempts`: the mention is claimed in the transaction that records the reply), and
+what became of the mention, an `Answer`::
+
+    post = reply_post(network, mention, rule, reply, images)
+    answer = deliver_reply(delivery, network, mention, rule, post)   # a real round
+    answer = plan_reply(delivery, network, mention, rule, post)      # a dry run: Delivery.plan
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Tuple
+
+from ..errors import ExitStatus
+from ..networks.mentions import Mention
+from ..state.outcomes import Outcome
+from .judging import shown
+
+if TYPE_CHECKING:
+    from ..networks import Network
+    from ..pictures.prepare import Attachment
+    from ..posting.delivery import Delivery, Post
+    from ..posting.send import Sent
+    from ..settings.loading import Config
+    from .answer import Reply
+    from .rules import ReplyRules
+
+__all__ = ["Answer", "deliver_reply", "plan_reply", "reply_pictures", "reply_post"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What became of one mention in a round (a dry run's: what would)."""
+
+    mention: Mention
+    action: str  # answered, would_answer, skipped, failed, stopped
+    reason: str = ""
+    rule: Optional[str] = None
+    text: Optional[str] = None
+    url: Optional[str] = None
+    status: ExitStatus = ExitStatus.OK  # a failed reply's: its error's exit status
+
+
+def reply_pictures(rules: ReplyRules, rule: Optional[str], reply: Reply, config: Config) -> Tuple[Attachment, ...]:
+    """The reply's pictures, its tags' drawn and fetched (`answer.pictures`)."""
+    if reply.tags is None or not reply.tags.pictures:
+        return reply.images
+    from ..posting.tagpictures import PictureRules
+    from .answer import pictures
+
+    found = next((each for each in rules.rules if each.key == rule), None)
+    return pictures(reply, PictureRules.of(config), found, rules.path.name)
+
+
+def reply_post(
+    network: Network, mention: Mention, rule: Optional[str], reply: Reply, images: Tuple[Attachment, ...]
+) -> Post:
+    """The reply as a `Post` for `network` alone, threaded under the mention, never more public than it."""
+    from ..networks.mentions import most_private
+    from ..posting.delivery import Post
+
+    options = reply.options
+    text = network.addressed(reply.text, mention)
+    return Post(
+        text,
+        text,
+        images,
+        options.language if options else None,
+        options.warning if options else None,
+        where=f"the reply rule {shown(rule)}" if rule is not None else "the status reply",
+        reply_to={network.name: mention.reply_to},
+        networks=(network.name,),
+        visibility=most_private(reply.visibility, mention.visibility),
+        sensitive=reply.sensitive,
+        labels=reply.labels,
+        unfit="the mention is not answered",
+    )
+
+
+def deliver_reply(delivery: Delivery, network: Network, mention: Mention, rule: Optional[str], post: Post) -> Answer:
+    """`post` sent by `delivery`, and the mention's `Answer`: a reply too long or over budget is
+    recorded as skipped; one that failed leaves the mention pending for the next round."""
+    from ..posting.delivery import ReplyAttempts
+    from ..state.mentions import MentionTaken
+
+    try:
+        sents = delivery.deliver(post, ReplyAttempts(mention.id, rule))
+    except MentionTaken:
+        return Answer(mention, "skipped", "another run answered it first")
+    if not sents:  # its network is not posted to now: it waits
+        return Answer(mention, "skipped", "its network is not posted to")
+    sent = sents[0]
+    outcome = str(sent.outcome)
+    if outcome in ("too_long", "over_budget"):
+        reason = sent.note or f"the reply is too long for {network.label}"
+        delivery.store.skip_mention(mention.network, mention.id, reason, rule=rule)
+        return Answer(mention, "skipped", reason, rule)
+    if not sent.reached and outcome != "duplicate":
+        log.warning("%s: the reply to %s %s: %s", network.label, mention.author.handle, outcome, sent.error)
+        status = sent.error.exit_status if sent.error else ExitStatus.TEMPORARY_FAILURE
+        return Answer(mention, "failed", str(sent.error or outcome), rule, status=status)
+    url = sent.result.url if sent.result else None
+    log.info(
+        "%s: answered %s (rule %s)%s", network.label, mention.author.handle, shown(rule), f": {url}" if url else ""
+    )
+    return Answer(mention, "answered", outcome, rule, post.text, url)
+
+
+def plan_reply(delivery: Delivery, network: Network, mention: Mention, rule: Optional[str], post: Post) -> Answer:
+    """What `deliver_reply` would do with `post`, asked of `Delivery.plan` (the one dry run):
+    would answer, or why not (too long for the network, a picture that cannot go)."""
+    plan = delivery.plan(post)
+    sent: Optional[Sent] = plan[0] if plan else None
+    if sent is None:
+        return Answer(mention, "skipped", "its network is not posted to")
+    if sent.outcome != Outcome.WOULD_POST:
+        reason = str(sent.error) if sent.error else sent.note or f"the reply is too long for {network.label}"
+        return Answer(mention, "skipped", reason, rule)
+    return Answer(mention, "would_answer", rule=rule, text=post.text)
