@@ -31,7 +31,7 @@ from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
-from . import LOOK_UP_WINDOW, monthly_budgets
+from . import LOOK_UP_WINDOW
 from .calendar import Calendar, Due, dated_due, local, missed_reason, one_offs_due
 from .choose import Pick, hits, pick
 from .decision import Go, Skip, cap_reached, decide, roll_die, warn_if_the_clock_went_back
@@ -43,7 +43,7 @@ from .when import LineTime
 
 if TYPE_CHECKING:
     from ..state.outcomes import RunRef
-    from .delivery import Delivery
+    from .delivery import Delivery, DeliveryRules
     from .tagpictures import PictureRules
 
 __all__ = [
@@ -136,28 +136,26 @@ def run_once(
 class RunRules:
     """What a scheduled run is held to, from the settings: the die (TWEET_ONE_IN), the cap
     (MAX_POSTS_PER_DAY), the gap (MIN_POST_GAP), the networks it posts to (POST_TO's, in order),
-    where a caught-up post's pictures are read from (the tweets file's folder), each network's
-    monthly budget, whether uncertain posts are looked up (LOOK_UP_UNCERTAIN), the secrets masked
-    in what is sent, the posts' language (POST_LANGUAGE; a line's own lang overrides it), whether a
-    thread's parts are numbered (THREAD_NUMBERS), every network's name the history may hold,
-    how long the history keeps runs row by row (HISTORY_DAYS) and a grammar's posts (GRAMMAR_MEMORY),
-    and the calendar the tweets file's timed lines are read by (TWEET_TIMEZONE, LATE_BY)."""
+    where a caught-up post's pictures are read from (the tweets file's folder), whether uncertain
+    posts are looked up (LOOK_UP_UNCERTAIN), the secrets masked in what is sent, every network's
+    name the history may hold, how long the history keeps runs row by row (HISTORY_DAYS) and a
+    grammar's posts (GRAMMAR_MEMORY), the calendar the tweets file's timed lines are read by
+    (TWEET_TIMEZONE, LATE_BY), and what the run's Delivery follows (`delivery`: the budgets,
+    POST_LANGUAGE, THREAD_NUMBERS, `DeliveryRules.of`), made only by a run that sends or plans."""
 
     one_in: int
     max_posts_per_day: int
     min_post_gap: timedelta
     networks: Tuple[Network, ...]
     pictures_folder: Optional[Path] = None
-    budgets: Mapping[str, float] = field(default_factory=dict)
     look_up: bool = False
     secrets: Tuple[str, ...] = ()
-    language: Optional[str] = None
-    numbers: bool = False
     known: Tuple[str, ...] = ()
     history_days: int = 400
     grammar_memory: timedelta = timedelta(days=365)
     calendar: Calendar = Calendar()
     pictures: Optional[PictureRules] = None  # how a grammar's tags make their pictures (tagpictures.py)
+    delivery: Callable[[], DeliveryRules] = field(default=lambda: _delivery_rules(None), compare=False)
 
     @classmethod
     def of(cls, config: Config) -> RunRules:
@@ -172,16 +170,14 @@ class RunRules:
             min_post_gap=timedelta(seconds=config["MIN_POST_GAP"]),
             networks=config["POST_TO"],
             pictures_folder=config["TWEETS_FILE"].parent,
-            budgets=monthly_budgets(config),
             look_up=config["LOOK_UP_UNCERTAIN"],
             secrets=config.secrets(),
-            language=config["POST_LANGUAGE"],
-            numbers=config["THREAD_NUMBERS"],
             known=config.registry.names(),
             history_days=config["HISTORY_DAYS"],
             grammar_memory=timedelta(seconds=config["GRAMMAR_MEMORY"]),
             calendar=Calendar.of(config),
             pictures=pictures,
+            delivery=lambda: _delivery_rules(config),
         )
 
 
@@ -375,6 +371,14 @@ def _note_missed(run: Run, tweets: TweetFile, late: List[Due], reason: str) -> N
         log.warning("%s was missed and will not be posted: %s", what, reason)
 
 
+def _delivery_rules(config: Optional[Config]) -> DeliveryRules:
+    """What a run's Delivery follows, from the settings (`DeliveryRules.of`; none: the defaults,
+    a test's run). Imports delivery.py: only a run that sends or plans a post calls it."""
+    from .delivery import DeliveryRules
+
+    return DeliveryRules.of(config) if config is not None else DeliveryRules()
+
+
 def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
     """A dry run's posters: the dry run's own, standing in for every network (nothing is sent)."""
     from ..networks.dryrun import DryRunPoster
@@ -386,14 +390,14 @@ def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
 def _delivery(run: Run, rules: RunRules, run_id: Optional[RunRef]) -> Delivery:
     """How the run's posts go out (delivery.py, imported only by a run that may send, or plans to)."""
     from ..settings.secrets import Scrubber
-    from .delivery import Delivery, DeliveryRules
+    from .delivery import Delivery
 
     return Delivery(
         run.store,
         lambda: run.outlets(rules.networks),
         run.clock,
         Scrubber(rules.secrets),
-        DeliveryRules(rules.budgets, rules.language, rules.numbers, cap=rules.max_posts_per_day),
+        rules.delivery(),
         run_id=run_id,
         stopping=run.stopping,
     )

@@ -315,7 +315,7 @@ class _Round:
         from ..posting.delivery import Delivery, DeliveryRules
         from ..settings.secrets import Scrubber
 
-        rules = DeliveryRules(budgets=_budgets(self.config), language=self.config["POST_LANGUAGE"])
+        rules = DeliveryRules.of(self.config)
         return Delivery(self.store, self.outlets, self.clock, Scrubber(self.config.secrets()), rules)
 
 
