@@ -247,87 +247,134 @@ def decide_and_post(
     hit = rolled is None or hits(rolled)
     if callable(tweets) and (hit or (scan is not None and one_offs_due(scan(), store, now, rules.calendar))):
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
-    due = [] if callable(tweets) else one_offs_due(tweets.times, store, now, rules.calendar)
+    read = None if callable(tweets) else tweets
+    due = one_offs_due(read.times, store, now, rules.calendar) if read is not None else []
     late = [each for each in due if not each.in_time(rules.calendar.late_by)]
     last_run = store.last_run_started() if late else None  # before this run's row: why they were missed
-    # The run's row, written when the run first has something to record: a real run that posts
-    # nothing and finds nothing to settle or catch up writes no row (a skipped run, skips.py).
-    row = _Lazy(  # a real run holds the lock: its row goes with its first write
-        lambda: store.begin_run(
-            at=now, one_in=rules.one_in, roll=rolled, forced=run.force, dry_run=run.dry_run, held=not run.dry_run
-        )
-        if run.record
-        else None
-    )
-    delivery = _Lazy(lambda: _delivery(run, rules, row()))  # made only by a run that sends
-
-    settled: Tuple[str, ...] = ()
-    caught_up: Tuple[Sent, ...] = ()
+    closing = _Closing(run, rules, now, rolled)
     if not run.dry_run:  # before the decision: what earlier runs left open
-        settled = _settle(run, rules, now) if rules.look_up else ()
-        caught_up = _catch_up(run, delivery, rules, now)
-
-    def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
-        quiet = action == Outcome.SKIPPED and not (run.dry_run or settled or caught_up or row.made)
-        if quiet:
-            fields["streak"] = store.record_skip(now, one_in=rules.one_in, roll=rolled, reason=reason).runs
-        result = RunResult(action, reason, rules.one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
-        if not quiet and run.record:
-            _record_run(store, row(), run.clock(), result)
-        if not (quiet or run.dry_run):
-            _prune(store, rules, now)  # after the run's record: nothing of the run waits for it
-        return result
-
+        closing.settled = _settle(run, rules, now) if rules.look_up else ()
+        closing.caught_up = _catch_up(run, closing.delivery, rules, now)
     if late:
-        assert not callable(tweets)
-        _note_missed(run, tweets, late, missed_reason(late[0], rules.calendar, last_run))
-    ready = [each for each in due if each.in_time(rules.calendar.late_by)]
+        assert read is not None
+        _note_missed(run, read, late, missed_reason(late[0], rules.calendar, last_run))
+    chosen = _choose(run, rules, read, [each for each in due if each.in_time(rules.calendar.late_by)], rolled, now)
+    if isinstance(chosen, Skip):
+        return closing.finish(Outcome.SKIPPED, chosen.reason)
+    assert read is not None  # read above: the roll hit, or a one-off line is due
+    return _post_chosen(run, rules, read, chosen, closing)
+
+
+@dataclass(frozen=True)
+class _Chosen:
+    """The line a run posts: its index in the file's texts, whether picking it starts a new
+    round, and why the run posts (the roll, a dated line, a one-off line's time)."""
+
+    index: int
+    new_round: bool
+    why: str
+
+
+def _choose(
+    run: Run, rules: RunRules, tweets: Optional[TweetFile], ready: List[Due], rolled: Optional[int], now: datetime
+) -> Union[Skip, _Chosen]:
+    """What the run posts, decided over the history without changing it: a one-off line whose time
+    has come (held to the cap only), else, past the roll, the cap and the gap, a dated line owed
+    today or the round's next line; or why it posts nothing."""
+    store = run.store
     if ready:
-        assert not callable(tweets)
+        assert tweets is not None
         one_off = _one_off(store, tweets, ready[0], rules)
         if isinstance(one_off, Skip):
-            return finish(Outcome.SKIPPED, one_off.reason)
-        decision: Union[Skip, Go] = one_off
-        index, new_round = tweets.texts.index(ready[0].text), False
-    else:
-        gap = rules.min_post_gap
-        decision = decide(
-            store, now, rolled=rolled, one_in=rules.one_in, cap=rules.max_posts_per_day, gap=gap, force=run.force
+            return one_off
+        return _Chosen(tweets.texts.index(ready[0].text), False, one_off.why)
+    cap, gap = rules.max_posts_per_day, rules.min_post_gap
+    decision = decide(store, now, rolled=rolled, one_in=rules.one_in, cap=cap, gap=gap, force=run.force)
+    if isinstance(decision, Skip):
+        return decision
+    assert tweets is not None  # read, since the roll hit
+    dated = dated_due(tweets.times, store, now, rules.calendar.zone) if tweets.times else None
+    if dated is not None:
+        index = tweets.texts.index(dated)
+        return _Chosen(
+            index, False, f"{decision.why}; line {tweets.linenos[index]} is for today {tweets.times[dated].describe()}"
         )
-        if isinstance(decision, Skip):
-            return finish(Outcome.SKIPPED, decision.reason)
-        assert not callable(tweets)  # read above, since the roll hit
-        dated = dated_due(tweets.times, store, now, rules.calendar.zone) if tweets.times else None
-        if dated is not None:
-            index, new_round = tweets.texts.index(dated), False
-            decision = Go(f"{decision.why}; line {tweets.linenos[index]} is for today {tweets.times[dated].describe()}")
-        else:
-            chosen = _pick(store, tweets, store.used_texts(), run.rng)
-            if chosen is None:
-                return finish(
-                    Outcome.SKIPPED,
-                    f"{decision.why}, but no line is due: every line of {tweets.path.name} has a time, "
-                    "and none holds now (bot.py check lists what is coming)",
-                )
-            index, new_round = chosen.index, chosen.new_round
-    line = tweets.line(index)
-    if line.tags is not None and line.tags.pictures:  # before the run's row: a picture that fails leaves none
+    picked = _pick(store, tweets, store.used_texts(), run.rng)
+    if picked is None:
+        return Skip(
+            f"{decision.why}, but no line is due: every line of {tweets.path.name} has a time, "
+            "and none holds now (bot.py check lists what is coming)"
+        )
+    return _Chosen(picked.index, picked.new_round, decision.why)
+
+
+def _post_chosen(run: Run, rules: RunRules, tweets: TweetFile, chosen: _Chosen, closing: _Closing) -> RunResult:
+    """The chosen line with its tags' pictures made (before the run's row: a picture that fails
+    leaves none), planned by a dry run, posted by a real one, and the run recorded."""
+    line = tweets.line(chosen.index)
+    if line.tags is not None and line.tags.pictures:
         line = _with_pictures(line, rules, tweets.path.name)
     if run.dry_run:
         from .plan import planned
 
-        action, reason, fields = planned(line, tweets.path.name, decision.why, new_round, delivery())
-        return finish(action, reason, **fields)
+        action, reason, fields = planned(line, tweets.path.name, chosen.why, chosen.new_round, closing.delivery())
+        return closing.finish(action, reason, **fields)
     if not run.outlets(rules.networks):  # made before the round or the history changes
         raise ValueError("a real run needs posters for POST_TO's networks")
+    store = run.store
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
     except StateError as exc:
-        finish(Outcome.FAILED, str(exc))
+        closing.finish(Outcome.FAILED, str(exc))
         raise
-    used = _start_new_round(store, tweets) if new_round else store.used_texts()
-    action, reason, fields = _post_a_line(delivery(), tweets, line, used, why=decision.why, rng=run.rng)
-    return finish(action, reason, **fields)
+    used = _start_new_round(store, tweets) if chosen.new_round else store.used_texts()
+    action, reason, fields = _post_a_line(closing.delivery(), tweets, line, used, why=chosen.why, rng=run.rng)
+    return closing.finish(action, reason, **fields)
+
+
+class _Closing:
+    """How a run ends: its row, written when the run first has something to record (a real run
+    that posts nothing and finds nothing to settle or catch up writes no row: a skipped run,
+    skips.py), its delivery (made only by a run that sends), what it settled and caught up, and
+    `finish`, which records the run's result."""
+
+    __slots__ = ("caught_up", "delivery", "now", "rolled", "row", "rules", "run", "settled")
+
+    def __init__(self, run: Run, rules: RunRules, now: datetime, rolled: Optional[int]) -> None:
+        self.run, self.rules, self.now, self.rolled = run, rules, now, rolled
+        store = run.store
+        self.row: _Lazy[Optional[RunRef]] = _Lazy(  # a real run holds the lock: its row goes with its first write
+            lambda: store.begin_run(
+                at=now, one_in=rules.one_in, roll=rolled, forced=run.force, dry_run=run.dry_run, held=not run.dry_run
+            )
+            if run.record
+            else None
+        )
+        self.delivery: _Lazy[Delivery] = _Lazy(lambda: _delivery(run, rules, self.row()))
+        self.settled: Tuple[str, ...] = ()
+        self.caught_up: Tuple[Sent, ...] = ()
+
+    def finish(self, action: Outcome, reason: str, **fields: object) -> RunResult:
+        """The run's result, recorded: a quiet skip as a count of the day's skipped runs, else as
+        the run's row; a real run's history then pruned."""
+        run, rules, store, now = self.run, self.rules, self.run.store, self.now
+        quiet = action == Outcome.SKIPPED and not (run.dry_run or self.settled or self.caught_up or self.row.made)
+        if quiet:
+            fields["streak"] = store.record_skip(now, one_in=rules.one_in, roll=self.rolled, reason=reason).runs
+        result = RunResult(
+            action,
+            reason,
+            rules.one_in,
+            self.rolled,
+            caught_up=self.caught_up,
+            settled=self.settled,
+            **fields,  # type: ignore[arg-type]
+        )
+        if not quiet and run.record:
+            _record_run(store, self.row(), run.clock(), result)
+        if not (quiet or run.dry_run):
+            _prune(store, rules, now)  # after the run's record: nothing of the run waits for it
+        return result
 
 
 def _with_pictures(line: TweetLine, rules: RunRules, file_name: str) -> TweetLine:
