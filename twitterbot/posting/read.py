@@ -49,7 +49,6 @@ class Expansion:
         self,
         *,
         key: Optional[str] = None,
-        text: Optional[str] = None,
         where: str = "a post",
         pictures: Optional[Tuple[Attachment, ...]] = None,
         fits: Tuple[Fit, ...] = (),
@@ -58,22 +57,20 @@ class Expansion:
         threads: bool = False,
         unfit: Optional[str] = None,
     ) -> Post:
-        """The `Post` to deliver: recorded by `key` (default: its text), sent as `text` (default:
-        the text read; a reply's is addressed to the mention), in its options' language and
-        warning, with every tag field its tags set. `pictures`: every attachment it carries (its
-        files', then those its tags drew or fetched; default: its files'). `networks`: where it
-        goes (default: those `fits` measured, which its only and skip left in; no fits: every
-        network of the delivery)."""
+        """The `Post` to deliver: recorded by `key` (default: its text), sent as its text, in its
+        options' language and warning, with every tag field its tags set. `pictures`: every
+        attachment it carries (its files', then those its tags drew or fetched; default: its
+        files'). `networks`: where it goes (default: those `fits` measured, which its only and
+        skip left in; no fits: every network of the delivery)."""
         from .delivery import Post  # only a source that posts, or plans a post
 
-        body = self.text if text is None else text
         if pictures is None:
             pictures = tuple(image.attachment for image in self.images)
         if networks is None and fits:
             networks = tuple(fit.network for fit in fits)
         post = Post(
-            key or body,
-            body,
+            key or self.text,
+            self.text,
             pictures,
             self.options.language,
             self.options.warning,

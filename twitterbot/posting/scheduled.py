@@ -32,13 +32,13 @@ from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
 from . import LOOK_UP_WINDOW
-from .calendar import Calendar, Due, dated_due, local, missed_reason, one_offs_due
+from .calendar import Calendar, Due, dated_due, missed_reason, one_offs_due
 from .choose import Pick, hits, pick
 from .decision import Go, Skip, cap_reached, decide, roll_die, warn_if_the_clock_went_back
-from .options import line_rules
 from .result import MAX_DUPLICATE_TRIES, RunResult, duplicates_error, first_post, outcome_of
 from .send import Sent
-from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview, scan_times
+from .sources import PostSource, source_of
+from .tweets import TweetFile, TweetLine, preview
 from .when import LineTime
 
 if TYPE_CHECKING:
@@ -92,44 +92,15 @@ def run_once(
         clock = lambda: at  # noqa: E731
     ensure_state_dir(config["BOT_STATE_DIR"])
     lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file, wait=RUN_LOCK_WAIT)
-    rules = RunRules.of(config)
+    source = source_of(config)
+    rules = RunRules.of(config, source)
     with lock, HistoryStore(config.history_file) as store:
 
         def read_tweets() -> TweetFile:
-            line = line_rules(config)
-            if is_grammar(config["TWEETS_FILE"]):  # a new expansion of the grammar, as a file of one text
-                from .generated import draw_post
-
-                since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
-                posted = store.texts_posted_since(since)
-                from .codes import Moment
-
-                moment = local(clock(), rules.calendar.zone)  # an expansion with a time goes only then
-                # BBDQ's codes: the run's time in the bot's zone, the post's number from the history.
-                codes = Moment(clock().astimezone(rules.calendar.zone), count=lambda: store.scheduled_posts() + 1)
-                return draw_post(
-                    config["TWEETS_FILE"],
-                    rules.networks,
-                    rng=rng,
-                    posted=posted,
-                    rules=line,
-                    moment=moment,
-                    codes=codes,
-                )
-            tweets = load_tweets(config["TWEETS_FILE"], rules.networks, cache=store, rules=line)
-            for problem in tweets.problems:
-                log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
-            return tweets
-
-        def scan() -> Mapping[str, LineTime]:
-            """The file's timed lines, read without measuring: a run the roll skips still posts a
-            one-off line whose time has come."""
-            if is_grammar(config["TWEETS_FILE"]):
-                return {}
-            return scan_times(config["TWEETS_FILE"], rules.known)
+            return source.for_run(store, rng=rng, now=clock().astimezone(rules.calendar.zone))
 
         how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
-        return decide_and_post(read_tweets, how, rules, scan=scan)
+        return decide_and_post(read_tweets, how, rules, scan=source.times)
 
 
 @dataclass(frozen=True)
@@ -158,12 +129,8 @@ class RunRules:
     delivery: Callable[[], DeliveryRules] = field(default=lambda: _delivery_rules(None), compare=False)
 
     @classmethod
-    def of(cls, config: Config) -> RunRules:
-        pictures = None
-        if is_grammar(config["TWEETS_FILE"]):  # only a grammar has tags: a plain file imports nothing more
-            from .tagpictures import PictureRules
-
-            pictures = PictureRules.of(config)
+    def of(cls, config: Config, source: PostSource) -> RunRules:
+        """The rules the settings give a run whose posts come from `source` (`source_of(config)`)."""
         return cls(
             one_in=config["TWEET_ONE_IN"],
             max_posts_per_day=config["MAX_POSTS_PER_DAY"],
@@ -176,7 +143,7 @@ class RunRules:
             history_days=config["HISTORY_DAYS"],
             grammar_memory=timedelta(seconds=config["GRAMMAR_MEMORY"]),
             calendar=Calendar.of(config),
-            pictures=pictures,
+            pictures=source.picture_rules(),  # only a grammar's tags make pictures: a plain file imports nothing more
             delivery=lambda: _delivery_rules(config),
         )
 

@@ -372,9 +372,8 @@ def _post(
     from ..posting.options import NO_OPTIONS
     from ..posting.read import Expansion
 
-    read = Expansion(reply.options or NO_OPTIONS, reply.text, tags=reply.tags)
+    read = Expansion(reply.options or NO_OPTIONS, network.addressed(reply.text, mention), tags=reply.tags)
     post = read.post(
-        text=network.addressed(reply.text, mention),
         where=f"the reply rule {_shown(rule)}" if rule is not None else "the status reply",
         pictures=images,
         networks=(network.name,),
