@@ -18,9 +18,8 @@ import logging
 import random
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
-from ..errors import BotError
 from ..settings.loading import Config
 from ..wording import plural
 from .options import line_rules
@@ -29,14 +28,12 @@ from .when import LineTime
 
 if TYPE_CHECKING:
     from ..state.store import HistoryStore
+    from .sourcecheck import Finding  # what `check` says of a source: (status, message, error)
     from .tagpictures import PictureRules
 
 __all__ = ["GrammarSource", "LinesSource", "PostSource", "source_of"]
 
 log = logging.getLogger(__name__)
-
-# What `check` says of a source: (status, message, error), as tagcheck.py's.
-Finding = Tuple[str, str, Optional[BotError]]
 
 
 class PostSource:
