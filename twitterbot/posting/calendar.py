@@ -184,7 +184,7 @@ class OneOffTimes:
 
     def __call__(self, after: Optional[datetime]) -> Optional[datetime]:
         """The first one-off time after `after` (any, when None)."""
-        from .tweets import is_grammar, scan_times
+        from .sources import source_of
 
         config = self._settings()
         path = config["TWEETS_FILE"]
@@ -195,7 +195,7 @@ class OneOffTimes:
         seen = (path, stat.st_mtime_ns, stat.st_size, config["TWEET_TIMEZONE"])
         if seen != self._seen:
             zone = Calendar.of(config).zone
-            found = {} if is_grammar(path) else scan_times(path, config.registry.names())
+            found = source_of(config).times()
             self._times = sorted(in_zone(time.at, zone) for time in found.values() if time.at is not None)
             self._seen = seen
         return next((at for at in self._times if after is None or at > after), None)

@@ -16,7 +16,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .. import __version__
-from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError, TweetFileError
+from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError
 from ..lock import RUN_LOCK_WAIT, run_lock
 from ..networks import Poster, posters_for
 from ..registry import registry_of
@@ -29,12 +29,11 @@ from ..state.skips import Streak
 from ..state.store import HistoryStore
 from ..wording import format_duration, plural
 from .calendar import Calendar, coming, in_zone, local, passed
-from .options import line_rules, sent_text
-from .threads import parts_for, thread_cost, too_many_parts
-from .tweets import TweetFile, TweetLine, is_grammar, load_tweets
+from .sources import source_of
+from .tweets import TweetFile, TweetLine
 
 if TYPE_CHECKING:
-    from .generated import GrammarReport
+    pass
 
 __all__ = ["CHECKS", "COMING_DAYS", "ONLINE_CHECKS", "Finding", "run_checks"]
 
@@ -107,51 +106,16 @@ def features(config: Config) -> Iterator[Finding]:
 
 
 def tweets_file(config: Config) -> Iterator[Finding]:
-    """The tweets file: its lines, those that cost more or fit only some networks, its pictures,
-    and its problems, each naming its line."""
-    path = config["TWEETS_FILE"]
-    if is_grammar(path):
-        yield from _grammar(config)
-        return
-    try:
-        tweets = load_tweets(path, config["POST_TO"], rules=line_rules(config))
-    except BotError as exc:
-        yield problem(str(exc), exc)
-        return
-    with_url = [line for line in tweets.lines if any(fit.cost for fit in line.fits)]
-    costs = f" ({len(with_url)} with a URL, which costs more)" if with_url else ""
-    yield ok(f"{path}: {plural(len(tweets.lines), 'line')} ready to post{costs}")
-    for line in with_url:  # not a problem, but a network charges more: say which lines and how much
-        for fit in line.fits:
-            if fit.cost:
-                yield note(f"{path} line {line.lineno} {fit.cost}")
-    posting_to = {network.name: network for network in config["POST_TO"]}  # a line's fits name theirs
-    for line in tweets.lines:  # posted only where it fits: say where it will not go, or goes as a thread
-        for fit in line.fits:
-            network = posting_to[fit.network]
-            if line.threaded(fit):
-                parts = parts_for(sent_text(line.text, line.options, network), network, config["THREAD_NUMBERS"])
-                crowded = too_many_parts(len(parts), config["MAX_POSTS_PER_DAY"])
-                yield note(
-                    f"{path} line {line.lineno} is too long for {network.label}: "
-                    + (
-                        f"as {crowded}, it is not posted there (shorten it, or split it into lines)"
-                        if crowded
-                        else f"it goes there as {thread_cost(network, parts)}"
-                    )
-                )
-            elif not fit.fits:
-                why = (
-                    fit.reason if fit.length <= fit.limit and fit.reason else f"{fit.length} of {fit.limit} {fit.unit}"
-                )
-                yield note(
-                    f"{path} line {line.lineno} is too long for {network.label} ({why}): "
-                    "it is posted to the other networks only"
-                )
-    yield from _pictures(tweets, config)
-    for found in tweets.problems:
-        message = f"{path} line {found.lineno} {found.message}"
-        yield ok(message) if found.message.startswith("repeats") else problem(message, TweetFileError(message))
+    """The bot's posts' source (TWEETS_FILE): a tweets file's lines or a grammar's samples, what they
+    cost, where they go, their pictures and tags, and their problems (sourcecheck.py)."""
+    for status, message, error in source_of(config).findings():
+        yield Finding(status, message, error)
+
+
+def source_online(config: Config) -> Iterator[Finding]:
+    """`check --online`: what the source fetches when it posts (a grammar's ``{img}`` pictures)."""
+    for status, message, error in source_of(config).online_findings():
+        yield Finding(status, message, error)
 
 
 def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
@@ -159,13 +123,11 @@ def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
     one-off lines missed or posted, and dated lines whose dates have passed. A file that cannot
     be read is `tweets_file`'s to report (an impossible date is a problem there, exit 65)."""
     path = config["TWEETS_FILE"]
-    if is_grammar(path):
-        return
     try:
-        tweets = load_tweets(path, config["POST_TO"], rules=line_rules(config))
+        tweets = source_of(config).lines()
     except BotError:
         return
-    if not tweets.times:
+    if tweets is None or not tweets.times:  # a grammar's posts have no times: each run draws one
         return
     now, rules = clock(), Calendar.of(config)
     zone = getattr(rules.zone, "key", None) or str(rules.zone)
@@ -221,92 +183,6 @@ def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar)
             yield note(f"{what} is due: the next run posts it")
         else:
             yield note(f"{what}: its time has passed, the next run notes it missed")
-
-
-def _grammar(config: Config) -> Iterator[Finding]:
-    """A Tracery grammar: each problem (a data error, 65) with its line, then how sampled
-    expansions fit the networks, then the services' tags they use (tagcheck.py)."""
-    path = config["TWEETS_FILE"]
-    try:
-        report = _sampled(config)
-    except BotError as exc:
-        yield problem(str(exc), exc)
-        return
-    for found in report.problems:
-        yield problem(found, TweetFileError(found))
-    if not report.problems:
-        yield ok(
-            f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {plural(report.distinct, 'different post')} in the samples"
-        )
-    for said in report.notes:
-        yield note(said)
-    if report.codes:
-        yield ok(
-            f"{path}: its texts use Blue Bots Done Quick's codes {', '.join(report.codes)}, replaced at each run "
-            "in the bot's own time zone (TWEET_TIMEZONE)"
-        )
-    if report.tagged:
-        from .tagcheck import tag_findings
-        from .tagpictures import PictureRules
-
-        limits = [network.image_limits() for network in config["POST_TO"]]
-        for status, message, error in tag_findings(report, PictureRules.of(config), where=str(path), limits=limits):
-            yield Finding(status, message, error)
-
-
-def _sampled(config: Config) -> GrammarReport:
-    """The grammar's samples as `check` draws them: its own random source (the same samples each
-    time), the codes at the time of the check and the post number 1."""
-    import random
-
-    from .codes import Moment
-    from .generated import sample_grammar
-
-    codes = Moment(utc_now().astimezone(Calendar.of(config).zone))
-    rules = line_rules(config)
-    return sample_grammar(config["TWEETS_FILE"], config["POST_TO"], rng=random.Random(0), rules=rules, codes=codes)
-
-
-def grammar_pictures(config: Config) -> Iterator[Finding]:
-    """`check --online`: the pictures a grammar's samples fetch by URL (``{img}``), fetched now."""
-    if not is_grammar(config["TWEETS_FILE"]):
-        return
-    try:
-        report = _sampled(config)
-    except BotError:
-        return  # the offline check said it
-    if report.tagged and not report.problems:
-        from .tagcheck import fetch_findings
-        from .tagpictures import PictureRules
-
-        rules = PictureRules.of(config)
-        for status, message, error in fetch_findings(report, rules, where=str(config["TWEETS_FILE"])):
-            yield Finding(status, message, error)
-
-
-def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
-    """Every picture of every line, prepared as each network in POST_TO will get it (a Mastodon
-    server's own limits are read by `check --online` only when posting: offline, the defaults)."""
-    lines = [line for line in tweets.lines if line.images]
-    if not lines:
-        return  # a file without pictures never imports Pillow
-    try:
-        import PIL  # noqa: F401
-    except ImportError:
-        said = f"{config['TWEETS_FILE']} has pictures (line {lines[0].lineno}) but Pillow is not installed: see pictures above"
-        yield problem(said, MissingDependency(said))
-        return
-    from ..pictures.prepare import PictureError
-    from .images import how_sent
-
-    limits = [network.image_limits() for network in config["POST_TO"]]
-    for line in lines:
-        for image, where, prepared in how_sent(line.images, limits):
-            said = f"{config['TWEETS_FILE']} line {line.lineno} {image.written} for {where}"
-            if isinstance(prepared, PictureError):
-                yield problem(f"{said}: {prepared}", prepared)
-            else:
-                yield note(f"{said}: {prepared.describe()}")  # type: ignore[attr-defined]
 
 
 def state_folder(config: Config) -> Iterator[Finding]:
@@ -373,12 +249,13 @@ def previews(config: Config) -> Iterator[Finding]:
     note each. Never a problem: a post goes out without it."""
     from concurrent.futures import ThreadPoolExecutor
 
-    if is_grammar(config["TWEETS_FILE"]):
-        return  # a grammar's posts are drawn at each run: there are no lines to preview
     try:
-        lines: List[TweetLine] = load_tweets(config["TWEETS_FILE"], config["POST_TO"], rules=line_rules(config)).lines
+        tweets = source_of(config).lines()
     except BotError:
         return  # the tweets file's check has said why
+    if tweets is None:
+        return  # a grammar's posts are drawn at each run: there are no lines to preview
+    lines: List[TweetLine] = tweets.lines
     for network in config["POST_TO"]:
         with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
             shown = list(
@@ -438,7 +315,7 @@ CHECKS: Sequence[Check] = (
     budgets,
     capabilities,
 )
-ONLINE_CHECKS: Sequence[Check] = (previews, grammar_pictures, accounts)
+ONLINE_CHECKS: Sequence[Check] = (previews, source_online, accounts)
 
 
 def run_checks(config: Config, *, online: bool, out: Callable[[str], object] = print) -> int:

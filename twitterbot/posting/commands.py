@@ -232,7 +232,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     from ..state.calendar import Missed
     from ..state.mentions import ReplyRecord
     from ..state.records import RunRecord  # here: a plain run, which imports this module, never needs it
-    from .tweets import is_grammar
+    from .sources import source_of
 
     with HistoryStore(config.history_file) as store:
         missed = sorted(store.missed(), key=lambda mark: mark.noted_at, reverse=True)[: args.limit]
@@ -248,7 +248,7 @@ def _history(args: argparse.Namespace, config: Config) -> int:
         print_json([_history_json(entry, config) for entry in entries], secrets=config.secrets())
         return int(ExitStatus.OK)
     mask = Scrubber(config.secrets())  # what a post or a server's reply said may hold a key
-    as_read = _readable if is_grammar(config["TWEETS_FILE"]) else (lambda text: text)
+    as_read = source_of(config).readable  # a grammar's post without its tags
     for entry in entries:
         if isinstance(entry, ReplyRecord):
             print(f"{entry.seen_at.astimezone():%Y-%m-%d %H:%M}  {_reply_line(entry, config, mask)}")
@@ -300,13 +300,6 @@ def _reply_line(entry: Any, config: Config, mask: Scrubber) -> str:
         part for part in (tag, preview(mask(entry.text), 40), rule, outcome, entry.reason or "", link or "") if part
     )
     return f"{what:<11} {one_line(mask(detail))}"
-
-
-def _readable(text: str) -> str:
-    """A grammar's post without its tags, its pictures named (tags.py `readable`)."""
-    from .tags import readable
-
-    return readable(text)
 
 
 def _url(entry: Any, config: Config) -> Optional[str]:

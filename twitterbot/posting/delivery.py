@@ -33,6 +33,7 @@ from .send import Record, Sent, send
 
 if TYPE_CHECKING:
     from ..pictures.prepare import Attachment, PreparedImage
+    from ..settings.loading import Config
     from ..settings.secrets import Scrubber
     from ..state.outcomes import RunRef
     from ..state.store import HistoryStore
@@ -69,6 +70,20 @@ class DeliveryRules:
     language: Optional[str] = None
     numbers: bool = False
     cap: Optional[int] = None
+
+    @classmethod
+    def of(cls, config: Config, *, language: bool = True) -> DeliveryRules:
+        """The rules from the settings, the one way the scheduled run, the replies and the jobs
+        make them. `language=False`: posts that name no language go in none, not POST_LANGUAGE's
+        (a job's: its text is the job's templates', in whatever language they were written)."""
+        from . import monthly_budgets
+
+        return cls(
+            monthly_budgets(config),
+            config["POST_LANGUAGE"] if language else None,
+            config["THREAD_NUMBERS"],
+            cap=config["MAX_POSTS_PER_DAY"],
+        )
 
 
 class Delivery:

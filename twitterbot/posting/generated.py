@@ -21,19 +21,17 @@ import random
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, AbstractSet, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..errors import TweetFileError
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES
 from .codes import Moment, codes_in, with_codes
 from .grammar import MAX_DEPTH, MAX_TAGS, ORIGIN, Grammar, OutOfWork, TooDeep, Work, read_grammar
-from .options import NO_OPTIONS, PLAIN_RULES, LineOptions, LineRules, OptionError, measured_text, split_options
-from .tags import TagError, Tagged, is_options, may_have_tags, read_tags
+from .options import NO_OPTIONS, PLAIN_RULES, LineRules, OptionError, measured_text, split_options
+from .read import Expansion
+from .tags import TagError, is_options, may_have_tags, read_tags
 from .tweets import TweetFile, TweetLine
-
-if TYPE_CHECKING:
-    from .images import LineImage
 
 __all__ = [
     "DRAWS",
@@ -41,7 +39,6 @@ __all__ = [
     "DRAW_STEPS",
     "FIT_TRIES",
     "SAMPLES",
-    "Expansion",
     "GrammarReport",
     "draw_post",
     "read_expansion",
@@ -182,18 +179,6 @@ def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: L
     if tagged:
         line = replace(line, tags=tagged)
     return replace(line, options=options, images=images, written=text) if options or images or tagged else line
-
-
-@dataclass(frozen=True)
-class Expansion:
-    """What an expansion (or a reply rule's response) says beyond its words: its line options
-    merged with its tags' warning and language, its text without them, its pictures written as
-    ``![alt](path)``, and its services' tags (None: it has none)."""
-
-    options: LineOptions
-    text: str
-    images: Tuple[LineImage, ...] = ()
-    tags: Optional[Tagged] = None
 
 
 def read_expansion(text: str, names: Sequence[str], folder: Path) -> Expansion:

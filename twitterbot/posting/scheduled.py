@@ -32,19 +32,19 @@ from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
-from . import LOOK_UP_WINDOW, monthly_budgets
-from .calendar import Calendar, Due, dated_due, local, missed_reason, one_offs_due
+from . import LOOK_UP_WINDOW
+from .calendar import Calendar, Due, dated_due, missed_reason, one_offs_due
 from .choose import Pick, hits, pick
 from .decision import Go, Skip, cap_reached, decide, roll_die, warn_if_the_clock_went_back
-from .options import line_rules
 from .result import MAX_DUPLICATE_TRIES, RunResult, duplicates_error, first_post, outcome_of
 from .send import Sent
-from .tweets import TweetFile, TweetLine, is_grammar, load_tweets, preview, scan_times
+from .sources import PostSource, source_of
+from .tweets import TweetFile, TweetLine, preview
 from .when import LineTime
 
 if TYPE_CHECKING:
     from ..state.outcomes import RunRef
-    from .delivery import Delivery
+    from .delivery import Delivery, DeliveryRules
     from .tagpictures import PictureRules
 
 __all__ = [
@@ -93,96 +93,59 @@ def run_once(
         clock = lambda: at  # noqa: E731
     ensure_state_dir(config["BOT_STATE_DIR"])
     lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file, wait=RUN_LOCK_WAIT)
-    rules = RunRules.of(config)
+    source = source_of(config)
+    rules = RunRules.of(config, source)
     with lock, HistoryStore(config.history_file) as store:
 
         def read_tweets() -> TweetFile:
-            line = line_rules(config)
-            if is_grammar(config["TWEETS_FILE"]):  # a new expansion of the grammar, as a file of one text
-                from .generated import draw_post
-
-                since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
-                posted = store.texts_posted_since(since)
-                from .codes import Moment
-
-                moment = local(clock(), rules.calendar.zone)  # an expansion with a time goes only then
-                # BBDQ's codes: the run's time in the bot's zone, the post's number from the history.
-                codes = Moment(clock().astimezone(rules.calendar.zone), count=lambda: store.scheduled_posts() + 1)
-                return draw_post(
-                    config["TWEETS_FILE"],
-                    rules.networks,
-                    rng=rng,
-                    posted=posted,
-                    rules=line,
-                    moment=moment,
-                    codes=codes,
-                )
-            tweets = load_tweets(config["TWEETS_FILE"], rules.networks, cache=store, rules=line)
-            for problem in tweets.problems:
-                log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
-            return tweets
-
-        def scan() -> Mapping[str, LineTime]:
-            """The file's timed lines, read without measuring: a run the roll skips still posts a
-            one-off line whose time has come."""
-            if is_grammar(config["TWEETS_FILE"]):
-                return {}
-            return scan_times(config["TWEETS_FILE"], rules.known)
+            return source.for_run(store, rng=rng, now=clock().astimezone(rules.calendar.zone))
 
         how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
-        return decide_and_post(read_tweets, how, rules, scan=scan)
+        return decide_and_post(read_tweets, how, rules, scan=source.times)
 
 
 @dataclass(frozen=True)
 class RunRules:
     """What a scheduled run is held to, from the settings: the die (TWEET_ONE_IN), the cap
     (MAX_POSTS_PER_DAY), the gap (MIN_POST_GAP), the networks it posts to (POST_TO's, in order),
-    where a caught-up post's pictures are read from (the tweets file's folder), each network's
-    monthly budget, whether uncertain posts are looked up (LOOK_UP_UNCERTAIN), the secrets masked
-    in what is sent, the posts' language (POST_LANGUAGE; a line's own lang overrides it), whether a
-    thread's parts are numbered (THREAD_NUMBERS), every network's name the history may hold,
-    how long the history keeps runs row by row (HISTORY_DAYS) and a grammar's posts (GRAMMAR_MEMORY),
-    and the calendar the tweets file's timed lines are read by (TWEET_TIMEZONE, LATE_BY)."""
+    where a caught-up post's pictures are read from (the tweets file's folder), whether uncertain
+    posts are looked up (LOOK_UP_UNCERTAIN), the secrets masked in what is sent, every network's
+    name the history may hold, how long the history keeps runs row by row (HISTORY_DAYS) and a
+    grammar's posts (GRAMMAR_MEMORY), the calendar the tweets file's timed lines are read by
+    (TWEET_TIMEZONE, LATE_BY), and what the run's Delivery follows (`delivery`: the budgets,
+    POST_LANGUAGE, THREAD_NUMBERS, `DeliveryRules.of`), made only by a run that sends or plans."""
 
     one_in: int
     max_posts_per_day: int
     min_post_gap: timedelta
     networks: Tuple[Network, ...]
     pictures_folder: Optional[Path] = None
-    budgets: Mapping[str, float] = field(default_factory=dict)
     look_up: bool = False
     secrets: Tuple[str, ...] = ()
-    language: Optional[str] = None
-    numbers: bool = False
     known: Tuple[str, ...] = ()
     history_days: int = 400
     grammar_memory: timedelta = timedelta(days=365)
     calendar: Calendar = Calendar()
     pictures: Optional[PictureRules] = None  # how a grammar's tags make their pictures (tagpictures.py)
+    delivery: Callable[[], DeliveryRules] = field(default=lambda: _delivery_rules(None), compare=False)
 
     @classmethod
-    def of(cls, config: Config) -> RunRules:
-        pictures = None
-        if is_grammar(config["TWEETS_FILE"]):  # only a grammar has tags: a plain file imports nothing more
-            from .tagpictures import PictureRules
-
-            pictures = PictureRules.of(config)
+    def of(cls, config: Config, source: PostSource) -> RunRules:
+        """The rules the settings give a run whose posts come from `source` (`source_of(config)`)."""
         return cls(
             one_in=config["TWEET_ONE_IN"],
             max_posts_per_day=config["MAX_POSTS_PER_DAY"],
             min_post_gap=timedelta(seconds=config["MIN_POST_GAP"]),
             networks=config["POST_TO"],
             pictures_folder=config["TWEETS_FILE"].parent,
-            budgets=monthly_budgets(config),
             look_up=config["LOOK_UP_UNCERTAIN"],
             secrets=config.secrets(),
-            language=config["POST_LANGUAGE"],
-            numbers=config["THREAD_NUMBERS"],
             known=config.registry.names(),
             history_days=config["HISTORY_DAYS"],
             grammar_memory=timedelta(seconds=config["GRAMMAR_MEMORY"]),
             calendar=Calendar.of(config),
-            pictures=pictures,
+            pictures=source.picture_rules(),  # only a grammar's tags make pictures: a plain file imports nothing more
+            delivery=lambda: _delivery_rules(config),
         )
 
 
@@ -251,87 +214,134 @@ def decide_and_post(
     hit = rolled is None or hits(rolled)
     if callable(tweets) and (hit or (scan is not None and one_offs_due(scan(), store, now, rules.calendar))):
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
-    due = [] if callable(tweets) else one_offs_due(tweets.times, store, now, rules.calendar)
+    read = None if callable(tweets) else tweets
+    due = one_offs_due(read.times, store, now, rules.calendar) if read is not None else []
     late = [each for each in due if not each.in_time(rules.calendar.late_by)]
     last_run = store.last_run_started() if late else None  # before this run's row: why they were missed
-    # The run's row, written when the run first has something to record: a real run that posts
-    # nothing and finds nothing to settle or catch up writes no row (a skipped run, skips.py).
-    row = _Lazy(  # a real run holds the lock: its row goes with its first write
-        lambda: store.begin_run(
-            at=now, one_in=rules.one_in, roll=rolled, forced=run.force, dry_run=run.dry_run, held=not run.dry_run
-        )
-        if run.record
-        else None
-    )
-    delivery = _Lazy(lambda: _delivery(run, rules, row()))  # made only by a run that sends
-
-    settled: Tuple[str, ...] = ()
-    caught_up: Tuple[Sent, ...] = ()
+    closing = _Closing(run, rules, now, rolled)
     if not run.dry_run:  # before the decision: what earlier runs left open
-        settled = _settle(run, rules, now) if rules.look_up else ()
-        caught_up = _catch_up(run, delivery, rules, now)
-
-    def finish(action: Outcome, reason: str, **fields: object) -> RunResult:
-        quiet = action == Outcome.SKIPPED and not (run.dry_run or settled or caught_up or row.made)
-        if quiet:
-            fields["streak"] = store.record_skip(now, one_in=rules.one_in, roll=rolled, reason=reason).runs
-        result = RunResult(action, reason, rules.one_in, rolled, caught_up=caught_up, settled=settled, **fields)  # type: ignore[arg-type]
-        if not quiet and run.record:
-            _record_run(store, row(), run.clock(), result)
-        if not (quiet or run.dry_run):
-            _prune(store, rules, now)  # after the run's record: nothing of the run waits for it
-        return result
-
+        closing.settled = _settle(run, rules, now) if rules.look_up else ()
+        closing.caught_up = _catch_up(run, closing.delivery, rules, now)
     if late:
-        assert not callable(tweets)
-        _note_missed(run, tweets, late, missed_reason(late[0], rules.calendar, last_run))
-    ready = [each for each in due if each.in_time(rules.calendar.late_by)]
+        assert read is not None
+        _note_missed(run, read, late, missed_reason(late[0], rules.calendar, last_run))
+    chosen = _choose(run, rules, read, [each for each in due if each.in_time(rules.calendar.late_by)], rolled, now)
+    if isinstance(chosen, Skip):
+        return closing.finish(Outcome.SKIPPED, chosen.reason)
+    assert read is not None  # read above: the roll hit, or a one-off line is due
+    return _post_chosen(run, rules, read, chosen, closing)
+
+
+@dataclass(frozen=True)
+class _Chosen:
+    """The line a run posts: its index in the file's texts, whether picking it starts a new
+    round, and why the run posts (the roll, a dated line, a one-off line's time)."""
+
+    index: int
+    new_round: bool
+    why: str
+
+
+def _choose(
+    run: Run, rules: RunRules, tweets: Optional[TweetFile], ready: List[Due], rolled: Optional[int], now: datetime
+) -> Union[Skip, _Chosen]:
+    """What the run posts, decided over the history without changing it: a one-off line whose time
+    has come (held to the cap only), else, past the roll, the cap and the gap, a dated line owed
+    today or the round's next line; or why it posts nothing."""
+    store = run.store
     if ready:
-        assert not callable(tweets)
+        assert tweets is not None
         one_off = _one_off(store, tweets, ready[0], rules)
         if isinstance(one_off, Skip):
-            return finish(Outcome.SKIPPED, one_off.reason)
-        decision: Union[Skip, Go] = one_off
-        index, new_round = tweets.texts.index(ready[0].text), False
-    else:
-        gap = rules.min_post_gap
-        decision = decide(
-            store, now, rolled=rolled, one_in=rules.one_in, cap=rules.max_posts_per_day, gap=gap, force=run.force
+            return one_off
+        return _Chosen(tweets.texts.index(ready[0].text), False, one_off.why)
+    cap, gap = rules.max_posts_per_day, rules.min_post_gap
+    decision = decide(store, now, rolled=rolled, one_in=rules.one_in, cap=cap, gap=gap, force=run.force)
+    if isinstance(decision, Skip):
+        return decision
+    assert tweets is not None  # read, since the roll hit
+    dated = dated_due(tweets.times, store, now, rules.calendar.zone) if tweets.times else None
+    if dated is not None:
+        index = tweets.texts.index(dated)
+        return _Chosen(
+            index, False, f"{decision.why}; line {tweets.linenos[index]} is for today {tweets.times[dated].describe()}"
         )
-        if isinstance(decision, Skip):
-            return finish(Outcome.SKIPPED, decision.reason)
-        assert not callable(tweets)  # read above, since the roll hit
-        dated = dated_due(tweets.times, store, now, rules.calendar.zone) if tweets.times else None
-        if dated is not None:
-            index, new_round = tweets.texts.index(dated), False
-            decision = Go(f"{decision.why}; line {tweets.linenos[index]} is for today {tweets.times[dated].describe()}")
-        else:
-            chosen = _pick(store, tweets, store.used_texts(), run.rng)
-            if chosen is None:
-                return finish(
-                    Outcome.SKIPPED,
-                    f"{decision.why}, but no line is due: every line of {tweets.path.name} has a time, "
-                    "and none holds now (bot.py check lists what is coming)",
-                )
-            index, new_round = chosen.index, chosen.new_round
-    line = tweets.line(index)
-    if line.tags is not None and line.tags.pictures:  # before the run's row: a picture that fails leaves none
+    picked = _pick(store, tweets, store.used_texts(), run.rng)
+    if picked is None:
+        return Skip(
+            f"{decision.why}, but no line is due: every line of {tweets.path.name} has a time, "
+            "and none holds now (bot.py check lists what is coming)"
+        )
+    return _Chosen(picked.index, picked.new_round, decision.why)
+
+
+def _post_chosen(run: Run, rules: RunRules, tweets: TweetFile, chosen: _Chosen, closing: _Closing) -> RunResult:
+    """The chosen line with its tags' pictures made (before the run's row: a picture that fails
+    leaves none), planned by a dry run, posted by a real one, and the run recorded."""
+    line = tweets.line(chosen.index)
+    if line.tags is not None and line.tags.pictures:
         line = _with_pictures(line, rules, tweets.path.name)
     if run.dry_run:
         from .plan import planned
 
-        action, reason, fields = planned(line, tweets.path.name, decision.why, new_round, delivery())
-        return finish(action, reason, **fields)
+        action, reason, fields = planned(line, tweets.path.name, chosen.why, chosen.new_round, closing.delivery())
+        return closing.finish(action, reason, **fields)
     if not run.outlets(rules.networks):  # made before the round or the history changes
         raise ValueError("a real run needs posters for POST_TO's networks")
+    store = run.store
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
     except StateError as exc:
-        finish(Outcome.FAILED, str(exc))
+        closing.finish(Outcome.FAILED, str(exc))
         raise
-    used = _start_new_round(store, tweets) if new_round else store.used_texts()
-    action, reason, fields = _post_a_line(delivery(), tweets, line, used, why=decision.why, rng=run.rng)
-    return finish(action, reason, **fields)
+    used = _start_new_round(store, tweets) if chosen.new_round else store.used_texts()
+    action, reason, fields = _post_a_line(closing.delivery(), tweets, line, used, why=chosen.why, rng=run.rng)
+    return closing.finish(action, reason, **fields)
+
+
+class _Closing:
+    """How a run ends: its row, written when the run first has something to record (a real run
+    that posts nothing and finds nothing to settle or catch up writes no row: a skipped run,
+    skips.py), its delivery (made only by a run that sends), what it settled and caught up, and
+    `finish`, which records the run's result."""
+
+    __slots__ = ("caught_up", "delivery", "now", "rolled", "row", "rules", "run", "settled")
+
+    def __init__(self, run: Run, rules: RunRules, now: datetime, rolled: Optional[int]) -> None:
+        self.run, self.rules, self.now, self.rolled = run, rules, now, rolled
+        store = run.store
+        self.row: _Lazy[Optional[RunRef]] = _Lazy(  # a real run holds the lock: its row goes with its first write
+            lambda: store.begin_run(
+                at=now, one_in=rules.one_in, roll=rolled, forced=run.force, dry_run=run.dry_run, held=not run.dry_run
+            )
+            if run.record
+            else None
+        )
+        self.delivery: _Lazy[Delivery] = _Lazy(lambda: _delivery(run, rules, self.row()))
+        self.settled: Tuple[str, ...] = ()
+        self.caught_up: Tuple[Sent, ...] = ()
+
+    def finish(self, action: Outcome, reason: str, **fields: object) -> RunResult:
+        """The run's result, recorded: a quiet skip as a count of the day's skipped runs, else as
+        the run's row; a real run's history then pruned."""
+        run, rules, store, now = self.run, self.rules, self.run.store, self.now
+        quiet = action == Outcome.SKIPPED and not (run.dry_run or self.settled or self.caught_up or self.row.made)
+        if quiet:
+            fields["streak"] = store.record_skip(now, one_in=rules.one_in, roll=self.rolled, reason=reason).runs
+        result = RunResult(
+            action,
+            reason,
+            rules.one_in,
+            self.rolled,
+            caught_up=self.caught_up,
+            settled=self.settled,
+            **fields,  # type: ignore[arg-type]
+        )
+        if not quiet and run.record:
+            _record_run(store, self.row(), run.clock(), result)
+        if not (quiet or run.dry_run):
+            _prune(store, rules, now)  # after the run's record: nothing of the run waits for it
+        return result
 
 
 def _with_pictures(line: TweetLine, rules: RunRules, file_name: str) -> TweetLine:
@@ -381,6 +391,14 @@ def _posting_to(posters: Optional[PosterFactory], networks: Tuple[Network, ...])
     return {network: made[network] for network in networks if network in made}
 
 
+def _delivery_rules(config: Optional[Config]) -> DeliveryRules:
+    """What a run's Delivery follows, from the settings (`DeliveryRules.of`; none: the defaults,
+    a test's run). Imports delivery.py: only a run that sends or plans a post calls it."""
+    from .delivery import DeliveryRules
+
+    return DeliveryRules.of(config) if config is not None else DeliveryRules()
+
+
 def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
     """A dry run's posters: the dry run's own, standing in for every network (nothing is sent)."""
     from ..networks.dryrun import DryRunPoster
@@ -392,14 +410,14 @@ def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
 def _delivery(run: Run, rules: RunRules, run_id: Optional[RunRef]) -> Delivery:
     """How the run's posts go out (delivery.py, imported only by a run that may send, or plans to)."""
     from ..settings.secrets import Scrubber
-    from .delivery import Delivery, DeliveryRules
+    from .delivery import Delivery
 
     return Delivery(
         run.store,
         lambda: run.outlets(rules.networks),
         run.clock,
         Scrubber(rules.secrets),
-        DeliveryRules(rules.budgets, rules.language, rules.numbers, cap=rules.max_posts_per_day),
+        rules.delivery(),
         run_id=run_id,
         stopping=run.stopping,
     )

@@ -107,28 +107,15 @@ class TweetLine:
         return self.threads and fit.length > fit.limit
 
     def post(self, file_name: str) -> Post:
-        """The line as a `Post` to deliver: recorded by its key (what the bag knows it by), for the
-        networks its only and skip leave in (those it has a measure for), in its own language if
-        it names one (else the delivery's, POST_LANGUAGE)."""
-        from .delivery import Post  # only a run that posts, or plans a post
+        """The line as a `Post` to deliver (`Expansion.post`, as every source makes one): recorded
+        by its key (what the bag knows it by), for the networks its only and skip leave in (those
+        it has a measure for), in its own language if it names one (else the delivery's,
+        POST_LANGUAGE), with what its tags ask."""
+        from .read import Expansion  # only a run that posts, or plans a post
 
+        read = Expansion(self.options, self.text, self.images, self.tags)
         where = f"{file_name} line {self.lineno}"
-        networks = tuple(fit.network for fit in self.fits)
-        options, tags = self.options, self.tags
-        return Post(
-            self.key,
-            self.text,
-            self.attachments,
-            options.language,
-            options.warning,
-            where=where,
-            fits=self.fits,
-            networks=networks,
-            threads=self.threads,
-            visibility=tags.visibility if tags else None,
-            sensitive=tags.sensitive if tags else False,
-            labels=tags.labels if tags else (),
-        )
+        return read.post(key=self.key, where=where, pictures=self.attachments, fits=self.fits, threads=self.threads)
 
 
 @dataclass(frozen=True)

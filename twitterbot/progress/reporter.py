@@ -31,7 +31,8 @@ from ..networks import Network
 from ..networks.dryrun import DRY_RUN
 from ..pictures.kept import keep
 from ..posting.decision import cap_reached
-from ..posting.delivery import Delivery, JobAttempts, Post
+from ..posting.delivery import Delivery, JobAttempts
+from ..posting.read import Expansion
 from ..posting.send import Sent
 from ..posting.tweets import preview
 from ..state.outcomes import Outcome
@@ -349,7 +350,7 @@ class Reporter:
         log.info("%s: %s (%s): %s", self.name, doing, reason, preview(text, 100))
         images = tuple(picture.attachment for picture in pictures)
         replies = self.job.threads if self._thread else {}  # each network's thread of this run
-        post = Post(text, text, images, where=self.name, reply_to=replies, unfit="")
+        post = Expansion(text=text).post(where=self.name, pictures=images, reply_to=replies, unfit="")
         attempts = JobAttempts(self.job.id, self.name, news, final)
         reports: List[Report] = []
         errors: List[PostError] = []

@@ -18,7 +18,6 @@ from ..monitoring import Alert, Monitor, monitor_for
 from ..networks import Network, Poster, posters_for
 from ..networks.dryrun import DRY_RUN, DryRunPoster
 from ..pictures.kept import PICTURES_FOLDER
-from ..posting import monthly_budgets
 from ..posting.delivery import Delivery, DeliveryRules
 from ..settings.loading import Config
 from ..settings.secrets import Scrubber
@@ -106,7 +105,7 @@ def open_reporter(
         outlets = dict(posters or posters_for(config))
         kept = config["BOT_STATE_DIR"] / PICTURES_FOLDER
     with lock, store:
-        rules = DeliveryRules(budgets=monthly_budgets(config))
+        rules = DeliveryRules.of(config, language=False)
         delivery = Delivery(store, lambda: outlets, clock, Scrubber(config.secrets()), rules)
         try:
             reporter = Reporter(

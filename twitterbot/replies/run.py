@@ -30,7 +30,7 @@ from ..state.clock import utc_now
 from ..wording import one_line
 from .answer import RuleDataError
 from .judging import StatusRule, choose, load_config_rules, read_grammar_of, rule_of, shown, verdict
-from .mentions import budgets, mention_of, read_into, read_page, row_of
+from .mentions import mention_of, read_into, read_page, row_of
 from .safety import Skip
 from .sending import Answer, deliver_reply, plan_reply, reply_pictures, reply_post
 
@@ -219,7 +219,7 @@ def _delivery(
     from ..posting.delivery import Delivery, DeliveryRules
     from ..settings.secrets import Scrubber
 
-    rules = DeliveryRules(budgets=budgets(config), language=config["POST_LANGUAGE"])
+    rules = DeliveryRules.of(config)
     return Delivery(store, posters, clock, Scrubber(config.secrets()), rules)
 
 

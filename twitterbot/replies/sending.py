@@ -59,26 +59,23 @@ def reply_pictures(rules: ReplyRules, rule: Optional[str], reply: Reply, config:
 def reply_post(
     network: Network, mention: Mention, rule: Optional[str], reply: Reply, images: Tuple[Attachment, ...]
 ) -> Post:
-    """The reply as a `Post` for `network` alone, threaded under the mention, never more public than it."""
-    from ..networks.mentions import most_private
-    from ..posting.delivery import Post
+    """The reply as a `Post` for `network` alone (`Expansion.post`, as every source makes one),
+    threaded under the mention, never more public than it."""
+    from dataclasses import replace
 
-    options = reply.options
-    text = network.addressed(reply.text, mention)
-    return Post(
-        text,
-        text,
-        images,
-        options.language if options else None,
-        options.warning if options else None,
+    from ..networks.mentions import most_private
+    from ..posting.options import NO_OPTIONS
+    from ..posting.read import Expansion
+
+    read = Expansion(reply.options or NO_OPTIONS, network.addressed(reply.text, mention), tags=reply.tags)
+    post = read.post(
         where=f"the reply rule {shown(rule)}" if rule is not None else "the status reply",
-        reply_to={network.name: mention.reply_to},
+        pictures=images,
         networks=(network.name,),
-        visibility=most_private(reply.visibility, mention.visibility),
-        sensitive=reply.sensitive,
-        labels=reply.labels,
+        reply_to={network.name: mention.reply_to},
         unfit="the mention is not answered",
     )
+    return replace(post, visibility=most_private(post.visibility, mention.visibility))
 
 
 def deliver_reply(delivery: Delivery, network: Network, mention: Mention, rule: Optional[str], post: Post) -> Answer:

@@ -21,17 +21,15 @@ from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
 from ..networks import posters_for
 from ..posting.calendar import OneOffTimes
-from ..posting.options import line_rules
 from ..posting.result import log_result
 from ..posting.scheduled import run_once, run_watched
-from ..posting.tweets import is_grammar, load_tweets
+from ..posting.sources import source_of
 from ..registry import registry_of
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.logs import folding_repeats
 from ..settings.secrets import scrub, scrub_also
 from ..state.clock import utc_now, zone_for
 from ..state.folder import ensure_state_dir
-from ..wording import plural
 from .daemon import Daemon, use_zone
 from .install import Paths, crontab, systemd_units, unit_user
 
@@ -131,14 +129,7 @@ def _tweets_file_read(new: Config) -> List[str]:
     an error, and the next run reads it again)."""
     said: List[str] = []
     try:
-        if is_grammar(new["TWEETS_FILE"]):
-            from ..posting.grammar import read_grammar
-
-            rules = len(read_grammar(new["TWEETS_FILE"]).rules)
-            said.append(f"{new['TWEETS_FILE']}: a Tracery grammar of {plural(rules, 'rule')}")
-        else:
-            tweets = load_tweets(new["TWEETS_FILE"], new["POST_TO"], rules=line_rules(new))
-            said.append(f"{new['TWEETS_FILE']}: {plural(len(tweets.texts), 'line')} ready to post")
+        said.append(source_of(new).describe())
     except BotError as exc:
         log.error("reload: %s (the next run reads it again)", exc)
     return said

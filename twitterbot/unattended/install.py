@@ -149,14 +149,13 @@ def calendar_lines(config: Config, *, now: Optional[datetime] = None) -> List[Tu
     The timer and the cron lines then wake for each. A file that cannot be read says nothing here
     (`bot.py check` names its problems)."""
     from ..posting.calendar import Calendar, in_zone
-    from ..posting.options import line_rules
-    from ..posting.tweets import is_grammar, load_tweets
+    from ..posting.sources import source_of
 
-    if is_grammar(config["TWEETS_FILE"]):
-        return []
     try:
-        tweets = load_tweets(config["TWEETS_FILE"], config["POST_TO"], rules=line_rules(config))
+        tweets = source_of(config).lines()
     except BotError:
+        return []
+    if tweets is None:  # a grammar's posts have no times: each run draws one
         return []
     calendar = Calendar.of(config)
     now = now or utc_now()

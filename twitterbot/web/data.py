@@ -199,9 +199,9 @@ def read_status(
         title = "The history cannot be read" if config.history_file.exists() else "The bot has not run yet"
         attention.insert(0, Attention("history", title, problem))
     attention += [*history.attention, *job_attention(history.jobs)]
-    from ..posting.tweets import is_grammar
+    from ..posting.sources import source_of
 
-    bag = Bag(None, None, grammar=is_grammar(config["TWEETS_FILE"]))
+    bag = Bag(None, None, grammar=source_of(config).draws)
     if texts is not None:
         bag = Bag(len(texts) - len(history.used.intersection(texts)), len(texts))
     return Status(
@@ -343,9 +343,9 @@ def _cap(history: HistoryReader, config: Config, now: datetime) -> Cap:
 
 
 def _runs(history: HistoryReader, config: Config) -> Tuple[RunView, ...]:
-    from ..posting.tweets import is_grammar
+    from ..posting.sources import source_of
 
-    shown = _readable if is_grammar(config["TWEETS_FILE"]) else (lambda text: text)
+    shown = source_of(config).readable  # a grammar's post without its tags
     views = []
     for run in history.recent_runs(RECENT_RUNS):
         by_network: Dict[str, NetworkOutcome] = {}
@@ -367,13 +367,6 @@ def _runs(history: HistoryReader, config: Config) -> Tuple[RunView, ...]:
             )
         )
     return tuple(views)
-
-
-def _readable(text: str) -> str:
-    """A grammar's post without its tags, its pictures named (posting/tags.py `readable`)."""
-    from ..posting.tags import readable
-
-    return readable(text)
 
 
 def _outcome(config: Config, attempt: AttemptRow) -> NetworkOutcome:
