@@ -16,13 +16,32 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Tuple
 
 from ..capability import Capability, CheckLine, Feature
 from ..settings.parsers import BOOL, DURATION, OPTIONAL_PATH, POSITIVE_INT
-from ..settings.table import Setting
+from ..settings.table import Setting, by_name
 
 if TYPE_CHECKING:
     from ..settings.loading import Config
     from .rules import ReplyRules
 
-__all__ = ["REPLIES"]
+__all__ = ["MAX_REPLIES_PER_RUN", "REPLIES", "REPLY_COOLDOWN", "REPLY_IGNORE_CASE", "REPLY_RULES", "REPLY_TO_BOTS"]
+
+
+REPLY_RULES = Setting(
+    "REPLY_RULES",
+    "",
+    OPTIONAL_PATH,
+    "a JSON file of reply rules (CBDQ/CBTS/BBDQ style: regular expression -> response); empty: no replies",
+)
+REPLY_IGNORE_CASE = Setting(
+    "REPLY_IGNORE_CASE", "no", BOOL, "match the rules' patterns in any case, as Blue Bots Done Quick did (yes or no)"
+)
+REPLY_TO_BOTS = Setting("REPLY_TO_BOTS", "no", BOOL, "answer accounts that say they are bots (yes or no)")
+REPLY_COOLDOWN = Setting("REPLY_COOLDOWN", "1h", DURATION, "at most one reply to the same account in this long")
+MAX_REPLIES_PER_RUN = Setting(
+    "MAX_REPLIES_PER_RUN",
+    "10",
+    POSITIVE_INT,
+    "at most this many replies a round, the oldest mentions first; the rest wait",
+)
 
 
 class Replies(Capability):
@@ -32,21 +51,7 @@ class Replies(Capability):
     title = "Replies"
     page = "replies.md"
     features = (Feature("replies (REPLY_RULES)", ("regex",), "replies", "python3-regex"),)
-    settings = {
-        "REPLY_RULES": Setting(
-            "",
-            OPTIONAL_PATH,
-            "a JSON file of reply rules (CBDQ/CBTS/BBDQ style: regular expression -> response); empty: no replies",
-        ),
-        "REPLY_IGNORE_CASE": Setting(
-            "no", BOOL, "match the rules' patterns in any case, as Blue Bots Done Quick did (yes or no)"
-        ),
-        "REPLY_TO_BOTS": Setting("no", BOOL, "answer accounts that say they are bots (yes or no)"),
-        "REPLY_COOLDOWN": Setting("1h", DURATION, "at most one reply to the same account in this long"),
-        "MAX_REPLIES_PER_RUN": Setting(
-            "10", POSITIVE_INT, "at most this many replies a round, the oldest mentions first; the rest wait"
-        ),
-    }
+    settings = by_name(REPLY_RULES, REPLY_IGNORE_CASE, REPLY_TO_BOTS, REPLY_COOLDOWN, MAX_REPLIES_PER_RUN)
     commands = "twitterbot.replies.command"
     command_names = ("replies",)
 

@@ -4,10 +4,22 @@ how long to wait for a network."""
 from __future__ import annotations
 
 from ..capability import Capability
-from .parsers import COUNT, LOG_LEVEL, OPTIONAL_PATH, PATH, POSITIVE_INT, SECONDS
-from .table import Setting
+from .parsers import COUNT, LEVEL, OPTIONAL_PATH, PATH, POSITIVE_INT, SECONDS
+from .table import Setting, by_name
 
-__all__ = ["CORE"]
+__all__ = ["API_RETRIES", "API_TIMEOUT", "BOT_STATE_DIR", "CORE", "HISTORY_DAYS", "LOG_FILE", "LOG_LEVEL"]
+
+
+BOT_STATE_DIR = Setting("BOT_STATE_DIR", "state", PATH, "folder for the history database and the lock")
+HISTORY_DAYS = Setting(
+    "HISTORY_DAYS", "400", POSITIVE_INT, "days of runs the history keeps row by row; older ones become daily counts"
+)
+LOG_FILE = Setting("LOG_FILE", "", OPTIONAL_PATH, "also log to this file (rotated at 1 MB)")
+LOG_LEVEL = Setting("LOG_LEVEL", "INFO", LEVEL, "DEBUG, INFO, WARNING or ERROR")
+API_TIMEOUT = Setting("API_TIMEOUT", "20", SECONDS, "seconds to wait for a network before giving up on a request")
+API_RETRIES = Setting(
+    "API_RETRIES", "2", COUNT, "retries of a request that certainly made no post (no connection, 5xx)"
+)
 
 
 class Core(Capability):
@@ -17,16 +29,7 @@ class Core(Capability):
     name = "core"
     title = "Every run"
     page = "configuration.md"
-    settings = {
-        "BOT_STATE_DIR": Setting("state", PATH, "folder for the history database and the lock"),
-        "HISTORY_DAYS": Setting(
-            "400", POSITIVE_INT, "days of runs the history keeps row by row; older ones become daily counts"
-        ),
-        "LOG_FILE": Setting("", OPTIONAL_PATH, "also log to this file (rotated at 1 MB)"),
-        "LOG_LEVEL": Setting("INFO", LOG_LEVEL, "DEBUG, INFO, WARNING or ERROR"),
-        "API_TIMEOUT": Setting("20", SECONDS, "seconds to wait for a network before giving up on a request"),
-        "API_RETRIES": Setting("2", COUNT, "retries of a request that certainly made no post (no connection, 5xx)"),
-    }
+    settings = by_name(BOT_STATE_DIR, HISTORY_DAYS, LOG_FILE, LOG_LEVEL, API_TIMEOUT, API_RETRIES)
 
 
 CORE = Core()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 from ...capability import Feature
 from ...errors import ConfigError
 from ...settings.parsers import BOOL, URL, show
-from ...settings.table import Setting, SettingType
+from ...settings.table import Setting, SettingType, by_name
 from .. import Fit, Network
 from .text import measure
 
@@ -35,7 +35,16 @@ if TYPE_CHECKING:
     from .poster import BlueskyPoster
     from .reader import BlueskyReader
 
-__all__ = ["DEFAULT_SERVICE", "NETWORK", "card_limits"]
+__all__ = [
+    "BLUESKY_APP_PASSWORD",
+    "BLUESKY_HANDLE",
+    "BLUESKY_LINK_CARDS",
+    "BLUESKY_SERVICE",
+    "DEFAULT_SERVICE",
+    "LINK_CARDS_LOCAL",
+    "NETWORK",
+    "card_limits",
+]
 
 DEFAULT_SERVICE = "https://bsky.social"
 
@@ -72,6 +81,35 @@ HANDLE = SettingType("handle", _parse_handle)
 APP_PASSWORD = SettingType("app_password", _parse_app_password)
 
 
+BLUESKY_HANDLE = Setting("BLUESKY_HANDLE", "", HANDLE, "Bluesky: your handle, e.g. alice.bsky.social")
+BLUESKY_APP_PASSWORD = Setting(
+    "BLUESKY_APP_PASSWORD",
+    "",
+    APP_PASSWORD,
+    "Bluesky: an app password (never your account password)",
+    True,
+    "Bluesky (Settings > Privacy and security > App passwords)",
+)
+BLUESKY_SERVICE = Setting(
+    "BLUESKY_SERVICE", DEFAULT_SERVICE, URL, "Bluesky: your PDS (the default serves bsky.social accounts)"
+)
+BLUESKY_LINK_CARDS = Setting(
+    "BLUESKY_LINK_CARDS",
+    "yes",
+    BOOL,
+    "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
+    "picture), fetched at post time within 10 s; no turns it off",
+)
+LINK_CARDS_LOCAL = Setting(
+    "LINK_CARDS_LOCAL",
+    "no",
+    BOOL,
+    "yes lets a link card (Bluesky) and a picture a post names by URL (a grammar's {img}, an SVG's "
+    "<image>) be fetched from this machine or your own network (loopback, private, link-local "
+    "addresses); by default only the public internet",
+)
+
+
 class Bluesky(Network):
     """Bluesky: a handle and an app password on a PDS; 300 graphemes and 3,000 bytes."""
 
@@ -89,30 +127,7 @@ class Bluesky(Network):
             pi32=".venv/bin/pip install -r requirements-pi.txt && .venv/bin/pip install -q --no-deps atproto==0.0.73",
         ),
     )
-    settings = {
-        "BLUESKY_HANDLE": Setting("", HANDLE, "Bluesky: your handle, e.g. alice.bsky.social"),
-        "BLUESKY_APP_PASSWORD": Setting(
-            "",
-            APP_PASSWORD,
-            "Bluesky: an app password (never your account password)",
-            True,
-            "Bluesky (Settings > Privacy and security > App passwords)",
-        ),
-        "BLUESKY_SERVICE": Setting(DEFAULT_SERVICE, URL, "Bluesky: your PDS (the default serves bsky.social accounts)"),
-        "BLUESKY_LINK_CARDS": Setting(
-            "yes",
-            BOOL,
-            "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
-            "picture), fetched at post time within 10 s; no turns it off",
-        ),
-        "LINK_CARDS_LOCAL": Setting(
-            "no",
-            BOOL,
-            "yes lets a link card (Bluesky) and a picture a post names by URL (a grammar's {img}, an SVG's "
-            "<image>) be fetched from this machine or your own network (loopback, private, link-local "
-            "addresses); by default only the public internet",
-        ),
-    }
+    settings = by_name(BLUESKY_HANDLE, BLUESKY_APP_PASSWORD, BLUESKY_SERVICE, BLUESKY_LINK_CARDS, LINK_CARDS_LOCAL)
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
     guide = "Getting a Bluesky app password"
     site = "bsky.app"
