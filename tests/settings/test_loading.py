@@ -48,7 +48,7 @@ def test_relative_paths_resolve_from_the_env_files_folder_not_the_cwd(tmp_path: 
     assert config["TWEETS_FILE"] == conf / "posts/mine.txt"
     assert config["BOT_STATE_DIR"] == conf / "../var"
     assert config["LOG_FILE"] == conf / "bot.log"
-    assert config.history_file == conf / "../var/history.sqlite3"
+    assert config.state.history == conf / "../var/history.sqlite3"
 
 
 def test_the_default_env_file_is_the_one_beside_bot_py(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ directory, because cron starts jobs in ``$HOME``. An installed package (``pip in
 once, in one `ConfigError` with one line per problem::
 
     config = load_config(registry, project_dir=Path("/home/pi/twitterbot"), environ=os.environ)
-    config["TWEETS_FILE"]   # PosixPath('/home/pi/twitterbot/tweets.txt')
+    config[TWEETS_FILE]   # PosixPath('/home/pi/twitterbot/tweets.txt'), a Path to the type checker
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from dotenv.parser import parse_stream
 
 from ..errors import ConfigError
 from ..files import NotAFile, open_regular
+from ..state.folder import StateFolder
 from ..wording import plural
+from .keys import BOT_STATE_DIR
 from .parsers import did_you_mean, show
 from .secrets import Scrubber, hide_pieces, looks_like_a_key
 from .table import DEPRECATED, MAX_SETTING_LENGTH, POST_TO, Parser, Setting
@@ -116,12 +118,10 @@ class Config:
         return [setting for network in self[POST_TO] for setting in network.missing(self)]
 
     @property
-    def history_file(self) -> Path:
-        return self["BOT_STATE_DIR"] / "history.sqlite3"
-
-    @property
-    def lock_file(self) -> Path:
-        return self["BOT_STATE_DIR"] / "bot.lock"
+    def state(self) -> StateFolder:
+        """The state folder (BOT_STATE_DIR), which names every file the bot keeps there:
+        ``config.state.history``. The one place BOT_STATE_DIR is read."""
+        return StateFolder(self[BOT_STATE_DIR])
 
 
 def load_config(
