@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 
 from ...capability import Feature
 from ...errors import ConfigError
+from ...settings.keys import API_RETRIES, API_TIMEOUT
 from ...settings.parsers import BOOL, URL, show
 from ...settings.table import Setting, SettingType, by_name
 from .. import Fit, Network
@@ -136,7 +137,7 @@ class Bluesky(Network):
     listens = True
 
     def account_url(self, config: Config) -> Optional[str]:
-        handle = str(config["BLUESKY_HANDLE"] or "")
+        handle = str(config[BLUESKY_HANDLE] or "")
         return f"https://bsky.app/profile/{handle}" if handle else None
 
     def measure(self, text: str) -> Fit:
@@ -152,16 +153,16 @@ class Bluesky(Network):
         from .poster import BlueskyPoster, Login  # only a run that posts to Bluesky imports the poster (and the SDK)
 
         login = Login(
-            handle=str(config["BLUESKY_HANDLE"]),
-            app_password=str(config["BLUESKY_APP_PASSWORD"]),
-            service=str(config["BLUESKY_SERVICE"]),
-            session_file=config["BOT_STATE_DIR"] / "bluesky-session.json",
+            handle=str(config[BLUESKY_HANDLE]),
+            app_password=str(config[BLUESKY_APP_PASSWORD]),
+            service=str(config[BLUESKY_SERVICE]),
+            session_file=config.state.session("bluesky"),
         )
         return BlueskyPoster(
             login,
-            timeout=config["API_TIMEOUT"],
-            retries=config["API_RETRIES"],
-            link_cards=bool(config["BLUESKY_LINK_CARDS"]),
+            timeout=config[API_TIMEOUT],
+            retries=config[API_RETRIES],
+            link_cards=bool(config[BLUESKY_LINK_CARDS]),
             card_limits=card_limits(config),
         )
 
@@ -171,10 +172,10 @@ class Bluesky(Network):
         from .reader import BlueskyReader
 
         return BlueskyReader(
-            str(config["BLUESKY_HANDLE"]),
-            str(config["BLUESKY_SERVICE"]),
-            config["BOT_STATE_DIR"] / "bluesky-session.json",
-            timeout=config["API_TIMEOUT"],
+            str(config[BLUESKY_HANDLE]),
+            str(config[BLUESKY_SERVICE]),
+            config.state.session("bluesky"),
+            timeout=config[API_TIMEOUT],
             poster=lambda: self.poster(config),
         )
 
@@ -184,7 +185,7 @@ class Bluesky(Network):
         """The link card a post of `text` would carry (docs/bluesky-link-cards.md): none with
         pictures (a post has one embed); its thumbnail written into `folder()` for a dry run; one
         line for `check --online`."""
-        if not config["BLUESKY_LINK_CARDS"] or pictures:
+        if not config[BLUESKY_LINK_CARDS] or pictures:
             return []
         # Here, not at the top: fetching a card needs ssl, html.parser and the SDK's facet detection.
         from .linkcard import describe, summary
@@ -203,7 +204,7 @@ def card_limits(config: Config) -> Limits:
     """The bounds of a link card's fetch the settings give (LINK_CARDS_LOCAL)."""
     from .linkcard import Limits  # with the fetcher: only a run that fetches a card imports it
 
-    return Limits(local=bool(config["LINK_CARDS_LOCAL"]))
+    return Limits(local=bool(config[LINK_CARDS_LOCAL]))
 
 
 NETWORK = Bluesky()

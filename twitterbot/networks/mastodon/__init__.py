@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ...capability import Feature
 from ...errors import ConfigError
+from ...settings.keys import API_RETRIES, API_TIMEOUT
 from ...settings.parsers import OPTIONAL_URL, SECRET, show
 from ...settings.table import Setting, SettingType, by_name
 from .. import Fit, Network, twittertext
@@ -87,7 +88,7 @@ class Mastodon(Network):
         return f"{handle} {text}"
 
     def account_url(self, config: Config) -> Optional[str]:
-        return str(config["MASTODON_INSTANCE"] or "") or None  # the profile's address needs a request
+        return str(config[MASTODON_INSTANCE] or "") or None  # the profile's address needs a request
 
     def measure(self, text: str) -> Fit:
         return measure(text)
@@ -105,11 +106,11 @@ class Mastodon(Network):
         from .poster import MastodonPoster  # only a run that posts to Mastodon imports the poster (and Mastodon.py)
 
         return MastodonPoster(
-            instance=str(config["MASTODON_INSTANCE"]),
-            access_token=str(config["MASTODON_ACCESS_TOKEN"]),
-            visibility=str(config["MASTODON_VISIBILITY"]),
-            timeout=config["API_TIMEOUT"],
-            retries=config["API_RETRIES"],
+            instance=str(config[MASTODON_INSTANCE]),
+            access_token=str(config[MASTODON_ACCESS_TOKEN]),
+            visibility=str(config[MASTODON_VISIBILITY]),
+            timeout=config[API_TIMEOUT],
+            retries=config[API_RETRIES],
         )
 
     def reader(self, config: Config) -> MastodonReader:
@@ -117,9 +118,9 @@ class Mastodon(Network):
         from .reader import MastodonReader
 
         return MastodonReader(
-            instance=str(config["MASTODON_INSTANCE"]),
-            access_token=str(config["MASTODON_ACCESS_TOKEN"]),
-            timeout=config["API_TIMEOUT"],
+            instance=str(config[MASTODON_INSTANCE]),
+            access_token=str(config[MASTODON_ACCESS_TOKEN]),
+            timeout=config[API_TIMEOUT],
         )
 
 

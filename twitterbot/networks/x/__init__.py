@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Optional, Tuple
 
 from ...errors import ConfigError
+from ...settings.keys import API_RETRIES, API_TIMEOUT
 from ...settings.parsers import SECRET, URL, show
 from ...settings.table import Setting, SettingType, by_name
 from .. import Fit, LengthCache, Network, twittertext
@@ -183,7 +184,7 @@ class X(Network):
 
     def account_url(self, config: Config) -> Optional[str]:
         # An access token starts with the account's numeric id: public, and enough for a link.
-        user_id = str(config["TWITTER_ACCESS_TOKEN"] or "").split("-", 1)[0]
+        user_id = str(config[TWITTER_ACCESS_TOKEN] or "").split("-", 1)[0]
         return f"https://x.com/intent/user?user_id={user_id}" if user_id.isdigit() else "https://x.com/home"
 
     def lines_measured(self) -> object:
@@ -217,16 +218,16 @@ class X(Network):
 
         return XPoster(
             _credentials(config),
-            timeout=config["API_TIMEOUT"],
-            retries=config["API_RETRIES"],
-            base_url=str(config["X_API_BASE_URL"]),
+            timeout=config[API_TIMEOUT],
+            retries=config[API_RETRIES],
+            base_url=str(config[X_API_BASE_URL]),
         )
 
     def reader(self, config: Config) -> XReader:
         """Signed GETs without tweepy (reader.py): a round of replies with nothing new needs no more."""
         from .reader import XReader
 
-        return XReader(_credentials(config), timeout=config["API_TIMEOUT"], base_url=str(config["X_API_BASE_URL"]))
+        return XReader(_credentials(config), timeout=config[API_TIMEOUT], base_url=str(config[X_API_BASE_URL]))
 
 
 def _credentials(config: Config) -> Credentials:
