@@ -154,7 +154,7 @@ class Posting(Capability):
     def checks(self, config: Config) -> Iterable[CheckLine]:
         """Whether the SVG renderer chosen is installed (SVG_RENDERER=chromium; rsvg-convert is the
         features' line), and whether Pillow has FreeType."""
-        if config["SVG_RENDERER"] == "chromium":
+        if config[SVG_RENDERER] == "chromium":
             from ..pictures.svg import renderer_problem
 
             missing = renderer_problem("chromium")
@@ -192,7 +192,7 @@ def monthly_budgets(config: Config) -> Dict[str, float]:
     network: what a run's posts, its catch-ups, a job's posts and a round of replies are held to."""
     return {
         network.name: config[network.budget]
-        for network in config["POST_TO"]
+        for network in config[POST_TO]
         if network.budget and config[network.budget] is not None
     }
 

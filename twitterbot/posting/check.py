@@ -20,14 +20,17 @@ from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostE
 from ..lock import RUN_LOCK_WAIT, run_lock
 from ..networks import Poster, posters_for
 from ..registry import registry_of
+from ..settings.keys import HISTORY_DAYS
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
+from ..settings.table import POST_TO
 from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.prune import HistorySize
 from ..state.skips import Streak
 from ..state.store import HistoryStore
 from ..wording import format_duration, plural
+from . import MAX_POSTS_PER_DAY, THREAD_NUMBERS, TWEETS_FILE
 from .calendar import Calendar, coming, in_zone, local, passed
 from .options import line_rules, sent_text
 from .threads import parts_for, thread_cost, too_many_parts
@@ -85,7 +88,7 @@ def settings_read(config: Config) -> Iterator[Finding]:
 def keys_set(config: Config) -> Iterator[Finding]:
     """Whether every network in POST_TO has the keys it needs."""
     missing = config.missing()
-    where = ", ".join(network.label for network in config["POST_TO"])
+    where = ", ".join(network.label for network in config[POST_TO])
     said = f"not set: {', '.join(missing)}" if missing else "every key it needs is set"
     yield Finding("problem" if missing else "ok", f"posting to {where} (POST_TO): {said}")
 
@@ -109,12 +112,12 @@ def features(config: Config) -> Iterator[Finding]:
 def tweets_file(config: Config) -> Iterator[Finding]:
     """The tweets file: its lines, those that cost more or fit only some networks, its pictures,
     and its problems, each naming its line."""
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     if is_grammar(path):
         yield from _grammar(config)
         return
     try:
-        tweets = load_tweets(path, config["POST_TO"], rules=line_rules(config))
+        tweets = load_tweets(path, config[POST_TO], rules=line_rules(config))
     except BotError as exc:
         yield problem(str(exc), exc)
         return
@@ -125,13 +128,13 @@ def tweets_file(config: Config) -> Iterator[Finding]:
         for fit in line.fits:
             if fit.cost:
                 yield note(f"{path} line {line.lineno} {fit.cost}")
-    posting_to = {network.name: network for network in config["POST_TO"]}  # a line's fits name theirs
+    posting_to = {network.name: network for network in config[POST_TO]}  # a line's fits name theirs
     for line in tweets.lines:  # posted only where it fits: say where it will not go, or goes as a thread
         for fit in line.fits:
             network = posting_to[fit.network]
             if line.threaded(fit):
-                parts = parts_for(sent_text(line.text, line.options, network), network, config["THREAD_NUMBERS"])
-                crowded = too_many_parts(len(parts), config["MAX_POSTS_PER_DAY"])
+                parts = parts_for(sent_text(line.text, line.options, network), network, config[THREAD_NUMBERS])
+                crowded = too_many_parts(len(parts), config[MAX_POSTS_PER_DAY])
                 yield note(
                     f"{path} line {line.lineno} is too long for {network.label}: "
                     + (
@@ -158,11 +161,11 @@ def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
     """The tweets file's timed lines: the zone they are read in, what comes in the next 30 days,
     one-off lines missed or posted, and dated lines whose dates have passed. A file that cannot
     be read is `tweets_file`'s to report (an impossible date is a problem there, exit 65)."""
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     if is_grammar(path):
         return
     try:
-        tweets = load_tweets(path, config["POST_TO"], rules=line_rules(config))
+        tweets = load_tweets(path, config[POST_TO], rules=line_rules(config))
     except BotError:
         return
     if not tweets.times:
@@ -199,14 +202,14 @@ def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
 
 def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar) -> Iterator[Finding]:
     """The one-off lines whose time has come: posted, missed (and why), or due at the next run."""
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     gone = {
         text: time for text, time in tweets.times.items() if time.at is not None and in_zone(time.at, rules.zone) <= now
     }
-    if not gone or not config.history_file.is_file():
+    if not gone or not config.state.history.is_file():
         return
     try:
-        with HistoryStore(config.history_file) as store:
+        with HistoryStore(config.state.history) as store:
             posted, missed = store.last_posts(list(gone)), {mark.text: mark for mark in store.missed()}
     except BotError:
         return  # state_folder says what is wrong with the history
@@ -226,7 +229,7 @@ def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar)
 def _grammar(config: Config) -> Iterator[Finding]:
     """A Tracery grammar: each problem (a data error, 65) with its line, then how sampled
     expansions fit the networks, then the services' tags they use (tagcheck.py)."""
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     try:
         report = _sampled(config)
     except BotError as exc:
@@ -249,7 +252,7 @@ def _grammar(config: Config) -> Iterator[Finding]:
         from .tagcheck import tag_findings
         from .tagpictures import PictureRules
 
-        limits = [network.image_limits() for network in config["POST_TO"]]
+        limits = [network.image_limits() for network in config[POST_TO]]
         for status, message, error in tag_findings(report, PictureRules.of(config), where=str(path), limits=limits):
             yield Finding(status, message, error)
 
@@ -264,12 +267,12 @@ def _sampled(config: Config) -> GrammarReport:
 
     codes = Moment(utc_now().astimezone(Calendar.of(config).zone))
     rules = line_rules(config)
-    return sample_grammar(config["TWEETS_FILE"], config["POST_TO"], rng=random.Random(0), rules=rules, codes=codes)
+    return sample_grammar(config[TWEETS_FILE], config[POST_TO], rng=random.Random(0), rules=rules, codes=codes)
 
 
 def grammar_pictures(config: Config) -> Iterator[Finding]:
     """`check --online`: the pictures a grammar's samples fetch by URL (``{img}``), fetched now."""
-    if not is_grammar(config["TWEETS_FILE"]):
+    if not is_grammar(config[TWEETS_FILE]):
         return
     try:
         report = _sampled(config)
@@ -280,7 +283,7 @@ def grammar_pictures(config: Config) -> Iterator[Finding]:
         from .tagpictures import PictureRules
 
         rules = PictureRules.of(config)
-        for status, message, error in fetch_findings(report, rules, where=str(config["TWEETS_FILE"])):
+        for status, message, error in fetch_findings(report, rules, where=str(config[TWEETS_FILE])):
             yield Finding(status, message, error)
 
 
@@ -299,7 +302,7 @@ def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
     from ..pictures.prepare import PictureError
     from .images import how_sent
 
-    limits = [network.image_limits() for network in config["POST_TO"]]
+    limits = [network.image_limits() for network in config[POST_TO]]
     for line in lines:
         for image, where, prepared in how_sent(line.images, limits):
             said = f"{config['TWEETS_FILE']} line {line.lineno} {image.written} for {where}"
@@ -312,11 +315,11 @@ def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
 def state_folder(config: Config) -> Iterator[Finding]:
     """What a real run does, changing nothing: create the folder, take the lock, open the history
     and take its write lock (then let go), and see that there is room to record."""
-    state = config["BOT_STATE_DIR"]
+    state = config.state.path
     try:
         ensure_state_dir(state)
         probe_state_dir(state)
-        with run_lock(config.lock_file, wait=RUN_LOCK_WAIT), HistoryStore(config.history_file) as store:
+        with run_lock(config.state.lock, wait=RUN_LOCK_WAIT), HistoryStore(config.state.history) as store:
             store.check_writable()
             store.verify()
             store.ensure_room_to_record()
@@ -325,7 +328,7 @@ def state_folder(config: Config) -> Iterator[Finding]:
         yield problem(str(exc), exc)
     else:
         yield ok(f"state folder {state} is writable and its history is readable")
-        yield ok(_history_size(size, streak, config["HISTORY_DAYS"]))
+        yield ok(_history_size(size, streak, config[HISTORY_DAYS]))
 
 
 def _history_size(size: HistorySize, streak: Optional[Streak], days: int) -> str:
@@ -343,14 +346,14 @@ def _history_size(size: HistorySize, streak: Optional[Streak], days: int) -> str
 
 def budgets(config: Config) -> Iterator[Finding]:
     """This month's spend on each network in POST_TO that charges per post, against its budget."""
-    priced = [network for network in config["POST_TO"] if network.budget]
-    if not priced or not config.history_file.exists():
+    priced = [network for network in config[POST_TO] if network.budget]
+    if not priced or not config.state.history.exists():
         return
     from ..state.clock import utc_now
     from .budget import month_spend
 
     try:
-        with HistoryStore(config.history_file) as store:
+        with HistoryStore(config.state.history) as store:
             spends = [month_spend(store, network, utc_now(), config[network.budget]) for network in priced]
     except BotError:
         return  # state_folder says what is wrong with the history
@@ -373,13 +376,13 @@ def previews(config: Config) -> Iterator[Finding]:
     note each. Never a problem: a post goes out without it."""
     from concurrent.futures import ThreadPoolExecutor
 
-    if is_grammar(config["TWEETS_FILE"]):
+    if is_grammar(config[TWEETS_FILE]):
         return  # a grammar's posts are drawn at each run: there are no lines to preview
     try:
-        lines: List[TweetLine] = load_tweets(config["TWEETS_FILE"], config["POST_TO"], rules=line_rules(config)).lines
+        lines: List[TweetLine] = load_tweets(config[TWEETS_FILE], config[POST_TO], rules=line_rules(config)).lines
     except BotError:
         return  # the tweets file's check has said why
-    for network in config["POST_TO"]:
+    for network in config[POST_TO]:
         with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
             shown = list(
                 pool.map(

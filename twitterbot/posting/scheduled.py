@@ -25,13 +25,26 @@ from ..errors import StateError
 from ..lock import RUN_LOCK_WAIT, run_lock
 from ..monitoring import monitored
 from ..networks import Network, Poster
+from ..settings.keys import HISTORY_DAYS
 from ..settings.loading import Config
+from ..settings.table import POST_TO
 from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
-from . import LOOK_UP_WINDOW, monthly_budgets
+from . import (
+    GRAMMAR_MEMORY,
+    LOOK_UP_UNCERTAIN,
+    LOOK_UP_WINDOW,
+    MAX_POSTS_PER_DAY,
+    MIN_POST_GAP,
+    POST_LANGUAGE,
+    THREAD_NUMBERS,
+    TWEET_ONE_IN,
+    TWEETS_FILE,
+    monthly_budgets,
+)
 from .calendar import Calendar, Due, dated_due, local, missed_reason, one_offs_due
 from .choose import Pick, hits, pick
 from .decision import Go, Skip, cap_reached, decide, roll_die, warn_if_the_clock_went_back
@@ -90,17 +103,17 @@ def run_once(
         if not dry_run:
             raise ValueError("only a dry run may pretend another time")
         clock = lambda: at  # noqa: E731
-    ensure_state_dir(config["BOT_STATE_DIR"])
-    lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file, wait=RUN_LOCK_WAIT)
+    ensure_state_dir(config.state.path)
+    lock = contextlib.nullcontext() if dry_run else run_lock(config.state.lock, wait=RUN_LOCK_WAIT)
     rules = RunRules.of(config)
-    with lock, HistoryStore(config.history_file) as store:
+    with lock, HistoryStore(config.state.history) as store:
 
         def read_tweets() -> TweetFile:
             line = line_rules(config)
-            if is_grammar(config["TWEETS_FILE"]):  # a new expansion of the grammar, as a file of one text
+            if is_grammar(config[TWEETS_FILE]):  # a new expansion of the grammar, as a file of one text
                 from .generated import draw_post
 
-                since = clock() - timedelta(seconds=config["GRAMMAR_MEMORY"])
+                since = clock() - timedelta(seconds=config[GRAMMAR_MEMORY])
                 posted = store.texts_posted_since(since)
                 from .codes import Moment
 
@@ -108,7 +121,7 @@ def run_once(
                 # BBDQ's codes: the run's time in the bot's zone, the post's number from the history.
                 codes = Moment(clock().astimezone(rules.calendar.zone), count=lambda: store.scheduled_posts() + 1)
                 return draw_post(
-                    config["TWEETS_FILE"],
+                    config[TWEETS_FILE],
                     rules.networks,
                     rng=rng,
                     posted=posted,
@@ -116,7 +129,7 @@ def run_once(
                     moment=moment,
                     codes=codes,
                 )
-            tweets = load_tweets(config["TWEETS_FILE"], rules.networks, cache=store, rules=line)
+            tweets = load_tweets(config[TWEETS_FILE], rules.networks, cache=store, rules=line)
             for problem in tweets.problems:
                 log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
             return tweets
@@ -124,9 +137,9 @@ def run_once(
         def scan() -> Mapping[str, LineTime]:
             """The file's timed lines, read without measuring: a run the roll skips still posts a
             one-off line whose time has come."""
-            if is_grammar(config["TWEETS_FILE"]):
+            if is_grammar(config[TWEETS_FILE]):
                 return {}
-            return scan_times(config["TWEETS_FILE"], rules.known)
+            return scan_times(config[TWEETS_FILE], rules.known)
 
         how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
         return decide_and_post(read_tweets, how, rules, scan=scan)
@@ -162,24 +175,24 @@ class RunRules:
     @classmethod
     def of(cls, config: Config) -> RunRules:
         pictures = None
-        if is_grammar(config["TWEETS_FILE"]):  # only a grammar has tags: a plain file imports nothing more
+        if is_grammar(config[TWEETS_FILE]):  # only a grammar has tags: a plain file imports nothing more
             from .tagpictures import PictureRules
 
             pictures = PictureRules.of(config)
         return cls(
-            one_in=config["TWEET_ONE_IN"],
-            max_posts_per_day=config["MAX_POSTS_PER_DAY"],
-            min_post_gap=timedelta(seconds=config["MIN_POST_GAP"]),
-            networks=config["POST_TO"],
-            pictures_folder=config["TWEETS_FILE"].parent,
+            one_in=config[TWEET_ONE_IN],
+            max_posts_per_day=config[MAX_POSTS_PER_DAY],
+            min_post_gap=timedelta(seconds=config[MIN_POST_GAP]),
+            networks=config[POST_TO],
+            pictures_folder=config[TWEETS_FILE].parent,
             budgets=monthly_budgets(config),
-            look_up=config["LOOK_UP_UNCERTAIN"],
+            look_up=config[LOOK_UP_UNCERTAIN],
             secrets=config.secrets(),
-            language=config["POST_LANGUAGE"],
-            numbers=config["THREAD_NUMBERS"],
+            language=config[POST_LANGUAGE],
+            numbers=config[THREAD_NUMBERS],
             known=config.registry.names(),
-            history_days=config["HISTORY_DAYS"],
-            grammar_memory=timedelta(seconds=config["GRAMMAR_MEMORY"]),
+            history_days=config[HISTORY_DAYS],
+            grammar_memory=timedelta(seconds=config[GRAMMAR_MEMORY]),
             calendar=Calendar.of(config),
             pictures=pictures,
         )
