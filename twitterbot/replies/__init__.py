@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Tuple
 
 from ..capability import Capability, CheckLine, Feature
 from ..settings.parsers import BOOL, DURATION, OPTIONAL_PATH, POSITIVE_INT
-from ..settings.table import Setting, by_name
+from ..settings.table import POST_TO, Setting, by_name
 
 if TYPE_CHECKING:
     from ..settings.loading import Config
@@ -56,12 +56,12 @@ class Replies(Capability):
     command_names = ("replies",)
 
     def uses(self, config: Config) -> bool:
-        return config["REPLY_RULES"] is not None
+        return config[REPLY_RULES] is not None
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
         """The rules load and compile (a key that does not is named, exit 65 from `bot.py replies`);
         the accounts that said stop are listed."""
-        if config["REPLY_RULES"] is None:
+        if config[REPLY_RULES] is None:
             return
         from ..errors import TweetFileError
         from .run import load_config_rules
@@ -80,13 +80,13 @@ class Replies(Capability):
                 f"reply rules: CBDQ tried the integer-like keys ({keys}) before the others; this bot keeps the "
                 "file's order: move them first if they should win",
             )
-        listening = [network.label for network in config["POST_TO"] if network.listens]
+        listening = [network.label for network in config[POST_TO] if network.listens]
         if not listening:
             yield "note", "reply rules: none of POST_TO's networks can read mentions yet"
-        if config.history_file.exists():
+        if config.state.history.exists():
             from ..state.store import HistoryStore
 
-            with HistoryStore(config.history_file) as store:
+            with HistoryStore(config.state.history) as store:
                 for account in store.stopped_accounts():
                     yield (
                         "note",
@@ -97,7 +97,7 @@ class Replies(Capability):
     def while_job(self, config: Config) -> Optional[Callable[[str], None]]:
         """While a long job runs with REPLY_RULES set: a round of replies at most every few minutes,
         where a mention saying "status" gets the job's latest progress line."""
-        if config["REPLY_RULES"] is None:
+        if config[REPLY_RULES] is None:
             return None
         from .command import status_rounds
 
@@ -105,7 +105,7 @@ class Replies(Capability):
 
     def before_run(self, config: Config, *, dry_run: bool) -> None:
         """A scheduled run with REPLY_RULES set first answers new mentions (a dry run does not)."""
-        if dry_run or config["REPLY_RULES"] is None:
+        if dry_run or config[REPLY_RULES] is None:
             return
         from .command import before_scheduled_run
 

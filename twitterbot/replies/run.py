@@ -35,9 +35,12 @@ from typing import (
 from ..errors import ExitStatus, MissingDependency, PostError
 from ..networks import Network, Poster
 from ..networks.mentions import Author, Listener, Mention, MentionPage
+from ..posting import LOOK_UP_UNCERTAIN, POST_LANGUAGE, TWEETS_FILE
+from ..settings.table import POST_TO
 from ..state.clock import utc_now
 from ..state.mentions import MentionRow
 from ..wording import one_line
+from . import MAX_REPLIES_PER_RUN, REPLY_COOLDOWN, REPLY_IGNORE_CASE, REPLY_RULES, REPLY_TO_BOTS
 from .answer import NoReply, Reply, RuleDataError, pictures, respond
 from .rules import ReplyRules, load_rules
 from .safety import Politeness, Skip, judge
@@ -111,7 +114,7 @@ class RepliesResult:
 def load_config_rules(config: Config, *, compile_now: bool = False) -> ReplyRules:
     """The rules file REPLY_RULES names, matched as REPLY_IGNORE_CASE says (`compile_now`: every
     rule compiled now, as `check` and a dry run do; else each when a mention first reaches it)."""
-    return load_rules(config["REPLY_RULES"], ignore_case=config["REPLY_IGNORE_CASE"], compile_now=compile_now)
+    return load_rules(config[REPLY_RULES], ignore_case=config[REPLY_IGNORE_CASE], compile_now=compile_now)
 
 
 def answer_mentions(
@@ -132,15 +135,15 @@ def answer_mentions(
     from ..state.store import HistoryStore
 
     rules = load_config_rules(config, compile_now=outlets is None)
-    listening = [network for network in config["POST_TO"] if network.listens]
+    listening = [network for network in config[POST_TO] if network.listens]
     if not listening:
         log.warning("replies: none of POST_TO's networks can read its mentions yet: nothing to answer")
         return RepliesResult()
     if outlets is None:
         return _dry_run(config, rules, listening, rng=rng, clock=clock, status=status)
-    ensure_state_dir(config["BOT_STATE_DIR"])
+    ensure_state_dir(config.state.path)
     wait = RUN_LOCK_WAIT if lock_wait is None else lock_wait
-    with run_lock(config.lock_file, wait=wait), HistoryStore(config.history_file) as store:
+    with run_lock(config.state.lock, wait=wait), HistoryStore(config.state.history) as store:
         round_ = _Round(config, store, outlets, rules, rng=rng, clock=clock, status=status)
         return round_.run(listening)
 
@@ -184,7 +187,7 @@ class _Round:
         result = RepliesResult()
         now = self.clock()
         self.store.replies_interrupted(at=now)
-        if self.config["LOOK_UP_UNCERTAIN"]:
+        if self.config[LOOK_UP_UNCERTAIN]:
             self._settle(listening, now)
         for network in listening:
             problem = self._read(network, now)
@@ -194,7 +197,7 @@ class _Round:
                 result.exit_status = result.exit_status or problem.exit_status
         by_name = {network.name: network for network in listening}
         pending = self.store.pending_mentions(list(by_name))
-        cap = self.config["MAX_REPLIES_PER_RUN"]
+        cap = self.config[MAX_REPLIES_PER_RUN]
         sent = 0
         delivery: _Lazy[Delivery] = _Lazy(self._delivery)
         for index, row in enumerate(pending):
@@ -315,7 +318,7 @@ class _Round:
         from ..posting.delivery import Delivery, DeliveryRules
         from ..settings.secrets import Scrubber
 
-        rules = DeliveryRules(budgets=_budgets(self.config), language=self.config["POST_LANGUAGE"])
+        rules = DeliveryRules(budgets=_budgets(self.config), language=self.config[POST_LANGUAGE])
         return Delivery(self.store, self.outlets, self.clock, Scrubber(self.config.secrets()), rules)
 
 
@@ -394,7 +397,7 @@ def _read_page(
     listen = getattr(reader, "mentions", None)
     if listen is None:  # a network that says it listens, with a reader that cannot: a bug of that network
         raise PostError(f"{network.label}'s poster cannot read mentions", exit_status=ExitStatus.UNAVAILABLE)
-    return listen(cursor, not_before=now - FIRST_READ, limit=config["MAX_REPLIES_PER_RUN"])
+    return listen(cursor, not_before=now - FIRST_READ, limit=config[MAX_REPLIES_PER_RUN])
 
 
 def _dry_run(
@@ -420,7 +423,7 @@ def _dry_run(
             rules.path.name,
         )
         return result
-    store = HistoryStore(config.history_file) if config.history_file.exists() else None
+    store = HistoryStore(config.state.history) if config.state.history.exists() else None
     grammar = _grammar(config)
     now = clock()
     try:
@@ -468,7 +471,7 @@ def _grammar(config: Config) -> Optional[Grammar]:
     """The bot's Tracery grammar when TWEETS_FILE is one (a response may use its rules), else None."""
     from ..posting.tweets import is_grammar
 
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     if not is_grammar(path) or not path.exists():
         return None
     from ..posting.grammar import read_grammar
@@ -483,7 +486,7 @@ def _budgets(config: Config) -> Dict[str, float]:
 
 
 def _politeness(config: Config) -> Politeness:
-    return Politeness(config["REPLY_TO_BOTS"], timedelta(seconds=config["REPLY_COOLDOWN"]))
+    return Politeness(config[REPLY_TO_BOTS], timedelta(seconds=config[REPLY_COOLDOWN]))
 
 
 def _shown(key: Optional[str]) -> str:
