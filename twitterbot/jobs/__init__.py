@@ -76,7 +76,7 @@ class DaskCluster(Capability):
     def checks(self, config: Any) -> Iterator[CheckLine]:
         """A plain tcp:// scheduler off loopback is a problem: Dask unpickles what it is sent, so
         anyone who reaches the port runs code on every Pi of the cluster."""
-        address = config["DASK_SCHEDULER"]
+        address = config[DASK_SCHEDULER]
         if open_scheduler(address):
             yield "problem", open_scheduler_problem(address)
         elif address:

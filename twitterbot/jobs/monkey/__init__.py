@@ -42,7 +42,7 @@ class Monkey(Capability):
         """The compiled kernel built (now, if need be), loadable and in use, or why not."""
         from .kernel import state  # numpy: only when check runs
 
-        yield state(config["BOT_STATE_DIR"] / "monkey-cache", switch=config["TWITTERBOT_MONKEY_KERNEL"]).check_line
+        yield state(config.state.file("monkey-cache"), switch=config[TWITTERBOT_MONKEY_KERNEL]).check_line
 
 
 MONKEY = Monkey()

@@ -35,7 +35,7 @@ class Pegs(Capability):
         """The compiled kernel built (now, if need be), loadable and in use, or why not."""
         from .kernel import state  # numpy: only when check runs
 
-        yield state(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]).check_line
+        yield state(config.state.file("pegs-cache"), switch=config[TWITTERBOT_PEGS_KERNEL]).check_line
 
 
 PEGS = Pegs()
