@@ -70,7 +70,7 @@ class Monitor:
 
 def monitored(config: Config) -> bool:
     """Whether anything is told of runs: HEALTHCHECK_URL or NOTIFY_URL is set."""
-    return bool(config["HEALTHCHECK_URL"] or config["NOTIFY_URL"])
+    return bool(config[HEALTHCHECK_URL] or config[NOTIFY_URL])
 
 
 def monitor_for(config: Config, what: str) -> Monitor:
@@ -141,7 +141,7 @@ class Monitoring(Capability):
     settings = by_name(HEALTHCHECK_URL, NOTIFY_URL, PROGRESS_STALL)
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
-        pings, alerts = config["HEALTHCHECK_URL"], config["NOTIFY_URL"]
+        pings, alerts = config[HEALTHCHECK_URL], config[NOTIFY_URL]
         yield (
             "ok" if pings else "note",
             (

@@ -21,10 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
 
 from ..errors import BotError, ConfigError, UsageError
+from ..posting import TWEETS_FILE
+from ..settings.keys import LOG_FILE
 from ..settings.loading import Config, load_config
 from ..settings.parsers import time_to_seconds
+from ..settings.table import POST_TO
 from ..state.clock import utc_now, zone_for
 from ..wording import format_duration
+from . import TWEET_TIMES, TWEET_TIMEZONE
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -61,7 +65,7 @@ class Paths:
     def for_checkout(cls, config: Config, *, python: Path, user: str, project_dir: Path) -> Paths:
         default_env = project_dir / ".env"
         env_file = config.env_file if config.env_file and config.env_file != default_env else None
-        return cls(project_dir, python, env_file, config["BOT_STATE_DIR"], config["LOG_FILE"], user)
+        return cls(project_dir, python, env_file, config.state.path, config[LOG_FILE], user)
 
     @property
     def bot_py(self) -> Path:
@@ -77,7 +81,7 @@ class Paths:
 def crontab(config: Config, paths: Paths) -> str:
     """Crontab lines for TWEET_TIMES: one line per minute of the hour, with the hours listed."""
     hours_by_minute: Dict[int, List[int]] = defaultdict(list)
-    for time_of_day in config["TWEET_TIMES"]:
+    for time_of_day in config[TWEET_TIMES]:
         seconds = time_to_seconds(time_of_day)
         if seconds % 60:
             raise ConfigError(
@@ -95,7 +99,7 @@ def crontab(config: Config, paths: Paths) -> str:
         f"# TWEET_TIMEZONE={config['TWEET_TIMEZONE']} is not used here: cron runs in the system's zone. cronie\n"
         f"# understands a CRON_TZ={config['TWEET_TIMEZONE']} line above the jobs; Debian's cron does not, so set the\n"
         "# system's zone (sudo timedatectl set-timezone ...) or use the systemd timer instead.\n"
-        if config["TWEET_TIMEZONE"]
+        if config[TWEET_TIMEZONE]
         else "# Times are the system's local time (timedatectl shows the zone). cronie also reads a\n"
         "# CRON_TZ=Europe/London line above the jobs; Debian's cron does not.\n"
     )
@@ -152,10 +156,10 @@ def calendar_lines(config: Config, *, now: Optional[datetime] = None) -> List[Tu
     from ..posting.options import line_rules
     from ..posting.tweets import is_grammar, load_tweets
 
-    if is_grammar(config["TWEETS_FILE"]):
+    if is_grammar(config[TWEETS_FILE]):
         return []
     try:
-        tweets = load_tweets(config["TWEETS_FILE"], config["POST_TO"], rules=line_rules(config))
+        tweets = load_tweets(config[TWEETS_FILE], config[POST_TO], rules=line_rules(config))
     except BotError:
         return []
     calendar = Calendar.of(config)
@@ -166,7 +170,7 @@ def calendar_lines(config: Config, *, now: Optional[datetime] = None) -> List[Tu
             continue
         at = in_zone(time.at, calendar.zone)
         lineno = tweets.linenos[tweets.texts.index(text)]
-        late = _until_next_run(time.at, config["TWEET_TIMES"])
+        late = _until_next_run(time.at, config[TWEET_TIMES])
         said = f"line {lineno} {time.describe()} " + (
             f"falls between the runs of TWEET_TIMES: the first after it comes {format_duration(late)} later"
             if late
@@ -244,11 +248,11 @@ TimeoutStartSec=10min
 def _timer_unit(config: Config) -> str:
     """The timer: one OnCalendar= line per TWEET_TIMES, in TWEET_TIMEZONE if one is set, and one
     per one-off line of the tweets file still to come."""
-    zone = f" {config['TWEET_TIMEZONE']}" if config["TWEET_TIMEZONE"] else ""
-    calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config["TWEET_TIMES"])
+    zone = f" {config['TWEET_TIMEZONE']}" if config[TWEET_TIMEZONE] else ""
+    calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config[TWEET_TIMES])
     one_offs = calendar_lines(config)
     if one_offs:
-        bot_zone = zone_for(config["TWEET_TIMEZONE"])
+        bot_zone = zone_for(config[TWEET_TIMEZONE])
         calendars += "\n" + "\n".join(f"# {said}" for _at, said in one_offs)
         calendars += "\n# A run at each one-off line's time (write the units again after changing them):\n"
         calendars += "\n".join(
