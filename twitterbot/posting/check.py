@@ -296,7 +296,7 @@ def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
     try:
         import PIL  # noqa: F401
     except ImportError:
-        said = f"{config['TWEETS_FILE']} has pictures (line {lines[0].lineno}) but Pillow is not installed: see pictures above"
+        said = f"{config[TWEETS_FILE]} has pictures (line {lines[0].lineno}) but Pillow is not installed: see pictures above"
         yield problem(said, MissingDependency(said))
         return
     from ..pictures.prepare import PictureError
@@ -305,7 +305,7 @@ def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
     limits = [network.image_limits() for network in config[POST_TO]]
     for line in lines:
         for image, where, prepared in how_sent(line.images, limits):
-            said = f"{config['TWEETS_FILE']} line {line.lineno} {image.written} for {where}"
+            said = f"{config[TWEETS_FILE]} line {line.lineno} {image.written} for {where}"
             if isinstance(prepared, PictureError):
                 yield problem(f"{said}: {prepared}", prepared)
             else:
@@ -394,7 +394,7 @@ def previews(config: Config) -> Iterator[Finding]:
             )
         for line, notes in zip(lines, shown):
             for said in notes:
-                yield note(f"{config['TWEETS_FILE']} line {line.lineno}: {network.label} {said}")
+                yield note(f"{config[TWEETS_FILE]} line {line.lineno}: {network.label} {said}")
 
 
 def accounts(config: Config) -> Iterator[Finding]:

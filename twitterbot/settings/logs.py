@@ -145,7 +145,7 @@ def configure_logging(config: Config, stderr_handler: logging.Handler, *, secret
             file_handler = RotatingFileHandler(config[LOG_FILE], maxBytes=1_000_000, backupCount=3, encoding="utf-8")
         except OSError as exc:
             raise ConfigError(
-                f"LOG_FILE {config['LOG_FILE']} cannot be opened ({exc.strerror}): fix the path or its permissions"
+                f"LOG_FILE {config[LOG_FILE]} cannot be opened ({exc.strerror}): fix the path or its permissions"
             ) from None
         file_handler.setFormatter(OneLine("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         root.addHandler(file_handler)

@@ -100,10 +100,10 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
                 from ..posting.grammar import read_grammar
 
                 rules = len(read_grammar(new[TWEETS_FILE]).rules)
-                said.append(f"{new['TWEETS_FILE']}: a Tracery grammar of {plural(rules, 'rule')}")
+                said.append(f"{new[TWEETS_FILE]}: a Tracery grammar of {plural(rules, 'rule')}")
             else:
                 tweets = load_tweets(new[TWEETS_FILE], new[POST_TO], rules=line_rules(new))
-                said.append(f"{new['TWEETS_FILE']}: {plural(len(tweets.texts), 'line')} ready to post")
+                said.append(f"{new[TWEETS_FILE]}: {plural(len(tweets.texts), 'line')} ready to post")
         except BotError as exc:
             log.error("reload: %s (the next run reads it again)", exc)
         logging.getLogger().setLevel(new[LOG_LEVEL])

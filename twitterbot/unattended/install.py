@@ -28,7 +28,7 @@ from ..settings.parsers import time_to_seconds
 from ..settings.table import POST_TO
 from ..state.clock import utc_now, zone_for
 from ..wording import format_duration
-from . import TWEET_TIMES, TWEET_TIMEZONE
+from . import TWEET_JITTER, TWEET_TIMES, TWEET_TIMEZONE
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -96,15 +96,15 @@ def crontab(config: Config, paths: Paths) -> str:
         f"/usr/bin/flock -n {shlex.quote(str(lock))} {paths.command('-q', '--jitter')} >> {shlex.quote(str(log))} 2>&1"
     )
     zone_note = (
-        f"# TWEET_TIMEZONE={config['TWEET_TIMEZONE']} is not used here: cron runs in the system's zone. cronie\n"
-        f"# understands a CRON_TZ={config['TWEET_TIMEZONE']} line above the jobs; Debian's cron does not, so set the\n"
+        f"# TWEET_TIMEZONE={config[TWEET_TIMEZONE]} is not used here: cron runs in the system's zone. cronie\n"
+        f"# understands a CRON_TZ={config[TWEET_TIMEZONE]} line above the jobs; Debian's cron does not, so set the\n"
         "# system's zone (sudo timedatectl set-timezone ...) or use the systemd timer instead.\n"
         if config[TWEET_TIMEZONE]
         else "# Times are the system's local time (timedatectl shows the zone). cronie also reads a\n"
         "# CRON_TZ=Europe/London line above the jobs; Debian's cron does not.\n"
     )
     lines = [
-        f"# twitterbot: a scheduled run at {', '.join(config['TWEET_TIMES'])}. Install with `crontab -e` and paste",
+        f"# twitterbot: a scheduled run at {', '.join(config[TWEET_TIMES])}. Install with `crontab -e` and paste",
         "# these lines (piping into `crontab -` would replace your whole crontab).",
         "#",
         "# Every path is absolute because cron starts jobs in $HOME with PATH=/usr/bin:/bin.",
@@ -248,7 +248,7 @@ TimeoutStartSec=10min
 def _timer_unit(config: Config) -> str:
     """The timer: one OnCalendar= line per TWEET_TIMES, in TWEET_TIMEZONE if one is set, and one
     per one-off line of the tweets file still to come."""
-    zone = f" {config['TWEET_TIMEZONE']}" if config[TWEET_TIMEZONE] else ""
+    zone = f" {config[TWEET_TIMEZONE]}" if config[TWEET_TIMEZONE] else ""
     calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config[TWEET_TIMES])
     one_offs = calendar_lines(config)
     if one_offs:
@@ -259,14 +259,14 @@ def _timer_unit(config: Config) -> str:
             f"OnCalendar={at.astimezone(bot_zone):%Y-%m-%d %H:%M:00}{zone}" for at, _said in one_offs
         )
     return f"""[Unit]
-Description=twitterbot at {", ".join(config["TWEET_TIMES"])}{zone}
+Description=twitterbot at {", ".join(config[TWEET_TIMES])}{zone}
 
 [Timer]
 {calendars}
 # Persistent=false on purpose: with true, a Pi that was off at a run time would post a catch-up
 # at every boot. A missed run is simply missed; the 1-in-N roll makes that invisible.
 Persistent=false
-{_random_delay(int(config["TWEET_JITTER"]))}
+{_random_delay(int(config[TWEET_JITTER]))}
 [Install]
 WantedBy=timers.target
 """

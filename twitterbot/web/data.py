@@ -339,7 +339,7 @@ def _cap(history: HistoryReader, config: Config, now: datetime) -> Cap:
     if last_at and gap > timedelta(0) and now - last_at < gap:
         waits.append((last_at + gap, "MIN_POST_GAP since the last scheduled post"))
     if not waits:
-        return Cap(posts, limit, None, f"a run that rolls a hit (1 in {config['TWEET_ONE_IN']}) may post")
+        return Cap(posts, limit, None, f"a run that rolls a hit (1 in {config[TWEET_ONE_IN]}) may post")
     until_at, why = max(waits)
     return Cap(posts, limit, until_at, why)
 

@@ -62,7 +62,7 @@ def next_run(
     bot_py = bot_py or (PROJECT_DIR / "bot.py" if PROJECT_DIR else None)
     zone = zone_for(config[TWEET_TIMEZONE])
     jitter = (
-        f" (plus up to {format_duration(timedelta(seconds=config['TWEET_JITTER']))} of TWEET_JITTER)"
+        f" (plus up to {format_duration(timedelta(seconds=config[TWEET_JITTER]))} of TWEET_JITTER)"
         if config[TWEET_JITTER]
         else ""
     )
