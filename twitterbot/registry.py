@@ -8,7 +8,7 @@ the networks in order, their labels, posters and checks::
     registry = Registry((CORE, POSTING, X, MASTODON, BLUESKY, ...))
     registry.settings["TWEET_ONE_IN"]           # Setting(name='TWEET_ONE_IN', default='4', kind=<SettingType positive_int>, ...)
     registry.owner("BLUESKY_HANDLE").title      # 'Bluesky'
-    config["POST_TO"]                           # (<X x>, <Bluesky bluesky>): POST_TO's parser gives Networks
+    config[POST_TO]                             # (<X x>, <Bluesky bluesky>): POST_TO's parser gives Networks
     registry.network(row.network)               # a name the history kept, as its Network
 """
 

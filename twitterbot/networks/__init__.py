@@ -9,7 +9,7 @@ The rest of the package asks the registry (`twitterbot.registry`) and never deci
 network's name. A network imports its client library only when it makes a poster, so declaring
 it is cheap::
 
-    network = config["POST_TO"][0]                   # POST_TO's networks, as objects
+    network = config[POST_TO][0]                     # POST_TO's networks, as objects
     network.label                                    # 'Bluesky'
     posters = posters_for(config)                    # {network: poster} for POST_TO, keys checked
     result = posters[network].post("Hello from my Pi")
