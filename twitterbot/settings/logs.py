@@ -137,15 +137,16 @@ def configure_logging(config: Config, stderr_handler: logging.Handler, *, secret
     for name in ("tweepy", "urllib3", "requests_oauthlib", "oauthlib"):
         logging.getLogger(name).setLevel(library_level)
     handlers: List[logging.Handler] = [stderr_handler]
-    if config[LOG_FILE]:
+    log_file = config[LOG_FILE]
+    if log_file is not None:
         from logging.handlers import RotatingFileHandler  # only with LOG_FILE
 
         try:
-            config[LOG_FILE].parent.mkdir(parents=True, exist_ok=True)
-            file_handler = RotatingFileHandler(config[LOG_FILE], maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            file_handler = RotatingFileHandler(log_file, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
         except OSError as exc:
             raise ConfigError(
-                f"LOG_FILE {config[LOG_FILE]} cannot be opened ({exc.strerror}): fix the path or its permissions"
+                f"LOG_FILE {log_file} cannot be opened ({exc.strerror}): fix the path or its permissions"
             ) from None
         file_handler.setFormatter(OneLine("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         root.addHandler(file_handler)
