@@ -33,7 +33,7 @@ __all__ = [
     "by_name",
 ]
 
-T = TypeVar("T")
+T = TypeVar("T", covariant=True)  # a Setting[Tuple[str, ...]] is a Setting[Iterable[str]] too
 
 MAX_RETRIES = 5  # API_RETRIES: backoff doubles from 2 s, so 5 retries wait about a minute in all
 MAX_DURATION = 366 * 86400.0  # a year: longer durations are typos, and overflow date arithmetic
