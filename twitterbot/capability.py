@@ -5,11 +5,13 @@ A capability names itself, lists the settings it reads (with the parsers of the 
 has), the module that registers its commands, and what `bot.py check` should look at for it.
 It imports nothing heavy: the command line reads every capability's settings on every run::
 
+    TWITTERBOT_PEGS_KERNEL = Setting("TWITTERBOT_PEGS_KERNEL", "auto", KERNEL, "...")   # the key it is read by
+
     class Pegs(Capability):
         name = "pegs"
         title = "Peg solitaire"
         page = "jobs/pegs.md"
-        settings = {"TWITTERBOT_PEGS_KERNEL": Setting("auto", KERNEL, "...")}
+        settings = by_name(TWITTERBOT_PEGS_KERNEL)
         commands = "twitterbot.jobs.pegs.command"
 
         def checks(self, config):

@@ -6,9 +6,9 @@ used to be asked of module globals: the whole settings table and each setting's 
 the networks in order, their labels, posters and checks::
 
     registry = Registry((CORE, POSTING, X, MASTODON, BLUESKY, ...))
-    registry.settings["TWEET_ONE_IN"]           # Setting(default='4', kind=<SettingType positive_int>, ...)
+    registry.settings["TWEET_ONE_IN"]           # Setting(name='TWEET_ONE_IN', default='4', kind=<SettingType positive_int>, ...)
     registry.owner("BLUESKY_HANDLE").title      # 'Bluesky'
-    config["POST_TO"]                           # (<X x>, <Bluesky bluesky>): POST_TO's parser gives Networks
+    config[POST_TO]                             # (<X x>, <Bluesky bluesky>): POST_TO's parser gives Networks
     registry.network(row.network)               # a name the history kept, as its Network
 """
 
@@ -55,6 +55,8 @@ class Registry:
                     raise ValueError(f"{capability.name} and {owners[name].name} both declare {name}")
                 if not isinstance(setting.kind, SettingType):  # a bug in the capability's declaration
                     raise ValueError(f"{name}'s kind is {setting.kind!r}, not a SettingType (settings/parsers.py)")
+                if setting.name != name:  # a bug in the capability's declaration
+                    raise ValueError(f"{capability!r} lists {setting.name} as {name}: list it by its own name")
                 settings[name], owners[name] = self._complete(name, setting), capability
         object.__setattr__(self, "_settings", settings)
         object.__setattr__(self, "_owners", owners)

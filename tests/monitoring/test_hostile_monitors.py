@@ -155,7 +155,7 @@ def test_a_late_alert_the_monitor_refuses_too_is_tried_at_the_next_settling(
         project_dir=tmp_path,
         environ={"NOTIFY_URL": f"{hostile.url}/{TOPIC}", "BOT_STATE_DIR": str(tmp_path)},
     )
-    HistoryStore(config.history_file).close()
+    HistoryStore(config.state.history).close()
     monitor = LiveMonitor(config, "pegs", screen=_public_here)
     hostile.answers = [FAILED, FAILED, OK]
     assert monitor.alert(Alert("job:pegs", "the job failed", "the solver ran out of memory")) is False
@@ -165,7 +165,7 @@ def test_a_late_alert_the_monitor_refuses_too_is_tried_at_the_next_settling(
     titles = [heard.headers["title"] for heard in hostile.heard]
     assert titles == ["twitterbot: pegs: the job failed"] + ["twitterbot: pegs: over now: the job failed"] * 2
     assert hostile.heard[2].body.startswith(b"the solver ran out of memory\n\nThis happened at ")
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         assert store.owed_alerts() == [] and store.open_alerts() == []
 
 
@@ -177,14 +177,14 @@ def test_a_refused_alert_taken_on_a_later_try_is_not_told_again_when_settled(
         project_dir=tmp_path,
         environ={"NOTIFY_URL": f"{hostile.url}/{TOPIC}", "BOT_STATE_DIR": str(tmp_path)},
     )
-    HistoryStore(config.history_file).close()
+    HistoryStore(config.state.history).close()
     monitor = LiveMonitor(config, "test", screen=_public_here)
     hostile.answers = [FAILED, OK]
     monitor.finish(75, "X did not answer", alerts=[Alert("run", "the run failed", "X did not answer")])
     monitor.finish(75, "X did not answer", alerts=[Alert("run", "the run failed", "X did not answer")])
     monitor.finish(0, "posted", fixed=["run"])
     assert len(hostile.heard) == 2  # the refused one, the one taken; the settling tells nothing late
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         assert store.owed_alerts() == [] and store.open_alerts() == []
 
 
@@ -194,7 +194,7 @@ def test_a_job_that_goes_quiet_alerts_again_when_the_monitor_refused_it(tmp_path
         project_dir=tmp_path,
         environ={"NOTIFY_URL": f"{hostile.url}/{TOPIC}", "BOT_STATE_DIR": str(tmp_path)},
     )
-    HistoryStore(config.history_file).close()
+    HistoryStore(config.state.history).close()
     monitor = LiveMonitor(config, "test", screen=_public_here)
     hostile.answers = [FAILED, OK]
     assert monitor.alert(Alert("stall:job", "no news", "quiet")) is False

@@ -175,7 +175,7 @@ def test_alerts_are_sent_once_per_problem_until_settled(tmp_path: Path, listener
         project_dir=tmp_path,
         environ={"NOTIFY_URL": f"{listener.server.url}/t", "BOT_STATE_DIR": str(tmp_path)},
     )
-    HistoryStore(config.history_file).close()
+    HistoryStore(config.state.history).close()
     monitor = LiveMonitor(config, "test")
     for _ in range(3):
         monitor.alert(Alert("job:pegs", "the job failed", "boom"))

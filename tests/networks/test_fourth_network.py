@@ -101,8 +101,8 @@ class Fake(Network):
     name = "fake"
     label = "Fake"
     settings = {
-        "FAKE_SERVER": Setting("", OPTIONAL_URL, "Fake: the server's address"),
-        "FAKE_TOKEN": Setting("", SECRET, "Fake: the token", True, "the fake server"),
+        "FAKE_SERVER": Setting("FAKE_SERVER", "", OPTIONAL_URL, "Fake: the server's address"),
+        "FAKE_TOKEN": Setting("FAKE_TOKEN", "", SECRET, "Fake: the token", True, "the fake server"),
     }
     required = ("FAKE_SERVER", "FAKE_TOKEN")
     guide = "Getting a fake token"

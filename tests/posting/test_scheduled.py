@@ -343,7 +343,7 @@ def test_a_run_the_roll_skips_reads_no_tweets_file_and_a_hit_still_checks_it(tmp
         run_once(config, posters=None, rng=random.Random(hit_seed), dry_run=True)
     with pytest.raises(TweetFileError, match="does not exist"):
         run_once(config, posters=None, rng=random.Random(skip_seed), dry_run=True, force=True)
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         assert [run.action for run in store.recent_runs(5)] == ["skipped"]  # a failed load records no run
 
 

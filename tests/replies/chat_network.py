@@ -247,9 +247,9 @@ class Chat(Network):
     name = "chat"
     label = "Chat"
     settings = {
-        "CHAT_WORLD": Setting("", OPTIONAL_PATH, "Chat: the world file"),
-        "CHAT_ACCOUNT": Setting("", SECRET, "Chat: the bot's account", False, "the test"),
-        "CHAT_MONTHLY_BUDGET": Setting("", DOLLARS, "Chat: the monthly budget in dollars"),
+        "CHAT_WORLD": Setting("CHAT_WORLD", "", OPTIONAL_PATH, "Chat: the world file"),
+        "CHAT_ACCOUNT": Setting("CHAT_ACCOUNT", "", SECRET, "Chat: the bot's account", False, "the test"),
+        "CHAT_MONTHLY_BUDGET": Setting("CHAT_MONTHLY_BUDGET", "", DOLLARS, "Chat: the monthly budget in dollars"),
     }
     required = ("CHAT_WORLD", "CHAT_ACCOUNT")
     guide = "Chat keys"

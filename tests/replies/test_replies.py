@@ -348,7 +348,7 @@ def test_a_job_s_round_skips_at_once_when_a_run_holds_the_lock(
     (bot.path / "state").mkdir(exist_ok=True)
     clock = iter([0.0, 1000.0])
     heard = status_rounds(config, seconds=lambda: next(clock))
-    with run_lock(config.lock_file):  # another open file: flock refuses it as it would another process
+    with run_lock(config.state.lock):  # another open file: flock refuses it as it would another process
         heard("a line")  # no wait: the round is skipped with a warning
     assert world.posts_by("pibot") == []
     [said] = [record.getMessage() for record in caplog.records if "the job goes on" in record.getMessage()]

@@ -12,9 +12,17 @@ from conftest import REGISTRY, REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from twitterbot.capability import Capability
 from twitterbot.errors import ConfigError
+from twitterbot.networks.x import NETWORK as X_NETWORK
+from twitterbot.networks.x import X_MONTHLY_BUDGET
+from twitterbot.posting import TWEET_ONE_IN
+from twitterbot.registry import Registry
+from twitterbot.settings.core import CORE
+from twitterbot.settings.keys import BOT_STATE_DIR
 from twitterbot.settings.loading import env_file_warnings, load_config
-from twitterbot.settings.table import SettingType
+from twitterbot.settings.parsers import POSITIVE_INT
+from twitterbot.settings.table import POST_TO, Setting, SettingType, by_name
 
 
 def write(path: Path, text: str, mode: int = 0o600) -> Path:
@@ -48,7 +56,40 @@ def test_relative_paths_resolve_from_the_env_files_folder_not_the_cwd(tmp_path: 
     assert config["TWEETS_FILE"] == conf / "posts/mine.txt"
     assert config["BOT_STATE_DIR"] == conf / "../var"
     assert config["LOG_FILE"] == conf / "bot.log"
-    assert config.history_file == conf / "../var/history.sqlite3"
+    assert config.state.history == conf / "../var/history.sqlite3"
+
+
+def test_a_setting_is_the_key_its_value_is_read_by(tmp_path: Path) -> None:
+    """A declared setting reads its value as its name does: typed for the type checker, the same at run time."""
+    config = load_config(REGISTRY, project_dir=tmp_path, environ={"X_MONTHLY_BUDGET": "5", "TWEET_ONE_IN": "3"})
+    assert config[X_MONTHLY_BUDGET] == config["X_MONTHLY_BUDGET"] == 5.0
+    assert config[TWEET_ONE_IN] == 3
+    assert [network.name for network in config[POST_TO]] == ["x"]
+    assert REGISTRY.settings["TWEET_ONE_IN"] is TWEET_ONE_IN
+
+
+def test_the_state_folder_names_every_file_from_bot_state_dir(tmp_path: Path) -> None:
+    config = load_config(REGISTRY, project_dir=tmp_path, environ={"BOT_STATE_DIR": str(tmp_path / "var")})
+    state = config.state
+    assert state.path == config[BOT_STATE_DIR] == tmp_path / "var"
+    assert (state.history, state.lock, state.pictures) == (
+        tmp_path / "var/history.sqlite3",
+        tmp_path / "var/bot.lock",
+        tmp_path / "var/pictures",
+    )
+    assert state.session("bluesky") == tmp_path / "var/bluesky-session.json"
+    assert state.job_lock("hamlet") == tmp_path / "var/job-hamlet.lock"
+    assert not (tmp_path / "var").exists()  # naming a file makes nothing
+
+
+def test_a_setting_listed_under_another_name_is_refused() -> None:
+    class Misnamed(Capability):
+        name = "misnamed"
+        settings = {"TWEET_ONE_OF": Setting("TWEET_ONE_IN_TOO", "1", POSITIVE_INT, "a typo in a declaration")}
+
+    assert by_name(TWEET_ONE_IN) == {"TWEET_ONE_IN": TWEET_ONE_IN}
+    with pytest.raises(ValueError, match="lists TWEET_ONE_IN_TOO as TWEET_ONE_OF"):
+        Registry((CORE, Misnamed(), X_NETWORK))
 
 
 def test_the_default_env_file_is_the_one_beside_bot_py(tmp_path: Path) -> None:

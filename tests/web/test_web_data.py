@@ -59,7 +59,7 @@ def post(store: HistoryStore, text: str, at: datetime, outcome: str = "posted", 
 
 def test_the_cap_counts_24_hours_and_says_when_the_next_post_may_go(tmp_path: Path) -> None:
     config = settings(tmp_path, MAX_POSTS_PER_DAY="2", MIN_POST_GAP="0")
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         post(store, "one", NOW - timedelta(hours=30))  # out of the window
         post(store, "two", NOW - timedelta(hours=20))
         post(store, "three", NOW - timedelta(hours=2), outcome="uncertain")  # counts as posted
@@ -73,7 +73,7 @@ def test_the_cap_counts_24_hours_and_says_when_the_next_post_may_go(tmp_path: Pa
 
 def test_the_gap_delays_the_next_post(tmp_path: Path) -> None:
     config = settings(tmp_path, MIN_POST_GAP="3h")
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         post(store, "one", NOW - timedelta(hours=1))
     status = read_status(config, now=NOW, probe=fixed)
     assert status.cap.next_allowed == NOW + timedelta(hours=2) and "MIN_POST_GAP" in status.cap.why
@@ -81,7 +81,7 @@ def test_the_gap_delays_the_next_post(tmp_path: Path) -> None:
 
 def test_reading_changes_nothing_and_makes_no_file(tmp_path: Path) -> None:
     config = settings(tmp_path)
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         post(store, "one", NOW - timedelta(hours=1))
     before = {path.name: (path.stat().st_mtime_ns, path.read_bytes()) for path in (tmp_path / "state").iterdir()}
     for _ in range(3):
@@ -92,9 +92,9 @@ def test_reading_changes_nothing_and_makes_no_file(tmp_path: Path) -> None:
 
 def test_a_run_holding_the_write_lock_only_delays_the_page(tmp_path: Path) -> None:
     config = settings(tmp_path)
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         post(store, "one", NOW - timedelta(hours=1))
-    writer = sqlite3.connect(config.history_file)
+    writer = sqlite3.connect(config.state.history)
     writer.execute("BEGIN IMMEDIATE")  # a run between its attempt and its commit
     writer.execute("INSERT INTO bag (text, used_at) VALUES ('two', 'x')")
     try:
@@ -107,7 +107,7 @@ def test_a_run_holding_the_write_lock_only_delays_the_page(tmp_path: Path) -> No
 
 def test_uncertain_posts_failures_and_refused_keys_need_attention_most_urgent_first(tmp_path: Path) -> None:
     config = settings(tmp_path)
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         post(store, "maybe", NOW - timedelta(hours=3), outcome="uncertain")
         run_id = store.begin_run(at=NOW - timedelta(hours=1), one_in=1, roll=0, forced=False, dry_run=False)
         attempt = store.begin_attempt("refused", run_id=run_id, at=NOW - timedelta(hours=1), network="x")
@@ -128,7 +128,7 @@ def test_uncertain_posts_failures_and_refused_keys_need_attention_most_urgent_fi
 
 def test_jobs_show_their_state_and_thread(tmp_path: Path) -> None:
     config = settings(tmp_path)
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         job = store.open_job("watch make", at=NOW - timedelta(hours=2))
         attempt = store.begin_job_attempt(
             job.id, "watch make: 10%", at=NOW - timedelta(hours=1), final=False, network="x"
@@ -167,7 +167,7 @@ def test_jobs_show_their_state_and_thread(tmp_path: Path) -> None:
 def test_a_missing_or_damaged_history_is_a_sentence(tmp_path: Path, content: Optional[bytes], words: str) -> None:
     config = settings(tmp_path)
     if content is not None:
-        config.history_file.write_bytes(content)
+        config.state.history.write_bytes(content)
     status = read_status(config, now=NOW, probe=fixed)
     assert words in status.history_problem and status.runs == () and status.cap is None
     assert status.as_dict()["history_problem"] == status.history_problem
@@ -180,7 +180,7 @@ def test_a_missing_history_says_the_bot_has_not_run_yet_never_all_well(tmp_path:
     assert status.attention[0].kind == "history" and status.attention[0].title == "The bot has not run yet"
     html = create_app(config, clock=lambda: NOW, probe=fixed).test_client().get("/").get_data(as_text=True)
     assert "All well" not in html and "The bot has not run yet" in html
-    assert not config.history_file.exists()
+    assert not config.state.history.exists()
 
 
 # Every column the page reads, and values of every type SQLite will keep in it (it keeps any type).
@@ -203,7 +203,7 @@ ANY_VALUE = st.one_of(
 
 
 def _history_with_every_kind_of_row(config) -> None:
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         post(store, "one", NOW - timedelta(hours=1))
         post(store, "two", NOW - timedelta(hours=2), outcome="uncertain")
         post(store, "three", NOW - timedelta(hours=3), outcome="failed")
@@ -228,7 +228,7 @@ def _history_with_every_kind_of_row(config) -> None:
 def test_rows_with_values_of_any_type_give_a_page_never_a_500(tmp_path_factory, values) -> None:
     config = settings(tmp_path_factory.mktemp("history"))
     _history_with_every_kind_of_row(config)
-    with sqlite3.connect(config.history_file) as conn:
+    with sqlite3.connect(config.state.history) as conn:
         for table, which, value in values:
             column = READ_COLUMNS[table][which % len(READ_COLUMNS[table])]
             with contextlib.suppress(sqlite3.IntegrityError):  # a NOT NULL column: SQLite refuses None
@@ -291,14 +291,14 @@ def test_a_bbdq_grammar_s_codes_name_its_rules_before_they_are_checked(tmp_path:
 
 def test_a_history_of_an_older_format_is_left_for_a_run_to_upgrade(tmp_path: Path) -> None:
     config = settings(tmp_path)
-    with sqlite3.connect(config.history_file) as conn:
+    with sqlite3.connect(config.state.history) as conn:
         conn.executescript(
             f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 2;"
             " CREATE TABLE runs (id INTEGER); CREATE TABLE attempts (id INTEGER); CREATE TABLE bag (text TEXT);"
         )
     status = read_status(config, now=NOW, probe=fixed)
     assert "older format" in status.history_problem
-    with sqlite3.connect(config.history_file) as conn:
+    with sqlite3.connect(config.state.history) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
 
 
@@ -422,7 +422,7 @@ def test_post_and_check_links(tmp_path: Path) -> None:
 
 def test_the_month_s_spend_shows_against_the_budget(tmp_path: Path) -> None:
     config = settings(tmp_path, X_MONTHLY_BUDGET="5")
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         for at, cost in (
             (NOW - timedelta(days=20), 1.0),
             (NOW - timedelta(hours=2), PRICES.post),
@@ -444,7 +444,7 @@ def test_the_month_s_spend_shows_against_the_budget(tmp_path: Path) -> None:
 def test_a_settled_uncertain_post_shows_how_it_was_settled(tmp_path: Path) -> None:
     config = settings(tmp_path)
     at = NOW - timedelta(hours=3)
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         run_id = store.begin_run(at=at, one_in=1, roll=0, forced=False, dry_run=False)
         attempt = store.begin_attempt("maybe", run_id=run_id, at=at, network="x")
         store.finish_attempt(attempt, Ending("uncertain", at, detail="no answer in 30 s", mark_used=True))
@@ -479,7 +479,7 @@ def test_the_page_shows_the_timed_lines_of_today_and_this_week(tmp_path: Path) -
 def test_a_one_off_line_no_run_posted_in_time_needs_attention_for_a_week(tmp_path: Path) -> None:
     config = settings(tmp_path, TWEET_TIMEZONE="America/New_York")
     late = "no run came within LATE_BY=1h of its time: the first came 3h10m after it"
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         store.record_missed(
             "{at: 2026-03-09 23:59} Happy birthday!",
             due=datetime(2026, 3, 10, 3, 59, tzinfo=timezone.utc),

@@ -74,14 +74,15 @@ def keep_job_picture(home: BotHome, name: str, alt: str = PICTURE_ALT) -> Tuple[
 
     from PIL import Image
 
-    from twitterbot.pictures.kept import PICTURES_FOLDER, keep
+    from twitterbot.pictures.kept import keep
+    from twitterbot.state.folder import StateFolder
 
     state = home.path / "state"
-    with sqlite3.connect(state / "history.sqlite3") as conn:
+    with sqlite3.connect(StateFolder(state).history) as conn:
         (job_id,) = conn.execute("SELECT max(id) FROM jobs WHERE name = ?", (name,)).fetchone()
     buffer = io.BytesIO()
     Image.new("RGB", (48, 32), (30, 120, 200)).save(buffer, "PNG")
-    keep(state / PICTURES_FOLDER, job_id, buffer.getvalue(), alt)
+    keep(StateFolder(state).pictures, job_id, buffer.getvalue(), alt)
     return job_id, buffer.getvalue()
 
 

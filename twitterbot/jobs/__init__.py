@@ -34,9 +34,9 @@ from urllib.parse import urlsplit
 from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
 from ..settings.parsers import is_loopback, show
-from ..settings.table import Setting, SettingType
+from ..settings.table import Setting, SettingType, by_name
 
-__all__ = ["CLUSTER", "open_scheduler", "open_scheduler_problem"]
+__all__ = ["CLUSTER", "DASK_SCHEDULER", "open_scheduler", "open_scheduler_problem"]
 
 
 def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
@@ -55,6 +55,15 @@ def _parse_scheduler(name: str, text: str, where: str, base_dir: Optional[Path],
 SCHEDULER = SettingType("scheduler", _parse_scheduler)
 
 
+DASK_SCHEDULER = Setting(
+    "DASK_SCHEDULER",
+    "",
+    SCHEDULER,
+    "long jobs (monkey, pegs count): a Dask scheduler to run them on, e.g. tls://10.0.0.2:8786 (needs the "
+    "cluster extra; see the cluster guide); empty: this machine. --cluster overrides it",
+)
+
+
 class DaskCluster(Capability):
     """Where the long jobs run: the Dask scheduler of a cluster of Pis, or this machine."""
 
@@ -62,19 +71,12 @@ class DaskCluster(Capability):
     features = (Feature("the jobs on a Dask cluster (--cluster)", ("dask", "distributed"), "cluster"),)
     title = "Cluster"
     page = "cluster.md"
-    settings = {
-        "DASK_SCHEDULER": Setting(
-            "",
-            SCHEDULER,
-            "long jobs (monkey, pegs count): a Dask scheduler to run them on, e.g. tls://10.0.0.2:8786 (needs the "
-            "cluster extra; see the cluster guide); empty: this machine. --cluster overrides it",
-        ),
-    }
+    settings = by_name(DASK_SCHEDULER)
 
     def checks(self, config: Any) -> Iterator[CheckLine]:
         """A plain tcp:// scheduler off loopback is a problem: Dask unpickles what it is sent, so
         anyone who reaches the port runs code on every Pi of the cluster."""
-        address = config["DASK_SCHEDULER"]
+        address = config[DASK_SCHEDULER]
         if open_scheduler(address):
             yield "problem", open_scheduler_problem(address)
         elif address:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Optional
 
 from ..errors import BotError, ExitStatus
+from . import DASK_SCHEDULER
 
 __all__ = [
     "INSTALL_HINT",
@@ -381,7 +382,7 @@ def add_cluster_flag(parser: Any) -> None:
 
 def cluster_for(args: Any, config: Any) -> Optional[Cluster]:
     """The cluster `--cluster` or DASK_SCHEDULER names, connected and checked; None for this machine."""
-    address = config["DASK_SCHEDULER"]
+    address = config[DASK_SCHEDULER]
     if not address:
         return None
-    return connect(address, tls_dir=config["BOT_STATE_DIR"] / "cluster", wait_for=FIRST_WORKER)
+    return connect(address, tls_dir=config.state.cluster, wait_for=FIRST_WORKER)

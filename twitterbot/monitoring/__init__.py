@@ -18,12 +18,21 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple, Optional, Sequence, Tupl
 from ..capability import Capability, CheckLine
 from ..errors import ConfigError
 from ..settings.parsers import DURATION
-from ..settings.table import Setting, SettingType
+from ..settings.table import Setting, SettingType, by_name
 
 if TYPE_CHECKING:
     from ..settings.loading import Config
 
-__all__ = ["MONITORING", "Alert", "Monitor", "monitor_for", "monitored"]
+__all__ = [
+    "HEALTHCHECK_URL",
+    "MONITORING",
+    "NOTIFY_URL",
+    "PROGRESS_STALL",
+    "Alert",
+    "Monitor",
+    "monitor_for",
+    "monitored",
+]
 
 
 class Alert(NamedTuple):
@@ -61,7 +70,7 @@ class Monitor:
 
 def monitored(config: Config) -> bool:
     """Whether anything is told of runs: HEALTHCHECK_URL or NOTIFY_URL is set."""
-    return bool(config["HEALTHCHECK_URL"] or config["NOTIFY_URL"])
+    return bool(config[HEALTHCHECK_URL] or config[NOTIFY_URL])
 
 
 def monitor_for(config: Config, what: str) -> Monitor:
@@ -102,34 +111,37 @@ def _secret_parts(value: object) -> Tuple[str, ...]:
 ENDPOINT = SettingType("endpoint", _parse_endpoint, _secret_parts)
 
 
+HEALTHCHECK_URL = Setting(
+    "HEALTHCHECK_URL",
+    "",
+    ENDPOINT,
+    "ping this URL (healthchecks.io's protocol) as each run and job starts and ends",
+    True,
+    "https://hc-ping.com/<your check's uuid>",
+)
+NOTIFY_URL = Setting(
+    "NOTIFY_URL",
+    "",
+    ENDPOINT,
+    "send alerts to this ntfy topic URL (a failure, an uncertain post, refused keys, a budget reached)",
+    True,
+    "https://ntfy.sh/<your topic>",
+)
+PROGRESS_STALL = Setting(
+    "PROGRESS_STALL", "6h", DURATION, "alert when a progress job has reported nothing for this long (0 = never)"
+)
+
+
 class Monitoring(Capability):
     """Heartbeat pings and alerts, for a bot nobody watches."""
 
     name = "monitoring"
     title = "Monitoring and alerts"
     page = "left-alone.md"
-    settings = {
-        "HEALTHCHECK_URL": Setting(
-            "",
-            ENDPOINT,
-            "ping this URL (healthchecks.io's protocol) as each run and job starts and ends",
-            True,
-            "https://hc-ping.com/<your check's uuid>",
-        ),
-        "NOTIFY_URL": Setting(
-            "",
-            ENDPOINT,
-            "send alerts to this ntfy topic URL (a failure, an uncertain post, refused keys, a budget reached)",
-            True,
-            "https://ntfy.sh/<your topic>",
-        ),
-        "PROGRESS_STALL": Setting(
-            "6h", DURATION, "alert when a progress job has reported nothing for this long (0 = never)"
-        ),
-    }
+    settings = by_name(HEALTHCHECK_URL, NOTIFY_URL, PROGRESS_STALL)
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
-        pings, alerts = config["HEALTHCHECK_URL"], config["NOTIFY_URL"]
+        pings, alerts = config[HEALTHCHECK_URL], config[NOTIFY_URL]
         yield (
             "ok" if pings else "note",
             (

@@ -32,7 +32,7 @@ from ..settings.loading import Config
 from ..settings.secrets import Scrubber
 from ..state.alerts import OwedAlert
 from ..state.store import HistoryStore
-from . import Alert, Monitor
+from . import HEALTHCHECK_URL, NOTIFY_URL, Alert, Monitor
 from .endpoint import Endpoint, parse
 from .request import Call
 
@@ -96,9 +96,9 @@ class LiveMonitor(Monitor):
         screen: Screen = refusal,
     ) -> None:
         # Read when the settings were checked: parse() cannot fail on them here.
-        self._ping: Optional[Endpoint] = parse(config["HEALTHCHECK_URL"]) if config["HEALTHCHECK_URL"] else None
-        self._notify: Optional[Endpoint] = parse(config["NOTIFY_URL"]) if config["NOTIFY_URL"] else None
-        self._history = config.history_file
+        self._ping: Optional[Endpoint] = parse(config[HEALTHCHECK_URL]) if config[HEALTHCHECK_URL] else None
+        self._notify: Optional[Endpoint] = parse(config[NOTIFY_URL]) if config[NOTIFY_URL] else None
+        self._history = config.state.history
         self._clean = Scrubber(config.secrets())
         self._what = what
         self._wait = wait

@@ -9,7 +9,7 @@ The rest of the package asks the registry (`twitterbot.registry`) and never deci
 network's name. A network imports its client library only when it makes a poster, so declaring
 it is cheap::
 
-    network = config["POST_TO"][0]                   # POST_TO's networks, as objects
+    network = config[POST_TO][0]                     # POST_TO's networks, as objects
     network.label                                    # 'Bluesky'
     posters = posters_for(config)                    # {network: poster} for POST_TO, keys checked
     result = posters[network].post("Hello from my Pi")
@@ -41,6 +41,7 @@ from typing import (
 
 from ..capability import Capability
 from ..errors import ConfigError, ErrorKind, ExitStatus, PostError
+from ..settings.table import POST_TO
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -276,7 +277,7 @@ class Network(Capability):
 
     def uses(self, config: Config) -> bool:
         """A network is used when POST_TO names it: `check` then fails without its client library."""
-        return self in config["POST_TO"]
+        return self in config[POST_TO]
 
     def missing(self, config: Config) -> List[str]:
         """The required settings still empty."""
@@ -315,7 +316,7 @@ def check_keys(config: Config) -> None:
     missing = config.missing()
     if not missing:
         return
-    post_to: Sequence[Network] = config["POST_TO"]
+    post_to: Sequence[Network] = config[POST_TO]
     where = config.env_file or (config.base_dir / ".env" if config.base_dir else "an env file (--env-file PATH)")
     guide = " and ".join(f"'{network.guide}'" for network in post_to if network.guide)
     shows = f"; README {guide} shows where to find them" if guide else ""
@@ -329,7 +330,7 @@ def posters_for(config: Config) -> Dict[Network, Poster]:
     """A poster for each network in POST_TO, in that order, or one ConfigError naming every
     setting still missing (only the networks in POST_TO need theirs)."""
     check_keys(config)
-    return {network: network.poster(config) for network in config["POST_TO"]}
+    return {network: network.poster(config) for network in config[POST_TO]}
 
 
 def server_error(where: str, said: str) -> PostError:

@@ -1,7 +1,7 @@
 """The dry run's pictures: each one fitted to each network and written to a folder to open.
 
 folder = dry_run_folder()
-for line in write_prepared(attachments, [network.image_limits() for network in config["POST_TO"]], folder):
+for line in write_prepared(attachments, [network.image_limits() for network in config[POST_TO]], folder):
     print(line)   # 'picture 1 for Bluesky: /tmp/twitterbot-dry-run-x1y2/1-garden.bluesky.jpg (JPEG, ...)'
 """
 

@@ -4,8 +4,8 @@ The reporter keeps the last picture of every post it sends (`keep`); the status 
 (`kept_alt`, `kept_png`). One file name, one place: `pictures/job-<id>.png` and its alt text in
 `pictures/job-<id>.txt`, both replaced whole (a crash never leaves half a picture)::
 
-    keep(config["BOT_STATE_DIR"] / PICTURES_FOLDER, job_id, picture.png, picture.alt)
-    kept_alt(config["BOT_STATE_DIR"] / PICTURES_FOLDER, job_id)   # the alt text, or None: nothing kept
+    keep(config.state.pictures, job_id, picture.png, picture.alt)
+    kept_alt(config.state.pictures, job_id)   # the alt text, or None: nothing kept
 
 No Pillow here: the bytes were drawn already, and the page only reads them back.
 """
@@ -17,9 +17,7 @@ from typing import Optional
 
 from ..files import write_atomically
 
-__all__ = ["PICTURES_FOLDER", "keep", "kept_alt", "kept_png"]
-
-PICTURES_FOLDER = "pictures"  # inside BOT_STATE_DIR
+__all__ = ["keep", "kept_alt", "kept_png"]
 
 
 def keep(folder: Path, job_id: int, png: bytes, alt: str) -> None:

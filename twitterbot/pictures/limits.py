@@ -3,9 +3,9 @@
 Plain data, cheap to import (no Pillow). Each network states its own limits in its module
 (`network.image_limits()`); a Mastodon server's are its own, read online::
 
-    limits = config["POST_TO"][0].image_limits()
+    limits = config[POST_TO][0].image_limits()
     limits.max_bytes, limits.max_alt
-    strictest_alt([network.image_limits() for network in config["POST_TO"]])
+    strictest_alt([network.image_limits() for network in config[POST_TO]])
 """
 
 from __future__ import annotations

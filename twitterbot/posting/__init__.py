@@ -10,12 +10,28 @@ from typing import TYPE_CHECKING, Dict, Iterable, Optional
 from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
 from ..settings.parsers import BOOL, DURATION, PATH, POSITIVE_INT, show
-from ..settings.table import NETWORKS, Setting, SettingType
+from ..settings.table import POST_TO, Setting, SettingType, by_name
 
 if TYPE_CHECKING:
     from ..settings.loading import Config
 
-__all__ = ["LONG_LINE_CHOICES", "LOOK_UP_WINDOW", "POSTING", "monthly_budgets"]
+__all__ = [
+    "GRAMMAR_MEMORY",
+    "LATE_BY",
+    "LONG_LINES",
+    "LONG_LINE_CHOICES",
+    "LOOK_UP_UNCERTAIN",
+    "LOOK_UP_WINDOW",
+    "MAX_POSTS_PER_DAY",
+    "MIN_POST_GAP",
+    "POSTING",
+    "POST_LANGUAGE",
+    "SVG_RENDERER",
+    "THREAD_NUMBERS",
+    "TWEETS_FILE",
+    "TWEET_ONE_IN",
+    "monthly_budgets",
+]
 
 LONG_LINE_CHOICES = ("skip", "thread")
 
@@ -58,8 +74,51 @@ def _parse_svg_renderer(name: str, text: str, where: str, base_dir: Optional[Pat
 
 
 LANGUAGE = SettingType("language", _parse_language)
-SVG_RENDERER = SettingType("svg_renderer", _parse_svg_renderer)
-LONG_LINES = SettingType("long_lines", _parse_long_lines)
+RENDERER = SettingType("svg_renderer", _parse_svg_renderer)
+SKIP_OR_THREAD = SettingType("long_lines", _parse_long_lines)
+
+
+TWEETS_FILE = Setting("TWEETS_FILE", "tweets.txt", PATH, "the file of posts, one per line")
+TWEET_ONE_IN = Setting("TWEET_ONE_IN", "4", POSITIVE_INT, "post on 1 run in N (1 = every run)")
+MAX_POSTS_PER_DAY = Setting("MAX_POSTS_PER_DAY", "4", POSITIVE_INT, "at most this many posts in any 24 hours")
+MIN_POST_GAP = Setting("MIN_POST_GAP", "1h", DURATION, "at least this long between two scheduled posts (0 = no gap)")
+LATE_BY = Setting(
+    "LATE_BY",
+    "1h",
+    DURATION,
+    "a line's {at: ...} time: posted by the first run at or after it, unless that run comes later than "
+    "this (then the line is noted as missed)",
+)
+POST_LANGUAGE = Setting(
+    "POST_LANGUAGE", "", LANGUAGE, "the posts' language, a BCP 47 tag (en, de, pt-BR); empty: none is sent"
+)
+LONG_LINES = Setting(
+    "LONG_LINES",
+    "skip",
+    SKIP_OR_THREAD,
+    "a line too long for a network: skip (not posted there) or thread (posted as replies)",
+)
+THREAD_NUMBERS = Setting("THREAD_NUMBERS", "no", BOOL, "number a thread's parts 1/3, 2/3, 3/3 (yes or no)")
+GRAMMAR_MEMORY = Setting(
+    "GRAMMAR_MEMORY",
+    "365d",
+    DURATION,
+    "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long",
+)
+SVG_RENDERER = Setting(
+    "SVG_RENDERER",
+    "auto",
+    RENDERER,
+    "what draws a grammar's {svg ...} pictures: auto (rsvg-convert, from librsvg2-bin) or chromium "
+    "(Debian's chromium, headless and offline: for <foreignObject> and scripts; slower, more memory)",
+)
+LOOK_UP_UNCERTAIN = Setting(
+    "LOOK_UP_UNCERTAIN",
+    "yes",
+    BOOL,
+    "each real run first asks the networks whether a post of the last 7 days whose outcome was "
+    "not known is there: found, it counts as posted; not found, its line goes back into the round",
+)
 
 
 class Posting(Capability):
@@ -75,51 +134,27 @@ class Posting(Capability):
     )
     title = "The scheduled post"
     page = "configuration.md"
-    settings = {
-        # Its default and help name the registry's networks (`Registry`).
-        "POST_TO": Setting("", NETWORKS, "where to post"),
-        "TWEETS_FILE": Setting("tweets.txt", PATH, "the file of posts, one per line"),
-        "TWEET_ONE_IN": Setting("4", POSITIVE_INT, "post on 1 run in N (1 = every run)"),
-        "MAX_POSTS_PER_DAY": Setting("4", POSITIVE_INT, "at most this many posts in any 24 hours"),
-        "MIN_POST_GAP": Setting("1h", DURATION, "at least this long between two scheduled posts (0 = no gap)"),
-        "LATE_BY": Setting(
-            "1h",
-            DURATION,
-            "a line's {at: ...} time: posted by the first run at or after it, unless that run comes later than "
-            "this (then the line is noted as missed)",
-        ),
-        "POST_LANGUAGE": Setting(
-            "", LANGUAGE, "the posts' language, a BCP 47 tag (en, de, pt-BR); empty: none is sent"
-        ),
-        "LONG_LINES": Setting(
-            "skip", LONG_LINES, "a line too long for a network: skip (not posted there) or thread (posted as replies)"
-        ),
-        "THREAD_NUMBERS": Setting("no", BOOL, "number a thread's parts 1/3, 2/3, 3/3 (yes or no)"),
-        "GRAMMAR_MEMORY": Setting(
-            "365d",
-            DURATION,
-            "a Tracery grammar (a TWEETS_FILE ending in .json) never posts a text posted within this long",
-        ),
-        "SVG_RENDERER": Setting(
-            "auto",
-            SVG_RENDERER,
-            "what draws a grammar's {svg ...} pictures: auto (rsvg-convert, from librsvg2-bin) or chromium "
-            "(Debian's chromium, headless and offline: for <foreignObject> and scripts; slower, more memory)",
-        ),
-        "LOOK_UP_UNCERTAIN": Setting(
-            "yes",
-            BOOL,
-            "each real run first asks the networks whether a post of the last 7 days whose outcome was "
-            "not known is there: found, it counts as posted; not found, its line goes back into the round",
-        ),
-    }
+    settings = by_name(
+        POST_TO,
+        TWEETS_FILE,
+        TWEET_ONE_IN,
+        MAX_POSTS_PER_DAY,
+        MIN_POST_GAP,
+        LATE_BY,
+        POST_LANGUAGE,
+        LONG_LINES,
+        THREAD_NUMBERS,
+        GRAMMAR_MEMORY,
+        SVG_RENDERER,
+        LOOK_UP_UNCERTAIN,
+    )
     commands = "twitterbot.posting.commands"
     command_names = ("check", "account", "history")
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
         """Whether the SVG renderer chosen is installed (SVG_RENDERER=chromium; rsvg-convert is the
         features' line), and whether Pillow has FreeType."""
-        if config["SVG_RENDERER"] == "chromium":
+        if config[SVG_RENDERER] == "chromium":
             from ..pictures.svg import renderer_problem
 
             missing = renderer_problem("chromium")
@@ -157,7 +192,7 @@ def monthly_budgets(config: Config) -> Dict[str, float]:
     network: what a run's posts, its catch-ups, a job's posts and a round of replies are held to."""
     return {
         network.name: config[network.budget]
-        for network in config["POST_TO"]
+        for network in config[POST_TO]
         if network.budget and config[network.budget] is not None
     }
 

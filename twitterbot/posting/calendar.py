@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
+from ..settings.keys import HISTORY_DAYS
 from ..state.clock import zone_for
 from ..wording import format_duration
+from . import LATE_BY, TWEETS_FILE
 from .when import LineTime
 
 if TYPE_CHECKING:
@@ -60,8 +62,8 @@ class Calendar:
         """The calendar as the settings say: TWEET_TIMEZONE (else the system's), LATE_BY, HISTORY_DAYS."""
         return cls(
             zone_for(config["TWEET_TIMEZONE"]),
-            timedelta(seconds=config["LATE_BY"]),
-            timedelta(days=config["HISTORY_DAYS"]),
+            timedelta(seconds=config[LATE_BY]),
+            timedelta(days=config[HISTORY_DAYS]),
         )
 
 
@@ -187,7 +189,7 @@ class OneOffTimes:
         from .sources import source_of
 
         config = self._settings()
-        path = config["TWEETS_FILE"]
+        path = config[TWEETS_FILE]
         try:
             stat = path.stat()
         except OSError:

@@ -20,14 +20,17 @@ from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostE
 from ..lock import RUN_LOCK_WAIT, run_lock
 from ..networks import Poster, posters_for
 from ..registry import registry_of
+from ..settings.keys import HISTORY_DAYS
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
+from ..settings.table import POST_TO
 from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.prune import HistorySize
 from ..state.skips import Streak
 from ..state.store import HistoryStore
 from ..wording import format_duration, plural
+from . import TWEETS_FILE
 from .calendar import Calendar, coming, in_zone, local, passed
 from .sources import source_of
 from .tweets import TweetFile, TweetLine
@@ -84,7 +87,7 @@ def settings_read(config: Config) -> Iterator[Finding]:
 def keys_set(config: Config) -> Iterator[Finding]:
     """Whether every network in POST_TO has the keys it needs."""
     missing = config.missing()
-    where = ", ".join(network.label for network in config["POST_TO"])
+    where = ", ".join(network.label for network in config[POST_TO])
     said = f"not set: {', '.join(missing)}" if missing else "every key it needs is set"
     yield Finding("problem" if missing else "ok", f"posting to {where} (POST_TO): {said}")
 
@@ -122,7 +125,7 @@ def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
     """The tweets file's timed lines: the zone they are read in, what comes in the next 30 days,
     one-off lines missed or posted, and dated lines whose dates have passed. A file that cannot
     be read is `tweets_file`'s to report (an impossible date is a problem there, exit 65)."""
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     try:
         tweets = source_of(config).lines()
     except BotError:
@@ -161,14 +164,14 @@ def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
 
 def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar) -> Iterator[Finding]:
     """The one-off lines whose time has come: posted, missed (and why), or due at the next run."""
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     gone = {
         text: time for text, time in tweets.times.items() if time.at is not None and in_zone(time.at, rules.zone) <= now
     }
-    if not gone or not config.history_file.is_file():
+    if not gone or not config.state.history.is_file():
         return
     try:
-        with HistoryStore(config.history_file) as store:
+        with HistoryStore(config.state.history) as store:
             posted, missed = store.last_posts(list(gone)), {mark.text: mark for mark in store.missed()}
     except BotError:
         return  # state_folder says what is wrong with the history
@@ -188,11 +191,11 @@ def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar)
 def state_folder(config: Config) -> Iterator[Finding]:
     """What a real run does, changing nothing: create the folder, take the lock, open the history
     and take its write lock (then let go), and see that there is room to record."""
-    state = config["BOT_STATE_DIR"]
+    state = config.state.path
     try:
         ensure_state_dir(state)
         probe_state_dir(state)
-        with run_lock(config.lock_file, wait=RUN_LOCK_WAIT), HistoryStore(config.history_file) as store:
+        with run_lock(config.state.lock, wait=RUN_LOCK_WAIT), HistoryStore(config.state.history) as store:
             store.check_writable()
             store.verify()
             store.ensure_room_to_record()
@@ -201,7 +204,7 @@ def state_folder(config: Config) -> Iterator[Finding]:
         yield problem(str(exc), exc)
     else:
         yield ok(f"state folder {state} is writable and its history is readable")
-        yield ok(_history_size(size, streak, config["HISTORY_DAYS"]))
+        yield ok(_history_size(size, streak, config[HISTORY_DAYS]))
 
 
 def _history_size(size: HistorySize, streak: Optional[Streak], days: int) -> str:
@@ -219,14 +222,14 @@ def _history_size(size: HistorySize, streak: Optional[Streak], days: int) -> str
 
 def budgets(config: Config) -> Iterator[Finding]:
     """This month's spend on each network in POST_TO that charges per post, against its budget."""
-    priced = [network for network in config["POST_TO"] if network.budget]
-    if not priced or not config.history_file.exists():
+    priced = [network for network in config[POST_TO] if network.budget]
+    if not priced or not config.state.history.exists():
         return
     from ..state.clock import utc_now
     from .budget import month_spend
 
     try:
-        with HistoryStore(config.history_file) as store:
+        with HistoryStore(config.state.history) as store:
             spends = [month_spend(store, network, utc_now(), config[network.budget]) for network in priced]
     except BotError:
         return  # state_folder says what is wrong with the history
@@ -256,7 +259,7 @@ def previews(config: Config) -> Iterator[Finding]:
     if tweets is None:
         return  # a grammar's posts are drawn at each run: there are no lines to preview
     lines: List[TweetLine] = tweets.lines
-    for network in config["POST_TO"]:
+    for network in config[POST_TO]:
         with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
             shown = list(
                 pool.map(
@@ -268,7 +271,7 @@ def previews(config: Config) -> Iterator[Finding]:
             )
         for line, notes in zip(lines, shown):
             for said in notes:
-                yield note(f"{config['TWEETS_FILE']} line {line.lineno}: {network.label} {said}")
+                yield note(f"{config[TWEETS_FILE]} line {line.lineno}: {network.label} {said}")
 
 
 def accounts(config: Config) -> Iterator[Finding]:

@@ -23,6 +23,7 @@ from ..errors import ExitStatus
 from ..networks import check_keys, posters_for
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import Scrubber
+from ..settings.table import POST_TO
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import one_line
@@ -62,9 +63,9 @@ def _said_once(args: argparse.Namespace, config: Config) -> Iterator[None]:
         yield
         return
     from ..settings.logs import folding_repeats
-    from ..state.warned import WARNED_FILE, WarnedLastRun
+    from ..state.warned import WarnedLastRun
 
-    record = WarnedLastRun(config.history_file.parent / WARNED_FILE)
+    record = WarnedLastRun(config.state.warned)
     last = record.read()
     with folding_repeats(last) as repeats:
         try:
@@ -178,7 +179,7 @@ def _show_pictures(line: Any, config: Config) -> None:
     folder = dry_run_folder()
     limits = [
         network.image_limits()
-        for network in config["POST_TO"]
+        for network in config[POST_TO]
         if any(fit.network == network.name and fit.fits for fit in line.fits)
     ]
     log.info("dry run: the pictures of line %d, as each network would get them, are in %s", line.lineno, folder)
@@ -223,18 +224,18 @@ def _history(args: argparse.Namespace, config: Config) -> int:
     within LATE_BY of their time), newest first, interleaved by time."""
     from .tweets import preview
 
-    if not config.history_file.exists():
+    if not config.state.history.exists():
         if args.json:
             print_json([])
         else:
-            print(f"no runs recorded yet ({config.history_file} does not exist)")
+            print(f"no runs recorded yet ({config.state.history} does not exist)")
         return int(ExitStatus.OK)
     from ..state.calendar import Missed
     from ..state.mentions import ReplyRecord
     from ..state.records import RunRecord  # here: a plain run, which imports this module, never needs it
     from .sources import source_of
 
-    with HistoryStore(config.history_file) as store:
+    with HistoryStore(config.state.history) as store:
         missed = sorted(store.missed(), key=lambda mark: mark.noted_at, reverse=True)[: args.limit]
         entries: List[Any] = [
             *store.recent_runs(args.limit),

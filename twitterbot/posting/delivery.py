@@ -29,6 +29,7 @@ from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Fit, Network, Poster, PostResult
 from ..networks.lazy import LazyPosters
 from ..state.outcomes import AttemptStart, Ending, Outcome
+from . import MAX_POSTS_PER_DAY, POST_LANGUAGE, THREAD_NUMBERS
 from .send import Record, Sent, send
 
 if TYPE_CHECKING:
@@ -80,9 +81,9 @@ class DeliveryRules:
 
         return cls(
             monthly_budgets(config),
-            config["POST_LANGUAGE"] if language else None,
-            config["THREAD_NUMBERS"],
-            cap=config["MAX_POSTS_PER_DAY"],
+            config[POST_LANGUAGE] if language else None,
+            config[THREAD_NUMBERS],
+            cap=config[MAX_POSTS_PER_DAY],
         )
 
 

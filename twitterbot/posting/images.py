@@ -10,7 +10,7 @@ POST_TO, the file exists and starts like a picture. Fitting each picture to each
 
     split_images("Hi ![A cat](cat.jpg)", folder=Path("/home/pi/bot"))
     # ('Hi', (LineImage(path=PosixPath('/home/pi/bot/cat.jpg'), written='cat.jpg', alt='A cat'),))
-    image_problems(text, images, config["POST_TO"])    # what is wrong with them, worded for the user
+    image_problems(text, images, config[POST_TO])    # what is wrong with them, worded for the user
 """
 
 from __future__ import annotations

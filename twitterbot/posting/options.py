@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, Optional, Tuple
 
+from . import LONG_LINES
 from .when import TIME_KEYS, LineTime, read_time
 
 if TYPE_CHECKING:
@@ -196,4 +197,4 @@ PLAIN_RULES = LineRules()  # `only` and `skip` name POST_TO's networks; a line t
 
 def line_rules(config: Config) -> LineRules:
     """The tweets file's rules as the settings say: the registry's networks, LONG_LINES."""
-    return LineRules(config.registry.names(), config["LONG_LINES"] == "thread")
+    return LineRules(config.registry.names(), config[LONG_LINES] == "thread")

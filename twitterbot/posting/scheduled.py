@@ -26,13 +26,23 @@ from ..lock import RUN_LOCK_WAIT, run_lock
 from ..monitoring import monitored
 from ..networks import Network, Poster
 from ..networks.lazy import LazyPosters
+from ..settings.keys import HISTORY_DAYS
 from ..settings.loading import Config
+from ..settings.table import POST_TO
 from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import format_duration
-from . import LOOK_UP_WINDOW
+from . import (
+    GRAMMAR_MEMORY,
+    LOOK_UP_UNCERTAIN,
+    LOOK_UP_WINDOW,
+    MAX_POSTS_PER_DAY,
+    MIN_POST_GAP,
+    TWEET_ONE_IN,
+    TWEETS_FILE,
+)
 from .calendar import Calendar, Due, dated_due, missed_reason, one_offs_due
 from .choose import Pick, hits, pick
 from .decision import Go, Skip, cap_reached, decide, roll_die, warn_if_the_clock_went_back
@@ -91,11 +101,11 @@ def run_once(
         if not dry_run:
             raise ValueError("only a dry run may pretend another time")
         clock = lambda: at  # noqa: E731
-    ensure_state_dir(config["BOT_STATE_DIR"])
-    lock = contextlib.nullcontext() if dry_run else run_lock(config.lock_file, wait=RUN_LOCK_WAIT)
+    ensure_state_dir(config.state.path)
+    lock = contextlib.nullcontext() if dry_run else run_lock(config.state.lock, wait=RUN_LOCK_WAIT)
     source = source_of(config)
     rules = RunRules.of(config, source)
-    with lock, HistoryStore(config.history_file) as store:
+    with lock, HistoryStore(config.state.history) as store:
 
         def read_tweets() -> TweetFile:
             return source.for_run(store, rng=rng, now=clock().astimezone(rules.calendar.zone))
@@ -133,16 +143,16 @@ class RunRules:
     def of(cls, config: Config, source: PostSource) -> RunRules:
         """The rules the settings give a run whose posts come from `source` (`source_of(config)`)."""
         return cls(
-            one_in=config["TWEET_ONE_IN"],
-            max_posts_per_day=config["MAX_POSTS_PER_DAY"],
-            min_post_gap=timedelta(seconds=config["MIN_POST_GAP"]),
-            networks=config["POST_TO"],
-            pictures_folder=config["TWEETS_FILE"].parent,
-            look_up=config["LOOK_UP_UNCERTAIN"],
+            one_in=config[TWEET_ONE_IN],
+            max_posts_per_day=config[MAX_POSTS_PER_DAY],
+            min_post_gap=timedelta(seconds=config[MIN_POST_GAP]),
+            networks=config[POST_TO],
+            pictures_folder=config[TWEETS_FILE].parent,
+            look_up=config[LOOK_UP_UNCERTAIN],
             secrets=config.secrets(),
             known=config.registry.names(),
-            history_days=config["HISTORY_DAYS"],
-            grammar_memory=timedelta(seconds=config["GRAMMAR_MEMORY"]),
+            history_days=config[HISTORY_DAYS],
+            grammar_memory=timedelta(seconds=config[GRAMMAR_MEMORY]),
             calendar=Calendar.of(config),
             pictures=source.picture_rules(),  # only a grammar's tags make pictures: a plain file imports nothing more
             delivery=lambda: _delivery_rules(config),

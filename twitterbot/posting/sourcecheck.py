@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 
 from ..errors import BotError, MissingDependency, TweetFileError
 from ..settings.loading import Config
+from ..settings.table import POST_TO
 from ..state.clock import utc_now, zone_for
 from ..wording import plural
+from . import MAX_POSTS_PER_DAY, THREAD_NUMBERS, TWEETS_FILE
 from .options import line_rules, sent_text
 from .threads import parts_for, thread_cost, too_many_parts
 from .tweets import TweetFile, load_tweets
@@ -42,9 +44,9 @@ def _problem(message: str, error: Optional[BotError] = None) -> Finding:
 def line_findings(config: Config) -> Iterator[Finding]:
     """A tweets file: its lines, those that cost more or fit only some networks, its pictures,
     and its problems, each naming its line."""
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     try:
-        tweets = load_tweets(path, config["POST_TO"], rules=line_rules(config))
+        tweets = load_tweets(path, config[POST_TO], rules=line_rules(config))
     except BotError as exc:
         yield _problem(str(exc), exc)
         return
@@ -55,13 +57,13 @@ def line_findings(config: Config) -> Iterator[Finding]:
         for fit in line.fits:
             if fit.cost:
                 yield _note(f"{path} line {line.lineno} {fit.cost}")
-    posting_to = {network.name: network for network in config["POST_TO"]}  # a line's fits name theirs
+    posting_to = {network.name: network for network in config[POST_TO]}  # a line's fits name theirs
     for line in tweets.lines:  # posted only where it fits: say where it will not go, or goes as a thread
         for fit in line.fits:
             network = posting_to[fit.network]
             if line.threaded(fit):
-                parts = parts_for(sent_text(line.text, line.options, network), network, config["THREAD_NUMBERS"])
-                crowded = too_many_parts(len(parts), config["MAX_POSTS_PER_DAY"])
+                parts = parts_for(sent_text(line.text, line.options, network), network, config[THREAD_NUMBERS])
+                crowded = too_many_parts(len(parts), config[MAX_POSTS_PER_DAY])
                 yield _note(
                     f"{path} line {line.lineno} is too long for {network.label}: "
                     + (
@@ -87,7 +89,7 @@ def line_findings(config: Config) -> Iterator[Finding]:
 def grammar_findings(config: Config) -> Iterator[Finding]:
     """A Tracery grammar: each problem (a data error, 65) with its line, then how sampled
     expansions fit the networks, then the services' tags they use (tagcheck.py)."""
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     try:
         report = _sampled(config)
     except BotError as exc:
@@ -110,7 +112,7 @@ def grammar_findings(config: Config) -> Iterator[Finding]:
         from .tagcheck import tag_findings
         from .tagpictures import PictureRules
 
-        limits = [network.image_limits() for network in config["POST_TO"]]
+        limits = [network.image_limits() for network in config[POST_TO]]
         yield from tag_findings(report, PictureRules.of(config), where=str(path), limits=limits)
 
 
@@ -124,7 +126,7 @@ def _sampled(config: Config) -> GrammarReport:
 
     codes = Moment(utc_now().astimezone(zone_for(config["TWEET_TIMEZONE"])))  # the bot's zone, as Calendar.of
     rules = line_rules(config)
-    return sample_grammar(config["TWEETS_FILE"], config["POST_TO"], rng=random.Random(0), rules=rules, codes=codes)
+    return sample_grammar(config[TWEETS_FILE], config[POST_TO], rng=random.Random(0), rules=rules, codes=codes)
 
 
 def grammar_online_findings(config: Config) -> Iterator[Finding]:
@@ -138,7 +140,7 @@ def grammar_online_findings(config: Config) -> Iterator[Finding]:
         from .tagpictures import PictureRules
 
         rules = PictureRules.of(config)
-        yield from fetch_findings(report, rules, where=str(config["TWEETS_FILE"]))
+        yield from fetch_findings(report, rules, where=str(config[TWEETS_FILE]))
 
 
 def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
@@ -150,16 +152,16 @@ def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
     try:
         import PIL  # noqa: F401
     except ImportError:
-        said = f"{config['TWEETS_FILE']} has pictures (line {lines[0].lineno}) but Pillow is not installed: see pictures above"
+        said = f"{config[TWEETS_FILE]} has pictures (line {lines[0].lineno}) but Pillow is not installed: see pictures above"
         yield _problem(said, MissingDependency(said))
         return
     from ..pictures.prepare import PictureError
     from .images import how_sent
 
-    limits = [network.image_limits() for network in config["POST_TO"]]
+    limits = [network.image_limits() for network in config[POST_TO]]
     for line in lines:
         for image, where, prepared in how_sent(line.images, limits):
-            said = f"{config['TWEETS_FILE']} line {line.lineno} {image.written} for {where}"
+            said = f"{config[TWEETS_FILE]} line {line.lineno} {image.written} for {where}"
             if isinstance(prepared, PictureError):
                 yield _problem(f"{said}: {prepared}", prepared)
             else:

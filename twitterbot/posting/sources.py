@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 from ..settings.loading import Config
+from ..settings.table import POST_TO
 from ..wording import plural
+from . import GRAMMAR_MEMORY, TWEETS_FILE
 from .options import line_rules
 from .tweets import TweetFile, is_grammar, load_tweets, scan_times
 from .when import LineTime
@@ -51,7 +53,7 @@ class PostSource:
 
     @property
     def path(self) -> Path:
-        return self.config["TWEETS_FILE"]
+        return self.config[TWEETS_FILE]
 
     def for_run(self, store: HistoryStore, *, rng: random.Random, now: datetime) -> TweetFile:
         """What the run at `now` (aware, in the bot's zone) may post, read with its history (`store`:
@@ -94,7 +96,7 @@ class LinesSource(PostSource):
     __slots__ = ()
 
     def for_run(self, store: HistoryStore, *, rng: random.Random, now: datetime) -> TweetFile:
-        tweets = load_tweets(self.path, self.config["POST_TO"], cache=store, rules=line_rules(self.config))
+        tweets = load_tweets(self.path, self.config[POST_TO], cache=store, rules=line_rules(self.config))
         for problem in tweets.problems:
             log.warning("%s line %d %s", tweets.path.name, problem.lineno, problem.message)
         return tweets
@@ -103,7 +105,7 @@ class LinesSource(PostSource):
         return scan_times(self.path, self.config.registry.names())
 
     def lines(self) -> Optional[TweetFile]:
-        return load_tweets(self.path, self.config["POST_TO"], rules=line_rules(self.config))
+        return load_tweets(self.path, self.config[POST_TO], rules=line_rules(self.config))
 
     def findings(self) -> Iterator[Finding]:
         from .sourcecheck import line_findings
@@ -111,7 +113,7 @@ class LinesSource(PostSource):
         return line_findings(self.config)
 
     def describe(self) -> str:
-        lines = load_tweets(self.path, self.config["POST_TO"], rules=line_rules(self.config))
+        lines = load_tweets(self.path, self.config[POST_TO], rules=line_rules(self.config))
         return f"{self.path}: {plural(len(lines.texts), 'line')} ready to post"
 
 
@@ -128,10 +130,10 @@ class GrammarSource(PostSource):
         from .codes import Moment
         from .generated import draw_post
 
-        posted = store.texts_posted_since(now - timedelta(seconds=self.config["GRAMMAR_MEMORY"]))
+        posted = store.texts_posted_since(now - timedelta(seconds=self.config[GRAMMAR_MEMORY]))
         return draw_post(
             self.path,
-            self.config["POST_TO"],
+            self.config[POST_TO],
             rng=rng,
             posted=posted,
             rules=line_rules(self.config),
@@ -168,4 +170,4 @@ class GrammarSource(PostSource):
 
 def source_of(config: Config) -> PostSource:
     """The source TWEETS_FILE names: a grammar when it ends in .json, else a tweets file's lines."""
-    return GrammarSource(config) if is_grammar(config["TWEETS_FILE"]) else LinesSource(config)
+    return GrammarSource(config) if is_grammar(config[TWEETS_FILE]) else LinesSource(config)

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import BotError, ErrorKind, ExitStatus, MissingDependency, PostError, TweetFileError
+from ..networks.bluesky import LINK_CARDS_LOCAL
+from . import SVG_RENDERER
 from .tags import SvgPicture, Tagged, UrlPicture
 
 if TYPE_CHECKING:
@@ -49,7 +51,7 @@ class PictureRules:
 
     @classmethod
     def of(cls, config: Config) -> PictureRules:
-        return cls(allow_local=bool(config["LINK_CARDS_LOCAL"]), renderer=str(config["SVG_RENDERER"] or "auto"))
+        return cls(allow_local=bool(config[LINK_CARDS_LOCAL]), renderer=str(config[SVG_RENDERER] or "auto"))
 
     def fetcher(self) -> Fetch:
         """A fetch of one picture's bytes by URL, within these rules."""

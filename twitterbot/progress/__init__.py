@@ -17,9 +17,39 @@ from __future__ import annotations
 
 from ..capability import Capability
 from ..settings.parsers import BOOL, DURATION, TEMPLATE
-from ..settings.table import Setting
+from ..settings.table import Setting, by_name
 
-__all__ = ["PROGRESS"]
+__all__ = [
+    "PICTURES",
+    "PICTURES_EVERY",
+    "PROGRESS",
+    "PROGRESS_DONE_TEMPLATE",
+    "PROGRESS_EVERY",
+    "PROGRESS_FAILED_TEMPLATE",
+    "PROGRESS_FIRST_AFTER",
+    "PROGRESS_MILESTONE_EVERY",
+    "PROGRESS_TEMPLATE",
+    "PROGRESS_THREAD",
+]
+
+
+PROGRESS_EVERY = Setting("PROGRESS_EVERY", "6h", DURATION, "progress mode: at most one progress post per this long")
+PROGRESS_MILESTONE_EVERY = Setting(
+    "PROGRESS_MILESTONE_EVERY", "1h", DURATION, "progress mode: a milestone may post this soon after the last"
+)
+PROGRESS_FIRST_AFTER = Setting(
+    "PROGRESS_FIRST_AFTER", "5m", DURATION, "progress mode: no progress post before the job has run this long"
+)
+PROGRESS_THREAD = Setting("PROGRESS_THREAD", "yes", BOOL, "progress mode: posts of a run reply to its first post")
+PROGRESS_TEMPLATE = Setting(
+    "PROGRESS_TEMPLATE", "", TEMPLATE, "progress mode: text of a progress post (default: the job's)"
+)
+PROGRESS_DONE_TEMPLATE = Setting("PROGRESS_DONE_TEMPLATE", "", TEMPLATE, "progress mode: text of the result post")
+PROGRESS_FAILED_TEMPLATE = Setting("PROGRESS_FAILED_TEMPLATE", "", TEMPLATE, "progress mode: text of the failure post")
+PICTURES = Setting("PICTURES", "yes", BOOL, "jobs attach their pictures (boards, solutions, charts); no: text only")
+PICTURES_EVERY = Setting(
+    "PICTURES_EVERY", "1d", DURATION, "progress mode: at most one picture in progress posts per this long"
+)
 
 
 class Progress(Capability):
@@ -29,21 +59,17 @@ class Progress(Capability):
     name = "progress"
     title = "Progress mode"
     page = "progress.md"
-    settings = {
-        "PROGRESS_EVERY": Setting("6h", DURATION, "progress mode: at most one progress post per this long"),
-        "PROGRESS_MILESTONE_EVERY": Setting(
-            "1h", DURATION, "progress mode: a milestone may post this soon after the last"
-        ),
-        "PROGRESS_FIRST_AFTER": Setting(
-            "5m", DURATION, "progress mode: no progress post before the job has run this long"
-        ),
-        "PROGRESS_THREAD": Setting("yes", BOOL, "progress mode: posts of a run reply to its first post"),
-        "PROGRESS_TEMPLATE": Setting("", TEMPLATE, "progress mode: text of a progress post (default: the job's)"),
-        "PROGRESS_DONE_TEMPLATE": Setting("", TEMPLATE, "progress mode: text of the result post"),
-        "PROGRESS_FAILED_TEMPLATE": Setting("", TEMPLATE, "progress mode: text of the failure post"),
-        "PICTURES": Setting("yes", BOOL, "jobs attach their pictures (boards, solutions, charts); no: text only"),
-        "PICTURES_EVERY": Setting("1d", DURATION, "progress mode: at most one picture in progress posts per this long"),
-    }
+    settings = by_name(
+        PROGRESS_EVERY,
+        PROGRESS_MILESTONE_EVERY,
+        PROGRESS_FIRST_AFTER,
+        PROGRESS_THREAD,
+        PROGRESS_TEMPLATE,
+        PROGRESS_DONE_TEMPLATE,
+        PROGRESS_FAILED_TEMPLATE,
+        PICTURES,
+        PICTURES_EVERY,
+    )
     commands = "twitterbot.progress.commands"
     command_names = ("watch",)
 

@@ -14,16 +14,28 @@ from typing import Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 from ..errors import BotError, ConfigError
 from ..lock import run_lock
-from ..monitoring import Alert, Monitor, monitor_for
+from ..monitoring import NOTIFY_URL, PROGRESS_STALL, Alert, Monitor, monitor_for
 from ..networks import Network, Poster, posters_for
 from ..networks.dryrun import DRY_RUN, DryRunPoster
-from ..pictures.kept import PICTURES_FOLDER
+from ..posting import MAX_POSTS_PER_DAY
 from ..posting.delivery import Delivery, DeliveryRules
 from ..settings.loading import Config
 from ..settings.secrets import Scrubber
+from ..settings.table import POST_TO
 from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir
 from ..state.store import HistoryStore
+from . import (
+    PICTURES,
+    PICTURES_EVERY,
+    PROGRESS_DONE_TEMPLATE,
+    PROGRESS_EVERY,
+    PROGRESS_FAILED_TEMPLATE,
+    PROGRESS_FIRST_AFTER,
+    PROGRESS_MILESTONE_EVERY,
+    PROGRESS_TEMPLATE,
+    PROGRESS_THREAD,
+)
 from .reporter import Cadence, JobLook, Reporter, Status, slug
 from .reports import Templates
 
@@ -49,22 +61,22 @@ class JobSettings:
 
     def cadence(self, config: Config) -> Cadence:
         return Cadence(
-            config["PROGRESS_EVERY"] if self.every is None else self.every,
-            config["PROGRESS_MILESTONE_EVERY"] if self.milestone_every is None else self.milestone_every,
-            config["PROGRESS_FIRST_AFTER"] if self.first_after is None else self.first_after,
-            config["MAX_POSTS_PER_DAY"],
+            config[PROGRESS_EVERY] if self.every is None else self.every,
+            config[PROGRESS_MILESTONE_EVERY] if self.milestone_every is None else self.milestone_every,
+            config[PROGRESS_FIRST_AFTER] if self.first_after is None else self.first_after,
+            config[MAX_POSTS_PER_DAY],
         )
 
     def look(self, config: Config, kept: Optional[Path]) -> JobLook:
         merged = (self.templates or Templates()).merged(
-            config["PROGRESS_TEMPLATE"], config["PROGRESS_DONE_TEMPLATE"], config["PROGRESS_FAILED_TEMPLATE"]
+            config[PROGRESS_TEMPLATE], config[PROGRESS_DONE_TEMPLATE], config[PROGRESS_FAILED_TEMPLATE]
         )
         return JobLook(
             merged,
-            config["PROGRESS_THREAD"] if self.thread is None else self.thread,
+            config[PROGRESS_THREAD] if self.thread is None else self.thread,
             tuple(self.job_fields),
-            self.pictures and config["PICTURES"],
-            config["PICTURES_EVERY"],
+            self.pictures and config[PICTURES],
+            config[PICTURES_EVERY],
             kept,
         )
 
@@ -87,23 +99,23 @@ def open_reporter(
     kept in the state folder for the status page. A dry run prints its posts and keeps no state.
     `posters` by network: a test's, instead of those the keys make."""
     job = job or JobSettings()
-    networks = config["POST_TO"]
+    networks = config[POST_TO]
     if dry_run:
         lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         store = HistoryStore(":memory:")
         outlets: Dict[Network, Poster] = {DRY_RUN: DryRunPoster(networks=networks)}
         kept: Optional[Path] = None  # a dry run keeps no state, and its in-memory job ids name no real run
     else:
-        ensure_state_dir(config["BOT_STATE_DIR"])
+        ensure_state_dir(config.state.path)
         lock = run_lock(
-            config["BOT_STATE_DIR"] / f"job-{slug(name)}.lock",
+            config.state.job_lock(slug(name)),
             busy=f"another process is already reporting the job {name!r}",
             advice="stop it first, or give this job another name",
             remove=True,  # one lock file per job name would pile up in the state folder
         )
-        store = HistoryStore(config.history_file)
+        store = HistoryStore(config.state.history)
         outlets = dict(posters or posters_for(config))
-        kept = config["BOT_STATE_DIR"] / PICTURES_FOLDER
+        kept = config.state.pictures
     with lock, store:
         rules = DeliveryRules.of(config, language=False)
         delivery = Delivery(store, lambda: outlets, clock, Scrubber(config.secrets()), rules)
@@ -142,10 +154,10 @@ def _watched(monitor: Monitor, reporter: Reporter, config: Config) -> Iterator[N
     monitor.start()
     problem = f"job:{reporter.name}"
     try:
-        if config["NOTIFY_URL"] and config["PROGRESS_STALL"] and monitor.active:
+        if config[NOTIFY_URL] and config[PROGRESS_STALL] and monitor.active:
             from ..monitoring.stall import stall_watch  # only with alerts to send
 
-            with stall_watch(monitor, reporter.name, heard=lambda: reporter.heard_at, stall=config["PROGRESS_STALL"]):
+            with stall_watch(monitor, reporter.name, heard=lambda: reporter.heard_at, stall=config[PROGRESS_STALL]):
                 yield
         else:
             yield

@@ -2,7 +2,7 @@
 it goes to, shortened a word at a time (a link is never cut), and the small wording helpers the
 reporter and the jobs share::
 
-    fit("{name}: {message} ({elapsed})", {"name": "hamlet", "elapsed": "3h"}, message, config["POST_TO"])
+    fit("{name}: {message} ({elapsed})", {"name": "hamlet", "elapsed": "3h"}, message, config[POST_TO])
 """
 
 from __future__ import annotations

@@ -18,13 +18,32 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Tuple
 
 from ..capability import Capability, CheckLine, Feature
 from ..settings.parsers import BOOL, DURATION, OPTIONAL_PATH, POSITIVE_INT
-from ..settings.table import Setting
+from ..settings.table import POST_TO, Setting, by_name
 
 if TYPE_CHECKING:
     from ..settings.loading import Config
     from .rules import ReplyRules
 
-__all__ = ["REPLIES"]
+__all__ = ["MAX_REPLIES_PER_RUN", "REPLIES", "REPLY_COOLDOWN", "REPLY_IGNORE_CASE", "REPLY_RULES", "REPLY_TO_BOTS"]
+
+
+REPLY_RULES = Setting(
+    "REPLY_RULES",
+    "",
+    OPTIONAL_PATH,
+    "a JSON file of reply rules (CBDQ/CBTS/BBDQ style: regular expression -> response); empty: no replies",
+)
+REPLY_IGNORE_CASE = Setting(
+    "REPLY_IGNORE_CASE", "no", BOOL, "match the rules' patterns in any case, as Blue Bots Done Quick did (yes or no)"
+)
+REPLY_TO_BOTS = Setting("REPLY_TO_BOTS", "no", BOOL, "answer accounts that say they are bots (yes or no)")
+REPLY_COOLDOWN = Setting("REPLY_COOLDOWN", "1h", DURATION, "at most one reply to the same account in this long")
+MAX_REPLIES_PER_RUN = Setting(
+    "MAX_REPLIES_PER_RUN",
+    "10",
+    POSITIVE_INT,
+    "at most this many replies a round, the oldest mentions first; the rest wait",
+)
 
 
 class Replies(Capability):
@@ -34,31 +53,17 @@ class Replies(Capability):
     title = "Replies"
     page = "replies.md"
     features = (Feature("replies (REPLY_RULES)", ("regex",), "replies", "python3-regex"),)
-    settings = {
-        "REPLY_RULES": Setting(
-            "",
-            OPTIONAL_PATH,
-            "a JSON file of reply rules (CBDQ/CBTS/BBDQ style: regular expression -> response); empty: no replies",
-        ),
-        "REPLY_IGNORE_CASE": Setting(
-            "no", BOOL, "match the rules' patterns in any case, as Blue Bots Done Quick did (yes or no)"
-        ),
-        "REPLY_TO_BOTS": Setting("no", BOOL, "answer accounts that say they are bots (yes or no)"),
-        "REPLY_COOLDOWN": Setting("1h", DURATION, "at most one reply to the same account in this long"),
-        "MAX_REPLIES_PER_RUN": Setting(
-            "10", POSITIVE_INT, "at most this many replies a round, the oldest mentions first; the rest wait"
-        ),
-    }
+    settings = by_name(REPLY_RULES, REPLY_IGNORE_CASE, REPLY_TO_BOTS, REPLY_COOLDOWN, MAX_REPLIES_PER_RUN)
     commands = "twitterbot.replies.command"
     command_names = ("replies",)
 
     def uses(self, config: Config) -> bool:
-        return config["REPLY_RULES"] is not None
+        return config[REPLY_RULES] is not None
 
     def checks(self, config: Config) -> Iterable[CheckLine]:
         """The rules load and compile (a key that does not is named, exit 65 from `bot.py replies`);
         the accounts that said stop are listed."""
-        if config["REPLY_RULES"] is None:
+        if config[REPLY_RULES] is None:
             return
         from ..errors import TweetFileError
         from .judging import load_config_rules
@@ -77,13 +82,13 @@ class Replies(Capability):
                 f"reply rules: CBDQ tried the integer-like keys ({keys}) before the others; this bot keeps the "
                 "file's order: move them first if they should win",
             )
-        listening = [network.label for network in config["POST_TO"] if network.listens]
+        listening = [network.label for network in config[POST_TO] if network.listens]
         if not listening:
             yield "note", "reply rules: none of POST_TO's networks can read mentions yet"
-        if config.history_file.exists():
+        if config.state.history.exists():
             from ..state.store import HistoryStore
 
-            with HistoryStore(config.history_file) as store:
+            with HistoryStore(config.state.history) as store:
                 for account in store.stopped_accounts():
                     yield (
                         "note",
@@ -94,7 +99,7 @@ class Replies(Capability):
     def while_job(self, config: Config) -> Optional[Callable[[str], None]]:
         """While a long job runs with REPLY_RULES set: a round of replies at most every few minutes,
         where a mention saying "status" gets the job's latest progress line."""
-        if config["REPLY_RULES"] is None:
+        if config[REPLY_RULES] is None:
             return None
         from .command import status_rounds
 
@@ -102,7 +107,7 @@ class Replies(Capability):
 
     def before_run(self, config: Config, *, dry_run: bool) -> None:
         """A scheduled run with REPLY_RULES set first answers new mentions (a dry run does not)."""
-        if dry_run or config["REPLY_RULES"] is None:
+        if dry_run or config[REPLY_RULES] is None:
             return
         from .command import before_scheduled_run
 

@@ -15,6 +15,7 @@ from typing import Callable, List
 from ..arguments import Commands, Parser, add_command
 from ..errors import BotError, ConfigError, ExitStatus
 from ..settings.loading import Config
+from . import REPLY_RULES
 
 __all__ = ["STATUS_EVERY", "before_scheduled_run", "register", "status_rounds"]
 
@@ -38,7 +39,7 @@ def _replies(args: argparse.Namespace, config: Config) -> int:
     from ..networks.lazy import LazyPosters
     from .run import answer_mentions
 
-    if config["REPLY_RULES"] is None:
+    if config[REPLY_RULES] is None:
         raise ConfigError("REPLY_RULES is not set: set it to your reply rules file (docs/replies.md)")
     outlets = None
     if not args.dry_run:

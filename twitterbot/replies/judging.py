@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Optional, Tuple, Union
 
+from ..posting import TWEETS_FILE
+from . import REPLY_COOLDOWN, REPLY_IGNORE_CASE, REPLY_RULES, REPLY_TO_BOTS
 from .answer import NoReply, Reply, respond
 from .rules import ReplyRules, load_rules
 from .safety import Politeness, Skip, judge, says_status
@@ -54,14 +56,14 @@ class RuleSkip(Skip):
 def load_config_rules(config: Config, *, compile_now: bool = False) -> ReplyRules:
     """The rules file REPLY_RULES names, matched as REPLY_IGNORE_CASE says (`compile_now`: every
     rule compiled now, as `check` and a dry run do; else each when a mention first reaches it)."""
-    return load_rules(config["REPLY_RULES"], ignore_case=config["REPLY_IGNORE_CASE"], compile_now=compile_now)
+    return load_rules(config[REPLY_RULES], ignore_case=config[REPLY_IGNORE_CASE], compile_now=compile_now)
 
 
 def read_grammar_of(config: Config) -> Optional[Grammar]:
     """The bot's Tracery grammar when TWEETS_FILE is one (a response may use its rules), else None."""
     from ..posting.tweets import is_grammar
 
-    path = config["TWEETS_FILE"]
+    path = config[TWEETS_FILE]
     if not is_grammar(path) or not path.exists():
         return None
     from ..posting.grammar import read_grammar
@@ -72,7 +74,7 @@ def read_grammar_of(config: Config) -> Optional[Grammar]:
 def verdict(mention: Mention, config: Config, store: Optional[HistoryStore], now: datetime) -> Optional[Skip]:
     """Why `mention` is not answered, by safety.py's rules (REPLY_TO_BOTS, REPLY_COOLDOWN, who said
     stop and when the bot last replied, as `store` knows them: a dry run may have no history), or None."""
-    politeness = Politeness(config["REPLY_TO_BOTS"], timedelta(seconds=config["REPLY_COOLDOWN"]))
+    politeness = Politeness(config[REPLY_TO_BOTS], timedelta(seconds=config[REPLY_COOLDOWN]))
     return judge(
         mention,
         politeness,

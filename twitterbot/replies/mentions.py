@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Dict, Optional
 from ..errors import ExitStatus, PostError
 from ..networks.mentions import Author, Mention
 from ..state.mentions import MentionRow
+from . import MAX_REPLIES_PER_RUN
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -71,7 +72,7 @@ def read_page(
     listen = getattr(reader, "mentions", None)
     if listen is None:  # a network that says it listens, with a reader that cannot: a bug of that network
         raise PostError(f"{network.label}'s poster cannot read mentions", exit_status=ExitStatus.UNAVAILABLE)
-    return listen(cursor, not_before=now - FIRST_READ, limit=config["MAX_REPLIES_PER_RUN"])
+    return listen(cursor, not_before=now - FIRST_READ, limit=config[MAX_REPLIES_PER_RUN])
 
 
 def budgets(config: Config) -> Dict[str, float]:

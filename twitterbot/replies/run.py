@@ -26,8 +26,11 @@ from ..errors import ExitStatus, MissingDependency, PostError
 from ..networks import Network, Poster
 from ..networks.lazy import LazyPosters
 from ..networks.mentions import Listener, Mention
+from ..posting import LOOK_UP_UNCERTAIN
+from ..settings.table import POST_TO
 from ..state.clock import utc_now
 from ..wording import one_line
+from . import MAX_REPLIES_PER_RUN
 from .answer import RuleDataError
 from .judging import StatusRule, choose, load_config_rules, read_grammar_of, rule_of, shown, verdict
 from .mentions import mention_of, read_into, read_page, row_of
@@ -95,15 +98,15 @@ def answer_mentions(
     from ..state.store import HistoryStore
 
     rules = load_config_rules(config, compile_now=outlets is None)
-    listening = [network for network in config["POST_TO"] if network.listens]
+    listening = [network for network in config[POST_TO] if network.listens]
     if not listening:
         log.warning("replies: none of POST_TO's networks can read its mentions yet: nothing to answer")
         return RepliesResult()
     if outlets is None:
         return _dry_run(config, rules, listening, rng=rng, clock=clock, status=status)
-    ensure_state_dir(config["BOT_STATE_DIR"])
+    ensure_state_dir(config.state.path)
     wait = RUN_LOCK_WAIT if lock_wait is None else lock_wait
-    with run_lock(config.lock_file, wait=wait), HistoryStore(config.history_file) as store:
+    with run_lock(config.state.lock, wait=wait), HistoryStore(config.state.history) as store:
         round_ = _Round(config, store, outlets, rules, rng=rng, clock=clock, status=status)
         return round_.run(listening)
 
@@ -149,7 +152,7 @@ class _Round:
         result = RepliesResult()
         now = self.clock()
         self.store.replies_interrupted(at=now)
-        if self.config["LOOK_UP_UNCERTAIN"]:
+        if self.config[LOOK_UP_UNCERTAIN]:
             self._settle(listening, now)
         for network in listening:
             problem = read_into(self.store, network, self.reader(network), self.config, now)
@@ -158,7 +161,7 @@ class _Round:
                 result.exit_status = result.exit_status or problem.exit_status
         by_name = {network.name: network for network in listening}
         pending = self.store.pending_mentions(list(by_name))
-        cap = self.config["MAX_REPLIES_PER_RUN"]
+        cap = self.config[MAX_REPLIES_PER_RUN]
         sent = 0
         for index, row in enumerate(pending):
             if sent >= cap:
@@ -249,7 +252,7 @@ def _dry_run(
         )
         return result
     grammar, now, names = read_grammar_of(config), clock(), config.registry.names()
-    with HistoryStore(config.history_file if config.history_file.exists() else ":memory:") as store:
+    with HistoryStore(config.state.history if config.state.history.exists() else ":memory:") as store:
         stand_in = DryRunPoster(networks=listening)
         delivery = _delivery(config, store, LazyPosters(lambda: dict.fromkeys(listening, stand_in)), clock)
         for network in listening:

@@ -8,5 +8,5 @@ keys from logs and messages::
 
     from twitterbot.settings.loading import load_config
     config = load_config(registry, project_dir=PROJECT_DIR)
-    config["TWEET_ONE_IN"]
+    config[TWEET_ONE_IN]   # an int, to the type checker too
 """

@@ -1,11 +1,12 @@
-"""The foundation's own settings, which every command reads: where the state lives, the log, and
-how long to wait for a network."""
+"""The foundation's own settings as a capability, which every command reads: where the state lives,
+the log, and how long to wait for a network. Their keys are in `keys.py`, which the settings
+themselves read (`Config.state`) and a capability would import in a circle."""
 
 from __future__ import annotations
 
 from ..capability import Capability
-from .parsers import COUNT, LOG_LEVEL, OPTIONAL_PATH, PATH, POSITIVE_INT, SECONDS
-from .table import Setting
+from .keys import API_RETRIES, API_TIMEOUT, BOT_STATE_DIR, HISTORY_DAYS, LOG_FILE, LOG_LEVEL
+from .table import by_name
 
 __all__ = ["CORE"]
 
@@ -17,16 +18,7 @@ class Core(Capability):
     name = "core"
     title = "Every run"
     page = "configuration.md"
-    settings = {
-        "BOT_STATE_DIR": Setting("state", PATH, "folder for the history database and the lock"),
-        "HISTORY_DAYS": Setting(
-            "400", POSITIVE_INT, "days of runs the history keeps row by row; older ones become daily counts"
-        ),
-        "LOG_FILE": Setting("", OPTIONAL_PATH, "also log to this file (rotated at 1 MB)"),
-        "LOG_LEVEL": Setting("INFO", LOG_LEVEL, "DEBUG, INFO, WARNING or ERROR"),
-        "API_TIMEOUT": Setting("20", SECONDS, "seconds to wait for a network before giving up on a request"),
-        "API_RETRIES": Setting("2", COUNT, "retries of a request that certainly made no post (no connection, 5xx)"),
-    }
+    settings = by_name(BOT_STATE_DIR, HISTORY_DAYS, LOG_FILE, LOG_LEVEL, API_TIMEOUT, API_RETRIES)
 
 
 CORE = Core()

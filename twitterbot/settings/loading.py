@@ -8,7 +8,7 @@ directory, because cron starts jobs in ``$HOME``. An installed package (``pip in
 once, in one `ConfigError` with one line per problem::
 
     config = load_config(registry, project_dir=Path("/home/pi/twitterbot"), environ=os.environ)
-    config["TWEETS_FILE"]   # PosixPath('/home/pi/twitterbot/tweets.txt')
+    config[TWEETS_FILE]   # PosixPath('/home/pi/twitterbot/tweets.txt'), a Path to the type checker
 """
 
 from __future__ import annotations
@@ -21,17 +21,19 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Tuple, TypeVar, Union, overload
 
 from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 
 from ..errors import ConfigError
 from ..files import NotAFile, open_regular
+from ..state.folder import StateFolder
 from ..wording import plural
+from .keys import BOT_STATE_DIR
 from .parsers import did_you_mean, show
 from .secrets import Scrubber, hide_pieces, looks_like_a_key
-from .table import DEPRECATED, MAX_SETTING_LENGTH, Parser, Setting
+from .table import DEPRECATED, MAX_SETTING_LENGTH, POST_TO, Parser, Setting
 
 __all__ = ["MAX_ENV_FILE_BYTES", "PROJECT_DIR", "Config", "SettingsTable", "env_file_warnings", "load_config"]
 
@@ -46,6 +48,8 @@ def _checkout_dir() -> Optional[Path]:
 # state/. An installed package has no such folder: a default there would be site-packages, or the
 # current directory, which differs between cron and a terminal (two histories, the cap bypassed).
 PROJECT_DIR: Optional[Path] = _checkout_dir()
+
+T = TypeVar("T")
 
 
 class SettingsTable(Protocol):
@@ -69,21 +73,30 @@ class SettingsTable(Protocol):
 @dataclass(frozen=True)
 class Config:
     """Every setting's checked value, read once at start-up, with where they came from. Code reads
-    a setting one way, by its name: ``config["TWEET_ONE_IN"]`` (an int), whoever declares it."""
+    a setting by its declaration, a typed key: ``config[TWEET_ONE_IN]`` is an int to the type
+    checker too. ``config["TWEET_ONE_IN"]`` reads it by name (untyped), where the reader may not
+    import the part that declares it."""
 
     env_file: Optional[Path]  # the env file that was read, if any
     base_dir: Optional[Path]  # where relative paths were resolved from (None: installed, no env file)
     # What declared the settings that were read (the command line's `Registry`). The values are
-    # typed: POST_TO's are the networks themselves (``config["POST_TO"][0].label``).
+    # typed: POST_TO's are the networks themselves (``config[POST_TO][0].label``).
     registry: SettingsTable = field(repr=False, compare=False)
     # Every setting's checked value by name (secrets too: kept out of repr()).
     values: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # Old names in use: (old name, new name, where it was set), for `check`.
     deprecated: Tuple[Tuple[str, str, str], ...] = ()
 
-    def __getitem__(self, name: str) -> Any:
-        """The checked value of the setting `name`; KeyError names a setting no capability declares."""
-        return self.values[name]
+    @overload
+    def __getitem__(self, key: Setting[T]) -> T: ...
+
+    @overload
+    def __getitem__(self, key: str) -> Any: ...
+
+    def __getitem__(self, key: Union[Setting[Any], str]) -> Any:
+        """The checked value of the setting `key` (its declaration, or its name); KeyError names a
+        setting no capability declares."""
+        return self.values[key if isinstance(key, str) else key.name]
 
     def secrets(self) -> Tuple[str, ...]:
         """Every non-empty secret, for scrubbing text before it is shown: each secret setting's
@@ -102,15 +115,13 @@ class Config:
 
     def missing(self) -> List[str]:
         """The settings the networks in POST_TO still need, each network's in its own order."""
-        return [setting for network in self["POST_TO"] for setting in network.missing(self)]
+        return [setting for network in self[POST_TO] for setting in network.missing(self)]
 
     @property
-    def history_file(self) -> Path:
-        return self["BOT_STATE_DIR"] / "history.sqlite3"
-
-    @property
-    def lock_file(self) -> Path:
-        return self["BOT_STATE_DIR"] / "bot.lock"
+    def state(self) -> StateFolder:
+        """The state folder (BOT_STATE_DIR), which names every file the bot keeps there:
+        ``config.state.history``. The one place BOT_STATE_DIR is read."""
+        return StateFolder(self[BOT_STATE_DIR])
 
 
 def load_config(

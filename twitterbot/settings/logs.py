@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, FrozenSet, Iterable, Iterator, List, Mapping, 
 
 from ..errors import ConfigError
 from ..wording import one_line
+from .keys import LOG_FILE, LOG_LEVEL
 
 if TYPE_CHECKING:  # the command line sets the log up before it reads the settings (python-dotenv)
     from .loading import Config
@@ -130,21 +131,22 @@ def configure_logging(config: Config, stderr_handler: logging.Handler, *, secret
     """The log as the settings say: LOG_LEVEL, a LOG_FILE beside stderr (1 MB, 3 kept), the
     secrets scrubbed from both; the HTTP libraries' request bodies only with --debug."""
     root = logging.getLogger()
-    root.setLevel(config["LOG_LEVEL"])
+    root.setLevel(config[LOG_LEVEL])
     # tweepy and urllib3 log every request body at DEBUG: only with --debug.
     library_level = logging.DEBUG if debug else logging.WARNING
     for name in ("tweepy", "urllib3", "requests_oauthlib", "oauthlib"):
         logging.getLogger(name).setLevel(library_level)
     handlers: List[logging.Handler] = [stderr_handler]
-    if config["LOG_FILE"]:
+    log_file = config[LOG_FILE]
+    if log_file is not None:
         from logging.handlers import RotatingFileHandler  # only with LOG_FILE
 
         try:
-            config["LOG_FILE"].parent.mkdir(parents=True, exist_ok=True)
-            file_handler = RotatingFileHandler(config["LOG_FILE"], maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            file_handler = RotatingFileHandler(log_file, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
         except OSError as exc:
             raise ConfigError(
-                f"LOG_FILE {config['LOG_FILE']} cannot be opened ({exc.strerror}): fix the path or its permissions"
+                f"LOG_FILE {log_file} cannot be opened ({exc.strerror}): fix the path or its permissions"
             ) from None
         file_handler.setFormatter(OneLine("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         root.addHandler(file_handler)

@@ -26,7 +26,7 @@ __all__ = [
     "POSITIVE_INT",
     "COUNT",
     "SECONDS",
-    "LOG_LEVEL",
+    "LEVEL",
     "URL",
     "TIMES",
     "TIMEZONE",
@@ -305,7 +305,7 @@ OPTIONAL_PATH = SettingType("optional_path", _parse_optional_path)
 POSITIVE_INT = SettingType("positive_int", _parse_positive_int)
 COUNT = SettingType("count", _parse_count)
 SECONDS = SettingType("seconds", _parse_seconds)
-LOG_LEVEL = SettingType("log_level", _parse_log_level)
+LEVEL = SettingType("log_level", _parse_log_level)
 URL = SettingType("url", _parse_url)
 TIMES = SettingType("times", _parse_times)
 TIMEZONE = SettingType("timezone", _parse_timezone)

@@ -1,7 +1,10 @@
-"""The state folder and the disk it lives on: made private to the user, probed before a real run
-needs it, and every failure to write it turned into one sentence that names the fix::
+"""The state folder and the disk it lives on: the name of every file the bot keeps there (one
+`StateFolder`, which `Config.state` makes from BOT_STATE_DIR), the folder made private to the
+user, probed before a real run needs it, and every failure to write it turned into one sentence
+that names the fix::
 
-    ensure_state_dir(Path("/home/pi/twitterbot/state"))   # or HistoryError / StateError saying why
+    config.state.history                       # PosixPath('/home/pi/twitterbot/state/history.sqlite3')
+    ensure_state_dir(config.state.path)        # or HistoryError / StateError saying why
 """
 
 from __future__ import annotations
@@ -15,8 +18,67 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ..errors import HistoryError, StateError
+from .warned import WARNED_FILE
 
-__all__ = ["MIN_FREE_BYTES", "ensure_state_dir", "free_bytes", "probe_state_dir", "state_error"]
+__all__ = ["MIN_FREE_BYTES", "StateFolder", "ensure_state_dir", "free_bytes", "probe_state_dir", "state_error"]
+
+
+class StateFolder:
+    """The state folder (BOT_STATE_DIR) and the name of each file the bot keeps in it, so that a
+    file is named in one place and every part asks here for it. Naming a file creates nothing."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"<StateFolder {self.path}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StateFolder) and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    @property
+    def history(self) -> Path:
+        """The history database (`twitterbot.state.store.HistoryStore`)."""
+        return self.path / "history.sqlite3"
+
+    @property
+    def lock(self) -> Path:
+        """The lock a scheduled run, a round of replies and `check` hold (`twitterbot.lock`)."""
+        return self.path / "bot.lock"
+
+    @property
+    def warned(self) -> Path:
+        """What the last run warned about, so a warning is said once (`twitterbot.state.warned`)."""
+        return self.path / WARNED_FILE
+
+    @property
+    def pictures(self) -> Path:
+        """The folder of the pictures the jobs posted, kept for the status page (`twitterbot.pictures.kept`)."""
+        return self.path / "pictures"
+
+    @property
+    def cluster(self) -> Path:
+        """The folder of the Dask cluster's TLS certificates (`twitterbot.jobs.cluster`)."""
+        return self.path / "cluster"
+
+    def session(self, network: str) -> Path:
+        """A network's saved login, reused between runs ("bluesky": bluesky-session.json)."""
+        return self.path / f"{network}-session.json"
+
+    def job_lock(self, slug: str) -> Path:
+        """The lock one long job holds while it runs, by the job's slug (`progress.reporter.slug`)."""
+        return self.path / f"job-{slug}.lock"
+
+    def file(self, name: str) -> Path:
+        """A job's own file or folder, named by the job: its checkpoint, its compiled kernel's
+        cache ("pegs-cache"), its downloaded texts."""
+        return self.path / name
+
 
 # A real run posts only with at least this much free space beside the history: recording the
 # outcome after a network took the post must not fail for want of a few pages and a journal.

@@ -7,9 +7,19 @@ from typing import List, Mapping, Tuple
 from ..capability import Capability
 from ..errors import ConfigError
 from ..settings.parsers import DURATION, TIMES, TIMEZONE, check_jitter_fits
-from ..settings.table import Setting
+from ..settings.table import Setting, by_name
 
-__all__ = ["SCHEDULE"]
+__all__ = ["SCHEDULE", "TWEET_JITTER", "TWEET_TIMES", "TWEET_TIMEZONE"]
+
+
+TWEET_TIMES = Setting("TWEET_TIMES", "00:00,06:00,12:00,18:00", TIMES, "times of day to run (daemon, cron and systemd)")
+TWEET_TIMEZONE = Setting(
+    "TWEET_TIMEZONE",
+    "",
+    TIMEZONE,
+    "the bot's time zone, of TWEET_TIMES and the tweets file's dates, e.g. Europe/London (default: the system's)",
+)
+TWEET_JITTER = Setting("TWEET_JITTER", "0", DURATION, "wait a random 0..this after each time, e.g. 10m")
 
 
 class Schedule(Capability):
@@ -18,15 +28,7 @@ class Schedule(Capability):
     name = "schedule"
     title = "Schedule"
     page = "scheduling.md"
-    settings = {
-        "TWEET_TIMES": Setting("00:00,06:00,12:00,18:00", TIMES, "times of day to run (daemon, cron and systemd)"),
-        "TWEET_TIMEZONE": Setting(
-            "",
-            TIMEZONE,
-            "the bot's time zone, of TWEET_TIMES and the tweets file's dates, e.g. Europe/London (default: the system's)",
-        ),
-        "TWEET_JITTER": Setting("0", DURATION, "wait a random 0..this after each time, e.g. 10m"),
-    }
+    settings = by_name(TWEET_TIMES, TWEET_TIMEZONE, TWEET_JITTER)
     commands = "twitterbot.unattended.commands"
     command_names = ("daemon", "cron", "systemd")
 

@@ -20,16 +20,19 @@ from ..arguments import Commands, Parser, add_command, global_settings
 from ..errors import BotError, ConfigError, ExitStatus
 from ..files import write_atomically
 from ..networks import posters_for
+from ..posting import LATE_BY
 from ..posting.calendar import OneOffTimes
 from ..posting.result import log_result
 from ..posting.scheduled import run_once, run_watched
 from ..posting.sources import source_of
 from ..registry import registry_of
+from ..settings.keys import LOG_FILE, LOG_LEVEL
 from ..settings.loading import PROJECT_DIR, Config, env_file_warnings, load_config
 from ..settings.logs import folding_repeats
 from ..settings.secrets import scrub, scrub_also
 from ..state.clock import utc_now, zone_for
 from ..state.folder import ensure_state_dir
+from . import TWEET_JITTER, TWEET_TIMES, TWEET_TIMEZONE
 from .daemon import Daemon, use_zone
 from .install import Paths, crontab, systemd_units, unit_user
 
@@ -90,32 +93,32 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
             f"reloaded {new.env_file or 'the environment'} ({'; '.join(_changed_settings(old, new)) or 'no setting changed'})"
         ]
         said.extend(_tweets_file_read(new))
-        logging.getLogger().setLevel(new["LOG_LEVEL"])
-        if (new["TWEET_TIMES"], new["TWEET_TIMEZONE"], new["TWEET_JITTER"]) != (
-            old["TWEET_TIMES"],
-            old["TWEET_TIMEZONE"],
-            old["TWEET_JITTER"],
+        logging.getLogger().setLevel(new[LOG_LEVEL])
+        if (new[TWEET_TIMES], new[TWEET_TIMEZONE], new[TWEET_JITTER]) != (
+            old[TWEET_TIMES],
+            old[TWEET_TIMEZONE],
+            old[TWEET_JITTER],
         ):
-            use_zone(new["TWEET_TIMEZONE"])
-            daemon.reschedule(new["TWEET_TIMES"], zone=zone_for(new["TWEET_TIMEZONE"]), jitter=new["TWEET_JITTER"])
+            use_zone(new[TWEET_TIMEZONE])
+            daemon.reschedule(new[TWEET_TIMES], zone=zone_for(new[TWEET_TIMEZONE]), jitter=new[TWEET_JITTER])
         scrub_also(new.secrets())
         current.update(config=new, posters=posters)
         return "; ".join(said)
 
-    use_zone(config["TWEET_TIMEZONE"])  # before building the jobs: schedule works in local time
-    zone = zone_for(config["TWEET_TIMEZONE"])
+    use_zone(config[TWEET_TIMEZONE])  # before building the jobs: schedule works in local time
+    zone = zone_for(config[TWEET_TIMEZONE])
     daemon = Daemon.build(
-        config["TWEET_TIMES"], run_slot=run_slot, zone=zone, rng=rng, jitter=config["TWEET_JITTER"], reload=reload
+        config[TWEET_TIMES], run_slot=run_slot, zone=zone, rng=rng, jitter=config[TWEET_JITTER], reload=reload
     )
     # The daemon wakes for the tweets file's one-off lines too; a line of the last LATE_BY is
     # posted at once, if no run did (a Pi that boots late).
     daemon.line_times = OneOffTimes(lambda: current["config"])
-    daemon.woke_for = utc_now() - timedelta(seconds=config["LATE_BY"])
+    daemon.woke_for = utc_now() - timedelta(seconds=config[LATE_BY])
     daemon.install_signal_handlers()
     log.info(
         "daemon started: runs at %s (%s)%s",
-        ", ".join(config["TWEET_TIMES"]),
-        config["TWEET_TIMEZONE"] or "system time zone",
+        ", ".join(config[TWEET_TIMES]),
+        config[TWEET_TIMEZONE] or "system time zone",
         "; dry run, nothing will be posted" if args.dry_run else "",
     )
     with folding_repeats() as repeats:  # a warning every run gives is said once (run_slot)
@@ -147,14 +150,14 @@ def _changed_settings(old: Config, new: Config) -> List[str]:
                 else str
             )
             changes.append(f"{name} {shown(before)} -> {shown(after)}")
-    if old["LOG_FILE"] != new["LOG_FILE"]:
+    if old[LOG_FILE] != new[LOG_FILE]:
         changes.append("(LOG_FILE takes effect at the next start)")
     return changes
 
 
 def _cron(args: argparse.Namespace, config: Config) -> int:
     """Print crontab lines for this checkout."""
-    ensure_state_dir(config["BOT_STATE_DIR"])  # the lock and the log of the cron line live there
+    ensure_state_dir(config.state.path)  # the lock and the log of the cron line live there
     print(crontab(config, _paths(config, user=_current_user())), end="")
     return int(ExitStatus.OK)
 
@@ -162,7 +165,7 @@ def _cron(args: argparse.Namespace, config: Config) -> int:
 def _systemd(args: argparse.Namespace, config: Config) -> int:
     """Print (or write) systemd units for this checkout."""
     user = unit_user(args.run_as, system=args.system, current=_current_user(), environ=os.environ)
-    _make_state_dir_for(config["BOT_STATE_DIR"], user)  # ReadWritePaths= needs it to exist
+    _make_state_dir_for(config.state.path, user)  # ReadWritePaths= needs it to exist
     units = systemd_units(config, _paths(config, user=user or _current_user()), system=args.system)
     if args.dask:
         from .dask_units import dask_units

@@ -50,7 +50,7 @@ def dask_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
     dask = paths.python.parent / "dask"  # the venv's: the same versions as the bot
     tls = ""
     if parts.scheme == "tls":
-        folder = config["BOT_STATE_DIR"] / "cluster"
+        folder = config.state.cluster
         tls = (
             f" --tls-ca-file {folder / TLS_FILES['ca']} --tls-cert {folder / TLS_FILES['cert']}"
             f" --tls-key {folder / TLS_FILES['key']}"

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
 
 from ..errors import BotError, ConfigError, UsageError
+from ..settings.keys import LOG_FILE
 from ..settings.loading import Config, load_config
 from ..settings.parsers import time_to_seconds
 from ..state.clock import utc_now, zone_for
 from ..wording import format_duration
+from . import TWEET_JITTER, TWEET_TIMES, TWEET_TIMEZONE
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -61,7 +63,7 @@ class Paths:
     def for_checkout(cls, config: Config, *, python: Path, user: str, project_dir: Path) -> Paths:
         default_env = project_dir / ".env"
         env_file = config.env_file if config.env_file and config.env_file != default_env else None
-        return cls(project_dir, python, env_file, config["BOT_STATE_DIR"], config["LOG_FILE"], user)
+        return cls(project_dir, python, env_file, config.state.path, config[LOG_FILE], user)
 
     @property
     def bot_py(self) -> Path:
@@ -77,7 +79,7 @@ class Paths:
 def crontab(config: Config, paths: Paths) -> str:
     """Crontab lines for TWEET_TIMES: one line per minute of the hour, with the hours listed."""
     hours_by_minute: Dict[int, List[int]] = defaultdict(list)
-    for time_of_day in config["TWEET_TIMES"]:
+    for time_of_day in config[TWEET_TIMES]:
         seconds = time_to_seconds(time_of_day)
         if seconds % 60:
             raise ConfigError(
@@ -92,15 +94,15 @@ def crontab(config: Config, paths: Paths) -> str:
         f"/usr/bin/flock -n {shlex.quote(str(lock))} {paths.command('-q', '--jitter')} >> {shlex.quote(str(log))} 2>&1"
     )
     zone_note = (
-        f"# TWEET_TIMEZONE={config['TWEET_TIMEZONE']} is not used here: cron runs in the system's zone. cronie\n"
-        f"# understands a CRON_TZ={config['TWEET_TIMEZONE']} line above the jobs; Debian's cron does not, so set the\n"
+        f"# TWEET_TIMEZONE={config[TWEET_TIMEZONE]} is not used here: cron runs in the system's zone. cronie\n"
+        f"# understands a CRON_TZ={config[TWEET_TIMEZONE]} line above the jobs; Debian's cron does not, so set the\n"
         "# system's zone (sudo timedatectl set-timezone ...) or use the systemd timer instead.\n"
-        if config["TWEET_TIMEZONE"]
+        if config[TWEET_TIMEZONE]
         else "# Times are the system's local time (timedatectl shows the zone). cronie also reads a\n"
         "# CRON_TZ=Europe/London line above the jobs; Debian's cron does not.\n"
     )
     lines = [
-        f"# twitterbot: a scheduled run at {', '.join(config['TWEET_TIMES'])}. Install with `crontab -e` and paste",
+        f"# twitterbot: a scheduled run at {', '.join(config[TWEET_TIMES])}. Install with `crontab -e` and paste",
         "# these lines (piping into `crontab -` would replace your whole crontab).",
         "#",
         "# Every path is absolute because cron starts jobs in $HOME with PATH=/usr/bin:/bin.",
@@ -165,7 +167,7 @@ def calendar_lines(config: Config, *, now: Optional[datetime] = None) -> List[Tu
             continue
         at = in_zone(time.at, calendar.zone)
         lineno = tweets.linenos[tweets.texts.index(text)]
-        late = _until_next_run(time.at, config["TWEET_TIMES"])
+        late = _until_next_run(time.at, config[TWEET_TIMES])
         said = f"line {lineno} {time.describe()} " + (
             f"falls between the runs of TWEET_TIMES: the first after it comes {format_duration(late)} later"
             if late
@@ -243,25 +245,25 @@ TimeoutStartSec=10min
 def _timer_unit(config: Config) -> str:
     """The timer: one OnCalendar= line per TWEET_TIMES, in TWEET_TIMEZONE if one is set, and one
     per one-off line of the tweets file still to come."""
-    zone = f" {config['TWEET_TIMEZONE']}" if config["TWEET_TIMEZONE"] else ""
-    calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config["TWEET_TIMES"])
+    zone = f" {config[TWEET_TIMEZONE]}" if config[TWEET_TIMEZONE] else ""
+    calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config[TWEET_TIMES])
     one_offs = calendar_lines(config)
     if one_offs:
-        bot_zone = zone_for(config["TWEET_TIMEZONE"])
+        bot_zone = zone_for(config[TWEET_TIMEZONE])
         calendars += "\n" + "\n".join(f"# {said}" for _at, said in one_offs)
         calendars += "\n# A run at each one-off line's time (write the units again after changing them):\n"
         calendars += "\n".join(
             f"OnCalendar={at.astimezone(bot_zone):%Y-%m-%d %H:%M:00}{zone}" for at, _said in one_offs
         )
     return f"""[Unit]
-Description=twitterbot at {", ".join(config["TWEET_TIMES"])}{zone}
+Description=twitterbot at {", ".join(config[TWEET_TIMES])}{zone}
 
 [Timer]
 {calendars}
 # Persistent=false on purpose: with true, a Pi that was off at a run time would post a catch-up
 # at every boot. A missed run is simply missed; the 1-in-N roll makes that invisible.
 Persistent=false
-{_random_delay(int(config["TWEET_JITTER"]))}
+{_random_delay(int(config[TWEET_JITTER]))}
 [Install]
 WantedBy=timers.target
 """

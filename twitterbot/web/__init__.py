@@ -16,9 +16,9 @@ from typing import Optional
 
 from ..capability import Capability, Feature
 from ..errors import ConfigError
-from ..settings.table import Setting, SettingType
+from ..settings.table import Setting, SettingType, by_name
 
-__all__ = ["MIN_PASSWORD_LENGTH", "WEB"]
+__all__ = ["MIN_PASSWORD_LENGTH", "WEB", "WEB_PASSWORD"]
 
 # Off loopback the page faces every machine on the network: a password short enough to guess is
 # no lock. Twelve characters is four words of a passphrase or a password manager's short one.
@@ -41,6 +41,17 @@ def _parse_passphrase(name: str, text: str, where: str, base_dir: Optional[Path]
 PASSPHRASE = SettingType("passphrase", _parse_passphrase)
 
 
+WEB_PASSWORD = Setting(
+    "WEB_PASSWORD",
+    "",
+    PASSPHRASE,
+    f"the status page's password (bot.py serve, HTTP Basic auth), spaces allowed; required, of at"
+    f" least {MIN_PASSWORD_LENGTH} characters, for any --host but 127.0.0.1",
+    secret=True,
+    source="your password manager",
+)
+
+
 class StatusPage(Capability):
     """The status page's password and its command, `serve`."""
 
@@ -48,16 +59,7 @@ class StatusPage(Capability):
     features = (Feature("the status page (serve)", ("flask", "waitress"), "web"),)
     title = "Status page"
     page = "status-page.md"
-    settings = {
-        "WEB_PASSWORD": Setting(
-            "",
-            PASSPHRASE,
-            f"the status page's password (bot.py serve, HTTP Basic auth), spaces allowed; required, of at"
-            f" least {MIN_PASSWORD_LENGTH} characters, for any --host but 127.0.0.1",
-            secret=True,
-            source="your password manager",
-        ),
-    }
+    settings = by_name(WEB_PASSWORD)
     commands = "twitterbot.web.command"
     command_names = ("serve",)
 

@@ -33,10 +33,11 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, request, url_for
 
-from ..pictures.kept import PICTURES_FOLDER, kept_alt, kept_png
+from ..pictures.kept import kept_alt, kept_png
 from ..posting.links import label_of
 from ..settings.loading import Config
 from ..settings.secrets import MASK, Scrubber
+from ..unattended import TWEET_TIMEZONE
 from ..wording import plural
 from .data import Status, read_status
 from .guard import FailedTries, local_host
@@ -100,13 +101,13 @@ def create_app(
         reader=reader,
         probe=_Remembered(probe, PROBE_EVERY),
         tweets=TweetsFile(),
-        picture_for=picture_for or _kept_picture_for(config["BOT_STATE_DIR"] / PICTURES_FOLDER),
-        pictures=config["BOT_STATE_DIR"] / PICTURES_FOLDER,
+        picture_for=picture_for or _kept_picture_for(config.state.pictures),
+        pictures=config.state.pictures,
         scrub=scrubber,
     )
     app.jinja_env.autoescape = True  # every template, whatever its name
     app.jinja_env.finalize = lambda value: scrubber(value) if isinstance(value, str) else value
-    zone = zone_for(config["TWEET_TIMEZONE"])
+    zone = zone_for(config[TWEET_TIMEZONE])
     app.jinja_env.filters["when"] = lambda moment: _when(moment, clock(), zone)
     app.jinja_env.filters["ago"] = lambda moment: _ago(moment, clock())
     app.jinja_env.filters["href"] = safe_href

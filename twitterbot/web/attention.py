@@ -9,8 +9,10 @@ from typing import List, Optional, Tuple
 
 from ..posting.links import label_of
 from ..settings.loading import Config
+from ..settings.table import POST_TO
 from ..state.clock import zone_for
 from ..state.reader import HistoryReader
+from ..unattended import TWEET_TIMEZONE
 from .links import check_url
 
 __all__ = ["ATTENTION_WINDOW", "FAILURE_WINDOW", "Attention", "history_attention", "urgent_first"]
@@ -50,7 +52,7 @@ def history_attention(history: HistoryReader, config: Config, now: datetime) -> 
     may or may not have gone, failed runs and job posts, posts a network still lacks, and one-off
     lines no run posted within LATE_BY of their time."""
     items: List[Attention] = []
-    for network in config["POST_TO"]:  # nothing will post there until the keys are fixed
+    for network in config[POST_TO]:  # nothing will post there until the keys are fixed
         refused = history.keys_refused(network.name)
         if refused and refused.detail:
             items.append(Attention("keys", f"{network.label} refused the keys", refused.detail, at=refused.sent_at))
@@ -84,7 +86,7 @@ def history_attention(history: HistoryReader, config: Config, now: datetime) -> 
                 at=attempt.sent_at,
             )
         )
-    zone = zone_for(config["TWEET_TIMEZONE"])  # the bot's zone, which the lines' times are written in
+    zone = zone_for(config[TWEET_TIMEZONE])  # the bot's zone, which the lines' times are written in
     for line in history.missed_lines(now - ATTENTION_WINDOW, limit=5):
         items.append(
             Attention(

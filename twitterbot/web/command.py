@@ -16,7 +16,7 @@ from ..arguments import Commands, Parser, add_command
 from ..errors import ConfigError
 from ..settings.loading import Config, env_file_warnings
 from ..settings.parsers import is_loopback
-from . import MIN_PASSWORD_LENGTH
+from . import MIN_PASSWORD_LENGTH, WEB_PASSWORD
 
 __all__ = ["register", "password_problem"]
 
@@ -62,7 +62,7 @@ def password_problem(host: str, password: str) -> str:
 
 
 def _serve(args: argparse.Namespace, config: Config) -> int:
-    password = str(config["WEB_PASSWORD"] or "")
+    password = str(config[WEB_PASSWORD] or "")
     problem = password_problem(args.host, password)
     if problem:
         raise ConfigError(problem)

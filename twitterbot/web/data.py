@@ -18,10 +18,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from ..posting import MAX_POSTS_PER_DAY, MIN_POST_GAP, TWEET_ONE_IN, TWEETS_FILE
 from ..posting.budget import month_spend
 from ..posting.decision import CAP_WINDOW, CLOCK_SLACK
 from ..posting.links import label_of
 from ..settings.loading import Config
+from ..settings.table import POST_TO
 from ..state.reader import AttemptRow, HistoryReader, UnreadableHistory, read_history
 from .attention import Attention, history_attention, urgent_first
 from .jobs import JobPicture, JobView, job_attention, job_views
@@ -191,12 +193,12 @@ def read_status(
     problem = _missing_or_empty(config)
     if problem is None:
         try:
-            with read_history(config.history_file) as reader:
+            with read_history(config.state.history) as reader:
                 history = _read(reader, config, now, picture_for)
         except UnreadableHistory as exc:
             problem = str(exc)
     if problem:
-        title = "The history cannot be read" if config.history_file.exists() else "The bot has not run yet"
+        title = "The history cannot be read" if config.state.history.exists() else "The bot has not run yet"
         attention.insert(0, Attention("history", title, problem))
     attention += [*history.attention, *job_attention(history.jobs)]
     from ..posting.sources import source_of
@@ -206,17 +208,17 @@ def read_status(
         bag = Bag(len(texts) - len(history.used.intersection(texts)), len(texts))
     return Status(
         now=now,
-        history_file=str(config.history_file),
+        history_file=str(config.state.history),
         history_problem=problem,
-        post_to=tuple(network.name for network in config["POST_TO"]),
-        one_in=config["TWEET_ONE_IN"],
+        post_to=tuple(network.name for network in config[POST_TO]),
+        one_in=config[TWEET_ONE_IN],
         cap=history.cap,
         bag=bag,
         next_run=schedule,
         attention=urgent_first(attention),
         runs=history.runs,
         jobs=history.jobs,
-        tweets_file=str(config["TWEETS_FILE"]),
+        tweets_file=str(config[TWEETS_FILE]),
         budgets=history.budgets,
         coming=_coming(tweets, config, now),
         replies=history.replies,
@@ -260,7 +262,7 @@ class _History:
 
 def _missing_or_empty(config: Config) -> Optional[str]:
     """Why there is no history to read yet, in the owner's words; None when there is a file to open."""
-    history = config.history_file
+    history = config.state.history
     if not history.exists():
         return (
             f"no history yet: {history} does not exist, so the bot has not run with these settings (the first run"
@@ -315,7 +317,7 @@ def _budgets(history: HistoryReader, config: Config, now: datetime) -> Tuple[Bud
     """This month's spend of each network in POST_TO that charges per post, as a run reckons it
     (posting/budget.py), against its budget."""
     views = []
-    for network in config["POST_TO"]:
+    for network in config[POST_TO]:
         if network.budget:
             spend = month_spend(history, network, now, config[network.budget])
             views.append(Budget(network.name, network.label, spend.spent, spend.budget, spend.setting, spend.since))
@@ -329,15 +331,15 @@ def _cap(history: HistoryReader, config: Config, now: datetime) -> Cap:
     posts = history.posts_since(now - CAP_WINDOW, until)
     oldest_at = history.oldest_post_since(now - CAP_WINDOW, until)
     last_at = history.last_scheduled_post(until)
-    limit = config["MAX_POSTS_PER_DAY"]
+    limit = config[MAX_POSTS_PER_DAY]
     waits: List[Tuple[datetime, str]] = []
     if posts >= limit and oldest_at:
         waits.append((oldest_at + CAP_WINDOW, f"the cap is reached (MAX_POSTS_PER_DAY={limit})"))
-    gap = timedelta(seconds=config["MIN_POST_GAP"])
+    gap = timedelta(seconds=config[MIN_POST_GAP])
     if last_at and gap > timedelta(0) and now - last_at < gap:
         waits.append((last_at + gap, "MIN_POST_GAP since the last scheduled post"))
     if not waits:
-        return Cap(posts, limit, None, f"a run that rolls a hit (1 in {config['TWEET_ONE_IN']}) may post")
+        return Cap(posts, limit, None, f"a run that rolls a hit (1 in {config[TWEET_ONE_IN]}) may post")
     until_at, why = max(waits)
     return Cap(posts, limit, until_at, why)
 

@@ -95,7 +95,7 @@ def job_attention(jobs: Tuple[JobView, ...]) -> List[Attention]:
 def _job_running(config: Config, name: str) -> Optional[bool]:
     """Whether a process holds the job's lock (progress/reporter.py takes one per job name): read
     from /proc/locks, so the page never touches the lock itself. None when it cannot be known."""
-    lock = config["BOT_STATE_DIR"] / f"job-{slug(name)}.lock"
+    lock = config.state.job_lock(slug(name))
     try:
         info = lock.stat()
     except OSError:

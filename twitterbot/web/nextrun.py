@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Sequence
 
 from ..settings.loading import PROJECT_DIR, Config
+from ..unattended import TWEET_JITTER, TWEET_TIMES, TWEET_TIMEZONE
 from ..wording import format_duration
 
 __all__ = ["NextRun", "next_run", "next_time"]
@@ -59,17 +60,17 @@ def next_run(
     from ..state.clock import zone_for
 
     bot_py = bot_py or (PROJECT_DIR / "bot.py" if PROJECT_DIR else None)
-    zone = zone_for(config["TWEET_TIMEZONE"])
+    zone = zone_for(config[TWEET_TIMEZONE])
     jitter = (
-        f" (plus up to {format_duration(timedelta(seconds=config['TWEET_JITTER']))} of TWEET_JITTER)"
-        if config["TWEET_JITTER"]
+        f" (plus up to {format_duration(timedelta(seconds=config[TWEET_JITTER]))} of TWEET_JITTER)"
+        if config[TWEET_JITTER]
         else ""
     )
-    times = ", ".join(config["TWEET_TIMES"])
+    times = ", ".join(config[TWEET_TIMES])
     if bot_py is not None:
         pid = _daemon_pid(proc, bot_py)
         if pid is not None:
-            at = next_time(config["TWEET_TIMES"], now=now, zone=zone)
+            at = next_time(config[TWEET_TIMES], now=now, zone=zone)
             return NextRun(at, "daemon", f"the daemon (process {pid}) runs at {times}{jitter}")
         timer = _systemd_timer(run, bot_py)
         if timer is not None:
@@ -77,7 +78,7 @@ def next_run(
         cron = _cron(run, bot_py, now)
         if cron is not None:
             return cron
-    at = next_time(config["TWEET_TIMES"], now=now, zone=zone)
+    at = next_time(config[TWEET_TIMES], now=now, zone=zone)
     return NextRun(
         at,
         "settings",

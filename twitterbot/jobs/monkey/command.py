@@ -19,7 +19,7 @@ from ...settings.loading import Config
 from ...settings.parsers import parse_duration
 from ...state.folder import ensure_state_dir
 from ..cluster import add_cluster_flag, cluster_for
-from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES
+from . import ARCHIVE_NAME, DEFAULT_KEYS, MODES, TWITTERBOT_MONKEY_KERNEL
 
 if TYPE_CHECKING:
     from .setup import Options, Setup
@@ -46,23 +46,23 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     from .setup import prepare
     from .texts import fetch_texts
 
-    texts_dir = config["BOT_STATE_DIR"] / "texts"
+    texts_dir = config.state.file("texts")
     archive = absolute(args.texts_archive)
     if args.fetch_texts or archive:
         fetch_texts(texts_dir, archive=archive)
         if args.fetch_texts:
             return int(ExitStatus.OK)
     name = args.name or "monkey"
-    checkpoint = None if args.dry_run else checkpoint_for(config["BOT_STATE_DIR"], name)
+    checkpoint = None if args.dry_run else checkpoint_for(config.state.path, name)
     options = _options(args, checkpoint)
-    setup = prepare(options, texts_dir, cache_dir=config["BOT_STATE_DIR"] / "monkey-cache")
+    setup = prepare(options, texts_dir, cache_dir=config.state.file("monkey-cache"))
     if options.seed is None:
         saved = None if options.restart else peek_seed(checkpoint)
         options = replace(options, seed=saved if saved is not None else int(np.random.SeedSequence().entropy))
     if checkpoint:
-        ensure_state_dir(config["BOT_STATE_DIR"])
+        ensure_state_dir(config.state.path)
     if args.chart:
-        return _chart(absolute(args.chart), setup, checkpoint_for(config["BOT_STATE_DIR"], name))
+        return _chart(absolute(args.chart), setup, checkpoint_for(config.state.path, name))
     finished = finished_run(setup, options)
     if finished:
         log.warning("%s", finished)  # before the reporter, which would post a result again
@@ -89,7 +89,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
         )
     )
     kernel = load_kernel(
-        config["BOT_STATE_DIR"] / "monkey-cache", switch=config["TWITTERBOT_MONKEY_KERNEL"]
+        config.state.file("monkey-cache"), switch=config[TWITTERBOT_MONKEY_KERNEL]
     )  # None: numpy, the same records
     typing = _typing(cluster, setup, options, kernel)
     try:

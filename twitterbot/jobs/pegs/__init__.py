@@ -6,10 +6,18 @@ from typing import TYPE_CHECKING, Iterable
 
 from ...capability import Capability, CheckLine, Feature
 from ...settings.parsers import KERNEL
-from ...settings.table import Setting
+from ...settings.table import Setting, by_name
 
 if TYPE_CHECKING:
     from ...settings.loading import Config
+
+
+TWITTERBOT_PEGS_KERNEL = Setting(
+    "TWITTERBOT_PEGS_KERNEL",
+    "auto",
+    KERNEL,
+    "pegs: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)",
+)
 
 
 class Pegs(Capability):
@@ -19,13 +27,7 @@ class Pegs(Capability):
     features = (Feature("the pegs job", ("numpy",), "jobs", "python3-numpy"),)
     title = "Peg solitaire"
     page = "jobs/pegs.md"
-    settings = {
-        "TWITTERBOT_PEGS_KERNEL": Setting(
-            "auto",
-            KERNEL,
-            "pegs: auto (or c) uses the compiled kernel where it builds; numpy never (bot.py check shows it)",
-        ),
-    }
+    settings = by_name(TWITTERBOT_PEGS_KERNEL)
     commands = "twitterbot.jobs.pegs.command"
     command_names = ("pegs",)
 
@@ -33,7 +35,7 @@ class Pegs(Capability):
         """The compiled kernel built (now, if need be), loadable and in use, or why not."""
         from .kernel import state  # numpy: only when check runs
 
-        yield state(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]).check_line
+        yield state(config.state.file("pegs-cache"), switch=config[TWITTERBOT_PEGS_KERNEL]).check_line
 
 
 PEGS = Pegs()

@@ -18,6 +18,7 @@ from ...progress.statusline import status_line_for
 from ...settings.loading import Config
 from ...state.folder import ensure_state_dir
 from ..cluster import add_cluster_flag, cluster_for
+from . import TWITTERBOT_PEGS_KERNEL
 from .board import BoardFileError, builtin, check_countable, load_board, with_empty_hole
 from .boards import BOARDS
 
@@ -90,7 +91,7 @@ def _batch(args: argparse.Namespace, config: Config) -> int:
     cluster = cluster_for(args, config)
     try:
         if cluster is None:
-            kernel = load_kernel(config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"])
+            kernel = load_kernel(config.state.file("pegs-cache"), switch=config[TWITTERBOT_PEGS_KERNEL])
             texts = in_order(lambda board: solve_text(board, kernel), [(board,) for board in boards])
         else:
             texts = in_order(solve_text_on_worker, [(board,) for board in boards], cluster)
@@ -132,8 +133,8 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
 
     if args.action == "solve":
         if args.fewest_moves:
-            ensure_state_dir(config["BOT_STATE_DIR"])
-            levels = config["BOT_STATE_DIR"] / f"pegs-fewest-{board.name}"
+            ensure_state_dir(config.state.path)
+            levels = config.state.file(f"pegs-fewest-{board.name}")
             try:
                 run_fewest(
                     board,
@@ -142,7 +143,7 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
                     status=status,
                     folder=levels,
                     kernel=load_kernel(
-                        config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]
+                        config.state.file("pegs-cache"), switch=config[TWITTERBOT_PEGS_KERNEL]
                     ),  # None: numpy, the same levels
                 )
             finally:
@@ -154,18 +155,18 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
                 output=absolute(args.output),
                 status=status,
                 kernel=load_kernel(
-                    config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]
+                    config.state.file("pegs-cache"), switch=config[TWITTERBOT_PEGS_KERNEL]
                 ),  # None: the search runs in Python
             )
         return int(ExitStatus.OK)  # solved, or proved impossible: either is an answer
-    ensure_state_dir(config["BOT_STATE_DIR"])
-    levels = config["BOT_STATE_DIR"] / f"pegs-levels-{board.name}"
+    ensure_state_dir(config.state.path)
+    levels = config.state.file(f"pegs-levels-{board.name}")
     levels.mkdir(exist_ok=True)
     setup = CountSetup(
-        checkpoint=config["BOT_STATE_DIR"] / (f"pegs-count-{board.name}" + (".cluster" if cluster else ".npz")),
+        checkpoint=config.state.file(f"pegs-count-{board.name}" + (".cluster" if cluster else ".npz")),
         levels=levels,
         kernel=load_kernel(
-            config["BOT_STATE_DIR"] / "pegs-cache", switch=config["TWITTERBOT_PEGS_KERNEL"]
+            config.state.file("pegs-cache"), switch=config[TWITTERBOT_PEGS_KERNEL]
         ),  # None: numpy, the same levels
         cluster=cluster,
         workers=args.workers or _cores(),

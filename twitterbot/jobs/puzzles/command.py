@@ -147,8 +147,8 @@ def _cmd_puzzle(args: argparse.Namespace, config: Config) -> int:
     all_solutions = True if args.all else False if args.first else module.ALL_BY_DEFAULT
     checkpoint = None
     if not args.dry_run:
-        ensure_state_dir(config["BOT_STATE_DIR"])
-        checkpoint = checkpoint_path(config["BOT_STATE_DIR"], args.kind, text, all_solutions)
+        ensure_state_dir(config.state.path)
+        checkpoint = checkpoint_path(config.state.path, args.kind, text, all_solutions)
         if args.restart and checkpoint.exists():
             checkpoint.unlink()
     options = Options(source, all_solutions, checkpoint=checkpoint, output=absolute(args.output), as_json=args.json)
@@ -217,7 +217,7 @@ def _challenge(args: argparse.Namespace, config: Config) -> int:
         raise UsageError("--no-post would keep the challenge to itself: use --dry-run to see the post")
     if args.json or args.output:
         raise UsageError("--generate and --reveal print the puzzle or its solution; leave out --json and --output")
-    state_dir = None if args.dry_run else config["BOT_STATE_DIR"]
+    state_dir = None if args.dry_run else config.state.path
     if state_dir:
         ensure_state_dir(state_dir)
     if args.reveal:

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 
 from ...capability import Feature
 from ...errors import ConfigError
+from ...settings.keys import API_RETRIES, API_TIMEOUT
 from ...settings.parsers import BOOL, URL, show
-from ...settings.table import Setting, SettingType
+from ...settings.table import Setting, SettingType, by_name
 from .. import Fit, Network
 from .text import measure
 
@@ -35,7 +36,16 @@ if TYPE_CHECKING:
     from .poster import BlueskyPoster
     from .reader import BlueskyReader
 
-__all__ = ["DEFAULT_SERVICE", "NETWORK", "card_limits"]
+__all__ = [
+    "BLUESKY_APP_PASSWORD",
+    "BLUESKY_HANDLE",
+    "BLUESKY_LINK_CARDS",
+    "BLUESKY_SERVICE",
+    "DEFAULT_SERVICE",
+    "LINK_CARDS_LOCAL",
+    "NETWORK",
+    "card_limits",
+]
 
 DEFAULT_SERVICE = "https://bsky.social"
 
@@ -72,6 +82,35 @@ HANDLE = SettingType("handle", _parse_handle)
 APP_PASSWORD = SettingType("app_password", _parse_app_password)
 
 
+BLUESKY_HANDLE = Setting("BLUESKY_HANDLE", "", HANDLE, "Bluesky: your handle, e.g. alice.bsky.social")
+BLUESKY_APP_PASSWORD = Setting(
+    "BLUESKY_APP_PASSWORD",
+    "",
+    APP_PASSWORD,
+    "Bluesky: an app password (never your account password)",
+    True,
+    "Bluesky (Settings > Privacy and security > App passwords)",
+)
+BLUESKY_SERVICE = Setting(
+    "BLUESKY_SERVICE", DEFAULT_SERVICE, URL, "Bluesky: your PDS (the default serves bsky.social accounts)"
+)
+BLUESKY_LINK_CARDS = Setting(
+    "BLUESKY_LINK_CARDS",
+    "yes",
+    BOOL,
+    "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
+    "picture), fetched at post time within 10 s; no turns it off",
+)
+LINK_CARDS_LOCAL = Setting(
+    "LINK_CARDS_LOCAL",
+    "no",
+    BOOL,
+    "yes lets a link card (Bluesky) and a picture a post names by URL (a grammar's {img}, an SVG's "
+    "<image>) be fetched from this machine or your own network (loopback, private, link-local "
+    "addresses); by default only the public internet",
+)
+
+
 class Bluesky(Network):
     """Bluesky: a handle and an app password on a PDS; 300 graphemes and 3,000 bytes."""
 
@@ -89,30 +128,7 @@ class Bluesky(Network):
             pi32=".venv/bin/pip install -r requirements-pi.txt && .venv/bin/pip install -q --no-deps atproto==0.0.73",
         ),
     )
-    settings = {
-        "BLUESKY_HANDLE": Setting("", HANDLE, "Bluesky: your handle, e.g. alice.bsky.social"),
-        "BLUESKY_APP_PASSWORD": Setting(
-            "",
-            APP_PASSWORD,
-            "Bluesky: an app password (never your account password)",
-            True,
-            "Bluesky (Settings > Privacy and security > App passwords)",
-        ),
-        "BLUESKY_SERVICE": Setting(DEFAULT_SERVICE, URL, "Bluesky: your PDS (the default serves bsky.social accounts)"),
-        "BLUESKY_LINK_CARDS": Setting(
-            "yes",
-            BOOL,
-            "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
-            "picture), fetched at post time within 10 s; no turns it off",
-        ),
-        "LINK_CARDS_LOCAL": Setting(
-            "no",
-            BOOL,
-            "yes lets a link card (Bluesky) and a picture a post names by URL (a grammar's {img}, an SVG's "
-            "<image>) be fetched from this machine or your own network (loopback, private, link-local "
-            "addresses); by default only the public internet",
-        ),
-    }
+    settings = by_name(BLUESKY_HANDLE, BLUESKY_APP_PASSWORD, BLUESKY_SERVICE, BLUESKY_LINK_CARDS, LINK_CARDS_LOCAL)
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
     guide = "Getting a Bluesky app password"
     site = "bsky.app"
@@ -121,7 +137,7 @@ class Bluesky(Network):
     listens = True
 
     def account_url(self, config: Config) -> Optional[str]:
-        handle = str(config["BLUESKY_HANDLE"] or "")
+        handle = str(config[BLUESKY_HANDLE] or "")
         return f"https://bsky.app/profile/{handle}" if handle else None
 
     def measure(self, text: str) -> Fit:
@@ -137,16 +153,16 @@ class Bluesky(Network):
         from .poster import BlueskyPoster, Login  # only a run that posts to Bluesky imports the poster (and the SDK)
 
         login = Login(
-            handle=str(config["BLUESKY_HANDLE"]),
-            app_password=str(config["BLUESKY_APP_PASSWORD"]),
-            service=str(config["BLUESKY_SERVICE"]),
-            session_file=config["BOT_STATE_DIR"] / "bluesky-session.json",
+            handle=str(config[BLUESKY_HANDLE]),
+            app_password=str(config[BLUESKY_APP_PASSWORD]),
+            service=str(config[BLUESKY_SERVICE]),
+            session_file=config.state.session("bluesky"),
         )
         return BlueskyPoster(
             login,
-            timeout=config["API_TIMEOUT"],
-            retries=config["API_RETRIES"],
-            link_cards=bool(config["BLUESKY_LINK_CARDS"]),
+            timeout=config[API_TIMEOUT],
+            retries=config[API_RETRIES],
+            link_cards=bool(config[BLUESKY_LINK_CARDS]),
             card_limits=card_limits(config),
         )
 
@@ -156,10 +172,10 @@ class Bluesky(Network):
         from .reader import BlueskyReader
 
         return BlueskyReader(
-            str(config["BLUESKY_HANDLE"]),
-            str(config["BLUESKY_SERVICE"]),
-            config["BOT_STATE_DIR"] / "bluesky-session.json",
-            timeout=config["API_TIMEOUT"],
+            str(config[BLUESKY_HANDLE]),
+            str(config[BLUESKY_SERVICE]),
+            config.state.session("bluesky"),
+            timeout=config[API_TIMEOUT],
             poster=lambda: self.poster(config),
         )
 
@@ -169,7 +185,7 @@ class Bluesky(Network):
         """The link card a post of `text` would carry (docs/bluesky-link-cards.md): none with
         pictures (a post has one embed); its thumbnail written into `folder()` for a dry run; one
         line for `check --online`."""
-        if not config["BLUESKY_LINK_CARDS"] or pictures:
+        if not config[BLUESKY_LINK_CARDS] or pictures:
             return []
         # Here, not at the top: fetching a card needs ssl, html.parser and the SDK's facet detection.
         from .linkcard import describe, summary
@@ -188,7 +204,7 @@ def card_limits(config: Config) -> Limits:
     """The bounds of a link card's fetch the settings give (LINK_CARDS_LOCAL)."""
     from .linkcard import Limits  # with the fetcher: only a run that fetches a card imports it
 
-    return Limits(local=bool(config["LINK_CARDS_LOCAL"]))
+    return Limits(local=bool(config[LINK_CARDS_LOCAL]))
 
 
 NETWORK = Bluesky()

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Optional
 
 from ...capability import Feature
 from ...errors import ConfigError
+from ...settings.keys import API_RETRIES, API_TIMEOUT
 from ...settings.parsers import OPTIONAL_URL, SECRET, show
-from ...settings.table import Setting, SettingType
+from ...settings.table import Setting, SettingType, by_name
 from .. import Fit, Network, twittertext
 from .status import VISIBILITIES, measure
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .poster import MastodonPoster
     from .reader import MastodonReader
 
-__all__ = ["NETWORK"]
+__all__ = ["MASTODON_ACCESS_TOKEN", "MASTODON_INSTANCE", "MASTODON_VISIBILITY", "NETWORK"]
 
 
 def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
@@ -45,23 +46,29 @@ def _parse_visibility(name: str, text: str, where: str, base_dir: Optional[Path]
 VISIBILITY = SettingType("visibility", _parse_visibility)
 
 
+MASTODON_INSTANCE = Setting(
+    "MASTODON_INSTANCE", "", OPTIONAL_URL, "Mastodon: your server's address, e.g. https://mastodon.social"
+)
+MASTODON_ACCESS_TOKEN = Setting(
+    "MASTODON_ACCESS_TOKEN",
+    "",
+    SECRET,
+    "Mastodon: access token of an application (Preferences > Development)",
+    True,
+    "your Mastodon server (Preferences > Development > your application)",
+)
+MASTODON_VISIBILITY = Setting(
+    "MASTODON_VISIBILITY", "unlisted", VISIBILITY, "Mastodon: public, unlisted, private or direct"
+)
+
+
 class Mastodon(Network):
     """Mastodon: a server and an application's token; the server's own count of a status."""
 
     name = "mastodon"
     label = "Mastodon"
     features = (Feature("posting to Mastodon", ("mastodon",), "mastodon"),)
-    settings = {
-        "MASTODON_INSTANCE": Setting("", OPTIONAL_URL, "Mastodon: your server's address, e.g. https://mastodon.social"),
-        "MASTODON_ACCESS_TOKEN": Setting(
-            "",
-            SECRET,
-            "Mastodon: access token of an application (Preferences > Development)",
-            True,
-            "your Mastodon server (Preferences > Development > your application)",
-        ),
-        "MASTODON_VISIBILITY": Setting("unlisted", VISIBILITY, "Mastodon: public, unlisted, private or direct"),
-    }
+    settings = by_name(MASTODON_INSTANCE, MASTODON_ACCESS_TOKEN, MASTODON_VISIBILITY)
     required = ("MASTODON_INSTANCE", "MASTODON_ACCESS_TOKEN")
     guide = "Getting a Mastodon token"
     site = "your Mastodon server"
@@ -81,7 +88,7 @@ class Mastodon(Network):
         return f"{handle} {text}"
 
     def account_url(self, config: Config) -> Optional[str]:
-        return str(config["MASTODON_INSTANCE"] or "") or None  # the profile's address needs a request
+        return str(config[MASTODON_INSTANCE] or "") or None  # the profile's address needs a request
 
     def measure(self, text: str) -> Fit:
         return measure(text)
@@ -99,11 +106,11 @@ class Mastodon(Network):
         from .poster import MastodonPoster  # only a run that posts to Mastodon imports the poster (and Mastodon.py)
 
         return MastodonPoster(
-            instance=str(config["MASTODON_INSTANCE"]),
-            access_token=str(config["MASTODON_ACCESS_TOKEN"]),
-            visibility=str(config["MASTODON_VISIBILITY"]),
-            timeout=config["API_TIMEOUT"],
-            retries=config["API_RETRIES"],
+            instance=str(config[MASTODON_INSTANCE]),
+            access_token=str(config[MASTODON_ACCESS_TOKEN]),
+            visibility=str(config[MASTODON_VISIBILITY]),
+            timeout=config[API_TIMEOUT],
+            retries=config[API_RETRIES],
         )
 
     def reader(self, config: Config) -> MastodonReader:
@@ -111,9 +118,9 @@ class Mastodon(Network):
         from .reader import MastodonReader
 
         return MastodonReader(
-            instance=str(config["MASTODON_INSTANCE"]),
-            access_token=str(config["MASTODON_ACCESS_TOKEN"]),
-            timeout=config["API_TIMEOUT"],
+            instance=str(config[MASTODON_INSTANCE]),
+            access_token=str(config[MASTODON_ACCESS_TOKEN]),
+            timeout=config[API_TIMEOUT],
         )
 
 

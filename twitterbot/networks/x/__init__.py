@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Dict, Iterable, Optional, Tuple
 
 from ...errors import ConfigError
+from ...settings.keys import API_RETRIES, API_TIMEOUT
 from ...settings.parsers import SECRET, URL, show
-from ...settings.table import Setting, SettingType
+from ...settings.table import Setting, SettingType, by_name
 from .. import Fit, LengthCache, Network, twittertext
 from .api import DEFAULT_BASE_URL, Credentials, status_url
 
@@ -31,7 +32,20 @@ if TYPE_CHECKING:
     from .poster import XPoster
     from .reader import XReader
 
-__all__ = ["MAX_WEIGHTED_LENGTH", "NETWORK", "PRICES", "Prices", "measure", "url_cost"]
+__all__ = [
+    "MAX_WEIGHTED_LENGTH",
+    "NETWORK",
+    "PRICES",
+    "TWITTER_ACCESS_TOKEN",
+    "TWITTER_ACCESS_TOKEN_SECRET",
+    "TWITTER_API_KEY",
+    "TWITTER_API_SECRET",
+    "X_API_BASE_URL",
+    "X_MONTHLY_BUDGET",
+    "Prices",
+    "measure",
+    "url_cost",
+]
 
 MAX_WEIGHTED_LENGTH = twittertext.MAX_WEIGHTED_LENGTH
 UNIT = "weighted characters"
@@ -103,21 +117,38 @@ def _fit(length: int, urls: Tuple[str, ...], problem: Optional[str] = None) -> F
 DOLLARS = SettingType("dollars", _parse_dollars)
 
 
+TWITTER_API_KEY = Setting(
+    "TWITTER_API_KEY", "", SECRET, "API Key (consumer key) from the X developer portal", True, _KEY_SOURCE
+)
+TWITTER_API_SECRET = Setting("TWITTER_API_SECRET", "", SECRET, "API Key Secret (consumer secret)", True, _KEY_SOURCE)
+TWITTER_ACCESS_TOKEN = Setting(
+    "TWITTER_ACCESS_TOKEN", "", SECRET, "Access Token (with Read and write permission)", True, _KEY_SOURCE
+)
+TWITTER_ACCESS_TOKEN_SECRET = Setting(
+    "TWITTER_ACCESS_TOKEN_SECRET", "", SECRET, "Access Token Secret", True, _KEY_SOURCE
+)
+X_API_BASE_URL = Setting("X_API_BASE_URL", DEFAULT_BASE_URL, URL, "where requests go (tests, proxies)")
+X_MONTHLY_BUDGET = Setting(
+    "X_MONTHLY_BUDGET",
+    "",
+    DOLLARS,
+    "at most this many US dollars of X posts in a calendar month (UTC), e.g. 5; empty: no cap",
+)
+
+
 class X(Network):
     """X: four OAuth 1.0a keys, twitter-text's weighted 280, a price per post."""
 
     name = "x"
     label = "X"
-    settings = {
-        "TWITTER_API_KEY": Setting("", SECRET, "API Key (consumer key) from the X developer portal", True, _KEY_SOURCE),
-        "TWITTER_API_SECRET": Setting("", SECRET, "API Key Secret (consumer secret)", True, _KEY_SOURCE),
-        "TWITTER_ACCESS_TOKEN": Setting("", SECRET, "Access Token (with Read and write permission)", True, _KEY_SOURCE),
-        "TWITTER_ACCESS_TOKEN_SECRET": Setting("", SECRET, "Access Token Secret", True, _KEY_SOURCE),
-        "X_API_BASE_URL": Setting(DEFAULT_BASE_URL, URL, "where requests go (tests, proxies)"),
-        "X_MONTHLY_BUDGET": Setting(
-            "", DOLLARS, "at most this many US dollars of X posts in a calendar month (UTC), e.g. 5; empty: no cap"
-        ),
-    }
+    settings = by_name(
+        TWITTER_API_KEY,
+        TWITTER_API_SECRET,
+        TWITTER_ACCESS_TOKEN,
+        TWITTER_ACCESS_TOKEN_SECRET,
+        X_API_BASE_URL,
+        X_MONTHLY_BUDGET,
+    )
     budget = "X_MONTHLY_BUDGET"
     required = _CREDENTIAL_NAMES
     guide = "Getting X keys"
@@ -153,7 +184,7 @@ class X(Network):
 
     def account_url(self, config: Config) -> Optional[str]:
         # An access token starts with the account's numeric id: public, and enough for a link.
-        user_id = str(config["TWITTER_ACCESS_TOKEN"] or "").split("-", 1)[0]
+        user_id = str(config[TWITTER_ACCESS_TOKEN] or "").split("-", 1)[0]
         return f"https://x.com/intent/user?user_id={user_id}" if user_id.isdigit() else "https://x.com/home"
 
     def lines_measured(self) -> object:
@@ -187,16 +218,16 @@ class X(Network):
 
         return XPoster(
             _credentials(config),
-            timeout=config["API_TIMEOUT"],
-            retries=config["API_RETRIES"],
-            base_url=str(config["X_API_BASE_URL"]),
+            timeout=config[API_TIMEOUT],
+            retries=config[API_RETRIES],
+            base_url=str(config[X_API_BASE_URL]),
         )
 
     def reader(self, config: Config) -> XReader:
         """Signed GETs without tweepy (reader.py): a round of replies with nothing new needs no more."""
         from .reader import XReader
 
-        return XReader(_credentials(config), timeout=config["API_TIMEOUT"], base_url=str(config["X_API_BASE_URL"]))
+        return XReader(_credentials(config), timeout=config[API_TIMEOUT], base_url=str(config[X_API_BASE_URL]))
 
 
 def _credentials(config: Config) -> Credentials:
