@@ -15,6 +15,7 @@ from mastodon_server import TOKEN, MastodonEmulator, MockInstance
 from pds.harness import Pds
 
 from twitterbot.errors import PostError
+from twitterbot.networks import PLAIN
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.records import new_record_key
 from twitterbot.networks.mastodon.poster import MastodonPoster
@@ -63,12 +64,16 @@ def test_mastodon_settles_by_its_idempotency_key_while_the_server_keeps_it() -> 
         emu.fail_next("posted_then_drop")
         lost = poster.post("Lost reply")
         assert not lost.confirmed and lost.lookup_key
-        found = poster.look_up("Lost reply", sent_at, lost.lookup_key)
-        assert found.found and found.how == "found by Idempotency-Key" and emu.texts == ["Lost reply"]
+        found = poster.look_up("Lost reply", sent_at, lost.lookup_key, PLAIN)
+        assert found.found and found.how == "found among the account's recent statuses" and emu.texts == ["Lost reply"]
         emu.fail_next("drop")
         never = poster.post("Never arrived")
-        again = poster.look_up("Never arrived", sent_at - timedelta(minutes=10), never.lookup_key)  # sent 10 min ago
-        assert again.found and "had not arrived" in again.how and emu.texts == ["Lost reply", "Never arrived"]
+        ten_minutes_ago = sent_at - timedelta(minutes=10)
+        unknown = poster.look_up("Never arrived", ten_minutes_ago, never.lookup_key)  # what it was sent with: not kept
+        assert unknown.found is False and emu.texts == ["Lost reply"]  # so nothing is sent again
+        again = poster.look_up("Never arrived", ten_minutes_ago, never.lookup_key, PLAIN)
+        assert again.found and "sent again with its Idempotency-Key" in again.how and "found" not in again.how
+        assert emu.texts == ["Lost reply", "Never arrived"]
 
 
 def test_mastodon_settles_by_recent_statuses_after_the_key_is_forgotten(mastodon_mock: MockInstance) -> None:

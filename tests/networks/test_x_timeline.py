@@ -13,6 +13,7 @@ from loopback import Answer
 from x_emulator import XEmulator
 
 from twitterbot.errors import PostError
+from twitterbot.networks import PostOptions
 from twitterbot.networks.x.api import status_url
 from twitterbot.networks.x.poster import XPoster
 from twitterbot.networks.x.timeline import Match, among_posts, compare
@@ -149,7 +150,7 @@ def test_a_post_with_a_picture_is_found_by_its_words_and_links(
 
     sent_at = datetime.now(timezone.utc) - timedelta(seconds=1)
     picture = Attachment(photo(tmp_path / "garden.jpg", size=(400, 300)), "Runner beans", "garden.jpg")
-    poster.post("a picture of https://example.com/p", images=[picture])
+    poster.post("a picture of https://example.com/p", PostOptions(images=(picture,)))
     assert emulator.posts[0].shown.count("https://t.co/") == 2  # the link, and the picture's own
     answer = poster.look_up("a picture of https://example.com/p", sent_at, None)
     assert answer.found is True, answer.how

@@ -86,7 +86,7 @@ def test_migration_4_renames_tweet_id_to_post_id_and_keeps_every_row(old_history
     before = _rows(old_history, "tweet_id")
     HistoryStore(old_history).close()
     with closing(sqlite3.connect(old_history)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         assert conn.execute("SELECT count(*) FROM missed").fetchone() == (0,)  # migration 10: no line missed yet
         kinds = conn.execute("SELECT DISTINCT error_kind FROM attempts").fetchall()
@@ -153,7 +153,7 @@ def test_a_schema_5_history_gains_costs_and_alerts_and_keeps_what_it_settled(tmp
         assert store.costs_since("x", WRITTEN) == [(None, "Found later")]  # written before costs were kept
         assert store.record_alert("run", at=WRITTEN, message="failed") is True
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         settled = conn.execute("SELECT settled FROM attempts WHERE text = 'Found later'").fetchone()[0]
     assert {"cost", "lookup_key", "sent_text", "settled"} <= columns
@@ -196,7 +196,7 @@ def test_a_schema_7_history_s_threads_gain_their_parts_texts_and_count_each_part
         assert store.posts_since(WRITTEN - timedelta(hours=1), WRITTEN + timedelta(hours=1)) == 2
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT part, sent_text FROM attempts ORDER BY id").fetchall() == [(1, "A"), (2, "B")]
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 12
 
 
 def test_a_schema_10_history_gains_the_replies_tables_and_keeps_counting_its_posts(tmp_path: Path) -> None:
@@ -221,6 +221,6 @@ def test_a_schema_10_history_gains_the_replies_tables_and_keeps_counting_its_pos
         assert store.mention_cursor("x") == (True, "x:1")
         assert sorted(store.costs_since("x", WRITTEN - timedelta(hours=1))) == [(0.001, ""), (0.015, "hi")]
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 12
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"mentions", "mention_cursors", "mention_reads", "stopped_accounts"} <= tables

@@ -141,17 +141,29 @@ class RunLog(PostCounts, Database):
         group: Optional[int] = None,
         cost: Optional[float] = None,
         sent_text: Optional[str] = None,
+        post: Optional[str] = None,
     ) -> int:
         """Commit a pending attempt *before* sending, so a crash cannot lead to a second send.
         `group` is the id of the first attempt carrying the same post to another network (None:
         this attempt starts a group); `cost` what the network charges for it (None: nothing);
         `sent_text` the post's text when it is not `text` (a line's pictures are left out of it),
-        kept to look the post up if its outcome is uncertain."""
+        kept to look the post up if its outcome is uncertain; `post` the post stored whole (what a
+        later run sends again, and looks up, by)."""
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text)"
-                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-                (row_id(run_id), source, text, iso(at), network, group, cost, sent_text if sent_text != text else None),
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text,"
+                " post) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+                (
+                    row_id(run_id),
+                    source,
+                    text,
+                    iso(at),
+                    network,
+                    group,
+                    cost,
+                    sent_text if sent_text != text else None,
+                    post,
+                ),
             )
             attempt_id = int(cursor.lastrowid)
             if group is None:
@@ -170,7 +182,7 @@ class RunLog(PostCounts, Database):
         # once the post is `since` old, however often it was retried.
         rows = self._read(
             "SELECT a.post_group, a.network, a.text, a.run_id, a.job_id, a.source,"
-            " (SELECT min(g.sent_at) FROM attempts g WHERE g.post_group = a.post_group) AS first_sent"
+            " (SELECT min(g.sent_at) FROM attempts g WHERE g.post_group = a.post_group) AS first_sent, a.post"
             f" FROM attempts a WHERE a.outcome = ? AND a.network IN ({wanted}) AND a.post_group IS NOT NULL"
             " AND a.thread_id IS NULL"  # a thread's part is its thread's to send again (threads.py)
             " AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.post_group = a.post_group"
@@ -184,7 +196,7 @@ class RunLog(PostCounts, Database):
             return []
         from .records import CatchUp
 
-        return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6])) for row in rows]
+        return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6]), row[7]) for row in rows]
 
     def finish_attempt(self, attempt_id: int, ending: Ending, *, with_next_write: bool = False) -> None:
         """Record an attempt's outcome (`Ending`), and for one that failed the kind of its error;
@@ -227,8 +239,8 @@ class RunLog(PostCounts, Database):
         wanted = ", ".join("?" for _ in networks)
         only = " AND source = ?" if source else ""
         rows = self._read(
-            "SELECT id, run_id, post_group, network, text, coalesce(sent_text, text), sent_at, lookup_key, outcome"
-            f" FROM attempts WHERE outcome IN ('uncertain', 'interrupted') AND job_id IS NULL AND network IN ({wanted})"
+            "SELECT id, run_id, post_group, network, text, coalesce(sent_text, text), sent_at, lookup_key, outcome,"
+            f" post FROM attempts WHERE outcome IN ('uncertain', 'interrupted') AND job_id IS NULL AND network IN ({wanted})"
             f" AND sent_at > ?{only} ORDER BY id",
             (*networks, iso(since), *((source,) if source else ())),
         )
@@ -237,7 +249,8 @@ class RunLog(PostCounts, Database):
         from .records import Unsettled
 
         return [
-            Unsettled(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6]), row[7], row[8]) for row in rows
+            Unsettled(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6]), row[7], row[8], row[9])
+            for row in rows
         ]
 
     def settle(
