@@ -15,7 +15,7 @@ from mastodon_server import TOKEN, MastodonEmulator, MockInstance
 from pds.harness import Pds
 
 from twitterbot.errors import PostError
-from twitterbot.networks import PLAIN
+from twitterbot.networks import PLAIN, PostOptions
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.records import new_record_key
 from twitterbot.networks.mastodon.poster import MastodonPoster
@@ -42,6 +42,21 @@ def test_bluesky_finds_a_post_by_its_record_key_and_not_another_key(bluesky_pds:
     recent = poster.look_up("Hello, settled", sent_at, None)  # an interrupted post: no key recorded
     assert recent.found and recent.result.url == posted.url
     assert poster.look_up("never sent", sent_at, None).found is False  # the account's whole list was read
+
+
+def test_bluesky_finds_a_reply_only_as_the_reply_to_the_post_it_answered(bluesky_pds: Pds, tmp_path: Path) -> None:
+    poster = bluesky(bluesky_pds, tmp_path, "replies")
+    sent_at = datetime.now(timezone.utc)
+    first, second = poster.post("the first question"), poster.post("the second question")
+    answer = poster.post("same words", PostOptions(reply_to=first.post_id))
+    own = poster.look_up("same words", sent_at, None, PostOptions(reply_to=first.post_id))
+    assert own.found and own.result and own.result.post_id == answer.post_id  # its thread's root kept
+    other = poster.look_up("same words", sent_at, None, PostOptions(reply_to=second.post_id))
+    assert other.found is False, other.how  # the reply to the first is not the second's
+    assert poster.look_up("same words", sent_at, None, PLAIN).found is False  # nor a post that answers none
+    key = answer.post_id.split()[0].rsplit("/", 1)[-1]
+    by_key = poster.look_up("same words", sent_at, key, PostOptions(reply_to=second.post_id))
+    assert by_key.found is None, by_key.how  # a record under its key answering another post is no answer
 
 
 def test_bluesky_mark_bot_adds_the_self_label_and_keeps_the_profile(bluesky_pds: Pds, tmp_path: Path) -> None:

@@ -203,3 +203,18 @@ def test_a_malformed_account_is_a_named_error(answer: Answer) -> None:
         with pytest.raises(PostError, match="could not be read"):
             poster.look_up("hello", datetime.now(timezone.utc), None)
         assert poster.look_up("hello", datetime.now(timezone.utc), None).found is False  # asked again: fine
+
+
+def test_a_reply_is_found_only_as_the_reply_to_the_post_it_answered(emulator: XEmulator, poster: XPoster) -> None:
+    sent_at = datetime.now(timezone.utc)
+    ada = emulator.mention("@pi_bot hello", by="ada", ago=60)
+    grace = emulator.mention("@pi_bot hello", by="grace", ago=30)
+    posted = poster.post("hi there!", PostOptions(reply_to=ada.id))
+    own = poster.look_up("hi there!", sent_at, None, PostOptions(reply_to=ada.id))
+    assert own.found and own.result and own.result.post_id == posted.post_id
+    other = poster.look_up("hi there!", sent_at, None, PostOptions(reply_to=grace.id))
+    assert other.found is False, other.how  # ada's reply is not grace's, whatever its words
+    alone = poster.look_up("hi there!", sent_at, None, PostOptions())
+    assert alone.found is False, alone.how  # nor a post that answers none
+    unknown = poster.look_up("hi there!", sent_at, None)  # recorded before the history kept what it answered
+    assert unknown.found
