@@ -582,17 +582,7 @@ class LineAttempts(Attempts):
         self.records_too_long = source == "catch_up"
 
     def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
-        return store.begin_attempt(
-            post.key,
-            run_id=start.run_id,
-            at=start.at,
-            network=start.network,
-            source=start.source,
-            group=start.group,
-            cost=start.cost,
-            sent_text=start.sent_text,
-            post=start.post,
-        )
+        return store.begin_attempt_from(post.key, start)
 
     def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
         return line_ending(store, attempt, clock=clock)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 
 from .counting import COUNTED_OUTCOMES, PostCounts
 from .database import Database, iso, parse_iso
-from .outcomes import PlannedRun, RunRef, row_id
+from .outcomes import AttemptStart, PlannedRun, RunRef, row_id
 from .skips import SKIPS_FILE, SkipLog, Streak
 
 if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
@@ -141,32 +141,37 @@ class RunLog(PostCounts, Database):
         group: Optional[int] = None,
         cost: Optional[float] = None,
         sent_text: Optional[str] = None,
-        post: Optional[str] = None,
     ) -> int:
         """Commit a pending attempt *before* sending, so a crash cannot lead to a second send.
         `group` is the id of the first attempt carrying the same post to another network (None:
         this attempt starts a group); `cost` what the network charges for it (None: nothing);
         `sent_text` the post's text when it is not `text` (a line's pictures are left out of it),
-        kept to look the post up if its outcome is uncertain; `post` the post stored whole (what a
-        later run sends again, and looks up, by)."""
+        kept to look the post up if its outcome is uncertain."""
+        start = AttemptStart(network, at, run_id, source, group, cost=cost, sent_text=sent_text)
+        return self.begin_attempt_from(text, start)
+
+    def begin_attempt_from(self, text: str, start: AttemptStart) -> int:
+        """`begin_attempt` as `start` says, with the post stored whole (`start.post`: what a later
+        run sends again, and looks up, by)."""
+        sent_text = start.sent_text
         with self._write() as conn:
             cursor = conn.execute(
                 "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text,"
                 " post) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
                 (
-                    row_id(run_id),
-                    source,
+                    row_id(start.run_id),
+                    start.source,
                     text,
-                    iso(at),
-                    network,
-                    group,
-                    cost,
+                    iso(start.at),
+                    start.network,
+                    start.group,
+                    start.cost,
                     sent_text if sent_text != text else None,
-                    post,
+                    start.post,
                 ),
             )
             attempt_id = int(cursor.lastrowid)
-            if group is None:
+            if start.group is None:
                 conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt_id,))
             return attempt_id
 
