@@ -146,7 +146,7 @@ class Delivery:
             start = AttemptStart(
                 network.name, self.clock(), self.run_id, attempts.source, group, cost=cost, sent_text=text
             )
-            start.post = (post.part(1) if parts else post).to_stored()
+            start.post = (post.part(1) if parts else post).to_stored(attempts.keeps_pictures)
             if parts:
                 one, attempt = self._thread(post, network, parts, start)
             else:
@@ -203,7 +203,7 @@ class Delivery:
             start = AttemptStart(
                 network.name, self.clock(), self.run_id, attempts.source, attempts.group(), sent_text=text
             )
-            start.post = post.to_stored()
+            start.post = post.to_stored(attempts.keeps_pictures)
             attempt = attempts.begin(self.store, post, start)
             reason = fit.reason or f"{fit.length} of {fit.limit} {fit.unit}"
             attempts.ending(self.store, attempt, self.clock)(Outcome.TOO_LONG, None, f"too long: {reason}", None)
@@ -440,17 +440,20 @@ class Post:
             labels=self.labels if first and self.images else (),
         )
 
-    def to_stored(self) -> str:
+    def to_stored(self, keep_pictures: bool = True) -> str:
         """The post as the history keeps it with its attempt (JSON, keys sorted): every field a
         network is told and its source's key, its pictures as what sends them again (a file's
         path, or a drawn or fetched picture's bytes), each with its alt text. Not its measures
-        (`fits`: measured again when needed)."""
+        (`fits`: measured again when needed). Without `keep_pictures` (a post no later run sends
+        again: a job's, a reply's) a drawn or fetched picture keeps its alt text but not its
+        bytes, so a history on an SD card does not grow by every picture a job posts; it reads
+        back as empty bytes."""
         return json.dumps(
             {
                 "v": _STORED,
                 "key": self.key,
                 "text": self.text,
-                "images": [_stored_picture(image) for image in self.images],
+                "images": [_stored_picture(image, keep_pictures) for image in self.images],
                 "language": self.language,
                 "warning": self.warning,
                 "where": self.where,
@@ -478,7 +481,7 @@ class Post:
                 raise ValueError(f"a stored post of version {data.get('v')!r}, not {_STORED}")
             images = tuple(
                 Attachment(
-                    Path(each["path"]) if "path" in each else base64.b64decode(each["data"]),
+                    Path(each["path"]) if "path" in each else base64.b64decode(each.get("data", "")),
                     each["alt"],
                     each["name"],
                     bool(each.get("alt_optional")),
@@ -544,6 +547,9 @@ class Attempts:
     # Whether a post too long for a network is recorded as not sent there (a catch-up's: so that
     # later runs do not offer it again), or simply not sent (a line: the round passes it by).
     records_too_long: bool = False
+    # Whether the stored post keeps its drawn or fetched pictures' bytes: a scheduled post's do (a
+    # catch-up or a thread's part 1 sends them again); a job's and a reply's are never sent again.
+    keeps_pictures: bool = True
 
     def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
         """Record the pending attempt of `post` as `start` says (its network, when, the text as
@@ -597,6 +603,7 @@ class JobAttempts(Attempts):
     post is the job's result, never sent twice."""
 
     __slots__ = ("final", "job_id", "name", "news", "source")
+    keeps_pictures = False
 
     def __init__(self, job_id: int, name: str, news: str, final: bool = False) -> None:
         self.job_id, self.name, self.news, self.final = job_id, name, news, final
@@ -656,6 +663,7 @@ class ReplyAttempts(Attempts):
 
     __slots__ = ("mention_id", "rule")
     source = "reply"
+    keeps_pictures = False
 
     def __init__(self, mention_id: str, rule: Optional[str]) -> None:
         self.mention_id, self.rule = mention_id, rule
@@ -737,11 +745,13 @@ def stored_post(stored: Optional[str]) -> Optional[Post]:
         return None
 
 
-def _stored_picture(image: Attachment) -> Dict[str, object]:
-    """One picture as a stored post keeps it: the file it is read from, or its bytes."""
+def _stored_picture(image: Attachment, keep_bytes: bool) -> Dict[str, object]:
+    """One picture as a stored post keeps it: the file it is read from, or its bytes (with
+    `keep_bytes`; else its alt text and name only)."""
     kept: Dict[str, object] = {"alt": image.alt, "name": image.name, "alt_optional": image.alt_optional}
     if isinstance(image.source, bytes):
-        kept["data"] = base64.b64encode(image.source).decode("ascii")
+        if keep_bytes:
+            kept["data"] = base64.b64encode(image.source).decode("ascii")
     else:
         kept["path"] = str(image.source)
     return kept
