@@ -46,6 +46,7 @@ __all__ = [
     "JobAttempts",
     "LineAttempts",
     "Outlets",
+    "PartAttempts",
     "Post",
     "ReplyAttempts",
     "line_ending",
@@ -280,7 +281,6 @@ class Delivery:
         cap leaves no room, and when the process is asked to stop: a later run goes on."""
         from .threads import GiveUp, Wait, next_part, parts_as_sent
 
-        poster = self.outlets()[network]
         sent: List[Sent] = []
         while True:
             step = next_part(parts_as_sent(self.store.thread_parts(thread_id), pending))
@@ -296,24 +296,20 @@ class Delivery:
                 )
                 return sent
             state, reply_to = step
-            if pending is not None and state.part == 1:
-                attempt = pending
-            else:
-                held = self._holds_back(network, state.part)
-                if held:
-                    log.warning("%s: %s", network.label, held)
-                    return sent
-                price = network.price(network.measure(state.text))
-                told = post.part(state.part, {network.name: reply_to} if reply_to else {})
-                start = AttemptStart(network.name, self.clock(), self.run_id, source, cost=price, post=told.to_stored())
-                attempt = self.store.begin_part(thread_id, state.part, start)
+            recorded = pending if state.part == 1 else None  # part 1, recorded with the thread by this run
+            held = None if recorded is not None else self._holds_back(network, state.part)
+            if held:
+                log.warning("%s: %s", network.label, held)
+                return sent
             pending = None
+            # The part as it is sent: an attempt like any other, through `_one`, its post stored whole.
             told = post.part(state.part, {network.name: reply_to} if reply_to else {})
-            options = told.told(network, told.images)
-            record = line_ending(self.store, attempt, clock=self.clock)
-            outcome = send(
-                lambda text=state.text, options=options: poster.post(text, options), network=network, record=record
+            price = network.price(network.measure(state.text))
+            start = AttemptStart(
+                network.name, self.clock(), self.run_id, source, cost=price, sent_text=state.text, post=told.to_stored()
             )
+            attempts = PartAttempts(thread_id, state.part, source, recorded)
+            outcome, _ = self._one(told, network, start, attempts, list(told.images))
             sent.append(outcome)
             if outcome.outcome != Outcome.POSTED:
                 log.warning(
@@ -595,6 +591,25 @@ class LineAttempts(Attempts):
 
     def group(self) -> Optional[int]:
         return self.post_group
+
+
+class PartAttempts(Attempts):
+    """A part of a thread, an attempt like any other: begun as its thread's part `part` (its text
+    the part's, as cut when the thread was recorded), or, for part 1 sent by the run that recorded
+    the thread, the attempt recorded with it (`recorded`); its outcome written as a line's."""
+
+    __slots__ = ("part", "recorded", "source", "thread_id")
+
+    def __init__(self, thread_id: int, part: int, source: str, recorded: Optional[int] = None) -> None:
+        self.thread_id, self.part, self.source, self.recorded = thread_id, part, source, recorded
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
+        if self.recorded is not None:
+            return self.recorded
+        return store.begin_part(self.thread_id, self.part, start)
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        return line_ending(store, attempt, clock=clock)
 
 
 class JobAttempts(Attempts):
