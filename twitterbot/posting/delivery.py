@@ -14,8 +14,11 @@ is kept in one place::
 
 What differs between senders is how an attempt is recorded and what a sent post moves on
 (`Attempts`): a scheduled line leaves the round (`LineAttempts`), a job's post moves the job's
-thread (`JobAttempts`), a reply claims the mention it answers (`ReplyAttempts`). A scheduled run imports this module only when it sends something or plans
-a post (a run the roll skips never does); a job always does.
+thread (`JobAttempts`), a reply claims the mention it answers (`ReplyAttempts`), a thread's part
+is its thread's (`PartAttempts`): one send loop, every part an attempt like any other. Each
+attempt stores its post whole (`Post.to_stored`), and every later run reads that. A scheduled run
+imports this module only when it sends something or plans a post (a run the roll skips never
+does); a job always does.
 """
 
 from __future__ import annotations
