@@ -63,8 +63,17 @@ ERRORS: Dict[str, Tuple[int, Any]] = {
 # slow: answer (and post) only after `slow_seconds`; posted_then_drop: make the status, then close
 # without a reply; posted_then_slow: make it, then reply after `slow_seconds`; posted_then_garble:
 # make it, then answer 200 with a body that is not JSON; posted_then_bad_header: make it, then
-# answer 200 with an X-RateLimit-Reset that is no time (as a proxy might).
-BEHAVIOURS = {"drop", "slow", "posted_then_drop", "posted_then_slow", "posted_then_garble", "posted_then_bad_header"}
+# answer 200 with an X-RateLimit-Reset that is no time (as a proxy might); ok: answer as usual (to
+# script a later request's failure).
+BEHAVIOURS = {
+    "drop",
+    "slow",
+    "posted_then_drop",
+    "posted_then_slow",
+    "posted_then_garble",
+    "posted_then_bad_header",
+    "ok",
+}
 
 _VISIBILITIES = {"public", "unlisted", "private", "direct"}
 # Deliberately simpler than the code under test (twitterbot.networks.mastodon): a link is

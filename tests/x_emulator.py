@@ -661,6 +661,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "edit_history_tweet_ids": [post.id],
                 **({"created_at": _rfc3339(post.at)} if "created_at" in fields else {}),
                 **({"entities": {"urls": post.urls}} if "entities" in fields and post.urls else {}),
+                **(
+                    {"referenced_tweets": [{"type": "replied_to", "id": post.reply_to}]}
+                    if "referenced_tweets" in fields and post.reply_to
+                    else {}
+                ),
             }
             for post in page
         ]

@@ -18,6 +18,7 @@ import pytest
 from bluesky_emulator import BlueskyEmulator, Fault
 
 from twitterbot.errors import ExitStatus, PostError
+from twitterbot.networks import PostOptions
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.records import PostRef, new_record_key
 from twitterbot.networks.bluesky.text import measure
@@ -76,7 +77,7 @@ def test_record_keys_are_tids_that_sort_by_time_and_never_repeat() -> None:
 
 def test_a_reply_reference_that_is_not_bluesky_is_a_data_error(emulator: BlueskyEmulator, tmp_path: Path) -> None:
     with pytest.raises(PostError) as refused:
-        poster_for(emulator, tmp_path / "s.json").post("hi", reply_to="1456012973835788293")
+        poster_for(emulator, tmp_path / "s.json").post("hi", PostOptions(reply_to="1456012973835788293"))
     assert (refused.value.kind, refused.value.exit_status) == ("bad_reply_to", ExitStatus.DATA_ERROR)
     assert emulator.calls[CREATE] == 0
 

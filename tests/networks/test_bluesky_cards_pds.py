@@ -15,6 +15,7 @@ import pytest
 from page_server import Page, PageServer
 from pds.harness import Pds, PdsAccount
 
+from twitterbot.networks import PostOptions
 from twitterbot.networks.bluesky.linkcard import Limits
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 
@@ -234,7 +235,7 @@ def test_a_line_with_a_picture_and_a_link_keeps_its_picture_and_fetches_no_card(
     Image.new("RGB", (640, 480), (30, 140, 60)).save(square, "PNG")
     link = pages.url + "/post"
     picture = Attachment(square.getvalue(), "A green rectangle", "square.png")
-    assert poster.post(f"the garden and {link}", images=[picture]).confirmed
+    assert poster.post(f"the garden and {link}", PostOptions(images=(picture,))).confirmed
 
     value = only_post(bluesky_pds, account)
     assert value["embed"]["$type"] == "app.bsky.embed.images"

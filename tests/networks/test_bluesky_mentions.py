@@ -13,6 +13,7 @@ from bluesky_emulator import LossyProxy
 from pds.harness import PdsAccount
 from pds.network import BlueskyNetwork
 
+from twitterbot.networks import PostOptions
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.reader import BlueskyReader
 from twitterbot.networks.bluesky.records import PostRef
@@ -170,7 +171,7 @@ def test_a_reply_to_a_mention_threads_under_it_and_reading_then_replying_logs_in
     bluesky_network.index()
     (read,) = people.reader.mentions(None, not_before=a_day_ago(), limit=10).mentions
 
-    result = people.poster.post("I am here", reply_to=read.reply_to)
+    result = people.poster.post("I am here", PostOptions(reply_to=read.reply_to))
 
     assert people.proxy.calls["com.atproto.server.createSession"] == 1
     bluesky_network.index()

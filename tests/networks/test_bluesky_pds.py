@@ -15,6 +15,7 @@ from conftest import BotHome
 from pds.harness import Pds, PdsAccount
 
 from twitterbot.errors import ExitStatus, PostError
+from twitterbot.networks import PostOptions
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.records import PostRef
 from twitterbot.networks.bluesky.text import measure
@@ -108,8 +109,8 @@ def test_replies_form_one_thread_with_the_root_and_the_parent(
 ) -> None:
     poster = make_poster(bluesky_pds.url, account, app_password, tmp_path / "session.json")
     first = poster.post("Progress: 1 of 3")
-    second = poster.post("Progress: 2 of 3", reply_to=first.post_id)
-    third = poster.post("Progress: 3 of 3", reply_to=second.post_id)
+    second = poster.post("Progress: 2 of 3", PostOptions(reply_to=first.post_id))
+    third = poster.post("Progress: 3 of 3", PostOptions(reply_to=second.post_id))
 
     records = {r["value"]["text"]: r for r in bluesky_pds.posts(account)}
     root, middle = records["Progress: 1 of 3"], records["Progress: 2 of 3"]
@@ -210,7 +211,7 @@ def test_a_post_in_a_language_carries_it_as_langs(
     bluesky_pds: Pds, account: PdsAccount, app_password: str, tmp_path: Path
 ) -> None:
     poster = make_poster(bluesky_pds.url, account, app_password, tmp_path / "session.json")
-    poster.post("Olá do meu Pi", language="pt-BR")
+    poster.post("Olá do meu Pi", PostOptions(language="pt-BR"))
     poster.post("No language given")
 
     plain, portuguese = bluesky_pds.posts(account)  # newest first
@@ -259,7 +260,7 @@ def test_a_post_s_labels_are_its_records_self_labels(
     Image.new("RGB", (40, 30), (200, 150, 120)).save(drawn, "PNG")
     poster = make_poster(bluesky_pds.url, account, app_password, tmp_path / "session.json")
     picture = Attachment(drawn.getvalue(), "A sketch of a nude figure", "figure.png")
-    poster.post("Life drawing", images=[picture], labels=("nudity",))
+    poster.post("Life drawing", PostOptions(images=(picture,), labels=("nudity",)))
     poster.post("No labels")
 
     plain, labelled = bluesky_pds.posts(account)  # newest first

@@ -17,7 +17,7 @@ import pytest
 
 from twitterbot.cli import built_in, main
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
-from twitterbot.networks import Fit, LookUp, Network, PostResult
+from twitterbot.networks import PLAIN, Fit, LookUp, Network, PostOptions, PostResult
 from twitterbot.settings.parsers import OPTIONAL_URL, SECRET
 from twitterbot.settings.table import Setting
 from twitterbot.state.store import HistoryStore
@@ -62,7 +62,8 @@ class FakePoster:
     def __init__(self, server: str, token: str) -> None:
         self._server, self._token = server, token
 
-    def post(self, text: str, reply_to: Optional[str] = None) -> PostResult:
+    def post(self, text: str, options: PostOptions = PLAIN) -> PostResult:
+        reply_to = options.reply_to
         request = urllib.request.Request(
             self._server + "/posts",
             data=json.dumps({"text": text, "reply_to": reply_to}).encode(),
@@ -85,7 +86,7 @@ class FakePoster:
     def account(self) -> str:
         return "@fake"
 
-    def look_up(self, text: str, sent_at: object, key: Optional[str]) -> LookUp:
+    def look_up(self, text: str, sent_at: object, key: Optional[str], options: Optional[PostOptions] = None) -> LookUp:
         return LookUp(None, "the fake server keeps no list of posts")
 
     def bot_label(self) -> Optional[bool]:

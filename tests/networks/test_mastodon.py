@@ -14,6 +14,7 @@ from conftest import REPO
 from mastodon_server import FIRST_ID, TOKEN, MastodonEmulator, MockInstance
 
 from twitterbot.errors import ConfigError, ExitStatus, PostError
+from twitterbot.networks import PostOptions
 from twitterbot.networks.mastodon.poster import IDEMPOTENCY_KEY_LIFETIME, MastodonPoster
 from twitterbot.settings.secrets import encodings
 
@@ -46,7 +47,7 @@ def test_a_post_reaches_the_mock_and_comes_back_with_its_id_and_link(mastodon_mo
 def test_a_thread_on_the_mock(mastodon_mock: MockInstance) -> None:
     poster = poster_for(mastodon_mock)
     root = poster.post("Job started")
-    child = poster.post("Halfway", reply_to=root.post_id)
+    child = poster.post("Halfway", PostOptions(reply_to=root.post_id))
     statuses = {str(status["id"]): status for status in mastodon_mock.statuses()}
     assert str(statuses[child.post_id]["in_reply_to_id"]) == root.post_id
 
@@ -59,9 +60,9 @@ def test_the_visibility_setting_reaches_the_server(mastodon_mock: MockInstance) 
 
 def test_a_post_may_be_more_private_than_the_setting_never_more_public(mastodon_mock: MockInstance) -> None:
     poster = poster_for(mastodon_mock, visibility="unlisted")
-    poster.post("one", visibility="public")
-    poster.post("two", visibility="private")
-    poster.post("three", visibility="direct", sensitive=True)
+    poster.post("one", PostOptions(visibility="public"))
+    poster.post("two", PostOptions(visibility="private"))
+    poster.post("three", PostOptions(visibility="direct", sensitive=True))
     seen = {status["content"]: status for status in mastodon_mock.statuses()}
     assert [seen[f"<p>{text}</p>"]["visibility"] for text in ("one", "two", "three")] == [
         "unlisted",
@@ -156,13 +157,13 @@ def test_each_post_has_its_own_idempotency_key(mastodon_emulator: MastodonEmulat
 def test_a_reply_names_its_parent(mastodon_emulator: MastodonEmulator) -> None:
     poster = poster_for(mastodon_emulator)
     root = poster.post("root")
-    poster.post("child", reply_to=root.post_id)
+    poster.post("child", PostOptions(reply_to=root.post_id))
     assert mastodon_emulator.statuses[1].in_reply_to_id == root.post_id
 
 
 def test_a_reply_to_a_deleted_status_is_refused(mastodon_emulator: MastodonEmulator) -> None:
     with pytest.raises(PostError) as caught:
-        poster_for(mastodon_emulator).post("child", reply_to="123")
+        poster_for(mastodon_emulator).post("child", PostOptions(reply_to="123"))
     assert (caught.value.kind, caught.value.exit_status) == ("rejected", ExitStatus.DATA_ERROR)
     assert "deleted" in str(caught.value)
 

@@ -15,6 +15,7 @@ from loopback import Answer
 from mastodon_server import ACCOUNT_ID, TOKEN, MastodonEmulator, MockInstance
 
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
+from twitterbot.networks import PostOptions
 from twitterbot.networks.mastodon import NETWORK
 from twitterbot.networks.mastodon.mentions import text_of
 from twitterbot.networks.mastodon.poster import MastodonPoster
@@ -206,7 +207,9 @@ def test_a_reply_is_threaded_under_the_mention_never_more_public(
     status = server.mention("@pibot psst", by="ada", domain="elsewhere.example", visibility=mentioned)
     poster = poster_for(server, visibility=setting)
     (mention,) = reader_for(server).mentions(None, not_before=a_day_ago(), limit=10).mentions
-    result = poster.post(NETWORK.addressed("hello", mention), reply_to=mention.reply_to, visibility=mention.visibility)
+    result = poster.post(
+        NETWORK.addressed("hello", mention), PostOptions(reply_to=mention.reply_to, visibility=mention.visibility)
+    )
     reply = server.statuses[-1]
     assert result.confirmed and reply.in_reply_to_id == status.id
     assert reply.text == "@ada@elsewhere.example hello" and reply.visibility == sent
@@ -295,7 +298,9 @@ def test_mastodon_mock_s_mentions_read_the_same(mastodon_mock: MockInstance) -> 
     assert "hello & welcome" in mention.text and not mention.answers_bot
     again = reading.mentions(page.cursor, not_before=a_day_ago(), limit=10)
     assert again.mentions == () and again.reads == 1
-    reply = alice.post(NETWORK.addressed("hi bob", mention), reply_to=mention.reply_to, visibility=mention.visibility)
+    reply = alice.post(
+        NETWORK.addressed("hi bob", mention), PostOptions(reply_to=mention.reply_to, visibility=mention.visibility)
+    )
     shown = bob.status(reply.post_id)
     assert str(shown["in_reply_to_id"]) == mention.id and shown["visibility"] == "private"
     answer = bob.status_post("@alice thanks", in_reply_to_id=reply.post_id)

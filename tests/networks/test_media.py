@@ -20,6 +20,7 @@ from pds.harness import Pds, PdsAccount
 from PIL import Image
 
 from twitterbot.errors import ExitStatus, PostError
+from twitterbot.networks import PostOptions
 from twitterbot.networks.bluesky.media import bluesky_embed
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.mastodon.poster import MastodonPoster
@@ -54,7 +55,7 @@ def look(data: bytes) -> Image.Image:
 def test_x_a_photo_and_a_screenshot_are_uploaded_described_and_posted(
     emulator, poster: XPoster, photo, screenshot
 ) -> None:
-    result = poster.post("The garden at dawn", images=[photo, screenshot])
+    result = poster.post("The garden at dawn", PostOptions(images=(photo, screenshot)))
     assert result.confirmed
     (post,) = emulator.posts
     assert post.text == "The garden at dawn"
@@ -78,14 +79,14 @@ def test_x_checks_the_uploads_signature(emulator, photo) -> None:
     wrong = type(keys)(keys.api_key, "not-the-secret", keys.access_token, keys.access_token_secret)
     poster = XPoster(wrong, timeout=2, retries=1, base_url=emulator.url, sleep=lambda s: None)
     with pytest.raises(PostError) as caught:
-        poster.post("Signed wrong", images=[photo])
+        poster.post("Signed wrong", PostOptions(images=(photo,)))
     assert caught.value.exit_status == ExitStatus.PERMISSION_DENIED and "401" in str(caught.value)
     assert emulator.posts == [] and [seen.status for seen in emulator.seen] == [401]
 
 
 def test_x_an_upload_whose_reply_is_lost_is_uploaded_again_and_posted_once(emulator, poster, photo) -> None:
     emulator.fail_next("posted_then_drop")  # the first upload lands, its reply never comes
-    result = poster.post("Lost reply", images=[photo])
+    result = poster.post("Lost reply", PostOptions(images=(photo,)))
     assert result.confirmed and len(emulator.posts) == 1
     assert len(emulator.media) == 2  # the lost one stays unused, as X drops it
     assert emulator.posts[0].media[0].alt == photo.alt
@@ -94,7 +95,7 @@ def test_x_an_upload_whose_reply_is_lost_is_uploaded_again_and_posted_once(emula
 def test_x_an_upload_that_keeps_failing_posts_nothing(emulator, poster, photo) -> None:
     emulator.fail_next("server_error", "server_error")  # the poster tries twice (retries=1)
     with pytest.raises(PostError) as caught:
-        poster.post("Never posted", images=[photo])
+        poster.post("Never posted", PostOptions(images=(photo,)))
     error = caught.value
     assert error.kind == "upload" and error.exit_status == ExitStatus.TEMPORARY_FAILURE
     assert "picture 1 (photos/garden.jpg) could not be uploaded to X" in str(error) and "nothing was posted" in str(
@@ -106,7 +107,7 @@ def test_x_an_upload_that_keeps_failing_posts_nothing(emulator, poster, photo) -
 def test_x_refuses_a_picture_too_big_and_says_which(emulator, poster, photo) -> None:
     emulator.max_image_bytes = 100_000
     with pytest.raises(PostError) as caught:
-        poster.post("Too big", images=[photo])
+        poster.post("Too big", PostOptions(images=(photo,)))
     assert caught.value.kind == "picture" and caught.value.exit_status == ExitStatus.DATA_ERROR
     assert "X refused picture 1 (photos/garden.jpg" in str(caught.value) and "File size exceeds" in str(caught.value)
     assert emulator.posts == []
@@ -129,7 +130,7 @@ def test_x_refuses_a_file_that_is_not_a_picture(emulator, poster) -> None:
 def test_x_a_picture_that_cannot_be_read_is_a_data_error_before_any_request(emulator, poster, tmp_path: Path) -> None:
     bad = Attachment(images.damaged(tmp_path / "bad.jpg"), "alt", "bad.jpg")
     with pytest.raises(PostError, match="bad.jpg is damaged") as caught:
-        poster.post("Damaged", images=[bad])
+        poster.post("Damaged", PostOptions(images=(bad,)))
     assert caught.value.exit_status == ExitStatus.DATA_ERROR and emulator.seen == []
 
 
@@ -144,7 +145,7 @@ def mastodon_poster(url: str, token: str) -> MastodonPoster:
 
 def test_mastodon_fits_the_picture_to_the_servers_own_limit(mastodon_emulator: MastodonEmulator, photo) -> None:
     mastodon_emulator.image_size_limit = 1_000_000  # this server says 1 MB in /api/v2/instance
-    result = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token).post("Beans", images=[photo])
+    result = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token).post("Beans", PostOptions(images=(photo,)))
     assert result.confirmed
     (status,) = mastodon_emulator.statuses
     (media,) = status.media
@@ -157,11 +158,11 @@ def test_mastodon_an_upload_is_retried_and_a_failed_one_posts_nothing(
 ) -> None:
     poster = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token)
     mastodon_emulator.fail_next_upload("posted_then_drop")
-    assert poster.post("Retried", images=[photo]).confirmed
+    assert poster.post("Retried", PostOptions(images=(photo,))).confirmed
     assert len(mastodon_emulator.media) == 2 and len(mastodon_emulator.statuses) == 1
     mastodon_emulator.fail_next_upload("server_error", "server_error")
     with pytest.raises(PostError) as caught:
-        poster.post("Not posted", images=[photo])
+        poster.post("Not posted", PostOptions(images=(photo,)))
     assert caught.value.kind == "upload" and caught.value.exit_status == ExitStatus.TEMPORARY_FAILURE
     assert mastodon_emulator.texts == ["Retried"]
 
@@ -169,17 +170,19 @@ def test_mastodon_an_upload_is_retried_and_a_failed_one_posts_nothing(
 def test_mastodon_refusals_of_a_picture_are_data_errors(mastodon_emulator: MastodonEmulator, screenshot) -> None:
     poster = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token)
     mastodon_emulator.supported_mime_types = ("image/jpeg",)  # the instance says so, and the bot sends a JPEG
-    assert poster.post("Made a JPEG", images=[screenshot]).confirmed
+    assert poster.post("Made a JPEG", PostOptions(images=(screenshot,))).confirmed
     assert mastodon_emulator.statuses[0].media[0]["mime"] == "image/jpeg"
     other = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token)
     other._image_limits = REGISTRY.network("mastodon").image_limits()  # as if the server had not said: PNG stays PNG
     with pytest.raises(PostError, match="Mastodon refused picture 1 .*File content type is invalid") as caught:
-        other.post("PNG where it is not taken", images=[screenshot])
+        other.post("PNG where it is not taken", PostOptions(images=(screenshot,)))
     assert caught.value.exit_status == ExitStatus.DATA_ERROR and len(mastodon_emulator.statuses) == 1
 
 
 def test_mastodon_mock_keeps_the_description(mastodon_mock, photo) -> None:
-    result = mastodon_poster(mastodon_mock.url, mastodon_mock.token).post("With a picture", images=[photo])
+    result = mastodon_poster(mastodon_mock.url, mastodon_mock.token).post(
+        "With a picture", PostOptions(images=(photo,))
+    )
     assert result.confirmed
     (status,) = [status for status in mastodon_mock.statuses() if status["id"] == result.post_id]
     (attachment,) = status["media_attachments"]
@@ -214,7 +217,7 @@ def bluesky(bluesky_pds: Pds, account: PdsAccount, tmp_path: Path) -> BlueskyPos
 def test_bluesky_stores_the_blob_fitted_upright_and_without_exif(
     bluesky_pds: Pds, account: PdsAccount, bluesky: BlueskyPoster, photo, screenshot
 ) -> None:
-    assert bluesky.post("The garden at dawn", images=[photo, screenshot]).confirmed
+    assert bluesky.post("The garden at dawn", PostOptions(images=(photo, screenshot))).confirmed
     (record,) = bluesky_pds.posts(account)
     embed: Dict[str, Any] = record["value"]["embed"]
     assert embed["$type"] == "app.bsky.embed.images"
@@ -245,7 +248,7 @@ def test_bluesky_refusals_of_a_picture_post_nothing(
     fake = PreparedImage("bluesky", b"this is not a picture at all", "image/png", 10, 10, "alt", "notes.png")
     poster._pictures = lambda images: bluesky_embed(client, [fake], policy=Backoff(0), call=poster._call)  # type: ignore[method-assign]
     with pytest.raises(PostError) as refused:
-        poster.post("A text file as a picture", images=[fake])  # type: ignore[list-item]
+        poster.post("A text file as a picture", PostOptions(images=(fake,)))  # type: ignore[arg-type]
     assert refused.value.exit_status == ExitStatus.DATA_ERROR, refused.value
     assert bluesky_pds.posts(account) == []
 
@@ -255,5 +258,5 @@ def test_mastodon_refuses_a_picture_over_its_size_limit(mastodon_emulator: Masto
     poster = mastodon_poster(mastodon_emulator.url, mastodon_emulator.token)
     poster._image_limits = REGISTRY.network("mastodon").image_limits()  # the bot assumes 8 MiB: the server says no
     with pytest.raises(PostError, match="Mastodon refused picture 1 .*File file size must be less than 1 MB") as caught:
-        poster.post("Too big for this server", images=[photo])
+        poster.post("Too big for this server", PostOptions(images=(photo,)))
     assert caught.value.exit_status == ExitStatus.DATA_ERROR and mastodon_emulator.statuses == []

@@ -15,6 +15,7 @@ from mastodon_server import TOKEN, MastodonEmulator, MockInstance
 from pds.harness import Pds
 
 from twitterbot.errors import PostError
+from twitterbot.networks import PLAIN, PostOptions
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.bluesky.records import new_record_key
 from twitterbot.networks.mastodon.poster import MastodonPoster
@@ -43,6 +44,21 @@ def test_bluesky_finds_a_post_by_its_record_key_and_not_another_key(bluesky_pds:
     assert poster.look_up("never sent", sent_at, None).found is False  # the account's whole list was read
 
 
+def test_bluesky_finds_a_reply_only_as_the_reply_to_the_post_it_answered(bluesky_pds: Pds, tmp_path: Path) -> None:
+    poster = bluesky(bluesky_pds, tmp_path, "replies")
+    sent_at = datetime.now(timezone.utc)
+    first, second = poster.post("the first question"), poster.post("the second question")
+    answer = poster.post("same words", PostOptions(reply_to=first.post_id))
+    own = poster.look_up("same words", sent_at, None, PostOptions(reply_to=first.post_id))
+    assert own.found and own.result and own.result.post_id == answer.post_id  # its thread's root kept
+    other = poster.look_up("same words", sent_at, None, PostOptions(reply_to=second.post_id))
+    assert other.found is False, other.how  # the reply to the first is not the second's
+    assert poster.look_up("same words", sent_at, None, PLAIN).found is False  # nor a post that answers none
+    key = answer.post_id.split()[0].rsplit("/", 1)[-1]
+    by_key = poster.look_up("same words", sent_at, key, PostOptions(reply_to=second.post_id))
+    assert by_key.found is None, by_key.how  # a record under its key answering another post is no answer
+
+
 def test_bluesky_mark_bot_adds_the_self_label_and_keeps_the_profile(bluesky_pds: Pds, tmp_path: Path) -> None:
     poster = bluesky(bluesky_pds, tmp_path, "botlabel")
     assert poster.bot_label() is False
@@ -63,12 +79,16 @@ def test_mastodon_settles_by_its_idempotency_key_while_the_server_keeps_it() -> 
         emu.fail_next("posted_then_drop")
         lost = poster.post("Lost reply")
         assert not lost.confirmed and lost.lookup_key
-        found = poster.look_up("Lost reply", sent_at, lost.lookup_key)
-        assert found.found and found.how == "found by Idempotency-Key" and emu.texts == ["Lost reply"]
+        found = poster.look_up("Lost reply", sent_at, lost.lookup_key, PLAIN)
+        assert found.found and found.how == "found among the account's recent statuses" and emu.texts == ["Lost reply"]
         emu.fail_next("drop")
         never = poster.post("Never arrived")
-        again = poster.look_up("Never arrived", sent_at - timedelta(minutes=10), never.lookup_key)  # sent 10 min ago
-        assert again.found and "had not arrived" in again.how and emu.texts == ["Lost reply", "Never arrived"]
+        ten_minutes_ago = sent_at - timedelta(minutes=10)
+        unknown = poster.look_up("Never arrived", ten_minutes_ago, never.lookup_key)  # what it was sent with: not kept
+        assert unknown.found is False and emu.texts == ["Lost reply"]  # so nothing is sent again
+        again = poster.look_up("Never arrived", ten_minutes_ago, never.lookup_key, PLAIN)
+        assert again.found and "sent again with its Idempotency-Key" in again.how and "found" not in again.how
+        assert emu.texts == ["Lost reply", "Never arrived"]
 
 
 def test_mastodon_settles_by_recent_statuses_after_the_key_is_forgotten(mastodon_mock: MockInstance) -> None:

@@ -14,6 +14,7 @@ from loopback import Answer
 from x_emulator import ERRORS, FIRST_ID, XEmulator, recorded_create_reply
 
 from twitterbot.errors import DuplicatePost, ExitStatus, PostError
+from twitterbot.networks import PostOptions
 from twitterbot.networks.dryrun import DryRunPoster
 from twitterbot.networks.x.api import Credentials
 from twitterbot.networks.x.errors import network_error
@@ -37,7 +38,7 @@ def test_the_emulator_answers_in_the_recorded_shape() -> None:
 
 def test_replies_carry_in_reply_to(emulator: XEmulator, poster: XPoster) -> None:
     first = poster.post("root")
-    poster.post("child", reply_to=first.post_id)
+    poster.post("child", PostOptions(reply_to=first.post_id))
     assert emulator.posts[1].reply_to == first.post_id
 
 

@@ -12,6 +12,7 @@ from loopback import Answer
 from x_emulator import USER_ID, XEmulator
 
 from twitterbot.errors import ErrorKind, PostError
+from twitterbot.networks import PostOptions
 from twitterbot.networks.x import NETWORK, PRICES
 from twitterbot.networks.x.poster import XPoster
 
@@ -115,7 +116,7 @@ def test_a_reply_to_the_bot_s_post_answers_the_bot_and_bios_are_read(emulator: X
 def test_a_reply_is_threaded_under_the_mention(emulator: XEmulator, poster: XPoster) -> None:
     mention = emulator.mention("@pi_bot hello", by="ada")
     read = poster.mentions(None, not_before=a_day_ago(), limit=10).mentions[0]
-    result = poster.post(NETWORK.addressed("hello to you", read), reply_to=read.reply_to)
+    result = poster.post(NETWORK.addressed("hello to you", read), PostOptions(reply_to=read.reply_to))
     assert result.confirmed
     assert emulator.posts[-1].reply_to == mention.id and emulator.posts[-1].text == "hello to you"
 
@@ -123,11 +124,11 @@ def test_a_reply_is_threaded_under_the_mention(emulator: XEmulator, poster: XPos
 def test_x_refuses_a_reply_where_the_account_was_not_mentioned(emulator: XEmulator, poster: XPoster) -> None:
     stranger = emulator.mention("a post that does not name the bot", by="ada")
     with pytest.raises(PostError) as caught:
-        poster.post("unasked", reply_to=stranger.id)
+        poster.post("unasked", PostOptions(reply_to=stranger.id))
     assert caught.value.kind is ErrorKind.BAD_REPLY_TO
     assert "mentioned or quoted" in str(caught.value) and "February 2026" in str(caught.value)
     own = poster.post("the bot's own post")
-    assert poster.post("its thread goes on", reply_to=own.post_id).confirmed  # a thread of its own
+    assert poster.post("its thread goes on", PostOptions(reply_to=own.post_id)).confirmed  # a thread of its own
 
 
 def test_a_long_post_is_read_whole(emulator: XEmulator, poster: XPoster) -> None:

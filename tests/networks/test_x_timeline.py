@@ -13,6 +13,7 @@ from loopback import Answer
 from x_emulator import XEmulator
 
 from twitterbot.errors import PostError
+from twitterbot.networks import PostOptions
 from twitterbot.networks.x.api import status_url
 from twitterbot.networks.x.poster import XPoster
 from twitterbot.networks.x.timeline import Match, among_posts, compare
@@ -149,7 +150,7 @@ def test_a_post_with_a_picture_is_found_by_its_words_and_links(
 
     sent_at = datetime.now(timezone.utc) - timedelta(seconds=1)
     picture = Attachment(photo(tmp_path / "garden.jpg", size=(400, 300)), "Runner beans", "garden.jpg")
-    poster.post("a picture of https://example.com/p", images=[picture])
+    poster.post("a picture of https://example.com/p", PostOptions(images=(picture,)))
     assert emulator.posts[0].shown.count("https://t.co/") == 2  # the link, and the picture's own
     answer = poster.look_up("a picture of https://example.com/p", sent_at, None)
     assert answer.found is True, answer.how
@@ -202,3 +203,18 @@ def test_a_malformed_account_is_a_named_error(answer: Answer) -> None:
         with pytest.raises(PostError, match="could not be read"):
             poster.look_up("hello", datetime.now(timezone.utc), None)
         assert poster.look_up("hello", datetime.now(timezone.utc), None).found is False  # asked again: fine
+
+
+def test_a_reply_is_found_only_as_the_reply_to_the_post_it_answered(emulator: XEmulator, poster: XPoster) -> None:
+    sent_at = datetime.now(timezone.utc)
+    ada = emulator.mention("@pi_bot hello", by="ada", ago=60)
+    grace = emulator.mention("@pi_bot hello", by="grace", ago=30)
+    posted = poster.post("hi there!", PostOptions(reply_to=ada.id))
+    own = poster.look_up("hi there!", sent_at, None, PostOptions(reply_to=ada.id))
+    assert own.found and own.result and own.result.post_id == posted.post_id
+    other = poster.look_up("hi there!", sent_at, None, PostOptions(reply_to=grace.id))
+    assert other.found is False, other.how  # ada's reply is not grace's, whatever its words
+    alone = poster.look_up("hi there!", sent_at, None, PostOptions())
+    assert alone.found is False, alone.how  # nor a post that answers none
+    unknown = poster.look_up("hi there!", sent_at, None)  # recorded before the history kept what it answered
+    assert unknown.found

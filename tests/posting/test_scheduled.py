@@ -285,7 +285,7 @@ class PostsThenTheDiskFills:
         self.store = store
         self.texts: list = []
 
-    def post(self, text: str, reply_to=None):
+    def post(self, text: str, options=None):
         from twitterbot.networks import PostResult
 
         self.texts.append(text)
@@ -297,7 +297,7 @@ class PostsThenTheDiskFills:
 class Accepts:
     name = "x"
 
-    def post(self, text: str, reply_to=None):
+    def post(self, text: str, options=None):
         from twitterbot.networks import PostResult
 
         return PostResult(text, post_id="2")

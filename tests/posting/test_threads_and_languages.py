@@ -166,3 +166,30 @@ def test_one_word_of_five_thousand_characters_is_cut_into_parts_that_each_fit() 
         # Each piece but the last is as long as fits beside the widest number ("99/99"): no more parts.
         limit = network.measure("").limit
         assert len(parts) == -(-len(word) // (limit - len(" 99/99"))), name
+
+
+def test_a_private_hidden_thread_stopped_after_part_1_goes_on_private_and_sensitive_in_order(
+    home: BotHome, mastodon_emulator: MastodonEmulator
+) -> None:
+    home.write_env(
+        **mastodon_emulator.env(),
+        POST_TO="mastodon",
+        MASTODON_VISIBILITY="public",
+        LONG_LINES="thread",
+        THREAD_NUMBERS="yes",
+        MAX_POSTS_PER_DAY="5",
+        MIN_POST_GAP="0",
+        API_RETRIES="0",
+    )
+    _grammar(home, {"origin": ["{private}{hide}" + LONG + " " + LONG]})  # three parts of at most 500
+    mastodon_emulator.fail_next("ok", "server_error")  # part 1 goes; the server fails part 2
+    first = home.run("--force", "--json")
+    assert first.returncode == 0, first.stderr  # the line went: part 1 is posted
+    assert len(mastodon_emulator.statuses) == 1
+    home.write_env(TWEET_ONE_IN="1000000")  # the next run only goes on with the thread
+    second = home.run("--json")
+    assert second.returncode == 0, second.stderr
+    statuses = mastodon_emulator.statuses
+    assert [status.text[-3:] for status in statuses] == ["1/3", "2/3", "3/3"]
+    assert [(status.visibility, status.sensitive) for status in statuses] == [("private", True)] * 3
+    assert [status.in_reply_to_id for status in statuses] == [None, statuses[0].id, statuses[1].id]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
 from twitterbot.errors import ErrorKind, ExitStatus, PostError
-from twitterbot.networks import Fit, LookUp, Network, PostResult
+from twitterbot.networks import PLAIN, Fit, LookUp, Network, PostOptions, PostResult
 from twitterbot.networks.mentions import Author, Mention, MentionPage
 from twitterbot.networks.x import DOLLARS
 from twitterbot.settings.parsers import OPTIONAL_PATH, SECRET
@@ -141,16 +141,8 @@ class ChatPoster:
     def _changing(self) -> Iterator[Dict[str, Any]]:
         return self.world.changing()
 
-    def post(
-        self,
-        text: str,
-        reply_to: Optional[str] = None,
-        images: Any = (),
-        *,
-        language: Optional[str] = None,
-        spoiler: Optional[str] = None,
-        visibility: Optional[str] = None,
-    ) -> PostResult:
+    def post(self, text: str, options: PostOptions = PLAIN) -> PostResult:
+        reply_to, visibility = options.reply_to, options.visibility
         killed = False
         with self.world.changing() as state:
             try:
@@ -223,8 +215,12 @@ class ChatPoster:
     def account(self) -> str:  # type: ignore[override]
         return f"@{self.account}"
 
-    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
+    def look_up(
+        self, text: str, sent_at: datetime, key: Optional[str], options: Optional[PostOptions] = None
+    ) -> LookUp:
         mine = [post for post in self.world.posts_by(self.account) if post["text"] == text]
+        if options is not None:  # a reply is the one sent only where it answers the same post
+            mine = [post for post in mine if post["reply_to"] == options.reply_to]
         if mine:
             return LookUp(
                 True,

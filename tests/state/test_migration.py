@@ -86,7 +86,7 @@ def test_migration_4_renames_tweet_id_to_post_id_and_keeps_every_row(old_history
     before = _rows(old_history, "tweet_id")
     HistoryStore(old_history).close()
     with closing(sqlite3.connect(old_history)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         assert conn.execute("SELECT count(*) FROM missed").fetchone() == (0,)  # migration 10: no line missed yet
         kinds = conn.execute("SELECT DISTINCT error_kind FROM attempts").fetchall()
@@ -153,7 +153,7 @@ def test_a_schema_5_history_gains_costs_and_alerts_and_keeps_what_it_settled(tmp
         assert store.costs_since("x", WRITTEN) == [(None, "Found later")]  # written before costs were kept
         assert store.record_alert("run", at=WRITTEN, message="failed") is True
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
         columns = {row[1] for row in conn.execute("PRAGMA table_info(attempts)")}
         settled = conn.execute("SELECT settled FROM attempts WHERE text = 'Found later'").fetchone()[0]
     assert {"cost", "lookup_key", "sent_text", "settled"} <= columns
@@ -196,7 +196,7 @@ def test_a_schema_7_history_s_threads_gain_their_parts_texts_and_count_each_part
         assert store.posts_since(WRITTEN - timedelta(hours=1), WRITTEN + timedelta(hours=1)) == 2
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT part, sent_text FROM attempts ORDER BY id").fetchall() == [(1, "A"), (2, "B")]
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 12
 
 
 def test_a_schema_10_history_gains_the_replies_tables_and_keeps_counting_its_posts(tmp_path: Path) -> None:
@@ -221,6 +221,79 @@ def test_a_schema_10_history_gains_the_replies_tables_and_keeps_counting_its_pos
         assert store.mention_cursor("x") == (True, "x:1")
         assert sorted(store.costs_since("x", WRITTEN - timedelta(hours=1))) == [(0.001, ""), (0.015, "hi")]
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 12
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"mentions", "mention_cursors", "mention_reads", "stopped_accounts"} <= tables
+
+
+def _schema_11(path: Path) -> None:
+    """A history as the release before schema 12 made it: no post stored with any attempt."""
+    with closing(sqlite3.connect(path)) as conn:
+        steps = " ".join(schema._MIGRATIONS[version] for version in range(2, 12))
+        conn.executescript(
+            f"BEGIN; {schema._SCHEMA} {steps} PRAGMA application_id = {schema.APPLICATION_ID};"
+            " PRAGMA user_version = 11; COMMIT;"
+        )
+
+
+def test_a_schema_11_history_keeps_every_row_and_its_old_attempts_settle_and_catch_up_as_before(
+    home, mastodon_emulator
+) -> None:
+    """Migration 12 stores a post whole with its attempt; a row written before it has none, and is
+    read as before: its uncertain post looked up by its text, its catch-up read from its line (its
+    options and all), a thread finished from its text, language and warning."""
+    state = home.path / "state"
+    state.mkdir()
+    path = state / "history.sqlite3"
+    _schema_11(path)
+    sent = datetime.now(timezone.utc) - timedelta(minutes=20)
+    at = sent.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(
+            "INSERT INTO runs (id, started_at, finished_at, action, text) VALUES (1, ?, ?, 'posted', 'x')", (at, at)
+        )
+        conn.executemany(
+            "INSERT INTO attempts (id, run_id, text, sent_at, finished_at, outcome, network, post_group, post_id)"
+            " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (1, "{lang: de} Hallo zusammen", at, at, "posted", "x", 1, "1456012973835780001"),
+                (2, "{lang: de} Hallo zusammen", at, at, "temporary", "mastodon", 1, None),
+                (3, "Was it posted?", at, at, "uncertain", "x", 3, None),
+            ],
+        )
+        conn.commit()
+    home.emulator._create("Was it posted?", None)  # it was
+    part_1 = home.emulator._create("Teil eins 1/2", None)
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(
+            "INSERT INTO attempts (id, run_id, text, sent_at, finished_at, outcome, network, post_group, post_id,"
+            " thread_id, part, sent_text) VALUES (5, 1, 'Ein langer Satz', ?, ?, 'posted', 'x', 5, ?, 1, 1, ?)",
+            (at, at, part_1.id, "Teil eins 1/2"),
+        )
+        conn.execute(
+            "INSERT INTO threads (id, post_group, network, text, language, started_at) VALUES (1, 5, 'x', ?, 'de', ?)",
+            ("Ein langer Satz", at),
+        )
+        conn.executemany(
+            "INSERT INTO thread_parts (thread_id, part, text, attempt_id) VALUES (1, ?, ?, ?)",
+            [(1, "Teil eins 1/2", 5), (2, "Teil zwei 2/2", None)],
+        )
+        conn.commit()
+    home.write_env(**mastodon_emulator.env(), POST_TO="x,mastodon", TWEET_ONE_IN="1000000", LOOK_UP_UNCERTAIN="yes")
+    ran = home.run("--json")
+    assert ran.returncode == 0, ran.stderr
+    (status,) = mastodon_emulator.statuses  # the catch-up, read from its line as before
+    assert (status.text, status.language) == ("Hallo zusammen", "de")
+    posts = home.emulator.posts  # the uncertain post found, never sent again; the thread finished in order
+    assert [(post.text, post.reply_to) for post in posts] == [
+        ("Was it posted?", None),
+        ("Teil eins 1/2", None),
+        ("Teil zwei 2/2", part_1.id),
+    ]
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
+        rows = conn.execute("SELECT id, outcome, network, post IS NULL FROM attempts ORDER BY id").fetchall()
+        (stored,) = conn.execute("SELECT post FROM attempts WHERE network = 'mastodon' AND id > 5").fetchone()
+    assert rows[:3] == [(1, "posted", "x", 1), (2, "temporary", "mastodon", 1), (3, "posted", "x", 1)]
+    assert ("posted", "mastodon", 0) in [row[1:] for row in rows[3:]]  # the catch-up keeps its post whole
+    assert '"language":"de"' in stored

@@ -4,7 +4,8 @@ Each network's package (`x`, `mastodon`, `bluesky`) holds everything about it, a
 `Network` subclass (a `Capability`): its name and label, the settings it needs and the docs
 section that explains them, its length rule and what a post costs, how a post's link and an
 account's page look, and how to build its poster from the settings. Its poster (`post(text,
-reply_to=None) -> PostResult`) states how a retry is made safe and maps the network's errors.
+options) -> PostResult`, `options` one typed `PostOptions`) states how a retry is made safe and
+maps the network's errors.
 The rest of the package asks the registry (`twitterbot.registry`) and never decides by a
 network's name. A network imports its client library only when it makes a poster, so declaring
 it is cheap::
@@ -36,6 +37,7 @@ from typing import (
     Protocol,
     Sequence,
     Tuple,
+    Union,
     cast,
 )
 
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..pictures.limits import ImageLimits
-    from ..pictures.prepare import Attachment
+    from ..pictures.prepare import Attachment, PreparedImage
     from ..settings.loading import Config
     from .mentions import Listener, Mention
 
@@ -58,6 +60,8 @@ __all__ = [
     "LookUp",
     "Network",
     "PostResult",
+    "PLAIN",
+    "PostOptions",
     "Poster",
     "check_keys",
     "posters_for",
@@ -121,6 +125,28 @@ class LookUp:
     result: Optional[PostResult] = None
 
 
+@dataclass(frozen=True)
+class PostOptions:
+    """Everything a network is told with a post's text, as one value: its pictures (each with its
+    alt text; prepared for the network, or as the user gave them for a network that fits them
+    itself), the post it answers there (`reply_to`: a `PostResult.post_id` of the same network),
+    its BCP 47 `language`, its content warning (`spoiler`: only for a network that declares
+    `content_warnings`), and the options only some networks take (`Network.post_options`):
+    Mastodon's `visibility` and `sensitive`, Bluesky's self-`labels`. A poster reads the fields
+    its network has and leaves the rest; a re-send after a look-up sends the same value again."""
+
+    images: Tuple[Union[Attachment, PreparedImage], ...] = ()
+    reply_to: Optional[str] = None
+    language: Optional[str] = None
+    spoiler: Optional[str] = None
+    visibility: Optional[str] = None
+    sensitive: bool = False
+    labels: Tuple[str, ...] = ()
+
+
+PLAIN = PostOptions()  # a post with nothing but its text
+
+
 class Poster(Protocol):
     """A network to post to. Each one states how it keeps a repeated request from making a second
     post (`retry_safety`) and decides with `may_retry` which failures it sends again. `reply_to`
@@ -130,21 +156,12 @@ class Poster(Protocol):
     name: str
     retry_safety: str
 
-    def post(
-        self,
-        text: str,
-        reply_to: Optional[str] = None,
-        images: Sequence[Attachment] = (),
-        *,
-        language: Optional[str] = None,
-        spoiler: Optional[str] = None,
-    ) -> PostResult:
-        """Post `text` (a reply to `reply_to`), with `images` uploaded first, each with its alt
-        text; a failed upload is a PostError and no post. `language` is the post's BCP 47 tag,
-        sent where the network keeps one; `spoiler` its content warning, given only to a network
-        that declares `content_warnings` (the caller writes it into the text elsewhere). Callers
-        pass them only when set, so a poster without them still posts plain lines; likewise the
-        keyword options its network lists in `Network.post_options` (visibility, sensitive, labels)."""
+    def post(self, text: str, options: PostOptions = PLAIN) -> PostResult:
+        """Post `text` as `options` say (a reply to `options.reply_to`, its pictures uploaded
+        first, each with its alt text: a failed upload is a PostError and no post). The caller
+        gives a network only what it takes: the warning as `spoiler` only where the network
+        declares `content_warnings` (elsewhere it is in the text), and visibility, sensitive and
+        labels only where `Network.post_options` lists them."""
         ...
 
     def may_retry(self, error: PostError) -> bool: ...
@@ -153,11 +170,17 @@ class Poster(Protocol):
         """Check the keys online and name the account they post as (for `check --online`)."""
         ...
 
-    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
+    def look_up(
+        self, text: str, sent_at: datetime, key: Optional[str], options: Optional[PostOptions] = None
+    ) -> LookUp:
         """Whether a post of `text` sent at `sent_at` (with `key`, the `PostResult.lookup_key` of
-        its uncertain result, if known) is on the network now. A failure to ask is a PostError; an
-        answer that cannot be read, or cannot show whether the post is there, is `found` None:
-        whatever the network answers, nothing else is raised."""
+        its uncertain result, if known, and `options`, what it was sent with, when the history
+        kept it) is on the network now. A reply is found only as a reply to the post it answered
+        (`options.reply_to`), never by its text alone. A look-up that sends the post again sends
+        exactly `options` (never a part of them), and says "found" only for a post that was there
+        before it asked. A failure to ask is a PostError; an answer that cannot be read, or
+        cannot show whether the post is there, is `found` None: whatever the network answers,
+        nothing else is raised."""
         ...
 
     def bot_label(self) -> Optional[bool]:

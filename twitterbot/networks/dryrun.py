@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
 from ..errors import PostError
-from . import Fit, LookUp, Network, PostResult
+from . import PLAIN, Fit, LookUp, Network, PostOptions, PostResult
 
 __all__ = ["DRY_RUN", "DryRun", "DryRunPoster"]
 
@@ -49,26 +49,21 @@ class DryRunPoster:
         self._folder = folder  # where they are written; a new temporary folder at the first picture
         self._pictures = 0
 
-    def post(
-        self,
-        text: str,
-        reply_to: Optional[str] = None,
-        images: Sequence[object] = (),
-        *,
-        language: Optional[str] = None,
-        spoiler: Optional[str] = None,
-    ) -> PostResult:
+    def post(self, text: str, options: PostOptions = PLAIN) -> PostResult:
         stream = self._stream or sys.stderr
-        to = f" (reply to {reply_to})" if reply_to else ""
-        to += f" (language {language})" if language else ""
-        to += f" (content warning: {spoiler})" if spoiler else ""
+        images = options.images
+        to = f" (reply to {options.reply_to})" if options.reply_to else ""
+        to += f" (language {options.language})" if options.language else ""
+        to += f" (content warning: {options.spoiler})" if options.spoiler else ""
         stream.write(f"dry run, not posted{to}:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
         if images:  # each picture as each network would get it, written where the user can open it
             from ..pictures.dryrun import dry_run_folder, write_prepared
+            from ..pictures.prepare import Attachment
 
             self._folder = self._folder or dry_run_folder()
             limits = [network.image_limits() for network in self._networks]
-            said = write_prepared(images, limits, self._folder, start=self._pictures + 1)  # type: ignore[arg-type]
+            given = [image for image in images if isinstance(image, Attachment)]  # a dry run's are never prepared
+            said = write_prepared(given, limits, self._folder, start=self._pictures + 1)
             self._pictures += len(images)
             stream.write("".join(f"    {line}\n" for line in said))
         stream.flush()
@@ -77,7 +72,7 @@ class DryRunPoster:
     def may_retry(self, error: PostError) -> bool:
         return False
 
-    def look_up(self, text: str, sent_at: object, key: Optional[str]) -> LookUp:
+    def look_up(self, text: str, sent_at: object, key: Optional[str], options: Optional[PostOptions] = None) -> LookUp:
         return LookUp(None, "not asked: a dry run asks no network")
 
     def bot_label(self) -> Optional[bool]:

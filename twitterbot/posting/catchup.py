@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 from ..errors import BotError
 from ..state.outcomes import Outcome
 from ..state.records import CatchUp
-from .delivery import Delivery, LineAttempts, Post
+from .delivery import Delivery, LineAttempts, Post, stored_post
 from .options import NO_OPTIONS, LineOptions, OptionError, split_options
 from .send import Sent
 from .tags import TagError, may_have_tags, read_tags
@@ -40,15 +40,17 @@ def catch_up(
     a temporary reason, once each, if they are still posted to, and go on with the threads left
     unfinished. They were counted against the cap when first posted. A progress job's post is not
     caught up: its thread has moved on. A network's monthly budget holds a catch-up as it holds
-    the run's own post. `folder`: where a recorded line's pictures are read from (the tweets
-    file's folder); `known`: every network's name (a recorded line's only and skip may name any);
-    `pictures`: a grammar's (its expansions' tags are read again, their pictures made again)."""
+    the run's own post. Each is sent as the history stored it (its pictures, warning, language,
+    visibility, sensitive flag, labels). A post recorded before the history kept posts is read
+    from its recorded line again: `folder`, where its pictures are read from (the tweets file's
+    folder); `known`, every network's name (a recorded line's only and skip may name any);
+    `pictures`, a grammar's (its expansions' tags are read again, their pictures made again)."""
     outlets = {network.name: network for network in delivery.outlets()}
     done: List[Sent] = []
     for missed in delivery.store.catch_ups(since, tuple(outlets)):
         if missed.job_id is None:
             try:
-                post = _recorded(missed.text, folder, known, pictures)
+                post = stored_post(missed.post) or _recorded(missed.text, folder, known, pictures)
             except BotError as exc:  # a picture that cannot be made now: a later run tries again
                 log.warning("catching up: %s is not sent now: %s", preview(missed.text), exc)
                 continue
@@ -77,7 +79,7 @@ def _catch_up_one(delivery: Delivery, missed: CatchUp, post: Post) -> Sent:
 
 
 def _recorded(key: str, folder: Optional[Path], known: Sequence[str], pictures: Optional[PictureRules] = None) -> Post:
-    """A recorded line (it is recorded as written) as a post again: its options, its text, and
+    """A recorded line of an attempt made before the history kept posts (it is recorded as written) as a post again: its options, its text, and
     its pictures read from the tweets file's folder; a grammar's expansion (`pictures` given) with
     its services' tags read again and their pictures made again."""
     options, text = _options_of(key, known)

@@ -14,19 +14,25 @@ is kept in one place::
 
 What differs between senders is how an attempt is recorded and what a sent post moves on
 (`Attempts`): a scheduled line leaves the round (`LineAttempts`), a job's post moves the job's
-thread (`JobAttempts`), a reply claims the mention it answers (`ReplyAttempts`). A scheduled run imports this module only when it sends something or plans
-a post (a run the roll skips never does); a job always does.
+thread (`JobAttempts`), a reply claims the mention it answers (`ReplyAttempts`), a thread's part
+is its thread's (`PartAttempts`): one send loop, every part an attempt like any other. Each
+attempt stores its post whole (`Post.to_stored`), and every later run reads that. A scheduled run
+imports this module only when it sends something or plans a post (a run the roll skips never
+does); a job always does.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ErrorKind, ExitStatus, PostError
-from ..networks import Fit, Network, Poster, PostResult
+from ..networks import Fit, Network, Poster, PostOptions, PostResult
 from ..networks.lazy import LazyPosters
 from ..state.outcomes import AttemptStart, Ending, Outcome
 from . import MAX_POSTS_PER_DAY, POST_LANGUAGE, THREAD_NUMBERS
@@ -46,9 +52,11 @@ __all__ = [
     "JobAttempts",
     "LineAttempts",
     "Outlets",
+    "PartAttempts",
     "Post",
     "ReplyAttempts",
     "line_ending",
+    "stored_post",
 ]
 
 log = logging.getLogger(__name__)
@@ -57,7 +65,7 @@ log = logging.getLogger(__name__)
 # (a run that sends nothing never imports a client library).
 Outlets = Callable[[], Mapping[Network, Poster]]
 # A network's copies of a post's pictures, or the data error that keeps them off it.
-Prepared = Union[List["PreparedImage"], PostError]
+Prepared = Union[List[Union["Attachment", "PreparedImage"]], PostError]
 
 
 @dataclass(frozen=True)
@@ -125,7 +133,9 @@ class Delivery:
         """`post` to each network it is for, one after another: fitted (too long: not sent, or
         with threads on, cut into a thread that fits the day's cap), held to the network's budget,
         its pictures prepared for every network before the first record (after it, nothing about
-        them is left to fail), each attempt recorded before it is sent and its outcome after."""
+        them is left to fail), each attempt recorded before it is sent and its outcome after, with
+        the post stored whole (in its language, or POST_LANGUAGE: a later run sends it as it was)."""
+        post = post if post.language or not self.rules.language else replace(post, language=self.rules.language)
         going, pictures = self._fitted(post)
         # What MAX_POSTS_PER_DAY leaves for a thread's parts, counted before this post's first record.
         room = self._room() if any(post.threaded(fit) for fit in going.values()) else None
@@ -155,6 +165,7 @@ class Delivery:
             start = AttemptStart(
                 network.name, self.clock(), self.run_id, attempts.source, group, cost=cost, sent_text=text
             )
+            start.post = (post.part(1) if parts else post).to_stored(attempts.keeps_pictures)
             if parts:
                 one, attempt = self._thread(post, network, parts, start)
             else:
@@ -198,11 +209,9 @@ class Delivery:
         if isinstance(prepared, PostError):  # nothing is sent: the failure is recorded as it is
             record(Outcome.FAILED, None, str(prepared), prepared.kind)
             return Sent(network, Outcome.FAILED, error=prepared), attempt
-        extra: Dict[str, object] = {"images": list(prepared)} if prepared else {}
-        extra.update(self._voice(post, network))
-        extra.update({"reply_to": post.reply_to[network.name]} if network.name in post.reply_to else {})
+        options = post.told(network, prepared or ())
         poster, text = self.outlets()[network], start.sent_text or post.text
-        request = lambda: attempts.post(self.store, network, poster, text, extra)  # noqa: E731
+        request = lambda: attempts.post(self.store, network, poster, text, options)  # noqa: E731
         return send(request, network=network, record=record), attempt
 
     def _too_long(self, post: Post, network: Network, fit: Fit, attempts: Attempts) -> Sent:
@@ -213,6 +222,7 @@ class Delivery:
             start = AttemptStart(
                 network.name, self.clock(), self.run_id, attempts.source, attempts.group(), sent_text=text
             )
+            start.post = post.to_stored(attempts.keeps_pictures)
             attempt = attempts.begin(self.store, post, start)
             reason = fit.reason or f"{fit.length} of {fit.limit} {fit.unit}"
             attempts.ending(self.store, attempt, self.clock)(Outcome.TOO_LONG, None, f"too long: {reason}", None)
@@ -247,29 +257,33 @@ class Delivery:
     def _thread(self, post: Post, network: Network, parts: Tuple[str, ...], start: AttemptStart) -> Tuple[Sent, int]:
         """A line too long for `network`, as a thread: recorded whole with its first part's
         attempt, then its parts sent in order (`finish_threads` goes on where one stopped). The
-        thread keeps its language and warning, so a later run sends its parts as this one would."""
+        thread keeps its post whole (its visibility, sensitive flag, labels, language, warning,
+        pictures), so a later run sends its parts as this one would."""
         from .threads import thread_cost
 
-        language, spoiler = post.language or self.rules.language, post.spoiler_for(network)
-        thread, attempt = self.store.begin_thread(post.key, parts, start, language=language, spoiler=spoiler)
+        thread, attempt = self.store.begin_thread(
+            post.key, parts, start, language=post.language, spoiler=post.spoiler_for(network), post=post.to_stored()
+        )
         log.info("%s: %s goes there as %s", network.label, post.where, thread_cost(network, parts))
-        kept = replace(post, language=language)
-        sent = self._send_thread(kept, network, thread, attempt, source=start.source)
+        sent = self._send_thread(post, network, thread, attempt, source=start.source)
         return sent[0], attempt
 
     def finish_threads(self, since: datetime, pictures: Callable[[str], Sequence[Attachment]]) -> List[Sent]:
         """Go on with the threads earlier runs left unfinished (begun since `since`), on the
         networks still posted to; never a part that may be there already, never a part before the
         one it answers is known. A thread older than `since` is no longer finished: the history
-        says so. `pictures` reads a line's pictures from its recorded text: they go with part 1
-        whenever part 1 is sent."""
+        says so. Each goes on as its stored post says (its visibility, sensitive flag, labels,
+        language, warning and pictures: they go with part 1 whenever part 1 is sent); a thread
+        begun before the history kept its post has only its language and warning, and `pictures`
+        reads its pictures from its recorded text."""
         outlets = {network.name: network for network in self.outlets()}
         self.store.abandon_threads(since, at=self.clock(), why="not finished within the catch-up window")
         done: List[Sent] = []
         for thread in self.store.open_threads(since, tuple(outlets)):
             network = outlets[thread.network]
-            # The thread as recorded: its parts hold the text, its row the language and warning.
-            post = Post(thread.text, "", tuple(pictures(thread.text)), thread.language, thread.spoiler)
+            post = stored_post(thread.post)
+            if post is None:  # begun before schema 12: its parts hold the text, its row the language and warning
+                post = Post(thread.text, "", tuple(pictures(thread.text)), thread.language, thread.spoiler)
             log.info("finishing a thread on %s left by an earlier run", network.label)
             done += self._send_thread(post, network, thread.thread_id, None, source="catch_up")
         return done
@@ -279,12 +293,12 @@ class Delivery:
     ) -> List[Sent]:
         """Send a thread's parts that are left, in order, each its own recorded attempt with its
         own text and price (`pending`: part 1's attempt, when this run recorded it with the
-        thread), in the thread's own language (not POST_LANGUAGE as it is now). Stops at a part
+        thread), each as the thread's post says (in its own language, not POST_LANGUAGE as it is
+        now), answering the part before it; stored with its attempt. Stops at a part
         that did not certainly post, at one that may be there and is not looked up yet, when the
         cap leaves no room, and when the process is asked to stop: a later run goes on."""
         from .threads import GiveUp, Wait, next_part, parts_as_sent
 
-        poster = self.outlets()[network]
         sent: List[Sent] = []
         while True:
             step = next_part(parts_as_sent(self.store.thread_parts(thread_id), pending))
@@ -300,29 +314,20 @@ class Delivery:
                 )
                 return sent
             state, reply_to = step
-            if pending is not None and state.part == 1:
-                attempt = pending
-            else:
-                held = self._holds_back(network, state.part)
-                if held:
-                    log.warning("%s: %s", network.label, held)
-                    return sent
-                price = network.price(network.measure(state.text))
-                start = AttemptStart(network.name, self.clock(), self.run_id, source, cost=price)
-                attempt = self.store.begin_part(thread_id, state.part, start)
+            recorded = pending if state.part == 1 else None  # part 1, recorded with the thread by this run
+            held = None if recorded is not None else self._holds_back(network, state.part)
+            if held:
+                log.warning("%s: %s", network.label, held)
+                return sent
             pending = None
-            extra: Dict[str, object] = {"reply_to": reply_to} if reply_to else {}
-            if post.images and state.part == 1:
-                extra["images"] = list(post.images)
-            extra.update(self._voice(post, network, fallback=False))
-            if "images" not in extra:  # labels say what pictures show: only the part with them has any
-                extra.pop("labels", None)
-            record = line_ending(self.store, attempt, clock=self.clock)
-            outcome = send(
-                lambda text=state.text, extra=extra: poster.post(text, **extra),  # type: ignore[arg-type]
-                network=network,
-                record=record,
+            # The part as it is sent: an attempt like any other, through `_one`, its post stored whole.
+            told = post.part(state.part, {network.name: reply_to} if reply_to else {})
+            price = network.price(network.measure(state.text))
+            start = AttemptStart(
+                network.name, self.clock(), self.run_id, source, cost=price, sent_text=state.text, post=told.to_stored()
             )
+            attempts = PartAttempts(thread_id, state.part, source, recorded)
+            outcome, _ = self._one(told, network, start, attempts, list(told.images))
             sent.append(outcome)
             if outcome.outcome != Outcome.POSTED:
                 log.warning(
@@ -343,18 +348,6 @@ class Delivery:
         if room is not None and room <= 0:
             return f"MAX_POSTS_PER_DAY is reached: part {part} of the thread and the rest wait for room"
         return None
-
-    def _voice(self, post: Post, network: Network, *, fallback: bool = True) -> Dict[str, object]:
-        """The post's language (else, with `fallback`, the delivery's), the network's own content
-        warning, and the visibility, sensitive flag and labels of a network that takes them, only
-        when set (a poster may not know them)."""
-        language = post.language or (self.rules.language if fallback else None)
-        said: Dict[str, object] = {"language": language} if language else {}
-        warning = post.spoiler_for(network)
-        said.update({"spoiler": warning} if warning else {})
-        wanted = {"visibility": post.visibility, "sensitive": post.sensitive, "labels": post.labels}
-        said.update({name: value for name, value in wanted.items() if value and name in network.post_options})
-        return said
 
     # -- what every network's post needs first -------------------------------------------------
 
@@ -388,7 +381,7 @@ class Delivery:
         made: Dict[Network, Prepared] = {}
         for network in networks:
             if not network.takes_prepared_pictures:  # the dry run: it fits them to every network itself
-                made[network] = list(post.images)  # type: ignore[arg-type]
+                made[network] = list(post.images)
                 continue
             own = getattr(outlets[network], "image_limits", None)
             limits = own() if callable(own) else network.image_limits()
@@ -433,6 +426,101 @@ class Post:
     def goes_to(self, network: Network) -> bool:
         return self.networks is None or network.name in self.networks
 
+    def told(self, network: Network, images: Sequence[Union[Attachment, PreparedImage]] = ()) -> PostOptions:
+        """Everything `network` is told with the post's text, as its poster takes it: `images`
+        (the post's pictures as prepared for it), the post it answers there, its language, its own
+        content warning, and the visibility, sensitive flag and labels of a network that takes
+        them. A function of the post alone: a later run tells the network the same."""
+        takes = network.post_options
+        return PostOptions(
+            images=tuple(images),
+            reply_to=self.reply_to.get(network.name),
+            language=self.language,
+            spoiler=self.spoiler_for(network),
+            visibility=self.visibility if "visibility" in takes else None,
+            sensitive=self.sensitive and "sensitive" in takes,
+            labels=self.labels if "labels" in takes else (),
+        )
+
+    def part(self, number: int, reply_to: Optional[Mapping[str, str]] = None) -> Post:
+        """The post as part `number` of its thread is sent: answering `reply_to` (the part before;
+        part 1 answers nothing), the pictures only with part 1, and the labels (what pictures
+        show) only with the part that has pictures."""
+        first = number == 1
+        return replace(
+            self,
+            reply_to=dict(reply_to or {}),
+            images=self.images if first else (),
+            labels=self.labels if first and self.images else (),
+        )
+
+    def to_stored(self, keep_pictures: bool = True) -> str:
+        """The post as the history keeps it with its attempt (JSON, keys sorted): every field a
+        network is told and its source's key, its pictures as what sends them again (a file's
+        path, or a drawn or fetched picture's bytes), each with its alt text. Not its measures
+        (`fits`: measured again when needed). Without `keep_pictures` (a post no later run sends
+        again: a job's, a reply's) a drawn or fetched picture keeps its alt text but not its
+        bytes, so a history on an SD card does not grow by every picture a job posts; it reads
+        back as empty bytes."""
+        return json.dumps(
+            {
+                "v": _STORED,
+                "key": self.key,
+                "text": self.text,
+                "images": [_stored_picture(image, keep_pictures) for image in self.images],
+                "language": self.language,
+                "warning": self.warning,
+                "where": self.where,
+                "reply_to": dict(self.reply_to),
+                "networks": list(self.networks) if self.networks is not None else None,
+                "threads": self.threads,
+                "visibility": self.visibility,
+                "sensitive": self.sensitive,
+                "labels": list(self.labels),
+                "unfit": self.unfit,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_stored(cls, stored: str) -> Post:
+        """The post `to_stored` kept; ValueError when `stored` is not one (a damaged row)."""
+        from ..pictures.prepare import Attachment
+
+        try:
+            data = json.loads(stored)
+            if data.get("v") != _STORED:
+                raise ValueError(f"a stored post of version {data.get('v')!r}, not {_STORED}")
+            images = tuple(
+                Attachment(
+                    Path(each["path"]) if "path" in each else base64.b64decode(each.get("data", "")),
+                    each["alt"],
+                    each["name"],
+                    bool(each.get("alt_optional")),
+                )
+                for each in data["images"]
+            )
+            networks = data["networks"]
+            return cls(
+                key=data["key"],
+                text=data["text"],
+                images=images,
+                language=data["language"],
+                warning=data["warning"],
+                where=data["where"],
+                reply_to={str(name): str(post_id) for name, post_id in data["reply_to"].items()},
+                networks=tuple(networks) if networks is not None else None,
+                threads=bool(data["threads"]),
+                visibility=data["visibility"],
+                sensitive=bool(data["sensitive"]),
+                labels=tuple(data["labels"]),
+                unfit=data["unfit"],
+            )
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
+            raise ValueError(f"not a stored post ({type(exc).__name__}: {exc})") from None
+
     def text_for(self, network: Network) -> str:
         """What `network` is sent as the text: where it has no content warnings of its own, the
         warning is the post's first line."""
@@ -473,6 +561,9 @@ class Attempts:
     # Whether a post too long for a network is recorded as not sent there (a catch-up's: so that
     # later runs do not offer it again), or simply not sent (a line: the round passes it by).
     records_too_long: bool = False
+    # Whether the stored post keeps its drawn or fetched pictures' bytes: a scheduled post's do (a
+    # catch-up or a thread's part 1 sends them again); a job's and a reply's are never sent again.
+    keeps_pictures: bool = True
 
     def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
         """Record the pending attempt of `post` as `start` says (its network, when, the text as
@@ -484,11 +575,11 @@ class Attempts:
         raise NotImplementedError
 
     def post(
-        self, store: HistoryStore, network: Network, poster: Poster, text: str, extra: Mapping[str, object]
+        self, store: HistoryStore, network: Network, poster: Poster, text: str, options: PostOptions
     ) -> PostResult:
-        """The network's request for one post (`extra`: its pictures, language, warning and the
+        """The network's request for one post (`options`: its pictures, language, warning and the
         post it answers, as the poster takes them)."""
-        return poster.post(text, **extra)  # type: ignore[arg-type]
+        return poster.post(text, options)
 
     def group(self) -> Optional[int]:
         """The group the post's first attempt joins (a catch-up joins its post's); None: a new one."""
@@ -511,16 +602,7 @@ class LineAttempts(Attempts):
         self.records_too_long = source == "catch_up"
 
     def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
-        return store.begin_attempt(
-            post.key,
-            run_id=start.run_id,
-            at=start.at,
-            network=start.network,
-            source=start.source,
-            group=start.group,
-            cost=start.cost,
-            sent_text=start.sent_text,
-        )
+        return store.begin_attempt_from(post.key, start)
 
     def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
         return line_ending(store, attempt, clock=clock)
@@ -529,12 +611,32 @@ class LineAttempts(Attempts):
         return self.post_group
 
 
+class PartAttempts(Attempts):
+    """A part of a thread, an attempt like any other: begun as its thread's part `part` (its text
+    the part's, as cut when the thread was recorded), or, for part 1 sent by the run that recorded
+    the thread, the attempt recorded with it (`recorded`); its outcome written as a line's."""
+
+    __slots__ = ("part", "recorded", "source", "thread_id")
+
+    def __init__(self, thread_id: int, part: int, source: str, recorded: Optional[int] = None) -> None:
+        self.thread_id, self.part, self.source, self.recorded = thread_id, part, source, recorded
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
+        if self.recorded is not None:
+            return self.recorded
+        return store.begin_part(self.thread_id, self.part, start)
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        return line_ending(store, attempt, clock=clock)
+
+
 class JobAttempts(Attempts):
     """A progress job's attempts: one that reached, or may have reached, a network moves the job
     on with its `news`; a failed one is only a failed attempt (a job does not catch up). A `final`
     post is the job's result, never sent twice."""
 
     __slots__ = ("final", "job_id", "name", "news", "source")
+    keeps_pictures = False
 
     def __init__(self, job_id: int, name: str, news: str, final: bool = False) -> None:
         self.job_id, self.name, self.news, self.final = job_id, name, news, final
@@ -543,7 +645,14 @@ class JobAttempts(Attempts):
     def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
         text = start.sent_text or post.text
         return store.begin_job_attempt(
-            self.job_id, text, at=start.at, final=self.final, network=start.network, group=start.group, cost=start.cost
+            self.job_id,
+            text,
+            at=start.at,
+            final=self.final,
+            network=start.network,
+            group=start.group,
+            cost=start.cost,
+            post=start.post,
         )
 
     def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
@@ -560,21 +669,20 @@ class JobAttempts(Attempts):
         return record
 
     def post(
-        self, store: HistoryStore, network: Network, poster: Poster, text: str, extra: Mapping[str, object]
+        self, store: HistoryStore, network: Network, poster: Poster, text: str, options: PostOptions
     ) -> PostResult:
         """A reply in the job's thread on that network; where the network refuses to answer a post
         that is gone (deleted), the post starts a new thread there."""
         try:
-            return poster.post(text, **extra)  # type: ignore[arg-type]
+            return poster.post(text, options)
         except PostError as exc:
-            reply_to = extra.get("reply_to")
+            reply_to = options.reply_to
             if reply_to is None or exc.kind != ErrorKind.REJECTED:
                 raise
             log.warning(
                 "%s: %s refused the reply to %s (%s); posting it on its own", self.name, network.label, reply_to, exc
             )
-            alone = {key: value for key, value in extra.items() if key != "reply_to"}
-            result = poster.post(text, **alone)  # type: ignore[arg-type]
+            result = poster.post(text, replace(options, reply_to=None))
             store.reset_thread(self.job_id, network.name)  # this post becomes the new thread's first
             return result
 
@@ -588,6 +696,7 @@ class ReplyAttempts(Attempts):
 
     __slots__ = ("mention_id", "rule")
     source = "reply"
+    keeps_pictures = False
 
     def __init__(self, mention_id: str, rule: Optional[str]) -> None:
         self.mention_id, self.rule = mention_id, rule
@@ -650,6 +759,35 @@ def _ending(
         lookup_key=result.lookup_key if uncertain else None,
         mark_used=mark_used,
     )
+
+
+# The version of a stored post's JSON (`Post.to_stored`): a reader meets only versions it knows.
+_STORED = 1
+
+
+def stored_post(stored: Optional[str]) -> Optional[Post]:
+    """The post an attempt or a thread was stored with, or None when the row was written before
+    the history kept posts (schema 12), or its post cannot be read (logged: the row is then read
+    as an older one is)."""
+    if stored is None:
+        return None
+    try:
+        return Post.from_stored(stored)
+    except ValueError as exc:
+        log.warning("the history holds a post that cannot be read (%s): it is read from its text instead", exc)
+        return None
+
+
+def _stored_picture(image: Attachment, keep_bytes: bool) -> Dict[str, object]:
+    """One picture as a stored post keeps it: the file it is read from, or its bytes (with
+    `keep_bytes`; else its alt text and name only)."""
+    kept: Dict[str, object] = {"alt": image.alt, "name": image.name, "alt_optional": image.alt_optional}
+    if isinstance(image.source, bytes):
+        if keep_bytes:
+            kept["data"] = base64.b64encode(image.source).decode("ascii")
+    else:
+        kept["path"] = str(image.source)
+    return kept
 
 
 def _goes(post: Post, fit: Fit) -> bool:

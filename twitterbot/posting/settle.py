@@ -1,8 +1,10 @@
 """Settling uncertain posts: a real scheduled run first asks each network whether a post whose
 outcome was not known (no answer came, or the run stopped while sending) is there. Found, the
 history records it as posted, with its id and link; not found, as not posted, and its line goes
-back into the round. A network that cannot tell leaves it uncertain for the next run. Only a run
-that has such a post imports this module::
+back into the round. A network that cannot tell leaves it uncertain for the next run. Each is
+looked up as the history stored it (the post it answers, its visibility, warning, language and
+pictures), never as its text reads: a look-up that sends it again sends that. Only a run that has
+such a post imports this module::
 
     settled = settle_uncertain(store, unsettled, outlets, clock=clock)
 """
@@ -11,10 +13,11 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Callable, List, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence
 
 from ..errors import PostError
-from ..networks import Network, Poster
+from ..networks import Network, Poster, PostOptions
+from .delivery import stored_post
 from .tweets import preview
 
 if TYPE_CHECKING:
@@ -48,7 +51,7 @@ def settle_uncertain(
         network, poster = posting_to[attempt.network]
         label = network.label
         try:
-            answer = poster.look_up(attempt.sent_text, attempt.sent_at, attempt.lookup_key)
+            answer = poster.look_up(attempt.sent_text, attempt.sent_at, attempt.lookup_key, _told(attempt, network))
         except PostError as exc:
             log.info(
                 "could not look up the uncertain post %s on %s (%s): the next run asks again",
@@ -95,3 +98,11 @@ def settle_uncertain(
         )
         said.append(f"{label}: {settled}")
     return said
+
+
+def _told(attempt: Unsettled, network: Network) -> Optional[PostOptions]:
+    """What the attempt was sent with, as its stored post says (None: recorded before the history
+    kept posts; a look-up then compares the text only and sends nothing again). Its pictures are
+    the post's own, not prepared again: a look-up only needs to know the post had some."""
+    post = stored_post(attempt.post)
+    return post.told(network, post.images) if post else None

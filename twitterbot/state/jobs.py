@@ -109,13 +109,14 @@ class JobLog(Database):
         network: str,
         group: Optional[int] = None,
         cost: Optional[float] = None,
+        post: Optional[str] = None,
     ) -> int:
         """Like `begin_attempt`, for a job's post; a final one is remembered so it is never sent twice."""
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (job_id, source, text, sent_at, outcome, network, post_group, cost)"
-                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
-                (job_id, "final" if final else "progress", text, iso(at), network, group, cost),
+                "INSERT INTO attempts (job_id, source, text, sent_at, outcome, network, post_group, cost, post)"
+                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+                (job_id, "final" if final else "progress", text, iso(at), network, group, cost, post),
             )
             attempt_id = int(cursor.lastrowid)
             if group is None:

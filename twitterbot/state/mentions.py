@@ -148,9 +148,18 @@ class MentionLog(Database):
         with self._write() as conn:
             attempt = int(
                 conn.execute(
-                    "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, cost, sent_text)"
-                    " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
-                    (row_id(start.run_id), REPLY_SOURCE, text, iso(start.at), network, start.cost, start.sent_text),
+                    "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, cost, sent_text, post)"
+                    " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+                    (
+                        row_id(start.run_id),
+                        REPLY_SOURCE,
+                        text,
+                        iso(start.at),
+                        network,
+                        start.cost,
+                        start.sent_text,
+                        start.post,
+                    ),
                 ).lastrowid
             )
             conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt,))

@@ -67,10 +67,11 @@ class AttemptStart:
     """What an attempt is recorded with before it is sent: the network, when, the run that sends
     it (None: a job's), what kind of send it is (`source`: scheduled, catch_up), `group`, the
     first attempt carrying the same post to another network (None: this one starts a group), and
-    for a post that is sent whole, its price there and its text as sent.
+    for a post that is sent whole, its price there and its text as sent; `post`, the post stored
+    whole (the delivery's JSON: a later run sends and looks it up by it).
     Plain classes, as `Ending`: every post makes them, and a dataclass costs one to make."""
 
-    __slots__ = ("at", "cost", "group", "network", "run_id", "sent_text", "source")
+    __slots__ = ("at", "cost", "group", "network", "post", "run_id", "sent_text", "source")
 
     def __init__(
         self,
@@ -82,10 +83,12 @@ class AttemptStart:
         *,
         cost: Optional[float] = None,
         sent_text: Optional[str] = None,
+        post: Optional[str] = None,
     ) -> None:
         self.network, self.at, self.run_id, self.source, self.group = network, at, run_id, source, group
         self.cost = cost  # what the network charges for it (None: nothing)
         self.sent_text = sent_text  # the text as sent, where it is not what the row names
+        self.post = post  # the post as the delivery stores it
 
 
 class Ending:

@@ -46,6 +46,7 @@ class CatchUp:
     job_id: Optional[int]
     source: str
     first_sent_at: datetime
+    post: Optional[str] = None  # the post as stored whole with the attempt; None: before schema 12
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class Unsettled:
     sent_at: datetime
     lookup_key: Optional[str]  # Bluesky's record key, Mastodon's Idempotency-Key; None: not known
     outcome: str  # uncertain or interrupted
+    post: Optional[str] = None  # the post as stored whole with the attempt; None: before schema 12
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 
 from .counting import COUNTED_OUTCOMES, PostCounts
 from .database import Database, iso, parse_iso
-from .outcomes import PlannedRun, RunRef, row_id
+from .outcomes import AttemptStart, PlannedRun, RunRef, row_id
 from .skips import SKIPS_FILE, SkipLog, Streak
 
 if TYPE_CHECKING:  # the rows it reads back live in records.py, imported by the methods that make them
@@ -147,14 +147,31 @@ class RunLog(PostCounts, Database):
         this attempt starts a group); `cost` what the network charges for it (None: nothing);
         `sent_text` the post's text when it is not `text` (a line's pictures are left out of it),
         kept to look the post up if its outcome is uncertain."""
+        start = AttemptStart(network, at, run_id, source, group, cost=cost, sent_text=sent_text)
+        return self.begin_attempt_from(text, start)
+
+    def begin_attempt_from(self, text: str, start: AttemptStart) -> int:
+        """`begin_attempt` as `start` says, with the post stored whole (`start.post`: what a later
+        run sends again, and looks up, by)."""
+        sent_text = start.sent_text
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text)"
-                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-                (row_id(run_id), source, text, iso(at), network, group, cost, sent_text if sent_text != text else None),
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text,"
+                " post) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+                (
+                    row_id(start.run_id),
+                    start.source,
+                    text,
+                    iso(start.at),
+                    start.network,
+                    start.group,
+                    start.cost,
+                    sent_text if sent_text != text else None,
+                    start.post,
+                ),
             )
             attempt_id = int(cursor.lastrowid)
-            if group is None:
+            if start.group is None:
                 conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt_id,))
             return attempt_id
 
@@ -170,7 +187,7 @@ class RunLog(PostCounts, Database):
         # once the post is `since` old, however often it was retried.
         rows = self._read(
             "SELECT a.post_group, a.network, a.text, a.run_id, a.job_id, a.source,"
-            " (SELECT min(g.sent_at) FROM attempts g WHERE g.post_group = a.post_group) AS first_sent"
+            " (SELECT min(g.sent_at) FROM attempts g WHERE g.post_group = a.post_group) AS first_sent, a.post"
             f" FROM attempts a WHERE a.outcome = ? AND a.network IN ({wanted}) AND a.post_group IS NOT NULL"
             " AND a.thread_id IS NULL"  # a thread's part is its thread's to send again (threads.py)
             " AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.post_group = a.post_group"
@@ -184,7 +201,7 @@ class RunLog(PostCounts, Database):
             return []
         from .records import CatchUp
 
-        return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6])) for row in rows]
+        return [CatchUp(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6]), row[7]) for row in rows]
 
     def finish_attempt(self, attempt_id: int, ending: Ending, *, with_next_write: bool = False) -> None:
         """Record an attempt's outcome (`Ending`), and for one that failed the kind of its error;
@@ -227,8 +244,8 @@ class RunLog(PostCounts, Database):
         wanted = ", ".join("?" for _ in networks)
         only = " AND source = ?" if source else ""
         rows = self._read(
-            "SELECT id, run_id, post_group, network, text, coalesce(sent_text, text), sent_at, lookup_key, outcome"
-            f" FROM attempts WHERE outcome IN ('uncertain', 'interrupted') AND job_id IS NULL AND network IN ({wanted})"
+            "SELECT id, run_id, post_group, network, text, coalesce(sent_text, text), sent_at, lookup_key, outcome,"
+            f" post FROM attempts WHERE outcome IN ('uncertain', 'interrupted') AND job_id IS NULL AND network IN ({wanted})"
             f" AND sent_at > ?{only} ORDER BY id",
             (*networks, iso(since), *((source,) if source else ())),
         )
@@ -237,7 +254,8 @@ class RunLog(PostCounts, Database):
         from .records import Unsettled
 
         return [
-            Unsettled(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6]), row[7], row[8]) for row in rows
+            Unsettled(row[0], row[1], row[2], row[3], row[4], row[5], parse_iso(row[6]), row[7], row[8], row[9])
+            for row in rows
         ]
 
     def settle(

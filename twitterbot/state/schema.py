@@ -238,6 +238,15 @@ CREATE TABLE stopped_accounts (
     PRIMARY KEY (network, author_id)
 );
 """,
+    12: """
+-- The post itself, stored whole with its attempt (the delivery's own JSON: its text, pictures with
+-- their alt text, the post it answers, visibility, sensitive, labels, language, warning, its
+-- source's key): settling, a look-up's re-send, catching up and `history` read it, never the text
+-- again. A thread keeps its post too, so its later parts go out as its first did. NULL: a row
+-- written before schema 12 (read as before).
+ALTER TABLE attempts ADD COLUMN post TEXT;
+ALTER TABLE threads ADD COLUMN post TEXT;
+""",
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 # The tables a file of each schema version must have; a file that lacks one is not a whole history.
@@ -269,6 +278,7 @@ TABLES = {
         "stopped_accounts",
     },
 }
+TABLES[12] = TABLES[11]
 # How a file older than a schema version names today's columns, as SQL over its attempts: the status
 # page reads a history as it finds it (only a run migrates one).
 _EARLIER_COLUMNS = {
@@ -280,6 +290,7 @@ _EARLIER_COLUMNS = {
     6: {"cost": "NULL"},
     8: {"part": "NULL"},
     9: {"runs": "1"},
+    12: {"post": "NULL"},
 }
 
 

@@ -30,7 +30,8 @@ __all__ = ["OpenThread", "ThreadLog"]
 @dataclass(frozen=True)
 class OpenThread:
     """A thread with parts left to send: its network, the line's recorded text, its language and
-    warning, its post's group, and each part as (number, text, last outcome, post id)."""
+    warning, its post's group, each part as (number, text, last outcome, post id), and its post as
+    stored whole (None: a thread begun before schema 12, which kept only its language and warning)."""
 
     thread_id: int
     network: str
@@ -39,6 +40,7 @@ class OpenThread:
     spoiler: Optional[str]
     group: int
     parts: Tuple[Tuple[int, str, Optional[str], Optional[str]], ...]
+    post: Optional[str] = None
 
 
 class ThreadLog(Database):
@@ -52,16 +54,28 @@ class ThreadLog(Database):
         *,
         language: Optional[str] = None,
         spoiler: Optional[str] = None,
+        post: Optional[str] = None,
     ) -> Tuple[int, int]:
-        """Record a thread, its parts and the pending attempt of its first part (with part 1's
-        price, `start.cost`) in one transaction, before anything is sent. Returns (the thread, the
-        first part's attempt)."""
+        """Record a thread (with its `post` stored whole: each later part goes out as it says), its
+        parts and the pending attempt of its first part (with part 1's price, `start.cost`, and its
+        own stored post, `start.post`) in one transaction, before anything is sent. Returns (the
+        thread, the first part's attempt)."""
         group, network, at = start.group, start.network, start.at
         with self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text, part)"
-                " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, 1)",
-                (row_id(start.run_id), start.source, text, iso(start.at), start.network, group, start.cost, parts[0]),
+                "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, cost, sent_text, part,"
+                " post) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, 1, ?)",
+                (
+                    row_id(start.run_id),
+                    start.source,
+                    text,
+                    iso(start.at),
+                    start.network,
+                    group,
+                    start.cost,
+                    parts[0],
+                    start.post,
+                ),
             )
             attempt = int(cursor.lastrowid)
             if group is None:
@@ -69,9 +83,9 @@ class ThreadLog(Database):
                 conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt,))
             thread = int(
                 conn.execute(
-                    "INSERT INTO threads (post_group, network, text, language, spoiler, started_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (group, network, text, language, spoiler, iso(at)),
+                    "INSERT INTO threads (post_group, network, text, language, spoiler, started_at, post)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (group, network, text, language, spoiler, iso(at), post),
                 ).lastrowid
             )
             conn.execute("UPDATE attempts SET thread_id = ? WHERE id = ?", (thread, attempt))
@@ -83,7 +97,8 @@ class ThreadLog(Database):
 
     def begin_part(self, thread_id: int, part: int, start: AttemptStart) -> int:
         """Record the pending attempt of a thread's `part` before it is sent, as `start` says (when,
-        the run, the source, the part's price); its text as sent is the part's. Returns the attempt."""
+        the run, the source, the part's price, its stored post); its text as sent is the part's.
+        Returns the attempt."""
         with self._write() as conn:
             network, text, group = conn.execute(
                 "SELECT network, text, post_group FROM threads WHERE id = ?", (thread_id,)
@@ -94,7 +109,7 @@ class ThreadLog(Database):
             attempt = int(
                 conn.execute(
                     "INSERT INTO attempts (run_id, source, text, sent_at, outcome, network, post_group, thread_id,"
-                    " cost, sent_text, part) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
+                    " cost, sent_text, part, post) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
                     (
                         row_id(start.run_id),
                         start.source,
@@ -106,6 +121,7 @@ class ThreadLog(Database):
                         start.cost,
                         sent,
                         part,
+                        start.post,
                     ),
                 ).lastrowid
             )
@@ -138,11 +154,11 @@ class ThreadLog(Database):
             return []
         wanted = ", ".join("?" for _ in networks)
         rows = self._read(
-            "SELECT id, network, text, language, spoiler, post_group FROM threads"
+            "SELECT id, network, text, language, spoiler, post_group, post FROM threads"
             f" WHERE finished_at IS NULL AND started_at > ? AND network IN ({wanted}) ORDER BY id",
             (iso(since), *networks),
         )
-        return [OpenThread(*row, parts=self.thread_parts(row[0])) for row in rows]
+        return [OpenThread(*row[:6], parts=self.thread_parts(row[0]), post=row[6]) for row in rows]
 
     def thread_parts(self, thread_id: int) -> Tuple[Tuple[int, str, Optional[str], Optional[str]], ...]:
         """Each part of a thread: (number, text, its last attempt's outcome or None, its post id)."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 from ...errors import ErrorKind, PostError
 from ...settings.secrets import scrub_also
-from .. import LookUp, PostResult
+from .. import PLAIN, LookUp, PostOptions, PostResult
 from ..retry import Backoff
 from ..uploads import fit_pictures
 from .errors import classify, network_error
@@ -32,6 +32,7 @@ from .records import (
     PROFILE,
     PostRef,
     among,
+    answers,
     fetch_link_card,
     new_record_key,
     post_record,
@@ -121,23 +122,15 @@ class BlueskyPoster:
         self.handle = session.handle
         return f"@{session.handle} ({session.did})"
 
-    def post(
-        self,
-        text: str,
-        reply_to: Optional[str] = None,
-        images: Sequence[Any] = (),
-        *,
-        language: Optional[str] = None,
-        spoiler: Optional[str] = None,
-        labels: Sequence[str] = (),
-    ) -> PostResult:
-        """Create one post (a reply to `reply_to`, an earlier result's `post_id`, if given), its
-        `langs` set to `language` when given, its self-labels to `labels` (what its pictures show:
-        sexual, nudity, porn, graphic-media). Bluesky has no content warning of its own: `spoiler`
-        is never given (the caller writes it into the text).
+    def post(self, text: str, options: PostOptions = PLAIN) -> PostResult:
+        """Create one post as `options` say (a reply to `reply_to`, an earlier result's `post_id`,
+        if given), its `langs` set to `language` when given, its self-labels to `labels` (what its
+        pictures show: sexual, nudity, porn, graphic-media). Bluesky has no content warning of its
+        own: `spoiler` is never given (the caller writes it into the text).
         Returns a confirmed `PostResult`, or an uncertain one when no try got an answer and the
         post cannot be looked up. Raises `PostError` when Bluesky certainly did not post it."""
-        parent = PostRef.decode(reply_to) if reply_to else None
+        images, language, labels = options.images, options.language, options.labels
+        parent = PostRef.decode(options.reply_to) if options.reply_to else None
         embed = self._pictures(images) if images else None  # uploaded before the post: a failure here posted nothing
         record_key = new_record_key()
         created_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -181,24 +174,37 @@ class BlueskyPoster:
 
     # -- later: an uncertain post looked up, and the bot label -----------------------------------
 
-    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
+    def look_up(
+        self, text: str, sent_at: datetime, key: Optional[str], options: Optional[PostOptions] = None
+    ) -> LookUp:
         """Whether an uncertain post is there: by its record key when it is known (getRecord), else
-        among the account's last 50 posts (listRecords). Raises PostError when it cannot ask, or
-        the answer cannot be read."""
+        among the account's last 50 posts (listRecords), a reply only as a reply to the post it
+        answered (`options.reply_to`). Nothing is sent again: the record key keeps a post to one,
+        and a post not found goes back to its sender. Raises PostError when it cannot ask, or the
+        answer cannot be read."""
+        parent = PostRef.decode(options.reply_to) if options and options.reply_to else None
         client = self._call(self._connect)
         if key:
             found = self._get_record(client, COLLECTION, key)
             if found is None:
                 return LookUp(False, "not found by record key")
-            if text_of(found) != text:
+            if text_of(found) != text or (options is not None and answers(found) != (parent.uri if parent else None)):
                 # The key is this post's alone: a record under it with other text is no answer.
-                return LookUp(None, "a record under its key has other text")
-            return LookUp(True, "found by record key", self._result(text, found.uri, found.cid or "", None))
+                return LookUp(None, "a record under its key has other text, or answers another post")
+            return LookUp(True, "found by record key", self._result(text, found.uri, found.cid or "", parent))
         page = self._call(
             self._ask,
             lambda: client.com.atproto.repo.list_records({"repo": self._did, "collection": COLLECTION, "limit": 50}),
         )
-        return among(page.records, text, sent_at, self._result, full=len(page.records) < 50)
+        return among(
+            page.records,
+            text,
+            sent_at,
+            self._result,
+            full=len(page.records) < 50,
+            parent=parent,
+            any_reply=options is None,
+        )
 
     def bot_label(self) -> Optional[bool]:
         """Whether the account's profile carries the ``bot`` self-label."""

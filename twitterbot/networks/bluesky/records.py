@@ -164,9 +164,20 @@ def external_embed(client: Client, card: Card, call: Callable[..., Any]) -> Any:
     return models.AppBskyEmbedExternal.Main(external=external)
 
 
-def among(records: Sequence[Any], text: str, sent_at: datetime, result: Callable[..., Any], *, full: bool) -> Any:
-    """A look-up through the account's last posts (newest first): found when one has `text` and
-    was made since `sent_at` (less the clock slack); not found when the page reaches back past
+def among(
+    records: Sequence[Any],
+    text: str,
+    sent_at: datetime,
+    result: Callable[..., Any],
+    *,
+    full: bool,
+    parent: Optional[PostRef] = None,
+    any_reply: bool = False,
+) -> Any:
+    """A look-up through the account's last posts (newest first): found when one has `text`, was
+    made since `sent_at` (less the clock slack) and answers `parent` (None: it answers none;
+    `any_reply`: not compared, for an attempt recorded before the history kept what it answered):
+    another mention's reply with the same words is another post. Not found when the page reaches back past
     `sent_at`, or `full` (it holds every post), and every post on it could be read; else nobody
     can tell (a post whose text or time cannot be read may be the one)."""
     from .. import LookUp
@@ -181,13 +192,20 @@ def among(records: Sequence[Any], text: str, sent_at: datetime, result: Callable
             unreadable = True
             continue
         oldest = made if oldest is None or made < oldest else oldest
-        if posted == text and made >= since:
-            return LookUp(True, "found among the account's recent posts", result(text, record.uri, record.cid, None))
+        if posted == text and made >= since and (any_reply or answers(record) == (parent.uri if parent else None)):
+            return LookUp(True, "found among the account's recent posts", result(text, record.uri, record.cid, parent))
     if unreadable:
         return LookUp(None, "the server's answer holds a post that could not be read")
     if full or (oldest is not None and oldest < since):
         return LookUp(False, "not found among the account's recent posts")
     return LookUp(None, "more posts since than one look-up reads")
+
+
+def answers(record: Any) -> Optional[str]:
+    """The uri of the post a record replies to (its ``reply.parent``), or None when it replies to none."""
+    reply = getattr(getattr(record, "value", None), "reply", None)
+    uri = getattr(getattr(reply, "parent", None), "uri", None)
+    return uri if isinstance(uri, str) else None if reply is None else "?"
 
 
 def text_of(record: Any) -> Optional[str]:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from ... import __version__
 from ...errors import ConfigError, ErrorKind, PostError
 from ...settings.secrets import looks_like_a_key, scrub_also
-from .. import LookUp, PostResult
+from .. import PLAIN, LookUp, PostOptions, PostResult
 from ..mentions import MentionPage, most_private
 from ..retry import Backoff
 from ..uploads import fit_pictures
@@ -38,8 +38,7 @@ log = logging.getLogger(__package__)  # Mastodon's lines log under the network's
 # How long a Mastodon server remembers an Idempotency-Key: PostStatusService stores the status id
 # under the key in Redis for 3,600 s, per account, once the status is made.
 IDEMPOTENCY_KEY_LIFETIME = 3600
-# A look-up sends a post again with its key only this long before the server forgets the key; a
-# status made more than this after the attempt was recorded was made by the look-up.
+# A look-up sends a post again with its key only this long before the server forgets the key.
 KEY_MARGIN = 300
 STATUSES_READ = 40  # the statuses one look-up reads: Mastodon's largest page
 
@@ -110,28 +109,19 @@ class MastodonPoster:
         status: no connection was made, the server failed, or no answer came (see `retry_safety`)."""
         return error.kind in _RETRYABLE
 
-    def post(
-        self,
-        text: str,
-        reply_to: Optional[str] = None,
-        images: Sequence[Any] = (),
-        *,
-        language: Optional[str] = None,
-        spoiler: Optional[str] = None,
-        visibility: Optional[str] = None,
-        sensitive: bool = False,
-    ) -> PostResult:
-        """Create one status (a reply to status `reply_to`, when given), with `images` uploaded
-        first, in `language` (ISO 639, its `language`) behind the warning `spoiler` (its
-        `spoiler_text`) when given; as public as the most private of MASTODON_VISIBILITY and
-        `visibility` (a post never goes wider than the owner set), its pictures marked
-        `sensitive` when asked. Returns a confirmed `PostResult`, or an uncertain one when some try may have
-        reached the server and none got an answer. Raises `PostError` when Mastodon certainly did
-        not post it."""
+    def post(self, text: str, options: PostOptions = PLAIN) -> PostResult:
+        """Create one status as `options` say: a reply to status `reply_to`, when given, its
+        pictures uploaded first, in `language` (ISO 639, its `language`) behind the warning
+        `spoiler` (its `spoiler_text`) when given; as public as the most private of
+        MASTODON_VISIBILITY and `visibility` (a post never goes wider than the owner set), its
+        pictures marked `sensitive` when asked. Returns a confirmed `PostResult`, or an uncertain
+        one when some try may have reached the server and none got an answer. Raises `PostError`
+        when Mastodon certainly did not post it."""
         import uuid
 
         from mastodon import MastodonError
 
+        images, reply_to = options.images, options.reply_to
         media_ids = self._upload(images) if images else None
         key = uuid.uuid4().hex
         maybe_posted: Optional[str] = None  # why an earlier try may have made the status
@@ -143,16 +133,7 @@ class MastodonPoster:
                 self._policy.wait(attempt, error, "with the same Idempotency-Key")
             tries += 1
             try:
-                status = self._client.status_post(
-                    text,
-                    in_reply_to_id=reply_to,
-                    visibility=most_private(self._visibility, visibility),
-                    sensitive=sensitive,
-                    idempotency_key=key,
-                    media_ids=media_ids,
-                    spoiler_text=spoiler,
-                    language=language,
-                )
+                status = self._status_post(text, options, key, media_ids)
             except (MastodonError, RecursionError) as exc:
                 error = self._classify(exc, reply_to=reply_to)
             else:
@@ -170,37 +151,70 @@ class MastodonPoster:
             return self._uncertain(text, f"{maybe_posted} ({counted} with the same Idempotency-Key)", found_by)
         raise error
 
-    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
-        """Whether an uncertain status is there. While the server still keeps its Idempotency-Key
-        (`key`), the same request is sent again with it: the server answers with the status it
-        made, or makes it now, once either way. After, among the account's last 40 statuses. An
-        answer that cannot be read cannot tell; a failure to ask is a PostError."""
+    def look_up(
+        self, text: str, sent_at: datetime, key: Optional[str], options: Optional[PostOptions] = None
+    ) -> LookUp:
+        """Whether an uncertain status is there: among the account's last 40 statuses, a status of
+        `text` made since it was sent, in reply to the status it answered (`options.reply_to`).
+        Not there and the server still keeping its Idempotency-Key (`key`), the same request is
+        sent again with it, exactly as first sent (`options`, as the history kept them: its
+        visibility, the status it answers, its warning and language): the server answers with the
+        status the first request made, or makes it now, once either way. A request that cannot be
+        sent again the same (its options not kept, or pictures, which would be uploaded again) is
+        never sent: the look-up reads the statuses only. An answer that cannot be read cannot
+        tell; a failure to ask is a PostError."""
         from mastodon import MastodonError
 
-        now = datetime.now(timezone.utc)
         try:
-            if key and (now - sent_at).total_seconds() < IDEMPOTENCY_KEY_LIFETIME - KEY_MARGIN:
-                status = self._client.status_post(text, visibility=self._visibility, idempotency_key=key)
-                result = self._result(text, status)
-                if not result.confirmed:
-                    return LookUp(None, "sent again with its Idempotency-Key, and the answer could not be read")
-                made = status.get("created_at")
-                earlier = isinstance(made, datetime) and (made - sent_at).total_seconds() < KEY_MARGIN
-                how = (
-                    "found by Idempotency-Key" if earlier else "sent again with its Idempotency-Key: it had not arrived"
-                )
-                return LookUp(True, how, result)
-            me = self._client.account_verify_credentials()
-            account_id = me.get("id") if isinstance(me, dict) else None
-            if not isinstance(account_id, (str, int)) or isinstance(account_id, bool):
-                return LookUp(None, "the server's answer could not be read (the account has no id)")
-            statuses = self._client.account_statuses(account_id, limit=STATUSES_READ)
+            found = self._among(text, sent_at, options)
+            resend = key and options is not None and not options.images
+            if found.found or not resend:
+                return found
+            if (datetime.now(timezone.utc) - sent_at).total_seconds() >= IDEMPOTENCY_KEY_LIFETIME - KEY_MARGIN:
+                return found  # the server may have forgotten the key: a request now could post it twice
+            assert options is not None and key is not None
+            status = self._status_post(text, options, key, None)
         except (MastodonError, RecursionError) as exc:
             raise self._classify(exc) from None
+        result = self._result(text, status)
+        if not result.confirmed:
+            return LookUp(None, "sent again with its Idempotency-Key, and the answer could not be read")
+        # The statuses read just now could not show it: the server's answer is the status the first
+        # request made, or one made now. Either way there is one, as it was first sent.
+        return LookUp(True, "not seen among the recent statuses; sent again with its Idempotency-Key", result)
+
+    def _among(self, text: str, sent_at: datetime, options: Optional[PostOptions]) -> LookUp:
+        """The look-up through the account's last statuses (`among_statuses`): a reply only as a
+        reply to the status it answered (`options` None: recorded before the history kept what a
+        post answers, so that is not compared)."""
+        me = self._client.account_verify_credentials()
+        account_id = me.get("id") if isinstance(me, dict) else None
+        if not isinstance(account_id, (str, int)) or isinstance(account_id, bool):
+            return LookUp(None, "the server's answer could not be read (the account has no id)")
+        statuses = self._client.account_statuses(account_id, limit=STATUSES_READ)
         if not isinstance(statuses, list):
             return LookUp(None, "the server's answer could not be read (its statuses are not a list)")
         return among_statuses(
-            statuses, text, sent_at, lambda status: self._result(text, status), full=len(statuses) < STATUSES_READ
+            statuses,
+            text,
+            sent_at,
+            lambda status: self._result(text, status),
+            full=len(statuses) < STATUSES_READ,
+            reply_to=options.reply_to if options else None,
+            any_reply=options is None,
+        )
+
+    def _status_post(self, text: str, options: PostOptions, key: str, media_ids: Optional[List[str]]) -> Any:
+        """The one request that makes a status: `options` as Mastodon names them, with `key`."""
+        return self._client.status_post(
+            text,
+            in_reply_to_id=options.reply_to,
+            visibility=most_private(self._visibility, options.visibility),
+            sensitive=options.sensitive,
+            idempotency_key=key,
+            media_ids=media_ids,
+            spoiler_text=options.spoiler,
+            language=options.language,
         )
 
     def mentions(self, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:

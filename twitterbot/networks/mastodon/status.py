@@ -98,10 +98,19 @@ def status_text(content: str) -> str:
 
 
 def among_statuses(
-    statuses: Sequence[Any], text: str, sent_at: datetime, result: Callable[[Any], Any], *, full: bool
+    statuses: Sequence[Any],
+    text: str,
+    sent_at: datetime,
+    result: Callable[[Any], Any],
+    *,
+    full: bool,
+    reply_to: Optional[str] = None,
+    any_reply: bool = False,
 ) -> Any:
-    """A look-up through the account's last statuses (newest first): found when one has `text`
-    and was made since `sent_at` (less two minutes of clock slack); not found when the page
+    """A look-up through the account's last statuses (newest first): found when one has `text`,
+    was made since `sent_at` (less two minutes of clock slack) and answers the status `reply_to`
+    (None: it answers none; `any_reply`: not compared, for an attempt recorded before the history
+    kept what it answered): another mention's reply with the same words is another status. Not found when the page
     reaches back past `sent_at`, or `full` (it holds every status), and every status on it could
     be read; else nobody can tell (a status that cannot be read may be the one)."""
     from datetime import timedelta
@@ -119,7 +128,9 @@ def among_statuses(
             unreadable = True
             continue
         oldest = made if oldest is None or made < oldest else oldest
-        if made >= since and status_text(content) == wanted:
+        answers = status.get("in_reply_to_id")
+        same_parent = any_reply or (str(answers) if answers is not None else None) == reply_to
+        if made >= since and status_text(content) == wanted and same_parent:
             found = result(status)
             if found.confirmed:
                 return LookUp(True, "found among the account's recent statuses", found)

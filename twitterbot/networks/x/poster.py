@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Union
 
 from ...errors import ErrorKind, PostError
-from .. import PostResult
+from .. import PLAIN, PostOptions, PostResult
 from ..retry import Backoff
 from .api import DEFAULT_BASE_URL, Credentials, status_url
 from .errors import classify, network_error, refusal
 from .reader import XReader
 
 if TYPE_CHECKING:
-    from ...pictures.prepare import Attachment
+    from ...pictures.prepare import Attachment, PreparedImage
 
 __all__ = ["XPoster"]
 
@@ -71,23 +71,16 @@ class XPoster(XReader):
         """Whether sending the request again cannot make a second post (see `retry_safety`)."""
         return error.kind in _NEVER_POSTED_RETRYABLE
 
-    def post(
-        self,
-        text: str,
-        reply_to: Optional[str] = None,
-        images: Sequence[Attachment] = (),
-        *,
-        language: Optional[str] = None,
-        spoiler: Optional[str] = None,
-    ) -> PostResult:
-        """Create one post, with `images` uploaded first. X's API takes no language (it guesses one)
-        and has no content warning: `language` is not sent, and `spoiler` is never given (the
-        network does not declare `content_warnings`). Returns a confirmed `PostResult`, or an
+    def post(self, text: str, options: PostOptions = PLAIN) -> PostResult:
+        """Create one post (a reply to `options.reply_to`), with its pictures uploaded first. X's
+        API takes no language (it guesses one) and has no content warning: `language` is not
+        sent, and `spoiler` is never given (the network does not declare `content_warnings`). Returns a confirmed `PostResult`, or an
         uncertain one when the request may have reached X but no answer came (never sent again).
         Raises `DuplicatePost` if X already has this text, `PostError` when X certainly did not post it."""
         import requests
         import tweepy
 
+        images, reply_to = options.images, options.reply_to
         media_ids = self._upload(images) if images else None
         error: Optional[PostError] = None
         for attempt in self._policy.attempts():
@@ -118,7 +111,7 @@ class XPoster(XReader):
         assert error is not None
         raise error
 
-    def _upload(self, images: Sequence[Attachment]) -> List[str]:
+    def _upload(self, images: Sequence[Union[Attachment, PreparedImage]]) -> List[str]:
         """The pictures fitted to X's limits and uploaded with their alt text (media.py: imported
         here, as only a post with pictures needs it)."""
         from ..uploads import fit_pictures

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import List, Mapping, Optional
 
-from .. import LookUp
+from .. import LookUp, PostOptions
 from ..http import bounded_session, json_object, unreadable
 from ..mentions import Mention, MentionPage
 from .api import DEFAULT_BASE_URL, X_ORIGINS, Credentials, adapter, signer, status_url
@@ -93,15 +93,21 @@ class XReader:
         made = Cursor(kept.me, newest).dumps()
         return MentionPage(tuple(given), made if made != cursor else None, reads)
 
-    def look_up(self, text: str, sent_at: datetime, key: Optional[str]) -> LookUp:
+    def look_up(
+        self, text: str, sent_at: datetime, key: Optional[str], options: Optional[PostOptions] = None
+    ) -> LookUp:
         """Whether an uncertain post is there: one read of the account's posts made since it was
-        sent (``GET /2/users/:id/tweets``, at most 100, newest first, with their links; X bills the
-        read), compared by words and links (timeline.py). Raises PostError when X cannot be asked."""
+        sent (``GET /2/users/:id/tweets``, at most 100, newest first, with their links and the
+        post each answers; X bills the read), compared by words, links and the post it answers
+        (timeline.py). X has no key to send it again by: nothing is ever sent. Raises PostError
+        when X cannot be asked."""
         from .timeline import among_posts, timeline_query
 
         user_id = self._user_id or self._me()
         answer = self._read(f"/2/users/{user_id}/tweets", timeline_query(sent_at))
-        return among_posts(answer, text, status_url)
+        if options is None:  # recorded before the history kept what it was sent with
+            return among_posts(answer, text, status_url, any_reply=True)
+        return among_posts(answer, text, status_url, options.reply_to)
 
     def _me(self) -> str:
         """The account's numeric id, asked of X (``GET /2/users/me``) when the token does not show it."""

@@ -6,9 +6,11 @@ X gives a post's text back changed: every link shortened to a t.co link, and ``&
 (``expanded_url``). So a post is the one sent when its words match and each of its links expands
 to the link sent. When the answer cannot show that (no entities, a link X wrote differently, a
 post that cannot be read), the look-up says it cannot tell: never found on a guess, and never
-"not found" while a post on the page may be the one::
+"not found" while a post on the page may be the one. A reply is the one sent only when it answers
+the same post (``referenced_tweets``): another mention's reply with the same words is another post::
 
     among_posts(answer, "see https://example.com/1", status_url)   # LookUp(found=..., how=...)
+    among_posts(answer, "@ada thanks", status_url, reply_to="1456")
 """
 
 from __future__ import annotations
@@ -51,20 +53,35 @@ def timeline_query(sent_at: datetime) -> Dict[str, Any]:
     return {
         "start_time": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "max_results": POSTS_READ,
-        "tweet.fields": "entities",
+        "tweet.fields": "entities,referenced_tweets",
     }
 
 
-def among_posts(answer: Mapping[str, Any], text: str, link: Callable[[str], Optional[str]]) -> LookUp:
-    """Whether `answer` (the timeline's JSON object) holds the post of `text`: found (with its id
-    and `link(id)`), not found (the page is whole and no post on it may be this one), or cannot
-    tell (a post that may be it, one that cannot be read, more posts than one page, errors)."""
+def among_posts(
+    answer: Mapping[str, Any],
+    text: str,
+    link: Callable[[str], Optional[str]],
+    reply_to: Optional[str] = None,
+    *,
+    any_reply: bool = False,
+) -> LookUp:
+    """Whether `answer` (the timeline's JSON object) holds the post of `text` (a reply to the post
+    `reply_to`, when given; else a post answering none; with `any_reply`, what it answers is not
+    known and not compared: an attempt recorded before the history kept its post): found (with its id and `link(id)`), not
+    found (the page is whole and no post on it may be this one), or cannot tell (a post that may
+    be it, one that cannot be read, more posts than one page, errors)."""
     data = answer.get("data", [])
     if not isinstance(data, list):
         return LookUp(None, "X's answer could not be read (its posts are not a list)")
     doubt: Optional[str] = None
     for post in data:
         match, why = compare(text, post) if isinstance(post, dict) else (Match.UNSURE, "a post that is not an object")
+        if match is not Match.OTHER and isinstance(post, dict) and not any_reply:
+            answered = _answers(post.get("referenced_tweets"))
+            if answered is _UNREADABLE:
+                match, why = Match.UNSURE, "a post whose replied-to post cannot be read"
+            elif answered != reply_to:
+                match, why = Match.OTHER, "a reply to another post" if answered else "a post that answers none"
         if match is Match.SAME:
             post_id = _post_id(post.get("id"))
             if post_id is None:
@@ -119,6 +136,24 @@ def compare(sent: str, post: Mapping[str, Any]) -> Tuple[Match, str]:
                 return Match.OTHER, "another link"
             verdict = Match.UNSURE, f"a post with the same words, whose link X changed ({link} became {expansion})"
     return verdict
+
+
+_UNREADABLE = "?"  # a post's referenced_tweets that cannot be read
+
+
+def _answers(referenced: Any) -> Optional[str]:
+    """The id of the post a post answers (its ``replied_to`` reference), None when it answers
+    none, `_UNREADABLE` when its references cannot be read."""
+    if referenced is None:
+        return None
+    if not isinstance(referenced, list):
+        return _UNREADABLE
+    for each in referenced:
+        if not isinstance(each, dict):
+            return _UNREADABLE
+        if each.get("type") == "replied_to":
+            return _post_id(each.get("id")) or _UNREADABLE
+    return None
 
 
 def _expansions(entities: Any) -> Dict[str, Tuple[Optional[str], bool]]:
