@@ -8,8 +8,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from conftest import REGISTRY
 
+from twitterbot.delivery.deliver import Delivery, DeliveryRules
 from twitterbot.networks.dryrun import DRY_RUN
-from twitterbot.posting.delivery import Delivery, DeliveryRules
 from twitterbot.progress.reporter import Cadence, JobLook, Reporter
 from twitterbot.settings.secrets import Scrubber
 from twitterbot.state.clock import utc_now

@@ -8,7 +8,8 @@ From the top down:
     web                        the status page: reads what every part below left behind
     jobs.<job>, unattended     a job uses progress mode; running unattended uses the scheduled post
     progress                   the reporter, watch, the status line
-    posting                    the tweets file, choosing, the one send step, one scheduled run
+    posting                    the tweets file, choosing, one scheduled run, a line's attempts
+    delivery                   the kernel: Post, Delivery, attempts, the one send step, threads, budget, settling
     registry                   every capability the command line is built from, and what follows from them
     networks                   one package per network, each a capability
     pictures                   reading, checking and preparing pictures
@@ -51,14 +52,16 @@ ALLOWED = {
     "monitoring": {"networks"},
     "networks": {"pictures"},
     "registry": {"networks", "pictures"},
-    "posting": {"registry", "networks", "pictures", "monitoring"},
-    "progress": {"registry", "posting", "networks", "pictures", "monitoring"},
+    # The delivery kernel: how every post reaches the networks, below the features that make posts.
+    "delivery": {"networks", "pictures"},
+    "posting": {"registry", "delivery", "networks", "pictures", "monitoring"},
+    "progress": {"registry", "delivery", "posting", "networks", "pictures", "monitoring"},
     # Replies: a round of answers is posts of the scheduled post's Delivery; progress and the
     # scheduled run reach it only through the registry's hook (`Capability.before_run`).
-    "replies": {"registry", "posting", "networks", "pictures", "monitoring"},
-    "unattended": {"registry", "posting", "networks", "pictures", "monitoring"},
-    "jobs": {"registry", "progress", "posting", "networks", "pictures", "monitoring"},
-    "web": {"registry", "unattended", "progress", "posting", "networks", "pictures", "monitoring"},
+    "replies": {"registry", "delivery", "posting", "networks", "pictures", "monitoring"},
+    "unattended": {"registry", "delivery", "posting", "networks", "pictures", "monitoring"},
+    "jobs": {"registry", "delivery", "progress", "posting", "networks", "pictures", "monitoring"},
+    "web": {"registry", "unattended", "progress", "delivery", "posting", "networks", "pictures", "monitoring"},
     "cli": {
         "registry",
         "jobs",
@@ -66,6 +69,7 @@ ALLOWED = {
         "progress",
         "replies",
         "posting",
+        "delivery",
         "networks",
         "web",
         "pictures",
@@ -158,7 +162,7 @@ def test_imports_only_go_down() -> None:
     [
         ("twitterbot.errors", "from .posting import scheduled\n", False),
         ("twitterbot.state.store", "from ..networks import x\n", False),
-        ("twitterbot.networks.x", "from ..posting.send import send\n", False),
+        ("twitterbot.networks.x", "from ..delivery.send import send\n", False),
         ("twitterbot.networks.x", "from ..settings.table import Setting\n", True),
         ("twitterbot.networks.x", "from ..posting.tweets import measure\n", False),
         ("twitterbot.jobs.pegs.job", "from ...jobs.monkey import job\n", False),
@@ -269,8 +273,9 @@ def test_the_circle_check_finds_a_circle_through_a_function(tmp_path: Path) -> N
 
 
 def test_every_sender_hands_its_posts_to_the_delivery() -> None:
-    """A scheduled line, a catch-up, a progress post and a reply are all delivered by `posting/delivery.py`
-    (which sends through the one send step): none of them sends or records a post itself."""
+    """A scheduled line, a catch-up, a progress post and a reply are all delivered by the kernel's
+    `Delivery` (delivery/deliver.py, which sends through the one send step): none of them sends a
+    post itself."""
     for module in (
         "twitterbot.posting.scheduled",
         "twitterbot.posting.catchup",
@@ -278,9 +283,9 @@ def test_every_sender_hands_its_posts_to_the_delivery() -> None:
         "twitterbot.replies.sending",
     ):
         path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
-        assert "twitterbot.posting.delivery" in {target for _, target in imports_of(module, path)}, module
-    path = PACKAGE / "posting" / "delivery.py"
-    assert "twitterbot.posting.send" in {target for _, target in imports_of("twitterbot.posting.delivery", path)}
+        assert "twitterbot.delivery.deliver" in {target for _, target in imports_of(module, path)}, module
+    path = PACKAGE / "delivery" / "deliver.py"
+    assert "twitterbot.delivery.send" in {target for _, target in imports_of("twitterbot.delivery.deliver", path)}
 
 
 # What records a post attempt in the history: before it is sent, and its outcome after.
@@ -297,18 +302,26 @@ ATTEMPT_RECORDS = {
 }
 
 
-def test_post_attempts_are_recorded_from_one_module_outside_state() -> None:
-    """At most once lives in one place: only the delivery (and the history itself) begins and
-    finishes post attempts."""
-    recording = set()
+def test_post_attempts_are_recorded_by_the_kernel_and_its_attempts_kinds_alone() -> None:
+    """At most once lives in one place: outside the history itself, only the delivery kernel and
+    the `Attempts` kinds it calls (each beside its sender: a line's, a job's, a reply's) begin and
+    finish post attempts, and the Delivery alone calls those."""
+    outside = []
     for module, path in modules():
-        if part_of(module) == "state":
+        if part_of(module) in ("state", "delivery"):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        kinds = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and any(getattr(base, "id", "") == "Attempts" for base in node.bases)
+        ]
+        allowed = {id(each) for kind in kinds for each in ast.walk(kind)}
+        for node in ast.walk(tree):
             called = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            if called and node.func.attr in ATTEMPT_RECORDS:
-                recording.add(module)
-    assert recording == {"twitterbot.posting.delivery"}
+            if called and node.func.attr in ATTEMPT_RECORDS and id(node) not in allowed:
+                outside.append(f"{module}:{node.lineno} {node.func.attr}")
+    assert outside == []
 
 
 def test_no_function_takes_more_than_eight_parameters() -> None:

@@ -14,7 +14,7 @@ import unicodedata
 from datetime import timedelta
 from typing import Callable
 
-__all__ = ["format_duration", "one_line", "plural", "printable", "without_escapes"]
+__all__ = ["format_duration", "one_line", "plural", "preview", "printable", "without_escapes"]
 
 # Terminal escape sequences, whole: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \\), and the
 # other two-character ones; C1's single-character CSI (U+009B) too.
@@ -72,3 +72,9 @@ def format_duration(span: timedelta) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, seconds = divmod(rest, 60)
     return "".join(f"{value}{unit}" for value, unit in ((hours, "h"), (minutes, "m"), (seconds, "s")) if value) or "0s"
+
+
+def preview(text: str, limit: int = 60) -> str:
+    """A text quoted on one line and shortened, for log messages."""
+    flat = text.replace("\n", " / ")
+    return '"' + (flat if len(flat) <= limit else flat[: limit - 1] + "…") + '"'

@@ -11,13 +11,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from x_emulator import XEmulator
 
+from twitterbot.delivery.budget import month_spend, month_start, next_month, over_budget
+from twitterbot.delivery.deliver import Delivery, DeliveryRules
 from twitterbot.errors import ConfigError
 from twitterbot.networks.x import NETWORK as X
 from twitterbot.networks.x import PRICES
 from twitterbot.networks.x.poster import XPoster
-from twitterbot.posting.budget import month_spend, month_start, next_month, over_budget
 from twitterbot.posting.catchup import catch_up
-from twitterbot.posting.delivery import Delivery, DeliveryRules
 from twitterbot.progress.session import JobSettings, open_reporter
 from twitterbot.settings.loading import load_config
 from twitterbot.settings.secrets import Scrubber

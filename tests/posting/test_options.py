@@ -1,4 +1,4 @@
-"""A tweets file line's options (posting/options.py), and threads cut by posting/threads.py."""
+"""A tweets file line's options (posting/options.py), and threads cut by delivery/threads.py."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from twitterbot.delivery.threads import GiveUp, PartState, Wait, cut, next_part
 from twitterbot.posting.options import NO_OPTIONS, LineOptions, OptionError, language_tag, split_options
-from twitterbot.posting.threads import GiveUp, PartState, Wait, cut, next_part
 
 NAMES = ("x", "mastodon", "bluesky")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 from pathlib import Path
 
-from twitterbot.posting.delivery import Post
+from twitterbot.delivery.post import Post
 from twitterbot.posting.generated import read_expansion
 from twitterbot.posting.read import Expansion
 from twitterbot.posting.tags import Tagged

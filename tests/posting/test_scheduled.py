@@ -355,8 +355,8 @@ _LOADED = (
     "status = main(sys.argv[1:])\n"
     "names = ('twitter_text', 'tweepy', 'twitterbot.unattended.daemon', 'twitterbot.progress.reporter',\n"
     "         'twitterbot.jobs.pegs.board', 'twitterbot.jobs.monkey.job', 'numpy', '_strptime',\n"
-    "         'twitterbot.posting.settle', 'twitterbot.monitoring.monitor', 'twitterbot.monitoring.stall',\n"
-    "         'twitterbot.posting.monitored', 'twitterbot.posting.budget', 'urllib.request')\n"
+    "         'twitterbot.delivery.settle', 'twitterbot.monitoring.monitor', 'twitterbot.monitoring.stall',\n"
+    "         'twitterbot.posting.monitored', 'twitterbot.delivery.budget', 'urllib.request')\n"
     "print('loaded:', ' '.join(name for name in names if name in seen))\n"
     "sys.exit(status)\n"
 )
@@ -383,7 +383,7 @@ _MONITORING = (
     "twitterbot.monitoring.monitor",
     "twitterbot.monitoring.stall",
     "twitterbot.posting.monitored",
-    "twitterbot.posting.budget",
+    "twitterbot.delivery.budget",
 )
 
 
@@ -394,7 +394,7 @@ def test_a_run_without_monitors_or_a_budget_imports_nothing_of_them(home: BotHom
     assert not [name for name in _MONITORING if name in skipped + posted]  # only the capability, twitterbot.monitoring
     assert "urllib.request" not in skipped  # no HTTP client at all on a skip
     home.write_env(X_MONTHLY_BUDGET="5")
-    assert "twitterbot.posting.budget" in _loads(home, "--force", "-q").split()  # the assertion can fail
+    assert "twitterbot.delivery.budget" in _loads(home, "--force", "-q").split()  # the assertion can fail
     assert len(emulator.texts) == 2
 
 

@@ -1,4 +1,4 @@
-"""The one send step (`twitterbot/posting/send.py`): a recorded attempt goes through send ->
+"""The one send step (`twitterbot/delivery/send.py`): a recorded attempt goes through send ->
 outcome -> record, whatever the network answers, with a real history in memory."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Callable, Optional
 import pytest
 from conftest import REGISTRY
 
+from twitterbot.delivery.attempts import line_ending
+from twitterbot.delivery.send import send
 from twitterbot.errors import DuplicatePost, ErrorKind, ExitStatus, PostError
 from twitterbot.networks import PostResult
-from twitterbot.posting.delivery import line_ending
-from twitterbot.posting.send import send
 from twitterbot.state.outcomes import Outcome
 from twitterbot.state.store import HistoryStore
 

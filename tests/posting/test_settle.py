@@ -1,4 +1,4 @@
-"""Settling uncertain posts (twitterbot/posting/settle.py): a later run asks the network whether a
+"""Settling uncertain posts (twitterbot/delivery/settle.py): a later run asks the network whether a
 post whose outcome was not known is there, through the command line, against the X emulator's
 timeline; the Mastodon and Bluesky look-ups are tested against their servers in tests/networks."""
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from twitterbot.delivery.post import Post, stored_post
 from twitterbot.networks import PostOptions
 from twitterbot.networks.bluesky import NETWORK as BLUESKY
 from twitterbot.networks.mastodon import NETWORK as MASTODON
 from twitterbot.networks.x import NETWORK as X
 from twitterbot.pictures.prepare import Attachment
-from twitterbot.posting.delivery import Post, stored_post
 
 POST = Post(
     "{only: mastodon, bluesky} a line as written ![a frog](frog.png)",

@@ -18,9 +18,9 @@ import pytest
 from conftest import A_DAEMON_OF_THIS_CHECKOUT, BotHome
 from x_emulator import XEmulator
 
+from twitterbot.delivery.threads import parts_for
 from twitterbot.networks.x import NETWORK as X
 from twitterbot.networks.x import PRICES
-from twitterbot.posting.threads import parts_for
 from twitterbot.state.outcomes import AttemptStart
 from twitterbot.state.store import HistoryStore
 

@@ -153,7 +153,7 @@ def test_one_word_of_five_thousand_characters_is_cut_into_parts_that_each_fit() 
     (found by halving: before, one measure per character made a 5 KB word take minutes on X)."""
     from conftest import REGISTRY
 
-    from twitterbot.posting.threads import parts_for
+    from twitterbot.delivery.threads import parts_for
 
     word = "x" * 5000
     for name in ("x", "mastodon", "bluesky"):

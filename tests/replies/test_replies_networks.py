@@ -62,7 +62,7 @@ _IMPORTED = (
     "from twitterbot.cli import main\n"
     "status = main(sys.argv[1:])\n"
     "names = ('tweepy', 'twitterbot.networks.x.poster', 'twitterbot.networks.x.media', 'twitterbot.pictures',\n"
-    "         'twitterbot.posting.delivery', 'twitterbot.posting.scheduled', 'twitterbot.posting.commands',\n"
+    "         'twitterbot.delivery.deliver', 'twitterbot.posting.scheduled', 'twitterbot.posting.commands',\n"
     "         'mastodon', 'twitterbot.networks.mastodon.poster', 'twitterbot.networks.mastodon.media',\n"
     "         'atproto_client', 'twitterbot.networks.bluesky.poster')\n"
     "print('imported:', ' '.join(name for name in names if name in seen))\n"

@@ -13,6 +13,7 @@ from ..settings.parsers import BOOL, DURATION, PATH, POSITIVE_INT, show
 from ..settings.table import POST_TO, Setting, SettingType, by_name
 
 if TYPE_CHECKING:
+    from ..delivery.deliver import DeliveryRules
     from ..settings.loading import Config
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "POST_LANGUAGE",
     "SVG_RENDERER",
     "THREAD_NUMBERS",
+    "delivery_rules",
     "TWEETS_FILE",
     "TWEET_ONE_IN",
     "monthly_budgets",
@@ -195,6 +197,22 @@ def monthly_budgets(config: Config) -> Dict[str, float]:
         for network in config[POST_TO]
         if network.budget and config[network.budget] is not None
     }
+
+
+def delivery_rules(config: Config, *, language: bool = True) -> DeliveryRules:
+    """The delivery kernel's rules from the settings, the one way the scheduled run, the replies
+    and the jobs make them: the monthly budgets, POST_LANGUAGE, THREAD_NUMBERS and
+    MAX_POSTS_PER_DAY. `language=False`: posts that name no language go in none, not
+    POST_LANGUAGE's (a job's: its text is the job's templates', in whatever language they were
+    written). Imports the kernel: only a run that sends or plans a post calls it."""
+    from ..delivery.deliver import DeliveryRules
+
+    return DeliveryRules(
+        monthly_budgets(config),
+        config[POST_LANGUAGE] if language else None,
+        config[THREAD_NUMBERS],
+        cap=config[MAX_POSTS_PER_DAY],
+    )
 
 
 POSTING = Posting()

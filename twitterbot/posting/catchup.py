@@ -11,14 +11,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
+from ..delivery.deliver import Delivery
+from ..delivery.post import Post, stored_post
+from ..delivery.send import Sent
 from ..errors import BotError
 from ..state.outcomes import Outcome
 from ..state.records import CatchUp
-from .delivery import Delivery, LineAttempts, Post, stored_post
+from ..wording import preview
+from .attempts import LineAttempts
 from .options import NO_OPTIONS, LineOptions, OptionError, split_options
-from .send import Sent
 from .tags import TagError, may_have_tags, read_tags
-from .tweets import preview
 
 if TYPE_CHECKING:
     from ..pictures.prepare import Attachment

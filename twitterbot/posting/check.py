@@ -225,8 +225,8 @@ def budgets(config: Config) -> Iterator[Finding]:
     priced = [network for network in config[POST_TO] if network.budget]
     if not priced or not config.state.history.exists():
         return
+    from ..delivery.budget import month_spend
     from ..state.clock import utc_now
-    from .budget import month_spend
 
     try:
         with HistoryStore(config.state.history) as store:

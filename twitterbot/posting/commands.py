@@ -30,8 +30,8 @@ from ..wording import one_line
 from .links import label_of, network_named, post_link
 
 if TYPE_CHECKING:
+    from ..delivery.post import Post
     from ..networks import Network
-    from .delivery import Post
     from .result import RunResult
 
 __all__ = ["register"]
@@ -222,7 +222,7 @@ def _show_previews(config: Config, result: RunResult) -> None:
 def _history(args: argparse.Namespace, config: Config) -> int:
     """Show recent scheduled runs, progress jobs' posts and one-off lines missed (no run came
     within LATE_BY of their time), newest first, interleaved by time."""
-    from .tweets import preview
+    from ..wording import preview
 
     if not config.state.history.exists():
         if args.json:
@@ -290,7 +290,7 @@ def _reply_line(entry: Any, config: Config, mask: Scrubber) -> str:
     """A mention in `history`: what became of it, who wrote it, the rule, the reply's link or why none."""
     import json
 
-    from .tweets import preview
+    from ..wording import preview
 
     what = {"answered": "replied", "pending": "mention"}.get(entry.status, entry.status)
     tag = f"[reply to {entry.author} on {label_of(config, entry.network)}]"

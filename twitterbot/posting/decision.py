@@ -14,13 +14,12 @@ import random
 from datetime import datetime, timedelta
 from typing import Optional, Union
 
+from ..state.counting import CAP_WINDOW, CLOCK_SLACK
 from ..state.store import HistoryStore
 from ..wording import format_duration
 from .choose import hits, roll
 
 __all__ = [
-    "CAP_WINDOW",
-    "CLOCK_SLACK",
     "CapReached",
     "Go",
     "Skip",
@@ -32,11 +31,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-CAP_WINDOW = timedelta(hours=24)
-# History rows dated later than now plus this were written while the clock was ahead: they are left
-# out of the cap and the gap (and the run warns), so fixing a clock never blocks posting for long.
-CLOCK_SLACK = timedelta(minutes=5)
 
 
 class Skip:

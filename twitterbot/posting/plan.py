@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
+from ..delivery.send import Sent
 from ..state.outcomes import Outcome
 from .result import dry_outcome
-from .send import Sent
 from .tweets import TweetLine
 
 if TYPE_CHECKING:
-    from .delivery import Delivery
+    from ..delivery.deliver import Delivery
 
 __all__ = ["planned"]
 
@@ -41,8 +41,8 @@ def _threads(line: TweetLine, plan: Tuple[Sent, ...], numbers: bool) -> str:
     ]
     if not threaded:
         return ""
+    from ..delivery.threads import parts_for, thread_cost  # only a line that goes somewhere as a thread
     from .options import sent_text
-    from .threads import parts_for, thread_cost  # only a line that goes somewhere as a thread
 
     said: List[str] = []
     for sent in threaded:

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple
 from .options import NO_OPTIONS, LineOptions
 
 if TYPE_CHECKING:
+    from ..delivery.post import Post
     from ..networks import Fit
     from ..pictures.prepare import Attachment
-    from .delivery import Post
     from .images import LineImage
     from .tags import Tagged
 
@@ -62,7 +62,7 @@ class Expansion:
         attachment it carries (its files', then those its tags drew or fetched; default: its
         files'). `networks`: where it goes (default: those `fits` measured, which its only and
         skip left in; no fits: every network of the delivery)."""
-        from .delivery import Post  # only a source that posts, or plans a post
+        from ..delivery.post import Post  # only a source that posts, or plans a post
 
         if pictures is None:
             pictures = tuple(image.attachment for image in self.images)

@@ -12,10 +12,11 @@ import logging
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from ..delivery.send import Sent
 from ..errors import BotError, ErrorKind, ExitStatus, PostError
 from ..state.outcomes import Outcome
-from .send import Sent
-from .tweets import TweetLine, preview
+from ..wording import preview
+from .tweets import TweetLine
 
 __all__ = [
     "MAX_DUPLICATE_TRIES",

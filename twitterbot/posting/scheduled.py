@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, Generic, List, Mapping, Optional, Tuple, TypeVar, Union
 
+from ..delivery.send import Sent
 from ..errors import StateError
 from ..lock import RUN_LOCK_WAIT, run_lock
 from ..monitoring import monitored
@@ -33,7 +34,7 @@ from ..state.clock import Clock, utc_now
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
-from ..wording import format_duration
+from ..wording import format_duration, preview
 from . import (
     GRAMMAR_MEMORY,
     LOOK_UP_UNCERTAIN,
@@ -42,19 +43,19 @@ from . import (
     MIN_POST_GAP,
     TWEET_ONE_IN,
     TWEETS_FILE,
+    delivery_rules,
 )
 from .calendar import Calendar, Due, dated_due, missed_reason, one_offs_due
 from .choose import Pick, hits, pick
 from .decision import Go, Skip, cap_reached, decide, roll_die, warn_if_the_clock_went_back
 from .result import MAX_DUPLICATE_TRIES, RunResult, duplicates_error, first_post, outcome_of
-from .send import Sent
 from .sources import PostSource, source_of
-from .tweets import TweetFile, TweetLine, preview
+from .tweets import TweetFile, TweetLine
 from .when import LineTime
 
 if TYPE_CHECKING:
+    from ..delivery.deliver import Delivery, DeliveryRules
     from ..state.outcomes import RunRef
-    from .delivery import Delivery, DeliveryRules
     from .tagpictures import PictureRules
 
 __all__ = [
@@ -123,7 +124,7 @@ class RunRules:
     name the history may hold, how long the history keeps runs row by row (HISTORY_DAYS) and a
     grammar's posts (GRAMMAR_MEMORY), the calendar the tweets file's timed lines are read by
     (TWEET_TIMEZONE, LATE_BY), and what the run's Delivery follows (`delivery`: the budgets,
-    POST_LANGUAGE, THREAD_NUMBERS, `DeliveryRules.of`), made only by a run that sends or plans."""
+    POST_LANGUAGE, THREAD_NUMBERS, `delivery_rules`), made only by a run that sends or plans."""
 
     one_in: int
     max_posts_per_day: int
@@ -402,11 +403,11 @@ def _posting_to(posters: Optional[PosterFactory], networks: Tuple[Network, ...])
 
 
 def _delivery_rules(config: Optional[Config]) -> DeliveryRules:
-    """What a run's Delivery follows, from the settings (`DeliveryRules.of`; none: the defaults,
+    """What a run's Delivery follows, from the settings (`delivery_rules`; none: the defaults,
     a test's run). Imports delivery.py: only a run that sends or plans a post calls it."""
-    from .delivery import DeliveryRules
+    from ..delivery.deliver import DeliveryRules
 
-    return DeliveryRules.of(config) if config is not None else DeliveryRules()
+    return delivery_rules(config) if config is not None else DeliveryRules()
 
 
 def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
@@ -419,8 +420,8 @@ def _dry_run(networks: Tuple[Network, ...]) -> Dict[Network, Poster]:
 
 def _delivery(run: Run, rules: RunRules, run_id: Optional[RunRef]) -> Delivery:
     """How the run's posts go out (delivery.py, imported only by a run that may send, or plans to)."""
+    from ..delivery.deliver import Delivery
     from ..settings.secrets import Scrubber
-    from .delivery import Delivery
 
     return Delivery(
         run.store,
@@ -444,7 +445,7 @@ def _post_a_line(
 ) -> Tuple[Outcome, str, Dict[str, object]]:
     """Post the picked `line` everywhere; while every network already has it, mark it used and
     try another, within MAX_DUPLICATE_TRIES. The run's action, reason and result fields."""
-    from .delivery import LineAttempts
+    from .attempts import LineAttempts
 
     texts = tweets.plain  # the round's: another pick never takes a timed line
     tried: List[TweetLine] = []  # lines every network already had
@@ -530,7 +531,7 @@ def _settle(run: Run, rules: RunRules, now: datetime) -> Tuple[str, ...]:
     unsettled = run.store.unsettled(now - LOOK_UP_WINDOW, rules.known)
     if not unsettled:
         return ()
-    from .settle import settle_uncertain
+    from ..delivery.settle import settle_uncertain
 
     return tuple(settle_uncertain(run.store, unsettled, run.outlets(rules.networks), clock=run.clock))
 

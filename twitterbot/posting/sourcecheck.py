@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 
+from ..delivery.threads import parts_for, thread_cost, too_many_parts
 from ..errors import BotError, MissingDependency, TweetFileError
 from ..settings.loading import Config
 from ..settings.table import POST_TO
@@ -18,7 +19,6 @@ from ..state.clock import utc_now, zone_for
 from ..wording import plural
 from . import MAX_POSTS_PER_DAY, THREAD_NUMBERS, TWEETS_FILE
 from .options import line_rules, sent_text
-from .threads import parts_for, thread_cost, too_many_parts
 from .tweets import TweetFile, load_tweets
 
 if TYPE_CHECKING:

@@ -32,8 +32,8 @@ from .options import NO_OPTIONS, PLAIN_RULES, LineOptions, LineRules, OptionErro
 from .when import LineTime
 
 if TYPE_CHECKING:
+    from ..delivery.post import Post
     from ..pictures.prepare import Attachment
-    from .delivery import Post
     from .images import LineImage
     from .tags import Tagged
 
@@ -44,7 +44,6 @@ __all__ = [
     "load_tweets",
     "parse_tweets",
     "scan_times",
-    "preview",
     "is_grammar",
 ]
 
@@ -371,12 +370,6 @@ def _unescape(line: str) -> str:
     if line.startswith("\\#"):
         line = line[1:]
     return "\n".join(part.strip(" \t") for part in line.split("\\n"))
-
-
-def preview(text: str, limit: int = 60) -> str:
-    """A text quoted on one line and shortened, for log messages."""
-    flat = text.replace("\n", " / ")
-    return '"' + (flat if len(flat) <= limit else flat[: limit - 1] + "…") + '"'
 
 
 def is_grammar(path: Path) -> bool:

@@ -26,18 +26,18 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ..delivery.deliver import Delivery
+from ..delivery.send import Sent
 from ..errors import ErrorKind, ExitStatus, PostError
 from ..networks import Network
 from ..networks.dryrun import DRY_RUN
 from ..pictures.kept import keep
 from ..posting.decision import cap_reached
-from ..posting.delivery import Delivery, JobAttempts
 from ..posting.read import Expansion
-from ..posting.send import Sent
-from ..posting.tweets import preview
 from ..state.outcomes import Outcome
 from ..state.records import JobRecord
-from ..wording import plural
+from ..wording import plural, preview
+from .attempts import JobAttempts
 from .reports import DEFAULT_TEMPLATES, PictureMaker, Report, Status, Templates, Update
 from .statusline import NullStatusLine
 from .text import check_template, clean, fit, format_elapsed, tidy
@@ -380,7 +380,7 @@ class Reporter:
             log.warning("%s: the networks already have this text; skipped it (%s)", self.name, preview(text))
             return Report("unchanged", str(errors[0]), text)
         if stopped and not errors:  # every network's budget stopped it: none is whole again before next month
-            from ..posting.budget import next_month
+            from ..delivery.budget import next_month
 
             self._not_before = next_month(self._clock())
             return Report(Outcome.OVER_BUDGET, stopped[0], text)

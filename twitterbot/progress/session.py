@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterator, Mapping, Optional, Tuple
 
+from ..delivery.deliver import Delivery
 from ..errors import BotError, ConfigError
 from ..lock import run_lock
 from ..monitoring import NOTIFY_URL, PROGRESS_STALL, Alert, Monitor, monitor_for
 from ..networks import Network, Poster, posters_for
 from ..networks.dryrun import DRY_RUN, DryRunPoster
-from ..posting import MAX_POSTS_PER_DAY
-from ..posting.delivery import Delivery, DeliveryRules
+from ..posting import MAX_POSTS_PER_DAY, delivery_rules
 from ..settings.loading import Config
 from ..settings.secrets import Scrubber
 from ..settings.table import POST_TO
@@ -117,7 +117,7 @@ def open_reporter(
         outlets = dict(posters or posters_for(config))
         kept = config.state.pictures
     with lock, store:
-        rules = DeliveryRules.of(config, language=False)
+        rules = delivery_rules(config, language=False)
         delivery = Delivery(store, lambda: outlets, clock, Scrubber(config.secrets()), rules)
         try:
             reporter = Reporter(

@@ -42,7 +42,7 @@ def read_into(
     problem that kept them unread (its budget spent, the network failing), or None."""
     budget = budgets(config).get(network.name)
     if budget is not None and network.read_price:
-        from ..posting.budget import month_spend
+        from ..delivery.budget import month_spend
 
         spend = month_spend(store, network, now, budget)
         if spend.spent + network.read_price > budget + 1e-9:

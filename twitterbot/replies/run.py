@@ -38,7 +38,7 @@ from .safety import Skip
 from .sending import Answer, deliver_reply, plan_reply, reply_pictures, reply_post
 
 if TYPE_CHECKING:
-    from ..posting.delivery import Delivery
+    from ..delivery.deliver import Delivery
     from ..posting.grammar import Grammar
     from ..settings.loading import Config
     from ..state.store import HistoryStore
@@ -175,12 +175,12 @@ class _Round:
         return result
 
     def _settle(self, listening: Sequence[Network], now: datetime) -> None:
-        """Uncertain replies of the last days, looked up as posts are (`posting.settle`)."""
+        """Uncertain replies of the last days, looked up as posts are (`delivery/settle.py`)."""
         from ..posting import LOOK_UP_WINDOW
 
         unsettled = self.store.unsettled(now - LOOK_UP_WINDOW, [network.name for network in listening], source="reply")
         if unsettled:
-            from ..posting.settle import settle_uncertain
+            from ..delivery.settle import settle_uncertain
 
             settle_uncertain(self.store, unsettled, self.posters(), clock=self.clock)
 
@@ -219,10 +219,11 @@ def _delivery(
     config: Config, store: HistoryStore, posters: Callable[[], Mapping[Network, Poster]], clock: Callable[[], datetime]
 ) -> Delivery:
     """How a round's replies go out, or a dry run's would: the scheduled post's `Delivery`."""
-    from ..posting.delivery import Delivery, DeliveryRules
+    from ..delivery.deliver import Delivery
+    from ..posting import delivery_rules
     from ..settings.secrets import Scrubber
 
-    rules = DeliveryRules.of(config)
+    rules = delivery_rules(config)
     return Delivery(store, posters, clock, Scrubber(config.secrets()), rules)
 
 

@@ -11,23 +11,29 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Optional, Tuple
 
-from ..errors import ExitStatus
+from ..delivery.attempts import REACHED, Attempts, ending_of
+from ..errors import ErrorKind, ExitStatus
 from ..networks.mentions import Mention
 from ..state.outcomes import Outcome
 from .judging import shown
 
 if TYPE_CHECKING:
-    from ..networks import Network
+    from datetime import datetime
+
+    from ..delivery.deliver import Delivery
+    from ..delivery.post import Post
+    from ..delivery.send import Record, Sent
+    from ..networks import Fit, Network, PostResult
     from ..pictures.prepare import Attachment
-    from ..posting.delivery import Delivery, Post
-    from ..posting.send import Sent
     from ..settings.loading import Config
+    from ..state.outcomes import AttemptStart
+    from ..state.store import HistoryStore
     from .answer import Reply
     from .rules import ReplyRules
 
-__all__ = ["Answer", "deliver_reply", "plan_reply", "reply_pictures", "reply_post"]
+__all__ = ["Answer", "ReplyAttempts", "deliver_reply", "plan_reply", "reply_pictures", "reply_post"]
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +87,6 @@ def reply_post(
 def deliver_reply(delivery: Delivery, network: Network, mention: Mention, rule: Optional[str], post: Post) -> Answer:
     """`post` sent by `delivery`, and the mention's `Answer`: a reply too long or over budget is
     recorded as skipped; one that failed leaves the mention pending for the next round."""
-    from ..posting.delivery import ReplyAttempts
     from ..state.mentions import MentionTaken
 
     try:
@@ -118,3 +123,34 @@ def plan_reply(delivery: Delivery, network: Network, mention: Mention, rule: Opt
         reason = str(sent.error) if sent.error else sent.note or f"the reply is too long for {network.label}"
         return Answer(mention, "skipped", reason, rule)
     return Answer(mention, "would_answer", rule=rule, text=post.text)
+
+
+class ReplyAttempts(Attempts):
+    """A reply's attempt: recorded in the same transaction as its mention is claimed, before it is
+    sent (`MentionTaken` when another run claimed it first: nothing is recorded or sent), priced as
+    the network prices a reply; its outcome after. A reply that reached, or may have reached, the
+    network leaves its mention answered; a passing failure leaves it for a later run; any other
+    failure ends it."""
+
+    __slots__ = ("mention_id", "rule")
+    source = "reply"
+    keeps_pictures = False
+
+    def __init__(self, mention_id: str, rule: Optional[str]) -> None:
+        self.mention_id, self.rule = mention_id, rule
+
+    def begin(self, store: HistoryStore, post: Post, start: AttemptStart) -> int:
+        text = start.sent_text or post.text
+        return store.claim_reply(start.network, self.mention_id, text, start, rule=self.rule)
+
+    def ending(self, store: HistoryStore, attempt: int, clock: Callable[[], datetime]) -> Record:
+        def record(
+            outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
+        ) -> None:
+            status = "answered" if outcome in REACHED else "pending" if outcome == Outcome.TEMPORARY else "failed"
+            store.finish_reply(attempt, ending_of(outcome, result, detail, kind, clock()), status)
+
+        return record
+
+    def price(self, network: Network, fit: Fit) -> Optional[float]:
+        return network.reply_price(fit)

@@ -7,12 +7,18 @@ same questions of the attempts table, so the queries live here once::
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Callable, List, Optional, Set, Tuple
 
 from .database import iso, parse_iso
 
-__all__ = ["COUNTED_OUTCOMES", "PostCounts"]
+__all__ = ["CAP_WINDOW", "CLOCK_SLACK", "COUNTED_OUTCOMES", "PostCounts"]
+
+# MAX_POSTS_PER_DAY counts the posts of this window, as a thread's room does.
+CAP_WINDOW = timedelta(hours=24)
+# History rows dated later than now plus this were written while the clock was ahead: they are left
+# out of the cap and the gap (and the run warns), so fixing a clock never blocks posting for long.
+CLOCK_SLACK = timedelta(minutes=5)
 
 # Attempt outcomes that count against MAX_POSTS_PER_DAY: anything that did or may have reached a
 # network. pending: being sent now (or its run was killed); interrupted: a killed run's pending

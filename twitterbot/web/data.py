@@ -18,12 +18,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from ..delivery.budget import month_spend
 from ..posting import MAX_POSTS_PER_DAY, MIN_POST_GAP, TWEET_ONE_IN, TWEETS_FILE
-from ..posting.budget import month_spend
-from ..posting.decision import CAP_WINDOW, CLOCK_SLACK
 from ..posting.links import label_of
 from ..settings.loading import Config
 from ..settings.table import POST_TO
+from ..state.counting import CAP_WINDOW, CLOCK_SLACK
 from ..state.reader import AttemptRow, HistoryReader, UnreadableHistory, read_history
 from .attention import Attention, history_attention, urgent_first
 from .jobs import JobPicture, JobView, job_attention, job_views
@@ -315,7 +315,7 @@ def _replies(history: HistoryReader, config: Config) -> Tuple[ReplyView, ...]:
 
 def _budgets(history: HistoryReader, config: Config, now: datetime) -> Tuple[Budget, ...]:
     """This month's spend of each network in POST_TO that charges per post, as a run reckons it
-    (posting/budget.py), against its budget."""
+    (delivery/budget.py), against its budget."""
     views = []
     for network in config[POST_TO]:
         if network.budget:

@@ -20,7 +20,14 @@ from typing import NamedTuple, Optional
 from ..networks import Network
 from ..state.counting import PostCounts
 
-__all__ = ["Spend", "budget_stops", "month_spend", "month_start", "next_month", "over_budget"]
+__all__ = [
+    "Spend",
+    "budget_stops",
+    "month_spend",
+    "month_start",
+    "next_month",
+    "over_budget",
+]
 
 
 class Spend(NamedTuple):

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence
 
 from ..errors import PostError
 from ..networks import Network, Poster, PostOptions
-from .delivery import stored_post
-from .tweets import preview
+from ..wording import preview
+from .post import stored_post
 
 if TYPE_CHECKING:
     from ..state.records import Unsettled
