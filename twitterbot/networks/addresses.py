@@ -27,6 +27,7 @@ import ssl
 from typing import Callable, List, Optional, Tuple, Union
 
 __all__ = [
+    "Address",
     "AddressRefused",
     "PinnedHTTPConnection",
     "PinnedHTTPSConnection",
@@ -108,13 +109,14 @@ def resolve(host: str, port: int, *, screen: Optional[Screen] = refusal) -> List
     return addresses
 
 
-def _connect(addresses: List[Address], timeout: Optional[float]) -> socket.socket:
-    """A socket connected to the first of `addresses` that answers."""
+def _connect(addresses: List[Address], left: Callable[[], Optional[float]]) -> socket.socket:
+    """A socket connected to the first of `addresses` that answers, each try waiting what `left`
+    gives (the time left of a deadline)."""
     last: Optional[OSError] = None
     for family, sockaddr in addresses:
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
-            sock.settimeout(timeout)
+            sock.settimeout(left())
             sock.connect(sockaddr)
             return sock
         except OSError as exc:
@@ -125,14 +127,24 @@ def _connect(addresses: List[Address], timeout: Optional[float]) -> socket.socke
 
 class PinnedHTTPConnection(http.client.HTTPConnection):
     """An HTTP connection to `host` made to the addresses given (from `resolve`), not to a second
-    look-up of the name."""
+    look-up of the name. `left`, when given, says how long each step may still wait (a deadline's
+    time left); else each waits `timeout`."""
 
-    def __init__(self, host: str, port: Optional[int], addresses: List[Address], *, timeout: float) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: Optional[int],
+        addresses: List[Address],
+        *,
+        timeout: float,
+        left: Optional[Callable[[], float]] = None,
+    ) -> None:
         super().__init__(host, port, timeout=timeout)
         self.addresses = addresses
+        self.left: Callable[[], Optional[float]] = left or (lambda: self.timeout)
 
     def connect(self) -> None:
-        self.sock = _connect(self.addresses, self.timeout)
+        self.sock = _connect(self.addresses, self.left)
 
 
 class PinnedHTTPSConnection(http.client.HTTPSConnection):
@@ -140,14 +152,28 @@ class PinnedHTTPSConnection(http.client.HTTPSConnection):
     `host`, which is also the server name sent (SNI)."""
 
     def __init__(
-        self, host: str, port: Optional[int], addresses: List[Address], *, timeout: float, context: ssl.SSLContext
+        self,
+        host: str,
+        port: Optional[int],
+        addresses: List[Address],
+        *,
+        timeout: float,
+        context: ssl.SSLContext,
+        left: Optional[Callable[[], float]] = None,
     ) -> None:
         super().__init__(host, port, timeout=timeout, context=context)
         self.addresses = addresses
         self.tls = context
+        self.left: Callable[[], Optional[float]] = left or (lambda: self.timeout)
 
     def connect(self) -> None:
-        self.sock = self.tls.wrap_socket(_connect(self.addresses, self.timeout), server_hostname=self.host)
+        sock = _connect(self.addresses, self.left)
+        try:
+            sock.settimeout(self.left())  # the handshake waits what is left, in all
+            self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
 
 
 def connect(
