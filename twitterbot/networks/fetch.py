@@ -68,15 +68,16 @@ def fetch_picture(
 def _failed(url: str, exc: RequestError, timeout: float) -> FetchError:
     """What a request that gave no answer means for a picture."""
     if exc.failure is Failure.REFUSED:
+        redirected = f"the picture at {url} redirects to " if exc.redirected else ""
         return FetchError(
-            f"{exc}: pictures are fetched only from the public internet (LINK_CARDS_LOCAL=yes allows your own network)"
+            f"{redirected}{exc}: pictures are fetched only from the public internet (LINK_CARDS_LOCAL=yes allows your own network)"
         )
     if exc.failure is Failure.TIMEOUT:
         return FetchError(f"the picture at {url} took over {timeout:g} s: try again later", temporary=True)
     if exc.failure is Failure.TOO_LARGE:
-        return FetchError(f"the picture at {url} {str(exc).replace('its answer ', '')}: link a smaller one")
+        return FetchError(f"the picture at {url} is {exc}: link a smaller one")
     if exc.failure is Failure.REDIRECT:
-        return FetchError(f"the picture at {url} {str(exc).replace('it ', '', 1)}: link the picture itself")
+        return FetchError(f"the picture at {url} {exc}: link the picture itself")
     if exc.failure is Failure.UNREACHABLE:
         return FetchError(f"the picture at {url} could not be fetched ({exc}): check the URL", temporary=True)
     return FetchError(f"the picture at {url} could not be read ({exc})", temporary=True)

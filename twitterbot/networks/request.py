@@ -52,7 +52,7 @@ class Bounds:
     `redirects` followed, the address rule `screen` for every host (None: any address). With
     `own_host_free`, the URL's own host may be anywhere (its owner wrote it: a monitor on the home
     network) and only a redirect from a public one is held to `screen`. `downgrade`: whether a
-    redirect from https to http is followed."""
+    redirect from https to http is followed. `cut`: a longer body is cut at `max_bytes`."""
 
     seconds: float
     max_bytes: int
@@ -60,6 +60,9 @@ class Bounds:
     screen: Optional[Screen] = refusal
     own_host_free: bool = False
     downgrade: bool = True
+    # Keep the first `max_bytes` of a longer body and stop reading (a page's head is at its
+    # start), instead of failing with TOO_LARGE.
+    cut: bool = False
 
 
 class Failure(enum.Enum):
@@ -77,10 +80,11 @@ class RequestError(Exception):
     """A request that gave no answer to read: `failure` says why, `sent` whether it may have
     reached the server (a post may then exist). The message never holds the URL."""
 
-    def __init__(self, message: str, failure: Failure, *, sent: bool) -> None:
+    def __init__(self, message: str, failure: Failure, *, sent: bool, redirected: bool = False) -> None:
         super().__init__(message)
         self.failure = failure
         self.sent = sent
+        self.redirected = redirected  # it failed after following a redirect
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,7 @@ class Answer:
     reason: str
     headers: http.client.HTTPMessage
     content: bytes
+    whole: bool = True  # False: the body was cut at the bound (`Bounds.cut`)
 
     @property
     def ok(self) -> bool:
@@ -141,35 +146,47 @@ def request(
     public: Optional[bool] = None  # whether the URL's own host is public (own_host_free)
     for hop in range(bounds.redirects + 1):
         parts = _split(url)
-        screen = bounds.screen
-        if bounds.own_host_free and not public:
-            screen = None
+        screen = None if bounds.own_host_free and not public else bounds.screen
         hop_headers = {**given}
         if "Authorization" in given and not _keeps_login(first, _origin(parts)):
             del hop_headers["Authorization"]
-        answer, addresses = _exchange(method, parts, url, hop_headers, body, bounds, deadline, screen)
+        try:
+            answer, addresses = _exchange(method, parts, url, hop_headers, body, bounds, deadline, screen)
+        except RequestError as exc:
+            exc.redirected = hop > 0
+            raise
         if public is None:
             public = bounds.screen is None or all(_allowed(bounds.screen, address) for address in addresses)
         if bounds.redirects == 0 or answer.status_code not in _REDIRECTS:
             return answer
-        if hop == bounds.redirects:
-            raise RequestError(f"it redirects more than {bounds.redirects} times", Failure.REDIRECT, sent=True)
-        location = (answer.headers.get("Location") or "").strip()
-        if not location:
-            raise RequestError(
-                f"it answered {answer.status_code} (a redirect) without saying where", Failure.REDIRECT, sent=True
-            )
-        target = urljoin(url, location)
-        if not bounds.downgrade and parts.scheme == "https" and urlsplit(target).scheme == "http":
-            raise RequestError(
-                "it redirects from https to http, where the request would travel unencrypted: not followed",
-                Failure.REDIRECT,
-                sent=True,
-            )
-        url = target
+        url = _redirect(answer, url, hop == bounds.redirects, bounds)
         if answer.status_code == 303 and method != "HEAD":  # see other: a GET of that page
             method, body = "GET", b""
     raise AssertionError("not reached: the loop returns")
+
+
+def _redirect(answer: Answer, url: str, last: bool, bounds: Bounds) -> str:
+    """Where a redirect leads, or RequestError REDIRECT when it is not followed."""
+
+    def refused(why: str) -> RequestError:
+        return RequestError(why, Failure.REDIRECT, sent=True, redirected=True)
+
+    if last:
+        raise refused(f"redirects more than {bounds.redirects} times")
+    location = (answer.headers.get("Location") or "").strip()
+    if not location:
+        raise refused(f"redirects ({answer.status_code}) without saying where")
+    try:
+        target = urljoin(url, location)
+        parts = urlsplit(target)
+        _ = parts.port  # ValueError for a port that is not a number
+    except ValueError as exc:
+        raise refused(f"redirects to a URL that is not followed ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise refused(f"redirects to a URL that is not followed (not http or https: {parts.scheme or 'none'})")
+    if not bounds.downgrade and urlsplit(url).scheme == "https" and parts.scheme == "http":
+        raise refused("redirects from https to http, where the request would travel unencrypted: not followed")
+    return target
 
 
 def _exchange(
@@ -209,8 +226,8 @@ def _exchange(
         sent = True
         connection.request(method, _target(parts), body=body or None, headers=_with_defaults(headers))
         response = connection.getresponse()
-        content = _body(response, bounds.max_bytes) if method != "HEAD" else b""
-        return Answer(url, response.status, str(response.reason or ""), response.msg, content), addresses
+        content, whole = _body(response, bounds) if method != "HEAD" else (b"", True)
+        return Answer(url, response.status, str(response.reason or ""), response.msg, content, whole), addresses
     except RequestError:
         raise
     except socket.timeout:
@@ -292,22 +309,26 @@ def _reading_within(deadline: _Deadline) -> Callable[..., http.client.HTTPRespon
     return _Response
 
 
-def _body(response: http.client.HTTPResponse, limit: int) -> bytes:
-    """The answer's body, refused before reading when its declared length passes `limit`, and the
-    moment what was read does (RequestError TOO_LARGE)."""
+def _body(response: http.client.HTTPResponse, bounds: Bounds) -> Tuple[bytes, bool]:
+    """The answer's body and whether it is whole: refused (RequestError TOO_LARGE, its message
+    the size: "over 5,000 bytes") before reading when its declared length passes the bound, and
+    the moment what was read does; with `Bounds.cut`, its first `max_bytes` instead."""
+    limit = bounds.max_bytes
     if limit <= 0:
-        return b""
+        return b"", False
     declared = response.getheader("Content-Length") or ""
-    if declared.strip().isdigit() and int(declared) > limit:
-        raise RequestError(f"its answer is {int(declared):,} bytes, over {limit:,}", Failure.TOO_LARGE, sent=True)
+    if declared.strip().isdigit() and int(declared) > limit and not bounds.cut:
+        raise RequestError(f"{int(declared):,} bytes, over {limit:,}", Failure.TOO_LARGE, sent=True)
     read = bytearray()
     while True:
-        piece = response.read(_PIECE)
+        piece = response.read(min(_PIECE, limit + 1 - len(read)))
         if not piece:
-            return bytes(read)
+            return bytes(read), True
         read += piece
         if len(read) > limit:
-            raise RequestError(f"its answer is over {limit:,} bytes", Failure.TOO_LARGE, sent=True)
+            if bounds.cut:
+                return bytes(read[:limit]), False
+            raise RequestError(f"over {limit:,} bytes", Failure.TOO_LARGE, sent=True)
 
 
 def _split(url: str) -> Any:
