@@ -24,6 +24,7 @@ import urllib3
 from requests.adapters import HTTPAdapter
 
 from ..errors import ErrorKind, ExitStatus, PostError
+from .request import Failure, RequestError
 
 if TYPE_CHECKING:
     import httpx
@@ -158,10 +159,12 @@ def network_error(cause: Optional[BaseException], *, where: str, unreachable: st
     one too large to read)."""
     if isinstance(cause, AnswerTooLarge):
         return _too_large(cause, where)
+    if isinstance(cause, RequestError):
+        return _request_error(cause, where=where, unreachable=unreachable, slow=slow)
     if cause is not None and never_connected(cause):
         return _no_answer(f"could not reach {where} ({_connect_failure(cause)})", unreachable, ErrorKind.UNREACHABLE)
     if isinstance(cause, requests.Timeout):
-        what = f"{where} did not answer in time (read timed out after the request was sent)"
+        what = f"{where} did not answer in time (timed out after the request was sent)"
         return _no_answer(what, slow, ErrorKind.TIMEOUT)
     return _no_answer(
         f"the connection to {where} broke after the request was sent ({_innermost(cause)})", _BROKE, ErrorKind.NETWORK
@@ -189,14 +192,38 @@ def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str
 _BROKE = "check the network connection, or a proxy in between"
 
 
+def _request_error(cause: RequestError, *, where: str, unreachable: str, slow: str) -> PostError:
+    """`network_error` for the one bounded request (`request.py`), which says plainly what happened."""
+    if not cause.sent:
+        return _no_answer(f"could not reach {where} ({cause})", unreachable, ErrorKind.UNREACHABLE)
+    if cause.failure is Failure.TIMEOUT:
+        return _no_answer(
+            f"{where} did not answer in time (timed out after the request was sent)", slow, ErrorKind.TIMEOUT
+        )
+    if cause.failure is Failure.TOO_LARGE:
+        return _no_answer(
+            f"{where} answered with more than {_size(cause.limit)}, more than the bot reads",
+            "a proxy in between may be mangling answers, or the server misbehaving; the next run tries again",
+            ErrorKind.NETWORK,
+        )
+    return _no_answer(
+        f"the connection to {where} broke after the request was sent ({cause})", _BROKE, ErrorKind.NETWORK
+    )
+
+
 def _too_large(cause: AnswerTooLarge, where: str) -> PostError:
     """An answer past the bound: sent, and no answer the bot would read."""
-    what = f"{where} answered with more than {cause.limit // (1024 * 1024)} MB, more than the bot reads"
+    what = f"{where} answered with more than {_size(cause.limit)}, more than the bot reads"
     return _no_answer(
         f"{what} ({cause.url})",
         "a proxy in between may be mangling answers, or the server misbehaving; the next run tries again",
         ErrorKind.NETWORK,
     )
+
+
+def _size(limit: int) -> str:
+    """A bound in words: "8 MB"."""
+    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
 
 
 def _no_answer(what: str, advice: str, kind: ErrorKind) -> PostError:

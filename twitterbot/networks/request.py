@@ -80,11 +80,12 @@ class RequestError(Exception):
     """A request that gave no answer to read: `failure` says why, `sent` whether it may have
     reached the server (a post may then exist). The message never holds the URL."""
 
-    def __init__(self, message: str, failure: Failure, *, sent: bool, redirected: bool = False) -> None:
+    def __init__(self, message: str, failure: Failure, *, sent: bool, redirected: bool = False, limit: int = 0) -> None:
         super().__init__(message)
         self.failure = failure
         self.sent = sent
         self.redirected = redirected  # it failed after following a redirect
+        self.limit = limit  # TOO_LARGE: the bound, in bytes
 
 
 @dataclass(frozen=True)
@@ -318,7 +319,7 @@ def _body(response: http.client.HTTPResponse, bounds: Bounds) -> Tuple[bytes, bo
         return b"", False
     declared = response.getheader("Content-Length") or ""
     if declared.strip().isdigit() and int(declared) > limit and not bounds.cut:
-        raise RequestError(f"{int(declared):,} bytes, over {limit:,}", Failure.TOO_LARGE, sent=True)
+        raise RequestError(f"{int(declared):,} bytes, over {limit:,}", Failure.TOO_LARGE, sent=True, limit=limit)
     read = bytearray()
     while True:
         piece = response.read(min(_PIECE, limit + 1 - len(read)))
@@ -328,7 +329,7 @@ def _body(response: http.client.HTTPResponse, bounds: Bounds) -> Tuple[bytes, bo
         if len(read) > limit:
             if bounds.cut:
                 return bytes(read[:limit]), False
-            raise RequestError(f"over {limit:,} bytes", Failure.TOO_LARGE, sent=True)
+            raise RequestError(f"over {limit:,} bytes", Failure.TOO_LARGE, sent=True, limit=limit)
 
 
 def _split(url: str) -> Any:
