@@ -24,8 +24,15 @@ class Core(Capability):
         ),
         "LOG_FILE": Setting("", OPTIONAL_PATH, "also log to this file (rotated at 1 MB)"),
         "LOG_LEVEL": Setting("INFO", LOG_LEVEL, "DEBUG, INFO, WARNING or ERROR"),
-        "API_TIMEOUT": Setting("20", SECONDS, "seconds to wait for a network before giving up on a request"),
+        "API_TIMEOUT": Setting(
+            "20", SECONDS, "seconds a request to a network may take in all (connecting, the answer) before giving up"
+        ),
         "API_RETRIES": Setting("2", COUNT, "retries of a request that certainly made no post (no connection, 5xx)"),
+        "FETCH_TIMEOUT": Setting(
+            "10",
+            SECONDS,
+            "seconds a picture a post names by URL ({img}) or a link card (Bluesky) may take to fetch, in all",
+        ),
     }
 
 

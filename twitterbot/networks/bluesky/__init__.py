@@ -103,7 +103,7 @@ class Bluesky(Network):
             "yes",
             BOOL,
             "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
-            "picture), fetched at post time within 10 s; no turns it off",
+            "picture), fetched at post time within FETCH_TIMEOUT; no turns it off",
         ),
         "LINK_CARDS_LOCAL": Setting(
             "no",
@@ -185,10 +185,10 @@ class Bluesky(Network):
 
 
 def card_limits(config: Config) -> Limits:
-    """The bounds of a link card's fetch the settings give (LINK_CARDS_LOCAL)."""
+    """The bounds of a link card's fetch the settings give (FETCH_TIMEOUT, LINK_CARDS_LOCAL)."""
     from .linkcard import Limits  # with the fetcher: only a run that fetches a card imports it
 
-    return Limits(local=bool(config["LINK_CARDS_LOCAL"]))
+    return Limits(seconds=float(config["FETCH_TIMEOUT"]), local=bool(config["LINK_CARDS_LOCAL"]))
 
 
 NETWORK = Bluesky()
