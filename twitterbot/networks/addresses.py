@@ -11,11 +11,8 @@ still names the host (its Host header, its TLS server name and certificate check
     addresses = resolve("example.com", 443)            # AddressRefused for a private one
     connection = PinnedHTTPSConnection("example.com", 443, addresses, timeout=10, context=context)
 
-`connect` does both for an http or https URL's server: the one way the link cards, the monitors'
-redirects and the pictures an SVG or a post names by URL reach a server::
-
-    connection = connect("https", "example.com", None, screen=refusal, timeout=10)
-    connection.addresses                                # what was checked and is connected to
+The one bounded request (`request.py`) does both for every read from outside: the link cards, the
+monitors, the pictures an SVG or a post names by URL, the networks' readers.
 """
 
 from __future__ import annotations
@@ -32,7 +29,6 @@ __all__ = [
     "PinnedHTTPConnection",
     "PinnedHTTPSConnection",
     "Screen",
-    "connect",
     "refusal",
     "resolve",
 ]
@@ -174,16 +170,3 @@ class PinnedHTTPSConnection(http.client.HTTPSConnection):
         except BaseException:
             sock.close()
             raise
-
-
-def connect(
-    scheme: str, host: str, port: Optional[int], *, screen: Optional[Screen], timeout: float
-) -> Union[PinnedHTTPConnection, PinnedHTTPSConnection]:
-    """A connection (not yet opened) to `host` for an http or https URL, pinned to the addresses
-    its name gave when `screen` checked them (None: any address); https with the system's trusted
-    certificates. AddressRefused for an address `screen` refuses, OSError when the name has none."""
-    https = scheme == "https"
-    addresses = resolve(host, port or (443 if https else 80), screen=screen)
-    if https:
-        return PinnedHTTPSConnection(host, port, addresses, timeout=timeout, context=ssl.create_default_context())
-    return PinnedHTTPConnection(host, port, addresses, timeout=timeout)
