@@ -179,3 +179,48 @@ def test_a_monitor_ping_ends_at_its_wait(tmp_path: Path, trickling: TrickleServe
     monitor.finish(0, "posted")
     assert _took(started) < 2.5
     assert len(trickling.paths) == 2  # the start ping and the end ping, each given up
+
+
+# -- what a client library sends: its adapter reads within the request's timeout in all ----------
+
+
+def test_check_online_on_mastodon_ends_at_api_timeout(home: BotHome, trickling: TrickleServer) -> None:
+    """Mastodon.py asks for the account (verify_credentials) through the bounded adapter."""
+    home.write_env(
+        POST_TO="mastodon",
+        MASTODON_INSTANCE=trickling.url,
+        MASTODON_ACCESS_TOKEN="a-token-of-40-chars",
+        API_TIMEOUT="1",
+        BOT_STATE_DIR="state",
+    )
+    started = time.monotonic()
+    result = home.run("check", "--online")
+    _expect_75_within(result, started, 6)
+    assert "Mastodon" in result.stdout and trickling.paths, result.stdout
+    assert _lock_is_free(home)
+
+
+def test_a_post_to_x_through_tweepy_ends_at_api_timeout(home: BotHome, trickling: TrickleServer) -> None:
+    home.write_env(X_API_BASE_URL=trickling.url, API_TIMEOUT="1", BOT_STATE_DIR="state")
+    started = time.monotonic()
+    _expect_75_within(home.run("--force"), started, 4)
+    assert trickling.paths == ["/2/tweets"]  # sent once: its answer never came, so it is not sent again
+    assert _lock_is_free(home)
+
+
+def test_a_post_to_bluesky_through_the_sdk_ends_at_api_timeout(home: BotHome, trickling: TrickleServer) -> None:
+    """The SDK logs in (createSession) through httpx, whose transport reads within the deadline."""
+    home.write_env(
+        POST_TO="bluesky",
+        BLUESKY_HANDLE="pibot.test",
+        BLUESKY_APP_PASSWORD="abcd-efgh-ijkl-mnop",
+        BLUESKY_SERVICE=trickling.url,
+        API_TIMEOUT="1",
+        BOT_STATE_DIR="state",
+    )
+    started = time.monotonic()
+    result = home.run("--force")
+    tries = len(trickling.paths)  # the SDK's login, tried again as Bluesky's errors allow
+    _expect_75_within(result, started, 3 + 1.5 * tries)  # a few seconds to import the SDK, then API_TIMEOUT a try
+    assert 1 <= tries <= 2 and all("createSession" in path for path in trickling.paths)
+    assert _lock_is_free(home)

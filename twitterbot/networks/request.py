@@ -39,7 +39,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from .addresses import Address, AddressRefused, PinnedHTTPConnection, PinnedHTTPSConnection, Screen, refusal, resolve
 
-__all__ = ["Answer", "Bounds", "Failure", "RequestError", "request"]
+__all__ = ["Answer", "Bounds", "Deadline", "Failure", "RequestError", "reading_within", "request"]
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _PIECE = 64 * 1024
@@ -113,10 +113,11 @@ class Answer:
         return json.loads(self.content)
 
 
-class _Deadline:
-    """The time left of `seconds` from now, on `clock`."""
+class Deadline:
+    """The time left of `seconds` from now, on `clock`: what every read of one request waits at
+    most (the client libraries' adapters in `http.py` use it too)."""
 
-    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.seconds = seconds
         self._clock = clock
         self._at = clock() + seconds
@@ -141,7 +142,7 @@ def request(
     """Send `method` to `url` and read the answer within `bounds` (see the module). RequestError
     when no answer came that can be read; any status is an answer (a 3xx too, past the redirects
     followed)."""
-    deadline = _Deadline(bounds.seconds, clock)
+    deadline = Deadline(bounds.seconds, clock)
     given = dict(headers or {})
     first = _origin(_split(url))
     public: Optional[bool] = None  # whether the URL's own host is public (own_host_free)
@@ -197,7 +198,7 @@ def _exchange(
     headers: Mapping[str, str],
     body: bytes,
     bounds: Bounds,
-    deadline: _Deadline,
+    deadline: Deadline,
     screen: Optional[Screen],
 ) -> Tuple[Answer, List[Address]]:
     """One request and its answer, on a connection of its own to the addresses checked."""
@@ -218,7 +219,7 @@ def _exchange(
             )
         else:
             connection = PinnedHTTPConnection(host, port, addresses, timeout=left, left=deadline.left)
-        connection.response_class = _reading_within(deadline)  # type: ignore[assignment]
+        connection.response_class = reading_within(deadline)  # type: ignore[assignment]
     except socket.timeout:
         raise _timed_out(deadline, sent=False) from None
     try:
@@ -243,7 +244,7 @@ def _exchange(
         connection.close()
 
 
-def _addresses(host: str, port: int, screen: Optional[Screen], deadline: _Deadline) -> List[Address]:
+def _addresses(host: str, port: int, screen: Optional[Screen], deadline: Deadline) -> List[Address]:
     """`host`'s addresses, checked by `screen`, looked up within the time left: a name's look-up
     has no timeout of its own, so it runs aside and is given up at the deadline."""
     found: List[Any] = []
@@ -281,7 +282,7 @@ class _WithinDeadline(io.RawIOBase):
     http.client's own reader (`held`) until it is closed: that keeps the socket open after the
     connection lets go of it, as http.client's reader would."""
 
-    def __init__(self, sock: socket.socket, deadline: _Deadline, held: Any) -> None:
+    def __init__(self, sock: socket.socket, deadline: Deadline, held: Any) -> None:
         super().__init__()
         self._sock = sock
         self._deadline = deadline
@@ -299,8 +300,9 @@ class _WithinDeadline(io.RawIOBase):
         return self._sock.recv_into(buffer)
 
 
-def _reading_within(deadline: _Deadline) -> Callable[..., http.client.HTTPResponse]:
-    """http.client's response class, reading the status line, headers and body within `deadline`."""
+def reading_within(deadline: Deadline) -> Callable[..., http.client.HTTPResponse]:
+    """http.client's response class, reading the status line, headers and body within `deadline`
+    (a connection's `response_class`)."""
 
     class _Response(http.client.HTTPResponse):
         def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
@@ -371,7 +373,7 @@ def _with_defaults(headers: Mapping[str, str]) -> dict:
     return {"User-Agent": f"twitterbot/{__version__}", "Accept-Encoding": "identity", **headers}
 
 
-def _timed_out(deadline: _Deadline, *, sent: bool) -> RequestError:
+def _timed_out(deadline: Deadline, *, sent: bool) -> RequestError:
     doing = "no answer" if sent else "no connection"
     return RequestError(f"{doing} within {deadline.seconds:g} s", Failure.TIMEOUT, sent=sent)
 
