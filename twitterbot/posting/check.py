@@ -380,7 +380,7 @@ def previews(config: Config) -> Iterator[Finding]:
     except BotError:
         return  # the tweets file's check has said why
     for network in config["POST_TO"]:
-        with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
+        with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (FETCH_TIMEOUT)
             shown = list(
                 pool.map(
                     lambda line, network=network: network.preview(
