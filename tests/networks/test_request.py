@@ -36,21 +36,21 @@ def test_a_request_ends_at_its_deadline_however_slowly_the_server_answers(trickl
     started = time.monotonic()
     with pytest.raises(RequestError) as caught:
         request("GET", trickling.url + "/x", Bounds(1.0, 1_000_000, screen=None))
-    assert 0.9 < _took(started) < 1.6
+    assert 0.9 < _took(started) < 3  # the deadline, and a loaded machine's moment
     assert caught.value.failure is Failure.TIMEOUT and caught.value.sent
     assert str(caught.value) == "no answer within 1 s"
 
 
 def test_a_name_look_up_that_hangs_ends_at_the_deadline_too(monkeypatch: pytest.MonkeyPatch) -> None:
     def hanging(*args: object, **kwargs: object) -> list:
-        time.sleep(3)
+        time.sleep(5)
         raise socket.gaierror("too late")
 
     monkeypatch.setattr(socket, "getaddrinfo", hanging)
     started = time.monotonic()
     with pytest.raises(RequestError) as caught:
         request("GET", "http://pictures.test/cat.png", Bounds(0.5, 1000, screen=None))
-    assert _took(started) < 1.0
+    assert _took(started) < 3  # not the look-up's 5 s
     assert caught.value.failure is Failure.TIMEOUT and not caught.value.sent
     assert "pictures.test did not resolve within 0.5 s" in str(caught.value)
 
@@ -77,6 +77,8 @@ def _lock_is_free(home: BotHome) -> bool:
 
 
 def _expect_75_within(result: object, started: float, seconds: float) -> None:
+    """Exit 75, within `seconds`: the deadline and the run's own work with room for a loaded
+    machine (without the deadline the command never ends)."""
     assert result.returncode == 75, result.stdout + result.stderr  # type: ignore[attr-defined]
     assert _took(started) < seconds
 
@@ -87,7 +89,7 @@ def test_an_img_in_a_post_ends_at_fetch_timeout(home: BotHome, trickling: Trickl
     home.write_env(TWEETS_FILE=str(grammar), LINK_CARDS_LOCAL="yes", FETCH_TIMEOUT="1", BOT_STATE_DIR="state")
     started = time.monotonic()
     result = home.run("--force")
-    _expect_75_within(result, started, 4)
+    _expect_75_within(result, started, 8)
     assert "took over 1 s" in result.stderr and home.emulator is not None and home.emulator.posts == []
     assert _lock_is_free(home)
 
@@ -106,7 +108,7 @@ def test_check_online_ends_at_its_deadlines(home: BotHome, trickling: TrickleSer
     )
     started = time.monotonic()
     result = home.run("check", "--online")
-    _expect_75_within(result, started, 6)
+    _expect_75_within(result, started, 12)
     assert "took over 1 s" in result.stdout and "X did not answer in time" in result.stdout, result.stdout
     assert _lock_is_free(home)
 
@@ -119,7 +121,7 @@ def _replying(home: BotHome, **settings: str) -> None:
 def test_a_round_of_replies_on_x_ends_at_api_timeout(home: BotHome, trickling: TrickleServer) -> None:
     _replying(home, POST_TO="x", X_API_BASE_URL=trickling.url)
     started = time.monotonic()
-    _expect_75_within(home.run("replies"), started, 4)
+    _expect_75_within(home.run("replies"), started, 8)
     assert trickling.paths and trickling.paths[0].startswith("/2/users/")
     assert _lock_is_free(home)
 
@@ -127,7 +129,7 @@ def test_a_round_of_replies_on_x_ends_at_api_timeout(home: BotHome, trickling: T
 def test_a_round_of_replies_on_mastodon_ends_at_api_timeout(home: BotHome, trickling: TrickleServer) -> None:
     _replying(home, POST_TO="mastodon", MASTODON_INSTANCE=trickling.url, MASTODON_ACCESS_TOKEN="a-token-of-40-chars")
     started = time.monotonic()
-    _expect_75_within(home.run("replies"), started, 4)
+    _expect_75_within(home.run("replies"), started, 8)
     assert trickling.paths and trickling.paths[0].startswith("/api/v1/")
     assert _lock_is_free(home)
 
@@ -159,7 +161,7 @@ def test_a_round_of_replies_on_bluesky_ends_at_api_timeout(home: BotHome, trickl
     )
     _saved_session(home, handle, trickling.url)
     started = time.monotonic()
-    _expect_75_within(home.run("replies"), started, 4)
+    _expect_75_within(home.run("replies"), started, 8)
     assert trickling.paths and "listNotifications" in trickling.paths[0]
     assert _lock_is_free(home)
 
@@ -177,7 +179,7 @@ def test_a_monitor_ping_ends_at_its_wait(tmp_path: Path, trickling: TrickleServe
     started = time.monotonic()
     monitor.start()
     monitor.finish(0, "posted")
-    assert _took(started) < 2.5
+    assert _took(started) < 5  # 1 s each, in parallel; without the deadline, never
     assert len(trickling.paths) == 2  # the start ping and the end ping, each given up
 
 
@@ -195,7 +197,7 @@ def test_check_online_on_mastodon_ends_at_api_timeout(home: BotHome, trickling: 
     )
     started = time.monotonic()
     result = home.run("check", "--online")
-    _expect_75_within(result, started, 6)
+    _expect_75_within(result, started, 12)
     assert "Mastodon" in result.stdout and trickling.paths, result.stdout
     assert _lock_is_free(home)
 
@@ -203,7 +205,7 @@ def test_check_online_on_mastodon_ends_at_api_timeout(home: BotHome, trickling: 
 def test_a_post_to_x_through_tweepy_ends_at_api_timeout(home: BotHome, trickling: TrickleServer) -> None:
     home.write_env(X_API_BASE_URL=trickling.url, API_TIMEOUT="1", BOT_STATE_DIR="state")
     started = time.monotonic()
-    _expect_75_within(home.run("--force"), started, 4)
+    _expect_75_within(home.run("--force"), started, 8)
     assert trickling.paths == ["/2/tweets"]  # sent once: its answer never came, so it is not sent again
     assert _lock_is_free(home)
 
@@ -221,6 +223,6 @@ def test_a_post_to_bluesky_through_the_sdk_ends_at_api_timeout(home: BotHome, tr
     started = time.monotonic()
     result = home.run("--force")
     tries = len(trickling.paths)  # the SDK's login, tried again as Bluesky's errors allow
-    _expect_75_within(result, started, 3 + 1.5 * tries)  # a few seconds to import the SDK, then API_TIMEOUT a try
+    _expect_75_within(result, started, 6 + 2 * tries)  # a few seconds to import the SDK, then API_TIMEOUT a try
     assert 1 <= tries <= 2 and all("createSession" in path for path in trickling.paths)
     assert _lock_is_free(home)

@@ -19,6 +19,7 @@ own advice."""
 
 from __future__ import annotations
 
+import http.client
 import ssl
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
@@ -77,25 +78,26 @@ class _Sending(threading.local):
 _SENDING = _Sending()
 
 
-class _WithinDeadline:
-    """A urllib3 connection whose answer is read within the deadline of the request being sent:
+def _within_deadline(connection: http.client.HTTPConnection) -> None:
+    """Read `connection`'s next answer within the deadline of the request being sent, if any:
     each read of the status line, the headers and the body waits only what is left of it."""
-
-    def getresponse(self, *args: Any, **kwargs: Any) -> Any:
-        deadline = _SENDING.deadline
-        if deadline is not None:
-            self.response_class = reading_within(deadline)
-        else:  # a kept-alive connection: the class's own again
-            self.__dict__.pop("response_class", None)
-        return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+    deadline = _SENDING.deadline
+    if deadline is not None:
+        connection.response_class = reading_within(deadline)
+    else:  # a kept-alive connection: the class's own again
+        connection.__dict__.pop("response_class", None)
 
 
-class _Connection(_WithinDeadline, HTTPConnection):
-    pass
+class _Connection(HTTPConnection):
+    def getresponse(self) -> Any:
+        _within_deadline(self)
+        return super().getresponse()
 
 
-class _TLSConnection(_WithinDeadline, HTTPSConnection):
-    pass
+class _TLSConnection(HTTPSConnection):
+    def getresponse(self) -> Any:
+        _within_deadline(self)
+        return super().getresponse()
 
 
 class _Pool(HTTPConnectionPool):

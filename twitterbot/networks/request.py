@@ -34,7 +34,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Tuple, Type
 from urllib.parse import quote, urljoin, urlsplit
 
 from .addresses import Address, AddressRefused, PinnedHTTPConnection, PinnedHTTPSConnection, Screen, refusal, resolve
@@ -219,7 +219,7 @@ def _exchange(
             )
         else:
             connection = PinnedHTTPConnection(host, port, addresses, timeout=left, left=deadline.left)
-        connection.response_class = reading_within(deadline)  # type: ignore[assignment]
+        connection.response_class = reading_within(deadline)
     except socket.timeout:
         raise _timed_out(deadline, sent=False) from None
     try:
@@ -300,7 +300,7 @@ class _WithinDeadline(io.RawIOBase):
         return self._sock.recv_into(buffer)
 
 
-def reading_within(deadline: Deadline) -> Callable[..., http.client.HTTPResponse]:
+def reading_within(deadline: Deadline) -> Type[http.client.HTTPResponse]:
     """http.client's response class, reading the status line, headers and body within `deadline`
     (a connection's `response_class`)."""
 

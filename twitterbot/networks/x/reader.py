@@ -141,7 +141,7 @@ class XReader:
             response.status_code,
             response.reason,
             time.monotonic() - started,
-            limits_left(response.headers),
+            limits_left({name.lower(): value for name, value in response.headers.items()}),
         )
         if not 200 <= response.status_code < 300:
             if _json_not_object(response):
