@@ -273,7 +273,8 @@ def _addresses(host: str, port: int, screen: Optional[Screen], deadline: Deadlin
     if isinstance(result, AddressRefused):
         raise RequestError(str(result), Failure.REFUSED, sent=False)
     if isinstance(result, BaseException):
-        raise RequestError(f"the name {host} did not resolve ({_said(result)})", Failure.UNREACHABLE, sent=False)
+        why = getattr(result, "strerror", None) or _said(result)
+        raise RequestError(f"the name {host} did not resolve ({why})", Failure.UNREACHABLE, sent=False)
     return result
 
 

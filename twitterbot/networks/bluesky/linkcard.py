@@ -6,7 +6,8 @@ card before posting. `fetch_card` does what the app does, once, at post time: it
 one for its picture), reads ``og:title``, ``og:description`` and ``og:image`` (or the page's
 ``<title>`` and meta description), fetches the picture and makes a thumbnail of it. Whatever the page
 does, it returns: a `Card`, or the reason there is none (a page that is slow, missing, huge, not
-HTML or says nothing usable), and never raises. It knows nothing of any network's client library::
+HTML or says nothing usable), and never raises. Both requests are the one bounded request
+(`request.py`). It knows nothing of any network's client library::
 
     found = fetch_card("https://example.com/blog/pegs")
     if found.card:
@@ -53,8 +54,9 @@ THUMB_SIDE = 2000  # pixels: a card shows its picture small; Bluesky's app sends
 
 @dataclass(frozen=True)
 class Limits:
-    """The bounds of one card's fetch. `seconds` is the whole time: connecting, redirects, reading
-    the page and its picture, and making the thumbnail."""
+    """The bounds of one card's fetch. `seconds` is the whole time of its requests (FETCH_TIMEOUT):
+    looking up, connecting, redirects, reading the page and its picture; making the thumbnail
+    after is bounded by the pictures' pixel budget."""
 
     seconds: float = 10.0
     max_redirects: int = 3
