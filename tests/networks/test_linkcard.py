@@ -136,7 +136,7 @@ def test_the_page_is_decoded_in_its_own_charset(server: PageServer, path: str, t
 @pytest.mark.parametrize(
     ("path", "reason"),
     [
-        ("/to-ftp", "ftp://example.com/x is not an http or https link"),
+        ("/to-ftp", "redirects to a URL that is not followed (not http or https: ftp)"),
         ("/nowhere", "redirects (302) without saying where"),
         ("/no-title", "has no title (no og:title, no <title>)"),
         ("/empty", "is empty"),

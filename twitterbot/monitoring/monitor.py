@@ -185,8 +185,7 @@ class LiveMonitor(Monitor):
         for each in sending:
             each.thread.join(max(0.0, deadline - time.monotonic()))
         for each in sending:
-            if not each.done:
-                each.call.abandon()
+            if not each.done:  # its own time limit ends it a moment later
                 each.problem = f"no answer within {self._wait:g} s"
             if each.problem is not None:
                 then = "the next run sends it again" if each.setting == "NOTIFY_URL" else "the run carries on"

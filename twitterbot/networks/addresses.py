@@ -11,11 +11,8 @@ still names the host (its Host header, its TLS server name and certificate check
     addresses = resolve("example.com", 443)            # AddressRefused for a private one
     connection = PinnedHTTPSConnection("example.com", 443, addresses, timeout=10, context=context)
 
-`connect` does both for an http or https URL's server: the one way the link cards, the monitors'
-redirects and the pictures an SVG or a post names by URL reach a server::
-
-    connection = connect("https", "example.com", None, screen=refusal, timeout=10)
-    connection.addresses                                # what was checked and is connected to
+The one bounded request (`request.py`) does both for every read from outside: the link cards, the
+monitors, the pictures an SVG or a post names by URL, the networks' readers.
 """
 
 from __future__ import annotations
@@ -27,11 +24,11 @@ import ssl
 from typing import Callable, List, Optional, Tuple, Union
 
 __all__ = [
+    "Address",
     "AddressRefused",
     "PinnedHTTPConnection",
     "PinnedHTTPSConnection",
     "Screen",
-    "connect",
     "refusal",
     "resolve",
 ]
@@ -108,13 +105,14 @@ def resolve(host: str, port: int, *, screen: Optional[Screen] = refusal) -> List
     return addresses
 
 
-def _connect(addresses: List[Address], timeout: Optional[float]) -> socket.socket:
-    """A socket connected to the first of `addresses` that answers."""
+def _connect(addresses: List[Address], left: Callable[[], Optional[float]]) -> socket.socket:
+    """A socket connected to the first of `addresses` that answers, each try waiting what `left`
+    gives (the time left of a deadline)."""
     last: Optional[OSError] = None
     for family, sockaddr in addresses:
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
-            sock.settimeout(timeout)
+            sock.settimeout(left())
             sock.connect(sockaddr)
             return sock
         except OSError as exc:
@@ -125,14 +123,24 @@ def _connect(addresses: List[Address], timeout: Optional[float]) -> socket.socke
 
 class PinnedHTTPConnection(http.client.HTTPConnection):
     """An HTTP connection to `host` made to the addresses given (from `resolve`), not to a second
-    look-up of the name."""
+    look-up of the name. `left`, when given, says how long each step may still wait (a deadline's
+    time left); else each waits `timeout`."""
 
-    def __init__(self, host: str, port: Optional[int], addresses: List[Address], *, timeout: float) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: Optional[int],
+        addresses: List[Address],
+        *,
+        timeout: float,
+        left: Optional[Callable[[], float]] = None,
+    ) -> None:
         super().__init__(host, port, timeout=timeout)
         self.addresses = addresses
+        self.left: Callable[[], Optional[float]] = left or (lambda: self.timeout)
 
     def connect(self) -> None:
-        self.sock = _connect(self.addresses, self.timeout)
+        self.sock = _connect(self.addresses, self.left)
 
 
 class PinnedHTTPSConnection(http.client.HTTPSConnection):
@@ -140,24 +148,25 @@ class PinnedHTTPSConnection(http.client.HTTPSConnection):
     `host`, which is also the server name sent (SNI)."""
 
     def __init__(
-        self, host: str, port: Optional[int], addresses: List[Address], *, timeout: float, context: ssl.SSLContext
+        self,
+        host: str,
+        port: Optional[int],
+        addresses: List[Address],
+        *,
+        timeout: float,
+        context: ssl.SSLContext,
+        left: Optional[Callable[[], float]] = None,
     ) -> None:
         super().__init__(host, port, timeout=timeout, context=context)
         self.addresses = addresses
         self.tls = context
+        self.left: Callable[[], Optional[float]] = left or (lambda: self.timeout)
 
     def connect(self) -> None:
-        self.sock = self.tls.wrap_socket(_connect(self.addresses, self.timeout), server_hostname=self.host)
-
-
-def connect(
-    scheme: str, host: str, port: Optional[int], *, screen: Optional[Screen], timeout: float
-) -> Union[PinnedHTTPConnection, PinnedHTTPSConnection]:
-    """A connection (not yet opened) to `host` for an http or https URL, pinned to the addresses
-    its name gave when `screen` checked them (None: any address); https with the system's trusted
-    certificates. AddressRefused for an address `screen` refuses, OSError when the name has none."""
-    https = scheme == "https"
-    addresses = resolve(host, port or (443 if https else 80), screen=screen)
-    if https:
-        return PinnedHTTPSConnection(host, port, addresses, timeout=timeout, context=ssl.create_default_context())
-    return PinnedHTTPConnection(host, port, addresses, timeout=timeout)
+        sock = _connect(self.addresses, self.left)
+        try:
+            sock.settimeout(self.left())  # the handshake waits what is left, in all
+            self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise

@@ -1,10 +1,13 @@
-"""Reading a network's answers, and what a failed HTTP request says about a post.
+"""Reading a network's answers through its client library, and what a failed HTTP request says
+about a post.
 
-Every answer the bot reads from a network's API goes through one bounded reader: requests (under
-tweepy and Mastodon.py) through `BoundedAdapter`, httpx (under the atproto SDK) through
-`httpx_hooks`. Each reads the body in pieces and stops at `MAX_ANSWER_BYTES` with `AnswerTooLarge`,
-so a hostile or broken server cannot make the bot hold a huge answer in memory (a page of 100
-posts is well under a megabyte)::
+The reads the bot makes itself go through the one bounded request (`request.py`). What a client
+library sends (a post, an upload, a login) is bounded here: requests (under tweepy and Mastodon.py)
+through `BoundedAdapter`, whose every read waits only what is left of the request's timeout (the
+status line, the headers and the body in all, as `request.py` reads them), httpx (under the atproto
+SDK) through `httpx_hooks`. Each reads the body in pieces and stops at `MAX_ANSWER_BYTES` with
+`AnswerTooLarge`, so a hostile or broken server cannot make the bot hold a huge answer in memory (a
+page of 100 posts is well under a megabyte)::
 
     session.mount("https://", BoundedAdapter(timeout=20))
     httpx.Client(event_hooks=httpx_hooks())
@@ -16,14 +19,19 @@ own advice."""
 
 from __future__ import annotations
 
+import http.client
 import ssl
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 
 import requests
 import urllib3
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from ..errors import ErrorKind, ExitStatus, PostError
+from .request import Deadline, Failure, RequestError, reading_within
 
 if TYPE_CHECKING:
     import httpx
@@ -35,6 +43,7 @@ __all__ = [
     "bounded_session",
     "httpx_error",
     "httpx_hooks",
+    "httpx_transport",
     "json_object",
     "network_error",
     "never_connected",
@@ -60,23 +69,79 @@ class AnswerTooLarge(requests.RequestException):
         self.limit = limit
 
 
+class _Sending(threading.local):
+    """The deadline of the request this thread is sending through a `BoundedAdapter`, if any."""
+
+    deadline: Optional[Deadline] = None
+
+
+_SENDING = _Sending()
+
+
+def _within_deadline(connection: http.client.HTTPConnection) -> None:
+    """Read `connection`'s next answer within the deadline of the request being sent, if any:
+    each read of the status line, the headers and the body waits only what is left of it."""
+    deadline = _SENDING.deadline
+    if deadline is not None:
+        connection.response_class = reading_within(deadline)
+    else:  # a kept-alive connection: the class's own again
+        connection.__dict__.pop("response_class", None)
+
+
+class _Connection(HTTPConnection):
+    def getresponse(self) -> Any:
+        _within_deadline(self)
+        return super().getresponse()
+
+
+class _TLSConnection(HTTPSConnection):
+    def getresponse(self) -> Any:
+        _within_deadline(self)
+        return super().getresponse()
+
+
+class _Pool(HTTPConnectionPool):
+    ConnectionCls = _Connection
+
+
+class _TLSPool(HTTPSConnectionPool):
+    ConnectionCls = _TLSConnection
+
+
 class BoundedAdapter(HTTPAdapter):
-    """requests' adapter, reading every answer within `max_bytes` (and giving every request
-    `timeout`, when set, unless the caller gave one). Never lets urllib3 send a request again on
-    its own: a retry is each poster's decision."""
+    """requests' adapter, reading every answer within `max_bytes` and within the request's timeout
+    in all (`timeout`, when set, unless the caller gave one): a server that sends its headers or
+    its body a byte at a time is cut off then. Never lets urllib3 send a request again on its own:
+    a retry is each poster's decision."""
 
     def __init__(self, *, timeout: Optional[float] = None, max_bytes: int = MAX_ANSWER_BYTES) -> None:
         super().__init__(max_retries=0)
         self.timeout = timeout
         self.max_bytes = max_bytes
 
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
+
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:  # type: ignore[override]
         if self.timeout is not None:
             kwargs["timeout"] = kwargs.get("timeout") or self.timeout
         kwargs["stream"] = True  # read here, in pieces, whatever the caller asked
-        response = super().send(request, **kwargs)
-        _read_within(response, self.max_bytes)
+        _SENDING.deadline = _deadline(kwargs.get("timeout"))
+        try:
+            response = super().send(request, **kwargs)
+            _read_within(response, self.max_bytes)
+        finally:
+            _SENDING.deadline = None
         return response
+
+
+def _deadline(timeout: Any) -> Optional[Deadline]:
+    """The deadline of a request given requests' `timeout` (seconds, or (connect, read)): the
+    longer of the two, from now, for the whole answer."""
+    if isinstance(timeout, tuple):
+        timeout = max((each for each in timeout if each is not None), default=None)
+    return Deadline(float(timeout)) if isinstance(timeout, (int, float)) and timeout > 0 else None
 
 
 def bounded_session(timeout: Optional[float] = None) -> requests.Session:
@@ -92,6 +157,57 @@ def _read_within(response: requests.Response, limit: int) -> None:
     """Read `response`'s body (unpacked) into it, or raise AnswerTooLarge past `limit` bytes."""
     # What requests' own `content` would hold had it read the body; it reads no further.
     response._content = _gather(response, response.iter_content, _where(response.url), limit)
+
+
+def httpx_transport(timeout: float) -> Any:
+    """An httpx transport (for the atproto SDK's client) whose every read waits only what is left
+    of `timeout` from the request's start: the status line, the headers and the body (read by
+    `httpx_hooks`) in all, so a server that sends them a byte at a time is cut off then."""
+    import httpcore
+    import httpx
+
+    class _Stream(httpcore.NetworkStream):
+        def __init__(self, inner: httpcore.NetworkStream) -> None:
+            self._inner = inner
+
+        def read(self, max_bytes: int, timeout: Optional[float] = None) -> bytes:
+            deadline = _SENDING.deadline
+            if deadline is not None:
+                try:
+                    left = deadline.left()
+                except OSError:
+                    raise httpcore.ReadTimeout("timed out") from None
+                timeout = left if timeout is None else min(timeout, left)
+            return self._inner.read(max_bytes, timeout)
+
+        def write(self, buffer: bytes, timeout: Optional[float] = None) -> None:
+            self._inner.write(buffer, timeout)
+
+        def close(self) -> None:
+            self._inner.close()
+
+        def start_tls(self, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
+            return _Stream(self._inner.start_tls(*args, **kwargs))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._inner.get_extra_info(info)
+
+    class _Backend(httpcore.SyncBackend):
+        def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
+            return _Stream(super().connect_tcp(*args, **kwargs))
+
+    class _Transport(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            # Left set for the body, which the hooks read once this returns; the next request's
+            # own deadline replaces it.
+            _SENDING.deadline = Deadline(timeout)
+            return super().handle_request(request)
+
+    transport = _Transport(retries=0)
+    # httpcore takes a network backend, httpx does not pass one on: given to its pool here, before
+    # any connection is made (httpx and httpcore are pinned in requirements.txt; a test holds it).
+    transport._pool._network_backend = _Backend()
+    return transport
 
 
 def httpx_hooks(max_bytes: int = MAX_ANSWER_BYTES) -> Dict[str, List[Callable[[Any], None]]]:
@@ -158,10 +274,12 @@ def network_error(cause: Optional[BaseException], *, where: str, unreachable: st
     one too large to read)."""
     if isinstance(cause, AnswerTooLarge):
         return _too_large(cause, where)
+    if isinstance(cause, RequestError):
+        return _request_error(cause, where=where, unreachable=unreachable, slow=slow)
     if cause is not None and never_connected(cause):
         return _no_answer(f"could not reach {where} ({_connect_failure(cause)})", unreachable, ErrorKind.UNREACHABLE)
     if isinstance(cause, requests.Timeout):
-        what = f"{where} did not answer in time (read timed out after the request was sent)"
+        what = f"{where} did not answer in time (timed out after the request was sent)"
         return _no_answer(what, slow, ErrorKind.TIMEOUT)
     return _no_answer(
         f"the connection to {where} broke after the request was sent ({_innermost(cause)})", _BROKE, ErrorKind.NETWORK
@@ -189,14 +307,38 @@ def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str
 _BROKE = "check the network connection, or a proxy in between"
 
 
+def _request_error(cause: RequestError, *, where: str, unreachable: str, slow: str) -> PostError:
+    """`network_error` for the one bounded request (`request.py`), which says plainly what happened."""
+    if not cause.sent:
+        return _no_answer(f"could not reach {where} ({cause})", unreachable, ErrorKind.UNREACHABLE)
+    if cause.failure is Failure.TIMEOUT:
+        return _no_answer(
+            f"{where} did not answer in time (timed out after the request was sent)", slow, ErrorKind.TIMEOUT
+        )
+    if cause.failure is Failure.TOO_LARGE:
+        return _no_answer(
+            f"{where} answered with more than {_size(cause.limit)}, more than the bot reads",
+            "a proxy in between may be mangling answers, or the server misbehaving; the next run tries again",
+            ErrorKind.NETWORK,
+        )
+    return _no_answer(
+        f"the connection to {where} broke after the request was sent ({cause})", _BROKE, ErrorKind.NETWORK
+    )
+
+
 def _too_large(cause: AnswerTooLarge, where: str) -> PostError:
     """An answer past the bound: sent, and no answer the bot would read."""
-    what = f"{where} answered with more than {cause.limit // (1024 * 1024)} MB, more than the bot reads"
+    what = f"{where} answered with more than {_size(cause.limit)}, more than the bot reads"
     return _no_answer(
         f"{what} ({cause.url})",
         "a proxy in between may be mangling answers, or the server misbehaving; the next run tries again",
         ErrorKind.NETWORK,
     )
+
+
+def _size(limit: int) -> str:
+    """A bound in words: "8 MB"."""
+    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
 
 
 def _no_answer(what: str, advice: str, kind: ErrorKind) -> PostError:

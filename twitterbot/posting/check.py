@@ -260,7 +260,7 @@ def previews(config: Config) -> Iterator[Finding]:
         return  # a grammar's posts are drawn at each run: there are no lines to preview
     lines: List[TweetLine] = tweets.lines
     for network in config[POST_TO]:
-        with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (10 s)
+        with ThreadPoolExecutor(max_workers=4) as pool:  # each preview is bounded in time (FETCH_TIMEOUT)
             shown = list(
                 pool.map(
                     lambda line, network=network: network.preview(

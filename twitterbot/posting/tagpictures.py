@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from ..errors import BotError, ErrorKind, ExitStatus, MissingDependency, PostError, TweetFileError
 from ..networks.bluesky import LINK_CARDS_LOCAL
+from ..settings.keys import FETCH_TIMEOUT
 from . import SVG_RENDERER
 from .tags import SvgPicture, Tagged, UrlPicture
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["FETCH_BYTES", "FETCH_SECONDS", "PictureRules", "make_pictures"]
 
 # A picture fetched for a post: as big as any network takes before fitting (Mastodon's 16 MB),
-# and as long as CBDQ waited (5 s) and a little more for a Pi's slow link.
+# and (FETCH_TIMEOUT's default) as long as CBDQ waited (5 s) and a little more for a Pi's slow link.
 FETCH_BYTES = 16 * 1024 * 1024
 FETCH_SECONDS = 10.0
 
@@ -51,7 +52,11 @@ class PictureRules:
 
     @classmethod
     def of(cls, config: Config) -> PictureRules:
-        return cls(allow_local=bool(config[LINK_CARDS_LOCAL]), renderer=str(config[SVG_RENDERER] or "auto"))
+        return cls(
+            allow_local=bool(config[LINK_CARDS_LOCAL]),
+            renderer=str(config[SVG_RENDERER] or "auto"),
+            timeout=float(config[FETCH_TIMEOUT]),
+        )
 
     def fetcher(self) -> Fetch:
         """A fetch of one picture's bytes by URL, within these rules."""

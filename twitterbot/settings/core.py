@@ -5,7 +5,7 @@ themselves read (`Config.state`) and a capability would import in a circle."""
 from __future__ import annotations
 
 from ..capability import Capability
-from .keys import API_RETRIES, API_TIMEOUT, BOT_STATE_DIR, HISTORY_DAYS, LOG_FILE, LOG_LEVEL
+from .keys import API_RETRIES, API_TIMEOUT, BOT_STATE_DIR, FETCH_TIMEOUT, HISTORY_DAYS, LOG_FILE, LOG_LEVEL
 from .table import by_name
 
 __all__ = ["CORE"]
@@ -18,7 +18,7 @@ class Core(Capability):
     name = "core"
     title = "Every run"
     page = "configuration.md"
-    settings = by_name(BOT_STATE_DIR, HISTORY_DAYS, LOG_FILE, LOG_LEVEL, API_TIMEOUT, API_RETRIES)
+    settings = by_name(BOT_STATE_DIR, HISTORY_DAYS, LOG_FILE, LOG_LEVEL, API_TIMEOUT, API_RETRIES, FETCH_TIMEOUT)
 
 
 CORE = Core()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 
 from ...capability import Feature
 from ...errors import ConfigError
-from ...settings.keys import API_RETRIES, API_TIMEOUT
+from ...settings.keys import API_RETRIES, API_TIMEOUT, FETCH_TIMEOUT
 from ...settings.parsers import BOOL, URL, show
 from ...settings.table import Setting, SettingType, by_name
 from .. import Fit, Network
@@ -99,7 +99,7 @@ BLUESKY_LINK_CARDS = Setting(
     "yes",
     BOOL,
     "Bluesky: a post with a link and no images shows the linked page's card (title, description, "
-    "picture), fetched at post time within 10 s; no turns it off",
+    "picture), fetched at post time within FETCH_TIMEOUT; no turns it off",
 )
 LINK_CARDS_LOCAL = Setting(
     "LINK_CARDS_LOCAL",
@@ -201,10 +201,10 @@ class Bluesky(Network):
 
 
 def card_limits(config: Config) -> Limits:
-    """The bounds of a link card's fetch the settings give (LINK_CARDS_LOCAL)."""
+    """The bounds of a link card's fetch the settings give (FETCH_TIMEOUT, LINK_CARDS_LOCAL)."""
     from .linkcard import Limits  # with the fetcher: only a run that fetches a card imports it
 
-    return Limits(local=bool(config[LINK_CARDS_LOCAL]))
+    return Limits(seconds=float(config[FETCH_TIMEOUT]), local=bool(config[LINK_CARDS_LOCAL]))
 
 
 NETWORK = Bluesky()

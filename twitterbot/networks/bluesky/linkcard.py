@@ -6,7 +6,8 @@ card before posting. `fetch_card` does what the app does, once, at post time: it
 one for its picture), reads ``og:title``, ``og:description`` and ``og:image`` (or the page's
 ``<title>`` and meta description), fetches the picture and makes a thumbnail of it. Whatever the page
 does, it returns: a `Card`, or the reason there is none (a page that is slow, missing, huge, not
-HTML or says nothing usable), and never raises. It knows nothing of any network's client library::
+HTML or says nothing usable), and never raises. Both requests are the one bounded request
+(`request.py`). It knows nothing of any network's client library::
 
     found = fetch_card("https://example.com/blog/pegs")
     if found.card:
@@ -18,23 +19,19 @@ HTML or says nothing usable), and never raises. It knows nothing of any network'
 from __future__ import annotations
 
 import codecs
-import contextlib
-import http.client
 import io
 import logging
 import re
-import socket
-import ssl
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional
-from urllib.parse import quote, urljoin, urlsplit
+from typing import Callable, List, Optional, Tuple
+from urllib.parse import urlsplit
 
 from ... import __version__
 from ...wording import printable
-from ..addresses import AddressRefused, Screen, connect, refusal
+from ..addresses import Screen, refusal
+from ..request import Answer, Bounds, Failure, RequestError, request
 from .opengraph import OpenGraphParser, PageData, clean
 
 __all__ = [
@@ -51,19 +48,15 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 USER_AGENT = f"twitterbot/{__version__} (a Raspberry Pi posting bot, fetching a link card)"
-_REDIRECTS = (301, 302, 303, 307, 308)
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-_CHUNK = 64 * 1024
 THUMB_SIDE = 2000  # pixels: a card shows its picture small; Bluesky's app sends no larger
-# After the time limit the post stops waiting; this much more lets a fetch that ends right at the
-# limit report its own reason.
-_GRACE = 0.25
 
 
 @dataclass(frozen=True)
 class Limits:
-    """The bounds of one card's fetch. `seconds` is the whole time: connecting, redirects, reading
-    the page and its picture, and making the thumbnail."""
+    """The bounds of one card's fetch. `seconds` is the whole time of its requests (FETCH_TIMEOUT):
+    looking up, connecting, redirects, reading the page and its picture; making the thumbnail
+    after is bounded by the pictures' pixel budget."""
 
     seconds: float = 10.0
     max_redirects: int = 3
@@ -113,215 +106,116 @@ class _NoCard(Exception):
     """Why a fetch gave up: a page's own doing, never a bug."""
 
 
-# -- the fetcher --------------------------------------------------------------------------------
+# -- the fetch ----------------------------------------------------------------------------------
 
 
-@dataclass
-class _Response:
-    url: str  # after redirects
-    content_type: str  # lower case, without parameters ("" when the server sent none)
-    charset: Optional[str]
-    connection: http.client.HTTPConnection
-    response: http.client.HTTPResponse
-
-
-class _CardFetch:
-    """One card's fetch, run in its own thread so the caller can stop waiting at the time limit
-    whatever blocks (a DNS look-up has no timeout of its own); `abandon` closes its connection."""
+class _Fetch:
+    """One card's fetch: the page, then its picture, each through the one bounded request, all
+    within `limits.seconds` from `started`."""
 
     def __init__(self, url: str, limits: Limits, clock: Callable[[], float], screen: Screen) -> None:
         self.url = url
         self.limits = limits
-        self.screen = screen
+        self.screen = None if limits.local else screen
         self.clock = clock
         self.started = clock()
-        self.deadline = self.started + limits.seconds
-        self.result: Optional[CardResult] = None
-        self.card_so_far: Optional[Card] = None  # the card before its thumbnail
-        self._lock = threading.Lock()
-        self._connection: Optional[http.client.HTTPConnection] = None
-        self._abandoned = False
 
-    # The one broad catch of this module: the post must go out whatever a page does, and an
-    # exception in this thread would be lost, so anything unforeseen becomes "no card" and is logged.
-    def run(self) -> None:
-        try:
-            result = self._card()
-        except Exception as exc:  # noqa: BLE001
-            log.warning(
-                "link card: unexpected %s while fetching %s (%s): please report it", type(exc).__name__, self.url, exc
-            )
-            result = self._result(None, f"unexpected {type(exc).__name__}")
-        self.result = result
-
-    def abandon(self) -> None:
-        """Stop: close the connection in use, so the thread ends soon."""
-        with self._lock:
-            self._abandoned = True
-            connection = self._connection
-        if connection is not None and connection.sock is not None:
-            with contextlib.suppress(OSError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
-
-    def _result(self, card: Optional[Card], reason: str) -> CardResult:
+    def result(self, card: Optional[Card], reason: str) -> CardResult:
         return CardResult(self.url, card, reason, self.clock() - self.started)
 
-    def _card(self) -> CardResult:
+    def card(self) -> CardResult:
+        if urlsplit(self.url).scheme not in ("http", "https"):
+            return self.result(None, f"{self.url} is not an http or https link")
         try:
             page = self._page()
         except _NoCard as exc:
-            return self._result(None, str(exc))
-        except socket.timeout:
-            return self._result(None, f"{self.url} took over {self.limits.seconds:g} s")
-        except (OSError, http.client.HTTPException, UnicodeError, ValueError) as exc:
-            return self._result(None, f"{self.url} could not be read ({_describe(exc)})")
+            return self.result(None, str(exc))
         if not page.title:
-            return self._result(None, f"{self.url} has no title (no og:title, no <title>)")
+            return self.result(None, f"{self.url} has no title (no og:title, no <title>)")
         card = Card(uri=self.url, title=page.title, description=page.description)
-        self.card_so_far = card
         if not page.image:
-            return self._result(card, "the page names no picture (og:image)")
+            return self.result(card, "the page names no picture (og:image)")
         try:
             thumb = self._thumbnail(page.image)
         except _NoCard as exc:
-            return self._result(card, str(exc))
-        except socket.timeout:
-            return self._result(card, f"its picture {page.image} took too long (over {self.limits.seconds:g} s in all)")
-        except (OSError, http.client.HTTPException, UnicodeError, ValueError) as exc:
-            return self._result(card, f"its picture {page.image} could not be read ({_describe(exc)})")
-        return self._result(Card(card.uri, card.title, card.description, thumb), "")
+            return self.result(card, str(exc))
+        return self.result(Card(card.uri, card.title, card.description, thumb), "")
+
+    def _get(self, url: str, accept: str, max_bytes: int, *, cut: bool, what: str) -> Answer:
+        """A 200 answer to GET `url`, within what is left of the time; _NoCard saying why not
+        (`what` names the page or the picture in the reason)."""
+        left = self.limits.seconds - (self.clock() - self.started)
+        bounds = Bounds(left, max_bytes, redirects=self.limits.max_redirects, screen=self.screen, cut=cut)
+        headers = {"User-Agent": USER_AGENT, "Accept": accept}
+        try:
+            if left <= 0:
+                raise RequestError("no time left", Failure.TIMEOUT, sent=False)
+            answer = request("GET", url, bounds, headers=headers, clock=self.clock)
+        except RequestError as exc:
+            raise _NoCard(_failed(what, url, exc, self.limits)) from None
+        if answer.status_code != 200:
+            raise _NoCard(f"{what} answered {answer.status_code} {answer.reason}".rstrip())
+        return answer
 
     def _page(self) -> PageData:
-        fetched = self._get(self.url, accept="text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
-        limit = self.limits.max_html_bytes
-        try:
-            if fetched.content_type and fetched.content_type not in _HTML_TYPES:
-                raise _NoCard(f"{fetched.url} is not a web page ({fetched.content_type})")
-            parser = OpenGraphParser()
-            start = b""  # the first bytes, kept until the encoding is known
-            decoder = None
-            total = 0
-            while not parser.done and total < limit:
-                chunk = self._read(fetched, min(_CHUNK, limit - total))
-                if not chunk:
-                    break
-                total += len(chunk)
-                if decoder is None:
-                    start += chunk
-                    if len(start) < 1024:
-                        continue
-                    decoder = _decoder(fetched, start)
-                    chunk, start = start, b""
-                parser.feed_safely(decoder.decode(chunk))
-            if decoder is None:  # the whole page is shorter than 1 KB
-                if not start:
-                    raise _NoCard(f"{fetched.url} is empty")
-                parser.feed_safely(_decoder(fetched, start).decode(start, final=True))
-            page = parser.page(fetched.url)
-            if total >= limit and not parser.done and not page.title:
-                declared = _length(fetched.response)
-                size = f"{declared:,} bytes" if declared else f"over {limit:,} bytes"
-                raise _NoCard(f"{fetched.url} is too big ({size}) and its first {limit:,} bytes hold no title")
-            return page  # from a huge page, what its first megabyte says
-        finally:
-            fetched.connection.close()
+        answer = self._get(
+            self.url,
+            "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
+            self.limits.max_html_bytes,
+            cut=True,
+            what=self.url,
+        )
+        mime, charset = _content_type(answer)
+        if mime and mime not in _HTML_TYPES:
+            raise _NoCard(f"{answer.url} is not a web page ({mime})")
+        if not answer.content:
+            raise _NoCard(f"{answer.url} is empty")
+        if not mime and not _looks_like_html(answer.content):
+            raise _NoCard(f"{answer.url} is not a web page (it sends no content type, and no HTML)")
+        decoder = codecs.getincrementaldecoder(_charset(charset, answer.content))(errors="replace")
+        parser = OpenGraphParser()
+        parser.feed_safely(decoder.decode(answer.content, final=True))
+        page = parser.page(answer.url)
+        if not answer.whole and not parser.done and not page.title:
+            declared = _length(answer)
+            limit = self.limits.max_html_bytes
+            size = f"{declared:,} bytes" if declared else f"over {limit:,} bytes"
+            raise _NoCard(f"{answer.url} is too big ({size}) and its first {limit:,} bytes hold no title")
+        return page  # from a huge page, what its first megabyte says
 
     def _thumbnail(self, image_url: str) -> Thumbnail:
-        fetched = self._get(image_url, accept="image/*")
-        try:
-            if fetched.content_type and not (
-                fetched.content_type.startswith("image/") or fetched.content_type == "application/octet-stream"
-            ):
-                raise _NoCard(f"its picture {fetched.url} is not an image ({fetched.content_type})")
-            limit = self.limits.max_image_bytes
-            declared = _length(fetched.response)
-            if declared is not None and declared > limit:
-                raise _NoCard(f"its picture {fetched.url} is too big ({declared:,} bytes, over {limit:,})")
-            data = bytearray()
-            while True:
-                chunk = self._read(fetched, _CHUNK)
-                if not chunk:
-                    break
-                data += chunk
-                if len(data) > limit:
-                    raise _NoCard(f"its picture {fetched.url} is too big (over {limit:,} bytes)")
-        finally:
-            fetched.connection.close()
-        self._check_time("its picture was read")
-        return _fit(bytes(data), fetched.url, self.limits.thumb_bytes)
+        what = f"its picture {image_url}"
+        answer = self._get(image_url, "image/*", self.limits.max_image_bytes, cut=False, what=what)
+        mime, _ = _content_type(answer)
+        if mime and not (mime.startswith("image/") or mime == "application/octet-stream"):
+            raise _NoCard(f"its picture {answer.url} is not an image ({mime})")
+        return _fit(answer.content, answer.url, self.limits.thumb_bytes)
 
-    def _get(self, url: str, *, accept: str) -> _Response:
-        """A 200 response to GET `url`, following at most `max_redirects` redirects."""
-        for _ in range(self.limits.max_redirects + 1):
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https"):
-                raise _NoCard(f"{url} is not an http or https link")
-            if not parts.hostname:
-                raise _NoCard(f"{url} names no server")
-            port = parts.port  # ValueError for a port that is not a number
-            self._check_time("no answer yet")
-            connection = self._connection_to(parts.scheme, parts.hostname, port)
-            with self._lock:
-                if self._abandoned:
-                    raise _NoCard("stopped at the time limit")
-                self._connection = connection
-            target = quote(parts.path or "/", safe="/%:@!$&'()*+,;=~") + (
-                "?" + quote(parts.query, safe="/%:@!$&'()*+,;=~?") if parts.query else ""
-            )
-            try:
-                connection.request(
-                    "GET", target, headers={"User-Agent": USER_AGENT, "Accept": accept, "Accept-Encoding": "identity"}
-                )
-                connection.sock.settimeout(self._check_time("no answer yet"))
-                response = connection.getresponse()
-            except BaseException:
-                connection.close()
-                raise
-            if response.status in _REDIRECTS:
-                location = (response.getheader("Location") or "").strip()
-                connection.close()
-                if not location:
-                    raise _NoCard(f"{url} redirects ({response.status}) without saying where")
-                url = urljoin(url, location)
-                continue
-            if response.status != 200:
-                connection.close()
-                raise _NoCard(f"{url} answered {response.status} {response.reason}".rstrip())
-            content_type = response.getheader("Content-Type") or ""
-            mime, _, parameters = content_type.partition(";")
-            match = re.search(r"charset\s*=\s*[\"']?([\w.:-]+)", parameters, re.IGNORECASE)
-            return _Response(url, mime.strip().lower(), match.group(1) if match else None, connection, response)
-        raise _NoCard(f"{self.url} redirects more than {self.limits.max_redirects} times")
 
-    def _connection_to(self, scheme: str, host: str, port: Optional[int]) -> http.client.HTTPConnection:
-        """A connection to `host`, made to the addresses its name gave when they were checked: a
-        page, a redirect or a picture on this machine or the home network is refused unless
-        `Limits.local` allows it (docs/bluesky-link-cards.md)."""
-        try:
-            return connect(
-                scheme,
-                host,
-                port,
-                screen=None if self.limits.local else self.screen,
-                timeout=self._check_time("no answer yet"),
-            )
-        except AddressRefused as exc:
-            raise _NoCard(
-                f"{exc}: link cards fetch only pages on the public internet (LINK_CARDS_LOCAL=yes allows your own network)"
-            ) from None
+def _failed(what: str, url: str, exc: RequestError, limits: Limits) -> str:
+    """Why there is no page or picture, from a request that gave no answer."""
+    if exc.failure is Failure.REFUSED:
+        redirected = f"{what} redirects to " if exc.redirected else ""
+        return (
+            f"{redirected}{exc}: link cards fetch only pages on the public internet"
+            " (LINK_CARDS_LOCAL=yes allows your own network)"
+        )
+    if exc.failure is Failure.TIMEOUT:
+        if what == url:
+            return f"{url} took over {limits.seconds:g} s"
+        return f"{what} took too long (over {limits.seconds:g} s in all)"
+    if exc.failure is Failure.TOO_LARGE:
+        return f"{what} is too big ({exc})"
+    if exc.failure is Failure.REDIRECT:
+        return f"{what} {exc}"
+    return f"{what} could not be read ({exc})"
 
-    def _read(self, fetched: _Response, size: int) -> bytes:
-        sock = fetched.connection.sock
-        if sock is not None:
-            sock.settimeout(self._check_time("still reading"))
-        return fetched.response.read1(size)
 
-    def _check_time(self, doing: str) -> float:
-        """The time left, or _NoCard when it is up."""
-        left = self.deadline - self.clock()
-        if left <= 0:
-            raise _NoCard(f"{self.url} took over {self.limits.seconds:g} s ({doing})")
-        return left
+def _content_type(answer: Answer) -> Tuple[str, Optional[str]]:
+    """The answer's type, in lower case without parameters ("" when it names none), and its charset."""
+    mime, _, parameters = (answer.headers.get("Content-Type") or "").partition(";")
+    match = re.search(r"charset\s*=\s*[\"']?([\w.:-]+)", parameters, re.IGNORECASE)
+    return mime.strip().lower(), match.group(1) if match else None
 
 
 def _fit(data: bytes, url: str, max_bytes: int) -> Thumbnail:
@@ -343,18 +237,11 @@ def _fit(data: bytes, url: str, max_bytes: int) -> Thumbnail:
     return Thumbnail(prepared.data, prepared.mime_type, prepared.width, prepared.height, url)
 
 
-def _length(response: http.client.HTTPResponse) -> Optional[int]:
+def _length(answer: Answer) -> Optional[int]:
     try:
-        return int(response.getheader("Content-Length") or "")
+        return int(answer.headers.get("Content-Length") or "")
     except ValueError:
         return None
-
-
-def _decoder(fetched: _Response, start: bytes) -> codecs.IncrementalDecoder:
-    """A decoder for the page, once its first bytes are known; _NoCard if they are not HTML."""
-    if not fetched.content_type and not _looks_like_html(start):
-        raise _NoCard(f"{fetched.url} is not a web page (it sends no content type, and no HTML)")
-    return codecs.getincrementaldecoder(_charset(fetched.charset, start))(errors="replace")
 
 
 def _looks_like_html(start: bytes) -> bool:
@@ -383,15 +270,6 @@ def _charset(declared: Optional[str], start: bytes) -> str:
     return "utf-8"
 
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, socket.timeout):
-        return "timed out"
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return "its certificate was not trusted"
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
-
-
 def fetch_card(
     url: str,
     *,
@@ -400,26 +278,11 @@ def fetch_card(
     screen: Screen = refusal,
 ) -> CardResult:
     """The card of the page at `url`, or the reason there is none, in at most `limits.seconds`
-    (and a moment): past the limit the caller stops waiting and gets the card without its
-    thumbnail if the page was read, else none. Logs what it found or why there is none. Every
-    host (the page's, each redirect's, the picture's) is resolved once and must pass `screen`
-    (`addresses.refusal`: the public internet only) unless `limits.local`."""
-    limits = limits or Limits()
-    fetch = _CardFetch(url, limits, clock, screen)
-    worker = threading.Thread(target=fetch.run, name="link-card", daemon=True)
-    worker.start()
-    worker.join(limits.seconds + _GRACE)
-    result = fetch.result
-    if result is None:
-        fetch.abandon()
-        result = fetch.result  # it may have finished just now
-    if result is None:
-        elapsed = clock() - fetch.started
-        reason = f"{url} took over {limits.seconds:g} s"
-        if fetch.card_so_far is not None:
-            result = CardResult(url, fetch.card_so_far, f"{reason} (its picture was not ready)", elapsed)
-        else:
-            result = CardResult(url, None, reason, elapsed)
+    (and the moment a thumbnail takes): past the limit, the card without its thumbnail if the
+    page was read, else none. Logs what it found or why there is none. Every host (the page's,
+    each redirect's, the picture's) is resolved once and must pass `screen` (`addresses.refusal`:
+    the public internet only) unless `limits.local`."""
+    result = _Fetch(url, limits or Limits(), clock, screen).card()
     if result.card is None:
         log.info("link card: none for %s: %s (%.1f s)", url, result.reason, result.seconds)
     elif result.reason:

@@ -1,6 +1,7 @@
 """Reading Bluesky's notifications without the atproto SDK: one plain GET of
-``app.bsky.notification.listNotifications`` carrying the saved session's access token, its answer
-read as JSON within the bound all networks share (`http.py`). A round of replies with nothing new
+``app.bsky.notification.listNotifications`` carrying the saved session's access token, through the
+one bounded request (`request.py`: within API_TIMEOUT in all, whatever the server does), its
+answer read as JSON within the bound all networks share (`http.py`). A round of replies with nothing new
 and a saved session whose token has a while left needs only this; the SDK (0.6 s and 60 MiB to
 import on a desktop) is imported when a post is made, or when there is no such session::
 
@@ -19,9 +20,11 @@ import logging
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from urllib.parse import urlencode
 
 from ...errors import ErrorKind, PostError
-from ..http import bounded_session, json_object, unreadable
+from ..http import MAX_ANSWER_BYTES, json_object, unreadable
+from ..request import Bounds, RequestError, request
 from .errors import read_failure, refusal
 from .session import Saved, fresh_session, load_session
 
@@ -58,7 +61,8 @@ class BlueskyReader:
         self._session_file = Path(session_file)
         self._timeout = timeout
         self._poster = poster
-        self._http = bounded_session(timeout)
+        # The PDS the saved session names, wherever it is; no redirect is followed.
+        self._bounds = Bounds(timeout, MAX_ANSWER_BYTES, screen=None)
 
     def mentions(self, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:
         """The account's mentions and replies to its posts newer than `cursor`, oldest first, at most
@@ -85,20 +89,19 @@ class BlueskyReader:
     def _fetch(self, session: Saved, page: Optional[str]) -> Tuple[List[Any], Optional[str]]:
         """One page of notifications (newest first) and the server's cursor to the next, or the
         PostError that says why not; `_Refused` when the session is refused."""
-        import requests
-
         from .notifications import PAGE_SIZE, REASONS
 
         query: List[Tuple[str, object]] = [*(("reasons", reason) for reason in REASONS), ("limit", PAGE_SIZE)]
         if page:
             query.append(("cursor", page))
         try:
-            response = self._http.get(
-                f"{session.pds}/xrpc/{_LIST}",
-                params=query,
+            response = request(
+                "GET",
+                f"{session.pds}/xrpc/{_LIST}?{urlencode(query)}",
+                self._bounds,
                 headers={"Authorization": f"Bearer {session.access_jwt}", "Accept": "application/json"},
             )
-        except requests.RequestException as exc:
+        except RequestError as exc:
             raise read_failure(exc, self._service) from None
         if not 200 <= response.status_code < 300:
             error = self._refusal(response)

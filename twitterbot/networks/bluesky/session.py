@@ -50,11 +50,12 @@ def log_in(
     from atproto_client.exceptions import BadRequestError, UnauthorizedError
     from atproto_client.request import Request
 
-    from ..http import httpx_hooks
+    from ..http import httpx_hooks, httpx_transport
 
     def request() -> Request:
-        """The SDK's requests, each answer read within the bound all networks share."""
-        return Request(timeout=timeout, event_hooks=httpx_hooks())
+        """The SDK's requests, each answer read within the bound all networks share and within
+        `timeout` in all."""
+        return Request(timeout=timeout, event_hooks=httpx_hooks(), transport=httpx_transport(timeout))
 
     did = None
     client = Client(base_url=service, request=request())

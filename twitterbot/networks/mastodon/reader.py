@@ -1,6 +1,6 @@
 """Reading Mastodon without Mastodon.py: the account's mention notifications, each page one GET
-with the application's bearer token through the bounded session all networks share, read by the
-bot itself. A round of replies with nothing new needs only this: Mastodon.py (0.17 s and 41 MiB
+with the application's bearer token through the one bounded request (`request.py`: within
+API_TIMEOUT in all, whatever the server does), read by the bot itself. A round of replies with nothing new needs only this: Mastodon.py (0.17 s and 41 MiB
 to import on its own) is imported when a post is made (`poster.py`)::
 
     reader = MastodonReader(instance="https://example.social", access_token=token, timeout=20)
@@ -16,17 +16,16 @@ import json
 import time
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
+from urllib.parse import urlencode
 
 from ... import __version__
 from ...errors import ErrorKind, PostError
 from ...settings.secrets import scrub_also
-from ..http import bounded_session, unreadable
+from ..http import MAX_ANSWER_BYTES, unreadable
 from ..mentions import Mention, MentionPage
+from ..request import Answer, Bounds, RequestError, request
 from .errors import network_error, refusal
-
-if TYPE_CHECKING:
-    import requests
 
 __all__ = ["MastodonReader", "base_url"]
 
@@ -35,20 +34,23 @@ _ME = "/api/v1/accounts/verify_credentials"
 
 
 class MastodonReader:
-    """Reads one Mastodon account's mentions (`mentions.Listener`) with its access token: one
-    requests session, every answer read within the shared bound, each request given `timeout`."""
+    """Reads one Mastodon account's mentions (`mentions.Listener`) with its access token: each
+    request one bounded request, `timeout` seconds in all, its answer within the shared bound."""
 
     name = "mastodon"
 
     def __init__(self, *, instance: str, access_token: str, timeout: float) -> None:
         scrub_also([access_token])  # whoever logs a request's headers, the token never shows
         self.instance = base_url(instance)
-        self._session = bounded_session(timeout)
-        self._session.headers.update(
-            {"Authorization": f"Bearer {access_token}", "User-Agent": f"twitterbot/{__version__}"}
-        )
+        # The server is the one the owner named, wherever it is; no redirect is followed.
+        self._bounds = Bounds(timeout, MAX_ANSWER_BYTES, screen=None)
+        self._headers = {
+            "Authorization": f"Bearer {access_token}",
+            "User-Agent": f"twitterbot/{__version__}",
+            "Accept": "application/json",
+        }
 
-    def __repr__(self) -> str:  # the session holds the token: never show it
+    def __repr__(self) -> str:  # the headers hold the token: never show them
         return f"MastodonReader(instance={self.instance!r})"
 
     def mentions(self, cursor: Optional[str], *, not_before: datetime, limit: int) -> MentionPage:
@@ -121,13 +123,10 @@ class MastodonReader:
 
     def _get(self, path: str, query: Mapping[str, object]) -> Any:
         """One GET of the server's API: the answer's JSON, or the PostError it means."""
-        import requests
-
-        params = {name: value for name, value in query.items() if value is not None}
+        params = urlencode([(name, value) for name, value in query.items() if value is not None])
         try:
-            # auth: the token's header as it is, never one requests would take from a ~/.netrc
-            response = self._session.get(self.instance + path, params=params, auth=_as_is)
-        except requests.RequestException as exc:
+            response = request("GET", f"{self.instance}{path}?{params}", self._bounds, headers=self._headers)
+        except RequestError as exc:
             raise network_error(exc, self.instance) from None
         if not response.ok:
             raise refusal(
@@ -139,11 +138,7 @@ class MastodonReader:
             raise unreadable("Mastodon", f"GET {path} answered {response.status_code} with no JSON") from None
 
 
-def _as_is(request: requests.PreparedRequest) -> requests.PreparedRequest:
-    return request
-
-
-def _said(response: requests.Response) -> str:
+def _said(response: Answer) -> str:
     """Mastodon's own words for a refusal (``{"error": ...}``, or a JSON string), else the
     reason phrase; a 404 without words is an endpoint the server does not have."""
     try:
@@ -159,7 +154,7 @@ def _said(response: requests.Response) -> str:
     return str(response.reason or "")
 
 
-def _reset(response: requests.Response) -> Optional[float]:
+def _reset(response: Answer) -> Optional[float]:
     """When a rate limit ends, on our clock (seconds since the epoch): Mastodon's
     ``X-RateLimit-Reset`` (an ISO time, or seconds), moved by how far the server's ``Date`` is
     from ours; None when the answer does not say or says it unreadably."""

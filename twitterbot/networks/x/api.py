@@ -1,8 +1,10 @@
 """How the bot reaches X: the API's address and the origins tweepy signs for, the OAuth 1.0a keys
-that sign every request (and the signer of those the bot makes itself), the adapter that gives
-each request a timeout and sends it to X_API_BASE_URL, and a post's public link::
+that sign every request (`sign` for a read the bot makes itself, `signer` for one through
+requests), the session tweepy posts through (its adapter gives each request a timeout and sends it
+to X_API_BASE_URL), and a post's public link::
 
-    session.mount(origin, adapter(timeout=20, base_url=DEFAULT_BASE_URL))   # for each of X_ORIGINS
+    session = posting_session(timeout=20, base_url=DEFAULT_BASE_URL)
+    headers = {"Authorization": sign(credentials, "GET", DEFAULT_BASE_URL + "/2/users/me")}
     status_url("1456012973835788293")   # 'https://x.com/i/status/1456012973835788293'
 """
 
@@ -12,7 +14,17 @@ import logging
 import time
 from typing import Mapping, Optional
 
-__all__ = ["DEFAULT_BASE_URL", "X_ORIGINS", "Credentials", "adapter", "signer", "status_url"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "X_ORIGINS",
+    "Credentials",
+    "adapter",
+    "limits_left",
+    "posting_session",
+    "sign",
+    "signer",
+    "status_url",
+]
 
 DEFAULT_BASE_URL = "https://api.twitter.com"
 # tweepy hard-codes api.twitter.com; api.x.com serves the same API. Both go through our adapter.
@@ -68,11 +80,38 @@ def adapter(*, timeout: float, base_url: str) -> object:
                 response.status_code,
                 response.reason,
                 time.monotonic() - started,
-                _limits_left(response.headers),
+                limits_left(response.headers),
             )
             return response
 
     return _XAdapter(timeout=timeout)  # never lets urllib3 re-send a POST on its own
+
+
+def posting_session(*, timeout: float, base_url: str) -> object:
+    """The requests session tweepy posts and uploads through: `adapter` on each of X_ORIGINS."""
+    from ..http import bounded_session
+
+    session = bounded_session()
+    mounted = adapter(timeout=timeout, base_url=base_url)
+    for origin in X_ORIGINS:
+        session.mount(origin, mounted)
+    return session
+
+
+def sign(credentials: Credentials, method: str, url: str) -> str:
+    """The OAuth 1.0a Authorization header (HMAC-SHA1) of a request without a body to `url`, as
+    X checks it (over the https URL of X_ORIGINS, whatever X_API_BASE_URL says): oauthlib's, as
+    `signer` signs, without requests."""
+    from oauthlib.oauth1 import Client
+
+    client = Client(
+        credentials.api_key,
+        client_secret=credentials.api_secret,
+        resource_owner_key=credentials.access_token,
+        resource_owner_secret=credentials.access_token_secret,
+    )
+    _, signed, _ = client.sign(url, method)
+    return str(signed["Authorization"])
 
 
 def signer(credentials: Credentials) -> object:
@@ -113,7 +152,7 @@ _LIMITS = (
 )
 
 
-def _limits_left(headers: Mapping[str, str]) -> str:
+def limits_left(headers: Mapping[str, str]) -> str:
     """What X's rate-limit headers say is left, for -v."""
     parts = [
         f"{headers[prefix + '-remaining']} of {headers.get(prefix + '-limit', '?')} left in {window}"

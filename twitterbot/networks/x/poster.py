@@ -1,9 +1,9 @@
 """Posting to X (``POST /2/tweets``) with tweepy's `Client` and OAuth 1.0a user keys, and how X
 makes a retry safe: it does not, so only a request that certainly made no post is sent again.
 tweepy is imported when a poster is made, the pictures' code when a post carries pictures. tweepy
-sends requests with no timeout and offers no base URL, so the client uses the session of
-`XReader` (reader.py), whose adapter adds both (and reads every answer within the bound all
-networks share); the reads (the account, its recent posts, its mentions) are `XReader`'s::
+sends requests with no timeout and offers no base URL, so the client uses a session whose adapter
+adds both (`api.posting_session`, which reads every answer within the bound all networks share);
+the reads (the account, its recent posts, its mentions) are `XReader`'s::
 
     poster = XPoster(credentials, timeout=20, retries=2)
     result = poster.post("Hello from my Pi")
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Union
 from ...errors import ErrorKind, PostError
 from .. import PLAIN, PostOptions, PostResult
 from ..retry import Backoff
-from .api import DEFAULT_BASE_URL, Credentials, status_url
+from .api import DEFAULT_BASE_URL, Credentials, posting_session, status_url
 from .errors import classify, network_error, refusal
 from .reader import XReader
 
@@ -64,7 +64,8 @@ class XPoster(XReader):
             access_token_secret=credentials.access_token_secret,
             wait_on_rate_limit=False,  # True retries 429s forever: never in a cron bot
         )
-        self._client.session = self._session  # the reader's adapter: timeout, bound, X_API_BASE_URL
+        self._session = posting_session(timeout=timeout, base_url=base_url)  # timeout, bound, X_API_BASE_URL
+        self._client.session = self._session
         self._policy = Backoff(retries, backoff, sleep)
 
     def may_retry(self, error: PostError) -> bool:

@@ -1,5 +1,6 @@
 """Reading X without tweepy: the account, its recent posts and its mentions, each one signed GET
-of the API v2 (OAuth 1.0a by oauthlib, tweepy's own signer: `api.signer`) that the bot makes and reads
+of the API v2 (OAuth 1.0a by oauthlib, tweepy's own signer: `api.sign`) through the one bounded
+request (`request.py`: within API_TIMEOUT in all, whatever the server does), read by the bot
 itself, whatever the answer's shape. A round of replies with nothing new needs only this: tweepy,
 its `Client` and the pictures' code are imported when a post is made (`poster.py`)::
 
@@ -9,31 +10,36 @@ its `Client` and the pictures' code are imported when a post is made (`poster.py
 
 from __future__ import annotations
 
+import logging
+import time
 from datetime import datetime
 from typing import List, Mapping, Optional
+from urllib.parse import urlencode
 
 from .. import LookUp, PostOptions
-from ..http import bounded_session, json_object, unreadable
+from ..http import MAX_ANSWER_BYTES, json_object, unreadable
 from ..mentions import Mention, MentionPage
-from .api import DEFAULT_BASE_URL, X_ORIGINS, Credentials, adapter, signer, status_url
+from ..request import Answer, Bounds, RequestError, request
+from .api import DEFAULT_BASE_URL, Credentials, limits_left, sign, status_url
 from .errors import network_error, refusal
 
 __all__ = ["XReader"]
 
 _MENTIONS = "GET /2/users/:id/mentions"
 
+log = logging.getLogger(__package__)  # X's lines log under the network's name
+
 
 class XReader:
-    """Reads X as the account (`mentions.Listener`): one requests session with the adapter that
-    gives each request its timeout, its bound on an answer and X_API_BASE_URL."""
+    """Reads X as the account (`mentions.Listener`): each read one signed, bounded request to
+    X_API_BASE_URL, `timeout` seconds in all, its answer within the shared bound."""
 
     name = "x"
 
     def __init__(self, credentials: Credentials, *, timeout: float, base_url: str = DEFAULT_BASE_URL) -> None:
-        self._session = bounded_session()
-        mounted = adapter(timeout=timeout, base_url=base_url)
-        for origin in X_ORIGINS:
-            self._session.mount(origin, mounted)
+        # X's servers, or the one X_API_BASE_URL names, wherever it is; no redirect is followed.
+        self._bounds = Bounds(timeout, MAX_ANSWER_BYTES, screen=None)
+        self._base_url = base_url.rstrip("/")
         self._credentials = credentials  # each read signs its own request
         # An access token starts with the account's numeric id ("12345-abc..."): public, and
         # enough for a link to the account's posts without asking X.
@@ -123,16 +129,26 @@ class XReader:
         return me
 
     def _read(self, path: str, query: Mapping[str, object], what: Optional[str] = None) -> dict:
-        """One signed GET of X's API v2 through the session: the answer's JSON object, or the
-        PostError that says why not (a refusal as a post's, `errors.refusal`; one whose body is JSON
-        but not an object cannot be read: X always answers an error with an object)."""
-        import requests
-
+        """One signed GET of X's API v2: the answer's JSON object, or the PostError that says why
+        not (a refusal as a post's, `errors.refusal`; one whose body is JSON but not an object
+        cannot be read: X always answers an error with an object)."""
         what = what or f"GET {path}"
+        target = path + ("?" + urlencode([(k, v) for k, v in query.items() if v is not None]) if query else "")
+        headers = {"Authorization": sign(self._credentials, "GET", DEFAULT_BASE_URL + target)}
+        started = time.monotonic()
         try:
-            response = self._session.get(DEFAULT_BASE_URL + path, params=query, auth=signer(self._credentials))
-        except requests.RequestException as exc:
+            response = request("GET", self._base_url + target, self._bounds, headers=headers)
+        except RequestError as exc:
             raise network_error(exc) from None
+        # The path only: never the headers sent (they hold the keys' signature).
+        log.debug(
+            "GET %s: %d %s in %.2f s; %s",
+            path,
+            response.status_code,
+            response.reason,
+            time.monotonic() - started,
+            limits_left({name.lower(): value for name, value in response.headers.items()}),
+        )
         if not 200 <= response.status_code < 300:
             if _json_not_object(response):
                 raise unreadable("X", f"{what} refused ({response.status_code}) with JSON that is not an object")
@@ -140,10 +156,10 @@ class XReader:
         return json_object(response, "X", what)
 
 
-def _json_not_object(response: object) -> bool:
+def _json_not_object(response: Answer) -> bool:
     """Whether an answer's body is JSON, but not an object (null, a list, a number)."""
     try:
-        body = response.json()  # type: ignore[attr-defined]
+        body = response.json()
     except (ValueError, RecursionError):
         return False
     return not isinstance(body, dict)
