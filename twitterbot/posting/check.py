@@ -23,6 +23,7 @@ from ..registry import registry_of
 from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..state.clock import Clock, utc_now
+from ..state.floor import ClockNotSet, clock_trouble
 from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.prune import HistorySize
 from ..state.skips import Streak
@@ -185,7 +186,7 @@ def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar)
             yield note(f"{what}: its time has passed, the next run notes it missed")
 
 
-def state_folder(config: Config) -> Iterator[Finding]:
+def state_folder(config: Config, clock: Clock = utc_now) -> Iterator[Finding]:
     """What a real run does, changing nothing: create the folder, take the lock, open the history
     and take its write lock (then let go), and see that there is room to record."""
     state = config["BOT_STATE_DIR"]
@@ -196,12 +197,26 @@ def state_folder(config: Config) -> Iterator[Finding]:
             store.check_writable()
             store.verify()
             store.ensure_room_to_record()
-            size, streak = store.size(), store.skips.read()
+            size, streak, newest = store.size(), store.skips.read(), store.newest_record()
     except BotError as exc:
         yield problem(str(exc), exc)
     else:
         yield ok(f"state folder {state} is writable and its history is readable")
         yield ok(_history_size(size, streak, config["HISTORY_DAYS"]))
+        yield _clock(newest, clock())
+
+
+def _clock(newest: Optional[datetime], now: datetime) -> Finding:
+    """Both times a run compares before it decides anything (state/floor.py): the clock's, and the
+    history's newest record; a problem when a run would refuse the clock (exit 75)."""
+    trouble = clock_trouble(newest, now)
+    if trouble is not None:
+        return problem(
+            f"the clock is not set yet: {trouble}; runs post nothing until it is right (docs/scheduling.md)",
+            ClockNotSet(trouble),
+        )
+    record = f"the history's newest record is {newest:%Y-%m-%d %H:%M} UTC" if newest else "the history is empty"
+    return ok(f"clock: {now:%Y-%m-%d %H:%M} UTC; {record}")
 
 
 def _history_size(size: HistorySize, streak: Optional[Streak], days: int) -> str:

@@ -28,6 +28,7 @@ from ..networks import Network, Poster
 from ..networks.lazy import LazyPosters
 from ..settings.loading import Config
 from ..state.clock import Clock, utc_now
+from ..state.floor import check_clock
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CATCH_UP_WINDOW",
+    "ClockUse",
     "MAX_DUPLICATE_TRIES",
     "PosterFactory",
     "Run",
@@ -72,6 +74,15 @@ CATCH_UP_WINDOW = timedelta(hours=24)
 PosterFactory = Callable[[], Mapping[Network, Poster]]
 
 
+@dataclass(frozen=True)
+class ClockUse:
+    """The time a run goes by: `at`, a dry run's pretended time (--at); `trusted`, a clock far
+    after the history's newest record believed all the same (--trust-clock, state/floor.py)."""
+
+    at: Optional[datetime] = None
+    trusted: bool = False
+
+
 def run_once(
     config: Config,
     *,
@@ -81,12 +92,16 @@ def run_once(
     dry_run: bool = False,
     force: bool = False,
     stopping: Callable[[], bool] = lambda: False,
-    at: Optional[datetime] = None,
+    when: Optional[ClockUse] = None,
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
     a dry run needs no lock and no posters, and changes nothing but its own history row (and the
     cache of measured lengths). `stopping`: the daemon's stop (a thread stops between parts).
-    `at`: a dry run as if it were that time (--at), which records nothing, not even its row."""
+    `when.at`: a dry run as if it were that time (--at), which records nothing, not even its row.
+    First the clock is checked against the history (state/floor.py): a clock not set yet raises
+    ClockNotSet (75) before anything is decided; `when.trusted` (--trust-clock) believes one far ahead."""
+    when = when or ClockUse()
+    at = when.at
     if at is not None:
         if not dry_run:
             raise ValueError("only a dry run may pretend another time")
@@ -100,7 +115,11 @@ def run_once(
         def read_tweets() -> TweetFile:
             return source.for_run(store, rng=rng, now=clock().astimezone(rules.calendar.zone))
 
+        newest = store.newest_record()
+        if at is None:
+            check_clock(newest, clock(), trusted=when.trusted)
         how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
+        how.newest = newest
         return decide_and_post(read_tweets, how, rules, scan=source.times)
 
 
@@ -155,7 +174,7 @@ class Run:
     may be passed), and `stopping`: whether the process was asked to stop (the daemon's SIGTERM;
     a thread then stops between two parts). A plain class: every run makes one, and a dataclass costs one to make."""
 
-    __slots__ = ("_posters", "clock", "dry_run", "force", "posters", "record", "rng", "stopping", "store")
+    __slots__ = ("_posters", "clock", "dry_run", "force", "newest", "posters", "record", "rng", "stopping", "store")
 
     def __init__(
         self,
@@ -172,6 +191,7 @@ class Run:
         self.store, self.posters, self.rng, self.clock = store, posters, rng, clock
         self.dry_run, self.force, self.stopping = dry_run, force, stopping
         self.record = record  # False: a dry run at another time (--at), which writes no row
+        self.newest: Optional[datetime] = None  # the history's newest record before the run: pruning's now at most
         self._posters: Optional[LazyPosters] = None
 
     def outlets(self, networks: Tuple[Network, ...]) -> Mapping[Network, Poster]:
@@ -340,7 +360,9 @@ class _Closing:
         if not quiet and run.record:
             _record_run(store, self.row(), run.clock(), result)
         if not (quiet or run.dry_run):
-            _prune(store, rules, now)  # after the run's record: nothing of the run waits for it
+            # After the run's record: nothing of the run waits for it. Never from a clock ahead of
+            # the history's newest record: a clock believed but wrong folds nothing early.
+            _prune(store, rules, min(now, run.newest) if run.newest is not None else now)
         return result
 
 

@@ -1,0 +1,83 @@
+"""The clock checked against the history before a run decides anything. A Raspberry Pi has no
+battery clock: it boots at the last saved time (fake-hwclock) or at 1970 and keeps it until the
+network answers, and an SD card moved between Pis brings another's. The history's newest record
+is the floor: a run whose clock says a time well before it, or implausibly far after it, posts
+nothing, prunes nothing and writes nothing (exit 75), so a false date never posts a dated line,
+never wipes the history and never dates a record in a future the true clock must then wait for::
+
+    check_clock(store.newest_record(), utc_now())   # raises ClockNotSet, or returns
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Optional
+
+from ..errors import BotError, ExitStatus
+from .database import Database, parse_iso
+from .skips import SkipLog
+
+__all__ = ["CLOCK_BEHIND", "CLOCK_LEAP", "ClockFloor", "ClockNotSet", "check_clock", "clock_trouble"]
+
+# How far before the newest record a clock may be and still run: a clock set back by hand, or
+# fake-hwclock's time from the last shutdown (saved every hour). A run there finds what the later
+# records say (the day's dated post, a one-off's post) and posts nothing twice.
+CLOCK_BEHIND = timedelta(hours=1)
+# How far after the newest record a clock is still believed: a bot left off for up to a year. A
+# clock further ahead is taken for a wrong one (`bot.py --trust-clock` runs once anyway).
+CLOCK_LEAP = timedelta(days=366)
+
+
+class ClockNotSet(BotError):
+    """The system clock disagrees with the history: not set yet (a Pi without a real-time clock,
+    before the network answers), or set wrong. Nothing was done; a later run tries again."""
+
+    kind = "clock"
+    exit_status = ExitStatus.TEMPORARY_FAILURE
+
+
+class ClockFloor(Database):
+    """The newest time the history holds: a run's start, a skipped run's, a post's, a missed note's."""
+
+    skips: SkipLog  # the day's skipped runs (runs.py)
+
+    def newest_record(self) -> Optional[datetime]:
+        """The newest time any record of the history was written at (None: an empty history).
+        Three reads on indexed or small tables, and the day's skipped runs."""
+        (newest,) = self._read(
+            "SELECT max(at) FROM (SELECT max(started_at) AS at FROM runs UNION ALL SELECT max(sent_at) FROM attempts"
+            " UNION ALL SELECT max(noted_at) FROM missed)"
+        )[0]
+        found = parse_iso(newest) if newest else None
+        streak = self.skips.read()
+        if streak is not None and (found is None or streak.last > found):
+            found = streak.last
+        return found
+
+
+def clock_trouble(newest: Optional[datetime], now: datetime) -> Optional[str]:
+    """What is wrong with `now` against the history's `newest` record, in a sentence; None: it is
+    believable (an empty history believes any clock)."""
+    if newest is None:
+        return None
+    said = f"the clock says {now:%Y-%m-%d %H:%M} UTC"
+    record = f"the history's newest record ({newest:%Y-%m-%d %H:%M} UTC)"
+    if now < newest - CLOCK_BEHIND:
+        return f"{said}, before {record}"
+    if now > newest + CLOCK_LEAP:
+        return f"{said}, more than {CLOCK_LEAP.days} days after {record}"
+    return None
+
+
+def check_clock(newest: Optional[datetime], now: datetime, *, trusted: bool = False) -> None:
+    """Raise ClockNotSet (exit 75) when `now` is not believable against the history's `newest`
+    record; `trusted` (--trust-clock) believes a clock far ahead, never one before the records."""
+    trouble = clock_trouble(newest, now)
+    if trouble is None or (trusted and newest is not None and now > newest):
+        return
+    raise ClockNotSet(
+        f"the clock is not set yet: {trouble}. Nothing was posted, pruned or recorded; a later run tries "
+        "again. A Raspberry Pi without a real-time clock: start the bot after time-sync.target, or install "
+        "fake-hwclock and systemd-timesyncd (docs/scheduling.md, 'A Pi without a real-time clock'); "
+        "if the clock is right and the bot was off that long, run `bot.py --trust-clock` once"
+    )
