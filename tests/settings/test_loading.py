@@ -74,7 +74,7 @@ def test_later_sources_win_defaults_file_environment_flags(tmp_path: Path) -> No
     ("line", "expected"),
     [
         ("TWEET_ONE_IN=abc", "TWEET_ONE_IN='abc'"),
-        ("TWEET_ONE_IN=0", "whole number of 1 or more"),
+        ("TWEET_ONE_IN=0", "whole number from 1 to 1000000000"),
         ("TWEET_ONE_IN=-3", "TWEET_ONE_IN='-3'"),
         ("TWEET_ONE_IN=2.5", "TWEET_ONE_IN='2.5'"),
         ("MAX_POSTS_PER_DAY=none", "MAX_POSTS_PER_DAY"),
@@ -293,7 +293,8 @@ _EXAMPLES = {
     "passphrase": ["correct horse battery staple", "p@ss 'word' \"quoted\" 9"],
     "path": ["tweets.txt", "state", "~/bot/state"],
     "optional_path": ["bot.log"],
-    "positive_int": ["4", "1"],
+    "positive_int": ["4", "1", "1000000000"],
+    "days": ["400", "1", "36600"],
     "count": ["2", "0"],
     "seconds": ["20", "0.5"],
     "log_level": ["INFO", "debug"],

@@ -259,7 +259,9 @@ def test_units_say_what_they_should(tmp_path: Path) -> None:
     assert f"ReadWritePaths={config['BOT_STATE_DIR']}\n" in service and "ProtectSystem=strict" in service
     assert "After=network-online.target time-sync.target" in service
     assert (
-        "Type=notify" in daemon and "Restart=on-failure" in daemon and "RestartPreventExitStatus=64 65 77 78" in daemon
+        "Type=notify" in daemon
+        and "Restart=on-failure" in daemon
+        and "RestartPreventExitStatus=64 65 69 77 78" in daemon
     )
     assert f"{tmp_path / 'bot.py'} daemon" in daemon
     user_units = systemd_units(config, paths_for(config, tmp_path), system=False)
@@ -386,7 +388,7 @@ def test_the_status_page_unit_serves_on_loopback_and_stops_on_sigterm() -> None:
     web = examples(REGISTRY)["systemd/twitterbot-web.service"]
     assert "ExecStart=/home/pi/twitterbot/.venv/bin/python /home/pi/twitterbot/bot.py serve\n" in web
     assert "--host" not in web.split("ExecStart=", 1)[1].split("\n", 1)[0]  # 127.0.0.1 unless the owner opens it
-    assert "KillSignal" not in web and "RestartPreventExitStatus=64 65 77 78" in web  # 78: a host without a password
+    assert "KillSignal" not in web and "RestartPreventExitStatus=64 65 69 77 78" in web  # 78: a host without a password
 
 
 def test_the_timer_and_the_cron_lines_wake_for_one_off_lines_and_say_when_runs_come(tmp_path: Path) -> None:

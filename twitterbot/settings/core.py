@@ -4,7 +4,7 @@ how long to wait for a network."""
 from __future__ import annotations
 
 from ..capability import Capability
-from .parsers import COUNT, LOG_LEVEL, OPTIONAL_PATH, PATH, POSITIVE_INT, SECONDS
+from .parsers import COUNT, DAYS, LOG_LEVEL, OPTIONAL_PATH, PATH, SECONDS
 from .table import Setting
 
 __all__ = ["CORE"]
@@ -20,7 +20,7 @@ class Core(Capability):
     settings = {
         "BOT_STATE_DIR": Setting("state", PATH, "folder for the history database and the lock"),
         "HISTORY_DAYS": Setting(
-            "400", POSITIVE_INT, "days of runs the history keeps row by row; older ones become daily counts"
+            "400", DAYS, "days of runs the history keeps row by row; older ones become daily counts"
         ),
         "LOG_FILE": Setting("", OPTIONAL_PATH, "also log to this file (rotated at 1 MB)"),
         "LOG_LEVEL": Setting("INFO", LOG_LEVEL, "DEBUG, INFO, WARNING or ERROR"),

@@ -24,6 +24,7 @@ __all__ = [
     "PATH",
     "OPTIONAL_PATH",
     "POSITIVE_INT",
+    "DAYS",
     "COUNT",
     "SECONDS",
     "LOG_LEVEL",
@@ -132,12 +133,21 @@ def _parse_int(name: str, text: str, where: str, minimum: int, maximum: Optional
     return value
 
 
+# The largest counts a setting takes: a die of a billion sides or a billion posts a day is already
+# "never"; a hundred years of days keeps every date the history computes within datetime's years.
+MAX_POSITIVE_INT = 1_000_000_000
+MAX_DAYS = 36_600
+
 _ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # more digits than 10**18 is never a count of anything
 
 
 def _parse_positive_int(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> int:
     example = "4 (1 = post on every run)" if name == "TWEET_ONE_IN" else "4"
-    return _parse_int(name, text, where, 1, None, example)
+    return _parse_int(name, text, where, 1, MAX_POSITIVE_INT, example)
+
+
+def _parse_days(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> int:
+    return _parse_int(name, text, where, 1, MAX_DAYS, "400")
 
 
 def _parse_count(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> int:
@@ -303,6 +313,7 @@ SECRET = SettingType("secret", _parse_secret)
 PATH = SettingType("path", _parse_path)
 OPTIONAL_PATH = SettingType("optional_path", _parse_optional_path)
 POSITIVE_INT = SettingType("positive_int", _parse_positive_int)
+DAYS = SettingType("days", _parse_days)
 COUNT = SettingType("count", _parse_count)
 SECONDS = SettingType("seconds", _parse_seconds)
 LOG_LEVEL = SettingType("log_level", _parse_log_level)

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
 
-from ..errors import BotError, ConfigError, UsageError
+from ..errors import ConfigError, ExitStatus, UsageError
 from ..settings.loading import Config, load_config
 from ..settings.parsers import time_to_seconds
 from ..state.clock import utc_now, zone_for
@@ -42,8 +42,18 @@ REPLY_UNITS = (REPLIES_SERVICE, REPLIES_TIMER)
 # How often the replies' timer and cron line answer new mentions.
 REPLIES_EVERY_MINUTES = 5
 
-# Exit codes that another try cannot fix (usage, tweets file, keys, config): no restart loop.
-_NO_RESTART = "64 65 77 78"
+# Exit codes that another try cannot fix (usage, the tweets file, a missing package, keys, a
+# setting): no restart loop. 73 (a full disk) and 75 (the network, a clock not set) may pass.
+_NO_RESTART = " ".join(
+    str(int(status))
+    for status in (
+        ExitStatus.USAGE,
+        ExitStatus.DATA_ERROR,
+        ExitStatus.UNAVAILABLE,
+        ExitStatus.PERMISSION_DENIED,
+        ExitStatus.CONFIG_ERROR,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -146,15 +156,19 @@ def crontab(config: Config, paths: Paths) -> str:
 def calendar_lines(config: Config, *, now: Optional[datetime] = None) -> List[Tuple[datetime, str]]:
     """The tweets file's one-off lines still to come ({at: ...}, aware), each with what to say of
     it: when the first of TWEET_TIMES' runs after it comes, and whether that is within LATE_BY.
-    The timer and the cron lines then wake for each. A file that cannot be read says nothing here
-    (`bot.py check` names its problems)."""
+    The timer and the cron lines then wake for each. A file with a bad line raises its error
+    (exit 65, naming the line), never leaves every one-off out in silence; a file not written yet
+    is a warning."""
     from ..posting.calendar import Calendar, in_zone
     from ..posting.sources import source_of
 
-    try:
-        tweets = source_of(config).lines()
-    except BotError:
+    if not config["TWEETS_FILE"].exists():
+        log.warning(
+            "%s does not exist yet: no run of its own is added for a one-off line; write these again once it does",
+            config["TWEETS_FILE"],
+        )
         return []
+    tweets = source_of(config).lines()
     if tweets is None:  # a grammar's posts have no times: each run draws one
         return []
     calendar = Calendar.of(config)
