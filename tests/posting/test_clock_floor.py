@@ -118,3 +118,14 @@ def test_a_pi_at_1970_posts_no_dated_line_and_check_shows_both_times(home: BotHo
     assert "clock: 2026-12-30 13:00 UTC; the history's newest record is 2026-12-30 12:00 UTC" in shown.stdout
     set_right = run_at(home, "2027-01-01 09:00:00")
     assert set_right.returncode == 0 and emulator.texts[-1] == "Happy new year!", set_right.stderr
+
+
+def test_a_one_off_s_run_posts_the_one_off_or_nothing(home: BotHome, emulator: XEmulator) -> None:
+    now = datetime.now(timezone.utc)
+    home.write_env(TWEET_TIMEZONE="UTC", TWEET_ONE_IN="1", MIN_POST_GAP="0")
+    home.write_tweets(f"{{at: {now - timedelta(minutes=5):%Y-%m-%d %H:%M}}} Five minutes ago\nplain line\n")
+    first = home.run("--one-offs")
+    assert first.returncode == 0 and emulator.texts == ["Five minutes ago"], first.stderr
+    again = home.run("--one-offs")  # the one-off went: never a plain line in its stead, though 1 in 1
+    assert again.returncode == 0 and emulator.texts == ["Five minutes ago"], again.stderr
+    assert "woke for a one-off line, but none is due" in home.run("history").stdout

@@ -86,7 +86,7 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
     # Imported here: every other command's parser registers the plain run's flags (`register`),
     # and a round of replies from its timer needs none of the scheduled run's code.
     from .result import log_result
-    from .scheduled import ClockUse, run_once, run_watched, wait_jitter
+    from .scheduled import Occasion, run_once, run_watched, wait_jitter
 
     for warning in env_file_warnings(config):
         log.warning(warning)
@@ -118,7 +118,7 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
             rng=rng,
             dry_run=args.dry_run,
             force=args.force,
-            when=ClockUse(at, args.trust_clock),
+            when=Occasion(at, args.trust_clock, args.one_offs),
         )
 
     result = run_watched(config, run, dry_run=args.dry_run)
@@ -421,6 +421,11 @@ def _add_run(parser: Parser) -> None:
         "--at",
         metavar="'YYYY-MM-DD HH:MM'",
         help="with --dry-run: what a run at that time (the bot's zone) would do; nothing is recorded",
+    )
+    parser.add_shared(
+        "--one-offs",
+        action="store_true",
+        help="post a one-off line whose time has come, or nothing: no roll, no other line (the one-offs' runs)",
     )
     parser.add_shared(
         "--trust-clock",

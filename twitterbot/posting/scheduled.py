@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CATCH_UP_WINDOW",
-    "ClockUse",
+    "Occasion",
     "MAX_DUPLICATE_TRIES",
     "PosterFactory",
     "Run",
@@ -75,12 +75,14 @@ PosterFactory = Callable[[], Mapping[Network, Poster]]
 
 
 @dataclass(frozen=True)
-class ClockUse:
-    """The time a run goes by: `at`, a dry run's pretended time (--at); `trusted`, a clock far
-    after the history's newest record believed all the same (--trust-clock, state/floor.py)."""
+class Occasion:
+    """What a run was started for: `at`, a dry run's pretended time (--at); `trusted`, a clock far
+    after the history's newest record believed all the same (--trust-clock, state/floor.py);
+    `one_offs`, a wake for a one-off line's time (--one-offs: the one-off or nothing, no roll)."""
 
     at: Optional[datetime] = None
     trusted: bool = False
+    one_offs: bool = False
 
 
 def run_once(
@@ -92,15 +94,16 @@ def run_once(
     dry_run: bool = False,
     force: bool = False,
     stopping: Callable[[], bool] = lambda: False,
-    when: Optional[ClockUse] = None,
+    when: Optional[Occasion] = None,
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
     a dry run needs no lock and no posters, and changes nothing but its own history row (and the
     cache of measured lengths). `stopping`: the daemon's stop (a thread stops between parts).
-    `when.at`: a dry run as if it were that time (--at), which records nothing, not even its row.
+    `when.at`: a dry run as if it were that time (--at), which records nothing, not even its row;
+    `when.one_offs`: a wake for a one-off line, which posts a one-off whose time has come or nothing.
     First the clock is checked against the history (state/floor.py): a clock not set yet raises
     ClockNotSet (75) before anything is decided; `when.trusted` (--trust-clock) believes one far ahead."""
-    when = when or ClockUse()
+    when = when or Occasion()
     at = when.at
     if at is not None:
         if not dry_run:
@@ -119,7 +122,7 @@ def run_once(
         if at is None:
             check_clock(newest, clock(), trusted=when.trusted)
         how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
-        how.newest = newest
+        how.newest, how.one_offs = newest, when.one_offs
         return decide_and_post(read_tweets, how, rules, scan=source.times)
 
 
@@ -174,7 +177,19 @@ class Run:
     may be passed), and `stopping`: whether the process was asked to stop (the daemon's SIGTERM;
     a thread then stops between two parts). A plain class: every run makes one, and a dataclass costs one to make."""
 
-    __slots__ = ("_posters", "clock", "dry_run", "force", "newest", "posters", "record", "rng", "stopping", "store")
+    __slots__ = (
+        "_posters",
+        "clock",
+        "dry_run",
+        "force",
+        "newest",
+        "one_offs",
+        "posters",
+        "record",
+        "rng",
+        "stopping",
+        "store",
+    )
 
     def __init__(
         self,
@@ -192,6 +207,7 @@ class Run:
         self.dry_run, self.force, self.stopping = dry_run, force, stopping
         self.record = record  # False: a dry run at another time (--at), which writes no row
         self.newest: Optional[datetime] = None  # the history's newest record before the run: pruning's now at most
+        self.one_offs = False  # a wake for a one-off line: it posts a one-off whose time has come, or nothing
         self._posters: Optional[LazyPosters] = None
 
     def outlets(self, networks: Tuple[Network, ...]) -> Mapping[Network, Poster]:
@@ -230,8 +246,8 @@ def decide_and_post(
     warn_if_the_clock_went_back(store, now)
     if not run.dry_run:
         _recover_interrupted(store, now)
-    rolled = roll_die(rules.one_in, run.rng, run.force)
-    hit = rolled is None or hits(rolled)
+    rolled = None if run.one_offs else roll_die(rules.one_in, run.rng, run.force)
+    hit = not run.one_offs and (rolled is None or hits(rolled))
     if callable(tweets) and (hit or (scan is not None and one_offs_due(scan(), store, now, rules.calendar))):
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
     read = None if callable(tweets) else tweets
@@ -275,6 +291,8 @@ def _choose(
         if isinstance(one_off, Skip):
             return one_off
         return _Chosen(tweets.texts.index(ready[0].text), False, one_off.why)
+    if run.one_offs:  # woke for a one-off line: never a plain post in its stead
+        return Skip("woke for a one-off line, but none is due: posted, noted missed, or no longer in the file")
     cap, gap = rules.max_posts_per_day, rules.min_post_gap
     decision = decide(store, now, rolled=rolled, one_in=rules.one_in, cap=cap, gap=gap, force=run.force)
     if isinstance(decision, Skip):
