@@ -330,7 +330,8 @@ def _post_chosen(run: Run, rules: RunRules, tweets: TweetFile, chosen: _Chosen, 
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
     except StateError as exc:
-        closing.finish(Outcome.FAILED, str(exc))
+        with contextlib.suppress(StateError):  # the row may not fit either: the room check is what to say
+            closing.finish(Outcome.FAILED, str(exc))
         raise
     used = _start_new_round(store, tweets) if chosen.new_round else store.used_texts()
     action, reason, fields = _post_a_line(closing.delivery(), tweets, line, used, why=chosen.why, rng=run.rng)
