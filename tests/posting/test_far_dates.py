@@ -74,3 +74,11 @@ def test_an_at_option_out_of_bounds_is_a_usage_error(home: BotHome, when: str) -
     home.write_tweets("plain line\n")
     result = home.run("--dry-run", "--at", when)
     assert result.returncode == 64 and "--at" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "30s", "4m59s"])
+def test_late_by_shorter_than_five_minutes_is_a_settings_error(home: BotHome, value: str) -> None:
+    home.write_env(LATE_BY=value)
+    home.write_tweets("plain line\n")
+    result = home.run("--dry-run")
+    assert result.returncode == 78 and "LATE_BY=" in result.stderr and "at least 5m" in result.stderr, result.stderr

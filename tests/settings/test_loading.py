@@ -295,6 +295,7 @@ _EXAMPLES = {
     "optional_path": ["bot.log"],
     "positive_int": ["4", "1", "1000000000"],
     "days": ["400", "1", "36600"],
+    "grace": ["1h", "5m", "366d"],
     "count": ["2", "0"],
     "seconds": ["20", "0.5"],
     "log_level": ["INFO", "debug"],

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, Optional
 
 from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
-from ..settings.parsers import BOOL, DURATION, PATH, POSITIVE_INT, show
+from ..settings.parsers import BOOL, DURATION, GRACE, PATH, POSITIVE_INT, show
 from ..settings.table import NETWORKS, Setting, SettingType
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class Posting(Capability):
         "MIN_POST_GAP": Setting("1h", DURATION, "at least this long between two scheduled posts (0 = no gap)"),
         "LATE_BY": Setting(
             "1h",
-            DURATION,
+            GRACE,
             "a line's {at: ...} time: posted by the first run at or after it, unless that run comes later than "
             "this (then the line is noted as missed)",
         ),

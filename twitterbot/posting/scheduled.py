@@ -253,14 +253,15 @@ def decide_and_post(
     read = None if callable(tweets) else tweets
     due = one_offs_due(read.times, store, now, rules.calendar) if read is not None else []
     late = [each for each in due if not each.in_time(rules.calendar.late_by)]
-    last_run = store.last_run_started() if late else None  # before this run's row: why they were missed
+    # Before this run's row: whether a real run came in the first one's time (why they were missed).
+    ran_in_time = bool(late) and store.ran_between(late[0].at, late[0].at + rules.calendar.late_by)
     closing = _Closing(run, rules, now, rolled)
     if not run.dry_run:  # before the decision: what earlier runs left open
         closing.settled = _settle(run, rules, now) if rules.look_up else ()
         closing.caught_up = _catch_up(run, closing.delivery, rules, now)
     if late:
         assert read is not None
-        _note_missed(run, read, late, missed_reason(late[0], rules.calendar, last_run))
+        _note_missed(run, read, late, missed_reason(late[0], rules.calendar, ran_in_time))
     chosen = _choose(run, rules, read, [each for each in due if each.in_time(rules.calendar.late_by)], rolled, now)
     if isinstance(chosen, Skip):
         return closing.finish(Outcome.SKIPPED, chosen.reason)

@@ -32,6 +32,7 @@ __all__ = [
     "TIMES",
     "TIMEZONE",
     "DURATION",
+    "GRACE",
     "BOOL",
     "TEMPLATE",
     "OPTIONAL_URL",
@@ -267,6 +268,21 @@ def _parse_duration(name: str, text: str, where: str, base_dir: Optional[Path], 
         raise ConfigError(f"{name} from {where}: {exc}") from None
 
 
+# The shortest LATE_BY: a systemd timer fires up to a minute late (AccuracySec=), and a run takes
+# seconds to start; shorter, every one-off would be noted missed.
+MIN_LATE_BY = 5 * 60
+
+
+def _parse_grace(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> float:
+    seconds = _parse_duration(name, text, where, base_dir, setting)
+    if seconds < MIN_LATE_BY:
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is shorter than 5m: a timer fires up to a minute late and a run "
+            "takes seconds to start, so every one-off line would be missed; set it to at least 5m (e.g. 1h)"
+        )
+    return seconds
+
+
 _BOOLEANS = {"yes": True, "true": True, "on": True, "1": True, "no": False, "false": False, "off": False, "0": False}
 
 
@@ -321,6 +337,7 @@ URL = SettingType("url", _parse_url)
 TIMES = SettingType("times", _parse_times)
 TIMEZONE = SettingType("timezone", _parse_timezone)
 DURATION = SettingType("duration", _parse_duration)
+GRACE = SettingType("grace", _parse_grace)
 BOOL = SettingType("bool", _parse_bool)
 TEMPLATE = SettingType("template", _parse_template)
 OPTIONAL_URL = SettingType("optional_url", _parse_optional_url)
