@@ -129,3 +129,16 @@ def test_a_one_off_s_run_posts_the_one_off_or_nothing(home: BotHome, emulator: X
     again = home.run("--one-offs")  # the one-off went: never a plain line in its stead, though 1 in 1
     assert again.returncode == 0 and emulator.texts == ["Five minutes ago"], again.stderr
     assert "woke for a one-off line, but none is due" in home.run("history").stdout
+
+
+def test_check_names_one_dated_line_written_in_different_ways(home: BotHome) -> None:
+    home.write_env(TWEET_TIMEZONE="UTC")
+    home.write_tweets(
+        "{on: 12-25} Merry Christmas\n{on:12-25} Merry Christmas\nplain\n{ on : 12-25 } Merry Christmas\n"
+        "{on: 12-24} Merry Christmas\n"
+    )
+    shown = home.run("check")
+    assert 'lines 1, 2 and 4 are one line, {on: 12-25} "Merry Christmas", written in different ways' in shown.stdout, (
+        shown.stdout
+    )
+    assert "lines 1, 2, 4 and 5" not in shown.stdout  # another day is another line

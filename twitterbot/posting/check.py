@@ -13,7 +13,7 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError
@@ -31,10 +31,10 @@ from ..state.store import HistoryStore
 from ..wording import format_duration, plural
 from .calendar import Calendar, coming, in_zone, local, passed
 from .sources import source_of
-from .tweets import TweetFile, TweetLine
+from .tweets import TweetFile, TweetLine, preview
 
 if TYPE_CHECKING:
-    pass
+    from pathlib import Path
 
 __all__ = ["CHECKS", "COMING_DAYS", "ONLINE_CHECKS", "Finding", "run_checks"]
 
@@ -137,6 +137,7 @@ def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
         f"{path}: {plural(len(tweets.times), 'line')} with a time, in {where}; "
         f"a one-off line is missed when no run comes within LATE_BY={format_duration(rules.late_by)} of it"
     )
+    yield from _same_timed_lines(path, tweets)
     lineno = dict(zip(tweets.texts, tweets.linenos))
     today = local(now, rules.zone).date()
     days: Dict[int, List[date]] = {}
@@ -158,6 +159,23 @@ def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
             f"{path} line {lineno[text]} {tweets.times[text].describe()}: its dates have passed, it is not posted again"
         )
     yield from _one_offs(config, tweets, now, rules)
+
+
+def _same_timed_lines(path: Path, tweets: TweetFile) -> Iterator[Finding]:
+    """Timed lines that are one line written in different ways (`{on: 12-25}` and `{on:12-25}`):
+    the bot knows a line by what is written, so each goes on its own, the same post several times."""
+    found: Dict[Tuple[str, str], List[int]] = {}
+    for index, key in enumerate(tweets.texts):
+        time = tweets.times.get(key)
+        if time is not None:
+            found.setdefault((time.describe(), tweets.line(index).text), []).append(tweets.linenos[index])
+    for (said, text), numbers in found.items():
+        if len(numbers) > 1:
+            lines = ", ".join(str(number) for number in numbers[:-1]) + f" and {numbers[-1]}"
+            yield note(
+                f"{path} lines {lines} are one line, {said} {preview(text)}, written in different ways: each "
+                f"goes on its own, {len(numbers)} posts of it; keep one"
+            )
 
 
 def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar) -> Iterator[Finding]:
