@@ -37,16 +37,17 @@ class ClockNotSet(BotError):
 
 
 class ClockFloor(Database):
-    """The newest time the history holds: a run's start, a skipped run's, a post's, a missed note's."""
+    """The newest time the history holds: a run's start, a skipped run's, a post's, a missed note's,
+    a read of a network's mentions (a round of replies)."""
 
     skips: SkipLog  # the day's skipped runs (runs.py)
 
     def newest_record(self) -> Optional[datetime]:
         """The newest time any record of the history was written at (None: an empty history).
-        Three reads on indexed or small tables, and the day's skipped runs."""
+        Reads of indexed or small tables, and the day's skipped runs."""
         (newest,) = self._read(
             "SELECT max(at) FROM (SELECT max(started_at) AS at FROM runs UNION ALL SELECT max(sent_at) FROM attempts"
-            " UNION ALL SELECT max(noted_at) FROM missed)"
+            " UNION ALL SELECT max(noted_at) FROM missed UNION ALL SELECT max(read_at) FROM mention_reads)"
         )[0]
         found = parse_iso(newest) if newest else None
         streak = self.skips.read()
