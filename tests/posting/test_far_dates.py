@@ -82,3 +82,18 @@ def test_late_by_shorter_than_five_minutes_is_a_settings_error(home: BotHome, va
     home.write_tweets("plain line\n")
     result = home.run("--dry-run")
     assert result.returncode == 78 and "LATE_BY=" in result.stderr and "at least 5m" in result.stderr, result.stderr
+
+
+def test_a_grammar_with_at_in_one_rule_fails_check_and_every_run_alike(home: BotHome) -> None:
+    grammar = home.path / "tweets.json"
+    grammar.write_text(
+        '{\n "origin": ["#plain#", "#timed#"],\n "plain": ["A plain post", "Another plain post"],\n'
+        ' "timed": ["{lang: en; at: 2027-01-01 00:00} Happy new year"]\n}\n'
+    )
+    home.write_env(TWEETS_FILE=str(grammar), TWEET_ONE_IN="1")
+    check = home.run("check")
+    said = check.stdout + check.stderr
+    assert check.returncode == 65 and 'line 4 rule "timed" has at: a grammar draws a new post each run' in said, said
+    for seed in range(6):  # half the draws meet the rule: every run stops, not half of them
+        result = home.run("--dry-run", "--seed", str(seed))
+        assert result.returncode == 65 and 'rule "timed" has at' in result.stderr, result.stderr
