@@ -19,6 +19,7 @@ from in_process import run_in_process
 
 from twitterbot.errors import ConfigError, UsageError
 from twitterbot.settings.loading import load_config
+from twitterbot.unattended.dask_units import dask_units
 from twitterbot.unattended.install import (
     EXAMPLE_DIR,
     LINES_TIMER,
@@ -504,6 +505,10 @@ def test_units_verify_for_a_folder_with_a_percent_and_a_space(
             in units[TIMER.replace("timer", "service")]
         )
     assert "%%h" in units["twitterbot.service"] and "my%%20bot" in units["twitterbot.service"]
+    (project / ".venv/bin/dask").symlink_to("/bin/true")
+    units.update(
+        dask_units(config, paths_for(config, project, python=project / ".venv/bin/python", user="root"), system=system)
+    )
     folder = tmp_path / "units"
     folder.mkdir()
     for name, text in units.items():
