@@ -47,7 +47,7 @@ class ClockFloor(Database):
         Reads of indexed or small tables, and the day's skipped runs."""
         (newest,) = self._read(
             "SELECT max(at) FROM (SELECT max(started_at) AS at FROM runs UNION ALL SELECT max(sent_at) FROM attempts"
-            " UNION ALL SELECT max(noted_at) FROM missed UNION ALL SELECT max(read_at) FROM mention_reads)"
+            " UNION ALL SELECT max(noted_at) FROM missed UNION ALL SELECT max(read_at) FROM mention_cursors)"
         )[0]
         found = parse_iso(newest) if newest else None
         streak = self.skips.read()
