@@ -59,8 +59,9 @@ def test_a_clock_before_or_far_after_the_newest_record_is_not_believed() -> None
     assert clock_trouble(NOON, NOON + CLOCK_LEAP) is None  # off for a year
     assert "more than 366 days after" in clock_trouble(NOON, NOON + CLOCK_LEAP + timedelta(minutes=1))
     with pytest.raises(ClockNotSet, match="the clock is not set yet") as raised:
-        check_clock(NOON, NOON - timedelta(days=2), trusted=True)  # --trust-clock never believes one behind
+        check_clock(NOON, NOON - timedelta(days=2))
     assert raised.value.exit_status == 75
+    check_clock(NOON, NOON - timedelta(days=2), trusted=True)  # --trust-clock: the owner says it is right
     check_clock(NOON, NOON + timedelta(days=3650), trusted=True)
 
 
@@ -142,3 +143,25 @@ def test_check_names_one_dated_line_written_in_different_ways(home: BotHome) -> 
         shown.stdout
     )
     assert "lines 1, 2, 4 and 5" not in shown.stdout  # another day is another line
+
+
+@needs_faketime
+@pytest.mark.usefixtures("any_clock")
+def test_records_a_clock_ahead_dated_are_dated_now_by_trust_clock_and_none_is_lost(
+    home: BotHome, emulator: XEmulator
+) -> None:
+    home.write_env(TWEET_TIMEZONE="UTC", TWEET_ONE_IN="1", MIN_POST_GAP="0", MAX_POSTS_PER_DAY="10")
+    home.write_tweets("{at: 2027-01-01 00:00} Happy new year!\nplain one\nplain two\nplain three\n")
+    assert run_at(home, "2027-01-01 00:10:00").returncode == 0 and emulator.texts == ["Happy new year!"]
+    ahead = run_at(home, "2027-03-01 12:00:00")  # the clock two months ahead, believed: a post dated March
+    assert ahead.returncode == 0 and len(emulator.texts) == 2, ahead.stderr
+    before = rows(home)
+    back = run_at(home, "2027-01-01 01:00:00")  # set right: the history's newest record is in March
+    assert back.returncode == 75 and "before the history's newest record (2027-03-01 12:00 UTC)" in back.stderr
+    trusted = run_at(home, "2027-01-01 01:05:00", "--trust-clock")
+    assert trusted.returncode == 0 and "--trust-clock: " in trusted.stderr, trusted.stderr
+    after = run_at(home, "2027-01-01 02:00:00")
+    assert after.returncode == 0, after.stderr
+    assert rows(home)["attempts"] >= before["attempts"] and emulator.texts.count("Happy new year!") == 1
+    shown = run_at(home, "2027-01-01 02:10:00", "check")
+    assert "the clock is not set yet" not in shown.stdout, shown.stdout

@@ -430,7 +430,7 @@ def _add_run(parser: Parser) -> None:
     parser.add_shared(
         "--trust-clock",
         action="store_true",
-        help="run although the clock is more than a year after the history's newest record (the bot was off that long)",
+        help="believe the clock against the history (off over a year; records a clock that was ahead dated later are dated now)",
     )
     parser.add_shared(
         "--jitter",

@@ -76,8 +76,9 @@ PosterFactory = Callable[[], Mapping[Network, Poster]]
 
 @dataclass(frozen=True)
 class Occasion:
-    """What a run was started for: `at`, a dry run's pretended time (--at); `trusted`, a clock far
-    after the history's newest record believed all the same (--trust-clock, state/floor.py);
+    """What a run was started for: `at`, a dry run's pretended time (--at); `trusted`, a clock the
+    history's newest record makes unbelievable believed all the same (--trust-clock,
+    state/floor.py: records dated after it are dated now);
     `one_offs`, a wake for a one-off line's time (--one-offs: the one-off or nothing, no roll)."""
 
     at: Optional[datetime] = None
@@ -102,7 +103,7 @@ def run_once(
     `when.at`: a dry run as if it were that time (--at), which records nothing, not even its row;
     `when.one_offs`: a wake for a one-off line, which posts a one-off whose time has come or nothing.
     First the clock is checked against the history (state/floor.py): a clock not set yet raises
-    ClockNotSet (75) before anything is decided; `when.trusted` (--trust-clock) believes one far ahead."""
+    ClockNotSet (75) before anything is decided; `when.trusted` (--trust-clock) believes it."""
     when = when or Occasion()
     at = when.at
     if at is not None:
@@ -121,6 +122,10 @@ def run_once(
         newest = store.newest_record()
         if at is None:
             check_clock(newest, clock(), trusted=when.trusted)
+            if when.trusted and not dry_run and newest is not None and newest > clock():
+                changed = store.redate_after(clock())
+                log.warning("--trust-clock: %d records a clock that was ahead dated later are dated now", changed)
+                newest = clock()
         how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
         how.newest, how.one_offs = newest, when.one_offs
         return decide_and_post(read_tweets, how, rules, scan=source.times)

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Optional
 
 from ..errors import BotError, ExitStatus
-from .database import Database, parse_iso
+from .database import Database, iso, parse_iso
 from .skips import SkipLog
 
 __all__ = ["CLOCK_BEHIND", "CLOCK_LEAP", "ClockFloor", "ClockNotSet", "check_clock", "clock_trouble"]
@@ -24,7 +24,8 @@ __all__ = ["CLOCK_BEHIND", "CLOCK_LEAP", "ClockFloor", "ClockNotSet", "check_clo
 # records say (the day's dated post, a one-off's post) and posts nothing twice.
 CLOCK_BEHIND = timedelta(hours=1)
 # How far after the newest record a clock is still believed: a bot left off for up to a year. A
-# clock further ahead is taken for a wrong one (`bot.py --trust-clock` runs once anyway).
+# clock further ahead is taken for a wrong one. `bot.py --trust-clock` believes the clock: a run
+# then dates now what a clock that was ahead dated later (`redate_after`), and the floor is right.
 CLOCK_LEAP = timedelta(days=366)
 
 
@@ -55,6 +56,27 @@ class ClockFloor(Database):
             found = streak.last
         return found
 
+    def redate_after(self, now: datetime) -> int:
+        """The owner says `now` is right (--trust-clock): records dated after it were written by a
+        clock that was ahead. Runs, posts and mention reads are dated `now` (kept: the cap counts
+        them as recent, the calendar still finds a one-off's post), a missed note taken then is
+        dropped (the line goes when its time truly comes), as `CalendarLog.forget_missed` does, and
+        the day's skipped runs are dated `now`. Returns the rows changed."""
+        at = iso(now)
+        with self._write() as conn:
+            changed = 0
+            for table, column in (
+                ("runs", "started_at"),
+                ("runs", "finished_at"),
+                ("attempts", "sent_at"),
+                ("attempts", "finished_at"),
+                ("mention_cursors", "read_at"),
+            ):
+                changed += conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} > ?", (at, at)).rowcount
+            changed += conn.execute("DELETE FROM missed WHERE noted_at > ?", (at,)).rowcount
+        self.skips.redate(now)
+        return changed
+
 
 def clock_trouble(newest: Optional[datetime], now: datetime) -> Optional[str]:
     """What is wrong with `now` against the history's `newest` record, in a sentence; None: it is
@@ -72,13 +94,14 @@ def clock_trouble(newest: Optional[datetime], now: datetime) -> Optional[str]:
 
 def check_clock(newest: Optional[datetime], now: datetime, *, trusted: bool = False) -> None:
     """Raise ClockNotSet (exit 75) when `now` is not believable against the history's `newest`
-    record; `trusted` (--trust-clock) believes a clock far ahead, never one before the records."""
+    record, unless `trusted` (--trust-clock: the owner says the clock is right)."""
     trouble = clock_trouble(newest, now)
-    if trouble is None or (trusted and newest is not None and now > newest):
+    if trouble is None or trusted:
         return
     raise ClockNotSet(
         f"the clock is not set yet: {trouble}. Nothing was posted, pruned or recorded; a later run tries "
         "again. A Raspberry Pi without a real-time clock: start the bot after time-sync.target, or install "
         "fake-hwclock and systemd-timesyncd (docs/scheduling.md, 'A Pi without a real-time clock'); "
-        "if the clock is right and the bot was off that long, run `bot.py --trust-clock` once"
+        "if the clock is right (the bot was off that long, or a clock that was ahead dated the records), run "
+        "`bot.py --trust-clock` once"
     )
