@@ -71,9 +71,9 @@ def test_counting_never_fails_and_agrees_with_graphemes_when_there_is_nothing_to
     length = status_length(text)
     assert length >= 0
     if ":" not in text:  # no link (a link counts 23, longer or shorter): a remote mention only shortens
-        assert length <= count_graphemes(text) or not text.strip()
+        assert length <= count_graphemes(text, indic_conjuncts=False) or not text.strip()
     if "@" not in text and ":" not in text and text.strip():
-        assert length == count_graphemes(text)
+        assert length == count_graphemes(text, indic_conjuncts=False)  # Mastodon's Ruby has no GB9c
 
 
 @given(

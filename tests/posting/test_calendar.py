@@ -102,6 +102,17 @@ def test_a_run_later_than_late_by_notes_the_line_missed_once_and_why(emulator: X
     assert store.missed() == [missed]  # noted once
 
 
+def test_a_dry_run_in_a_one_off_s_time_is_not_blamed_on_max_posts_per_day(emulator: XEmulator, poster: XPoster) -> None:
+    store = HistoryStore(":memory:")
+    file = tweets("{at: 2026-12-31 23:59} Happy new year!", "plain")
+    clock = Clock(at("2027-01-01 00:10"))
+    assert run(store, None, file, clock, one_in=NEVER, dry_run=True).action == "would_post"  # posts nothing
+    clock.now = at("2027-01-01 03:10")
+    run(store, poster, file, clock, one_in=NEVER)
+    (missed,) = store.missed()
+    assert "no run came within LATE_BY=1h of its time" in missed.reason and "MAX_POSTS_PER_DAY" not in missed.reason
+
+
 def test_a_pi_that_boots_twenty_minutes_late_posts_the_midnight_line(emulator: XEmulator, poster: XPoster) -> None:
     store = HistoryStore(":memory:")
     file = tweets("{at: 2027-01-01 00:00} Midnight!", "plain")

@@ -380,3 +380,22 @@ def test_a_bug_in_the_replies_before_a_scheduled_run_never_costs_its_post(
     monkeypatch.undo()
     assert bot.run("replies").returncode == 0  # the mention waited: nothing was recorded for it
     assert [post["text"] for post in world.posts_by("pibot")][-1] == "@ada hi there!"
+
+
+def test_a_round_with_a_clock_not_set_yet_answers_nothing(bot: Bot, world: World) -> None:
+    import random
+
+    from twitterbot.networks.lazy import LazyPosters
+    from twitterbot.replies.run import answer_mentions
+    from twitterbot.settings.loading import load_config
+    from twitterbot.state.floor import ClockNotSet
+
+    assert bot.run("replies").returncode == 0  # a history, dated now
+    asked = _recent(world, "ada", "@pibot hello, bot")
+    config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
+    at_1970 = datetime(1970, 1, 1, 0, 1, tzinfo=timezone.utc)  # a Pi without a real-time clock
+    with pytest.raises(ClockNotSet, match="the clock is not set yet") as raised:
+        answer_mentions(config, outlets=LazyPosters.of(config), rng=random.Random(), clock=lambda: at_1970)
+    assert raised.value.exit_status == 75 and world.posts_by("pibot") == []
+    assert bot.run("replies").returncode == 0  # set right: answered then
+    assert [post["reply_to"] for post in world.posts_by("pibot")] == [asked]

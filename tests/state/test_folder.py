@@ -268,3 +268,32 @@ def test_a_full_disk_is_named_and_nothing_is_posted(home: BotHome, emulator: XEm
     assert emulator.seen == []
     (state / "filler").unlink()  # space again: the history was kept and works
     assert home.run("--force").returncode == 0 and len(emulator.posts) == 1
+
+
+@pytest.mark.parametrize("left", [0, 4096, 16384, 65536, 262144, 900_000])
+def test_a_nearly_full_disk_is_exit_73_never_1_the_commit_included(
+    home: BotHome, emulator: XEmulator, mount_tmpfs, left: int
+) -> None:
+    """The room check fails below a megabyte free; the run's row written after it must not turn
+    the full disk into an unexpected error (the commit's OperationalError)."""
+    state = home.path / "state"
+    mount_tmpfs(state, size="4m")
+    home.write_env(TWEET_ONE_IN="1", MIN_POST_GAP="0")
+    for args in (("--dry-run",), ("--force",), ("-v", "--dry-run")):
+        assert home.run(*args).returncode == 0  # a history with rows, a skip file, a WAL
+    filler = os.open(state / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(filler, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(filler)
+    size = os.path.getsize(state / "filler")
+    os.truncate(state / "filler", max(0, size - left))  # leave `left` bytes free
+    posted = len(emulator.posts)
+    for args in (("--force",), ("--dry-run",), ("check",), ()):
+        result = home.run(*args)
+        assert result.returncode in (0, 73), (args, result.stdout + result.stderr)
+        assert "unexpected error" not in result.stderr and "Traceback" not in result.stderr
+    assert len(emulator.posts) == posted  # nothing posted that could not then be recorded

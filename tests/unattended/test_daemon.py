@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import random
 import signal
 import socket
@@ -486,6 +487,46 @@ def test_the_daemon_naps_until_the_next_one_off_line_and_runs_once_for_it() -> N
     assert wake.waits[0] == pytest.approx(40)  # it woke for the line, not a minute later
     assert ran == [f"{soon.astimezone(zone):%Y-%m-%d %H:%M} one-off"]  # once: the next is two hours off
     assert daemon.woke_for == soon
+
+
+def test_a_clock_jump_past_thirty_one_offs_makes_one_one_off_run() -> None:
+    zone = zone_for(None)
+    now = datetime.now(timezone.utc)
+    times = [now + timedelta(minutes=minute) for minute in range(1, 31)]
+    clock = {"now": now}
+    plain: list = []
+    lines: list = []
+    daemon = Daemon.build(["00:00"], run_slot=plain.append, zone=zone, clock=lambda: clock["now"])
+    daemon.line_times = lambda after: next((at for at in times if after is None or at > after), None)
+    daemon.run_line = lines.append
+    daemon.woke_for = now
+    clock["now"] = now + timedelta(hours=1)  # NTP set the clock an hour on: every one-off time passed
+    assert daemon._line_wait() == 0.0
+    assert daemon._line_wait() == math.inf  # nothing left to wake for
+    assert lines == [f"{times[-1].astimezone(zone):%Y-%m-%d %H:%M} one-off"] and plain == []
+    assert daemon.woke_for == times[-1]
+
+
+def test_a_daemon_started_past_thirty_one_offs_posts_one_of_them_and_no_plain_line(
+    home: BotHome, emulator: XEmulator
+) -> None:
+    now = datetime.now(timezone.utc)
+    home.write_env(TWEET_TIMES=times_from_now(6 * 3600), TWEET_TIMEZONE="UTC", TWEET_ONE_IN="1", MIN_POST_GAP="0")
+    one_offs = [
+        f"{{at: {now - timedelta(minutes=minute):%Y-%m-%d %H:%M}}} One-off {minute}" for minute in range(50, 20, -1)
+    ]
+    home.write_tweets("\n".join(one_offs) + "\nplain line\nanother plain line\n")
+    process = home.start("daemon")
+    try:
+        assert wait_for(lambda: len(emulator.posts) >= 1, 20), "the daemon posted nothing"
+        time.sleep(2)
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+    finally:
+        process.kill()
+    _, stderr = process.communicate()
+    assert emulator.texts == ["One-off 50"], stderr  # the oldest due; one run, no plain post
+    assert "30 one-off times passed at once" in stderr
 
 
 def test_a_daemon_started_within_late_by_of_a_one_off_posts_it_at_once(home: BotHome, emulator: XEmulator) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import shlex
 import shutil
 import subprocess
 import sys
@@ -18,8 +19,10 @@ from in_process import run_in_process
 
 from twitterbot.errors import ConfigError, UsageError
 from twitterbot.settings.loading import load_config
+from twitterbot.unattended.dask_units import dask_units
 from twitterbot.unattended.install import (
     EXAMPLE_DIR,
+    LINES_TIMER,
     REPLY_UNITS,
     TIMER,
     UNIT_NAMES,
@@ -259,7 +262,9 @@ def test_units_say_what_they_should(tmp_path: Path) -> None:
     assert f"ReadWritePaths={config['BOT_STATE_DIR']}\n" in service and "ProtectSystem=strict" in service
     assert "After=network-online.target time-sync.target" in service
     assert (
-        "Type=notify" in daemon and "Restart=on-failure" in daemon and "RestartPreventExitStatus=64 65 77 78" in daemon
+        "Type=notify" in daemon
+        and "Restart=on-failure" in daemon
+        and "RestartPreventExitStatus=64 65 69 77 78" in daemon
     )
     assert f"{tmp_path / 'bot.py'} daemon" in daemon
     user_units = systemd_units(config, paths_for(config, tmp_path), system=False)
@@ -386,7 +391,7 @@ def test_the_status_page_unit_serves_on_loopback_and_stops_on_sigterm() -> None:
     web = examples(REGISTRY)["systemd/twitterbot-web.service"]
     assert "ExecStart=/home/pi/twitterbot/.venv/bin/python /home/pi/twitterbot/bot.py serve\n" in web
     assert "--host" not in web.split("ExecStart=", 1)[1].split("\n", 1)[0]  # 127.0.0.1 unless the owner opens it
-    assert "KillSignal" not in web and "RestartPreventExitStatus=64 65 77 78" in web  # 78: a host without a password
+    assert "KillSignal" not in web and "RestartPreventExitStatus=64 65 69 77 78" in web  # 78: a host without a password
 
 
 def test_the_timer_and_the_cron_lines_wake_for_one_off_lines_and_say_when_runs_come(tmp_path: Path) -> None:
@@ -394,9 +399,16 @@ def test_the_timer_and_the_cron_lines_wake_for_one_off_lines_and_say_when_runs_c
     tweets.write_text(
         "{at: 2099-12-31 23:59} New year\n{at: 2099-06-01 03:30} Night owl\n{at: 2000-01-01 00:00} Past\nplain\n"
     )
-    config = config_with(tmp_path, TWEET_TIMES="00:00,12:00", TWEET_TIMEZONE="Europe/London", TWEETS_FILE=str(tweets))
+    config = config_with(
+        tmp_path, TWEET_TIMES="00:00,12:00", TWEET_TIMEZONE="Europe/London", TWEETS_FILE=str(tweets), TWEET_JITTER="3h"
+    )
     paths = Paths.for_checkout(config, python=Path("/usr/bin/python3"), user="pi", project_dir=tmp_path)
-    timer = systemd_units(config, paths, system=False)[TIMER]
+    units = systemd_units(config, paths, system=False)
+    timer = units[LINES_TIMER]  # a timer of its own, with no random delay: a one-off goes at its time
+    assert "RandomizedDelaySec=10800" in units[TIMER] and "RandomizedDelaySec" not in timer
+    assert "2099" not in units[TIMER] and "Unit=twitterbot-lines.service" in timer
+    assert units["twitterbot-lines.service"].split("ExecStart=")[1].startswith("/usr/bin/python3 ")
+    assert " --one-offs\n" in units["twitterbot-lines.service"]
     assert "OnCalendar=2099-12-31 23:59:00 Europe/London" in timer and "OnCalendar=2099-06-01 03:30:00" in timer
     assert "2000-01-01" not in timer  # its time has passed
     assert (
@@ -408,8 +420,10 @@ def test_the_timer_and_the_cron_lines_wake_for_one_off_lines_and_say_when_runs_c
         "line 1 {at: 2099-12-31 23:59} falls between the runs of TWEET_TIMES: the first after it comes 1m later\n"
         in timer
     )
-    lines = crontab(config, paths).splitlines()
-    assert sum(1 for line in lines if not line.startswith("#")) == 3  # one for both times, one per one-off
+    lines = [line for line in crontab(config, paths).splitlines() if not line.startswith("#")]
+    assert len(lines) == 3  # one for both times, one per one-off
+    assert "--jitter" in lines[0] and all("--one-offs" in line and "--jitter" not in line for line in lines[1:])
+    assert all("cron-lines.lock" in line for line in lines[1:])  # a run waiting its jitter holds cron.lock
 
 
 def test_with_reply_rules_the_units_and_cron_answer_mentions_every_few_minutes(tmp_path: Path) -> None:
@@ -422,3 +436,81 @@ def test_with_reply_rules_the_units_and_cron_answer_mentions_every_few_minutes(t
     plain = config_with(tmp_path)
     assert set(systemd_units(plain, paths_for(plain, tmp_path), system=True)) == set(UNIT_NAMES)
     assert "\n*/5 " not in crontab(plain, paths_for(plain, tmp_path))
+
+
+def as_cron_runs(command: str) -> str:
+    """What cron hands /bin/sh of a crontab command: cut at the first unescaped % (the rest is
+    standard input), each \\% read as %."""
+    out, index = [], 0
+    while index < len(command):
+        char = command[index]
+        if char == "\\" and command[index + 1 : index + 2] == "%":
+            out.append("%")
+            index += 2
+            continue
+        if char == "%":
+            break
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+ODD_FOLDER = "50% my bot %h"  # a percent, spaces, and what systemd would read as a specifier
+
+
+def test_cron_lines_run_whole_from_a_folder_with_a_percent_and_a_space(tmp_path: Path) -> None:
+    project = tmp_path / ODD_FOLDER
+    (project / ".venv/bin").mkdir(parents=True)
+    called = tmp_path / "called.txt"
+    python = project / ".venv/bin/python"
+    python.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {shlex.quote(str(called))}\n')
+    python.chmod(0o755)
+    tweets = project / "tweets.txt"
+    tweets.write_text("{at: 2099-12-31 23:59} New year\nplain\n")
+    config = config_with(project, TWEETS_FILE=str(tweets))
+    config["BOT_STATE_DIR"].mkdir()
+    table = crontab(config, paths_for(config, project, python=python))
+    jobs = [command for _when, command in cron_jobs(table)]
+    assert len(jobs) == 2 and all("\\%" in job for job in jobs)
+    for job, args in zip(jobs, (["-q", "--jitter"], ["-q", "--one-offs"])):
+        called.unlink(missing_ok=True)
+        ran = subprocess.run(["/bin/sh", "-c", as_cron_runs(job)], capture_output=True, text=True, timeout=60)
+        assert ran.returncode == 0, ran.stderr
+        assert called.read_text().splitlines() == [str(project / "bot.py"), *args]
+    assert (project / "state" / "cron.log").exists()
+
+
+@needs_systemd
+@pytest.mark.parametrize("system", [True, False], ids=["system", "user"])
+def test_units_verify_for_a_folder_with_a_percent_and_a_space(
+    tmp_path: Path, system: bool, systemd_verifies: None
+) -> None:
+    project = tmp_path / ODD_FOLDER
+    (project / ".venv/bin").mkdir(parents=True)
+    (project / ".venv/bin/python").symlink_to(sys.executable)
+    (project / "README.md").write_text("readme\n")
+    tweets = project / "tweets.txt"
+    tweets.write_text("{at: 2099-12-31 23:59} New year\nplain\n")
+    logs = tmp_path / "my logs"
+    config = config_with(project, TWEETS_FILE=str(tweets), TWEET_JITTER="1h", LOG_FILE=str(logs / "bot.log"))
+    config["BOT_STATE_DIR"].mkdir()
+    logs.mkdir()
+    units = systemd_units(
+        config, paths_for(config, project, python=project / ".venv/bin/python", user="root"), system=system
+    )
+    assert "twitterbot-lines.timer" in units
+    if system:
+        assert (
+            f'ReadWritePaths="{str(project).replace("%", "%%")}/state" "{logs}"\n'
+            in units[TIMER.replace("timer", "service")]
+        )
+    assert "%%h" in units["twitterbot.service"] and "my%%20bot" in units["twitterbot.service"]
+    (project / ".venv/bin/dask").symlink_to("/bin/true")
+    units.update(
+        dask_units(config, paths_for(config, project, python=project / ".venv/bin/python", user="root"), system=system)
+    )
+    folder = tmp_path / "units"
+    folder.mkdir()
+    for name, text in units.items():
+        (folder / name).write_text(text)
+    verify(folder, user=not system)

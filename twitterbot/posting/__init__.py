@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, Optional
 
 from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
-from ..settings.parsers import BOOL, DURATION, PATH, POSITIVE_INT, show
+from ..settings.parsers import BOOL, DURATION, GRACE, PATH, POSITIVE_INT, show
 from ..settings.table import POST_TO, Setting, SettingType, by_name
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ MIN_POST_GAP = Setting("MIN_POST_GAP", "1h", DURATION, "at least this long betwe
 LATE_BY = Setting(
     "LATE_BY",
     "1h",
-    DURATION,
+    GRACE,
     "a line's {at: ...} time: posted by the first run at or after it, unless that run comes later than "
     "this (then the line is noted as missed)",
 )

@@ -103,11 +103,12 @@ def one_offs_due(times: Mapping[str, LineTime], store: CalendarMarks, now: datet
     return sorted(due, key=lambda each: (each.at, each.text))
 
 
-def missed_reason(due: Due, calendar: Calendar, last_run: Optional[datetime]) -> str:
-    """Why a one-off was missed, for the history, the log and check: no run came within LATE_BY,
-    or the runs that did could not post (MAX_POSTS_PER_DAY)."""
+def missed_reason(due: Due, calendar: Calendar, ran_in_time: bool) -> str:
+    """Why a one-off was missed, for the history, the log and check: no run came within LATE_BY
+    (a dry run posts nothing, and does not count), or the real runs that did could not post
+    (MAX_POSTS_PER_DAY)."""
     limit = f"LATE_BY={format_duration(calendar.late_by)}"
-    if last_run is not None and due.at <= last_run:
+    if ran_in_time:
         return f"the runs within {limit} of its time could not post it (MAX_POSTS_PER_DAY)"
     return f"no run came within {limit} of its time: the first came {format_duration(due.late)} after it"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..errors import BotError, ConfigError, ExitStatus, MissingDependency, PostError
@@ -25,18 +25,19 @@ from ..settings.loading import Config, env_file_warnings
 from ..settings.secrets import scrub
 from ..settings.table import POST_TO
 from ..state.clock import Clock, utc_now
+from ..state.floor import ClockNotSet, clock_trouble
 from ..state.folder import ensure_state_dir, probe_state_dir
 from ..state.prune import HistorySize
 from ..state.skips import Streak
 from ..state.store import HistoryStore
-from ..wording import format_duration, plural
+from ..wording import format_duration, plural, preview
 from . import TWEETS_FILE
 from .calendar import Calendar, coming, in_zone, local, passed
 from .sources import source_of
 from .tweets import TweetFile, TweetLine
 
 if TYPE_CHECKING:
-    pass
+    from pathlib import Path
 
 __all__ = ["CHECKS", "COMING_DAYS", "ONLINE_CHECKS", "Finding", "run_checks"]
 
@@ -139,6 +140,7 @@ def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
         f"{path}: {plural(len(tweets.times), 'line')} with a time, in {where}; "
         f"a one-off line is missed when no run comes within LATE_BY={format_duration(rules.late_by)} of it"
     )
+    yield from _same_timed_lines(path, tweets)
     lineno = dict(zip(tweets.texts, tweets.linenos))
     today = local(now, rules.zone).date()
     days: Dict[int, List[date]] = {}
@@ -160,6 +162,23 @@ def calendar(config: Config, *, clock: Clock = utc_now) -> Iterator[Finding]:
             f"{path} line {lineno[text]} {tweets.times[text].describe()}: its dates have passed, it is not posted again"
         )
     yield from _one_offs(config, tweets, now, rules)
+
+
+def _same_timed_lines(path: Path, tweets: TweetFile) -> Iterator[Finding]:
+    """Timed lines that are one line written in different ways (`{on: 12-25}` and `{on:12-25}`):
+    the bot knows a line by what is written, so each goes on its own, the same post several times."""
+    found: Dict[Tuple[str, str], List[int]] = {}
+    for index, key in enumerate(tweets.texts):
+        time = tweets.times.get(key)
+        if time is not None:
+            found.setdefault((time.describe(), tweets.line(index).text), []).append(tweets.linenos[index])
+    for (said, text), numbers in found.items():
+        if len(numbers) > 1:
+            lines = ", ".join(str(number) for number in numbers[:-1]) + f" and {numbers[-1]}"
+            yield note(
+                f"{path} lines {lines} are one line, {said} {preview(text)}, written in different ways: each "
+                f"goes on its own, {len(numbers)} posts of it; keep one"
+            )
 
 
 def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar) -> Iterator[Finding]:
@@ -188,7 +207,7 @@ def _one_offs(config: Config, tweets: TweetFile, now: datetime, rules: Calendar)
             yield note(f"{what}: its time has passed, the next run notes it missed")
 
 
-def state_folder(config: Config) -> Iterator[Finding]:
+def state_folder(config: Config, clock: Clock = utc_now) -> Iterator[Finding]:
     """What a real run does, changing nothing: create the folder, take the lock, open the history
     and take its write lock (then let go), and see that there is room to record."""
     state = config.state.path
@@ -199,12 +218,26 @@ def state_folder(config: Config) -> Iterator[Finding]:
             store.check_writable()
             store.verify()
             store.ensure_room_to_record()
-            size, streak = store.size(), store.skips.read()
+            size, streak, newest = store.size(), store.skips.read(), store.newest_record()
     except BotError as exc:
         yield problem(str(exc), exc)
     else:
         yield ok(f"state folder {state} is writable and its history is readable")
         yield ok(_history_size(size, streak, config[HISTORY_DAYS]))
+        yield _clock(newest, clock())
+
+
+def _clock(newest: Optional[datetime], now: datetime) -> Finding:
+    """Both times a run compares before it decides anything (state/floor.py): the clock's, and the
+    history's newest record; a problem when a run would refuse the clock (exit 75)."""
+    trouble = clock_trouble(newest, now)
+    if trouble is not None:
+        return problem(
+            f"the clock is not set yet: {trouble}; runs post nothing until it is right (docs/scheduling.md)",
+            ClockNotSet(trouble),
+        )
+    record = f"the history's newest record is {newest:%Y-%m-%d %H:%M} UTC" if newest else "the history is empty"
+    return ok(f"clock: {now:%Y-%m-%d %H:%M} UTC; {record}")
 
 
 def _history_size(size: HistorySize, streak: Optional[Streak], days: int) -> str:

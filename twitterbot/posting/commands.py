@@ -87,7 +87,7 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
     # Imported here: every other command's parser registers the plain run's flags (`register`),
     # and a round of replies from its timer needs none of the scheduled run's code.
     from .result import log_result
-    from .scheduled import run_once, run_watched, wait_jitter
+    from .scheduled import Occasion, run_once, run_watched, wait_jitter
 
     for warning in env_file_warnings(config):
         log.warning(warning)
@@ -113,7 +113,14 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
     def run() -> RunResult:
         if not args.dry_run:
             check_keys(config)  # now, not only on a run that posts: a missing key is news on every run
-        return run_once(config, posters=posters, rng=rng, dry_run=args.dry_run, force=args.force, at=at)
+        return run_once(
+            config,
+            posters=posters,
+            rng=rng,
+            dry_run=args.dry_run,
+            force=args.force,
+            when=Occasion(at, args.trust_clock, args.one_offs),
+        )
 
     result = run_watched(config, run, dry_run=args.dry_run)
     log_result(result)
@@ -415,6 +422,16 @@ def _add_run(parser: Parser) -> None:
         "--at",
         metavar="'YYYY-MM-DD HH:MM'",
         help="with --dry-run: what a run at that time (the bot's zone) would do; nothing is recorded",
+    )
+    parser.add_shared(
+        "--one-offs",
+        action="store_true",
+        help="post a one-off line whose time has come, or nothing: no roll, no other line (the one-offs' runs)",
+    )
+    parser.add_shared(
+        "--trust-clock",
+        action="store_true",
+        help="believe the clock against the history (off over a year; records a clock that was ahead dated later are dated now)",
     )
     parser.add_shared(
         "--jitter",

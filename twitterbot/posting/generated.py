@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -78,6 +79,9 @@ def draw_post(
         grammar = with_codes(grammar, codes)
     if ORIGIN not in grammar.rules:
         raise TweetFileError(f'{path} has no "{ORIGIN}" rule: add one (bot.py check shows every problem)')
+    one_offs = _one_off_times(path, grammar)
+    if one_offs:  # every run, not only one whose draw meets the rule
+        raise TweetFileError(one_offs[0])
     best: Optional[TweetLine] = None
     repeats = too_deep = 0
     measured: Set[str] = set()  # new expansions that fit only some networks (a repeat is no new try)
@@ -311,6 +315,22 @@ def _problems(path: Path, grammar: Grammar) -> List[str]:
     return [
         f"{path} line {problem.lineno} {problem.message}" if problem.lineno else f"{path} {problem.message}"
         for problem in grammar.problems()
+    ] + _one_off_times(path, grammar)
+
+
+# An `at` option in a rule's text: `{at: ...}` or `{lang: en; at: ...}` (not `format:`, not `{svg ...}`'s `at`).
+_AT_OPTION = re.compile(r"\{[^{}]*?(?<![\w-])at\s*:")
+
+
+def _one_off_times(path: Path, grammar: Grammar) -> List[str]:
+    """The rules whose texts hold an `at` option: any expansion may start with one, and a grammar
+    has no one-offs (each run draws a new post). Found in every rule, not in the samples only, so
+    `check` refuses what would stop some runs (exit 65) and not others."""
+    return [
+        f'{path} line {grammar.lines.get(name, 0)} rule "{name}" has at: a grammar draws a new post each run, so a '
+        "one-off time means nothing there: put the line in a tweets file, or use on, from, until, days or hours"
+        for name, texts in grammar.rules.items()
+        if any(_AT_OPTION.search(text) for text in texts)
     ]
 
 

@@ -31,6 +31,7 @@ from ..settings.keys import HISTORY_DAYS
 from ..settings.loading import Config
 from ..settings.table import POST_TO
 from ..state.clock import Clock, utc_now
+from ..state.floor import check_clock
 from ..state.folder import ensure_state_dir
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CATCH_UP_WINDOW",
+    "Occasion",
     "MAX_DUPLICATE_TRIES",
     "PosterFactory",
     "Run",
@@ -83,6 +85,18 @@ CATCH_UP_WINDOW = timedelta(hours=24)
 PosterFactory = Callable[[], Mapping[Network, Poster]]
 
 
+@dataclass(frozen=True)
+class Occasion:
+    """What a run was started for: `at`, a dry run's pretended time (--at); `trusted`, a clock the
+    history's newest record makes unbelievable believed all the same (--trust-clock,
+    state/floor.py: records dated after it are dated now);
+    `one_offs`, a wake for a one-off line's time (--one-offs: the one-off or nothing, no roll)."""
+
+    at: Optional[datetime] = None
+    trusted: bool = False
+    one_offs: bool = False
+
+
 def run_once(
     config: Config,
     *,
@@ -92,12 +106,17 @@ def run_once(
     dry_run: bool = False,
     force: bool = False,
     stopping: Callable[[], bool] = lambda: False,
-    at: Optional[datetime] = None,
+    when: Optional[Occasion] = None,
 ) -> RunResult:
     """A whole scheduled run. A real run holds the lock so overlapping runs cannot both post;
     a dry run needs no lock and no posters, and changes nothing but its own history row (and the
     cache of measured lengths). `stopping`: the daemon's stop (a thread stops between parts).
-    `at`: a dry run as if it were that time (--at), which records nothing, not even its row."""
+    `when.at`: a dry run as if it were that time (--at), which records nothing, not even its row;
+    `when.one_offs`: a wake for a one-off line, which posts a one-off whose time has come or nothing.
+    First the clock is checked against the history (state/floor.py): a clock not set yet raises
+    ClockNotSet (75) before anything is decided; `when.trusted` (--trust-clock) believes it."""
+    when = when or Occasion()
+    at = when.at
     if at is not None:
         if not dry_run:
             raise ValueError("only a dry run may pretend another time")
@@ -111,7 +130,15 @@ def run_once(
         def read_tweets() -> TweetFile:
             return source.for_run(store, rng=rng, now=clock().astimezone(rules.calendar.zone))
 
+        newest = store.newest_record()
+        if at is None:
+            check_clock(newest, clock(), trusted=when.trusted)
+            if when.trusted and not dry_run and newest is not None and newest > clock():
+                changed = store.redate_after(clock())
+                log.warning("--trust-clock: %d records a clock that was ahead dated later are dated now", changed)
+                newest = clock()
         how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
+        how.newest, how.one_offs = newest, when.one_offs
         return decide_and_post(read_tweets, how, rules, scan=source.times)
 
 
@@ -166,7 +193,19 @@ class Run:
     may be passed), and `stopping`: whether the process was asked to stop (the daemon's SIGTERM;
     a thread then stops between two parts). A plain class: every run makes one, and a dataclass costs one to make."""
 
-    __slots__ = ("_posters", "clock", "dry_run", "force", "posters", "record", "rng", "stopping", "store")
+    __slots__ = (
+        "_posters",
+        "clock",
+        "dry_run",
+        "force",
+        "newest",
+        "one_offs",
+        "posters",
+        "record",
+        "rng",
+        "stopping",
+        "store",
+    )
 
     def __init__(
         self,
@@ -183,6 +222,8 @@ class Run:
         self.store, self.posters, self.rng, self.clock = store, posters, rng, clock
         self.dry_run, self.force, self.stopping = dry_run, force, stopping
         self.record = record  # False: a dry run at another time (--at), which writes no row
+        self.newest: Optional[datetime] = None  # the history's newest record before the run: pruning's now at most
+        self.one_offs = False  # a wake for a one-off line: it posts a one-off whose time has come, or nothing
         self._posters: Optional[LazyPosters] = None
 
     def outlets(self, networks: Tuple[Network, ...]) -> Mapping[Network, Poster]:
@@ -221,21 +262,22 @@ def decide_and_post(
     warn_if_the_clock_went_back(store, now)
     if not run.dry_run:
         _recover_interrupted(store, now)
-    rolled = roll_die(rules.one_in, run.rng, run.force)
-    hit = rolled is None or hits(rolled)
+    rolled = None if run.one_offs else roll_die(rules.one_in, run.rng, run.force)
+    hit = not run.one_offs and (rolled is None or hits(rolled))
     if callable(tweets) and (hit or (scan is not None and one_offs_due(scan(), store, now, rules.calendar))):
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
     read = None if callable(tweets) else tweets
     due = one_offs_due(read.times, store, now, rules.calendar) if read is not None else []
     late = [each for each in due if not each.in_time(rules.calendar.late_by)]
-    last_run = store.last_run_started() if late else None  # before this run's row: why they were missed
+    # Before this run's row: whether a real run came in the first one's time (why they were missed).
+    ran_in_time = bool(late) and store.ran_between(late[0].at, late[0].at + rules.calendar.late_by)
     closing = _Closing(run, rules, now, rolled)
     if not run.dry_run:  # before the decision: what earlier runs left open
         closing.settled = _settle(run, rules, now) if rules.look_up else ()
         closing.caught_up = _catch_up(run, closing.delivery, rules, now)
     if late:
         assert read is not None
-        _note_missed(run, read, late, missed_reason(late[0], rules.calendar, last_run))
+        _note_missed(run, read, late, missed_reason(late[0], rules.calendar, ran_in_time))
     chosen = _choose(run, rules, read, [each for each in due if each.in_time(rules.calendar.late_by)], rolled, now)
     if isinstance(chosen, Skip):
         return closing.finish(Outcome.SKIPPED, chosen.reason)
@@ -266,6 +308,8 @@ def _choose(
         if isinstance(one_off, Skip):
             return one_off
         return _Chosen(tweets.texts.index(ready[0].text), False, one_off.why)
+    if run.one_offs:  # woke for a one-off line: never a plain post in its stead
+        return Skip("woke for a one-off line, but none is due: posted, noted missed, or no longer in the file")
     cap, gap = rules.max_posts_per_day, rules.min_post_gap
     decision = decide(store, now, rolled=rolled, one_in=rules.one_in, cap=cap, gap=gap, force=run.force)
     if isinstance(decision, Skip):
@@ -303,7 +347,8 @@ def _post_chosen(run: Run, rules: RunRules, tweets: TweetFile, chosen: _Chosen, 
     try:
         store.ensure_room_to_record()  # never post what could not then be recorded
     except StateError as exc:
-        closing.finish(Outcome.FAILED, str(exc))
+        with contextlib.suppress(StateError):  # the row may not fit either: the room check is what to say
+            closing.finish(Outcome.FAILED, str(exc))
         raise
     used = _start_new_round(store, tweets) if chosen.new_round else store.used_texts()
     action, reason, fields = _post_a_line(closing.delivery(), tweets, line, used, why=chosen.why, rng=run.rng)
@@ -351,7 +396,9 @@ class _Closing:
         if not quiet and run.record:
             _record_run(store, self.row(), run.clock(), result)
         if not (quiet or run.dry_run):
-            _prune(store, rules, now)  # after the run's record: nothing of the run waits for it
+            # After the run's record: nothing of the run waits for it. Never from a clock ahead of
+            # the history's newest record: a clock believed but wrong folds nothing early.
+            _prune(store, rules, min(now, run.newest) if run.newest is not None else now)
         return result
 
 

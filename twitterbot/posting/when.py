@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Callable, FrozenSet, Iterator, List, Mapping, Optional, Tuple, Union
 
-__all__ = ["TIME_KEYS", "WEEKDAYS", "LineTime", "MonthDay", "read_moment", "read_time"]
+__all__ = ["FIRST_YEAR", "LAST_YEAR", "TIME_KEYS", "WEEKDAYS", "LineTime", "MonthDay", "read_moment", "read_time"]
+
+# The years a date may be written in: every time of them, in any zone, a day either side and a
+# history's memory before, is one Python's datetime holds (9999-12-31 23:59 in Los Angeles is
+# past the last UTC time it holds; 0001-01-01 in Tokyo before the first).
+FIRST_YEAR, LAST_YEAR = 1900, 9998
 
 TIME_KEYS = ("on", "from", "until", "days", "hours", "at")
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # date.weekday() order
@@ -202,6 +207,8 @@ def _day(text: str, key: str) -> Day:
     if match is None:
         raise ValueError(f"has {key}: {text.strip()[:40]!r}, which is no date: write MM-DD (12-25) or YYYY-MM-DD")
     year, month, day = match.groups()
+    if year is not None and not FIRST_YEAR <= int(year) <= LAST_YEAR:
+        raise ValueError(f"has {key}: {text.strip()}, {_out_of_years(int(year))}")
     if year is None:
         # A month-day is possible when it exists in a leap year (02-29 comes every four years).
         if not 1 <= int(month) <= 12 or not 1 <= int(day) <= _months.monthrange(2024, int(month))[1]:
@@ -221,10 +228,17 @@ def read_moment(text: str, said: str) -> datetime:
         raise ValueError(
             f"{said} {text.strip()[:40]!r}, which is no date and time: write YYYY-MM-DD HH:MM (2026-12-31 23:59)"
         )
+    if not FIRST_YEAR <= int(match.group(1)) <= LAST_YEAR:
+        raise ValueError(f"{said} {text.strip()}, {_out_of_years(int(match.group(1)))}")
     try:
         return datetime(*(int(part) for part in match.groups()))  # type: ignore[misc]
     except ValueError:
         raise ValueError(f"{said} {text.strip()}, a time that does not exist: fix the date or the time") from None
+
+
+def _out_of_years(year: int) -> str:
+    """Why a date of `year` is refused, and what to write."""
+    return f"a year the bot does not compute ({year}): write a year from {FIRST_YEAR} to {LAST_YEAR}"
 
 
 def _weekdays(text: str) -> FrozenSet[int]:

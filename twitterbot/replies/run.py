@@ -94,6 +94,7 @@ def answer_mentions(
     `lock_wait`: how long to wait for a run holding bot.lock (None: `RUN_LOCK_WAIT`; a long job's
     round waits for nothing, so its progress reports are never held up)."""
     from ..lock import RUN_LOCK_WAIT, run_lock
+    from ..state.floor import check_clock
     from ..state.folder import ensure_state_dir
     from ..state.store import HistoryStore
 
@@ -107,6 +108,7 @@ def answer_mentions(
     ensure_state_dir(config.state.path)
     wait = RUN_LOCK_WAIT if lock_wait is None else lock_wait
     with run_lock(config.state.lock, wait=wait), HistoryStore(config.state.history) as store:
+        check_clock(store.newest_record(), clock())  # a clock not set yet answers nothing (75, state/floor.py)
         round_ = _Round(config, store, outlets, rules, rng=rng, clock=clock, status=status)
         return round_.run(listening)
 

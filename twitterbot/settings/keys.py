@@ -7,14 +7,14 @@ here, apart from it, because the settings read one themselves (BOT_STATE_DIR, `C
 
 from __future__ import annotations
 
-from .parsers import COUNT, LEVEL, OPTIONAL_PATH, PATH, POSITIVE_INT, SECONDS
+from .parsers import COUNT, DAYS, LEVEL, OPTIONAL_PATH, PATH, SECONDS
 from .table import Setting
 
 __all__ = ["API_RETRIES", "API_TIMEOUT", "BOT_STATE_DIR", "FETCH_TIMEOUT", "HISTORY_DAYS", "LOG_FILE", "LOG_LEVEL"]
 
 BOT_STATE_DIR = Setting("BOT_STATE_DIR", "state", PATH, "folder for the history database and the lock")
 HISTORY_DAYS = Setting(
-    "HISTORY_DAYS", "400", POSITIVE_INT, "days of runs the history keeps row by row; older ones become daily counts"
+    "HISTORY_DAYS", "400", DAYS, "days of runs the history keeps row by row; older ones become daily counts"
 )
 LOG_FILE = Setting("LOG_FILE", "", OPTIONAL_PATH, "also log to this file (rotated at 1 MB)")
 LOG_LEVEL = Setting("LOG_LEVEL", "INFO", LEVEL, "DEBUG, INFO, WARNING or ERROR")

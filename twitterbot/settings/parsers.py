@@ -24,6 +24,7 @@ __all__ = [
     "PATH",
     "OPTIONAL_PATH",
     "POSITIVE_INT",
+    "DAYS",
     "COUNT",
     "SECONDS",
     "LEVEL",
@@ -31,6 +32,7 @@ __all__ = [
     "TIMES",
     "TIMEZONE",
     "DURATION",
+    "GRACE",
     "BOOL",
     "TEMPLATE",
     "OPTIONAL_URL",
@@ -132,12 +134,21 @@ def _parse_int(name: str, text: str, where: str, minimum: int, maximum: Optional
     return value
 
 
+# The largest counts a setting takes: a die of a billion sides or a billion posts a day is already
+# "never"; a hundred years of days keeps every date the history computes within datetime's years.
+MAX_POSITIVE_INT = 1_000_000_000
+MAX_DAYS = 36_600
+
 _ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # more digits than 10**18 is never a count of anything
 
 
 def _parse_positive_int(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> int:
     example = "4 (1 = post on every run)" if name == "TWEET_ONE_IN" else "4"
-    return _parse_int(name, text, where, 1, None, example)
+    return _parse_int(name, text, where, 1, MAX_POSITIVE_INT, example)
+
+
+def _parse_days(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> int:
+    return _parse_int(name, text, where, 1, MAX_DAYS, "400")
 
 
 def _parse_count(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> int:
@@ -257,6 +268,21 @@ def _parse_duration(name: str, text: str, where: str, base_dir: Optional[Path], 
         raise ConfigError(f"{name} from {where}: {exc}") from None
 
 
+# The shortest LATE_BY: a systemd timer fires up to a minute late (AccuracySec=), and a run takes
+# seconds to start; shorter, every one-off would be noted missed.
+MIN_LATE_BY = 5 * 60
+
+
+def _parse_grace(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> float:
+    seconds = _parse_duration(name, text, where, base_dir, setting)
+    if seconds < MIN_LATE_BY:
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is shorter than 5m: a timer fires up to a minute late and a run "
+            "takes seconds to start, so every one-off line would be missed; set it to at least 5m (e.g. 1h)"
+        )
+    return seconds
+
+
 _BOOLEANS = {"yes": True, "true": True, "on": True, "1": True, "no": False, "false": False, "off": False, "0": False}
 
 
@@ -303,6 +329,7 @@ SECRET = SettingType("secret", _parse_secret)
 PATH = SettingType("path", _parse_path)
 OPTIONAL_PATH = SettingType("optional_path", _parse_optional_path)
 POSITIVE_INT = SettingType("positive_int", _parse_positive_int)
+DAYS = SettingType("days", _parse_days)
 COUNT = SettingType("count", _parse_count)
 SECONDS = SettingType("seconds", _parse_seconds)
 LEVEL = SettingType("log_level", _parse_log_level)
@@ -310,6 +337,7 @@ URL = SettingType("url", _parse_url)
 TIMES = SettingType("times", _parse_times)
 TIMEZONE = SettingType("timezone", _parse_timezone)
 DURATION = SettingType("duration", _parse_duration)
+GRACE = SettingType("grace", _parse_grace)
 BOOL = SettingType("bool", _parse_bool)
 TEMPLATE = SettingType("template", _parse_template)
 OPTIONAL_URL = SettingType("optional_url", _parse_optional_url)

@@ -14,6 +14,7 @@ from typing import Callable, Dict, Iterator, List, Sequence, Set
 
 from .counting import COUNTED_OUTCOMES
 from .database import Database, iso, parse_iso
+from .skips import SkipLog
 
 __all__ = ["CalendarLog", "CalendarMarks", "Missed"]
 
@@ -67,7 +68,19 @@ class CalendarMarks:
 
 
 class CalendarLog(CalendarMarks, Database):
-    """The missed table."""
+    """The missed table, and whether a run came in a one-off's time."""
+
+    skips: SkipLog  # the day's skipped runs (runs.py)
+
+    def ran_between(self, start: datetime, end: datetime) -> bool:
+        """Whether a real run (a dry run posts nothing) started from `start` to `end`, a skipped
+        one included: why a one-off was missed is then that run's cap, not the lack of a run."""
+        rows = self._read(
+            "SELECT 1 FROM runs WHERE dry_run = 0 AND started_at >= ? AND started_at <= ? LIMIT 1",
+            (iso(start), iso(end)),
+        )
+        streak = self.skips.read()
+        return bool(rows) or (streak is not None and streak.first <= end and streak.last >= start)
 
     def record_missed(self, text: str, *, due: datetime, at: datetime, reason: str) -> None:
         """Note that the one-off `text`, due at `due`, was missed (found so at `at`); a note taken

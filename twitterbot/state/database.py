@@ -288,7 +288,12 @@ class _Transaction:
         return conn
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        self._store._conn.__exit__(exc_type, exc, tb)
+        try:
+            self._store._conn.__exit__(exc_type, exc, tb)  # the commit, or the rollback
+        except sqlite3.Error as ending:  # a full disk often shows only at the commit
+            if exc is None or isinstance(exc, sqlite3.Error):
+                self._store._fail(ending)
+            # else: the error that stopped the transaction is the one to report (a full disk's room check)
         if isinstance(exc, sqlite3.Error):
             self._store._fail(exc)
         if exc_type is None:

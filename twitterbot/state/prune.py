@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Optional
 
 from .database import Database, iso, parse_iso
 
-__all__ = ["HistorySize", "Pruning"]
+__all__ = ["KEPT", "HistorySize", "Pruning"]
+
+# Never pruned, whatever `before` says: the rows of the last this long before the history's newest
+# record. The cap counts a day and settling looks back a week (posting's LOOK_UP_WINDOW): a clock
+# far ahead, or a caller's false `now`, can fold nothing they read.
+KEPT = timedelta(days=8)
 
 # Outcomes never pruned: the network may have the post, and a later run still looks it up.
 _UNKNOWN = ("pending", "uncertain", "interrupted")
@@ -51,10 +56,16 @@ class Pruning(Database):
     def prune(self, *, before: datetime, texts_since: datetime, at: datetime) -> int:
         """Fold the runs started before `before` into daily counts and remove them, with the
         attempts, threads and finished jobs of before then (the attempts only where they are also
-        older than `texts_since`: GRAMMAR_MEMORY), in one transaction. Returns the rows removed."""
-        cutoff, texts_cutoff = iso(before), iso(min(before, texts_since))
+        older than `texts_since`: GRAMMAR_MEMORY), in one transaction, never those of the KEPT days
+        before the newest record. Returns the rows removed."""
         unknown = ", ".join("?" for _ in _UNKNOWN)
         with self._write() as conn:
+            (newest,) = conn.execute(
+                "SELECT max(at) FROM (SELECT max(started_at) AS at FROM runs UNION ALL SELECT max(sent_at) FROM attempts)"
+            ).fetchone()
+            if newest is not None:
+                before = min(before, parse_iso(newest) - KEPT)
+            cutoff, texts_cutoff = iso(before), iso(min(before, texts_since))
             conn.execute(
                 "INSERT INTO days (day, runs, posted, skipped, failed)"
                 " SELECT substr(started_at, 1, 10), sum(runs), sum(action = 'posted'), sum(CASE WHEN action = 'skipped'"

@@ -96,6 +96,12 @@ class SkipLog:
         self._write(streak)
         return streak
 
+    def redate(self, at: datetime) -> None:
+        """A streak dated after `at` (a clock that was ahead wrote it) is dated `at`, its runs kept."""
+        held = self.read()
+        if held is not None and held.last > at:
+            self._write(replace(held, first=min(held.first, at), last=at))
+
     def clear(self) -> None:
         """The streak was folded into the history: start a new one."""
         self._write(None)

@@ -10,7 +10,7 @@ It is what keeps the bot from spamming or double-posting. An attempt is written 
     store.finish_attempt(attempt, Ending("posted", now, post_id="123"))    # outcomes.Ending
 
 Each concern is a module of its own (runs.py with counting.py, threads.py, jobs.py, bag.py,
-lengths.py, alerts.py, calendar.py, mentions.py and prune.py over database.py); this class only puts them together, so callers keep one
+lengths.py, alerts.py, calendar.py, mentions.py, prune.py and floor.py over database.py); this class only puts them together, so callers keep one
 object to pass around.
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 from .alerts import AlertLog
 from .bag import Bag
 from .calendar import CalendarLog
+from .floor import ClockFloor
 from .jobs import JobLog
 from .lengths import LengthCache
 from .mentions import MentionLog
@@ -29,5 +30,5 @@ from .threads import ThreadLog
 __all__ = ["HistoryStore"]
 
 
-class HistoryStore(RunLog, ThreadLog, JobLog, Bag, LengthCache, AlertLog, Pruning, CalendarLog, MentionLog):
+class HistoryStore(RunLog, ThreadLog, JobLog, Bag, LengthCache, AlertLog, Pruning, CalendarLog, MentionLog, ClockFloor):
     """SQLite history. Pass a path, or ":memory:" in tests."""

@@ -23,7 +23,7 @@ from ..networks import posters_for
 from ..posting import LATE_BY
 from ..posting.calendar import OneOffTimes
 from ..posting.result import log_result
-from ..posting.scheduled import run_once, run_watched
+from ..posting.scheduled import Occasion, run_once, run_watched
 from ..posting.sources import source_of
 from ..registry import registry_of
 from ..settings.keys import LOG_FILE, LOG_LEVEL
@@ -34,7 +34,7 @@ from ..state.clock import utc_now, zone_for
 from ..state.folder import ensure_state_dir
 from . import TWEET_JITTER, TWEET_TIMES, TWEET_TIMEZONE
 from .daemon import Daemon, use_zone
-from .install import Paths, crontab, systemd_units, unit_user
+from .install import LINES_TIMER, Paths, crontab, systemd_units, unit_user
 
 __all__ = ["register"]
 
@@ -55,15 +55,16 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     current = {"config": config, "posters": None if args.dry_run else posters_for(config)}
     rng = random.Random(args.seed)
 
-    def run_slot(time_of_day: str) -> None:
+    def run_slot(time_of_day: str, one_offs: bool = False) -> None:
         # The daemon's own error boundary: one bad run is logged and the daemon carries on.
         settings = current["config"]
         repeats.next_run()
         try:
             posters = None if args.dry_run else (lambda: current["posters"])  # those of the settings in use
             registry_of(settings).before_run(settings, dry_run=args.dry_run)  # replies, before the roll
+            when = Occasion(one_offs=one_offs)  # a one-off line's wake posts a one-off or nothing
             run = lambda: run_once(  # noqa: E731
-                settings, posters=posters, rng=rng, dry_run=args.dry_run, stopping=daemon.stop.is_set
+                settings, posters=posters, rng=rng, dry_run=args.dry_run, stopping=daemon.stop.is_set, when=when
             )
             log_result(run_watched(settings, run, dry_run=args.dry_run))
         except BotError as exc:
@@ -113,6 +114,7 @@ def _daemon(args: argparse.Namespace, config: Config) -> int:
     # The daemon wakes for the tweets file's one-off lines too; a line of the last LATE_BY is
     # posted at once, if no run did (a Pi that boots late).
     daemon.line_times = OneOffTimes(lambda: current["config"])
+    daemon.run_line = lambda label: run_slot(label, one_offs=True)
     daemon.woke_for = utc_now() - timedelta(seconds=config[LATE_BY])
     daemon.install_signal_handlers()
     log.info(
@@ -190,6 +192,8 @@ def _systemd(args: argparse.Namespace, config: Config) -> int:
     print(f"  {ctl} daemon-reload")
     print(f"  {ctl} enable --now twitterbot.timer        # or twitterbot-daemon.service, not both")
     print(f"  {ctl} enable --now twitterbot-web.service  # optional: the status page on 127.0.0.1:8080")
+    if LINES_TIMER in units:
+        print(f"  {ctl} enable --now {LINES_TIMER}  # the one-off lines' runs (with the timer, not the daemon)")
     if config["REPLY_RULES"] is not None:
         print(f"  {ctl} enable --now twitterbot-replies.timer  # answer mentions every few minutes (REPLY_RULES)")
     if not args.system:

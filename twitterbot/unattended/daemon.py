@@ -111,6 +111,8 @@ class Daemon:
     # The tweets file's first one-off ({at: ...}) time after an instant (None: after the start):
     # the daemon wakes for it with a run of its own (posting/calendar.py's OneOffTimes).
     line_times: Optional[Callable[[Optional[datetime]], Optional[datetime]]] = None
+    # The run for a one-off line's time (it posts a one-off or nothing); None: `run_slot`.
+    run_line: Optional[Callable[[str], None]] = None
     woke_for: Optional[datetime] = None  # the one-off time it last ran for (at first: its start less LATE_BY)
     stopped_by: Optional[str] = None  # the signal's name, once one asked the daemon to stop
     _reload_requested: bool = field(default=False, init=False)
@@ -239,17 +241,27 @@ class Daemon:
         signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
 
     def _line_wait(self) -> float:
-        """Seconds until the next one-off line's time; at or past it, its run first (then 0)."""
+        """Seconds until the next one-off line's time; at or past it, one run first (then 0), for
+        the latest time passed: a daemon that starts, or whose clock jumps, past many one-offs
+        runs once, not once for each (that run posts the oldest one-off still due; the next
+        runs of TWEET_TIMES the others, within LATE_BY)."""
         if self.line_times is None or self.stop.is_set():
             return math.inf
         at = self.line_times(self.woke_for)
         if at is None:
             return math.inf
-        wait = (at - self.clock()).total_seconds()
+        now = self.clock()
+        wait = (at - now).total_seconds()
         if wait > 0:
             return wait
+        passed = 1
+        later = self.line_times(at)
+        while later is not None and later <= now:
+            at, later, passed = later, self.line_times(later), passed + 1
         self.woke_for = at
-        self.run_slot(f"{at.astimezone(self.zone):%Y-%m-%d %H:%M} one-off")
+        if passed > 1:
+            log.info("%d one-off times passed at once (a start or a clock jump): one run for them", passed)
+        (self.run_line or self.run_slot)(f"{at.astimezone(self.zone):%Y-%m-%d %H:%M} one-off")
         return 0.0
 
     def _fire(self, time_of_day: str, job: schedule.Job) -> None:

@@ -10,6 +10,7 @@ scheduler listens on 127.0.0.1: nothing faces any network until you say which on
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Dict, NamedTuple
 from urllib.parse import urlsplit
@@ -17,7 +18,7 @@ from urllib.parse import urlsplit
 from ..errors import ConfigError
 from ..settings.loading import Config
 from ..settings.parsers import is_loopback
-from .install import Paths
+from .install import Paths, unit_text, unit_uri
 
 __all__ = ["DASK_SCHEDULER_UNIT", "DASK_WORKER_UNIT", "dask_units"]
 
@@ -47,18 +48,19 @@ def dask_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, str]:
             " docs/cluster.md ('TLS') says and set DASK_SCHEDULER=tls://"
             f"{_shown(host)}:{port}, or use tcp://127.0.0.1:{port} for this Pi alone"
         )
-    dask = paths.python.parent / "dask"  # the venv's: the same versions as the bot
+    dask = unit_text(shlex.quote(str(paths.python.parent / "dask")))  # the venv's: the same versions as the bot
     tls = ""
     if parts.scheme == "tls":
         folder = config.state.cluster
-        tls = (
-            f" --tls-ca-file {folder / TLS_FILES['ca']} --tls-cert {folder / TLS_FILES['cert']}"
-            f" --tls-key {folder / TLS_FILES['key']}"
+        tls = unit_text(
+            f" --tls-ca-file {shlex.quote(str(folder / TLS_FILES['ca']))}"
+            f" --tls-cert {shlex.quote(str(folder / TLS_FILES['cert']))}"
+            f" --tls-key {shlex.quote(str(folder / TLS_FILES['key']))}"
         )
     who = f"User={paths.user}\n" if system else ""
     head = (
         "Wants=network-online.target\nAfter=network-online.target\n"
-        f"Documentation=file://{paths.project_dir / 'docs' / 'cluster.md'}\n"
+        f"Documentation={unit_uri(paths.project_dir / 'docs' / 'cluster.md')}\n"
     )
     common = _Common(paths, who, "multi-user.target" if system else "default.target", head)
     return {
@@ -72,6 +74,12 @@ class _Common(NamedTuple):
     who: str  # User=..., for a system unit
     wanted_by: str
     head: str  # the [Unit] lines both share
+
+
+def _environment(name: str, path: Path) -> str:
+    """NAME=path as Environment= holds it: in double quotes when the path holds a space, % doubled."""
+    value = unit_text(f"{name}={path}")
+    return f'"{value}"' if " " in value else value
 
 
 def _shown(host: str) -> str:
@@ -91,9 +99,9 @@ def _scheduler_unit(common: _Common, address: str, host: str, port: int, dask: P
 Description=twitterbot: the Dask scheduler of the long jobs' cluster ({address})
 {common.head}
 [Service]
-{common.who}WorkingDirectory={common.paths.project_dir}
+{common.who}WorkingDirectory={unit_text(str(common.paths.project_dir))}
 # The scheduler unpickles the jobs' tasks too: it must import this checkout's twitterbot.
-Environment=PYTHONPATH={common.paths.project_dir}
+Environment={_environment("PYTHONPATH", common.paths.project_dir)}
 {reach}
 # The dashboard stays on this Pi (ssh -L 8787:127.0.0.1:8787 pi@{_shown(host)} to look at it).
 ExecStart={dask} scheduler --host {host} --port {port} --dashboard-address 127.0.0.1:8787{tls}
@@ -119,8 +127,8 @@ def _worker_unit(common: _Common, address: str, dask: Path, tls: str, local: boo
 Description=twitterbot: Dask workers of the long jobs' cluster (scheduler {address})
 {common.head}
 [Service]
-{common.who}WorkingDirectory={common.paths.project_dir}
-Environment=PYTHONPATH={common.paths.project_dir}
+{common.who}WorkingDirectory={unit_text(str(common.paths.project_dir))}
+Environment={_environment("PYTHONPATH", common.paths.project_dir)}
 # {WORKERS_PER_PI} single-threaded workers, each limited to {MEMORY_LIMIT} of this Pi's memory. A Pi 3
 # or Zero 2 (1 GB): --nworkers 2 --memory-limit 0.35. No dashboard.
 {reach}

@@ -18,9 +18,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..errors import BotError, ConfigError, UsageError
+from ..errors import ConfigError, ExitStatus, UsageError
+from ..posting import TWEETS_FILE
 from ..settings.keys import LOG_FILE
 from ..settings.loading import Config, load_config
 from ..settings.parsers import time_to_seconds
@@ -31,7 +32,16 @@ from . import TWEET_JITTER, TWEET_TIMES, TWEET_TIMEZONE
 if TYPE_CHECKING:
     from ..registry import Registry
 
-__all__ = ["REPLY_UNITS", "Paths", "UNIT_NAMES", "crontab", "systemd_units", "unit_user"]
+__all__ = [
+    "LINES_TIMER",
+    "MAX_ONE_OFF_RUNS",
+    "REPLY_UNITS",
+    "Paths",
+    "UNIT_NAMES",
+    "crontab",
+    "systemd_units",
+    "unit_user",
+]
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +51,27 @@ UNIT_NAMES = (SERVICE, TIMER, DAEMON, WEB)
 # With REPLY_RULES set: `bot.py replies` every few minutes (docs/replies.md).
 REPLIES_SERVICE, REPLIES_TIMER = "twitterbot-replies.service", "twitterbot-replies.timer"
 REPLY_UNITS = (REPLIES_SERVICE, REPLIES_TIMER)
+# The one-off lines' run and timer, written when the tweets file has one-offs to come.
+LINES_SERVICE, LINES_TIMER = "twitterbot-lines.service", "twitterbot-lines.timer"
 # How often the replies' timer and cron line answer new mentions.
 REPLIES_EVERY_MINUTES = 5
 
-# Exit codes that another try cannot fix (usage, tweets file, keys, config): no restart loop.
-_NO_RESTART = "64 65 77 78"
+# At most this many one-off lines get a run of their own in the timer or the crontab, the next
+# to come first (a warning says when to write them again): 5,000 lines are not 5,000 timers.
+MAX_ONE_OFF_RUNS = 100
+
+# Exit codes that another try cannot fix (usage, the tweets file, a missing package, keys, a
+# setting): no restart loop. 73 (a full disk) and 75 (the network, a clock not set) may pass.
+_NO_RESTART = " ".join(
+    str(int(status))
+    for status in (
+        ExitStatus.USAGE,
+        ExitStatus.DATA_ERROR,
+        ExitStatus.UNAVAILABLE,
+        ExitStatus.PERMISSION_DENIED,
+        ExitStatus.CONFIG_ERROR,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -70,10 +96,45 @@ class Paths:
         return self.project_dir / "bot.py"
 
     def command(self, *args: str) -> str:
+        """bot.py with `args` as a shell reads it: each word quoted (a path may hold a space)."""
         words = [str(self.python), str(self.bot_py)]
         if self.env_file:
             words += ["--env-file", str(self.env_file)]
         return " ".join(shlex.quote(word) for word in words + list(args))
+
+    def unit_command(self, *args: str) -> str:
+        """The command as an ExecStart= holds it: systemd reads the shell's quotes, and expands
+        % (%h, %u) everywhere, so a % of a path is written %%."""
+        return unit_text(self.command(*args))
+
+
+def unit_text(text: str) -> str:
+    """A value as a unit file holds it: systemd expands specifiers (%h, %u) in most settings, so
+    a % of a path is written %%."""
+    return text.replace("%", "%%")
+
+
+def unit_paths(paths: Sequence[Path]) -> str:
+    """Paths as a list setting (ReadWritePaths=) holds them: separated by spaces, so each one
+    holding a space or a quote is in double quotes (backslash and quote escaped), % doubled."""
+    words = []
+    for path in paths:
+        text = unit_text(str(path))
+        if any(char in text for char in " \"'\t"):
+            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        words.append(text)
+    return " ".join(words)
+
+
+def unit_uri(path: Path) -> str:
+    """A file as Documentation= names it: a file:// URI (a space is %20), its % doubled."""
+    return unit_text(path.as_uri())
+
+
+def cron_command(command: str) -> str:
+    """A command as a crontab line holds it: cron ends the command at an unescaped % (the rest is
+    its standard input), so each % is written \\%, which cron gives the shell as %."""
+    return command.replace("%", "\\%")
 
 
 def crontab(config: Config, paths: Paths) -> str:
@@ -90,7 +151,7 @@ def crontab(config: Config, paths: Paths) -> str:
 
     lock = paths.state_dir / "cron.lock"
     log = paths.state_dir / "cron.log"
-    command = (
+    command = cron_command(
         f"/usr/bin/flock -n {shlex.quote(str(lock))} {paths.command('-q', '--jitter')} >> {shlex.quote(str(log))} 2>&1"
     )
     zone_note = (
@@ -118,7 +179,7 @@ def crontab(config: Config, paths: Paths) -> str:
     # Replies have a cron lock of their own: sharing the scheduled run's, a round that runs at a
     # post's minute would make cron skip the post; bot.lock (which the bot waits for) takes turns.
     replies_lock = paths.state_dir / "cron-replies.lock"
-    replies = (
+    replies = cron_command(
         f"/usr/bin/flock -n {shlex.quote(str(replies_lock))} {paths.command('-q', 'replies')} "
         f">> {shlex.quote(str(log))} 2>&1"
     )
@@ -135,28 +196,40 @@ def crontab(config: Config, paths: Paths) -> str:
         lines.append(f"# {every} {replies}")
     one_offs = calendar_lines(config)
     if one_offs:
+        # Their own lock: a run of TWEET_TIMES waiting its jitter holds cron.lock, and would make
+        # cron skip the one-off's run. No --jitter: the one-off goes at its time.
+        lines_lock = paths.state_dir / "cron-lines.lock"
+        one_off = cron_command(
+            f"/usr/bin/flock -n {shlex.quote(str(lines_lock))} {paths.command('-q', '--one-offs')} "
+            f">> {shlex.quote(str(log))} 2>&1"
+        )
         lines += [f"# {said}" for _at, said in one_offs]
         lines.append("# A run at each line's time (in the system's zone; cron has no year, so it comes again")
-        lines.append("# each year and then finds nothing to post). Print these lines again after changing them:")
+        lines.append("# each year and then finds nothing to post), with no jitter, posting the one-off or nothing.")
+        lines.append("# Print these lines again after changing them:")
         system = zone_for(None)
         for at, _said in one_offs:
             when = at.astimezone(system)
-            lines.append(f"{when.minute} {when.hour} {when.day} {when.month} * {command}")
+            lines.append(f"{when.minute} {when.hour} {when.day} {when.month} * {one_off}")
     return "\n".join(lines) + "\n"
 
 
 def calendar_lines(config: Config, *, now: Optional[datetime] = None) -> List[Tuple[datetime, str]]:
     """The tweets file's one-off lines still to come ({at: ...}, aware), each with what to say of
     it: when the first of TWEET_TIMES' runs after it comes, and whether that is within LATE_BY.
-    The timer and the cron lines then wake for each. A file that cannot be read says nothing here
-    (`bot.py check` names its problems)."""
+    The timer and the cron lines then wake for each. A file with a bad line raises its error
+    (exit 65, naming the line), never leaves every one-off out in silence; a file not written yet
+    is a warning."""
     from ..posting.calendar import Calendar, in_zone
     from ..posting.sources import source_of
 
-    try:
-        tweets = source_of(config).lines()
-    except BotError:
+    if not config[TWEETS_FILE].exists():
+        log.warning(
+            "%s does not exist yet: no run of its own is added for a one-off line; write these again once it does",
+            config[TWEETS_FILE],
+        )
         return []
+    tweets = source_of(config).lines()
     if tweets is None:  # a grammar's posts have no times: each run draws one
         return []
     calendar = Calendar.of(config)
@@ -176,7 +249,17 @@ def calendar_lines(config: Config, *, now: Optional[datetime] = None) -> List[Tu
         if late > calendar.late_by:
             said += f", later than LATE_BY={format_duration(calendar.late_by)}: without the run below it is missed"
         found.append((at, said))
-    return sorted(found)
+    found.sort()
+    if len(found) > MAX_ONE_OFF_RUNS:
+        last = found[MAX_ONE_OFF_RUNS - 1][0].astimezone(calendar.zone)
+        log.warning(
+            "%d one-off lines are still to come: the runs written here wake for the first %d only, to %s; "
+            "write them again before then (the daemon needs no such runs)",
+            len(found),
+            MAX_ONE_OFF_RUNS,
+            f"{last:%Y-%m-%d %H:%M}",
+        )
+    return found[:MAX_ONE_OFF_RUNS]
 
 
 def _until_next_run(at: datetime, times: List[str]) -> timedelta:
@@ -195,6 +278,10 @@ def systemd_units(config: Config, paths: Paths, *, system: bool) -> Dict[str, st
         DAEMON: _daemon_unit(paths, system=system),
         WEB: _web_unit(paths, system=system),
     }
+    one_offs = calendar_lines(config)
+    if one_offs:
+        units[LINES_SERVICE] = _lines_service(paths, system=system)
+        units[LINES_TIMER] = _lines_timer(config, one_offs)
     if config["REPLY_RULES"] is not None:
         units[REPLIES_SERVICE] = _replies_unit(paths, system=system)
         units[REPLIES_TIMER] = _replies_timer()
@@ -208,8 +295,8 @@ Description=twitterbot: answer new mentions by the reply rules (bot.py replies)
 {_waits_for_network_and_clock(paths)}
 [Service]
 Type=oneshot
-{_user_line(paths, system=system)}WorkingDirectory={paths.project_dir}
-ExecStart={paths.command("replies")}
+{_user_line(paths, system=system)}WorkingDirectory={unit_text(str(paths.project_dir))}
+ExecStart={paths.unit_command("replies")}
 TimeoutStartSec=10min
 {_sandbox(paths, system=system)}"""
 
@@ -235,26 +322,54 @@ Description=twitterbot: one scheduled run (post a line of tweets.txt on 1 run in
 {_waits_for_network_and_clock(paths)}
 [Service]
 Type=oneshot
-{_user_line(paths, system=system)}WorkingDirectory={paths.project_dir}
-ExecStart={paths.command()}
+{_user_line(paths, system=system)}WorkingDirectory={unit_text(str(paths.project_dir))}
+ExecStart={paths.unit_command()}
 # A run takes seconds; a slow network can stretch it to API_TIMEOUT per try.
 TimeoutStartSec=10min
 {_sandbox(paths, system=system)}"""
 
 
+def _lines_service(paths: Paths, *, system: bool) -> str:
+    """The oneshot service the one-offs' timer starts: a run that posts a one-off line whose time
+    has come, or nothing (--one-offs: no roll, no other line)."""
+    return f"""[Unit]
+Description=twitterbot: a one-off line's run (post it, or nothing)
+{_waits_for_network_and_clock(paths)}
+[Service]
+Type=oneshot
+{_user_line(paths, system=system)}WorkingDirectory={unit_text(str(paths.project_dir))}
+ExecStart={paths.unit_command("--one-offs")}
+TimeoutStartSec=10min
+{_sandbox(paths, system=system)}"""
+
+
+def _lines_timer(config: Config, one_offs: List[Tuple[datetime, str]]) -> str:
+    """The one-offs' timer: one OnCalendar= line per one-off line still to come (the next
+    MAX_ONE_OFF_RUNS), and no RandomizedDelaySec=: a one-off goes at its time."""
+    zone = f" {config[TWEET_TIMEZONE]}" if config[TWEET_TIMEZONE] else ""
+    bot_zone = zone_for(config[TWEET_TIMEZONE])
+    said = "\n".join(f"# {said}" for _at, said in one_offs)
+    calendars = "\n".join(f"OnCalendar={at.astimezone(bot_zone):%Y-%m-%d %H:%M:00}{zone}" for at, _said in one_offs)
+    return f"""[Unit]
+Description=twitterbot's one-off lines ({len(one_offs)} to come)
+
+[Timer]
+Unit={LINES_SERVICE}
+{said}
+# A run at each one-off line's time, with no random delay (write the units again after changing them):
+{calendars}
+Persistent=false
+
+[Install]
+WantedBy=timers.target
+"""
+
+
 def _timer_unit(config: Config) -> str:
-    """The timer: one OnCalendar= line per TWEET_TIMES, in TWEET_TIMEZONE if one is set, and one
-    per one-off line of the tweets file still to come."""
+    """The timer: one OnCalendar= line per TWEET_TIMES, in TWEET_TIMEZONE if one is set (the
+    one-off lines have a timer of their own, without the random delay)."""
     zone = f" {config[TWEET_TIMEZONE]}" if config[TWEET_TIMEZONE] else ""
     calendars = "\n".join(f"OnCalendar=*-*-* {_with_seconds(t)}{zone}" for t in config[TWEET_TIMES])
-    one_offs = calendar_lines(config)
-    if one_offs:
-        bot_zone = zone_for(config[TWEET_TIMEZONE])
-        calendars += "\n" + "\n".join(f"# {said}" for _at, said in one_offs)
-        calendars += "\n# A run at each one-off line's time (write the units again after changing them):\n"
-        calendars += "\n".join(
-            f"OnCalendar={at.astimezone(bot_zone):%Y-%m-%d %H:%M:00}{zone}" for at, _said in one_offs
-        )
     return f"""[Unit]
 Description=twitterbot at {", ".join(config[TWEET_TIMES])}{zone}
 
@@ -292,8 +407,8 @@ Description=twitterbot daemon: scheduled runs at TWEET_TIMES (instead of the tim
 # The daemon tells systemd when it is ready (sd_notify) and stops within a second on SIGTERM,
 # after finishing a post already in flight.
 Type=notify
-{_user_line(paths, system=system)}WorkingDirectory={paths.project_dir}
-ExecStart={paths.command("daemon")}
+{_user_line(paths, system=system)}WorkingDirectory={unit_text(str(paths.project_dir))}
+ExecStart={paths.unit_command("daemon")}
 # `systemctl reload`: the daemon re-reads the env file and the tweets file between runs.
 ExecReload=/bin/kill -HUP $MAINPID
 Restart=on-failure
@@ -311,15 +426,15 @@ def _web_unit(paths: Paths, *, system: bool) -> str:
     """The status page's service (bot.py serve)."""
     return f"""[Unit]
 Description=twitterbot status page (bot.py serve): read-only, on 127.0.0.1:8080
-Documentation=file://{paths.project_dir / "docs/status-page.md"}
+Documentation={unit_uri(paths.project_dir / "docs/status-page.md")}
 Wants=network-online.target
 After=network-online.target
 
 [Service]
 Type=simple
-{_user_line(paths, system=system)}WorkingDirectory={paths.project_dir}
+{_user_line(paths, system=system)}WorkingDirectory={unit_text(str(paths.project_dir))}
 # To open it to the home network: set WEB_PASSWORD in the env file, then add --host 0.0.0.0.
-ExecStart={paths.command("serve")}
+ExecStart={paths.unit_command("serve")}
 # SIGTERM stops it within a second, after the requests in hand.
 Restart=on-failure
 RestartSec=30s
@@ -336,7 +451,7 @@ WantedBy={_wanted_by(system)}
 def _waits_for_network_and_clock(paths: Paths) -> str:
     """The [Unit] lines of the units that post: the README, and waiting for the network and the clock."""
     return (
-        f"Documentation=file://{paths.project_dir / 'README.md'}\n"
+        f"Documentation={unit_uri(paths.project_dir / 'README.md')}\n"
         "# Post only once the network is up and the clock has been set: a Raspberry Pi has no\n"
         "# real-time clock. For time-sync.target to wait for NTP, enable the waiter once:\n"
         "#   sudo systemctl enable systemd-time-wait-sync.service\n"
@@ -403,7 +518,7 @@ def _hardening(paths: Paths) -> str:
         "NoNewPrivileges=yes\n"
         "ProtectSystem=strict\n"
         "ProtectHome=read-only\n"
-        f"ReadWritePaths={' '.join(str(path) for path in writable)}\n"
+        f"ReadWritePaths={unit_paths(writable)}\n"
         "PrivateTmp=yes\n"
         "PrivateDevices=yes\n"
         "ProtectKernelTunables=yes\n"
