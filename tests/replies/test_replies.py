@@ -66,6 +66,19 @@ class Bot:
         with closing(sqlite3.connect(self.path / "state" / "history.sqlite3")) as conn:
             return conn.execute("SELECT mention_id, status, reason, rule FROM mentions ORDER BY id").fetchall()
 
+    def later(self, minutes: float) -> None:
+        """`minutes` pass for what the history keeps: its tries and readings are that much older."""
+        from twitterbot.state.database import iso, parse_iso
+
+        def earlier(text: object) -> object:
+            return iso(parse_iso(text) - timedelta(minutes=minutes)) if isinstance(text, str) else text
+
+        with closing(sqlite3.connect(self.path / "state" / "history.sqlite3")) as conn, conn:
+            for table, columns in (("attempts", ("sent_at", "finished_at")), ("mentions", ("seen_at",))):
+                for row in conn.execute(f"SELECT id, {', '.join(columns)} FROM {table}").fetchall():
+                    sets = ", ".join(f"{column} = ?" for column in columns)
+                    conn.execute(f"UPDATE {table} SET {sets} WHERE id = ?", (*map(earlier, row[1:]), row[0]))
+
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
@@ -189,6 +202,9 @@ def test_a_failed_reply_is_answered_by_a_later_round_and_a_lost_answer_is_never_
     world.fault("fail_post")
     assert bot.run("replies").returncode == 75
     assert world.posts_by("pibot") == []
+    assert bot.run("replies").returncode == 0  # it waits out its back-off
+    assert world.posts_by("pibot") == []
+    bot.later(6)
     assert bot.run("replies").returncode == 0
     assert len(world.posts_by("pibot")) == 1
     _recent(world, "bo", "@pibot hello")
@@ -264,7 +280,7 @@ def test_check_names_a_rule_that_does_not_compile_and_a_round_that_reaches_it_st
 ) -> None:
     (bot.path / "replies.json").write_text(json.dumps({"fine": "ok", "(broken": "never"}))
     check = bot.run("check")
-    assert check.returncode != 0 and '"(broken"' in check.stdout + check.stderr
+    assert check.returncode == 65 and '"(broken"' in check.stdout + check.stderr
     assert bot.run("replies").returncode == 0  # no mention reaches it: a round compiles no rule it needs not
     _recent(world, "ada", "@pibot hi")
     replies = bot.run("replies")
@@ -272,6 +288,32 @@ def test_check_names_a_rule_that_does_not_compile_and_a_round_that_reaches_it_st
     (bot.path / "replies.json").write_text(json.dumps({"fine": "ok", "hi": "hello"}))
     assert bot.run("replies").returncode == 0  # the mention waited for the fix
     assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hello"]
+
+
+def test_failing_mentions_never_starve_the_round_wait_out_a_back_off_and_are_counted(bot: Bot, world: World) -> None:
+    rules = {"broken": "{imgg https://example.org/x.png} never", "hello": "hi there!"}
+    (bot.path / "replies.json").write_text(json.dumps(rules))
+    bot.write(MAX_REPLIES_PER_RUN="3", REPLY_COOLDOWN="0")
+    for number in range(3):
+        _recent(world, f"troll{number}", "@pibot broken")
+    _recent(world, "ada", "@pibot hello")
+    first = bot.run("replies")
+    assert first.returncode == 65 and "0 answered" not in first.stderr
+    assert "1 answered, 0 skipped, 3 failed" in first.stderr
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!"]
+    _recent(world, "bo", "@pibot hello")
+    second = bot.run("replies")  # the three wait out their back-off: the round is not theirs
+    assert second.returncode == 0 and "3 failed before, tried again later" in second.stderr
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!", "@bo hi there!"]
+    bot.later(6)
+    assert bot.run("replies").returncode == 65  # tried again, and failed again: they wait longer
+    assert "3 failed before" in bot.run("replies").stderr
+    rules["broken"] = "fixed"
+    (bot.path / "replies.json").write_text(json.dumps(rules))
+    assert bot.run("replies").returncode == 0  # the rules changed: they are tried at once
+    assert sorted(post["text"] for post in world.posts_by("pibot"))[-3:] == [f"@troll{n} fixed" for n in range(3)]
+    statuses = [row[1] for row in bot.mentions()]
+    assert statuses == ["answered"] * 5
 
 
 def test_replies_do_not_count_in_max_posts_per_day(bot: Bot, world: World) -> None:
@@ -362,7 +404,7 @@ def test_a_bug_in_the_replies_before_a_scheduled_run_never_costs_its_post(
 ) -> None:
     from twitterbot.replies.rules import ReplyRules
 
-    def broken(self: ReplyRules, text: str) -> None:
+    def broken(self: ReplyRules, text: str, budget: object = None) -> None:
         raise RuntimeError("the rules step broke")
 
     monkeypatch.setattr(ReplyRules, "match", broken)

@@ -43,6 +43,7 @@ class Answer:
     text: Optional[str] = None
     url: Optional[str] = None
     status: ExitStatus = ExitStatus.OK  # a failed reply's: its error's exit status
+    free: bool = False  # a failure before any request (its rule's data): it takes no reply's place in the round
 
 
 def reply_pictures(rules: ReplyRules, rule: Optional[str], reply: Reply, config: Config) -> Tuple[Attachment, ...]:
@@ -80,7 +81,8 @@ def reply_post(
 
 def deliver_reply(delivery: Delivery, network: Network, mention: Mention, rule: Optional[str], post: Post) -> Answer:
     """`post` sent by `delivery`, and the mention's `Answer`: a reply too long or over budget is
-    recorded as skipped; one that failed leaves the mention pending for the next round."""
+    recorded as skipped; one the network refused as a duplicate is failed, with its reason (it is
+    no answer); one that failed for a passing reason leaves the mention pending for a later round."""
     from ..posting.delivery import ReplyAttempts
     from ..state.mentions import MentionTaken
 
@@ -96,7 +98,12 @@ def deliver_reply(delivery: Delivery, network: Network, mention: Mention, rule: 
         reason = sent.note or f"the reply is too long for {network.label}"
         delivery.store.skip_mention(mention.network, mention.id, reason, rule=rule)
         return Answer(mention, "skipped", reason, rule)
-    if not sent.reached and outcome != "duplicate":
+    if outcome == "duplicate":  # X keeps no second post of a text: this mention has no answer
+        reason = f"{network.label} refused the reply: {sent.error or 'it already has a post with its text'}"
+        delivery.store.refuse_reply(mention.network, mention.id, reason)
+        log.warning("%s: the reply to %s failed: %s", network.label, mention.author.handle, reason)
+        return Answer(mention, "failed", reason, rule, status=ExitStatus.DATA_ERROR)
+    if not sent.reached:
         log.warning("%s: the reply to %s %s: %s", network.label, mention.author.handle, outcome, sent.error)
         status = sent.error.exit_status if sent.error else ExitStatus.TEMPORARY_FAILURE
         return Answer(mention, "failed", str(sent.error or outcome), rule, status=status)
