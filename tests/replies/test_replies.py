@@ -316,6 +316,24 @@ def test_failing_mentions_never_starve_the_round_wait_out_a_back_off_and_are_cou
     assert statuses == ["answered"] * 5
 
 
+def test_a_missing_picture_names_the_rules_folder_and_the_mention_waits_for_it(bot: Bot, world: World) -> None:
+    from images import photo
+
+    (bot.path / "rules").mkdir()
+    (bot.path / "rules" / "replies.json").write_text(json.dumps({"cat": "look ![a cat](cat.jpg)"}))
+    bot.write(REPLY_RULES="rules/replies.json")
+    _recent(world, "ada", "@pibot cat")
+    first = bot.run("replies")
+    assert first.returncode == 65 and str(bot.path / "rules") in first.stderr and "tweets file" not in first.stderr
+    assert [row[1] for row in bot.mentions()] == ["pending"] and world.posts_by("pibot") == []
+    dry = bot.run("replies", "--dry-run")
+    assert "cat.jpg does not exist in" in dry.stdout and "tweets file" not in dry.stdout
+    photo(bot.path / "rules" / "cat.jpg", size=(40, 30))
+    assert bot.run("replies").returncode == 0  # the picture is there now: tried at once
+    [reply] = world.posts_by("pibot")
+    assert reply["text"] == "@ada look" and [row[1] for row in bot.mentions()] == ["answered"]
+
+
 def test_replies_do_not_count_in_max_posts_per_day(bot: Bot, world: World) -> None:
     bot.write(MAX_POSTS_PER_DAY="1", REPLY_COOLDOWN="0")
     for number in range(3):

@@ -37,7 +37,7 @@ from .judging import StatusRule, choose, load_config_rules, read_grammar_of, rul
 from .mentions import mention_of, read_into, read_page, row_of
 from .rules import MatchBudget, MatchBudgetSpent
 from .safety import Skip
-from .sending import Answer, deliver_reply, plan_reply, reply_pictures, reply_post
+from .sending import Answer, deliver_reply, pictures_present, plan_reply, reply_pictures, reply_post
 
 if TYPE_CHECKING:
     from ..posting.delivery import Delivery
@@ -210,9 +210,9 @@ class _Round:
         return chosen
 
     def _changed(self) -> Optional[datetime]:
-        """When the rules file, or the grammar its responses use, last changed."""
+        """When the rules file, its folder (a picture added), or the grammar its responses use last changed."""
         times = []
-        for path in (self.rules.path, self.config["TWEETS_FILE"]):
+        for path in (self.rules.path, self.rules.path.parent, self.config["TWEETS_FILE"]):
             try:
                 times.append(path.stat().st_mtime)
             except (OSError, AttributeError):
@@ -323,6 +323,8 @@ def _dry_run(
                     chosen = verdict(mention, config, store, now) or choose(
                         rules, mention, grammar, status, rng=rng, names=names
                     )
+                    if not isinstance(chosen, Skip):
+                        pictures_present(rules, *chosen)
                 except RuleDataError as exc:
                     chosen = Skip(str(exc))
                 if isinstance(chosen, Skip):

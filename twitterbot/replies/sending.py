@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .answer import Reply
     from .rules import ReplyRules
 
-__all__ = ["Answer", "deliver_reply", "plan_reply", "reply_pictures", "reply_post"]
+__all__ = ["Answer", "deliver_reply", "pictures_present", "plan_reply", "reply_pictures", "reply_post"]
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,28 @@ class Answer:
     free: bool = False  # a failure before any request (its rule's data): it takes no reply's place in the round
 
 
+def pictures_present(rules: ReplyRules, rule: Optional[str], reply: Reply) -> None:
+    """Raise `RuleDataError` for a picture file (``![alt](path)``) of the reply that is not there:
+    the rule's to fix, named with the folder it is read from (the rules file's), and the mention
+    waits for the fix rather than failing for good when it is sent."""
+    from pathlib import Path
+
+    from .answer import RuleDataError
+
+    for image in reply.images:
+        if isinstance(image.source, Path) and not image.source.is_file():
+            raise RuleDataError(
+                f"{rules.path.name} rule {shown(rule)}: its picture {image.name} does not exist in"
+                f" {rules.path.parent} (pictures are read from the rules file's folder): add it or fix"
+                " the path; the mention waits for the fix",
+                rule,
+            )
+
+
 def reply_pictures(rules: ReplyRules, rule: Optional[str], reply: Reply, config: Config) -> Tuple[Attachment, ...]:
-    """The reply's pictures, its tags' drawn and fetched (`answer.pictures`)."""
+    """The reply's pictures, its tags' drawn and fetched (`answer.pictures`); `RuleDataError` for a
+    picture file that is not there (`pictures_present`)."""
+    pictures_present(rules, rule, reply)
     if reply.tags is None or not reply.tags.pictures:
         return reply.images
     from ..posting.tagpictures import PictureRules
