@@ -11,7 +11,7 @@ import subprocess
 from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 import pytest
 from chat_network import Chat, World
@@ -385,13 +385,23 @@ def test_while_a_job_runs_a_mention_saying_status_gets_its_latest_progress_line(
     _recent(world, "bo", "@pibot hello")
     config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
     with open_reporter("hamlet", config=config) as report:
-        report.update("42 of 100 boards counted")
+        report.update("42 of 100 boards counted")  # the round runs beside the job: wait for its replies
+        _wait_for(lambda: len(world.posts_by("pibot")) == 2)
         _recent(world, "cy", "@pibot status")
         report.update("43 of 100 boards counted")  # within the 5 minutes: no second round
         report.done("all counted")
     replies = [(post["reply_to"], post["text"]) for post in world.posts_by("pibot") if post["reply_to"]]
     assert ("1", "@ada hamlet: 42 of 100 boards counted") in replies and ("2", "@bo hi there!") in replies
     assert all(reply_to != "3" for reply_to, _ in replies)  # read by the next round, not this one
+
+
+def _wait_for(done: Callable[[], bool], seconds: float = 10.0) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"not within {seconds} s"
+        time.sleep(0.02)
 
 
 def test_a_job_s_round_skips_at_once_when_a_run_holds_the_lock(
@@ -410,11 +420,33 @@ def test_a_job_s_round_skips_at_once_when_a_run_holds_the_lock(
     heard = status_rounds(config, seconds=lambda: next(clock))
     with run_lock(config.lock_file):  # another open file: flock refuses it as it would another process
         heard("a line")  # no wait: the round is skipped with a warning
+        assert heard.join()
     assert world.posts_by("pibot") == []
     [said] = [record.getMessage() for record in caplog.records if "the job goes on" in record.getMessage()]
     assert "another run is in progress" in said and "waited" not in said
     heard("another line")  # past STATUS_EVERY: the next report's round answers
+    assert heard.join()
     assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!"]
+
+
+def test_a_job_s_round_waiting_on_a_slow_mentions_server_never_holds_up_its_reports(bot: Bot, world: World) -> None:
+    import time
+
+    from twitterbot.replies.command import status_rounds
+    from twitterbot.settings.loading import load_config
+
+    _recent(world, "ada", "@pibot status")
+    world.fault("slow_read")  # the read takes 2 s
+    config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
+    clock = iter([0.0, 1000.0, 2000.0])
+    heard = status_rounds(config, seconds=lambda: next(clock))
+    started = time.monotonic()
+    heard("hamlet: 1 of 3")
+    heard("hamlet: 2 of 3")  # a round still runs: none more, and no wait
+    assert time.monotonic() - started < 0.5 and heard.running
+    assert heard.join(10)
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hamlet: 1 of 3"]
+    assert world.reads() == 1
 
 
 def test_a_bug_in_the_replies_before_a_scheduled_run_never_costs_its_post(
