@@ -130,6 +130,25 @@ def test_a_reply_is_never_more_public_than_its_mention_nor_than_its_visibility_w
     ]
 
 
+def test_a_limited_or_unnamed_visibility_is_answered_as_privately_as_can_be(bot: Bot, world: World) -> None:
+    _recent(world, "ada", "@pibot 🐸", visibility="limited")
+    _recent(world, "bo", "@pibot 🐸")  # the network said none
+    assert bot.run("replies").returncode == 0
+    assert [(post["text"], post["visibility"]) for post in world.posts_by("pibot")] == [
+        ("@ada ribbit", "direct"),
+        ("@bo ribbit", "direct"),
+    ]
+
+
+def test_an_escape_in_an_author_s_handle_reaches_neither_the_terminal_nor_the_reply(bot: Bot, world: World) -> None:
+    _recent(world, "ada\x1b]0;owned\x07\x1b[31m", "@pibot hello")
+    dry = bot.run("replies", "--dry-run")
+    assert dry.returncode == 0 and "\x1b" not in dry.stdout + dry.stderr and "@ada]0;owned[31m" in dry.stdout
+    assert bot.run("replies").returncode == 0
+    [reply] = world.posts_by("pibot")
+    assert reply["text"] == "@ada]0;owned[31m hi there!"
+
+
 def test_a_response_expands_with_the_bot_s_grammar(bot: Bot, world: World) -> None:
     (bot.path / "tweets.json").write_text(
         json.dumps({"origin": ["#weather#"], "weather": ["rain, #mood#"], "mood": ["sadly"]})

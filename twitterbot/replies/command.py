@@ -17,7 +17,15 @@ from ..arguments import Commands, Parser, add_command
 from ..errors import BotError, ConfigError, ExitStatus
 from ..settings.loading import Config
 
-__all__ = ["STATUS_EVERY", "STATUS_GRACE", "StatusRounds", "before_scheduled_run", "register", "status_rounds"]
+__all__ = [
+    "STATUS_EVERY",
+    "STATUS_GRACE",
+    "StatusRounds",
+    "before_scheduled_run",
+    "register",
+    "status_rounds",
+    "without_paths",
+]
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +106,7 @@ class StatusRounds:
                 self.config,
                 outlets=LazyPosters.of(self.config),
                 rng=random.Random(),
-                status=StatusRule(line),
+                status=StatusRule(without_paths(line, self.config)),
                 lock_wait=0,  # a run holds the lock: this round is skipped, the job is not held up
             )
         except BotError as exc:
@@ -109,6 +117,21 @@ class StatusRounds:
             return
         if result.answers:
             log.info("%s", result.summary())
+
+
+def without_paths(line: str, config: Config) -> str:
+    """A job's progress line as a stranger may read it: the bot's own folders (its history, state
+    folder, settings' folder, the home folder) written by their names alone, never their paths."""
+    import os
+    from pathlib import Path
+
+    folders = [config.history_file, config["BOT_STATE_DIR"], Path.home()]
+    if config.env_file is not None:
+        folders.append(Path(config.env_file).parent)
+    for folder in sorted({str(os.path.abspath(each)) for each in folders}, key=len, reverse=True):
+        if len(folder) > 1:
+            line = line.replace(folder + os.sep, "").replace(folder, Path(folder).name or folder)
+    return line
 
 
 def status_rounds(config: Config, *, seconds: Callable[[], float] = time.monotonic) -> StatusRounds:

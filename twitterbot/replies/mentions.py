@@ -10,6 +10,8 @@ A mention travels as the network's `Mention` and is kept as a `MentionRow` (`row
 from __future__ import annotations
 
 import logging
+import unicodedata
+from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Dict, Optional
 
@@ -77,7 +79,18 @@ def read_page(
     listen = getattr(reader, "mentions", None)
     if listen is None:  # a network that says it listens, with a reader that cannot: a bug of that network
         raise PostError(f"{network.label}'s poster cannot read mentions", exit_status=ExitStatus.UNAVAILABLE)
-    return listen(cursor, not_before=now - FIRST_READ, limit=READ_ALL)
+    page = listen(cursor, not_before=now - FIRST_READ, limit=READ_ALL)
+    return replace(page, mentions=tuple(_cleaned(mention) for mention in page.mentions))
+
+
+def _cleaned(mention: Mention) -> Mention:
+    """`mention` with its author's handle as a handle can be: no control, format or space
+    character (an ESC in a Mastodon ``acct`` would steer the terminal and go out in the reply)."""
+    handle = mention.author.handle
+    kept = "".join(char for char in handle if not unicodedata.category(char).startswith(("C", "Z")))
+    if kept == handle:
+        return mention
+    return replace(mention, author=replace(mention.author, handle=kept))
 
 
 def budgets(config: Config) -> Dict[str, float]:

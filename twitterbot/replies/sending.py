@@ -96,7 +96,18 @@ def reply_post(
         reply_to={network.name: mention.reply_to},
         unfit="the mention is not answered",
     )
-    return replace(post, visibility=most_private(post.visibility, mention.visibility))
+    return replace(post, visibility=most_private(post.visibility, _mention_visibility(network, mention)))
+
+
+def _mention_visibility(network: Network, mention: Mention) -> Optional[str]:
+    """How private the mention is, as the reply must be at least: on a network with visibilities,
+    one it does not name or that is not one of the four (Mastodon's ``limited``, seen only by
+    those it names) is as private as can be, ``direct``."""
+    from ..networks.mentions import VISIBILITY_ORDER
+
+    if "visibility" in network.post_options and mention.visibility not in VISIBILITY_ORDER:
+        return VISIBILITY_ORDER[-1]
+    return mention.visibility
 
 
 def deliver_reply(delivery: Delivery, network: Network, mention: Mention, rule: Optional[str], post: Post) -> Answer:
