@@ -353,6 +353,24 @@ def test_a_missing_picture_names_the_rules_folder_and_the_mention_waits_for_it(b
     assert reply["text"] == "@ada look" and [row[1] for row in bot.mentions()] == ["answered"]
 
 
+def test_a_round_of_slow_rules_ends_within_its_match_budget_naming_them(bot: Bot, world: World) -> None:
+    import time
+
+    from twitterbot.replies.rules import MATCH_TIMEOUT, ROUND_MATCH_BUDGET
+
+    slow = {f"(?:(?:a|a)+)+b{number}": "never" for number in range(20)}
+    (bot.path / "replies.json").write_text(json.dumps({**slow, "hello": "hi"}))
+    bot.write(REPLY_COOLDOWN="0")
+    _recent(world, "troll", "@pibot " + "a" * 5000)
+    _recent(world, "ada", "@pibot " + "a" * 5000 + " hello")
+    started = time.monotonic()
+    ran = bot.run("replies")
+    took = time.monotonic() - started
+    assert took < ROUND_MATCH_BUDGET + MATCH_TIMEOUT + 1.5, took  # was 73 s
+    assert ran.returncode == 65 and "(?:(?:a|a)+)+b" in ran.stderr and "simplify" in ran.stderr
+    assert [row[1] for row in bot.mentions()] == ["pending", "pending"]  # one failed, one left for the next round
+
+
 def test_replies_do_not_count_in_max_posts_per_day(bot: Bot, world: World) -> None:
     bot.write(MAX_POSTS_PER_DAY="1", REPLY_COOLDOWN="0")
     for number in range(3):

@@ -131,6 +131,20 @@ def test_a_rule_too_big_to_compile_is_refused_at_once_and_named(key: str) -> Non
     assert caught.value.exit_status == 65
 
 
+def test_a_rule_that_backtracks_is_given_up_within_the_documented_half_second() -> None:
+    import time
+
+    from twitterbot.replies.rules import MATCH_TIMEOUT
+
+    rules = rules_of({"(?:(?:a|a)+)+b": "never", "!": "fallback"})
+    took = []
+    for _ in range(3):  # the quickest of three: a busy machine's pauses are not the rule's
+        started = time.monotonic()
+        assert rules.match("a" * 5000 + "!").response == "fallback"
+        took.append(time.monotonic() - started)
+    assert min(took) <= MATCH_TIMEOUT, took  # asked 0.5 s, `regex` took 1.1-2.0 s
+
+
 def test_counted_repeats_a_real_rule_uses_still_compile() -> None:
     rules = rules_of({".{0,280}": "any", "(?:\\w{100}){100}": "words", "(a{1000}){100}": "many a"})
     assert rules.match("hello").key == ".{0,280}"

@@ -308,6 +308,7 @@ def _dry_run(
         )
         return result
     grammar, now, names = read_grammar_of(config), clock(), config.registry.names()
+    budget = MatchBudget()
     with HistoryStore(config.history_file if config.history_file.exists() else ":memory:") as store:
         stand_in = DryRunPoster(networks=listening)
         delivery = _delivery(config, store, LazyPosters(lambda: dict.fromkeys(listening, stand_in)), clock)
@@ -321,11 +322,11 @@ def _dry_run(
             for mention in [*pending, *page.mentions]:
                 try:
                     chosen = verdict(mention, config, store, now) or choose(
-                        rules, mention, grammar, status, rng=rng, names=names
+                        rules, mention, grammar, status, rng=rng, names=names, budget=budget
                     )
                     if not isinstance(chosen, Skip):
                         pictures_present(rules, *chosen)
-                except RuleDataError as exc:
+                except (RuleDataError, MatchBudgetSpent) as exc:
                     chosen = Skip(str(exc))
                 if isinstance(chosen, Skip):
                     answer = Answer(mention, "skipped", chosen.reason)
