@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from ..state.store import HistoryStore
     from .rules import ReplyRules
 
-__all__ = ["RETRY_FIRST", "RETRY_LONGEST", "RepliesResult", "answer_mentions", "due"]
+__all__ = ["MAX_FREE_FAILURES", "RETRY_FIRST", "RETRY_LONGEST", "RepliesResult", "answer_mentions", "due"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,10 @@ log = logging.getLogger(__name__)
 # as it has waited since it was read, at most `RETRY_LONGEST`: 5 minutes, 10, 20, ... a day.
 RETRY_FIRST = timedelta(minutes=5)
 RETRY_LONGEST = timedelta(days=1)
+
+# A failure before any request (a response that cannot be read) takes no place among a round's
+# MAX_REPLIES_PER_RUN; a flood of them still ends a round after this many, each a write.
+MAX_FREE_FAILURES = 100
 
 
 def due(tried: Optional[Tried], now: datetime, changed: Optional[datetime]) -> bool:
@@ -187,14 +191,15 @@ class _Round:
         by_name = {network.name: network for network in listening}
         pending = self._due(list(by_name), now, result)
         cap, budget = self.config["MAX_REPLIES_PER_RUN"], MatchBudget(clock=self.seconds)
-        sent = 0  # replies sent or tried, and pictures fetched: a rule's data error is free
+        sent = free = 0  # replies sent or tried, and pictures fetched; failures that cost nothing
         for index, row in enumerate(pending):
-            if sent >= cap:
+            if sent >= cap or free >= MAX_FREE_FAILURES:
                 result.left = len(pending) - index
                 break
             answer = self._answer(by_name[row.network], mention_of(row), budget)
             result.answers.append(answer)
             sent += answer.action in ("answered", "failed") and not answer.free
+            free += answer.free
             result.exit_status = result.exit_status or answer.status
             if budget.left() <= 0:
                 result.left = len(pending) - index - 1
