@@ -22,16 +22,18 @@ A network is a capability with more facts (`twitterbot.networks.Network`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, List, Mapping, Optional, Tuple, Union
 
 if TYPE_CHECKING:
+    from .errors import BotError
     from .settings.loading import Config
     from .settings.table import Setting
 
 __all__ = ["Capability", "CheckLine", "Feature", "arm32"]
 
-# One line of `bot.py check`: ("ok" | "note" | "problem", what it found).
-CheckLine = Tuple[str, str]
+# One line of `bot.py check`: ("ok" | "note" | "problem", what it found), and for a problem the
+# error whose exit status `check` ends with (without one: a settings problem, 78).
+CheckLine = Union[Tuple[str, str], Tuple[str, str, "BotError"]]
 
 
 class Feature:

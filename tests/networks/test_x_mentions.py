@@ -118,7 +118,9 @@ def test_a_reply_is_threaded_under_the_mention(emulator: XEmulator, poster: XPos
     read = poster.mentions(None, not_before=a_day_ago(), limit=10).mentions[0]
     result = poster.post(NETWORK.addressed("hello to you", read), PostOptions(reply_to=read.reply_to))
     assert result.confirmed
-    assert emulator.posts[-1].reply_to == mention.id and emulator.posts[-1].text == "hello to you"
+    assert (
+        emulator.posts[-1].reply_to == mention.id and emulator.posts[-1].text == "@ada hello to you"
+    )  # as CBDQ began a reply
 
 
 def test_x_refuses_a_reply_where_the_account_was_not_mentioned(emulator: XEmulator, poster: XPoster) -> None:

@@ -80,8 +80,8 @@ def test_a_lost_reply_on_x_is_never_taken_for_another_mention_s_reply_with_the_s
     grace = emulator.mention("@pi_bot hello", by="grace", ago=60)
     emulator.fail_next("ok", "drop")  # the round's read goes through; its reply to grace is lost on the way
     replying.run("replies")
-    assert [(post.text, post.reply_to) for post in emulator.posts] == [("hi there!", ada.id)]
-    again = replying.run("replies")  # the look-up: the only "hi there!" answers ada, not grace
+    assert [(post.text, post.reply_to) for post in emulator.posts] == [("@ada hi there!", ada.id)]
+    again = replying.run("replies")  # the look-up: the only reply answers ada, not grace
     assert again.returncode == 0, again.stderr
     assert len(emulator.posts) == 1
     (first, lost) = _replies(replying)

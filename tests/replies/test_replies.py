@@ -11,7 +11,7 @@ import subprocess
 from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 import pytest
 from chat_network import Chat, World
@@ -66,6 +66,19 @@ class Bot:
         with closing(sqlite3.connect(self.path / "state" / "history.sqlite3")) as conn:
             return conn.execute("SELECT mention_id, status, reason, rule FROM mentions ORDER BY id").fetchall()
 
+    def later(self, minutes: float) -> None:
+        """`minutes` pass for what the history keeps: its tries and readings are that much older."""
+        from twitterbot.state.database import iso, parse_iso
+
+        def earlier(text: object) -> object:
+            return iso(parse_iso(text) - timedelta(minutes=minutes)) if isinstance(text, str) else text
+
+        with closing(sqlite3.connect(self.path / "state" / "history.sqlite3")) as conn, conn:
+            for table, columns in (("attempts", ("sent_at", "finished_at")), ("mentions", ("seen_at",))):
+                for row in conn.execute(f"SELECT id, {', '.join(columns)} FROM {table}").fetchall():
+                    sets = ", ".join(f"{column} = ?" for column in columns)
+                    conn.execute(f"UPDATE {table} SET {sets} WHERE id = ?", (*map(earlier, row[1:]), row[0]))
+
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
@@ -115,6 +128,25 @@ def test_a_reply_is_never_more_public_than_its_mention_nor_than_its_visibility_w
         ("@ada ribbit", "direct"),
         ("@bo ribbit", "unlisted"),
     ]
+
+
+def test_a_limited_or_unnamed_visibility_is_answered_as_privately_as_can_be(bot: Bot, world: World) -> None:
+    _recent(world, "ada", "@pibot 🐸", visibility="limited")
+    _recent(world, "bo", "@pibot 🐸")  # the network said none
+    assert bot.run("replies").returncode == 0
+    assert [(post["text"], post["visibility"]) for post in world.posts_by("pibot")] == [
+        ("@ada ribbit", "direct"),
+        ("@bo ribbit", "direct"),
+    ]
+
+
+def test_an_escape_in_an_author_s_handle_reaches_neither_the_terminal_nor_the_reply(bot: Bot, world: World) -> None:
+    _recent(world, "ada\x1b]0;owned\x07\x1b[31m", "@pibot hello")
+    dry = bot.run("replies", "--dry-run")
+    assert dry.returncode == 0 and "\x1b" not in dry.stdout + dry.stderr and "@ada]0;owned[31m" in dry.stdout
+    assert bot.run("replies").returncode == 0
+    [reply] = world.posts_by("pibot")
+    assert reply["text"] == "@ada]0;owned[31m hi there!"
 
 
 def test_a_response_expands_with_the_bot_s_grammar(bot: Bot, world: World) -> None:
@@ -189,6 +221,9 @@ def test_a_failed_reply_is_answered_by_a_later_round_and_a_lost_answer_is_never_
     world.fault("fail_post")
     assert bot.run("replies").returncode == 75
     assert world.posts_by("pibot") == []
+    assert bot.run("replies").returncode == 0  # it waits out its back-off
+    assert world.posts_by("pibot") == []
+    bot.later(6)
     assert bot.run("replies").returncode == 0
     assert len(world.posts_by("pibot")) == 1
     _recent(world, "bo", "@pibot hello")
@@ -264,7 +299,7 @@ def test_check_names_a_rule_that_does_not_compile_and_a_round_that_reaches_it_st
 ) -> None:
     (bot.path / "replies.json").write_text(json.dumps({"fine": "ok", "(broken": "never"}))
     check = bot.run("check")
-    assert check.returncode != 0 and '"(broken"' in check.stdout + check.stderr
+    assert check.returncode == 65 and '"(broken"' in check.stdout + check.stderr
     assert bot.run("replies").returncode == 0  # no mention reaches it: a round compiles no rule it needs not
     _recent(world, "ada", "@pibot hi")
     replies = bot.run("replies")
@@ -272,6 +307,68 @@ def test_check_names_a_rule_that_does_not_compile_and_a_round_that_reaches_it_st
     (bot.path / "replies.json").write_text(json.dumps({"fine": "ok", "hi": "hello"}))
     assert bot.run("replies").returncode == 0  # the mention waited for the fix
     assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hello"]
+
+
+def test_failing_mentions_never_starve_the_round_wait_out_a_back_off_and_are_counted(bot: Bot, world: World) -> None:
+    rules = {"broken": "{imgg https://example.org/x.png} never", "hello": "hi there!"}
+    (bot.path / "replies.json").write_text(json.dumps(rules))
+    bot.write(MAX_REPLIES_PER_RUN="3", REPLY_COOLDOWN="0")
+    for number in range(3):
+        _recent(world, f"troll{number}", "@pibot broken")
+    _recent(world, "ada", "@pibot hello")
+    first = bot.run("replies")
+    assert first.returncode == 65 and "0 answered" not in first.stderr
+    assert "1 answered, 0 skipped, 3 failed" in first.stderr
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!"]
+    _recent(world, "bo", "@pibot hello")
+    second = bot.run("replies")  # the three wait out their back-off: the round is not theirs
+    assert second.returncode == 0 and "3 failed before, tried again later" in second.stderr
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!", "@bo hi there!"]
+    bot.later(6)
+    assert bot.run("replies").returncode == 65  # tried again, and failed again: they wait longer
+    assert "3 failed before" in bot.run("replies").stderr
+    rules["broken"] = "fixed"
+    (bot.path / "replies.json").write_text(json.dumps(rules))
+    assert bot.run("replies").returncode == 0  # the rules changed: they are tried at once
+    assert sorted(post["text"] for post in world.posts_by("pibot"))[-3:] == [f"@troll{n} fixed" for n in range(3)]
+    statuses = [row[1] for row in bot.mentions()]
+    assert statuses == ["answered"] * 5
+
+
+def test_a_missing_picture_names_the_rules_folder_and_the_mention_waits_for_it(bot: Bot, world: World) -> None:
+    from images import photo
+
+    (bot.path / "rules").mkdir()
+    (bot.path / "rules" / "replies.json").write_text(json.dumps({"cat": "look ![a cat](cat.jpg)"}))
+    bot.write(REPLY_RULES="rules/replies.json")
+    _recent(world, "ada", "@pibot cat")
+    first = bot.run("replies")
+    assert first.returncode == 65 and str(bot.path / "rules") in first.stderr and "tweets file" not in first.stderr
+    assert [row[1] for row in bot.mentions()] == ["pending"] and world.posts_by("pibot") == []
+    dry = bot.run("replies", "--dry-run")
+    assert "cat.jpg does not exist in" in dry.stdout and "tweets file" not in dry.stdout
+    photo(bot.path / "rules" / "cat.jpg", size=(40, 30))
+    assert bot.run("replies").returncode == 0  # the picture is there now: tried at once
+    [reply] = world.posts_by("pibot")
+    assert reply["text"] == "@ada look" and [row[1] for row in bot.mentions()] == ["answered"]
+
+
+def test_a_round_of_slow_rules_ends_within_its_match_budget_naming_them(bot: Bot, world: World) -> None:
+    import time
+
+    from twitterbot.replies.rules import MATCH_TIMEOUT, ROUND_MATCH_BUDGET
+
+    slow = {f"(?:(?:a|a)+)+b{number}": "never" for number in range(20)}
+    (bot.path / "replies.json").write_text(json.dumps({**slow, "hello": "hi"}))
+    bot.write(REPLY_COOLDOWN="0")
+    _recent(world, "troll", "@pibot " + "a" * 5000)
+    _recent(world, "ada", "@pibot " + "a" * 5000 + " hello")
+    started = time.monotonic()
+    ran = bot.run("replies")
+    took = time.monotonic() - started
+    assert took < ROUND_MATCH_BUDGET + MATCH_TIMEOUT + 1.5, took  # was 73 s
+    assert ran.returncode == 65 and "(?:(?:a|a)+)+b" in ran.stderr and "simplify" in ran.stderr
+    assert [row[1] for row in bot.mentions()] == ["pending", "pending"]  # one failed, one left for the next round
 
 
 def test_replies_do_not_count_in_max_posts_per_day(bot: Bot, world: World) -> None:
@@ -325,13 +422,23 @@ def test_while_a_job_runs_a_mention_saying_status_gets_its_latest_progress_line(
     _recent(world, "bo", "@pibot hello")
     config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
     with open_reporter("hamlet", config=config) as report:
-        report.update("42 of 100 boards counted")
+        report.update("42 of 100 boards counted")  # the round runs beside the job: wait for its replies
+        _wait_for(lambda: len(world.posts_by("pibot")) == 2)
         _recent(world, "cy", "@pibot status")
         report.update("43 of 100 boards counted")  # within the 5 minutes: no second round
         report.done("all counted")
     replies = [(post["reply_to"], post["text"]) for post in world.posts_by("pibot") if post["reply_to"]]
     assert ("1", "@ada hamlet: 42 of 100 boards counted") in replies and ("2", "@bo hi there!") in replies
     assert all(reply_to != "3" for reply_to, _ in replies)  # read by the next round, not this one
+
+
+def _wait_for(done: Callable[[], bool], seconds: float = 10.0) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"not within {seconds} s"
+        time.sleep(0.02)
 
 
 def test_a_job_s_round_skips_at_once_when_a_run_holds_the_lock(
@@ -350,11 +457,33 @@ def test_a_job_s_round_skips_at_once_when_a_run_holds_the_lock(
     heard = status_rounds(config, seconds=lambda: next(clock))
     with run_lock(config.state.lock):  # another open file: flock refuses it as it would another process
         heard("a line")  # no wait: the round is skipped with a warning
+        assert heard.join()
     assert world.posts_by("pibot") == []
     [said] = [record.getMessage() for record in caplog.records if "the job goes on" in record.getMessage()]
     assert "another run is in progress" in said and "waited" not in said
     heard("another line")  # past STATUS_EVERY: the next report's round answers
+    assert heard.join()
     assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hi there!"]
+
+
+def test_a_job_s_round_waiting_on_a_slow_mentions_server_never_holds_up_its_reports(bot: Bot, world: World) -> None:
+    import time
+
+    from twitterbot.replies.command import status_rounds
+    from twitterbot.settings.loading import load_config
+
+    _recent(world, "ada", "@pibot status")
+    world.fault("slow_read")  # the read takes 2 s
+    config = load_config(REGISTRY, project_dir=bot.path, env_file=bot.path / ".env", environ={})
+    clock = iter([0.0, 1000.0, 2000.0])
+    heard = status_rounds(config, seconds=lambda: next(clock))
+    started = time.monotonic()
+    heard("hamlet: 1 of 3")
+    heard("hamlet: 2 of 3")  # a round still runs: none more, and no wait
+    assert time.monotonic() - started < 0.5 and heard.running
+    assert heard.join(10)
+    assert [post["text"] for post in world.posts_by("pibot")] == ["@ada hamlet: 1 of 3"]
+    assert world.reads() == 1
 
 
 def test_a_bug_in_the_replies_before_a_scheduled_run_never_costs_its_post(
@@ -362,7 +491,7 @@ def test_a_bug_in_the_replies_before_a_scheduled_run_never_costs_its_post(
 ) -> None:
     from twitterbot.replies.rules import ReplyRules
 
-    def broken(self: ReplyRules, text: str) -> None:
+    def broken(self: ReplyRules, text: str, budget: object = None) -> None:
         raise RuntimeError("the rules step broke")
 
     monkeypatch.setattr(ReplyRules, "match", broken)

@@ -48,7 +48,7 @@ def test_on_x_a_mention_gets_one_reply_threaded_under_it_and_a_second_run_reads_
     emulator.mention("@pi_bot something else", by="grace", ago=30)  # the catch-all "": no reply
     first = replying.run("replies")
     assert first.returncode == 0, first.stderr
-    assert [(post.text, post.reply_to) for post in emulator.posts] == [("hi there!", asked.id)]
+    assert [(post.text, post.reply_to) for post in emulator.posts] == [("@ada hi there!", asked.id)]
     before = emulator.reads
     second = replying.run("replies")
     assert second.returncode == 0, second.stderr
@@ -94,7 +94,7 @@ def test_on_x_a_round_with_nothing_new_reads_once_without_tweepy_or_a_poster(
     assert emulator.reads - before == 1
     emulator.mention("@pi_bot hello", by="ada", ago=5)
     assert "tweepy" in _imports(replying)  # a reply is due: the poster is made (the assertion can fail)
-    assert [post.text for post in emulator.posts] == ["hi there!"]
+    assert [post.text for post in emulator.posts] == ["@ada hi there!"]
 
 
 def test_on_mastodon_a_round_with_nothing_new_reads_once_without_mastodon_py_or_a_poster(
@@ -157,7 +157,7 @@ def test_on_x_a_reply_whose_answer_was_lost_is_never_sent_again(replying: BotHom
     replying.run("replies")
     for _ in range(2):
         replying.run("replies")
-    assert [post.text for post in emulator.posts] == ["hi there!"]
+    assert [post.text for post in emulator.posts] == ["@ada hi there!"]
 
 
 def test_on_mastodon_a_mention_gets_one_reply_naming_its_author_never_more_public(
@@ -186,7 +186,7 @@ def test_on_x_and_mastodon_each_mention_is_answered_on_its_own_network(
     on_mastodon = mastodon_emulator.mention("@pibot hello", by="ada", ago=60)
     ran = replying.run("replies")
     assert ran.returncode == 0, ran.stderr
-    assert [(post.text, post.reply_to) for post in emulator.posts] == [("hi there!", on_x.id)]
+    assert [(post.text, post.reply_to) for post in emulator.posts] == [("@ada hi there!", on_x.id)]
     assert [(status.text, status.in_reply_to_id) for status in mastodon_emulator.statuses] == [
         ("@ada hi there!", on_mastodon.id)
     ]
@@ -288,7 +288,7 @@ def test_on_x_a_response_s_svg_is_drawn_and_posted_as_its_picture(replying: BotH
     ran = replying.run("replies")
     assert ran.returncode == 0, ran.stderr
     [post] = emulator.posts
-    assert (post.text, post.reply_to) == ("here is your card", asked.id)
+    assert (post.text, post.reply_to) == ("@ada here is your card", asked.id)
     assert [(media.media_type, media.alt) for media in post.media] == [("image/png", "A red card")]
 
 
@@ -360,3 +360,38 @@ def test_on_mastodon_two_copies_of_the_bot_on_two_servers_stop_within_one_reply_
         federation.deliver()
         assert [status.text for status in two.statuses] == ["@one@one.social and hello to you"]
         assert len(one.statuses) == 2  # its first status and one reply
+
+
+def test_on_x_two_people_asking_a_fixed_rule_both_get_it_and_a_duplicate_is_failed_not_answered(
+    replying: BotHome, emulator: XEmulator
+) -> None:
+    (replying.path / "replies.json").write_text(json.dumps({"time": "tea time"}), encoding="utf-8")
+    replying.write_env(POST_TO="x")
+    emulator.mention("@pi_bot what time is it", by="ada", ago=90)
+    emulator.mention("@pi_bot time?", by="bo", ago=60)
+    assert replying.run("replies").returncode == 0
+    assert [post.text for post in emulator.posts] == ["@ada tea time", "@bo tea time"]  # as CBDQ began them
+    emulator.mention("@pi_bot time again", by="ada", ago=30)
+    again = replying.run("replies")
+    assert again.returncode == 65 and "duplicate" in again.stderr
+    assert len(emulator.posts) == 2
+    history = replying.run("history").stdout.splitlines()
+    [third] = [line for line in history if "time again" in line]
+    assert " failed " in third and "duplicate" in third and " replied " not in third
+    assert sum(" replied " in line for line in history) == 2
+
+
+def test_on_x_a_flood_of_mentions_is_read_and_billed_once_and_answered_oldest_first(
+    replying: BotHome, emulator: XEmulator
+) -> None:
+    replying.write_env(POST_TO="x", MAX_REPLIES_PER_RUN="10")
+    asked = [
+        emulator.mention(f"@pi_bot hello {number}", by=f"person{number}", ago=3000 - number) for number in range(250)
+    ]
+    assert replying.run("replies").returncode == 0
+    assert emulator.mention_reads == 3  # 250 mentions: three pages of 100, each billed
+    assert [post.reply_to for post in emulator.posts] == [post.id for post in asked[:10]]
+    ran = replying.run("replies")
+    assert ran.returncode == 0 and "240 left for the next round" not in ran.stderr
+    assert emulator.mention_reads == 4  # nothing new: one read; the 240 kept are not read again
+    assert [post.reply_to for post in emulator.posts] == [post.id for post in asked[:20]]

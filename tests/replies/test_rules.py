@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 from twitterbot.posting.grammar import Grammar
 from twitterbot.replies.answer import NoReply, Reply, respond
-from twitterbot.replies.rules import ReplyRules, RuleError, load_rules, parse_rules, translate
+from twitterbot.replies.rules import (
+    MatchBudget,
+    MatchBudgetSpent,
+    ReplyRules,
+    RuleError,
+    load_rules,
+    parse_rules,
+    translate,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "replies"
 
@@ -104,6 +112,58 @@ def test_a_missing_rules_file_says_what_to_do(tmp_path: Path) -> None:
 def test_a_rule_that_backtracks_without_end_is_passed_over() -> None:
     rules = rules_of({"(a+)+$": "never", ".": "fallback"})
     assert rules.match("a" * 40 + "!").response == "fallback"
+
+
+@pytest.mark.parametrize(
+    "key", ["((((a{100}){100}){100}){100})", "(((a*){100}){100}){100}", "(?:(?:x{2,}){1000}){1000}"]
+)
+def test_a_rule_too_big_to_compile_is_refused_at_once_and_named(key: str) -> None:
+    import resource
+    import time
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    with pytest.raises(RuleError) as caught:
+        rules_of({"fine": "ok", key: "never"})
+    assert time.monotonic() - started < 1
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 * 1024  # KiB: not compiled
+    assert json.dumps(key) in str(caught.value) and "too big" in str(caught.value)
+    assert caught.value.exit_status == 65
+
+
+def test_a_rule_that_backtracks_is_given_up_within_the_documented_half_second() -> None:
+    import time
+
+    from twitterbot.replies.rules import MATCH_TIMEOUT
+
+    rules = rules_of({"(?:(?:a|a)+)+b": "never", "!": "fallback"})
+    took = []
+    for _ in range(3):  # the quickest of three: a busy machine's pauses are not the rule's
+        started = time.monotonic()
+        assert rules.match("a" * 5000 + "!").response == "fallback"
+        took.append(time.monotonic() - started)
+    assert min(took) <= MATCH_TIMEOUT, took  # asked 0.5 s, `regex` took 1.1-2.0 s
+
+
+def test_counted_repeats_a_real_rule_uses_still_compile() -> None:
+    rules = rules_of({".{0,280}": "any", "(?:\\w{100}){100}": "words", "(a{1000}){100}": "many a"})
+    assert rules.match("hello").key == ".{0,280}"
+
+
+def test_a_slow_rule_is_given_up_within_its_half_second_and_a_round_within_its_budget() -> None:
+    import time
+
+    slow = {f"(?:(?:a|a)+)+b{number}": "never" for number in range(20)}
+    rules = rules_of({**slow, "!": "fallback"})
+    budget = MatchBudget(2.0)
+    started = time.monotonic()
+    with pytest.raises(MatchBudgetSpent) as caught:
+        for _ in range(2):
+            rules.match("a" * 5000 + "!", budget)
+    took = time.monotonic() - started
+    assert took < 2.0 + 0.5 + 0.5, took  # the budget, the last rule's limit, and a slow machine's slack
+    assert "(?:(?:a|a)+)+b" in str(caught.value) and "simplify" in str(caught.value)
+    assert caught.value.exit_status == 65
 
 
 def test_a_348_rule_blue_bots_file_loads_and_answers_case_insensitively() -> None:

@@ -21,10 +21,30 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Optional, Protocol, Tuple, Type, TypeVar
 
-__all__ = ["AccountCursor", "Author", "Listener", "Mention", "MentionPage", "VISIBILITY_ORDER", "most_private"]
+__all__ = [
+    "AccountCursor",
+    "Author",
+    "Listener",
+    "Mention",
+    "MentionPage",
+    "VISIBILITY_ORDER",
+    "most_private",
+    "named_first",
+]
 
 # Mastodon's visibilities, from the most public to the most private.
 VISIBILITY_ORDER = ("public", "unlisted", "private", "direct")
+
+
+def named_first(text: str, handle: str) -> str:
+    """`text` starting with `handle` (``@ada``) and a space, unless it names them already: how a
+    reply reaches its author on Mastodon, and how CBDQ began every reply on X (which refuses a
+    second post of the same text, so two people asking the same get two different replies)."""
+    import re
+
+    if not handle or re.search(rf"(?<![\w@]){re.escape(handle)}(?![\w@])", text, re.IGNORECASE):
+        return text
+    return f"{handle} {text}"
 
 
 def most_private(*visibilities: Optional[str]) -> Optional[str]:

@@ -276,8 +276,8 @@ def budgets(config: Config) -> Iterator[Finding]:
 
 def capabilities(config: Config) -> Iterator[Finding]:
     """What each part of the bot adds (a job's compiled kernel)."""
-    for status, message in registry_of(config).checks(config):
-        yield Finding(status, message)
+    for status, message, *error in registry_of(config).checks(config):
+        yield Finding(status, message, error[0] if error else None)
 
 
 def previews(config: Config) -> Iterator[Finding]:

@@ -116,6 +116,7 @@ def open_reporter(
         store = HistoryStore(config.state.history)
         outlets = dict(posters or posters_for(config))
         kept = config.state.pictures
+    listeners = () if dry_run else _while_job(config)
     with lock, store:
         rules = delivery_rules(config, language=False)
         delivery = Delivery(store, lambda: outlets, clock, Scrubber(config.secrets()), rules)
@@ -128,13 +129,16 @@ def open_reporter(
                 networks=networks,
                 run_key=job.run_key,
                 status=status,
-                listeners=() if dry_run else _while_job(config),
+                listeners=listeners,
             )
         except ValueError as exc:
             raise ConfigError(f"{exc} (PROGRESS_TEMPLATE, PROGRESS_DONE_TEMPLATE, PROGRESS_FAILED_TEMPLATE)") from None
         monitor = Monitor() if dry_run else monitor_for(config, f"job {name}")
-        with _watched(monitor, reporter, config), reporter:
-            yield reporter
+        try:
+            with _watched(monitor, reporter, config), reporter:
+                yield reporter
+        finally:
+            _let_finish(listeners)
 
 
 def _while_job(config: Config) -> Tuple[Callable[[str], None], ...]:
@@ -144,6 +148,15 @@ def _while_job(config: Config) -> Tuple[Callable[[str], None], ...]:
 
     registry = config.registry
     return registry.while_job(config) if isinstance(registry, Registry) else ()
+
+
+def _let_finish(listeners: Tuple[Callable[[str], None], ...]) -> None:
+    """At the job's end, a little time for what its reports started beside it (a round of replies
+    in its own thread, `join`) to finish: a bounded wait, never the whole of a slow server's."""
+    for listener in listeners:
+        join = getattr(listener, "join", None)
+        if join is not None:
+            join()
 
 
 @contextlib.contextmanager

@@ -71,7 +71,7 @@ class Replies(Capability):
         try:
             rules = load_config_rules(config, compile_now=True)
         except TweetFileError as exc:
-            yield "problem", str(exc)
+            yield "problem", str(exc), exc  # the rules' data error: exit 65, as `bot.py replies`
             return
         yield "ok", f"reply rules: {len(rules)} rules in {rules.path}"
         yield from _unreadable_responses(rules, config.registry.names())
@@ -130,7 +130,7 @@ def _unreadable_responses(rules: ReplyRules, names: Tuple[str, ...]) -> Iterator
         try:
             respond(rule, None, rng=random.Random(0), networks=names, folder=rules.path.parent, source=rules.path.name)
         except RuleDataError as exc:
-            yield "problem", str(exc)
+            yield "problem", str(exc), exc
 
 
 REPLIES = Replies()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Optional, Tuple, Union
 from ..posting import TWEETS_FILE
 from . import REPLY_COOLDOWN, REPLY_IGNORE_CASE, REPLY_RULES, REPLY_TO_BOTS
 from .answer import NoReply, Reply, respond
-from .rules import ReplyRules, load_rules
+from .rules import MatchBudget, ReplyRules, load_rules
 from .safety import Politeness, Skip, judge, says_status
 
 if TYPE_CHECKING:
@@ -92,11 +92,13 @@ def choose(
     *,
     rng: random.Random,
     names: Tuple[str, ...],
+    budget: Optional[MatchBudget] = None,
 ) -> Union[Skip, Chosen]:
-    """The rule that answers `mention` and its reply, or why none does."""
+    """The rule that answers `mention` and its reply, or why none does (`budget`: the round's
+    matching time, `MatchBudgetSpent` when it runs out)."""
     if status is not None and says_status(mention.text):
         return None, Reply(status.line)
-    rule = rules.match(mention.text)
+    rule = rules.match(mention.text, budget)
     if rule is None:
         return Skip("no rule matches it")
     reply = respond(rule, grammar, rng=rng, networks=names, folder=rules.path.parent, source=rules.path.name)

@@ -10,13 +10,14 @@ A mention travels as the network's `Mention` and is kept as a `MentionRow` (`row
 from __future__ import annotations
 
 import logging
+import unicodedata
+from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Dict, Optional
 
 from ..errors import ExitStatus, PostError
 from ..networks.mentions import Author, Mention
 from ..state.mentions import MentionRow
-from . import MAX_REPLIES_PER_RUN
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -26,13 +27,18 @@ if TYPE_CHECKING:
     from ..settings.loading import Config
     from ..state.store import HistoryStore
 
-__all__ = ["FIRST_READ", "budgets", "mention_of", "read_into", "read_page", "row_of"]
+__all__ = ["FIRST_READ", "READ_ALL", "budgets", "mention_of", "read_into", "read_page", "row_of"]
 
 log = logging.getLogger(__name__)
 
 # A bot's first read of a network (no cursor yet) goes back this far, and no further: never the
 # account's whole past.
 FIRST_READ = timedelta(days=1)
+
+# How many mentions one read keeps: all it gives (each network bounds its own pages). They wait in
+# the history for the rounds that answer them, MAX_REPLIES_PER_RUN at a time: a mention is read,
+# and billed, once.
+READ_ALL = 100_000
 
 
 def read_into(
@@ -67,12 +73,24 @@ def read_into(
 def read_page(
     store: Optional[HistoryStore], network: Network, reader: Listener, config: Config, now: datetime
 ) -> MentionPage:
-    """One read of `network`'s mentions from its cursor (none yet: the last day's, `FIRST_READ`)."""
+    """One read of `network`'s mentions from its cursor (none yet: the last day's, `FIRST_READ`),
+    all it gives (`READ_ALL`), however few a round answers."""
     _, cursor = store.mention_cursor(network.name) if store is not None else (False, None)
     listen = getattr(reader, "mentions", None)
     if listen is None:  # a network that says it listens, with a reader that cannot: a bug of that network
         raise PostError(f"{network.label}'s poster cannot read mentions", exit_status=ExitStatus.UNAVAILABLE)
-    return listen(cursor, not_before=now - FIRST_READ, limit=config[MAX_REPLIES_PER_RUN])
+    page = listen(cursor, not_before=now - FIRST_READ, limit=READ_ALL)
+    return replace(page, mentions=tuple(_cleaned(mention) for mention in page.mentions))
+
+
+def _cleaned(mention: Mention) -> Mention:
+    """`mention` with its author's handle as a handle can be: no control, format or space
+    character (an ESC in a Mastodon ``acct`` would steer the terminal and go out in the reply)."""
+    handle = mention.author.handle
+    kept = "".join(char for char in handle if not unicodedata.category(char).startswith(("C", "Z")))
+    if kept == handle:
+        return mention
+    return replace(mention, author=replace(mention.author, handle=kept))
 
 
 def budgets(config: Config) -> Dict[str, float]:

@@ -18,22 +18,78 @@ CBTS, unless REPLY_IGNORE_CASE=yes (BBDQ matched with ``/key/i``)::
 from __future__ import annotations
 
 import json
+import logging
+import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import TweetFileError
 from ..files import read_setting_file
 
-__all__ = ["MATCH_TIMEOUT", "ReplyRules", "Rule", "RuleError", "load_rules", "parse_rules", "translate"]
+__all__ = [
+    "MATCH_TIMEOUT",
+    "MAX_PATTERN_SIZE",
+    "ROUND_MATCH_BUDGET",
+    "MatchBudget",
+    "MatchBudgetSpent",
+    "ReplyRules",
+    "Rule",
+    "RuleError",
+    "load_rules",
+    "parse_rules",
+    "pattern_size",
+    "translate",
+]
+
+log = logging.getLogger(__name__)
 
 # How long one rule may take to search one mention, in seconds: a pattern that backtracks
-# without end (``(a+)+$`` against a long text) is given up as no match, with a warning.
+# without end (``(a+)+$`` against a long text) is given up as no match, with a warning. `regex`
+# notices its timeout late (it unwinds what it built first: asked 0.5 s, it took 1.1-2.0 s), so
+# it is asked for a third of it.
 MATCH_TIMEOUT = 0.5
+_ASKED_TIMEOUT = MATCH_TIMEOUT / 3
+
+# How long a round may spend matching, all its mentions and rules together, in seconds: twenty
+# rules that each take their whole MATCH_TIMEOUT cannot hold the run lock for minutes.
+ROUND_MATCH_BUDGET = 5.0
+
+# The largest pattern a rule may compile to, counted in the characters `regex` expands it to (a
+# counted repeat ``{n}`` copies what it repeats n times): ``((((a{100}){100}){100}){100})`` is 10^8,
+# and compiling it took every byte of memory. This much compiles in about 0.1 s and 100 MB.
+MAX_PATTERN_SIZE = 100_000
 
 
 class RuleError(TweetFileError):
     """The rules file cannot be used (exit 65): it names the file, and the key where one is to blame."""
+
+
+class MatchBudgetSpent(RuleError):
+    """The round's `ROUND_MATCH_BUDGET` ran out while a mention was matched (exit 65): it names the
+    rules that took longest, to simplify; the mention waits, with the others the round did not reach."""
+
+    def __init__(self, message: str, key: Optional[str]) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class MatchBudget:
+    """The matching time a round has left (`ROUND_MATCH_BUDGET`), on `clock`."""
+
+    def __init__(self, seconds: float = ROUND_MATCH_BUDGET, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds, self.clock = seconds, clock
+        self.spent = 0.0
+        self.slowest: Dict[str, float] = {}  # rule key -> seconds it took, for the message
+
+    def left(self) -> float:
+        return self.seconds - self.spent
+
+    def charge(self, key: str, seconds: float) -> None:
+        self.spent += seconds
+        if seconds >= 0.05:
+            self.slowest[key] = self.slowest.get(key, 0.0) + seconds
 
 
 @dataclass(frozen=True)
@@ -56,24 +112,41 @@ class ReplyRules:
         self.ignore_case = ignore_case
         self._patterns: Dict[int, Any] = {}  # compiled `regex` patterns, by the rule's index
 
-    def match(self, text: str) -> Optional[Rule]:
+    def match(self, text: str, budget: Optional[MatchBudget] = None) -> Optional[Rule]:
         """The first rule whose pattern is found in `text`; None: no rule answers it. A rule that
         takes longer than `MATCH_TIMEOUT` is passed over, as not matching. Raises `RuleError` at
-        the first rule reached that does not compile."""
+        the first rule reached that does not compile, `MatchBudgetSpent` when `budget` (the
+        round's) runs out before a rule answers."""
+        budget = budget or MatchBudget(float("inf"))
         for rule in self.rules:
+            pattern = self._pattern(rule)
+            left = budget.left()
+            if left <= 0:
+                raise MatchBudgetSpent(self._spent_message(budget), rule.key)
+            started = budget.clock()
             try:
-                if self._pattern(rule).search(text, timeout=MATCH_TIMEOUT) is not None:
-                    return rule
+                found = pattern.search(text, timeout=min(_ASKED_TIMEOUT, left)) is not None
             except TimeoutError:
-                import logging
-
-                logging.getLogger(__name__).warning(
+                found = False
+                log.warning(
                     "%s: the rule %s took longer than %.1f s on a mention and was passed over: simplify it",
                     self.path.name,
                     _shown(rule.key),
                     MATCH_TIMEOUT,
                 )
+            finally:
+                budget.charge(rule.key, budget.clock() - started)
+            if found:
+                return rule
         return None
+
+    def _spent_message(self, budget: MatchBudget) -> str:
+        slowest = sorted(budget.slowest, key=budget.slowest.__getitem__, reverse=True)[:3]
+        named = ", ".join(_shown(key) for key in slowest) or "none alone"
+        return (
+            f"{self.path}: matching the mentions took the round's {budget.seconds:g} s (the slowest rules: {named}):"
+            " simplify those rules; the mentions not matched wait for the next round"
+        )
 
     def compile_all(self) -> ReplyRules:
         """Compile every rule now; `RuleError` names the first that does not compile."""
@@ -97,13 +170,70 @@ def compile_key(key: str, path: Path, *, ignore_case: bool) -> Any:
     import regex
 
     flags = regex.V0 | (regex.IGNORECASE | regex.FULLCASE if ignore_case else 0)
+    translated = translate(key)
+    size = pattern_size(translated)
+    if size > MAX_PATTERN_SIZE:
+        raise RuleError(
+            f"{path}: the rule {_shown(key)} is too big to compile: its counted repeats ({{n}}) make it"
+            f" {size:,} characters long, more than {MAX_PATTERN_SIZE:,}: use + or * for long runs, or"
+            " fewer nested {n}"
+        )
     try:
-        return regex.compile(translate(key), flags)
+        return regex.compile(translated, flags)
+    except MemoryError:
+        raise RuleError(f"{path}: the rule {_shown(key)} takes too much memory to compile: simplify it") from None
     except (regex.error, ValueError, OverflowError, RecursionError) as exc:
         raise RuleError(
             f"{path}: the rule {_shown(key)} is not a regular expression ({exc}): fix it, or escape the"
             " character it names with a backslash (\\\\ in JSON)"
         ) from None
+
+
+# A counted repeat, as `regex` reads one after what it repeats: {n}, {n,} or {n,m} ({,m}: 0 to m).
+_COUNTED = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+
+
+def pattern_size(pattern: str) -> int:
+    """How many characters `pattern` (in `regex`'s syntax) expands to when compiled, over-counted:
+    every counted repeat multiplies what it repeats by its largest count. Reckoned without
+    compiling, so that a pattern too big to compile is refused before it takes the memory."""
+    stack: List[List[int]] = [[0, 0]]  # per open group: [its size so far, the size of its last item]
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        level = stack[-1]
+        if char == "\\":
+            level[0], level[1] = level[0] + 1, 1
+            index += 2
+            continue
+        if char == "[":
+            end = index + 1 + (pattern[index + 1 : index + 2] == "^")
+            end += pattern[end : end + 1] == "]"
+            while end < len(pattern) and pattern[end] != "]":
+                end += 1 + (pattern[end] == "\\")
+            level[0], level[1] = level[0] + 1, 1
+            index = end + 1
+            continue
+        if char == "(":
+            stack.append([0, 0])
+        elif char == ")" and len(stack) > 1:
+            inner = stack.pop()[0]
+            stack[-1][0] += inner
+            stack[-1][1] = inner
+        elif char == "{" and _COUNTED.match(pattern, index):
+            counted = _COUNTED.match(pattern, index)
+            assert counted is not None
+            lowest, comma, highest = counted.groups()
+            times = max(int(lowest or 0), int(highest or 0) if comma else 0)
+            if lowest or highest:
+                level[0] += level[1] * (times - 1)
+                level[1] *= times
+            index = counted.end()
+            continue
+        elif char not in "|*+?":
+            level[0], level[1] = level[0] + 1, 1
+        index += 1
+    return sum(level[0] for level in stack)
 
 
 def load_rules(path: Path, *, ignore_case: bool, compile_now: bool = False) -> ReplyRules:

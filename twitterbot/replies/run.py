@@ -1,10 +1,13 @@
-"""One round of replies: read each listening network's new mentions once, keep them (and the
+"""One round of replies: read each listening network's new mentions once, keep them all (and the
 cursor) in the history, and answer the pending ones, the oldest first, at most
-MAX_REPLIES_PER_RUN; the rest wait for the next round. `bot.py replies` runs one round; a
+MAX_REPLIES_PER_RUN; the rest wait for the next round. A mention whose try failed (its rule's data
+error, a picture not fetched, the network down) is tried again with back-off (`due`), sooner when
+the rules file changed since, and takes no place among the round's replies: a few failing mentions
+never starve the rest. `bot.py replies` runs one round; a
 scheduled run with REPLY_RULES set runs one before its roll (`Replies.before_run`)::
 
     result = answer_mentions(config, outlets=LazyPosters.of(config), rng=random.Random())
-    result.answered, result.skipped, result.left, result.exit_status
+    result.answered, result.skipped, result.failed, result.left, result.exit_status
 
 The round puts together what its neighbours do: mentions.py reads, judging.py decides who and what
 is answered, sending.py answers (the reply as a `Post`, handed to the `Delivery`, through
@@ -17,8 +20,9 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, cast
 
@@ -26,7 +30,7 @@ from ..errors import ExitStatus, MissingDependency, PostError
 from ..networks import Network, Poster
 from ..networks.lazy import LazyPosters
 from ..networks.mentions import Listener, Mention
-from ..posting import LOOK_UP_UNCERTAIN
+from ..posting import LOOK_UP_UNCERTAIN, TWEETS_FILE
 from ..settings.table import POST_TO
 from ..state.clock import utc_now
 from ..wording import one_line
@@ -34,19 +38,39 @@ from . import MAX_REPLIES_PER_RUN
 from .answer import RuleDataError
 from .judging import StatusRule, choose, load_config_rules, read_grammar_of, rule_of, shown, verdict
 from .mentions import mention_of, read_into, read_page, row_of
+from .rules import MatchBudget, MatchBudgetSpent
 from .safety import Skip
-from .sending import Answer, deliver_reply, plan_reply, reply_pictures, reply_post
+from .sending import Answer, deliver_reply, pictures_present, plan_reply, reply_pictures, reply_post
 
 if TYPE_CHECKING:
     from ..delivery.deliver import Delivery
     from ..posting.grammar import Grammar
     from ..settings.loading import Config
+    from ..state.mentions import MentionRow, Tried
     from ..state.store import HistoryStore
     from .rules import ReplyRules
 
-__all__ = ["RepliesResult", "answer_mentions"]
+__all__ = ["MAX_FREE_FAILURES", "RETRY_FIRST", "RETRY_LONGEST", "RepliesResult", "answer_mentions", "due"]
 
 log = logging.getLogger(__name__)
+
+# A mention whose try failed waits at least this long before it is tried again, then as long again
+# as it has waited since it was read, at most `RETRY_LONGEST`: 5 minutes, 10, 20, ... a day.
+RETRY_FIRST = timedelta(minutes=5)
+RETRY_LONGEST = timedelta(days=1)
+
+# A failure before any request (a response that cannot be read) takes no place among a round's
+# MAX_REPLIES_PER_RUN; a flood of them still ends a round after this many, each a write.
+MAX_FREE_FAILURES = 100
+
+
+def due(tried: Optional[Tried], now: datetime, changed: Optional[datetime]) -> bool:
+    """Whether a pending mention is tried this round: never tried, or its back-off is over, or the
+    rules (or the grammar) changed since it last failed (`changed`: when), which may be the fix."""
+    if tried is None or (changed is not None and changed > tried.failed_at):
+        return True
+    wait = min(max(RETRY_FIRST, tried.failed_at - tried.seen_at), RETRY_LONGEST)
+    return now - tried.failed_at >= wait
 
 
 @dataclass
@@ -55,7 +79,8 @@ class RepliesResult:
 
     answers: List[Answer] = field(default_factory=list)
     unread: Dict[str, str] = field(default_factory=dict)  # network label -> why
-    left: int = 0  # pending mentions left for a later round (MAX_REPLIES_PER_RUN)
+    left: int = 0  # pending mentions left for a later round (MAX_REPLIES_PER_RUN, the match budget)
+    waiting: int = 0  # pending mentions whose last try failed, waiting out their back-off
     exit_status: ExitStatus = ExitStatus.OK
 
     @property
@@ -66,10 +91,16 @@ class RepliesResult:
     def skipped(self) -> int:
         return sum(1 for answer in self.answers if answer.action in ("skipped", "stopped"))
 
+    @property
+    def failed(self) -> int:
+        return sum(1 for answer in self.answers if answer.action == "failed")
+
     def summary(self) -> str:
-        parts = [f"{self.answered} answered", f"{self.skipped} skipped"]
+        parts = [f"{self.answered} answered", f"{self.skipped} skipped", f"{self.failed} failed"]
+        if self.waiting:
+            parts.append(f"{self.waiting} failed before, tried again later")
         if self.left:
-            parts.append(f"{self.left} left for the next round (MAX_REPLIES_PER_RUN)")
+            parts.append(f"{self.left} left for the next round")
         if self.unread:
             parts.append("not read: " + "; ".join(f"{label}: {why}" for label, why in self.unread.items()))
         return "replies: " + ", ".join(parts)
@@ -129,6 +160,7 @@ class _Round:
     ) -> None:
         self.config, self.store, self.rules, self.rng, self.clock = config, store, rules, rng, clock
         self.status, self.posters = status, posters
+        self.seconds: Callable[[], float] = time.monotonic  # the match budget's clock
         self._readers: Dict[Network, Listener] = {}
 
     @cached_property
@@ -162,19 +194,40 @@ class _Round:
                 result.unreadable(network, problem)
                 result.exit_status = result.exit_status or problem.exit_status
         by_name = {network.name: network for network in listening}
-        pending = self.store.pending_mentions(list(by_name))
-        cap = self.config[MAX_REPLIES_PER_RUN]
-        sent = 0
+        pending = self._due(list(by_name), now, result)
+        cap, budget = self.config[MAX_REPLIES_PER_RUN], MatchBudget(clock=self.seconds)
+        sent = free = 0  # replies sent or tried, and pictures fetched; failures that cost nothing
         for index, row in enumerate(pending):
-            if sent >= cap:
+            if sent >= cap or free >= MAX_FREE_FAILURES:
                 result.left = len(pending) - index
                 break
-            answer = self._answer(by_name[row.network], mention_of(row))
+            answer = self._answer(by_name[row.network], mention_of(row), budget)
             result.answers.append(answer)
-            if answer.action in ("answered", "failed"):
-                sent += 1
+            sent += answer.action in ("answered", "failed") and not answer.free
+            free += answer.free
             result.exit_status = result.exit_status or answer.status
+            if budget.left() <= 0:
+                result.left = len(pending) - index - 1
+                break
         return result
+
+    def _due(self, networks: List[str], now: datetime, result: RepliesResult) -> List[MentionRow]:
+        """The pending mentions tried this round, the oldest first (`due`); `result` counts the rest."""
+        pending = self.store.pending_mentions(networks)
+        tried, changed = self.store.failed_tries(networks), self._changed()
+        chosen = [row for row in pending if due(tried.get((row.network, row.mention_id)), now, changed)]
+        result.waiting = len(pending) - len(chosen)
+        return chosen
+
+    def _changed(self) -> Optional[datetime]:
+        """When the rules file, its folder (a picture added), or the grammar its responses use last changed."""
+        times = []
+        for path in (self.rules.path, self.rules.path.parent, self.config[TWEETS_FILE]):
+            try:
+                times.append(path.stat().st_mtime)
+            except (OSError, AttributeError):
+                continue
+        return datetime.fromtimestamp(max(times), timezone.utc) if times else None
 
     def _settle(self, listening: Sequence[Network], now: datetime) -> None:
         """Uncertain replies of the last days, looked up as posts are (`delivery/settle.py`)."""
@@ -186,24 +239,35 @@ class _Round:
 
             settle_uncertain(self.store, unsettled, self.posters(), clock=self.clock)
 
-    def _answer(self, network: Network, mention: Mention) -> Answer:
+    def _answer(self, network: Network, mention: Mention, budget: MatchBudget) -> Answer:
         """Judge one pending mention, match it, and deliver its reply."""
         now = self.clock()
         skip = verdict(mention, self.config, self.store, now)
         if skip is not None:
             return self._skipped(network, mention, skip, now)
+        drawing = False  # a failure before drawing or fetching a picture costs nothing
         try:
             chosen = choose(
-                self.rules, mention, self.grammar, self.status, rng=self.rng, names=self.config.registry.names()
+                self.rules,
+                mention,
+                self.grammar,
+                self.status,
+                rng=self.rng,
+                names=self.config.registry.names(),
+                budget=budget,
             )
             if isinstance(chosen, Skip):
                 return self._skipped(network, mention, chosen, now)
             rule, reply = chosen
+            drawing = True
             images = reply_pictures(self.rules, rule, reply, self.config)
-        except (RuleDataError, PostError, MissingDependency) as exc:
-            # the rule's to fix, or a picture not fetched now: nothing was recorded, the mention waits
+        except (RuleDataError, MatchBudgetSpent, PostError, MissingDependency) as exc:
+            # the rule's to fix, or a picture not fetched now: kept as a failed try, the mention
+            # waits (`due`): tried again after its back-off, or once the rules file changes
+            key = getattr(exc, "key", None)
             log.error("%s: the reply to %s waits: %s", network.label, mention.author.handle, exc)
-            return Answer(mention, "failed", str(exc), getattr(exc, "key", None), status=exc.exit_status)
+            self.store.fail_mention(mention.network, mention.id, str(exc), at=now, rule=key)
+            return Answer(mention, "failed", str(exc), key, status=exc.exit_status, free=not drawing)
         post = reply_post(network, mention, rule, reply, images)
         return deliver_reply(self.delivery, network, mention, rule, post)
 
@@ -255,6 +319,7 @@ def _dry_run(
         )
         return result
     grammar, now, names = read_grammar_of(config), clock(), config.registry.names()
+    budget = MatchBudget()
     with HistoryStore(config.state.history if config.state.history.exists() else ":memory:") as store:
         stand_in = DryRunPoster(networks=listening)
         delivery = _delivery(config, store, LazyPosters(lambda: dict.fromkeys(listening, stand_in)), clock)
@@ -268,9 +333,11 @@ def _dry_run(
             for mention in [*pending, *page.mentions]:
                 try:
                     chosen = verdict(mention, config, store, now) or choose(
-                        rules, mention, grammar, status, rng=rng, names=names
+                        rules, mention, grammar, status, rng=rng, names=names, budget=budget
                     )
-                except RuleDataError as exc:
+                    if not isinstance(chosen, Skip):
+                        pictures_present(rules, *chosen)
+                except (RuleDataError, MatchBudgetSpent) as exc:
                     chosen = Skip(str(exc))
                 if isinstance(chosen, Skip):
                     answer = Answer(mention, "skipped", chosen.reason)

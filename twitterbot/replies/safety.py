@@ -19,6 +19,7 @@ reply to its author (default 1 h). The bot's own posts never reach here: each ne
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Optional
@@ -34,7 +35,14 @@ CONVERSATION = timedelta(days=1)
 _LEADING_HANDLES = re.compile(r"^(?:\s*@[\w.@:-]+)+")
 _STOP = re.compile(r"(?<!\w)stop(?!\w)", re.IGNORECASE)
 _STATUS = re.compile(r"(?<!\w)status(?!\w)", re.IGNORECASE)
-_NOBOT = re.compile(r"(?<!\w)#nobot(?!\w)", re.IGNORECASE)
+_NOBOT = re.compile(r"(?<!\w)#nobots?(?!\w)", re.IGNORECASE)
+
+
+def _plain(text: str) -> str:
+    """`text` as a person reads it: compatibility forms folded (NFKC: ``ｓｔｏｐ``, ``＃nobot``) and
+    invisible format characters taken out (``S\u200bTOP``), so neither hides a word."""
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(char for char in folded if unicodedata.category(char) != "Cf")
 
 
 @dataclass(frozen=True)
@@ -55,13 +63,13 @@ class Skip:
 
 def says_stop(text: str) -> bool:
     """Whether a mention's text says "stop" as a word (in any case), its leading @handles aside."""
-    return _STOP.search(_LEADING_HANDLES.sub("", text)) is not None
+    return _STOP.search(_LEADING_HANDLES.sub("", _plain(text))) is not None
 
 
 def says_status(text: str) -> bool:
     """Whether a mention's text says "status" as a word (in any case), its leading @handles aside:
     while a job runs, such a mention gets its latest progress line."""
-    return _STATUS.search(_LEADING_HANDLES.sub("", text)) is not None
+    return _STATUS.search(_LEADING_HANDLES.sub("", _plain(text))) is not None
 
 
 def judge(
@@ -75,7 +83,7 @@ def judge(
         return Skip("it says stop: its author is never answered again", stop=True)
     if mention.author.bot and not politeness.to_bots:
         return Skip("its author is a bot (REPLY_TO_BOTS=no)")
-    if _NOBOT.search(mention.author.bio):
+    if _NOBOT.search(_plain(mention.author.bio)):
         return Skip("its author's profile says #nobot")
     since = now - last_reply if last_reply is not None else None
     if mention.answers_bot and since is not None and since < max(CONVERSATION, politeness.cooldown):

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .answer import Reply
     from .rules import ReplyRules
 
-__all__ = ["Answer", "ReplyAttempts", "deliver_reply", "plan_reply", "reply_pictures", "reply_post"]
+__all__ = ["Answer", "ReplyAttempts", "deliver_reply", "pictures_present", "plan_reply", "reply_pictures", "reply_post"]
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,31 @@ class Answer:
     text: Optional[str] = None
     url: Optional[str] = None
     status: ExitStatus = ExitStatus.OK  # a failed reply's: its error's exit status
+    free: bool = False  # a failure before any request (its rule's data): it takes no reply's place in the round
+
+
+def pictures_present(rules: ReplyRules, rule: Optional[str], reply: Reply) -> None:
+    """Raise `RuleDataError` for a picture file (``![alt](path)``) of the reply that is not there:
+    the rule's to fix, named with the folder it is read from (the rules file's), and the mention
+    waits for the fix rather than failing for good when it is sent."""
+    from pathlib import Path
+
+    from .answer import RuleDataError
+
+    for image in reply.images:
+        if isinstance(image.source, Path) and not image.source.is_file():
+            raise RuleDataError(
+                f"{rules.path.name} rule {shown(rule)}: its picture {image.name} does not exist in"
+                f" {rules.path.parent} (pictures are read from the rules file's folder): add it or fix"
+                " the path; the mention waits for the fix",
+                rule,
+            )
 
 
 def reply_pictures(rules: ReplyRules, rule: Optional[str], reply: Reply, config: Config) -> Tuple[Attachment, ...]:
-    """The reply's pictures, its tags' drawn and fetched (`answer.pictures`)."""
+    """The reply's pictures, its tags' drawn and fetched (`answer.pictures`); `RuleDataError` for a
+    picture file that is not there (`pictures_present`)."""
+    pictures_present(rules, rule, reply)
     if reply.tags is None or not reply.tags.pictures:
         return reply.images
     from ..posting.tagpictures import PictureRules
@@ -81,12 +102,24 @@ def reply_post(
         reply_to={network.name: mention.reply_to},
         unfit="the mention is not answered",
     )
-    return replace(post, visibility=most_private(post.visibility, mention.visibility))
+    return replace(post, visibility=most_private(post.visibility, _mention_visibility(network, mention)))
+
+
+def _mention_visibility(network: Network, mention: Mention) -> Optional[str]:
+    """How private the mention is, as the reply must be at least: on a network with visibilities,
+    one it does not name or that is not one of the four (Mastodon's ``limited``, seen only by
+    those it names) is as private as can be, ``direct``."""
+    from ..networks.mentions import VISIBILITY_ORDER
+
+    if "visibility" in network.post_options and mention.visibility not in VISIBILITY_ORDER:
+        return VISIBILITY_ORDER[-1]
+    return mention.visibility
 
 
 def deliver_reply(delivery: Delivery, network: Network, mention: Mention, rule: Optional[str], post: Post) -> Answer:
     """`post` sent by `delivery`, and the mention's `Answer`: a reply too long or over budget is
-    recorded as skipped; one that failed leaves the mention pending for the next round."""
+    recorded as skipped; one the network refused as a duplicate is failed, with its reason (it is
+    no answer); one that failed for a passing reason leaves the mention pending for a later round."""
     from ..state.mentions import MentionTaken
 
     try:
@@ -101,7 +134,12 @@ def deliver_reply(delivery: Delivery, network: Network, mention: Mention, rule: 
         reason = sent.note or f"the reply is too long for {network.label}"
         delivery.store.skip_mention(mention.network, mention.id, reason, rule=rule)
         return Answer(mention, "skipped", reason, rule)
-    if not sent.reached and outcome != "duplicate":
+    if outcome == "duplicate":  # X keeps no second post of a text: this mention has no answer
+        reason = f"{network.label} refused the reply: {sent.error or 'it already has a post with its text'}"
+        delivery.store.refuse_reply(mention.network, mention.id, reason)
+        log.warning("%s: the reply to %s failed: %s", network.label, mention.author.handle, reason)
+        return Answer(mention, "failed", reason, rule, status=ExitStatus.DATA_ERROR)
+    if not sent.reached:
         log.warning("%s: the reply to %s %s: %s", network.label, mention.author.handle, outcome, sent.error)
         status = sent.error.exit_status if sent.error else ExitStatus.TEMPORARY_FAILURE
         return Answer(mention, "failed", str(sent.error or outcome), rule, status=status)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime
-from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .database import Database, iso, parse_iso
 from .outcomes import row_id
@@ -32,6 +32,7 @@ __all__ = [
     "MentionTaken",
     "ReplyRecord",
     "StoppedAccount",
+    "Tried",
 ]
 
 # What became of a mention (the mentions table's status).
@@ -77,6 +78,13 @@ class ReplyRecord(NamedTuple):
     outcome: Optional[str]
     reply_id: Optional[str]
     url: Optional[str]
+
+
+class Tried(NamedTuple):
+    """A pending mention's last failed try: when it was read and when it last failed (for its back-off)."""
+
+    seen_at: datetime
+    failed_at: datetime
 
 
 class StoppedAccount(NamedTuple):
@@ -141,6 +149,48 @@ class MentionLog(Database):
             tuple(networks),
         )
         return [_row(row) for row in rows]
+
+    def failed_tries(self, networks: Sequence[str]) -> Dict[Tuple[str, str], Tried]:
+        """The pending mentions of `networks` whose last try failed (a rule's data error, a picture
+        not fetched, a passing failure of the network), by (network, mention id)."""
+        if not networks:
+            return {}
+        wanted = ", ".join("?" for _ in networks)
+        rows = self._read(
+            "SELECT m.network, m.mention_id, m.seen_at, coalesce(a.finished_at, a.sent_at) FROM mentions m"
+            " JOIN attempts a ON a.id = m.attempt_id"
+            f" WHERE m.status = 'pending' AND a.outcome IN ('failed', 'temporary') AND m.network IN ({wanted})",
+            tuple(networks),
+        )
+        return {(row[0], row[1]): Tried(parse_iso(row[2]), parse_iso(row[3])) for row in rows}
+
+    def fail_mention(self, network: str, mention_id: str, reason: str, *, at: datetime, rule: Optional[str]) -> None:
+        """A try at a pending mention failed before a reply was sent (its rule's data error, a
+        picture not fetched, the round's match budget spent): kept as a failed attempt, its reason
+        beside the mention, which stays pending for a later round (`failed_tries`)."""
+        with self._write() as conn:
+            attempt = int(
+                conn.execute(
+                    "INSERT INTO attempts (source, text, sent_at, finished_at, outcome, network, detail)"
+                    " VALUES (?, '', ?, ?, 'failed', ?, ?)",
+                    (REPLY_SOURCE, iso(at), iso(at), network, reason),
+                ).lastrowid
+            )
+            conn.execute("UPDATE attempts SET post_group = id WHERE id = ?", (attempt,))
+            conn.execute(
+                "UPDATE mentions SET attempt_id = ?, reason = ?, rule = ? WHERE network = ? AND mention_id = ?"
+                " AND status = 'pending'",
+                (attempt, reason, rule, network, mention_id),
+            )
+
+    def refuse_reply(self, network: str, mention_id: str, reason: str) -> None:
+        """The network refused the mention's reply for good (X already has its text): the mention
+        is failed, with the network's reason, not answered."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE mentions SET status = 'failed', reason = ? WHERE network = ? AND mention_id = ?",
+                (reason, network, mention_id),
+            )
 
     def claim_reply(self, network: str, mention_id: str, text: str, start: AttemptStart, *, rule: Optional[str]) -> int:
         """Record the reply's attempt (pending, before it is sent) and claim the mention for it, in

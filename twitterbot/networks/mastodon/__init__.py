@@ -80,12 +80,9 @@ class Mastodon(Network):
         """A reply reaches only the accounts it names: it starts with the author's handle
         (``@ada``, or ``@ada@elsewhere.example`` from another server), as Cheap Bots Toot Sweet's
         replies did, unless the text names them already."""
-        import re
+        from ..mentions import named_first
 
-        handle = mention.author.handle
-        if not handle or re.search(rf"(?<![\w@]){re.escape(handle)}(?![\w@])", text, re.IGNORECASE):
-            return text
-        return f"{handle} {text}"
+        return named_first(text, mention.author.handle)
 
     def account_url(self, config: Config) -> Optional[str]:
         return str(config[MASTODON_INSTANCE] or "") or None  # the profile's address needs a request

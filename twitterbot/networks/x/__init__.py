@@ -29,6 +29,7 @@ from .api import DEFAULT_BASE_URL, Credentials, status_url
 if TYPE_CHECKING:
     from ...pictures.limits import ImageLimits
     from ...settings.loading import Config
+    from ..mentions import Mention
     from .poster import XPoster
     from .reader import XReader
 
@@ -169,6 +170,14 @@ class X(Network):
 
     read_price = PRICES.read  # each page of mentions (GET /2/users/:id/mentions), and GET /2/users/me
     listens = True  # XPoster.mentions
+
+    def addressed(self, text: str, mention: Mention) -> str:
+        """A reply starts with the author's handle (``@ada hi``), as Cheap Bots Done Quick's did,
+        unless the text names them already: X refuses a second post of the same text, so without
+        it the second person asking a fixed-response rule would get no answer."""
+        from ..mentions import named_first
+
+        return named_first(text, mention.author.handle)
 
     def image_limits(self) -> ImageLimits:
         """What a picture may be on X (`media.image_limits`)."""
