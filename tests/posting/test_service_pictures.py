@@ -111,6 +111,28 @@ def test_a_noughts_and_crosses_board_drawn_with_transforms_goes_to_x(home: BotHo
     assert board.getpixel((200, 300)) == (0, 0, 0)  # a line of the grid, drawn in its <g>
 
 
+def test_a_drawn_picture_s_bytes_are_kept_while_its_post_may_go_again_and_let_go_once_posted(
+    home: BotHome, emulator: XEmulator
+) -> None:
+    """The history keeps a drawn picture with its attempt only while a later run may send it again
+    (settling, a catch-up): once the network has the post, its stored post keeps the alt text alone,
+    so a bot that draws every post does not fill its SD card with pictures."""
+    import json
+    import sqlite3
+
+    use(home, "cbdq_noughts.json", API_RETRIES="0")
+    emulator.fail_next("server_error")  # the post fails: a later run may send it again
+    assert home.run("--force").returncode != 0 and not emulator.posts
+    assert home.run("--force").returncode == 0 and len(emulator.posts) == 1
+    with sqlite3.connect(home.path / "state" / "history.sqlite3") as db:
+        rows = db.execute("SELECT outcome, post FROM attempts ORDER BY id").fetchall()
+    kept = {outcome: json.loads(post)["images"] for outcome, post in rows}
+    assert set(kept) == {"temporary", "posted"}
+    assert all(image.get("data") for image in kept["temporary"])  # what a later run would send again
+    assert kept["posted"] and not any("data" in image for image in kept["posted"])
+    assert all("alt" in image and "name" in image for image in kept["posted"])
+
+
 def test_cbts_pictures_pair_alts_hide_cut_and_visibility_on_mastodon(
     home: BotHome, mastodon_emulator: MastodonEmulator, pages: PageServer
 ) -> None:

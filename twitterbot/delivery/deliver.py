@@ -28,13 +28,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..errors import PostError
-from ..networks import Fit, Network, Poster
+from ..errors import ErrorKind, PostError
+from ..networks import Fit, Network, Poster, PostResult
 from ..networks.lazy import LazyPosters
 from ..state.outcomes import AttemptStart, Outcome
 from .attempts import Attempts, PartAttempts
 from .post import Post, stored_post
-from .send import Sent, send
+from .send import Record, Sent, send
 
 if TYPE_CHECKING:
     from ..pictures.prepare import Attachment, PreparedImage
@@ -177,6 +177,8 @@ class Delivery:
         its outcome recorded."""
         attempt = attempts.begin(self.store, post, start)
         record = attempts.ending(self.store, attempt, self.clock)
+        if attempts.keeps_pictures and post.draws_bytes:
+            record = _letting_go(record, self.store, attempt, post)
         if isinstance(prepared, PostError):  # nothing is sent: the failure is recorded as it is
             record(Outcome.FAILED, None, str(prepared), prepared.kind)
             return Sent(network, Outcome.FAILED, error=prepared), attempt
@@ -366,3 +368,17 @@ class Delivery:
 def _goes(post: Post, fit: Fit) -> bool:
     """Whether `post` goes to `fit`'s network: it fits, or goes there as a thread."""
     return fit.fits or post.threaded(fit)
+
+
+def _letting_go(record: Record, store: HistoryStore, attempt: int, post: Post) -> Record:
+    """`record`, and once the post is on the network, its stored post kept without its drawn or
+    fetched pictures' bytes (only a post still to be settled, caught up or resumed needs them)."""
+
+    def recorded(
+        outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
+    ) -> None:
+        record(outcome, result, detail, kind)
+        if outcome == Outcome.POSTED:
+            store.keep_post(attempt, post.to_stored(keep_pictures=False))
+
+    return recorded

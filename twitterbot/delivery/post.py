@@ -88,6 +88,12 @@ class Post:
             labels=self.labels if first and self.images else (),
         )
 
+    @property
+    def draws_bytes(self) -> bool:
+        """Whether a picture of the post is bytes (drawn or fetched), not a file: what a stored
+        post keeps whole only while a later run may send it again."""
+        return any(isinstance(image.source, bytes) for image in self.images)
+
     def to_stored(self, keep_pictures: bool = True) -> str:
         """The post as the history keeps it with its attempt (JSON, keys sorted): every field a
         network is told and its source's key, its pictures as what sends them again (a file's

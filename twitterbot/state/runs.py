@@ -216,6 +216,15 @@ class RunLog(PostCounts, Database):
         with self._write() as conn:
             self._write_ending(conn, attempt_id, ending)
 
+    def keep_post(self, attempt_id: int, stored: str) -> None:
+        """Keep `stored` as the attempt's post from now on, with the attempt's outcome (the next
+        write): a posted attempt's post without its pictures' bytes, which no later run sends
+        again, so a history on an SD card does not grow by every picture the bot draws."""
+        self._queue(
+            lambda conn: conn.execute("UPDATE attempts SET post = ? WHERE id = ?", (stored, attempt_id)),
+            before_reads=False,
+        )
+
     def _write_ending(self, conn: sqlite3.Connection, attempt_id: int, ending: Ending) -> None:
         conn.execute(
             "UPDATE attempts SET outcome = ?, finished_at = ?, post_id = ?, detail = ?, url = ?, error_kind = ?,"
