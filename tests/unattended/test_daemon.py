@@ -300,7 +300,7 @@ def test_the_daemon_answers_mentions_before_each_run_s_roll(home: BotHome, emula
     finally:
         process.kill()
     _, stderr = process.communicate()
-    assert [(post.text, post.reply_to) for post in emulator.posts][0] == ("hi there!", asked.id), stderr
+    assert [(post.text, post.reply_to) for post in emulator.posts][0] == ("@ada hi there!", asked.id), stderr
     assert emulator.posts[1].reply_to is None and "posted line" in stderr
 
 
