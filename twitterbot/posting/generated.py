@@ -102,8 +102,7 @@ def draw_post(
         except OutOfWork:
             break
         text = drawn_now.text.strip()
-        if drawn_now.slips:
-            slips.setdefault(text, drawn_now.slips)
+        slips.setdefault(text, drawn_now.slips)
         if not text or text in posted:
             repeats += 1
             continue
@@ -127,13 +126,8 @@ def draw_post(
         if len(measured) >= FIT_TRIES:
             break
     if best is not None:
-        missed = [fit.network for fit in best.fits if fit.network not in best.networks]
-        log.info(
-            "%s: none of %d new expansions fit every network; this one skips %s",
-            path.name,
-            len(measured),
-            ", ".join(missed),
-        )
+        missed = ", ".join(fit.network for fit in best.fits if fit.network not in best.networks)
+        log.info("%s: none of %d new expansions fit every network; this one skips %s", path.name, len(measured), missed)
         return _one(path, best, slips.get(best_text, ()))
     if untimely is not None and untimely.options.time is not None:
         return TweetFile(
