@@ -273,7 +273,7 @@ def test_a_grammars_problems_are_kept_until_the_file_changes(tmp_path: Path) -> 
     tweets = TweetsFile()
     texts, first = tweets(config)
     assert texts is None and [item.detail for item in first] == [
-        'rule "origin" uses #nowhere#, which is not there: add a rule "nowhere"'
+        'rule "origin" uses #nowhere#, which is not there: Tracery writes ((nowhere)) in the post; add a rule "nowhere"'
     ]
     assert tweets(config)[1] is first  # the same bytes: not read as a grammar again
     path.write_text('{"origin": ["fine"]}', encoding="utf-8")

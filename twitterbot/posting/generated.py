@@ -7,7 +7,9 @@ samples) share `DRAW_CHARACTERS` characters and `DRAW_STEPS` steps of work (each
 bounds too), so a grammar of long or deep posts cannot keep a run busy. Pictures written in an
 expansion (``![alt](path)``) and options at its start (``{cw: ...; lang: ...; only: ...}``) are
 read as in a line of a plain tweets file, and with LONG_LINES=thread an expansion too long for a
-network goes there as a thread (`rules`, as `options.line_rules` makes them)::
+network goes there as a thread (`rules`, as `options.line_rules` makes them). What Tracery runs
+through (a rule that is not there, written ``((name))``; an empty rule) is posted as Tracery
+would, with a warning in the log naming the rule; `check` says it as a note::
 
     tweets = draw_post(Path("tweets.json"), networks, rng=rng, posted=store.texts_posted_since(since))
     tweets.line(0).text                        # what the run posts
@@ -83,20 +85,24 @@ def draw_post(
     if one_offs:  # every run, not only one whose draw meets the rule
         raise TweetFileError(one_offs[0])
     best: Optional[TweetLine] = None
+    best_text = ""
     repeats = too_deep = 0
     measured: Set[str] = set()  # new expansions that fit only some networks (a repeat is no new try)
+    slips: Dict[str, Tuple[str, ...]] = {}  # what Tracery ran through to make each text
     work = Work(DRAW_CHARACTERS, DRAW_STEPS)
     drawn = 0
     untimely: Optional[TweetLine] = None  # an expansion whose time options do not hold now
     for _ in range(DRAWS):
         drawn += 1
         try:
-            text = grammar.expand(rng, work=work).strip()
+            drawn_now = grammar.draw(rng, work=work)
         except TooDeep:
             too_deep += 1
             continue
         except OutOfWork:
             break
+        text = drawn_now.text.strip()
+        slips.setdefault(text, drawn_now.slips)
         if not text or text in posted:
             repeats += 1
             continue
@@ -114,20 +120,15 @@ def draw_post(
             continue
         measured.add(text)
         if line.networks and len(line.networks) == len(line.fits):  # every network its options leave in
-            return _one(path, line)
+            return _one(path, line, slips.get(text, ()))
         if line.networks and (best is None or len(line.networks) > len(best.networks)):
-            best = line
+            best, best_text = line, text
         if len(measured) >= FIT_TRIES:
             break
     if best is not None:
-        missed = [fit.network for fit in best.fits if fit.network not in best.networks]
-        log.info(
-            "%s: none of %d new expansions fit every network; this one skips %s",
-            path.name,
-            len(measured),
-            ", ".join(missed),
-        )
-        return _one(path, best)
+        missed = ", ".join(fit.network for fit in best.fits if fit.network not in best.networks)
+        log.info("%s: none of %d new expansions fit every network; this one skips %s", path.name, len(measured), missed)
+        return _one(path, best, slips.get(best_text, ()))
     if untimely is not None and untimely.options.time is not None:
         return TweetFile(
             path, [untimely.key], [untimely.lineno], [], lambda index: untimely, {untimely.key: untimely.options.time}
@@ -221,7 +222,11 @@ def _shown(text: str, most: int = 200) -> str:
     return repr(text) if len(text) <= most else repr(text[:most]) + f"... ({len(text):,} characters)"
 
 
-def _one(path: Path, line: TweetLine) -> TweetFile:
+def _one(path: Path, line: TweetLine, slips: Sequence[str] = ()) -> TweetFile:
+    """The file of the one expansion drawn, warning of what Tracery ran through to make it (the
+    post shows it as Tracery would, as the service posted it)."""
+    for slip in slips:
+        log.warning("%s: %s (bot.py check names each such rule)", path.name, slip)
     return TweetFile(path, [line.key], [line.lineno], [], lambda index: line)
 
 
@@ -232,6 +237,7 @@ class GrammarReport:
 
     rules: int
     problems: List[str] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)  # what Tracery runs through: what the post shows
     notes: List[str] = field(default_factory=list)
     distinct: int = 0  # different texts among the samples
     tagged: List[TweetLine] = field(default_factory=list)  # the samples with the services' tags
@@ -261,9 +267,10 @@ def sample_grammar(
         except TweetFileError as exc:
             report.problems.append(str(exc))
             return report
-    report.problems = _problems(path, grammar)
+    report.problems, report.warnings = _problems(path, grammar)
     if not report.problems and codes is not None and report.codes:
-        report.problems = _problems_at_other_times(path, written, codes, grammar)
+        report.problems, later = _problems_at_other_times(path, written, codes, grammar)
+        report.warnings += later
     if report.problems:
         return report  # an expansion would stop at the first of them
     texts: List[str] = []
@@ -311,11 +318,14 @@ def sample_grammar(
     return report
 
 
-def _problems(path: Path, grammar: Grammar) -> List[str]:
-    return [
-        f"{path} line {problem.lineno} {problem.message}" if problem.lineno else f"{path} {problem.message}"
-        for problem in grammar.problems()
-    ] + _one_off_times(path, grammar)
+def _problems(path: Path, grammar: Grammar) -> Tuple[List[str], List[str]]:
+    """What no expansion runs through (a data error), and what Tracery runs through (a warning
+    saying what the post shows), each naming the file and line."""
+    said: Dict[bool, List[str]] = {False: [], True: []}
+    for problem in grammar.problems():
+        where = f"{path} line {problem.lineno}" if problem.lineno else str(path)
+        said[problem.tolerated].append(f"{where} {problem.message}")
+    return said[False] + _one_off_times(path, grammar), said[True]
 
 
 # An `at` option in a rule's text: `{at: ...}` or `{lang: en; at: ...}` (not `format:`, not `{svg ...}`'s `at`).
@@ -334,12 +344,15 @@ def _one_off_times(path: Path, grammar: Grammar) -> List[str]:
     ]
 
 
-def _problems_at_other_times(path: Path, written: Grammar, now: Moment, checked: Grammar) -> List[str]:
-    """The problems Blue Bots Done Quick's codes make at another hour of the day, day of the week,
-    month or post number than `now` (``#greet{hour}#`` names 24 rules, one of them now), each with
-    when it would come; each different grammar the codes make is walked once."""
+def _problems_at_other_times(
+    path: Path, written: Grammar, now: Moment, checked: Grammar
+) -> Tuple[List[str], List[str]]:
+    """The problems (and warnings) Blue Bots Done Quick's codes make at another hour of the day,
+    day of the week, month or post number than `now` (``#greet{hour}#`` names 24 rules, one of
+    them now), each with when it would come; each different grammar the codes make is walked once."""
     seen = {_rules_key(checked)}
     found: List[str] = []
+    warned: List[str] = []
     for moment, when in _other_moments(now):
         try:
             grammar = with_codes(written, moment)
@@ -350,11 +363,13 @@ def _problems_at_other_times(path: Path, written: Grammar, now: Moment, checked:
         if key in seen:
             continue
         seen.add(key)
-        said = _problems(path, grammar)
+        said, warnings = _problems(path, grammar)
         found += [f"{problem} ({when}: the codes make other texts then)" for problem in said if problem not in found]
+        if len(warned) < 3:
+            warned += [f"{warning} ({when}: the codes make other texts then)" for warning in warnings]
         if len(found) >= 3:
             break
-    return found
+    return found, warned[:3]
 
 
 def _other_moments(now: Moment) -> Iterator[Tuple[Moment, str]]:

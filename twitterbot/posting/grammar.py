@@ -11,7 +11,12 @@ implementation (the Python port, ``tracery3``) makes them, so a seed gives its o
 
     grammar = read_grammar(Path("tweets.json"))   # TweetFileError (65) naming the line if unusable
     grammar.expand(random.Random(7))              # 'A purple owl sings.'
-    grammar.problems()                            # rules used but missing, empty, unknown modifiers
+    grammar.problems()                            # what cannot run, and what Tracery runs through
+
+Where Kate Compton's Tracery runs through a slip, so does this (a bot moved in has posted so for
+months): a rule that is not there is written ``((name))``, an empty rule nothing, an unknown
+modifier adds ``((.name))``, a ``#`` or ``[`` without its pair is left out. `problems` marks those
+``tolerated`` (a warning saying what the post shows) and `draw` returns them with the text.
 
 Nesting is bounded (`MAX_DEPTH` tags inside each other, `MAX_TAGS` in one expansion): a rule that
 recurses without end raises `TooDeep`, and the caller draws again. So is the work: an expansion
@@ -37,6 +42,7 @@ from ..files import read_setting_file
 
 __all__ = [
     "Grammar",
+    "Drawn",
     "GrammarProblem",
     "MAX_CHARACTERS",
     "MAX_DEPTH",
@@ -95,10 +101,22 @@ class Work:
 
 @dataclass(frozen=True)
 class GrammarProblem:
-    """Something wrong with a grammar, with the line of the rule it is in (0: the whole file)."""
+    """Something wrong with a grammar, with the line of the rule it is in (0: the whole file).
+    `tolerated`: Tracery runs through it (the message says what the post shows), a warning; else
+    no expansion can use the grammar as it is, a data error."""
 
     lineno: int
     message: str
+    tolerated: bool = False
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One expansion's text, and the slips Tracery ran through to make it that show in it (each
+    naming its rule and what the text shows for it), for a run to warn of."""
+
+    text: str
+    slips: Tuple[str, ...] = ()
 
 
 # -- the modifiers, as the reference's English ones (safe on an empty text) ---------------------------
@@ -261,9 +279,12 @@ def _sections(rule: str) -> Tuple[List[Tuple[int, str]], List[str]]:
     return sections, errors
 
 
+_UNNAMED = "undefined"  # the rule JavaScript's Tracery looks up for a tag that names none (``##``)
+
+
 @dataclass(frozen=True)
 class _Tag:
-    symbol: str
+    symbol: Optional[str]  # None: the tag names no rule (``##``, ``#[hero:Ada]#``)
     modifiers: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (name, params)
     actions: Tuple[str, ...]
 
@@ -278,7 +299,9 @@ def _tag(raw: str) -> _Tag:
             raise ValueError(f"two rule names in the tag #{raw}#")
         else:
             actions.append(text)
-    name, *mods = (symbol or "").split(".")
+    if symbol is None:
+        return _Tag(None, (), tuple(actions))
+    name, *mods = symbol.split(".")
     modifiers = []
     for mod in mods:
         params: Tuple[str, ...] = ()
@@ -316,17 +339,25 @@ class Grammar:
 
     def expand(self, rng: random.Random, rule: str = "#" + ORIGIN + "#", *, work: Optional[Work] = None) -> str:
         """One expansion of `rule` (the origin), drawing from `rng`. Raises `TooDeep` when it
-        recurses past the bound, `TweetFileError` when it meets a rule or modifier that is not
-        there or passes `MAX_CHARACTERS`, `MAX_STEPS` or `MAX_HELD`, and `OutOfWork` when `work`,
-        shared by several draws, is spent."""
-        shared = work or Work(MAX_CHARACTERS, MAX_STEPS)
-        return _unescape(_Expansion(self, rng, shared).rule(rule, 0))
+        recurses past the bound, `TweetFileError` when it passes `MAX_CHARACTERS`, `MAX_STEPS` or
+        `MAX_HELD` (or meets a tag naming two rules), and `OutOfWork` when `work`, shared by several
+        draws, is spent. A rule that is not there is written ``((name))``, as Tracery writes it."""
+        return self.draw(rng, rule, work=work).text
+
+    def draw(self, rng: random.Random, rule: str = "#" + ORIGIN + "#", *, work: Optional[Work] = None) -> Drawn:
+        """One expansion of `rule`, as `expand`, with the slips Tracery ran through that show in
+        it (a rule that is not there, an unknown modifier, a lone ``#``)."""
+        expansion = _Expansion(self, rng, work or Work(MAX_CHARACTERS, MAX_STEPS))
+        text = _unescape(expansion.rule(rule, 0))
+        return Drawn(text, tuple(expansion.slips))
 
     def problems(self) -> List[GrammarProblem]:
-        """What makes an expansion go wrong, each with its rule's line: no origin, a rule that is
-        used but missing (and never set by an action), an empty rule, an unknown modifier, a # or
-        [ without its pair, brackets nested past `MAX_DEPTH`. A text is read once for each level of
-        brackets it nests (`MAX_DEPTH` at most), so the walk takes time in proportion to the file."""
+        """What is wrong with the grammar, each with its rule's line. What no expansion can run
+        through: no origin, a tag naming two rules, brackets nested past `MAX_DEPTH`. What Tracery
+        runs through, `tolerated`, each saying what the post shows: a rule that is used but missing
+        (and never set by an action), an empty rule, an unknown modifier, a # or [ without its
+        pair, an empty tag. A text is read once for each level of brackets it nests (`MAX_DEPTH` at
+        most), so the walk takes time in proportion to the file."""
         found: List[GrammarProblem] = []
         if ORIGIN not in self.rules:
             found.append(GrammarProblem(0, f'has no "{ORIGIN}" rule: add one, e.g. "{ORIGIN}": ["#greeting#, world"]'))
@@ -334,30 +365,68 @@ class Grammar:
         set_by_actions: Set[str] = set()
         for name, texts in self.rules.items():
             if not texts:
-                found.append(self._at(name, f'rule "{name}" is empty: give it at least one text'))
+                found.append(self._at(name, f'rule "{name}" {_EMPTY}', tolerated=True))
             for text in texts:
-                for problem in _walk(text, used, set_by_actions, name):
-                    found.append(self._at(name, f'rule "{name}" {problem}'))
+                for problem, tolerated in _walk(text, used, set_by_actions, name):
+                    found.append(self._at(name, f'rule "{name}" {problem}', tolerated=tolerated))
         for symbol, user in used.items():
             if symbol not in self.rules and symbol not in set_by_actions:
-                found.append(
-                    self._at(user, f'rule "{user}" uses #{symbol}#, which is not there: add a rule "{symbol}"')
-                )
+                found.append(self._at(user, f'rule "{user}" {_missing(symbol)}', tolerated=True))
         return sorted(found, key=lambda problem: problem.lineno)
 
-    def _at(self, name: str, message: str) -> GrammarProblem:
-        return GrammarProblem(self.lines.get(name, 0), message)
+    def _at(self, name: str, message: str, *, tolerated: bool = False) -> GrammarProblem:
+        return GrammarProblem(self.lines.get(name, 0), message, tolerated)
 
 
-def _walk(text: str, used: Dict[str, str], set_by_actions: Set[str], rule: str) -> Iterator[str]:
-    """The problems in one text of `rule`, noting the rules it uses and those its actions set. The
-    parts of a text nested past `MAX_DEPTH` are not read (no expansion could reach them), so a text
-    is read at most `MAX_DEPTH` times over and the walk never goes deeper than that."""
+_EMPTY = 'is empty: Tracery writes nothing for it; give it a text ("" if nothing is meant)'
+
+
+def _missing(symbol: str) -> str:
+    return f'uses #{symbol}#, which is not there: Tracery writes (({symbol})) in the post; add a rule "{symbol}"'
+
+
+def _unknown(modifier: str) -> str:
+    return (
+        f"uses the modifier .{modifier}, which Tracery does not have: Tracery writes ((.{modifier})) after the "
+        f"text; use one of {', '.join(MODIFIERS)}"
+    )
+
+
+_SLIP_FIXES = {
+    "a # without its closing #": "write \\\\# in the file for a # the post shows",
+    "a [ without its ]": "pair the brackets, or write \\\\[ in the file for a [ the post shows",
+    "a ] without its [": "pair the brackets, or write \\\\] in the file for a ] the post shows",
+    "an empty tag ##": f"Tracery writes (({_UNNAMED})) there: write \\\\#\\\\# in the file for ## the post shows",
+    "an empty action []": "it does nothing: take it out",
+}
+
+
+def _as_shown(text: str) -> str:
+    """`text` as Tracery reads it with a bracket out of pair: the lone # or [ left out, the rest
+    as written, for a warning to say what the post shows."""
+    written = {_PLAIN: "{}", _TAG: "#{}#", _ACTION: "[{}]"}
+    return "".join(written[kind].format(raw) for kind, raw in _scan(text) if kind != _ERROR)
+
+
+def _walk(text: str, used: Dict[str, str], set_by_actions: Set[str], rule: str) -> Iterator[Tuple[str, bool]]:
+    """The problems in one text of `rule` (each with whether Tracery runs through it), noting the
+    rules it uses and those its actions set. The parts of a text nested past `MAX_DEPTH` are not
+    read (no expansion could reach them), so a text is read at most `MAX_DEPTH` times over and the
+    walk never goes deeper than that."""
     nested = False  # past MAX_DEPTH: what follows is not read again inside
     for kind, raw in _scan(text):
         if kind == _ERROR:
             nested = nested or raw == _NESTED
-            yield f"has {raw} in {_excerpt(text)}" + (": no expansion can reach its end" if raw == _NESTED else "")
+            if raw == _NESTED:
+                yield f"has {raw} in {_excerpt(text)}: no expansion can reach its end", False
+            elif raw.startswith("an empty"):
+                yield f"has {raw} in {_excerpt(text)}: {_SLIP_FIXES[raw]}", True
+            else:
+                shown = _excerpt(_as_shown(text))
+                yield (
+                    f"has {raw} in {_excerpt(text)}: Tracery leaves it out, the post shows {shown}; {_SLIP_FIXES[raw]}",
+                    True,
+                )
         if kind in (_PLAIN, _ERROR) or nested:
             continue
         actions = [raw] if kind == _ACTION else []
@@ -365,14 +434,19 @@ def _walk(text: str, used: Dict[str, str], set_by_actions: Set[str], rule: str) 
             try:
                 tag = _tag(raw)
             except ValueError as exc:
-                yield f"has {exc}"
+                yield (
+                    f"has {exc}: Tracery stops with an error there; write \\\\# in the file for a # the post shows",
+                    False,
+                )
                 continue
             actions = list(tag.actions)
             if tag.symbol:
                 used.setdefault(tag.symbol, rule)
+            elif tag.symbol is None and raw:
+                yield f"has the tag #{raw}#, which names no rule: Tracery writes (({_UNNAMED})) there", True
             for mod, _params in tag.modifiers:
                 if mod not in MODIFIERS:
-                    yield f"uses the modifier .{mod}, which Tracery does not have: use one of {', '.join(MODIFIERS)}"
+                    yield _unknown(mod), True
         for action in actions:
             target, what, pushed = _action(action)
             if what == "expand":
@@ -404,6 +478,7 @@ class _Expansion:
         self.made = 0  # characters read and made
         self.taken = 0  # steps
         self.within: List[str] = []
+        self.slips: List[str] = []  # what Tracery ran through, each once, in the order met
 
     def rule(self, text: str, depth: int) -> str:
         if depth > MAX_DEPTH:
@@ -418,6 +493,8 @@ class _Expansion:
         brackets nested past `MAX_DEPTH` can never be (nor read again at every level below)."""
         if kind == _ERROR and raw == _NESTED:
             raise self.failed(f"meets {_NESTED}", "no expansion can reach its end: take some brackets out")
+        if kind == _ERROR:
+            self.slip(f"has {raw}: " + ("Tracery leaves it out" if raw.startswith("a ") else "it shows nothing"))
         return kind != _ERROR
 
     def section(self, kind: int, raw: str, depth: int) -> str:
@@ -437,12 +514,18 @@ class _Expansion:
         undo = [_action(action)[0] for action in tag.actions if _action(action)[1] == "push"]
         for action in tag.actions:
             self.act(action, depth)
-        chosen = self.choose(tag.symbol)
-        self.within.append(tag.symbol)
+        symbol = _UNNAMED if tag.symbol is None else tag.symbol
+        chosen = self.choose(symbol)
+        self.within.append(symbol)
         text = self.rule(chosen, depth + 1)
         for name, params in tag.modifiers:
-            if name not in MODIFIERS:
-                raise self.error(f"uses the modifier .{name}, which Tracery does not have")
+            if name not in MODIFIERS:  # as Tracery: the text stays, and says so
+                self.within.pop()
+                self.slip(f"uses the modifier .{name}, which Tracery does not have: the post shows ((.{name}))")
+                self.within.append(symbol)
+                self.spend(len(name) + 5, 1)
+                text += f"((.{name}))"
+                continue
             self.spend(_longest(name, text, params), 1)  # before it is made: .replace can multiply a text
             text = MODIFIERS[name](text, *params)
         for name in undo:  # a tag's own actions hold only while it expands
@@ -451,13 +534,23 @@ class _Expansion:
         return text
 
     def choose(self, symbol: str) -> str:
+        """One of the rule's texts; as Tracery, ``((name))`` for a rule that is not there (or was
+        set by an action that has ended) and nothing for an empty one."""
         stack = self.set.get(symbol)
         texts = stack[-1] if stack else self.grammar.rules.get(symbol) if symbol not in self.undone else None
         if texts is None:
-            raise self.error(f"uses #{symbol}#, which is not there (or was set by an action that has ended)")
-        if not texts:
-            raise self.error(f'has an empty rule "{symbol}"')
+            self.slip(f"uses #{symbol}#, which is not there: the post shows (({symbol}))")
+            return f"(({symbol}))"
+        if not texts:  # often meant so (a rule for "no ending"): `problems` says it, a run need not
+            return ""
         return self.rng.choice(texts)
+
+    def slip(self, what: str) -> None:
+        """Note what Tracery runs through in the rule being expanded (once), for the run to warn."""
+        names = [name for name in self.within if name] or [ORIGIN]
+        said = f'rule "{names[-1]}" {what}'
+        if said not in self.slips:
+            self.slips.append(said)
 
     def act(self, action: str, depth: int) -> None:
         self.spend(0, 1)

@@ -87,8 +87,9 @@ def line_findings(config: Config) -> Iterator[Finding]:
 
 
 def grammar_findings(config: Config) -> Iterator[Finding]:
-    """A Tracery grammar: each problem (a data error, 65) with its line, then how sampled
-    expansions fit the networks, then the services' tags they use (tagcheck.py)."""
+    """A Tracery grammar: each problem (a data error, 65) with its line, each slip Tracery runs
+    through (a note saying what the post shows), then how sampled expansions fit the networks,
+    then the services' tags they use (tagcheck.py)."""
     path = config[TWEETS_FILE]
     try:
         report = _sampled(config)
@@ -101,6 +102,8 @@ def grammar_findings(config: Config) -> Iterator[Finding]:
         yield _ok(
             f"{path}: a Tracery grammar of {plural(report.rules, 'rule')}; {plural(report.distinct, 'different post')} in the samples"
         )
+    for said in report.warnings:  # Tracery runs through them: the post shows what each says
+        yield _note(said)
     for said in report.notes:
         yield _note(said)
     if report.codes:
