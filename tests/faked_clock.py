@@ -12,12 +12,22 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Dict, Optional
 
 import pytest
 
-__all__ = ["libfaketime", "require_libfaketime", "sped_up"]
+if TYPE_CHECKING:
+    from conftest import BotHome
+
+__all__ = ["FAKETIME", "libfaketime", "require_libfaketime", "run_at", "sped_up"]
+
+# The faketime command (Debian's faketime package), which runs a command under a faked clock.
+FAKETIME = shutil.which("faketime")
+BOT_PY = Path(__file__).resolve().parents[1] / "bot.py"
 
 # Where Debian puts it (one folder per architecture), and where `make install` from source does.
 _PLACES = (
@@ -50,3 +60,15 @@ def sped_up(speed: int, library: Path) -> Dict[str, str]:
     """The environment that starts a process on a clock running `speed` times faster, from now.
     A whole number: libfaketime reads a fraction with the locale's decimal separator."""
     return {"LD_PRELOAD": str(library), "FAKETIME": f"+0 x{int(speed)}"}
+
+
+def run_at(home: BotHome, when: str, *args: str) -> subprocess.CompletedProcess:
+    """One run of bot.py with the system clock saying `when` (UTC), from another folder, as cron runs it."""
+    return subprocess.run(
+        [str(FAKETIME), "-f", f"@{when}", sys.executable, str(BOT_PY), "--env-file", str(home.env_file), *args],
+        cwd=home.elsewhere,
+        env={**home.environ(), "TZ": "UTC"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

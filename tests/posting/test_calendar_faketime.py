@@ -4,15 +4,11 @@ per run."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-
 import pytest
-from conftest import BOT_PY, BotHome
+from conftest import BotHome
+from faked_clock import FAKETIME, run_at
 from x_emulator import XEmulator
 
-FAKETIME = shutil.which("faketime")
 pytestmark = pytest.mark.skipif(FAKETIME is None, reason="faketime is not installed (apt-get install faketime)")
 
 
@@ -21,18 +17,6 @@ def any_clock(emulator: XEmulator) -> None:
     """The emulator's clock is the real one: it takes the faked clock's signatures (X would not;
     the bot's own clock is what is tested)."""
     emulator.clock_skew_allowed = 10**10
-
-
-def run_at(home: BotHome, when: str, *args: str) -> subprocess.CompletedProcess:
-    """One run of bot.py with the system clock saying `when` (UTC)."""
-    return subprocess.run(
-        [str(FAKETIME), "-f", f"@{when}", sys.executable, str(BOT_PY), "--env-file", str(home.env_file), *args],
-        cwd=home.elsewhere,
-        env={**home.environ(), "TZ": "UTC"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_a_late_boot_posts_the_midnight_line_once_and_a_clock_set_back_posts_nothing_again(

@@ -5,14 +5,12 @@ faketime tests are slow (tests/slow_tests.txt): a process per run."""
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
-import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import BOT_PY, BotHome
+from conftest import BotHome
+from faked_clock import FAKETIME, run_at
 from x_emulator import XEmulator
 
 from twitterbot.state.floor import CLOCK_BEHIND, CLOCK_LEAP, ClockNotSet, check_clock, clock_trouble
@@ -20,7 +18,6 @@ from twitterbot.state.outcomes import Ending
 from twitterbot.state.prune import KEPT
 from twitterbot.state.store import HistoryStore
 
-FAKETIME = shutil.which("faketime")
 needs_faketime = pytest.mark.skipif(FAKETIME is None, reason="faketime is not installed (apt-get install faketime)")
 NOON = datetime(2027, 1, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -29,18 +26,6 @@ NOON = datetime(2027, 1, 1, 12, 0, tzinfo=timezone.utc)
 def any_clock(emulator: XEmulator) -> None:
     """The emulator takes the faked clock's signatures (X would not; the bot's clock is tested)."""
     emulator.clock_skew_allowed = 10**10
-
-
-def run_at(home: BotHome, when: str, *args: str) -> subprocess.CompletedProcess:
-    """One run of bot.py with the system clock saying `when` (UTC)."""
-    return subprocess.run(
-        [str(FAKETIME), "-f", f"@{when}", sys.executable, str(BOT_PY), "--env-file", str(home.env_file), *args],
-        cwd=home.elsewhere,
-        env={**home.environ(), "TZ": "UTC"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def rows(home: BotHome) -> dict:
