@@ -17,8 +17,8 @@ from conftest import REPO
 from loopback import Answer, LoopbackServer
 
 from twitterbot.errors import ErrorKind, ExitStatus
+from twitterbot.networks.answers import MAX_ANSWER_BYTES
 from twitterbot.networks.http import (
-    MAX_ANSWER_BYTES,
     AnswerTooLarge,
     BoundedAdapter,
     bounded_session,

@@ -30,29 +30,25 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from ..errors import ErrorKind, ExitStatus, PostError
-from .request import Deadline, Failure, RequestError, reading_within
+from ..errors import ErrorKind, PostError
+from .answers import BROKE, MAX_ANSWER_BYTES, no_answer, request_failure, size_in_words, unreadable
+from .request import Deadline, RequestError, reading_within
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = [
-    "MAX_ANSWER_BYTES",
     "AnswerTooLarge",
     "BoundedAdapter",
     "bounded_session",
     "httpx_error",
     "httpx_hooks",
     "httpx_transport",
-    "json_object",
     "network_error",
     "never_connected",
-    "unreadable",
 ]
 
-# The most of one answer the bot reads. The largest it asks for (a page of 100 posts with their
-# links) is well under 1 MB; an instance's or a PDS's answers are smaller still.
-MAX_ANSWER_BYTES = 8 * 1024 * 1024
+
 # Read in pieces this big: a compressed answer is counted as it is unpacked, so even one piece
 # unpacked at its worst (about 1,000 to 1) stays far below the process's memory.
 _PIECE = 16 * 1024
@@ -244,30 +240,6 @@ def _where(url: str) -> str:
     return url.split("?", 1)[0]
 
 
-def json_object(response: requests.Response, where: str, what: str) -> Dict[str, Any]:
-    """The answer's JSON object (`what` names the request in the error), or `unreadable`: not
-    JSON, nested deeper than the decoder goes, or JSON that is not an object."""
-    try:
-        answer = response.json()
-    except (ValueError, RecursionError):
-        raise unreadable(where, f"{what} answered {response.status_code} with no JSON") from None
-    if not isinstance(answer, dict):
-        raise unreadable(where, f"{what} answered with JSON that is not an object")
-    return answer
-
-
-def unreadable(where: str, what: str, advice: str = "the next run tries again") -> PostError:
-    """An answer came that the bot cannot read (not JSON, not the shape the API documents): the
-    request was sent, so a post may have been made; a look-up cannot tell."""
-    said = f"{where}'s answer could not be read ({what})"
-    return PostError(
-        f"{said}: a proxy in between may be mangling it, or the server misbehaving; {advice}",
-        kind=ErrorKind.NETWORK,
-        exit_status=ExitStatus.TEMPORARY_FAILURE,
-        summary=said,
-    )
-
-
 def network_error(cause: Optional[BaseException], *, where: str, unreachable: str, slow: str) -> PostError:
     """A failure with no answer from `where`: "unreachable" when the request never left (advice
     `unreachable`), "timeout" (advice `slow`) or "network" when it was sent and no answer came (or
@@ -275,14 +247,14 @@ def network_error(cause: Optional[BaseException], *, where: str, unreachable: st
     if isinstance(cause, AnswerTooLarge):
         return _too_large(cause, where)
     if isinstance(cause, RequestError):
-        return _request_error(cause, where=where, unreachable=unreachable, slow=slow)
+        return request_failure(cause, where=where, unreachable=unreachable, slow=slow)
     if cause is not None and never_connected(cause):
-        return _no_answer(f"could not reach {where} ({_connect_failure(cause)})", unreachable, ErrorKind.UNREACHABLE)
+        return no_answer(f"could not reach {where} ({_connect_failure(cause)})", unreachable, ErrorKind.UNREACHABLE)
     if isinstance(cause, requests.Timeout):
         what = f"{where} did not answer in time (timed out after the request was sent)"
-        return _no_answer(what, slow, ErrorKind.TIMEOUT)
-    return _no_answer(
-        f"the connection to {where} broke after the request was sent ({_innermost(cause)})", _BROKE, ErrorKind.NETWORK
+        return no_answer(what, slow, ErrorKind.TIMEOUT)
+    return no_answer(
+        f"the connection to {where} broke after the request was sent ({_innermost(cause)})", BROKE, ErrorKind.NETWORK
     )
 
 
@@ -295,55 +267,23 @@ def httpx_error(cause: BaseException, *, where: str, unreachable: str, slow: str
     if isinstance(cause, httpx.DecodingError):
         return unreadable(where, f"{type(cause).__name__}: {cause}")
     if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout)):
-        return _no_answer(
+        return no_answer(
             f"could not reach {where} ({type(cause).__name__}: {cause})", unreachable, ErrorKind.UNREACHABLE
         )
     if isinstance(cause, httpx.TimeoutException):
-        return _no_answer(f"{where} did not answer in time (after the request was sent)", slow, ErrorKind.TIMEOUT)
+        return no_answer(f"{where} did not answer in time (after the request was sent)", slow, ErrorKind.TIMEOUT)
     what = f"the connection to {where} broke after the request was sent ({type(cause).__name__})"
-    return _no_answer(what, _BROKE, ErrorKind.NETWORK)
-
-
-_BROKE = "check the network connection, or a proxy in between"
-
-
-def _request_error(cause: RequestError, *, where: str, unreachable: str, slow: str) -> PostError:
-    """`network_error` for the one bounded request (`request.py`), which says plainly what happened."""
-    if not cause.sent:
-        return _no_answer(f"could not reach {where} ({cause})", unreachable, ErrorKind.UNREACHABLE)
-    if cause.failure is Failure.TIMEOUT:
-        return _no_answer(
-            f"{where} did not answer in time (timed out after the request was sent)", slow, ErrorKind.TIMEOUT
-        )
-    if cause.failure is Failure.TOO_LARGE:
-        return _no_answer(
-            f"{where} answered with more than {_size(cause.limit)}, more than the bot reads",
-            "a proxy in between may be mangling answers, or the server misbehaving; the next run tries again",
-            ErrorKind.NETWORK,
-        )
-    return _no_answer(
-        f"the connection to {where} broke after the request was sent ({cause})", _BROKE, ErrorKind.NETWORK
-    )
+    return no_answer(what, BROKE, ErrorKind.NETWORK)
 
 
 def _too_large(cause: AnswerTooLarge, where: str) -> PostError:
     """An answer past the bound: sent, and no answer the bot would read."""
-    what = f"{where} answered with more than {_size(cause.limit)}, more than the bot reads"
-    return _no_answer(
+    what = f"{where} answered with more than {size_in_words(cause.limit)}, more than the bot reads"
+    return no_answer(
         f"{what} ({cause.url})",
         "a proxy in between may be mangling answers, or the server misbehaving; the next run tries again",
         ErrorKind.NETWORK,
     )
-
-
-def _size(limit: int) -> str:
-    """A bound in words: "8 MB"."""
-    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
-
-
-def _no_answer(what: str, advice: str, kind: ErrorKind) -> PostError:
-    """One temporary failure: the next run tries again, whatever the client library said."""
-    return PostError(f"{what}: {advice}", kind=kind, exit_status=ExitStatus.TEMPORARY_FAILURE, summary=what)
 
 
 def never_connected(cause: BaseException) -> bool:

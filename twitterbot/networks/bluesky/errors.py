@@ -31,7 +31,7 @@ def classify(exc: Exception, handle: str, service: str) -> PostError:
     if isinstance(exc, exceptions.ModelError):
         # The SDK could not read an answer into the shape the lexicon gives it: the request was
         # carried out, whatever it did (a post may have been made).
-        from ..http import unreadable  # http imports requests and urllib3
+        from ..answers import unreadable
 
         return unreadable(service, f"not the shape the lexicon gives it: {_first_line(exc)}")
     if response is None:

@@ -389,7 +389,7 @@ class BlueskyPoster:
     def _ask(self, request: Callable[[], Any]) -> Any:
         """One request of the SDK, alone (nothing of the bot's is built in it), whose answer may not
         be JSON at all: the SDK's reader then raises a bare ValueError, which is the answer's fault."""
-        from ..http import unreadable
+        from ..answers import unreadable
 
         try:
             return request()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 from urllib.parse import urlencode
 
 from ...errors import ErrorKind, PostError
-from ..http import MAX_ANSWER_BYTES, json_object, unreadable
+from ..answers import MAX_ANSWER_BYTES, json_object, unreadable
 from ..request import Bounds, RequestError, request
 from .errors import read_failure, refusal
 from .session import Saved, fresh_session, load_session

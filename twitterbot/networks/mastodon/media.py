@@ -65,7 +65,7 @@ def upload_to_mastodon(
             raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Mastodon", number, image, exc) from None
         media_id = media.get("id") if isinstance(media, dict) else None
         if not isinstance(media_id, (str, int)) or isinstance(media_id, bool):
-            from ..http import unreadable
+            from ..answers import unreadable
 
             raise upload_failed("Mastodon", number, image, unreadable("Mastodon", "the upload's answer has no id"))
         ids.append(str(media_id))

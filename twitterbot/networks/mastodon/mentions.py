@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from html.parser import HTMLParser
 from typing import Any, List, Mapping, Optional, Tuple
 
-from ..http import unreadable
+from ..answers import unreadable
 from ..mentions import AccountCursor, Author, Mention
 
 __all__ = ["MAX_PAGES", "PAGE_SIZE", "Cursor", "read_page", "text_of"]

@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 from ... import __version__
 from ...errors import ErrorKind, PostError
 from ...settings.secrets import scrub_also
-from ..http import MAX_ANSWER_BYTES, unreadable
+from ..answers import MAX_ANSWER_BYTES, unreadable
 from ..mentions import Mention, MentionPage
 from ..request import Answer, Bounds, RequestError, request
 from .errors import network_error, refusal

@@ -18,7 +18,7 @@ import html
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..http import unreadable
+from ..answers import unreadable
 from ..mentions import AccountCursor, Author, Mention
 
 __all__ = ["MAX_PAGES", "PAGE_SIZE", "Cursor", "mentions_query", "read_page"]

@@ -17,7 +17,7 @@ from typing import List, Mapping, Optional
 from urllib.parse import urlencode
 
 from .. import LookUp, PostOptions
-from ..http import MAX_ANSWER_BYTES, json_object, unreadable
+from ..answers import MAX_ANSWER_BYTES, json_object, unreadable
 from ..mentions import Mention, MentionPage
 from ..request import Answer, Bounds, RequestError, request
 from .api import DEFAULT_BASE_URL, Credentials, limits_left, sign, status_url
