@@ -136,7 +136,7 @@ def _fetched(picture: UrlPicture, fetch: Fetch, where: str) -> bytes:
                 exit_status=ExitStatus.TEMPORARY_FAILURE,
             ) from None
         raise TweetFileError(f"{where}: {exc}: fix the grammar's {{img}} address") from None
-    return _a_picture(picture.url, data, where)
+    return _a_picture(masked_url(picture.url), data, where)
 
 
 def _a_picture(url: str, data: bytes, where: str) -> bytes:
