@@ -247,3 +247,28 @@ def test_a_scheduled_line_that_holds_a_key_is_posted_and_shown_masked(home: BotH
     assert home.emulator.texts == ["oops, pasted ******** here"]
     shown = home.run("history").stdout + home.run("history", "--json").stdout
     assert secret not in shown and "oops, pasted ******** here" in shown
+
+
+def test_a_url_s_user_password_and_query_are_masked_where_printed():
+    from twitterbot.settings.secrets import masked_url
+
+    shown = masked_url("http://user:PASS@host.example:8080/x.png?token=T")
+    assert "PASS" not in shown and "token=T" not in shown and "user" not in shown
+    assert shown == "http://***@host.example:8080/x.png?***"
+    assert masked_url("https://host.example/x.png") == "https://host.example/x.png"
+
+
+def test_an_img_fetch_error_never_prints_the_url_s_password_or_token():
+    import pytest
+
+    from twitterbot.errors import PostError
+    from twitterbot.posting.tagpictures import PictureRules, make_pictures
+    from twitterbot.posting.tags import read_tags
+
+    def refuse(url):
+        raise OSError("refused")
+
+    tagged = read_tags("{img http://user:PASS@host.example/x.png?token=SECRET}")
+    with pytest.raises(PostError) as raised:
+        make_pictures(tagged, PictureRules(), where="here", fetch=refuse)
+    assert "PASS" not in str(raised.value) and "SECRET" not in str(raised.value)

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from ..errors import BotError, ErrorKind, ExitStatus, MissingDependency, PostError, TweetFileError
 from ..networks.bluesky import LINK_CARDS_LOCAL
 from ..settings.keys import FETCH_TIMEOUT
+from ..settings.secrets import masked_url
 from . import SVG_RENDERER
 from .tags import SvgPicture, Tagged, UrlPicture
 
@@ -110,17 +111,19 @@ def _fetched(picture: UrlPicture, fetch: Fetch, where: str) -> bytes:
         data = fetch(picture.url)
     except PostError as exc:
         raise PostError(
-            f"{where}: its picture {picture.url} cannot be fetched: {exc}", kind=exc.kind, exit_status=exc.exit_status
+            f"{where}: its picture {masked_url(picture.url)} cannot be fetched: {exc}",
+            kind=exc.kind,
+            exit_status=exc.exit_status,
         ) from None
     except BotError as exc:
         raise PostError(
-            f"{where}: its picture {picture.url} cannot be fetched: {exc}",
+            f"{where}: its picture {masked_url(picture.url)} cannot be fetched: {exc}",
             kind=ErrorKind.PICTURE,
             exit_status=exc.exit_status,
         ) from None
     except OSError as exc:
         raise PostError(
-            f"{where}: its picture {picture.url} cannot be fetched now ({exc.strerror or exc}): the next run tries "
+            f"{where}: its picture {masked_url(picture.url)} cannot be fetched now ({exc.strerror or exc}): the next run tries "
             "again; if it keeps failing, check the address in a browser",
             kind=ErrorKind.UNREACHABLE,
             exit_status=ExitStatus.TEMPORARY_FAILURE,
@@ -133,7 +136,7 @@ def _fetched(picture: UrlPicture, fetch: Fetch, where: str) -> bytes:
                 exit_status=ExitStatus.TEMPORARY_FAILURE,
             ) from None
         raise TweetFileError(f"{where}: {exc}: fix the grammar's {{img}} address") from None
-    return _a_picture(picture.url, data, where)
+    return _a_picture(masked_url(picture.url), data, where)
 
 
 def _a_picture(url: str, data: bytes, where: str) -> bytes:

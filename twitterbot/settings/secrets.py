@@ -218,3 +218,21 @@ def scrub_also(secrets: Iterable[str]) -> None:
         for scrubber in handler.filters:
             if isinstance(scrubber, ScrubSecrets):
                 scrubber.add(secrets)
+
+
+def masked_url(url: str) -> str:
+    """`url` as it may be printed or stored: its user, password and query masked ("***"), as
+    NOTIFY_URL's are, so a token in an `{img}` address never reaches a log or the history."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "***"
+    netloc = parts.netloc
+    if parts.username is not None or parts.password is not None:
+        netloc = "***@" + (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
+    query = "***" if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
