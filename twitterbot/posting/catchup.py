@@ -20,6 +20,7 @@ from ..state.records import CatchUp
 from ..wording import preview
 from .attempts import LineAttempts
 from .options import NO_OPTIONS, LineOptions, OptionError, split_options
+from .read import Expansion
 from .tags import TagError, may_have_tags, read_tags
 
 if TYPE_CHECKING:
@@ -99,22 +100,14 @@ def _recorded(key: str, folder: Optional[Path], known: Sequence[str], pictures: 
 
         text, lines = split_images(text, folder)
         images = tuple(image.attachment for image in lines)
-    if tagged is None:
-        return Post(key, text, images, options.language, options.warning)
-    from .tagpictures import make_pictures
+    if tagged is not None:
+        from .tagpictures import make_pictures
 
-    assert pictures is not None
-    images += make_pictures(tagged, pictures, where=f"a caught-up post {preview(key)}")
-    return Post(
-        key,
-        text,
-        images,
-        options.language or tagged.language,
-        options.warning or tagged.warning,
-        visibility=tagged.visibility,
-        sensitive=tagged.sensitive,
-        labels=tagged.labels,
-    )
+        assert pictures is not None
+        images += make_pictures(tagged, pictures, where=f"a caught-up post {preview(key)}")
+        merged = (options.language or tagged.language, options.warning or tagged.warning)
+        options = replace(options, language=merged[0], warning=merged[1])
+    return Expansion(options, text, tags=tagged).post(key=key, pictures=images)
 
 
 def _options_of(key: str, known: Sequence[str]) -> Tuple[LineOptions, str]:
