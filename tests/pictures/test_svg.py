@@ -219,8 +219,8 @@ def test_foreign_object_is_refused_by_rsvg_naming_it_and_the_fix() -> None:
     with pytest.raises(SvgError, match=r"<foreignObject> .*cannot be drawn by rsvg: set SVG_RENDERER=chromium"):
         draw_svg(markup)
     assert svg_problems(markup, "rsvg") == [
-        "<foreignObject> (HTML inside an SVG) cannot be drawn by rsvg: set SVG_RENDERER=chromium (Debian's chromium) "
-        "or remove it"
+        "<foreignObject> (HTML inside an SVG) cannot be drawn by rsvg: set SVG_RENDERER=chromium (Debian's chromium, "
+        "drawn in bubblewrap's sandbox) or remove it"
     ]
 
 
@@ -324,7 +324,7 @@ def test_a_missing_renderer_names_its_package(monkeypatch: pytest.MonkeyPatch, t
         draw_svg(BOARD)
     assert caught.value.exit_status == 69
     assert "sudo apt install librsvg2-bin" in svg_problems(BOARD)[-1]
-    with pytest.raises(RendererMissing, match="sudo apt install chromium, or set SVG_RENDERER=auto"):
+    with pytest.raises(RendererMissing, match="sudo apt install chromium bubblewrap, or set SVG_RENDERER=auto"):
         draw_svg(BOARD, renderer="chromium")
 
 

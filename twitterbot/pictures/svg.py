@@ -25,6 +25,7 @@ import contextlib
 import html.entities
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -33,6 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 from xml.etree import ElementTree
+
+from ..settings.secrets import masked_url
+from .sandbox import sandbox_problem, sandboxed
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
@@ -61,10 +65,12 @@ MAX_SIDE = 16_384  # pixels: cairo's own limit is 32,767
 MAX_IMAGES = 8  # distinct pictures one SVG may embed by URL
 MAX_DEPTH = 200  # elements inside elements: a drawing nests a few dozen; the serializer recurses
 RENDER_SECONDS = 30.0  # a renderer that takes longer is stopped
-# What rsvg-convert may map (ulimit -v) and write (ulimit -f). Measured: a 1600x1200 card needs
-# 150 MiB mapped (28 MiB resident), a plain 4000x3000 one 200 MiB (66 MiB); a blur over 4000x3000
-# would take 345 MiB resident, and is refused by the limit instead of taking a Pi's memory.
-_RSVG_MEMORY_KIB = 384 * 1024
+# What rsvg-convert may map (ulimit -v) and write (ulimit -f), and what each of chromium's
+# processes may allocate (ulimit -d: a browser maps far more than it uses). Measured: a 1600x1200
+# card needs 150 MiB mapped (28 MiB resident) in rsvg, a plain 4000x3000 one 200 MiB (66 MiB); a
+# blur over 4000x3000 would take 345 MiB resident, and is refused by the limit instead of taking a
+# Pi's memory; chromium's largest process draws a card in 223 MiB.
+RENDER_MEMORY_KIB = 384 * 1024
 _MAX_PNG_BYTES = 64 * 1024 * 1024
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -122,18 +128,26 @@ class _Read:
     height: int
 
 
-def draw_svg(markup: str, *, fetch: Optional[Callable[[str], bytes]] = None, renderer: str = "auto") -> DrawnSvg:
+def draw_svg(
+    markup: str,
+    *,
+    fetch: Optional[Callable[[str], bytes]] = None,
+    renderer: str = "auto",
+    seconds: float = RENDER_SECONDS,
+) -> DrawnSvg:
     """`markup` (everything from its first ``<svg``) drawn as a PNG by `renderer` (auto: rsvg;
     chromium: Debian's chromium, headless). Pictures it embeds by http(s) URL are fetched with
-    `fetch` (None: such an SVG is refused) and inlined. `SvgError` says what cannot be drawn and
-    the fix; `RendererMissing` names the package to install."""
+    `fetch` (None: such an SVG is refused) and inlined; the renderer is stopped after `seconds`
+    (at most RENDER_SECONDS: a post's pictures share a deadline). `SvgError` says what cannot be
+    drawn and the fix; `RendererMissing` names the package to install."""
     program = _renderer(renderer)
     read = _read(markup)
     problems = _unsupported(read.root, program)
     if problems:
         raise SvgError(problems[0])
     _inline_pictures(read.root, fetch, program)
-    png = _stripped(_chromium(read) if program == "chromium" else _rsvg(read), read)
+    seconds = min(seconds, RENDER_SECONDS)
+    png = _stripped(_chromium(read, seconds) if program == "chromium" else _rsvg(read, seconds), read)
     if not _visible(png):
         raise SvgError(
             f"the SVG ({read.width}x{read.height}) draws nothing visible with {program}: check its shapes' "
@@ -370,10 +384,16 @@ def _unsupported(root: Element, program: str) -> List[str]:
         name = _local(element.tag)
         if name in _BROWSER_ONLY and name not in found:
             found.append(name)
-    return [
-        f"{_BROWSER_ONLY[name]} cannot be drawn by rsvg: set SVG_RENDERER=chromium (Debian's chromium) or remove it"
-        for name in found
-    ]
+    return [f"{_BROWSER_ONLY[name]} cannot be drawn by rsvg: {_browser_advice()}" for name in found]
+
+
+def _browser_advice() -> str:
+    """What to do about an element only a browser draws: the browser renderer where its sandbox
+    runs here, else only removing it (a browser is never advised where it would draw unsandboxed)."""
+    unsafe = sandbox_problem()
+    if unsafe:
+        return f"remove it (a browser would draw it only in a sandbox, and {unsafe})"
+    return "set SVG_RENDERER=chromium (Debian's chromium, drawn in bubblewrap's sandbox) or remove it"
 
 
 # -- pictures inside ---------------------------------------------------------------------------------
@@ -462,14 +482,18 @@ def _local_href(element: Element, href: str) -> str:
 
 
 def _program_path(program: str) -> str:
-    """The renderer's executable; RendererMissing with the apt line that installs it."""
+    """The renderer's executable; RendererMissing with the apt line that installs it (chromium
+    draws only in bubblewrap's sandbox: without one it does not draw at all)."""
     if program == "chromium":
         found = shutil.which("chromium") or shutil.which("chromium-browser")
         if not found:
             raise RendererMissing(
                 "chromium is not installed, and SVG_RENDERER=chromium draws the SVG pictures with it: "
-                "sudo apt install chromium, or set SVG_RENDERER=auto (rsvg)"
+                "sudo apt install chromium bubblewrap, or set SVG_RENDERER=auto (rsvg)"
             )
+        unsafe = sandbox_problem()
+        if unsafe:
+            raise RendererMissing(f"SVG_RENDERER=chromium draws only in a sandbox, and {unsafe}")
         return found
     found = shutil.which("rsvg-convert")
     if not found:
@@ -487,7 +511,7 @@ def _serialized(root: Element) -> bytes:
         return ElementTree.tostring(root, encoding="utf-8")
 
 
-def _rsvg(read: _Read) -> bytes:
+def _rsvg(read: _Read, seconds: float) -> bytes:
     """The SVG drawn by rsvg-convert, given on its standard input (so it has no folder to read
     files from), within a memory limit, a time limit and a limit on the PNG it writes."""
     program = _program_path("rsvg")
@@ -498,37 +522,34 @@ def _rsvg(read: _Read) -> bytes:
             "-c",
             'ulimit -v "$1" && ulimit -f "$2" && shift 2 && exec "$@"',
             "sh",
-            str(_RSVG_MEMORY_KIB),
+            str(RENDER_MEMORY_KIB),
             str(_MAX_PNG_BYTES // 512),
             program,
             "--format=png",
             f"--output={out}",
         ]
-        _run(command, _serialized(read.root), "rsvg-convert")
+        _run(command, _serialized(read.root), "rsvg-convert", seconds)
         return _read_png(out)
 
 
-def _chromium(read: _Read) -> bytes:
+def _chromium(read: _Read, seconds: float) -> bytes:
     """The SVG drawn by Debian's chromium, headless, as CBDQ's browser drew it (on a page with no
-    margin, a transparent background), in a profile of its own that is thrown away, with every
-    request refused: the page's own policy allows only what it holds (inline styles and scripts,
-    data: pictures and fonts), and the browser's proxy is an address nothing answers on."""
+    margin, a transparent background), held three ways, each enough alone to keep the bot's files
+    out of the picture: bubblewrap's sandbox (pictures/sandbox.py: no file but the page's, no
+    network, no key), a frame of its own with no origin (it may not open a file, navigate the
+    page, submit a form or open a window) and the drawing's own policy (only what it holds:
+    inline styles and scripts, data: pictures and fonts). Each process may allocate
+    RENDER_MEMORY_KIB. What the browser's console then says is read (`_browser_verdict`): a
+    drawing that tried any of it, or ran out of memory, is refused, naming what it did."""
     program = _program_path("chromium")
     _html_inside_foreign_objects(read.root)
-    policy = "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
-    page = (
-        b'<html xmlns="http://www.w3.org/1999/xhtml"><head>'
-        + f'<meta http-equiv="Content-Security-Policy" content="{policy}"/>'.encode()
-        + b"<style>* { margin: 0; padding: 0; } html, body { background: transparent; overflow: hidden; } body > svg { display: block; }</style>"
-        + b"</head><body>"
-        + _serialized(read.root)
-        + b"</body></html>"
-    )
+    nonce = secrets.token_hex(16)
     with tempfile.TemporaryDirectory(prefix="twitterbot-svg-") as folder:
         where = Path(folder)
-        (where / "page.xhtml").write_bytes(page)
+        (where / "drawing.xhtml").write_bytes(_drawing_page(read))
+        (where / "page.html").write_text(_frame_page(read, nonce), encoding="utf-8")
         out = where / "drawn.png"
-        command = [
+        browser = [
             program,
             "--headless",
             "--disable-gpu",
@@ -542,21 +563,139 @@ def _chromium(read: _Read) -> bytes:
             "--disable-extensions",
             "--disable-sync",
             "--disable-dev-shm-usage",
+            "--enable-logging=stderr",
+            "--v=0",
             "--proxy-server=127.0.0.1:9",
             "--proxy-bypass-list=<-loopback>",
             "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
             "--force-device-scale-factor=1",
             "--default-background-color=00000000",
-            "--virtual-time-budget=5000",
+            f"--virtual-time-budget={_PAGE_MILLISECONDS}",
             f"--window-size={read.width},{read.height + _window_margin(read.height)}",
             f"--user-data-dir={where / 'profile'}",
             f"--screenshot={out}",
-            (where / "page.xhtml").as_uri(),
+            (where / "page.html").as_uri(),
         ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
-            command.insert(1, "--no-sandbox")  # chromium will not start its sandbox as root
-        _run(command, b"", "chromium")
+            browser.insert(1, "--no-sandbox")  # chromium's own sandbox will not start as root; bubblewrap's holds
+        command = [
+            "sh",
+            "-c",
+            'ulimit -d "$1" && ulimit -f "$2" && shift 2 && exec "$@"',
+            "sh",
+            str(RENDER_MEMORY_KIB),
+            str(_MAX_PNG_BYTES // 512),
+            *sandboxed(browser, where),
+        ]
+        said = _run(command, b"", "chromium", seconds)
+        _browser_verdict(said, nonce)
         return _cropped(_read_png(out), read)
+
+
+# The page's time for scripts (virtual: a page that waits for nothing is drawn at once); the frame
+# page says it is drawn a little before.
+_PAGE_MILLISECONDS = 5000
+_DRAWN_AT = 4500
+
+
+def _drawing_page(read: _Read) -> bytes:
+    """The page the SVG is drawn on: XHTML (the SVG is XML), no margin, transparent, and a policy
+    that lets it load nothing it does not hold."""
+    policy = "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+    return (
+        b'<html xmlns="http://www.w3.org/1999/xhtml"><head>'
+        + f'<meta http-equiv="Content-Security-Policy" content="{policy}"/>'.encode()
+        + b"<style>* { margin: 0; padding: 0; } html, body { background: transparent; overflow: hidden; } body > svg { display: block; }</style>"
+        + b"</head><body>"
+        + _serialized(read.root)
+        + b"</body></html>"
+    )
+
+
+def _frame_page(read: _Read, nonce: str) -> str:
+    """The page the browser opens: the drawing in a sandboxed frame (scripts, nothing else), and a
+    script of its own (only it knows `nonce`) that says on the console each time the frame loads
+    (a second load is a navigation) and, near the end of the page's time, that it was drawn."""
+    width, height = read.width, read.height + _window_margin(read.height)
+    return (
+        '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; frame-src file:; '
+        f"style-src 'unsafe-inline'; script-src 'nonce-{nonce}'\">"
+        "<style>html, body { margin: 0; padding: 0; background: transparent; overflow: hidden; } "
+        f"iframe {{ display: block; border: 0; width: {width}px; height: {height}px; }}</style>"
+        f'</head><body><script nonce="{nonce}">'
+        'var frame = document.createElement("iframe"), loads = 0;'
+        'frame.setAttribute("sandbox", "allow-scripts");'
+        f'frame.addEventListener("load", function () {{ loads += 1; console.log("{nonce} load " + loads); }});'
+        'frame.src = "drawing.xhtml";'
+        "document.body.appendChild(frame);"
+        f'setTimeout(function () {{ console.log("{nonce} drawn"); }}, {_DRAWN_AT});'
+        "</script></body></html>"
+    )
+
+
+_CONSOLE = re.compile(r':CONSOLE[:(]\d*\)?\] "(.*)", source: ')
+_URL_IN = re.compile(r"(?:file|https?|wss?|ftp|blob|data):[^'\"\s)]{0,200}", re.IGNORECASE)
+# What the browser's console says when a drawing reaches past its page, and what that is in words.
+# Chromium has said each in two ways. A style, font or picture the markup names is not among them:
+# it is left out, as rsvg leaves it out.
+_OVERREACH = (
+    ("Not allowed to load local resource", "open a file"),
+    ("Unsafe attempt to initiate navigation", "navigate the page"),
+    ("permission to navigate", "navigate the page"),
+    ("Blocked form submission", "submit a form"),
+    ("Blocked opening", "open a window"),
+    ("Connecting to", "reach the network"),
+    ("Refused to connect", "reach the network"),
+    ("Loading the script", "run a script from elsewhere"),
+    ("Refused to load the script", "run a script from elsewhere"),
+    ("Framing ", "show another page"),
+    ("Refused to frame", "show another page"),
+)
+_OUT_OF_MEMORY = ("allocation failed", "out of memory", "invalid array length", "invalid typed array length")
+
+
+def _browser_verdict(said: bytes, nonce: str) -> None:
+    """SvgError when the browser's console says the drawing reached past its page (a file, the
+    network, a navigation, a form, a window), ran out of memory, or was never drawn (the browser
+    crashed or was stopped): naming what it did, never drawn into a post."""
+    messages = _CONSOLE.findall(said.decode("utf-8", "replace"))
+    loads = [line for line in messages if line.startswith(f"{nonce} load ")]
+    for message in messages:
+        if message.startswith(nonce):
+            continue
+        lower = message.lower()
+        if any(word in lower for word in _OUT_OF_MEMORY):
+            raise SvgError(
+                f"the SVG's script ran out of the memory a drawing may use ({RENDER_MEMORY_KIB // 1024} MiB): make it simpler"
+            )
+        for sign, what in _OVERREACH:
+            if sign in message:
+                raise SvgError(
+                    f"the SVG tried to {what}{_named(message)}, and a drawing may only show what it holds: "
+                    "remove the link, refresh, form or script that does it"
+                )
+    if len(loads) > 1:
+        raise SvgError(
+            "the SVG navigated away from its drawing (a refresh, a link or a script), and a drawing may only show "
+            "what it holds: remove what navigates"
+        )
+    if not loads or f"{nonce} drawn" not in messages:
+        raise SvgError(
+            f"the SVG's page did not finish in its {_PAGE_MILLISECONDS / 1000:g} s (a script that runs too long, or "
+            f"ran out of the {RENDER_MEMORY_KIB // 1024} MiB a drawing may use, or the browser stopped): make it simpler"
+        )
+
+
+def _named(message: str) -> str:
+    """The address a console message names, masked, as " (address)"; "" when it names none."""
+    found = _URL_IN.search(message)
+    if not found:
+        return ""
+    url = found.group(0).rstrip(".'\"")
+    shown = url if url.lower().startswith(("file:", "data:", "blob:")) else masked_url(url)
+    return f" ({shown[:120]})"
 
 
 # A headless chromium window under about 150 pixels high shows a page 87 pixels shorter than the
@@ -605,9 +744,10 @@ def _html_inside_foreign_objects(root: Element) -> None:
             stack.extend(element)
 
 
-def _run(command: List[str], given: bytes, name: str) -> None:
+def _run(command: List[str], given: bytes, name: str, seconds: float) -> bytes:
     """`command` run in a session of its own with `given` on its input; stopped (with every process
-    it started) after RENDER_SECONDS; SvgError with what it said when it fails."""
+    it started) after `seconds`; what it said on its error output, or SvgError with it when it
+    fails."""
     with subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
@@ -616,14 +756,15 @@ def _run(command: List[str], given: bytes, name: str) -> None:
         start_new_session=True,
     ) as child:
         try:
-            _, said = child.communicate(given, timeout=RENDER_SECONDS)
+            _, said = child.communicate(given, timeout=seconds)
         except subprocess.TimeoutExpired:
             _stop(child)
-            raise SvgError(f"{name} took over {RENDER_SECONDS:g} s to draw the SVG: make it simpler") from None
+            raise SvgError(f"{name} took over {seconds:g} s to draw the SVG: make it simpler") from None
         finally:
             _stop(child)
     if child.returncode != 0:
         raise SvgError(f"{name} could not draw the SVG ({_last_words(said, child.returncode)}): check the SVG")
+    return said
 
 
 def _stop(child: subprocess.Popen) -> None:

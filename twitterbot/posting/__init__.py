@@ -70,7 +70,7 @@ def _parse_svg_renderer(name: str, text: str, where: str, base_dir: Optional[Pat
     if value not in ("auto", "rsvg", "chromium"):
         raise ConfigError(
             f"{name}={show(text.strip())} from {where} is not auto, rsvg or chromium: set it to auto (rsvg-convert, "
-            "from librsvg2-bin) or chromium (Debian's chromium, for <foreignObject> and scripts)"
+            "from librsvg2-bin) or chromium (Debian's chromium in bubblewrap's sandbox, for <foreignObject> and scripts)"
         )
     return value
 
@@ -112,7 +112,7 @@ SVG_RENDERER = Setting(
     "auto",
     RENDERER,
     "what draws a grammar's {svg ...} pictures: auto (rsvg-convert, from librsvg2-bin) or chromium "
-    "(Debian's chromium, headless and offline: for <foreignObject> and scripts; slower, more memory)",
+    "(Debian's chromium, headless, in bubblewrap's sandbox: for <foreignObject> and scripts; slower, more memory)",
 )
 LOOK_UP_UNCERTAIN = Setting(
     "LOOK_UP_UNCERTAIN",
