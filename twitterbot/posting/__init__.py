@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, Optional
 
 from ..capability import Capability, CheckLine, Feature
 from ..errors import ConfigError
-from ..settings.parsers import BOOL, DURATION, GRACE, PATH, POSITIVE_INT, show
+from ..settings.parsers import BOOL, DURATION, GRACE, PATH, POSITIVE_INT, SECONDS, show
 from ..settings.table import POST_TO, Setting, SettingType, by_name
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ __all__ = [
     "MIN_POST_GAP",
     "POSTING",
     "POST_LANGUAGE",
+    "PICTURES_TIMEOUT",
     "SVG_RENDERER",
     "THREAD_NUMBERS",
     "delivery_rules",
@@ -114,6 +115,12 @@ SVG_RENDERER = Setting(
     "what draws a grammar's {svg ...} pictures: auto (rsvg-convert, from librsvg2-bin) or chromium "
     "(Debian's chromium, headless, in bubblewrap's sandbox: for <foreignObject> and scripts; slower, more memory)",
 )
+PICTURES_TIMEOUT = Setting(
+    "PICTURES_TIMEOUT",
+    "60",
+    SECONDS,
+    "seconds all of one post's pictures ({svg} drawn, {img} fetched) may take, in all: a post past it is not sent",
+)
 LOOK_UP_UNCERTAIN = Setting(
     "LOOK_UP_UNCERTAIN",
     "yes",
@@ -148,6 +155,7 @@ class Posting(Capability):
         THREAD_NUMBERS,
         GRAMMAR_MEMORY,
         SVG_RENDERER,
+        PICTURES_TIMEOUT,
         LOOK_UP_UNCERTAIN,
     )
     commands = "twitterbot.posting.commands"
@@ -160,7 +168,11 @@ class Posting(Capability):
             from ..pictures.svg import renderer_problem
 
             missing = renderer_problem("chromium")
-            yield ("problem", missing) if missing else ("ok", "SVG pictures: drawn by chromium (SVG_RENDERER)")
+            yield (
+                ("problem", missing)
+                if missing
+                else ("ok", "SVG pictures: drawn by chromium in bubblewrap's sandbox (SVG_RENDERER)")
+            )
         yield from self._freetype()
 
     def _freetype(self) -> Iterable[CheckLine]:
