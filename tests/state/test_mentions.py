@@ -104,3 +104,27 @@ def test_billed_reads_count_in_the_month_s_spend() -> None:
         store.record_mentions("x", [], "1", at=NOW, requests=1, cost=None)  # a free read is not kept
         assert store.costs_since("x", NOW - timedelta(days=1)) == [(0.001, "")] * 3
         assert store.costs_since("mastodon", NOW - timedelta(days=1)) == []
+
+
+def test_a_reply_refused_as_a_duplicate_fails_its_mention_in_the_attempts_own_transaction() -> None:
+    """X's duplicate refusal is no answer: the attempt's ending alone (what one transaction writes,
+    so a kill right after it changes nothing) leaves the mention failed with the reason, never
+    answered."""
+    from twitterbot.replies.sending import ReplyAttempts
+
+    with HistoryStore(":memory:") as store:
+        store.record_mentions("x", [row("1")], "1", at=NOW, requests=1, cost=None)
+        attempts = ReplyAttempts("1", "time")
+        attempt = attempts.begin(store, _post(), AttemptStart("x", NOW))
+        attempts.ending(store, attempt, lambda: NOW)(
+            "duplicate", None, "You are not allowed to post duplicate content", None
+        )
+        (record,) = store.recent_replies(5)
+        assert record.status == "failed" and record.outcome == "duplicate"
+        assert store.pending_mentions(["x"]) == []
+
+
+def _post():
+    from twitterbot.delivery.post import Post
+
+    return Post("@ada tea time", "@ada tea time")

@@ -136,7 +136,6 @@ def deliver_reply(delivery: Delivery, network: Network, mention: Mention, rule: 
         return Answer(mention, "skipped", reason, rule)
     if outcome == "duplicate":  # X keeps no second post of a text: this mention has no answer
         reason = f"{network.label} refused the reply: {sent.error or 'it already has a post with its text'}"
-        delivery.store.refuse_reply(mention.network, mention.id, reason)
         log.warning("%s: the reply to %s failed: %s", network.label, mention.author.handle, reason)
         return Answer(mention, "failed", reason, rule, status=ExitStatus.DATA_ERROR)
     if not sent.reached:
@@ -166,8 +165,10 @@ def plan_reply(delivery: Delivery, network: Network, mention: Mention, rule: Opt
 class ReplyAttempts(Attempts):
     """A reply's attempt: recorded in the same transaction as its mention is claimed, before it is
     sent (`MentionTaken` when another run claimed it first: nothing is recorded or sent), priced as
-    the network prices a reply; its outcome after. A reply that reached, or may have reached, the
-    network leaves its mention answered; a passing failure leaves it for a later run; any other
+    the network prices a reply; its outcome after, with what it makes of the mention, in one
+    transaction. A reply that reached, or may have reached, the network leaves its mention
+    answered; one refused as a duplicate (X has a post with its text: not this mention's answer)
+    fails it, with the network's reason; a passing failure leaves it for a later run; any other
     failure ends it."""
 
     __slots__ = ("mention_id", "rule")
@@ -185,8 +186,13 @@ class ReplyAttempts(Attempts):
         def record(
             outcome: Outcome, result: Optional[PostResult], detail: Optional[str], kind: Optional[ErrorKind]
         ) -> None:
-            status = "answered" if outcome in REACHED else "pending" if outcome == Outcome.TEMPORARY else "failed"
-            store.finish_reply(attempt, ending_of(outcome, result, detail, kind, clock()), status)
+            ending = ending_of(outcome, result, detail, kind, clock())
+            if outcome == Outcome.DUPLICATE:
+                status = "failed"
+                ending.detail = f"the network refused the reply: {detail or 'it has a post with its text'}"
+            else:
+                status = "answered" if outcome in REACHED else "pending" if outcome == Outcome.TEMPORARY else "failed"
+            store.finish_reply(attempt, ending, status)
 
         return record
 

@@ -183,15 +183,6 @@ class MentionLog(Database):
                 (attempt, reason, rule, network, mention_id),
             )
 
-    def refuse_reply(self, network: str, mention_id: str, reason: str) -> None:
-        """The network refused the mention's reply for good (X already has its text): the mention
-        is failed, with the network's reason, not answered."""
-        with self._write() as conn:
-            conn.execute(
-                "UPDATE mentions SET status = 'failed', reason = ? WHERE network = ? AND mention_id = ?",
-                (reason, network, mention_id),
-            )
-
     def claim_reply(self, network: str, mention_id: str, text: str, start: AttemptStart, *, rule: Optional[str]) -> int:
         """Record the reply's attempt (pending, before it is sent) and claim the mention for it, in
         one transaction; `MentionTaken` (and nothing recorded) when it is no longer pending."""
