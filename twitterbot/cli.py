@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from . import __version__
-from .errors import BotError, ExitStatus, MissingDependency, UsageError
+from .errors import BotError, ExitStatus, MissingDependency, UsageError, disk_problem
 
 if TYPE_CHECKING:
     from .arguments import Parser
@@ -119,8 +119,13 @@ def main(
         if missing is None:
             return _report_bug(exc, debug=debug, secrets=secrets)
         return _report(missing, debug=debug, json_output=json_output, secrets=secrets)
-    except Exception as exc:  # the one broad catch: a bug, not a user error
-        return _report_bug(exc, debug=debug, secrets=secrets)
+    except Exception as exc:  # the one broad catch: a bug, not a user error (a full disk is the machine's)
+        full = disk_problem(exc)
+        return (
+            _report(full, debug=debug, json_output=json_output, secrets=secrets)
+            if full
+            else _report_bug(exc, debug=debug, secrets=secrets)
+        )
     finally:
         restore_logging(kept)
 

@@ -7,6 +7,7 @@ to do about it; the CLI prints that one sentence and exits with the error's `exi
 from __future__ import annotations
 
 import enum
+import errno
 import re
 import shlex
 import sys
@@ -197,6 +198,23 @@ class StateError(HistoryError):
     filesystem, a full disk. The history itself is fine; the fix is outside the bot."""
 
     exit_status = ExitStatus.CANNOT_CREATE
+
+
+def disk_problem(exc: BaseException) -> Optional[StateError]:
+    """A disk that is full or read-only, met anywhere outside the history (a log file, a picture's
+    temporary file, a job's checkpoint): the machine's problem, said with what to do (exit 73),
+    never a bug's exit 1. None for any other error."""
+    if not isinstance(exc, OSError) or exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+        return None
+    what = f"cannot write {exc.filename}" if exc.filename else "cannot write a file"
+    if exc.errno == errno.EROFS:
+        return StateError(
+            f"{what}: it is on a read-only filesystem (an SD card turns read-only after errors: see `dmesg`); "
+            "remount it read-write and run again"
+        )
+    return StateError(
+        f"{what}: the disk is full; free some space (`df -h`) and run again: the history keeps what it had"
+    )
 
 
 class LockHeld(BotError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from typing import TYPE_CHECKING, FrozenSet, Iterable, Iterator, List, Mapping, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Iterator, List, Mapping, Sequence, Set, Tuple
 
 from ..errors import ConfigError
 from ..wording import one_line
@@ -149,6 +149,7 @@ def configure_logging(config: Config, stderr_handler: logging.Handler, *, secret
                 f"LOG_FILE {log_file} cannot be opened ({exc.strerror}): fix the path or its permissions"
             ) from None
         file_handler.setFormatter(OneLine("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+        file_handler.handleError = _given_up(file_handler, str(log_file))  # type: ignore[method-assign]
         root.addHandler(file_handler)
         handlers.append(file_handler)
     from .secrets import ScrubSecrets
@@ -164,6 +165,27 @@ def logging_as_it_is() -> Kept:
     return tuple(root.handlers), root.level
 
 
+def _given_up(handler: logging.Handler, log_file: str) -> Callable[[logging.LogRecord], None]:
+    """What the log file's handler does when a write fails (a full disk, a read-only SD card):
+    says so once on stderr, in one sentence, and writes no more there this run, where logging's
+    own answer is a traceback for every line. The run goes on: a post is not stopped by its log."""
+
+    def handle_error(record: logging.LogRecord) -> None:
+        if handler.level > logging.CRITICAL:
+            return
+        problem = sys.exc_info()[1]
+        handler.setLevel(logging.CRITICAL + 1)  # nothing more is written there
+        with contextlib.suppress(OSError, ValueError):
+            handler.close()
+        said = getattr(problem, "strerror", None) or problem
+        sys.stderr.write(
+            f"LOG_FILE {log_file} cannot be written ({said}): this run logs to stderr only; free some space "
+            f"(`df -h`) or fix the file's folder\n"
+        )
+
+    return handle_error
+
+
 def restore_logging(kept: Kept) -> None:
     """Undo `setup_logging` and `configure_logging`: the handlers they added flushed, closed and
     removed, the root logger's own handlers and level back, so that the command line can run
@@ -173,8 +195,9 @@ def restore_logging(kept: Kept) -> None:
     for handler in root.handlers[:]:
         if handler not in handlers:
             root.removeHandler(handler)
-            handler.flush()
-            handler.close()
+            with contextlib.suppress(OSError, ValueError):  # a log file's full disk: said already
+                handler.flush()
+                handler.close()
     for handler in handlers:
         if handler not in root.handlers:
             root.addHandler(handler)
