@@ -150,3 +150,20 @@ def test_records_a_clock_ahead_dated_are_dated_now_by_trust_clock_and_none_is_lo
     assert rows(home)["attempts"] >= before["attempts"] and emulator.texts.count("Happy new year!") == 1
     shown = run_at(home, "2027-01-01 02:10:00", "check")
     assert "the clock is not set yet" not in shown.stdout, shown.stdout
+
+
+@needs_faketime
+@pytest.mark.usefixtures("any_clock")
+def test_a_job_started_before_the_clock_is_set_runs_and_posts_nothing(home: BotHome, emulator: XEmulator) -> None:
+    """A job at boot (a systemd unit) on a Pi at 1970: no post dated 1970, nothing recorded, exit 75
+    so its unit tries again; once the clock is set it runs."""
+    home.write_env(TWEET_ONE_IN="1", MIN_POST_GAP="0")
+    assert home.run("--force").returncode == 0 and len(emulator.texts) == 1
+    before = rows(home)
+    job = ("watch", "--every", "1h", "--first-after", "0", "--name", "copy", "--", "sh", "-c", "echo ran")
+    booted = run_at(home, "1970-01-01 00:01:00", *job)
+    assert booted.returncode == 75 and "the clock is not set yet" in booted.stderr, booted.stderr
+    assert "ran" not in booted.stdout
+    assert len(emulator.texts) == 1 and rows(home) == before
+    set_right = home.run(*job)
+    assert set_right.returncode == 0 and "ran" in set_right.stdout, set_right.stderr

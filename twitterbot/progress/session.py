@@ -23,6 +23,7 @@ from ..settings.loading import Config
 from ..settings.secrets import Scrubber
 from ..settings.table import POST_TO
 from ..state.clock import Clock, utc_now
+from ..state.floor import check_clock
 from ..state.folder import ensure_state_dir
 from ..state.store import HistoryStore
 from . import (
@@ -97,6 +98,7 @@ def open_reporter(
     (so the first progress post waits PROGRESS_FIRST_AFTER, 5 minutes by default). It holds a lock
     per job name, so one job is not reported twice at once. The last picture of each post sent is
     kept in the state folder for the status page. A dry run prints its posts and keeps no state.
+    A clock before the history's newest record (a Pi not yet set) starts no job: ClockNotSet (75).
     `posters` by network: a test's, instead of those the keys make."""
     job = job or JobSettings()
     networks = config[POST_TO]
@@ -118,6 +120,8 @@ def open_reporter(
         kept = config.state.pictures
     listeners = () if dry_run else _while_job(config)
     with lock, store:
+        if not dry_run:  # a job started before the Pi's clock is set posts nothing, dated 1970 (75)
+            check_clock(store.newest_record(), clock())
         rules = delivery_rules(config, language=False)
         delivery = Delivery(store, lambda: outlets, clock, Scrubber(config.secrets()), rules)
         try:
