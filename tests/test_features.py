@@ -262,7 +262,7 @@ def test_check_fails_when_the_chosen_svg_renderer_is_missing(home: BotHome, tmp_
     check = home.run("check", env={"PATH": str(tmp_path)})
     assert check.returncode != 0, check.stdout
     assert "PROBLEM  chromium is not installed, and SVG_RENDERER=chromium draws the SVG pictures" in check.stdout
-    assert "sudo apt install chromium, or set SVG_RENDERER=auto" in check.stdout
+    assert "sudo apt install chromium bubblewrap, or set SVG_RENDERER=auto" in check.stdout
 
 
 def test_a_program_feature_installs_with_apt_on_every_pi() -> None:

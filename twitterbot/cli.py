@@ -12,9 +12,8 @@
 
 This is the composition root: `main` builds the one registry from the built-in capabilities
 (`twitterbot.cli.built_in`), reads the settings they declare and builds the command line from the
-modules they name (`arguments.py`). It holds no command's options. It is the only place that
-catches broadly: a `BotError` becomes one log line and its exit status; anything else is a bug,
-shown in full with ``--debug``.
+modules they name (`arguments.py`). It holds no command's options. It alone catches broadly: a
+`BotError` or a full disk is one log line and its exit status; else a bug, in full with ``--debug``.
 """
 
 from __future__ import annotations
@@ -41,9 +40,8 @@ __all__ = ["build_parser", "built_in", "main", "parse_args", "read_config"]
 
 log = logging.getLogger("twitterbot")
 
-# This module imports nothing but the standard library and `errors` at its top: everything else
-# (python-dotenv with the settings, schedule with the daemon's command...) is imported inside
-# `main`'s error boundary, so a missing package is a sentence and exit 69, even for --help.
+# Imported at the top: the standard library and `errors` only. The rest (python-dotenv, schedule...)
+# is imported inside `main`'s error boundary: a missing package is a sentence and exit 69.
 _CHECKOUT: Any = object()  # project_dir's default: bot.py's folder (settings.PROJECT_DIR)
 
 
@@ -120,12 +118,7 @@ def main(
             return _report_bug(exc, debug=debug, secrets=secrets)
         return _report(missing, debug=debug, json_output=json_output, secrets=secrets)
     except Exception as exc:  # the one broad catch: a bug, not a user error (a full disk is the machine's)
-        full = disk_problem(exc)
-        return (
-            _report(full, debug=debug, json_output=json_output, secrets=secrets)
-            if full
-            else _report_bug(exc, debug=debug, secrets=secrets)
-        )
+        return _report_unexpected(exc, debug=debug, json_output=json_output, secrets=secrets)
     finally:
         restore_logging(kept)
 
@@ -214,6 +207,14 @@ def _report(error: BotError, *, debug: bool, json_output: bool, secrets: Sequenc
     if json_output:
         _print_failure_json(error, message, secrets)
     return int(error.exit_status)
+
+
+def _report_unexpected(error: Exception, *, debug: bool, json_output: bool, secrets: Sequence[str]) -> int:
+    """A full or read-only disk met anywhere is the machine's (73, with what to do); else a bug."""
+    full = disk_problem(error)
+    if full is None:
+        return _report_bug(error, debug=debug, secrets=secrets)
+    return _report(full, debug=debug, json_output=json_output, secrets=secrets)
 
 
 def _report_bug(error: BaseException, *, debug: bool, secrets: Sequence[str]) -> int:
