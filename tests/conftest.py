@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -179,6 +180,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
             or item.nodeid.split("[", 1)[0].split("@", 1)[0] in SLOW_TESTS  # @: an xdist_group
         ):
             item.add_marker(slow)
+
+
+@pytest.fixture
+def rsvg() -> None:
+    """Skipped, LOUDLY, without rsvg-convert (Debian's librsvg2-bin, which draws a grammar's {svg}
+    pictures); failed instead with TWITTERBOT_REQUIRE_RSVG=1 (CI sets it). A fresh Raspberry Pi OS
+    without it passes the README's test command."""
+    if not shutil.which("rsvg-convert"):
+        (pytest.fail if os.environ.get("TWITTERBOT_REQUIRE_RSVG") == "1" else pytest.skip)(
+            "NO rsvg-convert ON PATH: SVG pictures are NOT drawn in this test (apt-get install librsvg2-bin)"
+        )
 
 
 @pytest.fixture(scope="session")

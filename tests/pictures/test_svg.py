@@ -29,15 +29,6 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture
-def rsvg() -> None:
-    """Skipped, LOUDLY, without rsvg-convert; failed instead with TWITTERBOT_REQUIRE_RSVG=1."""
-    if not RSVG:
-        (pytest.fail if os.environ.get("TWITTERBOT_REQUIRE_RSVG") == "1" else pytest.skip)(
-            "NO rsvg-convert ON PATH: SVG pictures are NOT drawn in these tests (apt-get install librsvg2-bin)"
-        )
-
-
-@pytest.fixture
 def chromium() -> None:
     """Skipped, LOUDLY, without chromium; failed instead with TWITTERBOT_REQUIRE_BROWSER=1."""
     if not CHROMIUM:

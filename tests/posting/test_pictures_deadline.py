@@ -74,6 +74,7 @@ def test_a_fetch_gets_only_what_is_left_of_the_posts_deadline() -> None:
     assert int(caught.value.exit_status) == 75
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_a_picture_after_the_deadline_is_not_started() -> None:
     """With nothing left of the deadline, no renderer is started for the next SVG."""
     rules = PictureRules(seconds=0.000001)

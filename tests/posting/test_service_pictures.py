@@ -73,6 +73,7 @@ def checked(home: BotHome) -> str:
     return result.stdout
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_a_cbdq_text_card_goes_to_x_as_a_1600x1200_png(home: BotHome, emulator: XEmulator) -> None:
     use(home, "cbdq_text_card.json")
     said = checked(home)
@@ -89,6 +90,7 @@ def test_a_cbdq_text_card_goes_to_x_as_a_1600x1200_png(home: BotHome, emulator: 
         assert media.alt is None  # CBDQ gave no alt text
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_shape_art_with_an_xml_declaration_goes_to_mastodon(home: BotHome, mastodon_emulator: MastodonEmulator) -> None:
     use(home, "cbdq_shapes.json", **mastodon_emulator.env(), POST_TO="mastodon")
     checked(home)
@@ -100,6 +102,7 @@ def test_shape_art_with_an_xml_declaration_goes_to_mastodon(home: BotHome, masto
     assert drawn(media["data"]).size == (800, 600)
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_a_noughts_and_crosses_board_drawn_with_transforms_goes_to_x(home: BotHome, emulator: XEmulator) -> None:
     use(home, "cbdq_noughts.json")
     checked(home)
@@ -111,6 +114,7 @@ def test_a_noughts_and_crosses_board_drawn_with_transforms_goes_to_x(home: BotHo
     assert board.getpixel((200, 300)) == (0, 0, 0)  # a line of the grid, drawn in its <g>
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_a_drawn_picture_s_bytes_are_kept_while_its_post_may_go_again_and_let_go_once_posted(
     home: BotHome, emulator: XEmulator
 ) -> None:
@@ -179,6 +183,7 @@ def images_of(pds: Pds, account: PdsAccount, value: Dict[str, Any]) -> List[Tupl
     ]
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_bbdq_nested_items_in_img_alt_text_an_svg_s_alt_labels_and_lang_on_bluesky(
     home: BotHome, bluesky_pds: Pds, pages: PageServer
 ) -> None:
@@ -204,6 +209,7 @@ def test_bbdq_nested_items_in_img_alt_text_an_svg_s_alt_labels_and_lang_on_blues
     assert "/pictures/beetle.png" in requested and "/pictures/fern.png" in requested
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_the_dry_run_writes_the_pictures_it_would_draw(
     home: BotHome, emulator: XEmulator, mastodon_emulator: MastodonEmulator
 ) -> None:
@@ -244,6 +250,7 @@ def test_a_private_address_is_not_fetched_unless_link_cards_local(
     assert pages.requests == []
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_an_svg_that_cannot_be_drawn_is_a_data_error_check_names(home: BotHome, emulator: XEmulator) -> None:
     path = home.path / "browser.json"
     path.write_text(
@@ -260,6 +267,7 @@ def test_an_svg_that_cannot_be_drawn_is_a_data_error_check_names(home: BotHome, 
     assert emulator.posts == []
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_a_picture_an_svg_embeds_by_url_is_fetched_like_an_img(
     home: BotHome, mastodon_emulator: MastodonEmulator, pages: PageServer
 ) -> None:
@@ -313,6 +321,7 @@ def test_without_the_renderer_check_names_its_package_once_and_a_run_exits_69(
     assert emulator.posts == []
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_a_long_expansion_s_labels_go_with_its_pictures_on_the_thread_s_first_part(
     home: BotHome, bluesky_pds: Pds
 ) -> None:
@@ -333,6 +342,7 @@ def test_a_long_expansion_s_labels_go_with_its_pictures_on_the_thread_s_first_pa
     assert "labels" not in second["value"] and "embed" not in second["value"]
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_check_names_alt_text_longer_than_a_network_takes(home: BotHome, emulator: XEmulator) -> None:
     """A BBDQ picture's alt text of 1,440 characters: Bluesky took it, X takes 1,000; check said all
     was well and every run was refused."""
@@ -352,6 +362,7 @@ def test_check_names_alt_text_longer_than_a_network_takes(home: BotHome, emulato
     assert result.returncode == 65 and emulator.posts == []
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_check_names_a_picture_an_svg_embeds_from_this_machine(home: BotHome, pages: PageServer) -> None:
     path = home.path / "framed.json"
     path.write_text(

@@ -10,6 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import BotHome
 from mastodon_server import MastodonEmulator
 from x_emulator import XEmulator
@@ -123,6 +124,7 @@ def test_a_dry_run_shows_what_a_grammar_s_tags_send_besides_the_text(home: BotHo
     assert "{" not in text and "CW:" not in text
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_the_history_and_the_status_page_show_a_tagged_post_as_read_not_its_markup(
     home: BotHome, mastodon_emulator: MastodonEmulator
 ) -> None:
@@ -146,6 +148,7 @@ def test_the_history_and_the_status_page_show_a_tagged_post_as_read_not_its_mark
     assert "A Tracery grammar: each post is drawn anew" in page and "cannot be read" not in page
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_a_dry_run_of_pictures_alone_says_so_rather_than_print_an_empty_line(home: BotHome) -> None:
     use(home, "cbdq_shapes.json")
     result = home.run("--dry-run", "--force")

@@ -279,6 +279,7 @@ def test_on_mastodon_a_response_s_tags_warn_and_keep_it_direct(
     )
 
 
+@pytest.mark.usefixtures("rsvg")
 def test_on_x_a_response_s_svg_is_drawn_and_posted_as_its_picture(replying: BotHome, emulator: XEmulator) -> None:
     (replying.path / "replies.json").write_text(
         json.dumps({"card": "{svg " + SVG + " A red card} here is your card", ".": ""}), encoding="utf-8"
