@@ -219,6 +219,18 @@ def test_a_script_past_the_memory_limit_is_refused_as_rsvg_would_be() -> None:
 
 
 @pytest.mark.usefixtures("chromium")
+def test_the_browser_is_stopped_when_its_processes_together_pass_their_memory(monkeypatch) -> None:
+    """Each process is held to 384 MiB by the kernel; all of them together are looked at every
+    tenth of a second and stopped past BROWSER_MEMORY_KIB (here made 50 MiB: a plain drawing takes
+    about 420 MiB), so no SVG takes more of a Pi than the docs say."""
+    from twitterbot.pictures import svg
+
+    monkeypatch.setattr(svg, "BROWSER_MEMORY_KIB", 50 * 1024)
+    with pytest.raises(SvgError, match=r"chromium took over 50 MiB in all \(\d+ MiB\) to draw the SVG"):
+        draw_svg(_svg(""), renderer="chromium")
+
+
+@pytest.mark.usefixtures("chromium")
 def test_a_script_that_never_lets_the_page_finish_is_refused() -> None:
     endless = "<script>var kept = []; for (var i = 0; i &lt; 100000000; i++) { kept.push({n: i}); }</script>"
     with pytest.raises(SvgError, match="did not finish"):

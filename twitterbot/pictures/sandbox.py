@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 from typing import List, Optional
 
-__all__ = ["sandbox_problem", "sandboxed"]
+__all__ = ["sandbox_problem", "sandboxed", "session_memory_kib"]
 
 # The top-level folders a program's libraries may be found through: on a merged-/usr system
 # (Bookworm, Trixie) they are links into /usr; on an older one, folders of their own.
@@ -116,3 +116,26 @@ def sandbox_problem() -> Optional[str]:
             "(sudo sysctl kernel.unprivileged_userns_clone=1), or draw with SVG_RENDERER=auto (rsvg)"
         )
     return None
+
+
+def session_memory_kib(session: int) -> int:
+    """What every process of `session` (a renderer started in a session of its own, and all it
+    started, sandbox or not) holds of the machine's memory, in KiB: the sum of their proportional
+    set sizes (shared pages counted once in all), as /proc says. 0 where /proc cannot say."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            if int(fields[3]) != session:  # after the name: state, ppid, pgrp, session
+                continue
+            with open(f"/proc/{entry.name}/smaps_rollup", "rb") as rollup:
+                for line in rollup:
+                    if line.startswith(b"Pss:"):
+                        total += int(line.split()[1])
+                        break
+        except (OSError, IndexError, ValueError):  # gone meanwhile, or another user's
+            continue
+    return total

@@ -30,13 +30,14 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 from xml.etree import ElementTree
 
 from ..settings.secrets import masked_url
-from .sandbox import sandbox_problem, sandboxed
+from .sandbox import sandbox_problem, sandboxed, session_memory_kib
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
@@ -71,6 +72,10 @@ RENDER_SECONDS = 30.0  # a renderer that takes longer is stopped
 # blur over 4000x3000 would take 345 MiB resident, and is refused by the limit instead of taking a
 # Pi's memory; chromium's largest process draws a card in 223 MiB.
 RENDER_MEMORY_KIB = 384 * 1024
+# What all of chromium's processes may hold together (their proportional set sizes): a browser
+# cannot be held to rsvg's 384 MiB in all. Measured for a 1600x1200 card on x86-64: 418 MiB, its
+# largest process 168 MiB. More than a Pi Zero 2 W (512 MB) can give: there, draw with rsvg.
+BROWSER_MEMORY_KIB = 640 * 1024
 _MAX_PNG_BYTES = 64 * 1024 * 1024
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -388,12 +393,16 @@ def _unsupported(root: Element, program: str) -> List[str]:
 
 
 def _browser_advice() -> str:
-    """What to do about an element only a browser draws: the browser renderer where its sandbox
-    runs here, else only removing it (a browser is never advised where it would draw unsandboxed)."""
+    """What to do about an element only a browser draws: remove it. The browser is named with its
+    cost, never advised: it cannot be held to rsvg's memory limit (`BROWSER_MEMORY_KIB`), and
+    where its sandbox cannot run here it does not draw at all."""
     unsafe = sandbox_problem()
     if unsafe:
         return f"remove it (a browser would draw it only in a sandbox, and {unsafe})"
-    return "set SVG_RENDERER=chromium (Debian's chromium, drawn in bubblewrap's sandbox) or remove it"
+    return (
+        "remove it (a browser draws it, SVG_RENDERER=chromium in bubblewrap's sandbox, but with about 420 MiB, "
+        "more than a Pi Zero 2 W has: docs/pictures.md)"
+    )
 
 
 # -- pictures inside ---------------------------------------------------------------------------------
@@ -588,7 +597,7 @@ def _chromium(read: _Read, seconds: float) -> bytes:
             str(_MAX_PNG_BYTES // 512),
             *sandboxed(browser, where),
         ]
-        said = _run(command, b"", "chromium", seconds)
+        said = _run(command, b"", "chromium", seconds, memory_kib=BROWSER_MEMORY_KIB)
         _browser_verdict(said, nonce)
         return _cropped(_read_png(out), read)
 
@@ -744,10 +753,11 @@ def _html_inside_foreign_objects(root: Element) -> None:
             stack.extend(element)
 
 
-def _run(command: List[str], given: bytes, name: str, seconds: float) -> bytes:
+def _run(command: List[str], given: bytes, name: str, seconds: float, *, memory_kib: int = 0) -> bytes:
     """`command` run in a session of its own with `given` on its input; stopped (with every process
-    it started) after `seconds`; what it said on its error output, or SvgError with it when it
-    fails."""
+    it started) after `seconds`, or when all its processes together hold over `memory_kib` (looked
+    at every tenth of a second; 0: not looked at); what it said on its error output, or SvgError
+    with it when it fails."""
     with subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
@@ -756,15 +766,36 @@ def _run(command: List[str], given: bytes, name: str, seconds: float) -> bytes:
         start_new_session=True,
     ) as child:
         try:
-            _, said = child.communicate(given, timeout=seconds)
-        except subprocess.TimeoutExpired:
-            _stop(child)
-            raise SvgError(f"{name} took over {seconds:g} s to draw the SVG: make it simpler") from None
+            said = _waited(child, given, name, seconds, memory_kib)
         finally:
             _stop(child)
     if child.returncode != 0:
         raise SvgError(f"{name} could not draw the SVG ({_last_words(said, child.returncode)}): check the SVG")
     return said
+
+
+def _waited(child: subprocess.Popen, given: bytes, name: str, seconds: float, memory_kib: int) -> bytes:
+    """What `child` said on its error output once it ended, within `seconds` and `memory_kib`."""
+    ends = time.monotonic() + seconds
+    step: Optional[bytes] = given
+    while True:
+        left = ends - time.monotonic()
+        try:
+            _, said = child.communicate(step, timeout=max(0.01, min(left, _LOOK_EVERY if memory_kib else left)))
+            return said
+        except subprocess.TimeoutExpired:
+            step = None  # given once; a later call only reads
+        if time.monotonic() >= ends:
+            raise SvgError(f"{name} took over {seconds:g} s to draw the SVG: make it simpler")
+        held = session_memory_kib(child.pid) if memory_kib else 0
+        if held > memory_kib:
+            raise SvgError(
+                f"{name} took over {memory_kib // 1024} MiB in all ({held // 1024} MiB) to draw the SVG: the memory "
+                "a drawing may use; make it simpler"
+            )
+
+
+_LOOK_EVERY = 0.1  # seconds between looks at a browser's memory
 
 
 def _stop(child: subprocess.Popen) -> None:
