@@ -29,6 +29,7 @@ from typing import AbstractSet, Dict, Iterator, List, Optional, Sequence, Set, T
 from ..errors import TweetFileError
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES
+from ..settings.secrets import masked_urls
 from .codes import Moment, codes_in, with_codes
 from .grammar import MAX_DEPTH, MAX_TAGS, ORIGIN, Grammar, OutOfWork, TooDeep, Work, read_grammar
 from .options import NO_OPTIONS, PLAIN_RULES, LineRules, OptionError, measured_text, split_options
@@ -183,7 +184,10 @@ def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: L
     line = TweetLine(lineno, body, fits, threads=rules.threads)
     if tagged:
         line = replace(line, tags=tagged)
-    return replace(line, options=options, images=images, written=text) if options or images or tagged else line
+    if not (options or images or tagged):
+        return line
+    # What the history knows it by: as written, but a fetched picture's token is for the fetch alone.
+    return replace(line, options=options, images=images, written=masked_urls(text) if tagged else text)
 
 
 def read_expansion(text: str, names: Sequence[str], folder: Path) -> Expansion:

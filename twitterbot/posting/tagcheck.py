@@ -14,6 +14,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import BotError, MissingDependency, TweetFileError
 from ..pictures.limits import ImageLimits, strictest_alt
+from ..settings.secrets import masked_url
 from ..wording import plural
 from .generated import GrammarReport
 from .tagpictures import PictureRules
@@ -77,7 +78,7 @@ def tag_findings(
         yield (
             "note",
             f"{where}: its samples fetch {len(urls)} different {{img}} {'address' if len(urls) == 1 else 'addresses'} "
-            f"at each run, e.g. {urls[0]} "
+            f"at each run, e.g. {masked_url(urls[0])} "
             "(bot.py check --online fetches them now)",
             None,
         )
@@ -112,7 +113,7 @@ def _local_addresses(urls: List[str], where: str) -> Iterator[Finding]:
             continue
         if why:
             message = (
-                f"{where}: a picture it fetches, {url}, is {why}: pictures are fetched only from the public "
+                f"{where}: a picture it fetches, {masked_url(url)}, is {why}: pictures are fetched only from the public "
                 "internet; set LINK_CARDS_LOCAL=yes to allow your own network, or give a public address"
             )
             yield "problem", message, TweetFileError(message)

@@ -236,3 +236,16 @@ def masked_url(url: str) -> str:
         netloc = "***@" + (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
     query = "***" if parts.query else ""
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+_WEB_ADDRESS = re.compile(r"https?://[^\s\"'<>{}]+", re.IGNORECASE)
+
+
+def masked_urls(text: str) -> str:
+    """`text` with the user, password and query of every web address in it masked (`masked_url`):
+    what the history keeps of a grammar's expansion whose tags fetch pictures, so an `{img}`
+    address's token is used for the fetch and never stored. Addresses without either are kept."""
+    return _WEB_ADDRESS.sub(
+        lambda found: masked_url(found.group()) if "@" in found.group() or "?" in found.group() else found.group(),
+        text,
+    )
