@@ -6,6 +6,7 @@ From the top down:
 
     cli                        the composition root: builds the registry, the commands, the one error boundary
     web                        the status page: reads what every part below left behind
+    flock                      which bot a command is for, the flock's own commands and its one daemon
     jobs.<job>, unattended     a job uses progress mode; running unattended uses the scheduled post
     progress                   the reporter, watch, the status line
     posting                    the tweets file, choosing, one scheduled run, a line's attempts
@@ -61,9 +62,22 @@ ALLOWED = {
     "replies": {"registry", "delivery", "posting", "networks", "pictures", "monitoring"},
     "unattended": {"registry", "delivery", "posting", "networks", "pictures", "monitoring"},
     "jobs": {"registry", "delivery", "progress", "posting", "networks", "pictures", "monitoring"},
-    "web": {"registry", "unattended", "progress", "delivery", "posting", "networks", "pictures", "monitoring"},
+    # The flock: which bot a command is for, every bot's checks and listing, one daemon for them all.
+    "flock": {
+        "registry",
+        "unattended",
+        "progress",
+        "replies",
+        "posting",
+        "delivery",
+        "networks",
+        "pictures",
+        "monitoring",
+    },
+    "web": {"registry", "flock", "unattended", "progress", "delivery", "posting", "networks", "pictures", "monitoring"},
     "cli": {
         "registry",
+        "flock",
         "jobs",
         "unattended",
         "progress",
