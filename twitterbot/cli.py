@@ -129,6 +129,7 @@ def built_in(extra: Sequence[Capability] = ()) -> Registry:
     owns the plain run, `bot.py` with no command). Each is declared in a light module (its
     package's ``__init__``), so this imports no client library, no numpy and no Flask; it is called
     inside `main`'s error boundary, where a missing package is a sentence and exit 69."""
+    from .flock import FLOCK
     from .jobs import CLUSTER
     from .jobs.monkey import MONKEY
     from .jobs.pegs import PEGS
@@ -161,6 +162,7 @@ def built_in(extra: Sequence[Capability] = ()) -> Registry:
             MONKEY,
             PUZZLES,
             WEB,
+            FLOCK,
             *extra,
         )
     )

@@ -58,6 +58,11 @@ class Flock:
     folder: Optional[Path]  # the flock folder, if there is one
     bots: Tuple[Bot, ...]
     problems: Tuple[str, ...] = ()
+    home: Optional[Path] = None  # where `bot.py new` makes a bot: the flock folder, or bots/ to be
+
+    def __post_init__(self) -> None:
+        if self.home is None:
+            object.__setattr__(self, "home", self.folder)
 
     @classmethod
     def find(cls, named: Optional[Path], environ: Mapping[str, str], *, project_dir: Optional[Path]) -> Flock:
@@ -80,7 +85,8 @@ class Flock:
                 )
             else:
                 bots.append(Bot(entry.name, entry))
-        return cls(folder, tuple(bots), tuple(problems))
+        home = folder or (project_dir / "bots" if project_dir is not None else None)
+        return cls(folder, tuple(bots), tuple(problems), home)
 
     @property
     def many(self) -> bool:
