@@ -6,8 +6,17 @@ own `.env` (today's layout) is a flock of one. `select.py` says which bot a comm
 from __future__ import annotations
 
 from ..capability import Capability
+from ..settings.parsers import DURATION
+from ..settings.table import Setting, by_name
 
-__all__ = ["FLOCK"]
+__all__ = ["FLOCK", "RUN_DEADLINE"]
+
+RUN_DEADLINE = Setting(
+    "RUN_DEADLINE",
+    "10m",
+    DURATION,
+    "how long the flock's daemon lets one run of this bot take (after its jitter) before stopping it",
+)
 
 
 class Flock(Capability):
@@ -16,6 +25,7 @@ class Flock(Capability):
     name = "flock"
     title = "A flock of bots"
     page = "flock.md"
+    settings = by_name(RUN_DEADLINE)
     commands = "twitterbot.flock.commands"
     command_names = ("bots", "new")
 

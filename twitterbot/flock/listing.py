@@ -16,8 +16,8 @@ from ..settings.loading import Config, SettingsTable
 from ..settings.table import POST_TO
 from ..state.clock import zone_for
 from ..unattended import TWEET_TIMES, TWEET_TIMEZONE
+from .botconfig import bot_config
 from .folder import Bot, Flock
-from .select import bot_config
 
 __all__ = ["BotState", "flock_states", "next_time"]
 

@@ -13,23 +13,23 @@ settings are the checkout's bot's, never another bot's keys or state folder.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Tuple
+from typing import Callable, Mapping, Optional, Tuple
 
 from ..arguments import absolute, global_settings
 from ..errors import ConfigError, UsageError
 from ..settings import loading
 from ..settings.loading import Config, SettingsTable
-from .folder import Bot, Flock
+from .botconfig import bot_config, naming
+from .folder import Flock
 
-__all__ = ["FLOCK_COMMANDS", "Handler", "bot_config", "naming", "select"]
+__all__ = ["FLOCK_COMMANDS", "FLOCK_WIDE", "Handler", "every_bot", "select"]
 
 Handler = Callable[[argparse.Namespace, Config], int]
 
 FLOCK_COMMANDS = ("bots", "new")  # the flock's own commands: never one bot's
-EVERY_BOT = ("check",)  # without --bot in a flock of several: each bot in turn
+# Without --bot in a flock of several: `check` checks each bot in turn, `daemon` runs them all.
+FLOCK_WIDE = ("check", "daemon")
 
 
 def select(
@@ -60,9 +60,9 @@ def select(
         return bot_config(
             flock.bot(name), registry, environ=environ, overrides=overrides, named=flock.many
         ), args.handler
-    if command in FLOCK_COMMANDS or (command in EVERY_BOT and flock.many):
+    if command in FLOCK_COMMANDS or (command in FLOCK_WIDE and flock.many):
         config = loading.load_config(registry, project_dir=flock.folder or project_dir, environ={}, overrides=overrides)
-        return config, args.handler if command in FLOCK_COMMANDS else every_bot(args.handler, environ)
+        return config, _flock_handler(command, args.handler, environ)
     checkout = [bot for bot in flock.bots if bot.checkout]
     if checkout or not flock.bots:  # today's layout, or no bot at all: as ever
         return loading.load_config(
@@ -75,31 +75,16 @@ def select(
     return bot_config(flock.bots[0], registry, environ=environ, overrides=overrides, named=True), args.handler
 
 
-def bot_config(
-    bot: Bot,
-    registry: SettingsTable,
-    *,
-    environ: Mapping[str, str],
-    overrides: Mapping[str, str],
-    named: bool = True,
-) -> Config:
-    """`bot`'s settings, its folder the one its relative paths resolve from. A bot of the flock
-    folder reads no setting from the environment. `named`: its log lines begin with its name, as
-    long as the command runs (the log the command line set up is put back after it)."""
-    if bot.checkout:
-        config = loading.load_config(registry, project_dir=bot.folder, environ=environ, overrides=overrides)
-    else:
-        if not bot.env_file.is_file():
-            raise ConfigError(
-                f"bot {bot.name} has no settings: {bot.env_file} is missing: copy config.example.env there"
-                f" (chmod 600), or make the bot again with `bot.py new {bot.name}`"
-            )
-        config = loading.load_config(
-            registry, project_dir=bot.folder, env_file=bot.env_file, environ={}, overrides=overrides
-        )
-    if named:
-        _name_lines(bot.name)
-    return config
+def _flock_handler(command: str, handler: Handler, environ: Mapping[str, str]) -> Handler:
+    """What runs `command` for the whole flock: the flock's own commands as they are, `check`
+    once for each bot, `daemon` as the flock's one daemon."""
+    if command == "check":
+        return every_bot(handler, environ)
+    if command == "daemon":
+        from .daemon import serve_flock
+
+        return lambda args, config: serve_flock(args, config, environ=environ)
+    return handler
 
 
 def every_bot(handler: Handler, environ: Mapping[str, str]) -> Handler:
@@ -125,35 +110,3 @@ def every_bot(handler: Handler, environ: Mapping[str, str]) -> Handler:
         return worst
 
     return run
-
-
-class _BotName(logging.Filter):
-    """Begins each log line with the bot's name, once (every handler sees the same record)."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.bot = name
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if getattr(record, "bot", None) is None:
-            record.msg, record.args, record.bot = f"{self.bot}: {record.getMessage()}", (), self.bot
-        return True
-
-
-def _name_lines(name: str) -> Any:
-    """Every handler of the log now begins its lines with `name` (until the log is put back)."""
-    named = _BotName(name)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(named)
-    return named
-
-
-@contextlib.contextmanager
-def naming(name: str) -> Iterator[None]:
-    """Every log line begins with `name` while this lasts."""
-    named = _name_lines(name)
-    try:
-        yield
-    finally:
-        for handler in logging.getLogger().handlers:
-            handler.removeFilter(named)
