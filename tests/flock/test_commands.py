@@ -94,3 +94,22 @@ def test_new_makes_the_flock_folder_beside_bot_py_when_there_is_none(tmp_path: P
     result = run_in_process(["new", "first"], environ={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (checkout / "bots" / "first" / ".env").is_file()
+
+
+def test_cron_writes_one_line_for_the_whole_flock(flock: Flock) -> None:
+    result = flock.run("cron")
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("#")]
+    assert len(lines) == 1 and lines[0].startswith("@reboot ")
+    assert f"--bots {flock.bots} daemon" in lines[0] and "logger -t twitterbot-flock" in lines[0]
+
+
+def test_systemd_writes_one_unit_for_the_whole_flock_each_bot_s_state_writable(flock: Flock) -> None:
+    result = flock.run("systemd", "--system", "--run-as", "pi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("# ---- ") == 1 and "# ---- twitterbot-flock.service ----" in result.stdout
+    assert f"--bots {flock.bots} daemon" in result.stdout and "ExecReload=/bin/kill -HUP $MAINPID" in result.stdout
+    writable = next(line for line in result.stdout.splitlines() if line.startswith("ReadWritePaths="))
+    assert writable.split("=", 1)[1].split() == [str(flock.bots / f"bot{n}" / "state") for n in (1, 2, 3)]
+    one = flock.run("--bot", "bot1", "systemd")  # one bot's units, as before
+    assert "twitterbot-daemon.service" in one.stdout and "twitterbot-flock.service" not in one.stdout

@@ -15,22 +15,26 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..arguments import global_settings
 from ..errors import BotError
+from ..posting import LATE_BY
+from ..posting.calendar import OneOffTimes
 from ..settings.loading import PROJECT_DIR, Config
 from ..state.clock import utc_now, zone_for
 from ..unattended import TWEET_JITTER, TWEET_TIMES, TWEET_TIMEZONE
 from ..unattended.bell import Bell
 from ..unattended.daemon import MAX_NAP, MISSED_GRACE, sd_notify
+from ..unattended.install import REPLIES_EVERY_MINUTES
 from ..wording import format_duration, plural
 from . import RUN_DEADLINE
 from .folder import Bot, Flock
@@ -54,14 +58,43 @@ class Plan:
     jitter: float
     deadline: float
     due: Optional[datetime] = None  # the next time it runs, in UTC
+    line_times: Optional[Callable[[Optional[datetime]], Optional[datetime]]] = None  # its one-offs'
+    line_due: Optional[datetime] = None  # its next one-off line's time
+    reply_due: Optional[datetime] = None  # its next round of replies (REPLY_RULES set)
 
     @classmethod
     def of(cls, bot: Bot, config: Config, now: datetime) -> Plan:
+        """The plan of `bot` from its settings: a one-off line of the last LATE_BY is run at once
+        (a Pi that boots late), as the one bot's daemon does."""
         zone = zone_for(config[TWEET_TIMEZONE] or None)
         times = tuple(config[TWEET_TIMES])
         plan = cls(bot, times, zone, float(config[TWEET_JITTER]), float(config[RUN_DEADLINE]))
         plan.due = next_time(times, now=now, zone=zone)
+        plan.line_times = OneOffTimes(lambda: config)
+        plan.line_due = plan.line_times(now - timedelta(seconds=config[LATE_BY]))
+        if config["REPLY_RULES"] is not None:
+            plan.reply_due = _next_round(now)
         return plan
+
+    def next_job(self, now: datetime) -> Optional[str]:
+        """What is due at `now`: "run" (a time of TWEET_TIMES), "one-offs", "replies", or None."""
+        for kind, due in (("run", self.due), ("one-offs", self.line_due), ("replies", self.reply_due)):
+            if due is not None and due <= now:
+                return kind
+        return None
+
+    def done(self, kind: str, now: datetime) -> datetime:
+        """Move past the `kind` job due; when it was due."""
+        if kind == "run":
+            due, self.due = self.due, next_time(self.times, now=max(now, self.due), zone=self.zone)  # type: ignore[type-var]
+        elif kind == "one-offs":
+            due, self.line_due = self.line_due, self.line_times(now) if self.line_times else None
+        else:
+            due, self.reply_due = self.reply_due, _next_round(now)
+        return due  # type: ignore[return-value]
+
+    def earliest(self) -> Optional[datetime]:
+        return min((due for due in (self.due, self.line_due, self.reply_due) if due is not None), default=None)
 
 
 @dataclass
@@ -80,7 +113,7 @@ class FlockDaemon:
 
     find: Callable[[], Flock]
     read: Callable[[Bot], Config]
-    command: Callable[[Bot], Sequence[str]]
+    command: Callable[[Bot, str], Sequence[str]]  # a bot's job: "run", "one-offs", "replies"
     clock: Callable[[], datetime] = utc_now
     monotonic: Callable[[], float] = time.monotonic
     notify: Callable[[str], object] = sd_notify
@@ -114,35 +147,43 @@ class FlockDaemon:
         return "; ".join(said)
 
     def tick(self) -> None:
-        """Look after the runs in flight, then start the runs that are due."""
+        """Look after the runs in flight, then start the jobs that are due, one at a time per bot:
+        a job due while its bot's last one is still going waits for it, a scheduled run at most
+        MISSED_GRACE (then it is said and skipped), a round of replies until the next round."""
         self._watch()
         now = self.clock()
         for name, plan in sorted(self.plans.items()):
-            if plan.due is None or plan.due > now:
+            kind = plan.next_job(now)
+            if kind is None:
                 continue
-            due, late = plan.due, now - plan.due
-            plan.due = next_time(plan.times, now=max(now, due), zone=plan.zone)
-            if late > MISSED_GRACE:
+            if name in self.workers:
+                late = now - plan.due if kind == "run" and plan.due else timedelta(0)
+                if kind == "replies" or late > MISSED_GRACE:
+                    due = plan.done(kind, now)
+                    if kind == "run":
+                        log.warning("%s: its last run is still going: the %s run is skipped", name, _hm(due, plan))
+                continue
+            due = plan.done(kind, now)
+            if kind != "replies" and now - due > MISSED_GRACE:
                 log.warning(
                     "%s: missed the %s run by %s (the machine was asleep or its clock jumped)",
                     name,
                     _hm(due, plan),
-                    format_duration(late),
+                    format_duration(now - due),
                 )
-            elif name in self.workers:
-                log.warning("%s: its last run is still going: the %s run is skipped", name, _hm(due, plan))
-            else:
-                self._start(plan)
+                continue
+            self._start(plan, kind)
 
-    def _start(self, plan: Plan) -> None:
-        command = list(self.command(plan.bot))
-        log.debug("%s: starting its run: %s", plan.bot.name, " ".join(command))
+    def _start(self, plan: Plan, kind: str) -> None:
+        command = list(self.command(plan.bot, kind))
+        log.debug("%s: starting its %s: %s", plan.bot.name, kind, " ".join(command))
         try:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
         except OSError as exc:
-            log.error("%s: its run cannot start (%s)", plan.bot.name, exc.strerror or exc)
+            log.error("%s: its %s cannot start (%s)", plan.bot.name, kind, exc.strerror or exc)
             return
-        self.workers[plan.bot.name] = Worker(process, self.monotonic() + plan.jitter + plan.deadline)
+        jitter = plan.jitter if kind == "run" else 0.0
+        self.workers[plan.bot.name] = Worker(process, self.monotonic() + jitter + plan.deadline)
 
     def _watch(self) -> None:
         """Runs that ended are reaped (an exit other than 0 said); one past its deadline is asked to
@@ -191,7 +232,7 @@ class FlockDaemon:
 
     def _nap(self) -> float:
         """Seconds to the next bot's run, at most MAX_NAP, and _WATCH while runs are in flight."""
-        dues = [plan.due for plan in self.plans.values() if plan.due is not None]
+        dues = [due for due in (plan.earliest() for plan in self.plans.values()) if due is not None]
         wait = min(((due - self.clock()).total_seconds() for due in dues), default=MAX_NAP)
         return max(0.0, min(wait, MAX_NAP, _WATCH if self.workers else MAX_NAP))
 
@@ -233,6 +274,13 @@ def _first(error: BotError) -> str:
     return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
+def _next_round(now: datetime) -> datetime:
+    """The next round of replies: every REPLIES_EVERY_MINUTES, on the minute, as the timer does."""
+    step = REPLIES_EVERY_MINUTES * 60
+    seconds = math.floor(now.timestamp() / step + 1) * step
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
 def _hm(due: datetime, plan: Plan) -> str:
     return f"{due.astimezone(plan.zone):%H:%M}"
 
@@ -246,8 +294,9 @@ def serve_flock(args: argparse.Namespace, config: Config, *, environ: Mapping[st
     where = ["--bots", str(named.folder)] if named.folder else []
     flags = [*(["--dry-run"] if args.dry_run else []), *(["-v"] if args.verbose else ["-q"] if args.quiet else [])]
 
-    def command(bot: Bot) -> List[str]:
-        return [*_bot_py(), *where, "--bot", bot.name, "--jitter", *flags]
+    def command(bot: Bot, kind: str) -> List[str]:
+        job = {"run": ["--jitter"], "one-offs": ["--one-offs"], "replies": ["replies"]}[kind]
+        return [*_bot_py(), *where, "--bot", bot.name, *job, *flags]
 
     def find() -> Flock:
         return Flock.find(named.folder, environ, project_dir=PROJECT_DIR)

@@ -28,8 +28,9 @@ __all__ = ["FLOCK_COMMANDS", "FLOCK_WIDE", "Handler", "every_bot", "select"]
 Handler = Callable[[argparse.Namespace, Config], int]
 
 FLOCK_COMMANDS = ("bots", "new")  # the flock's own commands: never one bot's
-# Without --bot in a flock of several: `check` checks each bot in turn, `daemon` runs them all.
-FLOCK_WIDE = ("check", "daemon")
+# Without --bot in a flock of several: `check` checks each bot in turn, `daemon` runs them all,
+# `cron` and `systemd` write the one line and unit of that daemon.
+FLOCK_WIDE = ("check", "daemon", "cron", "systemd")
 
 
 def select(
@@ -77,13 +78,17 @@ def select(
 
 def _flock_handler(command: str, handler: Handler, environ: Mapping[str, str]) -> Handler:
     """What runs `command` for the whole flock: the flock's own commands as they are, `check`
-    once for each bot, `daemon` as the flock's one daemon."""
+    once for each bot, `daemon` as the flock's one daemon, `cron` and `systemd` its line and unit."""
     if command == "check":
         return every_bot(handler, environ)
     if command == "daemon":
         from .daemon import serve_flock
 
         return lambda args, config: serve_flock(args, config, environ=environ)
+    if command in ("cron", "systemd"):
+        from .install import run_cron, run_systemd
+
+        return run_cron if command == "cron" else lambda args, config: run_systemd(args, config, environ=environ)
     return handler
 
 
