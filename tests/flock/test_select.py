@@ -151,3 +151,16 @@ def test_check_without_bot_checks_every_bot_naming_each_and_exits_with_the_worst
     assert result.stdout.count("all good") == 2  # bot1 and bot3, with their own keys
     one = flock.run("--bot", "bot3", "check")
     assert one.returncode == 0 and "bot bot1" not in one.stdout
+
+
+def test_the_flock_s_x_budget_holds_every_bot_on_top_of_its_own(flock: Flock) -> None:
+    """Posts cost $0.015 on X: a flock budget of $0.04 takes two bots' posts, not a third."""
+    (flock.bots / "flock.env").write_text("FLOCK_X_MONTHLY_BUDGET=0.04\n")
+    assert flock.run("--bot", "bot1", "--force").returncode == 0
+    assert flock.run("--bot", "bot2", "--force").returncode == 0
+    third = flock.run("--bot", "bot3", "--force")
+    assert "would pass X_MONTHLY_BUDGET" in third.stderr, third.stderr
+    assert [account.texts for account in flock.accounts] == [["line of bot1"], ["line of bot2"], []]
+    (flock.bots / "flock.env").write_text("FLOCK_X_MONTHLY_BUDGET=lots\n")
+    bad = flock.run("--bot", "bot3", "--force")
+    assert bad.returncode == 78 and "FLOCK_X_MONTHLY_BUDGET" in bad.stderr and flock.accounts[2].texts == []

@@ -21,7 +21,7 @@ from ..errors import ConfigError, UsageError
 from ..settings import loading
 from ..settings.loading import Config, SettingsTable
 from .botconfig import bot_config, naming
-from .folder import Flock
+from .folder import Bot, Flock
 
 __all__ = ["FLOCK_COMMANDS", "FLOCK_WIDE", "Handler", "every_bot", "select"]
 
@@ -58,9 +58,7 @@ def select(
     flock = Flock.find(absolute(getattr(args, "bots", None)), environ, project_dir=project_dir)
     args.flock = flock
     if name:
-        return bot_config(
-            flock.bot(name), registry, environ=environ, overrides=overrides, named=flock.many
-        ), args.handler
+        return _budgeted(flock.bot(name), flock, registry, environ, overrides), args.handler
     if command in FLOCK_COMMANDS or (command in FLOCK_WIDE and flock.many):
         config = loading.load_config(registry, project_dir=flock.folder or project_dir, environ={}, overrides=overrides)
         return config, _flock_handler(command, args.handler, environ)
@@ -73,7 +71,22 @@ def select(
         raise UsageError(
             f"this flock has {len(flock.bots)} bots ({', '.join(flock.names())}): say which with --bot NAME"
         )
-    return bot_config(flock.bots[0], registry, environ=environ, overrides=overrides, named=True), args.handler
+    return _budgeted(flock.bots[0], flock, registry, environ, overrides), args.handler
+
+
+def _budgeted(
+    bot: Bot, flock: Flock, registry: SettingsTable, environ: Mapping[str, str], overrides: Mapping[str, str]
+) -> Config:
+    """`bot`'s settings, its X budget held to the flock's too (FLOCK_X_MONTHLY_BUDGET). Its log
+    lines begin with its name, but for the checkout's own bot alone (today's layout, unchanged)."""
+    from ..state.clock import utc_now
+    from .budget import within_flock_budget
+
+    def load(which: Bot, more: Mapping[str, str]) -> Config:
+        named = which is bot and (flock.many or not which.checkout)
+        return bot_config(which, registry, environ=environ, overrides={**overrides, **more}, named=named)
+
+    return within_flock_budget(load(bot, {}), bot, flock, load=load, now=utc_now())
 
 
 def _flock_handler(command: str, handler: Handler, environ: Mapping[str, str]) -> Handler:
