@@ -164,3 +164,25 @@ def test_the_flock_s_x_budget_holds_every_bot_on_top_of_its_own(flock: Flock) ->
     (flock.bots / "flock.env").write_text("FLOCK_X_MONTHLY_BUDGET=lots\n")
     bad = flock.run("--bot", "bot3", "--force")
     assert bad.returncode == 78 and "FLOCK_X_MONTHLY_BUDGET" in bad.stderr and flock.accounts[2].texts == []
+
+
+def test_bots_on_all_three_networks_each_post_on_their_own_account(flock: Flock) -> None:
+    from bluesky_emulator import BlueskyEmulator
+    from mastodon_server import MastodonEmulator
+
+    with MastodonEmulator(token="token-of-the-toot-bot") as mastodon, BlueskyEmulator(handle="sky.test") as bluesky:
+        write_bot(flock.bots / "toots", {**mastodon.env(), "POST_TO": "mastodon", "TWEET_ONE_IN": "1"}, "a toot\n")
+        sky = {
+            "POST_TO": "bluesky",
+            "BLUESKY_HANDLE": bluesky.handle,
+            "BLUESKY_APP_PASSWORD": bluesky.password,
+            "BLUESKY_SERVICE": bluesky.url,
+            "TWEET_ONE_IN": "1",
+        }
+        write_bot(flock.bots / "skeets", sky, "a skeet\n")
+        for name in ("bot1", "toots", "skeets"):
+            result = flock.run("--bot", name, "--force")
+            assert result.returncode == 0, result.stderr
+        assert [status.text for status in mastodon.statuses] == ["a toot"]
+        assert [post["value"]["text"] for post in bluesky.posts()] == ["a skeet"]
+    assert [account.texts for account in flock.accounts] == [["line of bot1"], [], []]
