@@ -5,8 +5,8 @@ TYPE_CHECKING) and fails on one that goes up or closes a circle.
 From the top down:
 
     cli                        the composition root: builds the registry, the commands, the one error boundary
+    flock                      which bot a command is for, the flock's own commands, its daemon and page
     web                        the status page: reads what every part below left behind
-    flock                      which bot a command is for, the flock's own commands and its one daemon
     jobs.<job>, unattended     a job uses progress mode; running unattended uses the scheduled post
     progress                   the reporter, watch, the status line
     posting                    the tweets file, choosing, one scheduled run, a line's attempts
@@ -62,9 +62,10 @@ ALLOWED = {
     "replies": {"registry", "delivery", "posting", "networks", "pictures", "monitoring"},
     "unattended": {"registry", "delivery", "posting", "networks", "pictures", "monitoring"},
     "jobs": {"registry", "delivery", "progress", "posting", "networks", "pictures", "monitoring"},
-    # The flock: which bot a command is for, every bot's checks and listing, one daemon for them all.
+    # The flock: which bot a command is for, every bot's checks and listing, one daemon and one page for them all.
     "flock": {
         "registry",
+        "web",
         "unattended",
         "progress",
         "replies",
@@ -74,7 +75,7 @@ ALLOWED = {
         "pictures",
         "monitoring",
     },
-    "web": {"registry", "flock", "unattended", "progress", "delivery", "posting", "networks", "pictures", "monitoring"},
+    "web": {"registry", "unattended", "progress", "delivery", "posting", "networks", "pictures", "monitoring"},
     "cli": {
         "registry",
         "flock",

@@ -12,7 +12,7 @@ import logging
 import math
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Callable, Dict, Mapping, Optional
 
 from ..errors import BotError, ConfigError
 from ..networks import Network
@@ -20,31 +20,42 @@ from ..settings.loading import Config
 from ..settings.table import POST_TO
 from .folder import Bot, Flock
 
-__all__ = ["FLOCK_FILE", "FLOCK_X_BUDGET", "flock_x_budget", "within_flock_budget"]
+__all__ = ["FLOCK_FILE", "FLOCK_X_BUDGET", "flock_settings", "flock_x_budget", "within_flock_budget"]
 
 log = logging.getLogger(__name__)
 
 FLOCK_FILE = "flock.env"  # the flock's own settings, in the flock folder
 FLOCK_X_BUDGET = "FLOCK_X_MONTHLY_BUDGET"
 _BOT_BUDGET = "X_MONTHLY_BUDGET"
+_PASSWORD = "WEB_PASSWORD"
 _NEARLY_SPENT = 1.0  # dollars: less left than this is said at INFO
 
 
-def flock_x_budget(folder: Optional[Path], registry: object) -> Optional[float]:
-    """The flock's monthly X budget in dollars (None: none set, or no flock folder); a file that
-    sets anything else, or a bad amount, is a ConfigError naming it."""
+def flock_settings(folder: Optional[Path], registry: object) -> Dict[str, object]:
+    """The flock's own settings, from `flock.env` in the flock folder, each checked by the rule of
+    the bot's setting it stands above: FLOCK_X_MONTHLY_BUDGET (dollars, None: no budget) and
+    WEB_PASSWORD (the flock's page's one password). Anything else there is a ConfigError."""
     path = folder / FLOCK_FILE if folder is not None else None
     if path is None or not path.is_file():
-        return None
+        return {FLOCK_X_BUDGET: None, _PASSWORD: ""}
     from dotenv import dotenv_values
 
     values = dotenv_values(path)
-    unknown = sorted(name for name in values if name != FLOCK_X_BUDGET)
+    unknown = sorted(name for name in values if name not in (FLOCK_X_BUDGET, _PASSWORD))
     if unknown:
-        raise ConfigError(f"{path}: unknown setting {unknown[0]}: the flock's file sets {FLOCK_X_BUDGET} only")
-    text = values.get(FLOCK_X_BUDGET) or ""
-    parse = registry.parser(_BOT_BUDGET)  # type: ignore[attr-defined]
-    return parse(FLOCK_X_BUDGET, text, str(path), None, registry.settings[_BOT_BUDGET])  # type: ignore[attr-defined]
+        raise ConfigError(
+            f"{path}: unknown setting {unknown[0]}: the flock's file sets {FLOCK_X_BUDGET} and {_PASSWORD} only"
+        )
+    found: Dict[str, object] = {}
+    for name, rule in ((FLOCK_X_BUDGET, _BOT_BUDGET), (_PASSWORD, _PASSWORD)):
+        parse = registry.parser(rule)  # type: ignore[attr-defined]
+        found[name] = parse(name, values.get(name) or "", str(path), None, registry.settings[rule])  # type: ignore[attr-defined]
+    return found
+
+
+def flock_x_budget(folder: Optional[Path], registry: object) -> Optional[float]:
+    """The flock's monthly X budget in dollars (None: none set, or no flock folder)."""
+    return flock_settings(folder, registry)[FLOCK_X_BUDGET]  # type: ignore[return-value]
 
 
 def within_flock_budget(

@@ -29,8 +29,8 @@ Handler = Callable[[argparse.Namespace, Config], int]
 
 FLOCK_COMMANDS = ("bots", "new")  # the flock's own commands: never one bot's
 # Without --bot in a flock of several: `check` checks each bot in turn, `daemon` runs them all,
-# `cron` and `systemd` write the one line and unit of that daemon.
-FLOCK_WIDE = ("check", "daemon", "cron", "systemd")
+# `cron` and `systemd` write the one line and unit of that daemon, `serve` shows them all.
+FLOCK_WIDE = ("check", "daemon", "cron", "systemd", "serve")
 
 
 def select(
@@ -98,6 +98,10 @@ def _flock_handler(command: str, handler: Handler, environ: Mapping[str, str]) -
         from .daemon import serve_flock
 
         return lambda args, config: serve_flock(args, config, environ=environ)
+    if command == "serve":
+        from .page import serve_flock_page
+
+        return lambda args, config: serve_flock_page(args, config, environ=environ)
     if command in ("cron", "systemd"):
         from .install import run_cron, run_systemd
 
