@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional, Tuple
 
 from ..arguments import absolute, global_settings
-from ..errors import ConfigError, UsageError
+from ..errors import BotError, ExitStatus, UsageError
 from ..settings import loading
 from ..settings.loading import Config, SettingsTable
 from .botconfig import bot_config, naming
@@ -63,7 +63,9 @@ def select(
         config = loading.load_config(registry, project_dir=flock.folder or project_dir, environ={}, overrides=overrides)
         return config, _flock_handler(command, args.handler, environ)
     checkout = [bot for bot in flock.bots if bot.checkout]
-    if checkout or not flock.bots:  # today's layout, or no bot at all: as ever
+    if checkout:  # today's layout: the checkout's own bot, held to the flock's budget if there is one
+        return _budgeted(checkout[0], flock, registry, environ, overrides), args.handler
+    if not flock.bots:  # no bot at all (the environment's settings alone): as ever
         return loading.load_config(
             registry, project_dir=project_dir, environ=environ, overrides=overrides
         ), args.handler
@@ -118,17 +120,20 @@ def every_bot(handler: Handler, environ: Mapping[str, str]) -> Handler:
         worst = 0
         registry, overrides = config.registry, {**args.settings, **global_settings(args)}
         for number, bot in enumerate(args.flock.bots):
-            print(f"{'' if number == 0 else chr(10)}bot {bot.name} ({bot.folder}):", flush=True)
+            if number:
+                print()
+            print(f"bot {bot.name} ({bot.folder}):", flush=True)
             with naming(bot.name):
                 try:
                     status = handler(args, bot_config(bot, registry, environ=environ, overrides=overrides, named=False))
-                except ConfigError as exc:
+                except BotError as exc:  # its settings, its state folder: said, and the next bot checked
                     for line in str(exc).splitlines():
                         print(f"problem: {line}")
                     status = int(exc.exit_status)
             worst = max(worst, status)
-        for problem in args.flock.problems:
+        for problem in args.flock.problems:  # a folder that is no bot
             print(f"problem: {problem}")
+            worst = max(worst, int(ExitStatus.CONFIG_ERROR))
         return worst
 
     return run
