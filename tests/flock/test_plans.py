@@ -115,3 +115,22 @@ def test_a_run_due_while_the_bot_s_last_job_goes_on_waits_for_it(tmp_path: Path)
     finish(daemon)
     assert started == [("slow", "run"), ("slow", "run")]  # then it runs
     finish(daemon)
+
+
+def test_a_bug_met_tending_one_bot_holds_no_other_back(tmp_path: Path, caplog) -> None:
+    write_bot(tmp_path / "a-buggy", {"TWEET_TIMES": "12:00", "TWEET_TIMEZONE": "UTC"}, "a\n")
+    write_bot(tmp_path / "b-fine", {"TWEET_TIMES": "06:00", "TWEET_TIMEZONE": "UTC"}, "b\n")
+    clock, started = Clock(), []
+    daemon = daemon_for(tmp_path, clock, started)
+    daemon.load()
+
+    def broken(after):
+        raise RuntimeError("a bug in reading the one-off lines")
+
+    buggy = daemon.plans["a-buggy"]
+    buggy.line_times, buggy.line_due = broken, START
+    clock.now = START + timedelta(minutes=2)
+    daemon.tick()
+    assert started == [("b-fine", "run")]
+    assert "a-buggy: its jobs could not be looked at" in caplog.text
+    finish(daemon)

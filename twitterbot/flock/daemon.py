@@ -137,6 +137,9 @@ class FlockDaemon:
             except BotError as exc:
                 broken.append(bot.name)
                 log.error("%s: %s: it does not run until its settings are fixed (then SIGHUP)", bot.name, _first(exc))
+            except Exception:  # a bug met reading one bot's files stops no other bot
+                broken.append(bot.name)
+                log.exception("%s: its settings could not be read (a bug: please report it); it does not run", bot.name)
         added = sorted(set(plans) - set(self.plans))
         removed = sorted(set(self.plans) - set(plans) - set(broken))
         self.plans = plans
@@ -153,26 +156,33 @@ class FlockDaemon:
         self._watch()
         now = self.clock()
         for name, plan in sorted(self.plans.items()):
-            kind = plan.next_job(now)
-            if kind is None:
-                continue
-            if name in self.workers:
-                late = now - plan.due if kind == "run" and plan.due else timedelta(0)
-                if kind == "replies" or late > MISSED_GRACE:
-                    due = plan.done(kind, now)
-                    if kind == "run":
-                        log.warning("%s: its last run is still going: the %s run is skipped", name, _hm(due, plan))
-                continue
-            due = plan.done(kind, now)
-            if kind != "replies" and now - due > MISSED_GRACE:
-                log.warning(
-                    "%s: missed the %s run by %s (the machine was asleep or its clock jumped)",
-                    name,
-                    _hm(due, plan),
-                    format_duration(now - due),
-                )
-                continue
-            self._start(plan, kind)
+            try:
+                self._tend(name, plan, now)
+            except Exception:  # one bot's bug (its one-off lines' file, say) holds no other back
+                log.exception("%s: its jobs could not be looked at (a bug: please report it)", name)
+
+    def _tend(self, name: str, plan: Plan, now: datetime) -> None:
+        """Start `plan`'s job that is due at `now`, if any, unless the bot's last one still goes."""
+        kind = plan.next_job(now)
+        if kind is None:
+            return
+        if name in self.workers:
+            late = now - plan.due if kind == "run" and plan.due else timedelta(0)
+            if kind == "replies" or late > MISSED_GRACE:
+                due = plan.done(kind, now)
+                if kind == "run":
+                    log.warning("%s: its last run is still going: the %s run is skipped", name, _hm(due, plan))
+            return
+        due = plan.done(kind, now)
+        if kind != "replies" and now - due > MISSED_GRACE:
+            log.warning(
+                "%s: missed the %s run by %s (the machine was asleep or its clock jumped)",
+                name,
+                _hm(due, plan),
+                format_duration(now - due),
+            )
+            return
+        self._start(plan, kind)
 
     def _start(self, plan: Plan, kind: str) -> None:
         command = list(self.command(plan.bot, kind))
