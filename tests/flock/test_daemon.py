@@ -122,3 +122,59 @@ def test_sighup_adds_a_bot_to_the_running_flock(flock: Flock) -> None:
     assert "received SIGHUP: 4 bots to run; added late" in stderr
     assert "late: dry run: would post line 1" in stderr and "a late line" in stdout
     assert all(account.texts == [] for account in flock.accounts)
+
+
+def test_twenty_bots_under_a_sped_up_clock_each_post_their_own_line_once_on_their_own_account(
+    tmp_path: Path, silent_server: str
+) -> None:
+    """Issue 58's flock: 18 bots with X keys of their own, one with a broken .env, one whose network
+    hangs, in one daemon on a clock sped up 60 times; each bot at its own time posts its own line
+    once, on its own account, and none is missed."""
+    from faked_clock import require_libfaketime, sped_up
+    from x_emulator import XEmulator
+
+    from .conftest import keys_of
+
+    library = require_libfaketime()
+    accounts = [XEmulator(keys=keys_of(number), clock_skew_allowed=10**7).start() for number in range(18)]
+    try:
+        flock = Flock.__new__(Flock)
+        flock.root, flock.bots, flock.accounts = tmp_path, tmp_path / "bots", accounts
+        flock.cwd = tmp_path / "elsewhere"
+        flock.cwd.mkdir()
+        now = datetime.now(timezone.utc)
+        for number, account in enumerate(accounts):
+            at = (now + timedelta(seconds=120 + 20 * number)).strftime("%H:%M:%S")  # faked seconds: 1/60 real
+            settings = {**account.env(), "TWEET_ONE_IN": "1", "API_RETRIES": "0", "API_TIMEOUT": "60"}
+            write_bot(
+                flock.bots / f"bot{number:02d}",
+                {**settings, "TWEET_TIMES": at, "TWEET_TIMEZONE": "UTC"},
+                f"line of bot{number:02d}\n",
+            )
+        write_bot(flock.bots / "broken", {"TWEET_ONE_IN": "often"}, "never\n")
+        hangs = {**accounts[0].env(), "X_API_BASE_URL": silent_server, "TWEET_ONE_IN": "1", "API_RETRIES": "0"}
+        hangs.update(API_TIMEOUT="600", RUN_DEADLINE="2m", TWEET_TIMEZONE="UTC")
+        hangs["TWEET_TIMES"] = (now + timedelta(seconds=100)).strftime("%H:%M:%S")
+        write_bot(flock.bots / "hangs", hangs, "line of the hanging bot\n")
+        process = subprocess.Popen(
+            [sys.executable, str(BOT_PY), "--bots", str(flock.bots), "daemon"],
+            cwd=flock.cwd,
+            env={**flock.environ(), **sped_up(60, library)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            posted = wait_for(lambda: all(len(account.posts) >= 1 for account in accounts), 120)
+            time.sleep(2)
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=120)
+        finally:
+            process.kill()
+    finally:
+        for account in accounts:
+            account.stop()
+    assert posted, stderr
+    assert [account.texts for account in accounts] == [[f"line of bot{number:02d}"] for number in range(18)]
+    assert "missed" not in stderr, stderr
+    assert "broken: " in stderr and "hangs: its run passed its deadline (RUN_DEADLINE=2m)" in stderr
