@@ -34,6 +34,8 @@ COMMANDS: Dict[str, Tuple[List[List[str]], List[str]]] = {
     "monkey": ([["monkey"], ["--keystrokes", "1000"]], []),
     "puzzle": ([["puzzle"], ["hidoku", "--example"]], []),
     "replies": ([["replies"]], []),
+    "bots": ([["bots"]], []),
+    "new": ([["new", "moon-poems"], ["--from", "/somewhere/bot.json"]], []),
 }
 
 # flag: (the words typed, what it sets)
@@ -44,6 +46,8 @@ GLOBAL_FLAGS: Dict[str, Tuple[List[str], str]] = {
     "-q": (["-q"], "quiet"),
     "--quiet": (["--quiet"], "quiet"),
     "--debug": (["--debug"], "debug"),
+    "--bot": (["--bot", "moon-poems"], "bot"),
+    "--bots": (["--bots", "/somewhere/bots"], "bots"),
     "--dry-run": (["--dry-run"], "dry_run"),
     "--json": (["--json"], "json"),
 }
@@ -51,7 +55,7 @@ GLOBAL_FLAGS: Dict[str, Tuple[List[str], str]] = {
 # that can post; the others never post, so it would mean nothing there. --json: those that print JSON.
 TAKEN_BY = {
     "--dry-run": {"run", "daemon", "watch", "pegs", "monkey", "puzzle", "replies"},
-    "--json": {"run", "history", "puzzle"},
+    "--json": {"run", "history", "puzzle", "bots"},
 }
 
 RUN_FLAGS: Dict[str, List[str]] = {

@@ -5,6 +5,7 @@ TYPE_CHECKING) and fails on one that goes up or closes a circle.
 From the top down:
 
     cli                        the composition root: builds the registry, the commands, the one error boundary
+    flock                      which bot a command is for, the flock's own commands, its daemon and page
     web                        the status page: reads what every part below left behind
     jobs.<job>, unattended     a job uses progress mode; running unattended uses the scheduled post
     progress                   the reporter, watch, the status line
@@ -61,9 +62,23 @@ ALLOWED = {
     "replies": {"registry", "delivery", "posting", "networks", "pictures", "monitoring"},
     "unattended": {"registry", "delivery", "posting", "networks", "pictures", "monitoring"},
     "jobs": {"registry", "delivery", "progress", "posting", "networks", "pictures", "monitoring"},
+    # The flock: which bot a command is for, every bot's checks and listing, one daemon and one page for them all.
+    "flock": {
+        "registry",
+        "web",
+        "unattended",
+        "progress",
+        "replies",
+        "posting",
+        "delivery",
+        "networks",
+        "pictures",
+        "monitoring",
+    },
     "web": {"registry", "unattended", "progress", "delivery", "posting", "networks", "pictures", "monitoring"},
     "cli": {
         "registry",
+        "flock",
         "jobs",
         "unattended",
         "progress",

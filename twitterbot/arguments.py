@@ -39,17 +39,25 @@ __all__ = [
 
 # The global flags. The plain run's own flags (--force, --one-in, --tweets, --seed, --jitter) go
 # with a command only if it takes them too.
-# dest: (flags, argparse options). Every command takes the first four; "dry_run" only the commands
+# dest: (flags, argparse options). Every command takes the first six; "dry_run" only the commands
 # that can post, "json" only those that print JSON (see each command's block).
 _GLOBAL_FLAGS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
     "env_file": (("--env-file",), {"metavar": "PATH", "help": "settings file (default: .env beside bot.py)"}),
+    "bot": (("--bot",), {"metavar": "NAME", "help": "the bot of the flock this is for (docs/flock.md)"}),
+    "bots": (
+        ("--bots",),
+        {
+            "metavar": "DIR",
+            "help": "the flock folder, one folder per bot (default: BOTS_DIR, else bots/ beside bot.py)",
+        },
+    ),
     "verbose": (("-v", "--verbose"), {"action": "store_true", "help": "log more detail (LOG_LEVEL=DEBUG)"}),
     "quiet": (("-q", "--quiet"), {"action": "store_true", "help": "log only warnings and errors"}),
     "debug": (("--debug",), {"action": "store_true", "help": "show tracebacks"}),
     "dry_run": (("--dry-run",), {"action": "store_true", "help": "post nothing; show what would be posted"}),
     "json": (("--json",), {"action": "store_true", "help": "print the result as JSON"}),
 }
-_EVERY_COMMAND = ("env_file", "verbose", "quiet", "debug")
+_EVERY_COMMAND = ("env_file", "bot", "bots", "verbose", "quiet", "debug")
 
 Commands = Any  # argparse's subparsers action: what `register` functions add their commands to
 

@@ -84,21 +84,16 @@ def main(
             # requests is imported costs a round a tenth of its CPU); the daemon, watch and the
             # jobs run for hours, and every other command gets it back too.
             gc.enable()
-        from .arguments import absolute, global_settings
-        from .settings.loading import PROJECT_DIR, load_config
+        from .flock.select import select  # which bot (--bot), or the whole flock
+        from .settings.loading import PROJECT_DIR
 
-        config = load_config(
-            registry,
-            project_dir=PROJECT_DIR if project_dir is _CHECKOUT else project_dir,
-            env_file=absolute(args.env_file),
-            environ=environ,
-            overrides={**args.settings, **global_settings(args)},
-        )
+        checkout = PROJECT_DIR if project_dir is _CHECKOUT else project_dir
+        config, handler = select(args, registry, project_dir=checkout, environ=environ)
         secrets = config.secrets()
         from .settings.logs import configure_logging
 
         configure_logging(config, stderr_handler, secrets=secrets, debug=args.debug)
-        status = int(args.handler(args, config))
+        status = int(handler(args, config))
         sys.stdout.flush()  # a reader that went away (`| head`) shows here, inside this boundary
         return status
     except BrokenPipeError:
@@ -134,6 +129,7 @@ def built_in(extra: Sequence[Capability] = ()) -> Registry:
     owns the plain run, `bot.py` with no command). Each is declared in a light module (its
     package's ``__init__``), so this imports no client library, no numpy and no Flask; it is called
     inside `main`'s error boundary, where a missing package is a sentence and exit 69."""
+    from .flock import FLOCK
     from .jobs import CLUSTER
     from .jobs.monkey import MONKEY
     from .jobs.pegs import PEGS
@@ -166,6 +162,7 @@ def built_in(extra: Sequence[Capability] = ()) -> Registry:
             MONKEY,
             PUZZLES,
             WEB,
+            FLOCK,
             *extra,
         )
     )

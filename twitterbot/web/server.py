@@ -114,13 +114,14 @@ def _create_server(app: Any, host: str, port: int) -> Tuple[Any, List[Tuple[str,
     return MultiSocketServer(sockets, adjustments, listening, dispatcher, servers[0].log_info), listening
 
 
-def serve(config: Config, *, host: str, port: int, password: str, local_only: bool) -> int:
+def serve(config: Config, *, host: str, port: int, password: str, local_only: bool, app: Any = None) -> int:
     """Listen on `host`:`port` and answer until SIGTERM (systemctl stop) or SIGINT; requests
     being answered are finished first. `password` empty: none is asked; `local_only`: only
-    requests to this machine's loopback names are answered."""
+    requests to this machine's loopback names are answered. `app`: another WSGI application
+    (a flock's page, twitterbot/flock/page.py) in place of `config`'s page."""
     from .app import create_app
 
-    app = create_app(config, password=password or None, local_only=local_only)
+    app = app or create_app(config, password=password or None, local_only=local_only)
     try:
         server, listening = _create_server(app, host, port)
     except OSError as exc:

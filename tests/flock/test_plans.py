@@ -1,0 +1,136 @@
+"""The flock daemon's decisions, under a faked clock: which bot's job is due, and what waits."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import List, Tuple
+
+from twitterbot.cli import built_in
+from twitterbot.flock.botconfig import bot_config
+from twitterbot.flock.daemon import FlockDaemon
+from twitterbot.flock.folder import Bot, Flock
+
+from .conftest import write_bot
+
+START = datetime(2026, 12, 5, 5, 58, tzinfo=timezone.utc)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def daemon_for(bots: Path, clock: Clock, started: List[Tuple[str, str]], *, seconds: str = "0.01") -> FlockDaemon:
+    registry = built_in()
+
+    def command(bot: Bot, kind: str) -> List[str]:
+        started.append((bot.name, kind))
+        return [sys.executable, "-c", f"import time; time.sleep({seconds})"]
+
+    return FlockDaemon(
+        lambda: Flock.find(bots, {}, project_dir=None),
+        lambda bot: bot_config(bot, registry, environ={}, overrides={}, named=False),
+        command,
+        clock=clock,
+        notify=lambda message: None,
+    )
+
+
+def finish(daemon: FlockDaemon) -> None:
+    for worker in daemon.workers.values():
+        worker.process.wait(10)
+    daemon.tick()
+
+
+def test_each_bot_runs_at_its_own_times_in_its_own_zone(tmp_path: Path) -> None:
+    write_bot(tmp_path / "london", {"TWEET_TIMES": "06:00", "TWEET_TIMEZONE": "Europe/London"}, "a\n")
+    write_bot(tmp_path / "tokyo", {"TWEET_TIMES": "15:00", "TWEET_TIMEZONE": "Asia/Tokyo"}, "b\n")  # 06:00 UTC
+    write_bot(tmp_path / "later", {"TWEET_TIMES": "07:00", "TWEET_TIMEZONE": "UTC"}, "c\n")
+    clock, started = Clock(), []
+    daemon = daemon_for(tmp_path, clock, started)
+    assert "3 bots to run" in daemon.load()
+    daemon.tick()
+    assert started == []
+    clock.now = START + timedelta(minutes=2, seconds=1)
+    daemon.tick()
+    assert sorted(started) == [("london", "run"), ("tokyo", "run")]
+    finish(daemon)
+    clock.now = START + timedelta(hours=1, minutes=2)
+    daemon.tick()
+    assert started[-1] == ("later", "run") and len(started) == 3
+
+
+def test_a_bot_with_broken_settings_is_left_out_and_the_others_run(tmp_path: Path, caplog) -> None:
+    write_bot(tmp_path / "good", {"TWEET_TIMES": "06:00", "TWEET_TIMEZONE": "UTC"}, "a\n")
+    write_bot(tmp_path / "bad", {"TWEET_TIMES": "six o'clock"}, "b\n")
+    clock, started = Clock(), []
+    daemon = daemon_for(tmp_path, clock, started)
+    assert daemon.load() == "1 bot to run; 1 skipped (bad)"
+    assert "bad: " in caplog.text and "TWEET_TIMES" in caplog.text
+    clock.now = START + timedelta(minutes=2)
+    daemon.tick()
+    assert started == [("good", "run")]
+    finish(daemon)
+
+
+def test_replies_every_five_minutes_and_a_one_off_at_its_time(tmp_path: Path) -> None:
+    (tmp_path / "rules.json").write_text('{"hi": "hello"}')
+    write_bot(
+        tmp_path / "chatty",
+        {"TWEET_TIMES": "12:00", "TWEET_TIMEZONE": "UTC", "REPLY_RULES": str(tmp_path / "rules.json")},
+        "{at: 2026-12-05 06:03} a one-off line\na plain line\n",
+    )
+    clock, started = Clock(), []
+    daemon = daemon_for(tmp_path, clock, started)
+    daemon.load()
+    clock.now = datetime(2026, 12, 5, 6, 0, 1, tzinfo=timezone.utc)
+    daemon.tick()
+    assert started == [("chatty", "replies")]
+    finish(daemon)
+    clock.now = datetime(2026, 12, 5, 6, 3, 1, tzinfo=timezone.utc)
+    daemon.tick()
+    assert started[-1] == ("chatty", "one-offs")
+    finish(daemon)
+    clock.now = datetime(2026, 12, 5, 6, 5, 1, tzinfo=timezone.utc)
+    daemon.tick()
+    assert started[-1] == ("chatty", "replies") and len(started) == 3
+    finish(daemon)
+
+
+def test_a_run_due_while_the_bot_s_last_job_goes_on_waits_for_it(tmp_path: Path) -> None:
+    write_bot(tmp_path / "slow", {"TWEET_TIMES": "06:00", "TWEET_TIMEZONE": "UTC"}, "a\n")
+    clock, started = Clock(), []
+    daemon = daemon_for(tmp_path, clock, started, seconds="0.5")
+    daemon.load()
+    clock.now = START + timedelta(minutes=2)
+    daemon.tick()
+    daemon.plans["slow"].due = clock.now  # due again at once, while the first still runs
+    daemon.tick()
+    assert started == [("slow", "run")]  # not twice at once
+    finish(daemon)
+    assert started == [("slow", "run"), ("slow", "run")]  # then it runs
+    finish(daemon)
+
+
+def test_a_bug_met_tending_one_bot_holds_no_other_back(tmp_path: Path, caplog) -> None:
+    write_bot(tmp_path / "a-buggy", {"TWEET_TIMES": "12:00", "TWEET_TIMEZONE": "UTC"}, "a\n")
+    write_bot(tmp_path / "b-fine", {"TWEET_TIMES": "06:00", "TWEET_TIMEZONE": "UTC"}, "b\n")
+    clock, started = Clock(), []
+    daemon = daemon_for(tmp_path, clock, started)
+    daemon.load()
+
+    def broken(after):
+        raise RuntimeError("a bug in reading the one-off lines")
+
+    buggy = daemon.plans["a-buggy"]
+    buggy.line_times, buggy.line_due = broken, START
+    clock.now = START + timedelta(minutes=2)
+    daemon.tick()
+    assert started == [("b-fine", "run")]
+    assert "a-buggy: its jobs could not be looked at" in caplog.text
+    finish(daemon)
