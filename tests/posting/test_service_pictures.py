@@ -392,4 +392,6 @@ def test_check_masks_a_key_the_grammar_writes_as_a_run_s_log_does(
     for args in (("check",), ("check", "--online")):
         result = home.run(*args)
         assert token not in result.stdout + result.stderr
-        assert "p.png?***" in result.stdout  # the query masked whole, as any {img} address's (settings.secrets.masked_url)
+        assert (
+            "p.png?***" in result.stdout
+        )  # the query masked whole, as any {img} address's (settings.secrets.masked_url)
