@@ -18,7 +18,7 @@ from typing import Callable, List, Optional, Sequence, TypeVar, Union
 
 from ..errors import ErrorKind, ExitStatus, PostError
 from ..pictures.limits import ImageLimits
-from ..pictures.prepare import Attachment, PictureError, PreparedImage
+from ..pictures.prepare import Attachment, PictureError, PreparedImage, alone
 from .retry import Backoff
 
 __all__ = ["fit_pictures", "refused", "retried", "upload_failed"]
@@ -49,7 +49,7 @@ def fit_pictures(images: Sequence[Union[Attachment, PreparedImage]], limits: Ima
     is taken as it is); a picture that cannot be is a certain failure of the post (a data error:
     the user's file must change)."""
     try:
-        return [image if isinstance(image, PreparedImage) else image.prepare(limits) for image in images]
+        return alone([image if isinstance(image, PreparedImage) else image.prepare(limits) for image in images], limits)
     except PictureError as exc:
         raise PostError(
             f"{exc} (nothing was posted)", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR

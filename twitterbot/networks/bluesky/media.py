@@ -25,8 +25,22 @@ __all__ = ["bluesky_embed", "image_limits"]
 def image_limits() -> ImageLimits:
     """A blob of ``app.bsky.embed.images`` is at most 2,000,000 bytes (the lexicon since April
     2026); the official app caps alt text at 2,000 characters and pictures at 4,000 pixels,
-    and shows no animated GIFs as pictures."""
-    return ImageLimits("bluesky", 2_000_000, 4000 * 4000, 4000, 2000, title="Bluesky")
+    and shows no animated GIFs as pictures: an animated GIF goes as a video. A video
+    (``app.bsky.embed.video``: an MP4 blob of at most 100,000,000 bytes, alt text of at most
+    1,000 characters) may be 3 minutes long; the bot sends at most 1920 pixels a side."""
+    return ImageLimits(
+        "bluesky",
+        2_000_000,
+        4000 * 4000,
+        4000,
+        2000,
+        title="Bluesky",
+        video_bytes=100_000_000,
+        video_seconds=180.0,
+        video_side=1920,
+        video_pixels=1920 * 1920,
+        video_alt=1000,
+    )
 
 
 def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backoff, call: Callable[..., Any]) -> Any:

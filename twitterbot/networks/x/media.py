@@ -34,8 +34,22 @@ X_METADATA_URL = "https://api.twitter.com/2/media/metadata"
 def image_limits() -> ImageLimits:
     """5 MB a picture (JPEG, PNG, GIF, WebP), alt text up to 1,000 characters; X shows at most
     4,096 pixels a side, so the bot sends no more. An animated GIF may be 15 MB, but only
-    through the chunked upload: through the one-request upload the bot uses, 5 MB too."""
-    return ImageLimits("x", 5_000_000, 4096 * 4096, 4096, 1000, animated_gif_bytes=5_000_000, title="X")
+    through the chunked upload: through the one-request upload the bot uses, 5 MB too. A video
+    (MP4 or MOV, H.264 and AAC) goes through the chunked upload: up to 512 MB and 140 seconds
+    (longer needs a paid account), at most 1920x1200 (or 1200x1900) pixels, alone on its post."""
+    return ImageLimits(
+        "x",
+        5_000_000,
+        4096 * 4096,
+        4096,
+        1000,
+        animated_gif_bytes=5_000_000,
+        title="X",
+        video_bytes=512 * 1024 * 1024,
+        video_seconds=140.0,
+        video_side=1920,
+        video_pixels=1920 * 1200,
+    )
 
 
 def upload_to_x(
