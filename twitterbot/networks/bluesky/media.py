@@ -1,6 +1,8 @@
-"""Pictures on a Bluesky post: what one may be there, and their upload, before the post is sent:
-the atproto SDK's ``upload_blob``, then an ``app.bsky.embed.images`` embed with ``alt`` and
-``aspectRatio``::
+"""Pictures and videos on a Bluesky post: what one may be there, and their upload, before the post
+is sent: the atproto SDK's ``upload_blob`` to the account's own PDS (which every PDS takes, a
+self-hosted one too; the PDS hands the blob to the AppView's video processing when the post is
+seen), then an ``app.bsky.embed.images`` embed with ``alt`` and ``aspectRatio``, or for a video
+(alone) an ``app.bsky.embed.video`` embed with the same::
 
     prepared = fit_pictures(images, image_limits())
     embed = bluesky_embed(client, prepared, policy=Backoff(2), call=poster_call)
@@ -45,7 +47,8 @@ def image_limits() -> ImageLimits:
 
 def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backoff, call: Callable[..., Any]) -> Any:
     """Upload each picture as a blob and return the ``app.bsky.embed.images`` embed naming them,
-    with alt text and aspect ratio (without it the app crops the picture). `call` runs an SDK
+    with alt text and aspect ratio (without it the app crops the picture); a video's blob as an
+    ``app.bsky.embed.video`` embed, with its alt text and aspect ratio. `call` runs an SDK
     step, turning its errors into PostErrors."""
     from atproto_client import models
     from atproto_client.exceptions import AtProtocolError
@@ -69,6 +72,12 @@ def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backo
             blob = retried(policy, partial(call, upload, number, image), what=f"upload {image.name}")
         except PostError as exc:
             raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Bluesky", number, image, exc) from None
+        if image.is_video:  # alone on its post (fit_pictures saw to it)
+            return models.AppBskyEmbedVideo.Main(
+                video=blob,
+                alt=image.alt or None,
+                aspect_ratio=models.AppBskyEmbedDefs.AspectRatio(width=image.width, height=image.height),
+            )
         embedded.append(
             models.AppBskyEmbedImages.Image(
                 alt=image.alt,
