@@ -13,13 +13,17 @@ from typing import Any, Dict, List
 
 import clips
 import pytest
+from conftest import credentials_for
 from mastodon_server import MastodonEmulator
 from pds.harness import Pds, PdsAccount
+from x_emulator import XEmulator
 
 from twitterbot.errors import ExitStatus, PostError
 from twitterbot.networks import PostOptions
 from twitterbot.networks.bluesky.poster import BlueskyPoster, Login
 from twitterbot.networks.mastodon.poster import MastodonPoster
+from twitterbot.networks.x.media import CHUNK_BYTES
+from twitterbot.networks.x.poster import XPoster
 from twitterbot.pictures.prepare import Attachment
 
 
@@ -151,3 +155,84 @@ def test_mastodon_processing_that_never_ends_is_exit_75_and_nothing_is_posted(
     assert caught.value.exit_status == ExitStatus.TEMPORARY_FAILURE
     assert mastodon_emulator.statuses == [] and len(mastodon_emulator.media) == 1
     assert max(waits) == 10.0 and sum(waits) >= 300
+
+
+# -- X (tests/x_emulator.py, signed as tweepy signs) ------------------------------------------------
+
+
+def x_poster(emulator: XEmulator, waits: List[float]) -> XPoster:
+    return XPoster(credentials_for(emulator), timeout=5, retries=1, base_url=emulator.url, sleep=waits.append)
+
+
+def big_clip(tmp_path: Path) -> Attachment:
+    """A clip of noise, over 8 MiB once prepared: three segments or more."""
+    path = tmp_path / "noise.mp4"
+    clips._ffmpeg(
+        "-f", "lavfi", "-i", "nullsrc=size=640x360:rate=25,geq=random(1)*255:128:128", "-t", "3",
+        "-c:v", "libx264", "-preset", "ultrafast", "-crf", "10", "-pix_fmt", "yuv420p", str(path),
+    )  # fmt: skip
+    assert path.stat().st_size > 2 * 4 * 1024 * 1024
+    return Attachment(path, "Grey noise, moving", "noise.mp4", kind="video")
+
+
+def test_x_a_video_goes_through_the_chunked_upload_in_order_and_is_posted_once(
+    emulator: XEmulator, tmp_path: Path
+) -> None:
+    clip = big_clip(tmp_path)
+    waits: List[float] = []
+    emulator.check_after_secs = 2
+    assert x_poster(emulator, waits).post("Noise", PostOptions(images=(clip,))).confirmed
+    (post,) = emulator.posts
+    (media,) = post.media
+    assert media.category == "tweet_video" and media.media_type == "video/mp4" and media.alt == clip.alt
+    parts = -(-len(media.data) // CHUNK_BYTES)
+    assert parts >= 2 and sorted(media.segments) == list(range(parts))
+    assert all(len(media.segments[index]) == CHUNK_BYTES for index in range(parts - 1))
+    assert media.state == "succeeded" and media.checks == 3
+    no_secrets(media.data)
+    paths = [seen.path for seen in emulator.seen]
+    upload = f"/2/media/upload/{media.id}"
+    assert paths == [
+        "/2/media/upload/initialize",
+        *[f"{upload}/append"] * parts,
+        f"{upload}/finalize",
+        "/2/media/upload",  # STATUS: in_progress
+        "/2/media/upload",  # in_progress
+        "/2/media/upload",  # succeeded
+        "/2/media/metadata",
+        "/2/tweets",
+    ]
+    assert waits == [2.0, 2.0]  # X's check_after_secs between questions
+    assert len(emulator.media) == 1
+
+
+def test_x_a_lost_segment_answer_sends_that_segment_again_not_the_video(emulator: XEmulator, tmp_path: Path) -> None:
+    clip = big_clip(tmp_path)
+    emulator.fail_next("ok", "ok", "posted_then_drop")  # the second APPEND is stored, its answer lost
+    assert x_poster(emulator, []).post("Noise", PostOptions(images=(clip,))).confirmed
+    appends = [seen.path for seen in emulator.seen if seen.path.endswith("/append")]
+    (media,) = emulator.media.values()
+    assert len(appends) == len(media.segments) + 1  # the one lost answer's segment, twice
+    assert len(emulator.posts) == 1 and emulator.posts[0].media[0].data == media.data
+
+
+def test_x_a_failed_processing_is_exit_65_and_nothing_is_posted(emulator: XEmulator, clip: Attachment) -> None:
+    emulator.processing_fails = True
+    with pytest.raises(PostError, match=r"X could not process video 1 \(clips/bees.mp4.*InvalidMedia") as caught:
+        x_poster(emulator, []).post("Bees", PostOptions(images=(clip,)))
+    assert caught.value.exit_status == ExitStatus.DATA_ERROR
+    assert emulator.posts == [] and "/2/tweets" not in [seen.path for seen in emulator.seen]
+
+
+def test_x_processing_that_never_ends_is_exit_75_and_nothing_is_posted(emulator: XEmulator, clip: Attachment) -> None:
+    emulator.processing_checks = 10_000
+    with pytest.raises(PostError, match=r"X was still processing video 1 \(clips/bees.mp4\)") as caught:
+        x_poster(emulator, []).post("Bees", PostOptions(images=(clip,)))
+    assert caught.value.exit_status == ExitStatus.TEMPORARY_FAILURE and emulator.posts == []
+    assert len(emulator.media) == 1
+
+
+def test_x_an_animated_gif_still_goes_as_a_picture(emulator: XEmulator, gif: Attachment) -> None:
+    assert x_poster(emulator, []).post("Card", PostOptions(images=(gif,))).confirmed
+    (media,) = emulator.posts[0].media
+    assert media.media_type == "image/gif" and media.category == "tweet_gif" and media.alt == gif.alt
