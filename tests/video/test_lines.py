@@ -53,3 +53,21 @@ def test_a_stored_post_keeps_its_video_kind_and_old_rows_read_as_pictures(tmp_pa
     assert Post.from_stored(json.dumps(old)).images[0].kind == "picture"
     _, pictures = split_images("Cat ![A cat](cat.jpg)", tmp_path)
     assert "kind" not in json.loads(Post("c", "Cat", images=(pictures[0].attachment,)).to_stored())["images"][0]
+
+
+def test_a_job_s_mp4_attachment_is_a_video_without_saying_so(tmp_path: Path) -> None:
+    """Another part (a job's animation) attaches an .mp4 path as an ordinary Attachment: it goes as
+    a video all the same, and its stored row reads back as it was made."""
+    from twitterbot.pictures.prepare import Attachment
+
+    made = Attachment(tmp_path / "solution.mp4", "The pegs jumping, move by move", "solution.mp4")
+    assert made.is_video and made.kind == "picture"
+    post = Post("pegs", "Solved", images=(made,))
+    assert Post.from_stored(post.to_stored()) == post
+
+
+def test_a_grammar_s_video_is_a_video(tmp_path: Path) -> None:
+    from twitterbot.posting.images import split_images as split
+
+    _, found = split("Look ![Bees](bees.webm)", tmp_path)
+    assert found[0].attachment.kind == "video"

@@ -212,7 +212,7 @@ def _stored_picture(image: Attachment, keep_bytes: bool) -> Dict[str, object]:
     """One picture as a stored post keeps it: the file it is read from, or its bytes (with
     `keep_bytes`; else its alt text and name only)."""
     kept: Dict[str, object] = {"alt": image.alt, "name": image.name, "alt_optional": image.alt_optional}
-    if image.is_video:  # a picture's row stays as it was before videos
+    if image.kind == "video":  # a picture's row stays as it was before videos
         kept["kind"] = "video"
     if isinstance(image.source, bytes):
         if keep_bytes:

@@ -33,7 +33,7 @@ from typing import IO, Any, List, Optional, Sequence, Tuple, Union
 from ..errors import BotError, ExitStatus
 from ..files import NotAFile, not_a_file, open_regular
 from .limits import VIDEO_ALONE, ImageLimits
-from .video import VideoError, gif_as_video, prepare_video, sniff_video
+from .video import VIDEO_EXTENSIONS, VideoError, gif_as_video, prepare_video, sniff_video
 
 __all__ = [
     "DECODE_LIMIT",
@@ -101,7 +101,9 @@ class Attachment:
 
     @property
     def is_video(self) -> bool:
-        return self.kind == "video"
+        """A video: said so, or a file named as one (a job's `.mp4` made without saying its kind)."""
+        named = isinstance(self.source, Path) and self.source.suffix.lower() in VIDEO_EXTENSIONS
+        return self.kind == "video" or named
 
     def prepare(self, limits: ImageLimits) -> PreparedImage:
         source = io.BytesIO(self.source) if isinstance(self.source, bytes) else self.source

@@ -41,6 +41,7 @@ from .limits import ImageLimits
 
 __all__ = [
     "FFMPEG_MEMORY_KIB",
+    "VIDEO_EXTENSIONS",
     "PreparedVideo",
     "VideoError",
     "VideoInfo",
@@ -70,6 +71,7 @@ _AUDIO_PASSES = {"aac"}
 _DEMUXERS = {"video/mp4": "mov", "video/quicktime": "mov", "video/webm": "matroska", "image/gif": "gif"}
 _CODEC_NAMES = {"h264": "H.264", "hevc": "HEVC", "vp8": "VP8", "vp9": "VP9", "av1": "AV1", "gif": "GIF"}
 VIDEO_TYPES = frozenset({"video/mp4", "video/quicktime", "video/webm"})
+VIDEO_EXTENSIONS = frozenset({".mp4", ".m4v", ".mov", ".webm"})  # a file named so is a video
 Source = Union[Path, bytes]
 
 

@@ -25,10 +25,10 @@ from typing import Iterator, List, Sequence, Tuple
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES, VIDEO_ALONE, ImageLimits, strictest_alt
 from ..pictures.prepare import Attachment
+from ..pictures.video import VIDEO_EXTENSIONS
 
-__all__ = ["LineImage", "MARK", "VIDEO_EXTENSIONS", "image_problems", "split_images", "how_sent"]
+__all__ = ["LineImage", "MARK", "image_problems", "split_images", "how_sent"]
 
-VIDEO_EXTENSIONS = frozenset({".mp4", ".m4v", ".mov", ".webm"})
 MARK = "!["  # a line without it has no pictures, and is read exactly as before pictures existed
 # ![alt](path): the alt text holds no "]", the path no ")" (Markdown's own rule, without escapes).
 _IMAGE = re.compile(r"[ \t]*!\[([^\]\n]*)\]\(([^)\n]*)\)[ \t]*")
