@@ -29,7 +29,7 @@ def test_a_video_beside_a_picture_is_a_problem_check_names(tmp_path: Path) -> No
     (tmp_path / "cat.gif").write_bytes((tmp_path / "bees.mp4").read_bytes())
     text, found = split_images("Bees ![Bees](bees.mp4) ![A cat](cat.gif)", tmp_path)
     problems = image_problems(text, found, NETWORKS)
-    assert any("has a video (bees.mp4) beside 1 other" in p and "take one video on a post" in p for p in problems)
+    assert any("has a video (bees.mp4) beside 1 other" in p and "takes one video on a post" in p for p in problems)
     text, alone = split_images("Bees ![Bees](bees.mp4)", tmp_path)
     assert image_problems(text, alone, NETWORKS) == []
 
@@ -71,3 +71,13 @@ def test_a_grammar_s_video_is_a_video(tmp_path: Path) -> None:
 
     _, found = split("Look ![Bees](bees.webm)", tmp_path)
     assert found[0].attachment.kind == "video"
+
+
+def test_a_mastodon_server_s_own_video_limits_are_read() -> None:
+    from twitterbot.networks.mastodon.instance import limits_from_instance
+
+    media = {"image_size_limit": 16_777_216, "video_size_limit": 41_943_040, "video_matrix_limit": 2_304_000}
+    limits = limits_from_instance({"configuration": {"media_attachments": media}})
+    assert (limits.video_bytes, limits.video_pixels) == (41_943_040, 2_304_000)
+    bigger = limits_from_instance({"configuration": {"media_attachments": {**media, "video_size_limit": 103_809_024}}})
+    assert bigger.video_bytes == 103_809_024

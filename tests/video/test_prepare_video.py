@@ -96,7 +96,7 @@ def test_an_animated_gif_moves_on_bluesky_as_a_video_and_goes_as_it_is_elsewhere
 def test_a_video_goes_alone(tmp_path: Path) -> None:
     clip = clips.phone_clip(tmp_path / "a.mp4", seconds=1, size="160x90")
     gif = clips.animated_gif(tmp_path / "b.gif", seconds=1, size="64x48")
-    with pytest.raises(PictureError, match="take one video on a post, without pictures"):
+    with pytest.raises(PictureError, match="takes one video on a post, without pictures"):
         prepare_all([Attachment(clip, "a", "a.mp4", kind="video"), Attachment(gif, "b", "b.gif")], LIMITS["x"])
     # a GIF beside a picture is fine on X, but on Bluesky the GIF is a video
     prepare_all([Attachment(gif, "b", "b.gif"), Attachment(gif, "c", "c.gif")], LIMITS["x"])

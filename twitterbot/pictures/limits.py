@@ -18,7 +18,7 @@ __all__ = ["ImageLimits", "MAX_IMAGES", "STILLS", "VIDEO_ALONE", "strictest_alt"
 # Every network the bot posts to takes up to four pictures on a post.
 MAX_IMAGES = 4
 # ... or one video, alone: X (one video or up to 4 pictures), Mastodon and Bluesky alike.
-VIDEO_ALONE = "X, Mastodon and Bluesky take one video on a post, without pictures"
+VIDEO_ALONE = "every network takes one video on a post, without pictures"
 
 STILLS = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 
