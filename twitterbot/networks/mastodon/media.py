@@ -1,7 +1,8 @@
 """Pictures and videos on a Mastodon post: what one may be on a server that has not said its own
 limits (`instance.py` reads those), and their upload: Mastodon.py's ``media_post`` with the alt
 text as ``description``, waiting until the server has processed it. A picture is processed at
-once; a video asynchronously (``POST /api/v2/media`` answers 202 with no url): the bot then asks
+once; a video (and on most servers a GIF) asynchronously (``POST /api/v2/media`` answers 202 with
+no url): the bot then asks
 ``GET /api/v1/media/:id`` (Mastodon.py's ``media``) until it has a url (206 while it runs, 422 when
 it failed), with its own pauses and deadline (`uploads.wait_processed`): Mastodon.py's own
 ``synchronous`` wait has neither, and calls any error "could not be processed"::
@@ -66,7 +67,7 @@ def upload_to_mastodon(
                     mime_type=image.mime_type,
                     description=image.alt or None,  # a grammar's picture may have none
                     file_name=f"{'video' if image.is_video else 'picture'}.{image.extension}",
-                    synchronous=not image.is_video,  # a video is waited for below, with a deadline
+                    synchronous=False,  # waited for below, with pauses and a deadline
                 )
             except MastodonAPIError as exc:
                 status = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], int) else 0
@@ -85,7 +86,7 @@ def upload_to_mastodon(
             from ..answers import unreadable
 
             raise upload_failed("Mastodon", number, image, unreadable("Mastodon", "the upload's answer has no id"))
-        if media.get("url") is None:  # a video (or a GIF) being processed: 202
+        if media.get("url") is None:  # being processed (a video, a GIF made a gifv): 202
             try:
                 _processed(client, str(media_id), number, image, policy=policy, classify=classify)
             except PostError as exc:
