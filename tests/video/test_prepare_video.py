@@ -164,3 +164,13 @@ def test_sniffing_video_types() -> None:
     assert sniff_video(b"\x1a\x45\xdf\xa3\x01") == "video/webm"
     assert sniff_video(b"GIF89a") is None
     assert ffmpeg_missing() is None
+
+
+def test_a_playlist_named_as_a_video_is_never_handed_to_ffmpeg(tmp_path: Path) -> None:
+    """An HLS playlist naming another file is no MP4 by its first bytes: refused before ffmpeg,
+    which in any case reads with the demuxer the bot names and the file protocol only."""
+    playlist = tmp_path / "clip.mp4"
+    playlist.write_text("#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile:/etc/passwd\n#EXT-X-ENDLIST\n")
+    with pytest.raises(PictureError, match=r"clip.mp4 is not a video \(MP4, MOV or WebM\)") as caught:
+        Attachment(playlist, "alt", "clip.mp4", kind="video").prepare(LIMITS["mastodon"])
+    assert caught.value.exit_status == 65

@@ -311,6 +311,8 @@ def _prepared(stream: IO[bytes], alt: str, limits: ImageLimits, name: str) -> Pr
     try:
         image = Image.open(stream, formats=_FORMATS)
     except UnidentifiedImageError:
+        if Path(name).suffix.lower() in VIDEO_EXTENSIONS:
+            raise PictureError(f"{name} is not a video (MP4, MOV or WebM): replace it or fix its name") from None
         raise PictureError(f"{name} is not a picture (JPEG, PNG, GIF or WebP): replace it or fix its name") from None
     except Image.DecompressionBombError:
         raise PictureError(f"{name} has too many pixels to open safely: save it smaller") from None
