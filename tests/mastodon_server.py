@@ -16,7 +16,11 @@ hour) and answers in Mastodon's shapes. Tests script the faults with `fail_next`
 pictures too: ``POST /api/v2/media`` (multipart: the file and its ``description``), refused with
 Mastodon's 422s when the type is not one it takes, the file is over its ``image_size_limit`` or
 the description over 1,500 characters; ``media_ids`` on a status; its limits in
-``/api/v2/instance``. `fail_next_upload` scripts the uploads' faults. It lists the account's
+``/api/v2/instance``. `fail_next_upload` scripts the uploads' faults. A video (MP4, WebM, MOV,
+within ``video_size_limit``) is processed asynchronously as Mastodon does: the upload answers 202
+with no url, ``GET /api/v1/media/:id`` answers 206 `processing_polls` times then 200 with its url
+(422 with Mastodon's processing error when `processing_fails`), and a status naming a video not yet
+processed is refused with Mastodon's 422. It lists the account's
 statuses (``GET /api/v1/accounts/:id/statuses``, newest first, at most 40), and `answer_next`
 makes a read answer anything at all (a malformed list, an endless one). It serves the account's
 notifications (``GET /api/v1/notifications``: ``types[]``/``exclude_types[]``, ``max_id``,
@@ -122,7 +126,21 @@ SCOPES = {
     ("GET", "/api/v1/notifications"): "read:notifications",
     ("POST", "/api/v1/statuses"): "write:statuses",
     ("POST", "/api/v2/media"): "write:media",
+    ("GET", "media"): "write:media",
 }
+# What Mastodon's MediaController says of an upload whose processing failed (GET /api/v1/media/:id).
+PROCESSING_ERROR = "Error processing thumbnail for uploaded media"
+# ... and PostStatusService of a status naming an upload still being processed.
+NOT_PROCESSED = "Cannot attach files that have not finished processing. Try again in a moment!"
+
+
+def video_type(data: bytes) -> Optional[str]:
+    """The video type Mastodon's Paperclip would find in an upload (MP4/MOV, WebM), or None."""
+    if data[4:8] == b"ftyp":
+        return "video/quicktime" if data[8:12] == b"qt  " else "video/mp4"
+    if data.startswith(b"\x1a\x45\xdf\xa3"):
+        return "video/webm"
+    return None
 
 
 @dataclass
@@ -195,7 +213,21 @@ class MastodonEmulator:
     media: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # uploads by id: data, mime, description
     image_size_limit: int = 16 * 1024 * 1024  # Mastodon 4's default
     image_matrix_limit: int = 33_177_600
-    supported_mime_types: Tuple[str, ...] = ("image/jpeg", "image/png", "image/gif", "image/webp")
+    supported_mime_types: Tuple[str, ...] = (
+        "image/jpeg",
+        "image/png",
+        "image/gif",
+        "image/webp",
+        "video/mp4",
+        "video/webm",
+        "video/quicktime",
+    )
+    video_size_limit: int = 99 * 1024 * 1024  # Mastodon 4's default
+    video_matrix_limit: int = 8_294_400
+    # A video is processed asynchronously (POST /api/v2/media answers 202, url null): GET
+    # /api/v1/media/:id answers 206 this many times, then 200 with its url, or 422 when it fails.
+    processing_polls: int = 2
+    processing_fails: bool = False
     seen: List[Seen] = field(default_factory=list)
     others: List[Status] = field(default_factory=list)  # other accounts' statuses (`mention`)
     accounts: Dict[str, Account] = field(default_factory=dict)  # other accounts, by id
@@ -368,6 +400,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorized():
             return self._error(401, "The access token is invalid")
         route = "statuses" if re.fullmatch(r"/api/v1/accounts/[^/]+/statuses", path) else path
+        route = "media" if re.fullmatch(r"/api/v1/media/[^/]+", path) else route
         needed = SCOPES.get((method, route))
         if needed and needed not in emu.scopes and needed.split(":")[0] not in emu.scopes:
             return self._json(403, {"error": "This action is outside the authorized scopes"})
@@ -384,7 +417,40 @@ class _Handler(BaseHTTPRequestHandler):
             return self._post_status()
         if path == "/api/v2/media" and method == "POST":
             return self._post_media(raw)
+        if route == "media" and method == "GET":
+            return self._get_media(path.rsplit("/", 1)[1])
         return self._error(404, "Record not found")
+
+    def _get_media(self, media_id: str) -> int:
+        """GET /api/v1/media/:id as Mastodon's MediaController answers it: 422 when processing
+        failed, 206 (url null) while it runs, 200 with the url once done."""
+        emu = self.emu
+        with emu._lock:
+            media = emu.media.get(media_id)
+            if media is None:
+                return self._error(404, "Record not found")
+            if media.get("failed"):
+                return self._error(422, PROCESSING_ERROR)
+            media["polls"] = media.get("polls", 0) + 1
+            if media.get("polls_left", 0) > 0:
+                media["polls_left"] -= 1
+                return self._json(206, self._media(media_id, media, processed=False))
+            media["processed"] = True
+        return self._json(200, self._media(media_id, media, processed=True))
+
+    def _media(self, media_id: str, media: Dict[str, Any], *, processed: bool) -> Dict[str, Any]:
+        kind = "video" if media["mime"].startswith("video/") else "gifv" if media["mime"] == "image/gif" else "image"
+        base = f"https://{self.emu.domain}/system/media_attachments/files/{media_id}"
+        return {
+            "id": media_id,
+            "type": kind,
+            "url": f"{base}/original/{'video.mp4' if kind == 'video' else 'picture'}" if processed else None,
+            "preview_url": f"{base}/small/picture",
+            "remote_url": None,
+            "meta": {},
+            "description": media["description"] or None,
+            "blurhash": None,
+        }
 
     def _post_media(self, raw: bytes) -> int:
         """One upload, checked as Mastodon's MediaAttachment validations check it."""
@@ -403,9 +469,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(422, "Validation failed: File can't be blank")
         data = fields["file"][0]
         description = fields.get("description", (b"", None))[0].decode()
-        mime = picture_type(data)
+        mime = picture_type(data) or video_type(data)
         if mime not in emu.supported_mime_types:
             return self._error(422, "Validation failed: File content type is invalid, File file type is invalid")
+        if mime.startswith("video/"):
+            return self._post_video(data, mime, description, scripted)
         if len(data) > emu.image_size_limit:
             return self._error(
                 422, f"Validation failed: File file size must be less than {emu.image_size_limit // (1024 * 1024)} MB"
@@ -430,6 +498,24 @@ class _Handler(BaseHTTPRequestHandler):
                 "blurhash": None,
             },
         )
+
+    def _post_video(self, data: bytes, mime: str, description: str, scripted: Optional[str]) -> int:
+        """A video upload: within video_size_limit, then 202 with no url (processed later)."""
+        emu = self.emu
+        if len(data) > emu.video_size_limit:
+            return self._error(
+                422, f"Validation failed: File file size must be less than {emu.video_size_limit // (1024 * 1024)} MB"
+            )
+        if len(description) > 1500:
+            return self._error(422, "Validation failed: Description is too long (maximum is 1500 characters)")
+        with emu._lock:
+            media_id = str(FIRST_ID + 500_000 + len(emu.media))
+            media = {"data": data, "mime": mime, "description": description}
+            media.update(polls_left=emu.processing_polls, failed=emu.processing_fails, processed=False)
+            emu.media[media_id] = media
+        if scripted == "posted_then_drop":
+            return self._drop()
+        return self._json(202, self._media(media_id, media, processed=False))
 
     def _fields(self, raw: bytes) -> Dict[str, Any]:
         """The request's parameters: a form (Mastodon.py's default) or JSON, as Rails reads both."""
@@ -485,6 +571,8 @@ class _Handler(BaseHTTPRequestHandler):
         unknown = [media_id for media_id in media_ids if str(media_id) not in emu.media]
         if unknown:
             return self._error(422, f"Validation failed: Media attachments {unknown} not found")
+        if any(emu.media[str(media_id)].get("processed") is False for media_id in media_ids):
+            return self._error(422, NOT_PROCESSED)
         status = emu._create(text, visibility, None if reply_to is None else str(reply_to), key)
         status.media = [emu.media[str(media_id)] for media_id in media_ids]
         status.spoiler_text, status.language = spoiler, fields.get("language") or None
@@ -650,6 +738,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "supported_mime_types": list(emu.supported_mime_types),
                 "image_size_limit": emu.image_size_limit,
                 "image_matrix_limit": emu.image_matrix_limit,
+                "video_size_limit": emu.video_size_limit,
+                "video_matrix_limit": emu.video_matrix_limit,
                 "description_limit": 1500,
             }
             return {

@@ -27,8 +27,15 @@ It is a real HTTP server on 127.0.0.1 that checks what X checks and answers as X
 - the v2 media endpoints: ``POST /2/media/upload`` (multipart/form-data, the file in ``media``
   and ``media_category``; X's 5 MB image limit and its image types, checked from the bytes),
   ``POST /2/media/metadata`` (alt text, at most 1,000 characters) and ``media.media_ids`` on
-  ``POST /2/tweets`` (ids this server gave out, at most four). The OAuth 1.0a check is the same
-  for every endpoint: a multipart body is not part of the signature, as for JSON.
+  ``POST /2/tweets`` (ids this server gave out, at most four, a video or GIF alone, each processed);
+  and the chunked upload of a video (or GIF): ``POST /2/media/upload/initialize`` (JSON: type,
+  ``total_bytes``, ``media_category``), ``/2/media/upload/{id}/append`` (multipart ``media`` of at
+  most 5 MB and ``segment_index``, in order from 0), ``/2/media/upload/{id}/finalize`` (the
+  segments must add up to ``total_bytes`` and be the type announced), then ``GET
+  /2/media/upload?command=STATUS&media_id=`` with ``processing_info`` (``pending``,
+  ``in_progress`` with ``check_after_secs``, then ``succeeded``, or ``failed`` with X's error when
+  `processing_fails`). The OAuth 1.0a check is the same for every endpoint: a multipart body is not
+  part of the signature, as for JSON; a query is.
 
 Replies use the shapes X documents for API v2, and a successful post copies its status, headers
 and body layout from the recorded cassette in ``tests/fixtures/x-api/`` (see its SOURCE.md). Tests
@@ -299,6 +306,19 @@ class Media:
     media_type: str
     category: str
     alt: Optional[str] = None
+    # A chunked upload (a video): the bytes announced, the segments received by index, and where
+    # it stands: "uploading" (INIT), "processing" (FINALIZE), "succeeded" or "failed".
+    total: int = 0
+    segments: Dict[int, bytes] = field(default_factory=dict)
+    state: str = "succeeded"
+    checks: int = 0  # STATUS questions answered
+    checks_left: int = 0
+
+
+CHUNKED_TYPES = {"video/mp4": "tweet_video", "video/quicktime": "tweet_video", "image/gif": "tweet_gif"}
+MAX_VIDEO_BYTES = 512 * 1024 * 1024  # X: a video up to 512 MB
+MAX_SEGMENT_BYTES = 5 * 1024 * 1024  # one APPEND's media, at most
+MAX_SEGMENTS = 1000  # segment_index 0..999
 
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # X: images up to 5 MB
@@ -331,6 +351,12 @@ class XEmulator:
     posts: List[Post] = field(default_factory=list)
     media: Dict[str, Media] = field(default_factory=dict)  # uploads, by media id
     max_image_bytes: int = MAX_IMAGE_BYTES
+    max_video_bytes: int = MAX_VIDEO_BYTES
+    # A video's processing after FINALIZE: STATUS answers "in_progress" this many times (asking
+    # again after `check_after_secs`), then "succeeded", or "failed" when `processing_fails`.
+    processing_checks: int = 2
+    check_after_secs: int = 1
+    processing_fails: bool = False
     deleted: Set[str] = field(default_factory=set)  # ids the account deleted (see `delete`)
     seen: List[Seen] = field(default_factory=list)
     timeline_reads: int = 0  # GET /2/users/:id/tweets answered
@@ -558,6 +584,14 @@ class _Handler(BaseHTTPRequestHandler):
                 emu.mention_reads += 1
                 return self._answer(answer)
             return self._mentions()
+        if method == "POST" and path == "/2/media/upload/initialize":
+            return self._media_initialize(body)
+        chunked = re.fullmatch(r"/2/media/upload/(\d+)/(append|finalize)", path)
+        if method == "POST" and chunked:
+            step = self._media_append if chunked.group(2) == "append" else self._media_finalize
+            return step(chunked.group(1), raw, scripted)
+        if method == "GET" and path == "/2/media/upload":
+            return self._media_status()
         if method == "POST" and path == "/2/media/upload":
             return self._media_upload(raw, scripted)
         if method == "POST" and path == "/2/media/metadata":
@@ -589,6 +623,10 @@ class _Handler(BaseHTTPRequestHandler):
             if any(media_id not in emu.media for media_id in ids):
                 return self._invalid("Your media IDs are invalid.")
             attached = [emu.media[media_id] for media_id in ids]
+            if any(media.state != "succeeded" for media in attached):  # not processed (yet), or failed
+                return self._invalid("Your media IDs are invalid.")
+            if len(attached) > 1 and any(media.category in ("tweet_video", "tweet_gif") for media in attached):
+                return self._invalid("Your media IDs are invalid: one video or GIF goes alone")
         reply_to = None
         if "reply" in body:
             reply_to = (body["reply"] or {}).get("in_reply_to_tweet_id")
@@ -836,6 +874,110 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             },
         )
+
+    def _media_initialize(self, body: Optional[dict]) -> int:
+        """INIT of X's chunked upload: the type, the bytes to come and the category, as JSON."""
+        if "application/json" not in (self.headers.get("Content-Type") or ""):
+            return self._invalid("Content-Type must be application/json")
+        body = body or {}
+        media_type, total, category = body.get("media_type"), body.get("total_bytes"), body.get("media_category")
+        if media_type not in CHUNKED_TYPES:
+            return self._invalid(f"media_type {media_type!r} is not one of {', '.join(CHUNKED_TYPES)}")
+        if category not in ("tweet_video", "tweet_gif", "amplify_video", "dm_video"):
+            return self._invalid(f"media_category {category!r} is not one of tweet_video, tweet_gif, amplify_video")
+        if not isinstance(total, int) or isinstance(total, bool) or total <= 0:
+            return self._invalid("total_bytes must be a positive integer")
+        most = self.emu.max_video_bytes if media_type.startswith("video/") else 15 * 1024 * 1024
+        if total > most:
+            return self._invalid(f"File size exceeds {most} bytes.")
+        media = self.emu._upload(b"", media_type, category)
+        media.total, media.state = total, "uploading"
+        return self._json(200, {"data": {"id": media.id, "media_key": f"7_{media.id}", "expires_after_secs": 86400}})
+
+    def _media_append(self, media_id: str, raw: bytes, scripted: Optional[str]) -> int:
+        """APPEND: one segment (multipart ``media`` and ``segment_index``), in order; sent again
+        under the same index, it replaces the first (a retried segment)."""
+        media = self.emu.media.get(media_id)
+        if media is None or media.state != "uploading":
+            return self._invalid("The `id` is not a media upload in progress of this account")
+        content_type = self.headers.get("Content-Type") or ""
+        if not content_type.startswith("multipart/form-data"):
+            return self._invalid("Content-Type must be multipart/form-data")
+        fields = multipart_fields(content_type, raw)
+        if "media" not in fields or "segment_index" not in fields:
+            return self._invalid("The `media` and `segment_index` fields are required")
+        chunk = fields["media"][0]
+        try:
+            index = int(fields["segment_index"][0].decode())
+        except ValueError:
+            return self._invalid("segment_index must be an integer")
+        if not 0 <= index < MAX_SEGMENTS or index > len(media.segments):
+            return self._invalid(f"segment_index {index} is out of order (expected {len(media.segments)})")
+        if len(chunk) > MAX_SEGMENT_BYTES:
+            return self._invalid(f"A segment may be at most {MAX_SEGMENT_BYTES} bytes")
+        media.segments[index] = chunk
+        if sum(len(each) for each in media.segments.values()) > media.total:
+            return self._invalid("Segments add up to more than total_bytes")
+        if scripted == "posted_then_drop":
+            return self._drop()
+        return self._json(200, {"data": {"expires_at": int(time.time()) + 86400}})
+
+    def _media_finalize(self, media_id: str, raw: bytes, scripted: Optional[str]) -> int:
+        """FINALIZE: the segments must add up to total_bytes and be the type announced; then
+        processing starts (STATUS tells how it goes). A second FINALIZE answers as the first."""
+        emu = self.emu
+        media = emu.media.get(media_id)
+        if media is None:
+            return self._invalid("The `id` is not a media upload of this account")
+        if media.state == "uploading":
+            data = b"".join(media.segments[index] for index in sorted(media.segments))
+            if len(data) != media.total:
+                return self._invalid("Segments do not add up to provided total file size.")
+            found = "image/gif" if data[:6] in (b"GIF87a", b"GIF89a") else "video/mp4" if data[4:8] == b"ftyp" else None
+            if found is None or (found == "image/gif") != (media.media_type == "image/gif"):
+                return self._invalid("media type unrecognized.")
+            media.data, media.state, media.checks_left = data, "pending", emu.processing_checks
+        if scripted == "posted_then_drop":
+            return self._drop()
+        return self._json(200, {"data": self._media_info(media)})
+
+    def _media_status(self) -> int:
+        """STATUS: ``GET /2/media/upload?command=STATUS&media_id=``: processing_info, as X reports it."""
+        query = parse_qs(urlsplit(self.path).query)
+        if query.get("command") != ["STATUS"]:
+            return self._invalid("command must be STATUS")
+        media = self.emu.media.get((query.get("media_id") or [""])[0])
+        if media is None or media.state == "uploading":
+            return self._invalid("The `media_id` is not a finalized media upload of this account")
+        media.checks += 1
+        if media.state in ("pending", "in_progress"):
+            if media.checks_left > 0:
+                media.checks_left -= 1
+                media.state = "in_progress"
+            else:
+                media.state = "failed" if self.emu.processing_fails else "succeeded"
+        return self._json(200, {"data": self._media_info(media)})
+
+    def _media_info(self, media: Media) -> Dict[str, object]:
+        info: Dict[str, object] = {"state": media.state}
+        if media.state in ("pending", "in_progress"):
+            info["check_after_secs"] = self.emu.check_after_secs
+            info["progress_percent"] = 0 if media.state == "pending" else 50
+        if media.state == "succeeded":
+            info["progress_percent"] = 100
+        if media.state == "failed":
+            info["error"] = {
+                "code": 1,
+                "name": "InvalidMedia",
+                "message": "Invalid or Unsupported media, Reason: UnsupportedMedia.",
+            }
+        return {
+            "id": media.id,
+            "media_key": f"7_{media.id}",
+            "size": len(media.data),
+            "expires_after_secs": 86400,
+            "processing_info": info,
+        }
 
     def _media_metadata(self, body: Optional[dict]) -> int:
         if "application/json" not in (self.headers.get("Content-Type") or ""):

@@ -139,6 +139,7 @@ class Post:
                     each["alt"],
                     each["name"],
                     bool(each.get("alt_optional")),
+                    "video" if each.get("kind") == "video" else "picture",  # rows before videos have none
                 )
                 for each in data["images"]
             )
@@ -211,6 +212,8 @@ def _stored_picture(image: Attachment, keep_bytes: bool) -> Dict[str, object]:
     """One picture as a stored post keeps it: the file it is read from, or its bytes (with
     `keep_bytes`; else its alt text and name only)."""
     kept: Dict[str, object] = {"alt": image.alt, "name": image.name, "alt_optional": image.alt_optional}
+    if image.kind == "video":  # a picture's row stays as it was before videos
+        kept["kind"] = "video"
     if isinstance(image.source, bytes):
         if keep_bytes:
             kept["data"] = base64.b64encode(image.source).decode("ascii")

@@ -18,10 +18,23 @@ from typing import Callable, List, Optional, Sequence, TypeVar, Union
 
 from ..errors import ErrorKind, ExitStatus, PostError
 from ..pictures.limits import ImageLimits
-from ..pictures.prepare import Attachment, PictureError, PreparedImage
+from ..pictures.prepare import Attachment, PictureError, PreparedImage, alone
 from .retry import Backoff
 
-__all__ = ["fit_pictures", "refused", "retried", "upload_failed"]
+__all__ = [
+    "PROCESSING_SECONDS",
+    "fit_pictures",
+    "processing_failed",
+    "refused",
+    "retried",
+    "upload_failed",
+    "wait_processed",
+]
+
+# How long a network may take to process an uploaded video (X's STATUS, Mastodon's 206s) before the
+# post is given up for this run: nothing was posted, the next run uploads it again.
+PROCESSING_SECONDS = 300.0
+_MOST_BETWEEN = 10.0  # seconds between two questions at most (X may say when to ask again)
 
 T = TypeVar("T")
 
@@ -49,7 +62,7 @@ def fit_pictures(images: Sequence[Union[Attachment, PreparedImage]], limits: Ima
     is taken as it is); a picture that cannot be is a certain failure of the post (a data error:
     the user's file must change)."""
     try:
-        return [image if isinstance(image, PreparedImage) else image.prepare(limits) for image in images]
+        return alone([image if isinstance(image, PreparedImage) else image.prepare(limits) for image in images], limits)
     except PictureError as exc:
         raise PostError(
             f"{exc} (nothing was posted)", kind=ErrorKind.PICTURE, exit_status=ExitStatus.DATA_ERROR
@@ -72,6 +85,44 @@ def refused(where: str, number: int, image: PreparedImage, status: int, said: st
     what = f"{where} refused picture {number} ({image.name}, {image.describe()}): {status} {said}"
     return PostError(
         f"{what}; nothing was posted: use a smaller picture or another format",
+        kind=ErrorKind.PICTURE,
+        exit_status=ExitStatus.DATA_ERROR,
+        summary=what,
+    )
+
+
+def wait_processed(
+    policy: Backoff, ask: Callable[[], Optional[float]], where: str, number: int, image: PreparedImage
+) -> None:
+    """Ask `ask()` until the network has processed an uploaded video: it returns None once done,
+    else the seconds to wait before asking again (X says; Mastodon does not: 1, 2, 4 ... 10 s), and
+    raises a PostError when processing failed (`processing_failed`). Each question is retried like
+    an upload; the video itself is never uploaded again. After PROCESSING_SECONDS: a temporary
+    failure (exit 75), nothing posted."""
+    waited, delay = 0.0, 1.0
+    while True:
+        after = retried(policy, ask, what=f"ask {where} about {image.name}")
+        if after is None:
+            return
+        if waited >= PROCESSING_SECONDS:
+            what = f"{where} was still processing video {number} ({image.name}) after {waited:.0f} s"
+            raise PostError(
+                f"{what}; nothing was posted: the next run tries again",
+                kind=ErrorKind.UPLOAD,
+                exit_status=ExitStatus.TEMPORARY_FAILURE,
+                summary=what,
+            )
+        pause = min(max(after, delay, 0.5), _MOST_BETWEEN)
+        policy.sleep(pause)
+        waited += pause
+        delay = min(delay * 2, _MOST_BETWEEN)
+
+
+def processing_failed(where: str, number: int, image: PreparedImage, said: str) -> PostError:
+    """The network could not process an uploaded video: the file must change (exit 65)."""
+    what = f"{where} could not process video {number} ({image.name}, {image.describe()}): {said}"
+    return PostError(
+        f"{what}; nothing was posted: export the video again (H.264 MP4) or use another",
         kind=ErrorKind.PICTURE,
         exit_status=ExitStatus.DATA_ERROR,
         summary=what,

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import List, Sequence
 
-from .limits import ImageLimits
+from .limits import VIDEO_ALONE, ImageLimits
 from .prepare import Attachment, PictureError
 
 __all__ = ["dry_run_folder", "write_prepared"]
@@ -29,8 +29,11 @@ def write_prepared(
 ) -> List[str]:
     """Write each picture as each network (`limits`, one per network) would get it; return one
     line per file (or per picture a network cannot take) saying where it is, its format, bytes,
-    pixels and alt text."""
+    pixels and alt text (a video's duration and encoding too)."""
     said: List[str] = []
+    videos = [attachment for attachment in attachments if attachment.is_video]
+    if videos and len(attachments) > 1:
+        said.append(f"{videos[0].name} is a video beside other pictures; {VIDEO_ALONE}: this post is not sent")
     for number, attachment in enumerate(attachments, start=start):
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(attachment.name).stem).strip("-") or "picture"
         for chosen in limits:
@@ -38,11 +41,15 @@ def write_prepared(
             try:
                 prepared = attachment.prepare(chosen)
             except PictureError as exc:
-                said.append(f"picture {number} for {chosen.where}: not sent: {exc}")
+                said.append(f"{_what(attachment)} {number} for {chosen.where}: not sent: {exc}")
                 continue
             path = folder / f"{number}-{stem}.{network}.{prepared.extension}"
             path.write_bytes(prepared.data)
             said.append(
-                f"picture {number} for {chosen.where}: {path} ({prepared.describe()}); alt text: {prepared.alt!r}"
+                f"{_what(attachment)} {number} for {chosen.where}: {path} ({prepared.describe()}); alt text: {prepared.alt!r}"
             )
     return said
+
+
+def _what(attachment: Attachment) -> str:
+    return "video" if attachment.is_video else "picture"

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import FrozenSet, Sequence
 
-__all__ = ["ImageLimits", "MAX_IMAGES", "STILLS", "strictest_alt"]
+__all__ = ["ImageLimits", "MAX_IMAGES", "STILLS", "VIDEO_ALONE", "strictest_alt"]
 
 # Every network the bot posts to takes up to four pictures on a post.
 MAX_IMAGES = 4
+# ... or one video, alone: X (one video or up to 4 pictures), Mastodon and Bluesky alike.
+VIDEO_ALONE = "every network takes one video on a post, without pictures"
 
 STILLS = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 
@@ -36,6 +38,20 @@ class ImageLimits:
     animated_gif_bytes: int = 0  # 0: the network shows no animated GIFs
     source: str = "built in"  # where the figures come from, for `check`
     title: str = ""  # the network's name as people write it, for messages
+    # Videos (and animated GIFs sent as videos): bytes (0: the network takes none), seconds
+    # (0: no limit of its own), the longest side and the pixels sent (more is scaled down; every
+    # network gets an MP4), and the alt text's limit (0: `max_alt`). Every network takes one video
+    # on a post, alone (`VIDEO_ALONE`).
+    video_bytes: int = 0
+    video_seconds: float = 0.0
+    video_side: int = 1920
+    video_pixels: int = 1920 * 1200
+    video_alt: int = 0
+
+    @property
+    def gif_as_video(self) -> bool:
+        """Whether an animated GIF goes as a video: the network takes videos but shows no GIF moving."""
+        return not self.animated_gif_bytes and bool(self.video_bytes)
 
     @property
     def where(self) -> str:

@@ -32,7 +32,8 @@ from typing import IO, Any, List, Optional, Sequence, Tuple, Union
 
 from ..errors import BotError, ExitStatus
 from ..files import NotAFile, not_a_file, open_regular
-from .limits import ImageLimits
+from .limits import VIDEO_ALONE, ImageLimits
+from .video import VIDEO_EXTENSIONS, VideoError, gif_as_video, prepare_video, sniff_video
 
 __all__ = [
     "DECODE_LIMIT",
@@ -40,6 +41,7 @@ __all__ = [
     "decode_limit",
     "OPEN_LIMIT",
     "Attachment",
+    "alone",
     "PictureError",
     "PreparedImage",
     "open_picture_file",
@@ -95,6 +97,13 @@ class Attachment:
     alt: str
     name: str
     alt_optional: bool = False
+    kind: str = "picture"  # or "video" (an MP4, MOV or WebM): it goes alone on a post
+
+    @property
+    def is_video(self) -> bool:
+        """A video: said so, or a file named as one (a job's `.mp4` made without saying its kind)."""
+        named = isinstance(self.source, Path) and self.source.suffix.lower() in VIDEO_EXTENSIONS
+        return self.kind == "video" or named
 
     def prepare(self, limits: ImageLimits) -> PreparedImage:
         source = io.BytesIO(self.source) if isinstance(self.source, bytes) else self.source
@@ -102,8 +111,21 @@ class Attachment:
 
 
 def prepare_all(attachments: Sequence[Attachment], limits: ImageLimits) -> List[PreparedImage]:
-    """Every picture of a post fitted to one network; raises `PictureError` for the first that cannot be."""
-    return [attachment.prepare(limits) for attachment in attachments]
+    """Every picture of a post fitted to one network; raises `PictureError` for the first that
+    cannot be, and for a video beside anything else."""
+    return alone([attachment.prepare(limits) for attachment in attachments], limits)
+
+
+def alone(prepared: List[PreparedImage], limits: ImageLimits) -> List[PreparedImage]:
+    """`prepared`, or `PictureError` when a video is among others: every network takes one video
+    alone (an animated GIF becomes one on Bluesky, so a line of a GIF and a photo cannot go there)."""
+    video = next((image for image in prepared if image.is_video), None)
+    if video is not None and len(prepared) > 1:
+        raise PictureError(
+            f"{video.name} goes to {limits.where} as a video, beside {len(prepared) - 1} other(s); {VIDEO_ALONE}: "
+            "give it a line of its own"
+        )
+    return prepared
 
 
 @dataclass(frozen=True)
@@ -119,18 +141,34 @@ class PreparedImage:
     alt: str
     name: str  # the file it was made from, as the user wrote it
     steps: Tuple[str, ...] = ()
+    seconds: Optional[float] = None  # a video's duration; None for a picture
+
+    @property
+    def is_video(self) -> bool:
+        return self.mime_type.startswith("video/")
 
     @property
     def extension(self) -> str:
-        return {"image/jpeg": "jpg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"}[self.mime_type]
+        return {
+            "image/jpeg": "jpg",
+            "image/png": "png",
+            "image/gif": "gif",
+            "image/webp": "webp",
+            "video/mp4": "mp4",
+            "video/quicktime": "mov",
+            "video/webm": "webm",
+        }[self.mime_type]
 
     @property
     def format(self) -> str:
         return self.extension.upper().replace("JPG", "JPEG")
 
     def describe(self) -> str:
-        """'JPEG, 1,912,334 bytes, 2309x1732 (scaled down from 4000x3000, metadata removed)'."""
+        """'JPEG, 1,912,334 bytes, 2309x1732 (scaled down from 4000x3000, metadata removed)';
+        a video's with its duration: 'MP4 video, 2,345,678 bytes, 1280x720, 30.0 s (...)'."""
         done = f" ({', '.join(self.steps)})" if self.steps else ""
+        if self.is_video:
+            return f"{self.format} video, {len(self.data):,} bytes, {self.width}x{self.height}, {self.seconds or 0:.1f} s{done}"
         return f"{self.format}, {len(self.data):,} bytes, {self.width}x{self.height}{done}"
 
 
@@ -164,6 +202,12 @@ def prepare(
         )
     stream = open_picture_file(Path(source), name) if isinstance(source, (str, Path)) else source
     try:
+        head = stream.read(16)
+        stream.seek(0)
+        video_type = sniff_video(head)
+        if video_type:
+            given = Path(source) if isinstance(source, (str, Path)) else stream.read()
+            return _video(given, video_type, alt, limits, name)
         with warnings.catch_warnings():
             # Pillow warns of damaged EXIF it reads past: the EXIF is left behind anyway, and a
             # warning would be noise in every cron mail.
@@ -172,6 +216,8 @@ def prepare(
             return _prepared(stream, alt, limits, name)
     except PictureError:
         raise
+    except VideoError as exc:
+        raise PictureError(str(exc)) from None
     except MemoryError:
         raise PictureError(f"{name} needs more memory to prepare than there is: save it smaller") from None
     except unusable() as exc:  # Pillow's word for a damaged file: truncated data, bad tables, bad chunks
@@ -265,6 +311,8 @@ def _prepared(stream: IO[bytes], alt: str, limits: ImageLimits, name: str) -> Pr
     try:
         image = Image.open(stream, formats=_FORMATS)
     except UnidentifiedImageError:
+        if Path(name).suffix.lower() in VIDEO_EXTENSIONS:
+            raise PictureError(f"{name} is not a video (MP4, MOV or WebM): replace it or fix its name") from None
         raise PictureError(f"{name} is not a picture (JPEG, PNG, GIF or WebP): replace it or fix its name") from None
     except Image.DecompressionBombError:
         raise PictureError(f"{name} has too many pixels to open safely: save it smaller") from None
@@ -297,6 +345,12 @@ def _animated(stream: IO[bytes], alt: str, name: str, limits: ImageLimits, size:
     if gif.frames < 2:
         stream.seek(0)
         return None
+    if limits.gif_as_video:  # it moves there as a video
+        made = gif_as_video(gif.data, limits, name=name, width=gif.width, height=gif.height, frames=gif.frames)
+        steps = (*made.steps, "comments and XMP removed")
+        return PreparedImage(
+            limits.network, made.data, made.mime_type, made.width, made.height, alt, name, steps, made.seconds
+        )
     if not limits.animated_gif_bytes:
         raise PictureError(
             f"{name} is animated; {where} shows no animated pictures: use a still picture, or post it elsewhere"
@@ -308,6 +362,19 @@ def _animated(stream: IO[bytes], alt: str, name: str, limits: ImageLimits, size:
         )
     steps = ("animated GIF, sent as it is", "comments and XMP removed")
     return PreparedImage(limits.network, gif.data, "image/gif", gif.width, gif.height, alt, name, steps)
+
+
+def _video(source: Union[Path, bytes], video_type: str, alt: str, limits: ImageLimits, name: str) -> PreparedImage:
+    """A video (`pictures.video`) as `limits.network` takes it, with its alt text."""
+    most = limits.video_alt or limits.max_alt
+    if len(alt) > most:
+        raise PictureError(
+            f"the alt text of {name} is {len(alt)} characters; {limits.where} takes {most} for a video: shorten it"
+        )
+    made = prepare_video(source, limits, name=name, mime_type=video_type)
+    return PreparedImage(
+        limits.network, made.data, made.mime_type, made.width, made.height, alt, name, made.steps, made.seconds
+    )
 
 
 def _said(error: BaseException) -> str:

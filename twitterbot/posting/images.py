@@ -1,6 +1,8 @@
-"""Pictures in the tweets file: Markdown's image syntax, up to four anywhere in a line.
+"""Pictures and videos in the tweets file: Markdown's image syntax, up to four pictures anywhere
+in a line, or one video (MP4, MOV or WebM) alone::
 
     Sunrise over the beans ![Orange sky above rows of runner beans](photos/sunrise.jpg)
+    Bees at the lavender ![Bees landing on lavender flowers, slowed down](clips/bees.mp4)
 
 The post's text is the line without its pictures (the spaces around each one closed up); a path
 is read from the tweets file's folder. The checks here are the cheap ones a scheduled run can
@@ -21,8 +23,9 @@ from pathlib import Path
 from typing import Iterator, List, Sequence, Tuple
 
 from ..networks import Network
-from ..pictures.limits import MAX_IMAGES, ImageLimits, strictest_alt
+from ..pictures.limits import MAX_IMAGES, VIDEO_ALONE, ImageLimits, strictest_alt
 from ..pictures.prepare import Attachment
+from ..pictures.video import VIDEO_EXTENSIONS
 
 __all__ = ["LineImage", "MARK", "image_problems", "split_images", "how_sent"]
 
@@ -41,8 +44,13 @@ class LineImage:
     alt: str
 
     @property
+    def is_video(self) -> bool:
+        """Whether the line names a video (by its file's extension: .mp4, .m4v, .mov, .webm)."""
+        return self.path.suffix.lower() in VIDEO_EXTENSIONS
+
+    @property
     def attachment(self) -> Attachment:
-        return Attachment(self.path, self.alt, self.written)
+        return Attachment(self.path, self.alt, self.written, kind="video" if self.is_video else "picture")
 
 
 def split_images(post: str, folder: Path) -> Tuple[str, Tuple[LineImage, ...]]:
@@ -67,6 +75,7 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[
     checked without Pillow: the alt text, the count, the files and their first bytes."""
     from ..files import not_a_file
     from ..pictures.prepare import PictureError, open_picture_file, sniff
+    from ..pictures.video import sniff_video
 
     problems: List[str] = []
     if images and not text.strip():
@@ -76,6 +85,12 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[
         )
     if len(images) > MAX_IMAGES:
         problems.append(f"has {len(images)} pictures; a post takes {MAX_IMAGES}: move the others to another line")
+    videos = [image for image in images if image.is_video]
+    if videos and len(images) > 1:
+        problems.append(
+            f"has a video ({videos[0].written}) beside {len(images) - 1} other picture(s) or video(s); "
+            f"{VIDEO_ALONE}: move the others to another line"
+        )
     strictest = strictest_alt([network.image_limits() for network in networks])
     limit = strictest.max_alt
     for image in images:
@@ -114,7 +129,10 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[
         except PictureError as exc:
             problems.append(f"names a picture that cannot be read: {exc}")
             continue
-        if sniff(head) is None:
+        if image.is_video:
+            if sniff_video(head) is None:
+                problems.append(f"names {image.written}, which is not a video (MP4, MOV or WebM): replace it")
+        elif sniff(head) is None:
             problems.append(f"names {image.written}, which is not a picture (JPEG, PNG, GIF or WebP): replace it")
     return problems
 
@@ -122,11 +140,11 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[
 def how_sent(images: Tuple[LineImage, ...], limits: Sequence[ImageLimits]) -> Iterator[Tuple[LineImage, str, object]]:
     """Each picture prepared for each network (`limits`, one per network; `check`): (picture, the
     network's name, the `PreparedImage` or the `PictureError` that keeps it off that network)."""
-    from ..pictures.prepare import PictureError, prepare
+    from ..pictures.prepare import PictureError
 
     for image in images:
         for chosen in limits:
             try:
-                yield image, chosen.where, prepare(image.path, image.alt, chosen, name=image.written)
+                yield image, chosen.where, image.attachment.prepare(chosen)
             except PictureError as exc:
                 yield image, chosen.where, exc

@@ -159,8 +159,16 @@ def _pictures(tweets: TweetFile, config: Config) -> Iterator[Finding]:
         yield _problem(said, MissingDependency(said))
         return
     from ..pictures.prepare import PictureError
+    from ..pictures.video import ffmpeg_missing
     from .images import how_sent
 
+    moving = [image for line in lines for image in line.images if image.is_video or image.path.suffix.lower() == ".gif"]
+    if moving:  # videos and animated GIFs (a video on Bluesky) are prepared with ffmpeg
+        missing = ffmpeg_missing()
+        if missing:
+            yield _problem(f"{moving[0].written} needs ffmpeg: {missing}", MissingDependency(missing))
+        else:
+            yield _note("ffmpeg is installed: it prepares the videos (and the animated GIFs Bluesky gets as videos)")
     limits = [network.image_limits() for network in config[POST_TO]]
     for line in lines:
         for image, where, prepared in how_sent(line.images, limits):

@@ -1,6 +1,8 @@
-"""Pictures on a Bluesky post: what one may be there, and their upload, before the post is sent:
-the atproto SDK's ``upload_blob``, then an ``app.bsky.embed.images`` embed with ``alt`` and
-``aspectRatio``::
+"""Pictures and videos on a Bluesky post: what one may be there, and their upload, before the post
+is sent: the atproto SDK's ``upload_blob`` to the account's own PDS (which every PDS takes, a
+self-hosted one too; the PDS hands the blob to the AppView's video processing when the post is
+seen), then an ``app.bsky.embed.images`` embed with ``alt`` and ``aspectRatio``, or for a video
+(alone) an ``app.bsky.embed.video`` embed with the same::
 
     prepared = fit_pictures(images, image_limits())
     embed = bluesky_embed(client, prepared, policy=Backoff(2), call=poster_call)
@@ -25,13 +27,28 @@ __all__ = ["bluesky_embed", "image_limits"]
 def image_limits() -> ImageLimits:
     """A blob of ``app.bsky.embed.images`` is at most 2,000,000 bytes (the lexicon since April
     2026); the official app caps alt text at 2,000 characters and pictures at 4,000 pixels,
-    and shows no animated GIFs as pictures."""
-    return ImageLimits("bluesky", 2_000_000, 4000 * 4000, 4000, 2000, title="Bluesky")
+    and shows no animated GIFs as pictures: an animated GIF goes as a video. A video
+    (``app.bsky.embed.video``: an MP4 blob of at most 100,000,000 bytes, alt text of at most
+    1,000 characters) may be 3 minutes long; the bot sends at most 1920 pixels a side."""
+    return ImageLimits(
+        "bluesky",
+        2_000_000,
+        4000 * 4000,
+        4000,
+        2000,
+        title="Bluesky",
+        video_bytes=100_000_000,
+        video_seconds=180.0,
+        video_side=1920,
+        video_pixels=1920 * 1920,
+        video_alt=1000,
+    )
 
 
 def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backoff, call: Callable[..., Any]) -> Any:
     """Upload each picture as a blob and return the ``app.bsky.embed.images`` embed naming them,
-    with alt text and aspect ratio (without it the app crops the picture). `call` runs an SDK
+    with alt text and aspect ratio (without it the app crops the picture); a video's blob as an
+    ``app.bsky.embed.video`` embed, with its alt text and aspect ratio. `call` runs an SDK
     step, turning its errors into PostErrors."""
     from atproto_client import models
     from atproto_client.exceptions import AtProtocolError
@@ -55,6 +72,12 @@ def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backo
             blob = retried(policy, partial(call, upload, number, image), what=f"upload {image.name}")
         except PostError as exc:
             raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Bluesky", number, image, exc) from None
+        if image.is_video:  # alone on its post (fit_pictures saw to it)
+            return models.AppBskyEmbedVideo.Main(
+                video=blob,
+                alt=image.alt or None,
+                aspect_ratio=models.AppBskyEmbedDefs.AspectRatio(width=image.width, height=image.height),
+            )
         embedded.append(
             models.AppBskyEmbedImages.Image(
                 alt=image.alt,

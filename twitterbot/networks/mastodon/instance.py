@@ -50,5 +50,7 @@ def limits_from_instance(instance: Mapping[str, Any]) -> ImageLimits:
         max_alt=number("description_limit", base.max_alt),
         mime_types=stills or base.mime_types,
         animated_gif_bytes=size if "image/gif" in stills else 0,
+        video_bytes=number("video_size_limit", base.video_bytes),
+        video_pixels=number("video_matrix_limit", base.video_pixels),
         source="the server's instance settings",
     )
