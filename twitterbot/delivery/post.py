@@ -21,7 +21,11 @@ from ..networks import Fit, Network, PostOptions
 if TYPE_CHECKING:
     from ..pictures.prepare import Attachment, PreparedImage
 
-__all__ = ["Post", "stored_post"]
+__all__ = ["PRIVATE_VISIBILITIES", "Post", "stored_post"]
+
+# The visibilities only some readers see (Mastodon's): a post with one is never sent where every
+# post is public.
+PRIVATE_VISIBILITIES = ("private", "direct")
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +62,14 @@ class Post:
     unfit: str = "nothing was sent, and the line stays in the round until the picture is fixed"
 
     def goes_to(self, network: Network) -> bool:
-        return self.networks is None or network.name in self.networks
+        """Whether the post is for `network`: its line's only and skip left it in, and it is not a
+        private or direct post (CBTS's {private}, {direct}) for a network whose posts are all
+        public (X, Bluesky), where it would be read by everyone (`kept_private`)."""
+        return (self.networks is None or network.name in self.networks) and not self.kept_private(network)
+
+    def kept_private(self, network: Network) -> bool:
+        """Whether the post is private or direct and `network` has no such posts: not sent there."""
+        return self.visibility in PRIVATE_VISIBILITIES and "visibility" not in network.post_options
 
     def told(self, network: Network, images: Sequence[Union[Attachment, PreparedImage]] = ()) -> PostOptions:
         """Everything `network` is told with the post's text, as its poster takes it: `images`

@@ -30,11 +30,12 @@ from ..errors import TweetFileError
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES
 from ..settings.secrets import masked_urls
+from ..wording import plural
 from .codes import Moment, codes_in, with_codes
 from .grammar import MAX_DEPTH, MAX_TAGS, ORIGIN, Grammar, OutOfWork, TooDeep, Work, read_grammar
 from .options import NO_OPTIONS, PLAIN_RULES, LineRules, OptionError, measured_text, split_options
 from .read import Expansion
-from .tags import TagError, is_options, may_have_tags, read_tags
+from .tags import TagError, Tagged, is_options, may_have_tags, read_tags
 from .tweets import TweetFile, TweetLine
 
 __all__ = [
@@ -87,7 +88,7 @@ def draw_post(
         raise TweetFileError(one_offs[0])
     best: Optional[TweetLine] = None
     best_text = ""
-    repeats = too_deep = 0
+    repeats = too_deep = private = 0
     measured: Set[str] = set()  # new expansions that fit only some networks (a repeat is no new try)
     slips: Dict[str, Tuple[str, ...]] = {}  # what Tracery ran through to make each text
     work = Work(DRAW_CHARACTERS, DRAW_STEPS)
@@ -120,6 +121,7 @@ def draw_post(
             untimely = line
             continue
         measured.add(text)
+        private += not line.fits and line.tags is not None and line.tags.visibility in ("private", "direct")
         if line.networks and len(line.networks) == len(line.fits):  # every network its options leave in
             return _one(path, line, slips.get(text, ()))
         if line.networks and (best is None or len(line.networks) > len(best.networks)):
@@ -135,6 +137,12 @@ def draw_post(
             path, [untimely.key], [untimely.lineno], [], lambda index: untimely, {untimely.key: untimely.options.time}
         )
     spent = work.made > work.characters or work.taken > work.steps
+    if private and private == len(measured):
+        raise TweetFileError(
+            f"{path}: {plural(private, 'new expansion')} of its grammar {'is' if private == 1 else 'are'} {{private}} "
+            "or {direct}, which go only to Mastodon (X and Bluesky have only public posts), and POST_TO has no "
+            "Mastodon: add mastodon to POST_TO, or take those tags out"
+        )
     raise TweetFileError(
         _nothing_drawn(path, measured=len(measured), repeats=repeats, too_deep=too_deep, drawn=drawn, spent=spent)
     )
@@ -179,7 +187,7 @@ def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: L
         wrong = image_problems(body, images, networks)
         if wrong:
             raise TweetFileError("\n".join(f"{grammar.path} expansion {_shown(text)} {problem}" for problem in wrong))
-    wanted = [network for network in networks if options.is_for(network.name)]
+    wanted = [network for network in networks if options.is_for(network.name) and not _kept_private(tagged, network)]
     fits = tuple(network.measure(measured_text(body, options, network)) for network in wanted)
     line = TweetLine(lineno, body, fits, threads=rules.threads)
     if tagged:
@@ -188,6 +196,14 @@ def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: L
         return line
     # What the history knows it by: as written, but a fetched picture's token is for the fetch alone.
     return replace(line, options=options, images=images, written=masked_urls(text) if tagged else text)
+
+
+def _kept_private(tagged: Optional[Tagged], network: Network) -> bool:
+    """Whether a {private} or {direct} expansion (CBTS's) stays off `network`, whose posts are all
+    public (X, Bluesky): it goes only where it can be as private as it asks (Mastodon)."""
+    from ..delivery.post import PRIVATE_VISIBILITIES
+
+    return tagged is not None and tagged.visibility in PRIVATE_VISIBILITIES and "visibility" not in network.post_options
 
 
 def read_expansion(text: str, names: Sequence[str], folder: Path) -> Expansion:

@@ -116,7 +116,8 @@ def grammar_findings(config: Config) -> Iterator[Finding]:
         from .tagpictures import PictureRules
 
         limits = [network.image_limits() for network in config[POST_TO]]
-        yield from tag_findings(report, PictureRules.of(config), where=str(path), limits=limits)
+        public = [network.label for network in config[POST_TO] if "visibility" not in network.post_options]
+        yield from tag_findings(report, PictureRules.of(config), where=str(path), limits=limits, public_only=public)
 
 
 def _sampled(config: Config) -> GrammarReport:

@@ -46,13 +46,29 @@ def _pictures(report: GrammarReport) -> Tuple[List[str], List[str], List[str]]:
 
 
 def tag_findings(
-    report: GrammarReport, rules: PictureRules, *, where: str, limits: Sequence[ImageLimits] = ()
+    report: GrammarReport,
+    rules: PictureRules,
+    *,
+    where: str,
+    limits: Sequence[ImageLimits] = (),
+    public_only: Sequence[str] = (),
 ) -> Iterator[Finding]:
-    """The tags the samples use, then a problem for alt text longer than a network of `limits`
-    takes, for each SVG that cannot be drawn here, then the addresses a run fetches."""
+    """The tags the samples use, a warning when some are {private} or {direct} and POST_TO has
+    networks whose posts are all public (`public_only`: they never get those), then a problem for
+    alt text longer than a network of `limits` takes, for each SVG that cannot be drawn here, then
+    the addresses a run fetches."""
     if not report.tagged:
         return
     words, svgs, urls = _pictures(report)
+    private = sum(1 for line in report.tagged if line.tags and line.tags.visibility in ("private", "direct"))
+    if private and public_only:
+        yield (
+            "note",
+            f"{where}: {plural(private, 'sampled expansion')} {'is' if private == 1 else 'are'} {{private}} or "
+            f"{{direct}}: {' and '.join(public_only)} {'has' if len(public_only) == 1 else 'have'} only public posts, "
+            "so such a post goes to Mastodon alone and never there (docs/moving-in.md)",
+            None,
+        )
     yield (
         "ok",
         f"{where}: {len(report.tagged)} of {report.distinct} sampled expansions use the services' tags: "
