@@ -437,3 +437,15 @@ def test_an_unreachable_server_and_a_silent_one_fail_as_before() -> None:
         read, expected = _through_the_reader(url, timeout=0.5), _through_mastodon_py(url, timeout=0.5)
         assert (read.kind, read.exit_status, str(read)) == (expected.kind, expected.exit_status, str(expected))
         assert read.kind is ErrorKind.TIMEOUT
+
+
+def test_a_read_that_gets_no_answer_says_nothing_was_posted_not_that_a_post_may_exist() -> None:
+    """Reading mentions from a server that sends its headers a byte at a time: the error is a
+    read's, never a post's "the post may have been made" (issue 60)."""
+    from trickle_server import TrickleServer
+
+    with TrickleServer("headers", every=0.2) as slow:
+        error = _through_the_reader(slow.url, timeout=1)
+    assert "this was a read, so nothing was posted" in str(error)
+    assert "may have been made" not in str(error)
+    assert int(error.exit_status) == int(ExitStatus.TEMPORARY_FAILURE)

@@ -170,14 +170,18 @@ def _rate_limited(reset: object) -> PostError:
     return retry.rate_limited("Mastodon", "429", retry_at)
 
 
-def network_error(cause: Optional[BaseException], instance: str) -> PostError:
+def network_error(cause: Optional[BaseException], instance: str, *, reading: bool = False) -> PostError:
     """No answer: either no connection was made (the request never left), or it was sent and the
-    answer never came (the status may exist)."""
+    answer never came (the status may exist; a read, `reading`, posted nothing either way)."""
     from ..http import network_error as http_network_error  # http imports requests and urllib3
 
     return http_network_error(
         cause,
         where=instance,
         unreachable="check the network connection and DNS, and MASTODON_INSTANCE; the next run will try again",
-        slow="the server may be slow; the post may have been made, look at the account",
+        slow=(
+            "the server may be slow; this was a read, so nothing was posted: the next run asks again"
+            if reading
+            else "the server may be slow; the post may have been made, look at the account"
+        ),
     )

@@ -127,7 +127,7 @@ class MastodonReader:
         try:
             response = request("GET", f"{self.instance}{path}?{params}", self._bounds, headers=self._headers)
         except RequestError as exc:
-            raise network_error(exc, self.instance) from None
+            raise network_error(exc, self.instance, reading=True) from None
         if not response.ok:
             raise refusal(
                 response.status_code, str(response.reason or ""), _said(response), self.instance, None, _reset(response)
