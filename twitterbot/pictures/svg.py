@@ -80,6 +80,7 @@ _MAX_PNG_BYTES = 64 * 1024 * 1024
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
+_XINCLUDE_NS = "http://www.w3.org/2001/XInclude"
 _HREFS = ("href", f"{{{XLINK_NS}}}href")
 # Elements rsvg skips without a word; a browser draws (or runs) them.
 _BROWSER_ONLY = {
@@ -382,6 +383,11 @@ def _view_box(text: Optional[str]) -> Optional[Tuple[float, float]]:
 
 def _unsupported(root: Element, program: str) -> List[str]:
     """The elements `program` cannot draw, each named once with the fix."""
+    included = [
+        "the SVG has <xi:include>, which would read a file into it, and files on the Pi are never read: remove it"
+    ]
+    if any(isinstance(element.tag, str) and element.tag.startswith(f"{{{_XINCLUDE_NS}}}") for element in root.iter()):
+        return included
     if program == "chromium":
         return []
     found = []

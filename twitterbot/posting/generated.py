@@ -152,7 +152,8 @@ def _nothing_drawn(path: Path, *, measured: int, repeats: int, too_deep: int, dr
     """Why no expansion could be posted, and the fix, from what the draws met most."""
     if measured:
         return (
-            f"{path}: none of {measured} new expansions of its grammar fits any network in POST_TO: shorten its texts"
+            f"{path}: none of {measured} new expansions of its grammar fits any network in POST_TO: shorten its texts "
+            "(or its pictures' alt texts: bot.py check names them)"
         )
     if spent and too_deep <= repeats:
         return (
@@ -187,7 +188,11 @@ def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: L
         wrong = image_problems(body, images, networks)
         if wrong:
             raise TweetFileError("\n".join(f"{grammar.path} expansion {_shown(text)} {problem}" for problem in wrong))
-    wanted = [network for network in networks if options.is_for(network.name) and not _kept_private(tagged, network)]
+    wanted = [
+        network
+        for network in networks
+        if options.is_for(network.name) and not _kept_private(tagged, network) and not _alt_too_long(tagged, network)
+    ]
     fits = tuple(network.measure(measured_text(body, options, network)) for network in wanted)
     line = TweetLine(lineno, body, fits, threads=rules.threads)
     if tagged:
@@ -204,6 +209,15 @@ def _kept_private(tagged: Optional[Tagged], network: Network) -> bool:
     from ..delivery.post import PRIVATE_VISIBILITIES
 
     return tagged is not None and tagged.visibility in PRIVATE_VISIBILITIES and "visibility" not in network.post_options
+
+
+def _alt_too_long(tagged: Optional[Tagged], network: Network) -> bool:
+    """Whether a picture the tags make has alt text longer than `network` takes: the expansion is
+    not for it (another is drawn), where sending it would stop the run (a data error)."""
+    if tagged is None or not tagged.pictures:
+        return False
+    limit = network.image_limits().max_alt
+    return any(len(picture.alt) > limit for picture in tagged.pictures)
 
 
 def read_expansion(text: str, names: Sequence[str], folder: Path) -> Expansion:

@@ -301,6 +301,11 @@ def _img(content: str) -> UrlPicture:
             f"has {{img {_short(content)}}}, which does not start with a web address: write "
             "{img https://example.org/picture.png} (alt text may follow the address)"
         )
+    if "{" in url or "}" in url:  # no web address holds a bare brace: a stray one closed the tag late
+        raise TagError(
+            f"has {{img {_short(content)}}}, whose address holds a brace: a tag ends at its one }}, so remove the "
+            "extra one (a literal brace after a tag is written \\})"
+        )
     return UrlPicture(url, alt.strip())
 
 

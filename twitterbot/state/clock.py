@@ -37,6 +37,21 @@ def zone_for(name: Optional[str], environ: Optional[Mapping[str, str]] = None) -
             pass
     try:
         with open("/etc/localtime", "rb") as local:
-            return zoneinfo.ZoneInfo.from_file(local, key="localtime")
+            return zoneinfo.ZoneInfo.from_file(local, key=_system_zone_name())
     except (OSError, ValueError):
         return timezone.utc
+
+
+def _system_zone_name() -> str:
+    """The system zone's own name (Europe/London), as a post's {date e} writes it: Debian's
+    /etc/timezone, else where the /etc/localtime link points; "localtime" when neither says."""
+    try:
+        with open("/etc/timezone", encoding="utf-8") as named:
+            name = named.read().strip()
+        if name:
+            return name
+    except OSError:
+        pass
+    target = os.path.realpath("/etc/localtime")
+    marker = "/zoneinfo/"
+    return target.split(marker, 1)[1] if marker in target else "localtime"
