@@ -58,3 +58,14 @@ def test_an_alt_text_too_long_for_x_is_drawn_again_not_a_stopped_run(home: BotHo
         result = home.run("--force")
         assert result.returncode == 0, result.stderr
         assert [post.text for post in emulator.posts] == ["Short"]
+
+
+def test_check_names_a_backslash_at_a_texts_end_that_empties_every_draw(home: BotHome) -> None:
+    """Tracery drops the text before a backslash at a text's very end; every draw was empty and
+    the run said only "posted before or empty". check now names the rule, the text and the fix."""
+    grammar = home.path / "bot.json"
+    grammar.write_text(json.dumps({"origin": ["Hello world\\"]}), encoding="utf-8")
+    home.write_env(TWEETS_FILE=str(grammar))
+    said = home.run("check").stdout
+    assert 'rule "origin" has a backslash at its end in "Hello world' in said, said
+    assert "Tracery drops the text from the last #tag# or bracket to it; remove it" in said

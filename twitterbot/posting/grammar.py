@@ -259,6 +259,8 @@ def _scan(rule: str) -> Iterator[Tuple[int, str]]:
             start, last_escape = index + 1, index
     if start < len(rule):
         yield from cut(len(rule), _PLAIN)
+    elif last_escape is not None:  # a backslash at the very end keeps nothing: Tracery drops the text before it
+        yield from error(_TRAILING_BACKSLASH)
     if in_tag:
         yield from error("a # without its closing #")
     if depth > 0:
@@ -392,7 +394,10 @@ def _unknown(modifier: str) -> str:
     )
 
 
+_TRAILING_BACKSLASH = "a backslash at its end"
 _SLIP_FIXES = {
+    _TRAILING_BACKSLASH: "a backslash keeps the character after it, and there is none: Tracery drops the text from "
+    "the last #tag# or bracket to it; remove it (write \\\\\\\\ in the file for a \\ the post shows)",
     "a # without its closing #": "write \\\\# in the file for a # the post shows",
     "a [ without its ]": "pair the brackets, or write \\\\[ in the file for a [ the post shows",
     "a ] without its [": "pair the brackets, or write \\\\] in the file for a ] the post shows",
@@ -419,7 +424,7 @@ def _walk(text: str, used: Dict[str, str], set_by_actions: Set[str], rule: str) 
             nested = nested or raw == _NESTED
             if raw == _NESTED:
                 yield f"has {raw} in {_excerpt(text)}: no expansion can reach its end", False
-            elif raw.startswith("an empty"):
+            elif raw.startswith("an empty") or raw == _TRAILING_BACKSLASH:
                 yield f"has {raw} in {_excerpt(text)}: {_SLIP_FIXES[raw]}", True
             else:
                 shown = _excerpt(_as_shown(text))
