@@ -69,3 +69,26 @@ def test_check_names_a_backslash_at_a_texts_end_that_empties_every_draw(home: Bo
     said = home.run("check").stdout
     assert 'rule "origin" has a backslash at its end in "Hello world' in said, said
     assert "Tracery drops the text from the last #tag# or bracket to it; remove it" in said
+
+
+def test_a_fetched_bomb_is_described_as_a_picture_to_link_not_a_file_to_save() -> None:
+    """An {img} address that serves a 30000x30000 PNG of a few bytes: the words are for a picture
+    fetched by its address (link a smaller one), not a file on the Pi (save it smaller)."""
+    import struct
+    import zlib
+
+    from twitterbot.networks.x import NETWORK
+    from twitterbot.pictures.prepare import Attachment, PictureError
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    bomb = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 30000, 30000, 1, 0, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\x00" * 4000, 9))
+        + chunk(b"IEND", b"")
+    )
+    with pytest.raises(PictureError) as caught:
+        Attachment(bomb, "a bomb", "bomb.png", alt_optional=True).prepare(NETWORK.image_limits())
+    assert "link a smaller picture" in str(caught.value) and "save it" not in str(caught.value)

@@ -106,8 +106,23 @@ class Attachment:
         return self.kind == "video" or named
 
     def prepare(self, limits: ImageLimits) -> PreparedImage:
-        source = io.BytesIO(self.source) if isinstance(self.source, bytes) else self.source
-        return prepare(source, self.alt, limits, name=self.name, alt_optional=self.alt_optional)
+        if not isinstance(self.source, bytes):
+            return prepare(self.source, self.alt, limits, name=self.name, alt_optional=self.alt_optional)
+        try:
+            return prepare(io.BytesIO(self.source), self.alt, limits, name=self.name, alt_optional=self.alt_optional)
+        except PictureError as exc:  # fetched ({img}) or drawn: there is no file of the owner's to save again
+            raise PictureError(_not_a_file(str(exc))) from None
+
+
+# What the advice for a file says, and what it says for a picture fetched by its address.
+_FILE_ADVICE = ((": save it smaller", ": link a smaller picture"), (": export it again", ": link another picture"))
+
+
+def _not_a_file(message: str) -> str:
+    """A picture's problem worded for one fetched by its address ({img}), not a file on the Pi."""
+    for said, instead in _FILE_ADVICE:
+        message = message.replace(said, instead)
+    return message
 
 
 def prepare_all(attachments: Sequence[Attachment], limits: ImageLimits) -> List[PreparedImage]:
