@@ -92,3 +92,15 @@ def test_a_fetched_bomb_is_described_as_a_picture_to_link_not_a_file_to_save() -
     with pytest.raises(PictureError) as caught:
         Attachment(bomb, "a bomb", "bomb.png", alt_optional=True).prepare(NETWORK.image_limits())
     assert "link a smaller picture" in str(caught.value) and "save it" not in str(caught.value)
+
+
+def test_an_item_with_a_number_that_is_none_is_named_as_written_not_expanded(home: BotHome) -> None:
+    """BBDQ's {item #rule# N} with N = -1: said as the grammar wrote it, with the fix (it was
+    reported as "{item a -1}, which is no tag", already expanded)."""
+    grammar = home.path / "bot.json"
+    grammar.write_text(json.dumps({"origin": ["{item #list# -1}"], "list": ["a", "b"]}), encoding="utf-8")
+    home.write_env(TWEETS_FILE=str(grammar))
+    result = home.run("--dry-run", "--force")
+    assert result.returncode == 65
+    assert "has {item #list# -1}, whose number '-1' is not a whole number from 0" in result.stderr, result.stderr
+    assert "{item a -1}" not in result.stderr

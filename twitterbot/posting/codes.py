@@ -30,7 +30,7 @@ CODES = ("{hour}", "{month}", "{monthName}", "{weekday}", "{weekdayName}", "{dat
 _SIMPLE = re.compile(r"\{(hour|month|monthName|weekday|weekdayName)\}")
 _DATE = re.compile(r"\{date ([^}]+)\}")
 _NUMBER = re.compile(r"\{n(?: (?:mod|%) (\d+))?\}")
-_ITEM = re.compile(r"\{item #([^ }]+)# (\d+)\}")
+_ITEM = re.compile(r"\{item #([^ }]+)# ([^{}]*)\}")  # its number is checked (`item` in `with_codes`)
 _ANY = re.compile(r"\{(?:hour|month|monthName|weekday|weekdayName|date |n[ }]|item )")
 _NAMED = re.compile(r"\{(hour|monthName|month|weekdayName|weekday|date|n|item)[ }]")
 
@@ -85,7 +85,14 @@ def with_codes(grammar: Grammar, moment: Moment) -> Grammar:
     rules = {name: tuple(timed(text) for text in texts) for name, texts in grammar.rules.items()}
 
     def item(found: re.Match[str], rule: str) -> str:
-        name, number = found.group(1), int(found.group(2))
+        name, written = found.group(1), found.group(2).strip()
+        if not written.isdigit():
+            raise TweetFileError(
+                f"{grammar.path or 'the grammar'} line {grammar.lines.get(rule, 1)}: rule {rule!r} has "
+                f"{found.group(0)}, whose number {written!r} is not a whole number from 0: write one, "
+                f"as {{item #{name}# 0}} (the first), or {{item #{name}# {{n}}}}"
+            )
+        number = int(written)
         texts = rules.get(name)
         if not texts:
             raise TweetFileError(
