@@ -186,3 +186,21 @@ def test_bots_on_all_three_networks_each_post_on_their_own_account(flock: Flock)
         assert [status.text for status in mastodon.statuses] == ["a toot"]
         assert [post["value"]["text"] for post in bluesky.posts()] == ["a skeet"]
     assert [account.texts for account in flock.accounts] == [["line of bot1"], [], []]
+
+
+def test_a_bot_posts_no_picture_from_another_bots_folder(flock: Flock) -> None:
+    """Nothing crosses between bots (issue 58): a line of bot1 naming a picture in bot2's folder
+    (by a path that climbs out of its own) is refused, naming it; its own picture goes."""
+    from PIL import Image
+
+    for number in (1, 2):
+        Image.new("RGB", (40, 30), (200, 40, 40)).save(flock.bots / f"bot{number}" / "mine.png")
+    (flock.bots / "bot1" / "tweets.txt").write_text("Borrowed ![a red card](../bot2/mine.png)\n", encoding="utf-8")
+    result = flock.run("--bot", "bot1", "--force")
+    assert result.returncode == 65
+    assert "names a picture in another bot's folder" in result.stderr and "bot2/mine.png" in result.stderr
+    assert flock.accounts[0].posts == [] and flock.accounts[1].posts == []
+    (flock.bots / "bot1" / "tweets.txt").write_text("Mine ![a red card](mine.png)\n", encoding="utf-8")
+    result = flock.run("--bot", "bot1", "--force")
+    assert result.returncode == 0, result.stderr
+    assert [post.text for post in flock.accounts[0].posts] == ["Mine"]

@@ -185,7 +185,7 @@ def _measured(grammar: Grammar, text: str, networks: Sequence[Network], rules: L
     if images:
         from .images import image_problems
 
-        wrong = image_problems(body, images, networks)
+        wrong = image_problems(body, images, networks, home=(grammar.path or Path(".")).parent)
         if wrong:
             raise TweetFileError("\n".join(f"{grammar.path} expansion {_shown(text)} {problem}" for problem in wrong))
     wanted = [

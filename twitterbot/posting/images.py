@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ..networks import Network
 from ..pictures.limits import MAX_IMAGES, VIDEO_ALONE, ImageLimits, strictest_alt
@@ -70,9 +70,12 @@ def split_images(post: str, folder: Path) -> Tuple[str, Tuple[LineImage, ...]]:
     return text, tuple(found)
 
 
-def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[Network]) -> List[str]:
+def image_problems(
+    text: str, images: Tuple[LineImage, ...], networks: Sequence[Network], *, home: Optional[Path] = None
+) -> List[str]:
     """What keeps a line's pictures from being posted, each worded for the user ("has ..."),
-    checked without Pillow: the alt text, the count, the files and their first bytes."""
+    checked without Pillow: the alt text, the count, the files and their first bytes, and (given
+    `home`, the folder of the file the line is in) that no picture is another bot's of a flock."""
     from ..files import not_a_file
     from ..pictures.prepare import PictureError, open_picture_file, sniff
     from ..pictures.video import sniff_video
@@ -107,6 +110,13 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[
         if not image.written:
             problems.append("has a picture without a path: write the file's path between the parentheses")
             continue
+        theirs = _bot_of(image.path) if home is not None else None
+        if theirs is not None and theirs != _bot_of(home / ".env"):
+            problems.append(
+                f"names a picture in another bot's folder ({image.path}): a bot of a flock posts only its own "
+                "pictures; copy it into this bot's folder"
+            )
+            continue
         try:
             found = image.path.stat()
         except FileNotFoundError:
@@ -135,6 +145,19 @@ def image_problems(text: str, images: Tuple[LineImage, ...], networks: Sequence[
         elif sniff(head) is None:
             problems.append(f"names {image.written}, which is not a picture (JPEG, PNG, GIF or WebP): replace it")
     return problems
+
+
+def _bot_of(path: Path) -> Optional[Path]:
+    """The bot `path` belongs to: the nearest folder at or above it (links followed) that holds a
+    `.env` (a bot's folder of a flock, or the checkout's own); None when no folder above does."""
+    try:
+        where = path.resolve()
+    except (OSError, RuntimeError):
+        return None
+    for folder in where.parents:
+        if (folder / ".env").is_file():
+            return folder
+    return None
 
 
 def how_sent(images: Tuple[LineImage, ...], limits: Sequence[ImageLimits]) -> Iterator[Tuple[LineImage, str, object]]:

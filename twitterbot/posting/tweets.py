@@ -339,7 +339,10 @@ def _pictures(
         text, images = split_images(options[post][1] if post in options else post, path.parent)
         if images:
             found[post] = (text, images)
-            wrong += [f"{path} line {lineno} {problem}" for problem in image_problems(text, images, networks)]
+            wrong += [
+                f"{path} line {lineno} {problem}"
+                for problem in image_problems(text, images, networks, home=path.parent)
+            ]
     if wrong:
         raise TweetFileError("\n".join(wrong))
     return found
