@@ -137,19 +137,23 @@ def draw_post(
             path, [untimely.key], [untimely.lineno], [], lambda index: untimely, {untimely.key: untimely.options.time}
         )
     spent = work.made > work.characters or work.taken > work.steps
-    if private and private == len(measured):
-        raise TweetFileError(
+    raise TweetFileError(
+        _nothing_drawn(
+            path, measured=len(measured), private=private, repeats=repeats, too_deep=too_deep, drawn=drawn, spent=spent
+        )
+    )
+
+
+def _nothing_drawn(
+    path: Path, *, measured: int, private: int = 0, repeats: int, too_deep: int, drawn: int, spent: bool
+) -> str:
+    """Why no expansion could be posted, and the fix, from what the draws met most."""
+    if private and private == measured:
+        return (
             f"{path}: {plural(private, 'new expansion')} of its grammar {'is' if private == 1 else 'are'} {{private}} "
             "or {direct}, which go only to Mastodon (X and Bluesky have only public posts), and POST_TO has no "
             "Mastodon: add mastodon to POST_TO, or take those tags out"
         )
-    raise TweetFileError(
-        _nothing_drawn(path, measured=len(measured), repeats=repeats, too_deep=too_deep, drawn=drawn, spent=spent)
-    )
-
-
-def _nothing_drawn(path: Path, *, measured: int, repeats: int, too_deep: int, drawn: int, spent: bool) -> str:
-    """Why no expansion could be posted, and the fix, from what the draws met most."""
     if measured:
         return (
             f"{path}: none of {measured} new expansions of its grammar fits any network in POST_TO: shorten its texts "
