@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from .prepare import Attachment
 
@@ -47,11 +47,13 @@ PALETTE = (
 @dataclass(frozen=True)
 class Picture:
     """A drawn picture: PNG bytes, its alt text (what a sighted reader sees, in words) and a
-    file name for the dry run's folder."""
+    file name for the dry run's folder; with `video` (an MP4: a job's animation), the post carries
+    the video and `png` is its still, kept for the status page."""
 
     png: bytes
     alt: str
     name: str
+    video: Optional[bytes] = None
 
     def save(self, path: Path) -> Path:
         path.write_bytes(self.png)
@@ -59,6 +61,8 @@ class Picture:
 
     @property
     def attachment(self) -> Attachment:
+        if self.video is not None:
+            return Attachment(self.video, self.alt, self.name, kind="video")
         return Attachment(self.png, self.alt, self.name)
 
 

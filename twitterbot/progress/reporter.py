@@ -349,6 +349,8 @@ class Reporter:
         doing = "dry run, would post" if self._dry_run else "posting"
         log.info("%s: %s (%s): %s", self.name, doing, reason, preview(text, 100))
         images = tuple(picture.attachment for picture in pictures)
+        videos = tuple(image for image in images if image.is_video)
+        images = videos[-1:] or images  # a video goes alone on a post: the animation, not the start's still
         replies = self.job.threads if self._thread else {}  # each network's thread of this run
         post = Expansion(text=text).post(where=self.name, pictures=images, reply_to=replies, unfit="")
         attempts = JobAttempts(self.job.id, self.name, news, final)

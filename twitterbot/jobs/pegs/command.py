@@ -37,6 +37,8 @@ def _pegs(args: argparse.Namespace, config: Config) -> int:
         for name, (_, kind, _, about) in BOARDS.items():
             print(f"{name:16} {kind:11} {builtin(name).goal_text:18} {about}")
         return int(ExitStatus.OK)
+    if args.animate and (args.action != "solve" or args.batch or args.fewest_moves):
+        raise UsageError("--animate is for pegs solve of one board (not --batch or --fewest-moves): drop it")
     if args.batch:
         return _batch(args, config)
     if args.fewest_moves and args.action != "solve":
@@ -154,6 +156,7 @@ def _run(args: argparse.Namespace, config: Config, board: Any, report: Any, stat
                 report,
                 output=absolute(args.output),
                 status=status,
+                animate=args.animate,
                 kernel=load_kernel(
                     config.state.file("pegs-cache"), switch=config[TWITTERBOT_PEGS_KERNEL]
                 ),  # None: the search runs in Python
@@ -238,3 +241,9 @@ def _add_pegs(commands: Commands) -> None:
     add_progress_flags(pegs, "every", "first_after")
     pegs.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
     pegs.add_argument("--no-pictures", action="store_true", help="posts without the board's pictures (PICTURES)")
+    pegs.add_argument(
+        "--animate",
+        action="store_true",
+        help="solve: the result's picture is a short video of the solution, jump by jump (an MP4 made by ffmpeg; "
+        "without ffmpeg, the still)",
+    )

@@ -23,6 +23,7 @@ from ...progress.reports import NullReporter
 from ...progress.statusline import NullStatusLine, StatusLine
 from ...progress.text import format_elapsed
 from ...wording import plural
+from .animation import solution_animation
 from .board import Board, count_convention
 from .count import count_levels, finishable_counts
 from .fewest import Counted, FewestMoves, Searched, TooBig, group_moves, search_fewest
@@ -113,10 +114,11 @@ def run_solve(
     out: Optional[TextIO] = None,
     status: Optional[AnyStatus] = None,
     kernel: Optional[Kernel] = None,
+    animate: bool = False,
 ) -> bool:
     """Solve `board`, reporting as it goes; print (and write to `output`) the solution, or the
     proof that there is none. True if solved. With `kernel` (kernel.load), the depth-first
-    searches run in C."""
+    searches run in C; with `animate`, the result's picture is a video of the jumps."""
     out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
     status = status or NullStatusLine()
     reporter.opening_picture(lambda: start_picture(board))
@@ -137,7 +139,7 @@ def run_solve(
             reporter.done(
                 f"solved in {plural(len(event.jumps), 'jump')}, after trying {plural(event.positions, 'position')} "
                 f"in {event.seconds:.2f} s: {moves}",
-                picture=lambda jumps=event.jumps: solution_picture(board, jumps),
+                picture=lambda jumps=event.jumps: (solution_animation if animate else solution_picture)(board, jumps),
             )
             return True
         elif isinstance(event, Impossible):

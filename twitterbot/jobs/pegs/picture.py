@@ -20,13 +20,13 @@ from ...pictures.draw import ACCENT, BLUE, INK, MUTED, PAPER, RED, Picture, font
 from ...wording import plural
 from .board import Board, Jump
 
-__all__ = ["start_picture", "solution_picture", "describe_position"]
+__all__ = ["describe_position", "draw_board", "extent", "places_of", "solution_picture", "start_picture"]
 
 _ROW_HEIGHT = math.sqrt(3) / 2  # rows of a triangle lattice are this far apart, holes 1 apart
 _SMALLEST = 24  # pixels from hole to hole in a solution's small boards, at the least
 
 
-def _places(board: Board) -> List[Tuple[float, float]]:
+def places_of(board: Board) -> List[Tuple[float, float]]:
     """Each hole's (x, y) in hole spacings, the top-left hole's edge at (0, 0)."""
     if board.kind == "triangular":
         raw = [(col - row / 2, row * _ROW_HEIGHT) for row, col in board.cells]
@@ -37,11 +37,11 @@ def _places(board: Board) -> List[Tuple[float, float]]:
     return [(x - left, y - top) for x, y in raw]
 
 
-def _extent(places: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
+def extent(places: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
     return max(x for x, _ in places) + 1, max(y for _, y in places) + 1
 
 
-def _draw_board(
+def draw_board(
     draw: Any,
     board: Board,
     position: int,
@@ -50,7 +50,7 @@ def _draw_board(
     jump: Optional[Jump] = None,
     labels: bool = False,
 ) -> None:
-    places = _places(board)
+    places = places_of(board)
     ox, oy = origin
     centre: Dict[int, Tuple[float, float]] = {
         hole: (ox + (x + 0.5) * spacing, oy + (y + 0.5) * spacing) for hole, (x, y) in enumerate(places)
@@ -130,8 +130,8 @@ def start_picture(board: Board) -> Picture:
     """The board as the job starts it, large, with the holes' names along the edges."""
     from PIL import Image, ImageDraw
 
-    places = _places(board)
-    columns, rows = _extent(places)
+    places = places_of(board)
+    columns, rows = extent(places)
     spacing = min(110.0, 900 / max(columns, rows))
     margin = 80
     title_height = 90
@@ -142,7 +142,7 @@ def start_picture(board: Board) -> Picture:
     title = f"Peg solitaire: {board.name}, the start"
     draw.text((40, 30), title, font=font(40), fill=INK)
     left = (image.width - columns * spacing) / 2
-    _draw_board(draw, board, board.start, (left, title_height + margin), spacing, labels=True)
+    draw_board(draw, board, board.start, (left, title_height + margin), spacing, labels=True)
     names = "each hole with its name in it" if board.kind == "triangular" else "columns a, b, c... and rows 1, 2, 3..."
     alt = (
         f"A peg solitaire board, {board.name}: {_shape(board)} drawn as circles, pegs as dark blue discs and empty "
@@ -156,8 +156,8 @@ def solution_picture(board: Board, jumps: Sequence[Jump], *, title: str = "") ->
     bottom, each numbered with its jump; the last one is the finished board."""
     from PIL import Image, ImageDraw
 
-    places = _places(board)
-    columns, rows = _extent(places)
+    places = places_of(board)
+    columns, rows = extent(places)
     panels = len(jumps) + 1
     # Six small boards a row at most, fewer for a wide board: a hole stays 24 pixels or more (about
     # 8 points on a phone), so a long solution grows taller rather than smaller.
@@ -188,7 +188,7 @@ def solution_picture(board: Board, jumps: Sequence[Jump], *, title: str = "") ->
         caption = "start" if jump is None else f"{index}. {board.describe(jump)}"
         draw.text((left + 12, top), caption, font=label, fill=INK if jump else MUTED)
         board_left = left + (panel_width - columns * spacing) / 2
-        _draw_board(draw, board, position, (board_left, top + label_height), spacing, jump)
+        draw_board(draw, board, position, (board_left, top + label_height), spacing, jump)
     moves = ", ".join(f"{number}. {board.describe(jump)}" for number, jump in enumerate(jumps, start=1))
     alt = (
         f"A peg solitaire solution on the {board.name} board ({_shape(board)}), drawn as {panels} small boards "
