@@ -353,20 +353,18 @@ def _copy_within(stream: IO[bytes], copy: IO[bytes], most: int, name: Path) -> N
         copy.write(chunk)
 
 
+# The clip's first video and sound streams, without any metadata (the container's, the streams',
+# chapters): what a copy and an encoding both write.
+_FIRST_STREAMS_BARE = ("-map", "0:v:0", "-map", "0:a:0?", "-map_metadata", "-1", "-map_chapters", "-1")
+
+
 def _copy(given: Path, info: VideoInfo, out: Path, name: str) -> None:
     """The clip's first video and sound streams copied into an MP4 without any metadata (the
     container's, the streams', chapters), the index first so it plays while it loads."""
     command = _limited(
         "ffmpeg",
         *_reading(given, info.mime_type),
-        "-map",
-        "0:v:0",
-        "-map",
-        "0:a:0?",
-        "-map_metadata",
-        "-1",
-        "-map_chapters",
-        "-1",
+        *_FIRST_STREAMS_BARE,
         "-c",
         "copy",
         "-fflags",
@@ -392,14 +390,7 @@ def _encode(given: Path, info: VideoInfo, limits: ImageLimits, out: Path, name: 
     command = _limited(
         "ffmpeg",
         *_reading(given, info.mime_type),
-        "-map",
-        "0:v:0",
-        "-map",
-        "0:a:0?",
-        "-map_metadata",
-        "-1",
-        "-map_chapters",
-        "-1",
+        *_FIRST_STREAMS_BARE,
         "-vf",
         f"scale={width}:{height},format=yuv420p",
         "-c:v",
