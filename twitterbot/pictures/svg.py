@@ -587,6 +587,7 @@ def _chromium(read: _Read, seconds: float) -> bytes:
             "--force-device-scale-factor=1",
             "--default-background-color=00000000",
             f"--virtual-time-budget={_PAGE_MILLISECONDS}",
+            "--run-all-compositor-stages-before-draw",  # the screenshot waits for the whole paint, even on a busy Pi
             f"--window-size={read.width},{read.height + _window_margin(read.height)}",
             f"--user-data-dir={where / 'profile'}",
             f"--screenshot={out}",
