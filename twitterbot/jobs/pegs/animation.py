@@ -42,7 +42,7 @@ def solution_animation(board: Board, jumps: Sequence[Jump], *, title: str = "") 
         return still
     frames, per_second = _frames(board, jumps, title)
     try:
-        video = encode_mp4(program, frames, per_second, prefix="twitterbot-pegs-")
+        video = encode_mp4(program, frames, per_second, job="pegs")
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         log.warning("pegs: the animation could not be made (%s): posting the still picture instead", exc)
         return still
