@@ -103,3 +103,15 @@ def test_the_dry_run_writes_the_animation_and_chart_refuses_it(tmp_path: Path) -
     assert re.search(r"monkey: animation of \d+ frames \(\d+ distinct\), 10\.0 s, [\d,]+ bytes", run.stderr), run.stderr
     refused = home.run(*common, "--chart", str(home.path / "chart.png"))
     assert refused.returncode == 64 and "--animate is for the run's final post" in refused.stderr, refused.stderr
+
+
+def test_without_ffmpeg_the_still_chart_is_posted_and_the_log_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    setup = _setup(tmp_path)
+    records = [Record(20, 1, "t"), Record(900, 2, "to")]
+    monkeypatch.setenv("PATH", str(tmp_path))  # no ffmpeg on it
+    picture = progress_animation(setup, records)
+    assert picture.video is None and picture.name == "monkey-records.png" and not picture.attachment.is_video
+    assert "2 records as blue dots" in picture.alt
+    assert "--animate needs ffmpeg (sudo apt install ffmpeg): posting the still picture instead" in caplog.text
