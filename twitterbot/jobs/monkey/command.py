@@ -96,7 +96,7 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     typing = _typing(cluster, setup, options, kernel)
     try:
         with reporter as report:
-            run_monkey(setup, options, report, status=status, kernel=kernel, typing=typing, animate=args.animate)
+            run_monkey(setup, options, report, status=status, kernel=kernel, typing=typing)
     finally:
         typing.close()
         if cluster is not None:
@@ -125,6 +125,7 @@ def _options(args: argparse.Namespace, checkpoint: Optional[Path]) -> Options:
         checkpoint_every=checkpoint_every,
         checkpoint=checkpoint,
         restart=args.restart,
+        animate=args.animate,
     )
 
 

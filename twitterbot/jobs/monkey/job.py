@@ -77,12 +77,11 @@ def run_monkey(
     status: Optional[Union[StatusLine, NullStatusLine]] = None,
     kernel: Optional[Kernel] = None,
     typing: Any = None,
-    animate: bool = False,
 ) -> Dict[str, Any]:
     """Type until a stop condition, a signal, or forever; report records and progress. With
     `options.checkpoint`, resume from it (unless `options.restart`) and save to it; with `kernel`
     (kernel.load), type in C, with the same records and checkpoints; `typing` (chunks.ForkedTyping,
-    ClusterTyping) types on more cores or machines, with the same records again; with `animate`,
+    ClusterTyping) types on more cores or machines, with the same records again; with `options.animate`,
     the final post's picture is a video of the records appearing. Returns the final state (as the
     checkpoint)."""
     out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
@@ -106,7 +105,7 @@ def run_monkey(
         simulation = ChunkedSimulation(setup.matcher, key_count=setup.keyboard.count, seed=options.seed, typing=typing)
         records, typing_seconds = [], 0.0
     where = typing.where if isinstance(simulation, ChunkedSimulation) else f"{simulation.workers} streams"
-    run = _Run(setup, simulation, records, typing_seconds, where, animate)
+    run = _Run(setup, simulation, records, typing_seconds, where, options.animate)
     out.write(
         f"the monkey types at {setup.title} ({options.mode} mode, {setup.keyboard.count} keys, "
         f"seed {simulation.seed}) on {where}\n"
