@@ -6,17 +6,25 @@
 Each record is a dot at (keystrokes typed, letters matched); a dashed line shows how many
 keystrokes a record of each length is expected to take (the product of the matcher's
 `expected_factor`s), so a reader sees at once whether this monkey is lucky or slow.
+`progress_animation` (`monkey --animate`) shows the records appearing one by one, as a short video.
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from typing import Any, Callable, List, Sequence
+import subprocess
+from typing import Any, Callable, List, Sequence, Tuple
 
 from ...pictures.draw import ACCENT, BLUE, INK, MUTED, PAPER, Picture, font, text_width, to_picture
 from ...wording import plural
+from ..animation import FFMPEG_MISSING, encode_mp4, ffmpeg_program
 
-__all__ = ["expected_keystrokes", "record_chart"]
+__all__ = ["expected_keystrokes", "monkey_chart", "progress_animation", "record_chart"]
+
+log = logging.getLogger(__name__)
+
+_RECORDS_SECONDS = 7.0  # the records' share of the animation: with the holds, about ten seconds
 
 
 def expected_keystrokes(factor: Callable[[int], float], longest: int) -> List[float]:
@@ -33,9 +41,10 @@ def _power(exponent: int) -> str:
     return f"10{str(exponent).translate(superscript)}"
 
 
-def record_chart(records: Sequence[Any], expected: Sequence[float], *, title: str) -> Picture:
+def record_chart(records: Sequence[Any], expected: Sequence[float], *, title: str, axes: Sequence[Any] = ()) -> Picture:
     """`records`: objects with `keystrokes`, `length` and `text` (RecordLine), oldest first;
-    `expected[L]`: the keystrokes a record of L letters is expected to take."""
+    `expected[L]`: the keystrokes a record of L letters is expected to take. `axes` (default
+    `records`): the records whose extent sets the axes, so an animation's frames share them."""
     from PIL import Image, ImageDraw
 
     width, height = 1200, 900
@@ -44,8 +53,9 @@ def record_chart(records: Sequence[Any], expected: Sequence[float], *, title: st
     draw = ImageDraw.Draw(image)
     draw.text((40, 30), title, font=font(40), fill=INK)
     small, label = font(26), font(28)
-    longest = max([record.length for record in records] + [1]) + 1
-    most = max([record.keystrokes for record in records] + [10])
+    extent = list(axes) or records
+    longest = max([record.length for record in extent] + [1]) + 1
+    most = max([record.keystrokes for record in extent] + [10])
     decades = max(1, math.ceil(math.log10(max(most, expected[min(longest, len(expected) - 1)]) * 1.5)))
     plot_w, plot_h = width - left - right, height - top - bottom
 
@@ -131,11 +141,60 @@ def _alt(records: Sequence[Any], expected: Sequence[float], title: str, decades:
     )
 
 
-def monkey_chart(setup: Any, records: Sequence[Any]) -> Picture:
-    """The chart of a monkey run (`job.Setup` and its records so far): the expected curve comes
-    from the matcher's own `expected_factor`, so prefix and anywhere modes each get theirs."""
+def _expected_and_title(setup: Any, records: Sequence[Any]) -> Tuple[List[float], str]:
     keys = setup.keyboard.count
     longest = min(setup.matcher.longest, max([record.length for record in records] + [0]) + 3)
     expected = expected_keystrokes(lambda length: setup.matcher.expected_factor(length, keys), longest)
     where = f"{setup.title}, from its first letter" if setup.mode == "prefix" else f"anywhere in {setup.title}"
-    return record_chart(records, expected, title=f"A monkey typing at {where}")
+    return expected, f"A monkey typing at {where}"
+
+
+def monkey_chart(setup: Any, records: Sequence[Any]) -> Picture:
+    """The chart of a monkey run (`job.Setup` and its records so far): the expected curve comes
+    from the matcher's own `expected_factor`, so prefix and anywhere modes each get theirs."""
+    expected, title = _expected_and_title(setup, records)
+    return record_chart(records, expected, title=title)
+
+
+def progress_animation(setup: Any, records: Sequence[Any]) -> Picture:
+    """The run's progress as a short video (`monkey --animate`): the record chart, its axes those
+    of the last record, filling in one record a step; the empty chart held a second, the finished
+    one two, about ten seconds in all (an H.264 MP4, ..animation.encode_mp4). A Picture whose PNG is
+    the finished chart; that still alone, said in the log, where ffmpeg is missing or fails."""
+    still = monkey_chart(setup, records)
+    program = ffmpeg_program()
+    if program is None:
+        log.warning("monkey: %s", FFMPEG_MISSING)
+        return still
+    frames, per_second = progress_frames(setup, records)
+    try:
+        video = encode_mp4(program, frames, per_second, job="monkey")
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        log.warning("monkey: the animation could not be made (%s): posting the still picture instead", exc)
+        return still
+    seconds = len(frames) / per_second
+    if records:
+        shows = (
+            f"{plural(len(records), 'record')} appear one at a time on the chart, as blue dots on a rising "
+            f"staircase, from {plural(records[0].length, 'letter')} after {plural(records[0].keystrokes, 'keystroke')} "
+            f"to {plural(records[-1].length, 'letter')} ({records[-1].text!r}) after {records[-1].keystrokes:,} "
+            "keystrokes"
+        )
+    else:
+        shows = "the chart stays empty: no record yet"
+    alt = f"An animation, about {seconds:.0f} seconds: {shows}. At the end: {still.alt}"
+    return Picture(still.png, alt, "monkey-records.mp4", video=video)
+
+
+def progress_frames(setup: Any, records: Sequence[Any]) -> Tuple[List[bytes], int]:
+    """The animation's frames (PNGs, in order) and how many a second: the empty chart for a
+    second, each record but the last in turn for an equal share of about seven seconds, the last (the
+    finished chart) two seconds."""
+    expected, title = _expected_and_title(setup, records)
+    per_second = max(4, min(8, math.ceil(len(records) / _RECORDS_SECONDS)))
+    hold = max(1, round(_RECORDS_SECONDS * per_second / max(1, len(records) - 1)))  # the last: the finish's hold
+    frames = [record_chart([], expected, title=title, axes=records).png] * per_second
+    for count in range(1, len(records) + 1):
+        frame = record_chart(records[:count], expected, title=title, axes=records).png
+        frames += [frame] * (hold if count < len(records) else 2 * per_second)
+    return frames, per_second

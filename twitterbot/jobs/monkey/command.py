@@ -62,6 +62,8 @@ def _monkey(args: argparse.Namespace, config: Config) -> int:
     if checkpoint:
         ensure_state_dir(config.state.path)
     if args.chart:
+        if args.animate:
+            raise UsageError("--animate is for the run's final post; --chart writes the still chart: drop one")
         return _chart(absolute(args.chart), setup, checkpoint_for(config.state.path, name))
     finished = finished_run(setup, options)
     if finished:
@@ -123,6 +125,7 @@ def _options(args: argparse.Namespace, checkpoint: Optional[Path]) -> Options:
         checkpoint_every=checkpoint_every,
         checkpoint=checkpoint,
         restart=args.restart,
+        animate=args.animate,
     )
 
 
@@ -225,6 +228,12 @@ def _add_monkey(commands: Commands) -> None:
     )
     monkey.add_argument("--no-post", action="store_true", help="no posts at all, not even printed")
     monkey.add_argument("--no-pictures", action="store_true", help="posts without the record chart (PICTURES)")
+    monkey.add_argument(
+        "--animate",
+        action="store_true",
+        help="the final post's picture is a short video of the records appearing one by one (an MP4 made by "
+        "ffmpeg; without ffmpeg, the still)",
+    )
     monkey.add_argument(
         "--chart", metavar="FILE", help="write the record chart of the run so far to FILE (PNG), then exit"
     )

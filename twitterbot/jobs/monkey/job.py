@@ -27,7 +27,7 @@ from ...progress.statusline import NullStatusLine, StatusLine
 from ...progress.text import format_elapsed
 from ...wording import plural
 from ..cluster import ClusterLost
-from .chart import monkey_chart
+from .chart import monkey_chart, progress_animation
 from .checkpoint import (
     RecordLine,
     checkpoint_state,
@@ -81,8 +81,9 @@ def run_monkey(
     """Type until a stop condition, a signal, or forever; report records and progress. With
     `options.checkpoint`, resume from it (unless `options.restart`) and save to it; with `kernel`
     (kernel.load), type in C, with the same records and checkpoints; `typing` (chunks.ForkedTyping,
-    ClusterTyping) types on more cores or machines, with the same records again. Returns the
-    final state (as the checkpoint)."""
+    ClusterTyping) types on more cores or machines, with the same records again; with `options.animate`,
+    the final post's picture is a video of the records appearing. Returns the final state (as the
+    checkpoint)."""
     out = sys.stdout if out is None else out  # the stream as it is now: a caller may have redirected it
     checkpoint = options.checkpoint
     typing = typing or LocalTyping(setup.matcher, setup.keyboard.count, kernel)
@@ -104,7 +105,7 @@ def run_monkey(
         simulation = ChunkedSimulation(setup.matcher, key_count=setup.keyboard.count, seed=options.seed, typing=typing)
         records, typing_seconds = [], 0.0
     where = typing.where if isinstance(simulation, ChunkedSimulation) else f"{simulation.workers} streams"
-    run = _Run(setup, simulation, records, typing_seconds, where)
+    run = _Run(setup, simulation, records, typing_seconds, where, options.animate)
     out.write(
         f"the monkey types at {setup.title} ({options.mode} mode, {setup.keyboard.count} keys, "
         f"seed {simulation.seed}) on {where}\n"
@@ -159,9 +160,13 @@ class _Run:
     records: List[RecordLine]
     typing_seconds: float
     where: str  # the cores or machines the typing runs on, as the posts say it
+    animate: bool = False  # the final post's picture: the records appearing, as a video
 
     def chart(self) -> Any:  # drawn only when a post carries it (PICTURES_EVERY)
         return monkey_chart(self.setup, list(self.records))
+
+    def final_chart(self) -> Any:
+        return progress_animation(self.setup, list(self.records)) if self.animate else self.chart()
 
     def figures(self) -> Dict[str, object]:
         """The fields the reporter's templates fill in."""
@@ -276,7 +281,7 @@ def _report_end(
         out.write(
             f"typed {plural(keystrokes, 'keystroke')} in {run.typing_seconds:,.1f} s of typing ({latest['rate']})\n"
         )
-        reporter.done(summary, picture=run.chart, **latest)
+        reporter.done(summary, picture=run.final_chart, **latest)
 
 
 def _progress_message(figures: Dict[str, object], setup: Setup) -> str:

@@ -54,6 +54,7 @@ class Options:
     checkpoint_every: float = 60.0
     checkpoint: Optional[Path] = None
     restart: bool = False  # the checkpoint is not resumed, and is written over
+    animate: bool = False  # the final post's picture: the records appearing, as a video (not saved)
 
 
 @dataclass(frozen=True)

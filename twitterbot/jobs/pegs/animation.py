@@ -6,26 +6,20 @@ that every network takes (docs/video.md), with no metadata::
     picture = solution_animation(board, jumps)   # a Picture: its still the solution's, its video the MP4
     picture.attachment                          # the video, with alt text that says what it shows
 
-The frames are drawn with Pillow and piped to ffmpeg as PNGs, so nothing is written but the MP4 (in a
-folder of its own, read back and removed); ffmpeg runs in a session of its own, within a memory
-and a time limit. Without ffmpeg the job posts its still picture, and says so.
+The frames are drawn with Pillow and encoded by ..animation.encode_mp4 (ffmpeg within its limits,
+nothing written but the MP4). Without ffmpeg the job posts its still picture, and says so.
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
-import os
-import shutil
-import signal
 import subprocess
-import tempfile
-from pathlib import Path
 from typing import Any, List, Optional, Sequence
 
 from ...pictures.draw import INK, MUTED, PAPER, Picture, font
 from ...wording import plural
+from ..animation import FFMPEG_MISSING, encode_mp4, ffmpeg_program
 from .board import Board, Jump
 from .picture import describe_position, draw_board, extent, places_of, solution_picture
 
@@ -35,23 +29,20 @@ log = logging.getLogger(__name__)
 
 ANIMATION_SECONDS = 10.0  # about: the jumps share 7 s, the start holds 1 s and the finish 2 s
 _JUMPS_SECONDS = 7.0
-_OUTPUT_FPS = 25
 _SIDE = 720  # the frame's width and height: a phone shows it whole
-_FFMPEG_SECONDS = 120  # a 10 s clip of still frames encodes in about a second on a Pi 4
-_FFMPEG_MEMORY_KIB = 1024 * 1024  # x264's own allocations need more than 640 MiB mapped
 
 
 def solution_animation(board: Board, jumps: Sequence[Jump], *, title: str = "") -> Picture:
     """`jumps` solving `board`, as a Picture whose video is the MP4 (its PNG the still solution,
     kept for the status page); the still alone, said in the log, where ffmpeg is missing or fails."""
     still = solution_picture(board, jumps, title=title)
-    program = shutil.which("ffmpeg")
+    program = ffmpeg_program()
     if program is None:
-        log.warning("pegs: --animate needs ffmpeg (sudo apt install ffmpeg): posting the still picture instead")
+        log.warning("pegs: %s", FFMPEG_MISSING)
         return still
     frames, per_second = _frames(board, jumps, title)
     try:
-        video = _encoded(program, frames, per_second)
+        video = encode_mp4(program, frames, per_second, job="pegs")
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         log.warning("pegs: the animation could not be made (%s): posting the still picture instead", exc)
         return still
@@ -102,60 +93,3 @@ def _frame(board: Board, position: int, jump: Optional[Jump], title: str, captio
     out = io.BytesIO()
     image.save(out, "PNG", compress_level=1)  # piped to ffmpeg at once: small, quick, never on disk
     return out.getvalue()
-
-
-def _encoded(program: str, frames: Sequence[bytes], per_second: int) -> bytes:
-    """The frames as an H.264 MP4 (yuv420p, no metadata), made by ffmpeg within its limits."""
-    with tempfile.TemporaryDirectory(prefix="twitterbot-pegs-") as folder:
-        out = Path(folder) / "solution.mp4"
-        command = [
-            "sh",
-            "-c",
-            'ulimit -v "$1" && shift && exec "$@"',
-            "sh",
-            str(_FFMPEG_MEMORY_KIB),
-            program,
-            "-hide_banner",
-            "-loglevel",
-            "error",
-            "-f",
-            "image2pipe",
-            "-c:v",
-            "png",
-            "-framerate",
-            str(per_second),
-            "-i",
-            "-",
-            "-vf",
-            f"fps={_OUTPUT_FPS},format=yuv420p",
-            "-c:v",
-            "libx264",
-            "-preset",
-            "veryfast",
-            "-crf",
-            "26",
-            "-movflags",
-            "+faststart",
-            "-map_metadata",
-            "-1",
-            "-fflags",
-            "+bitexact",
-            "-flags:v",
-            "+bitexact",
-            "-y",
-            str(out),
-        ]
-        with subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-        ) as child:
-            try:
-                _, said = child.communicate(b"".join(frames), timeout=_FFMPEG_SECONDS)
-            except subprocess.TimeoutExpired:
-                raise ValueError(f"ffmpeg took over {_FFMPEG_SECONDS} s") from None
-            finally:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(child.pid, signal.SIGKILL)
-        if child.returncode != 0 or not out.is_file():
-            words = said.decode("utf-8", "replace").strip().splitlines()
-            raise ValueError(words[-1][:200] if words else f"ffmpeg exited {child.returncode}")
-        return out.read_bytes()
