@@ -360,3 +360,17 @@ def test_a_post_imports_mastodon_only_when_a_poster_is_made() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_a_read_that_gets_no_answer_is_not_worded_as_a_post_that_may_have_been_made() -> None:
+    """Checking the token posts nothing: a server that never answers is a slow read, not a possible post."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)  # connections are accepted by the kernel and never answered
+        host, port = silent.getsockname()[:2]
+        poster = MastodonPoster(
+            instance=f"http://{host}:{port}", access_token=TOKEN, visibility="unlisted", timeout=0.3, retries=0
+        )
+        with pytest.raises(PostError) as raised:
+            poster.account()
+    assert "may have been made" not in str(raised.value) and "nothing was posted" in str(raised.value)

@@ -102,10 +102,13 @@ _REFUSALS = (
 )
 
 
-def classify(exc: Exception, instance: str, client: Any, reply_to: Optional[str] = None) -> PostError:
+def classify(
+    exc: Exception, instance: str, client: Any, reply_to: Optional[str] = None, *, reading: bool = False
+) -> PostError:
     """Turn Mastodon.py's exception into a PostError that says what to do (`client` is the poster's
     Mastodon.py client, which knows when a rate limit ends). A RecursionError is the one failure
-    Mastodon.py lets through from an answer: JSON nested deeper than Python's decoder goes."""
+    Mastodon.py lets through from an answer: JSON nested deeper than Python's decoder goes.
+    `reading` is a request that posts nothing, so a lost answer is not worded as a possible post."""
     from mastodon import MastodonAPIError, MastodonNetworkError, MastodonRatelimitError
 
     if isinstance(exc, RecursionError):
@@ -118,7 +121,7 @@ def classify(exc: Exception, instance: str, client: Any, reply_to: Optional[str]
         # a 200 (the status was made) looks the same as a 429 here.
         return _unreadable(f"{instance} answered with rate-limit headers that could not be read", "rewriting them")
     if isinstance(exc, MastodonNetworkError):
-        return network_error(exc.__context__, instance)
+        return network_error(exc.__context__, instance, reading=reading)
     args = exc.args if isinstance(exc, MastodonAPIError) else ()
     if len(args) < 4 or not isinstance(args[1], int):
         # Mastodon.py could not read an answer it got (a 2xx that is not JSON): the server may

@@ -229,7 +229,7 @@ class MastodonPoster:
         try:
             return bool(self._client.account_verify_credentials().get("bot"))
         except (MastodonError, RecursionError) as exc:
-            raise self._classify(exc) from None
+            raise self._classify(exc, reading=True) from None
 
     def mark_bot(self) -> bool:
         """Set the account's bot flag (update_credentials; the token needs write:accounts)."""
@@ -269,7 +269,7 @@ class MastodonPoster:
             try:
                 info = fetch()
             except (MastodonError, RecursionError) as exc:
-                problems.append(f"{version}: {self._classify(exc).summary}")
+                problems.append(f"{version}: {self._classify(exc, reading=True).summary}")
                 continue
             value = max_characters(info)
             if value:
@@ -291,7 +291,7 @@ class MastodonPoster:
         try:
             me = self._client.account_verify_credentials()
         except (MastodonError, RecursionError) as exc:
-            raise self._classify(exc) from None
+            raise self._classify(exc, reading=True) from None
         self._account_url = me.get("url") or self._account_url
         acct = str(me.get("acct") or me.get("username"))
         if "@" in acct:
@@ -318,9 +318,10 @@ class MastodonPoster:
             text=text, post_id=None, uncertain=why, check_url=self._account_url or self.instance, lookup_key=key
         )
 
-    def _classify(self, exc: Exception, reply_to: Optional[str] = None) -> PostError:
-        """Turn Mastodon.py's exception into a PostError that says what to do (errors.py)."""
-        return classify(exc, self.instance, self._client, reply_to)
+    def _classify(self, exc: Exception, reply_to: Optional[str] = None, *, reading: bool = False) -> PostError:
+        """Turn Mastodon.py's exception into a PostError that says what to do (errors.py); a
+        `reading` request posted nothing whatever happened."""
+        return classify(exc, self.instance, self._client, reply_to, reading=reading)
 
 
 # What each failure says about the post. Retried (with the same key): everything that did not get
