@@ -31,9 +31,16 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 @pytest.fixture
 def chromium() -> None:
     """Skipped, LOUDLY, without chromium; failed instead with TWITTERBOT_REQUIRE_BROWSER=1."""
-    if not CHROMIUM:
+    if not CHROMIUM or shutil.which("bwrap") is None:
         (pytest.fail if os.environ.get("TWITTERBOT_REQUIRE_BROWSER") == "1" else pytest.skip)(
-            "NO CHROMIUM ON PATH: SVG_RENDERER=chromium is NOT tested here (apt-get install chromium)"
+            "NO CHROMIUM OR BUBBLEWRAP ON PATH: SVG_RENDERER=chromium is NOT tested here "
+            "(apt-get install chromium bubblewrap)"
+        )
+    from twitterbot.pictures.sandbox import sandbox_problem
+
+    if sandbox_problem():  # the kernel or container refuses user namespaces: this machine's limit
+        pytest.skip(
+            f"BUBBLEWRAP CANNOT MAKE ITS SANDBOX HERE: SVG_RENDERER=chromium is NOT tested ({sandbox_problem()})"
         )
 
 
