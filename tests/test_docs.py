@@ -7,6 +7,7 @@ import argparse
 import re
 import shlex
 import sys
+import unicodedata
 from typing import Dict, Iterator, List, Tuple
 
 from conftest import BOT_PY, REGISTRY, REPO
@@ -226,3 +227,44 @@ def test_the_changelog_links_nothing_the_docs_site_cannot_follow() -> None:
     changelog = re.sub(r"`[^`]*`", "", (REPO / "CHANGELOG.md").read_text())  # code spans are not links
     relative = re.findall(r"\]\((?!https?://|#)([^)]+)\)", changelog)
     assert not relative, f"CHANGELOG.md links {relative}: write the path as `code` instead"
+
+
+def _heading_anchors(text: str) -> set:
+    """The anchors Python-Markdown's toc extension (mkdocs' default) gives a page's headings: code
+    spans keep their text, anything not a word, space or hyphen is dropped, runs of either become one
+    hyphen; an explicit `{#id}` wins and a repeated heading gets `_1`, `_2`."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)  # a '#' inside a code block is no heading
+    anchors: set = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*$", text, flags=re.M):
+        explicit = re.search(r"\{\s*#([\w-]+)[^}]*\}\s*$", heading)
+        if explicit:
+            anchors.add(explicit.group(1))
+            continue
+        plain = re.sub(r"`([^`]*)`", r"\1", re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading))
+        plain = unicodedata.normalize("NFKD", plain).encode("ascii", "ignore").decode("ascii")
+        slug = re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", plain).strip().lower())
+        unique, count = slug, 0
+        while unique in anchors:
+            count += 1
+            unique = f"{slug}_{count}"
+        anchors.add(unique)
+    return anchors
+
+
+def test_every_link_to_a_section_of_the_docs_finds_its_heading() -> None:
+    """`mkdocs build --strict` (CI's last step) fails on a link to a missing anchor: find it here,
+    in seconds, with the page and the anchor named."""
+    pages = {path: path.read_text() for path in DOCS.rglob("*.md")}
+    anchors = {path: _heading_anchors(text) for path, text in pages.items()}
+    broken = []
+    for path, text in pages.items():
+        prose = re.sub(r"```.*?```", "", text, flags=re.S)
+        prose = re.sub(r"`[^`]*`", "", prose)
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", prose):
+            if target.startswith(("http://", "https://")):
+                continue
+            page = (path.parent / target).resolve() if target else path
+            if page in anchors and anchor not in anchors[page]:
+                broken.append(f"{path.relative_to(REPO)} links {target}#{anchor}")
+    assert anchors[DOCS / "flock.md"] >= {"a-new-bot-botpy-new-name", "listing-the-flock-botpy-bots"}
+    assert broken == []
