@@ -19,7 +19,7 @@ from twitterbot.pictures.video import ffmpeg_missing, sniff_video
 LIMITS = {name: REGISTRY.network(name).image_limits() for name in ("x", "mastodon", "bluesky")}
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")  # before the module's clips are made
 def ffmpeg() -> None:
     clips.need_ffmpeg()
 

@@ -19,7 +19,7 @@ LINES = (
 )
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")  # before the module's clips are made
 def ffmpeg() -> None:
     clips.need_ffmpeg()
 

@@ -27,7 +27,7 @@ from twitterbot.networks.x.poster import XPoster
 from twitterbot.pictures.prepare import Attachment
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")  # before the module's clips are made
 def ffmpeg() -> None:
     clips.need_ffmpeg()
 

@@ -20,7 +20,7 @@ from twitterbot.jobs.monkey.chart import progress_animation, progress_frames
 from twitterbot.jobs.monkey.setup import Options, prepare
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")  # before the module's clips are made
 def ffmpeg() -> None:
     clips.need_ffmpeg()
 

@@ -19,7 +19,7 @@ from twitterbot.jobs.pegs.board import builtin
 from twitterbot.jobs.pegs.solve import Solved, solve
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")  # before the module's clips are made
 def ffmpeg() -> None:
     clips.need_ffmpeg()
 
