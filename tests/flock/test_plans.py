@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import random
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
+
+from in_process import run_in_process
 
 from twitterbot.cli import built_in
 from twitterbot.flock.botconfig import bot_config
 from twitterbot.flock.daemon import FlockDaemon
 from twitterbot.flock.folder import Bot, Flock
+from twitterbot.state.skips import SKIPS_FILE
 
 from .conftest import write_bot
 
@@ -25,11 +31,15 @@ class Clock:
         return self.now
 
 
-def daemon_for(bots: Path, clock: Clock, started: List[Tuple[str, str]], *, seconds: str = "0.01") -> FlockDaemon:
+def daemon_for(
+    bots: Path, clock: Clock, started: List[Tuple[str, str]], *, seconds: str = "0.01", rolls: Optional[list] = None
+) -> FlockDaemon:
     registry = built_in()
 
-    def command(bot: Bot, kind: str) -> List[str]:
+    def command(bot: Bot, kind: str, rolled: Optional[int]) -> List[str]:
         started.append((bot.name, kind))
+        if rolls is not None:
+            rolls.append(rolled)
         return [sys.executable, "-c", f"import time; time.sleep({seconds})"]
 
     return FlockDaemon(
@@ -133,4 +143,43 @@ def test_a_bug_met_tending_one_bot_holds_no_other_back(tmp_path: Path, caplog) -
     daemon.tick()
     assert started == [("b-fine", "run")]
     assert "a-buggy: its jobs could not be looked at" in caplog.text
+    finish(daemon)
+
+
+def test_a_tick_in_which_every_bot_skips_starts_no_process_and_counts_each_bot_s_skip(tmp_path: Path, caplog) -> None:
+    """The daemon rolls each due bot's die: a miss with nothing else to do is counted in that bot's
+    own history, as its run would count it, and no Python is started. A bot whose run has more
+    to do (its own LOG_FILE here) gets its process, with the roll made."""
+    caplog.set_level(logging.DEBUG)
+    names, now = ("ann", "bob", "cy", "dan"), datetime.now(timezone.utc).replace(microsecond=0)
+    for name in names:
+        settings = {
+            "TWEET_TIMES": f"{now + timedelta(minutes=1):%H:%M}",
+            "TWEET_TIMEZONE": "UTC",
+            "TWEET_ONE_IN": "1000000",
+            "POST_TO": "mastodon",
+            "MASTODON_INSTANCE": "http://127.0.0.1:9",
+            "MASTODON_ACCESS_TOKEN": f"token-of-{name}-abcdefghijklmnop",
+            **({"LOG_FILE": "dan.log"} if name == "dan" else {}),
+        }
+        write_bot(tmp_path / name, settings, f"{name}'s line\n")
+        made = run_in_process(["--bots", str(tmp_path), "--bot", name, "--dry-run"], environ={}, cwd=tmp_path)
+        assert made.returncode == 0, made.stderr  # its history made, as a bot that has run has it
+    clock, started, rolls = Clock(), [], []
+    clock.now = now  # after the dry runs' rows: a clock behind its history is a run's to question
+    daemon = daemon_for(tmp_path, clock, started, rolls=rolls)
+    daemon.rng = random.Random(5)
+    assert "4 bots to run" in daemon.load()
+    clock.now = now + timedelta(minutes=2)
+    daemon.tick()
+    assert started == [("dan", "run")] and rolls[0] not in (None, 0)
+    assert f"dan: rolled {rolls[0]}; its run starts (it logs to its own LOG_FILE)" in caplog.text
+    registry = built_in()
+    for name in names[:3]:
+        config = bot_config(
+            Flock.find(tmp_path, {}, project_dir=None).bot(name), registry, environ={}, overrides={}, named=False
+        )
+        streak = json.loads((config.state.path / SKIPS_FILE).read_text())
+        assert streak["runs"] == 1 and streak["one_in"] == 1000000
+        assert f"{name}: skipped: rolled {streak['roll']} (posts on 0 of 1-in-1000000)" in caplog.text
     finish(daemon)

@@ -1,9 +1,12 @@
 """One daemon for the whole flock, as supervisord runs programs: it decides in its own process,
 cheaply, which bots are due (each bot's settings read once, and again on SIGHUP; no network
-library imported), and runs each due bot's scheduled run in a child process of its own, a plain
-`bot.py --bot NAME --jitter` run, stopped at its deadline (RUN_DEADLINE past its jitter). So a
-bot's slow network, long drawing or broken settings delays or stops no other bot, and each run
-keeps its bot's own lock and history: at most one post per run, whatever is killed when::
+library imported) and rolls each due bot's die. A run the roll skips, with nothing else to do, is
+counted in the bot's history right there (posting/quiet.py: the skip its own run would count);
+any other run goes to a child process of its own, a plain `bot.py --bot NAME --jitter --roll N`
+run, stopped at its deadline (RUN_DEADLINE past its jitter). So a tick in which every bot skips
+starts no Python, a bot's slow network, long drawing or broken settings delays or stops no other
+bot, and each run keeps its bot's own lock and history: at most one post per run, whatever is
+killed when::
 
     daemon = FlockDaemon(lambda: Flock.find(...), read_settings, command)
     daemon.serve()   # until SIGTERM; SIGHUP re-reads the flock (bots added, removed, changed)
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import random
 import signal
 import subprocess
 import sys
@@ -27,8 +31,11 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..arguments import global_settings
 from ..errors import BotError
-from ..posting import LATE_BY
+from ..posting import LATE_BY, TWEET_ONE_IN
 from ..posting.calendar import OneOffTimes
+from ..posting.choose import roll
+from ..posting.quiet import skip_in_place
+from ..posting.result import RunResult, log_result
 from ..settings.loading import PROJECT_DIR, Config
 from ..state.clock import utc_now, zone_for
 from ..unattended import TWEET_JITTER, TWEET_TIMES, TWEET_TIMEZONE
@@ -37,6 +44,7 @@ from ..unattended.daemon import MAX_NAP, MISSED_GRACE, sd_notify
 from ..unattended.install import REPLIES_EVERY_MINUTES
 from ..wording import format_duration, plural
 from . import RUN_DEADLINE
+from .botconfig import naming
 from .folder import Bot, Flock
 from .listing import next_time
 
@@ -50,9 +58,11 @@ _WATCH = 0.5  # seconds between looks at the runs in flight
 
 @dataclass
 class Plan:
-    """A bot's schedule, as its settings say: its times in its zone, its jitter, its deadline."""
+    """A bot's schedule, as its settings say: its times in its zone, its jitter, its deadline; and
+    the settings themselves (`config`), which a run the daemon counts as skipped is read by."""
 
     bot: Bot
+    config: Config
     times: Tuple[str, ...]
     zone: tzinfo
     jitter: float
@@ -68,7 +78,7 @@ class Plan:
         (a Pi that boots late), as the one bot's daemon does."""
         zone = zone_for(config[TWEET_TIMEZONE] or None)
         times = tuple(config[TWEET_TIMES])
-        plan = cls(bot, times, zone, float(config[TWEET_JITTER]), float(config[RUN_DEADLINE]))
+        plan = cls(bot, config, times, zone, float(config[TWEET_JITTER]), float(config[RUN_DEADLINE]))
         plan.due = next_time(times, now=now, zone=zone)
         plan.line_times = OneOffTimes(lambda: config)
         plan.line_due = plan.line_times(now - timedelta(seconds=config[LATE_BY]))
@@ -108,15 +118,18 @@ class Worker:
 
 @dataclass
 class FlockDaemon:
-    """The loop: reads the flock (`find`), each bot's settings (`read`), and starts each due bot's
-    run as `command(bot)`; `clock` and `monotonic` are a test's to fake."""
+    """The loop: reads the flock (`find`), each bot's settings (`read`), rolls each due bot's die
+    (`rng`) and starts the runs that do more than skip as `command(bot, kind, rolled)`; `clock` and
+    `monotonic` are a test's to fake."""
 
     find: Callable[[], Flock]
     read: Callable[[Bot], Config]
-    command: Callable[[Bot, str], Sequence[str]]  # a bot's job: "run", "one-offs", "replies"
+    command: Callable[[Bot, str, Optional[int]], Sequence[str]]  # a job ("run", "one-offs", "replies"), the roll
     clock: Callable[[], datetime] = utc_now
     monotonic: Callable[[], float] = time.monotonic
     notify: Callable[[str], object] = sd_notify
+    rng: random.Random = field(default_factory=random.Random)
+    dry_run: bool = False  # every run a dry run (`daemon --dry-run`), each in its process: it records its row
     plans: Dict[str, Plan] = field(default_factory=dict)
     workers: Dict[str, Worker] = field(default_factory=dict)
     stop: Bell = field(default_factory=Bell)
@@ -182,10 +195,31 @@ class FlockDaemon:
                 format_duration(now - due),
             )
             return
-        self._start(plan, kind)
+        rolled = roll(plan.config[TWEET_ONE_IN], self.rng) if kind == "run" else None
+        if rolled is not None and not self.dry_run and self._skipped_here(plan, rolled):
+            return
+        self._start(plan, kind, rolled)
 
-    def _start(self, plan: Plan, kind: str) -> None:
-        command = list(self.command(plan.bot, kind))
+    def _skipped_here(self, plan: Plan, rolled: int) -> bool:
+        """Whether the run the roll skips was counted here, in the bot's history, as its own run
+        would count it (posting/quiet.py); else it needs a run of its own (said at DEBUG)."""
+        name = plan.bot.name
+        try:
+            done = skip_in_place(plan.config, rolled, clock=self.clock)
+        except BotError as exc:  # its own run meets it too, and says it in full
+            done = _first(exc)
+        except Exception:  # a bug met here holds no run back: its own run goes on
+            log.exception("%s: its skip could not be counted here (a bug: please report it); its run starts", name)
+            return False
+        if isinstance(done, RunResult):
+            with naming(name):
+                log_result(done)
+            return True
+        log.debug("%s: rolled %d; its run starts (%s)", name, rolled, done)
+        return False
+
+    def _start(self, plan: Plan, kind: str, rolled: Optional[int]) -> None:
+        command = list(self.command(plan.bot, kind, rolled))
         log.debug("%s: starting its %s: %s", plan.bot.name, kind, " ".join(command))
         try:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
@@ -304,9 +338,10 @@ def serve_flock(args: argparse.Namespace, config: Config, *, environ: Mapping[st
     where = ["--bots", str(named.folder)] if named.folder else []
     flags = [*(["--dry-run"] if args.dry_run else []), *(["-v"] if args.verbose else ["-q"] if args.quiet else [])]
 
-    def command(bot: Bot, kind: str) -> List[str]:
+    def command(bot: Bot, kind: str, rolled: Optional[int]) -> List[str]:
         job = {"run": ["--jitter"], "one-offs": ["--one-offs"], "replies": ["replies"]}[kind]
-        return [*_bot_py(), *where, "--bot", bot.name, *job, *flags]
+        roll = ["--roll", str(rolled)] if rolled is not None else []
+        return [*_bot_py(), *where, "--bot", bot.name, *job, *roll, *flags]
 
     def find() -> Flock:
         return Flock.find(named.folder, environ, project_dir=PROJECT_DIR)
@@ -314,7 +349,7 @@ def serve_flock(args: argparse.Namespace, config: Config, *, environ: Mapping[st
     def read(bot: Bot) -> Config:
         return bot_config(bot, registry, environ=environ, overrides=overrides, named=False)
 
-    daemon = FlockDaemon(find, read, command)
+    daemon = FlockDaemon(find, read, command, dry_run=args.dry_run)
     put_back = daemon.on_signals()
     try:
         daemon.serve()

@@ -27,6 +27,7 @@ from ..settings.table import POST_TO
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from ..wording import one_line
+from . import TWEET_ONE_IN
 from .links import label_of, network_named, post_link
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
         # Its own random source: a seeded dry run and real run pick the same line, jitter or not.
         wait_jitter(config["TWEET_JITTER"], rng=random.Random(), wait=time.sleep, what="this run")
 
-    at = _pretended(args, config)
+    at, rolled = _pretended(args, config), _given_roll(args, config)
     bug = None  # a bug in the work before the roll (replies): the post goes on, and the run exits 1
     if at is None:
         from ..registry import registry_of
@@ -119,7 +120,7 @@ def _run_scheduled(args: argparse.Namespace, config: Config) -> int:
             rng=rng,
             dry_run=args.dry_run,
             force=args.force,
-            when=Occasion(at, args.trust_clock, args.one_offs),
+            when=Occasion(at, args.trust_clock, args.one_offs, rolled),
         )
 
     result = run_watched(config, run, dry_run=args.dry_run)
@@ -402,6 +403,25 @@ def _pretended(args: argparse.Namespace, config: Config) -> Optional[datetime]:
     return in_zone(moment, zone)
 
 
+def _given_roll(args: argparse.Namespace, config: Config) -> Optional[int]:
+    """--roll N: the die's face, rolled before the run (the flock's daemon rolls in its own process
+    and starts a run only when it posts or has work besides the roll). A face the die does not have,
+    or a roll beside --force or --one-offs (which roll nothing), is a usage error."""
+    if args.roll is None:
+        return None
+    from ..errors import UsageError
+
+    for flag, given in (("--force", args.force), ("--one-offs", args.one_offs)):
+        if given:
+            raise UsageError(f"--roll with {flag}: {flag} rolls no die; give one of the two")
+    one_in = config[TWEET_ONE_IN]
+    if not 0 <= args.roll < one_in:
+        raise UsageError(
+            f"--roll {args.roll}: the die of TWEET_ONE_IN={one_in} has the faces 0 to {one_in - 1} (0 posts)"
+        )
+    return args.roll
+
+
 def _add_run(parser: Parser) -> None:
     """The plain scheduled run: its flags are the top-level parser's."""
     parser.add_global_flags(
@@ -418,6 +438,12 @@ def _add_run(parser: Parser) -> None:
         "--tweets", setting="TWEETS_FILE", path=True, shared=True, metavar="PATH", help="the tweets file (TWEETS_FILE)"
     )
     parser.add_shared("--seed", type=int, metavar="N", help="seed the roll and the pick, to reproduce a run")
+    parser.add_shared(
+        "--roll",
+        type=int,
+        metavar="N",
+        help="take N as the die's roll, 0 to TWEET_ONE_IN-1 (0 posts; the gap and the cap still apply)",
+    )
     parser.add_shared(
         "--at",
         metavar="'YYYY-MM-DD HH:MM'",

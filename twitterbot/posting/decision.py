@@ -132,11 +132,13 @@ def warn_if_the_clock_went_back(store: HistoryStore, now: datetime) -> None:
         )
 
 
-def roll_die(one_in: int, rng: random.Random, force: bool) -> Optional[int]:
-    """The die, 0..one_in-1 (a 0 posts); None with --force, which rolls nothing."""
+def roll_die(one_in: int, rng: random.Random, force: bool, *, given: Optional[int] = None) -> Optional[int]:
+    """The die, 0..one_in-1 (a 0 posts); None with --force, which rolls nothing; `given` when the
+    run was started with its roll made (--roll, the flock's daemon)."""
     if force:
         log.debug("the roll: none (--force)")
         return None
-    rolled = roll(one_in, rng)
-    log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)", rolled, one_in - 1, one_in)
+    rolled = roll(one_in, rng) if given is None else given
+    made = "" if given is None else ", rolled before the run (--roll)"
+    log.debug("the roll: %d of 0..%d (1 run in %d posts, on a 0)%s", rolled, one_in - 1, one_in, made)
     return rolled

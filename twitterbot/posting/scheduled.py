@@ -70,6 +70,7 @@ __all__ = [
     "run_once",
     "run_watched",
     "wait_jitter",
+    "work_besides_the_roll",
 ]
 
 log = logging.getLogger(__name__)
@@ -90,11 +91,14 @@ class Occasion:
     """What a run was started for: `at`, a dry run's pretended time (--at); `trusted`, a clock the
     history's newest record makes unbelievable believed all the same (--trust-clock,
     state/floor.py: records dated after it are dated now);
-    `one_offs`, a wake for a one-off line's time (--one-offs: the one-off or nothing, no roll)."""
+    `one_offs`, a wake for a one-off line's time (--one-offs: the one-off or nothing, no roll);
+    `rolled`, the die's face already rolled by whoever started the run (--roll: the flock's daemon
+    rolls in its own process, and starts a run only when it has something to do)."""
 
     at: Optional[datetime] = None
     trusted: bool = False
     one_offs: bool = False
+    rolled: Optional[int] = None
 
 
 def run_once(
@@ -138,7 +142,7 @@ def run_once(
                 log.warning("--trust-clock: %d records a clock that was ahead dated later are dated now", changed)
                 newest = clock()
         how = Run(store, posters, rng, clock, dry_run=dry_run, force=force, stopping=stopping, record=at is None)
-        how.newest, how.one_offs = newest, when.one_offs
+        how.newest, how.one_offs, how.rolled = newest, when.one_offs, when.rolled
         return decide_and_post(read_tweets, how, rules, scan=source.times)
 
 
@@ -203,6 +207,7 @@ class Run:
         "posters",
         "record",
         "rng",
+        "rolled",
         "stopping",
         "store",
     )
@@ -224,6 +229,7 @@ class Run:
         self.record = record  # False: a dry run at another time (--at), which writes no row
         self.newest: Optional[datetime] = None  # the history's newest record before the run: pruning's now at most
         self.one_offs = False  # a wake for a one-off line: it posts a one-off whose time has come, or nothing
+        self.rolled: Optional[int] = None  # the die's face rolled before the run (--roll), else the run rolls
         self._posters: Optional[LazyPosters] = None
 
     def outlets(self, networks: Tuple[Network, ...]) -> Mapping[Network, Poster]:
@@ -262,7 +268,7 @@ def decide_and_post(
     warn_if_the_clock_went_back(store, now)
     if not run.dry_run:
         _recover_interrupted(store, now)
-    rolled = None if run.one_offs else roll_die(rules.one_in, run.rng, run.force)
+    rolled = None if run.one_offs else roll_die(rules.one_in, run.rng, run.force, given=run.rolled)
     hit = not run.one_offs and (rolled is None or hits(rolled))
     if callable(tweets) and (hit or (scan is not None and one_offs_due(scan(), store, now, rules.calendar))):
         tweets = tweets()  # before the run's row, so a file that cannot be used leaves no row
@@ -273,7 +279,7 @@ def decide_and_post(
     ran_in_time = bool(late) and store.ran_between(late[0].at, late[0].at + rules.calendar.late_by)
     closing = _Closing(run, rules, now, rolled)
     if not run.dry_run:  # before the decision: what earlier runs left open
-        closing.settled = _settle(run, rules, now) if rules.look_up else ()
+        closing.settled = _settle(run, rules, now)
         closing.caught_up = _catch_up(run, closing.delivery, rules, now)
     if late:
         assert read is not None
@@ -546,12 +552,40 @@ def _record_run(store: HistoryStore, run_id: RunRef, at: datetime, result: RunRe
 def _catch_up(run: Run, delivery: Callable[[], Delivery], rules: RunRules, now: datetime) -> Tuple[Sent, ...]:
     """Recent posts a network missed, and threads left unfinished, sent now (catchup.py, imported
     only when there are some: a run with none makes no poster and imports nothing more)."""
-    since, names = now - CATCH_UP_WINDOW, tuple(network.name for network in rules.networks)
-    if not run.store.catch_ups(since, names) and not run.store.open_threads(since, names):
+    if not _owed_catch_up(run.store, rules, now):
         return ()
     from .catchup import catch_up
 
-    return catch_up(delivery(), since, rules.pictures_folder, rules.known, rules.pictures)
+    return catch_up(delivery(), now - CATCH_UP_WINDOW, rules.pictures_folder, rules.known, rules.pictures)
+
+
+def _owed_catch_up(store: HistoryStore, rules: RunRules, now: datetime) -> bool:
+    """Whether a recent post still lacks a network, or a thread is unfinished (CATCH_UP_WINDOW)."""
+    since, names = now - CATCH_UP_WINDOW, tuple(network.name for network in rules.networks)
+    return bool(store.catch_ups(since, names) or store.open_threads(since, names))
+
+
+def _owed_look_up(store: HistoryStore, rules: RunRules, now: datetime) -> list:
+    """The uncertain posts of the last LOOK_UP_WINDOW a run looks up (LOOK_UP_UNCERTAIN), oldest first."""
+    return store.unsettled(now - LOOK_UP_WINDOW, rules.known) if rules.look_up else []
+
+
+def work_besides_the_roll(
+    store: HistoryStore, rules: RunRules, now: datetime, times: Callable[[], Mapping[str, LineTime]]
+) -> Optional[str]:
+    """What a real run at `now` does whatever its roll says, in a few words: what a killed run left,
+    an uncertain post to look up, a post to catch up, a one-off line due (`times`: the file's timed
+    lines). None: a run the roll skips only records its skip. Reads only: the same questions
+    `decide_and_post`'s steps ask before each writes (the flock's daemon asks them, quiet.py)."""
+    if store.left_running():
+        return "the last run stopped before it finished"
+    if _owed_look_up(store, rules, now):
+        return "an uncertain post is to be looked up"
+    if _owed_catch_up(store, rules, now):
+        return "a post is to be caught up"
+    if one_offs_due(times(), store, now, rules.calendar):
+        return "a one-off line is due"
+    return None
 
 
 class _Lazy(Generic[T]):
@@ -575,7 +609,7 @@ class _Lazy(Generic[T]):
 def _settle(run: Run, rules: RunRules, now: datetime) -> Tuple[str, ...]:
     """Uncertain posts of the last LOOK_UP_WINDOW looked up on their networks (settle.py, imported
     only when there are some: a run with none asks nothing and imports nothing)."""
-    unsettled = run.store.unsettled(now - LOOK_UP_WINDOW, rules.known)
+    unsettled = _owed_look_up(run.store, rules, now)
     if not unsettled:
         return ()
     from ..delivery.settle import settle_uncertain

@@ -319,6 +319,15 @@ class RunLog(PostCounts, Database):
                 )
         return back
 
+    def left_running(self) -> bool:
+        """Whether a killed scheduled run left something for `recover_interrupted` to settle: a
+        run still marked running, or an attempt of no job still pending. Reads only."""
+        rows = self._read(
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM runs WHERE action = 'running')"
+            " OR EXISTS (SELECT 1 FROM attempts WHERE outcome = 'pending' AND job_id IS NULL)"
+        )
+        return bool(rows)
+
     def recover_interrupted(self, *, at: datetime) -> List[str]:
         """Settle what a killed scheduled run left behind. Its pending attempts may have reached X,
         so their texts leave the round and keep counting against the daily cap. Returns those texts.
