@@ -28,11 +28,11 @@ needs_cc = pytest.mark.skipif(COMPILER is None, reason="NO C COMPILER (cc) ON PA
 @pytest.fixture(autouse=True)
 def as_a_new_process():
     """Each test loads libraries as a fresh process would (native keeps them per process)."""
-    native._loaded.clear()
-    native._kernels.clear()
+    for kept in (native._loaded, native._kernels, native._built):
+        kept.clear()
     yield
-    native._loaded.clear()
-    native._kernels.clear()
+    for kept in (native._loaded, native._kernels, native._built):
+        kept.clear()
 
 
 def _variant(tmp_path: Path, old: str, new: str) -> Path:
@@ -53,6 +53,24 @@ def _compile(source: Path, target: Path) -> None:
 def _cached_path(cache: Path) -> Path:
     """Where load() keeps the real kernel.c's build."""
     return cache / f"kernel-{native._fingerprint(pegs_kernel.SOURCE, COMPILER, native.FLAGS)}.so"
+
+
+@needs_cc
+def test_a_kernel_built_for_one_bot_is_copied_to_the_next_not_compiled_again(tmp_path: Path, monkeypatch) -> None:
+    """`check` of a flock of 50 bots looks at each bot's kernels in its own state folder: the one
+    process compiles each kernel once (about 2 s on a PC, far more on a Pi) and copies it after."""
+    first = pegs_kernel.state(tmp_path / "ann" / "pegs-cache")
+    assert first.in_use and first.build_seconds is not None
+
+    def no_compiler(*args, **kwargs):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(native, "_compile", no_compiler)
+    second = pegs_kernel.state(tmp_path / "bob" / "pegs-cache")
+    assert second.in_use and second.build_seconds is None, second.words
+    assert second.path == _cached_path(tmp_path / "bob" / "pegs-cache")
+    assert second.path.read_bytes() == first.path.read_bytes()
+    assert [path.name for path in second.path.parent.iterdir()] == [second.path.name]  # no temporary left
 
 
 @needs_cc

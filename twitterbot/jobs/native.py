@@ -54,6 +54,7 @@ KEEP_UNUSED = 30 * 86400.0  # another version's build is kept until unused this 
 _ABI_ROOM = 16  # sizes a kernel may report
 _loaded: Dict[str, ctypes.CDLL] = {}  # a library is loaded once per process, whoever asks
 _kernels: Dict[Tuple[Path, Callable], object] = {}  # and wrapped once
+_built: Dict[str, Path] = {}  # a library's name (its fingerprint) to where this process built or found it
 
 
 class Unbuilt(Exception):
@@ -290,10 +291,34 @@ def _build_and_load(
         # Not what this kernel.c makes (a truncated or foreign file): build it again. dlopen knows
         # a library by its path, so the new one is loaded from its temporary name.
         path.unlink(missing_ok=True)
-    library = _compile(compiler, flags, spec.source, folder, path, stem)
-    _loaded[str(path)] = library
+    built = _built.get(name)
+    copied = _copied(built, folder, path, stem) if built is not None else None
+    library = copied or _compile(compiler, flags, spec.source, folder, path, stem)
+    _loaded[str(path)], _built[name] = library, path
     _remove_unused(folder, stem, keep=path)
-    return library, path, True
+    return library, path, copied is None
+
+
+def _copied(built: Path, folder: Path, path: Path, stem: str) -> Optional[ctypes.CDLL]:
+    """The library this process built into another folder (another bot's state folder of the same
+    flock: the same source, compiler and flags, so the same name), copied here and loaded, in
+    place of compiling it again; None if it cannot be (then it is compiled). Written as `_compile`
+    writes: under a temporary name, loaded, then renamed."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{stem}-", suffix=".so", dir=folder)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(handle, "wb") as copy, built.open("rb") as original:
+            shutil.copyfileobj(original, copy)
+        library = ctypes.CDLL(temporary)
+        os.replace(temporary, path)
+        return library
+    except OSError:
+        return None
+    finally:
+        Path(temporary).unlink(missing_ok=True)
 
 
 def _open(path: Path) -> Optional[ctypes.CDLL]:
