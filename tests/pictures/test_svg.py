@@ -446,3 +446,40 @@ def test_check_names_text_no_font_of_the_machine_draws() -> None:
     said = font_problem(['<svg width="9" height="9"><text>mark \uf8e0</text></svg>'])
     assert said is not None and "\uf8e0" in said and "empty boxes: sudo apt install fonts-noto-core" in said
     assert font_problem(['<svg width="9" height="9"><text>\uf8e0</text></svg>'], "chromium") is None
+
+
+def _screenshot(width: int, height: int, painted: int, sentinel: bool) -> bytes:
+    """A screenshot as chromium takes it: the picture's top `painted` rows red, and below the
+    picture the drawing page's own row (the sentinel) when the paint was done."""
+    shot = Image.new("RGBA", (width, height + 100), (0, 0, 0, 0))
+    shot.paste((255, 0, 0, 255), (0, 0, width, painted))
+    if sentinel:
+        shot.paste((255, 0, 255, 255), (0, height, width, height + 1))
+    out = io.BytesIO()
+    shot.save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_a_screenshot_taken_before_the_paint_was_done_is_drawn_again(monkeypatch) -> None:
+    """Under load chromium's screenshot showed 75 of a picture's 100 rows: the drawing page's row
+    below the picture (painted after it) was missing too, so the picture is drawn again."""
+    shots = [_screenshot(300, 100, 75, sentinel=False), _screenshot(300, 100, 100, sentinel=True)]
+    monkeypatch.setattr(svg, "_drawn_by_chromium", lambda read, seconds: shots.pop(0))
+    read = svg._read('<svg width="300" height="100"><rect width="300" height="100" fill="red"/></svg>')
+    picture = Image.open(io.BytesIO(svg._chromium(read, 10.0)))
+    assert shots == [] and picture.size == (300, 100)
+    assert picture.convert("RGBA").getchannel("A").getbbox() == (0, 0, 300, 100)
+
+
+def test_a_paint_never_done_is_refused_not_posted_half_drawn(monkeypatch) -> None:
+    tries: List[float] = []
+
+    def unfinished(read, seconds: float) -> bytes:
+        tries.append(seconds)
+        return _screenshot(300, 100, 75, sentinel=False)
+
+    monkeypatch.setattr(svg, "_drawn_by_chromium", unfinished)
+    read = svg._read('<svg width="300" height="100"><rect width="300" height="100" fill="red"/></svg>')
+    with pytest.raises(SvgError, match="did not finish painting the picture in 3 tries"):
+        svg._chromium(read, 10.0)
+    assert len(tries) == 3

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import html.entities
+import logging
 import os
 import re
 import secrets
@@ -56,6 +57,8 @@ __all__ = [
     "svg_problems",
 ]
 
+
+log = logging.getLogger(__name__)
 RENDERERS = ("auto", "rsvg", "chromium")
 # The longest SVG read: a grammar's card is a few kilobytes; this bounds the parser's memory.
 MAX_SVG_BYTES = 1_000_000
@@ -548,6 +551,25 @@ def _rsvg(read: _Read, seconds: float) -> bytes:
 
 
 def _chromium(read: _Read, seconds: float) -> bytes:
+    """`_drawn_by_chromium`, drawn again (within `seconds` in all) when the browser's screenshot
+    came before its paint was done: under load, chromium has shown the top three quarters of a
+    picture and nothing below. The drawing page ends with a row of its own below the picture
+    (`_SENTINEL`), painted after it: a screenshot without that row is not used."""
+    started = time.monotonic()
+    for attempt in range(1, _PAINT_TRIES + 1):
+        left = seconds - (time.monotonic() - started)
+        png = _drawn_by_chromium(read, max(left, 1.0))
+        whole = _whole(png, read)
+        if whole is not None:
+            return whole
+        log.debug("chromium's screenshot came before its paint was done (try %d of %d)", attempt, _PAINT_TRIES)
+    raise SvgError(
+        f"chromium did not finish painting the picture in {_PAINT_TRIES} tries (the machine is very busy): "
+        "nothing was posted from it; a later run draws it again"
+    )
+
+
+def _drawn_by_chromium(read: _Read, seconds: float) -> bytes:
     """The SVG drawn by Debian's chromium, headless, as CBDQ's browser drew it (on a page with no
     margin, a transparent background), held three ways, each enough alone to keep the bot's files
     out of the picture: bubblewrap's sandbox (pictures/sandbox.py: no file but the page's, no
@@ -606,7 +628,7 @@ def _chromium(read: _Read, seconds: float) -> bytes:
         ]
         said = _run(command, b"", "chromium", seconds, memory_kib=BROWSER_MEMORY_KIB)
         _browser_verdict(said, nonce)
-        return _cropped(_read_png(out), read)
+        return _read_png(out)
 
 
 # The page's time for scripts (virtual: a page that waits for nothing is drawn at once); the frame
@@ -622,9 +644,10 @@ def _drawing_page(read: _Read) -> bytes:
     return (
         b'<html xmlns="http://www.w3.org/1999/xhtml"><head>'
         + f'<meta http-equiv="Content-Security-Policy" content="{policy}"/>'.encode()
-        + b"<style>* { margin: 0; padding: 0; } html, body { background: transparent; overflow: hidden; } body > svg { display: block; }</style>"
+        + b"<style>* { margin: 0; padding: 0; } html, body { background: transparent; overflow: hidden; } body > svg { display: block; overflow: hidden; }</style>"
         + b"</head><body>"
         + _serialized(read.root)
+        + f'<div style="display: block; height: 1px; width: {read.width}px; background: {_SENTINEL_CSS};"></div>'.encode()
         + b"</body></html>"
     )
 
@@ -722,21 +745,37 @@ _WINDOW_MARGIN = 100
 
 
 def _window_margin(height: int) -> int:
-    """How much taller than the picture chromium's window is made (see `_SHORT_WINDOW`)."""
-    return _WINDOW_MARGIN if height < _SHORT_WINDOW else 0
+    """How much taller than the picture chromium's window is made (see `_SHORT_WINDOW`): at
+    least the row of `_SENTINEL` below it."""
+    return _WINDOW_MARGIN if height < _SHORT_WINDOW else 1
 
 
-def _cropped(png: bytes, read: _Read) -> bytes:
-    """Chromium's screenshot cut to the SVG's size (its window may be taller: `_window_margin`)."""
-    if not _window_margin(read.height) or not png.startswith(b"\x89PNG\r\n\x1a\n"):
+# The row the drawing page paints below the picture, after it: a screenshot that holds it was
+# taken after the whole picture was painted (`_whole`).
+_SENTINEL = (255, 0, 255)
+_SENTINEL_CSS = "#ff00ff"
+_PAINT_TRIES = 3
+
+
+def _whole(png: bytes, read: _Read) -> Optional[bytes]:
+    """Chromium's screenshot cut to the SVG's size, or None when the row below the picture is not
+    the drawing page's `_SENTINEL` (the screenshot came before the paint was done). A file that is
+    no PNG is left to `_read_png`'s callers to refuse."""
+    if not png.startswith(b"\x89PNG\r\n\x1a\n"):
         return png
     import io
 
     from .prepare import pillow
 
     with pillow().open(io.BytesIO(png)) as image:
-        if image.size == (read.width, read.height):
-            return png
+        if image.height <= read.height:
+            return None
+        row = image.convert("RGBA").crop((0, read.height, read.width, read.height + 1))
+        if any(
+            pixel[:3] != _SENTINEL or pixel[3] != 255
+            for pixel in (row.getpixel((0, 0)), row.getpixel((read.width - 1, 0)))
+        ):
+            return None
         out = io.BytesIO()
         image.crop((0, 0, read.width, read.height)).save(out, format="PNG")
         return out.getvalue()
