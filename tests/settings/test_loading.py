@@ -358,6 +358,7 @@ _EXAMPLES = {
     "svg_renderer": ["auto", "rsvg", "chromium", "Chromium", ""],
     "dollars": ["5", "12.50", "$20", ""],
     "endpoint": ["https://hc-ping.com/abc-123", "http://127.0.0.1:8080/topic", ""],
+    "video_service": ["auto", "none", "NONE", "https://video.bsky.app", "http://127.0.0.1:8042"],
 }
 _TRICKY = st.one_of(st.sampled_from("[]:/.%@#'\"\\{}\x00\u00b2\u0663\ufeff \t"), st.characters())
 

@@ -41,6 +41,7 @@ __all__ = [
     "BLUESKY_HANDLE",
     "BLUESKY_LINK_CARDS",
     "BLUESKY_SERVICE",
+    "BLUESKY_VIDEO_SERVICE",
     "DEFAULT_SERVICE",
     "LINK_CARDS_LOCAL",
     "NETWORK",
@@ -78,7 +79,22 @@ def _parse_app_password(name: str, text: str, where: str, base_dir: Optional[Pat
     return value
 
 
+def _parse_video_service(name: str, text: str, where: str, base_dir: Optional[Path], setting: Setting) -> str:
+    """auto, none, or a video service's base URL."""
+    word = text.strip().lower()
+    if word in ("auto", "none"):
+        return word
+    try:
+        return URL.convert(name, text, where, base_dir, setting)
+    except ConfigError:
+        raise ConfigError(
+            f"{name}={show(text)} from {where} is not auto, none or a base URL like https://video.bsky.app: "
+            "leave it unset (auto) unless your PDS has a video service of its own"
+        ) from None
+
+
 HANDLE = SettingType("handle", _parse_handle)
+VIDEO_SERVICE = SettingType("video_service", _parse_video_service)
 APP_PASSWORD = SettingType("app_password", _parse_app_password)
 
 
@@ -93,6 +109,14 @@ BLUESKY_APP_PASSWORD = Setting(
 )
 BLUESKY_SERVICE = Setting(
     "BLUESKY_SERVICE", DEFAULT_SERVICE, URL, "Bluesky: your PDS (the default serves bsky.social accounts)"
+)
+BLUESKY_VIDEO_SERVICE = Setting(
+    "BLUESKY_VIDEO_SERVICE",
+    "auto",
+    VIDEO_SERVICE,
+    "Bluesky: where a video goes before its post: auto sends it through Bluesky's video service "
+    "(video.bsky.app, its daily limits asked first) for an account Bluesky hosts, and straight to "
+    "the PDS for a self-hosted one; none, always straight to the PDS; or a video service's URL",
 )
 BLUESKY_LINK_CARDS = Setting(
     "BLUESKY_LINK_CARDS",
@@ -128,7 +152,14 @@ class Bluesky(Network):
             pi32=".venv/bin/pip install -r requirements-pi.txt && .venv/bin/pip install -q --no-deps atproto==0.0.73",
         ),
     )
-    settings = by_name(BLUESKY_HANDLE, BLUESKY_APP_PASSWORD, BLUESKY_SERVICE, BLUESKY_LINK_CARDS, LINK_CARDS_LOCAL)
+    settings = by_name(
+        BLUESKY_HANDLE,
+        BLUESKY_APP_PASSWORD,
+        BLUESKY_SERVICE,
+        BLUESKY_VIDEO_SERVICE,
+        BLUESKY_LINK_CARDS,
+        LINK_CARDS_LOCAL,
+    )
     required = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
     guide = "Getting a Bluesky app password"
     site = "bsky.app"
@@ -164,6 +195,7 @@ class Bluesky(Network):
             retries=config[API_RETRIES],
             link_cards=bool(config[BLUESKY_LINK_CARDS]),
             card_limits=card_limits(config),
+            video_service=str(config[BLUESKY_VIDEO_SERVICE]),
         )
 
     def reader(self, config: Config) -> BlueskyReader:

@@ -1,7 +1,7 @@
 """Pictures and videos on a Bluesky post: what one may be there, and their upload, before the post
 is sent: the atproto SDK's ``upload_blob`` to the account's own PDS (which every PDS takes, a
 self-hosted one too; the PDS hands the blob to the AppView's video processing when the post is
-seen), then an ``app.bsky.embed.images`` embed with ``alt`` and ``aspectRatio``, or for a video
+seen), or for a video, where the account's host has one, its video service (videoservice.py), then an ``app.bsky.embed.images`` embed with ``alt`` and ``aspectRatio``, or for a video
 (alone) an ``app.bsky.embed.video`` embed with the same::
 
     prepared = fit_pictures(images, image_limits())
@@ -11,7 +11,7 @@ seen), then an ``app.bsky.embed.images`` embed with ``alt`` and ``aspectRatio``,
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from ...errors import ErrorKind, PostError
 from ...pictures.limits import ImageLimits
@@ -45,11 +45,19 @@ def image_limits() -> ImageLimits:
     )
 
 
-def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backoff, call: Callable[..., Any]) -> Any:
+def bluesky_embed(
+    client: Any,
+    images: Sequence[PreparedImage],
+    *,
+    policy: Backoff,
+    call: Callable[..., Any],
+    through: Optional[Callable[[int, PreparedImage], Any]] = None,
+) -> Any:
     """Upload each picture as a blob and return the ``app.bsky.embed.images`` embed naming them,
     with alt text and aspect ratio (without it the app crops the picture); a video's blob as an
     ``app.bsky.embed.video`` embed, with its alt text and aspect ratio. `call` runs an SDK
-    step, turning its errors into PostErrors."""
+    step, turning its errors into PostErrors; `through(number, video)`, when given, sends a video
+    through a video service (videoservice.py) and gives its blob, instead of ``upload_blob``."""
     from atproto_client import models
     from atproto_client.exceptions import AtProtocolError
 
@@ -68,16 +76,14 @@ def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backo
 
     embedded = []
     for number, image in enumerate(images, start=1):
+        if image.is_video and through is not None:
+            return _video_embed(models, through(number, image), image)
         try:
             blob = retried(policy, partial(call, upload, number, image), what=f"upload {image.name}")
         except PostError as exc:
             raise exc if exc.kind == ErrorKind.PICTURE else upload_failed("Bluesky", number, image, exc) from None
         if image.is_video:  # alone on its post (fit_pictures saw to it)
-            return models.AppBskyEmbedVideo.Main(
-                video=blob,
-                alt=image.alt or None,
-                aspect_ratio=models.AppBskyEmbedDefs.AspectRatio(width=image.width, height=image.height),
-            )
+            return _video_embed(models, blob, image)
         embedded.append(
             models.AppBskyEmbedImages.Image(
                 alt=image.alt,
@@ -86,3 +92,12 @@ def bluesky_embed(client: Any, images: Sequence[PreparedImage], *, policy: Backo
             )
         )
     return models.AppBskyEmbedImages.Main(images=embedded)
+
+
+def _video_embed(models: Any, blob: Any, video: PreparedImage) -> Any:
+    """The ``app.bsky.embed.video`` of `video`'s blob, with its alt text and aspect ratio."""
+    return models.AppBskyEmbedVideo.Main(
+        video=blob,
+        alt=video.alt or None,
+        aspect_ratio=models.AppBskyEmbedDefs.AspectRatio(width=video.width, height=video.height),
+    )

@@ -88,6 +88,7 @@ class BlueskyPoster:
         backoff: float = 2.0,
         link_cards: bool = False,
         card_limits: Optional[Limits] = None,
+        video_service: str = "auto",
     ) -> None:
         self.handle = login.handle.strip().lstrip("@").lower()  # handles are case-insensitive
         self._password = login.app_password
@@ -102,6 +103,7 @@ class BlueskyPoster:
         self._on_trust = False
         self._link_cards = link_cards  # BLUESKY_LINK_CARDS (on unless set to no) turns them on
         self._card_limits = card_limits
+        self._video_service = video_service  # BLUESKY_VIDEO_SERVICE: auto, none or a URL (videoservice.py)
 
     @property
     def account_url(self) -> str:
@@ -288,9 +290,24 @@ class BlueskyPoster:
     # -- the steps, each through the SDK -------------------------------------------------------
 
     def _pictures(self, images: Sequence[Any]) -> Any:
-        """The pictures fitted to Bluesky's limits, uploaded as blobs, as the post's embed (media.py)."""
+        """The pictures fitted to Bluesky's limits, uploaded as blobs, as the post's embed (media.py);
+        a video through the account's video service, where it has one (videoservice.py)."""
         prepared = fit_pictures(images, image_limits())
-        return bluesky_embed(self._call(self._connect), prepared, policy=self._policy, call=self._call)
+        client = self._call(self._connect)
+        through = None
+        if any(image.is_video for image in prepared):
+            from .videoservice import account_of, upload_through, video_service_for
+
+            service = video_service_for(self._video_service, account_of(client)[1])
+            if service is not None:
+
+                def through(number: int, video: Any) -> Any:
+                    return upload_through(
+                        client, service, video, number=number, timeout=self._timeout, policy=self._policy,
+                        call=self._call_at,
+                    )  # fmt: skip
+
+        return bluesky_embed(client, prepared, policy=self._policy, call=self._call, through=through)
 
     def _record(
         self,
@@ -372,6 +389,10 @@ class BlueskyPoster:
 
     def _call(self, step: Callable[..., Any], *args: Any) -> Any:
         """Run one SDK step, turning its exceptions into PostErrors that say what to do."""
+        return self._call_at(self._service, step, *args)
+
+    def _call_at(self, where: str, step: Callable[..., Any], *args: Any) -> Any:
+        """`_call` for a step sent to the server at `where` (the PDS, or a video service)."""
         import httpx
         from atproto_client.exceptions import AtProtocolError
 
@@ -380,11 +401,11 @@ class BlueskyPoster:
         try:
             return step(*args)
         except AtProtocolError as exc:
-            raise classify(exc, self.handle, self._service) from None
+            raise classify(exc, self.handle, where) from None
         # The SDK passes some through as they are: a dropped reply, one that could not be
         # unpacked, one past the bound on an answer.
         except (httpx.HTTPError, AnswerTooLarge) as exc:
-            raise network_error(exc, self._service) from None
+            raise network_error(exc, where) from None
 
     def _ask(self, request: Callable[[], Any]) -> Any:
         """One request of the SDK, alone (nothing of the bot's is built in it), whose answer may not

@@ -21,7 +21,17 @@ from .errors import reason
 if TYPE_CHECKING:
     from atproto_client import Client
 
-__all__ = ["FRESH_FOR", "Saved", "fresh_session", "load_session", "log_in", "save_session", "tokens", "trusted_did"]
+__all__ = [
+    "FRESH_FOR",
+    "Saved",
+    "fresh_session",
+    "load_session",
+    "log_in",
+    "save_session",
+    "sdk_request",
+    "tokens",
+    "trusted_did",
+]
 
 log = logging.getLogger(__package__)  # its lines log as the poster's do
 
@@ -48,14 +58,9 @@ def log_in(
     refused (`trusted_did` says when this happens)."""
     from atproto_client import Client
     from atproto_client.exceptions import BadRequestError, UnauthorizedError
-    from atproto_client.request import Request
 
-    from ..http import httpx_hooks, httpx_transport
-
-    def request() -> Request:
-        """The SDK's requests, each answer read within the bound all networks share and within
-        `timeout` in all."""
-        return Request(timeout=timeout, event_hooks=httpx_hooks(), transport=httpx_transport(timeout))
+    def request() -> Any:
+        return sdk_request(timeout)
 
     did = None
     client = Client(base_url=service, request=request())
@@ -77,6 +82,16 @@ def log_in(
     if not saved:
         client.login(handle, password, fetch_bsky_profile=False)  # save notes the DID
     return client, did
+
+
+def sdk_request(timeout: float) -> Any:
+    """The SDK's requests (an atproto_client Request), each answer read within the bound all
+    networks share and within `timeout` in all: for the PDS, and for a video service."""
+    from atproto_client.request import Request
+
+    from ..http import httpx_hooks, httpx_transport
+
+    return Request(timeout=timeout, event_hooks=httpx_hooks(), transport=httpx_transport(timeout))
 
 
 def trusted_did(saved: str, now: Optional[float] = None) -> Optional[str]:
