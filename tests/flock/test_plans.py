@@ -183,3 +183,41 @@ def test_a_tick_in_which_every_bot_skips_starts_no_process_and_counts_each_bot_s
         assert streak["runs"] == 1 and streak["one_in"] == 1000000
         assert f"{name}: skipped: rolled {streak['roll']} (posts on 0 of 1-in-1000000)" in caplog.text
     finish(daemon)
+
+
+def test_a_bot_s_changed_env_is_read_again_before_its_die_is_rolled(tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    """The die the daemon rolls is the one the bot's run knows: TWEET_ONE_IN changed in its .env
+    (no SIGHUP) is the die of its next run; a .env that no longer reads leaves the run to say why."""
+    now = datetime.now(timezone.utc).replace(second=0, microsecond=0)  # times on the minute
+    times = ",".join(f"{now + timedelta(minutes=minutes):%H:%M}" for minutes in (1, 2, 3))
+    settings = {
+        "TWEET_TIMES": times,
+        "TWEET_TIMEZONE": "UTC",
+        "TWEET_ONE_IN": "1000000",
+        "POST_TO": "mastodon",
+        "MASTODON_INSTANCE": "http://127.0.0.1:9",
+        "MASTODON_ACCESS_TOKEN": "token-of-eve-abcdefghijklmnop",
+    }
+    write_bot(tmp_path / "eve", settings, "eve's line\n")
+    made = run_in_process(["--bots", str(tmp_path), "--bot", "eve", "--dry-run"], environ={}, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    clock, started, rolls = Clock(), [], []
+    clock.now = now
+    daemon = daemon_for(tmp_path, clock, started, rolls=rolls)
+    daemon.rng = random.Random(5)
+    daemon.load()
+    clock.now = now + timedelta(minutes=1, seconds=30)
+    daemon.tick()
+    assert started == []  # a miss of 1,000,000 counted in place
+    env = tmp_path / "eve" / ".env"
+    env.write_text(env.read_text().replace("TWEET_ONE_IN=1000000", "TWEET_ONE_IN=1"))
+    clock.now = now + timedelta(minutes=2, seconds=30)
+    daemon.tick()
+    assert started == [("eve", "run")] and rolls == [0]  # the new die: every run posts
+    finish(daemon)
+    env.write_text(env.read_text() + "TWEET_ONE_IN=many\n")
+    clock.now = now + timedelta(minutes=3, seconds=30)
+    daemon.tick()
+    assert started[-1] == ("eve", "run") and len(started) == 2  # started, to say what is wrong
+    finish(daemon)

@@ -71,6 +71,7 @@ class Plan:
     line_times: Optional[Callable[[Optional[datetime]], Optional[datetime]]] = None  # its one-offs'
     line_due: Optional[datetime] = None  # its next one-off line's time
     reply_due: Optional[datetime] = None  # its next round of replies (REPLY_RULES set)
+    read_from: Optional[Tuple[int, int]] = None  # its .env as it was read (`env_stamp`)
 
     @classmethod
     def of(cls, bot: Bot, config: Config, now: datetime) -> Plan:
@@ -79,6 +80,7 @@ class Plan:
         zone = zone_for(config[TWEET_TIMEZONE] or None)
         times = tuple(config[TWEET_TIMES])
         plan = cls(bot, config, times, zone, float(config[TWEET_JITTER]), float(config[RUN_DEADLINE]))
+        plan.read_from = env_stamp(bot.env_file)
         plan.due = next_time(times, now=now, zone=zone)
         plan.line_times = OneOffTimes(lambda: config)
         plan.line_due = plan.line_times(now - timedelta(seconds=config[LATE_BY]))
@@ -195,10 +197,30 @@ class FlockDaemon:
                 format_duration(now - due),
             )
             return
+        fresh = self._reread(plan) if kind == "run" else True
         rolled = roll(plan.config[TWEET_ONE_IN], self.rng) if kind == "run" else None
-        if rolled is not None and not self.dry_run and self._skipped_here(plan, rolled):
+        if rolled is not None and fresh and not self.dry_run and self._skipped_here(plan, rolled):
             return
         self._start(plan, kind, rolled)
+
+    def _reread(self, plan: Plan) -> bool:
+        """The bot's settings read again when its .env changed since they were read: the die the
+        daemon rolls is the one the run knows (TWEET_ONE_IN), and a skip counted here follows
+        today's settings (its times change on SIGHUP). False when they no longer read: its run,
+        started all the same, says why."""
+        stamp = env_stamp(plan.bot.env_file)
+        if stamp == plan.read_from:
+            return True
+        try:
+            plan.config = self.read(plan.bot)
+        except BotError as exc:
+            log.debug("%s: its .env changed and cannot be read (%s): its run says why", plan.bot.name, _first(exc))
+            return False
+        except Exception:  # a bug met reading one bot's settings holds no run back
+            log.exception("%s: its changed settings could not be read (a bug: please report it)", plan.bot.name)
+            return False
+        plan.read_from = stamp
+        return True
 
     def _skipped_here(self, plan: Plan, rolled: int) -> bool:
         """Whether the run the roll skips was counted here, in the bot's history, as its own run
@@ -312,6 +334,15 @@ class FlockDaemon:
                 signal.signal(signum, handler)  # type: ignore[arg-type]
 
         return put_back
+
+
+def env_stamp(path: Path) -> Optional[Tuple[int, int]]:
+    """When a file was last changed and its size, to see cheaply that it changed; None if it is gone."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
 
 
 def _first(error: BotError) -> str:

@@ -171,23 +171,32 @@ def prepare_video(source: Source, limits: ImageLimits, *, name: str, mime_type: 
     if not limits.video_bytes:
         raise VideoError(f"{name} is a video; {limits.where} takes no videos here: post it elsewhere")
     with tempfile.TemporaryDirectory(prefix="twitterbot-video-") as folder:
-        given = _given(source, Path(folder))
-        info = probe(given, mime_type, name, given.stat().st_size)
-        if limits.video_seconds and info.seconds > limits.video_seconds:
-            raise VideoError(
-                f"{name} is {info.seconds:.1f} s long; {limits.where} takes {limits.video_seconds:g} s: "
-                "cut it shorter (nothing was uploaded)"
-            )
-        reasons = _why_encode(info, limits)
-        out = Path(folder) / "prepared.mp4"
-        if reasons:
-            _encode(given, info, limits, out, name)
-            steps = ("re-encoded as H.264" + (" and AAC" if info.audio else "") + f" ({', '.join(reasons)})",)
-            width, height = _scaled_size(info, limits)
-        else:
-            _copy(given, info, out, name)
-            steps = ("sent as it is, in an MP4", "metadata removed (no re-encoding)")
-            width, height = info.width, info.height
+        given, out = _given(source, Path(folder)), Path(folder) / "prepared.mp4"
+        size = given.stat().st_size
+        # The copy most clips need starts beside ffprobe's look (a copy decodes no frame), and is
+        # stopped at once when the look refuses the clip or finds it must be re-encoded: the clip
+        # is ready in about the time ffmpeg alone takes to copy it.
+        copying = _spawn(_copy_command(given, mime_type, size, out)) if size <= MOST_BYTES else None
+        try:
+            info = probe(given, mime_type, name, size)
+            if limits.video_seconds and info.seconds > limits.video_seconds:
+                raise VideoError(
+                    f"{name} is {info.seconds:.1f} s long; {limits.where} takes {limits.video_seconds:g} s: "
+                    "cut it shorter (nothing was uploaded)"
+                )
+            reasons = _why_encode(info, limits)
+            if reasons:
+                _abandon(copying)
+                _encode(given, info, limits, out, name)
+                steps = ("re-encoded as H.264" + (" and AAC" if info.audio else "") + f" ({', '.join(reasons)})",)
+                width, height = _scaled_size(info, limits)
+            else:
+                assert copying is not None  # a file over MOST_BYTES is refused by the look
+                _waited(copying, name, 60.0 + info.seconds / 4, "copy")
+                steps = ("sent as it is, in an MP4", "metadata removed (no re-encoding)")
+                width, height = info.width, info.height
+        finally:
+            _abandon(copying)
         data = out.read_bytes()
     if len(data) > limits.video_bytes:
         raise VideoError(
@@ -358,12 +367,12 @@ def _copy_within(stream: IO[bytes], copy: IO[bytes], most: int, name: Path) -> N
 _FIRST_STREAMS_BARE = ("-map", "0:v:0", "-map", "0:a:0?", "-map_metadata", "-1", "-map_chapters", "-1")
 
 
-def _copy(given: Path, info: VideoInfo, out: Path, name: str) -> None:
-    """The clip's first video and sound streams copied into an MP4 without any metadata (the
-    container's, the streams', chapters), the index first so it plays while it loads."""
-    command = _limited(
+def _copy_command(given: Path, mime_type: str, size: int, out: Path) -> List[str]:
+    """ffmpeg copying the clip's first video and sound streams into an MP4 without any metadata
+    (the container's, the streams', chapters), the index first so it plays while it loads."""
+    return _limited(
         "ffmpeg",
-        *_reading(given, info.mime_type),
+        *_reading(given, mime_type),
         *_FIRST_STREAMS_BARE,
         "-c",
         "copy",
@@ -374,9 +383,8 @@ def _copy(given: Path, info: VideoInfo, out: Path, name: str) -> None:
         "-f",
         "mp4",
         str(out),
-        write=info.size * 2 + 1024 * 1024,
+        write=size * 2 + 1024 * 1024,
     )
-    _run(command, name, 60.0 + info.seconds / 4, "copy")
 
 
 def _encode(given: Path, info: VideoInfo, limits: ImageLimits, out: Path, name: str) -> None:
@@ -455,13 +463,31 @@ def _limited(program: str, *arguments: str, write: int = 64 * 1024 * 1024) -> Li
 def _run(command: List[str], name: str, seconds: float, doing: str) -> bytes:
     """`command` in a session of its own, stopped with every process it started after `seconds`;
     its standard output, or VideoError with what it said."""
-    with subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    ) as child:
+    return _waited(_spawn(command), name, seconds, doing)
+
+
+def _spawn(command: List[str]) -> subprocess.Popen:
+    """`command` started in a session of its own (so that every process it starts can be stopped)."""
+    return subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+
+
+def _abandon(child: Optional[subprocess.Popen]) -> None:
+    """A child no longer wanted (or already done) stopped, waited for and its pipes closed."""
+    if child is None:
+        return
+    if child.returncode is None:
+        _stop(child)
+    for stream in (child.stdout, child.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def _waited(child: subprocess.Popen, name: str, seconds: float, doing: str) -> bytes:
+    """`child` waited for at most `seconds` (then stopped with every process it started): its
+    standard output, or VideoError with what it said."""
+    with child:
         try:
             out, said = child.communicate(timeout=seconds)
         except subprocess.TimeoutExpired:
