@@ -135,9 +135,10 @@ def ffmpeg_missing() -> Optional[str]:
     return "ffmpeg is not installed, and it prepares videos and animated GIFs: sudo apt install ffmpeg"
 
 
-def probe(path: Path, mime_type: str, name: str, size: int) -> VideoInfo:
+def probe(path: Path, mime_type: str, name: str, size: int, *, fds: Tuple[int, ...] = ()) -> VideoInfo:
     """`path` read by ffprobe (the demuxer its first bytes name), refused with VideoError when it
-    is damaged or announces what no network takes or no Pi can decode."""
+    is damaged or announces what no network takes or no Pi can decode. `fds`: the open files
+    ffprobe is given (the user's clip, read through the bot's own descriptor: /dev/fd/N)."""
     if size > MOST_BYTES:
         raise VideoError(f"{name} is {size:,} bytes; no network takes a video over {MOST_BYTES:,}: make it shorter")
     command = _limited(
@@ -154,7 +155,7 @@ def probe(path: Path, mime_type: str, name: str, size: int) -> VideoInfo:
         "-show_streams",
         f"file:{path}",
     )
-    said = _run(command, name, PROBE_SECONDS, "read")
+    said = _run(command, name, PROBE_SECONDS, "read", fds=fds)
     try:
         found = json.loads(said.decode("utf-8", "replace"))
         return _info(found, mime_type, name, size)
@@ -170,15 +171,14 @@ def prepare_video(source: Source, limits: ImageLimits, *, name: str, mime_type: 
         raise VideoError(f"{name} is a video; {missing}")
     if not limits.video_bytes:
         raise VideoError(f"{name} is a video; {limits.where} takes no videos here: post it elsewhere")
-    with tempfile.TemporaryDirectory(prefix="twitterbot-video-") as folder:
-        given, out = _given(source, Path(folder)), Path(folder) / "prepared.mp4"
-        size = given.stat().st_size
+    with tempfile.TemporaryDirectory(prefix="twitterbot-video-") as folder, contextlib.ExitStack() as stack:
+        given, out = _given(source, Path(folder), stack), Path(folder) / "prepared.mp4"
         # The copy most clips need starts beside ffprobe's look (a copy decodes no frame), and is
         # stopped at once when the look refuses the clip or finds it must be re-encoded: the clip
         # is ready in about the time ffmpeg alone takes to copy it.
-        copying = _spawn(_copy_command(given, mime_type, size, out)) if size <= MOST_BYTES else None
+        copying = _spawn(_copy_command(given.path, mime_type, given.size, out), given.fds)
         try:
-            info = probe(given, mime_type, name, size)
+            info = probe(given.path, mime_type, name, given.size, fds=given.fds)
             if limits.video_seconds and info.seconds > limits.video_seconds:
                 raise VideoError(
                     f"{name} is {info.seconds:.1f} s long; {limits.where} takes {limits.video_seconds:g} s: "
@@ -187,11 +187,10 @@ def prepare_video(source: Source, limits: ImageLimits, *, name: str, mime_type: 
             reasons = _why_encode(info, limits)
             if reasons:
                 _abandon(copying)
-                _encode(given, info, limits, out, name)
+                _encode(given.path, info, limits, out, name, fds=given.fds)
                 steps = ("re-encoded as H.264" + (" and AAC" if info.audio else "") + f" ({', '.join(reasons)})",)
                 width, height = _scaled_size(info, limits)
             else:
-                assert copying is not None  # a file over MOST_BYTES is refused by the look
                 _waited(copying, name, 60.0 + info.seconds / 4, "copy")
                 steps = ("sent as it is, in an MP4", "metadata removed (no re-encoding)")
                 width, height = info.width, info.height
@@ -219,7 +218,7 @@ def gif_as_video(data: bytes, limits: ImageLimits, *, name: str, width: int, hei
     if missing:
         raise VideoError(f"{name} is an animated GIF and {limits.where} shows none; {missing}")
     with tempfile.TemporaryDirectory(prefix="twitterbot-video-") as folder:
-        given = _given(data, Path(folder))
+        given = _written(data, Path(folder))
         info = probe(given, "image/gif", name, len(data))
         if limits.video_seconds and info.seconds > limits.video_seconds:
             raise VideoError(
@@ -326,19 +325,40 @@ def _scaled_size(info: VideoInfo, limits: ImageLimits) -> Tuple[int, int]:
     return max(2, int(info.width * scale) // 2 * 2), max(2, int(info.height * scale) // 2 * 2)
 
 
-def _given(source: Source, folder: Path) -> Path:
-    """The video as a file ffprobe and ffmpeg may read: the user's own file, copied (read as a
-    regular file: a FIFO or a device is refused) into the bot's private folder, so that the
-    programs read only what the bot chose; a job's bytes, written there."""
-    given = folder / "given"
+@dataclass(frozen=True)
+class _Given:
+    """The clip as ffprobe and ffmpeg read it: `path`, its `size`, and the open files they are
+    given (`fds`: the descriptor `path` reads through, when it is the user's file)."""
+
+    path: Path
+    size: int
+    fds: Tuple[int, ...] = ()
+
+
+def _given(source: Source, folder: Path, stack: contextlib.ExitStack) -> _Given:
+    """The video as ffprobe and ffmpeg may read it: a job's bytes, written into the bot's private
+    folder; the user's file, opened by the bot (a regular file: a FIFO or a device is refused) and
+    read by them through that descriptor (/dev/fd/N, held open in `stack`), so that the programs
+    read only what the bot chose, and no private copy of it is made. Where /dev/fd is missing (no
+    /proc), the file is copied into the private folder as it is read."""
     if isinstance(source, bytes):
-        given.write_bytes(source)
-        return given
+        return _Given(_written(source, folder), len(source))
     from ..files import NotAFile, open_regular
 
     try:
-        with open_regular(source) as stream, given.open("wb") as copy:
+        stream = stack.enter_context(open_regular(source))
+        size = os.fstat(stream.fileno()).st_size
+        if size > MOST_BYTES:
+            raise VideoError(
+                f"{source} is over {MOST_BYTES:,} bytes; no network takes a video that big: make it shorter"
+            )
+        through = Path(f"/dev/fd/{stream.fileno()}")
+        if through.exists():
+            return _Given(through, size, (stream.fileno(),))
+        given = folder / "given"
+        with given.open("wb") as copy:
             _copy_within(stream, copy, MOST_BYTES, source)
+        return _Given(given, given.stat().st_size)
     except NotAFile as exc:
         raise VideoError(f"{source} is {exc.kind}, not a video file: name the video file itself") from None
     except FileNotFoundError:
@@ -347,6 +367,12 @@ def _given(source: Source, folder: Path) -> Path:
         ) from None
     except OSError as exc:
         raise VideoError(f"cannot read {source}: {exc.strerror or exc}: check the file") from None
+
+
+def _written(data: bytes, folder: Path) -> Path:
+    """`data` (a job's video, an animated GIF) as a file of the bot's private folder."""
+    given = folder / "given"
+    given.write_bytes(data)
     return given
 
 
@@ -387,7 +413,9 @@ def _copy_command(given: Path, mime_type: str, size: int, out: Path) -> List[str
     )
 
 
-def _encode(given: Path, info: VideoInfo, limits: ImageLimits, out: Path, name: str) -> None:
+def _encode(
+    given: Path, info: VideoInfo, limits: ImageLimits, out: Path, name: str, *, fds: Tuple[int, ...] = ()
+) -> None:
     """The clip re-encoded: H.264 (yuv420p, as every player takes), scaled down to the network's
     side, at a bit rate that fits its bytes (a 5% margin for the container), AAC sound."""
     width, height = _scaled_size(info, limits)
@@ -422,7 +450,7 @@ def _encode(given: Path, info: VideoInfo, limits: ImageLimits, out: Path, name: 
         write=limits.video_bytes * 2,
     )
     # A Pi Zero 2 W encodes 720p at about real time; a hostile clip is stopped at this limit.
-    _run(command, name, 60.0 + info.seconds * 6, "re-encode")
+    _run(command, name, 60.0 + info.seconds * 6, "re-encode", fds=fds)
 
 
 def _reading(given: Path, mime_type: str) -> List[str]:
@@ -460,16 +488,22 @@ def _limited(program: str, *arguments: str, write: int = 64 * 1024 * 1024) -> Li
     ]
 
 
-def _run(command: List[str], name: str, seconds: float, doing: str) -> bytes:
+def _run(command: List[str], name: str, seconds: float, doing: str, *, fds: Tuple[int, ...] = ()) -> bytes:
     """`command` in a session of its own, stopped with every process it started after `seconds`;
     its standard output, or VideoError with what it said."""
-    return _waited(_spawn(command), name, seconds, doing)
+    return _waited(_spawn(command, fds), name, seconds, doing)
 
 
-def _spawn(command: List[str]) -> subprocess.Popen:
-    """`command` started in a session of its own (so that every process it starts can be stopped)."""
+def _spawn(command: List[str], fds: Tuple[int, ...] = ()) -> subprocess.Popen:
+    """`command` started in a session of its own (so that every process it starts can be stopped),
+    given the open files `fds` and no other."""
     return subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        pass_fds=fds,
     )
 
 
