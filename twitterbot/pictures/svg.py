@@ -626,7 +626,14 @@ def _drawn_by_chromium(read: _Read, seconds: float) -> bytes:
             str(_MAX_PNG_BYTES // 512),
             *sandboxed(browser, where),
         ]
-        said = _run(command, b"", "chromium", seconds, memory_kib=BROWSER_MEMORY_KIB)
+        said = _run(
+            command,
+            b"",
+            "chromium",
+            seconds,
+            memory_kib=BROWSER_MEMORY_KIB,
+            watch=lambda so_far: _overreach(so_far, nonce),
+        )
         _browser_verdict(said, nonce)
         return _read_png(out)
 
@@ -699,8 +706,25 @@ def _browser_verdict(said: bytes, nonce: str) -> None:
     """SvgError when the browser's console says the drawing reached past its page (a file, the
     network, a navigation, a form, a window), ran out of memory, or was never drawn (the browser
     crashed or was stopped): naming what it did, never drawn into a post."""
-    messages = _CONSOLE.findall(said.decode("utf-8", "replace"))
+    messages = _overreach(said, nonce)
     loads = [line for line in messages if line.startswith(f"{nonce} load ")]
+    if len(loads) > 1:
+        raise SvgError(
+            "the SVG navigated away from its drawing (a refresh, a link or a script), and a drawing may only show "
+            "what it holds: remove what navigates"
+        )
+    if not loads or f"{nonce} drawn" not in messages:
+        raise SvgError(
+            f"the SVG's page did not finish in its {_PAGE_MILLISECONDS / 1000:g} s (a script that runs too long, or "
+            f"ran out of the {RENDER_MEMORY_KIB // 1024} MiB a drawing may use, or the browser stopped): make it simpler"
+        )
+
+
+def _overreach(said: bytes, nonce: str) -> List[str]:
+    """The console's messages in what the browser has said so far; SvgError as soon as one says
+    the drawing reached past its page or ran out of memory (looked at while the browser runs too:
+    a navigation it was refused can leave it waiting out its whole time)."""
+    messages = _CONSOLE.findall(said.decode("utf-8", "replace"))
     for message in messages:
         if message.startswith(nonce):
             continue
@@ -715,16 +739,7 @@ def _browser_verdict(said: bytes, nonce: str) -> None:
                     f"the SVG tried to {what}{_named(message)}, and a drawing may only show what it holds: "
                     "remove the link, refresh, form or script that does it"
                 )
-    if len(loads) > 1:
-        raise SvgError(
-            "the SVG navigated away from its drawing (a refresh, a link or a script), and a drawing may only show "
-            "what it holds: remove what navigates"
-        )
-    if not loads or f"{nonce} drawn" not in messages:
-        raise SvgError(
-            f"the SVG's page did not finish in its {_PAGE_MILLISECONDS / 1000:g} s (a script that runs too long, or "
-            f"ran out of the {RENDER_MEMORY_KIB // 1024} MiB a drawing may use, or the browser stopped): make it simpler"
-        )
+    return messages
 
 
 def _named(message: str) -> str:
@@ -799,11 +814,19 @@ def _html_inside_foreign_objects(root: Element) -> None:
             stack.extend(element)
 
 
-def _run(command: List[str], given: bytes, name: str, seconds: float, *, memory_kib: int = 0) -> bytes:
+def _run(
+    command: List[str],
+    given: bytes,
+    name: str,
+    seconds: float,
+    *,
+    memory_kib: int = 0,
+    watch: Optional[Callable[[bytes], object]] = None,
+) -> bytes:
     """`command` run in a session of its own with `given` on its input; stopped (with every process
     it started) after `seconds`, or when all its processes together hold over `memory_kib` (looked
-    at every tenth of a second; 0: not looked at); what it said on its error output, or SvgError
-    with it when it fails."""
+    at every tenth of a second; 0: not looked at), or when `watch`, given what it has said so far
+    at each look, raises; what it said on its error output, or SvgError with it when it fails."""
     with subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
@@ -812,7 +835,7 @@ def _run(command: List[str], given: bytes, name: str, seconds: float, *, memory_
         start_new_session=True,
     ) as child:
         try:
-            said = _waited(child, given, name, seconds, memory_kib)
+            said = _waited(child, given, name, seconds, memory_kib, watch)
         finally:
             _stop(child)
     if child.returncode != 0:
@@ -820,17 +843,28 @@ def _run(command: List[str], given: bytes, name: str, seconds: float, *, memory_
     return said
 
 
-def _waited(child: subprocess.Popen, given: bytes, name: str, seconds: float, memory_kib: int) -> bytes:
-    """What `child` said on its error output once it ended, within `seconds` and `memory_kib`."""
+def _waited(
+    child: subprocess.Popen,
+    given: bytes,
+    name: str,
+    seconds: float,
+    memory_kib: int,
+    watch: Optional[Callable[[bytes], object]] = None,
+) -> bytes:
+    """What `child` said on its error output once it ended, within `seconds` and `memory_kib`,
+    shown to `watch` as it comes."""
     ends = time.monotonic() + seconds
     step: Optional[bytes] = given
+    looking = memory_kib or watch is not None
     while True:
         left = ends - time.monotonic()
         try:
-            _, said = child.communicate(step, timeout=max(0.01, min(left, _LOOK_EVERY if memory_kib else left)))
+            _, said = child.communicate(step, timeout=max(0.01, min(left, _LOOK_EVERY if looking else left)))
             return said
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired as waiting:
             step = None  # given once; a later call only reads
+            if watch is not None:
+                watch(waiting.stderr or b"")  # all it has said so far
         if time.monotonic() >= ends:
             raise SvgError(f"{name} took over {seconds:g} s to draw the SVG: make it simpler")
         held = session_memory_kib(child.pid) if memory_kib else 0
