@@ -12,7 +12,6 @@ file, REPLY_RULES, pictures, BOT_STATE_DIR) resolve from it, so its history and 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional, Tuple
 
@@ -37,32 +36,53 @@ def bot_name_problem(name: str) -> Optional[str]:
     )
 
 
-@dataclass(frozen=True)
 class Bot:
-    """One bot of the flock: its name and its folder (the checkout itself for the checkout's bot)."""
+    """One bot of the flock: its name and its folder (the checkout itself for the checkout's bot),
+    and whether it is the checkout's (the .env beside bot.py: today's layout). A plain class, as
+    the run's other values: every run looks for its flock, and a dataclass costs one to make."""
 
-    name: str
-    folder: Path
-    checkout: bool = False  # the bot of the .env beside bot.py (today's layout)
+    __slots__ = ("checkout", "folder", "name")
+
+    def __init__(self, name: str, folder: Path, checkout: bool = False) -> None:
+        self.name, self.folder, self.checkout = name, folder, checkout
 
     @property
     def env_file(self) -> Path:
         return self.folder / ".env"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Bot) and (self.name, self.folder, self.checkout) == (
+            other.name,
+            other.folder,
+            other.checkout,
+        )
 
-@dataclass(frozen=True)
+    def __hash__(self) -> int:
+        return hash((self.name, self.folder, self.checkout))
+
+    def __repr__(self) -> str:
+        return f"Bot({self.name!r}, {str(self.folder)!r}{', checkout=True' if self.checkout else ''})"
+
+
 class Flock:
     """The bots of one install: the checkout's own (if its .env exists) and one per folder of the
-    flock folder, in name order. `problems` names folders that are no bot (a bad name, a clash)."""
+    flock folder, in name order. `problems` names folders that are no bot (a bad name, a clash);
+    `home` is where `bot.py new` makes a bot (the flock folder, or bots/ to be)."""
 
-    folder: Optional[Path]  # the flock folder, if there is one
-    bots: Tuple[Bot, ...]
-    problems: Tuple[str, ...] = ()
-    home: Optional[Path] = None  # where `bot.py new` makes a bot: the flock folder, or bots/ to be
+    __slots__ = ("bots", "folder", "home", "problems")
 
-    def __post_init__(self) -> None:
-        if self.home is None:
-            object.__setattr__(self, "home", self.folder)
+    def __init__(
+        self,
+        folder: Optional[Path],
+        bots: Tuple[Bot, ...],
+        problems: Tuple[str, ...] = (),
+        home: Optional[Path] = None,
+    ) -> None:
+        self.folder, self.bots, self.problems = folder, bots, problems
+        self.home = folder if home is None else home
+
+    def __repr__(self) -> str:
+        return f"Flock({str(self.folder)!r}, {len(self.bots)} bots)"
 
     @classmethod
     def find(cls, named: Optional[Path], environ: Mapping[str, str], *, project_dir: Optional[Path]) -> Flock:
