@@ -13,15 +13,17 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime
-from typing import List, Mapping, Optional
+from typing import TYPE_CHECKING, List, Mapping, Optional
 from urllib.parse import urlencode
 
 from .. import LookUp, PostOptions
 from ..answers import MAX_ANSWER_BYTES, json_object, unreadable
-from ..mentions import Mention, MentionPage
 from ..request import Answer, Bounds, RequestError, request
 from .api import DEFAULT_BASE_URL, Credentials, limits_left, sign, status_url
 from .errors import network_error, refusal
+
+if TYPE_CHECKING:  # a post (XPoster is a reader) never reads mentions: imported by `mentions`
+    from ..mentions import Mention, MentionPage
 
 __all__ = ["XReader"]
 
@@ -73,6 +75,7 @@ class XReader:
         (``GET /2/users/me``), one more. When more are new than `limit`, the cursor stops at the
         last one given, so the next read gets the rest. Raises PostError, as a post does, when X
         cannot be asked or its answer cannot be read."""
+        from ..mentions import MentionPage
         from .mentions import MAX_PAGES, Cursor, mentions_query, read_page
 
         kept = Cursor.parse(cursor)
