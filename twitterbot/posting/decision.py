@@ -27,6 +27,7 @@ __all__ = [
     "decide",
     "gap_not_passed",
     "roll_die",
+    "clock_went_back",
     "warn_if_the_clock_went_back",
 ]
 
@@ -119,11 +120,18 @@ def gap_not_passed(store: HistoryStore, now: datetime, min_gap: timedelta) -> Op
     return last + min_gap
 
 
+def clock_went_back(store: HistoryStore, now: datetime) -> Optional[datetime]:
+    """When the last run says it started, if that is after `now` (the clock was ahead then, or is
+    behind now); None when it is not."""
+    last = store.last_run_started()
+    return last if last and last > now + CLOCK_SLACK else None
+
+
 def warn_if_the_clock_went_back(store: HistoryStore, now: datetime) -> None:
     """Once, in the first run after it: the last run is dated after now, so the clock was ahead
     then or is behind now. This run's own row, dated now, ends the warning."""
-    last = store.last_run_started()
-    if last and last > now + CLOCK_SLACK:
+    last = clock_went_back(store, now)
+    if last:
         log.warning(
             "the clock seems to have jumped: the last run is dated %s, after now (%s); posts dated in the "
             "future are left out of MAX_POSTS_PER_DAY and MIN_POST_GAP. Check the clock (timedatectl)",

@@ -23,12 +23,11 @@ from ..monitoring import monitored
 from ..settings.keys import LOG_FILE
 from ..settings.loading import Config, env_file_warnings
 from ..state.clock import Clock, utc_now
-from ..state.counting import CLOCK_SLACK
 from ..state.floor import clock_trouble
 from ..state.outcomes import Outcome
 from ..state.store import HistoryStore
 from .choose import hits
-from .decision import Skip, decide
+from .decision import Skip, clock_went_back, decide
 from .result import RunResult
 from .scheduled import RunRules, work_besides_the_roll
 from .sources import source_of
@@ -72,8 +71,7 @@ def _counted(store: HistoryStore, config: Config, rolled: int, clock: Clock) -> 
     now = clock()
     if clock_trouble(store.newest_record(), now) is not None:
         return "the clock is in question against its history"
-    last = store.last_run_started()
-    if last is not None and last > now + CLOCK_SLACK:
+    if clock_went_back(store, now):
         return "its last run is dated after now"
     source = source_of(config)
     rules = RunRules.of(config, source)

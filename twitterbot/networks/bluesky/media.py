@@ -1,8 +1,9 @@
 """Pictures and videos on a Bluesky post: what one may be there, and their upload, before the post
 is sent: the atproto SDK's ``upload_blob`` to the account's own PDS (which every PDS takes, a
 self-hosted one too; the PDS hands the blob to the AppView's video processing when the post is
-seen), or for a video, where the account's host has one, its video service (videoservice.py), then an ``app.bsky.embed.images`` embed with ``alt`` and ``aspectRatio``, or for a video
-(alone) an ``app.bsky.embed.video`` embed with the same::
+seen), or for a video, where the account's host has one, its video service (videoservice.py);
+then an ``app.bsky.embed.images`` embed with ``alt`` and ``aspectRatio``, or for a video (alone)
+an ``app.bsky.embed.video`` embed with the same::
 
     prepared = fit_pictures(images, image_limits())
     embed = bluesky_embed(client, prepared, policy=Backoff(2), call=poster_call)

@@ -120,16 +120,25 @@ class Saved:
 
 
 def fresh_session(saved: str, now: Optional[float] = None) -> Optional[Saved]:
-    """The saved session, read without the SDK (its session string: handle, DID, access token,
-    refresh token and PDS, joined by ":::"), when its access token has more than `FRESH_FOR`
-    seconds left, as `trusted_did` asks; else None (the SDK path then refreshes or logs in)."""
-    parts = saved.split(":::")
-    if len(parts) != 5:  # an older string without the PDS: the SDK reads it
+    """The saved session (`session_of`) when its access token has more than `FRESH_FOR` seconds
+    left, as `trusted_did` asks; else None (the SDK path then refreshes or logs in)."""
+    session = session_of(saved)
+    if session is None:
         return None
-    _, did, access, _, pds = parts
-    expires = _expiry(access)
+    expires = _expiry(session.access_jwt)
     if expires is None or expires - (time.time() if now is None else now) < FRESH_FOR:
         return None
+    return session
+
+
+def session_of(saved: str) -> Optional[Saved]:
+    """A session string read without the SDK (handle, DID, access token, refresh token and PDS,
+    joined by ":::", as the SDK exports it): its DID, access token and PDS's base URL; None for
+    one it cannot be (an older string without the PDS: the SDK reads it)."""
+    parts = saved.split(":::")
+    if len(parts) != 5:
+        return None
+    _, did, access, _, pds = parts
     if not did.startswith("did:") or not pds.startswith(("https://", "http://")):
         return None
     pds = pds.rstrip("/")

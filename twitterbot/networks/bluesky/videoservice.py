@@ -77,7 +77,7 @@ def upload_through(
 
     did, pds = account_of(client)
     videos = Client(base_url=service, request=sdk_request(timeout))
-    _within_limits(client, videos, service, video, number=number, call=call)
+    _within_limits(client, pds, videos, service, video, number=number, call=call)
     audience = call(pds, lambda: client.com.atproto.server.describe_server().did)
     token = _token(client, pds, audience, "com.atproto.repo.uploadBlob", UPLOAD_TOKEN_SECONDS, call)
 
@@ -108,9 +108,10 @@ def upload_through(
     return found["blob"]
 
 
-def _within_limits(client: Any, videos: Any, service: str, video: PreparedImage, *, number: int, call: Call) -> None:
+def _within_limits(
+    client: Any, pds: str, videos: Any, service: str, video: PreparedImage, *, number: int, call: Call
+) -> None:
     """Ask the service whether the account may upload this video now; a PostError if not."""
-    _, pds = account_of(client)
     token = _token(client, pds, service_did(service), "app.bsky.video.getUploadLimits", LIMITS_TOKEN_SECONDS, call)
     limits = _as_service(call, service, lambda: videos.app.bsky.video.get_upload_limits(headers=_bearer(token)))
     size = len(video.data)
@@ -166,9 +167,12 @@ def _as_service(call: Call, service: str, step: Callable[[], Any]) -> Any:
 
 def account_of(client: Any) -> Tuple[str, str]:
     """The logged-in account's DID and its PDS's base URL (the SDK's exported session names both)."""
-    parts = client.export_session_string().split(":::")
-    pds = parts[4].rstrip("/")
-    return parts[1], pds[: -len("/xrpc")] if pds.endswith("/xrpc") else pds
+    from .session import session_of
+
+    session = session_of(client.export_session_string())
+    if session is None:  # the SDK always exports all five parts once logged in
+        raise PostError("the atproto SDK gave no session to read the account's PDS from: report it")
+    return session.did, session.pds
 
 
 def _bearer(token: str) -> Dict[str, str]:
