@@ -206,6 +206,8 @@ def test_the_workers_are_asked_of_the_scheduler_not_the_clients_cache(two_worker
     """Dask's client refreshes its cached scheduler info every few seconds with a copy that lists
     no workers; read then, every worker of a count looked lost. As if that refresh always won:"""
     with connect(two_workers) as cluster:
+        # The module's cluster: a test before this one kills a worker, which its nanny restarts.
+        cluster.client.wait_for_workers(2, timeout=60)
 
         async def refreshed_without_workers(n_workers: int = 0) -> None:
             cluster.client._scheduler_identity = {"workers": {}}
